@@ -1,0 +1,3 @@
+from mpsready.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,195 @@
+"""The run record format, version 1 (documented in ``docs/run-record.md``).
+
+A run record is a directory::
+
+    RUN/
+      record.json              manifest (schema "mpsready.record", version 1)
+      tensors.jsonl            one JSON object per recorded tensor: statistics, never values
+      tensors/step-0000.safetensors   raw tensors, only with --save-tensors
+
+``record.json`` holds the envelope (``schema``, ``mpsready``, ``created``), ``basis``
+(``observed``: it was measured on ``device``), ``device``, ``entry``, ``steps``
+(requested), ``seed`` (``{"value", "how"}``), ``precision`` (settings in force),
+``env`` (the ``mpsready env`` record), ``stages`` (one
+:class:`~mpsready.step.contract.StageResult` dict each), ``step_metrics`` (per step:
+``index``, ``loss``, ``seconds``, ``peak_memory_bytes``), ``memory``, ``fallback``
+(``enabled`` and per-operator CPU-fallback call counts observed on MPS), ``inputs``
+(shape, dtype and value range of each input tensor, for ``--synthetic-inputs``),
+``raw_tensors`` (bool) and ``tensor_count``.
+
+Each line of ``tensors.jsonl`` is a :class:`TensorEntry`. ``key`` is unique in the
+record and is also the tensor's name in the safetensors file of its step. Keys read
+``"{kind}:{name}"`` where kind is one of :data:`KINDS` and ``name`` is the module path
+(activations, with ``#N`` for the N-th call of a module within the step) or the
+parameter name; ``order`` is the position in execution order within its kind and step,
+so forward order and backward order can be followed.
+
+Nothing in a record is ever unpickled: JSON and safetensors only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from mpsready.schema import check_envelope, envelope
+
+SCHEMA_NAME = "mpsready.record"
+SCHEMA_VERSION = 1
+MANIFEST = "record.json"
+TENSORS = "tensors.jsonl"
+RAW_DIR = "tensors"
+
+# input: a batch tensor; activation: a module output (forward hook); output: the model output;
+# loss: the loss; grad: a parameter gradient after backward; param: a parameter after optimizer step.
+KINDS = ("input", "activation", "output", "loss", "grad", "param")
+
+
+@dataclass(frozen=True)
+class TensorStats:
+    """Summary statistics of a tensor, computed in float64 over finite elements.
+
+    ``mean``/``std``/``min``/``max``/``l2`` are ``None`` for an empty tensor or one with
+    no finite element; ``nan`` and ``inf`` count the non-finite elements.
+    """
+
+    numel: int
+    mean: float | None
+    std: float | None
+    min: float | None
+    max: float | None
+    l2: float | None
+    nan: int
+    inf: int
+
+
+@dataclass(frozen=True)
+class TensorEntry:
+    key: str
+    kind: str
+    name: str
+    step: int
+    order: int
+    shape: tuple[int, ...]
+    dtype: str  # torch dtype name without the "torch." prefix, e.g. "float32"
+    stats: TensorStats
+    checksum: str  # sha256 of the tensor's contiguous CPU bytes, hex
+    module_type: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["shape"] = list(self.shape)
+        if d["module_type"] is None:
+            del d["module_type"]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "TensorEntry":
+        return cls(key=d["key"], kind=d["kind"], name=d["name"], step=int(d["step"]), order=int(d["order"]),
+                   shape=tuple(d["shape"]), dtype=d["dtype"], stats=TensorStats(**d["stats"]),
+                   checksum=d["checksum"], module_type=d.get("module_type"))
+
+
+def raw_file(step: int) -> str:
+    return f"{RAW_DIR}/step-{step:04d}.safetensors"
+
+
+class RecordError(ValueError):
+    """A path is not a readable run record of a version this mpsready understands."""
+
+
+@dataclass
+class RunRecord:
+    """A loaded run record. ``manifest`` is ``record.json``; tensors are read on demand."""
+
+    path: Path
+    manifest: dict[str, Any]
+    _entries: list[TensorEntry] | None = field(default=None, repr=False)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> "RunRecord":
+        """Open a record directory; raises :class:`RecordError` with a clear message."""
+        p = Path(path)
+        if not p.exists():
+            raise RecordError(f"run record not found: {p}")
+        mf = p / MANIFEST if p.is_dir() else p
+        try:
+            doc = json.loads(mf.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise RecordError(f"{p} is not a run record (no {MANIFEST})") from None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise RecordError(f"cannot read {mf}: {exc}") from None
+        try:
+            check_envelope(doc, SCHEMA_NAME, SCHEMA_VERSION)
+        except ValueError as exc:
+            raise RecordError(f"{mf}: {exc}") from None
+        return cls(path=mf.parent, manifest=doc)
+
+    @property
+    def device(self) -> str:
+        return self.manifest.get("device", "?")
+
+    @property
+    def stages(self) -> list[dict[str, Any]]:
+        return list(self.manifest.get("stages", []))
+
+    @property
+    def step_metrics(self) -> list[dict[str, Any]]:
+        return list(self.manifest.get("step_metrics", []))
+
+    def entries(self) -> list[TensorEntry]:
+        if self._entries is None:
+            self._entries = list(self.iter_entries())
+        return self._entries
+
+    def iter_entries(self) -> Iterator[TensorEntry]:
+        f = self.path / TENSORS
+        if not f.exists():
+            return
+        with f.open(encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    yield TensorEntry.from_dict(json.loads(line))
+                except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                    raise RecordError(f"{f}:{n}: malformed tensor entry: {exc}") from None
+
+    def has_raw(self, step: int = 0) -> bool:
+        return (self.path / raw_file(step)).exists()
+
+    def raw_path(self, step: int) -> Path:
+        return self.path / raw_file(step)
+
+
+class RecordWriter:
+    """Writes a run record directory. Use as a context manager; ``close()`` writes the manifest."""
+
+    def __init__(self, path: str | os.PathLike[str], **manifest: Any):
+        self.path = Path(path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.manifest: dict[str, Any] = envelope(SCHEMA_NAME, SCHEMA_VERSION, basis="observed", **manifest)
+        self._fh = (self.path / TENSORS).open("w", encoding="utf-8")
+        self.count = 0
+
+    def add(self, entry: TensorEntry) -> None:
+        self._fh.write(json.dumps(entry.to_dict(), separators=(",", ":"), allow_nan=False) + "\n")
+        self.count += 1
+
+    def close(self) -> None:
+        if self._fh.closed:
+            return
+        self._fh.close()
+        self.manifest["tensor_count"] = self.count
+        tmp = self.path / (MANIFEST + ".tmp")
+        tmp.write_text(json.dumps(self.manifest, indent=1, allow_nan=False, default=str), encoding="utf-8")
+        tmp.replace(self.path / MANIFEST)
+
+    def __enter__(self) -> "RecordWriter":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

@@ -1,0 +1,37 @@
+"""``mpsready rules``: list every rule with its code and explanation."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from mpsready import rules
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("rules", help="list every rule with its code and explanation")
+    p.add_argument("codes", nargs="*", help="codes or prefixes to show (default: all)")
+    p.add_argument("--format", choices=("terminal", "json", "md"), default="terminal")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    selected = rules.all_rules()
+    if args.codes:
+        keep = set(rules.select([r.code for r in selected], args.codes))
+        selected = [r for r in selected if r.code in keep]
+    if args.format == "md":
+        print(rules.render_markdown(), end="")
+    elif args.format == "json":
+        print(json.dumps([r.__dict__ | {"severity": r.severity.value} for r in selected], indent=2))
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title="mpsready rules")
+        for col in ("code", "name", "severity", "summary"):
+            table.add_column(col)
+        for r in selected:
+            table.add_row(r.code, r.name, r.severity.value, r.summary)
+        Console().print(table)
+    return 0
