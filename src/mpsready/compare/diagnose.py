@@ -33,7 +33,7 @@ def describe(t: "TensorComparison") -> str:
     if m is None:
         return t.note or "not comparable"
     tol = f"rtol={fmt(t.tolerance.rtol)} atol={fmt(t.tolerance.atol)}"
-    if m.basis == "stats":
+    if m.method == "stats":
         bad = [s for s, d in m.stats_diff.items() if d["abs"] is not None and d["bound"] is not None
                and d["abs"] > d["bound"]]
         return (f"stats only: {', '.join(bad) or 'NaN/Inf counts'} outside the bound implied by {tol} "

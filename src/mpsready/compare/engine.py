@@ -155,7 +155,7 @@ class Comparison:
 
     @property
     def stats_only(self) -> list[TensorComparison]:
-        return [t for t in self.tensors if t.metrics is not None and t.metrics.basis == "stats"]
+        return [t for t in self.tensors if t.metrics is not None and t.metrics.method == "stats"]
 
     @property
     def worse(self) -> list[TensorComparison]:
@@ -169,7 +169,7 @@ class Comparison:
         bases: dict[str, int] = {}
         for t in self.tensors:
             if t.metrics:
-                bases[t.metrics.basis] = bases.get(t.metrics.basis, 0) + 1
+                bases[t.metrics.method] = bases.get(t.metrics.method, 0) + 1
         d = {
             "ok": self.ok,
             "compared": len(self.tensors),
@@ -177,7 +177,7 @@ class Comparison:
             "failed": sum(1 for t in self.tensors if t.status == "fail"),
             "incomparable": sum(1 for t in self.tensors if t.status == "incomparable"),
             "identical": sum(1 for t in self.tensors if t.metrics and t.metrics.identical),
-            "by_basis": bases,
+            "by_method": bases,
             "structure_issues": len(self.structure),
             "loss_steps_failed": len(self.loss_failed),
             "rng_dependent": self.rng_dependent,

@@ -44,24 +44,24 @@ STATS = ("mean", "std", "min", "max", "l2")
 class PairMetrics:
     """The outcome of comparing one pair of tensors.
 
-    ``basis``: ``"raw"`` (elementwise on raw tensors), ``"checksum"`` (equal sha256 of the
+    ``method``: ``"raw"`` (elementwise on raw tensors), ``"checksum"`` (equal sha256 of the
     bytes, so identical without reading them) or ``"stats"`` (statistics only, weaker).
     """
 
-    basis: str
+    method: str
     numel: int
     passed: bool
     max_abs: float | None = None
     max_rel: float | None = None
     cosine: float | None = None
-    mismatched: int | None = None  # raw basis only
+    mismatched: int | None = None  # raw method only
     worst_ratio: float | None = None
     nan_a: int = 0
     inf_a: int = 0
     nan_b: int = 0
     inf_b: int = 0
     one_sided_nonfinite: int = 0
-    stats_diff: dict[str, dict[str, float | None]] = field(default_factory=dict)  # stats basis only
+    stats_diff: dict[str, dict[str, float | None]] = field(default_factory=dict)  # stats method only
 
     @property
     def mismatch_share(self) -> float | None:
@@ -71,7 +71,7 @@ class PairMetrics:
 
     @property
     def identical(self) -> bool:
-        return self.basis == "checksum" or (self.basis == "raw" and self.max_abs == 0
+        return self.method == "checksum" or (self.method == "raw" and self.max_abs == 0
                                             and self.one_sided_nonfinite == 0)
 
     def to_dict(self) -> dict[str, Any]:
@@ -209,7 +209,7 @@ class PairAccumulator:
         else:
             cosine = max(-1.0, min(1.0, self.ab / math.sqrt(self.aa * self.bb)))
         return PairMetrics(
-            basis="raw", numel=self.numel, passed=self.mismatched == 0, max_abs=self.max_abs,
+            method="raw", numel=self.numel, passed=self.mismatched == 0, max_abs=self.max_abs,
             max_rel=self.max_rel, cosine=cosine, mismatched=self.mismatched, worst_ratio=self.worst,
             nan_a=self.nan_a, inf_a=self.inf_a, nan_b=self.nan_b, inf_b=self.inf_b,
             one_sided_nonfinite=self.one_sided,
@@ -232,7 +232,7 @@ def compare_chunks(chunks: Iterable[tuple[np.ndarray, np.ndarray]], numel: int, 
 
 def checksum_identical(numel: int, nan: int, inf: int) -> PairMetrics:
     """Equal sha256 of equal shape and dtype: identical bytes, so max abs error 0."""
-    return PairMetrics(basis="checksum", numel=numel, passed=True, max_abs=0.0, max_rel=0.0, cosine=1.0,
+    return PairMetrics(method="checksum", numel=numel, passed=True, max_abs=0.0, max_rel=0.0, cosine=1.0,
                        mismatched=0, worst_ratio=0.0, nan_a=nan, inf_a=inf, nan_b=nan, inf_b=inf)
 
 
@@ -277,5 +277,5 @@ def compare_stats(sa: Any, sb: Any, tol: Tolerance) -> PairMetrics:
         diffs[stat] = {"a": va, "b": vb, "abs": ad, "rel": rel, "bound": bound}
     if one_sided:
         worst = math.inf
-    return PairMetrics(basis="stats", numel=n, passed=passed, worst_ratio=worst, nan_a=sa.nan, inf_a=sa.inf,
+    return PairMetrics(method="stats", numel=n, passed=passed, worst_ratio=worst, nan_a=sa.nan, inf_a=sa.inf,
                        nan_b=sb.nan, inf_b=sb.inf, one_sided_nonfinite=one_sided, stats_diff=diffs)
