@@ -57,9 +57,9 @@ def record_run(path: Path, *, device: str = "cpu", dtype: torch.dtype = torch.fl
     seed 0 (in float32, then cast to ``dtype``, like a float64 reference run); the forward
     pass runs after ``torch.manual_seed(rng_seed)``, so dropout masks depend on ``rng_seed``."""
     torch.manual_seed(0)
-    model = model_fn()
-    x = torch.randn(6, 8)
+    x = torch.randn(6, 8)  # data first, so a model with an extra layer still sees the same inputs
     y = torch.randint(0, 4, (6,))
+    model = model_fn()
     model = model.to(dtype)
     x = x.to(dtype)
     if perturb is not None:
