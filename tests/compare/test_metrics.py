@@ -22,10 +22,11 @@ def test_values_and_both_tolerances():
     assert m.max_rel == math.inf  # 1e-6 against an expected 0, as torch reports it
     # 2.5 vs 2.0: 0.5 > 0.3 + 0.1*2 = 0.5? no, equal: passes (fails only when it breaks both)
     assert m.mismatched == 0 and m.passed
-    assert m.worst_ratio == pytest.approx(1.0)
+    assert m.worst_ratio is None  # computed only for failing elements
     m2 = compare_arrays(a, b, Tolerance(0.1, 0.29, "t"))
     assert m2.mismatched == 1 and not m2.passed
     assert m2.mismatch_share == 0.25
+    assert m2.worst_ratio == pytest.approx(0.5 / 0.49)
 
 
 def test_cosine_exact():

@@ -75,8 +75,7 @@ def findings_for(c: "Comparison") -> list[Finding]:
         add(rules.NUM101, f"First divergence in {label} order: {first.key} (step {first.step}"
             f"{', ' + first.module_type if first.module_type else ''}): {describe(first)}; "
             f"{n} {label} tensor(s) out of tolerance ({devices}).{_rng_note(c)}",
-            _loc(first), key=first.key, step=first.step, failing=n, worst_ratio=first.metrics.worst_ratio
-            if first.metrics else None)
+            _loc(first), key=first.key, step=first.step, failing=n, max_abs=first.metrics.max_abs if first.metrics else None)
     nonfinite = [t for t in c.tensors if t.metrics and t.metrics.one_sided_nonfinite]
     if nonfinite:
         t = nonfinite[0]
@@ -112,11 +111,12 @@ def findings_for(c: "Comparison") -> list[Finding]:
         if worse:
             t = worse[0]
             tw = t.three_way
-            ra = tw.a_vs_ref.worst_ratio if tw and tw.a_vs_ref else None
-            rb = tw.b_vs_ref.worst_ratio if tw and tw.b_vs_ref else None
+            ra = tw.a_vs_ref.error if tw and tw.a_vs_ref else None
+            rb = tw.b_vs_ref.error if tw and tw.b_vs_ref else None
             add(rules.NUM106, f"Against the reference ({c.reference.device}, {c.reference.dtype or 'its dtype'}), "
                 f"B ({c.b.device}) is less accurate than A ({c.a.device}) for {len(worse)} tensor(s), first "
-                f"{t.key} (step {t.step}): error {fmt(rb)} vs {fmt(ra)} tolerance units (k={fmt(c.k)}).",
+                f"{t.key} (step {t.step}): max abs error against the reference {fmt(rb)} in B vs {fmt(ra)} in A "
+                f"(k={fmt(c.k)}).",
                 _loc(t), key=t.key, tensors=len(worse), err_a=ra, err_b=rb, k=c.k)
         elif failed:
             add(rules.NUM107, f"{len(failed)} tensor(s) differ between A ({c.a.device}) and B ({c.b.device}), but "

@@ -22,12 +22,13 @@ from mpsready.compare.tolerances import Tolerance, ToleranceSpec, default_tolera
 from mpsready.record.layout import RunRecord
 
 # Three-way factor: B counts as "not worse" than A against the reference C when
-# err(B,C) <= K * err(A,C) + EPS, err being the worst element's error in tolerance units
-# (PairMetrics.worst_ratio). Two correct implementations of the same float32 maths differ
-# in reduction order and fused operations, which moves rounding error by small factors;
-# 2 leaves room for that, while a backend that loses precision (TF32, a half-precision
-# accumulator, a lower-accuracy transcendental) is off by 10x or more. EPS (0.1% of what
-# the tolerance allows) keeps an exactly-matching A (err 0) from making any rounding in B "worse".
+# err(B,C) <= K * err(A,C) + EPS * atol, err being the max absolute error against C
+# (PairMetrics.error; for stats-only pairs the worst statistic in units of its bound, with
+# slack EPS). Two correct implementations of the same float32 maths differ in reduction
+# order and fused operations, which moves rounding error by small factors; 2 leaves room
+# for that, while a backend that loses precision (TF32, a half-precision accumulator, a
+# lower-accuracy transcendental) is off by 10x or more. The slack (0.1% of atol) keeps an
+# exactly-matching A (err 0) from making any rounding in B "worse".
 DEFAULT_K = 2.0
 EPS = 1e-3
 CHUNK = 1 << 20  # elements read per I/O call
@@ -372,9 +373,11 @@ def _three_way(ea: Any, eb: Any, ec: Any, fa: Any, fb: Any, fc: Any, spec: Toler
         return ThreeWay(None, None, tol, k, "unknown")
     ma, _ = compare_pair(ec, ea, fc, fa, tol, trust, chunk)
     mb, _ = compare_pair(ec, eb, fc, fb, tol, trust, chunk)
-    if ma is None or mb is None or ma.worst_ratio is None or mb.worst_ratio is None:
+    if ma is None or mb is None or ma.error is None or mb.error is None or ma.method != mb.method \
+            and "stats" in (ma.method, mb.method):
         return ThreeWay(ma, mb, tol, k, "unknown")
-    judgement = "b_not_worse" if mb.worst_ratio <= k * ma.worst_ratio + EPS else "b_worse"
+    slack = EPS if ma.method == "stats" else EPS * tol.atol
+    judgement = "b_not_worse" if mb.error <= k * ma.error + slack else "b_worse"
     return ThreeWay(ma, mb, tol, k, judgement)
 
 

@@ -190,14 +190,42 @@ def widen(raw: np.ndarray, st_dtype: str, target: np.dtype, out: np.ndarray | No
 
 
 def iter_chunks(fa: RawTensorFile, ia: RawTensorInfo, fb: RawTensorFile, ib: RawTensorInfo,
-                target: np.dtype, chunk: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Aligned chunks of two same-sized tensors as ``target`` arrays; buffers are reused,
-    so each yielded pair is valid only until the next one."""
+                target: np.dtype, chunk: int, prefetch: bool = False) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Aligned chunks of two same-sized tensors as ``target`` arrays.
+
+    With ``prefetch`` a background thread reads the next pair of chunks while the caller
+    computes on the current one (``readinto`` releases the GIL, so reading and numpy's
+    arithmetic can overlap on two free cores; on the shared 2-core build machine it made
+    no measurable difference, so it is off by default). Two buffers per side, so memory stays at
+    ``4 * chunk * itemsize`` bytes. Each yielded pair is valid only until the next one
+    is requested.
+    """
     n = ia.numel
-    bufa = np.empty(min(n, chunk) * ia.itemsize, dtype=np.uint8)
-    bufb = np.empty(min(n, chunk) * ib.itemsize, dtype=np.uint8)
-    for start in range(0, n, chunk):
+    if n == 0:
+        return
+    size = min(n, chunk)
+    nbuf = 2 if prefetch and n > chunk else 1
+    bufs = [(np.empty(size * ia.itemsize, dtype=np.uint8), np.empty(size * ib.itemsize, dtype=np.uint8))
+            for _ in range(nbuf)]
+    starts = list(range(0, n, chunk))
+
+    def read(i: int) -> tuple[np.ndarray, np.ndarray]:
+        start = starts[i]
         count = min(chunk, n - start)
-        ra = fa.read_into(ia, start, count, bufa)
-        rb = fb.read_into(ib, start, count, bufb)
-        yield widen(ra, ia.st_dtype, target), widen(rb, ib.st_dtype, target)
+        ba, bb = bufs[i % nbuf]
+        return fa.read_into(ia, start, count, ba), fb.read_into(ib, start, count, bb)
+
+    if nbuf == 1:
+        for i in range(len(starts)):
+            ra, rb = read(i)
+            yield widen(ra, ia.st_dtype, target), widen(rb, ib.st_dtype, target)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mpsready-read") as pool:
+        pending = pool.submit(read, 0)
+        for i in range(len(starts)):
+            ra, rb = pending.result()
+            if i + 1 < len(starts):
+                pending = pool.submit(read, i + 1)  # fills the other buffer while this one is used
+            yield widen(ra, ia.st_dtype, target), widen(rb, ib.st_dtype, target)

@@ -33,8 +33,8 @@ def three_way_word(t: Any) -> str:
     tw = t.three_way
     if tw is None:
         return ""
-    ea = tw.a_vs_ref.worst_ratio if tw.a_vs_ref else None
-    eb = tw.b_vs_ref.worst_ratio if tw.b_vs_ref else None
+    ea = tw.a_vs_ref.error if tw.a_vs_ref else None
+    eb = tw.b_vs_ref.error if tw.b_vs_ref else None
     word = {"b_worse": "B worse", "b_not_worse": "B not worse", "unknown": "?"}[tw.judgement]
     return f"{word} ({fmt(eb)} vs {fmt(ea)})"
 
@@ -105,7 +105,7 @@ def three_way_short(t: Any) -> str:
     tw = t.three_way
     if tw is None:
         return ""
-    ea = tw.a_vs_ref.worst_ratio if tw.a_vs_ref else None
-    eb = tw.b_vs_ref.worst_ratio if tw.b_vs_ref else None
+    ea = tw.a_vs_ref.error if tw.a_vs_ref else None
+    eb = tw.b_vs_ref.error if tw.b_vs_ref else None
     word = {"b_worse": "WORSE", "b_not_worse": "not worse", "unknown": "?"}[tw.judgement]
     return f"{word} {fmt(eb)}/{fmt(ea)}"

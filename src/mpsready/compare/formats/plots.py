@@ -96,7 +96,7 @@ def _ref_error(t: Any, side: str) -> float | None:
     m = getattr(tw, side) if tw else None
     if m is None:
         return None
-    return m.max_abs if m.method in ("raw", "checksum") else m.worst_ratio
+    return m.error
 
 
 def _panel(ax: Any, tensors: list[Any], title: str, comp: Any) -> None:

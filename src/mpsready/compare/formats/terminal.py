@@ -31,7 +31,7 @@ def render(comp: Any, console: Console, show_all: bool = False) -> None:
     if not tol:
         cols.insert(-1, "rtol/atol")
     if comp.reference:
-        cols.append("vs ref: err B/A")
+        cols.append("vs ref: max abs B/A")
     for col in cols:
         if col == "tensor":
             table.add_column(col, overflow="fold", min_width=24, ratio=1)
