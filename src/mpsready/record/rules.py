@@ -7,6 +7,7 @@ MPS (``device_kind == "mps"``), so a CPU or CUDA record never yields an MPS clai
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -143,8 +144,8 @@ def evaluate(manifest: Mapping[str, Any], out: Path | None = None) -> list[Findi
     secs = [m["seconds"] for m in manifest.get("step_metrics", []) if m.get("seconds") is not None]
     mem = (manifest.get("memory") or {})
     if secs:
-        later = sorted(secs[1:]) or secs
-        median = later[len(later) // 2]
+        later = secs[1:] or secs  # step 0 carries warm-up (PRF102)
+        median = statistics.median(later)
         found.append(_f(PRF101, f"median step {median:.4f} s over {len(later)} step(s) on {device}"
                         + (f"; peak memory {mem['peak_bytes'] / 2**20:.1f} MiB ({mem.get('source')})"
                            if mem.get("peak_bytes") else ""),
