@@ -83,9 +83,17 @@ def test_dropout_left_active_is_flagged_rng_dependent(recs):
     assert comp.random_ops == ["Dropout (drop)"]
     assert comp.first_forward.key == "activation:drop#0"
     by_code = {f.code: f for f in comp.findings}
-    assert "random operators" in by_code["NUM101"].message
+    assert "Random operators differ between the runs (Dropout (drop))" in by_code["NUM101"].message
     assert by_code["NUM105"].evidence["random_ops"] == ["Dropout (drop)"]
     assert "first divergence at activation:drop#0" in by_code["NUM105"].message
+
+
+def test_dropout_that_agrees_is_not_flagged(recs, tmp_path):
+    from tests.compare.recorder import mlp, record_run
+
+    again = record_run(tmp_path / "again", steps=2, model_fn=lambda: mlp(dropout=0.5), rng_seed=1)
+    comp = compare_records(recs["drop_a"], again)
+    assert comp.ok and comp.random_ops == [] and comp.findings == []
 
 
 def test_manifest_random_ops_are_used_when_present(recs, tmp_path):

@@ -117,6 +117,13 @@ class RunInfo:
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
+    @property
+    def label(self) -> str:
+        """``"cpu"``, or ``"cpu float64"`` when the record names its dtype."""
+        if self.dtype and self.dtype.replace("float", "").isdigit():
+            return f"{self.device} {self.dtype}"
+        return self.device
+
 
 @dataclass
 class Comparison:
@@ -265,23 +272,36 @@ def compare_pair(ea: Any, eb: Any, fa: RawTensorFile | None, fb: RawTensorFile |
     return compare_stats(ea.stats, eb.stats, tol), (note + "; " if note else "") + f"stats only ({why})"
 
 
-def detect_random_ops(*records: RunRecord | None) -> list[str]:
-    """Random operators the runs used: the manifest's ``random_ops`` when the recorder
-    wrote it (a list of names or a mapping name -> count), else training-mode dropout
-    modules seen among the activations (``module_type`` a torch.nn dropout class)."""
+def detect_random_ops(ra: RunRecord, rb: RunRecord, tensors: list[TensorComparison],
+                      structure: list[StructureIssue]) -> list[str]:
+    """Random operators that may explain differences between the runs.
+
+    The manifest's ``random_ops`` when a recorder wrote it (a list of names, or a mapping
+    name -> count; zero counts ignored). Otherwise dropout modules (``module_type`` a
+    torch.nn dropout class) whose outputs differ between the runs or could not be paired:
+    a dropout with p=0, or in eval mode, draws nothing and passes its input through, so
+    dropout modules whose outputs agree are not reported.
+    """
     found: list[str] = []
-    for r in records:
-        if r is None:
-            continue
+    manifest_ops = False
+    for r in (ra, rb):
         ops = r.manifest.get("random_ops")
         if isinstance(ops, dict):
+            manifest_ops = True
             found += [str(k) for k, v in ops.items() if v]
         elif isinstance(ops, list):
+            manifest_ops = True
             found += [str(x) for x in ops]
-        if ops is None:
-            for e in r.entries():
-                if e.kind == "activation" and e.module_type in DROPOUT_TYPES:
-                    found.append(f"{e.module_type} ({e.name.split('#')[0]})")
+    if manifest_ops:
+        return sorted(set(found))
+    unmatched = {k for i in structure for k in i.keys_a + i.keys_b}
+    for t in tensors:
+        if t.kind == "activation" and t.module_type in DROPOUT_TYPES and t.failed:
+            found.append(f"{t.module_type} ({t.name.split('#')[0]})")
+    for r in (ra, rb):
+        for e in r.entries():
+            if e.kind == "activation" and e.module_type in DROPOUT_TYPES and e.key in unmatched:
+                found.append(f"{e.module_type} ({e.name.split('#')[0]})")
     return sorted(set(found))
 
 
@@ -357,7 +377,7 @@ def compare_records(a: str | os.PathLike[str] | RunRecord, b: str | os.PathLike[
         steps=_step_losses(ra, rb, rc, spec), structure=issues,
         first_forward=_first(tensors, ("input", "activation", "output", "loss")),
         first_backward=_first(tensors, ("grad",)), first_param=_first(tensors, ("param",)),
-        random_ops=detect_random_ops(ra, rb), spec=spec, k=k,
+        random_ops=detect_random_ops(ra, rb, tensors, issues), spec=spec, k=k,
     )
     from mpsready.compare.diagnose import findings_for
 

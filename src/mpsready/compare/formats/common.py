@@ -50,10 +50,9 @@ def headline(comp: Any) -> str:
 
 
 def devices_line(comp: Any) -> str:
-    parts = [f"A = {comp.a.device} ({comp.a.dtype or '?'}) {comp.a.path}",
-             f"B = {comp.b.device} ({comp.b.dtype or '?'}) {comp.b.path}"]
+    parts = [f"A = {comp.a.label} {comp.a.path}", f"B = {comp.b.label} {comp.b.path}"]
     if comp.reference:
-        parts.append(f"reference = {comp.reference.device} ({comp.reference.dtype or '?'}) {comp.reference.path}")
+        parts.append(f"reference = {comp.reference.label} {comp.reference.path}")
     return "; ".join(parts)
 
 

@@ -37,11 +37,11 @@ def plot_loss(comp: Any, path: Path) -> Path:
     idx = [s.index for s in comp.steps]
     la = [s.loss_a if _finite(s.loss_a) else float("nan") for s in comp.steps]
     lb = [s.loss_b if _finite(s.loss_b) else float("nan") for s in comp.steps]
-    ax.plot(idx, la, "o-", label=f"A: {comp.a.device} ({comp.a.dtype or '?'})", color="tab:blue")
-    ax.plot(idx, lb, "s--", label=f"B: {comp.b.device} ({comp.b.dtype or '?'})", color="tab:orange")
+    ax.plot(idx, la, "o-", label=f"A: {comp.a.label}", color="tab:blue")
+    ax.plot(idx, lb, "s--", label=f"B: {comp.b.label}", color="tab:orange")
     if comp.reference is not None:
         lc = [s.loss_ref if _finite(s.loss_ref) else float("nan") for s in comp.steps]
-        ax.plot(idx, lc, "^:", label=f"reference: {comp.reference.device} ({comp.reference.dtype or '?'})",
+        ax.plot(idx, lc, "^:", label=f"reference: {comp.reference.label}",
                 color="tab:green")
     ax.set_ylabel("loss")
     ax.set_title(f"Loss per step ({comp.basis})")
@@ -159,7 +159,7 @@ def plot_layers(comp: Any, path: Path, step: int | None = None) -> Path:
     bwd = sorted([t for t in comp.tensors if t.step == step and t.kind == "grad"], key=sort_key)
     n = max(len(fwd), len(bwd), 1)
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(max(7, 0.32 * n + 3), 8))
-    _panel(ax1, fwd, f"Forward, step {step}: error along the network (A={comp.a.device}, B={comp.b.device})", comp)
+    _panel(ax1, fwd, f"Forward, step {step}: error along the network (A={comp.a.label}, B={comp.b.label})", comp)
     _panel(ax2, bwd, f"Gradients, step {step}, backward order", comp)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
