@@ -125,7 +125,7 @@ def findings_for(c: "Comparison") -> list[Finding]:
             tw = t.three_way
             ra = tw.a_vs_ref.error if tw and tw.a_vs_ref else None
             rb = tw.b_vs_ref.error if tw and tw.b_vs_ref else None
-            add(rules.NUM106, f"Against the reference ({c.reference.device}, {c.reference.dtype or 'its dtype'}), "
+            add(rules.NUM106, f"Against the reference ({c.reference.label}), "
                 f"B ({c.b.device}) is less accurate than A ({c.a.device}) for {len(worse)} tensor(s), first "
                 f"{t.key} (step {t.step}): max abs error against the reference {fmt(rb)} in B vs {fmt(ra)} in A "
                 f"(k={fmt(c.k)}).",
