@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 
-import pytest
 
 from mpsready.compare import cli
 from mpsready.errors import UsageError

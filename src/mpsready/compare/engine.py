@@ -16,7 +16,7 @@ from itertools import groupby
 from typing import Any, Iterator
 
 from mpsready.compare.matching import StructureIssue, match_entries, match_stages, sort_key
-from mpsready.compare.metrics import PairMetrics, _jsonable, checksum_identical, compare_chunks, compare_stats
+from mpsready.compare.metrics import PairMetrics, jsonable, checksum_identical, compare_chunks, compare_stats
 from mpsready.compare.tensorio import RawTensorError, RawTensorFile, compute_dtype, iter_chunks
 from mpsready.compare.tolerances import Tolerance, ToleranceSpec, default_tolerance
 from mpsready.record.layout import RunRecord
@@ -102,7 +102,7 @@ class StepLoss:
     passed: bool | None  # None when a side has no loss
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: (_jsonable(v) if not isinstance(v, Tolerance) else v.to_dict()) for k, v in self.__dict__.items()}
+        return {k: (jsonable(v) if not isinstance(v, Tolerance) else v.to_dict()) for k, v in self.__dict__.items()}
 
 
 @dataclass
@@ -209,8 +209,8 @@ class Comparison:
         growth = (last / first) if first else (math.inf if last else 1.0)
         grows = len(diffs) >= 3 and all(y >= x for x, y in zip(diffs, diffs[1:])) and last > first
         rels = [s.rel_diff for s in self.steps if s.rel_diff is not None]
-        return {"first_abs_diff": first, "last_abs_diff": last, "growth": _jsonable(growth),
-                "grows_every_step": grows, "max_rel_diff": _jsonable(max(rels)) if rels else None,
+        return {"first_abs_diff": first, "last_abs_diff": last, "growth": jsonable(growth),
+                "grows_every_step": grows, "max_rel_diff": jsonable(max(rels)) if rels else None,
                 "steps": len(diffs)}
 
 

@@ -82,15 +82,15 @@ class PairMetrics:
                                             and self.one_sided_nonfinite == 0)
 
     def to_dict(self) -> dict[str, Any]:
-        d = {k: _jsonable(v) for k, v in self.__dict__.items() if k != "stats_diff"}
-        d["mismatch_share"] = _jsonable(self.mismatch_share)
+        d = {k: jsonable(v) for k, v in self.__dict__.items() if k != "stats_diff"}
+        d["mismatch_share"] = jsonable(self.mismatch_share)
         d["identical"] = self.identical
         if self.stats_diff:
-            d["stats_diff"] = {k: {kk: _jsonable(vv) for kk, vv in v.items()} for k, v in self.stats_diff.items()}
+            d["stats_diff"] = {k: {kk: jsonable(vv) for kk, vv in v.items()} for k, v in self.stats_diff.items()}
         return d
 
 
-def _jsonable(v: Any) -> Any:
+def jsonable(v: Any) -> Any:
     """JSON has no inf/nan: write them as strings "inf", "-inf", "nan"."""
     if isinstance(v, float) and not math.isfinite(v):
         return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")

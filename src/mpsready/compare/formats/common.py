@@ -29,16 +29,6 @@ def cosine(t: Any) -> str:
     return "-" if m is None or m.cosine is None else f"{m.cosine:.6f}"
 
 
-def three_way_word(t: Any) -> str:
-    tw = t.three_way
-    if tw is None:
-        return ""
-    ea = tw.a_vs_ref.error if tw.a_vs_ref else None
-    eb = tw.b_vs_ref.error if tw.b_vs_ref else None
-    word = {"b_worse": "B worse", "b_not_worse": "B not worse", "unknown": "?"}[tw.judgement]
-    return f"{word} ({fmt(eb)} vs {fmt(ea)})"
-
-
 def headline(comp: Any) -> str:
     s = comp.summary()
     if comp.ok:

@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from mpsready.compare.diagnose import fmt
-from mpsready.compare.formats.common import (cosine, devices_line, headline, method_word, rows_to_show, share,
+from mpsready.compare.formats.common import (cosine, devices_line, headline, rows_to_show, share,
                                              shape_dtype_note, status_word, three_way_short, uniform_tolerance)
 
 STYLE = {"ok": "green", "identical": "green", "FAIL": "bold red", "SHAPE": "bold red", "WORSE": "bold red"}
