@@ -372,9 +372,13 @@ def compare_records(a: str | os.PathLike[str] | RunRecord, b: str | os.PathLike[
                     tc.three_way = _three_way(ea, eb, ref_index.get((step, ea.key)), fa, fb, fc, spec, k,
                                               trust_checksums, chunk)
                 tensors.append(tc)
+    steps = _step_losses(ra, rb, rc, spec)
+    if not tensors and not any(s.passed is not None for s in steps):
+        # a check that compared nothing must not read as passed
+        issues.append(StructureIssue("empty", "nothing to compare: the records share no tensor and no step loss"))
     comp = Comparison(
         a=_run_info(ra), b=_run_info(rb), reference=_run_info(rc) if rc else None, tensors=tensors,
-        steps=_step_losses(ra, rb, rc, spec), structure=issues,
+        steps=steps, structure=issues,
         first_forward=_first(tensors, ("input", "activation", "output", "loss")),
         first_backward=_first(tensors, ("grad",)), first_param=_first(tensors, ("param",)),
         random_ops=detect_random_ops(ra, rb, tensors, issues), spec=spec, k=k,
