@@ -150,14 +150,27 @@ class PairAccumulator:
         if m == 0.0:
             return
         np.abs(a, out=t)
-        np.divide(d, t, out=r)  # 0/0 -> nan, left out by fmax; x/0 -> inf as in torch
-        self.max_rel = max(self.max_rel, float(np.fmax.reduce(r)))
+        self._rel(d, t, r, n)
         rtol, atol = self.tol.rtol, self.tol.atol
         if rtol == 0.0 and atol == 0.0:  # exact comparison (integer dtypes, or asked for)
             self.worst = math.inf
             self.mismatched += int(np.count_nonzero(d))
             return
         if m <= atol:  # no element can break atol + rtol*|a| >= atol: skip the tolerance pass
+            return
+        # Only elements with d > atol can fail (the allowance is >= atol). When they are few,
+        # test just those; otherwise the whole block.
+        cand = self._mask(n)
+        np.greater(d, atol, out=cand)
+        ncand = int(np.count_nonzero(cand))
+        if ncand * 8 < n:
+            dd, allow = d[cand], t[cand]
+            np.multiply(allow, rtol, out=allow)
+            np.add(allow, atol, out=allow)
+            nfail = int(np.count_nonzero(dd > allow))
+            if nfail:
+                self.mismatched += nfail
+                self.worst = max(self.worst, float(np.fmax.reduce(dd / allow)))
             return
         np.multiply(t, rtol, out=t)
         np.add(t, atol, out=t)
@@ -168,6 +181,23 @@ class PairAccumulator:
             self.mismatched += nfail
             np.divide(d, t, out=r)
             self.worst = max(self.worst, float(np.fmax.reduce(r)))
+
+    def _rel(self, d: np.ndarray, t: np.ndarray, r: np.ndarray, n: int) -> None:
+        """max d/|a| (``t`` = |a|). Once a maximum R is known, only elements with d > R*|a|
+        can raise it, and a multiply-and-compare is about half the cost of a division."""
+        R = self.max_rel
+        if R > 0.0 and R != math.inf:
+            np.multiply(t, R, out=r)
+            cand = self._mask(n)
+            np.greater(d, r, out=cand)  # |a| = 0 with d > 0 is a candidate (d > 0): gives inf below
+            if not cand.any():
+                return
+            self.max_rel = max(R, float(np.fmax.reduce(d[cand] / t[cand])))
+            return
+        if R == math.inf:
+            return
+        np.divide(d, t, out=r)  # 0/0 -> nan, left out by fmax; x/0 -> inf as in torch
+        self.max_rel = max(R, float(np.fmax.reduce(r)))
 
     def _mask(self, n: int) -> np.ndarray:
         if self._bool is None or self._bool.size < n:
