@@ -312,18 +312,31 @@ def _loss_dtype(entries: list[Any], step: int) -> str:
     return "float32"
 
 
+def _loss_of(m: dict[str, Any]) -> Any:
+    """A step's loss; JSON has no NaN/Inf, so the recorder writes ``loss: null`` and
+    ``loss_nonfinite: "nan" | "inf" | "-inf"`` for a non-finite loss."""
+    loss = m.get("loss")
+    if loss is None and m.get("loss_nonfinite") in ("nan", "inf", "-inf"):
+        return float(m["loss_nonfinite"])
+    return loss
+
+
 def _step_losses(ra: RunRecord, rb: RunRecord, rc: RunRecord | None, spec: ToleranceSpec) -> list[StepLoss]:
-    la = {int(m["index"]): m.get("loss") for m in ra.step_metrics if "index" in m}
-    lb = {int(m["index"]): m.get("loss") for m in rb.step_metrics if "index" in m}
-    lc = {int(m["index"]): m.get("loss") for m in rc.step_metrics if "index" in m} if rc else {}
+    la = {int(m["index"]): _loss_of(m) for m in ra.step_metrics if "index" in m}
+    lb = {int(m["index"]): _loss_of(m) for m in rb.step_metrics if "index" in m}
+    lc = {int(m["index"]): _loss_of(m) for m in rc.step_metrics if "index" in m} if rc else {}
     out = []
     for i in sorted(la.keys() | lb.keys()):
         a, b = la.get(i), lb.get(i)
         tol = spec.resolve("loss", _loss_dtype(ra.entries(), i), _loss_dtype(rb.entries(), i))
         if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-            ad = abs(b - a) if math.isfinite(a) and math.isfinite(b) else (0.0 if a == b or (a != a and b != b) else math.inf)
-            rd = ad / abs(a) if a else (0.0 if ad == 0 else math.inf)
-            passed = ad <= tol.atol + tol.rtol * abs(a) if math.isfinite(ad) else False
+            if math.isfinite(a) and math.isfinite(b):
+                ad = abs(b - a)
+                rd = ad / abs(a) if a else (0.0 if ad == 0 else math.inf)
+                passed = ad <= tol.atol + tol.rtol * abs(a)
+            else:  # as for tensors: the same NaN/Inf on both sides agrees, on one side only it does not
+                same = a == b or (math.isnan(a) and math.isnan(b))
+                ad, rd, passed = (0.0, 0.0, True) if same else (math.inf, math.inf, False)
             out.append(StepLoss(i, a, b, lc.get(i), ad, rd, tol, passed))
         else:
             out.append(StepLoss(i, a, b, lc.get(i), None, None, tol, None))
