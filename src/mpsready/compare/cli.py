@@ -51,6 +51,11 @@ def run(args: argparse.Namespace) -> int:
         import numpy  # noqa: F401
     except ImportError:
         raise UsageError("mpsready compare needs numpy: pip install 'mpsready[report]' (or numpy)") from None
+    if args.plots:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise UsageError("--plots needs matplotlib: pip install 'mpsready[report]' (or matplotlib)") from None
     from mpsready.compare.engine import DEFAULT_K, compare_records
     from mpsready.compare.tensorio import RawTensorError
     from mpsready.compare.tolerances import build_spec, find_pyproject, load_config
@@ -81,10 +86,6 @@ def run(args: argparse.Namespace) -> int:
     code = int(ExitCode.OK if comp.ok else ExitCode.FINDINGS)
     plots = None
     if args.plots:
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            raise UsageError("--plots needs matplotlib: pip install 'mpsready[report]' (or matplotlib)") from None
         from mpsready.compare.formats.plots import write_plots
 
         plots = write_plots(comp, args.plots)
