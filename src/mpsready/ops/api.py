@@ -172,7 +172,9 @@ class OpSupport:
         }
 
 
-def _history_facts(history: str, releases: list[str], at: int) -> tuple[str | None, str | None, tuple[str, ...]]:
+@lru_cache(maxsize=4096)
+def _history_facts(history: str, releases: tuple[str, ...], at: int) -> tuple[str | None, str | None,
+                                                                            tuple[str, ...]]:
     """(since_torch, fixed_in, removed_in) from a per-release status string (``format.HISTORY_CODES``)."""
     since = next((releases[i] for i, c in enumerate(history) if c in "kc"), None)
     fixed = None
@@ -203,6 +205,7 @@ class SupportDB:
         self.size_limits: list[dict[str, Any]] = doc["size_limits"]
         self.counts: dict[str, Any] = doc["counts"]
         self.basis: str = doc.get("basis", "predicted")
+        self._source_memo: dict[tuple[str, ...], tuple[str, ...]] = {}
 
     def __contains__(self, name: str) -> bool:
         ns, key = normalize_op(name)
@@ -217,9 +220,16 @@ class SupportDB:
         return self._ops.get(key)
 
     def _sources(self, rec: dict[str, Any]) -> tuple[str, ...]:
+        ids = tuple(rec.get("src", ("yaml",)))
+        hit = self._source_memo.get(ids)
+        if hit is None:
+            hit = self._source_memo[ids] = self._expand_sources(ids)
+        return hit
+
+    def _expand_sources(self, ids: tuple[str, ...]) -> tuple[str, ...]:
         table_sources = self._doc["sources"]
         out = []
-        for sid in rec.get("src", ("yaml",)):
+        for sid in ids:
             text = table_sources.get(sid, sid)
             if sid == "yaml":
                 text += f", wheel {self.wheel['name']} sha256 {self.wheel['sha256']}"
@@ -236,9 +246,10 @@ class SupportDB:
         display = _display(ns, key)
         rec = self._ops.get(key) if ns == "aten" else None
         index = _index()
-        releases = index["releases"]
+        releases = tuple(index["releases"])
         at = releases.index(self.torch_version) if self.torch_version in releases else -1
-        history = index["history"].get(key) if ns == "aten" else None
+        # an observed table (--dump-installed) has no place in the shipped history: no since/fixed facts
+        history = index["history"].get(key) if ns == "aten" and self.basis == "predicted" else None
         since, fixed, removed = _history_facts(history, releases, at) if history else (None, None, ())
         if rec is None:
             return OpSupport(op=display, torch=self.torch_version, status="unknown", how="absent",
