@@ -239,3 +239,49 @@ def test_core_and_sparse_columns():
     assert load_db("2.13").lookup("add.Tensor").core is True
     assert load_db("2.9").counts["yaml"]["sparse_mps"] == 108
     assert load_db("2.8").counts["yaml"]["sparse_mps"] == 0
+
+
+def test_matrix_exp_needs_macos_15_in_2_14():
+    # common_mps.py 2.14.1 MACOS_BEFORE_15_0_XFAILLIST = {matrix_exp}; dylib string "linalg.matrix_exp on MPS
+    # requires macOS 15.0 or newer" (research note §6); yaml 2.14.1 gives linalg_matrix_exp an MPS key
+    db = load_db("2.14.1")
+    s = db.lookup("linalg_matrix_exp", macos="14.4")
+    assert (s.status, s.min_macos, s.dtype_exceptions["*"]["min_macos"]) == ("kernel", "15.0", "15.0")
+    assert db.lookup("linalg_matrix_exp", macos="15.0").dtype_exceptions == {}
+
+
+@pytest.mark.parametrize("release", ["2.8.0", "2.9.1", "2.11.0", "2.13.0", "2.14.1"])
+def test_integer_convolution_gap(release):
+    # common_mps.py (2.8+): "nn.functional.conv2d": [torch.int64], conv_transpose2d also bfloat16
+    db = load_db(release)
+    assert db.lookup("_mps_convolution").dtype_exceptions["int64"]["unsupported"] is True
+    assert db.lookup("_mps_convolution_transpose").dtype_exceptions["bfloat16"]["unsupported"] is True
+
+
+@pytest.mark.parametrize("release", ["2.3.1", "2.11.0", "2.14.1"])
+def test_adaptive_avg_pool_is_a_condition_not_a_gap(release):
+    # research note §3 caveat: "input sizes must be divisible by output sizes" is an input condition
+    s = load_db(release).lookup("_adaptive_avg_pool2d")
+    assert (s.status, s.conditions, s.dtype_exceptions) == ("kernel", ("input size divisible by output size",), {})
+
+
+def test_scatter_reduce_int32_needs_macos_15_in_2_9():
+    # common_mps.py 2.9.1: "scatter_reduceamax": [torch.int32, torch.int64] if MACOS_VERSION < 15.0 else [int64]
+    dx = load_db("2.9.1").lookup("scatter_reduce.two", macos="14.0").dtype_exceptions
+    assert (dx["int32"]["min_macos"], dx["int64"]["unsupported"]) == ("15.0", True)
+
+
+def test_no_common_mps_before_2_8():
+    # common_mps.py is absent from wheels before 2.8 (research note §3): no per-op dtype data there
+    assert load_db("2.7.1")._doc["common_mps"] is None
+    assert load_db("2.7.1").lookup("scatter_reduce.two").dtype_exceptions == {}
+
+
+@pytest.mark.parametrize("release,unmapped", [
+    ("2.9.1", ["linalg.matrix_norm", "linalg.norm", "linalg.normsubgradients_at_zero", "nn.functional.norm",
+               "sparse.mm", "symeig", "to"]),
+    ("2.14.1", ["nn.functional.local_response_norm", "nn.functional.multilabel_soft_margin_loss", "to"]),
+])
+def test_unmapped_opinfo_keys_are_listed(release, unmapped):
+    # which common_mps keys have no aten overload (stale keys, conversions, SVD-only ords): see docs/ops.md
+    assert load_db(release)._doc["common_mps"]["unmapped_keys"] == unmapped
