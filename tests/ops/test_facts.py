@@ -285,3 +285,15 @@ def test_no_common_mps_before_2_8():
 def test_unmapped_opinfo_keys_are_listed(release, unmapped):
     # which common_mps keys have no aten overload (stale keys, conversions, SVD-only ords): see docs/ops.md
     assert load_db(release)._doc["common_mps"]["unmapped_keys"] == unmapped
+
+
+def test_autocast_mps_list_only_where_known():
+    # research note §2.3: AutocastMPS has 98 registrations in 2.5.1 (binary); the curated list from
+    # autocast_mode.cpp @ 008ec6b has those 98 (data/curated/autocast_mps.yaml); other releases ship none
+    db = load_db("2.5.1")
+    assert len(db.autocast_mps) == 98
+    assert (db.autocast_mps_policy["aten::mm"], db.autocast_mps_policy["aten::softmax.int"]) == (
+        "lower_precision_fp", "fp32_set_opt_dtype")
+    for release in ("2.3.1", "2.4.1", "2.9.1", "2.14.1"):
+        other = load_db(release)
+        assert other.autocast_mps == frozenset() and "binary" in other.autocast_mps_note

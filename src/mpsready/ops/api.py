@@ -200,7 +200,11 @@ class SupportDB:
         self.wheel: dict[str, str] = doc["wheel"]
         self.min_macos: str = doc["min_macos"]
         self.min_macos_source: str = doc["min_macos_source"]
+        # AutocastMPS registrations ("aten::mm"); empty where no list is shipped (see autocast_mps_note)
         self.autocast_mps: frozenset[str] = frozenset(f"aten::{n}" for n in doc.get("autocast_mps", ()))
+        self.autocast_mps_policy: dict[str, str] = {f"aten::{k}": v
+                                                    for k, v in doc.get("autocast_mps_policy", {}).items()}
+        self.autocast_mps_note: str = doc.get("autocast_mps_note", "")
         self.fallback: dict[str, Any] = doc["fallback"]
         self.size_limits: list[dict[str, Any]] = doc["size_limits"]
         self.counts: dict[str, Any] = doc["counts"]

@@ -186,13 +186,29 @@ def build_release(release: str, files: Path, extras: Any = None) -> dict[str, An
         "size_limits": [strip(e) for e in curated.for_release(rules["size_limits"], release)],
         "fallback": fallback,
         "routing": routing,
-        "autocast_mps": [],
-        "autocast_mps_note": "not recovered: the AutocastMPS list lives only in the binary (research note §2.3)",
+        **_autocast(release, ops),
         "counts": {"yaml": counts, "status": dict(sorted(status_counts.items()))},
         "common_mps": common_mps_info,
         "sources": sources,
         "ops": ops,
     }
+
+
+AUTOCAST_POLICIES = ("lower_precision_fp", "fp32", "fp32_set_opt_dtype", "promote")
+
+
+def _autocast(release: str, ops: dict[str, Any]) -> dict[str, Any]:
+    """``autocast_mps`` (op names) and ``autocast_mps_policy`` for releases the curated list covers."""
+    doc = curated.load("autocast_mps")
+    if release not in doc["releases"]:
+        return {"autocast_mps": [], "autocast_mps_policy": {},
+                "autocast_mps_note": "not recovered for this release: the AutocastMPS list lives in the binary "
+                                     "(research note §2.3); no list is shipped rather than a guessed one"}
+    policy = {op: pol for pol in AUTOCAST_POLICIES for op in doc[pol]}
+    absent = sorted(op for op in policy if op not in ops)
+    if absent:
+        raise AssertionError(f"{release}: AutocastMPS ops not in the yaml: {absent}")
+    return {"autocast_mps": sorted(policy), "autocast_mps_policy": policy, "autocast_mps_note": doc["source"]}
 
 
 def build_index(tables: dict[str, dict[str, Any]]) -> dict[str, Any]:
