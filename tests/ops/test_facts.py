@@ -198,6 +198,11 @@ def test_route_sdpa(release, target):
     for op in ("_scaled_dot_product_flash_attention_for_cpu", "aten::_scaled_dot_product_efficient_attention",
                "_scaled_dot_product_flash_attention"):
         assert db.route(op) == target
+    # attention.cpp: _math_for_mps only without grad; training takes the CIA math decomposition
+    info = db.route_info("_scaled_dot_product_flash_attention")
+    assert info.get("otherwise") == ("_scaled_dot_product_attention_math" if "for_mps" in target else None)
+    assert db.route("_scaled_dot_product_flash_attention_backward") == "aten::_scaled_dot_product_attention_math"
+    assert db.lookup("_scaled_dot_product_attention_math").how == "yaml:implicit"
 
 
 @pytest.mark.parametrize("release", ALL)

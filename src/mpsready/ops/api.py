@@ -278,7 +278,11 @@ class SupportDB:
         return None if info is None else "aten::" + info["to"]
 
     def route_info(self, name: str) -> dict[str, Any] | None:
-        """The routing record ``{"to", "source", "condition"?}`` for ``name``, or None."""
+        """The routing record ``{"to", "source", "condition"?, "otherwise"?}`` for ``name``, or None.
+
+        ``otherwise`` names the MPS op used when ``condition`` does not hold (SDPA in training: the CIA
+        ``_scaled_dot_product_attention_math`` instead of ``_scaled_dot_product_attention_math_for_mps``).
+        """
         ns, key = normalize_op(name)
         if ns != "aten":
             return None

@@ -164,8 +164,13 @@ def build_release(release: str, files: Path, extras: Any = None) -> dict[str, An
         if target is None:
             continue
         r = {"to": target, "source": e["source"]}
+        if e.get("otherwise") == target:  # the conditional op does not exist yet: unconditional route
+            routing[e["from"]] = r
+            continue
         if e.get("condition"):
             r["condition"] = e["condition"]
+        if e.get("otherwise") in ops:
+            r["otherwise"] = e["otherwise"]  # the MPS path when `condition` does not hold
         routing[e["from"]] = r
 
     min_macos = [e for e in curated.for_release(rules["min_macos"], release)]
