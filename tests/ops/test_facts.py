@@ -305,3 +305,15 @@ def test_autocast_mps_list_only_where_known():
     for release in ("2.3.1", "2.4.1", "2.9.1", "2.14.1"):
         other = load_db(release)
         assert other.autocast_mps == frozenset() and "binary" in other.autocast_mps_note
+
+
+def test_mps_only_ops():
+    # yaml: overloads with an MPS key and no CPU/CUDA kernel (research note §9 pitfall 2: _mps_convolution,
+    # _lstm_mps, linear, max_pool2d, ... run as themselves only on MPS). Our count: 15 (2.3.1) to 19 (2.8.0).
+    assert sorted(load_db("2.14.1").mps_only_ops) == [
+        "aten::_copy_from", "aten::_copy_from_and_resize", "aten::_lstm_mps", "aten::_mps_convolution",
+        "aten::_mps_convolution_transpose", "aten::_scaled_dot_product_attention_math_for_mps",
+        "aten::constant_pad_nd", "aten::linear", "aten::linear_backward", "aten::lstm_mps_backward",
+        "aten::max_pool2d", "aten::max_pool2d_backward", "aten::mps_convolution_backward",
+        "aten::mps_convolution_transpose_backward", "aten::permute", "aten::repeat"]
+    assert [len(load_db(v).mps_only_ops) for v in ALL] == [15, 15, 18, 18, 18, 19, 18, 16, 16, 16, 16]

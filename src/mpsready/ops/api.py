@@ -206,6 +206,8 @@ class SupportDB:
                                                     for k, v in doc.get("autocast_mps_policy", {}).items()}
         self.autocast_mps_note: str = doc.get("autocast_mps_note", "")
         self.fallback: dict[str, Any] = doc["fallback"]
+        # overloads whose only device kernel is MPS (yaml), e.g. "aten::_mps_convolution", "aten::linear"
+        self.mps_only_ops: frozenset[str] = frozenset(f"aten::{n}" for n in doc.get("mps_only_ops", ()))
         self.size_limits: list[dict[str, Any]] = doc["size_limits"]
         self.counts: dict[str, Any] = doc["counts"]
         self.basis: str = doc.get("basis", "predicted")

@@ -192,6 +192,10 @@ def build_release(release: str, files: Path, extras: Any = None) -> dict[str, An
         "fallback": fallback,
         "routing": routing,
         **_autocast(release, ops),
+        # ops whose only device kernel is MPS (research note §9 pitfall 2): a CPU/CUDA trace never shows them
+        # as themselves (linear, max_pool2d: CIA elsewhere; _mps_convolution, _lstm_mps: routed to)
+        "mps_only_ops": sorted(n for n, o in ops_yaml.items()
+                               if "MPS" in o.device_keys and "CPU" not in o.device_keys and o.cuda not in DEVICE_CLASSES),
         "counts": {"yaml": counts, "status": dict(sorted(status_counts.items()))},
         "common_mps": common_mps_info,
         "sources": sources,
