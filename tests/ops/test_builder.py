@@ -222,3 +222,17 @@ def test_installed_torchgen_yaml_matches_shipped_2_13_table():
     ops = classify_text(data.decode())
     assert set(ops) == set(db.op_names())
     assert sum(o.mps in ("explicit", "delegate") for o in ops.values()) == 890
+
+
+# research note §3 table (measured): UNIMPLEMENTED (all-dtype) at macOS 14, at macOS 15, UNDEFINED, complex allow-list
+COMMON_MPS_SIZES = {"2.9.1": (116, 96, 114, 25, 267), "2.11.0": (139, 75, 137, 28, 277),
+                    "2.13.0": (111, 61, 111, 12, 311), "2.14.1": (83, 39, 83, 10, 328)}
+
+
+@pytest.mark.parametrize("release", list(COMMON_MPS_SIZES))
+def test_common_mps_list_sizes_match_research_note(release):
+    c = load_db(release)._doc["common_mps"]
+    s14, s15 = c["list_sizes"]["14.0"], c["list_sizes"]["15.0"]
+    got = (s14["unimplemented"], s14["unimplemented_all_dtypes"], s15["unimplemented"], s14["undefined"],
+           c["complex_allowlist_size"])
+    assert got == COMMON_MPS_SIZES[release]

@@ -140,6 +140,7 @@ def build_release(release: str, files: Path, extras: Any = None) -> dict[str, An
     if extras is not None:
         common_mps_info = {"opinfo_keys": extras.keys, "unmapped_keys": extras.unmapped,
                            "unparsed_entries": extras.skipped, "complex_allowlist_size": extras.complex_allowlist,
+                           "list_sizes": extras.list_sizes,
                            "ops_absent_from_yaml": sorted(n for n in extras.ops if n not in ops)}
         for name, extra in extras.ops.items():
             rec = ops.get(name)

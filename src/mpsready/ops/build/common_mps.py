@@ -259,6 +259,7 @@ class ReleaseExtras:
     skipped: list[str]
     complex_allowlist: int
     keys: int
+    list_sizes: dict[str, Any] = field(default_factory=dict)  # research note §3 table, for the tests
 
 
 def load_opinfo_map() -> dict[str, list[str]]:
@@ -311,5 +312,12 @@ def ops_for_release(files: Path, release: str) -> ReleaseExtras | None:
             star = dx.get(ALL_DTYPES, {})
             if star.get("min_macos"):  # every dtype needs a newer macOS: the op's own minimum
                 rec["mm"] = star["min_macos"]
+    source = path.read_text(encoding="utf-8")
+    sizes: dict[str, Any] = {}
+    for macos in ("14.0", "15.0"):
+        lists = evaluate(source, macos).lists
+        unimpl = lists.get("UNIMPLEMENTED_XFAILLIST", {})
+        sizes[macos] = {"unimplemented": len(unimpl), "unimplemented_all_dtypes": sum(v is None for v in unimpl.values()),
+                        "undefined": len(lists.get("UNDEFINED_XFAILLIST", {}))}
     return ReleaseExtras(ops=ops, unmapped=sorted(unmapped), skipped=skipped, complex_allowlist=n_complex,
-                         keys=len(per_key))
+                         keys=len(per_key), list_sizes=sizes)
