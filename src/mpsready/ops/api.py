@@ -19,9 +19,10 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from mpsready.ops.format import CODE_STATUS, INDEX_NAME, SCHEMA_NAME, SCHEMA_VERSION, table_name
+from mpsready.ops.format import INDEX_NAME, SCHEMA_NAME, SCHEMA_VERSION, table_name
 
 TABLES = "mpsready.ops.data.tables"
+# statuses under which the op does not run on the MPS device (trace/report use this to flag an op)
 BAD_STATUSES = ("missing", "cpu_fallback_always", "guard")
 
 
@@ -31,7 +32,11 @@ def _vtuple(text: str) -> tuple[int, ...]:
     core = str(text).strip().split("+", 1)[0]
     parts = []
     for piece in core.split("."):
-        digits = "".join(ch for ch in piece if ch.isdigit()) if piece[:1].isdigit() else ""
+        digits = ""
+        for ch in piece:  # the leading digits only: "0a0" -> "0", "0rc1" -> "0"
+            if not ch.isdigit():
+                break
+            digits += ch
         if not digits:
             if parts:
                 break  # "2.5.0a0" / "2.6.0.dev2024" -> keep the numeric prefix
