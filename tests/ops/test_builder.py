@@ -84,9 +84,20 @@ def test_build_release_from_synthetic_wheel_files(tmp_path):
     assert ops["_slow_conv2d_forward"]["s"] == "guard"
     assert (ops["nanmedian.dim_values"]["s"], ops["nanmedian.dim"]["s"]) == ("missing", "composite")
     assert ops["embedding_renorm.out"]["h"] == "yaml:autogen(embedding_renorm_)"
-    assert table["wheel"] == {"name": "torch-2.99.0-x.whl", "sha256": "ab" * 32}
+    assert table["wheel"] == {"name": "torch-2.99.0-x.whl", "sha256": "ab" * 32, "version": None}
     assert table["min_macos"] == "14.0"
     assert table["routing"] == {}  # every route's target (_mps_convolution, ...) is absent from this yaml
+
+
+def test_build_release_rejects_wrong_wheel_version(tmp_path):
+    (tmp_path / YAML_MEMBER).parent.mkdir(parents=True)
+    (tmp_path / YAML_MEMBER).write_text(SYNTH_YAML)
+    (tmp_path / fetch.MANIFEST).write_text(json.dumps({"wheel": "w.whl", "sha256": "0" * 64}))
+    (tmp_path / "torch/version.py").parent.mkdir(parents=True)
+    (tmp_path / "torch/version.py").write_text("__version__ = '2.98.0+cpu'\ngit_version = 'abc'\n")
+    assert builder.wheel_version(tmp_path) == "2.98.0+cpu"
+    with pytest.raises(AssertionError, match="version.py says 2.98.0"):
+        builder.build_release("2.99.0", tmp_path)
 
 
 def test_build_release_rejects_wrong_counts(tmp_path):

@@ -13,6 +13,7 @@ with every op's status per release (for since/fixed_in/removed_in).
 from __future__ import annotations
 
 import argparse
+import ast
 import gzip
 import hashlib
 import json
@@ -75,9 +76,29 @@ def _cuda_status(op: YamlOp) -> str:
     return _status_how(op.cuda, op)[0]
 
 
+def wheel_version(files: Path) -> str | None:
+    """``__version__`` from the wheel's ``torch/version.py`` (parsed with ``ast``), or None if absent."""
+    path = files / "torch/version.py"
+    if not path.exists():
+        return None
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if (isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Constant)
+                and any(isinstance(t, ast.Name) and t.id == "__version__"
+                        for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))):
+            return str(node.value.value)
+    return None
+
+
 def build_release(release: str, files: Path, extras: Any = None) -> dict[str, Any]:
-    """Build one release's table from the extracted files under ``files`` (``fetch`` layout)."""
+    """Build one release's table from the extracted files under ``files`` (``fetch`` layout).
+
+    Raises ``AssertionError`` when the wheel's version, the yaml counts (``EXPECTED_COUNTS``), the Python
+    registrations or an overlay disagree with what is expected: stop and look, never ship a silent change.
+    """
     info = json.loads((files / fetch.MANIFEST).read_text())
+    version_py = wheel_version(files)
+    if version_py is not None and version_py.split("+")[0] != release:
+        raise AssertionError(f"{release}: the wheel's torch/version.py says {version_py}")
     yaml_bytes = (files / YAML_MEMBER).read_bytes()
     ops_yaml = classify_text(yaml_bytes.decode("utf-8"))
     counts = yaml_counts(ops_yaml)
@@ -184,7 +205,7 @@ def build_release(release: str, files: Path, extras: Any = None) -> dict[str, An
     return {
         "schema": {"name": SCHEMA_NAME, "version": SCHEMA_VERSION},
         "torch": release,
-        "wheel": {"name": info["wheel"], "sha256": info["sha256"]},
+        "wheel": {"name": info["wheel"], "sha256": info["sha256"], "version": version_py},
         "yaml_sha256": hashlib.sha256(yaml_bytes).hexdigest(),
         "min_macos": min_macos[0]["min_macos"],
         "min_macos_source": min_macos[0]["source"],
