@@ -317,3 +317,20 @@ def test_mps_only_ops():
         "aten::max_pool2d", "aten::max_pool2d_backward", "aten::mps_convolution_backward",
         "aten::mps_convolution_transpose_backward", "aten::permute", "aten::repeat"]
     assert [len(load_db(v).mps_only_ops) for v in ALL] == [15, 15, 18, 18, 18, 19, 18, 16, 16, 16, 16]
+
+
+@pytest.mark.parametrize("release", ["2.8.0", "2.13.0", "2.14.1"])
+def test_complex_allowlist_applied_per_op(release):
+    # common_mps.py: every OpInfo outside SUPPORTED_COMPLEX_OPS xfails complex32/complex64 on MPS; an op is
+    # flagged only if no allow-listed OpInfo reaches it ("add", "mul", "fft.*" are allow-listed)
+    db = load_db(release)
+    qr = db.lookup("linalg_qr").dtype_exceptions["complex64"]
+    assert (qr["unsupported"], qr["opinfo"]) == (True, "linalg.qr")
+    for op in ("add.Tensor", "mul.Tensor", "_fft_c2c", "empty_like", "resize_"):
+        assert "complex64" not in db.lookup(op).dtype_exceptions, op
+
+
+def test_complex_allowlist_grows():
+    # SUPPORTED_COMPLEX_OPS gains e.g. "vdot" by 2.13 (common_mps.py 2.9.1 vs 2.13.0)
+    assert "complex64" in load_db("2.9.1").lookup("vdot").dtype_exceptions
+    assert "complex64" not in load_db("2.13.0").lookup("vdot").dtype_exceptions

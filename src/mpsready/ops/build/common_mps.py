@@ -262,6 +262,39 @@ class ReleaseExtras:
     list_sizes: dict[str, Any] = field(default_factory=dict)  # research note §3 table, for the tests
 
 
+def complex_allowlist(source: str) -> set[str]:
+    """OpInfo keys whose complex tests are expected to pass on MPS (macOS >= 14): ``SUPPORTED_COMPLEX_OPS``,
+    plus ``AFTER_MACOS_14_0_SUPPORTED_COMPLEX_OPS`` where present (2.8). Every other OpInfo gets an xfail for
+    complex32/complex64 in ``mps_ops_modifier`` (research note §3)."""
+    lists = evaluate(source, "14.0").lists
+    return set(lists.get("SUPPORTED_COMPLEX_OPS", {})) | set(lists.get("AFTER_MACOS_14_0_SUPPORTED_COMPLEX_OPS", {}))
+
+
+def skipped_keys(source: str) -> set[str]:
+    """OpInfo keys whose MPS tests are skipped (``EMPTY_OPS_SKIPLIST``, ``SKIPLIST``): an xfail says nothing."""
+    lists = evaluate(source, "14.0").lists
+    return set(lists.get("EMPTY_OPS_SKIPLIST", {})) | set(lists.get("SKIPLIST", {}))
+
+
+def complex_gaps(allowed: set[str], candidates: dict[str, list[str]], skipped: set[str] = frozenset(),
+                 never: set[str] = frozenset()) -> dict[str, str]:
+    """Overload -> the OpInfo key that shows complex64 failing on MPS.
+
+    An overload is flagged only when every complex64-capable OpInfo that dispatches it (matched by name) is
+    outside the allow-list; one allow-listed OpInfo reaching it clears it. Skipped keys and ``never``
+    overloads (allocation/view plumbing such as ``empty_like`` or ``resize_``) are not flagged.
+    """
+    cleared = {o for key, ops in candidates.items() if key in allowed for o in ops} | set(never)
+    out: dict[str, str] = {}
+    for key in sorted(candidates):
+        if key in allowed or key in skipped:
+            continue
+        for o in candidates[key]:
+            if o not in cleared:
+                out.setdefault(o, key)
+    return out
+
+
 def load_opinfo_map() -> dict[str, list[str]]:
     """OpInfo key -> aten overloads: the generated map (``opinfo_map.json``) with curated overrides on top."""
     from importlib import resources
@@ -313,6 +346,17 @@ def ops_for_release(files: Path, release: str) -> ReleaseExtras | None:
             if star.get("min_macos"):  # every dtype needs a newer macOS: the op's own minimum
                 rec["mm"] = star["min_macos"]
     source = path.read_text(encoding="utf-8")
+    from importlib import resources
+
+    gen = json.loads(resources.files(curated.CURATED).joinpath("opinfo_map.json").read_text(encoding="utf-8"))
+    from mpsready.ops.build.opinfo_map import PLUMBING
+
+    gaps = complex_gaps(complex_allowlist(source), gen.get("complex_candidates", {}), skipped_keys(source), PLUMBING)
+    for op, key in gaps.items():
+        dx = ops.setdefault(op, {}).setdefault("dx", {})
+        dx.setdefault("complex64", {"unsupported": True, "opinfo": key,
+                                    "why": "OpInfo not in SUPPORTED_COMPLEX_OPS of common_mps.py: its complex32/"
+                                           "complex64 tests are expected failures on MPS"})
     sizes: dict[str, Any] = {}
     for macos in ("14.0", "15.0"):
         lists = evaluate(source, macos).lists
