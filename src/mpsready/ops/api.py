@@ -231,7 +231,8 @@ class SupportDB:
         return self._ops.get(key)
 
     def _sources(self, rec: dict[str, Any]) -> tuple[str, ...]:
-        ids = tuple(rec.get("src", ("yaml",)))
+        src = rec.get("src")
+        ids = ("yaml",) if src is None else tuple(src)
         hit = self._source_memo.get(ids)
         if hit is None:
             hit = self._source_memo[ids] = self._expand_sources(ids)
@@ -247,6 +248,14 @@ class SupportDB:
             out.append(text)
         return tuple(out)
 
+    def _position(self, index: dict[str, Any]) -> tuple[tuple[str, ...], int]:
+        """(shipped releases, this table's place among them or -1), computed once."""
+        pos = getattr(self, "_pos", None)
+        if pos is None:
+            releases = tuple(index["releases"])
+            pos = self._pos = (releases, releases.index(self.torch_version) if self.torch_version in releases else -1)
+        return pos
+
     def lookup(self, name: str, macos: str | None = None) -> OpSupport:
         """Support of one overload; ``macos`` (e.g. ``"14.4"``) drops dtype exceptions lifted at that macOS.
 
@@ -257,8 +266,7 @@ class SupportDB:
         display = _display(ns, key)
         rec = self._ops.get(key) if ns == "aten" else None
         index = _index()
-        releases = tuple(index["releases"])
-        at = releases.index(self.torch_version) if self.torch_version in releases else -1
+        releases, at = self._position(index)
         # an observed table (--dump-installed) has no place in the shipped history: no since/fixed facts
         history = index["history"].get(key) if ns == "aten" and self.basis == "predicted" else None
         since, fixed, removed = _history_facts(history, releases, at) if history else (None, None, ())
@@ -268,7 +276,7 @@ class SupportDB:
                              removed_in=removed,
                              sources=(f"not in native_functions.yaml of torch {self.torch_version}",))
         dx = rec.get("dx", {})
-        if macos is not None:
+        if macos is not None and dx:
             dx = {d: v for d, v in dx.items() if not (v.get("min_macos") and not _macos_lt(macos, v["min_macos"]))}
         return OpSupport(
             op=display, torch=self.torch_version, status=rec["s"], how=rec["h"], cuda=rec["c"],
