@@ -273,10 +273,24 @@ def test_adaptive_avg_pool_is_a_condition_not_a_gap(release):
     assert (s.status, s.conditions, s.dtype_exceptions) == ("kernel", ("input size divisible by output size",), {})
 
 
-def test_scatter_reduce_int32_needs_macos_15_in_2_9():
-    # common_mps.py 2.9.1: "scatter_reduceamax": [torch.int32, torch.int64] if MACOS_VERSION < 15.0 else [int64]
-    dx = load_db("2.9.1").lookup("scatter_reduce.two", macos="14.0").dtype_exceptions
-    assert (dx["int32"]["min_macos"], dx["int64"]["unsupported"]) == ("15.0", True)
+def test_scatter_reduce_mode_gaps_are_conditions():
+    # common_mps.py 2.9.1: "scatter_reduceamax": [torch.int32, torch.int64] if MACOS_VERSION < 15.0 else [int64].
+    # The key is a variant (reduce="amax"): sum/mean still work for int64, so it is a condition, not a dtype gap.
+    s = load_db("2.9.1").lookup("scatter_reduce.two", macos="14.0")
+    assert "int64" not in s.dtype_exceptions
+    assert s.conditions[0] == ("some calls fail on MPS for int32 (below macOS 15.0), int64: common_mps.py xfails "
+                               "OpInfo 'scatter_reduceamax'")
+
+
+@pytest.mark.parametrize("release", ["2.8.0", "2.11.0", "2.13.0", "2.14.1"])
+def test_variant_opinfo_does_not_block_plain_op(release):
+    # common_mps.py: "log_softmaxwith_dtype" xfails float32 (the with-dtype variant), "nn.functional.grid_sample"
+    # and "linalg.cond"/"svd_lowrank" xfail every dtype: none of them may mark the shared kernel unsupported
+    db = load_db(release)
+    for op in ("_log_softmax", "_softmax", "grid_sampler_2d", "_linalg_svd"):
+        dx = db.lookup(op).dtype_exceptions
+        assert "float32" not in dx and "*" not in dx, (op, dx)
+    assert any("log_softmaxwith_dtype" in c for c in db.lookup("_log_softmax").conditions)
 
 
 def test_no_common_mps_before_2_8():
@@ -326,11 +340,11 @@ def test_complex_allowlist_applied_per_op(release):
     db = load_db(release)
     qr = db.lookup("linalg_qr").dtype_exceptions["complex64"]
     assert (qr["unsupported"], qr["opinfo"]) == (True, "linalg.qr")
-    for op in ("add.Tensor", "mul.Tensor", "empty_like", "resize_"):
+    for op in ("add.Tensor", "mul.Tensor", "empty_like", "resize_", "_fft_c2c"):
         assert "complex64" not in db.lookup(op).dtype_exceptions, op
-    # _fft_c2c is allow-listed; its only complex64 entry is MACOS_BEFORE_14_4_XFAILLIST's fft.hfft2
-    assert db.lookup("_fft_c2c").dtype_exceptions["complex64"] == {
-        "min_macos": "14.4", "opinfo": "fft.hfft2", "why": "These ops work fine in 14.4 but fail in 14.2 or 13.x"}
+    # fft.hfft2 complex64 below macOS 14.4 (MACOS_BEFORE_14_4_XFAILLIST) is one transform: a condition on c2c
+    cond = [c for c in db.lookup("_fft_c2c").conditions if "'fft.hfft2'" in c]
+    assert len(cond) == 1 and "complex64 (below macOS 14.4)" in cond[0]
 
 
 def test_complex_allowlist_grows():

@@ -295,15 +295,34 @@ def complex_gaps(allowed: set[str], candidates: dict[str, list[str]], skipped: s
     return out
 
 
-def load_opinfo_map() -> dict[str, list[str]]:
-    """OpInfo key -> aten overloads: the generated map (``opinfo_map.json``) with curated overrides on top."""
+def load_opinfo_map() -> tuple[dict[str, list[str]], set[str]]:
+    """OpInfo key -> aten overloads (the generated ``opinfo_map.json`` with curated overrides on top), and the
+    set of "direct" keys whose xfailed dtypes are the ops' own gaps (see ``opinfo_overrides.yaml``)."""
     from importlib import resources
 
     gen = json.loads(resources.files(curated.CURATED).joinpath("opinfo_map.json").read_text(encoding="utf-8"))
     mapping = {k: list(v) for k, v in gen["map"].items()}
+    direct = set(gen.get("direct", ()))
     for entry in curated.load("opinfo_overrides")["entries"]:
         mapping[entry["key"]] = list(entry["ops"])
-    return mapping
+        if entry.get("as") == "condition":
+            direct.discard(entry["key"])
+        else:
+            direct.add(entry["key"])
+    return mapping, direct
+
+
+def describe(exc: "KeyExceptions") -> str:
+    """``"float32, int64 (below macOS 15.0)"``-style summary of one key's failing dtypes."""
+    parts = []
+    for dtype, info in exc.dx.items():
+        name = "every dtype" if dtype == ALL_DTYPES else dtype
+        if info.get("min_macos"):
+            name += f" (below macOS {info['min_macos']})"
+        elif info.get("fails_on_macos"):
+            name += f" (on macOS {', '.join(info['fails_on_macos'])})"
+        parts.append(name)
+    return ", ".join(parts)
 
 
 def ops_for_release(files: Path, release: str) -> ReleaseExtras | None:
@@ -314,7 +333,7 @@ def ops_for_release(files: Path, release: str) -> ReleaseExtras | None:
     rules = curated.load("global_rules")
     min_macos = next(e["min_macos"] for e in curated.for_release(rules["min_macos"], release))
     per_key, skipped, n_complex = key_exceptions(path.read_text(encoding="utf-8"), min_macos)
-    mapping = load_opinfo_map()
+    mapping, direct = load_opinfo_map()
     conditions = {e["key"]: e for e in curated.load("opinfo_overrides").get("conditions", [])}
     ops: dict[str, dict[str, Any]] = {}
     unmapped = []
@@ -332,12 +351,18 @@ def ops_for_release(files: Path, release: str) -> ReleaseExtras | None:
                 if cond not in rec.setdefault("cond", []):
                     rec["cond"].append(cond)
                 continue
+            if key not in direct:  # a variant/composite OpInfo reaching this op: some calls fail, not all
+                cond = (f"some calls fail on MPS for {describe(exc)}: common_mps.py xfails OpInfo '{key}'"
+                        + (f" ({exc.comment})" if exc.comment else ""))
+                if cond not in rec.setdefault("cond", []):
+                    rec["cond"].append(cond)
+                continue
             dx = rec.setdefault("dx", {})
             for dtype, info in exc.dx.items():
                 entry = dict(info)
                 entry["opinfo"] = key
                 if exc.comment:
-                    entry["why"] = exc.comment
+                    entry["message"] = exc.comment
                 prev = dx.get(dtype)
                 # keep the stricter of two OpInfos mapping to one overload (unsupported beats min_macos)
                 if prev is None or (entry.get("unsupported") and not prev.get("unsupported")):
@@ -355,7 +380,7 @@ def ops_for_release(files: Path, release: str) -> ReleaseExtras | None:
     for op, key in gaps.items():
         dx = ops.setdefault(op, {}).setdefault("dx", {})
         dx.setdefault("complex64", {"unsupported": True, "opinfo": key,
-                                    "why": "OpInfo not in SUPPORTED_COMPLEX_OPS of common_mps.py: its complex32/"
+                                    "message": "OpInfo not in SUPPORTED_COMPLEX_OPS of common_mps.py: its complex32/"
                                            "complex64 tests are expected failures on MPS"})
     sizes: dict[str, Any] = {}
     for macos in ("14.0", "15.0"):
