@@ -355,3 +355,41 @@ def test_complex_allowlist_grows():
     # SUPPORTED_COMPLEX_OPS gains e.g. "vdot" by 2.13 (common_mps.py 2.9.1 vs 2.13.0)
     assert "complex64" in load_db("2.9.1").lookup("vdot").dtype_exceptions
     assert "complex64" not in load_db("2.13.0").lookup("vdot").dtype_exceptions
+
+
+def test_new_mps_device_kernels_per_release():
+    # research note §1.2: "MPS device kernels first appearing per version (yaml): 2.3.1 658, +7 (2.4), +24 (2.5),
+    # +21 (2.6), +32 (2.7), +74 (2.8), +34 (2.9), +10 (2.10), +12 (2.11), +23 (2.13), +24 (2.14)"
+    seen, new = set(), []
+    for release in ALL:
+        db = load_db(release)
+        dev = {k for k in db.op_names() if db.raw(k)["h"].startswith(("yaml:explicit", "yaml:delegate"))}
+        new.append(len(dev - seen))
+        seen |= dev
+    assert new == [658, 7, 24, 21, 32, 74, 34, 10, 12, 23, 24]
+
+
+@pytest.mark.parametrize("release,ops", [
+    # research note §1.2 "Examples (first version with an MPS kernel, from the yaml)"
+    ("2.5.1", ["_fused_adam_", "_fused_adamw_", "_fused_sgd_"]),
+    ("2.7.1", ["_upsample_bilinear2d_aa", "angle"]),
+    ("2.8.0", ["nanmedian", "_amp_foreach_non_finite_check_and_unscale_", "_amp_update_scale_"]),
+    ("2.9.1", ["grid_sampler_3d", "avg_pool3d", "kthvalue.values", "max_unpool2d"]),
+    ("2.10.0", ["_embedding_bag", "unique_dim"]),
+    ("2.13.0", ["linalg_qr.out", "index_reduce.out"]),
+    ("2.14.1", ["_linalg_svd", "_linalg_eigh", "linalg_lstsq.out", "_ctc_loss"]),  # linalg_lstsq itself is CEA
+])
+def test_kernel_since_examples(release, ops):
+    for op in ops:
+        assert load_db("2.14.1").lookup(op).kernel_since == release, op
+
+
+def test_still_missing_in_2_14():
+    # research note §1.2: "Still missing in 2.14.1: take, put_, logspace, _adaptive_avg_pool3d,
+    # adaptive_max_pool3d, fractional_max_pool2d and _pdist_forward" (logspace: the CIA op decomposes onto the
+    # missing logspace.out)
+    db = load_db("2.14.1")
+    for op in ("take", "put_", "logspace.out", "_adaptive_avg_pool3d", "adaptive_max_pool3d",
+               "fractional_max_pool2d", "_pdist_forward"):
+        assert db.lookup(op).status == "missing", op
+    assert db.lookup("linalg_lstsq").since_torch == "2.3.1"  # CEA everywhere: an MPS path (composite) since 2.3.1

@@ -162,6 +162,7 @@ class OpSupport:
     fixed_in: str | None = None
     removed_in: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
+    kernel_since: str | None = None  # first shipped release where this op has an MPS kernel (status "kernel")
 
     @property
     def runs_on_mps(self) -> bool:
@@ -174,21 +175,24 @@ class OpSupport:
             "sparse_mps": self.sparse_mps, "core": self.core, "dtype_exceptions": self.dtype_exceptions,
             "conditions": list(self.conditions), "min_macos": self.min_macos, "since_torch": self.since_torch,
             "fixed_in": self.fixed_in, "removed_in": list(self.removed_in), "sources": list(self.sources),
+            "kernel_since": self.kernel_since,
         }
 
 
 @lru_cache(maxsize=4096)
 def _history_facts(history: str, releases: tuple[str, ...], at: int) -> tuple[str | None, str | None,
-                                                                            tuple[str, ...]]:
-    """(since_torch, fixed_in, removed_in) from a per-release status string (``format.HISTORY_CODES``)."""
+                                                                            tuple[str, ...], str | None]:
+    """(since_torch, fixed_in, removed_in, kernel_since) from a per-release status string
+    (``format.HISTORY_CODES``)."""
     since = next((releases[i] for i, c in enumerate(history) if c in "kc"), None)
+    kernel_since = next((releases[i] for i, c in enumerate(history) if c == "k"), None)
     fixed = None
     if at >= 0 and history[at] in "mfg":
         # a later kernel, or a later composite (linalg_svd: CPU fallback up to 2.13, decomposes onto the
         # _linalg_svd kernel in 2.14.1) counts as the fix
         fixed = next((releases[i] for i in range(at + 1, len(history)) if history[i] in "kc"), None)
     removed = tuple(releases[i] for i in range(1, len(history)) if history[i - 1] == "k" and history[i] != "k")
-    return since, fixed, removed
+    return since, fixed, removed, kernel_since
 
 
 # ---------------------------------------------------------------- the DB -------------------------------------
@@ -269,11 +273,12 @@ class SupportDB:
         releases, at = self._position(index)
         # an observed table (--dump-installed) has no place in the shipped history: no since/fixed facts
         history = index["history"].get(key) if ns == "aten" and self.basis == "predicted" else None
-        since, fixed, removed = _history_facts(history, releases, at) if history else (None, None, ())
+        since, fixed, removed, kernel_since = (_history_facts(history, releases, at) if history
+                                               else (None, None, (), None))
         if rec is None:
             return OpSupport(op=display, torch=self.torch_version, status="unknown", how="absent",
                              cuda="unknown", sparse_mps=False, core=False, since_torch=since, fixed_in=None,
-                             removed_in=removed,
+                             removed_in=removed, kernel_since=kernel_since,
                              sources=(f"not in native_functions.yaml of torch {self.torch_version}",))
         dx = rec.get("dx", {})
         if macos is not None and dx:
@@ -282,7 +287,7 @@ class SupportDB:
             op=display, torch=self.torch_version, status=rec["s"], how=rec["h"], cuda=rec["c"],
             sparse_mps=bool(rec.get("sp")), core=bool(rec.get("core")), dtype_exceptions=dict(dx),
             conditions=tuple(rec.get("cond", ())), min_macos=rec.get("mm"), since_torch=since, fixed_in=fixed,
-            removed_in=removed, sources=self._sources(rec),
+            removed_in=removed, sources=self._sources(rec), kernel_since=kernel_since,
         )
 
     def route(self, name: str) -> str | None:
