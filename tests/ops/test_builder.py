@@ -247,3 +247,17 @@ def test_common_mps_list_sizes_match_research_note(release):
     got = (s14["unimplemented"], s14["unimplemented_all_dtypes"], s15["unimplemented"], s14["undefined"],
            c["complex_allowlist_size"])
     assert got == COMMON_MPS_SIZES[release]
+
+
+def test_check_routing_catches_misspelt_ops(monkeypatch):
+    real = builder.curated.load
+
+    def fake(name):
+        if name == "routing":
+            return {"entries": [{"from": "_slow_conv2d_forwrd", "to": ["_mps_convolution"], "source": "typo"}]}
+        return real(name)
+
+    monkeypatch.setattr(builder.curated, "load", fake)
+    tables = {"2.13.0": {"routing": load_db("2.13.0")._doc["routing"]}}
+    with pytest.raises(AssertionError, match="_slow_conv2d_forwrd"):
+        builder.check_routing(tables)

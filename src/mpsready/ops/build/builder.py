@@ -129,6 +129,8 @@ def build_release(release: str, files: Path, extras: Any = None) -> dict[str, An
         raise AssertionError(f"{release}: {BACKENDS_MPS} registers {sorted(parsed)} for MPS, curated list says "
                              f"{sorted(curated_backends)}")
     for e in py_entries:
+        if e["op"] not in ops:
+            raise AssertionError(f"{release}: Python-registered op {e['op']} is not in the yaml")
         src_id = f"py:{e['file']}"
         sources[src_id] = (f"{e['file']} (torch {release}): torch.library impl(..., 'MPS')"
                            + ("; parsed with ast" if e["file"] == BACKENDS_MPS else "; research note §2.4"))
@@ -242,6 +244,21 @@ def _autocast(release: str, ops: dict[str, Any]) -> dict[str, Any]:
     return {"autocast_mps": sorted(policy), "autocast_mps_policy": policy, "autocast_mps_note": doc["source"]}
 
 
+def check_routing(tables: dict[str, dict[str, Any]]) -> None:
+    """Every curated route must apply in at least one built release (catches misspelt op names)."""
+    entries = curated.load("routing")["entries"]
+    routed = {(e["from"], tuple(e["to"])) for e in entries}
+    used = set()
+    for t in tables.values():
+        for e in entries:
+            r = t["routing"].get(e["from"])
+            if r is not None and r["to"] in e["to"]:
+                used.add((e["from"], tuple(e["to"])))
+    unused = sorted(routed - used)
+    if tables and unused:
+        raise AssertionError(f"routing entries that match no built release (check the op names): {unused}")
+
+
 def build_index(tables: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """``{"releases": [...], "history": {op: "kkm-..."}}``: one status code per release (``HISTORY_CODES``)."""
     releases = list(tables)
@@ -285,6 +302,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{release}: {t['counts']['yaml']['overloads']} overloads, {t['counts']['status']}, "
               f"wheel {t['wheel']['name']} sha256 {t['wheel']['sha256'][:12]}"
               + (f", common_mps: {len(extra.ops)} ops, unmapped keys {len(extra.unmapped)}" if extra else ""))
+    check_routing(tables)
     args.out.mkdir(parents=True, exist_ok=True)
     for release, table in tables.items():
         write_gz(table, args.out / table_name(release))
