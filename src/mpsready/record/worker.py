@@ -56,8 +56,9 @@ class Streams:
         save_file(ok, str(self.out / raw_file(step)))
 
     def close(self) -> None:
-        self._ev.close()
-        self._tn.close()
+        for fh in (self._ev, self._tn):
+            if not fh.closed:
+                fh.close()
 
 
 def seed_everything(seed: int) -> str:
@@ -84,8 +85,14 @@ def run(spec: dict[str, Any], mps_backend: Any = None) -> int:
     ``mps_backend`` replaces :class:`mpsready.record.mps.TorchMPS` (tests pass a fake; with a
     fake, fallback counting is done for the fake's ``device_type``).
     """
-    out = Path(spec["out"])
-    streams = Streams(Path(spec["events"]), out)
+    streams = Streams(Path(spec["events"]), Path(spec["out"]))
+    try:
+        return _run(spec, streams, mps_backend)
+    finally:
+        streams.close()
+
+
+def _run(spec: dict[str, Any], streams: Streams, mps_backend: Any) -> int:
     streams.event({"event": "started", "pid": os.getpid()})
     from mpsready.env.collect import collect_env
 
@@ -153,7 +160,6 @@ def run(spec: dict[str, Any], mps_backend: Any = None) -> int:
                    "warnings": [m[:500] for m in caught[:50]],
                    "inputs": {"structure": obs.input_structure, "tensors": obs.input_specs}
                    if obs.input_structure else None})
-    streams.close()
     return 0
 
 
