@@ -65,6 +65,16 @@ def test_counter_counts_every_call_while_the_warning_fires_once():
     assert mps.parse_fallback_warning(texts[0]) == "aten::relu"
 
 
+def test_a_call_that_raises_is_not_counted_as_a_fallback():
+    counter = mps.FallbackCounter(FakeMPS(missing={"aten::mm"}))
+    with pytest.raises(RuntimeError):
+        with counter.active("forward"):
+            torch.mm(torch.randn(2, 3), torch.randn(2, 3))  # shape error: the call never ran
+    with counter.active("forward"):
+        torch.mm(torch.randn(2, 3), torch.randn(3, 2))
+    assert counter.to_dict()["calls"] == {"aten::mm": 1}
+
+
 def test_counter_ignores_tensors_on_other_devices():
     counter = mps.FallbackCounter(FakeMPS(missing={"aten::relu"}, device_type="mps"))
     with counter.active("forward"):

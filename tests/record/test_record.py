@@ -311,3 +311,15 @@ def test_cli_usage_error_exit_code(tmp_path, capsys):
     assert main(["record", "missing.py:f", "--device", "cpu", "--out", str(tmp_path / "b")]) == 2
     assert "entry file not found" in capsys.readouterr().err
     assert not (tmp_path / "b").exists()
+
+
+def test_terminal_summary_names_device_stages_and_findings(cnn_record):
+    from rich.console import Console
+
+    from mpsready.record.render import render_terminal
+
+    console = Console(record=True, width=200)
+    render_terminal(cnn_record, console=console)
+    text = console.export_text()
+    assert "not an MPS run" in text and "optimizer_step" in text
+    assert "ENV201 info (observed): recorded on cpu, not on MPS" in text
