@@ -185,3 +185,23 @@ def test_crash_rebuild_from_events_mid_second_step():
     assert m["fallback"]["note"] == "the worker died before reporting fallback counts"
     assert m["mps_run"] is True and m["basis"] == "observed"
     json.dumps(m, allow_nan=False)
+
+
+def test_observer_reads_mps_memory_through_the_interface():
+    from mpsready.record.observer import RecordingObserver
+    from mpsready.step.runner import StepContext
+
+    tensors, events = [], []
+    fake = FakeMPS()
+    obs = RecordingObserver(tensors.append, events.append, "mps", mps=fake)
+    ctx = StepContext(device="mps", inputs=torch.ones(2, 3), target=torch.tensor([0, 1]))
+    obs.stage_started(ctx, "data")
+    obs.stage_finished(ctx, "data", True)  # fake memory 1024
+    obs.stage_started(ctx, "forward")
+    obs.stage_finished(ctx, "forward", True)  # 1048
+    obs.step_finished(ctx, 0, 0.5, 0.25)
+    step = [e for e in events if e["event"] == "step"][0]["metrics"]
+    assert step["peak_memory_bytes"] == 1048 and step["mps_driver_allocated_bytes"] == 4096
+    assert step["memory_source"] == "torch.mps.current_allocated_memory"
+    assert [t["key"] for t in tensors] == ["input:inputs", "input:target"]
+    assert step["loss"] == 0.5 and step["seconds_with_recording"] == 0.25 and 0 <= step["seconds"] <= 0.25

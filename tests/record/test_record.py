@@ -98,11 +98,15 @@ def test_cnn_record_stats_match_independent_computation(cnn_record):
         for n, p in model.named_parameters():
             assert_entry(got[f"param:{n}"], p)
         assert rec.step_metrics[step]["loss"] == pytest.approx(loss.item(), rel=1e-7)
-        assert len(got) == 17  # 2 inputs, 5 activations, output, loss, 4 grads, 4 params
+        # 2 inputs, 5 activations, output, loss, 4 grads, 4 params; + the inference output after the last step
+        assert len(got) == 17 + (step == 1)
+    model.eval()
+    with torch.inference_mode():
+        assert_entry(by_key(rec, 1)["output:inference"], model(x))
     # backward order: the last layer's gradients are accumulated before the first layer's
     grads = sorted((e for e in rec.entries() if e.kind == "grad" and e.step == 0), key=lambda e: e.order)
     assert {g.name for g in grads[:2]} == {"4.weight", "4.bias"} and {g.name for g in grads[2:]} == {"0.weight", "0.bias"}
-    assert rec.manifest["tensor_count"] == 34
+    assert rec.manifest["tensor_count"] == 35
     assert rec.manifest["seed"]["value"] == 0 and "torch.manual_seed" in rec.manifest["seed"]["how"]
     assert rec.manifest["precision"]["float32_matmul_precision"] == "highest"
     assert rec.manifest["env"]["schema"]["name"] == "mpsready.env"

@@ -8,6 +8,8 @@ Keys and kinds (``mpsready.record.layout.KINDS``), per step (``step`` field):
   hook), ``<call>`` counting calls of that module within the step from 0; a module returning
   several tensors gives ``activation:<path>#<call>/<index path>`` (e.g. ``attn#0/0``);
 * ``output:output`` (or ``output:output.0``, ...): the model output; ``loss:loss``;
+* ``output:inference`` (``output:inference.0``, ...): the model output in the ``inference`` stage
+  (``eval()`` under ``inference_mode``), once, with ``step`` = the last training step's index;
 * ``grad:<param name>`` after ``backward``, in the order autograd accumulated them
   (``Tensor.register_post_accumulate_grad_hook``, PyTorch 2.1+ docs);
 * ``param:<param name>`` after ``optimizer_step``.
@@ -95,6 +97,7 @@ class RecordingObserver(Observer):
         self._grad_order: list[str] = []
         self._raw_step: dict[str, Any] = {}
         self._hooked = False
+        self._inference_out: list[tuple[str, Any]] = []
         self._overhead = 0.0
         self._step_peak = 0
         self.input_structure: dict[str, Any] | None = None
@@ -120,6 +123,7 @@ class RecordingObserver(Observer):
         for path, module in model.named_modules():
             if path:
                 module.register_forward_hook(self._forward_hook(path, type(module).__name__))
+        model.register_forward_hook(self._inference_hook)
         for name, p in model.named_parameters():
             if p.requires_grad and hasattr(p, "register_post_accumulate_grad_hook"):
                 p.register_post_accumulate_grad_hook(self._grad_hook(name))
@@ -138,6 +142,10 @@ class RecordingObserver(Observer):
                 for sub, t in flatten_tensors(out, ""):
                     self._pending.append((f"{path}#{call}/{sub}", type_name, t.detach().clone(), None))
         return hook
+
+    def _inference_hook(self, module: Any, args: Any, out: Any) -> None:
+        if self.stage == "inference":
+            self._inference_out = [(n, t.detach().clone()) for n, t in flatten_tensors(out, "inference")]
 
     def _grad_hook(self, name: str):
         def hook(param: Any) -> None:
@@ -223,6 +231,10 @@ class RecordingObserver(Observer):
             elif stage == "optimizer_step" and ctx.model is not None:
                 for n, p in ctx.model.named_parameters():
                     self._emit("param", n, i, p)
+            elif stage == "inference":
+                for n, t in self._inference_out:
+                    self._emit("output", n, i, t)
+                self._inference_out = []
         mem = self._memory_now()
         if mem is not None:
             self._step_peak = max(self._step_peak, mem)
