@@ -129,3 +129,9 @@ def two_inputs_no_target():
     # like nanoGPT's model(idx, targets): two inputs, the model returns the loss, no separate target
     return Step(model=m, batch=((torch.randn(3, 4), torch.ones(3, 1)), None), loss_fn=None,
                 optimizer=torch.optim.SGD(m.parameters(), lr=0.1))
+
+
+def hangs():
+    import time
+
+    time.sleep(300)  # a hung step (deadlocked kernel, endless loop): --timeout kills it

@@ -219,6 +219,15 @@ def test_abort_is_a_crash_of_its_stage(tmp_path):
     assert ("ENV203", "forward") in [(f["code"], f["location"].get("stage")) for f in rec.manifest["findings"]]
 
 
+def test_timeout_kills_the_worker_and_blames_the_running_stage(tmp_path):
+    rec = record_entry(f"{ENTRIES}:hangs", device="cpu", steps=1, out=tmp_path / "t", cwd=str(HERE), timeout=6)
+    st = {s["stage"]: s for s in rec.stages}
+    assert st["build"]["status"] == "crashed"
+    assert st["build"]["error"] == "the process died in stage build (step 0): killed after the --timeout of 6 s"
+    assert all(st[s]["status"] == "not_run" for s in ("to_device", "data", "forward", "inference"))
+    assert rec.manifest["worker"]["returncode"] == -9
+
+
 def test_synthetic_inputs_reproduce_shapes_dtypes_and_ranges(cnn_record, tmp_path):
     rec = record_entry(f"{ENTRIES}:small_cnn", device="cpu", steps=2, out=tmp_path / "syn",
                        synthetic_inputs=str(cnn_record.path), seed=7, cwd=str(HERE), isolate=False)
