@@ -205,3 +205,23 @@ def test_observer_reads_mps_memory_through_the_interface():
     assert step["memory_source"] == "torch.mps.current_allocated_memory"
     assert [t["key"] for t in tensors] == ["input:inputs", "input:target"]
     assert step["loss"] == 0.5 and step["seconds_with_recording"] == 0.25 and 0 <= step["seconds"] <= 0.25
+
+
+def test_observer_cuda_memory_is_reset_per_step_and_read_as_peak(monkeypatch):
+    from mpsready.record.observer import RecordingObserver
+    from mpsready.step.runner import StepContext
+
+    calls = []
+    peaks = iter([5000, 7000, 6000])
+    monkeypatch.setattr(torch.cuda, "reset_peak_memory_stats", lambda device=None: calls.append(("reset", device)))
+    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda device=None: next(peaks))
+    events = []
+    obs = RecordingObserver(lambda d: None, events.append, "cuda:0")
+    ctx = StepContext(device="cuda:0")
+    for stage in ("data", "forward", "loss"):
+        obs.stage_started(ctx, stage)
+        obs.stage_finished(ctx, stage, False)  # failed stages record no tensors, memory is still read
+    obs.step_finished(ctx, 0, None, 0.1)
+    m = [e for e in events if e["event"] == "step"][0]["metrics"]
+    assert calls == [("reset", "cuda:0")]
+    assert m["peak_memory_bytes"] == 7000 and m["memory_source"] == "torch.cuda.max_memory_allocated"
