@@ -29,7 +29,7 @@ PyTorch API used, as documented for PyTorch 2.13 (https://docs.pytorch.org/docs/
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Callable, Iterable, Protocol
+from typing import Any, Iterable, Protocol
 
 from mpsready.env.torchinfo import mps_meaning
 
@@ -228,11 +228,3 @@ def _quoted(message: str) -> str | None:
     _, sep, rest = message.partition("'")
     name, sep2, _ = rest.partition("'")
     return name if sep and sep2 and name else None
-
-
-def memory_snapshot(backend: MPSBackend) -> dict[str, int]:
-    return {"current_allocated_bytes": backend.current_allocated_memory(),
-            "driver_allocated_bytes": backend.driver_allocated_memory()}
-
-
-FakeFactory = Callable[[], MPSBackend]

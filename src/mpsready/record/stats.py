@@ -10,7 +10,6 @@ The checksum is the sha256 of the contiguous CPU bytes of the tensor in its own 
 from __future__ import annotations
 
 import hashlib
-import math
 from typing import Any
 
 from mpsready.record.layout import TensorEntry, TensorStats
@@ -69,7 +68,3 @@ def make_entry(kind: str, name: str, step: int, order: int, tensor: Any,
                         shape=tuple(int(s) for s in cpu.shape), dtype=dtype_name(cpu), stats=tensor_stats(cpu),
                         checksum=checksum(cpu), module_type=module_type)
     return entry, cpu
-
-
-def finite_or_none(x: float | None) -> float | None:
-    return None if x is None or not math.isfinite(x) else x
