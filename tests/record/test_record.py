@@ -187,6 +187,13 @@ def test_transformer_record_stats_match(transformer_record):
     assert [e.order for e in rec.entries() if e.kind == "activation" and e.step == 0] == list(range(11))
 
 
+def test_same_seed_same_checksums(transformer_record, tmp_path):
+    again = record_entry(f"{ENTRIES}:small_transformer", device="cpu", steps=2, out=tmp_path / "again",
+                         cwd=str(HERE), isolate=False)
+    assert [(e.key, e.step, e.checksum) for e in again.entries()] == \
+        [(e.key, e.step, e.checksum) for e in transformer_record.entries()]
+
+
 def test_backward_failure_is_that_stage_and_later_not_run(tmp_path, capsys):
     # through the CLI, in a subprocess: exit 1 (a stage failed), the record is written
     assert main(["record", f"{ENTRIES}:failing_backward", "--device", "cpu", "--steps", "2",
@@ -281,6 +288,17 @@ def test_float64_reference(tmp_path):
     loss = torch.nn.functional.cross_entropy(model(x.double()), y)
     assert_entry(got["loss:loss"], loss)
     assert rec.manifest["dtype"] == "float64"
+
+
+def test_import_error_of_the_entry_module_is_a_build_failure(tmp_path):
+    rec = record_entry(f"{HERE / 'data' / 'broken_import.py'}:step", device="cpu", steps=1, out=tmp_path / "b",
+                       cwd=str(HERE), isolate=False)
+    st = rec.stages
+    assert (st[0]["stage"], st[0]["status"], st[0]["error_type"]) == ("build", "failed", "ModuleNotFoundError")
+    assert st[0]["error"] == "importing the entry's module raised: No module named 'mpsready_no_such_dependency'"
+    assert [s["status"] for s in st[1:]] == ["not_run"] * 8 and st[1]["reason"] == "build failed"
+    assert rec.manifest["worker"]["crashed"] is False
+    assert rec.manifest["fallback"]["note"] == "the step never ran (importing the entry failed)"
 
 
 def test_whole_step_entry_records_loss(tmp_path):

@@ -258,7 +258,8 @@ def _manifest(events: list[dict[str, Any]], stages: list[dict[str, Any]], *, spe
     fallback = done.get("fallback") or {
         "enabled": fb_var not in ("", "0"),
         "checked": kind == "mps", "calls": {}, "by_stage": {}, "warned_ops": [],
-        "note": "the worker died before reporting fallback counts"}
+        "note": "the step never ran (importing the entry failed)" if done
+        else "the worker died before reporting fallback counts"}
     return envelope(
         SCHEMA_NAME, SCHEMA_VERSION, basis="observed", device=device, device_kind=kind,
         observed_on=_observed_on(device, env),

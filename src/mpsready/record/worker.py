@@ -127,6 +127,10 @@ def _run(spec: dict[str, Any], streams: Streams, mps_backend: Any) -> int:
     except EntryError as exc:
         streams.event({"event": "entry_error", "message": str(exc)})
         return 2
+    except Exception as exc:  # importing the user's module raised: a failure of the build stage
+        streams.event({"event": "done", "stages": _import_failed(exc), "fallback": None, "warnings": [],
+                       "inputs": None})
+        return 0
     entry = wrap_entry(entry, float64=bool(spec.get("float64")), synthetic=spec.get("synthetic"), seed=seed)
     counter = FallbackCounter(backend) if backend is not None else None
     runner = StepRunner(entry, device=device, steps=int(spec["steps"]))
@@ -161,6 +165,19 @@ def _run(spec: dict[str, Any], streams: Streams, mps_backend: Any) -> int:
                    "inputs": {"structure": obs.input_structure, "tensors": obs.input_specs}
                    if obs.input_structure else None})
     return 0
+
+
+def _import_failed(exc: Exception) -> list[dict[str, Any]]:
+    """Stage results when importing the ENTRY's module raised (``build`` failed, the rest not run)."""
+    import traceback
+
+    from mpsready.step.contract import STAGES, StageResult, StageStatus
+
+    build = StageResult("build", StageStatus.FAILED, error_type=type(exc).__name__,
+                        error=f"importing the entry's module raised: {exc}", traceback=traceback.format_exc(),
+                        steps_run=1)
+    rest = [StageResult(s, StageStatus.NOT_RUN, reason="build failed") for s in STAGES[1:]]
+    return [r.to_dict() for r in [build, *rest]]
 
 
 def main(argv: list[str] | None = None) -> int:
