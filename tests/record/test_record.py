@@ -107,6 +107,8 @@ def test_cnn_record_stats_match_independent_computation(cnn_record):
     grads = sorted((e for e in rec.entries() if e.kind == "grad" and e.step == 0), key=lambda e: e.order)
     assert {g.name for g in grads[:2]} == {"4.weight", "4.bias"} and {g.name for g in grads[2:]} == {"0.weight", "0.bias"}
     assert rec.manifest["tensor_count"] == 35
+    fwd = rec.stages[3]
+    assert fwd["stage"] == "forward" and fwd["extra"]["recording_seconds"] > 0  # hook statistics, reported apart
     assert rec.manifest["seed"]["value"] == 0 and "torch.manual_seed" in rec.manifest["seed"]["how"]
     assert rec.manifest["precision"]["float32_matmul_precision"] == "highest"
     assert rec.manifest["env"]["schema"]["name"] == "mpsready.env"
