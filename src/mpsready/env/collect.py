@@ -31,7 +31,7 @@ from mpsready.schema import envelope
 SCHEMA_NAME = "mpsready.env"
 SCHEMA_VERSION = 1
 
-# MPS variables, documented in PyTorch 2.13 docs, notes/mps_environment_variables.html
+# MPS variables, documented in PyTorch 2.13 docs, mps_environment_variables.html
 # ("MPS Environment Variables"). PYTORCH_ENABLE_MPS_FALLBACK is read once at library load.
 MPS_ENV_VARS = (
     "PYTORCH_ENABLE_MPS_FALLBACK",

@@ -12,7 +12,7 @@ from mpsready.findings import Basis, Finding, Location, Severity
 from mpsready.rules import Rule, register
 
 _MPS_DOCS = "PyTorch 2.13 docs, backends.html#torch-backends-mps and notes/mps.html"
-_ENV_DOCS = "PyTorch 2.13 docs, notes/mps_environment_variables.html"
+_ENV_DOCS = "PyTorch 2.13 docs, mps_environment_variables.html"
 _ROSETTA = ("Apple, About the Rosetta Translation Environment "
             "(https://developer.apple.com/documentation/apple-silicon/about-the-rosetta-translation-environment)")
 _TF32 = "PyTorch 2.13 docs, notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices"
