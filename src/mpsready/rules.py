@@ -89,7 +89,8 @@ def _load_all() -> None:
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as exc:
-            if exc.name != mod:
+            # the stage (or its rules module) is not built in this checkout
+            if exc.name is None or not (mod == exc.name or mod.startswith(exc.name + ".")):
                 raise
 
 
@@ -138,4 +139,8 @@ def render_markdown() -> str:
 
 
 if __name__ == "__main__":
-    print(render_markdown(), end="")
+    # Run as a script this module is "__main__", whose registry the stage rule modules never fill:
+    # render from the imported mpsready.rules instead.
+    from mpsready import rules as _rules
+
+    print(_rules.render_markdown(), end="")

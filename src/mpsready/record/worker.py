@@ -9,7 +9,7 @@ knows which stage was running:
   (with the stage's result so far), ``step`` (per-step metrics), ``entry_error``,
   ``device_error`` and finally ``done`` (stage results, fallback counts, warnings);
 * ``<out>/tensors.jsonl``: one tensor entry per line (:class:`mpsready.record.layout.TensorEntry`),
-  flushed at the end of every stage;
+  each flushed as it is written;
 * ``<out>/tensors/step-NNNN.safetensors`` with ``save_tensors``.
 
 The spec (written by :func:`mpsready.record.recorder.record_entry`) has ``entry``, ``device``,
@@ -43,9 +43,8 @@ class Streams:
         self._ev.flush()
 
     def tensor(self, doc: dict) -> None:
+        # flushed per line: after a crash the last layer that produced an output is on record
         self._tn.write(json.dumps(doc, separators=(",", ":"), allow_nan=False) + "\n")
-
-    def flush_tensors(self) -> None:
         self._tn.flush()
 
     def raw(self, step: int, tensors: dict) -> None:
@@ -56,8 +55,9 @@ class Streams:
         save_file(ok, str(self.out / raw_file(step)))
 
     def close(self) -> None:
-        self._ev.close()
-        self._tn.close()
+        for fh in (self._ev, self._tn):
+            if not fh.closed:
+                fh.close()
 
 
 def seed_everything(seed: int) -> str:
@@ -84,8 +84,14 @@ def run(spec: dict[str, Any], mps_backend: Any = None) -> int:
     ``mps_backend`` replaces :class:`mpsready.record.mps.TorchMPS` (tests pass a fake; with a
     fake, fallback counting is done for the fake's ``device_type``).
     """
-    out = Path(spec["out"])
-    streams = Streams(Path(spec["events"]), out)
+    streams = Streams(Path(spec["events"]), Path(spec["out"]))
+    try:
+        return _run(spec, streams, mps_backend)
+    finally:
+        streams.close()
+
+
+def _run(spec: dict[str, Any], streams: Streams, mps_backend: Any) -> int:
     streams.event({"event": "started", "pid": os.getpid()})
     from mpsready.env.collect import collect_env
 
@@ -96,7 +102,7 @@ def run(spec: dict[str, Any], mps_backend: Any = None) -> int:
     from mpsready.record.observer import RecordingObserver
     from mpsready.record.transform import wrap_entry
     from mpsready.step.entry import EntryError, load_entry
-    from mpsready.step.runner import Observer, StepRunner
+    from mpsready.step.runner import StepRunner
 
     device = spec["device"]
     kind = device.split(":")[0]
@@ -120,17 +126,17 @@ def run(spec: dict[str, Any], mps_backend: Any = None) -> int:
     except EntryError as exc:
         streams.event({"event": "entry_error", "message": str(exc)})
         return 2
+    except Exception as exc:  # importing the user's module raised: a failure of the build stage
+        streams.event({"event": "done", "stages": _import_failed(exc), "fallback": None, "warnings": [],
+                       "inputs": None})
+        return 0
     entry = wrap_entry(entry, float64=bool(spec.get("float64")), synthetic=spec.get("synthetic"), seed=seed)
     counter = FallbackCounter(backend) if backend is not None else None
     runner = StepRunner(entry, device=device, steps=int(spec["steps"]))
     obs = RecordingObserver(streams.tensor, streams.event, device, results=runner.results,
                             raw=streams.raw if spec.get("save_tensors") else None, counter=counter, mps=backend)
 
-    class _Flush(Observer):  # runs after the recorder: tensor lines reach the file at every stage end
-        def stage_finished(self, ctx, stage, ok):
-            streams.flush_tensors()
-
-    runner.observers = [obs, _Flush()]
+    runner.observers = [obs]
     caught: list[str] = []
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
@@ -153,8 +159,20 @@ def run(spec: dict[str, Any], mps_backend: Any = None) -> int:
                    "warnings": [m[:500] for m in caught[:50]],
                    "inputs": {"structure": obs.input_structure, "tensors": obs.input_specs}
                    if obs.input_structure else None})
-    streams.close()
     return 0
+
+
+def _import_failed(exc: Exception) -> list[dict[str, Any]]:
+    """Stage results when importing the ENTRY's module raised (``build`` failed, the rest not run)."""
+    import traceback
+
+    from mpsready.step.contract import STAGES, StageResult, StageStatus
+
+    build = StageResult("build", StageStatus.FAILED, error_type=type(exc).__name__,
+                        error=f"importing the entry's module raised: {exc}", traceback=traceback.format_exc(),
+                        steps_run=1)
+    rest = [StageResult(s, StageStatus.NOT_RUN, reason="build failed") for s in STAGES[1:]]
+    return [r.to_dict() for r in [build, *rest]]
 
 
 def main(argv: list[str] | None = None) -> int:
