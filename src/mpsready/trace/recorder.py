@@ -106,7 +106,8 @@ class _Mode(TorchDispatchMode):
             info = rec._info(func)
         frame = self.frame if self.depth else rec.frames.locate(2)
         t0 = _perf()
-        if info.expand and self.depth < _MAX_DEPTH:
+        # name == parent: a view op's kernel re-enters itself (detach -> detach); expanding again adds nothing.
+        if info.expand and self.depth < _MAX_DEPTH and info.name != self.parent:
             out = rec._expand(func, info.name, frame, self.depth, args, kwargs)
         else:
             out = func(*args, **kwargs)
@@ -138,8 +139,10 @@ class Recorder(Observer):
         self._reported: set[int] = set()
         self._device_keys: dict[str, Any] = {}
         self.stage = "build"
+        self._simulating = False
         self.stage_seconds: dict[str, float] = {}
         self.expansion_failures: dict[str, str] = {}
+        self.expanded: set[str] = set()
 
     # -- Observer -------------------------------------------------------------------------
     @contextmanager
@@ -159,13 +162,21 @@ class Recorder(Observer):
     def _simulate_model_move(self, model: Any) -> None:
         if not isinstance(model, torch.nn.Module):
             return
-        with torch.no_grad():
-            for t in list(model.parameters()) + list(model.buffers()):
-                t.to("meta")
+        self._simulating = True
+        try:
+            with torch.no_grad():
+                for t in list(model.parameters()) + list(model.buffers()):
+                    t.to("meta")
+        finally:
+            self._simulating = False
 
     def _simulate_move(self, obj: Any) -> None:
-        with torch.no_grad():
-            to_device(obj, "meta")
+        self._simulating = True
+        try:
+            with torch.no_grad():
+                to_device(obj, "meta")
+        finally:
+            self._simulating = False
 
     # -- recording ------------------------------------------------------------------------
     def _info(self, func: Any) -> _OpInfo:
@@ -191,6 +202,7 @@ class Recorder(Observer):
                 keys = keys | torch._C._dispatch_keys(t)
         else:  # a factory (arange, ...): the keys of the device it creates on
             keys = self._keys_for_device(kwargs.get("device"))
+        self.expanded.add(name)
         try:
             with _Mode(self, parent=name, frame=frame, depth=depth + 1):
                 return func.redispatch(keys & _AFTER_PYTHON, *args, **kwargs)
@@ -216,6 +228,8 @@ class Recorder(Observer):
         # The result's device: a copy (``_to_copy``) is attributed to where it lands.
         first = outs[0] if outs else (ins[0] if ins else None)
         device = first.device.type if first is not None else (str(kwargs.get("device") or "cpu"))
+        if self._simulating:
+            device = "meta"  # every call of a simulated move, including a sparse tensor's metadata queries
         layouts: tuple = ()
         for t in ins:
             if t.layout is not _STRIDED:
@@ -305,7 +319,7 @@ class Recorder(Observer):
     def to_trace(self, entry: str, stages: list[dict[str, Any]]) -> OpTrace:
         return OpTrace(entry=entry, device=self.device, torch_version=torch.__version__, calls=self.calls(),
                        dtype_events=self.dtype_events(), stages=stages, stage_seconds=dict(self.stage_seconds),
-                       expansion_failures=dict(self.expansion_failures))
+                       expansion_failures=dict(self.expansion_failures), expanded_ops=sorted(self.expanded))
 
 
 def record_entry(entry: Any, device: str = "cpu", expand: Callable[[str], bool] | None = None,
