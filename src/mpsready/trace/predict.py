@@ -262,7 +262,9 @@ def predict(trace: OpTrace, torch: str, macos: str = DEFAULT_MACOS, fallback: bo
         sup = cls.support(target)
         host = (call.stage in HOST_STAGES or call.device not in (dev_type, "meta")
                 or (not call.in_dtypes and not call.out_dtypes))
-        simulated_inner = call.device == "meta" and call.parent is not None  # meta-specific internals of a move
+        # the internals of a simulated move of a sparse tensor are specific to the meta device; the implied
+        # sparse constructor (below) stands for what a real move dispatches
+        simulated_inner = call.device == "meta" and call.parent is not None and bool(call.layouts)
         p = preds.get(target)
         if p is None:
             p = preds[target] = OpPrediction(op=target, verdict="host", status=sup.status, how=sup.how,
