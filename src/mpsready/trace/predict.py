@@ -191,7 +191,13 @@ class _Classifier:
         st = sup.status
         tv = self.db.torch_version
         sparse_in = any(l.startswith("sparse") for l in call.layouts)
-        if st == "missing" and not (sparse_in and sup.sparse_mps):
+        if sparse_in and st in ("kernel", "missing", "cpu_fallback_always", "guard"):
+            # a sparse argument dispatches to the SparseMPS key: only its kernel matters (the fallback does not
+            # cover it); a CompositeExplicitAutograd kernel serves SparseMPS too and is judged by its callees
+            if not sup.sparse_mps:
+                fixed = _later_release(tv, lambda d: d.lookup(target).sparse_mps)
+                out.append(Problem("sparse", f"no SparseMPS kernel in torch {tv}", sparse_message(target), fixed))
+        elif st == "missing":
             kind = "missing"
             msg = fallback_warning(target) if self.fallback else not_implemented_message(target, tv)
             out.append(Problem(kind, f"no MPS kernel in torch {tv}", msg, sup.fixed_in))
@@ -207,11 +213,7 @@ class _Classifier:
             out.append(Problem("unknown", detail))
         elif st == "composite" and recorded_op not in self.expanded and target not in self.expanded:
             out.append(Problem("unknown", "composite op whose callees were not recorded (trace with this --torch)"))
-        # A CompositeExplicitAutograd kernel serves every backend key, SparseMPS included: judge its callees.
-        if sparse_in and st == "kernel" and not sup.sparse_mps:
-            fixed = _later_release(tv, lambda d: d.lookup(target).sparse_mps)
-            out.append(Problem("sparse", f"no SparseMPS kernel in torch {tv}", sparse_message(target), fixed))
-        if st == "kernel":
+        if st == "kernel" and not sparse_in:
             if sup.min_macos and _macos_lt(self.macos, sup.min_macos):
                 out.append(Problem("macos", f"the MPS kernel needs macOS {sup.min_macos}", None, None))
             for dt in dict.fromkeys(call.in_dtypes + call.out_dtypes):
@@ -436,8 +438,15 @@ def _dtype_findings(trace: OpTrace, db: ops_api.SupportDB, macos: str) -> list[F
     rules = {r.dtype: r for r in db.dtype_rules(macos=macos)}
     out: list[Finding] = []
     groups: dict[tuple, list[DtypeEvent]] = {}
-    for ev in trace.dtype_events:
-        if ev.stage in HOST_STAGES or ev.dtype not in rules:
+    events = [ev for ev in trace.dtype_events if ev.stage not in HOST_STAGES and ev.dtype in rules]
+    created = {ev.dtype for ev in events if ev.how == "created"}
+    # A use with no known origin, of a dtype some traced op created, is usually the same data under another
+    # tensor object (nn.Module.to(dtype) wraps the cast result in a new Parameter): fold it into that finding.
+    folded: dict[str, list[str]] = {}
+    for ev in events:
+        if ev.how == "used" and ev.origin is None and ev.dtype in created:
+            folded.setdefault(ev.dtype, []).append(
+                f"{ev.op} at {ev.frame.path}:{ev.frame.line}" if ev.frame else ev.op)
             continue
         groups.setdefault((ev.dtype, ev.op, ev.how, ev.frame, ev.origin), []).append(ev)
     for (dtype, op, how, frame, origin), evs in sorted(
@@ -463,6 +472,8 @@ def _dtype_findings(trace: OpTrace, db: ops_api.SupportDB, macos: str) -> list[F
               "expected_message": rule.message, "fixed_in": None}
         if origin:
             ev["origin"] = origin
+        if how == "created" and folded.get(dtype):
+            ev["also_used_by"] = folded.pop(dtype)[:10]
         loc = Location(path=frame.path if frame else None, line=frame.line if frame else None, operator=op,
                        stage=stage)
         out.append(Finding(code=code, severity=sev, message=msg, location=loc, basis=Basis.PREDICTED,
