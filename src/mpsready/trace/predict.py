@@ -172,8 +172,9 @@ def _macos_lt(a: str, b: str) -> bool:
 
 
 class _Classifier:
-    def __init__(self, db: ops_api.SupportDB, macos: str, fallback: bool, expanded: set[str]):
-        self.db, self.macos, self.fallback, self.expanded = db, macos, fallback, expanded
+    def __init__(self, db: ops_api.SupportDB, macos: str, fallback: bool, expanded: set[str],
+                 views: set[str] = frozenset()):
+        self.db, self.macos, self.fallback, self.expanded, self.views = db, macos, fallback, expanded, views
         self._sup: dict[str, ops_api.OpSupport] = {}
 
     def support(self, op: str) -> ops_api.OpSupport:
@@ -211,7 +212,8 @@ class _Classifier:
             detail = (f"custom operator namespace '{ns}': MPS support not in the shipped data" if ns != "aten"
                       else f"not in the support table of torch {tv}")
             out.append(Problem("unknown", detail))
-        elif st == "composite" and recorded_op not in self.expanded and target not in self.expanded:
+        elif (st == "composite" and recorded_op not in self.expanded and target not in self.expanded
+              and recorded_op not in self.views):
             out.append(Problem("unknown", "composite op whose callees were not recorded (trace with this --torch)"))
         if st == "kernel" and not sparse_in:
             if sup.min_macos and _macos_lt(self.macos, sup.min_macos):
@@ -254,7 +256,7 @@ def predict(trace: OpTrace, torch: str, macos: str = DEFAULT_MACOS, fallback: bo
     expanded = set(getattr(trace, "expanded_ops", ()) or ())
     if not expanded:  # traces recorded before expanded_ops existed: every parent was expanded
         expanded = {c.parent for c in trace.calls if c.parent}
-    cls = _Classifier(db, macos, fallback, expanded)
+    cls = _Classifier(db, macos, fallback, expanded, set(getattr(trace, "view_ops", ()) or ()))
     dev_type = trace.device.split(":")[0]
 
     preds: dict[str, OpPrediction] = {}
