@@ -102,3 +102,13 @@ def test_recorder_aggregates_calls_instead_of_storing_each():
     (call,) = rec.calls()
     assert (call.op, call.count, call.in_dtypes, call.out_dtypes, call.device) == (
         "aten::add.Tensor", 50, ("float32",), ("float32",), "cpu")
+
+
+def test_inference_takes_the_path_mps_takes_not_the_cpu_fast_path():
+    # nn.TransformerEncoderLayer's eval fast path runs only on cpu/cuda/xpu (torch/nn/modules/transformer.py)
+    tr = trace_of("encoder_layer")
+    inference = {c.op for c in tr.calls if c.stage == "inference"}
+    assert "aten::_transformer_encoder_layer_fwd" not in inference
+    assert "aten::_native_multi_head_attention" not in inference
+    assert "aten::scaled_dot_product_attention" in inference
+    assert torch.backends.mha.get_fastpath_enabled() is True  # restored after the trace

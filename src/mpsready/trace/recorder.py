@@ -89,6 +89,27 @@ def _tensors(values: Any, out: list) -> None:
                     out.append(w)
 
 
+@contextmanager
+def _mps_python_paths() -> Iterator[None]:
+    """Take the Python-level branches MPS takes. The fused "fast path" of nn.TransformerEncoderLayer,
+    nn.TransformerEncoder and nn.MultiheadAttention in eval/inference runs only on cpu, cuda, xpu and
+    the privateuse1 device, never on MPS (torch/nn/modules/transformer.py ``_supported_device_type``,
+    activation.py ``_check_arg_device``, 2.1-2.13); on a CPU or CUDA trace it would record
+    ``aten::_transformer_encoder_layer_fwd`` / ``aten::_native_multi_head_attention``, which MPS never
+    dispatches. ``torch.backends.mha.set_fastpath_enabled(False)`` (2.2+) makes the trace take the
+    regular path, as MPS does."""
+    mha = getattr(torch.backends, "mha", None)
+    if mha is None or not hasattr(mha, "set_fastpath_enabled"):
+        yield
+        return
+    old = mha.get_fastpath_enabled()
+    mha.set_fastpath_enabled(False)
+    try:
+        yield
+    finally:
+        mha.set_fastpath_enabled(old)
+
+
 class _OpInfo:
     __slots__ = ("name", "expand")
 
@@ -165,7 +186,7 @@ class Recorder(Observer):
         self.stage = stage
         t0 = _perf()
         try:
-            with _Mode(self):
+            with _mps_python_paths(), _Mode(self):
                 if stage == "to_device" and self.simulate_moves and ctx.step is not None:
                     self._simulate_model_move(ctx.step.model)
                 yield
