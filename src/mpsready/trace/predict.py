@@ -388,7 +388,8 @@ def _op_findings(ops: list[OpPrediction], tv: str, fallback: bool) -> list[Findi
                      " No shipped PyTorch release fixes it." if pr.kind not in ("unknown",) else "")
             share = (f" {p.count} call(s), {_pct(p.call_share)} of device calls, about {_pct(p.time_share)} of the "
                      "traced step time would run on the CPU with PYTORCH_ENABLE_MPS_FALLBACK=1.")
-            pre = f"Predicted for torch {tv}: "
+            via = f" (called by {', '.join(p.parents[:3])})" if p.parents else ""
+            pre = f"Predicted for torch {tv}{via}: "
             if pr.kind == "missing":
                 code = R.OPS_FALLBACK.code if fallback else R.OPS_MISSING.code
                 sev = Severity.DEGRADES if fallback else Severity.BLOCKER
