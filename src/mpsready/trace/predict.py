@@ -183,8 +183,15 @@ class _Classifier:
             s = self._sup[op] = self.db.lookup(op, macos=self.macos)
         return s
 
-    def target(self, op: str) -> str:
-        return self.db.route(op) or op
+    def target(self, op: str, stage: str = "") -> str:
+        """The op MPS dispatches for recorded ``op``. A conditional route (``otherwise``) whose condition is
+        grad mode (SDPA: ``_math_for_mps`` only without grad) takes ``otherwise`` outside ``inference``."""
+        info = self.db.route_info(op)
+        if not info:
+            return op
+        if info.get("otherwise") and stage not in ("inference", "checkpoint"):
+            return "aten::" + info["otherwise"]
+        return "aten::" + info["to"]
 
     def problems(self, call: OpCall, target: str, sup: ops_api.OpSupport, recorded_op: str) -> list[Problem]:
         """Problems of one call group (empty: it runs, or it is a composite judged by its callees)."""
@@ -218,7 +225,10 @@ class _Classifier:
         if st == "kernel" and not sparse_in:
             if sup.min_macos and _macos_lt(self.macos, sup.min_macos):
                 out.append(Problem("macos", f"the MPS kernel needs macOS {sup.min_macos}", None, None))
-            for dt in dict.fromkeys(call.in_dtypes + call.out_dtypes):
+            # dtype exceptions (common_mps.py OpInfo xfails) are about the op's input dtype, not about index
+            # arguments such as max_pool2d_with_indices_backward's int64 indices
+            main = call.in_dtypes[:1] or call.out_dtypes[:1]
+            for dt in main:
                 exc = sup.dtype_exceptions.get(dt)
                 if not exc:
                     continue
@@ -262,7 +272,7 @@ def predict(trace: OpTrace, torch: str, macos: str = DEFAULT_MACOS, fallback: bo
     preds: dict[str, OpPrediction] = {}
     total_calls = 0
     for call in sorted(trace.calls, key=lambda c: _stage_key(c.stage)):
-        target = cls.target(call.op)
+        target = cls.target(call.op, call.stage)
         sup = cls.support(target)
         host = (call.stage in HOST_STAGES or call.device not in (dev_type, "meta")
                 or (not call.in_dtypes and not call.out_dtypes))

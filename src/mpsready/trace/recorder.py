@@ -160,7 +160,7 @@ class Recorder(Observer):
     """
 
     def __init__(self, root: str, device: str = "cpu", expand: Callable[[str], bool] | None = None,
-                 simulate_moves: bool | None = None, expand_views: bool = False):
+                 simulate_moves: bool | None = None, expand_views: bool = False, sdpa_math: str | None = None):
         self.frames = UserFrames(root)
         self.device = device
         self.device_type = torch.device(device).type
@@ -179,6 +179,7 @@ class Recorder(Observer):
         self.expanded: set[str] = set()
         self.views: set[str] = set()  # composite views recorded without their callees
         self._expand_views = expand_views
+        self.sdpa_math = sdpa_math
 
     # -- Observer -------------------------------------------------------------------------
     @contextmanager
@@ -186,7 +187,7 @@ class Recorder(Observer):
         self.stage = stage
         t0 = _perf()
         try:
-            with _mps_python_paths(), _Mode(self):
+            with _mps_python_paths(), self._sdpa_context(stage), _Mode(self):
                 if stage == "to_device" and self.simulate_moves and ctx.step is not None:
                     self._simulate_model_move(ctx.step.model)
                 yield
@@ -194,6 +195,23 @@ class Recorder(Observer):
                     self._simulate_move((ctx.inputs, ctx.target))
         finally:
             self.stage_seconds[stage] = self.stage_seconds.get(stage, 0.0) + _perf() - t0
+
+    def _sdpa_context(self, stage: str):
+        """Force SDPA's math backend where MPS takes it (``sdpa_math``: ``"all"`` stages, or ``"grad"``:
+        every stage but ``inference``/``checkpoint``), so the trace records the math decomposition's ops
+        (bmm, _safe_softmax, ...) that MPS runs instead of a CPU/CUDA fused kernel. Which stages: the
+        support data's SDPA routing for the target release (``route_info(...)["otherwise"]``;
+        aten/src/ATen/native/transformers/attention.cpp)."""
+        from contextlib import nullcontext
+
+        mode = self.sdpa_math
+        if mode is None or (mode == "grad" and stage in ("inference", "checkpoint")):
+            return nullcontext()
+        try:
+            from torch.nn.attention import SDPBackend, sdpa_kernel
+        except ImportError:  # torch < 2.3
+            return nullcontext()
+        return sdpa_kernel(SDPBackend.MATH)
 
     def _simulate_model_move(self, model: Any) -> None:
         if not isinstance(model, torch.nn.Module):
@@ -370,16 +388,17 @@ class Recorder(Observer):
         return OpTrace(entry=entry, device=self.device, torch_version=torch.__version__, calls=self.calls(),
                        dtype_events=self.dtype_events(), stages=stages, stage_seconds=dict(self.stage_seconds),
                        expansion_failures=dict(self.expansion_failures), expanded_ops=sorted(self.expanded),
-                       view_ops=sorted(self.views))
+                       view_ops=sorted(self.views),
+                       settings={"mha_fastpath": False, "sdpa_math": self.sdpa_math})
 
 
 def record_entry(entry: Any, device: str = "cpu", expand: Callable[[str], bool] | None = None,
-                 steps: int = 1, expand_views: bool = False) -> OpTrace:
+                 steps: int = 1, expand_views: bool = False, sdpa_math: str | None = None) -> OpTrace:
     """Run ``entry`` (an :class:`mpsready.step.Entry`) through the step runner on ``device``
     with a :class:`Recorder` attached and return the :class:`OpTrace`. Stage failures are
     kept in ``OpTrace.stages`` (status, error, traceback), never raised."""
     from mpsready.step.runner import run_entry
 
-    rec = Recorder(str(entry.root), device=device, expand=expand, expand_views=expand_views)
+    rec = Recorder(str(entry.root), device=device, expand=expand, expand_views=expand_views, sdpa_math=sdpa_math)
     results, _ctx = run_entry(entry, device=device, steps=steps, observers=[rec])
     return rec.to_trace(entry.spec, [r.to_dict() for r in results])
