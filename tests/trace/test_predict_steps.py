@@ -106,3 +106,27 @@ def test_exit_code_and_unknown_torch_version():
     assert TraceResult(trace_of("cnn"), predict(trace_of("cnn"), torch="2.13")).exit_code == 0
     with pytest.raises(ValueError, match="no MPS support table for torch 1.13"):
         predict(tr, torch="1.13")
+
+
+def test_custom_namespace_op_is_reported_with_unknown_status():
+    pred = prediction("custom_op", "2.13")
+    assert problems(pred) == {"mpsready_test::scale": ("unknown", ("unknown",), None)}
+    (f,) = pred.findings
+    assert (f.code, f.severity.value, f.location.line, f.location.operator) == (
+        "OPS107", "info", line_of("custom"), "mpsready_test::scale")
+    assert "custom operator namespace 'mpsready_test'" in f.message
+    from mpsready.trace.api import TraceResult
+
+    assert TraceResult(trace_of("custom_op"), pred).exit_code == 0  # unknown is reported, not a blocker
+
+
+def test_every_code_the_trace_emits_is_a_registered_rule():
+    from mpsready import rules
+    from mpsready.trace import rules as trace_rules
+
+    mine = {r.code for r in vars(trace_rules).values() if isinstance(r, rules.Rule)}
+    assert mine == {"OPS101", "OPS102", "OPS103", "OPS104", "OPS105", "OPS106", "OPS107", "OPS108",
+                    "DTY201", "DTY202", "DTY203", "DTY204", "DTY205"}
+    assert all(rules._REGISTRY[c].source and rules._REGISTRY[c].fix for c in mine)
+    assert set(trace_rules.DTYPE_RULE_CODES.values()) <= mine
+    assert "mpsready.trace.rules" in rules.RULE_MODULES
