@@ -166,3 +166,21 @@ def custom_op():
         return torch.ops.mpsready_test.scale(x, 2.0).sum()  # at: custom
 
     return step
+
+
+def grad_scaler():
+    torch.manual_seed(0)
+    model = nn.Linear(4, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cpu")
+    x = torch.randn(3, 4)
+
+    def step():
+        opt.zero_grad()
+        loss = model(x).pow(2).mean()
+        scaler.scale(loss).backward()
+        scaler.step(opt)  # at: scaler
+        scaler.update()
+        return loss
+
+    return step

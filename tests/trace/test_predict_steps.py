@@ -130,3 +130,17 @@ def test_every_code_the_trace_emits_is_a_registered_rule():
     assert all(rules._REGISTRY[c].source and rules._REGISTRY[c].fix for c in mine)
     assert set(trace_rules.DTYPE_RULE_CODES.values()) <= mine
     assert "mpsready.trace.rules" in rules.RULE_MODULES
+
+
+def test_grad_scaler_float64_is_a_pytorch_internal_and_its_amp_kernels_are_judged():
+    tr = trace_of("grad_scaler")
+    (ev,) = [e for e in tr.dtype_events if e.dtype == "float64"]
+    assert (ev.op, ev.how, ev.internal, ev.frame.line) == (
+        "aten::_to_copy", "created", "torch/amp/grad_scaler.py:unscale_", line_of("scaler"))
+    p13 = prediction("grad_scaler", "2.13")
+    assert [(f.code, f.severity.value, f.location.line) for f in p13.findings] == [
+        ("DTY201", "info", line_of("scaler"))]
+    p27 = prediction("grad_scaler", "2.7")  # MPS AMP kernels arrive in 2.8 (research note 1.2)
+    got = problems(p27)
+    assert got["aten::_amp_foreach_non_finite_check_and_unscale_"] == ("error", ("missing",), "2.8.0")
+    assert got["aten::_amp_update_scale_"] == ("error", ("missing",), "2.8.0")

@@ -101,10 +101,13 @@ class DtypeEvent:
     frame: Frame | None = None
     origin: str | None = None
     origin_frame: Frame | None = None
+    internal: str | None = None  # the PyTorch function that created it, e.g. "torch/amp/grad_scaler.py:unscale_"
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"dtype": self.dtype, "stage": self.stage, "op": self.op, "how": self.how,
                              "count": self.count}
+        if self.internal:
+            d["internal"] = self.internal
         if self.frame:
             d["frame"] = self.frame.to_dict()
         if self.origin:
@@ -117,7 +120,8 @@ class DtypeEvent:
     def from_dict(cls, d: Mapping[str, Any]) -> "DtypeEvent":
         return cls(dtype=d["dtype"], stage=d["stage"], op=d["op"], how=d["how"], count=int(d.get("count", 1)),
                    frame=Frame.from_dict(d["frame"]) if d.get("frame") else None, origin=d.get("origin"),
-                   origin_frame=Frame.from_dict(d["origin_frame"]) if d.get("origin_frame") else None)
+                   origin_frame=Frame.from_dict(d["origin_frame"]) if d.get("origin_frame") else None,
+                   internal=d.get("internal"))
 
 
 @dataclass

@@ -32,6 +32,7 @@ from mpsready.trace import rules as R
 from mpsready.trace.model import DtypeEvent, Frame, OpCall, OpTrace
 
 DEFAULT_MACOS = "15.5"
+_GRAD_SCALER = "torch/amp/grad_scaler.py"
 HOST_STAGES = frozenset({"build"})
 STAGE_ORDER = ("build", "to_device", "data", "forward", "loss", "backward", "optimizer_step", "checkpoint",
                "inference", "step")
@@ -461,8 +462,8 @@ def _dtype_findings(trace: OpTrace, db: ops_api.SupportDB, macos: str) -> list[F
             folded.setdefault(ev.dtype, []).append(
                 f"{ev.op} at {ev.frame.path}:{ev.frame.line}" if ev.frame else ev.op)
             continue
-        groups.setdefault((ev.dtype, ev.op, ev.how, ev.frame, ev.origin), []).append(ev)
-    for (dtype, op, how, frame, origin), evs in sorted(
+        groups.setdefault((ev.dtype, ev.op, ev.how, ev.frame, ev.origin, ev.internal), []).append(ev)
+    for (dtype, op, how, frame, origin, internal), evs in sorted(
             groups.items(), key=lambda kv: (_stage_key(kv[1][0].stage), kv[0][0], kv[0][1])):
         rule = rules[dtype]
         code = R.DTYPE_RULE_CODES.get(dtype, R.DTY_LIMITED.code)
@@ -481,10 +482,23 @@ def _dtype_findings(trace: OpTrace, db: ops_api.SupportDB, macos: str) -> list[F
         msg += f" On MPS: {rule.message}"
         if rule.min_macos and rule.effect != "error":
             msg += f" (target macOS {macos} < {rule.min_macos})"
+        if internal and internal.startswith(_GRAD_SCALER):
+            # torch/amp/grad_scaler.py unscale_ computes 1/scale in float64 except on MPS, where it stays float32
+            # (the MPS branch of PyTorch 2.13, added after pytorch#142397, PR #144022): not a blocker by itself;
+            # before 2.8 GradScaler fails on MPS anyway through _amp_foreach_non_finite_check_and_unscale_.
+            sev = Severity.INFO
+            msg = (f"Predicted: torch.amp.GradScaler ({internal}) creates a float64 inverse scale at "
+                   f"{frame.path}:{frame.line} on this device; on MPS PyTorch keeps it float32 (MPS branch in "
+                   "grad_scaler.py; pytorch#142397 reported the float64 TypeError on 2.5). GradScaler's own "
+                   "kernels are judged as ops (_amp_foreach_non_finite_check_and_unscale_, _amp_update_scale_)."
+                   if frame else f"Predicted: torch.amp.GradScaler ({internal}) creates a float64 inverse scale "
+                   "on this device; on MPS PyTorch keeps it float32.")
         ev = {"dtype": dtype, "op": op, "how": how, "count": sum(e.count for e in evs),
               "expected_message": rule.message, "fixed_in": None}
         if origin:
             ev["origin"] = origin
+        if internal:
+            ev["internal"] = internal
         if how == "created" and folded.get(dtype):
             ev["also_used_by"] = folded.pop(dtype)[:10]
         loc = Location(path=frame.path if frame else None, line=frame.line if frame else None, operator=op,

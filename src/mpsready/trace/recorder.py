@@ -36,6 +36,8 @@ on the CPU and then moved).
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 import weakref
 from contextlib import contextmanager
@@ -71,6 +73,26 @@ def op_name(func: Any) -> str:
     name = func._schema.name
     ov = func._overloadname
     return name if ov == "default" else f"{name}.{ov}"
+
+
+_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+_SKIP_DIRS = (_TORCH_DIR + "utils" + os.sep + "_python_dispatch", _TORCH_DIR + "_ops.py")
+
+
+def _torch_caller() -> str | None:
+    """The innermost PyTorch Python frame that made the current call, as ``torch/amp/grad_scaler.py:unscale_``
+    (only computed for the rare creation of a float64/complex/bfloat16 tensor). Lets the prediction tell a
+    PyTorch internal (GradScaler's float64 inverse scale) from the user's own code."""
+    f = sys._getframe(2)
+    here = os.path.abspath(__file__)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if fn.startswith(_TORCH_DIR) and not fn.startswith(_SKIP_DIRS) and fn != here:
+            return f"torch/{os.path.relpath(fn, _TORCH_DIR)}:{f.f_code.co_name}".replace(os.sep, "/")
+        if not fn.startswith(_TORCH_DIR) and "mpsready" not in fn:
+            return None  # reached user code first: the user created it
+        f = f.f_back
+    return None
 
 
 def _is_view(func: Any) -> bool:
@@ -361,11 +383,11 @@ class Recorder(Observer):
             # The op *introduced* the dtype when none of its inputs had it (a cast, a factory,
             # promotion from a float64 scalar tensor), or lifted Python/NumPy data into a tensor.
             if device_stage and (lifted or dt not in in_dt) and self._on_device(t) and tid not in self._reported:
-                self._event(dt, stage, name, "created", frame, None, None)
+                self._event(dt, stage, name, "created", frame, None, None, _torch_caller())
                 self._reported.add(tid)
 
-    def _event(self, dtype, stage, op, how, frame, origin, origin_frame):
-        key = (dtype, stage, op, how, frame, origin, origin_frame)
+    def _event(self, dtype, stage, op, how, frame, origin, origin_frame, internal=None):
+        key = (dtype, stage, op, how, frame, origin, origin_frame, internal)
         slot = self._events.get(key)
         if slot is None:
             self._events[key] = [1]
@@ -381,8 +403,9 @@ class Recorder(Observer):
         return out
 
     def dtype_events(self) -> list[DtypeEvent]:
-        return [DtypeEvent(dtype=d, stage=s, op=o, how=h, count=c[0], frame=f, origin=og, origin_frame=of)
-                for (d, s, o, h, f, og, of), c in self._events.items()]
+        return [DtypeEvent(dtype=d, stage=s, op=o, how=h, count=c[0], frame=f, origin=og, origin_frame=of,
+                           internal=i)
+                for (d, s, o, h, f, og, of, i), c in self._events.items()]
 
     def to_trace(self, entry: str, stages: list[dict[str, Any]]) -> OpTrace:
         return OpTrace(entry=entry, device=self.device, torch_version=torch.__version__, calls=self.calls(),
