@@ -37,7 +37,8 @@ MPS_OPS = {"aten::_mps_convolution", "aten::native_batch_norm", "aten::_lstm_mps
 
 
 def rewrite(trace: OpTrace, names: dict[str, str], device: str) -> OpTrace:
-    calls = [dataclasses.replace(c, op=names.get(c.op, c.op), device=device if c.device in ("cpu", "meta") else c.device)
+    calls = [dataclasses.replace(c, op=names.get(c.op, c.op),
+                                 device=device if c.device in ("cpu", "meta") else c.device)
              for c in trace.calls]
     return dataclasses.replace(trace, calls=calls, device=device)
 

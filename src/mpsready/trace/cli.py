@@ -33,7 +33,8 @@ def run(args: argparse.Namespace) -> int:
 
     dev = args.device.split(":")[0]
     if dev not in ("cpu", "cuda"):
-        raise UsageError(f"--device must be cpu or cuda (the trace predicts MPS from another device), got {args.device!r}")
+        raise UsageError("--device must be cpu or cuda (the trace predicts MPS from another device), "
+                         f"got {args.device!r}")
     if args.steps < 1:
         raise UsageError("--steps must be at least 1")
     try:

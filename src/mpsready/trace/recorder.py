@@ -52,10 +52,10 @@ from mpsready.trace.model import DtypeEvent, Frame, OpCall, OpTrace
 
 # Keys below Python: the real kernel runs there with our child mode active (research Appendix B).
 _AFTER_PYTHON = torch._C._dispatch_keyset_full_after(torch._C.DispatchKey.Python)
-_MAX_DEPTH = 6
+_MAX_DEPTH = 6  # composites nest a few levels (convolution -> _convolution -> backend kernel)
 # torch.tensor / torch.as_tensor / torch.from_numpy hand their new tensor to these (2.13, checked by trace):
 # the point where NumPy or Python data becomes a tensor.
-_LIFT_OPS = frozenset({"aten::lift_fresh", "aten::lift", "aten::lift_fresh_copy"})  # composites nest a few levels (convolution -> _convolution -> backend kernel)
+_LIFT_OPS = frozenset({"aten::lift_fresh", "aten::lift", "aten::lift_fresh_copy"})
 WATCHED_DTYPES = frozenset({"float64", "complex128", "bfloat16", "complex64"})
 HOST_STAGES = frozenset({"build"})  # stages whose tensors normally live on the CPU, whatever the device
 
