@@ -75,3 +75,15 @@ def test_bad_options_exit_2(argv, msg, capsys):
 def test_missing_entry_exits_2(tmp_path):
     assert run_cli(["trace", f"{tmp_path / 'nope.py'}:step"]) == 2
     assert run_cli(["trace", "not-a-spec"]) == 2
+
+
+def test_json_output_validates_against_the_shipped_schema(tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    from importlib import resources
+
+    schema = json.loads(resources.files("mpsready.trace").joinpath("data/trace.schema.json").read_text())
+    for name, extra in (("sparse_buffer", ["--torch", "2.5"]), ("ctc", ["--mps-fallback"]),
+                        ("float64_loss", []), ("failing_loss", [])):
+        out = tmp_path / f"{name}.json"
+        run_cli(["trace", f"{ENTRIES}:{name}", "--format", "json", "-o", str(out), *extra])
+        jsonschema.validate(json.loads(out.read_text()), schema)
