@@ -271,6 +271,7 @@ def predict(trace: OpTrace, torch: str, macos: str = DEFAULT_MACOS, fallback: bo
     dev_type = trace.device.split(":")[0]
 
     preds: dict[str, OpPrediction] = {}
+    problem_seconds: dict[str, float] = {}  # traced seconds of the calls that have a problem, per op
     total_calls = 0
     for call in sorted(trace.calls, key=lambda c: _stage_key(c.stage)):
         target = cls.target(call.op, call.stage)
@@ -296,7 +297,9 @@ def predict(trace: OpTrace, torch: str, macos: str = DEFAULT_MACOS, fallback: bo
         if p.verdict == "host":
             p.verdict = "runs"
         p.count += call.count
-        p.seconds += call.seconds if probs else 0.0
+        p.seconds += call.seconds
+        if probs:
+            problem_seconds[target] = problem_seconds.get(target, 0.0) + call.seconds
         if call.stage not in p.stages:
             p.stages.append(call.stage)
         for dt in call.in_dtypes + call.out_dtypes:
@@ -317,7 +320,7 @@ def predict(trace: OpTrace, torch: str, macos: str = DEFAULT_MACOS, fallback: bo
         p.verdict = _verdict(p.problems, p.status, fallback)
         if p.problems:
             p.call_share = p.count / total_calls if total_calls else 0.0
-            p.time_share = min(1.0, p.seconds / step_seconds) if step_seconds else 0.0
+            p.time_share = min(1.0, problem_seconds.get(p.op, 0.0) / step_seconds) if step_seconds else 0.0
             fixes = [pr.fixed_in for pr in p.problems if pr.kind != "unknown"]
             p.fixed_in = None if (not fixes or None in fixes) else max(fixes, key=ops_api._vtuple)
     ops = sorted(preds.values(), key=lambda o: (_VERDICT_RANK[o.verdict], o.op))
