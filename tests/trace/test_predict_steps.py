@@ -125,7 +125,7 @@ def test_every_code_the_trace_emits_is_a_registered_rule():
     from mpsready.trace import rules as trace_rules
 
     mine = {r.code for r in vars(trace_rules).values() if isinstance(r, rules.Rule)}
-    assert mine == {"OPS101", "OPS102", "OPS103", "OPS104", "OPS105", "OPS106", "OPS107", "OPS108",
+    assert mine == {"OPS101", "OPS102", "OPS103", "OPS104", "OPS105", "OPS106", "OPS107", "OPS108", "OPS109",
                     "DTY201", "DTY202", "DTY203", "DTY204", "DTY205"}
     assert all(rules._REGISTRY[c].source and rules._REGISTRY[c].fix for c in mine)
     assert set(trace_rules.DTYPE_RULE_CODES.values()) <= mine
@@ -144,3 +144,12 @@ def test_grad_scaler_float64_is_a_pytorch_internal_and_its_amp_kernels_are_judge
     got = problems(p27)
     assert got["aten::_amp_foreach_non_finite_check_and_unscale_"] == ("error", ("missing",), "2.8.0")
     assert got["aten::_amp_update_scale_"] == ("error", ("missing",), "2.8.0")
+
+
+def test_target_macos_below_the_release_minimum_is_a_blocker():
+    from mpsready.ops.api import load_db
+
+    assert load_db("2.13").min_macos == "14.0" and load_db("2.5").min_macos == "12.3"
+    (f,) = prediction("cnn", "2.13", macos="13.6").findings
+    assert (f.code, f.severity.value, f.evidence) == ("OPS109", "blocker", {"min_macos": "14.0", "macos": "13.6"})
+    assert prediction("cnn", "2.5", macos="13.6").findings == []

@@ -326,6 +326,13 @@ def predict(trace: OpTrace, torch: str, macos: str = DEFAULT_MACOS, fallback: bo
     ops = sorted(preds.values(), key=lambda o: (_VERDICT_RANK[o.verdict], o.op))
     findings = _op_findings(ops, db.torch_version, fallback) + _dtype_findings(trace, db, macos)
     findings += _stage_findings(trace)
+    if not db.macos_supported(macos):
+        findings.append(Finding(
+            code=R.OPS_RELEASE_MACOS.code, severity=Severity.BLOCKER, basis=Basis.PREDICTED,
+            message=f"Predicted: torch {db.torch_version} needs macOS {db.min_macos} for MPS; on macOS {macos} "
+                    "torch.backends.mps.is_available() is False and no op of the step can run on MPS.",
+            location=Location(), fix=f"upgrade to macOS {db.min_macos} or later, or use an older PyTorch",
+            source=getattr(db, "min_macos_source", None), evidence={"min_macos": db.min_macos, "macos": macos}))
     findings = sort_findings(findings)
     summary = _summary(ops, findings, total_calls, step_seconds)
     return Prediction(torch=db.torch_version, macos=macos, fallback=fallback, ops=ops, findings=findings,
