@@ -76,7 +76,8 @@ def op_name(func: Any) -> str:
 
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
-_SKIP_DIRS = (_TORCH_DIR + "utils" + os.sep + "_python_dispatch", _TORCH_DIR + "_ops.py")
+_SKIP_DIRS = (_TORCH_DIR + "utils" + os.sep + "_python_dispatch", _TORCH_DIR + "_ops.py",
+              _TORCH_DIR + "_compile.py", os.path.join(_TORCH_DIR, "_dynamo", "eval_frame.py"))  # mode plumbing
 
 
 def _torch_caller() -> str | None:
@@ -147,12 +148,6 @@ class _Mode(TorchDispatchMode):
         super().__init__()
         self.rec, self.parent, self.frame, self.depth = rec, parent, frame, depth
 
-    @classmethod
-    def _should_skip_dynamo(cls) -> bool:
-        # TorchDispatchMode wraps __torch_dispatch__ in torch._disable_dynamo (2.8+), which costs a few
-        # microseconds per op and imports torch._dynamo (seconds) on the first call. The recorder never runs
-        # under torch.compile's tracing of our own code, so the wrapper buys nothing here.
-        return False
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         rec = self.rec
