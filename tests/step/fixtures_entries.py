@@ -58,3 +58,27 @@ def not_a_step():
 
 def aborts():
     os.abort()
+
+
+class FailingForward(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 1)
+
+    def forward(self, x):
+        raise ValueError("forward exploded")
+
+
+STEPPED = []
+
+
+class CountingSGD(torch.optim.SGD):
+    def step(self, closure=None):
+        STEPPED.append(1)
+        return super().step(closure)
+
+
+def failing_forward():
+    m = FailingForward()
+    return Step(model=m, batch=torch.randn(3, 4), loss_fn=lambda out: out.sum(),
+                optimizer=CountingSGD(m.parameters(), lr=0.1))

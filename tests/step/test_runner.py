@@ -58,3 +58,14 @@ def test_bad_return_fails_build():
 def test_entry_errors(spec, msg):
     with pytest.raises(EntryError, match=msg):
         load_entry(spec)
+
+
+def test_forward_failure_never_steps_the_optimizer():
+    entry = load_entry(f"{FIX}:failing_forward")
+    results, _ = run_entry(entry)
+    st = statuses(results)
+    assert st == {"build": "passed", "to_device": "passed", "data": "passed", "forward": "failed",
+                  "loss": "not_run", "backward": "not_run", "optimizer_step": "not_run",
+                  "checkpoint": "passed", "inference": "failed"}
+    assert entry.function.__globals__["STEPPED"] == []
+    assert results[6].reason == "backward not reached"

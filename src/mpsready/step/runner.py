@@ -121,7 +121,9 @@ class StepRunner:
     def _blocked(self, stage: str) -> str | None:
         for dep in DEPENDS_ON.get(stage, ()):
             r = self.results.get(dep)
-            if r is not None and r.status in (StageStatus.FAILED, StageStatus.CRASHED, StageStatus.NOT_RUN):
+            if r is None:  # an earlier failure kept the dependency from running at all
+                return f"{dep} not reached"
+            if r.status in (StageStatus.FAILED, StageStatus.CRASHED, StageStatus.NOT_RUN):
                 return f"{dep} {r.status.value}"
         return None
 
