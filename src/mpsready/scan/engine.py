@@ -96,7 +96,9 @@ def scan_path(path: str | os.PathLike[str], config: ScanConfig | None = None, *,
     project = ProjectFiles(root, config.max_file_size)
 
     deps, dep_raw, texts = _declarations(files, project)
-    raw += dep_raw
+    # an included file (-r base.txt) is often also scanned on its own: keep one copy of each
+    deps = list({(d.path, d.line, d.name, d.raw): d for d in deps}.values())
+    raw += list({(r.rule.code, r.path, r.line, r.message): r for r in dep_raw}.values())
     for dep in deps:
         f = depjudge.judge(dep)
         if f is not None:
@@ -350,7 +352,8 @@ def _resolve_fallbacks(findings: list[Finding], results) -> list[Finding]:
     imports = _imports(results)
     out = []
     for f in findings:
-        if f.evidence.get("no_alternative") and f.code in _KERNEL_CODES and f.location.path:
+        if f.severity is Severity.BLOCKER and f.code in _KERNEL_CODES | {"DEP107"} and f.location.path \
+                and f.location.path.endswith(".py"):
             sites = _importers(imports, module_name(f.location.path))
             if sites and all(g for _, _, g in sites):
                 rel, line, _ = sites[0]

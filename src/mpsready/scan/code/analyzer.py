@@ -529,6 +529,12 @@ class _Visitor(ast.NodeVisitor):
             # a bare availability check is only a finding when it drives a device choice (API104)
             return
         kw: dict[str, Any] = {"scope": "distributed"} if code == "API107" else {}
+        specific = {"API110": "CUDA graphs do not exist on MPS", "API111": "NVTX is not built into macOS PyTorch "
+                    "('NVTX functions not installed')", "API112": "CUDA events need CUDA; on a Mac they fail",
+                    "API107": "NCCL is not built into macOS PyTorch"}
+        if code in specific:
+            self.add(rule, node, f"{name}: {specific[code]}", severity=severity, fix=fix, evidence=evidence, **kw)
+            return
         what = {"blocker": "raises 'Torch not compiled with CUDA enabled' on a Mac",
                 "degrades": "returns a CUDA-only answer or does nothing on a Mac",
                 "info": "harmless on a Mac"}[severity.value]
@@ -561,8 +567,7 @@ class _Visitor(ast.NodeVisitor):
             "torch", "numba", "cupy", "pycuda", "cuda")
 
     def _check_to_call(self, node: ast.Call) -> None:
-        args = [*node.args, *[k.value for k in node.keywords if k.arg == "device"]]
-        for arg in args:
+        for arg in node.args[:1]:  # device=... keywords are checked with every call's keywords
             value, line = self._string_value(arg)
             if value is not None and is_cuda_literal(value) and not self._flagged_name(arg):
                 where = f" (assigned at line {line})" if line else ""
