@@ -199,6 +199,7 @@ class _Visitor(ast.NodeVisitor):
         self.string_vars: dict[str, tuple[str, int]] = {}  # name -> (string literal, line) for simple assignments
         self.np_f64_vars: set[str] = set()
         self.mentions_mps = mentions_mps
+        self.function_mps: list[bool] = []  # per enclosing function: does it consider MPS?
         self.kernel_lib_guard: dict[str, str | None] = {}  # triton/cupy/... -> fallback location or None
         self._reported_chain: set[int] = set()
 
@@ -323,7 +324,8 @@ class _Visitor(ast.NodeVisitor):
 
     def _report_selection(self, kind: str | None, node: ast.AST) -> bool:
         if kind == "available":
-            if not self.mentions_mps:
+            considers_mps = self.function_mps[-1] if self.function_mps else self.mentions_mps
+            if not considers_mps:
                 self.add(A.DEVICE_SELECTION, node, "device selection picks 'cuda' if available, else 'cpu': on a Mac "
                          "everything silently runs on the CPU, never on MPS")
             return True
@@ -424,7 +426,9 @@ class _Visitor(ast.NodeVisitor):
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         self._check_decorators(node)
         self._check_defaults(node.args)
+        self.function_mps.append(_mentions_mps(node))
         self.generic_visit(node)
+        self.function_mps.pop()
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
