@@ -91,7 +91,7 @@ def analyze_source(source: str | bytes) -> CodeResult:
         return CodeResult([_syntax_finding(exc, text)], parsed=False)
     except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, absurd nesting
         return CodeResult([_raw(I.SYNTAX_ERROR, 1, 0, f"cannot parse: {exc}")], parsed=False)
-    visitor = _Visitor(build_alias_map(tree), _mentions_mps(tree))
+    visitor = _Visitor(build_alias_map(tree), tree)
     try:
         visitor.visit(tree)
     except RecursionError:
@@ -189,8 +189,13 @@ def parse_suppression(comment: str) -> list[str] | None:
     return [c.strip().upper() for c in inner.split(",") if c.strip()]
 
 
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+_LEAF_FIELDS = {"ctx", "type_comment", "kind", "name", "id", "attr", "arg", "module", "level", "op", "conversion",
+                "is_async", "simple", "lineno", "col_offset", "end_lineno", "end_col_offset", "value_str"}
+
+
 class _Visitor(ast.NodeVisitor):
-    def __init__(self, aliases: AliasMap, mentions_mps: bool) -> None:
+    def __init__(self, aliases: AliasMap, tree: ast.Module) -> None:
         self.aliases = aliases
         self.result = CodeResult()
         self.api = knowledge.cuda_api_table()
@@ -198,10 +203,38 @@ class _Visitor(ast.NodeVisitor):
         self.cuda_guard = 0  # depth of enclosing `if <cuda available>:` bodies
         self.string_vars: dict[str, tuple[str, int]] = {}  # name -> (string literal, line) for simple assignments
         self.np_f64_vars: set[str] = set()
-        self.mentions_mps = mentions_mps
-        self.function_mps: list[bool] = []  # per enclosing function: does it consider MPS?
+        self.tree = tree
+        self.functions: list[ast.AST] = []  # enclosing function definitions, innermost last
         self.kernel_lib_guard: dict[str, str | None] = {}  # triton/cupy/... -> fallback location or None
-        self._reported_chain: set[int] = set()
+        self._dispatch: dict[type, object] = {}
+
+    # ---------------------------------------------------------------- traversal
+    # NodeVisitor.visit builds a method name and calls getattr for every node, and generic_visit
+    # walks every field (expression contexts included); this dispatch caches both per node class.
+    def visit(self, node: ast.AST) -> None:
+        cls = node.__class__
+        method = self._dispatch.get(cls)
+        if method is None:
+            method = getattr(type(self), "visit_" + cls.__name__, None) or type(self).generic_visit
+            self._dispatch[cls] = method
+        method(self, node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        cls = node.__class__
+        fields = _CHILD_FIELDS.get(cls)
+        if fields is None:
+            fields = _CHILD_FIELDS[cls] = tuple(f for f in cls._fields if f not in _LEAF_FIELDS)
+        for name in fields:
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        self.visit(item)
+            elif isinstance(value, ast.AST):
+                self.visit(value)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        pass
 
     # ---------------------------------------------------------------- helpers
     def add(self, rule, node: ast.AST, message: str, **kw: Any) -> None:
@@ -324,8 +357,8 @@ class _Visitor(ast.NodeVisitor):
 
     def _report_selection(self, kind: str | None, node: ast.AST) -> bool:
         if kind == "available":
-            considers_mps = self.function_mps[-1] if self.function_mps else self.mentions_mps
-            if not considers_mps:
+            # judged on the enclosing function (or the module): does it consider MPS anywhere?
+            if not _mentions_mps(self.functions[-1] if self.functions else self.tree):
                 self.add(A.DEVICE_SELECTION, node, "device selection picks 'cuda' if available, else 'cpu': on a Mac "
                          "everything silently runs on the CPU, never on MPS")
             return True
@@ -337,12 +370,14 @@ class _Visitor(ast.NodeVisitor):
 
     # ---------------------------------------------------------------- imports
     def visit_Import(self, node: ast.Import) -> None:
+        self.aliases.add_import(node)  # imports inside functions bind from here on
         guard = self._fallback_guard()
         for alias in node.names:
             self.result.imports.append([0, alias.name, [], node.lineno, guard is not None])
             self._check_package_import(alias.name, node, guard)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        self.aliases.add_import_from(node)
         guard = self._fallback_guard()
         names = [a.name for a in node.names]
         self.result.imports.append([node.level, node.module or "", names, node.lineno, guard is not None])
@@ -426,9 +461,9 @@ class _Visitor(ast.NodeVisitor):
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         self._check_decorators(node)
         self._check_defaults(node.args)
-        self.function_mps.append(_mentions_mps(node))
+        self.functions.append(node)
         self.generic_visit(node)
-        self.function_mps.pop()
+        self.functions.pop()
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
