@@ -114,6 +114,7 @@ def scan_path(path: str | os.PathLike[str], config: ScanConfig | None = None, *,
     findings += _code_findings(code_results)
     findings += _cuda_sources(files)
     findings = _resolve_fallbacks(findings, code_results)
+    findings = _drop_own_packages(findings, files)
 
     suppress = {rel: res.suppress for rel, (res, _cells) in code_results.items() if res.suppress}
     findings, suppressed = _apply_suppressions(findings, suppress, texts, root)
@@ -408,6 +409,19 @@ def _resolve_fallbacks(findings: list[Finding], results) -> list[Finding]:
         out = [_lower(f, "every CUDA extension built from these sources has a fallback")
                if f.code == E.CUDA_SOURCES.code else f for f in out]
     return out
+
+
+def _drop_own_packages(findings: list[Finding], files: list[ProjectFile]) -> list[Finding]:
+    """A project that *is* a CUDA package (mamba imports mamba_ssm) is judged by its kernels and
+    extensions (EXT1xx), not by importing itself (DEP107)."""
+    local: set[str] = set()
+    for pf in files:
+        if pf.python:
+            parts = pf.relpath.split("/")
+            if parts[0] == "src" and len(parts) > 1:
+                parts = parts[1:]
+            local.add(parts[0][:-3] if len(parts) == 1 and parts[0].endswith(".py") else parts[0])
+    return [f for f in findings if not (f.code == "DEP107" and f.evidence.get("module") in local)]
 
 
 # ------------------------------------------------------------------ suppression and selection

@@ -26,7 +26,7 @@ from mpsready.scan.rules import extensions as E
 from mpsready.scan.rules import inputs as I
 
 # Bump when the analysis changes so cached results are recomputed.
-ANALYZER_VERSION = 3
+ANALYZER_VERSION = 4
 
 _FALLBACK_EXCEPTIONS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError", "RuntimeError"}
 _CAST_METHODS = {"float", "half", "bfloat16", "type", "int", "long", "bool"}
@@ -201,6 +201,8 @@ class _Visitor(ast.NodeVisitor):
         self.api = knowledge.cuda_api_table()
         self.try_stack: list[ast.Try] = []  # enclosing try statements whose handlers are fallbacks
         self.cuda_guard = 0  # depth of enclosing `if <cuda available>:` bodies
+        self.dist_context = 0  # depth of enclosing distributed-only code (if ddp:, def all_gather)
+        self.reported_packages: set[str] = set()  # DEP107 once per package per file
         self.string_vars: dict[str, tuple[str, int]] = {}  # name -> (string literal, line) for simple assignments
         self.np_f64_vars: set[str] = set()
         self.tree = tree
@@ -245,6 +247,8 @@ class _Visitor(ast.NodeVisitor):
             severity = Severity.INFO
             evidence = {**evidence, "guarded": True}
             message += " (inside a CUDA-availability check, so skipped on a Mac)"
+        if self.dist_context and "scope" not in kw:
+            kw["scope"] = "distributed"
         self.result.findings.append(_raw(rule, getattr(node, "lineno", 1), getattr(node, "col_offset", 0), message,
                                          severity=severity, evidence=evidence, **kw))
 
@@ -271,6 +275,10 @@ class _Visitor(ast.NodeVisitor):
             return lit, None
         if isinstance(node, ast.Name) and node.id in self.string_vars:
             return self.string_vars[node.id]
+        if isinstance(node, ast.Attribute):
+            key = _dotted(node)
+            if key and key in self.string_vars:
+                return self.string_vars[key]
         return None, None
 
     # ---------------------------------------------------------------- structure
@@ -288,10 +296,13 @@ class _Visitor(ast.NodeVisitor):
         self.visit(node.test)
         self._check_if_selection(node)
         guarded = self._is_cuda_test(node.test)
+        dist = self._is_distributed_test(node.test)
         self.cuda_guard += guarded
+        self.dist_context += dist
         for stmt in node.body:
             self.visit(stmt)
         self.cuda_guard -= guarded
+        self.dist_context -= dist
         negated = isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not) \
             and self._is_cuda_test(node.test.operand)
         self.cuda_guard += negated
@@ -308,6 +319,25 @@ class _Visitor(ast.NodeVisitor):
         self.visit(node.body)
         self.cuda_guard -= guarded
         self.visit(node.orelse)
+
+    def _is_distributed_test(self, test: ast.AST) -> bool:
+        """`if ddp:`, `if args.distributed:`, `if world_size > 1:` and the like: multi-GPU-only code."""
+        for n in ast.walk(test):
+            if isinstance(n, ast.Name) and _is_distributed_name(n.id):
+                return True
+            if isinstance(n, ast.Attribute) and _is_distributed_name(n.attr):
+                return True
+        return False
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> None:
+        """In `torch.cuda.is_available() and torch.cuda.X()`, X never runs on a Mac."""
+        guarded = 0
+        for value in node.values:
+            self.visit(value)
+            if isinstance(node.op, ast.And) and not guarded and self._is_cuda_test(value):
+                guarded = 1
+                self.cuda_guard += 1
+        self.cuda_guard -= guarded
 
     def _is_cuda_test(self, test: ast.AST) -> bool:
         """A condition that is False on a Mac: torch.cuda.is_available(), device == 'cuda', args.cuda, use_cuda."""
@@ -396,11 +426,12 @@ class _Visitor(ast.NodeVisitor):
         elif top in _KERNEL_LIBS and guard is None:
             self.kernel_lib_guard[top] = None
         entry = knowledge.lookup_import(module)
-        if entry is None:
+        if entry is None or (entry.name in self.reported_packages and guard is None):
             return
         if module.startswith("numba") and entry.name == "numba":
             return  # numba itself runs on macOS; CUDA kernels are EXT105
-        evidence: dict[str, Any] = {"package": entry.name, "status": entry.status}
+        self.reported_packages.add(entry.name)
+        evidence: dict[str, Any] = {"package": entry.name, "status": entry.status, "module": top}
         if entry.alternative:
             evidence["alternative"] = entry.alternative
         rule = D.CUDA_PACKAGE_IMPORT
@@ -420,6 +451,10 @@ class _Visitor(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         lit = self._literal(node.value)
         for target in node.targets:
+            if isinstance(target, ast.Attribute) and lit is not None:
+                key = _dotted(target)
+                if key:
+                    self.string_vars[key] = (lit, node.lineno)
             if isinstance(target, ast.Name):
                 if lit is not None:
                     self.string_vars[target.id] = (lit, node.lineno)
@@ -462,7 +497,10 @@ class _Visitor(ast.NodeVisitor):
         self._check_decorators(node)
         self._check_defaults(node.args)
         self.functions.append(node)
+        dist = _is_distributed_name(node.name)
+        self.dist_context += dist
         self.generic_visit(node)
+        self.dist_context -= dist
         self.functions.pop()
 
     visit_AsyncFunctionDef = visit_FunctionDef
@@ -762,6 +800,27 @@ def _is_fallback_handler(handler: ast.ExceptHandler) -> bool:
     if handler.type is not None and not (names & _FALLBACK_EXCEPTIONS):
         return False
     return not all(isinstance(s, ast.Raise) for s in handler.body)
+
+
+_DISTRIBUTED_WORDS = ("ddp", "distributed", "all_gather", "all_reduce", "allreduce", "reduce_dict", "world_size",
+                      "broadcast", "barrier", "local_rank", "multi_gpu", "multigpu", "dist_init")
+
+
+def _is_distributed_name(name: str) -> bool:
+    low = name.lower()
+    return any(w in low for w in _DISTRIBUTED_WORDS)
+
+
+def _dotted(node: ast.AST) -> str | None:
+    """``args.dist_backend`` for an Attribute chain over a Name (as written, no alias resolution)."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
 
 
 def _kwarg(node: ast.Call, name: str) -> ast.AST | None:
