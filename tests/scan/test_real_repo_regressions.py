@@ -38,8 +38,8 @@ def test_attribute_assigned_nccl_backend_and_distributed_helpers(write_project):
         ("API102", "util.py", 6, "blocker", "distributed"),
         ("API107", "util.py", 7, "blocker", "distributed"),
         ("API103", "util.py", 10, "blocker", "distributed"),
-        ("API101", "util.py", 13, "blocker", "distributed"),
-        ("API101", "util.py", 14, "blocker", "main"),
+        ("API101", "util.py", 14, "blocker", "distributed"),
+        ("API101", "util.py", 15, "blocker", "main"),
     ]
 
 
