@@ -72,3 +72,24 @@ def test_project_importing_its_own_package_is_not_a_dependency(write_project):
         "benchmarks/bench.py": "from mamba_ssm.ops import x\nimport flash_attn\n",
     })
     assert rows(scan_path(root)) == [("DEP107", "benchmarks/bench.py", 2, "blocker")]
+
+
+def test_early_return_guards_mark_the_rest_of_a_function(write_project):
+    root = write_project({"m.py": (
+        "import torch\n"
+        "import torch.distributed as dist\n\n"
+        "def sync(self):\n"
+        "    if not is_dist_avail_and_initialized():\n"
+        "        return\n"
+        "    t = torch.tensor([1.0], device='cuda')\n\n"
+        "def stats():\n"
+        "    if not torch.cuda.is_available():\n"
+        "        return None\n"
+        "    return torch.cuda.max_memory_allocated()\n\n"
+        "def plain():\n"
+        "    return torch.ones(1).cuda()\n")})
+    assert rows(scan_path(root), with_scope=True) == [
+        ("API103", "m.py", 7, "blocker", "distributed"),
+        ("API101", "m.py", 15, "blocker", "main"),
+        ("API102", "m.py", 12, "info", "main"),
+    ]

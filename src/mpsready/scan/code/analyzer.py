@@ -26,7 +26,7 @@ from mpsready.scan.rules import extensions as E
 from mpsready.scan.rules import inputs as I
 
 # Bump when the analysis changes so cached results are recomputed.
-ANALYZER_VERSION = 4
+ANALYZER_VERSION = 5
 
 _FALLBACK_EXCEPTIONS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError", "RuntimeError"}
 _CAST_METHODS = {"float", "half", "bfloat16", "type", "int", "long", "bool"}
@@ -499,9 +499,29 @@ class _Visitor(ast.NodeVisitor):
         self.functions.append(node)
         dist = _is_distributed_name(node.name)
         self.dist_context += dist
-        self.generic_visit(node)
+        for part in (node.args, *node.decorator_list, *([node.returns] if node.returns else [])):
+            self.visit(part)
+        self._visit_block(node.body)
         self.dist_context -= dist
         self.functions.pop()
+
+    def _visit_block(self, body: list[ast.stmt]) -> None:
+        """Visit statements; after `if not <distributed or CUDA check>: return`, the rest of the block is
+        distributed-only (or CUDA-guarded) code."""
+        entered_dist = entered_cuda = 0
+        for stmt in body:
+            self.visit(stmt)
+            if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and all(
+                    isinstance(s, (ast.Return, ast.Raise, ast.Continue, ast.Break)) for s in stmt.body) \
+                    and isinstance(stmt.test, ast.UnaryOp) and isinstance(stmt.test.op, ast.Not):
+                if not entered_dist and self._is_distributed_test(stmt.test.operand):
+                    entered_dist = 1
+                    self.dist_context += 1
+                elif not entered_cuda and self._is_cuda_test(stmt.test.operand):
+                    entered_cuda = 1
+                    self.cuda_guard += 1
+        self.dist_context -= entered_dist
+        self.cuda_guard -= entered_cuda
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
@@ -803,7 +823,8 @@ def _is_fallback_handler(handler: ast.ExceptHandler) -> bool:
 
 
 _DISTRIBUTED_WORDS = ("ddp", "distributed", "all_gather", "all_reduce", "allreduce", "reduce_dict", "world_size",
-                      "broadcast", "barrier", "local_rank", "multi_gpu", "multigpu", "dist_init")
+                      "broadcast", "barrier", "local_rank", "multi_gpu", "multigpu", "dist_init", "dist_avail",
+                      "is_dist", "between_processes")
 
 
 def _is_distributed_name(name: str) -> bool:
