@@ -5,6 +5,7 @@
   `all_gather`/`init_distributed_mode` and `if args.distributed:` blocks are multi-GPU-only code.
 - dinov2: one file importing mmcv five times gave five findings; setup.py reads requirement files through
   a helper whose result is tuple-unpacked.
+- dinov2: a NumPy-to-torch dtype table and `x.dtype == torch.float64` checks were reported as float64 use.
 - mamba: the project's own package (mamba_ssm) was reported as a CUDA dependency of itself.
 """
 
@@ -93,3 +94,14 @@ def test_early_return_guards_mark_the_rest_of_a_function(write_project):
         ("API101", "m.py", 15, "blocker", "main"),
         ("API102", "m.py", 12, "info", "main"),
     ]
+
+
+def test_dtype_tables_and_comparisons_create_no_tensor(write_project):
+    root = write_project({"d.py": (
+        "import numpy as np\nimport torch\n"
+        "TABLE = {np.float64: torch.float64, np.complex128: torch.complex128}\n"
+        "def f(x):\n"
+        "    if x.dtype == torch.float64:\n"
+        "        return x.float()\n"
+        "    return torch.zeros(2, dtype=torch.float64)\n")})
+    assert rows(scan_path(root)) == [("DTY101", "d.py", 7, "blocker")]

@@ -26,7 +26,7 @@ from mpsready.scan.rules import extensions as E
 from mpsready.scan.rules import inputs as I
 
 # Bump when the analysis changes so cached results are recomputed.
-ANALYZER_VERSION = 5
+ANALYZER_VERSION = 6
 
 _FALLBACK_EXCEPTIONS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError", "RuntimeError"}
 _CAST_METHODS = {"float", "half", "bfloat16", "type", "int", "long", "bool"}
@@ -203,6 +203,7 @@ class _Visitor(ast.NodeVisitor):
         self.cuda_guard = 0  # depth of enclosing `if <cuda available>:` bodies
         self.dist_context = 0  # depth of enclosing distributed-only code (if ddp:, def all_gather)
         self.reported_packages: set[str] = set()  # DEP107 once per package per file
+        self.passive_dtype = 0  # inside comparisons and dict tables: a dtype named there creates no tensor
         self.string_vars: dict[str, tuple[str, int]] = {}  # name -> (string literal, line) for simple assignments
         self.np_f64_vars: set[str] = set()
         self.tree = tree
@@ -237,6 +238,16 @@ class _Visitor(ast.NodeVisitor):
 
     def visit_Constant(self, node: ast.Constant) -> None:
         pass
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        self.passive_dtype += 1
+        self.generic_visit(node)
+        self.passive_dtype -= 1
+
+    def visit_Dict(self, node: ast.Dict) -> None:
+        self.passive_dtype += 1
+        self.generic_visit(node)
+        self.passive_dtype -= 1
 
     # ---------------------------------------------------------------- helpers
     def add(self, rule, node: ast.AST, message: str, **kw: Any) -> None:
@@ -586,6 +597,8 @@ class _Visitor(ast.NodeVisitor):
         if name == "torch.set_float32_matmul_precision":
             self.add(A.TF32_SWITCH, node, "torch.set_float32_matmul_precision: selects TF32 on CUDA; MPS matmuls stay float32")
             return True
+        if self.passive_dtype and name in _DTYPE_NAMES:
+            return True  # `x.dtype == torch.float64`, {np.float64: torch.float64}: no tensor is made
         if name in ("torch.float64", "torch.double"):
             self.add(T.FLOAT64, node, f"{name}: MPS has no float64")
             return True
@@ -822,6 +835,8 @@ def _is_fallback_handler(handler: ast.ExceptHandler) -> bool:
     return not all(isinstance(s, ast.Raise) for s in handler.body)
 
 
+_DTYPE_NAMES = {"torch.float64", "torch.double", "torch.complex128", "torch.cdouble", "torch.complex64", "torch.cfloat",
+                "torch.complex32", "torch.chalf", "torch.bfloat16"}
 _DISTRIBUTED_WORDS = ("ddp", "distributed", "all_gather", "all_reduce", "allreduce", "reduce_dict", "world_size",
                       "broadcast", "barrier", "local_rank", "multi_gpu", "multigpu", "dist_init", "dist_avail",
                       "is_dist", "between_processes")
