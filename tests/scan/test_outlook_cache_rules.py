@@ -90,3 +90,12 @@ def test_knowledge_base_has_60_entries_each_with_status_alternative_and_source()
     assert knowledge.lookup_import("nvidia.dali.fn").name == "nvidia-dali"
     assert knowledge.lookup("torch") is None
     assert knowledge.lookup("tinycudann").severity is Severity.BLOCKER and knowledge.lookup("tinycudann").alternative is None
+
+
+def test_single_file_and_progress_callback(write_project):
+    root = write_project({"a.py": "import torch\nx = torch.ones(1).cuda()\n", "b.py": "y = 1\n"})
+    seen = []
+    r = scan_path(root / "a.py", progress=lambda done, total: seen.append((done, total)))
+    assert rows(r) == [("API101", "a.py", 2, "blocker")] and r.files_scanned == 1
+    whole = scan_path(root, progress=lambda done, total: seen.append((done, total)))
+    assert whole.files_scanned == 2 and seen[-1] == (2, 2)
