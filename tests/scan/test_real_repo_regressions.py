@@ -6,6 +6,7 @@
 - dinov2: one file importing mmcv five times gave five findings; setup.py reads requirement files through
   a helper whose result is tuple-unpacked.
 - dinov2: a NumPy-to-torch dtype table and `x.dtype == torch.float64` checks were reported as float64 use.
+- torch itself: annotations such as `stream: torch.cuda.Stream` were reported as CUDA calls.
 - mamba: the project's own package (mamba_ssm) was reported as a CUDA dependency of itself.
 """
 
@@ -105,3 +106,12 @@ def test_dtype_tables_and_comparisons_create_no_tensor(write_project):
         "        return x.float()\n"
         "    return torch.zeros(2, dtype=torch.float64)\n")})
     assert rows(scan_path(root)) == [("DTY101", "d.py", 7, "blocker")]
+
+
+def test_type_annotations_are_not_uses(write_project):
+    root = write_project({"t.py": (
+        "import torch\n"
+        "def f(s: torch.cuda.Stream, d: torch.dtype = torch.float32) -> torch.cuda.Event:\n"
+        "    x: torch.cuda.Stream = s\n"
+        "    return torch.cuda.Event()\n")})
+    assert rows(scan_path(root)) == [("API112", "t.py", 4, "blocker")]

@@ -26,7 +26,7 @@ from mpsready.scan.rules import extensions as E
 from mpsready.scan.rules import inputs as I
 
 # Bump when the analysis changes so cached results are recomputed.
-ANALYZER_VERSION = 6
+ANALYZER_VERSION = 7
 
 _FALLBACK_EXCEPTIONS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError", "RuntimeError"}
 _CAST_METHODS = {"float", "half", "bfloat16", "type", "int", "long", "bool"}
@@ -191,7 +191,9 @@ def parse_suppression(comment: str) -> list[str] | None:
 
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 _LEAF_FIELDS = {"ctx", "type_comment", "kind", "name", "id", "attr", "arg", "module", "level", "op", "conversion",
-                "is_async", "simple", "lineno", "col_offset", "end_lineno", "end_col_offset", "value_str"}
+                "is_async", "simple", "lineno", "col_offset", "end_lineno", "end_col_offset", "value_str",
+                # type annotations run nothing: `s: torch.cuda.Stream` neither initialises CUDA nor makes a tensor
+                "annotation", "returns"}
 
 
 class _Visitor(ast.NodeVisitor):
@@ -510,7 +512,7 @@ class _Visitor(ast.NodeVisitor):
         self.functions.append(node)
         dist = _is_distributed_name(node.name)
         self.dist_context += dist
-        for part in (node.args, *node.decorator_list, *([node.returns] if node.returns else [])):
+        for part in (node.args, *node.decorator_list):
             self.visit(part)
         self._visit_block(node.body)
         self.dist_context -= dist
@@ -572,9 +574,15 @@ class _Visitor(ast.NodeVisitor):
 
     # ---------------------------------------------------------------- names and attributes
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        name = self.q(node)
-        if name and self._check_qualified(name, node):
-            return  # the whole chain is reported; do not report its inner parts again
+        root = node.value
+        while root.__class__ is ast.Attribute:
+            root = root.value
+        if root.__class__ is ast.Name:
+            if not self.aliases.is_imported(root.id):
+                return  # `self.model.cuda`: a chain over a local name is never a torch/cupy name
+            name = self.q(node)
+            if name and self._check_qualified(name, node):
+                return  # the whole chain is reported; do not report its inner parts again
         self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> None:
