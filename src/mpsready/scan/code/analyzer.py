@@ -196,6 +196,24 @@ _LEAF_FIELDS = {"ctx", "type_comment", "kind", "name", "id", "attr", "arg", "mod
                 "annotation", "returns"}
 
 
+def _walk(node: ast.AST):
+    """ast.walk without expression contexts and leaf fields (faster on the small trees of `if` tests)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        cls = n.__class__
+        fields = _CHILD_FIELDS.get(cls)
+        if fields is None:
+            fields = _CHILD_FIELDS[cls] = tuple(f for f in cls._fields if f not in _LEAF_FIELDS)
+        for name in fields:
+            value = getattr(n, name, None)
+            if value.__class__ is list:
+                stack.extend(v for v in value if isinstance(v, ast.AST))
+            elif isinstance(value, ast.AST):
+                stack.append(value)
+
+
 class _Visitor(ast.NodeVisitor):
     def __init__(self, aliases: AliasMap, tree: ast.Module) -> None:
         self.aliases = aliases
@@ -335,7 +353,7 @@ class _Visitor(ast.NodeVisitor):
 
     def _is_distributed_test(self, test: ast.AST) -> bool:
         """`if ddp:`, `if args.distributed:`, `if world_size > 1:` and the like: multi-GPU-only code."""
-        for n in ast.walk(test):
+        for n in _walk(test):
             if isinstance(n, ast.Name) and _is_distributed_name(n.id):
                 return True
             if isinstance(n, ast.Attribute) and _is_distributed_name(n.attr):
@@ -354,7 +372,7 @@ class _Visitor(ast.NodeVisitor):
 
     def _is_cuda_test(self, test: ast.AST) -> bool:
         """A condition that is False on a Mac: torch.cuda.is_available(), device == 'cuda', args.cuda, use_cuda."""
-        for n in ast.walk(test):
+        for n in _walk(test):
             if isinstance(n, ast.Call):
                 name = self.q(n.func) or ""
                 if name.startswith("torch.cuda.") or name.endswith("cuda.is_available"):
