@@ -96,7 +96,6 @@ def analyze_source(source: str | bytes) -> CodeResult:
         visitor.visit(tree)
     except RecursionError:
         visitor.result.findings.append(_raw(I.SYNTAX_ERROR, 1, 0, "nesting too deep to analyse"))
-    visitor.finish()
     visitor.result.suppress = _suppressions(text) if "mpsready:" in text else {}
     return visitor.result
 
@@ -444,9 +443,8 @@ class _Visitor(ast.NodeVisitor):
         self.result.imports.append([node.level, node.module or "", names, node.lineno, guard is not None])
         if node.level == 0 and node.module:
             self._check_package_import(node.module, node, guard)
-            if node.module in ("torch.cuda", "torch.cuda.amp") or node.module.startswith("torch.cuda."):
-                pass  # reported where the imported names are used
-            if node.module == "torch.cuda" and "nccl" in names or node.module.startswith("torch.cuda.nccl"):
+            # other torch.cuda names are reported where they are used, through the alias map
+            if (node.module == "torch.cuda" and "nccl" in names) or node.module.startswith("torch.cuda.nccl"):
                 self.add(A.NCCL, node, "imports torch.cuda.nccl (NCCL is not built into macOS PyTorch)",
                          scope="distributed")
 
@@ -789,16 +787,12 @@ class _Visitor(ast.NodeVisitor):
             if dev is not None and value != "cpu":
                 self.add(A.DEVICE_GENERATOR, node, "torch.Generator on a device: its random stream differs between MPS "
                          "and CUDA for the same seed")
-        elif name in ("torch.set_default_dtype", "torch.set_default_tensor_type"):
-            pass  # the dtype argument itself is reported (DTY101)
         elif name.startswith("torch.utils.cpp_extension."):
             self._check_cpp_extension(node, last)
         elif name in ("cupy.RawKernel", "cupy.RawModule", "cupy.ElementwiseKernel", "cupy.ReductionKernel"):
             self._kernel(E.CUPY_KERNEL, node, f"CuPy {last}", "cupy")
         elif name in ("pycuda.compiler.SourceModule",):
             self._kernel(E.PYCUDA_KERNEL, node, "PyCUDA SourceModule compiles CUDA C at run time", "pycuda")
-        elif name == "torch.sparse_coo_tensor":
-            pass
 
     def _check_cpp_extension(self, node: ast.Call, last: str) -> None:
         strings = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
@@ -842,8 +836,6 @@ class _Visitor(ast.NodeVisitor):
             self.add(A.CPU_ROUNDTRIP, node, f"{callee}() runs on CPU copies and its result is moved back: a device "
                      "round trip on every call")
 
-    def finish(self) -> None:
-        pass
 
 
 def _is_fallback_handler(handler: ast.ExceptHandler) -> bool:
