@@ -26,7 +26,7 @@ from mpsready.scan.rules import extensions as E
 from mpsready.scan.rules import inputs as I
 
 # Bump when the analysis changes so cached results are recomputed.
-ANALYZER_VERSION = 7
+ANALYZER_VERSION = 8
 
 _FALLBACK_EXCEPTIONS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError", "RuntimeError"}
 _CAST_METHODS = {"float", "half", "bfloat16", "type", "int", "long", "bool"}
@@ -59,14 +59,16 @@ class CodeResult:
     suppress: dict[str, list[str]] = field(default_factory=dict)
     extensions: list[str] = field(default_factory=list)  # module names of CUDA extensions built here
     parsed: bool = True
+    # CUDA source files named here: [file name, line, line of a try/except fallback around the build or None]
+    cu_refs: list[list[Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"findings": self.findings, "imports": self.imports, "suppress": self.suppress,
-                "extensions": self.extensions, "parsed": self.parsed}
+                "extensions": self.extensions, "parsed": self.parsed, "cu_refs": self.cu_refs}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "CodeResult":
-        return cls(d["findings"], d["imports"], d["suppress"], d["extensions"], d["parsed"])
+        return cls(d["findings"], d["imports"], d["suppress"], d["extensions"], d["parsed"], d.get("cu_refs", []))
 
 
 def analyze_source(source: str | bytes) -> CodeResult:
@@ -229,6 +231,7 @@ class _Visitor(ast.NodeVisitor):
         self.functions: list[ast.AST] = []  # enclosing function definitions, innermost last
         self.kernel_lib_guard: dict[str, str | None] = {}  # triton/cupy/... -> fallback location or None
         self._dispatch: dict[type, object] = {}
+        self._guarded_build: dict[int, int | None | bool] = {}  # id(function) -> fallback line (cached)
 
     # ---------------------------------------------------------------- traversal
     # NodeVisitor.visit builds a method name and calls getattr for every node, and generic_visit
@@ -256,7 +259,13 @@ class _Visitor(ast.NodeVisitor):
                 self.visit(value)
 
     def visit_Constant(self, node: ast.Constant) -> None:
-        pass
+        value = node.value
+        if value.__class__ is str and value.endswith((".cu", ".cuh")) and "\n" not in value:
+            scope = self.functions[-1] if self.functions else self.tree
+            guard = self._guarded_build.get(id(scope), False)
+            if guard is False:
+                guard = self._guarded_build[id(scope)] = _guarded_build_line(scope)
+            self.result.cu_refs.append([value.replace("\\", "/").rsplit("/", 1)[-1], node.lineno, guard])
 
     def visit_Compare(self, node: ast.Compare) -> None:
         self.passive_dtype += 1
@@ -808,8 +817,11 @@ class _Visitor(ast.NodeVisitor):
             self.add(E.CUDA_EXTENSION_BUILD, node, f"{last}({ext!r}) builds a CUDA extension" if ext else
                      f"{last}() builds a CUDA extension", evidence={"extension": ext, "no_alternative": True})
         elif last in ("CppExtension", "load", "load_inline"):
-            self.add(E.CPU_EXTENSION, node, f"{last}({ext!r}) builds a C++ (CPU) extension" if ext else
-                     f"{last}() builds a C++ (CPU) extension", evidence={"extension": ext})
+            literal = any(x.endswith((".cpp", ".cc", ".cxx", ".c")) for x in strings) or "cpp_sources" in kwnames
+            what = "a C++ (CPU) extension" if literal else \
+                "an extension from sources named elsewhere (CUDA is judged from the .cu files, EXT101)"
+            self.add(E.CPU_EXTENSION, node, f"{last}({ext!r}) builds {what}" if ext else f"{last}() builds {what}",
+                     evidence={"extension": ext})
 
     def _check_sparse_buffer(self, node: ast.Call) -> None:
         if len(node.args) < 2:
@@ -836,6 +848,17 @@ class _Visitor(ast.NodeVisitor):
             self.add(A.CPU_ROUNDTRIP, node, f"{callee}() runs on CPU copies and its result is moved back: a device "
                      "round trip on every call")
 
+
+
+def _guarded_build_line(scope: ast.AST) -> int | None:
+    """Line of a try/except in ``scope`` (a function or module) that wraps a call and falls back on failure:
+    the shape of `try: plugin = build(sources) except Exception: warn(...); use the reference`."""
+    for n in _walk(scope):
+        if isinstance(n, ast.Try) and any(isinstance(c, ast.Call) for st in n.body for c in _walk(st)):
+            for h in n.handlers:
+                if _is_fallback_handler(h):
+                    return h.lineno
+    return None
 
 
 def _is_fallback_handler(handler: ast.ExceptHandler) -> bool:
