@@ -258,8 +258,9 @@ def _analyse_notebook(pf: ProjectFile, data: bytes, raw: list[RawFinding]):
         return merged, cells_of  # INP110 comes from the notebook source
     for cell in cells:
         res = analyze_source(python_of(cell.source))
-        merged.findings += res.findings
-        cells_of += [cell.index] * len(res.findings)
+        for d in res.findings:  # cell lines become notebook-file lines; the cell and its line stay in evidence
+            merged.findings.append({**d, "line": cell.file_line(d["line"]),
+                                    "evidence": {**d["evidence"], "cell": cell.index, "cell_line": d["line"]}})
         merged.imports += res.imports
         merged.extensions += res.extensions
         for line, codes in res.suppress.items():
@@ -452,7 +453,7 @@ def _apply_suppressions(findings: list[Finding], py_suppress, texts: dict[str, s
         if path and line:
             if path in py_suppress:
                 cell = f.evidence.get("cell")
-                codes = py_suppress[path].get(f"{cell}:{line}" if cell else str(line))
+                codes = py_suppress[path].get(f"{cell}:{f.evidence.get('cell_line')}" if cell else str(line))
             elif path in texts:
                 lines = text_lines.setdefault(path, texts[path].splitlines())
                 if 0 < line <= len(lines) and "#" in lines[line - 1]:
