@@ -26,7 +26,7 @@ from mpsready.scan.rules import extensions as E
 from mpsready.scan.rules import inputs as I
 
 # Bump when the analysis changes so cached results are recomputed.
-ANALYZER_VERSION = 8
+ANALYZER_VERSION = 9
 
 _FALLBACK_EXCEPTIONS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError", "RuntimeError"}
 _CAST_METHODS = {"float", "half", "bfloat16", "type", "int", "long", "bool"}
@@ -225,6 +225,7 @@ class _Visitor(ast.NodeVisitor):
         self.dist_context = 0  # depth of enclosing distributed-only code (if ddp:, def all_gather)
         self.reported_packages: set[str] = set()  # DEP107 once per package per file
         self.passive_dtype = 0  # inside comparisons and dict tables: a dtype named there creates no tensor
+        self.in_test = 0  # inside the condition of an if / conditional expression
         self.string_vars: dict[str, tuple[str, int]] = {}  # name -> (string literal, line) for simple assignments
         self.np_f64_vars: set[str] = set()
         self.tree = tree
@@ -332,7 +333,9 @@ class _Visitor(ast.NodeVisitor):
     visit_TryStar = visit_Try
 
     def visit_If(self, node: ast.If) -> None:
+        self.in_test += 1
         self.visit(node.test)
+        self.in_test -= 1
         self._check_if_selection(node)
         guarded = self._is_cuda_test(node.test)
         dist = self._is_distributed_test(node.test)
@@ -350,7 +353,9 @@ class _Visitor(ast.NodeVisitor):
         self.cuda_guard -= negated
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
+        self.in_test += 1
         self.visit(node.test)
+        self.in_test -= 1
         if self._check_ifexp_selection(node):
             return
         guarded = self._is_cuda_test(node.test)
@@ -671,6 +676,8 @@ class _Visitor(ast.NodeVisitor):
         if attr == "is_available" and isinstance(node, ast.Attribute) and not self.cuda_guard:
             # a bare availability check is only a finding when it drives a device choice (API104)
             return
+        if attr == "device_count" and self.in_test:
+            return  # `if torch.cuda.device_count() > 0:` is an availability check, judged as a selection
         kw: dict[str, Any] = {"scope": "distributed"} if code == "API107" else {}
         specific = {"API110": "CUDA graphs do not exist on MPS", "API111": "NVTX is not built into macOS PyTorch "
                     "('NVTX functions not installed')", "API112": "CUDA events need CUDA; on a Mac they fail",
