@@ -91,3 +91,21 @@ def test_notebook_suppression_uses_the_cell_line(write_project):
     root = write_project({"nb.ipynb": json.dumps(nb, indent=1)})
     r = scan_path(root)
     assert rows(r) == [("API101", "nb.ipynb", 14, "blocker")] and r.suppressed == 1  # file line of cell line 3
+
+
+def test_torch_pins_before_mps(write_project):
+    from mpsready.scan import scan_path
+
+    root = write_project({
+        "requirements.txt": "torch==1.8.1+cu111\ntorchvision==0.9.1\n",
+        "requirements-new.txt": "torch>=1.7\n",
+        "requirements-old.txt": "torch<1.12\n",
+        "environment.yml": "dependencies:\n  - pytorch=1.7.1\n  - python=3.8\n",
+        "environment-new.yml": "dependencies:\n  - pytorch=2.1\n",
+    })
+    assert rows(scan_path(root)) == [
+        ("DEP109", "environment.yml", 2, "blocker"),
+        ("DEP109", "requirements-old.txt", 1, "blocker"),
+        ("DEP104", "requirements.txt", 1, "blocker"),
+        ("DEP109", "requirements.txt", 1, "blocker"),
+    ]

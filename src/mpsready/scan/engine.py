@@ -100,9 +100,7 @@ def scan_path(path: str | os.PathLike[str], config: ScanConfig | None = None, *,
     deps = list({(d.path, d.line, d.name, d.raw): d for d in deps}.values())
     raw += list({(r.rule.code, r.path, r.line, r.message): r for r in dep_raw}.values())
     for dep in deps:
-        f = depjudge.judge(dep)
-        if f is not None:
-            raw.append(f)
+        raw += depjudge.judge(dep)
 
     cache = ScanCache(config.cache_dir, root) if config.cache_dir else None
     code_results, lines, code_raw = _analyse_python(files, config, cache, progress)
