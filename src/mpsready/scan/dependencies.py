@@ -1,0 +1,101 @@
+"""Judge declared dependencies against the knowledge base (DEP101, DEP102, DEP104, DEP105)."""
+
+from __future__ import annotations
+
+from packaging.markers import InvalidMarker, Marker
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from mpsready.findings import Severity
+from mpsready.scan import knowledge
+from mpsready.scan.rules import deps as D
+from mpsready.scan.sources.interface import Dependency, RawFinding
+
+# The environment a Mac user installs into: Apple silicon, CPython 3.11 (PEP 508 marker variables).
+MAC_MARKER_ENV = {
+    "sys_platform": "darwin", "platform_system": "Darwin", "os_name": "posix", "platform_machine": "arm64",
+    "implementation_name": "cpython", "platform_python_implementation": "CPython", "python_version": "3.11",
+    "python_full_version": "3.11.9", "extra": "",
+}
+CONDA_CUDA_NAMES = {"cudatoolkit", "pytorch-cuda", "cudnn", "nccl", "magma-cuda"}
+TORCH_FAMILY = {"torch", "torchvision", "torchaudio", "pytorch", "torchtext", "torchdata"}
+# PyTorch releases that have the MPS backend (1.12 onwards), to test whether a pin allows any of them.
+MPS_TORCH_RELEASES = ("1.12.0", "1.12.1", "1.13.0", "1.13.1", "2.0.0", "2.0.1", "2.1.0", "2.1.2", "2.2.0", "2.2.2",
+                      "2.3.0", "2.3.1", "2.4.0", "2.4.1", "2.5.0", "2.5.1", "2.6.0", "2.7.0", "2.7.1", "2.8.0",
+                      "2.9.0", "2.9.1", "2.10.0", "2.11.0", "2.13.0", "2.14.1")
+FIRST_MPS_TORCH = Version("1.12")
+
+
+def excludes_mps_torch(dep: Dependency) -> bool:
+    """True when a torch/pytorch pin admits no release with the MPS backend (``torch==1.8.1``,
+    ``torch<1.12``, conda ``pytorch=1.7``). Local versions (+cu113) are ignored for this test."""
+    spec = dep.specifier.strip()
+    if not spec:
+        return False
+    if dep.ecosystem == "conda":  # conda match spec: =1.7 / ==1.7.1 / >=1.10,<1.11
+        first = spec.lstrip("=<>!~ ").split(",")[0].split("*")[0].rstrip(".")
+        try:
+            return spec.startswith("=") and Version(first) < FIRST_MPS_TORCH
+        except InvalidVersion:
+            return False
+    try:
+        specs = SpecifierSet(",".join(s.split("+")[0] for s in spec.split(",")))
+    except InvalidSpecifier:
+        return False
+    return not any(specs.contains(v, prereleases=True) for v in MPS_TORCH_RELEASES)
+
+
+def installs_on_mac(dep: Dependency) -> bool:
+    """False when the dependency's marker excludes macOS arm64 (e.g. ``sys_platform == 'linux'``)."""
+    if not dep.marker:
+        return True
+    try:
+        return Marker(dep.marker).evaluate(MAC_MARKER_ENV)
+    except (InvalidMarker, ValueError, KeyError):
+        return True
+
+
+def judge(dep: Dependency) -> list[RawFinding]:
+    """The findings for one dependency (empty when it is fine on a Mac, or not installed there)."""
+    if not installs_on_mac(dep):
+        return []
+    out: list[RawFinding] = []
+    name = knowledge.canonical_name(dep.name)
+    if name in ("torch", "pytorch") and excludes_mps_torch(dep):
+        where = f" ({dep.group})" if dep.group else ""
+        out.append(RawFinding(D.TORCH_BEFORE_MPS, dep.path, dep.line,
+                              f"{dep.raw or dep.name}{where} allows only PyTorch releases before 1.12: no MPS backend",
+                              evidence={"package": name, "specifier": dep.specifier}))
+    finding = _judge_package(dep)
+    return out + ([finding] if finding is not None else [])
+
+
+def _judge_package(dep: Dependency) -> RawFinding | None:
+    name = knowledge.canonical_name(dep.name)
+    where = f" ({dep.group})" if dep.group else ""
+    opt = {"optional": True, "group": dep.group} if dep.optional else ({"group": dep.group} if dep.group else {})
+    if name in TORCH_FAMILY and "+cu" in dep.specifier:
+        return RawFinding(D.CUDA_LOCAL_VERSION, dep.path, dep.line,
+                          f"{dep.name}{dep.specifier}{where} pins a CUDA build: no such wheel for macOS",
+                          evidence={"package": name, "specifier": dep.specifier, **opt})
+    entry = knowledge.lookup(name)
+    if entry is None:
+        if name.endswith("-gpu") or any(name.endswith(f"-{t}") or f"-{t}" in name for t in ("cu11", "cu12", "cu10", "cuda1")):
+            return RawFinding(D.CUDA_LOCAL_VERSION, dep.path, dep.line,
+                              f"{dep.name}{where}: a CUDA-specific build name; use the plain package on macOS",
+                              severity=Severity.DEGRADES, evidence={"package": name, **opt})
+        return None
+    evidence = {"package": entry.name, "status": entry.status, **opt}
+    if entry.alternative:
+        evidence["alternative"] = entry.alternative
+    elif entry.severity is Severity.BLOCKER:
+        evidence["no_alternative"] = True
+    fix = f"Use: {entry.alternative}." if entry.alternative else None
+    status = entry.status_text
+    if dep.ecosystem == "conda" and entry.name in CONDA_CUDA_NAMES:
+        return RawFinding(D.CONDA_CUDA, dep.path, dep.line, f"conda package {dep.raw or dep.name}: no osx-arm64 build",
+                          severity=entry.severity, fix=fix, evidence=evidence)
+    rule = D.CUDA_FIRST_PACKAGE if entry.status == "cuda_first" else D.CUDA_ONLY_PACKAGE
+    kind = "optional dependency" if dep.optional else "dependency"
+    return RawFinding(rule, dep.path, dep.line, f"{kind} {dep.raw or dep.name}{where}: {entry.name} {status}",
+                      severity=entry.severity, fix=fix, evidence={**evidence, "source": entry.source})
