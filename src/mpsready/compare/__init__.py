@@ -9,9 +9,21 @@ Library use (the report stage calls this)::
 Needs numpy (and reads safetensors files itself); never needs torch.
 """
 
-from mpsready.compare.engine import (DEFAULT_K, Comparison, RunInfo, StepLoss, TensorComparison, ThreeWay,
-                                     compare_records)
-from mpsready.compare.tolerances import DTYPE_DEFAULTS, Tolerance, ToleranceSpec, build_spec, default_tolerance
+import importlib
+from typing import Any
 
-__all__ = ["compare_records", "Comparison", "TensorComparison", "StepLoss", "ThreeWay", "RunInfo", "DEFAULT_K",
-           "Tolerance", "ToleranceSpec", "build_spec", "default_tolerance", "DTYPE_DEFAULTS"]
+# Names resolve lazily (PEP 562) so that importing the package, as the CLI does to build its
+# parser, does not import numpy: ``mpsready scan`` must work where numpy is absent.
+_EXPORTS = {
+    "compare_records": "engine", "Comparison": "engine", "TensorComparison": "engine", "StepLoss": "engine",
+    "ThreeWay": "engine", "RunInfo": "engine", "DEFAULT_K": "engine",
+    "Tolerance": "tolerances", "ToleranceSpec": "tolerances", "build_spec": "tolerances",
+    "default_tolerance": "tolerances", "DTYPE_DEFAULTS": "tolerances",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'mpsready.compare' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"mpsready.compare.{_EXPORTS[name]}"), name)
