@@ -217,8 +217,10 @@ def item_components(ev: Evidence) -> CheckItem:
 # ---------------------------------------------------------------------------------------------
 
 def item_availability(ev: Evidence) -> CheckItem:
-    lines = []
+    lines: list[EvidenceLine] = []
     for e in ev.envs():
+        if any(e.describe() in line.text for line in lines):  # the same machine, recorded twice
+            continue
         lines.append(EvidenceLine("env", f"{e.describe()}: mps is_built={_tri(e.mps_built)}, "
                                   f"is_available={_tri(e.mps_available)}", Basis.OBSERVED, source=e.source))
     mac = ev.mac_env()
@@ -262,6 +264,12 @@ def _tri(v: bool | None) -> str:
 # ---------------------------------------------------------------------------------------------
 
 def _stage_lines(rec: RecordEvidence) -> list[EvidenceLine]:
+    """One line for a record whose stages all passed; one line per stage otherwise."""
+    if rec.all_passed:
+        step = rec.typical_step_seconds()
+        timing = f", step {step * 1000:.1f} ms" if step is not None else ""
+        return [EvidenceLine("stage", f"{rec.device}: all {len(rec.stages)} stages passed ({', '.join(rec.stages)})"
+                             f"{timing}", Basis.OBSERVED, source=rec.source)]
     out = []
     for name, s in rec.stages.items():
         text = f"{rec.device} {name}: {s.get('status')}"

@@ -46,8 +46,8 @@ def findings_by_kind(report: Report) -> bytes | None:
                 ax.text(l + v / 2, i, str(v), ha="center", va="center", color="white", fontsize=9)
         left = [a + b for a, b in zip(left, vals)]
     ax.set_xlabel("findings")
-    ax.set_title("Findings by kind and severity")
-    ax.legend(loc="lower right", fontsize=8, frameon=False)
+    ax.set_title("Findings by kind and severity", pad=22)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, fontsize=8, frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
     ax.xaxis.get_major_locator().set_params(integer=True)
     return _png(fig)
@@ -70,6 +70,7 @@ def loss_curves(report: Report) -> bytes | None:
     ax.set_xlabel("step")
     ax.set_ylabel("loss")
     ax.set_title("Loss per step (observed)")
+    ax.xaxis.get_major_locator().set_params(integer=True)
     ax.legend(fontsize=8, frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
     return _png(fig)
