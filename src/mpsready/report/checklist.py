@@ -349,14 +349,31 @@ def item_step(ev: Evidence) -> CheckItem:
                      next_step="mpsready record ENTRY --device mps on a Mac")
 
 
+def _finding_for(ev: Evidence, op: str) -> Finding | None:
+    for f in ev.trace.findings if ev.trace else []:
+        if f.fix and (f.location.operator == op or (isinstance(f.evidence, dict) and f.evidence.get("op") == op)):
+            return f
+    return None
+
+
 def _trace_workaround(ev: Evidence) -> str | None:
-    """Upgrades and fixes that remove the predicted problems, when every one has one."""
+    """The way around every predicted error, or ``None`` when one of them has none.
+
+    A kernel added in a later release (``fixed_in``) is an upgrade; a missing kernel without one
+    still runs with ``PYTORCH_ENABLE_MPS_FALLBACK=1`` (on the CPU, PyTorch's MPS fallback,
+    aten/src/ATen/mps/MPSFallback.mm); dtype and other problems need the fix their finding gives.
+    """
     if ev.trace is None:
         return None
     parts = []
     for o in ev.trace.by_status("error"):
+        f = _finding_for(ev, o.op)
         if o.fixed_in:
             parts.append(f"{o.op}: PyTorch {o.fixed_in}")
+        elif set(o.problems) <= {"missing"} and "missing" in o.problems:
+            parts.append(f"{o.op}: PYTORCH_ENABLE_MPS_FALLBACK=1 (runs on the CPU)")
+        elif f is not None:
+            parts.append(f"{o.op}: {f.fix}")
         else:
             return None
     for f in ev.trace.findings:
@@ -364,7 +381,7 @@ def _trace_workaround(ev: Evidence) -> str | None:
             if not f.fix:
                 return None
             parts.append(f"{f.code}: {f.fix}")
-    return "; ".join(parts) or None
+    return "; ".join(dict.fromkeys(parts)) or None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -67,14 +67,16 @@ def _rows(doc: dict[str, Any]) -> list[CompareRow]:
         name = first_str([r.get("key"), r.get("name"), r.get("tensor")])
         if not name:
             continue
+        m = r.get("metrics") if isinstance(r.get("metrics"), dict) else r
         ok = as_bool(r.get("ok", r.get("passed", r.get("within_tolerance", r.get("allclose")))))
         if ok is None and isinstance(r.get("status"), str):
+            # "incomparable" (shapes differ) counts as not within tolerance.
             ok = r["status"] in ("ok", "pass", "passed", "within")
         out.append(CompareRow(
             name=name, ok=ok,
-            max_abs=as_float(r.get("max_abs", r.get("max_abs_error"))),
-            max_rel=as_float(r.get("max_rel", r.get("max_rel_error"))),
-            cosine=as_float(r.get("cosine", r.get("cosine_similarity"))),
+            max_abs=as_float(m.get("max_abs", m.get("max_abs_error"))),
+            max_rel=as_float(m.get("max_rel", m.get("max_rel_error"))),
+            cosine=as_float(m.get("cosine", m.get("cosine_similarity"))),
             kind=first_str([r.get("kind")]), order=as_int(r.get("order", i)),
         ))
     return out
@@ -97,21 +99,26 @@ def _losses(doc: dict[str, Any]) -> tuple[list[float], list[float]]:
 
 
 def _device(doc: dict[str, Any], side: str) -> str | None:
-    v = dig(doc, f"{side}.device", f"records.{side}.device", f"devices.{side}", f"{side}_device")
+    v = dig(doc, f"devices.{side}", f"runs.{side}.device", f"{side}.device", f"records.{side}.device",
+            f"{side}_device")
     return v if isinstance(v, str) else None
 
 
 def from_doc(doc: dict[str, Any], source: str | None = None) -> CompareEvidence:
     check_schema(doc, SCHEMA, source or "compare output")
     rows = _rows(doc)
-    passed = as_bool(dig(doc, "summary.passed", "summary.ok", "passed", "ok", "summary.within_tolerance"))
+    passed = as_bool(dig(doc, "ok", "summary.ok"))
+    if passed is None:
+        passed = as_bool(dig(doc, "summary.passed", "passed", "summary.within_tolerance"))
     failed = as_int(dig(doc, "summary.failed", "summary.failing", "summary.out_of_tolerance"))
     if failed is None and rows:
         failed = sum(1 for r in rows if r.ok is False)
     if passed is None and failed is not None and (rows or as_int(dig(doc, "summary.compared"))):
         passed = failed == 0
-    fd = dig(doc, "first_divergence.key", "first_divergence.name", "first_divergence",
-             "summary.first_divergence")
+    fd = dig(doc, "first_divergence.forward.key", "first_divergence.backward.key", "first_divergence.param.key",
+             "first_divergence.key", "first_divergence.name", "summary.first_divergence")
+    if fd is None and isinstance(doc.get("first_divergence"), str):
+        fd = doc["first_divergence"]
     plots = doc.get("plots") if isinstance(doc.get("plots"), dict) else {}
     la, lb = _losses(doc)
     return CompareEvidence(
@@ -122,7 +129,7 @@ def from_doc(doc: dict[str, Any], source: str | None = None) -> CompareEvidence:
         failed=failed,
         unmatched=as_int(dig(doc, "summary.unmatched")),
         first_divergence=fd if isinstance(fd, str) else None,
-        rng_dependent=as_bool(dig(doc, "rng.dependent", "summary.rng_dependent", "rng_dependent")),
+        rng_dependent=as_bool(dig(doc, "summary.rng_dependent", "rng.dependent", "rng_dependent")),
         rows=rows, losses_a=la, losses_b=lb, findings=findings_of(doc),
         plots={k: v for k, v in plots.items() if isinstance(v, str)},
         raw=doc,

@@ -25,6 +25,7 @@ _STATUS = {
     "error": "error", "missing": "error", "unsupported": "error", "fails": "error", "blocker": "error",
     "fallback": "fallback", "cpu_fallback": "fallback", "cpu_fallback_always": "fallback",
     "falls_back": "fallback",
+    "host": "runs",  # not a device op (shape/metadata): nothing to run on MPS
     "unknown": "unknown",
 }
 
@@ -41,6 +42,7 @@ class TracedOp:
     stage: str | None = None
     fixed_in: str | None = None  # first PyTorch release with an MPS kernel, if any
     reason: str | None = None
+    problems: tuple[str, ...] = ()  # kinds: missing, always_fallback, guard, sparse, macos, dtype, unknown
 
     def line(self) -> str:
         """``aten::linalg_eig x3 (float32) at model.py:42 [forward]: error on MPS; fixed in 2.14``."""
@@ -87,12 +89,15 @@ def _op_from(d: Any) -> TracedOp | None:
     name = first_str([d.get("op"), d.get("overload"), d.get("name"), d.get("operator")])
     if not name:
         return None
-    status_raw = first_str([dig(d, "mps.status", "prediction.status", "status", "verdict", "mps")]) or "unknown"
+    # The trace writes its runs/error/fallback/unknown judgement as "verdict" ("status" is the
+    # support-table status: kernel, missing, ...); older or hand-made documents use "status".
+    status_raw = first_str([d.get("verdict"), dig(d, "mps.status", "prediction.status"), d.get("status")]) \
+        or "unknown"
     status = _STATUS.get(status_raw.lower(), "unknown")
     dtypes = d.get("dtypes") or []
     if isinstance(dtypes, dict):
         dtypes = list(dtypes)
-    where = d.get("where") or d.get("location") or d.get("source")
+    where = d.get("where") or d.get("locations") or d.get("location") or d.get("source")
     if isinstance(where, dict):
         path, line = where.get("path") or where.get("file"), where.get("line")
         where = f"{path}:{line}" if path and line else path
@@ -107,7 +112,9 @@ def _op_from(d: Any) -> TracedOp | None:
         where=where if isinstance(where, str) else None,
         stage=first_str([d.get("stage")] + [s for s in (d.get("stages") or [])[:1]]),
         fixed_in=str(fixed) if fixed is not None else None,
-        reason=first_str([d.get("reason"), dig(d, "mps.reason", "prediction.reason")]),
+        reason=first_str([d.get("reason"), dig(d, "mps.reason", "prediction.reason")]
+                         + [p.get("detail") for p in d.get("problems") or [] if isinstance(p, dict)]),
+        problems=tuple(str(p.get("kind")) for p in d.get("problems") or [] if isinstance(p, dict) and p.get("kind")),
     )
 
 
@@ -132,14 +139,14 @@ def from_doc(doc: dict[str, Any], source: str | None = None) -> TraceEvidence:
         share = share / 100.0
     return TraceEvidence(
         source=source,
-        traced_on=first_str([dig(doc, "device", "traced_on", "run.device", "summary.device")]),
+        traced_on=first_str([dig(doc, "traced_on.device", "device", "traced_on", "summary.device")]),
         torch_target=first_str([dig(doc, "target.torch", "torch_target", "target_torch", "summary.torch")]),
         macos_target=first_str([dig(doc, "target.macos", "macos_target", "target_macos", "summary.macos")]),
         ops=ops,
         findings=findings_of(doc),
         stages=_stages_from(doc.get("stages")),
         fallback_time_share=share,
-        step_seconds=as_float(dig(doc, "summary.step_seconds", "timing.step_seconds", "step_seconds")),
+        step_seconds=as_float(dig(doc, "summary.traced_step_seconds", "summary.step_seconds", "step_seconds")),
         raw=doc,
     )
 

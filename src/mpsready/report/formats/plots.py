@@ -118,7 +118,7 @@ def all_plots(report: Report) -> dict[str, bytes]:
         "findings_by_kind": findings_by_kind(report),
         "loss_curves": (stage_png(c.plots.get("loss_curves") or c.plots.get("loss")) if c else None)
         or loss_curves(report),
-        "layer_errors": (stage_png(c.plots.get("layer_errors") or c.plots.get("per_layer_error")) if c else None)
+        "layer_errors": (stage_png(c.plots.get("layer_error") or c.plots.get("layer_errors")) if c else None)
         or layer_errors(report),
     }
     for name, data in made.items():
