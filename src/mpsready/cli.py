@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
         try:
             mod = importlib.import_module(module)
         except ModuleNotFoundError as exc:
-            if exc.name == module:  # stage not built yet in this checkout
+            if exc.name == module or module.startswith(f"{exc.name}."):  # stage not built yet in this checkout
                 continue
             raise
         mod.register(sub)

@@ -1,0 +1,317 @@
+"""Query API over the shipped per-release MPS support tables (no torch import; data loaded lazily).
+
+Contract: ``/work/wt/OPS_API.md``. Data: ``mpsready/ops/data/tables/torch-<V>.json.gz`` built by
+``python -m mpsready.ops.build`` from each release's ``native_functions.yaml`` plus curated overlays
+(``data/curated/*.yaml``), every fact with its source (research note ``mps_support_data.md``).
+
+Example::
+
+    db = load_db("2.5")                       # -> table of torch 2.5.1
+    db.lookup("aten::upsample_bicubic2d").status   # "missing" (first kernel in 2.6, yaml)
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from mpsready.ops.format import CODE_STATUS, INDEX_NAME, SCHEMA_NAME, SCHEMA_VERSION, table_name
+
+TABLES = "mpsready.ops.data.tables"
+BAD_STATUSES = ("missing", "cpu_fallback_always", "guard")
+
+
+# ---------------------------------------------------------------- versions -----------------------------------
+def _vtuple(text: str) -> tuple[int, ...]:
+    """``"2.13.0+cpu"`` -> ``(2, 13, 0)``; ``"14.4"`` -> ``(14, 4)``. Raises ValueError for garbage."""
+    core = str(text).strip().split("+", 1)[0]
+    parts = []
+    for piece in core.split("."):
+        digits = "".join(ch for ch in piece if ch.isdigit()) if piece[:1].isdigit() else ""
+        if not digits:
+            if parts:
+                break  # "2.5.0a0" / "2.6.0.dev2024" -> keep the numeric prefix
+            raise ValueError(f"not a version: {text!r}")
+        parts.append(int(digits))
+        if not piece.isdigit():
+            break
+    return tuple(parts)
+
+
+def _macos_lt(a: str, b: str) -> bool:
+    """``a < b`` for macOS versions (``"13.5" < "14.0"``), padding with zeros."""
+    ta, tb = _vtuple(a), _vtuple(b)
+    n = max(len(ta), len(tb))
+    return ta + (0,) * (n - len(ta)) < tb + (0,) * (n - len(tb))
+
+
+def _read_gz(name: str) -> dict[str, Any]:
+    data = resources.files(TABLES).joinpath(name).read_bytes()
+    return json.loads(gzip.decompress(data))
+
+
+@lru_cache(maxsize=1)
+def _index() -> dict[str, Any]:
+    doc = _read_gz(INDEX_NAME)
+    if doc.get("schema", {}).get("version", 0) > SCHEMA_VERSION:
+        raise ValueError(f"ops index schema {doc['schema']} is newer than this mpsready understands")
+    return doc
+
+
+def shipped_versions() -> list[str]:
+    """Releases with a shipped table, oldest first, e.g. ``["2.3.1", ..., "2.14.1"]``."""
+    return list(_index()["releases"])
+
+
+def resolve_version(version: str) -> str:
+    """Map a user version to a shipped release.
+
+    Same major.minor -> that release (``"2.5"``, ``"2.5.0"``, ``"2.5.1+cpu"`` -> ``"2.5.1"``); otherwise the newest
+    shipped release older than it (``"2.12.0"`` -> ``"2.11.0"``). Raises ``ValueError`` for a version older than
+    every table or newer than the newest minor shipped (no guessing beyond the data).
+    """
+    want = _vtuple(version)
+    if len(want) < 2:
+        raise ValueError(f"version {version!r} needs at least major.minor, e.g. 2.5")
+    releases = shipped_versions()
+    for rel in releases:
+        if _vtuple(rel)[:2] == want[:2]:
+            return rel
+    older = [r for r in releases if _vtuple(r)[:2] < want[:2]]
+    newest = _vtuple(releases[-1])[:2]
+    if not older or want[:2] > newest:
+        raise ValueError(f"no MPS support table for torch {version}: shipped tables cover "
+                         f"{releases[0]} to {releases[-1]} ({', '.join(releases)})")
+    return older[-1]
+
+
+# ---------------------------------------------------------------- names --------------------------------------
+def normalize_op(name: str) -> tuple[str, str]:
+    """Split an operator name into ``(namespace, overload key)``.
+
+    Accepts ``aten::add.Tensor``, ``add.Tensor``, ``aten.add.Tensor``, ``aten::relu``, ``relu.default``,
+    ``aten.relu.default``. The key drops ``.default`` (yaml spelling: ``relu``). Raises ``ValueError`` on empty input.
+    """
+    text = str(name).strip()
+    if not text:
+        raise ValueError("empty operator name")
+    if "::" in text:
+        ns, rest = text.split("::", 1)
+    else:
+        parts = text.split(".")
+        if len(parts) >= 2 and parts[0] == "aten":
+            ns, rest = "aten", ".".join(parts[1:])
+        elif len(parts) == 3:  # "prims.foo.default" style from a TorchDispatchMode func
+            ns, rest = parts[0], ".".join(parts[1:])
+        else:
+            ns, rest = "aten", text
+    if rest.endswith(".default"):
+        rest = rest[: -len(".default")]
+    return ns, rest
+
+
+def _display(ns: str, key: str) -> str:
+    return f"{ns}::{key}"
+
+
+# ---------------------------------------------------------------- results ------------------------------------
+@dataclass(frozen=True)
+class DtypeRule:
+    """A global dtype rule for MPS in one release (research note §6).
+
+    ``effect``: ``"error"`` (never supported), ``"unsupported_before"`` (needs ``min_macos``), ``"limited"``
+    (works partly before ``min_macos``).
+    """
+
+    dtype: str
+    effect: str
+    min_macos: str | None
+    message: str
+    source: str
+
+
+@dataclass(frozen=True)
+class OpSupport:
+    """MPS support of one aten overload in one release (see OPS_API.md for every field).
+
+    ``status``: ``kernel`` | ``composite`` (fine iff its callees are) | ``missing`` (NotImplementedError, or CPU
+    with a warning under PYTORCH_ENABLE_MPS_FALLBACK=1) | ``cpu_fallback_always`` (always CPU with a warning) |
+    ``guard`` (always raises on MPS) | ``unknown`` (not in the table; never guessed).
+    """
+
+    op: str
+    torch: str
+    status: str
+    how: str
+    cuda: str
+    sparse_mps: bool
+    core: bool
+    dtype_exceptions: dict = field(default_factory=dict)
+    conditions: tuple[str, ...] = ()
+    min_macos: str | None = None
+    since_torch: str | None = None
+    fixed_in: str | None = None
+    removed_in: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+
+    @property
+    def runs_on_mps(self) -> bool:
+        """True iff an MPS kernel runs this overload (``status == "kernel"``)."""
+        return self.status == "kernel"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "op": self.op, "torch": self.torch, "status": self.status, "how": self.how, "cuda": self.cuda,
+            "sparse_mps": self.sparse_mps, "core": self.core, "dtype_exceptions": self.dtype_exceptions,
+            "conditions": list(self.conditions), "min_macos": self.min_macos, "since_torch": self.since_torch,
+            "fixed_in": self.fixed_in, "removed_in": list(self.removed_in), "sources": list(self.sources),
+        }
+
+
+@lru_cache(maxsize=4096)
+def _history_facts(history: str, releases: tuple[str, ...], at: int) -> tuple[str | None, str | None,
+                                                                            tuple[str, ...]]:
+    """(since_torch, fixed_in, removed_in) from a per-release status string (``format.HISTORY_CODES``)."""
+    since = next((releases[i] for i, c in enumerate(history) if c in "kc"), None)
+    fixed = None
+    if at >= 0 and history[at] in "mfg":
+        # a later kernel, or a later composite (linalg_svd: CPU fallback up to 2.13, decomposes onto the
+        # _linalg_svd kernel in 2.14.1) counts as the fix
+        fixed = next((releases[i] for i in range(at + 1, len(history)) if history[i] in "kc"), None)
+    removed = tuple(releases[i] for i in range(1, len(history)) if history[i - 1] == "k" and history[i] != "k")
+    return since, fixed, removed
+
+
+# ---------------------------------------------------------------- the DB -------------------------------------
+class SupportDB:
+    """One release's table. Build with :func:`load_db`; the per-op data is a plain dict loaded once."""
+
+    def __init__(self, doc: dict[str, Any]):
+        schema = doc.get("schema", {})
+        if schema.get("name") != SCHEMA_NAME or schema.get("version", 0) > SCHEMA_VERSION:
+            raise ValueError(f"unsupported ops table schema {schema!r}")
+        self._doc = doc
+        self._ops: dict[str, dict[str, Any]] = doc["ops"]
+        self.torch_version: str = doc["torch"]
+        self.wheel: dict[str, str] = doc["wheel"]
+        self.min_macos: str = doc["min_macos"]
+        self.min_macos_source: str = doc["min_macos_source"]
+        self.autocast_mps: frozenset[str] = frozenset(f"aten::{n}" for n in doc.get("autocast_mps", ()))
+        self.fallback: dict[str, Any] = doc["fallback"]
+        self.size_limits: list[dict[str, Any]] = doc["size_limits"]
+        self.counts: dict[str, Any] = doc["counts"]
+        self.basis: str = doc.get("basis", "predicted")
+        self._source_memo: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+    def __contains__(self, name: str) -> bool:
+        ns, key = normalize_op(name)
+        return ns == "aten" and key in self._ops
+
+    def op_names(self) -> list[str]:
+        """Every overload key in the table (``add.Tensor``, ``relu``), in table order."""
+        return list(self._ops)
+
+    def raw(self, key: str) -> dict[str, Any] | None:
+        """The stored record of overload ``key`` (format.py), or None."""
+        return self._ops.get(key)
+
+    def _sources(self, rec: dict[str, Any]) -> tuple[str, ...]:
+        ids = tuple(rec.get("src", ("yaml",)))
+        hit = self._source_memo.get(ids)
+        if hit is None:
+            hit = self._source_memo[ids] = self._expand_sources(ids)
+        return hit
+
+    def _expand_sources(self, ids: tuple[str, ...]) -> tuple[str, ...]:
+        table_sources = self._doc["sources"]
+        out = []
+        for sid in ids:
+            text = table_sources.get(sid, sid)
+            if sid == "yaml":
+                text += f", wheel {self.wheel['name']} sha256 {self.wheel['sha256']}"
+            out.append(text)
+        return tuple(out)
+
+    def lookup(self, name: str, macos: str | None = None) -> OpSupport:
+        """Support of one overload; ``macos`` (e.g. ``"14.4"``) drops dtype exceptions lifted at that macOS.
+
+        Unknown names (other namespaces, ops absent from this release) give ``status="unknown"``.
+        Raises ``ValueError`` on an empty name or a malformed macOS version.
+        """
+        ns, key = normalize_op(name)
+        display = _display(ns, key)
+        rec = self._ops.get(key) if ns == "aten" else None
+        index = _index()
+        releases = tuple(index["releases"])
+        at = releases.index(self.torch_version) if self.torch_version in releases else -1
+        # an observed table (--dump-installed) has no place in the shipped history: no since/fixed facts
+        history = index["history"].get(key) if ns == "aten" and self.basis == "predicted" else None
+        since, fixed, removed = _history_facts(history, releases, at) if history else (None, None, ())
+        if rec is None:
+            return OpSupport(op=display, torch=self.torch_version, status="unknown", how="absent",
+                             cuda="unknown", sparse_mps=False, core=False, since_torch=since, fixed_in=None,
+                             removed_in=removed,
+                             sources=(f"not in native_functions.yaml of torch {self.torch_version}",))
+        dx = rec.get("dx", {})
+        if macos is not None:
+            dx = {d: v for d, v in dx.items() if not (v.get("min_macos") and not _macos_lt(macos, v["min_macos"]))}
+        return OpSupport(
+            op=display, torch=self.torch_version, status=rec["s"], how=rec["h"], cuda=rec["c"],
+            sparse_mps=bool(rec.get("sp")), core=bool(rec.get("core")), dtype_exceptions=dict(dx),
+            conditions=tuple(rec.get("cond", ())), min_macos=rec.get("mm"), since_torch=since, fixed_in=fixed,
+            removed_in=removed, sources=self._sources(rec),
+        )
+
+    def route(self, name: str) -> str | None:
+        """What the same Python call dispatches on MPS for a CPU/CUDA-specific op, e.g.
+        ``"aten::_slow_conv2d_forward"`` -> ``"aten::_mps_convolution"``; None if not routed
+        (curated ``routing.yaml``, sources there)."""
+        info = self.route_info(name)
+        return None if info is None else "aten::" + info["to"]
+
+    def route_info(self, name: str) -> dict[str, Any] | None:
+        """The routing record ``{"to", "source", "condition"?}`` for ``name``, or None."""
+        ns, key = normalize_op(name)
+        if ns != "aten":
+            return None
+        return self._doc["routing"].get(key)
+
+    def dtype_rules(self, macos: str | None = None) -> list[DtypeRule]:
+        """Global dtype rules of this release that apply at ``macos`` (all of them when None).
+
+        A rule with ``min_macos`` no longer applies from that macOS on (bfloat16 at 14.0, research note §6).
+        """
+        out = []
+        for r in self._doc["dtype_rules"]:
+            if macos is not None and r.get("min_macos") and not _macos_lt(macos, r["min_macos"]):
+                continue
+            out.append(DtypeRule(dtype=r["dtype"], effect=r["effect"], min_macos=r.get("min_macos"),
+                                 message=r["message"], source=r["source"]))
+        return out
+
+    def macos_supported(self, macos: str) -> bool:
+        """Whether MPS is usable at all on ``macos`` with this release (``min_macos``)."""
+        return not _macos_lt(macos, self.min_macos)
+
+
+@lru_cache(maxsize=None)
+def _load_release(release: str) -> SupportDB:
+    return SupportDB(_read_gz(table_name(release)))
+
+
+def load_db(version: str) -> SupportDB:
+    """The table for ``version`` (see :func:`resolve_version`); cached. Raises ``ValueError``."""
+    return _load_release(resolve_version(version))
+
+
+def load_table_file(path: str) -> SupportDB:
+    """Load a table written by ``mpsready ops --dump-installed`` (JSON or gzipped JSON)."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    return SupportDB(json.loads(data))

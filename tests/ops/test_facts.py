@@ -1,0 +1,241 @@
+"""Known MPS facts pinned per release (issue 3 "Done when"); each with its source."""
+
+from __future__ import annotations
+
+import pytest
+
+from mpsready.ops.api import load_db, shipped_versions
+
+ALL = ["2.3.1", "2.4.1", "2.5.1", "2.6.0", "2.7.1", "2.8.0", "2.9.1", "2.10.0", "2.11.0", "2.13.0", "2.14.1"]
+
+
+def test_shipped_versions():
+    assert shipped_versions() == ALL
+
+
+@pytest.mark.parametrize("release", ALL)
+def test_add_tensor_kernel_everywhere_through_delegate(release):
+    # native_functions.yaml (every release): add.Tensor has `structured_delegate: add.out`, add.out has `MPS:`
+    s = load_db(release).lookup("aten::add.Tensor")
+    assert (s.status, s.how, s.since_torch, s.runs_on_mps) == ("kernel", "yaml:delegate(add.out)", "2.3.1", True)
+
+
+@pytest.mark.parametrize("release,status", [(v, "missing") for v in ALL[:5]] + [(v, "kernel") for v in ALL[5:]])
+def test_nanmedian_dim_values_first_kernel_in_2_8(release, status):
+    # yaml: nanmedian.dim_values gains `MPS: nanmedian_out_mps` in 2.8.0 (research note §1.2 "since 2.8")
+    s = load_db(release).lookup("nanmedian.dim_values")
+    assert (s.status, s.since_torch) == (status, "2.8.0")
+    assert s.fixed_in == ("2.8.0" if status == "missing" else None)
+
+
+def test_nanmedian_dim_is_composite_explicit():
+    # yaml: nanmedian.dim is CompositeExplicitAutograd in every release (research note §8: the flat lookup hides
+    # the missing nanmedian.dim_values before 2.8)
+    s = load_db("2.5").lookup("aten.nanmedian.dim")
+    assert (s.status, s.how) == ("composite", "yaml:CompositeExplicitAutograd")
+
+
+@pytest.mark.parametrize("release,status", [(v, "missing") for v in ALL[:3]] + [(v, "kernel") for v in ALL[3:]])
+def test_upsample_bicubic2d_since_2_6(release, status):
+    # yaml: upsample_bicubic2d.out gains `MPS:` in 2.6.0 (research note §1.2 "since 2.6")
+    s = load_db(release).lookup("aten::upsample_bicubic2d")
+    assert (s.status, s.since_torch) == (status, "2.6.0")
+
+
+@pytest.mark.parametrize("release,status", [(v, "missing") for v in ALL[:-1]] + [("2.14.1", "kernel")])
+def test_ctc_loss_since_2_14(release, status):
+    # yaml: _ctc_loss gains `MPS: ctc_loss_mps` in 2.14.1 (research note §1.2 "since 2.14")
+    s = load_db(release).lookup("aten::_ctc_loss")
+    assert (s.status, s.since_torch, s.fixed_in) == (status, "2.14.1", "2.14.1" if status == "missing" else None)
+
+
+@pytest.mark.parametrize("release", ALL)
+def test_embedding_renorm_always_cpu_fallback(release):
+    # MPSFallback.mm m.impl("embedding_renorm_", boxed mps_fallback) in every release (research note §2.3)
+    s = load_db(release).lookup("aten::embedding_renorm_")
+    assert (s.status, s.how, s.fixed_in) == ("cpu_fallback_always", "curated:MPSFallback.mm", None)
+    assert any("MPSFallback.mm" in src for src in s.sources)
+
+
+@pytest.mark.parametrize("release", ALL[:-1])
+def test_linalg_svd_forced_to_cpu_up_to_2_13(release):
+    # MPSFallback.mm registers linalg_svd and linalg_svd.U as boxed CPU fallback 2.3.1-2.13.0 (research note §2.3)
+    db = load_db(release)
+    for op in ("linalg_svd", "linalg_svd.U"):
+        s = db.lookup(op)
+        assert (s.status, s.fixed_in) == ("cpu_fallback_always", "2.14.1")
+
+
+def test_linalg_svd_decomposes_in_2_14():
+    # 2.14.1: MPSFallback.mm keeps only embedding_renorm_ (research note §2.3); linalg_svd is CIA in the yaml and
+    # _linalg_svd has its own MPS kernel (research note §1.2 "since 2.14")
+    db = load_db("2.14.1")
+    assert (db.lookup("linalg_svd").status, db.lookup("linalg_svd").how) == ("composite", "yaml:implicit")
+    assert db.lookup("_linalg_svd").status == "kernel"
+    assert load_db("2.13").lookup("_linalg_svd").status == "missing"
+
+
+@pytest.mark.parametrize("release", ALL)
+def test_linalg_eig_missing_everywhere(release):
+    # yaml: linalg_eig / linalg_eig.out / _linalg_eigvals have CPU, CUDA keys only in every release.
+    # The issue says "_linalg_eig": no overload of that name exists in any release's yaml (it is "unknown").
+    db = load_db(release)
+    for op in ("linalg_eig", "linalg_eig.out", "_linalg_eigvals"):
+        s = db.lookup(op)
+        assert (s.status, s.cuda, s.since_torch, s.fixed_in) == ("missing", "kernel", None, None)
+    assert db.lookup("aten::_linalg_eig").status == "unknown"
+
+
+@pytest.mark.parametrize("release", ALL[:9])
+def test_native_group_norm_backward_python_registration(release):
+    # torch/backends/mps/__init__.py _init(): _lib.impl("native_group_norm_backward", ..., "MPS") 2.3.1-2.11.0
+    # (research note §2.4); the yaml alone says "none" for MPS there
+    s = load_db(release).lookup("native_group_norm_backward")
+    assert (s.status, s.how) == ("kernel", "python:torch/backends/mps/__init__.py")
+    assert s.cuda == "kernel"
+
+
+@pytest.mark.parametrize("release", ["2.13.0", "2.14.1"])
+def test_native_group_norm_backward_yaml_from_2_13(release):
+    # yaml 2.13.0+: native_group_norm_backward has its own MPS key; the Python registration is gone (§2.4)
+    s = load_db(release).lookup("native_group_norm_backward")
+    assert (s.status, s.how) == ("kernel", "yaml:explicit")
+
+
+@pytest.mark.parametrize("release", ALL)
+@pytest.mark.parametrize("macos", [None, "12.3", "14.0", "26.0"])
+def test_float64_refused_whatever_the_op(release, macos):
+    # libtorch_cpu.dylib string "Cannot convert a MPS Tensor to float64 dtype" in every release; pytorch#122602
+    rules = {r.dtype: r for r in load_db(release).dtype_rules(macos=macos)}
+    assert rules["float64"].effect == "error" and rules["float64"].min_macos is None
+    assert rules["complex128"].effect == "error"
+    assert "122602" in rules["float64"].source
+
+
+@pytest.mark.parametrize("release", ALL)
+def test_bfloat16_needs_macos_14(release):
+    # "MPS BFloat16 is only supported on MacOS 14 or newer" (dylib 2.3.1-2.8.0), pytorch PR #119641 (§6)
+    db = load_db(release)
+    before = {r.dtype: r for r in db.dtype_rules(macos="13.5")}
+    assert (before["bfloat16"].effect, before["bfloat16"].min_macos) == ("unsupported_before", "14.0")
+    assert "bfloat16" not in {r.dtype for r in db.dtype_rules(macos="14.0")}
+    assert "int64" not in before  # int64 native from macOS 13.3 (dylib strings 2.3.1-2.8.0, PRs #95817/#95941)
+    assert db.dtype_rules(macos="13.2")[-1].dtype == "int64"
+
+
+@pytest.mark.parametrize("release,macos", [("2.3.1", "12.3"), ("2.4.1", "12.3"), ("2.5.1", "12.3"),
+                                           ("2.6.0", "13.0"), ("2.7.1", "13.0"), ("2.8.0", "13.0"),
+                                           ("2.9.1", "14.0"), ("2.10.0", "14.0"), ("2.11.0", "14.0"),
+                                           ("2.13.0", "14.0"), ("2.14.1", "14.0")])
+def test_min_macos_per_release(release, macos):
+    # "The MPS backend is supported on MacOS X+" string per dylib (research note §6); 2.4.1 assumed = 2.3/2.5
+    db = load_db(release)
+    assert db.min_macos == macos
+    assert db.macos_supported(macos) and not db.macos_supported("12.0")
+
+
+@pytest.mark.parametrize("op,release,removed", [("_pin_memory", "2.5.1", ("2.5.1",)),
+                                                ("argsort.stable", "2.9", ("2.5.1",)),
+                                                ("linalg_lu_factor", "2.11", ("2.10.0",)),
+                                                ("cholesky.out", "2.13", ("2.14.1",))])
+def test_support_removed_again(op, release, removed):
+    # research note §1.2: _pin_memory, is_pinned, argsort.stable lose MPS in 2.5; linalg_lu_factor in 2.10;
+    # cholesky(.out) removed from the yaml in 2.14
+    assert load_db(release).lookup(op).removed_in == removed
+
+
+def test_cholesky_absent_in_2_14_is_unknown():
+    # yaml 2.14.1 has no cholesky (research note §9.3)
+    s = load_db("2.14.1").lookup("cholesky")
+    assert (s.status, s.removed_in) == ("unknown", ("2.14.1",))
+
+
+@pytest.mark.parametrize("release,ops", [
+    ("2.3.1", {"bitwise_left_shift.Tensor_out", "bitwise_right_shift.Tensor_out", "embedding_renorm_", "linalg_svd",
+               "linalg_svd.U", "im2col", "col2im", "upsample_nearest3d.vec"}),
+    ("2.5.1", {"embedding_renorm_", "linalg_svd", "linalg_svd.U", "im2col", "col2im", "upsample_nearest3d.vec"}),
+    ("2.7.1", {"embedding_renorm_", "linalg_svd", "linalg_svd.U", "col2im", "upsample_nearest3d.vec"}),
+    ("2.8.0", {"embedding_renorm_", "linalg_svd", "linalg_svd.U"}),
+    ("2.14.1", {"embedding_renorm_"}),
+])
+def test_mpsfallback_lists(release, ops):
+    # research note §2.3 table of boxed CPU-fallback ops per release; plus the _slow_conv2d_forward guard
+    db = load_db(release)
+    got = {k for k in db.op_names() if db.raw(k)["s"] == "cpu_fallback_always"}
+    assert got == ops
+    assert [k for k in db.op_names() if db.raw(k)["s"] == "guard"] == ["_slow_conv2d_forward"]
+
+
+def test_lookup_names_normalised():
+    db = load_db("2.13")
+    for name in ("aten::relu", "relu", "relu.default", "aten.relu.default", "aten::relu.default"):
+        assert db.lookup(name).op == "aten::relu"
+    assert db.lookup("aten.add.Tensor").op == "aten::add.Tensor"
+    s = db.lookup("torchvision::nms")
+    assert (s.op, s.status) == ("torchvision::nms", "unknown")
+    with pytest.raises(ValueError):
+        db.lookup("  ")
+
+
+@pytest.mark.parametrize("version,release", [("2.5", "2.5.1"), ("2.5.0", "2.5.1"), ("2.13.0+cpu", "2.13.0"),
+                                             ("2.12.0", "2.11.0"), ("2.14", "2.14.1"), ("2.6.0a0+git123", "2.6.0")])
+def test_version_resolution(version, release):
+    assert load_db(version).torch_version == release
+
+
+@pytest.mark.parametrize("version", ["2.2", "1.13.1", "2.15.0", "3.0", "x"])
+def test_version_outside_every_table(version):
+    with pytest.raises(ValueError):
+        load_db(version)
+
+
+@pytest.mark.parametrize("release,target", [("2.3.1", "aten::_scaled_dot_product_attention_math"),
+                                            ("2.5.1", "aten::_scaled_dot_product_attention_math_for_mps"),
+                                            ("2.14.1", "aten::_scaled_dot_product_attention_math_for_mps")])
+def test_route_sdpa(release, target):
+    # attention.cpp: MPS takes the math path; _scaled_dot_product_attention_math_for_mps exists from 2.5 (yaml)
+    db = load_db(release)
+    for op in ("_scaled_dot_product_flash_attention_for_cpu", "aten::_scaled_dot_product_efficient_attention",
+               "_scaled_dot_product_flash_attention"):
+        assert db.route(op) == target
+
+
+@pytest.mark.parametrize("release", ALL)
+def test_route_conv_lstm(release):
+    # Convolution.cpp select_conv_backend (ConvBackend::Mps); RNN.cpp lstm() -> _lstm_mps
+    db = load_db(release)
+    assert db.route("aten::_slow_conv2d_forward") == "aten::_mps_convolution"
+    assert db.route("mkldnn_convolution") == "aten::_mps_convolution"
+    assert db.route("cudnn_convolution") == "aten::_mps_convolution"
+    assert db.route("slow_conv_transpose2d") == "aten::_mps_convolution_transpose"
+    assert db.route("_cudnn_rnn") == "aten::_lstm_mps"
+    assert db.route("aten::add.Tensor") is None
+    for target in ("_mps_convolution", "_lstm_mps", "mps_convolution_backward"):
+        assert db.lookup(target).status == "kernel"
+
+
+@pytest.mark.parametrize("release,target", [("2.8.0", "aten::bernoulli_.float"), ("2.9.1", None)])
+def test_route_native_dropout(release, target):
+    # native_dropout has an MPS key only from 2.9 (yaml); before, MPS dropout took the bernoulli_ path
+    assert load_db(release).route("native_dropout") == target
+
+
+def test_every_route_target_exists_in_its_release():
+    # a routed op points at an op of the same release's yaml; the target may itself be missing on MPS
+    # (_cudnn_ctc_loss -> _ctc_loss, which has an MPS kernel only from 2.14.1): that is the honest prediction
+    missing_targets = set()
+    for release in ALL:
+        db = load_db(release)
+        for key in db._doc["routing"]:
+            s = db.lookup(db.route(key))
+            assert s.status != "unknown", (release, key)
+            if s.status == "missing":
+                missing_targets.add(s.op)
+    assert missing_targets == {"aten::_ctc_loss", "aten::_ctc_loss.Tensor", "aten::grid_sampler_2d_backward"}
+
+
+def test_core_and_sparse_columns():
+    # yaml tags: add.Tensor is `core`; SparseMPS keys appear in 2.9 (research note §1.2: 108 overloads)
+    assert load_db("2.13").lookup("add.Tensor").core is True
+    assert load_db("2.9").counts["yaml"]["sparse_mps"] == 108
+    assert load_db("2.8").counts["yaml"]["sparse_mps"] == 0
