@@ -1,0 +1,105 @@
+"""Library entry point: trace an ENTRY and predict its MPS behaviour.
+
+``mpsready check`` (report stage) calls :func:`trace_entry`; the CLI does the same.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from mpsready.errors import ExitCode
+from mpsready.findings import Severity
+from mpsready.schema import envelope
+from mpsready.trace.model import OpTrace
+from mpsready.trace.predict import DEFAULT_MACOS, Prediction, predict
+
+SCHEMA_NAME = "mpsready.trace"
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class TraceResult:
+    """A recorded trace and its prediction for one target (``prediction.torch``, ``prediction.macos``).
+
+    Every result in it is a prediction (``basis: "predicted"``): the step ran on ``trace.device``,
+    never on MPS.
+    """
+
+    trace: OpTrace
+    prediction: Prediction
+
+    @property
+    def findings(self):
+        return self.prediction.findings
+
+    @property
+    def exit_code(self) -> int:
+        """1 when a predicted error or a dtype blocker exists, else 0."""
+        blocked = any(f.severity is Severity.BLOCKER for f in self.prediction.findings)
+        return int(ExitCode.FINDINGS if blocked else ExitCode.OK)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``mpsready.trace`` v1 JSON document (see docs/trace.md)."""
+        p = self.prediction
+        return envelope(
+            SCHEMA_NAME, SCHEMA_VERSION,
+            basis="predicted",
+            entry=self.trace.entry,
+            traced_on={"device": self.trace.device, "torch": self.trace.torch_version, "basis": "observed"},
+            target={"torch": p.torch, "macos": p.macos, "mps_fallback": p.fallback, "basis": "predicted"},
+            stages=[dict(s, basis="observed", device=self.trace.device) for s in self.trace.stages],
+            ops=[o.to_dict() for o in p.ops],
+            dtype_events=[dict(e.to_dict(), basis="observed", device=self.trace.device)
+                          for e in self.trace.dtype_events],
+            findings=[f.to_dict() for f in p.findings],
+            summary=dict(p.summary, basis="predicted"),
+            exit_code=self.exit_code,
+            trace=self.trace.to_dict(),
+        )
+
+
+def installed_torch_version() -> str:
+    """The installed PyTorch version, without importing torch (importlib.metadata)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("torch")
+    except PackageNotFoundError:
+        return "2.13.0"
+
+
+def default_fallback() -> bool:
+    """Whether PYTORCH_ENABLE_MPS_FALLBACK=1 is set in this environment (then assumed for the target)."""
+    return os.environ.get("PYTORCH_ENABLE_MPS_FALLBACK", "") == "1"
+
+
+def trace_entry(spec: Any, torch: str | None = None, macos: str = DEFAULT_MACOS, device: str = "cpu",
+                fallback: bool | None = None, steps: int = 1, cwd: str | None = None) -> TraceResult:
+    """Run the step named by ``spec`` (an ENTRY string or a loaded :class:`mpsready.step.Entry`) on
+    ``device`` with the recorder attached, and classify it for PyTorch ``torch`` (default: installed)
+    and macOS ``macos``.
+
+    Raises :class:`mpsready.step.EntryError` (a UsageError) for a bad ENTRY and ``ValueError`` for a
+    torch version outside the shipped tables. Failures of the user's step are not raised: they are
+    in ``result.trace.stages`` and as OPS108 findings.
+    """
+    from mpsready.ops.api import load_db
+    from mpsready.step import load_entry
+    from mpsready.trace.recorder import record_entry
+
+    target = torch or installed_torch_version()
+    db = load_db(target)
+    entry = load_entry(spec, cwd=cwd) if isinstance(spec, str) else spec
+    fb = default_fallback() if fallback is None else fallback
+    composite = {}
+
+    def expand(name: str) -> bool:
+        v = composite.get(name)
+        if v is None:
+            v = composite[name] = db.lookup(name).status == "composite"
+        return v
+
+    trace = record_entry(entry, device=device, expand=expand, steps=steps)
+    return TraceResult(trace=trace, prediction=predict(trace, torch=target, macos=macos, fallback=fb))

@@ -1,0 +1,65 @@
+"""``mpsready trace ENTRY``: argument parsing only (no torch import at import time)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from mpsready.errors import UsageError
+
+FORMATS = ("terminal", "json", "md")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "trace", help="record the aten ops of a representative step and predict MPS failures (no Mac needed)",
+        description="Run ENTRY (package.module:function or path/file.py:function) stage by stage on this machine, "
+                    "record every aten operator it dispatches, and predict for a PyTorch and macOS version what "
+                    "would fail, fall back to the CPU or be refused on MPS. Every result is a prediction.")
+    p.add_argument("entry", metavar="ENTRY")
+    p.add_argument("--torch", default=None, help="target PyTorch release (default: the installed one), e.g. 2.13")
+    p.add_argument("--macos", default=None, help="target macOS version (default: %(default)s -> 15.5), e.g. 14.4")
+    p.add_argument("--device", default="cpu", help="device to run the trace on: cpu or cuda (default: cpu)")
+    p.add_argument("--mps-fallback", dest="fallback", action="store_true", default=None,
+                   help="assume PYTORCH_ENABLE_MPS_FALLBACK=1 on the Mac (default: as set in this environment)")
+    p.add_argument("--steps", type=int, default=1, help="training steps to run (default: 1)")
+    p.add_argument("--format", choices=FORMATS, default="terminal")
+    p.add_argument("--output", "-o", default=None, help="write the output to FILE instead of stdout")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from mpsready.trace.predict import DEFAULT_MACOS
+
+    dev = args.device.split(":")[0]
+    if dev not in ("cpu", "cuda"):
+        raise UsageError(f"--device must be cpu or cuda (the trace predicts MPS from another device), got {args.device!r}")
+    if args.steps < 1:
+        raise UsageError("--steps must be at least 1")
+    try:
+        import torch  # noqa: F401  (the trace runs the step)
+    except ImportError:
+        raise UsageError("mpsready trace needs PyTorch: pip install 'mpsready[torch]'") from None
+    if dev == "cuda" and not torch.cuda.is_available():
+        raise UsageError("--device cuda: CUDA is not available on this machine")
+    from mpsready.trace.api import trace_entry
+    from mpsready.trace.render import RENDERERS
+
+    try:
+        result = trace_entry(args.entry, torch=args.torch, macos=args.macos or DEFAULT_MACOS, device=args.device,
+                             fallback=args.fallback, steps=args.steps)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if args.format == "terminal":
+        text = RENDERERS["terminal"](result, color=args.output is None and sys.stdout.isatty())
+    else:
+        text = RENDERERS[args.format](result)
+    if args.output:
+        try:
+            with open(args.output, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise UsageError(f"cannot write {args.output}: {exc}") from None
+    else:
+        sys.stdout.write(text)
+    return result.exit_code

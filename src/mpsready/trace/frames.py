@@ -1,0 +1,71 @@
+"""Find the innermost frame of the user's project on the Python stack, cheaply.
+
+``traceback.extract_stack`` formats every frame and reads source lines: far too slow
+to call for each aten op. Instead walk ``sys._getframe()`` and decide once per code
+object whether it belongs to the user's project (a file under the entry's root that is
+not inside ``site-packages``, PyTorch or mpsready itself). The walk then costs a dict
+lookup per frame.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from types import CodeType
+
+from mpsready.trace.model import Frame
+
+_EXCLUDED_PARTS = ("site-packages", "dist-packages")
+
+
+def _package_dir(name: str) -> str | None:
+    mod = sys.modules.get(name)
+    f = getattr(mod, "__file__", None)
+    return os.path.dirname(os.path.abspath(f)) + os.sep if f else None
+
+
+class UserFrames:
+    """``locate()`` returns the innermost user :class:`Frame` on the current stack, or ``None``.
+
+    ``root`` is the project directory (``Entry.root``); frames in files under it count as the
+    user's, except files inside ``site-packages``/``dist-packages`` (a virtual environment kept in
+    the project), PyTorch and mpsready.
+    """
+
+    def __init__(self, root: str | os.PathLike[str]):
+        self.root = os.path.abspath(os.fspath(root)) + os.sep
+        self._excluded = [d for d in (_package_dir("torch"), _package_dir("mpsready")) if d]
+        self._is_user: dict[CodeType, str | None] = {}  # code -> path relative to root, or None
+        self._frames: dict[tuple[CodeType, int], Frame] = {}
+
+    def _classify(self, code: CodeType) -> str | None:
+        filename = code.co_filename
+        if filename.startswith("<"):
+            return None
+        path = os.path.abspath(filename)
+        if not path.startswith(self.root):
+            return None
+        if any(path.startswith(d) for d in self._excluded):
+            return None
+        parts = Path(path).parts
+        if any(p in _EXCLUDED_PARTS for p in parts):
+            return None
+        return os.path.relpath(path, self.root)
+
+    def locate(self, skip: int = 1) -> Frame | None:
+        f = sys._getframe(skip)
+        is_user = self._is_user
+        while f is not None:
+            code = f.f_code
+            rel = is_user.get(code, False)
+            if rel is False:
+                rel = is_user[code] = self._classify(code)
+            if rel is not None:
+                key = (code, f.f_lineno)
+                fr = self._frames.get(key)
+                if fr is None:
+                    fr = self._frames[key] = Frame(rel, f.f_lineno, code.co_name)
+                return fr
+            f = f.f_back
+        return None

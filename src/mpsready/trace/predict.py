@@ -1,0 +1,518 @@
+"""Classify a recorded :class:`~mpsready.trace.model.OpTrace` for a target PyTorch and macOS.
+
+Every judgement comes from the support data (:mod:`mpsready.ops.api`): ``route()`` maps a
+CPU- or CUDA-specific op to what the same Python call dispatches on MPS, ``lookup()`` gives
+its status in the target release, ``dtype_rules()`` the dtypes MPS lacks. Nothing here
+imports torch, so a trace saved as JSON can be re-classified for other versions.
+
+Per op (after routing) the verdict is one of:
+
+* ``runs``: an MPS kernel exists for the dtypes seen (or the op is a composite whose
+  recorded callees are judged on their own, ``composite``);
+* ``error``: the user would see an exception on MPS (no kernel, a sparse tensor without a
+  SparseMPS kernel, a dtype or macOS limit of the kernel);
+* ``fallback``: the op runs on the CPU, because it is on PyTorch's always-fallback list or
+  because it has no kernel and ``PYTORCH_ENABLE_MPS_FALLBACK=1`` is assumed
+  (``fallback=True``);
+* ``unknown``: the data does not know the op; never guessed as supported;
+* ``host``: not predicted (the ``build`` stage, where models are usually made on the CPU, or
+  CPU tensors in a CUDA trace).
+
+All results are predictions (``basis: "predicted"``); none was observed on a Mac.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from mpsready.findings import Basis, Finding, Location, Severity, sort_findings
+from mpsready.ops import api as ops_api
+from mpsready.trace import rules as R
+from mpsready.trace.model import DtypeEvent, Frame, OpCall, OpTrace
+
+DEFAULT_MACOS = "15.5"
+HOST_STAGES = frozenset({"build"})
+STAGE_ORDER = ("build", "to_device", "data", "forward", "loss", "backward", "optimizer_step", "checkpoint",
+               "inference", "step")
+SPARSE_CTOR = "aten::_sparse_coo_tensor_with_dims_and_tensors"
+ISSUE_NEW = "https://github.com/pytorch/pytorch/issues/141287"  # message of 2.6+ (MPSFallback.mm)
+ISSUE_OLD = "https://github.com/pytorch/pytorch/issues/77764"  # message up to 2.5
+
+# What a creating op means for the user (recorder: aten::lift_fresh is where torch.tensor,
+# torch.as_tensor and torch.from_numpy hand over a tensor made from Python or NumPy data).
+_CREATOR_HINTS = {
+    "aten::lift_fresh": "a tensor made from Python or NumPy data (torch.tensor, torch.as_tensor, torch.from_numpy; "
+                        "NumPy arrays default to float64)",
+    "aten::_to_copy": "a cast or device move (.to(...), .double(), .to(device) of a tensor of that dtype)",
+    "aten::arange": "torch.arange with that dtype", "aten::arange.start": "torch.arange with that dtype",
+    "aten::arange.start_step": "torch.arange with that dtype",
+}
+
+
+def not_implemented_message(op: str, torch_version: str) -> str:
+    """The NotImplementedError text MPS raises for ``op`` without a kernel (MPSFallback.mm):
+    issue #141287 from PyTorch 2.6 on, #77764 up to 2.5."""
+    new = ops_api._vtuple(torch_version)[:2] >= (2, 6)
+    if new:
+        return (f"NotImplementedError: The operator '{op}' is not currently implemented for the MPS device. If you "
+                f"want this op to be considered for addition please comment on {ISSUE_NEW} and mention use-case, "
+                "that resulted in missing op as well as commit hash <build hash>. As a temporary fix, you can set "
+                "the environment variable `PYTORCH_ENABLE_MPS_FALLBACK=1` to use the CPU as a fallback for this op. "
+                "WARNING: this will be slower than running natively on MPS.")
+    return (f"NotImplementedError: The operator '{op}' is not currently implemented for the MPS device. If you want "
+            "this op to be added in priority during the prototype phase of this feature, please comment on "
+            f"{ISSUE_OLD}. As a temporary fix, you can set the environment variable `PYTORCH_ENABLE_MPS_FALLBACK=1` "
+            "to use the CPU as a fallback for this op. WARNING: this will be slower than running natively on MPS.")
+
+
+def fallback_warning(op: str) -> str:
+    """The UserWarning of PyTorch's MPS CPU fallback (MPSFallback.mm, 2.0+)."""
+    return (f"UserWarning: The operator '{op}' is not currently supported on the MPS backend and will fall back to "
+            "run on the CPU. This may have performance implications.")
+
+
+def sparse_message(op: str) -> str:
+    """The dispatcher error for a sparse tensor on MPS without a SparseMPS kernel (pytorch#141711)."""
+    return f"NotImplementedError: Could not run '{op}' with arguments from the 'SparseMPS' backend."
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Why an op does not simply run on MPS: ``kind`` is ``missing``, ``always_fallback``, ``guard``,
+    ``sparse``, ``macos``, ``dtype`` or ``unknown``; ``dtype`` is set for ``dtype``."""
+
+    kind: str
+    detail: str
+    message: str | None = None
+    fixed_in: str | None = None
+    dtype: str | None = None
+
+
+@dataclass
+class OpPrediction:
+    """The prediction for one op as MPS would dispatch it, over all its recorded calls.
+
+    ``recorded_as``: the device-specific names the trace saw when they differ from ``op``
+    (``aten::mkldnn_convolution`` for ``aten::_mps_convolution``). ``count``/``seconds``: calls
+    and traced wall time (seconds, including callees). ``call_share``/``time_share``: fraction of
+    the predicted device calls and of the traced step time (0..1); meaningful for problems.
+    """
+
+    op: str
+    verdict: str
+    status: str
+    how: str = ""
+    recorded_as: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    count: int = 0
+    seconds: float = 0.0
+    stages: list[str] = field(default_factory=list)
+    dtypes: list[str] = field(default_factory=list)
+    frames: list[Frame] = field(default_factory=list)
+    frame_stages: list[str] = field(default_factory=list)
+    parents: list[str] = field(default_factory=list)
+    call_share: float = 0.0
+    time_share: float = 0.0
+    fixed_in: str | None = None
+    sources: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "op": self.op, "basis": Basis.PREDICTED.value, "verdict": self.verdict, "status": self.status,
+            "how": self.how, "count": self.count, "seconds": round(self.seconds, 7), "stages": self.stages,
+            "dtypes": self.dtypes, "locations": [dict(f.to_dict(), stage=s) for f, s in
+                                                 zip(self.frames, self.frame_stages)],
+        }
+        if self.recorded_as:
+            d["recorded_as"] = self.recorded_as
+        if self.parents:
+            d["called_by"] = self.parents
+        if self.problems:
+            d["problems"] = [{k: v for k, v in p.__dict__.items() if v is not None} for p in self.problems]
+            d["call_share"] = round(self.call_share, 4)
+            d["time_share"] = round(self.time_share, 4)
+            d["fixed_in"] = self.fixed_in
+        if self.sources:
+            d["sources"] = self.sources
+        return d
+
+
+@dataclass
+class Prediction:
+    """All op predictions and findings for one target (``torch`` is the resolved table release)."""
+
+    torch: str
+    macos: str
+    fallback: bool
+    ops: list[OpPrediction]
+    findings: list[Finding]
+    summary: dict[str, Any]
+
+    def op(self, name: str) -> OpPrediction | None:
+        return next((o for o in self.ops if o.op == name), None)
+
+
+# ------------------------------------------------------------------------------------ helpers
+def _stage_key(stage: str) -> int:
+    return STAGE_ORDER.index(stage) if stage in STAGE_ORDER else len(STAGE_ORDER)
+
+
+def _later_release(after: str, pred) -> str | None:
+    """The first shipped release after ``after`` for whose table ``pred(db)`` is true."""
+    at = ops_api._vtuple(after)
+    for rel in ops_api.shipped_versions():
+        if ops_api._vtuple(rel) > at and pred(ops_api.load_db(rel)):
+            return rel
+    return None
+
+
+def _macos_lt(a: str, b: str) -> bool:
+    return ops_api._macos_lt(a, b)
+
+
+class _Classifier:
+    def __init__(self, db: ops_api.SupportDB, macos: str, fallback: bool, expanded: set[str]):
+        self.db, self.macos, self.fallback, self.expanded = db, macos, fallback, expanded
+        self._sup: dict[str, ops_api.OpSupport] = {}
+
+    def support(self, op: str) -> ops_api.OpSupport:
+        s = self._sup.get(op)
+        if s is None:
+            s = self._sup[op] = self.db.lookup(op, macos=self.macos)
+        return s
+
+    def target(self, op: str) -> str:
+        return self.db.route(op) or op
+
+    def problems(self, call: OpCall, target: str, sup: ops_api.OpSupport, recorded_op: str) -> list[Problem]:
+        """Problems of one call group (empty: it runs, or it is a composite judged by its callees)."""
+        out: list[Problem] = []
+        st = sup.status
+        tv = self.db.torch_version
+        sparse_in = any(l.startswith("sparse") for l in call.layouts)
+        if st == "missing" and not (sparse_in and sup.sparse_mps):
+            kind = "missing"
+            msg = fallback_warning(target) if self.fallback else not_implemented_message(target, tv)
+            out.append(Problem(kind, f"no MPS kernel in torch {tv}", msg, sup.fixed_in))
+        elif st == "cpu_fallback_always":
+            out.append(Problem("always_fallback", f"on PyTorch's always-CPU list in torch {tv} (MPSFallback.mm)",
+                               fallback_warning(target), sup.fixed_in))
+        elif st == "guard":
+            out.append(Problem("guard", f"registered to raise on MPS in torch {tv}", None, sup.fixed_in))
+        elif st == "unknown":
+            ns = target.split("::", 1)[0]
+            detail = (f"custom operator namespace '{ns}': MPS support not in the shipped data" if ns != "aten"
+                      else f"not in the support table of torch {tv}")
+            out.append(Problem("unknown", detail))
+        elif st == "composite" and recorded_op not in self.expanded and target not in self.expanded:
+            out.append(Problem("unknown", "composite op whose callees were not recorded (trace with this --torch)"))
+        # A CompositeExplicitAutograd kernel serves every backend key, SparseMPS included: judge its callees.
+        if sparse_in and st == "kernel" and not sup.sparse_mps:
+            fixed = _later_release(tv, lambda d: d.lookup(target).sparse_mps)
+            out.append(Problem("sparse", f"no SparseMPS kernel in torch {tv}", sparse_message(target), fixed))
+        if st == "kernel":
+            if sup.min_macos and _macos_lt(self.macos, sup.min_macos):
+                out.append(Problem("macos", f"the MPS kernel needs macOS {sup.min_macos}", None, None))
+            for dt in dict.fromkeys(call.in_dtypes + call.out_dtypes):
+                exc = sup.dtype_exceptions.get(dt)
+                if not exc:
+                    continue
+                if exc.get("unsupported"):
+                    fixed = _later_release(tv, lambda d: dt not in d.lookup(target, macos=self.macos).dtype_exceptions)
+                    out.append(Problem("dtype", f"{dt} unsupported by the MPS kernel", exc.get("message"), fixed, dt))
+                elif exc.get("min_macos") and _macos_lt(self.macos, exc["min_macos"]):
+                    out.append(Problem("dtype", f"{dt} needs macOS {exc['min_macos']}", exc.get("message"), None, dt))
+        return out
+
+
+def _verdict(problems: list[Problem], status: str, fallback: bool) -> str:
+    kinds = {p.kind for p in problems}
+    if kinds & {"sparse", "guard", "macos", "dtype"}:
+        return "error"
+    if "missing" in kinds:
+        return "fallback" if fallback else "error"
+    if "always_fallback" in kinds:
+        return "fallback"
+    if "unknown" in kinds:
+        return "unknown"
+    return "composite" if status == "composite" else "runs"
+
+
+# ------------------------------------------------------------------------------------ main entry
+def predict(trace: OpTrace, torch: str, macos: str = DEFAULT_MACOS, fallback: bool = False) -> Prediction:
+    """Classify ``trace`` for PyTorch ``torch`` (e.g. ``"2.13"``) and macOS ``macos`` (e.g. ``"14.4"``).
+
+    ``fallback``: assume ``PYTORCH_ENABLE_MPS_FALLBACK=1`` (ops without a kernel then fall back
+    to the CPU instead of raising). Raises ``ValueError`` for a torch version outside the shipped
+    tables or a malformed macOS version.
+    """
+    db = ops_api.load_db(torch)
+    ops_api._vtuple(macos)  # ValueError on garbage
+    expanded = set(getattr(trace, "expanded_ops", ()) or ())
+    if not expanded:  # traces recorded before expanded_ops existed: every parent was expanded
+        expanded = {c.parent for c in trace.calls if c.parent}
+    cls = _Classifier(db, macos, fallback, expanded)
+    dev_type = trace.device.split(":")[0]
+
+    preds: dict[str, OpPrediction] = {}
+    total_calls = 0
+    for call in sorted(trace.calls, key=lambda c: _stage_key(c.stage)):
+        target = cls.target(call.op)
+        sup = cls.support(target)
+        host = (call.stage in HOST_STAGES or call.device not in (dev_type, "meta")
+                or (not call.in_dtypes and not call.out_dtypes))
+        simulated_inner = call.device == "meta" and call.parent is not None  # meta-specific internals of a move
+        p = preds.get(target)
+        if p is None:
+            p = preds[target] = OpPrediction(op=target, verdict="host", status=sup.status, how=sup.how,
+                                             sources=list(sup.sources))
+        if call.op != target and call.op not in p.recorded_as:
+            p.recorded_as.append(call.op)
+        if host or simulated_inner:
+            continue
+        total_calls += call.count
+        probs = cls.problems(call, target, sup, call.op)
+        for pr in probs:
+            if pr not in p.problems:
+                p.problems.append(pr)
+        if p.verdict == "host":
+            p.verdict = "runs"
+        p.count += call.count
+        p.seconds += call.seconds if probs else 0.0
+        if call.stage not in p.stages:
+            p.stages.append(call.stage)
+        for dt in call.in_dtypes + call.out_dtypes:
+            if dt not in p.dtypes:
+                p.dtypes.append(dt)
+        if call.frame and call.frame not in p.frames and len(p.frames) < 5:
+            p.frames.append(call.frame)
+            p.frame_stages.append(call.stage)
+        if call.parent and call.parent not in p.parents:
+            p.parents.append(call.parent)
+        if any(l.startswith("sparse") for l in call.layouts):
+            _imply_sparse_ctor(preds, cls, call)
+
+    step_seconds = sum(v for k, v in trace.stage_seconds.items() if k not in HOST_STAGES) or 0.0
+    for p in preds.values():
+        if p.verdict == "host":
+            continue
+        p.verdict = _verdict(p.problems, p.status, fallback)
+        if p.problems:
+            p.call_share = p.count / total_calls if total_calls else 0.0
+            p.time_share = min(1.0, p.seconds / step_seconds) if step_seconds else 0.0
+            fixes = [pr.fixed_in for pr in p.problems if pr.kind != "unknown"]
+            p.fixed_in = None if (not fixes or None in fixes) else max(fixes, key=ops_api._vtuple)
+    ops = sorted(preds.values(), key=lambda o: (_VERDICT_RANK[o.verdict], o.op))
+    findings = _op_findings(ops, db.torch_version, fallback) + _dtype_findings(trace, db, macos)
+    findings += _stage_findings(trace)
+    findings = sort_findings(findings)
+    summary = _summary(ops, findings, total_calls, step_seconds)
+    return Prediction(torch=db.torch_version, macos=macos, fallback=fallback, ops=ops, findings=findings,
+                      summary=summary)
+
+
+_VERDICT_RANK = {"error": 0, "fallback": 1, "unknown": 2, "runs": 3, "composite": 4, "host": 5}
+
+
+def _imply_sparse_ctor(preds: dict[str, OpPrediction], cls: _Classifier, call: OpCall) -> None:
+    """A sparse COO tensor on the device is built by ``_sparse_coo_tensor_with_dims_and_tensors`` on the
+    SparseMPS key, whether it is moved there (``_to_copy``) or created there (``to_sparse``)
+    (aten/src/ATen/native/sparse/SparseTensor.cpp; pytorch#141711). Record that implied call."""
+    if "sparse_coo" not in call.layouts:
+        return
+    sup = cls.support(SPARSE_CTOR)
+    p = preds.get(SPARSE_CTOR)
+    if p is None:
+        p = preds[SPARSE_CTOR] = OpPrediction(op=SPARSE_CTOR, verdict="runs", status=sup.status, how=sup.how,
+                                              sources=list(sup.sources) + ["implied by a sparse COO tensor on the "
+                                                                           "device (pytorch#141711)"])
+    p.verdict = "runs"
+    if call.op not in p.parents:
+        p.parents.append(call.op)
+    if call.stage not in p.stages:
+        p.stages.append(call.stage)
+    if call.frame and call.frame not in p.frames and len(p.frames) < 5:
+        p.frames.append(call.frame)
+        p.frame_stages.append(call.stage)
+    if not p.dtypes:
+        p.dtypes = [d for d in dict.fromkeys(call.in_dtypes + call.out_dtypes)]
+    if not sup.sparse_mps and not any(pr.kind == "sparse" for pr in p.problems):
+        tv = cls.db.torch_version
+        fixed = _later_release(tv, lambda d: d.lookup(SPARSE_CTOR).sparse_mps)
+        p.problems.append(Problem("sparse", f"no SparseMPS kernel in torch {tv}: a sparse tensor cannot be put on "
+                                            "the MPS device", sparse_message(SPARSE_CTOR), fixed))
+
+
+def _where(p: OpPrediction) -> Location:
+    if p.frames:
+        f = p.frames[0]
+        return Location(path=f.path, line=f.line, operator=p.op, stage=p.frame_stages[0])
+    return Location(operator=p.op, stage=p.stages[0] if p.stages else None)
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def _op_findings(ops: list[OpPrediction], tv: str, fallback: bool) -> list[Finding]:
+    out: list[Finding] = []
+    for p in ops:
+        if not p.problems:
+            continue
+        loc = _where(p)
+        ev_base = {"op": p.op, "calls": p.count, "stages": p.stages, "dtypes": p.dtypes,
+                   "call_share": round(p.call_share, 4), "time_share": round(p.time_share, 4)}
+        if p.recorded_as:
+            ev_base["recorded_as"] = p.recorded_as
+        if p.parents:
+            ev_base["called_by"] = p.parents
+        if len(p.frames) > 1:
+            ev_base["other_locations"] = [f"{f.path}:{f.line}" for f in p.frames[1:]]
+        src = "; ".join(p.sources[:2]) or None
+        seen: set[str] = set()
+        for pr in p.problems:
+            key = pr.kind + (pr.dtype or "")
+            if key in seen:
+                continue
+            seen.add(key)
+            ev = dict(ev_base, fixed_in=pr.fixed_in, expected_message=pr.message) if pr.message else \
+                dict(ev_base, fixed_in=pr.fixed_in)
+            fixed = (f" First fixed in torch {pr.fixed_in}." if pr.fixed_in else
+                     " No shipped PyTorch release fixes it." if pr.kind not in ("unknown",) else "")
+            share = (f" {p.count} call(s), {_pct(p.call_share)} of device calls, about {_pct(p.time_share)} of the "
+                     "traced step time would run on the CPU with PYTORCH_ENABLE_MPS_FALLBACK=1.")
+            pre = f"Predicted for torch {tv}: "
+            if pr.kind == "missing":
+                code = R.OPS_FALLBACK.code if fallback else R.OPS_MISSING.code
+                sev = Severity.DEGRADES if fallback else Severity.BLOCKER
+                what = "falls back to the CPU (PYTORCH_ENABLE_MPS_FALLBACK=1)" if fallback else "raises on MPS"
+                msg = f"{pre}{p.op} has no MPS kernel and {what}.{share}{fixed}"
+            elif pr.kind == "always_fallback":
+                code, sev = R.OPS_FALLBACK.code, Severity.DEGRADES
+                msg = f"{pre}{p.op} always runs on the CPU on MPS ({pr.detail}).{share}{fixed}"
+            elif pr.kind == "guard":
+                code, sev = R.OPS_MISSING.code, Severity.BLOCKER
+                msg = f"{pre}{p.op} {pr.detail}.{fixed}"
+            elif pr.kind == "sparse":
+                code, sev = R.OPS_SPARSE.code, Severity.BLOCKER
+                msg = f"{pre}{p.op}: {pr.detail}.{fixed}"
+            elif pr.kind == "macos":
+                code, sev = R.OPS_MACOS.code, Severity.BLOCKER
+                msg = f"{pre}{p.op}: {pr.detail}."
+            elif pr.kind == "dtype":
+                code, sev = R.OPS_DTYPE.code, Severity.BLOCKER
+                msg = f"{pre}{p.op}: {pr.detail}.{fixed}"
+            else:
+                custom = not p.op.startswith("aten::")
+                code = R.OPS_CUSTOM.code if custom else R.OPS_UNKNOWN.code
+                sev = Severity.INFO
+                msg = f"{pre}{p.op}: MPS support unknown ({pr.detail}); not assumed to run."
+            out.append(Finding(code=code, severity=sev, message=msg, location=loc, basis=Basis.PREDICTED,
+                               fix=_fix(pr, p), source=src, evidence=ev))
+    return out
+
+
+def _fix(pr: Problem, p: OpPrediction) -> str:
+    if pr.kind in ("missing", "always_fallback"):
+        up = f"upgrade to torch {pr.fixed_in}, " if pr.fixed_in else ""
+        return (f"{up}replace {p.op.split('::')[1]}, run it on the CPU explicitly, or set "
+                "PYTORCH_ENABLE_MPS_FALLBACK=1 before importing torch")
+    if pr.kind == "sparse":
+        up = f"upgrade to torch {pr.fixed_in} (SparseMPS kernels), or " if pr.fixed_in else ""
+        return f"{up}keep the tensor dense or on the CPU (e.g. convert the buffer with .to_dense())"
+    if pr.kind == "dtype":
+        return f"cast {pr.dtype} tensors to a supported dtype around {p.op.split('::')[1]}"
+    if pr.kind == "macos":
+        return "upgrade macOS or run this op on the CPU"
+    if pr.kind == "guard":
+        return "run this op on the CPU"
+    return "observe it on a Mac with `mpsready record ENTRY --device mps`"
+
+
+def _dtype_findings(trace: OpTrace, db: ops_api.SupportDB, macos: str) -> list[Finding]:
+    rules = {r.dtype: r for r in db.dtype_rules(macos=macos)}
+    out: list[Finding] = []
+    groups: dict[tuple, list[DtypeEvent]] = {}
+    for ev in trace.dtype_events:
+        if ev.stage in HOST_STAGES or ev.dtype not in rules:
+            continue
+        groups.setdefault((ev.dtype, ev.op, ev.how, ev.frame, ev.origin), []).append(ev)
+    for (dtype, op, how, frame, origin), evs in sorted(
+            groups.items(), key=lambda kv: (_stage_key(kv[1][0].stage), kv[0][0], kv[0][1])):
+        rule = rules[dtype]
+        code = R.DTYPE_RULE_CODES.get(dtype, R.DTY_LIMITED.code)
+        sev = Severity.DEGRADES if rule.effect == "limited" else Severity.BLOCKER
+        stage = evs[0].stage
+        hint = _CREATOR_HINTS.get(origin or op, "")
+        where = f" at {frame.path}:{frame.line} ({frame.function})" if frame else ""
+        if how == "created":
+            msg = f"Predicted: a {dtype} tensor is created on the device by {op}{where} in stage {stage}"
+        else:
+            came = f", made by {origin}" + (f" at {evs[0].origin_frame.path}:{evs[0].origin_frame.line}"
+                                            if evs[0].origin_frame else "") if origin else \
+                ", entering without a traced op (e.g. torch.from_numpy, or built before the step)"
+            msg = f"Predicted: a {dtype} tensor{came} is used on the device by {op}{where} in stage {stage}"
+        msg += f" ({hint})." if hint else "."
+        msg += f" On MPS: {rule.message}"
+        if rule.min_macos and rule.effect != "error":
+            msg += f" (target macOS {macos} < {rule.min_macos})"
+        ev = {"dtype": dtype, "op": op, "how": how, "count": sum(e.count for e in evs),
+              "expected_message": rule.message, "fixed_in": None}
+        if origin:
+            ev["origin"] = origin
+        loc = Location(path=frame.path if frame else None, line=frame.line if frame else None, operator=op,
+                       stage=stage)
+        out.append(Finding(code=code, severity=sev, message=msg, location=loc, basis=Basis.PREDICTED,
+                           fix=_dtype_fix(dtype), source=rule.source, evidence=ev))
+    int64 = rules.get("int64")
+    if int64 is not None:
+        users = sorted({c.op for c in trace.calls if c.stage not in HOST_STAGES and "int64" in c.in_dtypes
+                        and c.parent is None})
+        if users:
+            out.append(Finding(code=R.DTY_LIMITED.code, severity=Severity.DEGRADES,
+                               message=f"Predicted: int64 tensors feed {len(users)} op(s) and the target macOS "
+                                       f"{macos} is older than {int64.min_macos}: {int64.message}.",
+                               location=Location(operator=users[0]), basis=Basis.PREDICTED,
+                               fix=f"upgrade to macOS {int64.min_macos} or later", source=int64.source,
+                               evidence={"dtype": "int64", "ops": users[:20]}))
+    return out
+
+
+def _dtype_fix(dtype: str) -> str:
+    if dtype in ("float64", "complex128"):
+        return ("cast to float32/complex64 before the tensor reaches the device (e.g. torch.from_numpy(a).float()), "
+                "or pass dtype=torch.float32")
+    return "use a dtype the target macOS supports (float16/float32), or upgrade macOS to 14 or later"
+
+
+def _stage_findings(trace: OpTrace) -> list[Finding]:
+    out = []
+    for s in trace.stages:
+        if s.get("status") in ("failed", "crashed"):
+            out.append(Finding(code=R.OPS_STAGE.code, severity=Severity.INFO,
+                               message=f"Stage {s['stage']} failed on the trace device ({trace.device}): "
+                                       f"{s.get('error_type')}: {(s.get('error') or '')[:200]}. Ops after the failure "
+                                       "are not in the prediction.",
+                               location=Location(stage=s["stage"]), basis=Basis.PREDICTED,
+                               evidence={"stage": s["stage"], "error_type": s.get("error_type")}))
+    return out
+
+
+def _summary(ops: Iterable[OpPrediction], findings: list[Finding], total_calls: int,
+             step_seconds: float) -> dict[str, Any]:
+    ops = list(ops)
+    count = {v: sum(1 for o in ops if o.verdict == v) for v in ("runs", "composite", "error", "fallback",
+                                                                "unknown", "host")}
+    fb = [o for o in ops if any(p.kind in ("missing", "always_fallback") for p in o.problems)]
+    return {
+        "ops": len([o for o in ops if o.verdict != "host"]),
+        "verdicts": count,
+        "device_calls": total_calls,
+        "traced_step_seconds": round(step_seconds, 6),
+        "fallback_call_share": round(sum(o.call_share for o in fb), 4),
+        "fallback_time_share": round(min(1.0, sum(o.time_share for o in fb)), 4),
+        "findings": {sev.value: sum(1 for f in findings if f.severity is sev) for sev in Severity},
+        "predicted_errors": count["error"],
+        "dtype_blockers": sum(1 for f in findings if f.code.startswith("DTY") and f.severity is Severity.BLOCKER),
+    }

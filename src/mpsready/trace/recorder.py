@@ -1,0 +1,334 @@
+"""Record the aten operators a representative step dispatches, stage by stage.
+
+The recorder is a thin ``TorchDispatchMode`` (``torch.utils._python_dispatch``, PyTorch
+2.0+): it observes each call and forwards it unchanged. It plugs into the shared step
+runner as an :class:`~mpsready.step.runner.Observer` whose ``around_stage`` enters the
+mode, so every op is attributed to a stage (``forward``, ``backward``, ...).
+
+Per call it keeps the overload name, the dtypes of tensor arguments and results, the
+device, non-strided layouts (sparse), wall time, and the innermost frame of the user's
+project (:mod:`mpsready.trace.frames`). Calls are aggregated on the fly, so memory does
+not grow with the number of steps.
+
+Composite ops. A ``CompositeExplicitAutograd`` kernel is backend-agnostic C++ that calls
+other ops; a flat trace sees only the composite and hides whether its callees exist on
+MPS (``nanmedian.dim`` calls ``nanmedian.dim_values``, which had no MPS kernel before
+2.8; research notes section 8). For ops the support data marks as composite, the
+recorder runs the real kernel *below* the Python dispatch key with a child mode pushed
+(``func.redispatch(keys & _dispatch_keyset_full_after(Python))``), so the callees are
+recorded too, with ``parent`` set. Other ops are not expanded, which keeps the cost low.
+
+Device moves on a CPU trace. ``tensor.to("cpu")`` on a CPU tensor dispatches nothing,
+so a CPU trace would not see what moving the model and the batch to MPS dispatches.
+When the trace device is the CPU, the recorder copies each parameter, buffer and batch
+tensor to the ``meta`` device (no memory, no computation) inside the ``to_device`` and
+``data`` stages: the same ``aten::_to_copy`` (and, for a sparse tensor,
+``aten::_sparse_coo_tensor_with_dims_and_tensors``) a real move dispatches. Those calls
+carry ``device="meta"``.
+
+Dtypes MPS lacks (float64, complex128) or limits (bfloat16, complex64) are tracked: the
+op that created such a tensor (``aten::_to_copy``, ``aten::arange``, ``aten::lift_fresh``
+for ``torch.tensor``/``torch.from_numpy`` of a NumPy array) is remembered, and a
+:class:`~mpsready.trace.model.DtypeEvent` is written when such a tensor is created on, or
+used on, the device in a step stage (every stage but ``build``: models are usually built
+on the CPU and then moved).
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from mpsready.step.runner import Observer, StepContext, to_device
+from mpsready.trace.frames import UserFrames
+from mpsready.trace.model import DtypeEvent, Frame, OpCall, OpTrace
+
+# Keys below Python: the real kernel runs there with our child mode active (research Appendix B).
+_AFTER_PYTHON = torch._C._dispatch_keyset_full_after(torch._C.DispatchKey.Python)
+_MAX_DEPTH = 6
+# torch.tensor / torch.as_tensor / torch.from_numpy hand their new tensor to these (2.13, checked by trace):
+# the point where NumPy or Python data becomes a tensor.
+_LIFT_OPS = frozenset({"aten::lift_fresh", "aten::lift", "aten::lift_fresh_copy"})  # composites nest a few levels (convolution -> _convolution -> backend kernel)
+WATCHED_DTYPES = frozenset({"float64", "complex128", "bfloat16", "complex64"})
+HOST_STAGES = frozenset({"build"})  # stages whose tensors normally live on the CPU, whatever the device
+
+_perf = time.perf_counter
+_Tensor = torch.Tensor
+_STRIDED = torch.strided
+_DTYPE_NAMES = {d: str(d).replace("torch.", "") for d in (getattr(torch, n) for n in dir(torch))
+                if isinstance(d, torch.dtype)}
+_LAYOUT_NAMES = {torch.sparse_coo: "sparse_coo", torch.sparse_csr: "sparse_csr", torch.sparse_csc: "sparse_csc",
+                 torch.sparse_bsr: "sparse_bsr", torch.sparse_bsc: "sparse_bsc", torch._mkldnn: "mkldnn"}
+
+
+def op_name(func: Any) -> str:
+    """``aten.add.Tensor`` -> ``"aten::add.Tensor"``; default overloads drop ``.default``."""
+    name = func._schema.name
+    ov = func._overloadname
+    return name if ov == "default" else f"{name}.{ov}"
+
+
+def _tensors(values: Any, out: list) -> None:
+    for v in values:
+        if isinstance(v, _Tensor):
+            out.append(v)
+        elif isinstance(v, (list, tuple)):
+            for w in v:
+                if isinstance(w, _Tensor):
+                    out.append(w)
+
+
+class _OpInfo:
+    __slots__ = ("name", "expand")
+
+    def __init__(self, name: str, expand: bool):
+        self.name = name
+        self.expand = expand
+
+
+class _Mode(TorchDispatchMode):
+    """One level of recording; ``parent``/``frame`` are set for the callees of a composite."""
+
+    def __init__(self, rec: "Recorder", parent: str | None = None, frame: Frame | None = None, depth: int = 0):
+        super().__init__()
+        self.rec, self.parent, self.frame, self.depth = rec, parent, frame, depth
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        rec = self.rec
+        kwargs = kwargs or {}
+        info = rec._infos.get(func)
+        if info is None:
+            info = rec._info(func)
+        frame = self.frame if self.depth else rec.frames.locate(2)
+        t0 = _perf()
+        # name == parent: a view op's kernel re-enters itself (detach -> detach); expanding again adds nothing.
+        if info.expand and self.depth < _MAX_DEPTH and info.name != self.parent:
+            out = rec._expand(func, info.name, frame, self.depth, args, kwargs)
+        else:
+            out = func(*args, **kwargs)
+        rec._record(info.name, self.parent, frame, args, kwargs, out, _perf() - t0)
+        return out
+
+
+class Recorder(Observer):
+    """Records the ops of each stage of a step run (see the module docstring).
+
+    ``root``: the user's project directory (``Entry.root``). ``expand``: ``op name -> bool``,
+    True for ops to expand as composites (the support data's ``status == "composite"``);
+    ``None`` expands nothing. ``device``: the device the step runs on. ``simulate_moves``:
+    copy model and batch tensors to ``meta`` in ``to_device``/``data`` (default: when
+    ``device`` is the CPU, where real moves dispatch nothing).
+    """
+
+    def __init__(self, root: str, device: str = "cpu", expand: Callable[[str], bool] | None = None,
+                 simulate_moves: bool | None = None):
+        self.frames = UserFrames(root)
+        self.device = device
+        self.device_type = torch.device(device).type
+        self._expand_pred = expand or (lambda name: False)
+        self.simulate_moves = self.device_type == "cpu" if simulate_moves is None else simulate_moves
+        self._infos: dict[Any, _OpInfo] = {}
+        self._calls: dict[tuple, list] = {}  # key -> [count, seconds]
+        self._events: dict[tuple, list] = {}  # dtype event key -> [count]
+        self._origins: dict[int, tuple] = {}  # id(tensor) -> (weakref, op, frame, stage)
+        self._reported: set[int] = set()
+        self._device_keys: dict[str, Any] = {}
+        self.stage = "build"
+        self._simulating = False
+        self.stage_seconds: dict[str, float] = {}
+        self.expansion_failures: dict[str, str] = {}
+        self.expanded: set[str] = set()
+
+    # -- Observer -------------------------------------------------------------------------
+    @contextmanager
+    def around_stage(self, ctx: StepContext, stage: str) -> Iterator[None]:
+        self.stage = stage
+        t0 = _perf()
+        try:
+            with _Mode(self):
+                if stage == "to_device" and self.simulate_moves and ctx.step is not None:
+                    self._simulate_model_move(ctx.step.model)
+                yield
+                if stage == "data" and self.simulate_moves:
+                    self._simulate_move((ctx.inputs, ctx.target))
+        finally:
+            self.stage_seconds[stage] = self.stage_seconds.get(stage, 0.0) + _perf() - t0
+
+    def _simulate_model_move(self, model: Any) -> None:
+        if not isinstance(model, torch.nn.Module):
+            return
+        self._simulating = True
+        try:
+            with torch.no_grad():
+                for t in list(model.parameters()) + list(model.buffers()):
+                    t.to("meta")
+        finally:
+            self._simulating = False
+
+    def _simulate_move(self, obj: Any) -> None:
+        self._simulating = True
+        try:
+            with torch.no_grad():
+                to_device(obj, "meta")
+        finally:
+            self._simulating = False
+
+    # -- recording ------------------------------------------------------------------------
+    def _info(self, func: Any) -> _OpInfo:
+        name = op_name(func)
+        expand = name.startswith("aten::") and bool(self._expand_pred(name))
+        info = self._infos[func] = _OpInfo(name, expand)
+        return info
+
+    def _keys_for_device(self, device: Any) -> Any:
+        dev = str(device) if device is not None else "cpu"
+        ks = self._device_keys.get(dev)
+        if ks is None:
+            ks = self._device_keys[dev] = torch._C._dispatch_keys(torch.empty(0, device=dev))
+        return ks
+
+    def _expand(self, func, name: str, frame: Frame | None, depth: int, args, kwargs):
+        ts: list = []
+        _tensors(args, ts)
+        _tensors(kwargs.values(), ts)
+        if ts:
+            keys = torch._C._dispatch_keys(ts[0])
+            for t in ts[1:]:
+                keys = keys | torch._C._dispatch_keys(t)
+        else:  # a factory (arange, ...): the keys of the device it creates on
+            keys = self._keys_for_device(kwargs.get("device"))
+        self.expanded.add(name)
+        try:
+            with _Mode(self, parent=name, frame=frame, depth=depth + 1):
+                return func.redispatch(keys & _AFTER_PYTHON, *args, **kwargs)
+        except (RuntimeError, TypeError, NotImplementedError) as exc:
+            # Some overloads refuse a redispatch (e.g. Scalar wrapping); run them plainly. A genuine
+            # error of the user's op is raised again by the plain call below.
+            self.expansion_failures.setdefault(name, f"{type(exc).__name__}: {exc}"[:300])
+            return func(*args, **kwargs)
+
+    def _record(self, name: str, parent: str | None, frame: Frame | None, args, kwargs, out, seconds: float):
+        ins: list = []
+        _tensors(args, ins)
+        if kwargs:
+            _tensors(kwargs.values(), ins)
+        outs: list = []
+        if isinstance(out, _Tensor):
+            outs.append(out)
+        elif isinstance(out, (list, tuple)):
+            _tensors(out, outs)
+        names = _DTYPE_NAMES
+        in_dt = tuple([names[t.dtype] for t in ins])
+        out_dt = tuple([names[t.dtype] for t in outs])
+        # The result's device: a copy (``_to_copy``) is attributed to where it lands.
+        first = outs[0] if outs else (ins[0] if ins else None)
+        device = first.device.type if first is not None else (str(kwargs.get("device") or "cpu"))
+        if self._simulating:
+            device = "meta"  # every call of a simulated move, including a sparse tensor's metadata queries
+        layouts: tuple = ()
+        for t in ins:
+            if t.layout is not _STRIDED:
+                layouts = self._layouts(ins, outs)
+                break
+        else:
+            for t in outs:
+                if t.layout is not _STRIDED:
+                    layouts = self._layouts(ins, outs)
+                    break
+        key = (self.stage, name, parent, in_dt, out_dt, device, layouts, frame)
+        slot = self._calls.get(key)
+        if slot is None:
+            self._calls[key] = [1, seconds]
+        else:
+            slot[0] += 1
+            slot[1] += seconds
+        watched = WATCHED_DTYPES
+        if parent is None and ((not watched.isdisjoint(out_dt)) or (not watched.isdisjoint(in_dt))):
+            self._dtype_facts(name, frame, ins, outs, in_dt, out_dt)
+
+    @staticmethod
+    def _layouts(ins: list, outs: list) -> tuple:
+        seen = []
+        for t in ins + outs:
+            if t.layout is not _STRIDED:
+                ln = _LAYOUT_NAMES.get(t.layout, str(t.layout))
+                if ln not in seen:
+                    seen.append(ln)
+        return tuple(seen)
+
+    def _on_device(self, t: Any) -> bool:
+        return t.device.type in (self.device_type, "meta")
+
+    def _dtype_facts(self, name: str, frame: Frame | None, ins: list, outs: list, in_dt: tuple, out_dt: tuple):
+        """Dtype events of a top-level call (the callees of a composite add nothing new)."""
+        stage = self.stage
+        device_stage = stage not in HOST_STAGES
+        lifted = name in _LIFT_OPS
+        if device_stage and not lifted:
+            for t, dt in zip(ins, in_dt):
+                if dt not in WATCHED_DTYPES or not self._on_device(t):
+                    continue
+                tid = id(t)
+                origin = self._origins.get(tid)
+                if origin is not None and origin[0]() is not t:
+                    origin = None
+                if origin is not None and origin[3] not in HOST_STAGES:
+                    continue  # produced in a step stage: reported where it was created
+                if tid in self._reported:
+                    continue
+                self._reported.add(tid)
+                self._event(dt, stage, name, "used", frame, origin[1] if origin else None,
+                            origin[2] if origin else None)
+        for t, dt in zip(outs, out_dt):
+            if dt not in WATCHED_DTYPES:
+                continue
+            tid = id(t)
+            if tid not in self._origins or self._origins[tid][0]() is not t:
+                self._origins[tid] = (weakref.ref(t), name, frame, stage)
+            # The op *introduced* the dtype when none of its inputs had it (a cast, a factory,
+            # promotion from a float64 scalar tensor), or lifted Python/NumPy data into a tensor.
+            if device_stage and (lifted or dt not in in_dt) and self._on_device(t) and tid not in self._reported:
+                self._event(dt, stage, name, "created", frame, None, None)
+                self._reported.add(tid)
+
+    def _event(self, dtype, stage, op, how, frame, origin, origin_frame):
+        key = (dtype, stage, op, how, frame, origin, origin_frame)
+        slot = self._events.get(key)
+        if slot is None:
+            self._events[key] = [1]
+        else:
+            slot[0] += 1
+
+    # -- results --------------------------------------------------------------------------
+    def calls(self) -> list[OpCall]:
+        out = []
+        for (stage, name, parent, in_dt, out_dt, device, layouts, frame), (count, secs) in self._calls.items():
+            out.append(OpCall(stage=stage, op=name, count=count, seconds=secs, parent=parent, in_dtypes=in_dt,
+                              out_dtypes=out_dt, device=device, layouts=layouts, frame=frame))
+        return out
+
+    def dtype_events(self) -> list[DtypeEvent]:
+        return [DtypeEvent(dtype=d, stage=s, op=o, how=h, count=c[0], frame=f, origin=og, origin_frame=of)
+                for (d, s, o, h, f, og, of), c in self._events.items()]
+
+    def to_trace(self, entry: str, stages: list[dict[str, Any]]) -> OpTrace:
+        return OpTrace(entry=entry, device=self.device, torch_version=torch.__version__, calls=self.calls(),
+                       dtype_events=self.dtype_events(), stages=stages, stage_seconds=dict(self.stage_seconds),
+                       expansion_failures=dict(self.expansion_failures), expanded_ops=sorted(self.expanded))
+
+
+def record_entry(entry: Any, device: str = "cpu", expand: Callable[[str], bool] | None = None,
+                 steps: int = 1) -> OpTrace:
+    """Run ``entry`` (an :class:`mpsready.step.Entry`) through the step runner on ``device``
+    with a :class:`Recorder` attached and return the :class:`OpTrace`. Stage failures are
+    kept in ``OpTrace.stages`` (status, error, traceback), never raised."""
+    from mpsready.step.runner import run_entry
+
+    rec = Recorder(str(entry.root), device=device, expand=expand)
+    results, _ctx = run_entry(entry, device=device, steps=steps, observers=[rec])
+    return rec.to_trace(entry.spec, [r.to_dict() for r in results])

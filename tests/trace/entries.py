@@ -1,0 +1,128 @@
+"""Entries traced by the trace tests. Lines marked ``# at: NAME`` are where tests expect a finding."""
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from mpsready.step import Step
+
+
+class SmallCNN(nn.Module):
+    def __init__(self, classes=4):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.conv2 = nn.Conv2d(8, 16, 3, padding=1)
+        self.pool = nn.MaxPool2d(2)
+        self.drop = nn.Dropout(0.1)
+        self.fc = nn.Linear(16 * 4 * 4, classes)
+
+    def forward(self, x):
+        x = self.pool(F.relu(self.bn1(self.conv1(x))))
+        x = self.pool(F.relu(self.conv2(x)))
+        return self.fc(self.drop(torch.flatten(x, 1)))
+
+
+def cnn(device="cpu"):
+    torch.manual_seed(0)
+    model = SmallCNN()
+    batch = (torch.randn(4, 3, 16, 16), torch.tensor([0, 1, 2, 3]))
+    return Step(model=model, batch=batch, loss_fn=F.cross_entropy,
+                optimizer=lambda params: torch.optim.SGD(params, lr=0.1, momentum=0.9))
+
+
+def eig():
+    torch.manual_seed(0)
+    a = torch.randn(4, 4)
+
+    def step():
+        vals, _ = torch.linalg.eig(a)  # at: eig
+        return vals.real.sum()
+
+    return step
+
+
+WEIGHTS = np.array([1.0, 2.0, 0.5, 1.0])  # NumPy's default dtype: float64
+
+
+def weighted_loss(out, target):
+    w = torch.from_numpy(WEIGHTS)  # at: float64
+    return (F.cross_entropy(out, target, reduction="none") * w).mean()
+
+
+def float64_loss(device="cpu"):
+    torch.manual_seed(0)
+    model = nn.Linear(6, 4)
+    return Step(model=model, batch=(torch.randn(4, 6), torch.tensor([0, 1, 2, 3])), loss_fn=weighted_loss)
+
+
+class CTCHead(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 5)
+
+    def forward(self, x):
+        return self.proj(x).log_softmax(-1)
+
+
+def ctc_loss(log_probs, targets):
+    t, n = log_probs.shape[:2]
+    in_lens = torch.full((n,), t, dtype=torch.long)
+    out_lens = torch.full((n,), targets.shape[1], dtype=torch.long)
+    return F.ctc_loss(log_probs, targets, in_lens, out_lens)  # at: ctc
+
+
+def ctc(device="cpu"):
+    torch.manual_seed(0)
+    model = CTCHead()
+    batch = (torch.randn(12, 2, 8), torch.randint(1, 5, (2, 4)))
+    return Step(model=model, batch=batch, loss_fn=ctc_loss,
+                optimizer=lambda params: torch.optim.SGD(params, lr=0.1))
+
+
+class SparseMasked(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(6, 6)
+        keep = torch.zeros(4, 6, dtype=torch.bool)
+        keep[2:, ::2] = True
+        self.register_buffer("heads", keep.to_sparse(), persistent=False)  # at: sparse
+
+    def forward(self, x):
+        return self.lin(x)
+
+
+def sparse_buffer(device="cpu"):
+    torch.manual_seed(0)
+    return Step(model=SparseMasked(), batch=torch.randn(3, 6), loss_fn=lambda out: out.pow(2).mean())
+
+
+class Mixed(nn.Module):
+    """Convolution, batch norm, LSTM, attention and embedding: the ops whose kernels differ by device."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(20, 16)
+        self.conv = nn.Conv1d(16, 16, 3, padding=1)
+        self.bn = nn.BatchNorm1d(16)
+        self.lstm = nn.LSTM(16, 16, batch_first=True)
+        self.qkv = nn.Linear(16, 48)
+        self.out = nn.Linear(16, 3)
+
+    def forward(self, ids):
+        x = self.emb(ids)  # (N, T, 16)
+        x = self.bn(self.conv(x.transpose(1, 2))).transpose(1, 2)
+        x, _ = self.lstm(x)
+        n, t, _ = x.shape
+        # (N, heads=2, T, 8): 4-D inputs take the CPU flash kernel (_scaled_dot_product_flash_attention_for_cpu)
+        q, k, v = self.qkv(x).view(n, t, 3, 2, 8).permute(2, 0, 3, 1, 4)
+        x = F.scaled_dot_product_attention(q, k, v)
+        return self.out(x.transpose(1, 2).reshape(n, t, 16).mean(1))
+
+
+def mixed(device="cpu"):
+    torch.manual_seed(0)
+    model = Mixed()
+    batch = (torch.randint(0, 20, (4, 7)), torch.tensor([0, 1, 2, 0]))
+    return Step(model=model, batch=batch, loss_fn=F.cross_entropy,
+                optimizer=lambda params: torch.optim.AdamW(params, lr=1e-3))
