@@ -165,6 +165,18 @@ class RunRecord:
         return self.path / raw_file(step)
 
 
+def write_manifest(path: str | os.PathLike[str], manifest: Mapping[str, Any]) -> None:
+    """Write ``record.json`` atomically (temp file, then rename): a reader never sees half a manifest.
+
+    Added for ``mpsready record``, whose child process streams ``tensors.jsonl`` while the
+    parent writes the manifest last; :meth:`RecordWriter.close` uses it too.
+    """
+    p = Path(path)
+    tmp = p / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=1, allow_nan=False, default=str), encoding="utf-8")
+    tmp.replace(p / MANIFEST)
+
+
 class RecordWriter:
     """Writes a run record directory. Use as a context manager; ``close()`` writes the manifest."""
 
@@ -184,9 +196,7 @@ class RecordWriter:
             return
         self._fh.close()
         self.manifest["tensor_count"] = self.count
-        tmp = self.path / (MANIFEST + ".tmp")
-        tmp.write_text(json.dumps(self.manifest, indent=1, allow_nan=False, default=str), encoding="utf-8")
-        tmp.replace(self.path / MANIFEST)
+        write_manifest(self.path, self.manifest)
 
     def __enter__(self) -> "RecordWriter":
         return self

@@ -1,0 +1,62 @@
+"""``mpsready env``: record this environment, or ``--diff A.json B.json`` two records.
+
+Exit codes: 0 ok; 1 a blocker finding (env) or any difference (``--diff``); 2 usage/input error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from mpsready.errors import ExitCode, UsageError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("env", help="record Python, OS, chip, PyTorch/MPS/CUDA facts, settings and packages",
+                       description="Record the environment (observed here), or diff two env records.")
+    p.add_argument("--format", choices=("terminal", "json"), default="terminal")
+    p.add_argument("--output", "-o", metavar="FILE", help="write the output to FILE instead of stdout")
+    p.add_argument("--project", metavar="PATH", help="project directory whose git commit and dirty state to record")
+    p.add_argument("--diff", nargs=2, metavar=("A.json", "B.json"),
+                   help="list what differs between two env records (numerics-changing first)")
+    p.set_defaults(run=run)
+
+
+def _emit(text: str, output: str | None) -> None:
+    if output:
+        try:
+            Path(output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write {output}: {exc}") from None
+    else:
+        sys.stdout.write(text)
+
+
+def run(args: argparse.Namespace) -> int:
+    from mpsready.env import render
+
+    if args.diff:
+        from mpsready.env.diff import diff_env, load_env_record
+
+        a, b = (load_env_record(x) for x in args.diff)
+        diffs = diff_env(a, b)
+        if args.format == "json":
+            _emit(render.diff_to_json(diffs, *args.diff), args.output)
+        elif args.output:
+            _emit(render.diff_to_json(diffs, *args.diff), args.output)
+            render.render_diff_terminal(diffs)
+        else:
+            render.render_diff_terminal(diffs)
+        return ExitCode.FINDINGS if diffs else ExitCode.OK
+    if args.project and not Path(args.project).is_dir():
+        raise UsageError(f"project directory not found: {args.project}")
+    from mpsready.env.collect import collect_env
+
+    rec = collect_env(project=args.project)
+    if args.format == "json" or args.output:
+        _emit(render.to_json(rec), args.output)
+    if args.format == "terminal":
+        render.render_terminal(rec)
+    blockers = [f for f in rec["findings"] if f["severity"] == "blocker"]
+    return ExitCode.FINDINGS if blockers else ExitCode.OK

@@ -1,0 +1,49 @@
+"""``mpsready record ENTRY --device D --steps N --out PATH``: a run record of the step on one device.
+
+Exit codes: 0 every stage passed or was skipped; 1 a stage failed or crashed; 2 usage/input
+error (bad ENTRY, device not available here, float64 on MPS, existing output).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from mpsready.errors import ExitCode
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("record", help="run the representative step on a device and write a run record",
+                       description="Run ENTRY stage by stage on DEVICE in a subprocess and write a run record "
+                                   "(statistics and checksums; raw tensors only with --save-tensors).")
+    p.add_argument("entry", metavar="ENTRY", help="module:function or path/file.py:function")
+    p.add_argument("--device", required=True, help="cpu, cuda, cuda:N or mps")
+    p.add_argument("--steps", type=int, default=2, help="training steps to run (default 2)")
+    p.add_argument("--out", required=True, metavar="PATH", help="run record directory to create")
+    p.add_argument("--seed", type=int, default=0, help="seed for random, numpy and torch (default 0)")
+    p.add_argument("--save-tensors", action="store_true",
+                   help="also write raw tensors as safetensors (raw data leaves only with this flag)")
+    p.add_argument("--synthetic-inputs", metavar="PREV_RECORD",
+                   help="replay random inputs with the shapes, dtypes and ranges recorded in PREV_RECORD")
+    p.add_argument("--dtype", choices=("float64",), help="float64: the CPU float64 reference for compare")
+    p.add_argument("--project", metavar="PATH", help="project directory whose git state goes into the env record")
+    p.add_argument("--timeout", type=float, metavar="SECONDS", help="kill the step after this long (crash)")
+    p.add_argument("--force", action="store_true", help="replace an existing run record at --out")
+    p.add_argument("--format", choices=("terminal", "json"), default="terminal",
+                   help="what to print: a summary table or the manifest as JSON")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from mpsready.record.recorder import record_entry
+    from mpsready.record.render import render_json, render_terminal
+
+    rec = record_entry(args.entry, device=args.device, steps=args.steps, out=args.out, seed=args.seed,
+                       save_tensors=args.save_tensors, synthetic_inputs=args.synthetic_inputs, dtype=args.dtype,
+                       project=args.project, timeout=args.timeout, force=args.force)
+    if args.format == "json":
+        sys.stdout.write(render_json(rec))
+    else:
+        render_terminal(rec)
+    bad = [s for s in rec.stages if s["status"] in ("failed", "crashed")]
+    return ExitCode.FINDINGS if bad else ExitCode.OK

@@ -1,0 +1,283 @@
+"""``record_entry``: run an entry on a device in a child process and write one run record.
+
+The parent never imports the user's code. It starts ``python -m mpsready.record.worker``
+(:mod:`mpsready.record.worker`), waits, then reads the events the child streamed. When the
+child died (a signal, ``abort()``, a timeout) the stage that had started and not finished is
+reported ``crashed`` with the signal, and the stages after it ``not_run``. The manifest is
+written last (``record.json``), so a directory without it is an unfinished record.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import mpsready
+from mpsready.errors import UsageError
+from mpsready.record.layout import MANIFEST, RAW_DIR, SCHEMA_NAME, SCHEMA_VERSION, TENSORS, RunRecord, RecordError
+from mpsready.record.layout import write_manifest
+from mpsready.schema import envelope
+from mpsready.step.contract import STAGES, WHOLE_STEP_STAGES, StageResult, StageStatus
+from mpsready.step.entry import split_spec
+
+DEVICES = ("cpu", "cuda", "mps")
+STDERR_TAIL = 4000
+
+
+def _check_device(device: str) -> None:
+    kind, _, index = device.partition(":")
+    if kind not in DEVICES or (index and not index.isdigit()) or (index and kind != "cuda"):
+        raise UsageError(f"--device must be one of cpu, cuda, cuda:N, mps; got {device!r}")
+
+
+def _load_synthetic(path: str) -> dict[str, Any]:
+    try:
+        prev = RunRecord.open(path)
+    except RecordError as exc:
+        raise UsageError(f"--synthetic-inputs: {exc}") from None
+    inputs = prev.manifest.get("inputs")
+    if not inputs or not inputs.get("structure") or not inputs.get("tensors"):
+        raise UsageError(f"--synthetic-inputs: {path} records no input shapes (its data stage never passed)")
+    return inputs
+
+
+def _signal_name(returncode: int) -> str:
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
+
+
+def read_events(path: Path) -> list[dict[str, Any]]:
+    """Events the worker streamed; a last line cut short by the crash is dropped."""
+    out = []
+    if not path.exists():
+        return out
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            break
+    return out
+
+
+def _repair_tensors(out: Path) -> int:
+    """Drop a tensor line cut short by a crash; return the number of complete entries."""
+    f = out / TENSORS
+    if not f.exists():
+        f.write_text("", encoding="utf-8")
+        return 0
+    lines = f.read_text(encoding="utf-8", errors="replace").splitlines()
+    good = []
+    for line in lines:
+        try:
+            json.loads(line)
+        except json.JSONDecodeError:
+            break
+        good.append(line)
+    if len(good) != len(lines):
+        f.write_text("".join(x + "\n" for x in good), encoding="utf-8")
+    return len(good)
+
+
+def stages_from_events(events: list[dict[str, Any]], died: str | None) -> list[dict[str, Any]]:
+    """Stage results: from the ``done`` event, or rebuilt after a crash (``died`` says how)."""
+    done = next((e for e in events if e.get("event") == "done"), None)
+    if done is not None:
+        return done["stages"]
+    whole = any(e.get("event") == "form" and e.get("whole") for e in events)
+    order = WHOLE_STEP_STAGES if whole else STAGES
+    results: dict[str, dict[str, Any]] = {}
+    running: tuple[str, int] | None = None
+    for e in events:
+        if e.get("event") == "stage_started":
+            running = (e["stage"], e.get("step", 0))
+        elif e.get("event") == "stage_finished":
+            running = None
+            if e.get("result"):
+                results[e["stage"]] = e["result"]
+    crashed = running[0] if running else None
+    if crashed is None:  # died outside a stage (loading torch, computing statistics): blame the next one
+        crashed = next((s for s in order if s not in results), order[-1])
+    out = []
+    after = False
+    for stage in order:
+        prev = results.get(stage) or {}
+        if stage == crashed:
+            step = running[1] if running else 0
+            out.append(StageResult(stage, StageStatus.CRASHED, seconds=prev.get("seconds", 0.0),
+                                   error_type="ProcessCrash", error=f"the process died in stage {stage} "
+                                   f"(step {step}): {died}", steps_run=prev.get("steps_run", 0)).to_dict())
+            after = True
+        elif not after and prev:
+            out.append(prev)
+        else:
+            reason = f"the process crashed in {crashed}"
+            if prev.get("steps_run"):
+                reason += f" (it had {prev['status']} in {prev['steps_run']} earlier step(s))"
+            out.append(StageResult(stage, StageStatus.NOT_RUN, seconds=prev.get("seconds", 0.0), reason=reason,
+                                   steps_run=prev.get("steps_run", 0)).to_dict())
+    return out
+
+
+def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.PathLike[str] = "run", *,
+                 seed: int = 0, save_tensors: bool = False, synthetic_inputs: str | None = None,
+                 dtype: str | None = None, project: str | None = None, cwd: str | None = None,
+                 timeout: float | None = None, force: bool = False, python: str | None = None) -> RunRecord:
+    """Record ``spec`` (an ENTRY) on ``device`` for ``steps`` steps into the directory ``out``.
+
+    Returns the written :class:`~mpsready.record.layout.RunRecord`. Raises
+    :class:`~mpsready.errors.UsageError` for a bad argument, an ENTRY that cannot be loaded, a
+    device that is not available here (the MPS message gives the documented meaning of
+    ``is_built``/``is_available``), ``dtype="float64"`` on MPS (MPS has no float64), or an
+    existing non-empty ``out`` (unless ``force``). A stage that raises or kills the process
+    is not an error: it is recorded (``failed`` / ``crashed``).
+    """
+    split_spec(spec)
+    _check_device(device)
+    if steps < 1:
+        raise UsageError("--steps must be >= 1")
+    if dtype not in (None, "float32", "float64"):
+        raise UsageError(f"--dtype must be float64 (the CPU reference) or float32; got {dtype!r}")
+    if dtype == "float64" and device.startswith("mps"):
+        from mpsready.record.mps import FLOAT64_REFUSAL
+
+        raise UsageError(f"--dtype float64 cannot run on MPS: {FLOAT64_REFUSAL} Record the float64 reference "
+                         "with --device cpu.")
+    synthetic = _load_synthetic(synthetic_inputs) if synthetic_inputs else None
+    out_p = Path(out)
+    if out_p.exists() and (not out_p.is_dir() or any(out_p.iterdir())):
+        if not force:
+            raise UsageError(f"output {out_p} exists and is not empty (use --force to replace a run record)")
+        if not (out_p / MANIFEST).exists() and any(out_p.iterdir()):
+            raise UsageError(f"--force only replaces a run record; {out_p} has no {MANIFEST}")
+        shutil.rmtree(out_p)
+    created = not out_p.exists()
+    out_p.mkdir(parents=True, exist_ok=True)
+    (out_p / TENSORS).write_text("", encoding="utf-8")
+    work = Path(tempfile.mkdtemp(prefix="mpsready-record-"))
+    try:
+        events_path = work / "events.jsonl"
+        worker_spec = {"entry": spec, "device": device, "steps": steps, "seed": seed, "out": str(out_p.resolve()),
+                       "events": str(events_path), "cwd": str(Path(cwd or os.getcwd()).resolve()),
+                       "save_tensors": save_tensors, "float64": dtype == "float64", "synthetic": synthetic,
+                       "project": project}
+        spec_path = work / "spec.json"
+        spec_path.write_text(json.dumps(worker_spec), encoding="utf-8")
+        env = dict(os.environ)
+        pkg_root = str(Path(mpsready.__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = pkg_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        stderr_path = work / "stderr.txt"
+        with stderr_path.open("wb") as err:
+            proc = subprocess.Popen([python or sys.executable, "-m", "mpsready.record.worker", str(spec_path)],
+                                    cwd=worker_spec["cwd"], env=env, stdout=err, stderr=subprocess.STDOUT)
+            try:
+                rc = proc.wait(timeout=timeout)
+                timed_out = False
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                rc = proc.wait()
+                timed_out = True
+        stderr_tail = stderr_path.read_text(encoding="utf-8", errors="replace")[-STDERR_TAIL:]
+        events = read_events(events_path)
+        for e in events:
+            if e.get("event") in ("entry_error", "device_error"):
+                raise UsageError(e["message"])
+        done = next((e for e in events if e.get("event") == "done"), None)
+        died = None
+        if done is None:
+            if timed_out:
+                died = f"killed after the --timeout of {timeout} s"
+            elif rc < 0:
+                died = f"killed by {_signal_name(rc)}"
+            else:
+                died = f"exited with status {rc} before finishing"
+        stages = stages_from_events(events, died)
+        manifest = _manifest(events, stages, spec=spec, device=device, steps=steps, seed=seed, dtype=dtype,
+                             save_tensors=save_tensors, synthetic_inputs=synthetic_inputs,
+                             worker={"returncode": rc, "crashed": done is None, "how": died,
+                                     "output_tail": stderr_tail})
+        manifest = _finite(manifest)
+        manifest["tensor_count"] = _repair_tensors(out_p)
+        from mpsready.record.rules import evaluate
+
+        manifest["findings"] = [f.to_dict() for f in evaluate(manifest, out_p)]
+        write_manifest(out_p, manifest)
+    except BaseException:
+        if created and not (out_p / MANIFEST).exists():
+            shutil.rmtree(out_p, ignore_errors=True)
+        raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return RunRecord.open(out_p)
+
+
+def _manifest(events: list[dict[str, Any]], stages: list[dict[str, Any]], *, spec: str, device: str, steps: int,
+              seed: int, dtype: str | None, save_tensors: bool, synthetic_inputs: str | None,
+              worker: dict[str, Any]) -> dict[str, Any]:
+    def last(name: str) -> dict[str, Any] | None:
+        return next((e for e in reversed(events) if e.get("event") == name), None)
+
+    env = (last("env") or {}).get("env")
+    precision = (last("precision") or {}).get("precision") or (env or {}).get("precision") or {}
+    seed_doc = (last("seed") or {}).get("seed") or {"value": seed, "how": "not reached (the worker died first)"}
+    step_metrics = [e["metrics"] for e in events if e.get("event") == "step"]
+    done = last("done") or {}
+    inputs_ev = last("inputs")
+    inputs = done.get("inputs") or ({"structure": inputs_ev["structure"], "tensors": inputs_ev["tensors"]}
+                                    if inputs_ev else None)
+    peaks = [m["peak_memory_bytes"] for m in step_metrics if m.get("peak_memory_bytes")]
+    kind = device.split(":")[0]
+    fb_var = str(((env or {}).get("env_vars") or {}).get("PYTORCH_ENABLE_MPS_FALLBACK") or "").strip()
+    fallback = done.get("fallback") or {
+        "enabled": fb_var not in ("", "0"),
+        "checked": kind == "mps", "calls": {}, "by_stage": {}, "warned_ops": [],
+        "note": "the worker died before reporting fallback counts"}
+    return envelope(
+        SCHEMA_NAME, SCHEMA_VERSION, basis="observed", device=device, device_kind=kind,
+        observed_on=_observed_on(device, env),
+        mps_run=kind == "mps", entry=spec, steps=steps, dtype=dtype or "as the entry builds it",
+        seed=seed_doc, precision=precision, env=env, stages=stages, step_metrics=step_metrics,
+        memory={"source": (step_metrics[0].get("memory_source") if step_metrics else None),
+                "peak_bytes": max(peaks) if peaks else None},
+        fallback=fallback, inputs=inputs, synthetic_inputs=synthetic_inputs, raw_tensors=save_tensors,
+        raw_dir=RAW_DIR if save_tensors else None, warnings=done.get("warnings", []), worker=worker)
+
+
+def _finite(obj: Any) -> Any:
+    """JSON has no NaN/Inf: a non-finite float becomes ``None``; a step's loss keeps its text in
+    ``loss_nonfinite`` ("nan", "inf", "-inf")."""
+    import math
+
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        d = {k: _finite(v) for k, v in obj.items()}
+        loss = obj.get("loss")
+        if isinstance(loss, float) and not math.isfinite(loss):
+            d["loss_nonfinite"] = str(loss)
+        return d
+    if isinstance(obj, list):
+        return [_finite(x) for x in obj]
+    return obj
+
+
+def _observed_on(device: str, env: dict[str, Any] | None) -> str:
+    env = env or {}
+    kind = device.split(":")[0]
+    if kind == "cuda":
+        devs = ((env.get("torch") or {}).get("cuda") or {}).get("devices") or []
+        idx = int(device.partition(":")[2] or 0)
+        name = next((d["name"] for d in devs if d["index"] == idx), "CUDA device")
+        return f"{device} ({name})"
+    if kind == "mps":
+        chip = (env.get("machine") or {}).get("chip") or "Apple GPU"
+        return f"mps ({chip}, macOS {(env.get('os') or {}).get('macos_version')})"
+    return f"cpu ({(env.get('machine') or {}).get('chip') or 'CPU'}); not an MPS run"

@@ -1,0 +1,43 @@
+"""Renderers for a run record: a rich summary and JSON (no logic here)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mpsready.record.layout import RunRecord
+
+
+def render_json(rec: RunRecord) -> str:
+    return json.dumps(rec.manifest, indent=2) + "\n"
+
+
+def render_terminal(rec: RunRecord, console: Any = None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console()
+    m = rec.manifest
+    console.print(f"run record {rec.path} — observed on {m.get('observed_on')}, entry {m.get('entry')}, "
+                  f"{m.get('tensor_count')} tensors")
+    t = Table(title="stages")
+    for col in ("stage", "status", "steps", "seconds", "error / reason"):
+        t.add_column(col)
+    for s in rec.stages:
+        t.add_row(s["stage"], s["status"], str(s.get("steps_run", 0)), f"{s.get('seconds', 0):.4f}",
+                  (f"{s.get('error_type')}: {s.get('error')}" if s.get("error") else s.get("reason") or "")[:120])
+    console.print(t)
+    steps = Table(title="steps")
+    for col in ("step", "loss", "seconds", "peak memory"):
+        steps.add_column(col)
+    for sm in rec.step_metrics:
+        steps.add_row(str(sm["index"]), "-" if sm.get("loss") is None else f"{sm['loss']:.6g}",
+                      f"{sm['seconds']:.4f}", "-" if not sm.get("peak_memory_bytes")
+                      else f"{sm['peak_memory_bytes'] / 2**20:.1f} MiB")
+    console.print(steps)
+    fb = m.get("fallback") or {}
+    if fb.get("checked"):
+        calls = fb.get("calls") or {}
+        console.print("CPU fallback calls: " + (", ".join(f"{k}={v}" for k, v in calls.items()) or "none"))
+    for f in m.get("findings", []):
+        console.print(f"[bold]{f['code']}[/bold] {f['severity']} ({f['basis']}): {f['message']}")

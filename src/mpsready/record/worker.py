@@ -1,0 +1,170 @@
+"""The child process of ``mpsready record``: ``python -m mpsready.record.worker SPEC.json``.
+
+It runs the entry with the shared step runner and streams everything to files as it goes,
+so that when the process dies (``abort()``, a segfault, the OOM killer) the parent still
+knows which stage was running:
+
+* ``spec["events"]``: JSON lines ``{"event": ...}``, flushed after every line:
+  ``started``, ``env``, ``precision``, ``form``, ``inputs``, ``stage_started``, ``stage_finished``
+  (with the stage's result so far), ``step`` (per-step metrics), ``entry_error``,
+  ``device_error`` and finally ``done`` (stage results, fallback counts, warnings);
+* ``<out>/tensors.jsonl``: one tensor entry per line (:class:`mpsready.record.layout.TensorEntry`),
+  flushed at the end of every stage;
+* ``<out>/tensors/step-NNNN.safetensors`` with ``save_tensors``.
+
+The spec (written by :func:`mpsready.record.recorder.record_entry`) has ``entry``, ``device``,
+``steps``, ``seed``, ``out``, ``events``, ``cwd``, ``save_tensors``, ``float64``,
+``synthetic`` (the ``inputs`` section of a previous record, or null), ``project``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+from mpsready.record.layout import RAW_DIR, TENSORS, raw_file
+
+
+class Streams:
+    """Line-flushed writers for events and tensor entries."""
+
+    def __init__(self, events: Path, out: Path):
+        self._ev = events.open("a", encoding="utf-8")
+        self._tn = (out / TENSORS).open("a", encoding="utf-8")
+        self.out = out
+
+    def event(self, doc: dict) -> None:
+        self._ev.write(json.dumps(doc, default=str) + "\n")
+        self._ev.flush()
+
+    def tensor(self, doc: dict) -> None:
+        self._tn.write(json.dumps(doc, separators=(",", ":"), allow_nan=False) + "\n")
+
+    def flush_tensors(self) -> None:
+        self._tn.flush()
+
+    def raw(self, step: int, tensors: dict) -> None:
+        from safetensors.torch import save_file
+
+        (self.out / RAW_DIR).mkdir(exist_ok=True)
+        ok = {k: v for k, v in tensors.items() if not v.is_complex()}  # safetensors has no complex dtype
+        save_file(ok, str(self.out / raw_file(step)))
+
+    def close(self) -> None:
+        self._ev.close()
+        self._tn.close()
+
+
+def seed_everything(seed: int) -> str:
+    """Seed Python, NumPy (if importable) and torch (all devices); returns how it was done."""
+    import torch
+
+    random.seed(seed)
+    how = ["random.seed"]
+    try:
+        import numpy
+
+        numpy.random.seed(seed)
+        how.append("numpy.random.seed")
+    except ImportError:
+        pass
+    torch.manual_seed(seed)  # "Sets the seed for generating random numbers on all devices" (torch docs 2.13)
+    how.append("torch.manual_seed (all devices)")
+    return ", ".join(how) + " in the worker process, before the entry was called"
+
+
+def run(spec: dict[str, Any], mps_backend: Any = None) -> int:
+    """Run one recording described by ``spec`` (module docstring). Returns the exit status.
+
+    ``mps_backend`` replaces :class:`mpsready.record.mps.TorchMPS` (tests pass a fake; with a
+    fake, fallback counting is done for the fake's ``device_type``).
+    """
+    out = Path(spec["out"])
+    streams = Streams(Path(spec["events"]), out)
+    streams.event({"event": "started", "pid": os.getpid()})
+    from mpsready.env.collect import collect_env
+
+    streams.event({"event": "env", "env": collect_env(project=spec.get("project"))})
+    import torch  # noqa: F401  (after env: an import failure is then already on record)
+
+    from mpsready.record.mps import FallbackCounter, TorchMPS, parse_fallback_warning, unavailable_reason
+    from mpsready.record.observer import RecordingObserver
+    from mpsready.record.transform import wrap_entry
+    from mpsready.step.entry import EntryError, load_entry
+    from mpsready.step.runner import Observer, StepRunner
+
+    device = spec["device"]
+    kind = device.split(":")[0]
+    backend = mps_backend
+    if kind == "mps" and backend is None:
+        backend = TorchMPS()
+    if kind == "mps":
+        reason = unavailable_reason(backend)
+        if reason:
+            streams.event({"event": "device_error", "message": reason})
+            return 3
+    if kind == "cuda" and not torch.cuda.is_available():
+        streams.event({"event": "device_error", "message": "CUDA is not available here "
+                       "(torch.cuda.is_available() is False)"})
+        return 3
+    seed = int(spec.get("seed", 0))
+    how = seed_everything(seed)
+    streams.event({"event": "seed", "seed": {"value": seed, "how": how}})
+    try:
+        entry = load_entry(spec["entry"], cwd=spec.get("cwd"))
+    except EntryError as exc:
+        streams.event({"event": "entry_error", "message": str(exc)})
+        return 2
+    entry = wrap_entry(entry, float64=bool(spec.get("float64")), synthetic=spec.get("synthetic"), seed=seed)
+    counter = FallbackCounter(backend) if backend is not None else None
+    runner = StepRunner(entry, device=device, steps=int(spec["steps"]))
+    obs = RecordingObserver(streams.tensor, streams.event, device, results=runner.results,
+                            raw=streams.raw if spec.get("save_tensors") else None, counter=counter, mps=backend)
+
+    class _Flush(Observer):  # runs after the recorder: tensor lines reach the file at every stage end
+        def stage_finished(self, ctx, stage, ok):
+            streams.flush_tensors()
+
+    runner.observers = [obs, _Flush()]
+    caught: list[str] = []
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        results = runner.run()
+        for w in seen:
+            msg = str(w.message)
+            if msg not in caught:
+                caught.append(msg)
+    warned = sorted({op for op in (parse_fallback_warning(m) for m in caught) if op})
+    fallback = {
+        "enabled": os.environ.get("PYTORCH_ENABLE_MPS_FALLBACK", "").strip() not in ("", "0"),
+        "checked": counter is not None,
+        "backend": getattr(backend, "name", None),
+        "method": ("per-call dispatch check (TorchDispatchMode + torch._C._dispatch_has_kernel_for_dispatch_key)"
+                   if counter is not None else None),
+        **(counter.to_dict() if counter is not None else {"calls": {}, "by_stage": {}}),
+        "warned_ops": warned,
+    }
+    streams.event({"event": "done", "stages": [r.to_dict() for r in results], "fallback": fallback,
+                   "warnings": [m[:500] for m in caught[:50]],
+                   "inputs": {"structure": obs.input_structure, "tensors": obs.input_specs}
+                   if obs.input_structure else None})
+    streams.close()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: python -m mpsready.record.worker SPEC.json", file=sys.stderr)
+        return 2
+    spec = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    return run(spec)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

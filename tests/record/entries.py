@@ -1,0 +1,114 @@
+"""Entries recorded by the record tests: tiny, deterministic, two steps in well under a second."""
+import os
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from mpsready.step import Step
+
+
+def cnn_model():
+    torch.manual_seed(1)
+    # inplace ReLU after the conv: the recorded conv output must be the value before the ReLU
+    return nn.Sequential(nn.Conv2d(1, 3, 3, padding=1), nn.ReLU(inplace=True), nn.MaxPool2d(2), nn.Flatten(),
+                         nn.Linear(3 * 4 * 4, 4))
+
+
+def cnn_batch():
+    g = torch.Generator().manual_seed(2)
+    return torch.randn(6, 1, 8, 8, generator=g), torch.randint(0, 4, (6,), generator=g)
+
+
+def small_cnn(device="cpu"):
+    model = cnn_model()
+    return Step(model=model, batch=cnn_batch(), loss_fn=F.cross_entropy,
+                optimizer=torch.optim.SGD(model.parameters(), lr=0.1))
+
+
+class TinyTransformer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(11, 8)
+        self.enc = nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16, dropout=0.0, batch_first=True)
+        self.head = nn.Linear(8, 11)
+
+    def forward(self, tokens):
+        return self.head(self.enc(self.emb(tokens)))
+
+
+def transformer_model():
+    torch.manual_seed(3)
+    return TinyTransformer()
+
+
+def transformer_batch():
+    g = torch.Generator().manual_seed(4)
+    tokens = torch.randint(0, 11, (3, 5), generator=g)
+    return tokens, torch.randint(0, 11, (3, 5), generator=g)
+
+
+def transformer_loss(logits, target):
+    return F.cross_entropy(logits.reshape(-1, 11), target.reshape(-1))
+
+
+def small_transformer(device="cpu"):
+    model = transformer_model()
+    return Step(model=model, batch=transformer_batch(), loss_fn=transformer_loss,
+                optimizer=torch.optim.Adam(model.parameters(), lr=1e-2))
+
+
+class BadBackward(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        raise RuntimeError("backward exploded")
+
+
+class Boom(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 1)
+
+    def forward(self, x):
+        return BadBackward.apply(self.lin(x))
+
+
+def failing_backward():
+    m = Boom()
+    return Step(model=m, batch=torch.randn(3, 4), loss_fn=lambda out: out.sum(),
+                optimizer=torch.optim.SGD(m.parameters(), lr=0.1))
+
+
+class Aborts(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 1)
+
+    def forward(self, x):
+        os.abort()  # what some MPS kernels do: no exception, the process is gone
+
+
+def aborting_forward():
+    m = Aborts()
+    return Step(model=m, batch=torch.randn(3, 4), loss_fn=lambda out: out.sum())
+
+
+def whole_step():
+    torch.manual_seed(0)
+    w = torch.randn(3, requires_grad=True)
+
+    def step():
+        loss = (w * 2).sum()
+        loss.backward()
+        return loss
+
+    return step
+
+
+def nan_loss():
+    m = nn.Linear(2, 1)
+    return Step(model=m, batch=torch.tensor([[float("nan"), 1.0]]), loss_fn=lambda out: out.sum())

@@ -1,0 +1,291 @@
+"""Recording real steps on the CPU (subprocess), asserting stored values against independent ones."""
+import hashlib
+import json
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from mpsready.cli import main  # noqa: E402
+from mpsready.errors import UsageError  # noqa: E402
+from mpsready.record import RunRecord, record_entry  # noqa: E402
+
+HERE = Path(__file__).parent
+ENTRIES = str(HERE / "entries.py")
+sys_path_added = False
+
+
+def _entries():
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("record_test_entries", ENTRIES)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["record_test_entries"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+E = _entries()
+
+
+def np_stats(t):
+    a = t.detach().to(torch.float64).numpy().ravel()
+    f = a[np.isfinite(a)]
+    return {"numel": a.size, "mean": f.mean(), "std": f.std(), "min": f.min(), "max": f.max(),
+            "l2": float(np.sqrt((f * f).sum())), "nan": int(np.isnan(a).sum()), "inf": int(np.isinf(a).sum())}
+
+
+def sha(t):
+    return hashlib.sha256(t.detach().contiguous().numpy().tobytes()).hexdigest()
+
+
+def assert_entry(entry, tensor):
+    assert list(entry.shape) == list(tensor.shape)
+    assert entry.dtype == str(tensor.dtype).replace("torch.", "")
+    exp = np_stats(tensor)
+    got = entry.stats
+    assert got.numel == exp["numel"] and got.nan == exp["nan"] and got.inf == exp["inf"]
+    for k in ("mean", "std", "min", "max", "l2"):
+        assert getattr(got, k) == pytest.approx(exp[k], rel=1e-9, abs=1e-12), (entry.key, k)
+    assert entry.checksum == sha(tensor), entry.key
+
+
+def by_key(rec, step):
+    return {e.key: e for e in rec.entries() if e.step == step}
+
+
+@pytest.fixture(scope="module")
+def cnn_record(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cnn") / "rec"
+    return record_entry(f"{ENTRIES}:small_cnn", device="cpu", steps=2, out=out, save_tensors=True,
+                        cwd=str(HERE))
+
+
+def test_cnn_record_stats_match_independent_computation(cnn_record):
+    rec = RunRecord.open(cnn_record.path)
+    assert rec.manifest["schema"] == {"name": "mpsready.record", "version": 1}
+    assert rec.manifest["basis"] == "observed" and rec.device == "cpu" and rec.manifest["mps_run"] is False
+    assert [s["status"] for s in rec.stages] == ["passed"] * 9
+    model, (x, y) = E.cnn_model(), E.cnn_batch()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(2):
+        got = by_key(rec, step)
+        opt.zero_grad(set_to_none=True)
+        conv = model[0](x)
+        relu = torch.relu(conv)
+        pool = model[2](relu)
+        flat = model[3](pool)
+        out = model[4](flat)
+        loss = torch.nn.functional.cross_entropy(out, y)
+        loss.backward()
+        assert_entry(got["input:inputs"], x)
+        assert_entry(got["input:target"], y)
+        assert_entry(got["activation:0#0"], conv)  # before the in-place ReLU changed it
+        assert got["activation:0#0"].stats.min < 0 and got["activation:0#0"].module_type == "Conv2d"
+        assert_entry(got["activation:1#0"], relu)
+        assert_entry(got["activation:2#0"], pool)
+        assert_entry(got["activation:3#0"], flat)
+        assert_entry(got["activation:4#0"], out)
+        assert_entry(got["output:output"], out)
+        assert_entry(got["loss:loss"], loss)
+        for n, p in model.named_parameters():
+            assert_entry(got[f"grad:{n}"], p.grad)
+        opt.step()
+        for n, p in model.named_parameters():
+            assert_entry(got[f"param:{n}"], p)
+        assert rec.step_metrics[step]["loss"] == pytest.approx(loss.item(), rel=1e-7)
+        assert len(got) == 17  # 2 inputs, 5 activations, output, loss, 4 grads, 4 params
+    # backward order: the last layer's gradients are accumulated before the first layer's
+    grads = sorted((e for e in rec.entries() if e.kind == "grad" and e.step == 0), key=lambda e: e.order)
+    assert {g.name for g in grads[:2]} == {"4.weight", "4.bias"} and {g.name for g in grads[2:]} == {"0.weight", "0.bias"}
+    assert rec.manifest["tensor_count"] == 34
+    assert rec.manifest["seed"]["value"] == 0 and "torch.manual_seed" in rec.manifest["seed"]["how"]
+    assert rec.manifest["precision"]["float32_matmul_precision"] == "highest"
+    assert rec.manifest["env"]["schema"]["name"] == "mpsready.env"
+    assert [f["code"] for f in rec.manifest["findings"]] == ["ENV201", "PRF101"]
+
+
+def test_step_metrics_and_inputs_section(cnn_record):
+    m = cnn_record.manifest
+    assert [sm["index"] for sm in m["step_metrics"]] == [0, 1]
+    for sm in m["step_metrics"]:
+        assert 0 < sm["seconds"] <= sm["seconds_with_recording"]
+        assert sm["peak_memory_bytes"] > 0 and sm["memory_source"] == "process peak RSS (ru_maxrss)"
+    x, y = E.cnn_batch()
+    assert m["inputs"]["structure"] == {"inputs": {"type": "tensor", "name": "inputs"},
+                                        "target": {"type": "tensor", "name": "target"}}
+    assert m["inputs"]["tensors"] == [
+        {"name": "inputs", "shape": [6, 1, 8, 8], "dtype": "float32", "min": float(x.min()), "max": float(x.max())},
+        {"name": "target", "shape": [6], "dtype": "int64", "min": float(y.min()), "max": float(y.max())}]
+    assert m["fallback"]["checked"] is False and m["fallback"]["calls"] == {}
+
+
+def test_raw_tensors_are_safetensors_and_reading_never_unpickles(cnn_record, monkeypatch):
+    def refuse(*a, **k):
+        raise AssertionError("a record must never be unpickled")
+
+    monkeypatch.setattr(pickle, "load", refuse)
+    monkeypatch.setattr(pickle, "loads", refuse)
+    monkeypatch.setattr(pickle, "Unpickler", refuse)
+    monkeypatch.setattr(torch, "load", refuse)
+    rec = RunRecord.open(cnn_record.path)
+    entries = rec.entries()
+    assert rec.has_raw(0) and rec.has_raw(1)
+    from safetensors.torch import load_file
+
+    raw = load_file(str(rec.raw_path(0)))
+    step0 = [e for e in entries if e.step == 0]
+    assert sorted(raw) == sorted(e.key for e in step0)
+    for e in step0:
+        assert sha(raw[e.key]) == e.checksum
+    assert sorted(p.name for p in rec.path.iterdir()) == ["record.json", "tensors", "tensors.jsonl"]
+
+
+@pytest.fixture(scope="module")
+def transformer_record(tmp_path_factory):
+    out = tmp_path_factory.mktemp("tr") / "rec"
+    return record_entry(f"{ENTRIES}:small_transformer", device="cpu", steps=2, out=out, cwd=str(HERE))
+
+
+def test_transformer_record_stats_match(transformer_record):
+    rec = transformer_record
+    assert [s["status"] for s in rec.stages] == ["passed"] * 9
+    model, (tok, tgt) = E.transformer_model(), E.transformer_batch()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    for step in range(2):
+        got = by_key(rec, step)
+        opt.zero_grad(set_to_none=True)
+        emb = model.emb(tok)
+        enc = model.enc(emb)
+        out = model.head(enc)
+        loss = E.transformer_loss(out, tgt)
+        loss.backward()
+        assert_entry(got["input:inputs"], tok)
+        assert_entry(got["activation:emb#0"], emb)
+        assert_entry(got["activation:enc#0"], enc)
+        assert_entry(got["activation:head#0"], out)
+        assert_entry(got["loss:loss"], loss)
+        for n, p in model.named_parameters():
+            assert_entry(got[f"grad:{n}"], p.grad)
+        opt.step()
+        for n, p in model.named_parameters():
+            assert_entry(got[f"param:{n}"], p)
+    acts = [e.key for e in rec.entries() if e.kind == "activation" and e.step == 0]
+    # MultiheadAttention returns (output, None): the tuple's tensor is recorded under "#0/0"
+    assert acts == ["activation:emb#0", "activation:enc.self_attn#0/0", "activation:enc.dropout1#0",
+                    "activation:enc.norm1#0", "activation:enc.linear1#0", "activation:enc.dropout#0",
+                    "activation:enc.linear2#0", "activation:enc.dropout2#0", "activation:enc.norm2#0",
+                    "activation:enc#0", "activation:head#0"]
+    assert [e.order for e in rec.entries() if e.kind == "activation" and e.step == 0] == list(range(11))
+
+
+def test_backward_failure_is_that_stage_and_later_not_run(tmp_path):
+    rec = record_entry(f"{ENTRIES}:failing_backward", device="cpu", steps=2, out=tmp_path / "r", cwd=str(HERE))
+    st = {s["stage"]: s for s in rec.stages}
+    assert [st[s]["status"] for s in ("build", "to_device", "data", "forward", "loss")] == ["passed"] * 5
+    assert st["backward"]["status"] == "failed" and st["backward"]["error_type"] == "RuntimeError"
+    assert st["backward"]["error"] == "backward exploded" and 'raise RuntimeError("backward exploded")' in st["backward"]["traceback"]
+    assert st["optimizer_step"]["status"] == "not_run" and st["optimizer_step"]["reason"] == "backward failed"
+    codes = [(f["code"], f["location"].get("stage")) for f in rec.manifest["findings"]]
+    assert ("ENV202", "backward") in codes
+    assert not any(e.kind == "grad" for e in rec.entries())
+    assert rec.manifest["worker"]["crashed"] is False
+
+
+def test_abort_is_a_crash_of_its_stage(tmp_path):
+    rec = record_entry(f"{ENTRIES}:aborting_forward", device="cpu", steps=2, out=tmp_path / "r", cwd=str(tmp_path))
+    st = {s["stage"]: s for s in rec.stages}
+    assert [st[s]["status"] for s in ("build", "to_device", "data")] == ["passed"] * 3
+    assert st["forward"]["status"] == "crashed"
+    assert st["forward"]["error"] == "the process died in stage forward (step 0): killed by SIGABRT"
+    for s in ("loss", "backward", "optimizer_step", "checkpoint", "inference"):
+        assert st[s]["status"] == "not_run" and st[s]["reason"] == "the process crashed in forward"
+    assert rec.manifest["worker"] == {**rec.manifest["worker"], "crashed": True, "returncode": -6,
+                                      "how": "killed by SIGABRT"}
+    assert [e.key for e in rec.entries()] == ["input:inputs"]  # what was flushed before the crash
+    assert ("ENV203", "forward") in [(f["code"], f["location"].get("stage")) for f in rec.manifest["findings"]]
+
+
+def test_synthetic_inputs_reproduce_shapes_dtypes_and_ranges(cnn_record, tmp_path):
+    rec = record_entry(f"{ENTRIES}:small_cnn", device="cpu", steps=2, out=tmp_path / "syn",
+                       synthetic_inputs=str(cnn_record.path), seed=7, cwd=str(HERE))
+    assert [s["status"] for s in rec.stages] == ["passed"] * 9
+    assert rec.manifest["synthetic_inputs"] == str(cnn_record.path)
+    orig = {(e.key, e.step): e for e in cnn_record.entries() if e.kind == "input"}
+    syn = {(e.key, e.step): e for e in rec.entries() if e.kind == "input"}
+    assert sorted(orig) == sorted(syn)
+    for k, o in orig.items():
+        s = syn[k]
+        assert (s.shape, s.dtype) == (o.shape, o.dtype)
+        assert s.checksum != o.checksum  # random values, not the data
+        ref = cnn_record.manifest["inputs"]["tensors"][0 if k[0] == "input:inputs" else 1]
+        assert ref["min"] <= s.stats.min and s.stats.max <= ref["max"]
+    tgt = syn[("input:target", 0)]
+    assert tgt.dtype == "int64" and tgt.stats.min >= 0 and tgt.stats.max <= 3
+    # the same seed replays the same inputs (two devices get identical data)
+    again = record_entry(f"{ENTRIES}:small_cnn", device="cpu", steps=1, out=tmp_path / "syn2",
+                         synthetic_inputs=str(cnn_record.path), seed=7, cwd=str(HERE))
+    assert by_key(again, 0)["input:inputs"].checksum == syn[("input:inputs", 0)].checksum
+
+
+def test_float64_reference(tmp_path):
+    rec = record_entry(f"{ENTRIES}:small_cnn", device="cpu", steps=1, out=tmp_path / "f64", dtype="float64",
+                       cwd=str(HERE))
+    got = by_key(rec, 0)
+    assert got["input:inputs"].dtype == "float64" and got["input:target"].dtype == "int64"
+    assert got["param:0.weight"].dtype == "float64" and got["loss:loss"].dtype == "float64"
+    model, (x, y) = E.cnn_model(), E.cnn_batch()
+    model = model.double()
+    loss = torch.nn.functional.cross_entropy(model(x.double()), y)
+    assert_entry(got["loss:loss"], loss)
+    assert rec.manifest["dtype"] == "float64"
+
+
+def test_whole_step_entry_records_loss(tmp_path):
+    rec = record_entry(f"{ENTRIES}:whole_step", device="cpu", steps=2, out=tmp_path / "w", cwd=str(HERE))
+    assert [(s["stage"], s["status"]) for s in rec.stages] == [("build", "passed"), ("step", "passed")]
+    assert [e.key for e in rec.entries()] == ["loss:loss", "loss:loss"]
+    torch.manual_seed(0)
+    w = torch.randn(3)
+    assert rec.step_metrics[0]["loss"] == pytest.approx(float((w * 2).sum()), rel=1e-7)
+
+
+def test_nan_loss_is_recorded_as_json_null_and_flagged(tmp_path):
+    rec = record_entry(f"{ENTRIES}:nan_loss", device="cpu", steps=1, out=tmp_path / "n", cwd=str(HERE))
+    sm = rec.step_metrics[0]
+    assert sm["loss"] is None and sm["loss_nonfinite"] == "nan"
+    assert by_key(rec, 0)["loss:loss"].stats.nan == 1
+    assert "ENV205" in [f["code"] for f in rec.manifest["findings"]]
+    json.loads((rec.path / "record.json").read_text())
+
+
+def test_usage_errors_lose_nothing(tmp_path, cnn_record):
+    with pytest.raises(UsageError, match="not built with MPS"):
+        record_entry(f"{ENTRIES}:small_cnn", device="mps", steps=1, out=tmp_path / "m", cwd=str(HERE))
+    assert not (tmp_path / "m").exists()
+    with pytest.raises(UsageError, match="Cannot convert a MPS Tensor to float64 dtype"):
+        record_entry(f"{ENTRIES}:small_cnn", device="mps", steps=1, out=tmp_path / "m", dtype="float64")
+    with pytest.raises(UsageError, match="exists and is not empty"):
+        record_entry(f"{ENTRIES}:small_cnn", device="cpu", steps=1, out=cnn_record.path)
+    assert (cnn_record.path / "record.json").exists()
+    with pytest.raises(UsageError, match="has no attribute 'nope'"):
+        record_entry(f"{ENTRIES}:nope", device="cpu", steps=1, out=tmp_path / "x", cwd=str(HERE))
+    assert not (tmp_path / "x").exists()
+    with pytest.raises(UsageError, match="--device must be"):
+        record_entry(f"{ENTRIES}:small_cnn", device="tpu", steps=1, out=tmp_path / "y")
+    with pytest.raises(UsageError, match="--synthetic-inputs: run record not found"):
+        record_entry(f"{ENTRIES}:small_cnn", device="cpu", steps=1, out=tmp_path / "y",
+                     synthetic_inputs=str(tmp_path / "none"))
+
+
+def test_cli_exit_codes(tmp_path, capsys):
+    assert main(["record", f"{ENTRIES}:failing_backward", "--device", "cpu", "--steps", "1",
+                 "--out", str(tmp_path / "a"), "--format", "json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["schema"]["name"] == "mpsready.record"
+    assert main(["record", f"{ENTRIES}:small_cnn", "--device", "mps", "--out", str(tmp_path / "b")]) == 2
+    assert "MPS is not usable here" in capsys.readouterr().err
