@@ -1,0 +1,121 @@
+"""``mpsready compare A B [--reference C]``: argument parsing and wiring only.
+
+Imports numpy lazily (in ``run``), never torch, so ``mpsready --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from mpsready.errors import ExitCode, UsageError
+
+DESCRIPTION = """Compare two run records (A: baseline, e.g. CUDA; B: candidate, e.g. MPS), tensor by tensor
+and step by step. With --reference C (e.g. the same step on the CPU in float64) also judge, per tensor,
+whether B is at least as close to C as A is. Exit 0: everything within tolerance; 1: something is not
+(or could not be matched); 2: usage or input error."""
+
+EPILOG = """Tolerances (most specific first): --tolerance PATTERN=RTOL,ATOL (fnmatch on keys such as
+'activation:encoder.*' or 'grad:*', last match wins), [tool.mpsready.compare.tolerances] in pyproject.toml,
+--rtol/--atol, rtol/atol in [tool.mpsready.compare], then torch.testing.assert_close's dtype defaults."""
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("compare", help="compare two run records (and a reference)", description=DESCRIPTION,
+                              epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("a", metavar="A", help="baseline run record (directory or its record.json)")
+    p.add_argument("b", metavar="B", help="candidate run record")
+    p.add_argument("--reference", metavar="C", help="high-precision reference record (e.g. CPU float64)")
+    p.add_argument("--rtol", type=float, help="relative tolerance for every tensor without a pattern")
+    p.add_argument("--atol", type=float, help="absolute tolerance for every tensor without a pattern")
+    p.add_argument("--tolerance", action="append", default=[], metavar="PATTERN=RTOL,ATOL",
+                   help="tolerance for keys matching an fnmatch pattern (repeatable; last match wins)")
+    p.add_argument("--config", metavar="PYPROJECT",
+                   help="pyproject.toml to read [tool.mpsready.compare] from (default: the nearest one)")
+    p.add_argument("--no-config", action="store_true", help="ignore pyproject.toml")
+    p.add_argument("-k", "--k", dest="k", type=float, default=None,
+                   help="three-way factor: B is worse when err(B,C) > k*err(A,C) (default 2)")
+    p.add_argument("--format", choices=("terminal", "json", "md"), default="terminal")
+    p.add_argument("--output", "-o", metavar="FILE", help="write the output to FILE instead of stdout")
+    p.add_argument("--plots", metavar="DIR", help="write loss.png and layer_error.png into DIR")
+    p.add_argument("--all", action="store_true", help="list every tensor, also when many pass")
+    p.add_argument("--verify-bytes", action="store_true",
+                   help="compare raw tensors even when their checksums are equal (slower; checks the record)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from mpsready.compare.engine import DEFAULT_K, compare_records
+    from mpsready.compare.tensorio import RawTensorError
+    from mpsready.compare.tolerances import build_spec, find_pyproject, load_config
+    from mpsready.record.layout import RecordError
+
+    cfg_path = None
+    if not args.no_config:
+        if args.config:
+            cfg_path = Path(args.config)
+            if not cfg_path.is_file():
+                raise UsageError(f"--config {args.config}: no such file")
+        else:
+            cfg_path = find_pyproject(".")
+    config = load_config(cfg_path)
+    spec = build_spec(config, str(cfg_path) if cfg_path else None, args.tolerance, args.rtol, args.atol)
+    k = args.k if args.k is not None else config.get("k", DEFAULT_K)
+    try:
+        k = float(k)
+    except (TypeError, ValueError):
+        raise UsageError(f"k must be a number, got {k!r}") from None
+    if not k >= 1.0:
+        raise UsageError(f"k must be >= 1 (B counts as worse when err(B,C) > k*err(A,C)); got {k}")
+    try:
+        comp = compare_records(args.a, args.b, reference=args.reference, tolerances=spec, k=k,
+                               trust_checksums=not args.verify_bytes)
+    except (RecordError, RawTensorError) as exc:
+        raise UsageError(str(exc)) from None
+    code = int(ExitCode.OK if comp.ok else ExitCode.FINDINGS)
+    plots = None
+    if args.plots:
+        from mpsready.compare.formats.plots import write_plots
+
+        plots = write_plots(comp, args.plots)
+    if args.format == "json":
+        from mpsready.compare.formats import json_doc
+
+        text = json_doc.render(comp, code)
+        if plots:
+            import json
+
+            doc = json.loads(text)
+            doc["plots"] = plots
+            text = json.dumps(doc, indent=2) + "\n"
+        _emit(text, args.output)
+    elif args.format == "md":
+        from mpsready.compare.formats import markdown
+
+        _emit(markdown.render(comp, args.all, plots), args.output)
+    else:
+        from rich.console import Console
+
+        from mpsready.compare.formats import terminal
+
+        if args.output:
+            with open(args.output, "w", encoding="utf-8") as fh:
+                terminal.render(comp, Console(file=fh, width=160, no_color=True), args.all)
+        else:
+            import os
+
+            # rich falls back to 80 columns when stdout is not a terminal; a piped table reads better wider
+            width = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 140
+            terminal.render(comp, Console(width=width), args.all)
+        if plots:
+            print("plots: " + ", ".join(plots.values()), file=sys.stderr)
+    return code
+
+
+def _emit(text: str, output: str | None) -> None:
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)

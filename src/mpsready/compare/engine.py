@@ -1,0 +1,382 @@
+"""``compare_records``: the comparison of two run records, optionally against a reference.
+
+Reads records through :class:`~mpsready.record.layout.RunRecord` (JSON and safetensors;
+nothing is unpickled, torch is not needed). Raw tensors are streamed one pair at a time,
+in chunks (:mod:`mpsready.compare.tensorio`), so memory is bounded by a few chunk buffers
+whatever the size of the records.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+from dataclasses import dataclass, field
+from itertools import groupby
+from typing import Any, Iterator
+
+from mpsready.compare.matching import StructureIssue, match_entries, match_stages, sort_key
+from mpsready.compare.metrics import PairMetrics, _jsonable, checksum_identical, compare_chunks, compare_stats
+from mpsready.compare.tensorio import RawTensorError, RawTensorFile, compute_dtype, iter_chunks
+from mpsready.compare.tolerances import Tolerance, ToleranceSpec, default_tolerance
+from mpsready.record.layout import RunRecord
+
+# Three-way factor: B counts as "not worse" than A against the reference C when
+# err(B,C) <= K * err(A,C) + EPS, err being the worst element's error in tolerance units
+# (PairMetrics.worst_ratio). Two correct implementations of the same float32 maths differ
+# in reduction order and fused operations, which moves rounding error by small factors;
+# 2 leaves room for that, while a backend that loses precision (TF32, a half-precision
+# accumulator, a lower-accuracy transcendental) is off by 10x or more. EPS (0.1% of what
+# the tolerance allows) keeps an exactly-matching A (err 0) from making any rounding in B "worse".
+DEFAULT_K = 2.0
+EPS = 1e-3
+CHUNK = 1 << 20  # elements read per I/O call
+
+DROPOUT_TYPES = ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout")
+
+
+@dataclass
+class ThreeWay:
+    """B and A against the reference C for one tensor (C is the expected side)."""
+
+    a_vs_ref: PairMetrics | None
+    b_vs_ref: PairMetrics | None
+    tolerance: Tolerance
+    k: float
+    judgement: str  # "b_not_worse" | "b_worse" | "unknown"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"a_vs_ref": self.a_vs_ref.to_dict() if self.a_vs_ref else None,
+                "b_vs_ref": self.b_vs_ref.to_dict() if self.b_vs_ref else None,
+                "tolerance": self.tolerance.to_dict(), "k": self.k, "judgement": self.judgement}
+
+
+@dataclass
+class TensorComparison:
+    """One matched tensor. ``status``: ``pass``, ``fail`` or ``incomparable`` (shapes differ)."""
+
+    key: str
+    kind: str
+    name: str
+    step: int
+    order: int
+    module_type: str | None
+    shape_a: tuple[int, ...]
+    shape_b: tuple[int, ...]
+    dtype_a: str
+    dtype_b: str
+    tolerance: Tolerance
+    status: str
+    metrics: PairMetrics | None = None
+    note: str | None = None
+    three_way: ThreeWay | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.status != "pass"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {"key": self.key, "kind": self.kind, "name": self.name, "step": self.step, "order": self.order,
+             "module_type": self.module_type, "shape_a": list(self.shape_a), "shape_b": list(self.shape_b),
+             "dtype_a": self.dtype_a, "dtype_b": self.dtype_b, "tolerance": self.tolerance.to_dict(),
+             "status": self.status, "metrics": self.metrics.to_dict() if self.metrics else None}
+        if self.note:
+            d["note"] = self.note
+        if self.three_way:
+            d["three_way"] = self.three_way.to_dict()
+        return d
+
+
+@dataclass
+class StepLoss:
+    """The loss of one step in both runs (``None`` where the run has none)."""
+
+    index: int
+    loss_a: float | None
+    loss_b: float | None
+    loss_ref: float | None
+    abs_diff: float | None
+    rel_diff: float | None
+    tolerance: Tolerance
+    passed: bool | None  # None when a side has no loss
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: (_jsonable(v) if not isinstance(v, Tolerance) else v.to_dict()) for k, v in self.__dict__.items()}
+
+
+@dataclass
+class RunInfo:
+    path: str
+    device: str
+    basis: str
+    dtype: str | None
+    raw_tensors: bool
+    entry: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class Comparison:
+    """Everything ``mpsready compare`` reports; renderers read only this."""
+
+    a: RunInfo
+    b: RunInfo
+    reference: RunInfo | None
+    tensors: list[TensorComparison]
+    steps: list[StepLoss]
+    structure: list[StructureIssue]
+    first_forward: TensorComparison | None
+    first_backward: TensorComparison | None
+    first_param: TensorComparison | None
+    random_ops: list[str]
+    spec: ToleranceSpec
+    k: float = DEFAULT_K
+    findings: list[Any] = field(default_factory=list)
+
+    @property
+    def basis(self) -> str:
+        runs = [self.a, self.b] + ([self.reference] if self.reference else [])
+        return "observed" if all(r.basis == "observed" for r in runs) else "predicted"
+
+    @property
+    def failed(self) -> list[TensorComparison]:
+        return [t for t in self.tensors if t.failed]
+
+    @property
+    def loss_failed(self) -> list[StepLoss]:
+        return [s for s in self.steps if s.passed is False]
+
+    @property
+    def ok(self) -> bool:
+        """True when everything matched and is within tolerance (exit code 0)."""
+        return not self.failed and not self.structure and not self.loss_failed
+
+    @property
+    def stats_only(self) -> list[TensorComparison]:
+        return [t for t in self.tensors if t.metrics is not None and t.metrics.method == "stats"]
+
+    @property
+    def worse(self) -> list[TensorComparison]:
+        return [t for t in self.tensors if t.three_way and t.three_way.judgement == "b_worse"]
+
+    @property
+    def rng_dependent(self) -> bool:
+        return bool(self.random_ops)
+
+    def summary(self) -> dict[str, Any]:
+        bases: dict[str, int] = {}
+        for t in self.tensors:
+            if t.metrics:
+                bases[t.metrics.method] = bases.get(t.metrics.method, 0) + 1
+        d = {
+            "ok": self.ok,
+            "compared": len(self.tensors),
+            "passed": sum(1 for t in self.tensors if t.status == "pass"),
+            "failed": sum(1 for t in self.tensors if t.status == "fail"),
+            "incomparable": sum(1 for t in self.tensors if t.status == "incomparable"),
+            "identical": sum(1 for t in self.tensors if t.metrics and t.metrics.identical),
+            "by_method": bases,
+            "structure_issues": len(self.structure),
+            "loss_steps_failed": len(self.loss_failed),
+            "rng_dependent": self.rng_dependent,
+        }
+        if self.reference:
+            d["three_way"] = {
+                "k": self.k,
+                "b_worse": len(self.worse),
+                "b_not_worse": sum(1 for t in self.tensors if t.three_way and t.three_way.judgement == "b_not_worse"),
+                "unknown": sum(1 for t in self.tensors if t.three_way and t.three_way.judgement == "unknown"),
+            }
+        return d
+
+    def loss_drift(self) -> dict[str, Any] | None:
+        """How the loss difference evolves: first and last absolute difference, their
+        ratio, and whether it grew at every step (the runs drift apart)."""
+        diffs = [s.abs_diff for s in self.steps if s.abs_diff is not None]
+        if not diffs:
+            return None
+        first, last = diffs[0], diffs[-1]
+        growth = (last / first) if first else (math.inf if last else 1.0)
+        grows = len(diffs) >= 3 and all(y >= x for x, y in zip(diffs, diffs[1:])) and last > first
+        rels = [s.rel_diff for s in self.steps if s.rel_diff is not None]
+        return {"first_abs_diff": first, "last_abs_diff": last, "growth": _jsonable(growth),
+                "grows_every_step": grows, "max_rel_diff": _jsonable(max(rels)) if rels else None,
+                "steps": len(diffs)}
+
+
+def _run_info(r: RunRecord) -> RunInfo:
+    m = r.manifest
+    entry = m.get("entry")
+    if isinstance(entry, dict):
+        entry = entry.get("spec") or entry.get("name") or str(entry)
+    return RunInfo(path=str(r.path), device=str(r.device), basis=str(m.get("basis", "observed")),
+                   dtype=m.get("dtype"), raw_tensors=bool(m.get("raw_tensors", False)),
+                   entry=None if entry is None else str(entry))
+
+
+def _open(x: Any) -> RunRecord:
+    return x if isinstance(x, RunRecord) else RunRecord.open(x)
+
+
+@contextlib.contextmanager
+def _raw_files(records: list[RunRecord | None], step: int) -> Iterator[list[RawTensorFile | None]]:
+    files: list[RawTensorFile | None] = []
+    try:
+        for r in records:
+            if r is not None and r.has_raw(step):
+                files.append(RawTensorFile(r.raw_path(step)))
+            else:
+                files.append(None)
+        yield files
+    finally:
+        for f in files:
+            if f is not None:
+                f.close()
+
+
+def _raw_info(f: RawTensorFile | None, e: Any) -> Any:
+    if f is None or e.key not in f:
+        return None
+    info = f.tensors[e.key]
+    if not info.supported or info.numel != math.prod(e.shape):
+        return None
+    return info
+
+
+def compare_pair(ea: Any, eb: Any, fa: RawTensorFile | None, fb: RawTensorFile | None, tol: Tolerance,
+                 trust_checksums: bool = True, chunk: int = CHUNK) -> tuple[PairMetrics | None, str | None]:
+    """Metrics of one pair (``ea`` expected) and an optional note; ``None`` metrics when
+    the shapes differ so no element can be paired."""
+    if tuple(ea.shape) != tuple(eb.shape):
+        return None, f"shape differs: {list(ea.shape)} in A, {list(eb.shape)} in B"
+    note = None if ea.dtype == eb.dtype else f"dtype differs: {ea.dtype} in A, {eb.dtype} in B"
+    if trust_checksums and ea.dtype == eb.dtype and ea.checksum and ea.checksum == eb.checksum:
+        return checksum_identical(ea.stats.numel, ea.stats.nan, ea.stats.inf), note
+    ia, ib = _raw_info(fa, ea), _raw_info(fb, eb)
+    if ia is not None and ib is not None:
+        target = compute_dtype(ia.dtype, ib.dtype)
+        assert fa is not None and fb is not None
+        return compare_chunks(iter_chunks(fa, ia, fb, ib, target, chunk), ia.numel, tol), note
+    missing = [s for s, i in (("A", ia), ("B", ib)) if i is None]
+    why = f"no raw tensor in {' and '.join(missing)}"
+    return compare_stats(ea.stats, eb.stats, tol), (note + "; " if note else "") + f"stats only ({why})"
+
+
+def detect_random_ops(*records: RunRecord | None) -> list[str]:
+    """Random operators the runs used: the manifest's ``random_ops`` when the recorder
+    wrote it (a list of names or a mapping name -> count), else training-mode dropout
+    modules seen among the activations (``module_type`` a torch.nn dropout class)."""
+    found: list[str] = []
+    for r in records:
+        if r is None:
+            continue
+        ops = r.manifest.get("random_ops")
+        if isinstance(ops, dict):
+            found += [str(k) for k, v in ops.items() if v]
+        elif isinstance(ops, list):
+            found += [str(x) for x in ops]
+        if ops is None:
+            for e in r.entries():
+                if e.kind == "activation" and e.module_type in DROPOUT_TYPES:
+                    found.append(f"{e.module_type} ({e.name.split('#')[0]})")
+    return sorted(set(found))
+
+
+def _loss_dtype(entries: list[Any], step: int) -> str:
+    for e in entries:
+        if e.kind == "loss" and e.step == step:
+            return e.dtype
+    return "float32"
+
+
+def _step_losses(ra: RunRecord, rb: RunRecord, rc: RunRecord | None, spec: ToleranceSpec) -> list[StepLoss]:
+    la = {int(m["index"]): m.get("loss") for m in ra.step_metrics if "index" in m}
+    lb = {int(m["index"]): m.get("loss") for m in rb.step_metrics if "index" in m}
+    lc = {int(m["index"]): m.get("loss") for m in rc.step_metrics if "index" in m} if rc else {}
+    out = []
+    for i in sorted(la.keys() | lb.keys()):
+        a, b = la.get(i), lb.get(i)
+        tol = spec.resolve("loss", _loss_dtype(ra.entries(), i), _loss_dtype(rb.entries(), i))
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+            ad = abs(b - a) if math.isfinite(a) and math.isfinite(b) else (0.0 if a == b or (a != a and b != b) else math.inf)
+            rd = ad / abs(a) if a else (0.0 if ad == 0 else math.inf)
+            passed = ad <= tol.atol + tol.rtol * abs(a) if math.isfinite(ad) else False
+            out.append(StepLoss(i, a, b, lc.get(i), ad, rd, tol, passed))
+        else:
+            out.append(StepLoss(i, a, b, lc.get(i), None, None, tol, None))
+    return out
+
+
+def _first(tensors: list[TensorComparison], kinds: tuple[str, ...]) -> TensorComparison | None:
+    cands = [t for t in tensors if t.failed and t.kind in kinds]
+    return min(cands, key=sort_key, default=None)
+
+
+def compare_records(a: str | os.PathLike[str] | RunRecord, b: str | os.PathLike[str] | RunRecord,
+                    reference: str | os.PathLike[str] | RunRecord | None = None,
+                    tolerances: ToleranceSpec | None = None, k: float = DEFAULT_K,
+                    trust_checksums: bool = True, chunk: int = CHUNK) -> Comparison:
+    """Compare run records ``a`` (baseline, e.g. CUDA) and ``b`` (candidate, e.g. MPS).
+
+    ``reference`` (e.g. the same step on the CPU in float64) adds the three-way judgement
+    per tensor. ``tolerances`` defaults to the dtype defaults of
+    ``torch.testing.assert_close``. With ``trust_checksums`` equal sha256 checksums (same
+    shape and dtype) count as identical without reading the tensors. Raises
+    :class:`~mpsready.record.layout.RecordError` for a missing or malformed record and
+    :class:`~mpsready.compare.tensorio.RawTensorError` for a malformed safetensors file.
+    The findings (NUM1xx) are in ``Comparison.findings``.
+    """
+    ra, rb = _open(a), _open(b)
+    rc = _open(reference) if reference is not None else None
+    spec = tolerances or ToleranceSpec()
+    pairs, issues = match_entries(ra.entries(), rb.entries())
+    issues = match_stages(ra.stages, rb.stages) + issues
+    ref_index = {(e.step, e.key): e for e in rc.entries()} if rc else {}
+    tensors: list[TensorComparison] = []
+    for step, group in groupby(pairs, key=lambda p: p[0].step):
+        with _raw_files([ra, rb, rc], step) as (fa, fb, fc):
+            for ea, eb in group:
+                tol = spec.resolve(ea.key, ea.dtype, eb.dtype)
+                metrics, note = compare_pair(ea, eb, fa, fb, tol, trust_checksums, chunk)
+                status = "incomparable" if metrics is None else ("pass" if metrics.passed else "fail")
+                if metrics is None:
+                    issues.append(StructureIssue("shape", f"{ea.key} (step {step}): {note}", [ea.key], [eb.key],
+                                                 [step]))
+                tc = TensorComparison(ea.key, ea.kind, ea.name, ea.step, ea.order, ea.module_type or eb.module_type,
+                                      tuple(ea.shape), tuple(eb.shape), ea.dtype, eb.dtype, tol, status, metrics,
+                                      note)
+                if rc is not None:
+                    tc.three_way = _three_way(ea, eb, ref_index.get((step, ea.key)), fa, fb, fc, spec, k,
+                                              trust_checksums, chunk)
+                tensors.append(tc)
+    comp = Comparison(
+        a=_run_info(ra), b=_run_info(rb), reference=_run_info(rc) if rc else None, tensors=tensors,
+        steps=_step_losses(ra, rb, rc, spec), structure=issues,
+        first_forward=_first(tensors, ("input", "activation", "output", "loss")),
+        first_backward=_first(tensors, ("grad",)), first_param=_first(tensors, ("param",)),
+        random_ops=detect_random_ops(ra, rb), spec=spec, k=k,
+    )
+    from mpsready.compare.diagnose import findings_for
+
+    comp.findings = findings_for(comp)
+    return comp
+
+
+def _three_way(ea: Any, eb: Any, ec: Any, fa: Any, fb: Any, fc: Any, spec: ToleranceSpec, k: float,
+               trust: bool, chunk: int) -> ThreeWay:
+    dts = [ea.dtype, eb.dtype] + ([ec.dtype] if ec is not None else [])
+    tol = spec.resolve(ea.key, *dts)
+    if ec is None:
+        return ThreeWay(None, None, tol, k, "unknown")
+    ma, _ = compare_pair(ec, ea, fc, fa, tol, trust, chunk)
+    mb, _ = compare_pair(ec, eb, fc, fb, tol, trust, chunk)
+    if ma is None or mb is None or ma.worst_ratio is None or mb.worst_ratio is None:
+        return ThreeWay(ma, mb, tol, k, "unknown")
+    judgement = "b_not_worse" if mb.worst_ratio <= k * ma.worst_ratio + EPS else "b_worse"
+    return ThreeWay(ma, mb, tol, k, judgement)
+
+
+__all__ = ["compare_records", "Comparison", "TensorComparison", "StepLoss", "ThreeWay", "RunInfo",
+           "default_tolerance", "RawTensorError", "DEFAULT_K"]

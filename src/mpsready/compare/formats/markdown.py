@@ -1,0 +1,63 @@
+"""Markdown output, to keep beside the code or paste into a pull request."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mpsready.compare.diagnose import fmt
+from mpsready.compare.formats.common import (cosine, devices_line, headline, method_word, rows_to_show, share,
+                                             shape_dtype_note, status_word, three_way_short, uniform_tolerance)
+
+
+def _cell(x: Any) -> str:
+    return str(x).replace("|", "\\|")
+
+
+def render(comp: Any, show_all: bool = False, plots: dict[str, str] | None = None) -> str:
+    out = ["# mpsready compare", "", f"**{'OK' if comp.ok else 'DIFFERS'}**: {headline(comp)}.", "",
+           f"Basis: **{comp.basis}** ({devices_line(comp)}).", ""]
+    if comp.first_forward or comp.first_backward:
+        out.append("First divergence:")
+        out.append("")
+        if comp.first_forward:
+            out.append(f"- forward: `{comp.first_forward.key}` (step {comp.first_forward.step})")
+        if comp.first_backward:
+            out.append(f"- backward: `{comp.first_backward.key}` (step {comp.first_backward.step})")
+        if comp.random_ops:
+            out.append(f"- random operators used: {', '.join(comp.random_ops)} (differences may be RNG)")
+        out.append("")
+    if comp.findings:
+        out += ["## Findings", ""]
+        out += [f"- **{f.code}** {f.severity.value} ({f.basis.value}): {_cell(f.message)}" for f in comp.findings]
+        out.append("")
+    if comp.steps:
+        ref = f" | reference ({comp.reference.device})" if comp.reference else ""
+        out += ["## Loss per step", "", f"| step | A ({comp.a.device}) | B ({comp.b.device}) | abs diff | rel diff "
+                f"| status{ref} |", "|---|---|---|---|---|---|" + ("---|" if ref else "")]
+        for s in comp.steps:
+            word = "-" if s.passed is None else ("ok" if s.passed else "FAIL")
+            out.append(f"| {s.index} | {fmt(s.loss_a)} | {fmt(s.loss_b)} | {fmt(s.abs_diff)} | {fmt(s.rel_diff)} "
+                       f"| {word}" + (f" | {fmt(s.loss_ref)}" if ref else "") + " |")
+        out.append("")
+    if comp.structure:
+        out += ["## Not matched", ""] + [f"- {_cell(i.message)}" for i in comp.structure] + [""]
+    rows, other_steps = rows_to_show(comp, show_all)
+    tol = uniform_tolerance(rows)
+    ref = " | vs reference: err B/A (tolerance units) |" if comp.reference else " |"
+    out += ["## Tensors", ""]
+    if tol:
+        out += [f"Tolerance: {tol}.", ""]
+    out += [f"| step | tensor | max abs | max rel | cosine | outside tol | rtol/atol | by | status{ref}",
+            "|---|---|---|---|---|---|---|---|---|" + ("---|" if comp.reference else "")]
+    for t in rows:
+        m = t.metrics
+        note = shape_dtype_note(t)
+        name = f"`{_cell(t.key)}`" + (f" ({_cell(note)})" if note else "")
+        out.append(f"| {t.step} | {name} | {fmt(m.max_abs if m else None)} | {fmt(m.max_rel if m else None)} "
+                   f"| {cosine(t)} | {share(t)} | {fmt(t.tolerance.rtol)}/{fmt(t.tolerance.atol)} | {method_word(t)} "
+                   f"| {status_word(t)}" + (f" | {three_way_short(t)}" if comp.reference else "") + " |")
+    if other_steps:
+        out += [""] + [f"- {line}" for line in other_steps] + ["", "(`--all` lists every step's tensors.)"]
+    if plots:
+        out += ["", "## Plots", ""] + [f"![{name}]({path})" for name, path in plots.items()]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,87 @@
+"""Terminal output with rich: the tensors of the step that matters, losses, findings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from mpsready.compare.diagnose import fmt
+from mpsready.compare.formats.common import (cosine, devices_line, headline, method_word, rows_to_show, share,
+                                             shape_dtype_note, status_word, three_way_short, uniform_tolerance)
+
+STYLE = {"ok": "green", "identical": "green", "FAIL": "bold red", "SHAPE": "bold red", "WORSE": "bold red"}
+
+
+def styled(text: str, key: str | None = None) -> str:
+    style = STYLE.get(key if key is not None else text)
+    return f"[{style}]{escape(text)}[/]" if style else escape(text)
+
+
+def render(comp: Any, console: Console, show_all: bool = False) -> None:
+    console.print(f"[bold]mpsready compare[/bold] ({comp.basis}): {devices_line(comp)}", highlight=False)
+    rows, other_steps = rows_to_show(comp, show_all)
+    tol = uniform_tolerance(rows)
+    if tol:
+        console.print(f"tolerance: {tol}", highlight=False)
+    table = Table(header_style="bold", pad_edge=False)
+    cols = ["step", "tensor", "max abs", "max rel", "cosine", "outside", "status"]
+    if not tol:
+        cols.insert(-1, "rtol/atol")
+    if comp.reference:
+        cols.append("vs ref: err B/A")
+    for col in cols:
+        if col == "tensor":
+            table.add_column(col, overflow="fold", min_width=24, ratio=1)
+        else:
+            table.add_column(col, no_wrap=True)
+    firsts = {id(x) for x in (comp.first_forward, comp.first_backward, comp.first_param) if x is not None}
+    for t in rows:
+        m = t.metrics
+        word = status_word(t)
+        name = escape(t.key)
+        note = shape_dtype_note(t)
+        if m is not None and m.method == "stats":
+            note = (note + "; " if note else "") + "stats only"
+        if note:
+            name += f" [dim]({escape(note)})[/dim]"
+        if id(t) in firsts:
+            name += " [bold]<- first divergence[/bold]"
+        row = [str(t.step), name, fmt(m.max_abs if m else None), fmt(m.max_rel if m else None), cosine(t), share(t),
+               styled(word)]
+        if not tol:
+            row.insert(-1, f"{fmt(t.tolerance.rtol)}/{fmt(t.tolerance.atol)}")
+        if comp.reference:
+            tw = three_way_short(t)
+            row.append(styled(tw, tw.split(" ")[0]) if tw else "")
+        table.add_row(*row)
+    console.print(table)
+    for line in other_steps:
+        console.print("  " + line, highlight=False)
+    if comp.steps:
+        lt = Table(title="loss per step", header_style="bold", pad_edge=False)
+        for col in ("step", f"A ({comp.a.device})", f"B ({comp.b.device})", "abs diff", "rel diff", "status"):
+            lt.add_column(col, no_wrap=True)
+        if comp.reference:
+            lt.add_column(f"ref ({comp.reference.device})", no_wrap=True)
+        for s in comp.steps:
+            word = "-" if s.passed is None else ("ok" if s.passed else "FAIL")
+            row = [str(s.index), _loss(s.loss_a), _loss(s.loss_b), fmt(s.abs_diff), fmt(s.rel_diff),
+                   styled(word)]
+            if comp.reference:
+                row.append(_loss(s.loss_ref))
+            lt.add_row(*row)
+        console.print(lt)
+    for issue in comp.structure:
+        console.print(f"[yellow]not matched[/yellow]: {escape(issue.message)}", highlight=False)
+    for f in comp.findings:
+        color = {"blocker": "bold red", "degrades": "yellow", "info": "cyan"}[f.severity.value]
+        console.print(f"[{color}]{f.code}[/] {f.severity.value} ({f.basis.value}): {escape(f.message)}", highlight=False)
+    console.print(("[green]OK[/green]: " if comp.ok else "[bold red]DIFFERS[/bold red]: ") + headline(comp),
+                  highlight=False)
+
+
+def _loss(x: Any) -> str:
+    return "-" if x is None else f"{x:.8g}"

@@ -1,0 +1,281 @@
+"""Per-tensor metrics of one pair: elementwise on raw tensors, or from statistics only.
+
+Conventions (docs/compare.md):
+
+* ``expected`` is the baseline side (record A, or the reference C); ``actual`` the other.
+* ``max_abs`` = max |actual - expected| over elements finite on both sides.
+* ``max_rel`` = max |actual - expected| / |expected|, as ``torch.testing.assert_close``
+  reports it (torch/testing/_comparison.py, PyTorch 2.13.0): ``inf`` where a non-zero
+  difference meets ``expected == 0``; elements equal to 0 on both sides are left out.
+* an element is *mismatched* when ``|actual - expected| > atol + rtol * |expected|``
+  (breaks both tolerances; ``torch.isclose``), or when it is NaN/Inf on one side only
+  (NaN on both sides, or the same infinity, counts as equal: ``equal_nan=True``).
+* ``worst_ratio`` = max |actual - expected| / (atol + rtol * |expected|): the worst
+  element's error in units of what the tolerance allows (<= 1 passes). It is the error
+  measure of the three-way judgement because it is comparable across tensors.
+* ``cosine`` = <a, b> / (|a| |b|) over elements finite on both sides, accumulated in
+  float64 over chunks (within a chunk, in the pair's compute dtype: float32 pairs resolve
+  cosines to about 1e-7); 1.0 when both are all zero, 0.0 when exactly one is.
+
+Stats-only comparisons (when a record holds no raw tensors) check *necessary* conditions:
+if every element met ``|b - a| <= atol + rtol*|a|``, then with ``M = max|a|`` and
+``n`` elements, ``|Δmean| <= atol + rtol*M``, ``|Δmin|, |Δmax| <= atol + rtol*M``,
+``|Δl2| <= sqrt(n)*atol + rtol*l2(a)`` (triangle inequality) and
+``|Δstd| <= c*(atol + rtol*l2(a)/sqrt(n))`` with ``c = sqrt(n/(n-1))`` covering the
+unbiased std. Stats outside these bounds prove a mismatch; stats inside them are only
+consistent with agreement, which is weaker evidence and is labelled so.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import numpy as np
+
+from mpsready.compare.tolerances import Tolerance
+
+SUB_CHUNK = 65_536  # elements per compute block: two float32 blocks and three temporaries stay in L2 cache
+STATS = ("mean", "std", "min", "max", "l2")
+
+
+@dataclass
+class PairMetrics:
+    """The outcome of comparing one pair of tensors.
+
+    ``method``: ``"raw"`` (elementwise on raw tensors), ``"checksum"`` (equal sha256 of the
+    bytes, so identical without reading them) or ``"stats"`` (statistics only, weaker).
+    """
+
+    method: str
+    numel: int
+    passed: bool
+    max_abs: float | None = None
+    max_rel: float | None = None
+    cosine: float | None = None
+    mismatched: int | None = None  # raw method only
+    worst_ratio: float | None = None
+    nan_a: int = 0
+    inf_a: int = 0
+    nan_b: int = 0
+    inf_b: int = 0
+    one_sided_nonfinite: int = 0
+    stats_diff: dict[str, dict[str, float | None]] = field(default_factory=dict)  # stats method only
+
+    @property
+    def mismatch_share(self) -> float | None:
+        if self.mismatched is None:
+            return None
+        return self.mismatched / self.numel if self.numel else 0.0
+
+    @property
+    def identical(self) -> bool:
+        return self.method == "checksum" or (self.method == "raw" and self.max_abs == 0
+                                            and self.one_sided_nonfinite == 0)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {k: _jsonable(v) for k, v in self.__dict__.items() if k != "stats_diff"}
+        d["mismatch_share"] = _jsonable(self.mismatch_share)
+        d["identical"] = self.identical
+        if self.stats_diff:
+            d["stats_diff"] = {k: {kk: _jsonable(vv) for kk, vv in v.items()} for k, v in self.stats_diff.items()}
+        return d
+
+
+def _jsonable(v: Any) -> Any:
+    """JSON has no inf/nan: write them as strings "inf", "-inf", "nan"."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+    return v
+
+
+class PairAccumulator:
+    """Accumulates :class:`PairMetrics` over aligned chunks of ``expected`` and ``actual``.
+
+    Feed 1-D arrays of one compute dtype (float32, float64 or complex128) with
+    :meth:`update`; chunks may be any size (they are cut into :data:`SUB_CHUNK` blocks).
+    Memory: three temporaries of ``SUB_CHUNK`` elements.
+    """
+
+    def __init__(self, tol: Tolerance, numel: int):
+        self.tol = tol
+        self.numel = numel
+        self.max_abs = 0.0
+        self.max_rel = 0.0
+        self.worst = 0.0
+        self.mismatched = 0
+        self.ab = self.aa = self.bb = 0.0
+        self.nan_a = self.inf_a = self.nan_b = self.inf_b = 0
+        self.one_sided = 0
+        self._bufs: dict[np.dtype, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    def _tmp(self, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if dtype not in self._bufs:
+            self._bufs[dtype] = tuple(np.empty(SUB_CHUNK, dtype=dtype) for _ in range(3))  # type: ignore[assignment]
+        return self._bufs[dtype]
+
+    def update(self, expected: np.ndarray, actual: np.ndarray) -> None:
+        with np.errstate(all="ignore"):
+            if np.iscomplexobj(expected) or np.iscomplexobj(actual):
+                self._complex(expected.astype(np.complex128), actual.astype(np.complex128))
+                return
+            for s in range(0, expected.size, SUB_CHUNK):
+                self._block(expected[s:s + SUB_CHUNK], actual[s:s + SUB_CHUNK], allow_slow=True)
+
+    def _block(self, a: np.ndarray, b: np.ndarray, allow_slow: bool) -> None:
+        n = a.size
+        if n == 0:
+            return
+        d_buf, t_buf, r_buf = self._tmp(a.dtype)
+        d, t, r = d_buf[:n], t_buf[:n], r_buf[:n]
+        np.subtract(b, a, out=d)
+        np.abs(d, out=d)
+        m = float(d.max())
+        if not math.isfinite(m) and allow_slow:
+            self._nonfinite(a, b)
+            return
+        self.max_abs = max(self.max_abs, m)
+        self.ab += float(np.dot(a, b))
+        self.aa += float(np.dot(a, a))
+        self.bb += float(np.dot(b, b))
+        if m == 0.0:
+            return
+        np.abs(a, out=t)
+        np.divide(d, t, out=r)  # 0/0 -> nan, left out by fmax; x/0 -> inf as in torch
+        self.max_rel = max(self.max_rel, float(np.fmax.reduce(r)))
+        rtol, atol = self.tol.rtol, self.tol.atol
+        if rtol == 0.0 and atol == 0.0:  # exact comparison (integer dtypes, or asked for)
+            self.worst = math.inf
+            self.mismatched += int(np.count_nonzero(d))
+            return
+        np.multiply(t, rtol, out=t)
+        np.add(t, atol, out=t)
+        np.divide(d, t, out=r)
+        w = float(np.fmax.reduce(r)) if atol == 0.0 else float(r.max())
+        self.worst = max(self.worst, w)
+        if w > 1.0:
+            self.mismatched += int(np.count_nonzero(r > 1.0))
+
+    def _nonfinite(self, a: np.ndarray, b: np.ndarray) -> None:
+        fa, fb = np.isfinite(a), np.isfinite(b)
+        nan_a, nan_b = np.isnan(a), np.isnan(b)
+        self.nan_a += int(nan_a.sum())
+        self.nan_b += int(nan_b.sum())
+        self.inf_a += int(np.isinf(a).sum())
+        self.inf_b += int(np.isinf(b).sum())
+        both = fa & fb
+        same_nonfinite = ~fa & ~fb & ((nan_a & nan_b) | (a == b))
+        one_sided = int(np.count_nonzero(~both & ~same_nonfinite))
+        self.one_sided += one_sided
+        self.mismatched += one_sided
+        if one_sided:
+            self.worst = math.inf
+        # finite part in float64, where a difference of two finite float32 values cannot overflow
+        self._block(a[both].astype(np.float64), b[both].astype(np.float64), allow_slow=False)
+
+    def _complex(self, a: np.ndarray, b: np.ndarray) -> None:
+        fa, fb = np.isfinite(a), np.isfinite(b)
+        both = fa & fb
+        self.nan_a += int(np.isnan(a).sum())
+        self.nan_b += int(np.isnan(b).sum())
+        self.inf_a += int(np.isinf(a).sum())
+        self.inf_b += int(np.isinf(b).sum())
+        one_sided = int(np.count_nonzero(fa != fb))
+        self.one_sided += one_sided
+        self.mismatched += one_sided
+        a, b = a[both], b[both]
+        d = np.abs(b - a)
+        absa = np.abs(a)
+        if d.size:
+            self.max_abs = max(self.max_abs, float(d.max()))
+            rel = d / absa
+            self.max_rel = max(self.max_rel, float(np.fmax.reduce(rel)) if rel.size else 0.0)
+            allow = self.tol.atol + self.tol.rtol * absa
+            ratio = np.where(d == 0, 0.0, d / allow)
+            self.worst = max(self.worst, float(ratio.max()))
+            self.mismatched += int(np.count_nonzero(ratio > 1.0))
+        self.ab += float(abs(np.vdot(a, b)))
+        self.aa += float(np.vdot(a, a).real)
+        self.bb += float(np.vdot(b, b).real)
+
+    def result(self) -> PairMetrics:
+        if self.aa == 0.0 and self.bb == 0.0:
+            cosine = 1.0
+        elif self.aa == 0.0 or self.bb == 0.0:
+            cosine = 0.0
+        elif self.max_abs == 0.0:
+            cosine = 1.0  # identical finite parts: avoid 1 - 1e-16 from rounding
+        else:
+            cosine = max(-1.0, min(1.0, self.ab / math.sqrt(self.aa * self.bb)))
+        return PairMetrics(
+            method="raw", numel=self.numel, passed=self.mismatched == 0, max_abs=self.max_abs,
+            max_rel=self.max_rel, cosine=cosine, mismatched=self.mismatched, worst_ratio=self.worst,
+            nan_a=self.nan_a, inf_a=self.inf_a, nan_b=self.nan_b, inf_b=self.inf_b,
+            one_sided_nonfinite=self.one_sided,
+        )
+
+
+def compare_arrays(expected: np.ndarray, actual: np.ndarray, tol: Tolerance) -> PairMetrics:
+    """Compare two whole arrays of the same number of elements (flattened)."""
+    acc = PairAccumulator(tol, expected.size)
+    acc.update(np.ascontiguousarray(expected).reshape(-1), np.ascontiguousarray(actual).reshape(-1))
+    return acc.result()
+
+
+def compare_chunks(chunks: Iterable[tuple[np.ndarray, np.ndarray]], numel: int, tol: Tolerance) -> PairMetrics:
+    acc = PairAccumulator(tol, numel)
+    for a, b in chunks:
+        acc.update(a, b)
+    return acc.result()
+
+
+def checksum_identical(numel: int, nan: int, inf: int) -> PairMetrics:
+    """Equal sha256 of equal shape and dtype: identical bytes, so max abs error 0."""
+    return PairMetrics(method="checksum", numel=numel, passed=True, max_abs=0.0, max_rel=0.0, cosine=1.0,
+                       mismatched=0, worst_ratio=0.0, nan_a=nan, inf_a=inf, nan_b=nan, inf_b=inf)
+
+
+def compare_stats(sa: Any, sb: Any, tol: Tolerance) -> PairMetrics:
+    """Compare two :class:`~mpsready.record.layout.TensorStats` (``sa`` expected).
+
+    Passes when NaN/Inf counts agree and every statistic is within the bound that
+    elementwise agreement would imply (module docstring). ``worst_ratio`` is the largest
+    ``|Δstat| / bound``; ``stats_diff[stat]`` holds ``a``, ``b``, ``abs``, ``rel``
+    (``|Δ| / |a|``) and ``bound``.
+    """
+    n = sa.numel
+    one_sided = abs(sa.nan - sb.nan) + abs(sa.inf - sb.inf)
+    diffs: dict[str, dict[str, float | None]] = {}
+    worst = 0.0
+    amax = max(abs(sa.min), abs(sa.max)) if sa.min is not None and sa.max is not None else None
+    rms = sa.l2 / math.sqrt(n) if sa.l2 is not None and n else None
+    c = math.sqrt(n / (n - 1)) if n > 1 else 1.0
+    bounds = {
+        "mean": None if amax is None else tol.atol + tol.rtol * amax,
+        "min": None if amax is None else tol.atol + tol.rtol * amax,
+        "max": None if amax is None else tol.atol + tol.rtol * amax,
+        "l2": None if sa.l2 is None else math.sqrt(n) * tol.atol + tol.rtol * sa.l2,
+        "std": None if rms is None else c * (tol.atol + tol.rtol * rms),
+    }
+    passed = one_sided == 0
+    for stat in STATS:
+        va, vb = getattr(sa, stat), getattr(sb, stat)
+        if va is None or vb is None:
+            if (va is None) != (vb is None):
+                passed = False
+                worst = math.inf
+            diffs[stat] = {"a": va, "b": vb, "abs": None, "rel": None, "bound": bounds[stat]}
+            continue
+        ad = abs(vb - va)
+        rel = ad / abs(va) if va != 0 else (0.0 if ad == 0 else math.inf)
+        bound = bounds[stat]
+        ratio = 0.0 if ad == 0 else (ad / bound if bound else math.inf)
+        worst = max(worst, ratio)
+        if ratio > 1.0:
+            passed = False
+        diffs[stat] = {"a": va, "b": vb, "abs": ad, "rel": rel, "bound": bound}
+    if one_sided:
+        worst = math.inf
+    return PairMetrics(method="stats", numel=n, passed=passed, worst_ratio=worst, nan_a=sa.nan, inf_a=sa.inf,
+                       nan_b=sb.nan, inf_b=sb.inf, one_sided_nonfinite=one_sided, stats_diff=diffs)

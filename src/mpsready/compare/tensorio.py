@@ -1,0 +1,203 @@
+"""Streaming reads of raw tensors from a record's safetensors files, without torch.
+
+The safetensors format (https://github.com/huggingface/safetensors, README "Format") is an
+8-byte little-endian header length ``N``, ``N`` bytes of JSON mapping each tensor name to
+``{"dtype", "shape", "data_offsets": [begin, end]}`` (byte offsets into the data that
+follows the header), then the data, little-endian and C-contiguous. We parse that header
+with :mod:`json` and read one tensor, or one chunk of a tensor, at a time with
+``readinto`` into a reused buffer, so memory stays bounded by the chunk size whatever the
+size of the record. ``safetensors.safe_open(..., framework="np")`` is not used for the
+reads because numpy has no bfloat16 and because it returns whole tensors; the tests check
+this reader against it (and against torch for bfloat16).
+
+bfloat16 is the upper half of a float32 (same sign and exponent bits, 7 stored mantissa
+bits), so widening is a 16-bit left shift of the raw ``uint16`` into a ``uint32`` viewed as
+float32, which is exact. float16 is widened with numpy's own ``float16``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, Iterator
+
+import numpy as np
+
+# safetensors dtype code -> (numpy storage dtype, itemsize, torch dtype name used in records)
+_DTYPES: dict[str, tuple[str, int, str]] = {
+    "F64": ("<f8", 8, "float64"),
+    "F32": ("<f4", 4, "float32"),
+    "F16": ("<f2", 2, "float16"),
+    "BF16": ("<u2", 2, "bfloat16"),
+    "I64": ("<i8", 8, "int64"),
+    "I32": ("<i4", 4, "int32"),
+    "I16": ("<i2", 2, "int16"),
+    "I8": ("i1", 1, "int8"),
+    "U8": ("u1", 1, "uint8"),
+    "U16": ("<u2", 2, "uint16"),
+    "U32": ("<u4", 4, "uint32"),
+    "U64": ("<u8", 8, "uint64"),
+    "BOOL": ("?", 1, "bool"),
+    "C64": ("<c8", 8, "complex64"),
+}
+MAX_HEADER_BYTES = 100_000_000  # the limit safetensors itself enforces on the header
+
+
+class RawTensorError(ValueError):
+    """A safetensors file is malformed or holds a dtype this reader cannot widen."""
+
+
+@dataclass(frozen=True)
+class RawTensorInfo:
+    """Where one tensor lies in its file. ``offset`` is absolute in the file, in bytes."""
+
+    name: str
+    st_dtype: str  # safetensors code, e.g. "BF16"
+    shape: tuple[int, ...]
+    offset: int
+    nbytes: int
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    @property
+    def dtype(self) -> str:
+        """The torch dtype name (``"bfloat16"``), as records spell dtypes."""
+        return _DTYPES[self.st_dtype][2] if self.st_dtype in _DTYPES else self.st_dtype.lower()
+
+    @property
+    def supported(self) -> bool:
+        return self.st_dtype in _DTYPES
+
+    @property
+    def itemsize(self) -> int:
+        return _DTYPES[self.st_dtype][1]
+
+
+def compute_dtype(*dtypes: str) -> np.dtype:
+    """The numpy dtype a pair is compared in: float64 if either side is float64 or an
+    integer type wider than float32 can hold exactly, complex128 for complex, else float32
+    (float16/bfloat16 widen exactly to float32)."""
+    if any(d.startswith("complex") for d in dtypes):
+        return np.dtype(np.complex128)
+    if all(d in ("float32", "float16", "bfloat16", "int8", "uint8", "int16", "uint16", "bool") for d in dtypes):
+        return np.dtype(np.float32)
+    return np.dtype(np.float64)
+
+
+class RawTensorFile:
+    """One ``step-NNNN.safetensors`` file opened for chunked reads. Use as a context manager.
+
+    Raises :class:`RawTensorError` on a malformed header (bad length, bad JSON, offsets
+    outside the file or not matching shape x itemsize).
+    """
+
+    def __init__(self, path: str | os.PathLike[str]):
+        self.path = Path(path)
+        self._fh: BinaryIO = self.path.open("rb")
+        try:
+            self.tensors = self._read_header()
+        except Exception:
+            self._fh.close()
+            raise
+
+    def _read_header(self) -> dict[str, RawTensorInfo]:
+        size = os.fstat(self._fh.fileno()).st_size
+        head = self._fh.read(8)
+        if len(head) != 8:
+            raise RawTensorError(f"{self.path}: not a safetensors file (shorter than 8 bytes)")
+        (n,) = struct.unpack("<Q", head)
+        if n > MAX_HEADER_BYTES or 8 + n > size:
+            raise RawTensorError(f"{self.path}: not a safetensors file (header length {n} is invalid)")
+        try:
+            header = json.loads(self._fh.read(n).decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise RawTensorError(f"{self.path}: unreadable safetensors header: {exc}") from None
+        if not isinstance(header, dict):
+            raise RawTensorError(f"{self.path}: safetensors header is not a JSON object")
+        base = 8 + n
+        out: dict[str, RawTensorInfo] = {}
+        for name, meta in header.items():
+            if name == "__metadata__":
+                continue
+            try:
+                code = str(meta["dtype"])
+                shape = tuple(int(s) for s in meta["shape"])
+                begin, end = (int(x) for x in meta["data_offsets"])
+            except (KeyError, TypeError, ValueError):
+                raise RawTensorError(f"{self.path}: malformed header entry for {name!r}") from None
+            info = RawTensorInfo(name, code, shape, base + begin, end - begin)
+            if begin < 0 or end < begin or base + end > size:
+                raise RawTensorError(f"{self.path}: tensor {name!r} lies outside the file")
+            if info.supported and info.nbytes != info.numel * info.itemsize:
+                raise RawTensorError(f"{self.path}: tensor {name!r}: {info.nbytes} bytes for shape {shape} {code}")
+            out[name] = info
+        return out
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.tensors
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __enter__(self) -> "RawTensorFile":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def read_into(self, info: RawTensorInfo, start: int, count: int, buf: np.ndarray) -> np.ndarray:
+        """Read elements ``[start, start+count)`` of ``info`` as raw storage into ``buf``
+        (a uint8 array of at least ``count * itemsize`` bytes); returns the typed view."""
+        item = info.itemsize
+        nbytes = count * item
+        self._fh.seek(info.offset + start * item)
+        view = memoryview(buf)[:nbytes]
+        got = self._fh.readinto(view)
+        if got != nbytes:
+            raise RawTensorError(f"{self.path}: tensor {info.name!r} is truncated")
+        return buf[:nbytes].view(_DTYPES[info.st_dtype][0])
+
+    def read(self, name: str, dtype: np.dtype | None = None) -> np.ndarray:
+        """The whole tensor ``name``, widened to ``dtype`` (default: its compute dtype), flat."""
+        info = self.tensors[name]
+        target = dtype or compute_dtype(info.dtype)
+        buf = np.empty(info.nbytes, dtype=np.uint8)
+        return widen(self.read_into(info, 0, info.numel, buf), info.st_dtype, target)
+
+
+def widen(raw: np.ndarray, st_dtype: str, target: np.dtype, out: np.ndarray | None = None) -> np.ndarray:
+    """Convert raw storage of safetensors dtype ``st_dtype`` to ``target`` (exact for floats
+    into a wider float). Returns ``raw`` itself when no conversion is needed."""
+    if st_dtype == "BF16":
+        wide = raw.astype(np.uint32)
+        np.left_shift(wide, 16, out=wide)
+        f32 = wide.view(np.float32)
+        return f32 if target == np.float32 else f32.astype(target)
+    if raw.dtype == target:
+        return raw
+    if out is not None and out.shape == raw.shape and out.dtype == target:
+        out[...] = raw
+        return out
+    return raw.astype(target)
+
+
+def iter_chunks(fa: RawTensorFile, ia: RawTensorInfo, fb: RawTensorFile, ib: RawTensorInfo,
+                target: np.dtype, chunk: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Aligned chunks of two same-sized tensors as ``target`` arrays; buffers are reused,
+    so each yielded pair is valid only until the next one."""
+    n = ia.numel
+    bufa = np.empty(min(n, chunk) * ia.itemsize, dtype=np.uint8)
+    bufb = np.empty(min(n, chunk) * ib.itemsize, dtype=np.uint8)
+    for start in range(0, n, chunk):
+        count = min(chunk, n - start)
+        ra = fa.read_into(ia, start, count, bufa)
+        rb = fb.read_into(ib, start, count, bufb)
+        yield widen(ra, ia.st_dtype, target), widen(rb, ib.st_dtype, target)
