@@ -49,9 +49,18 @@ def env_doc(mac=False, mps_built=None, mps_available=None, memory_gb=None, fallb
     return doc
 
 
-def op(name, status="runs", calls=1, fixed_in=None, dtypes=("float32",), where="model.py:10", stage="forward"):
-    return {"op": name, "status": status, "calls": calls, "dtypes": list(dtypes), "where": where,
-            "stage": stage, "fixed_in": fixed_in}
+def op(name, verdict="runs", calls=1, fixed_in=None, dtypes=("float32",), where="model.py:10", stage="forward",
+       problems=()):
+    """An op as the trace writes it: ``verdict`` runs/error/fallback/unknown, ``status`` the table's status."""
+    path, line = where.split(":")
+    d = {"op": name, "basis": "predicted", "verdict": verdict, "status": "kernel" if verdict == "runs" else "missing",
+         "count": calls, "dtypes": list(dtypes), "stages": [stage],
+         "locations": [{"path": path, "line": int(line), "function": "f", "stage": stage}]}
+    if verdict != "runs":
+        d["problems"] = [{"kind": k, "detail": f"{k} problem"} for k in problems] or [{"kind": "missing",
+                                                                                       "detail": "no MPS kernel"}]
+        d["fixed_in"] = fixed_in
+    return d
 
 
 CLEAN_OPS = [op("aten::linear"), op("aten::relu"), op("aten::nll_loss_forward", stage="loss")]

@@ -105,15 +105,32 @@ def test_missing_operator_with_fallback(tmp_path):
     assert [f.code for f in rep.outlook.findings] == ["PRF202"]
 
 
-def test_missing_operator_without_any_fix_fails_item4_and_stays_on_cuda(tmp_path):
+def test_missing_operator_without_release_fix_fails_item4_with_the_fallback_as_way_around(tmp_path):
     ev = clean_evidence(tmp_path)
     ev.trace = trace.from_doc(fx.trace_doc(fx.CLEAN_OPS + [fx.op("aten::_linalg_eig", "error", where="m.py:7")]))
     rep = build_report(ev)
     item4 = rep.checklist[3]
-    assert (item4.status, item4.basis, item4.workaround) == (Status.FAILED, Basis.PREDICTED, None)
+    assert (item4.status, item4.basis) == (Status.FAILED, Basis.PREDICTED)
+    assert item4.workaround == "aten::_linalg_eig: PYTORCH_ENABLE_MPS_FALLBACK=1 (runs on the CPU)"
     assert item4.evidence[0].text == ("aten::_linalg_eig x1 (float32) at m.py:7 [forward]: error on MPS; "
                                       "no fix in any release known")
+    assert rep.verdict.verdict is Verdict.MAC_FOR_DEV
+    assert ("no PyTorch release has an MPS kernel for aten::_linalg_eig: rewriting those calls, or accepting the "
+            "CPU fallback (PYTORCH_ENABLE_MPS_FALLBACK=1), is the way forward") in rep.verdict.would_change
+
+
+def test_sparse_error_without_way_around_stays_on_cuda(tmp_path):
+    ev = clean_evidence(tmp_path)
+    sparse = fx.op("aten::_sparse_coo_tensor_with_dims_and_tensors", "error", where="whisper/model.py:40",
+                   stage="to_device", dtypes=("bool",), problems=("sparse",))
+    ev.trace = trace.from_doc(fx.trace_doc(fx.CLEAN_OPS + [sparse]))
+    rep = build_report(ev)
+    assert (rep.checklist[3].label, rep.checklist[3].workaround) == ("failed (predicted)", None)
     assert rep.verdict.verdict is Verdict.STAY_ON_CUDA
+    assert rep.verdict.reasons[0].text.startswith("item 4 (representative step on MPS) failed (predicted), "
+                                                  "critical, no known way around it")
+    assert ("no PyTorch release fixes aten::_sparse_coo_tensor_with_dims_and_tensors (sparse problem): changing "
+            "the call at whisper/model.py:40 removes it") in rep.verdict.would_change
 
 
 def test_comparison_failing_on_mps_in_long_training_stays_on_cuda(tmp_path):

@@ -228,20 +228,22 @@ def would_change(ev: Evidence, items: list[CheckItem], result: VerdictResult, cr
     if ev.trace is not None:
         missing = [o for o in ev.trace.ops if o.status in ("error", "fallback")]
         by_version: dict[str, list[str]] = {}
-        never: list[str] = []
         for o in missing:
             if o.fixed_in:
                 by_version.setdefault(o.fixed_in, []).append(o.op)
-            else:
-                never.append(o.op)
         for ver in sorted(by_version, key=_version_key):
             ops = sorted(set(by_version[ver]))
             out.append(f"PyTorch {ver} fixes the {_count(len(ops))} operator{'s' if len(ops) > 1 else ''} "
                        f"predicted to fail or fall back ({', '.join(ops)})")
-        if never:
-            ops = sorted(set(never))
-            out.append(f"no PyTorch release has an MPS kernel for {', '.join(ops)}: rewriting those calls, or "
-                       "accepting the CPU fallback (PYTORCH_ENABLE_MPS_FALLBACK=1), is the way forward")
+        missing_kernel = sorted({o.op for o in missing if not o.fixed_in and "missing" in o.problems})
+        other = [o for o in missing if not o.fixed_in and "missing" not in o.problems]
+        if missing_kernel:
+            out.append(f"no PyTorch release has an MPS kernel for {', '.join(missing_kernel)}: rewriting those "
+                       "calls, or accepting the CPU fallback (PYTORCH_ENABLE_MPS_FALLBACK=1), is the way forward")
+        for o in sorted(other, key=lambda o: o.op):
+            why = f" ({o.reason})" if o.reason else ""
+            out.append(f"no PyTorch release fixes {o.op}{why}: changing the call at {o.where or 'its call site'} "
+                       "removes it")
         dty = [f for f in ev.trace.findings if f.code.startswith("DTY") and f.severity is Severity.BLOCKER]
         if dty:
             where = sorted({str(f.location) for f in dty})
