@@ -343,7 +343,8 @@ def item_step(ev: Evidence) -> CheckItem:
     ran = [r.device for r in ev.records if r.all_passed]
     if ran:
         basis_txt.append(f"the step ran on {', '.join(ran)}")
-    prediction = "pass" if ev.trace is not None and not ev.trace.by_status("unknown") else None
+    # An empty trace (no operator recorded) predicts nothing.
+    prediction = "pass" if ev.trace is not None and ev.trace.ops and not ev.trace.by_status("unknown") else None
     return CheckItem(4, Status.NOT_CHECKED, None,
                      "no MPS run observed; " + "; ".join(basis_txt), lines, prediction=prediction,
                      next_step="mpsready record ENTRY --device mps on a Mac")
@@ -462,6 +463,9 @@ def item_fallback(ev: Evidence) -> CheckItem:
                              + (f", about {share:.0%} of step time" if share is not None else ""), lines,
                              prediction="fail", workaround=_fallback_fix(ev),
                              next_step="record on MPS with PYTORCH_ENABLE_MPS_FALLBACK=1 to count actual fallbacks")
+        if not ev.trace.ops:
+            return CheckItem(6, Status.NOT_CHECKED, None, "the trace recorded no operator",
+                             next_step="mpsready trace ENTRY, then mpsready record ENTRY --device mps on a Mac")
         return CheckItem(6, Status.NOT_CHECKED, None, "no operator is predicted to fall back; not observed on MPS",
                          lines, prediction="pass", next_step="mpsready record ENTRY --device mps on a Mac")
     return CheckItem(6, Status.NOT_CHECKED, None, "no trace and no MPS run",
