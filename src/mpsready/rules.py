@@ -89,7 +89,8 @@ def _load_all() -> None:
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as exc:
-            if exc.name != mod:
+            # the stage (or its rules module) is not built in this checkout
+            if exc.name is None or not (mod == exc.name or mod.startswith(exc.name + ".")):
                 raise
 
 

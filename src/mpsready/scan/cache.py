@@ -1,0 +1,76 @@
+"""Content-hash cache of Python analysis results, kept outside the scanned tree.
+
+One JSON file per scanned root under the cache directory (default ``~/.cache/mpsready``, or
+``$XDG_CACHE_HOME/mpsready``). Keys are BLAKE2b digests of file contents, so a renamed or touched
+file costs nothing and an edited one is re-analysed. The salt (analyser version, package version,
+knowledge-base digest) invalidates everything when the analysis changes. The scan never writes
+into the project; a cache that cannot be read or written is ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from mpsready import __version__
+from mpsready.scan.code import ANALYZER_VERSION
+
+
+def default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "mpsready"
+
+
+def content_key(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _salt() -> str:
+    kb = b"".join(resources.files("mpsready.scan").joinpath(f"data/{n}").read_bytes()
+                  for n in ("packages.yaml", "cuda_api.yaml"))
+    return f"{ANALYZER_VERSION}/{__version__}/{content_key(kb)}"
+
+
+class ScanCache:
+    """``get(key)`` / ``put(key, value)`` over one root's cache file; ``save()`` writes atomically."""
+
+    def __init__(self, cache_dir: Path, root: Path) -> None:
+        self.path = cache_dir / f"scan-{content_key(str(root.resolve()).encode())}.json"
+        self.salt = _salt()
+        self._old: dict[str, Any] = {}
+        self._new: dict[str, Any] = {}
+        self.hits = 0
+        try:
+            doc = json.loads(self.path.read_text(encoding="utf-8"))
+            if doc.get("salt") == self.salt and isinstance(doc.get("entries"), dict):
+                self._old = doc["entries"]
+        except (OSError, ValueError):
+            pass
+
+    def get(self, key: str) -> Any | None:
+        value = self._old.get(key)
+        if value is not None:
+            self.hits += 1
+            self._new[key] = value
+        return value
+
+    def put(self, key: str, value: Any) -> None:
+        self._new[key] = value
+
+    def save(self) -> None:
+        """Write the entries used in this scan (stale ones are dropped); errors are ignored."""
+        if self._new == self._old:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".scan-", suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump({"salt": self.salt, "entries": self._new}, fh, separators=(",", ":"))
+            os.replace(tmp, self.path)
+        except OSError:
+            pass

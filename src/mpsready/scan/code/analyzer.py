@@ -1,0 +1,748 @@
+"""One Python source in, raw findings out: everything the scan learns from a syntax tree.
+
+The result is plain JSON-able data (:class:`CodeResult`) so it can cross a process pool and live in
+the content-hash cache; paths and scopes are added later by the engine. Findings come only from
+the ``ast`` tree (and ``tokenize`` for ``# mpsready: ignore[...]`` comments), never from regular
+expressions over the source.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import sys
+import tokenize
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+from mpsready.findings import Severity
+from mpsready.scan import knowledge
+from mpsready.scan.code.names import AliasMap, build_alias_map
+from mpsready.scan.rules import api as A
+from mpsready.scan.rules import deps as D
+from mpsready.scan.rules import dtypes as T
+from mpsready.scan.rules import extensions as E
+from mpsready.scan.rules import inputs as I
+
+# Bump when the analysis changes so cached results are recomputed.
+ANALYZER_VERSION = 3
+
+_FALLBACK_EXCEPTIONS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError", "RuntimeError"}
+_CAST_METHODS = {"float", "half", "bfloat16", "type", "int", "long", "bool"}
+_NUMPY_F64_FACTORIES = {
+    "numpy.random.rand", "numpy.random.randn", "numpy.random.random", "numpy.random.uniform", "numpy.random.normal",
+    "numpy.random.random_sample", "numpy.zeros", "numpy.ones", "numpy.empty", "numpy.full", "numpy.linspace",
+    "numpy.eye", "numpy.identity", "numpy.loadtxt", "numpy.genfromtxt",
+}
+_TENSOR_FROM_ARRAY = {"torch.from_numpy", "torch.tensor", "torch.as_tensor", "torch.Tensor"}
+_DEVICE_KWARGS = {"device", "map_location", "devices", "device_map"}
+_KERNEL_LIBS = {"triton", "cupy", "numba", "pycuda"}
+
+
+def is_cuda_literal(value: Any) -> bool:
+    """``"cuda"`` or ``"cuda:N"`` (a device string naming CUDA)."""
+    if not isinstance(value, str):
+        return False
+    return value == "cuda" or (value.startswith("cuda:") and value[5:].isdigit())
+
+
+@dataclass
+class CodeResult:
+    """What one Python source yields. ``findings`` are dicts: code, severity, line, column, message, fix,
+    source, evidence and optionally ``scope`` (a forced scope such as ``distributed``). ``imports`` are
+    ``[level, module, [names], line, guarded]`` with relative imports unresolved. ``suppress`` maps a line
+    number (as a string, for JSON) to the codes ignored there (``["*"]`` for all)."""
+
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    imports: list[list[Any]] = field(default_factory=list)
+    suppress: dict[str, list[str]] = field(default_factory=dict)
+    extensions: list[str] = field(default_factory=list)  # module names of CUDA extensions built here
+    parsed: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"findings": self.findings, "imports": self.imports, "suppress": self.suppress,
+                "extensions": self.extensions, "parsed": self.parsed}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "CodeResult":
+        return cls(d["findings"], d["imports"], d["suppress"], d["extensions"], d["parsed"])
+
+
+def analyze_source(source: str | bytes) -> CodeResult:
+    """Analyse one Python source (text, or bytes decoded per PEP 263).
+
+    Returns a :class:`CodeResult`; a source that does not parse yields one INP105 (or INP106 for
+    Python 2) finding and ``parsed=False``. Never raises on bad input.
+    """
+    if isinstance(source, bytes):
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+            text = source.decode(encoding)
+        except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
+            return CodeResult([_raw(I.NOT_TEXT, 1, 0, f"cannot decode Python source: {exc}")], parsed=False)
+    else:
+        text = source
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escape sequences etc. in old code
+            tree = ast.parse(text)
+    except SyntaxError as exc:
+        return CodeResult([_syntax_finding(exc, text)], parsed=False)
+    except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, absurd nesting
+        return CodeResult([_raw(I.SYNTAX_ERROR, 1, 0, f"cannot parse: {exc}")], parsed=False)
+    visitor = _Visitor(build_alias_map(tree), _mentions_mps(tree))
+    try:
+        visitor.visit(tree)
+    except RecursionError:
+        visitor.result.findings.append(_raw(I.SYNTAX_ERROR, 1, 0, "nesting too deep to analyse"))
+    visitor.finish()
+    visitor.result.suppress = _suppressions(text) if "mpsready:" in text else {}
+    return visitor.result
+
+
+def _mentions_mps(tree: ast.AST) -> bool:
+    """Whether the module considers MPS anywhere: an 'mps' string or a ``.mps`` attribute."""
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and "mps" in n.value:
+            return True
+        if isinstance(n, ast.Attribute) and n.attr == "mps":
+            return True
+    return False
+
+
+def _raw(rule, line: int, col: int, message: str, *, severity: Severity | None = None, fix: str | None = None,
+         evidence: dict[str, Any] | None = None, scope: str | None = None) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "code": rule.code, "severity": (severity or rule.severity).value, "line": line, "column": col + 1,
+        "message": message, "fix": fix or rule.fix, "source": rule.source, "evidence": evidence or {},
+    }
+    if scope:
+        d["scope"] = scope
+    return d
+
+
+def _syntax_finding(exc: SyntaxError, text: str) -> dict[str, Any]:
+    line = exc.lineno or 1
+    msg = exc.msg or "invalid syntax"
+    py2_markers = ("Missing parentheses in call to 'print'", "Missing parentheses in call to 'exec'",
+                   "multiple exception types must be parenthesized")
+    is_py2 = any(m in msg for m in py2_markers) or _looks_python2(text)
+    rule = I.PYTHON2 if is_py2 else I.SYNTAX_ERROR
+    what = "Python 2 source" if is_py2 else "syntax error"
+    ver = f"{sys.version_info.major}.{sys.version_info.minor}"
+    return _raw(rule, line, (exc.offset or 1) - 1, f"{what}: {msg} (line {line}, parsed as Python {ver}); not analysed")
+
+
+def _looks_python2(text: str) -> bool:
+    """Python 2 constructs seen by the tokenizer: backquotes, ``<>``, ``print`` followed by a string."""
+    try:
+        toks = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return False
+    prev = None
+    for tok in toks:
+        if tok.type == tokenize.ERRORTOKEN and tok.string == "`":
+            return True
+        if tok.type == tokenize.OP and tok.string == "<>":
+            return True
+        if prev is not None and prev.type == tokenize.NAME and prev.string == "print" and tok.type == tokenize.STRING \
+                and prev.start[1] == _indent_of(prev.line):
+            return True
+        if tok.type not in (tokenize.NL, tokenize.COMMENT):
+            prev = tok
+    return False
+
+
+def _indent_of(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _suppressions(text: str) -> dict[str, list[str]]:
+    """``# mpsready: ignore[CODE, ...]`` (or bare ``# mpsready: ignore``) comments, by line, via tokenize."""
+    out: dict[str, list[str]] = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.COMMENT:
+                codes = parse_suppression(tok.string)
+                if codes is not None:
+                    out[str(tok.start[0])] = codes
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        pass
+    return out
+
+
+def parse_suppression(comment: str) -> list[str] | None:
+    """Codes named by one comment's ``mpsready: ignore[...]`` directive; ``["*"]`` for a bare ignore."""
+    body = comment.lstrip("#").strip()
+    marker = "mpsready:"
+    pos = body.find(marker)
+    if pos < 0:
+        return None
+    rest = body[pos + len(marker):].strip()
+    if not rest.startswith("ignore"):
+        return None
+    rest = rest[len("ignore"):].strip()
+    if not rest.startswith("["):
+        return ["*"]
+    inner = rest[1:].split("]", 1)[0]
+    return [c.strip().upper() for c in inner.split(",") if c.strip()]
+
+
+class _Visitor(ast.NodeVisitor):
+    def __init__(self, aliases: AliasMap, mentions_mps: bool) -> None:
+        self.aliases = aliases
+        self.result = CodeResult()
+        self.api = knowledge.cuda_api_table()
+        self.try_stack: list[ast.Try] = []  # enclosing try statements whose handlers are fallbacks
+        self.cuda_guard = 0  # depth of enclosing `if <cuda available>:` bodies
+        self.string_vars: dict[str, tuple[str, int]] = {}  # name -> (string literal, line) for simple assignments
+        self.np_f64_vars: set[str] = set()
+        self.mentions_mps = mentions_mps
+        self.kernel_lib_guard: dict[str, str | None] = {}  # triton/cupy/... -> fallback location or None
+        self._reported_chain: set[int] = set()
+
+    # ---------------------------------------------------------------- helpers
+    def add(self, rule, node: ast.AST, message: str, **kw: Any) -> None:
+        severity = kw.pop("severity", None) or rule.severity
+        evidence = kw.pop("evidence", None) or {}
+        if self.cuda_guard and rule.code.startswith("API") and severity.rank > Severity.INFO.rank \
+                and rule.code not in ("API104", "API115"):
+            severity = Severity.INFO
+            evidence = {**evidence, "guarded": True}
+            message += " (inside a CUDA-availability check, so skipped on a Mac)"
+        self.result.findings.append(_raw(rule, getattr(node, "lineno", 1), getattr(node, "col_offset", 0), message,
+                                         severity=severity, evidence=evidence, **kw))
+
+    def q(self, node: ast.AST) -> str | None:
+        return self.aliases.qualname(node)
+
+    def _fallback_guard(self) -> str | None:
+        """Line of the nearest enclosing try/except whose handler provides a fallback, or ``None``."""
+        for tr in reversed(self.try_stack):
+            for h in tr.handlers:
+                if _is_fallback_handler(h):
+                    return str(h.lineno)
+        return None
+
+    def _literal(self, node: ast.AST) -> str | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        return None
+
+    def _string_value(self, node: ast.AST) -> tuple[str | None, int | None]:
+        """A string literal, or the literal a simple name was assigned (with that line)."""
+        lit = self._literal(node)
+        if lit is not None:
+            return lit, None
+        if isinstance(node, ast.Name) and node.id in self.string_vars:
+            return self.string_vars[node.id]
+        return None, None
+
+    # ---------------------------------------------------------------- structure
+    def visit_Try(self, node: ast.Try) -> None:
+        self.try_stack.append(node)
+        for stmt in node.body:
+            self.visit(stmt)
+        self.try_stack.pop()
+        for part in (*node.handlers, *node.orelse, *node.finalbody):
+            self.visit(part)
+
+    visit_TryStar = visit_Try
+
+    def visit_If(self, node: ast.If) -> None:
+        self.visit(node.test)
+        self._check_if_selection(node)
+        guarded = self._is_cuda_test(node.test)
+        self.cuda_guard += guarded
+        for stmt in node.body:
+            self.visit(stmt)
+        self.cuda_guard -= guarded
+        negated = isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not) \
+            and self._is_cuda_test(node.test.operand)
+        self.cuda_guard += negated
+        for stmt in node.orelse:
+            self.visit(stmt)
+        self.cuda_guard -= negated
+
+    def visit_IfExp(self, node: ast.IfExp) -> None:
+        self.visit(node.test)
+        if self._check_ifexp_selection(node):
+            return
+        guarded = self._is_cuda_test(node.test)
+        self.cuda_guard += guarded
+        self.visit(node.body)
+        self.cuda_guard -= guarded
+        self.visit(node.orelse)
+
+    def _is_cuda_test(self, test: ast.AST) -> bool:
+        """A condition that is False on a Mac: torch.cuda.is_available(), device == 'cuda', args.cuda, use_cuda."""
+        for n in ast.walk(test):
+            if isinstance(n, ast.Call):
+                name = self.q(n.func) or ""
+                if name.startswith("torch.cuda.") or name.endswith("cuda.is_available"):
+                    return True
+            elif isinstance(n, ast.Constant) and is_cuda_literal(n.value):
+                return True
+            elif isinstance(n, ast.Name) and "cuda" in n.id.lower():
+                return True
+            elif isinstance(n, ast.Attribute) and "cuda" in n.attr.lower() and not isinstance(n.ctx, ast.Store):
+                name = self.q(n) or ""
+                if not name.startswith("torch.cuda"):
+                    return True
+        return False
+
+    # ---------------------------------------------------------------- device selection
+    def _selection_kind(self, test: ast.AST, cuda_side: ast.AST, other: ast.AST) -> str | None:
+        """'available' for cuda-if-available-else-cpu, 'string' for 'cuda'-in-device tests, else None."""
+        if not _names_cuda(cuda_side) or not _names_cpu(other):
+            return None
+        for n in ast.walk(test):
+            if isinstance(n, ast.Call) and (self.q(n.func) or "").endswith("cuda.is_available"):
+                return "available"
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "device_count":
+                return "available"
+        if isinstance(test, ast.Compare) and any(isinstance(op, (ast.In, ast.Eq)) for op in test.ops):
+            return "string"
+        if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr == "startswith":
+            return "string"
+        return None
+
+    def _check_ifexp_selection(self, node: ast.IfExp) -> bool:
+        kind = self._selection_kind(node.test, node.body, node.orelse)
+        return self._report_selection(kind, node)
+
+    def _check_if_selection(self, node: ast.If) -> None:
+        if len(node.body) != 1 or len(node.orelse) != 1:
+            return
+        a, b = node.body[0], node.orelse[0]
+        if not (isinstance(a, ast.Assign) and isinstance(b, ast.Assign)):
+            return
+        kind = self._selection_kind(node.test, a.value, b.value)
+        self._report_selection(kind, node)
+
+    def _report_selection(self, kind: str | None, node: ast.AST) -> bool:
+        if kind == "available":
+            if not self.mentions_mps:
+                self.add(A.DEVICE_SELECTION, node, "device selection picks 'cuda' if available, else 'cpu': on a Mac "
+                         "everything silently runs on the CPU, never on MPS")
+            return True
+        if kind == "string":
+            self.add(A.DEVICE_STRING_TEST, node, "device type derived from a 'cuda' string test defaults to 'cpu': an "
+                     "'mps' device is treated as the CPU (autocast, pin_memory, dtype choices)")
+            return True
+        return False
+
+    # ---------------------------------------------------------------- imports
+    def visit_Import(self, node: ast.Import) -> None:
+        guard = self._fallback_guard()
+        for alias in node.names:
+            self.result.imports.append([0, alias.name, [], node.lineno, guard is not None])
+            self._check_package_import(alias.name, node, guard)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        guard = self._fallback_guard()
+        names = [a.name for a in node.names]
+        self.result.imports.append([node.level, node.module or "", names, node.lineno, guard is not None])
+        if node.level == 0 and node.module:
+            self._check_package_import(node.module, node, guard)
+            if node.module in ("torch.cuda", "torch.cuda.amp") or node.module.startswith("torch.cuda."):
+                pass  # reported where the imported names are used
+            if node.module == "torch.cuda" and "nccl" in names or node.module.startswith("torch.cuda.nccl"):
+                self.add(A.NCCL, node, "imports torch.cuda.nccl (NCCL is not built into macOS PyTorch)",
+                         scope="distributed")
+
+    def _check_package_import(self, module: str, node: ast.AST, guard: str | None) -> None:
+        top = module.split(".")[0]
+        if top in _KERNEL_LIBS and top not in self.kernel_lib_guard:
+            self.kernel_lib_guard[top] = guard
+        elif top in _KERNEL_LIBS and guard is None:
+            self.kernel_lib_guard[top] = None
+        entry = knowledge.lookup_import(module)
+        if entry is None:
+            return
+        if module.startswith("numba") and entry.name == "numba":
+            return  # numba itself runs on macOS; CUDA kernels are EXT105
+        evidence: dict[str, Any] = {"package": entry.name, "status": entry.status}
+        if entry.alternative:
+            evidence["alternative"] = entry.alternative
+        rule = D.CUDA_PACKAGE_IMPORT
+        severity = entry.severity
+        msg = f"imports {module}: {entry.name} {entry.status_text}"
+        if guard is not None:
+            evidence["fallback"] = f"line {guard}"
+            severity = Severity.DEGRADES if severity.rank >= Severity.DEGRADES.rank else severity
+            msg += f"; guarded by try/except with a fallback at line {guard}"
+        elif not entry.alternative and severity is Severity.BLOCKER:
+            evidence["no_alternative"] = True
+        fix = f"Use: {entry.alternative}." if entry.alternative else rule.fix
+        self.result.findings.append(_raw(rule, node.lineno, node.col_offset, msg, severity=severity, fix=fix,
+                                         evidence=evidence) | {"source": entry.source})
+
+    # ---------------------------------------------------------------- assignments (tiny data flow)
+    def visit_Assign(self, node: ast.Assign) -> None:
+        lit = self._literal(node.value)
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                if lit is not None:
+                    self.string_vars[target.id] = (lit, node.lineno)
+                if self._is_numpy_f64(node.value):
+                    self.np_f64_vars.add(target.id)
+                else:
+                    self.np_f64_vars.discard(target.id)
+                if lit is not None and is_cuda_literal(lit) and _device_like_name(target.id):
+                    self.add(A.CUDA_DEVICE_LITERAL, node, f"{target.id} = {lit!r}: a hard-coded CUDA device")
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if isinstance(node.target, ast.Name) and node.value is not None:
+            lit = self._literal(node.value)
+            if lit is not None and is_cuda_literal(lit) and _device_like_name(node.target.id):
+                self.add(A.CUDA_DEVICE_LITERAL, node, f"{node.target.id} = {lit!r}: a hard-coded CUDA device")
+        self.generic_visit(node)
+
+    def _is_numpy_f64(self, value: ast.AST) -> bool:
+        if not isinstance(value, ast.Call):
+            return False
+        name = self.q(value.func) or ""
+        if name in _NUMPY_F64_FACTORIES:
+            dtype = _kwarg(value, "dtype")
+            return dtype is None or self._is_f64_dtype(dtype)
+        if name in ("numpy.array", "numpy.asarray") or (isinstance(value.func, ast.Attribute) and value.func.attr == "astype"):
+            dtype = _kwarg(value, "dtype") or (value.args[0] if value.func.__class__ is ast.Attribute
+                                               and getattr(value.func, "attr", "") == "astype" and value.args else None)
+            return dtype is not None and self._is_f64_dtype(dtype)
+        return False
+
+    def _is_f64_dtype(self, node: ast.AST) -> bool:
+        if isinstance(node, ast.Constant):
+            return node.value in ("float64", "double", "f8")
+        name = self.q(node) or ""
+        return name in ("numpy.float64", "numpy.double", "float", "numpy.float_")
+
+    # ---------------------------------------------------------------- functions and decorators
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self._check_decorators(node)
+        self._check_defaults(node.args)
+        self.generic_visit(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _check_defaults(self, args: ast.arguments) -> None:
+        positional = [*args.posonlyargs, *args.args]
+        pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+        pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+        for arg, default in pairs:
+            lit = self._literal(default)
+            if lit is not None and is_cuda_literal(lit) and _device_like_name(arg.arg):
+                self.add(A.CUDA_DEVICE_LITERAL, default, f"parameter {arg.arg} defaults to {lit!r}")
+
+    def _check_decorators(self, node: ast.FunctionDef) -> None:
+        for dec in node.decorator_list:
+            target = dec.func if isinstance(dec, ast.Call) else dec
+            name = self.q(target) or ""
+            if name in ("triton.jit", "triton.autotune", "triton.heuristics"):
+                self._kernel(E.TRITON_KERNEL, node, f"Triton kernel {node.name}()", "triton")
+                return
+            if name in ("numba.cuda.jit", "numba.cuda.reduce") or (name == "cuda.jit" and not self.aliases.is_imported("cuda")):
+                self._kernel(E.NUMBA_CUDA_KERNEL, node, f"Numba CUDA kernel {node.name}()", "numba")
+                return
+            if name in ("torch.compile",):
+                self.add(A.TORCH_COMPILE, dec, f"@torch.compile on {node.name}()")
+
+    def _kernel(self, rule, node: ast.AST, message: str, lib: str) -> None:
+        guard = self.kernel_lib_guard.get(lib)
+        evidence: dict[str, Any] = {"library": lib}
+        severity = rule.severity
+        if guard is not None:
+            severity = Severity.DEGRADES
+            evidence["fallback"] = f"line {guard}"
+            message += f"; {lib} is imported under try/except with a fallback (line {guard})"
+        else:
+            evidence["no_alternative"] = True
+        self.add(rule, node, message, severity=severity, evidence=evidence)
+
+    # ---------------------------------------------------------------- names and attributes
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        name = self.q(node)
+        if name and self._check_qualified(name, node):
+            return  # the whole chain is reported; do not report its inner parts again
+        self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if self.aliases.is_imported(node.id):
+            name = self.q(node)
+            if name and name != node.id:
+                self._check_qualified(name, node)
+
+    def _check_qualified(self, name: str, node: ast.AST) -> bool:
+        if name.startswith("torch.cuda."):
+            self._torch_cuda(name, node)
+            return True
+        if name.startswith("torch.backends.cudnn.") or name.startswith("torch.backends.cuda."):
+            if name.endswith("allow_tf32") or name.endswith("allow_fp16_reduced_precision_reduction") \
+                    or name.endswith("allow_bf16_reduced_precision_reduction"):
+                self.add(A.TF32_SWITCH, node, f"{name}: a CUDA precision switch with no effect on MPS")
+            else:
+                self.add(A.CUDNN_FLAGS, node, f"{name}: a cuDNN/CUDA backend setting with no effect on MPS")
+            return True
+        if name == "torch.set_float32_matmul_precision":
+            self.add(A.TF32_SWITCH, node, "torch.set_float32_matmul_precision: selects TF32 on CUDA; MPS matmuls stay float32")
+            return True
+        if name in ("torch.float64", "torch.double"):
+            self.add(T.FLOAT64, node, f"{name}: MPS has no float64")
+            return True
+        if name in ("torch.complex128", "torch.cdouble"):
+            self.add(T.COMPLEX, node, f"{name}: MPS has no complex128", severity=Severity.BLOCKER)
+            return True
+        if name in ("torch.complex64", "torch.cfloat", "torch.complex32", "torch.chalf"):
+            self.add(T.COMPLEX, node, f"{name}: complex on MPS needs macOS 14 and a supported operator")
+            return True
+        if name == "torch.bfloat16":
+            self.add(T.BFLOAT16, node, "torch.bfloat16: MPS needs PyTorch >= 2.3 and macOS 14")
+            return True
+        if name in ("torch.compile",):
+            self.add(A.TORCH_COMPILE, node, "torch.compile: MPS support depends on the PyTorch version")
+            return True
+        if name.startswith("cupy.cuda.nccl") or name.startswith("torch.distributed.nccl"):
+            self.add(A.NCCL, node, f"{name}: NCCL is not available on macOS", scope="distributed")
+            return True
+        return False
+
+    def _torch_cuda(self, name: str, node: ast.AST) -> None:
+        parts = name.split(".")
+        attr = parts[2]
+        table = self.api["names"]
+        info = {**self.api["default"], **table.get(attr, {})}
+        code = info.get("code", "API102")
+        rule = {"API102": A.TORCH_CUDA_CALL, "API107": A.NCCL, "API108": A.CUDA_AMP, "API110": A.CUDA_GRAPHS,
+                "API111": A.NVTX, "API112": A.CUDA_EVENT}[code]
+        severity = Severity(info["severity"])
+        alts = [a for a in (info.get("mps"), info.get("accelerator")) if a]
+        evidence: dict[str, Any] = {"api": name}
+        if info.get("mps"):
+            evidence["mps"] = info["mps"]
+        if info.get("accelerator"):
+            evidence["accelerator"] = info["accelerator"]
+        fix = ("Use " + " or ".join(alts) + ".") if alts else "No MPS equivalent: guard it with torch.cuda.is_available()."
+        if attr == "is_available" and isinstance(node, ast.Attribute) and not self.cuda_guard:
+            # a bare availability check is only a finding when it drives a device choice (API104)
+            return
+        kw: dict[str, Any] = {"scope": "distributed"} if code == "API107" else {}
+        what = {"blocker": "raises 'Torch not compiled with CUDA enabled' on a Mac",
+                "degrades": "returns a CUDA-only answer or does nothing on a Mac",
+                "info": "harmless on a Mac"}[severity.value]
+        self.add(rule, node, f"{name}: {what}", severity=severity, fix=fix, evidence=evidence, **kw)
+
+    # ---------------------------------------------------------------- calls
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        name = self.q(func) or ""
+        attr = func.attr if isinstance(func, ast.Attribute) else None
+        if attr == "cuda" and not name.startswith("torch.cuda") and not self._is_module(func.value):
+            self.add(A.DOT_CUDA, node, ".cuda() moves to CUDA; on a Mac it raises 'Torch not compiled with CUDA enabled'")
+        elif attr == "to":
+            self._check_to_call(node)
+        elif attr == "double" and not node.args and not node.keywords:
+            self.add(T.FLOAT64, node, ".double() makes a float64 tensor; MPS has no float64")
+        elif attr == "pin_memory" and not node.args:
+            self.add(A.PIN_MEMORY, node, ".pin_memory(): pinned host memory helps CUDA copies only")
+        elif attr == "register_buffer":
+            self._check_sparse_buffer(node)
+        self._check_device_kwargs(node, name)
+        self._check_call_name(node, name)
+        self._check_cpu_roundtrip(node)
+        self.generic_visit(node)
+
+    def _is_module(self, node: ast.AST) -> bool:
+        name = self.q(node) or ""
+        head = name.split(".")[0]
+        return isinstance(node, (ast.Name, ast.Attribute)) and self.aliases.is_imported(head) and head in (
+            "torch", "numba", "cupy", "pycuda", "cuda")
+
+    def _check_to_call(self, node: ast.Call) -> None:
+        args = [*node.args, *[k.value for k in node.keywords if k.arg == "device"]]
+        for arg in args:
+            value, line = self._string_value(arg)
+            if value is not None and is_cuda_literal(value) and not self._flagged_name(arg):
+                where = f" (assigned at line {line})" if line else ""
+                self.add(A.CUDA_DEVICE_LITERAL, node, f".to({value!r}){where}: a hard-coded CUDA device")
+        has_dtype = any(self._is_dtype(a) for a in node.args) or any(k.arg == "dtype" for k in node.keywords)
+        if not has_dtype:
+            self._check_numpy_chain(node)
+
+    def _flagged_name(self, arg: ast.AST) -> bool:
+        """A device-named variable was already reported where it was assigned."""
+        return isinstance(arg, ast.Name) and _device_like_name(arg.id)
+
+    def _is_dtype(self, node: ast.AST) -> bool:
+        name = self.q(node) or ""
+        return name.startswith("torch.") and name.split(".")[-1] in (
+            "float32", "float", "float16", "half", "bfloat16", "int64", "long", "int32", "int", "bool", "uint8",
+            "float64", "double", "int8", "int16", "complex64")
+
+    def _check_numpy_chain(self, to_call: ast.Call) -> None:
+        """torch.from_numpy(<float64 array>)....to(device) with no cast before the move -> DTY102."""
+        recv = to_call.func.value  # type: ignore[union-attr]
+        while isinstance(recv, ast.Call) and isinstance(recv.func, ast.Attribute):
+            if (self.q(recv.func) or "") in _TENSOR_FROM_ARRAY:
+                break
+            if recv.func.attr in _CAST_METHODS or (recv.func.attr == "to" and (
+                    any(self._is_dtype(a) for a in recv.args) or any(k.arg == "dtype" for k in recv.keywords))):
+                return
+            recv = recv.func.value
+        if not isinstance(recv, ast.Call):
+            return
+        name = self.q(recv.func) or ""
+        if name not in _TENSOR_FROM_ARRAY or not recv.args or _kwarg(recv, "dtype") is not None:
+            return
+        src = recv.args[0]
+        if (isinstance(src, ast.Name) and src.id in self.np_f64_vars) or self._is_numpy_f64(src):
+            label = src.id if isinstance(src, ast.Name) else "a NumPy array"
+            self.add(T.NUMPY_FLOAT64, to_call, f"{name}({label}) is float64 (NumPy's default) and is moved to a device "
+                     "before any cast: MPS refuses float64")
+
+    def _check_device_kwargs(self, node: ast.Call, name: str) -> None:
+        for kw in node.keywords:
+            if kw.arg in _DEVICE_KWARGS:
+                value, line = self._string_value(kw.value)
+                if value is not None and is_cuda_literal(value) and not self._flagged_name(kw.value):
+                    where = f" (assigned at line {line})" if line else ""
+                    self.add(A.CUDA_DEVICE_LITERAL, kw.value, f"{kw.arg}={value!r}{where}: a hard-coded CUDA device")
+            elif kw.arg == "pin_memory" and isinstance(kw.value, ast.Constant) and kw.value.value is True:
+                self.add(A.PIN_MEMORY, kw.value, "pin_memory=True: pinned host memory helps CUDA copies only")
+            elif kw.arg == "default" and isinstance(kw.value, ast.Constant) and is_cuda_literal(kw.value.value):
+                if isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument" and any(
+                        isinstance(a, ast.Constant) and isinstance(a.value, str) and "device" in a.value for a in node.args):
+                    self.add(A.CUDA_DEVICE_LITERAL, kw.value, f"command-line device defaults to {kw.value.value!r}")
+        if name == "torch.device" and node.args:
+            value, _ = self._string_value(node.args[0])
+            if value is not None and (is_cuda_literal(value)) and not self._flagged_name(node.args[0]):
+                self.add(A.CUDA_DEVICE_LITERAL, node, f"torch.device({value!r}): a hard-coded CUDA device")
+
+    def _check_call_name(self, node: ast.Call, name: str) -> None:
+        last = name.rsplit(".", 1)[-1]
+        if last == "init_process_group" and ("distributed" in name or "dist" in name.split(".")[0]):
+            backend = node.args[0] if node.args else _kwarg(node, "backend")
+            value, line = self._string_value(backend) if backend is not None else (None, None)
+            if value is not None and "nccl" in value:
+                where = f" (backend assigned at line {line})" if line else ""
+                self.add(A.NCCL, node, f"init_process_group with backend {value!r}{where}: macOS PyTorch has no NCCL",
+                         scope="distributed")
+        elif name in ("torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"):
+            dev = node.args[0] if node.args else _kwarg(node, "device_type")
+            value, _ = self._string_value(dev) if dev is not None else (None, None)
+            if value is not None and is_cuda_literal(value):
+                self.add(A.CUDA_AMP, node, f"autocast(device_type={value!r}): disabled with a warning on a Mac, the run "
+                         "silently stays float32")
+        elif name in ("torch.amp.GradScaler", "torch.GradScaler", "torch.amp.grad_scaler.GradScaler"):
+            dev = node.args[0] if node.args else _kwarg(node, "device")
+            value, _ = self._string_value(dev) if dev is not None else (None, None)
+            if dev is None:
+                self.add(A.GRAD_SCALER, node, "GradScaler() defaults to device 'cuda'")
+            elif value is not None and is_cuda_literal(value):
+                self.add(A.CUDA_AMP, node, f"GradScaler({value!r}) disables itself on a Mac")
+        elif name == "torch.Generator":
+            dev = node.args[0] if node.args else _kwarg(node, "device")
+            value, _ = self._string_value(dev) if dev is not None else (None, None)
+            if dev is not None and value != "cpu":
+                self.add(A.DEVICE_GENERATOR, node, "torch.Generator on a device: its random stream differs between MPS "
+                         "and CUDA for the same seed")
+        elif name in ("torch.set_default_dtype", "torch.set_default_tensor_type"):
+            pass  # the dtype argument itself is reported (DTY101)
+        elif name.startswith("torch.utils.cpp_extension."):
+            self._check_cpp_extension(node, last)
+        elif name in ("cupy.RawKernel", "cupy.RawModule", "cupy.ElementwiseKernel", "cupy.ReductionKernel"):
+            self._kernel(E.CUPY_KERNEL, node, f"CuPy {last}", "cupy")
+        elif name in ("pycuda.compiler.SourceModule",):
+            self._kernel(E.PYCUDA_KERNEL, node, "PyCUDA SourceModule compiles CUDA C at run time", "pycuda")
+        elif name == "torch.sparse_coo_tensor":
+            pass
+
+    def _check_cpp_extension(self, node: ast.Call, last: str) -> None:
+        strings = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+        has_cu = any(s.endswith((".cu", ".cuh")) for s in strings) or any("-lcuda" in s for s in strings)
+        kwnames = {k.arg for k in node.keywords}
+        ext_name = node.args[0] if node.args else _kwarg(node, "name")
+        ext = self._literal(ext_name) if ext_name is not None else None
+        if last == "CUDAExtension" or (last in ("load", "load_inline", "CppExtension") and (
+                has_cu or "cuda_sources" in kwnames or "extra_cuda_cflags" in kwnames
+                or any(k.arg == "with_cuda" and isinstance(k.value, ast.Constant) and k.value.value for k in node.keywords))):
+            if ext:
+                self.result.extensions.append(ext)
+            self.add(E.CUDA_EXTENSION_BUILD, node, f"{last}({ext!r}) builds a CUDA extension" if ext else
+                     f"{last}() builds a CUDA extension", evidence={"extension": ext, "no_alternative": True})
+        elif last in ("CppExtension", "load", "load_inline"):
+            self.add(E.CPU_EXTENSION, node, f"{last}({ext!r}) builds a C++ (CPU) extension" if ext else
+                     f"{last}() builds a C++ (CPU) extension", evidence={"extension": ext})
+
+    def _check_sparse_buffer(self, node: ast.Call) -> None:
+        if len(node.args) < 2:
+            return
+        value = node.args[1]
+        for n in ast.walk(value):
+            if isinstance(n, ast.Call):
+                callee = self.q(n.func) or ""
+                if (isinstance(n.func, ast.Attribute) and n.func.attr in ("to_sparse", "to_sparse_coo", "to_sparse_csr")) \
+                        or callee in ("torch.sparse_coo_tensor", "torch.sparse_csr_tensor"):
+                    self.add(A.SPARSE_BUFFER, node, "a sparse tensor is registered as a buffer: module.to('mps') needs "
+                             "SparseMPS kernels (none before PyTorch 2.9)")
+                    return
+
+    def _check_cpu_roundtrip(self, node: ast.Call) -> None:
+        """``f(x.cpu(), ...).to(dev)``: a call on CPU copies whose result goes back to a device."""
+        if not (isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda")):
+            return
+        inner = node.func.value
+        if not isinstance(inner, ast.Call) or isinstance(inner.func, ast.Attribute) and inner.func.attr == "cpu":
+            return
+        if any(isinstance(a, ast.Call) and isinstance(a.func, ast.Attribute) and a.func.attr == "cpu" for a in inner.args):
+            callee = self.q(inner.func) or "a function"
+            self.add(A.CPU_ROUNDTRIP, node, f"{callee}() runs on CPU copies and its result is moved back: a device "
+                     "round trip on every call")
+
+    def finish(self) -> None:
+        pass
+
+
+def _is_fallback_handler(handler: ast.ExceptHandler) -> bool:
+    """An except clause that catches import failures and does something other than re-raise."""
+    types: list[ast.AST] = []
+    if handler.type is None:
+        types = []
+    elif isinstance(handler.type, ast.Tuple):
+        types = list(handler.type.elts)
+    else:
+        types = [handler.type]
+    names = {t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else "" for t in types}
+    if handler.type is not None and not (names & _FALLBACK_EXCEPTIONS):
+        return False
+    return not all(isinstance(s, ast.Raise) for s in handler.body)
+
+
+def _kwarg(node: ast.Call, name: str) -> ast.AST | None:
+    for kw in node.keywords:
+        if kw.arg == name:
+            return kw.value
+    return None
+
+
+def _device_like_name(name: str) -> bool:
+    low = name.lower()
+    return "device" in low or low in ("dev", "map_location")
+
+
+def _names_cuda(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant):
+        return is_cuda_literal(node.value)
+    if isinstance(node, ast.Call) and node.args:
+        return _names_cuda(node.args[0])
+    return False
+
+
+def _names_cpu(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant):
+        return node.value == "cpu"
+    if isinstance(node, ast.Call) and node.args:
+        return _names_cpu(node.args[0])
+    return False

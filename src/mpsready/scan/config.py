@@ -1,0 +1,99 @@
+"""Scan settings: defaults, ``[tool.mpsready]`` in the scanned project's pyproject.toml, then the CLI.
+
+Keys in ``[tool.mpsready]`` (all optional)::
+
+    select = ["API", "DEP101"]      # codes or prefixes to report (default: all)
+    ignore = ["API105"]             # codes or prefixes to drop
+    fail-on = "degrades"            # blocker | degrades | info (exit 1 at or above)
+    exclude = ["legacy/*"]          # fnmatch globs on paths relative to the project
+    max-file-size = 5000000         # bytes; larger files are skipped with INP103
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mpsready.findings import Severity
+from mpsready.scan.rules import inputs as I
+from mpsready.scan.sources import tomlfile
+from mpsready.scan.sources.interface import RawFinding
+
+DEFAULT_MAX_FILE_SIZE = 5_000_000
+
+
+@dataclass(frozen=True)
+class ScanConfig:
+    """Everything that changes what a scan reports. ``cache_dir=None`` disables the cache; ``jobs`` > 1
+    analyses Python files in a process pool when there are many."""
+
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    fail_on: Severity = Severity.BLOCKER
+    exclude: tuple[str, ...] = ()
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    cache_dir: Path | None = None
+    jobs: int = 1
+    read_project_config: bool = True
+    problems: tuple[RawFinding, ...] = field(default=(), compare=False)  # bad [tool.mpsready] entries
+
+    def replace(self, **changes: Any) -> "ScanConfig":
+        return dataclasses.replace(self, **changes)
+
+
+def _codes(value: Any) -> tuple[str, ...] | None:
+    if isinstance(value, str):
+        value = [value]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(v.strip().upper() for v in value if v.strip())
+    return None
+
+
+def with_project_config(config: ScanConfig, root: Path, explicit: set[str] | frozenset[str] = frozenset()) -> ScanConfig:
+    """``config`` updated from ``root/pyproject.toml`` ``[tool.mpsready]``; fields named in ``explicit``
+    (set on the command line) win. Bad entries become INP108/INP111 findings in ``config.problems``."""
+    path = root / "pyproject.toml"
+    if not config.read_project_config or not path.is_file():
+        return config
+    problems: list[RawFinding] = []
+    try:
+        doc = tomlfile.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return config  # reported by the walk / pyproject source
+    except tomlfile.TOMLDecodeError:
+        return config  # INP108 comes from the pyproject source
+    table = (doc.get("tool") or {}).get("mpsready") if isinstance(doc.get("tool"), dict) else None
+    if not isinstance(table, dict):
+        return config
+    changes: dict[str, Any] = {}
+
+    def bad(key: str, expected: str) -> None:
+        problems.append(RawFinding(I.MALFORMED_CONFIG, "pyproject.toml", None,
+                                   f"[tool.mpsready] {key} = {table[key]!r} ignored: expected {expected}"))
+
+    for key, value in table.items():
+        norm = key.replace("_", "-")
+        if norm in ("select", "ignore", "exclude"):
+            codes = _codes(value)
+            if codes is None:
+                bad(key, "a list of strings")
+            elif norm not in explicit:
+                changes[norm] = codes if norm != "exclude" else tuple(value if isinstance(value, list) else [value])
+        elif norm == "fail-on":
+            try:
+                sev = Severity.parse(str(value))
+            except ValueError:
+                bad(key, "blocker, degrades or info")
+                continue
+            if "fail_on" not in explicit:
+                changes["fail_on"] = sev
+        elif norm == "max-file-size":
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                bad(key, "a positive number of bytes")
+            elif "max_file_size" not in explicit:
+                changes["max_file_size"] = value
+        else:
+            problems.append(RawFinding(I.MALFORMED_CONFIG, "pyproject.toml", None, f"[tool.mpsready] unknown key {key!r}"))
+    return config.replace(**changes, problems=tuple(problems))

@@ -1,0 +1,407 @@
+"""``scan_path``: walk a project, read every declaration and Python file, and judge the findings.
+
+The scan only reads files: it never imports or executes the project and never writes into it (the
+cache lives outside, see :mod:`mpsready.scan.cache`). Every file problem becomes an INP finding and
+the rest of the tree is still scanned.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any, Callable
+
+from mpsready import rules as registry
+from mpsready.errors import UsageError
+from mpsready.findings import Basis, Finding, Location, Scope, Severity, Verdict, sort_findings
+from mpsready.scan import dependencies as depjudge
+from mpsready.scan.cache import ScanCache, content_key
+from mpsready.scan.code import CodeResult, analyze_source
+from mpsready.scan.code.analyzer import parse_suppression
+from mpsready.scan.config import ScanConfig, with_project_config
+from mpsready.scan.outlook import Subproject, collection_outlook, verdict_of
+from mpsready.scan.rules import extensions as E
+from mpsready.scan.rules import inputs as I
+from mpsready.scan.scope import scope_of
+from mpsready.scan.sources import ALL_SOURCES, Dependency, ProjectFiles, RawFinding
+from mpsready.scan.sources.notebook import NotebookError, code_cells, python_of
+from mpsready.scan.walker import ProjectFile, walk
+
+Progress = Callable[[int, int], None]  # (done, total) over Python files
+POOL_MIN_FILES = 64  # below this a process pool costs more than it saves
+_KERNEL_CODES = {"EXT103", "EXT104", "EXT105", "EXT106"}
+_DECLARATION_NAMES = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "environment.yml",
+                      "environment.yaml", "Pipfile")
+
+
+@dataclass
+class ScanResult:
+    """What one scan found. ``findings`` are sorted most severe first and already filtered by the
+    config (select/ignore) and inline suppressions; ``outlook`` is the best verdict the static
+    evidence allows and ``limiting`` the findings that keep it from being better."""
+
+    root: str
+    findings: list[Finding]
+    outlook: Verdict
+    limiting: list[Finding]
+    files_scanned: int
+    lines_scanned: int
+    seconds: float
+    dependencies: list[Dependency] = field(default_factory=list)
+    subprojects: list[Subproject] = field(default_factory=list)
+    suppressed: int = 0
+    cache_hits: int = 0
+    config: ScanConfig = field(default_factory=ScanConfig)
+
+    def counts(self) -> dict[str, int]:
+        out = {s.value: 0 for s in Severity}
+        for f in self.findings:
+            out[f.severity.value] += 1
+        return out
+
+    def failed(self) -> bool:
+        """True when a finding is at or above ``config.fail_on`` (exit code 1)."""
+        return any(f.severity.rank >= self.config.fail_on.rank for f in self.findings)
+
+
+def scan_path(path: str | os.PathLike[str], config: ScanConfig | None = None, *,
+              progress: Progress | None = None, explicit: frozenset[str] = frozenset()) -> ScanResult:
+    """Scan the project at ``path`` (a directory or a single file).
+
+    ``config`` defaults to :class:`ScanConfig` merged with ``[tool.mpsready]`` from the project's
+    pyproject.toml (fields named in ``explicit`` keep the caller's value). Raises
+    :class:`~mpsready.errors.UsageError` when ``path`` does not exist or is not readable.
+    """
+    started = time.perf_counter()
+    target = Path(path)
+    if not os.path.lexists(target):
+        raise UsageError(f"{path}: no such file or directory")
+    if not target.exists():
+        raise UsageError(f"{path}: broken symbolic link")
+    root = target if target.is_dir() else target.parent
+    if not os.access(target, os.R_OK):
+        raise UsageError(f"{path}: permission denied")
+    config = with_project_config(config or ScanConfig(), root, explicit)
+    raw: list[RawFinding] = list(config.problems)
+    if target.is_dir():
+        walked = walk(root, exclude=config.exclude, max_file_size=config.max_file_size)
+        files, raw = walked.files, raw + walked.findings
+    else:
+        from mpsready.scan.walker import classify
+
+        files = [ProjectFile(target.name, target, target.stat().st_size, **classify(target.name))]
+    project = ProjectFiles(root, config.max_file_size)
+
+    deps, dep_raw, texts = _declarations(files, project)
+    raw += dep_raw
+    for dep in deps:
+        f = depjudge.judge(dep)
+        if f is not None:
+            raw.append(f)
+
+    cache = ScanCache(config.cache_dir, root) if config.cache_dir else None
+    code_results, lines, code_raw = _analyse_python(files, config, cache, progress)
+    raw += code_raw
+    if cache is not None:
+        cache.save()
+
+    findings: list[Finding] = [_to_finding(r) for r in raw]
+    findings += _code_findings(code_results)
+    findings += _cuda_sources(files)
+    findings = _resolve_fallbacks(findings, code_results)
+
+    suppress = {rel: res.suppress for rel, (res, _cells) in code_results.items() if res.suppress}
+    findings, suppressed = _apply_suppressions(findings, suppress, texts, root)
+    findings = _select(findings, config)
+    findings = sort_findings(findings)
+
+    subdirs = _subprojects(files)
+    if subdirs:
+        outlook, limiting, subs = collection_outlook(findings, subdirs)
+    else:
+        (outlook, limiting), subs = verdict_of(findings), []
+    n_files = len(files)
+    return ScanResult(
+        root=str(target), findings=findings, outlook=outlook, limiting=sort_findings(limiting), files_scanned=n_files,
+        lines_scanned=lines + sum(t.count("\n") + 1 for t in texts.values()), seconds=time.perf_counter() - started,
+        dependencies=deps, subprojects=subs, suppressed=suppressed, cache_hits=cache.hits if cache else 0, config=config,
+    )
+
+
+# ------------------------------------------------------------------ declarations
+def _declarations(files: list[ProjectFile], project: ProjectFiles):
+    deps: list[Dependency] = []
+    raw: list[RawFinding] = []
+    texts: dict[str, str] = {}  # non-Python text files, kept for suppression comments
+    for pf in files:
+        if not pf.declaration:
+            continue
+        try:
+            text = project.read_text(pf.relpath)
+        except Exception as exc:  # SourceError: unreadable, binary, not UTF-8
+            msg = str(exc)
+            rule = I.NOT_TEXT if ("binary" in msg or "UTF-8" in msg) else I.UNREADABLE
+            raw.append(RawFinding(rule, pf.relpath, None, msg))
+            continue
+        if not pf.python:
+            texts[pf.relpath] = text
+        for src in ALL_SOURCES:
+            if src.matches(pf.relpath):
+                try:
+                    res = src.collect(pf.relpath, text, project)
+                except Exception as exc:  # a source bug must not abort the scan
+                    raw.append(RawFinding(I.MALFORMED_CONFIG, pf.relpath, None,
+                                          f"{src.name} reader failed: {type(exc).__name__}: {exc}"))
+                    continue
+                deps += res.dependencies
+                raw += res.findings
+    return deps, raw, texts
+
+
+# ------------------------------------------------------------------ python
+def _analyse_one(data: bytes) -> dict[str, Any]:
+    return analyze_source(data).to_dict()
+
+
+def _analyse_batch(items: list[tuple[str, bytes]]) -> list[tuple[str, dict[str, Any]]]:
+    return [(key, _analyse_one(data)) for key, data in items]
+
+
+def _analyse_python(files, config: ScanConfig, cache: ScanCache | None, progress: Progress | None):
+    """{relpath: (CodeResult, cells)} where ``cells`` maps finding index -> notebook cell; total lines."""
+    results: dict[str, tuple[CodeResult, list[int | None]]] = {}
+    raw: list[RawFinding] = []
+    todo: list[tuple[str, bytes]] = []
+    keys: dict[str, str] = {}
+    lines = 0
+    pyfiles = [pf for pf in files if pf.python or pf.notebook]
+    total = len(pyfiles)
+    done = 0
+    for pf in pyfiles:
+        try:
+            data = pf.path.read_bytes()
+        except OSError as exc:
+            raw.append(RawFinding(I.UNREADABLE, pf.relpath, None, f"cannot read: {exc.strerror or exc}"))
+            continue
+        lines += data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+        if pf.notebook:
+            results[pf.relpath] = _analyse_notebook(pf, data, raw)
+            continue
+        if b"\0" in data:
+            raw.append(RawFinding(I.NOT_TEXT, pf.relpath, None, "binary file with a .py name; not analysed"))
+            continue
+        key = content_key(data)
+        cached = cache.get(key) if cache else None
+        if cached is not None:
+            results[pf.relpath] = (CodeResult.from_dict(cached), [])
+            done += 1
+            continue
+        keys[pf.relpath] = key
+        todo.append((pf.relpath, data))
+    if progress:
+        progress(done, total)
+    for rel, res in _run(todo, config.jobs, progress, done, total):
+        results[rel] = (CodeResult.from_dict(res), [])
+        if cache is not None:
+            cache.put(keys[rel], res)
+    return results, lines, raw
+
+
+def _run(todo, jobs: int, progress: Progress | None, done: int, total: int):
+    if jobs > 1 and len(todo) >= POOL_MIN_FILES:
+        size = max(8, len(todo) // (jobs * 8))
+        batches = [todo[i:i + size] for i in range(0, len(todo), size)]
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            for batch_out in pool.map(_analyse_batch, batches):
+                for item in batch_out:
+                    done += 1
+                    yield item
+                if progress:
+                    progress(done, total)
+        return
+    for rel, data in todo:
+        done += 1
+        yield rel, _analyse_one(data)
+        if progress and (done % 50 == 0 or done == total):
+            progress(done, total)
+
+
+def _analyse_notebook(pf: ProjectFile, data: bytes, raw: list[RawFinding]):
+    merged = CodeResult()
+    cells_of: list[int | None] = []
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raw.append(RawFinding(I.NOT_TEXT, pf.relpath, None, f"notebook is not UTF-8 ({exc.reason})"))
+        return merged, cells_of
+    try:
+        cells = code_cells(text)
+    except NotebookError:
+        return merged, cells_of  # INP110 comes from the notebook source
+    for cell in cells:
+        res = analyze_source(python_of(cell.source))
+        merged.findings += res.findings
+        cells_of += [cell.index] * len(res.findings)
+        merged.imports += res.imports
+        merged.extensions += res.extensions
+        for line, codes in res.suppress.items():
+            merged.suppress[f"{cell.index}:{line}"] = codes
+    return merged, cells_of
+
+
+def _code_findings(results) -> list[Finding]:
+    out = []
+    for rel, (res, cells) in results.items():
+        scope = scope_of(rel)
+        for i, d in enumerate(res.findings):
+            ev = dict(d.get("evidence") or {})
+            if i < len(cells) and cells[i] is not None:
+                ev["cell"] = cells[i]
+            out.append(Finding(
+                code=d["code"], severity=Severity(d["severity"]), message=d["message"],
+                location=Location(path=rel, line=d.get("line"), column=d.get("column")), basis=Basis.PREDICTED,
+                fix=d.get("fix"), source=d.get("source"), scope=_forced_scope(d.get("scope"), scope), evidence=ev,
+            ))
+    return out
+
+
+def _forced_scope(forced: str | None, path_scope: Scope) -> Scope:
+    """A finding that only matters for multi-GPU runs (NCCL) is 'distributed' unless the path already
+    puts it in tests, docs, examples or vendored code."""
+    if forced and path_scope is Scope.MAIN:
+        return Scope(forced)
+    return path_scope
+
+
+def _to_finding(r: RawFinding) -> Finding:
+    rule = r.rule
+    ev = dict(r.evidence)
+    source = ev.pop("source", None) or rule.source
+    return Finding(code=rule.code, severity=r.severity or rule.severity, message=r.message,
+                   location=Location(path=r.path, line=r.line), basis=Basis.PREDICTED, fix=r.fix or rule.fix,
+                   source=source, scope=scope_of(r.path), evidence=ev)
+
+
+# ------------------------------------------------------------------ CUDA sources and fallbacks
+def _cuda_sources(files: list[ProjectFile]) -> list[Finding]:
+    by_dir: dict[str, list[str]] = {}
+    for pf in files:
+        if pf.cuda:
+            by_dir.setdefault(str(PurePosixPath(pf.relpath).parent), []).append(pf.relpath)
+    out = []
+    for d, paths in sorted(by_dir.items()):
+        where = "the project root" if d == "." else f"{d}/"
+        out.append(Finding(
+            code=E.CUDA_SOURCES.code, severity=E.CUDA_SOURCES.severity,
+            message=f"{len(paths)} CUDA source file(s) in {where}: need nvcc and an NVIDIA GPU",
+            location=Location(path=sorted(paths)[0]), fix=E.CUDA_SOURCES.fix, source=E.CUDA_SOURCES.source,
+            scope=scope_of(paths[0]), evidence={"files": len(paths), "no_alternative": True},
+        ))
+    return out
+
+
+def module_name(relpath: str) -> str:
+    """Dotted module name of a .py path relative to the root (``pkg/__init__.py`` -> ``pkg``)."""
+    parts = list(PurePosixPath(relpath).with_suffix("").parts)
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(results) -> dict[str, list[tuple[str, int, bool]]]:
+    """Imported module name -> [(importing file, line, guarded by a fallback)], relative imports resolved."""
+    out: dict[str, list[tuple[str, int, bool]]] = {}
+    for rel, (res, _cells) in results.items():
+        pkg = module_name(rel).split(".")
+        if not rel.endswith("__init__.py"):
+            pkg = pkg[:-1]
+        for level, module, names, line, guarded in res.imports:
+            if level:
+                base = pkg[:len(pkg) - (level - 1)] if level - 1 <= len(pkg) else []
+                full = ".".join([*base, *([module] if module else [])])
+            else:
+                full = module
+            targets = [full] + [f"{full}.{n}" if full else n for n in names]
+            for t in targets:
+                out.setdefault(t, []).append((rel, line, guarded))
+    return out
+
+
+def _importers(imports, module: str) -> list[tuple[str, int, bool]]:
+    hits = []
+    for name, sites in imports.items():
+        if name == module or module.endswith("." + name) or name.endswith("." + module):
+            hits += sites
+    return hits
+
+
+def _lower(f: Finding, why: str) -> Finding:
+    ev = {k: v for k, v in f.evidence.items() if k != "no_alternative"}
+    ev["fallback"] = why
+    return Finding(f.code, Severity.DEGRADES, f"{f.message}; fallback: {why}", f.location, f.basis, f.fix, f.source,
+                   f.scope, ev)
+
+
+def _resolve_fallbacks(findings: list[Finding], results) -> list[Finding]:
+    """Lower kernels and extensions whose every import elsewhere in the project is guarded by a fallback."""
+    imports = _imports(results)
+    out = []
+    for f in findings:
+        if f.evidence.get("no_alternative") and f.code in _KERNEL_CODES and f.location.path:
+            sites = _importers(imports, module_name(f.location.path))
+            if sites and all(g for _, _, g in sites):
+                rel, line, _ = sites[0]
+                f = _lower(f, f"imported under try/except at {rel}:{line}")
+        elif f.code == E.CUDA_EXTENSION_BUILD.code and f.evidence.get("extension"):
+            sites = _importers(imports, f.evidence["extension"])
+            if sites and all(g for _, _, g in sites):
+                rel, line, _ = sites[0]
+                f = _lower(f, f"the extension is imported under try/except at {rel}:{line}")
+        out.append(f)
+    builds = [f for f in out if f.code == E.CUDA_EXTENSION_BUILD.code]
+    if builds and all(f.evidence.get("fallback") for f in builds):
+        out = [_lower(f, "every CUDA extension built from these sources has a fallback")
+               if f.code == E.CUDA_SOURCES.code else f for f in out]
+    return out
+
+
+# ------------------------------------------------------------------ suppression and selection
+def _apply_suppressions(findings: list[Finding], py_suppress, texts: dict[str, str], root: Path):
+    kept, dropped = [], 0
+    text_lines: dict[str, list[str]] = {}
+    for f in findings:
+        path, line = f.location.path, f.location.line
+        codes: list[str] | None = None
+        if path and line:
+            if path in py_suppress:
+                cell = f.evidence.get("cell")
+                codes = py_suppress[path].get(f"{cell}:{line}" if cell else str(line))
+            elif path in texts:
+                lines = text_lines.setdefault(path, texts[path].splitlines())
+                if 0 < line <= len(lines) and "#" in lines[line - 1]:
+                    codes = parse_suppression(lines[line - 1].split("#", 1)[1])
+        if codes and ("*" in codes or f.code in codes or any(f.code.startswith(c) for c in codes if c.isalpha())):
+            dropped += 1
+            continue
+        kept.append(f)
+    return kept, dropped
+
+
+def _select(findings: list[Finding], config: ScanConfig) -> list[Finding]:
+    codes = sorted({f.code for f in findings})
+    keep = set(registry.select(codes, list(config.select))) if config.select else set(codes)
+    keep -= set(registry.select(codes, list(config.ignore)))
+    return [f for f in findings if f.code in keep]
+
+
+def _subprojects(files: list[ProjectFile]) -> list[str]:
+    """Top-level directories that declare their own project, when the root declares none."""
+    names = {pf.relpath for pf in files if "/" not in pf.relpath}
+    if any(n in _DECLARATION_NAMES or (n.startswith("requirements") and n.endswith(".txt")) for n in names):
+        return []
+    dirs = sorted({pf.relpath.split("/")[0] for pf in files if pf.declaration and pf.relpath.count("/") == 1
+                   and PurePosixPath(pf.relpath).name in _DECLARATION_NAMES + ("requirements.txt",)})
+    return dirs if len(dirs) >= 2 else []

@@ -1,0 +1,55 @@
+"""JSON output: the ``mpsready.scan`` schema, version 1.
+
+Envelope (``schema``, ``mpsready``, ``created``) plus::
+
+    basis        "predicted" (a static scan observes nothing on a device)
+    root         the scanned path
+    outlook      {"verdict": runs_on_mac | mac_for_dev | stay_on_cuda, "title", "limiting": [finding refs]}
+    summary      {"files", "lines", "seconds", "blocker", "degrades", "info", "suppressed", "cache_hits"}
+    subprojects  [{"path", "outlook"}]  (only for a collection of projects)
+    dependencies [{"name", "specifier", "path", "line", "optional", "group", "ecosystem"}]
+    findings     [Finding.to_dict()]  (code, severity, basis, message, location, scope, fix, source, evidence)
+
+A limiting-finding ref is ``{"code", "path", "line"}``; refs are capped at 50 (``limiting_total`` counts all).
+"""
+
+from __future__ import annotations
+
+import json
+
+from mpsready.schema import envelope
+from mpsready.scan.engine import ScanResult
+from mpsready.scan.formats.interface import ScanFormat
+
+SCHEMA_NAME = "mpsready.scan"
+SCHEMA_VERSION = 1
+MAX_LIMITING = 50
+
+
+def to_document(result: ScanResult) -> dict:
+    counts = result.counts()
+    return envelope(
+        SCHEMA_NAME, SCHEMA_VERSION,
+        basis="predicted",
+        root=result.root,
+        outlook={
+            "verdict": result.outlook.value,
+            "title": result.outlook.title,
+            "limiting": [{"code": f.code, "path": f.location.path, "line": f.location.line}
+                         for f in result.limiting[:MAX_LIMITING]],
+            "limiting_total": len(result.limiting),
+        },
+        summary={"files": result.files_scanned, "lines": result.lines_scanned, "seconds": round(result.seconds, 3),
+                 **counts, "suppressed": result.suppressed, "cache_hits": result.cache_hits},
+        subprojects=[{"path": s.path, "outlook": s.outlook.value} for s in result.subprojects],
+        dependencies=[{"name": d.name, "specifier": d.specifier, "path": d.path, "line": d.line, "optional": d.optional,
+                       "group": d.group, "ecosystem": d.ecosystem} for d in result.dependencies],
+        findings=[f.to_dict() for f in result.findings],
+    )
+
+
+class JsonFormat(ScanFormat):
+    name = "json"
+
+    def render(self, result: ScanResult) -> str:
+        return json.dumps(to_document(result), indent=2) + "\n"

@@ -1,0 +1,39 @@
+"""Markdown output: a report to keep beside the code (outlook, summary table, findings by severity)."""
+
+from __future__ import annotations
+
+from mpsready.findings import Severity
+from mpsready.scan.engine import ScanResult
+from mpsready.scan.formats.interface import ScanFormat
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+class MarkdownFormat(ScanFormat):
+    name = "md"
+
+    def render(self, result: ScanResult) -> str:
+        c = result.counts()
+        out = [f"# mpsready scan: `{result.root}`", "",
+               f"**Static outlook: {result.outlook.title}** (`{result.outlook.value}`, predicted from files; nothing was run).", ""]
+        if result.limiting:
+            out.append("Limited by: " + ", ".join(f"`{f.code}` {f.location}" for f in result.limiting[:10])
+                       + (f" and {len(result.limiting) - 10} more" if len(result.limiting) > 10 else "") + ".")
+            out.append("")
+        out += ["| files | lines | blocker | degrades | info | suppressed |", "|---|---|---|---|---|---|",
+                f"| {result.files_scanned} | {result.lines_scanned} | {c['blocker']} | {c['degrades']} | {c['info']} | {result.suppressed} |", ""]
+        if result.subprojects:
+            out += ["## Subprojects", "", "| subproject | outlook |", "|---|---|"]
+            out += [f"| `{s.path}` | `{s.outlook.value}` |" for s in result.subprojects]
+            out.append("")
+        for sev in (Severity.BLOCKER, Severity.DEGRADES, Severity.INFO):
+            group = [f for f in result.findings if f.severity is sev]
+            if not group:
+                continue
+            out += [f"## {sev.value} ({len(group)})", "", "| code | location | scope | message | fix |", "|---|---|---|---|---|"]
+            for f in group:
+                out.append(f"| `{f.code}` | `{f.location}` | {f.scope.value} | {_cell(f.message)} | {_cell(f.fix or '')} |")
+            out.append("")
+        return "\n".join(out)

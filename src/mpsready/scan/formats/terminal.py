@@ -1,0 +1,69 @@
+"""Terminal output with rich: findings grouped by severity, a summary table and the outlook line."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from mpsready.findings import Severity, Verdict
+from mpsready.scan.engine import ScanResult
+from mpsready.scan.formats.interface import ScanFormat
+
+STYLES = {Severity.BLOCKER: "bold red", Severity.DEGRADES: "yellow", Severity.INFO: "cyan"}
+VERDICT_STYLES = {Verdict.RUNS_ON_MAC: "bold green", Verdict.MAC_FOR_DEV: "bold yellow", Verdict.STAY_ON_CUDA: "bold red"}
+
+
+class TerminalFormat(ScanFormat):
+    name = "terminal"
+
+    def __init__(self, width: int | None = None, color: bool | None = None, max_per_group: int = 200) -> None:
+        self.width, self.color, self.max_per_group = width, color, max_per_group
+
+    def render(self, result: ScanResult) -> str:
+        buf = io.StringIO()
+        console = Console(file=buf, width=self.width or 120, force_terminal=bool(self.color), no_color=not self.color,
+                          highlight=False)
+        self.print(result, console)
+        return buf.getvalue()
+
+    def print(self, result: ScanResult, console: Console) -> None:
+        for sev in (Severity.BLOCKER, Severity.DEGRADES, Severity.INFO):
+            group = [f for f in result.findings if f.severity is sev]
+            if not group:
+                continue
+            console.rule(Text(f"{sev.value} ({len(group)})", style=STYLES[sev]))
+            for f in group[: self.max_per_group]:
+                line = Text()
+                line.append(f"{f.code} ", style=STYLES[sev])
+                line.append(str(f.location), style="bold")
+                if f.scope.value != "main":
+                    line.append(f" [{f.scope.value}]", style="dim")
+                line.append(f"  {f.message}")
+                console.print(line)
+                if f.fix:
+                    console.print(Text(f"    fix: {f.fix}", style="dim"))
+            if len(group) > self.max_per_group:
+                console.print(Text(f"    ... and {len(group) - self.max_per_group} more (use --format json)", style="dim"))
+        c = result.counts()
+        table = Table(title="mpsready scan summary (predicted: static analysis, nothing was run)")
+        for col in ("files", "lines", "blocker", "degrades", "info", "suppressed", "seconds"):
+            table.add_column(col, justify="right")
+        table.add_row(str(result.files_scanned), str(result.lines_scanned), str(c["blocker"]), str(c["degrades"]),
+                      str(c["info"]), str(result.suppressed), f"{result.seconds:.2f}")
+        console.print(table)
+        if result.subprojects:
+            sub = Table(title="subprojects")
+            sub.add_column("path")
+            sub.add_column("outlook")
+            for s in result.subprojects:
+                sub.add_row(s.path, Text(s.outlook.value, style=VERDICT_STYLES[s.outlook]))
+            console.print(sub)
+        verdict = Text("static outlook: ")
+        verdict.append(f"{result.outlook.title} ({result.outlook.value})", style=VERDICT_STYLES[result.outlook])
+        if result.limiting:
+            codes = sorted({f.code for f in result.limiting})
+            verdict.append(f"  limited by {len(result.limiting)} finding(s): {', '.join(codes)}")
+        console.print(verdict)

@@ -1,0 +1,117 @@
+"""The knowledge base of CUDA-only and CUDA-first packages (data in ``data/packages.yaml``).
+
+Lookups accept a distribution name in any spelling (normalised per PEP 503: ``Flash_Attn`` ==
+``flash-attn``) or a top-level import name. Nothing here knows about files or findings.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from importlib import resources
+
+import yaml
+
+from mpsready.findings import Severity
+
+_NORMALISE = re.compile(r"[-_.]+")  # PEP 503 name normalisation (over a package name, not Python source)
+
+
+def canonical_name(name: str) -> str:
+    """PEP 503 normalised distribution name: lower case, runs of ``-_.`` become ``-``."""
+    return _NORMALISE.sub("-", name).lower().strip()
+
+
+@dataclass(frozen=True)
+class PackageEntry:
+    name: str
+    status: str  # no_macos_build | cuda_paths_fail | mps_since | cuda_first
+    severity: Severity
+    alternative: str | None
+    source: str
+    mps_since: str | None = None
+
+    @property
+    def status_text(self) -> str:
+        return {
+            "no_macos_build": "has no macOS build (the source build needs CUDA)",
+            "cuda_paths_fail": "installs on macOS, but its CUDA kernels do not run on MPS",
+            "cuda_first": "CUDA-first (installs on macOS; GPU features absent)",
+            "mps_since": f"supports MPS since {self.mps_since}",
+        }.get(self.status, self.status)
+
+    @property
+    def has_alternative(self) -> bool:
+        return bool(self.alternative)
+
+
+@dataclass(frozen=True)
+class _Index:
+    by_name: dict[str, PackageEntry]
+    prefixes: tuple[tuple[str, PackageEntry], ...]
+    by_import: dict[str, PackageEntry]
+    entries: tuple[PackageEntry, ...]
+
+
+@functools.lru_cache(maxsize=1)
+def _index() -> _Index:
+    text = resources.files("mpsready.scan").joinpath("data/packages.yaml").read_text(encoding="utf-8")
+    raw = yaml.safe_load(text)["packages"]
+    by_name: dict[str, PackageEntry] = {}
+    prefixes: list[tuple[str, PackageEntry]] = []
+    by_import: dict[str, PackageEntry] = {}
+    entries = []
+    for item in raw:
+        entry = PackageEntry(
+            name=canonical_name(item["name"]),
+            status=item["status"],
+            severity=Severity(item["severity"]),
+            alternative=item.get("alternative"),
+            source=item["source"],
+            mps_since=item.get("mps_since"),
+        )
+        entries.append(entry)
+        for n in [item["name"], *(item.get("aliases") or [])]:
+            by_name[canonical_name(n)] = entry
+        for p in item.get("prefixes") or []:
+            prefixes.append((canonical_name(p), entry))
+        for imp in item.get("imports") or []:
+            by_import[imp] = entry
+    return _Index(by_name, tuple(prefixes), by_import, tuple(entries))
+
+
+def entries() -> tuple[PackageEntry, ...]:
+    """Every entry of the knowledge base, in file order."""
+    return _index().entries
+
+
+def lookup(name: str) -> PackageEntry | None:
+    """The entry for a distribution name (exact, alias or prefix match), or ``None``."""
+    idx = _index()
+    key = canonical_name(name)
+    hit = idx.by_name.get(key)
+    if hit is not None:
+        return hit
+    for prefix, entry in idx.prefixes:
+        if key.startswith(prefix):
+            return entry
+    return None
+
+
+def lookup_import(module: str) -> PackageEntry | None:
+    """The entry for an imported module (``flash_attn.flash_attn_interface`` -> flash-attn), or ``None``."""
+    idx = _index()
+    parts = module.split(".")
+    for i in range(len(parts), 0, -1):  # longest dotted prefix first, so nvidia.dali beats nvidia
+        hit = idx.by_import.get(".".join(parts[:i]))
+        if hit is not None:
+            return hit
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def cuda_api_table() -> dict:
+    """``data/cuda_api.yaml``: ``{"source", "default", "names": {name: {severity, mps, accelerator, code?}}}``."""
+    text = resources.files("mpsready.scan").joinpath("data/cuda_api.yaml").read_text(encoding="utf-8")
+    return yaml.safe_load(text)

@@ -1,0 +1,95 @@
+"""INP1xx: input the scan could not read. A bad file is a finding, never a crash."""
+
+from mpsready.scan.rules._define import rule
+
+SRC = "mpsready scan (about its own input)"
+
+UNREADABLE = rule(
+    "INP101", "unreadable-file", "info",
+    "A file could not be opened (permissions, vanished during the scan).",
+    "Its contents were not checked, so CUDA ties in it may be missed.",
+    "chmod 000 train.py",
+    "Fix the permissions and scan again.",
+    SRC,
+)
+NOT_TEXT = rule(
+    "INP102", "not-text", "info",
+    "A file that should be text is binary or not UTF-8.",
+    "Its contents were not checked.",
+    "requirements.txt saved as UTF-16",
+    "Save the file as UTF-8.",
+    SRC,
+)
+TOO_LARGE = rule(
+    "INP103", "file-too-large", "info",
+    "A file above the size limit was skipped (default 5 MB; `max-file-size` in [tool.mpsready]).",
+    "Generated or data files that large are rarely code; skipping keeps the scan fast. Its contents were not "
+    "checked.",
+    "data/vocab.py (40 MB)",
+    "Raise the limit with --max-file-size, or exclude the file.",
+    SRC,
+)
+SYMLINK_LOOP = rule(
+    "INP104", "symlink-loop", "info",
+    "A symbolic link points back into a directory already being walked (or is broken); it was not followed.",
+    "Following it would never end; its target is scanned once through its real path.",
+    "ln -s .. loop",
+    "Nothing to do, or remove the link.",
+    SRC,
+)
+SYNTAX_ERROR = rule(
+    "INP105", "python-syntax-error", "info",
+    "A Python file (or notebook cell) does not parse.",
+    "Its syntax tree could not be built, so its code was not checked.",
+    "def broken(:",
+    "Fix the syntax error.",
+    SRC,
+)
+PYTHON2 = rule(
+    "INP106", "python2-file", "info",
+    "A Python 2 file (print statement, `except X, e`, backquotes).",
+    "Python 3 cannot parse it, so it was not checked; it cannot run under any PyTorch that supports MPS either.",
+    "print 'hello'",
+    "Port the file to Python 3 (or exclude it if unused).",
+    SRC,
+)
+MALFORMED_REQUIREMENT = rule(
+    "INP107", "malformed-requirement", "info",
+    "A requirement line (or a dependency string in pyproject/setup.cfg) is not valid PEP 508.",
+    "pip would reject it too; the dependency it names was not checked.",
+    "torch>=>2.0",
+    "Fix the requirement string.",
+    "PEP 508 (https://peps.python.org/pep-0508/), parsed with packaging.requirements",
+)
+BROKEN_TOML = rule(
+    "INP108", "broken-toml", "info",
+    "A TOML file (pyproject.toml, Pipfile, a lock file) does not parse.",
+    "Dependencies and [tool.mpsready] settings in it were not read.",
+    "[project\nname = 'x'",
+    "Fix the TOML syntax.",
+    "TOML 1.0 (tomllib)",
+)
+BROKEN_YAML = rule(
+    "INP109", "broken-yaml", "info",
+    "A YAML file (environment.yml) does not parse or has an unexpected shape.",
+    "Its dependencies were not read.",
+    "dependencies: [torch",
+    "Fix the YAML syntax.",
+    "YAML 1.1 (PyYAML safe_load)",
+)
+BAD_NOTEBOOK = rule(
+    "INP110", "bad-notebook", "info",
+    "A notebook that is not valid nbformat JSON (or has an unexpected cell shape).",
+    "Its cells were not checked.",
+    "{\"cells\": 3}",
+    "Re-save the notebook with Jupyter.",
+    "nbformat v4 (https://nbformat.readthedocs.io/)",
+)
+MALFORMED_CONFIG = rule(
+    "INP111", "malformed-config", "info",
+    "A config file (setup.cfg, Dockerfile, [tool.mpsready]) has an entry the scan cannot read.",
+    "The entry was ignored.",
+    "[tool.mpsready]\nfail-on = 'sometimes'",
+    "Fix the entry; the message says what was expected.",
+    SRC,
+)

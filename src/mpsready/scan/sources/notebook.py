@@ -1,0 +1,91 @@
+"""Jupyter notebooks (nbformat 4): ``!pip``/``%pip``/``%conda`` install lines and code cells.
+
+Code cells are handed to the Python analysis with IPython magics blanked out (line numbers kept);
+findings in a cell carry ``cell`` (1-based index among all cells) and the line within that cell.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from mpsready.scan.rules import inputs as I
+from mpsready.scan.sources.interface import DependencySource, ProjectFiles, RawFinding, SourceResult
+from mpsready.scan.sources.shell import scan_command_line
+
+
+@dataclass(frozen=True)
+class Cell:
+    index: int  # 1-based among all cells
+    source: str  # Python text with magic lines blanked
+
+
+class NotebookError(ValueError):
+    """Not a readable notebook; the message says why."""
+
+
+def code_cells(text: str) -> list[Cell]:
+    """The code cells of a notebook; raises :class:`NotebookError` for odd JSON or cell shapes."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise NotebookError(f"not JSON: {exc.msg} (line {exc.lineno})") from None
+    cells = doc.get("cells") if isinstance(doc, dict) else None
+    if cells is None and isinstance(doc, dict) and isinstance(doc.get("worksheets"), list):  # nbformat 3
+        cells = [c for ws in doc["worksheets"] if isinstance(ws, dict) for c in ws.get("cells") or []]
+    if not isinstance(cells, list):
+        raise NotebookError("no 'cells' list (not nbformat 4)")
+    out = []
+    for i, cell in enumerate(cells, 1):
+        if not isinstance(cell, dict):
+            raise NotebookError(f"cell {i} is not an object")
+        if cell.get("cell_type") != "code":
+            continue
+        src = cell.get("source", cell.get("input", ""))
+        if isinstance(src, list):
+            if not all(isinstance(s, str) for s in src):
+                raise NotebookError(f"cell {i} source is not text")
+            src = "".join(src)
+        if not isinstance(src, str):
+            raise NotebookError(f"cell {i} source is not text")
+        out.append(Cell(i, src))
+    return out
+
+
+def python_of(cell_source: str) -> str:
+    """Cell text with IPython magics and shell escapes blanked so ``ast`` can parse it (lines kept)."""
+    lines = []
+    for line in cell_source.split("\n"):
+        stripped = line.lstrip()
+        lines.append("" if stripped.startswith(("!", "%", "?")) or stripped.endswith("?") and stripped[:-1].isidentifier() else line)
+    return "\n".join(lines)
+
+
+class NotebookSource(DependencySource):
+    name = "notebook"
+
+    def matches(self, relpath: str) -> bool:
+        return PurePosixPath(relpath).suffix == ".ipynb"
+
+    def collect(self, relpath: str, text: str, files: ProjectFiles) -> SourceResult:
+        result = SourceResult()
+        try:
+            cells = code_cells(text)
+        except NotebookError as exc:
+            result.findings.append(RawFinding(I.BAD_NOTEBOOK, relpath, None, f"notebook not read: {exc}"))
+            return result
+        for cell in cells:
+            for n, line in enumerate(cell.source.split("\n"), 1):
+                stripped = line.strip()
+                if stripped.startswith(("!", "%pip", "%conda")):
+                    before = len(result.dependencies), len(result.findings)
+                    scan_command_line(result, stripped.lstrip("!%"), relpath, n)
+                    for j in range(before[0], len(result.dependencies)):
+                        dep = result.dependencies[j]
+                        result.dependencies[j] = type(dep)(**{**dep.__dict__, "group": f"cell:{cell.index}"})
+                    for j in range(before[1], len(result.findings)):
+                        f = result.findings[j]
+                        result.findings[j] = RawFinding(f.rule, f.path, f.line, f.message, f.severity, f.fix,
+                                                        {**f.evidence, "cell": cell.index})
+        return result

@@ -1,0 +1,121 @@
+"""setup.py read with ``ast``, never executed: install_requires and extras_require.
+
+Values may be list literals, module-level names bound to lists, list concatenations, or expressions
+that read a requirements file (``open('requirements.txt').read().splitlines()``, a helper called
+with the file name, a helper whose body names the file): the named ``.txt`` file is then read as a
+requirements file. Anything else is reported as DEP108 (dynamic, not checked).
+"""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from pathlib import PurePosixPath
+
+from mpsready.scan.rules import deps as D
+from mpsready.scan.rules import inputs as I
+from mpsready.scan.sources.interface import DependencySource, ProjectFiles, RawFinding, SourceError, SourceResult
+from mpsready.scan.sources.pep508 import add_requirement
+from mpsready.scan.sources.requirements import RequirementsSource
+
+
+class SetupPySource(DependencySource):
+    name = "setup.py"
+
+    def matches(self, relpath: str) -> bool:
+        return PurePosixPath(relpath).name == "setup.py"
+
+    def collect(self, relpath: str, text: str, files: ProjectFiles) -> SourceResult:
+        result = SourceResult()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return result  # the Python analysis reports the syntax error (INP105/INP106)
+        reader = _Reader(tree, relpath, files, result)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and _is_setup_call(node.func):
+                for kw in node.keywords:
+                    if kw.arg in ("install_requires", "requires"):
+                        reader.requirements(kw.value, optional=False, group=None)
+                    elif kw.arg == "extras_require":
+                        reader.extras(kw.value)
+        return result
+
+
+def _is_setup_call(func: ast.AST) -> bool:
+    return (isinstance(func, ast.Name) and func.id == "setup") or (isinstance(func, ast.Attribute) and func.attr == "setup")
+
+
+class _Reader:
+    def __init__(self, tree: ast.Module, relpath: str, files: ProjectFiles, result: SourceResult) -> None:
+        self.relpath, self.files, self.result = relpath, files, result
+        self.assigns: dict[str, ast.AST] = {}
+        self.functions: dict[str, ast.FunctionDef] = {}
+        for node in tree.body:
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    if isinstance(t, ast.Name):
+                        self.assigns[t.id] = node.value
+            elif isinstance(node, ast.FunctionDef):
+                self.functions[node.name] = node
+
+    def requirements(self, node: ast.AST, *, optional: bool, group: str | None, depth: int = 0) -> None:
+        if depth > 5:
+            return self._dynamic(node)
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            for elt in node.elts:
+                if isinstance(elt, ast.Constant) and isinstance(elt.value, str):
+                    add_requirement(self.result, elt.value, self.relpath, elt.lineno, optional=optional, group=group)
+                else:
+                    self.requirements(elt, optional=optional, group=group, depth=depth + 1)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            for line in node.value.splitlines():
+                add_requirement(self.result, line.split("#")[0], self.relpath, node.lineno, optional=optional, group=group)
+        elif isinstance(node, ast.Name) and node.id in self.assigns:
+            self.requirements(self.assigns[node.id], optional=optional, group=group, depth=depth + 1)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            self.requirements(node.left, optional=optional, group=group, depth=depth + 1)
+            self.requirements(node.right, optional=optional, group=group, depth=depth + 1)
+        elif not self._from_files(node, optional, group):
+            self._dynamic(node)
+
+    def extras(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Name) and node.id in self.assigns:
+            node = self.assigns[node.id]
+        if not isinstance(node, ast.Dict):
+            return self._dynamic(node)
+        for key, value in zip(node.keys, node.values):
+            name = key.value if isinstance(key, ast.Constant) else "?"
+            self.requirements(value, optional=True, group=f"extra:{name}")
+
+    def _from_files(self, node: ast.AST, optional: bool, group: str | None) -> bool:
+        """Read requirement files named in the expression or in the body of a helper it calls."""
+        scope: list[ast.AST] = [node]
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in self.functions:
+                scope.append(self.functions[sub.func.id])
+        names = [c.value for part in scope for c in ast.walk(part)
+                 if isinstance(c, ast.Constant) and isinstance(c.value, str) and c.value.endswith((".txt", ".in"))]
+        read = False
+        for name in dict.fromkeys(names):
+            target = ProjectFiles.join(self.relpath, name)
+            try:
+                text = self.files.read_text(target)
+            except SourceError as exc:
+                self.result.findings.append(RawFinding(I.MALFORMED_CONFIG, self.relpath, getattr(node, "lineno", None),
+                                                       f"setup.py reads {name!r}, which was not read: {exc}"))
+                continue
+            sub = RequirementsSource().collect(target, text, self.files)
+            for dep in sub.dependencies:
+                self.result.dependencies.append(type(dep)(**{**dep.__dict__, "optional": optional or dep.optional,
+                                                             "group": group}))
+            self.result.findings.extend(sub.findings)
+            read = True
+        return read
+
+    def _dynamic(self, node: ast.AST) -> None:
+        self.result.findings.append(RawFinding(D.UNKNOWN_DECLARATION, self.relpath, getattr(node, "lineno", None),
+                                               "dependencies computed at run time; not read (setup.py is never executed)",
+                                               evidence={"expression": ast.unparse(node)[:120]}))

@@ -1,0 +1,130 @@
+"""Install commands inside shell text: ``pip install``, ``python -m pip install``, ``conda/mamba install``.
+
+Shared by shell scripts, Dockerfile ``RUN`` lines and notebook ``!pip`` / ``%pip`` lines. Words are
+split with :mod:`shlex` (a shell lexer), commands at ``&&``, ``||``, ``;`` and ``|``.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import PurePosixPath
+
+from mpsready.scan.sources import pip_options
+from mpsready.scan.sources.interface import Dependency, DependencySource, ProjectFiles, SourceResult
+from mpsready.scan.sources.pep508 import add_requirement
+
+_SEPARATORS = {"&&", "||", ";", "|", "&"}
+_PIP_VALUE_OPTIONS = {"-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-t", "--target",
+                      "--prefix", "--root", "--platform", "--python-version", "--implementation", "--abi",
+                      "--no-binary", "--only-binary", "--progress-bar", "--log", "--cache-dir", "--src",
+                      "--upgrade-strategy", "--trusted-host", "--proxy", "--timeout", "--retries", "--config-settings",
+                      "-C", "--global-option", "--install-option", "--root-user-action", "--report"}
+_CONDA_VALUE_OPTIONS = {"-n", "--name", "-p", "--prefix", "--file", "--solver"}
+
+
+def commands(text: str) -> list[list[str]]:
+    """Split one shell command line into simple commands (lists of words)."""
+    try:
+        lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|")
+        lexer.whitespace_split = True
+        lexer.commenters = "#"
+        words = list(lexer)
+    except ValueError:
+        words = text.split()
+    out, cur = [], []
+    for w in words:
+        if w in _SEPARATORS or set(w) <= set(";&|"):
+            if cur:
+                out.append(cur)
+            cur = []
+        else:
+            cur.append(w)
+    if cur:
+        out.append(cur)
+    return out
+
+
+def scan_command_line(result: SourceResult, text: str, path: str, line: int | None) -> None:
+    """Add the dependencies and index findings of every install command in ``text``."""
+    for words in commands(text):
+        while words and (("=" in words[0] and not words[0].startswith("-")) or words[0] in ("sudo", "env", "!", "%")):
+            words = words[1:]
+        if not words:
+            continue
+        head = PurePosixPath(words[0].lstrip("!%")).name
+        if head in ("pip", "pip3") and words[1:2] == ["install"]:
+            _pip(result, words[2:], path, line)
+        elif head.startswith("python") and words[1:4] == ["-m", "pip", "install"]:
+            _pip(result, words[4:], path, line)
+        elif head in ("uv",) and words[1:3] == ["pip", "install"]:
+            _pip(result, words[3:], path, line)
+        elif head in ("conda", "mamba", "micromamba") and words[1:2] in (["install"], ["create"]):
+            _conda(result, words[2:], path, line)
+
+
+def _pip(result: SourceResult, args: list[str], path: str, line: int | None) -> None:
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a.startswith("-"):
+            opt, _, inline = a.partition("=")
+            if opt in pip_options.INDEX_OPTIONS:
+                value = inline or (args[i + 1] if i + 1 < len(args) else "")
+                pip_options.check_index_option(result, path, line, opt, value)
+                i += 1 if inline else 2
+                continue
+            i += 1 if (inline or opt not in _PIP_VALUE_OPTIONS) else 2
+            continue
+        if "://" not in a and not a.startswith((".", "/", "$", "~")) and not a.endswith((".whl", ".tar.gz", ".zip")):
+            add_requirement(result, a, path, line)
+        i += 1
+
+
+def _conda(result: SourceResult, args: list[str], path: str, line: int | None) -> None:
+    from mpsready.scan.sources.conda import conda_channel_finding, conda_spec_name
+
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in ("-c", "--channel"):
+            if i + 1 < len(args):
+                conda_channel_finding(result, args[i + 1], path, line)
+            i += 2
+            continue
+        if a.startswith("-"):
+            i += 2 if a in _CONDA_VALUE_OPTIONS else 1
+            continue
+        name = conda_spec_name(a)
+        if name:
+            result.dependencies.append(Dependency(name=name, path=path, line=line, ecosystem="conda", raw=a))
+        i += 1
+
+
+class ShellScriptSource(DependencySource):
+    name = "shell script"
+
+    def matches(self, relpath: str) -> bool:
+        return PurePosixPath(relpath).suffix in (".sh", ".bash")
+
+    def collect(self, relpath: str, text: str, files: ProjectFiles) -> SourceResult:
+        result = SourceResult()
+        for lineno, line in logical_shell_lines(text):
+            scan_command_line(result, line, relpath, lineno)
+        return result
+
+
+def logical_shell_lines(text: str):
+    """(first line number, line) with backslash continuations joined; comment-only lines dropped."""
+    buf, start = "", None
+    for n, raw in enumerate(text.splitlines(), 1):
+        if start is None:
+            start = n
+        if raw.rstrip().endswith("\\"):
+            buf += raw.rstrip()[:-1] + " "
+            continue
+        buf += raw
+        if buf.strip() and not buf.lstrip().startswith("#"):
+            yield start, buf.strip()
+        buf, start = "", None
+    if buf.strip():
+        yield start, buf.strip()

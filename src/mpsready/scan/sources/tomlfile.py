@@ -1,0 +1,27 @@
+"""TOML loading with a clear error (tomllib on 3.11+, tomli before)."""
+
+from __future__ import annotations
+
+import sys
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+TOMLDecodeError = tomllib.TOMLDecodeError
+
+
+def loads(text: str) -> dict:
+    """Parse TOML; raises :class:`TOMLDecodeError` (its message names the line and column)."""
+    return tomllib.loads(text)
+
+
+def error_line(exc: Exception) -> int | None:
+    """The line number tomllib reports in its message ('... (at line 3, column 9)'), if any."""
+    msg = str(exc)
+    marker = "at line "
+    if marker in msg:
+        digits = msg.split(marker, 1)[1].split(",")[0].split(")")[0]
+        return int(digits) if digits.isdigit() else None
+    return None

@@ -1,0 +1,119 @@
+"""Walk a project tree: which files to read, and a finding for every file or link that cannot be.
+
+Never follows a symbolic link into a directory already being walked (INP104), never reads a file
+above the size limit (INP103), reports unreadable directories and files (INP101), and skips
+version-control, cache and virtual-environment directories.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from mpsready.scan.rules import inputs as I
+from mpsready.scan.sources import ALL_SOURCES
+from mpsready.scan.sources.interface import RawFinding
+
+SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".tox", ".nox", ".mypy_cache", ".pytest_cache",
+             ".ruff_cache", ".venv", "venv", ".eggs", ".ipynb_checkpoints", ".idea", ".vscode", ".cache"}
+
+
+@dataclass(frozen=True)
+class ProjectFile:
+    relpath: str  # POSIX, relative to the scan root
+    path: Path  # absolute, for reading
+    size: int
+    python: bool = False
+    notebook: bool = False
+    cuda: bool = False
+    declaration: bool = False
+
+
+@dataclass
+class Walk:
+    files: list[ProjectFile] = field(default_factory=list)
+    findings: list[RawFinding] = field(default_factory=list)
+
+
+def classify(relpath: str) -> dict[str, bool]:
+    p = PurePosixPath(relpath)
+    return {
+        "python": p.suffix in (".py", ".pyw"),
+        "notebook": p.suffix == ".ipynb",
+        "cuda": p.suffix in (".cu", ".cuh"),
+        "declaration": any(src.matches(relpath) for src in ALL_SOURCES),
+    }
+
+
+def walk(root: Path, *, exclude: tuple[str, ...] = (), max_file_size: int) -> Walk:
+    """All interesting files under ``root`` (a directory) in sorted order, plus INP findings."""
+    out = Walk()
+    seen_files: set[str] = set()
+    real_root = os.path.realpath(root)
+
+    def excluded(rel: str) -> bool:
+        return any(fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(rel + "/", pat) for pat in exclude)
+
+    def visit(dirpath: str, rel: str, ancestors: frozenset[str]) -> None:
+        try:
+            with os.scandir(dirpath) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            out.findings.append(RawFinding(I.UNREADABLE, rel or ".", None, f"directory not readable: {exc.strerror or exc}"))
+            return
+        for entry in entries:
+            child = f"{rel}/{entry.name}" if rel else entry.name
+            if excluded(child):
+                continue
+            try:
+                is_link = entry.is_symlink()
+                is_dir = entry.is_dir(follow_symlinks=True)
+            except OSError:
+                is_link, is_dir = True, False
+            if is_link and not os.path.exists(entry.path):
+                out.findings.append(RawFinding(I.SYMLINK_LOOP, child, None, "broken symbolic link (or a link loop); not followed"))
+                continue
+            if is_dir:
+                if entry.name in SKIP_DIRS or entry.name.endswith(".egg-info"):
+                    continue
+                real = os.path.realpath(entry.path)
+                if real in ancestors:
+                    out.findings.append(RawFinding(I.SYMLINK_LOOP, child, None,
+                                                   f"symbolic link loops back to {_rel_to(real, real_root)}; not followed"))
+                    continue
+                if is_link and real in visited_dirs:
+                    continue  # the same directory reached twice: scan it once
+                if os.path.exists(os.path.join(entry.path, "pyvenv.cfg")):
+                    continue  # a virtual environment inside the project
+                visited_dirs.add(real)
+                visit(entry.path, child, ancestors | {real})
+                continue
+            kinds = classify(child)
+            if not any(kinds.values()):
+                continue
+            real = os.path.realpath(entry.path)
+            if real in seen_files:
+                continue
+            seen_files.add(real)
+            try:
+                size = entry.stat(follow_symlinks=True).st_size
+            except OSError as exc:
+                out.findings.append(RawFinding(I.UNREADABLE, child, None, f"cannot stat: {exc.strerror or exc}"))
+                continue
+            if size > max_file_size:
+                out.findings.append(RawFinding(I.TOO_LARGE, child, None,
+                                               f"{size} bytes is above the {max_file_size}-byte limit; skipped",
+                                               evidence={"bytes": size, "limit": max_file_size}))
+                continue
+            out.files.append(ProjectFile(child, Path(entry.path), size, **kinds))
+
+    visited_dirs: set[str] = {real_root}
+    visit(str(root), "", frozenset({real_root}))
+    return out
+
+
+def _rel_to(real: str, real_root: str) -> str:
+    rel = os.path.relpath(real, real_root)
+    return "." if rel == "." else rel.replace(os.sep, "/")
