@@ -18,6 +18,7 @@ No rendering here: renderers read :class:`CheckItem` and its :attr:`CheckItem.la
 from __future__ import annotations
 
 import enum
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -306,7 +307,9 @@ def item_step(ev: Evidence) -> CheckItem:
         dty = [f for f in ev.trace.findings if f.severity is Severity.BLOCKER and not any(
             o.op == f.location.operator for o in err_ops)]
         lines += [_finding_line(f) for f in sort_findings(dty)]
-        errors += [o.op for o in err_ops] + [f.code for f in dty]
+        kinds = Counter(f"{f.code} ({f.evidence.get('dtype')})" if isinstance(f.evidence, dict)
+                        and f.evidence.get("dtype") else f.code for f in dty)
+        errors += [o.op for o in err_ops] + [k + (f" x{n}" if n > 1 else "") for k, n in kinds.items()]
         for st in ev.trace.failed_stages:
             lines.append(EvidenceLine("stage", f"traced on {ev.trace.traced_on or '?'}: stage {st} failed",
                                       Basis.OBSERVED, source=ev.trace.source))

@@ -148,13 +148,13 @@ class CheckPipeline:
             from mpsready.scan import scan_path
         except ImportError:
             raise _Skip("the scan stage is not installed in this mpsready") from None
-        config = None
-        with contextlib.suppress(ImportError, AttributeError, TypeError, ValueError):
-            from mpsready.scan import load_config
+        result = scan_path(self.project)  # the project's [tool.mpsready] config applies
+        try:
+            from mpsready.scan.formats.json import to_document
 
-            config = load_config(self.project)
-        result = scan_path(self.project, config)
-        doc = _doc_of(result)
+            doc = to_document(result)
+        except ImportError:
+            doc = _doc_of(result)
         path = self.out / "scan.json"
         _dump(path, doc)
         self.evidence.scan = scan_adapter.from_doc(doc, str(path))

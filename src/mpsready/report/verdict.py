@@ -247,8 +247,8 @@ def would_change(ev: Evidence, items: list[CheckItem], result: VerdictResult, cr
         dty = [f for f in ev.trace.findings if f.code.startswith("DTY") and f.severity is Severity.BLOCKER]
         if dty:
             where = sorted({str(f.location) for f in dty})
-            out.append(f"casting the float64/complex128 tensors to float32 at {', '.join(where[:3])} removes "
-                       f"{len(dty)} dtype blocker(s)")
+            out.append(f"casting the float64/complex128 tensors to float32 before they reach the device "
+                       f"({', '.join(where[:3])}) removes {len(dty)} dtype blocker(s)")
     for it in items:
         if it.number in critical and it.status is Status.NOT_CHECKED and it.next_step:
             verb = "confirming" if it.prediction == "pass" else "checking"
