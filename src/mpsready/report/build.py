@@ -37,6 +37,8 @@ class Report:
         for part in (ev.scan, ev.env, ev.trace, ev.compare):
             if part is not None:
                 out += part.findings
+        for r in ev.records:
+            out += r.findings
         out += self.outlook.findings
         return sort_findings(out)
 

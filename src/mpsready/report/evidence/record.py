@@ -15,7 +15,8 @@ from typing import Any
 
 from mpsready.record.layout import RecordError, RunRecord
 from mpsready.report.evidence import env as env_adapter
-from mpsready.report.evidence._util import EvidenceError, as_bool, as_float, as_int, dig, first_str
+from mpsready.findings import Finding
+from mpsready.report.evidence._util import EvidenceError, as_bool, as_float, as_int, dig, findings_of, first_str
 
 # Stages a representative step must pass (checklist item 4), in the order of the step contract.
 STEP_STAGES = ("build", "to_device", "data", "forward", "loss", "backward", "optimizer_step",
@@ -35,6 +36,7 @@ class RecordEvidence:
     fallback_ops: dict[str, int]  # op -> CPU-fallback calls observed (MPS only)
     raw_tensors: bool
     env: env_adapter.EnvEvidence | None
+    findings: list[Finding] = field(default_factory=list)  # the record stage's own (ENV2xx, OPS2xx, PRF1xx)
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -107,6 +109,7 @@ def from_manifest(m: dict[str, Any], source: str) -> RecordEvidence:
         fallback_ops=fallback_ops,
         raw_tensors=bool(m.get("raw_tensors")),
         env=env,
+        findings=findings_of(m),
         raw=m,
     )
 

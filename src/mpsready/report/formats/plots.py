@@ -60,7 +60,8 @@ def loss_curves(report: Report) -> bytes | None:
     if c is not None and c.losses_a and c.losses_b:
         series = [(f"A: {c.device_a or '?'}", c.losses_a), (f"B: {c.device_b or '?'}", c.losses_b)]
     else:
-        series = [(f"{r.device} ({Path(r.source).name})", r.losses) for r in report.evidence.records if r.losses]
+        series = [(r.device if Path(r.source).name == r.device else f"{r.device} ({Path(r.source).name})", r.losses)
+                  for r in report.evidence.records if r.losses]
     if not series:
         return None
     plt = _pyplot()
