@@ -77,7 +77,8 @@ def trace_doc(ops=CLEAN_OPS, findings=(), device="cpu", fallback_share=None) -> 
 
 
 def write_record(path: Path, device="cpu", failed_stage=None, losses=(2.3, 2.1, 1.9), seconds=(0.5, 0.1, 0.1),
-                 peak=None, fallback=None, raw=False, env=None, error_type="NotImplementedError") -> Path:
+                 peak=None, fallback=None, raw=False, env=None, error_type="NotImplementedError",
+                 error="The operator 'aten::foo' is not currently implemented for the MPS device.") -> Path:
     stages = []
     dead = False
     for s in STAGES:
@@ -85,7 +86,7 @@ def write_record(path: Path, device="cpu", failed_stage=None, losses=(2.3, 2.1, 
             stages.append({"stage": s, "status": "not_run", "seconds": 0.0, "steps_run": 0})
         elif s == failed_stage:
             stages.append({"stage": s, "status": "failed", "seconds": 0.01, "steps_run": 1, "error_type": error_type,
-                           "error": "The operator 'aten::foo' is not currently implemented for the MPS device."})
+                           "error": error})
             dead = True
         else:
             stages.append({"stage": s, "status": "passed", "seconds": 0.01, "steps_run": 1})

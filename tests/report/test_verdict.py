@@ -264,3 +264,28 @@ def test_time_budget(tmp_path):
     rep = build_report(ev, job_steps=100_000, time_budget_hours=1.0, situation="long_training")
     assert [f.code for f in rep.outlook.findings] == ["PRF203"]
     assert rep.verdict.verdict is Verdict.STAY_ON_CUDA
+
+
+def test_step_failing_on_cpu_for_a_cuda_reason_predicts_failure_on_mps(tmp_path):
+    ev = clean_evidence(tmp_path)
+    ev.records = [record.load(fx.write_record(tmp_path / "cpu2", "cpu", failed_stage="to_device",
+                                              error_type="AssertionError",
+                                              error="Torch not compiled with CUDA enabled"))]
+    rep = build_report(ev)
+    item4 = rep.checklist[3]
+    assert (item4.label, item4.summary) == ("failed (predicted)", "predicted to fail on MPS: stage to_device on cpu "
+                                            "(no MPS run observed)")
+    assert rep.verdict.verdict is Verdict.STAY_ON_CUDA
+
+
+def test_step_broken_on_cpu_for_another_reason_is_not_checked_never_failed_or_passed(tmp_path):
+    ev = clean_evidence(tmp_path)
+    ev.records = [record.load(fx.write_record(tmp_path / "cpu3", "cpu", failed_stage="forward",
+                                              error_type="RuntimeError",
+                                              error="view size is not compatible with input tensor's size"))]
+    rep = build_report(ev)
+    item4 = rep.checklist[3]
+    assert (item4.status, item4.prediction) == (Status.NOT_CHECKED, None)
+    assert item4.summary == ("the step itself failed here (stage forward on cpu), for a reason that does not "
+                             "involve CUDA: nothing about MPS can be concluded until it runs")
+    assert rep.verdict.verdict is Verdict.MAC_FOR_DEV and rep.verdict.predicted is Verdict.MAC_FOR_DEV

@@ -310,25 +310,39 @@ def item_step(ev: Evidence) -> CheckItem:
         kinds = Counter(f"{f.code} ({f.evidence.get('dtype')})" if isinstance(f.evidence, dict)
                         and f.evidence.get("dtype") else f.code for f in dty)
         errors += [o.op for o in err_ops] + [k + (f" x{n}" if n > 1 else "") for k, n in kinds.items()]
-        for st in ev.trace.failed_stages:
-            lines.append(EvidenceLine("stage", f"traced on {ev.trace.traced_on or '?'}: stage {st} failed",
-                                      Basis.OBSERVED, source=ev.trace.source))
-            errors.append(f"stage {st} on {ev.trace.traced_on or '?'}")
         for o in ev.trace.by_status("fallback"):
             lines.append(EvidenceLine("trace", o.line(), Basis.PREDICTED, source=ev.trace.source))
         workaround = _trace_workaround(ev)
-    # Other devices: a step that fails on the CPU or CUDA will not run on MPS either.
+    # Other devices. A failure that names CUDA (a .cuda() call, a CUDA-only kernel) will happen on MPS too;
+    # any other failure means the step itself is broken here, which says nothing about MPS either way.
+    broken: list[str] = []
     for rec in ev.records:
         if rec.backend == "mps":
             continue
         lines += _stage_lines(rec)
         for st in rec.failed_stages:
-            errors.append(f"stage {st} on {rec.device}")
+            (errors if _cuda_bound(rec.stages[st]) else broken).append(f"stage {st} on {rec.device}")
+    if ev.trace is not None:
+        for st in ev.trace.failed_stages:
+            info = ev.trace.stage_info.get(st, {})
+            where = f"stage {st} on {ev.trace.traced_on or '?'}"
+            lines.append(EvidenceLine("stage", f"traced on {ev.trace.traced_on or '?'}: stage {st} failed: "
+                                      f"{info.get('error_type') or 'error'}: {str(info.get('error') or '')[:200]}",
+                                      Basis.OBSERVED, source=ev.trace.source))
+            target = errors if _cuda_bound(info) else broken
+            if where not in target:
+                target.append(where)
+    errors = list(dict.fromkeys(errors))
     if errors:
         return CheckItem(4, Status.FAILED, Basis.PREDICTED,
                          f"predicted to fail on MPS: {_names(errors)} (no MPS run observed)", lines,
                          prediction="fail", workaround=workaround,
                          next_step="apply the fixes, then mpsready record ENTRY --device mps on a Mac")
+    if broken:
+        return CheckItem(4, Status.NOT_CHECKED, None,
+                         f"the step itself failed here ({_names(list(dict.fromkeys(broken)))}), for a reason that "
+                         "does not involve CUDA: nothing about MPS can be concluded until it runs", lines,
+                         next_step="fix the entry or the step so it runs on the CPU, then check again")
     if ev.trace is None and not ev.records:
         why = ev.skipped.get("trace") or ev.skipped.get("record") or "no trace and no run record"
         return CheckItem(4, Status.NOT_CHECKED, None, f"not checked: {why}",
@@ -358,6 +372,15 @@ def _finding_for(ev: Evidence, op: str) -> Finding | None:
         if f.fix and (f.location.operator == op or (isinstance(f.evidence, dict) and f.evidence.get("op") == op)):
             return f
     return None
+
+
+_CUDA_WORDS = ("cuda", "nvcc", "nvidia", "cudnn", "nccl", "triton")
+
+
+def _cuda_bound(stage: dict) -> bool:
+    """True when a stage's error names CUDA (e.g. "Torch not compiled with CUDA enabled")."""
+    text = f"{stage.get('error_type') or ''} {stage.get('error') or ''}".lower()
+    return any(w in text for w in _CUDA_WORDS)
 
 
 def _trace_workaround(ev: Evidence) -> str | None:

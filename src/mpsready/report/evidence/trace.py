@@ -70,7 +70,7 @@ class TraceEvidence:
     macos_target: str | None
     ops: list[TracedOp]
     findings: list[Finding]
-    stages: dict[str, str]  # stage -> passed/failed/... on the traced device
+    stage_info: dict[str, dict[str, Any]]  # stage -> {"status", "error_type", "error", ...} on the traced device
     fallback_time_share: float | None = None  # predicted share of step time moved to the CPU, 0..1
     step_seconds: float | None = None  # traced step time on traced_on (includes tracing overhead)
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
@@ -80,7 +80,11 @@ class TraceEvidence:
 
     @property
     def failed_stages(self) -> list[str]:
-        return [s for s, st in self.stages.items() if st in ("failed", "crashed")]
+        return [s for s, st in self.stage_info.items() if st.get("status") in ("failed", "crashed")]
+
+    @property
+    def stages(self) -> dict[str, str]:
+        return {s: st.get("status", "unknown") for s, st in self.stage_info.items()}
 
 
 def _op_from(d: Any) -> TracedOp | None:
@@ -118,15 +122,16 @@ def _op_from(d: Any) -> TracedOp | None:
     )
 
 
-def _stages_from(raw: Any) -> dict[str, str]:
-    out: dict[str, str] = {}
+def _stages_from(raw: Any) -> dict[str, dict[str, Any]]:
+    """stage -> its result dict (at least ``status``)."""
+    out: dict[str, dict[str, Any]] = {}
     if isinstance(raw, list):
         for s in raw:
             if isinstance(s, dict) and isinstance(s.get("stage"), str):
-                out[s["stage"]] = str(s.get("status", "unknown"))
+                out[s["stage"]] = dict(s, status=str(s.get("status", "unknown")))
     elif isinstance(raw, dict):
         for k, v in raw.items():
-            out[k] = str(v.get("status") if isinstance(v, dict) else v)
+            out[k] = dict(v, status=str(v.get("status", "unknown"))) if isinstance(v, dict) else {"status": str(v)}
     return out
 
 
@@ -144,7 +149,7 @@ def from_doc(doc: dict[str, Any], source: str | None = None) -> TraceEvidence:
         macos_target=first_str([dig(doc, "target.macos", "macos_target", "target_macos", "summary.macos")]),
         ops=ops,
         findings=findings_of(doc),
-        stages=_stages_from(doc.get("stages")),
+        stage_info=_stages_from(doc.get("stages")),
         fallback_time_share=share,
         step_seconds=as_float(dig(doc, "summary.traced_step_seconds", "summary.step_seconds", "step_seconds")),
         raw=doc,
