@@ -47,6 +47,12 @@ def run_check(path: str | Path, out: str | Path, entry: str | None = None, basel
         raise UsageError(f"baseline record not found: {baseline}")
     if record_steps < 1:
         raise UsageError("--record-steps must be >= 1")
+    if entry:
+        from mpsready.step.entry import split_spec
+
+        target, _ = split_spec(entry)  # raises a usage error for a malformed ENTRY
+        if target.endswith(".py") and not (project / target).is_file():
+            raise UsageError(f"entry file not found: {project / target} (ENTRY paths are relative to PATH)")
     console = Console(stderr=True, quiet=quiet)
     marks = {"done": "[green]done[/]", "skipped": "[yellow]skipped[/]", "failed": "[red]failed[/]"}
 
