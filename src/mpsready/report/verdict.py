@@ -216,7 +216,8 @@ def would_change(ev: Evidence, items: list[CheckItem], result: VerdictResult, cr
             alt = scan_adapter.alternative_of(fs[0])
             left = len(blockers) - len(fs)
             if alt:
-                out.append(f"if {comp} is replaced by {alt}, the static blockers drop from {len(blockers)} to {left}")
+                swap = f"by {alt}" if len(alt) <= 80 and ";" not in alt else f"(alternative: {alt})"
+                out.append(f"if {comp} is replaced {swap}, the static blockers drop from {len(blockers)} to {left}")
             else:
                 out.append(f"a portable replacement for {comp} (none is known) would remove {len(fs)} of the "
                            f"{len(blockers)} static blocker(s)")

@@ -53,7 +53,10 @@ def component_of(f: Finding) -> str:
     for key in ("package", "name", "extension", "module", "kernel"):
         if isinstance(ev.get(key), str) and ev[key]:
             return ev[key]
-    return str(f.location)
+    where = f"{f.location.path}:{f.location.line}" if f.location.path and f.location.line else str(f.location)
+    if isinstance(ev.get("library"), str) and ev["library"]:  # a Triton / CuPy / Numba kernel
+        return f"{ev['library']} kernel at {where}"
+    return where
 
 
 @dataclass
