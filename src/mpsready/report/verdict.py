@@ -221,7 +221,8 @@ def would_change(ev: Evidence, items: list[CheckItem], result: VerdictResult, cr
             else:
                 out.append(f"a portable replacement for {comp} (none is known) would remove {len(fs)} of the "
                            f"{len(blockers)} static blocker(s)")
-        others = [f for f in sort_findings(blockers) if f not in comps]
+        comp_ids = {id(f) for f in comps}  # identity, not equality: findings compare field by field (slow)
+        others = [f for f in sort_findings(blockers) if id(f) not in comp_ids]
         if others:
             codes = sorted({f.code for f in others})
             out.append(f"fixing the {len(others)} code finding(s) marked blocker ({', '.join(codes)}) as their "

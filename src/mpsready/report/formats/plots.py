@@ -89,7 +89,12 @@ def layer_errors(report: Report) -> bytes | None:
     vals = [max(r.max_rel if r.max_rel is not None else r.max_abs or 0.0, 1e-12) for r in rows]
     colors = ["#c0392b" if r.ok is False else "#2e86c1" for r in rows]
     fig, ax = plt.subplots(figsize=(6.8, 3.4))
-    ax.bar(range(len(rows)), vals, color=colors)
+    if len(rows) <= 120:
+        ax.bar(range(len(rows)), vals, color=colors)
+    else:  # thousands of bars are slow to draw and unreadable: one line, failing tensors marked
+        ax.plot(range(len(rows)), vals, color="#2e86c1", linewidth=0.8)
+        bad = [i for i, r in enumerate(rows) if r.ok is False]
+        ax.scatter(bad, [vals[i] for i in bad], color="#c0392b", s=10, zorder=3)
     ax.set_yscale("log")
     ax.set_ylabel("max relative error")
     ax.set_title(f"Per-tensor error, {c.devices()} (red: out of tolerance)")
