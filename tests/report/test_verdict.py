@@ -289,3 +289,11 @@ def test_step_broken_on_cpu_for_another_reason_is_not_checked_never_failed_or_pa
     assert item4.summary == ("the step itself failed here (stage forward on cpu), for a reason that does not "
                              "involve CUDA: nothing about MPS can be concluded until it runs")
     assert rep.verdict.verdict is Verdict.MAC_FOR_DEV and rep.verdict.predicted is Verdict.MAC_FOR_DEV
+
+
+def test_same_backend_comparison_predicts_nothing(tmp_path):
+    ev = clean_evidence(tmp_path)
+    ev.compare = compare.from_doc(fx.compare_doc("cpu", "cpu", failed=0))
+    item5 = build_report(ev).checklist[4]
+    assert (item5.label, item5.prediction) == ("not checked", None)
+    assert item5.summary == "cpu vs cpu agree within tolerance: a rerun on the same backend says nothing about MPS"
