@@ -142,7 +142,7 @@ def test_comparison_failing_on_mps_in_long_training_stays_on_cuda(tmp_path):
     assert (item5.label, item5.summary) == ("failed", "cuda vs mps: 2 tensor(s) out of tolerance, first at "
                                             "activation:blocks.1")
     assert rep.verdict.verdict is Verdict.STAY_ON_CUDA
-    assert rep.verdict.basis is Basis.PREDICTED  # item 5 was not observed passed
+    assert rep.verdict.basis is Basis.OBSERVED  # set by an observed comparison of an MPS run
 
 
 def test_comparison_failing_is_only_mac_for_dev_for_a_prototype(tmp_path):

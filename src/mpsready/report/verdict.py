@@ -110,7 +110,7 @@ class Reason:
 @dataclass
 class VerdictResult:
     verdict: Verdict
-    basis: Basis  # observed only when every critical item was observed passed
+    basis: Basis  # observed when the reasons that set the verdict are all observations
     predicted: Verdict  # the verdict if every prediction holds
     situation: SituationChoice
     reasons: list[Reason]
@@ -188,12 +188,17 @@ def decide(ev: Evidence, items: list[CheckItem], outlook: Outlook | None = None,
     critical = CRITICAL[choice.situation]
     verdict, reasons = _decide(items, critical, outlook, choice.situation, trust_predictions=False)
     predicted, _ = _decide(items, critical, outlook, choice.situation, trust_predictions=True)
-    all_observed = all(it.observed_pass for it in items if it.number in critical)
     if verdict is Verdict.RUNS_ON_MAC:
+        # Only reachable when every critical item was observed passed.
+        observed = all(it.observed_pass for it in items if it.number in critical)
         reasons.append(Reason(Verdict.RUNS_ON_MAC, "every critical item (" + ", ".join(map(str, critical))
                               + ") was observed passed and no check failed", None, Basis.OBSERVED))
-    result = VerdictResult(verdict, Basis.OBSERVED if all_observed else Basis.PREDICTED, predicted, choice,
-                           reasons)
+    else:
+        # Observed when every reason that sets this verdict rests on an observation (an MPS run failing, a
+        # comparison out of tolerance); a "not checked" reason or a prediction makes it predicted.
+        deciding = [r for r in reasons if r.cap is verdict]
+        observed = bool(deciding) and all(r.basis is Basis.OBSERVED for r in deciding)
+    result = VerdictResult(verdict, Basis.OBSERVED if observed else Basis.PREDICTED, predicted, choice, reasons)
     result.would_change = would_change(ev, items, result, critical)
     return result
 
