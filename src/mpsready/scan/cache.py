@@ -44,13 +44,26 @@ class ScanCache:
         self.salt = _salt()
         self._old: dict[str, Any] = {}
         self._new: dict[str, Any] = {}
+        self._old_stats: dict[str, list] = {}
+        self._new_stats: dict[str, list] = {}
         self.hits = 0
         try:
             doc = json.loads(self.path.read_text(encoding="utf-8"))
             if doc.get("salt") == self.salt and isinstance(doc.get("entries"), dict):
                 self._old = doc["entries"]
+                self._old_stats = doc.get("stats") or {}
         except (OSError, ValueError):
             pass
+
+    def known(self, relpath: str, size: int, mtime_ns: int) -> tuple[str, int] | None:
+        """(content key, line count) when the file's size and mtime match the last scan (no read needed)."""
+        st = self._old_stats.get(relpath)
+        if st and st[0] == size and st[1] == mtime_ns and st[2] in self._old:
+            return st[2], st[3]
+        return None
+
+    def remember(self, relpath: str, size: int, mtime_ns: int, key: str, lines: int) -> None:
+        self._new_stats[relpath] = [size, mtime_ns, key, lines]
 
     def get(self, key: str) -> Any | None:
         value = self._old.get(key)
@@ -64,13 +77,13 @@ class ScanCache:
 
     def save(self) -> None:
         """Write the entries used in this scan (stale ones are dropped); errors are ignored."""
-        if self._new == self._old:
+        if self._new == self._old and self._new_stats == self._old_stats:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".scan-", suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump({"salt": self.salt, "entries": self._new}, fh, separators=(",", ":"))
+                json.dump({"salt": self.salt, "entries": self._new, "stats": self._new_stats}, fh, separators=(",", ":"))
             os.replace(tmp, self.path)
         except OSError:
             pass

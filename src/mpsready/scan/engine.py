@@ -92,11 +92,13 @@ def scan_path(path: str | os.PathLike[str], config: ScanConfig | None = None, *,
     else:
         from mpsready.scan.walker import classify
 
-        files = [ProjectFile(target.name, target, target.stat().st_size, **classify(target.name))]
+        files = [ProjectFile(target.name, str(target), target.stat().st_size, **classify(target.name))]
     project = ProjectFiles(root, config.max_file_size)
 
     deps, dep_raw, texts = _declarations(files, project)
-    raw += dep_raw
+    # an included file (-r base.txt) is often also scanned on its own: keep one copy of each
+    deps = list({(d.path, d.line, d.name, d.raw): d for d in deps}.values())
+    raw += list({(r.rule.code, r.path, r.line, r.message): r for r in dep_raw}.values())
     for dep in deps:
         f = depjudge.judge(dep)
         if f is not None:
@@ -112,6 +114,7 @@ def scan_path(path: str | os.PathLike[str], config: ScanConfig | None = None, *,
     findings += _code_findings(code_results)
     findings += _cuda_sources(files)
     findings = _resolve_fallbacks(findings, code_results)
+    findings = _drop_own_packages(findings, files)
 
     suppress = {rel: res.suppress for rel, (res, _cells) in code_results.items() if res.suppress}
     findings, suppressed = _apply_suppressions(findings, suppress, texts, root)
@@ -181,12 +184,22 @@ def _analyse_python(files, config: ScanConfig, cache: ScanCache | None, progress
     total = len(pyfiles)
     done = 0
     for pf in pyfiles:
+        if cache is not None and pf.python and pf.mtime_ns:
+            known = cache.known(pf.relpath, pf.size, pf.mtime_ns)
+            if known is not None:  # unchanged since the last scan: no read, no hash
+                key, n = known
+                results[pf.relpath] = (CodeResult.from_dict(cache.get(key)), [])
+                cache.remember(pf.relpath, pf.size, pf.mtime_ns, key, n)
+                lines += n
+                done += 1
+                continue
         try:
             data = pf.path.read_bytes()
         except OSError as exc:
             raw.append(RawFinding(I.UNREADABLE, pf.relpath, None, f"cannot read: {exc.strerror or exc}"))
             continue
-        lines += data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+        n_lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+        lines += n_lines
         if pf.notebook:
             results[pf.relpath] = _analyse_notebook(pf, data, raw)
             continue
@@ -194,6 +207,8 @@ def _analyse_python(files, config: ScanConfig, cache: ScanCache | None, progress
             raw.append(RawFinding(I.NOT_TEXT, pf.relpath, None, "binary file with a .py name; not analysed"))
             continue
         key = content_key(data)
+        if cache is not None and pf.mtime_ns:
+            cache.remember(pf.relpath, pf.size, pf.mtime_ns, key, n_lines)
         cached = cache.get(key) if cache else None
         if cached is not None:
             results[pf.relpath] = (CodeResult.from_dict(cached), [])
@@ -311,10 +326,16 @@ def module_name(relpath: str) -> str:
     return ".".join(parts)
 
 
-def _imports(results) -> dict[str, list[tuple[str, int, bool]]]:
-    """Imported module name -> [(importing file, line, guarded by a fallback)], relative imports resolved."""
-    out: dict[str, list[tuple[str, int, bool]]] = {}
+def _imports(results) -> tuple[dict[str, list], dict[str, list]]:
+    """Imported modules -> sites, and from-imports ``module -> [(names, site)]``, relative imports resolved.
+
+    A site is ``(importing file, line, guarded by a fallback)``.
+    """
+    modules: dict[str, list] = {}
+    froms: dict[str, list] = {}
     for rel, (res, _cells) in results.items():
+        if not res.imports:
+            continue
         pkg = module_name(rel).split(".")
         if not rel.endswith("__init__.py"):
             pkg = pkg[:-1]
@@ -324,18 +345,39 @@ def _imports(results) -> dict[str, list[tuple[str, int, bool]]]:
                 full = ".".join([*base, *([module] if module else [])])
             else:
                 full = module
-            targets = [full] + [f"{full}.{n}" if full else n for n in names]
-            for t in targets:
-                out.setdefault(t, []).append((rel, line, guarded))
-    return out
+            site = (rel, line, guarded)
+            modules.setdefault(full, []).append(site)
+            if names:
+                froms.setdefault(full, []).append((names, site))
+    return modules, froms
 
 
-def _importers(imports, module: str) -> list[tuple[str, int, bool]]:
-    hits = []
-    for name, sites in imports.items():
-        if name == module or module.endswith("." + name) or name.endswith("." + module):
-            hits += sites
-    return hits
+class _ImportIndex:
+    """Find importers of a module by exact name or dotted suffix (``pkg.mod`` matches ``src.pkg.mod``
+    and ``mod``), including ``from pkg import mod``, without indexing every imported name."""
+
+    def __init__(self, imports: tuple[dict[str, list], dict[str, list]]) -> None:
+        self.modules, self.froms = imports
+        self._suffix: dict[str, list] | None = None
+
+    def _by_suffix(self) -> dict[str, list]:
+        if self._suffix is None:
+            self._suffix = {}
+            for name, sites in self.modules.items():
+                parts = name.split(".")
+                for i in range(1, len(parts)):
+                    self._suffix.setdefault(".".join(parts[i:]), []).extend(sites)
+        return self._suffix
+
+    def importers(self, module: str) -> list[tuple[str, int, bool]]:
+        parts = module.split(".")
+        hits = list(self.modules.get(module, ())) + list(self._by_suffix().get(module, ()))
+        for i in range(1, len(parts)):  # an import of a shorter name that the module's path ends with
+            hits += self.modules.get(".".join(parts[i:]), ())
+        for i in range(len(parts) - 1):  # from <parent> import <child>
+            parent, child = ".".join(parts[i:-1]), parts[-1]
+            hits += [site for names, site in self.froms.get(parent, ()) if child in names]
+        return hits
 
 
 def _lower(f: Finding, why: str) -> Finding:
@@ -347,16 +389,17 @@ def _lower(f: Finding, why: str) -> Finding:
 
 def _resolve_fallbacks(findings: list[Finding], results) -> list[Finding]:
     """Lower kernels and extensions whose every import elsewhere in the project is guarded by a fallback."""
-    imports = _imports(results)
+    index = _ImportIndex(_imports(results))
     out = []
     for f in findings:
-        if f.evidence.get("no_alternative") and f.code in _KERNEL_CODES and f.location.path:
-            sites = _importers(imports, module_name(f.location.path))
+        if f.severity is Severity.BLOCKER and f.code in _KERNEL_CODES | {"DEP107"} and f.location.path \
+                and f.location.path.endswith(".py"):
+            sites = index.importers(module_name(f.location.path))
             if sites and all(g for _, _, g in sites):
                 rel, line, _ = sites[0]
                 f = _lower(f, f"imported under try/except at {rel}:{line}")
         elif f.code == E.CUDA_EXTENSION_BUILD.code and f.evidence.get("extension"):
-            sites = _importers(imports, f.evidence["extension"])
+            sites = index.importers(f.evidence["extension"])
             if sites and all(g for _, _, g in sites):
                 rel, line, _ = sites[0]
                 f = _lower(f, f"the extension is imported under try/except at {rel}:{line}")
@@ -366,6 +409,19 @@ def _resolve_fallbacks(findings: list[Finding], results) -> list[Finding]:
         out = [_lower(f, "every CUDA extension built from these sources has a fallback")
                if f.code == E.CUDA_SOURCES.code else f for f in out]
     return out
+
+
+def _drop_own_packages(findings: list[Finding], files: list[ProjectFile]) -> list[Finding]:
+    """A project that *is* a CUDA package (mamba imports mamba_ssm) is judged by its kernels and
+    extensions (EXT1xx), not by importing itself (DEP107)."""
+    local: set[str] = set()
+    for pf in files:
+        if pf.python:
+            parts = pf.relpath.split("/")
+            if parts[0] == "src" and len(parts) > 1:
+                parts = parts[1:]
+            local.add(parts[0][:-3] if len(parts) == 1 and parts[0].endswith(".py") else parts[0])
+    return [f for f in findings if not (f.code == "DEP107" and f.evidence.get("module") in local)]
 
 
 # ------------------------------------------------------------------ suppression and selection

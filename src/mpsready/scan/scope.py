@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
-
 from mpsready.findings import Scope
 
 _DIRS = (
@@ -20,12 +18,11 @@ _DIRS = (
 
 def scope_of(relpath: str) -> Scope:
     """Scope of a POSIX path relative to the scan root (``tests/test_x.py`` -> ``tests``)."""
-    p = PurePosixPath(relpath)
-    dirs = [part.lower() for part in p.parts[:-1]]
+    parts = relpath.lower().split("/")
+    dirs, name = parts[:-1], parts[-1]
     for scope, names in _DIRS:
         if any(d in names for d in dirs):
             return scope
-    name = p.name.lower()
     if name.startswith("test_") and name.endswith(".py") or name.endswith("_test.py") or name == "conftest.py":
         return Scope.TESTS
     if name.startswith(("launch_", "run_ddp", "train_ddp", "ddp_")) or name.endswith(("_ddp.py", "_distributed.py")):

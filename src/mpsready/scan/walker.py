@@ -23,8 +23,13 @@ SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".tox", ".nox
 @dataclass(frozen=True)
 class ProjectFile:
     relpath: str  # POSIX, relative to the scan root
-    path: Path  # absolute, for reading
+    abspath: str  # absolute, for reading
+
+    @property
+    def path(self) -> Path:
+        return Path(self.abspath)
     size: int
+    mtime_ns: int = 0
     python: bool = False
     notebook: bool = False
     cuda: bool = False
@@ -37,13 +42,22 @@ class Walk:
     findings: list[RawFinding] = field(default_factory=list)
 
 
+_CODE_EXTS = {".py": "python", ".pyw": "python", ".ipynb": "notebook", ".cu": "cuda", ".cuh": "cuda"}
+# extensions (and bare names) a declaration source may read; anything else skips the source checks
+_DECL_EXTS = {".txt", ".in", ".toml", ".cfg", ".yml", ".yaml", ".lock", ".sh", ".bash", ".ipynb", ".py", ".dockerfile"}
+
+
 def classify(relpath: str) -> dict[str, bool]:
-    p = PurePosixPath(relpath)
+    name = relpath.rsplit("/", 1)[-1]
+    ext = os.path.splitext(name)[1].lower()
+    kind = _CODE_EXTS.get(ext)
+    maybe_decl = ext in _DECL_EXTS or ext == "" or name.startswith(("Dockerfile", "Containerfile", "Pipfile"))
     return {
-        "python": p.suffix in (".py", ".pyw"),
-        "notebook": p.suffix == ".ipynb",
-        "cuda": p.suffix in (".cu", ".cuh"),
-        "declaration": any(src.matches(relpath) for src in ALL_SOURCES),
+        "python": kind == "python",
+        "notebook": kind == "notebook",
+        "cuda": kind == "cuda",
+        "declaration": (name == "setup.py") if ext == ".py" else (
+            kind == "notebook" or (maybe_decl and any(src.matches(relpath) for src in ALL_SOURCES))),
     }
 
 
@@ -56,7 +70,7 @@ def walk(root: Path, *, exclude: tuple[str, ...] = (), max_file_size: int) -> Wa
     def excluded(rel: str) -> bool:
         return any(fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(rel + "/", pat) for pat in exclude)
 
-    def visit(dirpath: str, rel: str, ancestors: frozenset[str]) -> None:
+    def visit(dirpath: str, dirreal: str, rel: str, ancestors: frozenset[str]) -> None:
         try:
             with os.scandir(dirpath) as it:
                 entries = sorted(it, key=lambda e: e.name)
@@ -78,7 +92,7 @@ def walk(root: Path, *, exclude: tuple[str, ...] = (), max_file_size: int) -> Wa
             if is_dir:
                 if entry.name in SKIP_DIRS or entry.name.endswith(".egg-info"):
                     continue
-                real = os.path.realpath(entry.path)
+                real = os.path.realpath(entry.path) if is_link else os.path.join(dirreal, entry.name)
                 if real in ancestors:
                     out.findings.append(RawFinding(I.SYMLINK_LOOP, child, None,
                                                    f"symbolic link loops back to {_rel_to(real, real_root)}; not followed"))
@@ -88,17 +102,19 @@ def walk(root: Path, *, exclude: tuple[str, ...] = (), max_file_size: int) -> Wa
                 if os.path.exists(os.path.join(entry.path, "pyvenv.cfg")):
                     continue  # a virtual environment inside the project
                 visited_dirs.add(real)
-                visit(entry.path, child, ancestors | {real})
+                visit(entry.path, real, child, ancestors | {real})
                 continue
             kinds = classify(child)
             if not any(kinds.values()):
                 continue
-            real = os.path.realpath(entry.path)
-            if real in seen_files:
-                continue
-            seen_files.add(real)
+            if is_link:  # the same file reached through a link is scanned once
+                real = os.path.realpath(entry.path)
+                if real in seen_files:
+                    continue
+                seen_files.add(real)
             try:
-                size = entry.stat(follow_symlinks=True).st_size
+                st = entry.stat(follow_symlinks=True)
+                size, mtime = st.st_size, st.st_mtime_ns
             except OSError as exc:
                 out.findings.append(RawFinding(I.UNREADABLE, child, None, f"cannot stat: {exc.strerror or exc}"))
                 continue
@@ -107,10 +123,10 @@ def walk(root: Path, *, exclude: tuple[str, ...] = (), max_file_size: int) -> Wa
                                                f"{size} bytes is above the {max_file_size}-byte limit; skipped",
                                                evidence={"bytes": size, "limit": max_file_size}))
                 continue
-            out.files.append(ProjectFile(child, Path(entry.path), size, **kinds))
+            out.files.append(ProjectFile(child, entry.path, size, mtime, **kinds))
 
     visited_dirs: set[str] = {real_root}
-    visit(str(root), "", frozenset({real_root}))
+    visit(str(root), real_root, "", frozenset({real_root}))
     return out
 
 

@@ -26,7 +26,7 @@ from mpsready.scan.rules import extensions as E
 from mpsready.scan.rules import inputs as I
 
 # Bump when the analysis changes so cached results are recomputed.
-ANALYZER_VERSION = 3
+ANALYZER_VERSION = 6
 
 _FALLBACK_EXCEPTIONS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError", "RuntimeError"}
 _CAST_METHODS = {"float", "half", "bfloat16", "type", "int", "long", "bool"}
@@ -91,7 +91,7 @@ def analyze_source(source: str | bytes) -> CodeResult:
         return CodeResult([_syntax_finding(exc, text)], parsed=False)
     except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, absurd nesting
         return CodeResult([_raw(I.SYNTAX_ERROR, 1, 0, f"cannot parse: {exc}")], parsed=False)
-    visitor = _Visitor(build_alias_map(tree), _mentions_mps(tree))
+    visitor = _Visitor(build_alias_map(tree), tree)
     try:
         visitor.visit(tree)
     except RecursionError:
@@ -189,18 +189,65 @@ def parse_suppression(comment: str) -> list[str] | None:
     return [c.strip().upper() for c in inner.split(",") if c.strip()]
 
 
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+_LEAF_FIELDS = {"ctx", "type_comment", "kind", "name", "id", "attr", "arg", "module", "level", "op", "conversion",
+                "is_async", "simple", "lineno", "col_offset", "end_lineno", "end_col_offset", "value_str"}
+
+
 class _Visitor(ast.NodeVisitor):
-    def __init__(self, aliases: AliasMap, mentions_mps: bool) -> None:
+    def __init__(self, aliases: AliasMap, tree: ast.Module) -> None:
         self.aliases = aliases
         self.result = CodeResult()
         self.api = knowledge.cuda_api_table()
         self.try_stack: list[ast.Try] = []  # enclosing try statements whose handlers are fallbacks
         self.cuda_guard = 0  # depth of enclosing `if <cuda available>:` bodies
+        self.dist_context = 0  # depth of enclosing distributed-only code (if ddp:, def all_gather)
+        self.reported_packages: set[str] = set()  # DEP107 once per package per file
+        self.passive_dtype = 0  # inside comparisons and dict tables: a dtype named there creates no tensor
         self.string_vars: dict[str, tuple[str, int]] = {}  # name -> (string literal, line) for simple assignments
         self.np_f64_vars: set[str] = set()
-        self.mentions_mps = mentions_mps
+        self.tree = tree
+        self.functions: list[ast.AST] = []  # enclosing function definitions, innermost last
         self.kernel_lib_guard: dict[str, str | None] = {}  # triton/cupy/... -> fallback location or None
-        self._reported_chain: set[int] = set()
+        self._dispatch: dict[type, object] = {}
+
+    # ---------------------------------------------------------------- traversal
+    # NodeVisitor.visit builds a method name and calls getattr for every node, and generic_visit
+    # walks every field (expression contexts included); this dispatch caches both per node class.
+    def visit(self, node: ast.AST) -> None:
+        cls = node.__class__
+        method = self._dispatch.get(cls)
+        if method is None:
+            method = getattr(type(self), "visit_" + cls.__name__, None) or type(self).generic_visit
+            self._dispatch[cls] = method
+        method(self, node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        cls = node.__class__
+        fields = _CHILD_FIELDS.get(cls)
+        if fields is None:
+            fields = _CHILD_FIELDS[cls] = tuple(f for f in cls._fields if f not in _LEAF_FIELDS)
+        for name in fields:
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        self.visit(item)
+            elif isinstance(value, ast.AST):
+                self.visit(value)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        pass
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        self.passive_dtype += 1
+        self.generic_visit(node)
+        self.passive_dtype -= 1
+
+    def visit_Dict(self, node: ast.Dict) -> None:
+        self.passive_dtype += 1
+        self.generic_visit(node)
+        self.passive_dtype -= 1
 
     # ---------------------------------------------------------------- helpers
     def add(self, rule, node: ast.AST, message: str, **kw: Any) -> None:
@@ -211,6 +258,8 @@ class _Visitor(ast.NodeVisitor):
             severity = Severity.INFO
             evidence = {**evidence, "guarded": True}
             message += " (inside a CUDA-availability check, so skipped on a Mac)"
+        if self.dist_context and "scope" not in kw:
+            kw["scope"] = "distributed"
         self.result.findings.append(_raw(rule, getattr(node, "lineno", 1), getattr(node, "col_offset", 0), message,
                                          severity=severity, evidence=evidence, **kw))
 
@@ -237,6 +286,10 @@ class _Visitor(ast.NodeVisitor):
             return lit, None
         if isinstance(node, ast.Name) and node.id in self.string_vars:
             return self.string_vars[node.id]
+        if isinstance(node, ast.Attribute):
+            key = _dotted(node)
+            if key and key in self.string_vars:
+                return self.string_vars[key]
         return None, None
 
     # ---------------------------------------------------------------- structure
@@ -254,10 +307,13 @@ class _Visitor(ast.NodeVisitor):
         self.visit(node.test)
         self._check_if_selection(node)
         guarded = self._is_cuda_test(node.test)
+        dist = self._is_distributed_test(node.test)
         self.cuda_guard += guarded
+        self.dist_context += dist
         for stmt in node.body:
             self.visit(stmt)
         self.cuda_guard -= guarded
+        self.dist_context -= dist
         negated = isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not) \
             and self._is_cuda_test(node.test.operand)
         self.cuda_guard += negated
@@ -274,6 +330,25 @@ class _Visitor(ast.NodeVisitor):
         self.visit(node.body)
         self.cuda_guard -= guarded
         self.visit(node.orelse)
+
+    def _is_distributed_test(self, test: ast.AST) -> bool:
+        """`if ddp:`, `if args.distributed:`, `if world_size > 1:` and the like: multi-GPU-only code."""
+        for n in ast.walk(test):
+            if isinstance(n, ast.Name) and _is_distributed_name(n.id):
+                return True
+            if isinstance(n, ast.Attribute) and _is_distributed_name(n.attr):
+                return True
+        return False
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> None:
+        """In `torch.cuda.is_available() and torch.cuda.X()`, X never runs on a Mac."""
+        guarded = 0
+        for value in node.values:
+            self.visit(value)
+            if isinstance(node.op, ast.And) and not guarded and self._is_cuda_test(value):
+                guarded = 1
+                self.cuda_guard += 1
+        self.cuda_guard -= guarded
 
     def _is_cuda_test(self, test: ast.AST) -> bool:
         """A condition that is False on a Mac: torch.cuda.is_available(), device == 'cuda', args.cuda, use_cuda."""
@@ -323,7 +398,8 @@ class _Visitor(ast.NodeVisitor):
 
     def _report_selection(self, kind: str | None, node: ast.AST) -> bool:
         if kind == "available":
-            if not self.mentions_mps:
+            # judged on the enclosing function (or the module): does it consider MPS anywhere?
+            if not _mentions_mps(self.functions[-1] if self.functions else self.tree):
                 self.add(A.DEVICE_SELECTION, node, "device selection picks 'cuda' if available, else 'cpu': on a Mac "
                          "everything silently runs on the CPU, never on MPS")
             return True
@@ -335,12 +411,14 @@ class _Visitor(ast.NodeVisitor):
 
     # ---------------------------------------------------------------- imports
     def visit_Import(self, node: ast.Import) -> None:
+        self.aliases.add_import(node)  # imports inside functions bind from here on
         guard = self._fallback_guard()
         for alias in node.names:
             self.result.imports.append([0, alias.name, [], node.lineno, guard is not None])
             self._check_package_import(alias.name, node, guard)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        self.aliases.add_import_from(node)
         guard = self._fallback_guard()
         names = [a.name for a in node.names]
         self.result.imports.append([node.level, node.module or "", names, node.lineno, guard is not None])
@@ -359,11 +437,12 @@ class _Visitor(ast.NodeVisitor):
         elif top in _KERNEL_LIBS and guard is None:
             self.kernel_lib_guard[top] = None
         entry = knowledge.lookup_import(module)
-        if entry is None:
+        if entry is None or (entry.name in self.reported_packages and guard is None):
             return
         if module.startswith("numba") and entry.name == "numba":
             return  # numba itself runs on macOS; CUDA kernels are EXT105
-        evidence: dict[str, Any] = {"package": entry.name, "status": entry.status}
+        self.reported_packages.add(entry.name)
+        evidence: dict[str, Any] = {"package": entry.name, "status": entry.status, "module": top}
         if entry.alternative:
             evidence["alternative"] = entry.alternative
         rule = D.CUDA_PACKAGE_IMPORT
@@ -383,6 +462,10 @@ class _Visitor(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         lit = self._literal(node.value)
         for target in node.targets:
+            if isinstance(target, ast.Attribute) and lit is not None:
+                key = _dotted(target)
+                if key:
+                    self.string_vars[key] = (lit, node.lineno)
             if isinstance(target, ast.Name):
                 if lit is not None:
                     self.string_vars[target.id] = (lit, node.lineno)
@@ -424,7 +507,32 @@ class _Visitor(ast.NodeVisitor):
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         self._check_decorators(node)
         self._check_defaults(node.args)
-        self.generic_visit(node)
+        self.functions.append(node)
+        dist = _is_distributed_name(node.name)
+        self.dist_context += dist
+        for part in (node.args, *node.decorator_list, *([node.returns] if node.returns else [])):
+            self.visit(part)
+        self._visit_block(node.body)
+        self.dist_context -= dist
+        self.functions.pop()
+
+    def _visit_block(self, body: list[ast.stmt]) -> None:
+        """Visit statements; after `if not <distributed or CUDA check>: return`, the rest of the block is
+        distributed-only (or CUDA-guarded) code."""
+        entered_dist = entered_cuda = 0
+        for stmt in body:
+            self.visit(stmt)
+            if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and all(
+                    isinstance(s, (ast.Return, ast.Raise, ast.Continue, ast.Break)) for s in stmt.body) \
+                    and isinstance(stmt.test, ast.UnaryOp) and isinstance(stmt.test.op, ast.Not):
+                if not entered_dist and self._is_distributed_test(stmt.test.operand):
+                    entered_dist = 1
+                    self.dist_context += 1
+                elif not entered_cuda and self._is_cuda_test(stmt.test.operand):
+                    entered_cuda = 1
+                    self.cuda_guard += 1
+        self.dist_context -= entered_dist
+        self.cuda_guard -= entered_cuda
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
@@ -489,6 +597,8 @@ class _Visitor(ast.NodeVisitor):
         if name == "torch.set_float32_matmul_precision":
             self.add(A.TF32_SWITCH, node, "torch.set_float32_matmul_precision: selects TF32 on CUDA; MPS matmuls stay float32")
             return True
+        if self.passive_dtype and name in _DTYPE_NAMES:
+            return True  # `x.dtype == torch.float64`, {np.float64: torch.float64}: no tensor is made
         if name in ("torch.float64", "torch.double"):
             self.add(T.FLOAT64, node, f"{name}: MPS has no float64")
             return True
@@ -529,6 +639,12 @@ class _Visitor(ast.NodeVisitor):
             # a bare availability check is only a finding when it drives a device choice (API104)
             return
         kw: dict[str, Any] = {"scope": "distributed"} if code == "API107" else {}
+        specific = {"API110": "CUDA graphs do not exist on MPS", "API111": "NVTX is not built into macOS PyTorch "
+                    "('NVTX functions not installed')", "API112": "CUDA events need CUDA; on a Mac they fail",
+                    "API107": "NCCL is not built into macOS PyTorch"}
+        if code in specific:
+            self.add(rule, node, f"{name}: {specific[code]}", severity=severity, fix=fix, evidence=evidence, **kw)
+            return
         what = {"blocker": "raises 'Torch not compiled with CUDA enabled' on a Mac",
                 "degrades": "returns a CUDA-only answer or does nothing on a Mac",
                 "info": "harmless on a Mac"}[severity.value]
@@ -561,8 +677,7 @@ class _Visitor(ast.NodeVisitor):
             "torch", "numba", "cupy", "pycuda", "cuda")
 
     def _check_to_call(self, node: ast.Call) -> None:
-        args = [*node.args, *[k.value for k in node.keywords if k.arg == "device"]]
-        for arg in args:
+        for arg in node.args[:1]:  # device=... keywords are checked with every call's keywords
             value, line = self._string_value(arg)
             if value is not None and is_cuda_literal(value) and not self._flagged_name(arg):
                 where = f" (assigned at line {line})" if line else ""
@@ -718,6 +833,30 @@ def _is_fallback_handler(handler: ast.ExceptHandler) -> bool:
     if handler.type is not None and not (names & _FALLBACK_EXCEPTIONS):
         return False
     return not all(isinstance(s, ast.Raise) for s in handler.body)
+
+
+_DTYPE_NAMES = {"torch.float64", "torch.double", "torch.complex128", "torch.cdouble", "torch.complex64", "torch.cfloat",
+                "torch.complex32", "torch.chalf", "torch.bfloat16"}
+_DISTRIBUTED_WORDS = ("ddp", "distributed", "all_gather", "all_reduce", "allreduce", "reduce_dict", "world_size",
+                      "broadcast", "barrier", "local_rank", "multi_gpu", "multigpu", "dist_init", "dist_avail",
+                      "is_dist", "between_processes")
+
+
+def _is_distributed_name(name: str) -> bool:
+    low = name.lower()
+    return any(w in low for w in _DISTRIBUTED_WORDS)
+
+
+def _dotted(node: ast.AST) -> str | None:
+    """``args.dist_backend`` for an Attribute chain over a Name (as written, no alias resolution)."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
 
 
 def _kwarg(node: ast.Call, name: str) -> ast.AST | None:

@@ -53,11 +53,22 @@ class AliasMap:
         return local in self._names
 
 
-def build_alias_map(tree: ast.AST) -> AliasMap:
+def build_alias_map(tree: ast.Module) -> AliasMap:
+    """Aliases from module-level imports, including those under top-level ``if``/``try``/``with``.
+
+    Imports inside functions and classes are added by the analyser when it reaches them, which
+    saves a walk over the whole tree (they normally precede their uses).
+    """
     aliases = AliasMap()
-    for node in ast.walk(tree):
+    stack: list[ast.stmt] = list(tree.body)
+    while stack:
+        node = stack.pop()
         if isinstance(node, ast.Import):
             aliases.add_import(node)
         elif isinstance(node, ast.ImportFrom):
             aliases.add_import_from(node)
+        elif isinstance(node, (ast.If, ast.Try, ast.With)) or node.__class__.__name__ == "TryStar":
+            for part in ("body", "orelse", "finalbody", "handlers"):
+                for child in getattr(node, part, ()):
+                    stack.extend(child.body if isinstance(child, ast.ExceptHandler) else [child])
     return aliases

@@ -41,7 +41,7 @@ class LockfileSource(DependencySource):
         try:
             doc = tomlfile.loads(text)
         except tomlfile.TOMLDecodeError as exc:
-            result.findings.append(RawFinding(I.BROKEN_TOML, relpath, tomlfile.error_line(exc), f"TOML does not parse: {exc}"))
+            result.findings.append(RawFinding(I.BROKEN_TOML, relpath, tomlfile.error_line(exc, text), f"TOML does not parse: {exc}"))
             return result
         for pkg in doc.get("package") or doc.get("packages") or []:
             if isinstance(pkg, dict) and isinstance(pkg.get("name"), str):

@@ -21,7 +21,7 @@ class PipfileSource(DependencySource):
         try:
             doc = tomlfile.loads(text)
         except tomlfile.TOMLDecodeError as exc:
-            result.findings.append(RawFinding(I.BROKEN_TOML, relpath, tomlfile.error_line(exc), f"TOML does not parse: {exc}"))
+            result.findings.append(RawFinding(I.BROKEN_TOML, relpath, tomlfile.error_line(exc, text), f"TOML does not parse: {exc}"))
             return result
         for section, optional in (("packages", False), ("dev-packages", True)):
             table = doc.get(section)

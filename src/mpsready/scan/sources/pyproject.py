@@ -29,7 +29,7 @@ class PyprojectSource(DependencySource):
         try:
             doc = tomlfile.loads(text)
         except tomlfile.TOMLDecodeError as exc:
-            result.findings.append(RawFinding(I.BROKEN_TOML, relpath, tomlfile.error_line(exc), f"TOML does not parse: {exc}"))
+            result.findings.append(RawFinding(I.BROKEN_TOML, relpath, tomlfile.error_line(exc, text), f"TOML does not parse: {exc}"))
             return result
         project = doc.get("project") if isinstance(doc.get("project"), dict) else {}
         self._strings(result, text, relpath, project.get("dependencies"), optional=False, group=None)

@@ -58,6 +58,10 @@ class _Reader:
                 for t in node.targets:
                     if isinstance(t, ast.Name):
                         self.assigns[t.id] = node.value
+                    elif isinstance(t, ast.Tuple) and isinstance(node.value, ast.Call):
+                        # `reqs, extra_indices = get_requirements()`: the call reads the file
+                        if t.elts and isinstance(t.elts[0], ast.Name):
+                            self.assigns[t.elts[0].id] = node.value
             elif isinstance(node, ast.FunctionDef):
                 self.functions[node.name] = node
 
@@ -92,12 +96,15 @@ class _Reader:
 
     def _from_files(self, node: ast.AST, optional: bool, group: str | None) -> bool:
         """Read requirement files named in the expression or in the body of a helper it calls."""
-        scope: list[ast.AST] = [node]
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in self.functions:
-                scope.append(self.functions[sub.func.id])
-        names = [c.value for part in scope for c in ast.walk(part)
-                 if isinstance(c, ast.Constant) and isinstance(c.value, str) and c.value.endswith((".txt", ".in"))]
+        def file_names(part: ast.AST) -> list[str]:
+            return [c.value for c in ast.walk(part)
+                    if isinstance(c, ast.Constant) and isinstance(c.value, str) and c.value.endswith((".txt", ".in"))]
+
+        names = file_names(node)  # named in the expression itself (a helper called with the file name)
+        if not names:  # else named inside the helpers it calls (their bodies or default arguments)
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in self.functions:
+                    names += file_names(self.functions[sub.func.id])
         read = False
         for name in dict.fromkeys(names):
             target = ProjectFiles.join(self.relpath, name)

@@ -17,9 +17,12 @@ def loads(text: str) -> dict:
     return tomllib.loads(text)
 
 
-def error_line(exc: Exception) -> int | None:
-    """The line number tomllib reports in its message ('... (at line 3, column 9)'), if any."""
+def error_line(exc: Exception, text: str = "") -> int | None:
+    """The line number tomllib reports in its message ('... (at line 3, column 9)'); the last line
+    for an error 'at end of document'; else ``None``."""
     msg = str(exc)
+    if "end of document" in msg and text:
+        return text.count("\n") + (0 if text.endswith("\n") else 1)
     marker = "at line "
     if marker in msg:
         digits = msg.split(marker, 1)[1].split(",")[0].split(")")[0]

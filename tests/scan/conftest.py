@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+collect_ignore_glob = ["fixtures/*"]  # fixture projects are scanned, never collected or run
+
+from pathlib import Path
+
+import pytest
+
+from mpsready.scan import ScanConfig, scan_path
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def rows(result, *, with_scope: bool = False):
+    """(code, path, line, severity[, scope]) for every finding, in the result's order."""
+    if with_scope:
+        return [(f.code, f.location.path, f.location.line, f.severity.value, f.scope.value) for f in result.findings]
+    return [(f.code, f.location.path, f.location.line, f.severity.value) for f in result.findings]
+
+
+@pytest.fixture
+def scan_fixture():
+    def run(name: str, **config):
+        return scan_path(FIXTURES / name, ScanConfig(**config))
+
+    return run
+
+
+@pytest.fixture
+def write_project(tmp_path):
+    """Write {relpath: text or bytes} under tmp_path/proj and return that directory."""
+
+    def write(files: dict[str, str | bytes]) -> Path:
+        root = tmp_path / "proj"
+        for rel, content in files.items():
+            p = root / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                p.write_bytes(content)
+            else:
+                p.write_text(content, encoding="utf-8")
+        root.mkdir(exist_ok=True)
+        return root
+
+    return write

@@ -1,0 +1,107 @@
+"""Regressions found by scanning real research repositories (small fixtures written here, not their code).
+
+- nanoGPT: `torch.cuda.is_available() and torch.cuda.is_bf16_supported()` never calls the second part on a Mac.
+- DETR: the NCCL backend is set as an attribute (`args.dist_backend = 'nccl'`); helpers such as
+  `all_gather`/`init_distributed_mode` and `if args.distributed:` blocks are multi-GPU-only code.
+- dinov2: one file importing mmcv five times gave five findings; setup.py reads requirement files through
+  a helper whose result is tuple-unpacked.
+- dinov2: a NumPy-to-torch dtype table and `x.dtype == torch.float64` checks were reported as float64 use.
+- mamba: the project's own package (mamba_ssm) was reported as a CUDA dependency of itself.
+"""
+
+from mpsready.scan import scan_path
+from tests.scan.conftest import rows
+
+
+def test_and_chain_after_cuda_check_is_guarded(write_project):
+    root = write_project({"a.py": "import torch\n"
+                                  "bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()\n"})
+    r = scan_path(root)
+    assert rows(r) == [("API102", "a.py", 2, "info")]
+    assert r.findings[0].evidence["guarded"] is True
+
+
+def test_attribute_assigned_nccl_backend_and_distributed_helpers(write_project):
+    root = write_project({"util.py": (
+        "import torch\n"
+        "import torch.distributed as dist\n\n"
+        "def init_distributed_mode(args):\n"
+        "    args.dist_backend = 'nccl'\n"
+        "    torch.cuda.set_device(args.gpu)\n"
+        "    dist.init_process_group(backend=args.dist_backend)\n\n"
+        "def all_gather(data):\n"
+        "    return torch.tensor([1], device='cuda')\n\n"
+        "def train(args, model):\n"
+        "    if args.distributed:\n"
+        "        model = model.cuda()\n"
+        "    return model.cuda()\n")})
+    assert rows(scan_path(root), with_scope=True) == [
+        ("API102", "util.py", 6, "blocker", "distributed"),
+        ("API107", "util.py", 7, "blocker", "distributed"),
+        ("API103", "util.py", 10, "blocker", "distributed"),
+        ("API101", "util.py", 14, "blocker", "distributed"),
+        ("API101", "util.py", 15, "blocker", "main"),
+    ]
+
+
+def test_one_finding_per_package_per_file(write_project):
+    root = write_project({"seg.py": "import mmcv\nfrom mmcv.runner import load\nfrom mmcv.ops import nms\n"})
+    assert rows(scan_path(root)) == [("DEP107", "seg.py", 1, "blocker")]
+
+
+def test_setup_py_tuple_unpacked_requirement_helper(write_project):
+    root = write_project({
+        "setup.py": (
+            "from setuptools import setup\n\n"
+            "def get_requirements(path='requirements-main.in'):\n"
+            "    return open(path).read().splitlines(), []\n\n"
+            "reqs, _ = get_requirements()\n"
+            "extra, _ = get_requirements('requirements-x.in')\n"
+            "setup(install_requires=reqs, extras_require={'x': extra})\n"),
+        "requirements-main.in": "numpy\nxformers\n",
+        "requirements-x.in": "cuml-cu11\n",
+    })
+    r = scan_path(root)
+    assert rows(r) == [("DEP101", "requirements-main.in", 2, "blocker"), ("DEP101", "requirements-x.in", 1, "blocker")]
+    assert [f.evidence.get("optional", False) for f in r.findings] == [False, True]
+
+
+def test_project_importing_its_own_package_is_not_a_dependency(write_project):
+    root = write_project({
+        "mamba_ssm/__init__.py": "",
+        "mamba_ssm/ops.py": "import torch\n",
+        "benchmarks/bench.py": "from mamba_ssm.ops import x\nimport flash_attn\n",
+    })
+    assert rows(scan_path(root)) == [("DEP107", "benchmarks/bench.py", 2, "blocker")]
+
+
+def test_early_return_guards_mark_the_rest_of_a_function(write_project):
+    root = write_project({"m.py": (
+        "import torch\n"
+        "import torch.distributed as dist\n\n"
+        "def sync(self):\n"
+        "    if not is_dist_avail_and_initialized():\n"
+        "        return\n"
+        "    t = torch.tensor([1.0], device='cuda')\n\n"
+        "def stats():\n"
+        "    if not torch.cuda.is_available():\n"
+        "        return None\n"
+        "    return torch.cuda.max_memory_allocated()\n\n"
+        "def plain():\n"
+        "    return torch.ones(1).cuda()\n")})
+    assert rows(scan_path(root), with_scope=True) == [
+        ("API103", "m.py", 7, "blocker", "distributed"),
+        ("API101", "m.py", 15, "blocker", "main"),
+        ("API102", "m.py", 12, "info", "main"),
+    ]
+
+
+def test_dtype_tables_and_comparisons_create_no_tensor(write_project):
+    root = write_project({"d.py": (
+        "import numpy as np\nimport torch\n"
+        "TABLE = {np.float64: torch.float64, np.complex128: torch.complex128}\n"
+        "def f(x):\n"
+        "    if x.dtype == torch.float64:\n"
+        "        return x.float()\n"
+        "    return torch.zeros(2, dtype=torch.float64)\n")})
+    assert rows(scan_path(root)) == [("DTY101", "d.py", 7, "blocker")]
