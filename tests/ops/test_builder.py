@@ -84,9 +84,20 @@ def test_build_release_from_synthetic_wheel_files(tmp_path):
     assert ops["_slow_conv2d_forward"]["s"] == "guard"
     assert (ops["nanmedian.dim_values"]["s"], ops["nanmedian.dim"]["s"]) == ("missing", "composite")
     assert ops["embedding_renorm.out"]["h"] == "yaml:autogen(embedding_renorm_)"
-    assert table["wheel"] == {"name": "torch-2.99.0-x.whl", "sha256": "ab" * 32}
+    assert table["wheel"] == {"name": "torch-2.99.0-x.whl", "sha256": "ab" * 32, "version": None}
     assert table["min_macos"] == "14.0"
     assert table["routing"] == {}  # every route's target (_mps_convolution, ...) is absent from this yaml
+
+
+def test_build_release_rejects_wrong_wheel_version(tmp_path):
+    (tmp_path / YAML_MEMBER).parent.mkdir(parents=True)
+    (tmp_path / YAML_MEMBER).write_text(SYNTH_YAML)
+    (tmp_path / fetch.MANIFEST).write_text(json.dumps({"wheel": "w.whl", "sha256": "0" * 64}))
+    (tmp_path / "torch/version.py").parent.mkdir(parents=True)
+    (tmp_path / "torch/version.py").write_text("__version__ = '2.98.0+cpu'\ngit_version = 'abc'\n")
+    assert builder.wheel_version(tmp_path) == "2.98.0+cpu"
+    with pytest.raises(AssertionError, match="version.py says 2.98.0"):
+        builder.build_release("2.99.0", tmp_path)
 
 
 def test_build_release_rejects_wrong_counts(tmp_path):
@@ -222,3 +233,31 @@ def test_installed_torchgen_yaml_matches_shipped_2_13_table():
     ops = classify_text(data.decode())
     assert set(ops) == set(db.op_names())
     assert sum(o.mps in ("explicit", "delegate") for o in ops.values()) == 890
+
+
+# research note §3 table (measured): UNIMPLEMENTED (all-dtype) at macOS 14, at macOS 15, UNDEFINED, complex allow-list
+COMMON_MPS_SIZES = {"2.9.1": (116, 96, 114, 25, 267), "2.11.0": (139, 75, 137, 28, 277),
+                    "2.13.0": (111, 61, 111, 12, 311), "2.14.1": (83, 39, 83, 10, 328)}
+
+
+@pytest.mark.parametrize("release", list(COMMON_MPS_SIZES))
+def test_common_mps_list_sizes_match_research_note(release):
+    c = load_db(release)._doc["common_mps"]
+    s14, s15 = c["list_sizes"]["14.0"], c["list_sizes"]["15.0"]
+    got = (s14["unimplemented"], s14["unimplemented_all_dtypes"], s15["unimplemented"], s14["undefined"],
+           c["complex_allowlist_size"])
+    assert got == COMMON_MPS_SIZES[release]
+
+
+def test_check_routing_catches_misspelt_ops(monkeypatch):
+    real = builder.curated.load
+
+    def fake(name):
+        if name == "routing":
+            return {"entries": [{"from": "_slow_conv2d_forwrd", "to": ["_mps_convolution"], "source": "typo"}]}
+        return real(name)
+
+    monkeypatch.setattr(builder.curated, "load", fake)
+    tables = {"2.13.0": {"routing": load_db("2.13.0")._doc["routing"]}}
+    with pytest.raises(AssertionError, match="_slow_conv2d_forwrd"):
+        builder.check_routing(tables)

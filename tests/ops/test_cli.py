@@ -56,12 +56,13 @@ def test_lookup_routed_op(capsys):
 
 
 def test_lookup_op_dtype_exception_filtered_by_macos(capsys):
-    # common_mps.py 2.11.0: scatter_reduceamax int32 xfail `if MACOS_VERSION < 15.0`, int64 always
-    _, doc = run_json(capsys, "scatter_reduce.two", "--torch", "2.11", "--macos", "14.4")
-    dx = doc["results"][0]["dtype_exceptions"]
-    assert dx["int32"]["min_macos"] == "15.0" and dx["int64"]["unsupported"] is True
-    _, doc = run_json(capsys, "scatter_reduce.two", "--torch", "2.11", "--macos", "15.0")
-    assert "int32" not in doc["results"][0]["dtype_exceptions"]
+    # common_mps.py 2.11.0: `if MACOS_VERSION < 15.0: UNIMPLEMENTED_XFAILLIST.update({"quantile": None, ...})`
+    _, doc = run_json(capsys, "quantile", "--torch", "2.11", "--macos", "14.4")
+    r = doc["results"][0]
+    assert (r["dtype_exceptions"]["*"]["min_macos"], r["min_macos"], r["op_available_at_macos"]) == (
+        "15.0", "15.0", False)
+    _, doc = run_json(capsys, "quantile", "--torch", "2.11", "--macos", "15.0")
+    assert doc["results"][0]["dtype_exceptions"] == {} and doc["results"][0]["op_available_at_macos"] is True
 
 
 def test_terminal_output(capsys):

@@ -198,6 +198,11 @@ def test_route_sdpa(release, target):
     for op in ("_scaled_dot_product_flash_attention_for_cpu", "aten::_scaled_dot_product_efficient_attention",
                "_scaled_dot_product_flash_attention"):
         assert db.route(op) == target
+    # attention.cpp: _math_for_mps only without grad; training takes the CIA math decomposition
+    info = db.route_info("_scaled_dot_product_flash_attention")
+    assert info.get("otherwise") == ("_scaled_dot_product_attention_math" if "for_mps" in target else None)
+    assert db.route("_scaled_dot_product_flash_attention_backward") == "aten::_scaled_dot_product_attention_math"
+    assert db.lookup("_scaled_dot_product_attention_math").how == "yaml:implicit"
 
 
 @pytest.mark.parametrize("release", ALL)
@@ -214,10 +219,13 @@ def test_route_conv_lstm(release):
         assert db.lookup(target).status == "kernel"
 
 
-@pytest.mark.parametrize("release,target", [("2.8.0", "aten::bernoulli_.float"), ("2.9.1", None)])
-def test_route_native_dropout(release, target):
-    # native_dropout has an MPS key only from 2.9 (yaml); before, MPS dropout took the bernoulli_ path
-    assert load_db(release).route("native_dropout") == target
+@pytest.mark.parametrize("release", ["2.3.1", "2.8.0", "2.9.1", "2.14.1"])
+def test_route_native_dropout(release):
+    # Dropout.cpp is_fused_kernel_acceptable(): CUDA/XPU/Lazy/PrivateUse1 only, so a CUDA trace's native_dropout
+    # is bernoulli_ + div_ + mul on MPS in every release
+    db = load_db(release)
+    assert db.route("native_dropout") == db.route("aten::_fused_dropout") == "aten::bernoulli_.float"
+    assert db.route("native_dropout_backward") == "aten::mul.Tensor"
 
 
 def test_every_route_target_exists_in_its_release():
@@ -239,3 +247,149 @@ def test_core_and_sparse_columns():
     assert load_db("2.13").lookup("add.Tensor").core is True
     assert load_db("2.9").counts["yaml"]["sparse_mps"] == 108
     assert load_db("2.8").counts["yaml"]["sparse_mps"] == 0
+
+
+def test_matrix_exp_needs_macos_15_in_2_14():
+    # common_mps.py 2.14.1 MACOS_BEFORE_15_0_XFAILLIST = {matrix_exp}; dylib string "linalg.matrix_exp on MPS
+    # requires macOS 15.0 or newer" (research note §6); yaml 2.14.1 gives linalg_matrix_exp an MPS key
+    db = load_db("2.14.1")
+    s = db.lookup("linalg_matrix_exp", macos="14.4")
+    assert (s.status, s.min_macos, s.dtype_exceptions["*"]["min_macos"]) == ("kernel", "15.0", "15.0")
+    assert db.lookup("linalg_matrix_exp", macos="15.0").dtype_exceptions == {}
+
+
+@pytest.mark.parametrize("release", ["2.8.0", "2.9.1", "2.11.0", "2.13.0", "2.14.1"])
+def test_integer_convolution_gap(release):
+    # common_mps.py (2.8+): "nn.functional.conv1d"/"conv2d": [torch.int64] -> the kernel's gap;
+    # "conv_transpose2d": [int64, bfloat16], "conv_transpose3d": [int64, bfloat16, float16] differ by rank, so
+    # they are conditions on _mps_convolution_transpose
+    db = load_db(release)
+    assert db.lookup("_mps_convolution").dtype_exceptions["int64"]["unsupported"] is True
+    t = db.lookup("_mps_convolution_transpose")
+    assert "float16" not in t.dtype_exceptions and "bfloat16" not in t.dtype_exceptions
+    assert any("'nn.functional.conv_transpose3d'" in c and "float16" in c for c in t.conditions)
+
+
+@pytest.mark.parametrize("release", ["2.3.1", "2.11.0", "2.14.1"])
+def test_adaptive_avg_pool_is_a_condition_not_a_gap(release):
+    # research note §3 caveat: "input sizes must be divisible by output sizes" is an input condition
+    s = load_db(release).lookup("_adaptive_avg_pool2d")
+    assert (s.status, s.conditions, s.dtype_exceptions) == ("kernel", ("input size divisible by output size",), {})
+
+
+def test_scatter_reduce_mode_gaps_are_conditions():
+    # common_mps.py 2.9.1: "scatter_reduceamax": [torch.int32, torch.int64] if MACOS_VERSION < 15.0 else [int64].
+    # The key is a variant (reduce="amax"): sum/mean still work for int64, so it is a condition, not a dtype gap.
+    s = load_db("2.9.1").lookup("scatter_reduce.two", macos="14.0")
+    assert "int64" not in s.dtype_exceptions
+    assert s.conditions[0] == ("some calls fail on MPS for int32 (below macOS 15.0), int64: common_mps.py xfails "
+                               "OpInfo 'scatter_reduceamax'")
+
+
+@pytest.mark.parametrize("release", ["2.8.0", "2.11.0", "2.13.0", "2.14.1"])
+def test_variant_opinfo_does_not_block_plain_op(release):
+    # common_mps.py: "log_softmaxwith_dtype" xfails float32 (the with-dtype variant), "nn.functional.grid_sample"
+    # and "linalg.cond"/"svd_lowrank" xfail every dtype: none of them may mark the shared kernel unsupported
+    db = load_db(release)
+    for op in ("_log_softmax", "_softmax", "grid_sampler_2d", "_linalg_svd"):
+        dx = db.lookup(op).dtype_exceptions
+        assert "float32" not in dx and "*" not in dx, (op, dx)
+    assert any("log_softmaxwith_dtype" in c for c in db.lookup("_log_softmax").conditions)
+
+
+def test_no_common_mps_before_2_8():
+    # common_mps.py is absent from wheels before 2.8 (research note §3): no per-op dtype data there
+    assert load_db("2.7.1")._doc["common_mps"] is None
+    assert load_db("2.7.1").lookup("scatter_reduce.two").dtype_exceptions == {}
+
+
+@pytest.mark.parametrize("release,unmapped", [
+    ("2.9.1", ["linalg.matrix_norm", "linalg.norm", "linalg.normsubgradients_at_zero", "nn.functional.norm",
+               "sparse.mm", "symeig", "to"]),
+    ("2.14.1", ["nn.functional.local_response_norm", "nn.functional.multilabel_soft_margin_loss", "to"]),
+])
+def test_unmapped_opinfo_keys_are_listed(release, unmapped):
+    # which common_mps keys have no aten overload (stale keys, conversions, SVD-only ords): see docs/ops.md
+    assert load_db(release)._doc["common_mps"]["unmapped_keys"] == unmapped
+
+
+def test_autocast_mps_list_only_where_known():
+    # research note §2.3: AutocastMPS has 98 registrations in 2.5.1 (binary); the curated list from
+    # autocast_mode.cpp @ 008ec6b has those 98 (data/curated/autocast_mps.yaml); other releases ship none
+    db = load_db("2.5.1")
+    assert len(db.autocast_mps) == 98
+    assert (db.autocast_mps_policy["aten::mm"], db.autocast_mps_policy["aten::softmax.int"]) == (
+        "lower_precision_fp", "fp32_set_opt_dtype")
+    for release in ("2.3.1", "2.4.1", "2.9.1", "2.14.1"):
+        other = load_db(release)
+        assert other.autocast_mps == frozenset() and "binary" in other.autocast_mps_note
+
+
+def test_mps_only_ops():
+    # yaml: overloads with an MPS key and no CPU/CUDA kernel (research note §9 pitfall 2: _mps_convolution,
+    # _lstm_mps, linear, max_pool2d, ... run as themselves only on MPS). Our count: 15 (2.3.1) to 19 (2.8.0).
+    assert sorted(load_db("2.14.1").mps_only_ops) == [
+        "aten::_copy_from", "aten::_copy_from_and_resize", "aten::_lstm_mps", "aten::_mps_convolution",
+        "aten::_mps_convolution_transpose", "aten::_scaled_dot_product_attention_math_for_mps",
+        "aten::constant_pad_nd", "aten::linear", "aten::linear_backward", "aten::lstm_mps_backward",
+        "aten::max_pool2d", "aten::max_pool2d_backward", "aten::mps_convolution_backward",
+        "aten::mps_convolution_transpose_backward", "aten::permute", "aten::repeat"]
+    assert [len(load_db(v).mps_only_ops) for v in ALL] == [15, 15, 18, 18, 18, 19, 18, 16, 16, 16, 16]
+
+
+@pytest.mark.parametrize("release", ["2.8.0", "2.13.0", "2.14.1"])
+def test_complex_allowlist_applied_per_op(release):
+    # common_mps.py: every OpInfo outside SUPPORTED_COMPLEX_OPS xfails complex32/complex64 on MPS; an op is
+    # flagged only if no allow-listed OpInfo reaches it ("add", "mul", "fft.*" are allow-listed)
+    db = load_db(release)
+    qr = db.lookup("linalg_qr").dtype_exceptions["complex64"]
+    assert (qr["unsupported"], qr["opinfo"]) == (True, "linalg.qr")
+    for op in ("add.Tensor", "mul.Tensor", "empty_like", "resize_", "_fft_c2c"):
+        assert "complex64" not in db.lookup(op).dtype_exceptions, op
+    # fft.hfft2 complex64 below macOS 14.4 (MACOS_BEFORE_14_4_XFAILLIST) is one transform: a condition on c2c
+    cond = [c for c in db.lookup("_fft_c2c").conditions if "'fft.hfft2'" in c]
+    assert len(cond) == 1 and "complex64 (below macOS 14.4)" in cond[0]
+
+
+def test_complex_allowlist_grows():
+    # SUPPORTED_COMPLEX_OPS gains e.g. "vdot" by 2.13 (common_mps.py 2.9.1 vs 2.13.0)
+    assert "complex64" in load_db("2.9.1").lookup("vdot").dtype_exceptions
+    assert "complex64" not in load_db("2.13.0").lookup("vdot").dtype_exceptions
+
+
+def test_new_mps_device_kernels_per_release():
+    # research note §1.2: "MPS device kernels first appearing per version (yaml): 2.3.1 658, +7 (2.4), +24 (2.5),
+    # +21 (2.6), +32 (2.7), +74 (2.8), +34 (2.9), +10 (2.10), +12 (2.11), +23 (2.13), +24 (2.14)"
+    seen, new = set(), []
+    for release in ALL:
+        db = load_db(release)
+        dev = {k for k in db.op_names() if db.raw(k)["h"].startswith(("yaml:explicit", "yaml:delegate"))}
+        new.append(len(dev - seen))
+        seen |= dev
+    assert new == [658, 7, 24, 21, 32, 74, 34, 10, 12, 23, 24]
+
+
+@pytest.mark.parametrize("release,ops", [
+    # research note §1.2 "Examples (first version with an MPS kernel, from the yaml)"
+    ("2.5.1", ["_fused_adam_", "_fused_adamw_", "_fused_sgd_"]),
+    ("2.7.1", ["_upsample_bilinear2d_aa", "angle"]),
+    ("2.8.0", ["nanmedian", "_amp_foreach_non_finite_check_and_unscale_", "_amp_update_scale_"]),
+    ("2.9.1", ["grid_sampler_3d", "avg_pool3d", "kthvalue.values", "max_unpool2d"]),
+    ("2.10.0", ["_embedding_bag", "unique_dim"]),
+    ("2.13.0", ["linalg_qr.out", "index_reduce.out"]),
+    ("2.14.1", ["_linalg_svd", "_linalg_eigh", "linalg_lstsq.out", "_ctc_loss"]),  # linalg_lstsq itself is CEA
+])
+def test_kernel_since_examples(release, ops):
+    for op in ops:
+        assert load_db("2.14.1").lookup(op).kernel_since == release, op
+
+
+def test_still_missing_in_2_14():
+    # research note §1.2: "Still missing in 2.14.1: take, put_, logspace, _adaptive_avg_pool3d,
+    # adaptive_max_pool3d, fractional_max_pool2d and _pdist_forward" (logspace: the CIA op decomposes onto the
+    # missing logspace.out)
+    db = load_db("2.14.1")
+    for op in ("take", "put_", "logspace.out", "_adaptive_avg_pool3d", "adaptive_max_pool3d",
+               "fractional_max_pool2d", "_pdist_forward"):
+        assert db.lookup(op).status == "missing", op
+    assert db.lookup("linalg_lstsq").since_torch == "2.3.1"  # CEA everywhere: an MPS path (composite) since 2.3.1

@@ -19,9 +19,10 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from mpsready.ops.format import CODE_STATUS, INDEX_NAME, SCHEMA_NAME, SCHEMA_VERSION, table_name
+from mpsready.ops.format import INDEX_NAME, SCHEMA_NAME, SCHEMA_VERSION, table_name
 
 TABLES = "mpsready.ops.data.tables"
+# statuses under which the op does not run on the MPS device (trace/report use this to flag an op)
 BAD_STATUSES = ("missing", "cpu_fallback_always", "guard")
 
 
@@ -31,7 +32,11 @@ def _vtuple(text: str) -> tuple[int, ...]:
     core = str(text).strip().split("+", 1)[0]
     parts = []
     for piece in core.split("."):
-        digits = "".join(ch for ch in piece if ch.isdigit()) if piece[:1].isdigit() else ""
+        digits = ""
+        for ch in piece:  # the leading digits only: "0a0" -> "0", "0rc1" -> "0"
+            if not ch.isdigit():
+                break
+            digits += ch
         if not digits:
             if parts:
                 break  # "2.5.0a0" / "2.6.0.dev2024" -> keep the numeric prefix
@@ -157,6 +162,7 @@ class OpSupport:
     fixed_in: str | None = None
     removed_in: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
+    kernel_since: str | None = None  # first shipped release where this op has an MPS kernel (status "kernel")
 
     @property
     def runs_on_mps(self) -> bool:
@@ -169,21 +175,24 @@ class OpSupport:
             "sparse_mps": self.sparse_mps, "core": self.core, "dtype_exceptions": self.dtype_exceptions,
             "conditions": list(self.conditions), "min_macos": self.min_macos, "since_torch": self.since_torch,
             "fixed_in": self.fixed_in, "removed_in": list(self.removed_in), "sources": list(self.sources),
+            "kernel_since": self.kernel_since,
         }
 
 
 @lru_cache(maxsize=4096)
 def _history_facts(history: str, releases: tuple[str, ...], at: int) -> tuple[str | None, str | None,
-                                                                            tuple[str, ...]]:
-    """(since_torch, fixed_in, removed_in) from a per-release status string (``format.HISTORY_CODES``)."""
+                                                                            tuple[str, ...], str | None]:
+    """(since_torch, fixed_in, removed_in, kernel_since) from a per-release status string
+    (``format.HISTORY_CODES``)."""
     since = next((releases[i] for i, c in enumerate(history) if c in "kc"), None)
+    kernel_since = next((releases[i] for i, c in enumerate(history) if c == "k"), None)
     fixed = None
     if at >= 0 and history[at] in "mfg":
         # a later kernel, or a later composite (linalg_svd: CPU fallback up to 2.13, decomposes onto the
         # _linalg_svd kernel in 2.14.1) counts as the fix
         fixed = next((releases[i] for i in range(at + 1, len(history)) if history[i] in "kc"), None)
     removed = tuple(releases[i] for i in range(1, len(history)) if history[i - 1] == "k" and history[i] != "k")
-    return since, fixed, removed
+    return since, fixed, removed, kernel_since
 
 
 # ---------------------------------------------------------------- the DB -------------------------------------
@@ -200,8 +209,14 @@ class SupportDB:
         self.wheel: dict[str, str] = doc["wheel"]
         self.min_macos: str = doc["min_macos"]
         self.min_macos_source: str = doc["min_macos_source"]
+        # AutocastMPS registrations ("aten::mm"); empty where no list is shipped (see autocast_mps_note)
         self.autocast_mps: frozenset[str] = frozenset(f"aten::{n}" for n in doc.get("autocast_mps", ()))
+        self.autocast_mps_policy: dict[str, str] = {f"aten::{k}": v
+                                                    for k, v in doc.get("autocast_mps_policy", {}).items()}
+        self.autocast_mps_note: str = doc.get("autocast_mps_note", "")
         self.fallback: dict[str, Any] = doc["fallback"]
+        # overloads whose only device kernel is MPS (yaml), e.g. "aten::_mps_convolution", "aten::linear"
+        self.mps_only_ops: frozenset[str] = frozenset(f"aten::{n}" for n in doc.get("mps_only_ops", ()))
         self.size_limits: list[dict[str, Any]] = doc["size_limits"]
         self.counts: dict[str, Any] = doc["counts"]
         self.basis: str = doc.get("basis", "predicted")
@@ -220,7 +235,8 @@ class SupportDB:
         return self._ops.get(key)
 
     def _sources(self, rec: dict[str, Any]) -> tuple[str, ...]:
-        ids = tuple(rec.get("src", ("yaml",)))
+        src = rec.get("src")
+        ids = ("yaml",) if src is None else tuple(src)
         hit = self._source_memo.get(ids)
         if hit is None:
             hit = self._source_memo[ids] = self._expand_sources(ids)
@@ -236,6 +252,14 @@ class SupportDB:
             out.append(text)
         return tuple(out)
 
+    def _position(self, index: dict[str, Any]) -> tuple[tuple[str, ...], int]:
+        """(shipped releases, this table's place among them or -1), computed once."""
+        pos = getattr(self, "_pos", None)
+        if pos is None:
+            releases = tuple(index["releases"])
+            pos = self._pos = (releases, releases.index(self.torch_version) if self.torch_version in releases else -1)
+        return pos
+
     def lookup(self, name: str, macos: str | None = None) -> OpSupport:
         """Support of one overload; ``macos`` (e.g. ``"14.4"``) drops dtype exceptions lifted at that macOS.
 
@@ -246,24 +270,24 @@ class SupportDB:
         display = _display(ns, key)
         rec = self._ops.get(key) if ns == "aten" else None
         index = _index()
-        releases = tuple(index["releases"])
-        at = releases.index(self.torch_version) if self.torch_version in releases else -1
+        releases, at = self._position(index)
         # an observed table (--dump-installed) has no place in the shipped history: no since/fixed facts
         history = index["history"].get(key) if ns == "aten" and self.basis == "predicted" else None
-        since, fixed, removed = _history_facts(history, releases, at) if history else (None, None, ())
+        since, fixed, removed, kernel_since = (_history_facts(history, releases, at) if history
+                                               else (None, None, (), None))
         if rec is None:
             return OpSupport(op=display, torch=self.torch_version, status="unknown", how="absent",
                              cuda="unknown", sparse_mps=False, core=False, since_torch=since, fixed_in=None,
-                             removed_in=removed,
+                             removed_in=removed, kernel_since=kernel_since,
                              sources=(f"not in native_functions.yaml of torch {self.torch_version}",))
         dx = rec.get("dx", {})
-        if macos is not None:
+        if macos is not None and dx:
             dx = {d: v for d, v in dx.items() if not (v.get("min_macos") and not _macos_lt(macos, v["min_macos"]))}
         return OpSupport(
             op=display, torch=self.torch_version, status=rec["s"], how=rec["h"], cuda=rec["c"],
             sparse_mps=bool(rec.get("sp")), core=bool(rec.get("core")), dtype_exceptions=dict(dx),
             conditions=tuple(rec.get("cond", ())), min_macos=rec.get("mm"), since_torch=since, fixed_in=fixed,
-            removed_in=removed, sources=self._sources(rec),
+            removed_in=removed, sources=self._sources(rec), kernel_since=kernel_since,
         )
 
     def route(self, name: str) -> str | None:
@@ -274,7 +298,11 @@ class SupportDB:
         return None if info is None else "aten::" + info["to"]
 
     def route_info(self, name: str) -> dict[str, Any] | None:
-        """The routing record ``{"to", "source", "condition"?}`` for ``name``, or None."""
+        """The routing record ``{"to", "source", "condition"?, "otherwise"?}`` for ``name``, or None.
+
+        ``otherwise`` names the MPS op used when ``condition`` does not hold (SDPA in training: the CIA
+        ``_scaled_dot_product_attention_math`` instead of ``_scaled_dot_product_attention_math_for_mps``).
+        """
         ns, key = normalize_op(name)
         if ns != "aten":
             return None

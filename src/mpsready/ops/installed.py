@@ -55,7 +55,10 @@ class TorchDispatcher:
         return sorted(self._torch._C._dispatch_get_all_op_names())
 
     def has_kernel(self, op: str, key: str) -> bool:
-        return bool(self._torch._C._dispatch_has_kernel_for_dispatch_key(op, key))
+        try:
+            return bool(self._torch._C._dispatch_has_kernel_for_dispatch_key(op, key))
+        except RuntimeError:  # a key name this torch does not know (e.g. an older release)
+            return False
 
     def registration(self, op: str, key: str) -> str | None:
         for line in self._torch._C._dispatch_dump_table(op).splitlines():

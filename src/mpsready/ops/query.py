@@ -63,7 +63,7 @@ def explain(db: SupportDB, name: str, macos: str | None = None) -> dict[str, Any
         macos_supported=None if macos is None or db.min_macos is None else db.macos_supported(macos),
         dtypes=dtype_summary(db, s, macos),
         fallback=fallback_behaviour(db, s.status, s.op),
-        autocast_mps=(s.op in db.autocast_mps) if db.autocast_mps else None,
+        autocast_mps=db.autocast_mps_policy.get(s.op) if db.autocast_mps else None,
         routed_on_mps=None if routed is None else {"op": "aten::" + routed["to"], **routed},
     )
     if s.min_macos and macos is not None:

@@ -30,9 +30,12 @@ def lookup_terminal(results: list[dict[str, Any]], console: Console) -> None:
         if r.get("routed_on_mps"):
             ro = r["routed_on_mps"]
             table.add_row("on MPS", f"this call dispatches {ro['op']} instead ({ro['source']})"
-                          + (f"; {ro['condition']}" if ro.get("condition") else ""))
+                          + (f"; {ro['condition']}" if ro.get("condition") else "")
+                          + (f"; otherwise aten::{ro['otherwise']}" if ro.get("otherwise") else ""))
         table.add_row("CUDA", r["cuda"])
-        table.add_row("since", r["since_torch"] or "never (in shipped releases)")
+        table.add_row("since", (r["since_torch"] or "never (in shipped releases)")
+                      + (f"; MPS kernel since {r['kernel_since']}" if r.get("kernel_since")
+                         and r["kernel_since"] != r["since_torch"] else ""))
         if r["fixed_in"]:
             table.add_row("fixed in", r["fixed_in"])
         table.add_row("removed again", ", ".join(r["removed_in"]) if r["removed_in"] else "no")

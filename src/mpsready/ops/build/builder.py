@@ -13,6 +13,7 @@ with every op's status per release (for since/fixed_in/removed_in).
 from __future__ import annotations
 
 import argparse
+import ast
 import gzip
 import hashlib
 import json
@@ -75,9 +76,29 @@ def _cuda_status(op: YamlOp) -> str:
     return _status_how(op.cuda, op)[0]
 
 
+def wheel_version(files: Path) -> str | None:
+    """``__version__`` from the wheel's ``torch/version.py`` (parsed with ``ast``), or None if absent."""
+    path = files / "torch/version.py"
+    if not path.exists():
+        return None
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if (isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Constant)
+                and any(isinstance(t, ast.Name) and t.id == "__version__"
+                        for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))):
+            return str(node.value.value)
+    return None
+
+
 def build_release(release: str, files: Path, extras: Any = None) -> dict[str, Any]:
-    """Build one release's table from the extracted files under ``files`` (``fetch`` layout)."""
+    """Build one release's table from the extracted files under ``files`` (``fetch`` layout).
+
+    Raises ``AssertionError`` when the wheel's version, the yaml counts (``EXPECTED_COUNTS``), the Python
+    registrations or an overlay disagree with what is expected: stop and look, never ship a silent change.
+    """
     info = json.loads((files / fetch.MANIFEST).read_text())
+    version_py = wheel_version(files)
+    if version_py is not None and version_py.split("+")[0] != release:
+        raise AssertionError(f"{release}: the wheel's torch/version.py says {version_py}")
     yaml_bytes = (files / YAML_MEMBER).read_bytes()
     ops_yaml = classify_text(yaml_bytes.decode("utf-8"))
     counts = yaml_counts(ops_yaml)
@@ -108,6 +129,8 @@ def build_release(release: str, files: Path, extras: Any = None) -> dict[str, An
         raise AssertionError(f"{release}: {BACKENDS_MPS} registers {sorted(parsed)} for MPS, curated list says "
                              f"{sorted(curated_backends)}")
     for e in py_entries:
+        if e["op"] not in ops:
+            raise AssertionError(f"{release}: Python-registered op {e['op']} is not in the yaml")
         src_id = f"py:{e['file']}"
         sources[src_id] = (f"{e['file']} (torch {release}): torch.library impl(..., 'MPS')"
                            + ("; parsed with ast" if e["file"] == BACKENDS_MPS else "; research note §2.4"))
@@ -140,6 +163,7 @@ def build_release(release: str, files: Path, extras: Any = None) -> dict[str, An
     if extras is not None:
         common_mps_info = {"opinfo_keys": extras.keys, "unmapped_keys": extras.unmapped,
                            "unparsed_entries": extras.skipped, "complex_allowlist_size": extras.complex_allowlist,
+                           "list_sizes": extras.list_sizes,
                            "ops_absent_from_yaml": sorted(n for n in extras.ops if n not in ops)}
         for name, extra in extras.ops.items():
             rec = ops.get(name)
@@ -164,8 +188,13 @@ def build_release(release: str, files: Path, extras: Any = None) -> dict[str, An
         if target is None:
             continue
         r = {"to": target, "source": e["source"]}
+        if e.get("otherwise") == target:  # the conditional op does not exist yet: unconditional route
+            routing[e["from"]] = r
+            continue
         if e.get("condition"):
             r["condition"] = e["condition"]
+        if e.get("otherwise") in ops:
+            r["otherwise"] = e["otherwise"]  # the MPS path when `condition` does not hold
         routing[e["from"]] = r
 
     min_macos = [e for e in curated.for_release(rules["min_macos"], release)]
@@ -178,7 +207,7 @@ def build_release(release: str, files: Path, extras: Any = None) -> dict[str, An
     return {
         "schema": {"name": SCHEMA_NAME, "version": SCHEMA_VERSION},
         "torch": release,
-        "wheel": {"name": info["wheel"], "sha256": info["sha256"]},
+        "wheel": {"name": info["wheel"], "sha256": info["sha256"], "version": version_py},
         "yaml_sha256": hashlib.sha256(yaml_bytes).hexdigest(),
         "min_macos": min_macos[0]["min_macos"],
         "min_macos_source": min_macos[0]["source"],
@@ -186,13 +215,48 @@ def build_release(release: str, files: Path, extras: Any = None) -> dict[str, An
         "size_limits": [strip(e) for e in curated.for_release(rules["size_limits"], release)],
         "fallback": fallback,
         "routing": routing,
-        "autocast_mps": [],
-        "autocast_mps_note": "not recovered: the AutocastMPS list lives only in the binary (research note §2.3)",
+        **_autocast(release, ops),
+        # ops whose only device kernel is MPS (research note §9 pitfall 2): a CPU/CUDA trace never shows them
+        # as themselves (linear, max_pool2d: CIA elsewhere; _mps_convolution, _lstm_mps: routed to)
+        "mps_only_ops": sorted(n for n, o in ops_yaml.items()
+                               if "MPS" in o.device_keys and "CPU" not in o.device_keys and o.cuda not in DEVICE_CLASSES),
         "counts": {"yaml": counts, "status": dict(sorted(status_counts.items()))},
         "common_mps": common_mps_info,
         "sources": sources,
         "ops": ops,
     }
+
+
+AUTOCAST_POLICIES = ("lower_precision_fp", "fp32", "fp32_set_opt_dtype", "promote")
+
+
+def _autocast(release: str, ops: dict[str, Any]) -> dict[str, Any]:
+    """``autocast_mps`` (op names) and ``autocast_mps_policy`` for releases the curated list covers."""
+    doc = curated.load("autocast_mps")
+    if release not in doc["releases"]:
+        return {"autocast_mps": [], "autocast_mps_policy": {},
+                "autocast_mps_note": "not recovered for this release: the AutocastMPS list lives in the binary "
+                                     "(research note §2.3); no list is shipped rather than a guessed one"}
+    policy = {op: pol for pol in AUTOCAST_POLICIES for op in doc[pol]}
+    absent = sorted(op for op in policy if op not in ops)
+    if absent:
+        raise AssertionError(f"{release}: AutocastMPS ops not in the yaml: {absent}")
+    return {"autocast_mps": sorted(policy), "autocast_mps_policy": policy, "autocast_mps_note": doc["source"]}
+
+
+def check_routing(tables: dict[str, dict[str, Any]]) -> None:
+    """Every curated route must apply in at least one built release (catches misspelt op names)."""
+    entries = curated.load("routing")["entries"]
+    routed = {(e["from"], tuple(e["to"])) for e in entries}
+    used = set()
+    for t in tables.values():
+        for e in entries:
+            r = t["routing"].get(e["from"])
+            if r is not None and r["to"] in e["to"]:
+                used.add((e["from"], tuple(e["to"])))
+    unused = sorted(routed - used)
+    if tables and unused:
+        raise AssertionError(f"routing entries that match no built release (check the op names): {unused}")
 
 
 def build_index(tables: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -238,6 +302,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{release}: {t['counts']['yaml']['overloads']} overloads, {t['counts']['status']}, "
               f"wheel {t['wheel']['name']} sha256 {t['wheel']['sha256'][:12]}"
               + (f", common_mps: {len(extra.ops)} ops, unmapped keys {len(extra.unmapped)}" if extra else ""))
+    check_routing(tables)
     args.out.mkdir(parents=True, exist_ok=True)
     for release, table in tables.items():
         write_gz(table, args.out / table_name(release))

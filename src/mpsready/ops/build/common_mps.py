@@ -259,17 +259,70 @@ class ReleaseExtras:
     skipped: list[str]
     complex_allowlist: int
     keys: int
+    list_sizes: dict[str, Any] = field(default_factory=dict)  # research note §3 table, for the tests
 
 
-def load_opinfo_map() -> dict[str, list[str]]:
-    """OpInfo key -> aten overloads: the generated map (``opinfo_map.json``) with curated overrides on top."""
+def complex_allowlist(source: str) -> set[str]:
+    """OpInfo keys whose complex tests are expected to pass on MPS (macOS >= 14): ``SUPPORTED_COMPLEX_OPS``,
+    plus ``AFTER_MACOS_14_0_SUPPORTED_COMPLEX_OPS`` where present (2.8). Every other OpInfo gets an xfail for
+    complex32/complex64 in ``mps_ops_modifier`` (research note §3)."""
+    lists = evaluate(source, "14.0").lists
+    return set(lists.get("SUPPORTED_COMPLEX_OPS", {})) | set(lists.get("AFTER_MACOS_14_0_SUPPORTED_COMPLEX_OPS", {}))
+
+
+def skipped_keys(source: str) -> set[str]:
+    """OpInfo keys whose MPS tests are skipped (``EMPTY_OPS_SKIPLIST``, ``SKIPLIST``): an xfail says nothing."""
+    lists = evaluate(source, "14.0").lists
+    return set(lists.get("EMPTY_OPS_SKIPLIST", {})) | set(lists.get("SKIPLIST", {}))
+
+
+def complex_gaps(allowed: set[str], candidates: dict[str, list[str]], skipped: set[str] = frozenset(),
+                 never: set[str] = frozenset()) -> dict[str, str]:
+    """Overload -> the OpInfo key that shows complex64 failing on MPS.
+
+    An overload is flagged only when every complex64-capable OpInfo that dispatches it (matched by name) is
+    outside the allow-list; one allow-listed OpInfo reaching it clears it. Skipped keys and ``never``
+    overloads (allocation/view plumbing such as ``empty_like`` or ``resize_``) are not flagged.
+    """
+    cleared = {o for key, ops in candidates.items() if key in allowed for o in ops} | set(never)
+    out: dict[str, str] = {}
+    for key in sorted(candidates):
+        if key in allowed or key in skipped:
+            continue
+        for o in candidates[key]:
+            if o not in cleared:
+                out.setdefault(o, key)
+    return out
+
+
+def load_opinfo_map() -> tuple[dict[str, list[str]], set[str]]:
+    """OpInfo key -> aten overloads (the generated ``opinfo_map.json`` with curated overrides on top), and the
+    set of "direct" keys whose xfailed dtypes are the ops' own gaps (see ``opinfo_overrides.yaml``)."""
     from importlib import resources
 
     gen = json.loads(resources.files(curated.CURATED).joinpath("opinfo_map.json").read_text(encoding="utf-8"))
     mapping = {k: list(v) for k, v in gen["map"].items()}
+    direct = set(gen.get("direct", ()))
     for entry in curated.load("opinfo_overrides")["entries"]:
         mapping[entry["key"]] = list(entry["ops"])
-    return mapping
+        if entry.get("as") == "condition":
+            direct.discard(entry["key"])
+        else:
+            direct.add(entry["key"])
+    return mapping, direct
+
+
+def describe(exc: "KeyExceptions") -> str:
+    """``"float32, int64 (below macOS 15.0)"``-style summary of one key's failing dtypes."""
+    parts = []
+    for dtype, info in exc.dx.items():
+        name = "every dtype" if dtype == ALL_DTYPES else dtype
+        if info.get("min_macos"):
+            name += f" (below macOS {info['min_macos']})"
+        elif info.get("fails_on_macos"):
+            name += f" (on macOS {', '.join(info['fails_on_macos'])})"
+        parts.append(name)
+    return ", ".join(parts)
 
 
 def ops_for_release(files: Path, release: str) -> ReleaseExtras | None:
@@ -280,7 +333,7 @@ def ops_for_release(files: Path, release: str) -> ReleaseExtras | None:
     rules = curated.load("global_rules")
     min_macos = next(e["min_macos"] for e in curated.for_release(rules["min_macos"], release))
     per_key, skipped, n_complex = key_exceptions(path.read_text(encoding="utf-8"), min_macos)
-    mapping = load_opinfo_map()
+    mapping, direct = load_opinfo_map()
     conditions = {e["key"]: e for e in curated.load("opinfo_overrides").get("conditions", [])}
     ops: dict[str, dict[str, Any]] = {}
     unmapped = []
@@ -298,12 +351,18 @@ def ops_for_release(files: Path, release: str) -> ReleaseExtras | None:
                 if cond not in rec.setdefault("cond", []):
                     rec["cond"].append(cond)
                 continue
+            if key not in direct:  # a variant/composite OpInfo reaching this op: some calls fail, not all
+                cond = (f"some calls fail on MPS for {describe(exc)}: common_mps.py xfails OpInfo '{key}'"
+                        + (f" ({exc.comment})" if exc.comment else ""))
+                if cond not in rec.setdefault("cond", []):
+                    rec["cond"].append(cond)
+                continue
             dx = rec.setdefault("dx", {})
             for dtype, info in exc.dx.items():
                 entry = dict(info)
                 entry["opinfo"] = key
                 if exc.comment:
-                    entry["why"] = exc.comment
+                    entry["message"] = exc.comment
                 prev = dx.get(dtype)
                 # keep the stricter of two OpInfos mapping to one overload (unsupported beats min_macos)
                 if prev is None or (entry.get("unsupported") and not prev.get("unsupported")):
@@ -311,5 +370,23 @@ def ops_for_release(files: Path, release: str) -> ReleaseExtras | None:
             star = dx.get(ALL_DTYPES, {})
             if star.get("min_macos"):  # every dtype needs a newer macOS: the op's own minimum
                 rec["mm"] = star["min_macos"]
+    source = path.read_text(encoding="utf-8")
+    from importlib import resources
+
+    gen = json.loads(resources.files(curated.CURATED).joinpath("opinfo_map.json").read_text(encoding="utf-8"))
+    from mpsready.ops.build.opinfo_map import PLUMBING
+
+    gaps = complex_gaps(complex_allowlist(source), gen.get("complex_candidates", {}), skipped_keys(source), PLUMBING)
+    for op, key in gaps.items():
+        dx = ops.setdefault(op, {}).setdefault("dx", {})
+        dx.setdefault("complex64", {"unsupported": True, "opinfo": key,
+                                    "message": "OpInfo not in SUPPORTED_COMPLEX_OPS of common_mps.py: its complex32/"
+                                           "complex64 tests are expected failures on MPS"})
+    sizes: dict[str, Any] = {}
+    for macos in ("14.0", "15.0"):
+        lists = evaluate(source, macos).lists
+        unimpl = lists.get("UNIMPLEMENTED_XFAILLIST", {})
+        sizes[macos] = {"unimplemented": len(unimpl), "unimplemented_all_dtypes": sum(v is None for v in unimpl.values()),
+                        "undefined": len(lists.get("UNDEFINED_XFAILLIST", {}))}
     return ReleaseExtras(ops=ops, unmapped=sorted(unmapped), skipped=skipped, complex_allowlist=n_complex,
-                         keys=len(per_key))
+                         keys=len(per_key), list_sizes=sizes)

@@ -75,14 +75,33 @@ def trace_opinfo(op, dtypes: list[str], samples: int = 3) -> Counter:
     return seen
 
 
-def primary(op, seen: Counter) -> list[str]:
-    """The overloads that stand for the op (see module doc), sorted."""
+def by_name(op, seen: Counter) -> list[str]:
+    """Recorded overloads whose name is the OpInfo's ``aten_name`` (or its last name component), sorted."""
     names = {getattr(op, "aten_name", None) or "", op.name.split(".")[-1], op.name.replace(".", "_")}
     names = {n for n in names if n}
-    picked = [o for o in seen if o.split(".")[0] in names or o.split(".")[0].lstrip("_") in names]
-    if not picked:
-        picked = [o for o in seen if o not in PLUMBING]
-    return sorted(picked)
+    return sorted(o for o in seen if o.split(".")[0] in names or o.split(".")[0].lstrip("_") in names)
+
+
+def primary(op, seen: Counter) -> list[str]:
+    """The overloads that stand for the op (see module doc), sorted."""
+    return by_name(op, seen) or sorted(o for o in seen if o not in PLUMBING)
+
+
+def complex_candidates() -> dict[str, list[str]]:
+    """For every OpInfo whose CPU dtypes include complex64: the overloads its complex64 samples dispatch,
+    matched by name only (no plumbing fallback), so that the complex allow-list of common_mps.py
+    (``SUPPORTED_COMPLEX_OPS``) can be applied per overload without attributing gaps to generic ops."""
+    import torch
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    out = {}
+    for op in op_db:
+        if torch.complex64 not in op.supported_dtypes("cpu"):
+            continue
+        ops = by_name(op, trace_opinfo(op, ["complex64"]))
+        if ops:
+            out[op.name + op.variant_test_name] = ops
+    return out
 
 
 def build_map(keys: dict[str, set[str]]) -> dict:
@@ -90,21 +109,26 @@ def build_map(keys: dict[str, set[str]]) -> dict:
     from torch.testing._internal.common_methods_invocations import op_db
 
     by_key = {op.name + op.variant_test_name: op for op in op_db}
-    out, unmapped = {}, []
+    out, unmapped, direct = {}, [], []
     for key in sorted(keys):
         op = by_key.get(key)
         if op is None:
             unmapped.append(key)
             continue
         seen = trace_opinfo(op, sorted(keys[key]))
-        ops = primary(op, seen)
+        named = by_name(op, seen)
+        ops = named or primary(op, seen)
         if ops:
             out[key] = ops
+            # "direct": the OpInfo *is* the op (matched by name, no variant, not a masked.* wrapper), so its
+            # dtype gaps are the op's; other keys only show that some calls of the op fail
+            if named and not op.variant_test_name and not op.name.startswith("masked."):
+                direct.append(key)
         else:
             unmapped.append(key)
     return {"generated_by": "python -m mpsready.ops.build.opinfo_map", "torch": torch.__version__,
             "method": "OpInfo sample_inputs on CPU under TorchDispatchMode (research note §3)",
-            "map": out, "unmapped": unmapped}
+            "map": out, "direct": direct, "unmapped": unmapped}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -122,8 +146,10 @@ def main(argv: list[str] | None = None) -> int:
         for key, exc in per_key.items():
             keys.setdefault(key, set()).update(exc.dx)
     doc = build_map(keys)
+    doc["complex_candidates"] = complex_candidates()
     args.out.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
-    print(f"{len(doc['map'])} keys mapped, {len(doc['unmapped'])} unmapped: {', '.join(doc['unmapped'])}")
+    print(f"{len(doc['map'])} keys mapped, {len(doc['unmapped'])} unmapped: {', '.join(doc['unmapped'])}; "
+          f"{len(doc['complex_candidates'])} complex64 OpInfos mapped by name")
     return 0
 
 
