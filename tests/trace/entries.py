@@ -126,3 +126,24 @@ def mixed(device="cpu"):
     batch = (torch.randint(0, 20, (4, 7)), torch.tensor([0, 1, 2, 0]))
     return Step(model=model, batch=batch, loss_fn=F.cross_entropy,
                 optimizer=lambda params: torch.optim.AdamW(params, lr=1e-3))
+
+
+def nanmedian():
+    x = torch.randn(3, 5)
+
+    def step():
+        return torch.nanmedian(x, dim=1).values.sum()  # at: nanmedian
+
+    return step
+
+
+def failing_loss(device="cpu"):
+    model = nn.Linear(4, 2)
+    return Step(model=model, batch=(torch.randn(3, 4), torch.tensor([0, 1, 1])),
+                loss_fn=lambda out, target: out @ torch.ones(3, 3))  # at: bad-loss
+
+
+def encoder_layer(device="cpu"):
+    torch.manual_seed(0)
+    model = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True)
+    return Step(model=model, batch=torch.randn(2, 5, 16), loss_fn=lambda out: out.pow(2).mean())

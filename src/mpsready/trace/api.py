@@ -89,8 +89,11 @@ def trace_entry(spec: Any, torch: str | None = None, macos: str = DEFAULT_MACOS,
     from mpsready.step import load_entry
     from mpsready.trace.recorder import record_entry
 
+    from mpsready.ops.api import _vtuple
+
     target = torch or installed_torch_version()
     db = load_db(target)
+    _vtuple(macos)  # ValueError on a malformed macOS version, before the step runs
     entry = load_entry(spec, cwd=cwd) if isinstance(spec, str) else spec
     fb = default_fallback() if fallback is None else fallback
     composite = {}

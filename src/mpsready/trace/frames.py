@@ -17,6 +17,7 @@ from types import CodeType
 from mpsready.trace.model import Frame
 
 _EXCLUDED_PARTS = ("site-packages", "dist-packages")
+_STOP = "\0stop"  # classification of the step runner's frames
 
 
 def _package_dir(name: str) -> str | None:
@@ -36,13 +37,19 @@ class UserFrames:
     def __init__(self, root: str | os.PathLike[str]):
         self.root = os.path.abspath(os.fspath(root)) + os.sep
         self._excluded = [d for d in (_package_dir("torch"), _package_dir("mpsready")) if d]
-        self._is_user: dict[CodeType, str | None] = {}  # code -> path relative to root, or None
+        # The step runner calls the user's step: the walk stops there (pytest or a CLI below it can be
+        # dozens of frames deep, and none of them is the step).
+        mps = _package_dir("mpsready")
+        self._stop_dir = os.path.join(mps, "step") + os.sep if mps else None
+        self._is_user: dict[CodeType, str | None] = {}  # code -> path relative to root, None, or _STOP
         self._frames: dict[tuple[CodeType, int], Frame] = {}
 
     def _classify(self, code: CodeType) -> str | None:
         filename = code.co_filename
         if filename.startswith("<"):
             return None
+        if self._stop_dir and os.path.abspath(filename).startswith(self._stop_dir):
+            return _STOP
         path = os.path.abspath(filename)
         if not path.startswith(self.root):
             return None
@@ -61,6 +68,8 @@ class UserFrames:
             rel = is_user.get(code, False)
             if rel is False:
                 rel = is_user[code] = self._classify(code)
+            if rel is _STOP:
+                return None  # reached the step runner: frames further out called mpsready, not the step
             if rel is not None:
                 key = (code, f.f_lineno)
                 fr = self._frames.get(key)

@@ -138,6 +138,7 @@ class OpTrace:
     stage_seconds: dict[str, float] = field(default_factory=dict)
     expansion_failures: dict[str, str] = field(default_factory=dict)  # op -> error text
     expanded_ops: list[str] = field(default_factory=list)  # composites whose callees were recorded
+    view_ops: list[str] = field(default_factory=list)  # composite views recorded without their callees
 
     @property
     def step_seconds(self) -> float:
@@ -152,7 +153,8 @@ class OpTrace:
                 "calls": [c.to_dict() for c in self.calls],
                 "dtype_events": [e.to_dict() for e in self.dtype_events],
                 "stages": self.stages, "stage_seconds": {k: round(v, 6) for k, v in self.stage_seconds.items()},
-                "expansion_failures": dict(self.expansion_failures), "expanded_ops": list(self.expanded_ops)}
+                "expansion_failures": dict(self.expansion_failures), "expanded_ops": list(self.expanded_ops),
+                "view_ops": list(self.view_ops)}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "OpTrace":
@@ -161,4 +163,4 @@ class OpTrace:
                    dtype_events=[DtypeEvent.from_dict(e) for e in d.get("dtype_events", [])],
                    stages=list(d.get("stages", [])), stage_seconds=dict(d.get("stage_seconds", {})),
                    expansion_failures=dict(d.get("expansion_failures", {})),
-                   expanded_ops=list(d.get("expanded_ops", [])))
+                   expanded_ops=list(d.get("expanded_ops", [])), view_ops=list(d.get("view_ops", [])))

@@ -172,8 +172,9 @@ def _macos_lt(a: str, b: str) -> bool:
 
 
 class _Classifier:
-    def __init__(self, db: ops_api.SupportDB, macos: str, fallback: bool, expanded: set[str]):
-        self.db, self.macos, self.fallback, self.expanded = db, macos, fallback, expanded
+    def __init__(self, db: ops_api.SupportDB, macos: str, fallback: bool, expanded: set[str],
+                 views: set[str] = frozenset()):
+        self.db, self.macos, self.fallback, self.expanded, self.views = db, macos, fallback, expanded, views
         self._sup: dict[str, ops_api.OpSupport] = {}
 
     def support(self, op: str) -> ops_api.OpSupport:
@@ -191,7 +192,13 @@ class _Classifier:
         st = sup.status
         tv = self.db.torch_version
         sparse_in = any(l.startswith("sparse") for l in call.layouts)
-        if st == "missing" and not (sparse_in and sup.sparse_mps):
+        if sparse_in and st in ("kernel", "missing", "cpu_fallback_always", "guard"):
+            # a sparse argument dispatches to the SparseMPS key: only its kernel matters (the fallback does not
+            # cover it); a CompositeExplicitAutograd kernel serves SparseMPS too and is judged by its callees
+            if not sup.sparse_mps:
+                fixed = _later_release(tv, lambda d: d.lookup(target).sparse_mps)
+                out.append(Problem("sparse", f"no SparseMPS kernel in torch {tv}", sparse_message(target), fixed))
+        elif st == "missing":
             kind = "missing"
             msg = fallback_warning(target) if self.fallback else not_implemented_message(target, tv)
             out.append(Problem(kind, f"no MPS kernel in torch {tv}", msg, sup.fixed_in))
@@ -205,13 +212,10 @@ class _Classifier:
             detail = (f"custom operator namespace '{ns}': MPS support not in the shipped data" if ns != "aten"
                       else f"not in the support table of torch {tv}")
             out.append(Problem("unknown", detail))
-        elif st == "composite" and recorded_op not in self.expanded and target not in self.expanded:
+        elif (st == "composite" and recorded_op not in self.expanded and target not in self.expanded
+              and recorded_op not in self.views):
             out.append(Problem("unknown", "composite op whose callees were not recorded (trace with this --torch)"))
-        # A CompositeExplicitAutograd kernel serves every backend key, SparseMPS included: judge its callees.
-        if sparse_in and st == "kernel" and not sup.sparse_mps:
-            fixed = _later_release(tv, lambda d: d.lookup(target).sparse_mps)
-            out.append(Problem("sparse", f"no SparseMPS kernel in torch {tv}", sparse_message(target), fixed))
-        if st == "kernel":
+        if st == "kernel" and not sparse_in:
             if sup.min_macos and _macos_lt(self.macos, sup.min_macos):
                 out.append(Problem("macos", f"the MPS kernel needs macOS {sup.min_macos}", None, None))
             for dt in dict.fromkeys(call.in_dtypes + call.out_dtypes):
@@ -252,7 +256,7 @@ def predict(trace: OpTrace, torch: str, macos: str = DEFAULT_MACOS, fallback: bo
     expanded = set(getattr(trace, "expanded_ops", ()) or ())
     if not expanded:  # traces recorded before expanded_ops existed: every parent was expanded
         expanded = {c.parent for c in trace.calls if c.parent}
-    cls = _Classifier(db, macos, fallback, expanded)
+    cls = _Classifier(db, macos, fallback, expanded, set(getattr(trace, "view_ops", ()) or ()))
     dev_type = trace.device.split(":")[0]
 
     preds: dict[str, OpPrediction] = {}
@@ -262,7 +266,9 @@ def predict(trace: OpTrace, torch: str, macos: str = DEFAULT_MACOS, fallback: bo
         sup = cls.support(target)
         host = (call.stage in HOST_STAGES or call.device not in (dev_type, "meta")
                 or (not call.in_dtypes and not call.out_dtypes))
-        simulated_inner = call.device == "meta" and call.parent is not None  # meta-specific internals of a move
+        # the internals of a simulated move of a sparse tensor are specific to the meta device; the implied
+        # sparse constructor (below) stands for what a real move dispatches
+        simulated_inner = call.device == "meta" and call.parent is not None and bool(call.layouts)
         p = preds.get(target)
         if p is None:
             p = preds[target] = OpPrediction(op=target, verdict="host", status=sup.status, how=sup.how,
@@ -382,7 +388,8 @@ def _op_findings(ops: list[OpPrediction], tv: str, fallback: bool) -> list[Findi
                      " No shipped PyTorch release fixes it." if pr.kind not in ("unknown",) else "")
             share = (f" {p.count} call(s), {_pct(p.call_share)} of device calls, about {_pct(p.time_share)} of the "
                      "traced step time would run on the CPU with PYTORCH_ENABLE_MPS_FALLBACK=1.")
-            pre = f"Predicted for torch {tv}: "
+            via = f" (called by {', '.join(p.parents[:3])})" if p.parents else ""
+            pre = f"Predicted for torch {tv}{via}: "
             if pr.kind == "missing":
                 code = R.OPS_FALLBACK.code if fallback else R.OPS_MISSING.code
                 sev = Severity.DEGRADES if fallback else Severity.BLOCKER
@@ -434,8 +441,15 @@ def _dtype_findings(trace: OpTrace, db: ops_api.SupportDB, macos: str) -> list[F
     rules = {r.dtype: r for r in db.dtype_rules(macos=macos)}
     out: list[Finding] = []
     groups: dict[tuple, list[DtypeEvent]] = {}
-    for ev in trace.dtype_events:
-        if ev.stage in HOST_STAGES or ev.dtype not in rules:
+    events = [ev for ev in trace.dtype_events if ev.stage not in HOST_STAGES and ev.dtype in rules]
+    created = {ev.dtype for ev in events if ev.how == "created"}
+    # A use with no known origin, of a dtype some traced op created, is usually the same data under another
+    # tensor object (nn.Module.to(dtype) wraps the cast result in a new Parameter): fold it into that finding.
+    folded: dict[str, list[str]] = {}
+    for ev in events:
+        if ev.how == "used" and ev.origin is None and ev.dtype in created:
+            folded.setdefault(ev.dtype, []).append(
+                f"{ev.op} at {ev.frame.path}:{ev.frame.line}" if ev.frame else ev.op)
             continue
         groups.setdefault((ev.dtype, ev.op, ev.how, ev.frame, ev.origin), []).append(ev)
     for (dtype, op, how, frame, origin), evs in sorted(
@@ -461,6 +475,8 @@ def _dtype_findings(trace: OpTrace, db: ops_api.SupportDB, macos: str) -> list[F
               "expected_message": rule.message, "fixed_in": None}
         if origin:
             ev["origin"] = origin
+        if how == "created" and folded.get(dtype):
+            ev["also_used_by"] = folded.pop(dtype)[:10]
         loc = Location(path=frame.path if frame else None, line=frame.line if frame else None, operator=op,
                        stage=stage)
         out.append(Finding(code=code, severity=sev, message=msg, location=loc, basis=Basis.PREDICTED,

@@ -73,6 +73,12 @@ def op_name(func: Any) -> str:
     return name if ov == "default" else f"{name}.{ov}"
 
 
+def _is_view(func: Any) -> bool:
+    """True for an overload whose result aliases an input without writing it (``Tensor(a)`` in the schema)."""
+    rets = func._schema.returns
+    return bool(rets) and all(r.alias_info is not None and not r.alias_info.is_write for r in rets)
+
+
 def _tensors(values: Any, out: list) -> None:
     for v in values:
         if isinstance(v, _Tensor):
@@ -81,6 +87,27 @@ def _tensors(values: Any, out: list) -> None:
             for w in v:
                 if isinstance(w, _Tensor):
                     out.append(w)
+
+
+@contextmanager
+def _mps_python_paths() -> Iterator[None]:
+    """Take the Python-level branches MPS takes. The fused "fast path" of nn.TransformerEncoderLayer,
+    nn.TransformerEncoder and nn.MultiheadAttention in eval/inference runs only on cpu, cuda, xpu and
+    the privateuse1 device, never on MPS (torch/nn/modules/transformer.py ``_supported_device_type``,
+    activation.py ``_check_arg_device``, 2.1-2.13); on a CPU or CUDA trace it would record
+    ``aten::_transformer_encoder_layer_fwd`` / ``aten::_native_multi_head_attention``, which MPS never
+    dispatches. ``torch.backends.mha.set_fastpath_enabled(False)`` (2.2+) makes the trace take the
+    regular path, as MPS does."""
+    mha = getattr(torch.backends, "mha", None)
+    if mha is None or not hasattr(mha, "set_fastpath_enabled"):
+        yield
+        return
+    old = mha.get_fastpath_enabled()
+    mha.set_fastpath_enabled(False)
+    try:
+        yield
+    finally:
+        mha.set_fastpath_enabled(old)
 
 
 class _OpInfo:
@@ -97,6 +124,13 @@ class _Mode(TorchDispatchMode):
     def __init__(self, rec: "Recorder", parent: str | None = None, frame: Frame | None = None, depth: int = 0):
         super().__init__()
         self.rec, self.parent, self.frame, self.depth = rec, parent, frame, depth
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # TorchDispatchMode wraps __torch_dispatch__ in torch._disable_dynamo (2.8+), which costs a few
+        # microseconds per op and imports torch._dynamo (seconds) on the first call. The recorder never runs
+        # under torch.compile's tracing of our own code, so the wrapper buys nothing here.
+        return False
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         rec = self.rec
@@ -126,7 +160,7 @@ class Recorder(Observer):
     """
 
     def __init__(self, root: str, device: str = "cpu", expand: Callable[[str], bool] | None = None,
-                 simulate_moves: bool | None = None):
+                 simulate_moves: bool | None = None, expand_views: bool = False):
         self.frames = UserFrames(root)
         self.device = device
         self.device_type = torch.device(device).type
@@ -143,6 +177,8 @@ class Recorder(Observer):
         self.stage_seconds: dict[str, float] = {}
         self.expansion_failures: dict[str, str] = {}
         self.expanded: set[str] = set()
+        self.views: set[str] = set()  # composite views recorded without their callees
+        self._expand_views = expand_views
 
     # -- Observer -------------------------------------------------------------------------
     @contextmanager
@@ -150,7 +186,7 @@ class Recorder(Observer):
         self.stage = stage
         t0 = _perf()
         try:
-            with _Mode(self):
+            with _mps_python_paths(), _Mode(self):
                 if stage == "to_device" and self.simulate_moves and ctx.step is not None:
                     self._simulate_model_move(ctx.step.model)
                 yield
@@ -182,6 +218,12 @@ class Recorder(Observer):
     def _info(self, func: Any) -> _OpInfo:
         name = op_name(func)
         expand = name.startswith("aten::") and bool(self._expand_pred(name))
+        if expand and not self._expand_views and _is_view(func):
+            # A view's callees are other views (as_strided, alias) or, for reshape/contiguous, clone/copy_:
+            # MPS has all of them in every shipped release (tests/trace/test_recorder.py checks this against
+            # the data). Not expanding them roughly halves the recorder's cost on a transformer step.
+            expand = False
+            self.views.add(name)
         info = self._infos[func] = _OpInfo(name, expand)
         return info
 
@@ -227,9 +269,16 @@ class Recorder(Observer):
         out_dt = tuple([names[t.dtype] for t in outs])
         # The result's device: a copy (``_to_copy``) is attributed to where it lands.
         first = outs[0] if outs else (ins[0] if ins else None)
-        device = first.device.type if first is not None else (str(kwargs.get("device") or "cpu"))
         if self._simulating:
             device = "meta"  # every call of a simulated move, including a sparse tensor's metadata queries
+        elif first is None:
+            device = str(kwargs.get("device") or "cpu")
+        elif first.is_cpu:  # is_cpu/is_cuda are cheap flags; .device builds a new object each time
+            device = "cpu"
+        elif first.is_cuda:
+            device = "cuda"
+        else:
+            device = first.device.type
         layouts: tuple = ()
         for t in ins:
             if t.layout is not _STRIDED:
@@ -240,10 +289,11 @@ class Recorder(Observer):
                 if t.layout is not _STRIDED:
                     layouts = self._layouts(ins, outs)
                     break
-        key = (self.stage, name, parent, in_dt, out_dt, device, layouts, frame)
+        # id(frame): frames are interned by UserFrames, and hashing the dataclass per call is slow
+        key = (self.stage, name, parent, in_dt, out_dt, device, layouts, id(frame))
         slot = self._calls.get(key)
         if slot is None:
-            self._calls[key] = [1, seconds]
+            self._calls[key] = [1, seconds, frame]
         else:
             slot[0] += 1
             slot[1] += seconds
@@ -307,7 +357,7 @@ class Recorder(Observer):
     # -- results --------------------------------------------------------------------------
     def calls(self) -> list[OpCall]:
         out = []
-        for (stage, name, parent, in_dt, out_dt, device, layouts, frame), (count, secs) in self._calls.items():
+        for (stage, name, parent, in_dt, out_dt, device, layouts, _fid), (count, secs, frame) in self._calls.items():
             out.append(OpCall(stage=stage, op=name, count=count, seconds=secs, parent=parent, in_dtypes=in_dt,
                               out_dtypes=out_dt, device=device, layouts=layouts, frame=frame))
         return out
@@ -319,16 +369,17 @@ class Recorder(Observer):
     def to_trace(self, entry: str, stages: list[dict[str, Any]]) -> OpTrace:
         return OpTrace(entry=entry, device=self.device, torch_version=torch.__version__, calls=self.calls(),
                        dtype_events=self.dtype_events(), stages=stages, stage_seconds=dict(self.stage_seconds),
-                       expansion_failures=dict(self.expansion_failures), expanded_ops=sorted(self.expanded))
+                       expansion_failures=dict(self.expansion_failures), expanded_ops=sorted(self.expanded),
+                       view_ops=sorted(self.views))
 
 
 def record_entry(entry: Any, device: str = "cpu", expand: Callable[[str], bool] | None = None,
-                 steps: int = 1) -> OpTrace:
+                 steps: int = 1, expand_views: bool = False) -> OpTrace:
     """Run ``entry`` (an :class:`mpsready.step.Entry`) through the step runner on ``device``
     with a :class:`Recorder` attached and return the :class:`OpTrace`. Stage failures are
     kept in ``OpTrace.stages`` (status, error, traceback), never raised."""
     from mpsready.step.runner import run_entry
 
-    rec = Recorder(str(entry.root), device=device, expand=expand)
+    rec = Recorder(str(entry.root), device=device, expand=expand, expand_views=expand_views)
     results, _ctx = run_entry(entry, device=device, steps=steps, observers=[rec])
     return rec.to_trace(entry.spec, [r.to_dict() for r in results])

@@ -1,0 +1,77 @@
+"""``mpsready trace``: formats, exit codes, bad input."""
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+pytest.importorskip("torch")
+
+from mpsready.errors import UsageError  # noqa: E402
+from mpsready.trace import cli  # noqa: E402
+
+from .helpers import ENTRIES, line_of  # noqa: E402
+
+
+def run_cli(argv: list[str]) -> int:
+    """What mpsready.cli.main does for the trace subcommand (UsageError -> 2)."""
+    parser = argparse.ArgumentParser(prog="mpsready")
+    cli.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except UsageError:
+        return 2
+
+
+def test_json_output_is_the_versioned_envelope_with_predicted_basis(tmp_path):
+    out = tmp_path / "t.json"
+    rc = run_cli(["trace", f"{ENTRIES}:eig", "--torch", "2.13", "--macos", "14.4", "--format", "json",
+                  "--output", str(out)])
+    assert rc == 1
+    doc = json.loads(out.read_text())
+    assert doc["schema"] == {"name": "mpsready.trace", "version": 1}
+    assert doc["basis"] == "predicted" and doc["summary"]["basis"] == "predicted"
+    assert doc["target"] == {"torch": "2.13.0", "macos": "14.4", "mps_fallback": False, "basis": "predicted"}
+    assert doc["traced_on"]["device"] == "cpu" and doc["traced_on"]["basis"] == "observed"
+    assert all(o["basis"] == "predicted" for o in doc["ops"])
+    assert all(f["basis"] == "predicted" for f in doc["findings"])
+    assert [(f["code"], f["location"]["operator"], f["location"]["line"]) for f in doc["findings"]] == [
+        ("OPS101", "aten::linalg_eig", line_of("eig"))]
+    eig = next(o for o in doc["ops"] if o["op"] == "aten::linalg_eig")
+    assert (eig["verdict"], eig["fixed_in"], eig["count"]) == ("error", None, 1)
+    assert [s["stage"] for s in doc["stages"]] == ["build", "step"]
+    assert doc["summary"]["predicted_errors"] == 1 and doc["exit_code"] == 1
+
+
+def test_markdown_and_terminal_say_prediction_on_every_line(tmp_path, capsys):
+    md = tmp_path / "t.md"
+    assert run_cli(["trace", f"{ENTRIES}:ctc", "--torch", "2.13", "--mps-fallback", "--format", "md",
+                    "-o", str(md)]) == 0  # fallback is a degradation, not a blocker
+    text = md.read_text()
+    rows = [ln for ln in text.splitlines() if ln.startswith("| predicted")]
+    assert len(rows) == 4  # 2 ops + 2 findings
+    assert "`aten::_ctc_loss.Tensor`" in text and "falls back to CPU" in text and "| 2.14.1 |" in text
+    assert run_cli(["trace", f"{ENTRIES}:ctc", "--torch", "2.13"]) == 1
+    term = capsys.readouterr().out
+    assert term.startswith("mpsready trace: PREDICTED for MPS with torch 2.13.0")
+    assert "OPS101" in term and "aten::_ctc_loss.Tensor" in term
+
+
+@pytest.mark.parametrize("argv, msg", [
+    (["--device", "mps"], "--device must be cpu or cuda"),
+    (["--torch", "1.9"], "no MPS support table for torch 1.9"),
+    (["--macos", "sonoma"], "not a version"),
+])
+def test_bad_options_exit_2(argv, msg, capsys):
+    parser = argparse.ArgumentParser(prog="mpsready")
+    cli.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["trace", f"{ENTRIES}:cnn", *argv])
+    with pytest.raises(UsageError, match=msg):
+        args.run(args)
+
+
+def test_missing_entry_exits_2(tmp_path):
+    assert run_cli(["trace", f"{tmp_path / 'nope.py'}:step"]) == 2
+    assert run_cli(["trace", "not-a-spec"]) == 2
