@@ -139,4 +139,8 @@ def render_markdown() -> str:
 
 
 if __name__ == "__main__":
-    print(render_markdown(), end="")
+    # Run as a script this module is "__main__", whose registry the stage rule modules never fill:
+    # render from the imported mpsready.rules instead.
+    from mpsready import rules as _rules
+
+    print(_rules.render_markdown(), end="")

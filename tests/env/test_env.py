@@ -224,3 +224,17 @@ def test_fallback_env_var_truthiness(value, fires):
     rec = _rec(torch={"installed": True, "mps": {"built": True, "available": True}},
                env_vars={"PYTORCH_ENABLE_MPS_FALLBACK": value})
     assert ("ENV103" in [f.code for f in evaluate(rec)]) is fires
+
+
+def test_terminal_table_keeps_built_and_available_apart():
+    from rich.console import Console
+
+    from mpsready.env.render import render_terminal
+
+    rec = collect_env(platform=FakeMac(arch="x86_64", translated=1), environ={"PYTORCH_ENABLE_MPS_FALLBACK": "1"})
+    console = Console(record=True, width=200)
+    render_terminal(rec, console=console)
+    text = console.export_text()
+    assert "mps is_built" in text and "mps is_available" in text
+    assert "rosetta" in text and "yes (x86_64 Python translated)" in text
+    assert "PYTORCH_ENABLE_MPS_FALLBACK" in text and "ENV102 blocker (observed)" in text

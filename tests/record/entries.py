@@ -112,3 +112,26 @@ def whole_step():
 def nan_loss():
     m = nn.Linear(2, 1)
     return Step(model=m, batch=torch.tensor([[float("nan"), 1.0]]), loss_fn=lambda out: out.sum())
+
+
+class TwoInputs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 1)
+
+    def forward(self, x, mask):
+        return (self.lin(x) * mask).sum()
+
+
+def two_inputs_no_target():
+    torch.manual_seed(5)
+    m = TwoInputs()
+    # like nanoGPT's model(idx, targets): two inputs, the model returns the loss, no separate target
+    return Step(model=m, batch=((torch.randn(3, 4), torch.ones(3, 1)), None), loss_fn=None,
+                optimizer=torch.optim.SGD(m.parameters(), lr=0.1))
+
+
+def hangs():
+    import time
+
+    time.sleep(300)  # a hung step (deadlocked kernel, endless loop): --timeout kills it

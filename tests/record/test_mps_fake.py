@@ -65,6 +65,16 @@ def test_counter_counts_every_call_while_the_warning_fires_once():
     assert mps.parse_fallback_warning(texts[0]) == "aten::relu"
 
 
+def test_a_call_that_raises_is_not_counted_as_a_fallback():
+    counter = mps.FallbackCounter(FakeMPS(missing={"aten::mm"}))
+    with pytest.raises(RuntimeError):
+        with counter.active("forward"):
+            torch.mm(torch.randn(2, 3), torch.randn(2, 3))  # shape error: the call never ran
+    with counter.active("forward"):
+        torch.mm(torch.randn(2, 3), torch.randn(3, 2))
+    assert counter.to_dict()["calls"] == {"aten::mm": 1}
+
+
 def test_counter_ignores_tensors_on_other_devices():
     counter = mps.FallbackCounter(FakeMPS(missing={"aten::relu"}, device_type="mps"))
     with counter.active("forward"):
@@ -175,3 +185,43 @@ def test_crash_rebuild_from_events_mid_second_step():
     assert m["fallback"]["note"] == "the worker died before reporting fallback counts"
     assert m["mps_run"] is True and m["basis"] == "observed"
     json.dumps(m, allow_nan=False)
+
+
+def test_observer_reads_mps_memory_through_the_interface():
+    from mpsready.record.observer import RecordingObserver
+    from mpsready.step.runner import StepContext
+
+    tensors, events = [], []
+    fake = FakeMPS()
+    obs = RecordingObserver(tensors.append, events.append, "mps", mps=fake)
+    ctx = StepContext(device="mps", inputs=torch.ones(2, 3), target=torch.tensor([0, 1]))
+    obs.stage_started(ctx, "data")
+    obs.stage_finished(ctx, "data", True)  # fake memory 1024
+    obs.stage_started(ctx, "forward")
+    obs.stage_finished(ctx, "forward", True)  # 1048
+    obs.step_finished(ctx, 0, 0.5, 0.25)
+    step = [e for e in events if e["event"] == "step"][0]["metrics"]
+    assert step["peak_memory_bytes"] == 1048 and step["mps_driver_allocated_bytes"] == 4096
+    assert step["memory_source"] == "torch.mps.current_allocated_memory"
+    assert [t["key"] for t in tensors] == ["input:inputs", "input:target"]
+    assert step["loss"] == 0.5 and step["seconds_with_recording"] == 0.25 and 0 <= step["seconds"] <= 0.25
+
+
+def test_observer_cuda_memory_is_reset_per_step_and_read_as_peak(monkeypatch):
+    from mpsready.record.observer import RecordingObserver
+    from mpsready.step.runner import StepContext
+
+    calls = []
+    peaks = iter([5000, 7000, 6000])
+    monkeypatch.setattr(torch.cuda, "reset_peak_memory_stats", lambda device=None: calls.append(("reset", device)))
+    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda device=None: next(peaks))
+    events = []
+    obs = RecordingObserver(lambda d: None, events.append, "cuda:0")
+    ctx = StepContext(device="cuda:0")
+    for stage in ("data", "forward", "loss"):
+        obs.stage_started(ctx, stage)
+        obs.stage_finished(ctx, stage, False)  # failed stages record no tensors, memory is still read
+    obs.step_finished(ctx, 0, None, 0.1)
+    m = [e for e in events if e["event"] == "step"][0]["metrics"]
+    assert calls == [("reset", "cuda:0")]
+    assert m["peak_memory_bytes"] == 7000 and m["memory_source"] == "torch.cuda.max_memory_allocated"

@@ -62,7 +62,7 @@ def by_key(rec, step):
 def cnn_record(tmp_path_factory):
     out = tmp_path_factory.mktemp("cnn") / "rec"
     return record_entry(f"{ENTRIES}:small_cnn", device="cpu", steps=2, out=out, save_tensors=True,
-                        cwd=str(HERE))
+                        cwd=str(HERE), isolate=False)
 
 
 def test_cnn_record_stats_match_independent_computation(cnn_record):
@@ -98,11 +98,17 @@ def test_cnn_record_stats_match_independent_computation(cnn_record):
         for n, p in model.named_parameters():
             assert_entry(got[f"param:{n}"], p)
         assert rec.step_metrics[step]["loss"] == pytest.approx(loss.item(), rel=1e-7)
-        assert len(got) == 17  # 2 inputs, 5 activations, output, loss, 4 grads, 4 params
+        # 2 inputs, 5 activations, output, loss, 4 grads, 4 params; + the inference output after the last step
+        assert len(got) == 17 + (step == 1)
+    model.eval()
+    with torch.inference_mode():
+        assert_entry(by_key(rec, 1)["output:inference"], model(x))
     # backward order: the last layer's gradients are accumulated before the first layer's
     grads = sorted((e for e in rec.entries() if e.kind == "grad" and e.step == 0), key=lambda e: e.order)
     assert {g.name for g in grads[:2]} == {"4.weight", "4.bias"} and {g.name for g in grads[2:]} == {"0.weight", "0.bias"}
-    assert rec.manifest["tensor_count"] == 34
+    assert rec.manifest["tensor_count"] == 35
+    fwd = rec.stages[3]
+    assert fwd["stage"] == "forward" and fwd["extra"]["recording_seconds"] > 0  # hook statistics, reported apart
     assert rec.manifest["seed"]["value"] == 0 and "torch.manual_seed" in rec.manifest["seed"]["how"]
     assert rec.manifest["precision"]["float32_matmul_precision"] == "highest"
     assert rec.manifest["env"]["schema"]["name"] == "mpsready.env"
@@ -148,7 +154,7 @@ def test_raw_tensors_are_safetensors_and_reading_never_unpickles(cnn_record, mon
 @pytest.fixture(scope="module")
 def transformer_record(tmp_path_factory):
     out = tmp_path_factory.mktemp("tr") / "rec"
-    return record_entry(f"{ENTRIES}:small_transformer", device="cpu", steps=2, out=out, cwd=str(HERE))
+    return record_entry(f"{ENTRIES}:small_transformer", device="cpu", steps=2, out=out, cwd=str(HERE), isolate=False)
 
 
 def test_transformer_record_stats_match(transformer_record):
@@ -183,8 +189,20 @@ def test_transformer_record_stats_match(transformer_record):
     assert [e.order for e in rec.entries() if e.kind == "activation" and e.step == 0] == list(range(11))
 
 
-def test_backward_failure_is_that_stage_and_later_not_run(tmp_path):
-    rec = record_entry(f"{ENTRIES}:failing_backward", device="cpu", steps=2, out=tmp_path / "r", cwd=str(HERE))
+def test_same_seed_same_checksums(transformer_record, tmp_path):
+    again = record_entry(f"{ENTRIES}:small_transformer", device="cpu", steps=2, out=tmp_path / "again",
+                         cwd=str(HERE), isolate=False)
+    assert [(e.key, e.step, e.checksum) for e in again.entries()] == \
+        [(e.key, e.step, e.checksum) for e in transformer_record.entries()]
+
+
+def test_backward_failure_is_that_stage_and_later_not_run(tmp_path, capsys):
+    # through the CLI, in a subprocess: exit 1 (a stage failed), the record is written
+    assert main(["record", f"{ENTRIES}:failing_backward", "--device", "cpu", "--steps", "2",
+                 "--out", str(tmp_path / "r"), "--format", "json"]) == 1
+    assert json.loads(capsys.readouterr().out)["schema"]["name"] == "mpsready.record"
+    rec = RunRecord.open(tmp_path / "r")
+    assert rec.manifest["worker"]["isolated"] is True
     st = {s["stage"]: s for s in rec.stages}
     assert [st[s]["status"] for s in ("build", "to_device", "data", "forward", "loss")] == ["passed"] * 5
     assert st["backward"]["status"] == "failed" and st["backward"]["error_type"] == "RuntimeError"
@@ -210,9 +228,18 @@ def test_abort_is_a_crash_of_its_stage(tmp_path):
     assert ("ENV203", "forward") in [(f["code"], f["location"].get("stage")) for f in rec.manifest["findings"]]
 
 
+def test_timeout_kills_the_worker_and_blames_the_running_stage(tmp_path):
+    rec = record_entry(f"{ENTRIES}:hangs", device="cpu", steps=1, out=tmp_path / "t", cwd=str(HERE), timeout=6)
+    st = {s["stage"]: s for s in rec.stages}
+    assert st["build"]["status"] == "crashed"
+    assert st["build"]["error"] == "the process died in stage build (step 0): killed after the --timeout of 6 s"
+    assert all(st[s]["status"] == "not_run" for s in ("to_device", "data", "forward", "inference"))
+    assert rec.manifest["worker"]["returncode"] == -9
+
+
 def test_synthetic_inputs_reproduce_shapes_dtypes_and_ranges(cnn_record, tmp_path):
     rec = record_entry(f"{ENTRIES}:small_cnn", device="cpu", steps=2, out=tmp_path / "syn",
-                       synthetic_inputs=str(cnn_record.path), seed=7, cwd=str(HERE))
+                       synthetic_inputs=str(cnn_record.path), seed=7, cwd=str(HERE), isolate=False)
     assert [s["status"] for s in rec.stages] == ["passed"] * 9
     assert rec.manifest["synthetic_inputs"] == str(cnn_record.path)
     orig = {(e.key, e.step): e for e in cnn_record.entries() if e.kind == "input"}
@@ -227,14 +254,34 @@ def test_synthetic_inputs_reproduce_shapes_dtypes_and_ranges(cnn_record, tmp_pat
     tgt = syn[("input:target", 0)]
     assert tgt.dtype == "int64" and tgt.stats.min >= 0 and tgt.stats.max <= 3
     # the same seed replays the same inputs (two devices get identical data)
-    again = record_entry(f"{ENTRIES}:small_cnn", device="cpu", steps=1, out=tmp_path / "syn2",
-                         synthetic_inputs=str(cnn_record.path), seed=7, cwd=str(HERE))
-    assert by_key(again, 0)["input:inputs"].checksum == syn[("input:inputs", 0)].checksum
+    from mpsready.record.transform import synthesize
+
+    spec = cnn_record.manifest["inputs"]
+    gen = torch.Generator().manual_seed(7)
+    x0, y0 = synthesize(spec, gen)
+    assert sha(x0) == syn[("input:inputs", 0)].checksum and sha(y0) == syn[("input:target", 0)].checksum
+    x1, _ = synthesize(spec, gen)
+    assert sha(x1) == syn[("input:inputs", 1)].checksum
+
+
+def test_synthetic_inputs_keep_a_tuple_of_inputs_without_target(tmp_path):
+    first = record_entry(f"{ENTRIES}:two_inputs_no_target", device="cpu", steps=1, out=tmp_path / "a", cwd=str(HERE),
+                         isolate=False)
+    assert first.manifest["inputs"]["structure"] == {
+        "inputs": {"type": "tuple", "items": [{"type": "tensor", "name": "inputs.0"},
+                                              {"type": "tensor", "name": "inputs.1"}]},
+        "target": {"type": "value", "value": None}}
+    syn = record_entry(f"{ENTRIES}:two_inputs_no_target", device="cpu", steps=1, out=tmp_path / "b",
+                       synthetic_inputs=str(first.path), cwd=str(HERE), isolate=False)
+    assert [s["status"] for s in syn.stages] == ["passed"] * 9
+    assert syn.manifest["inputs"]["structure"] == first.manifest["inputs"]["structure"]
+    assert [(e.key, e.shape, e.dtype) for e in syn.entries() if e.kind == "input"] == [
+        ("input:inputs.0", (3, 4), "float32"), ("input:inputs.1", (3, 1), "float32")]
 
 
 def test_float64_reference(tmp_path):
     rec = record_entry(f"{ENTRIES}:small_cnn", device="cpu", steps=1, out=tmp_path / "f64", dtype="float64",
-                       cwd=str(HERE))
+                       cwd=str(HERE), isolate=False)
     got = by_key(rec, 0)
     assert got["input:inputs"].dtype == "float64" and got["input:target"].dtype == "int64"
     assert got["param:0.weight"].dtype == "float64" and got["loss:loss"].dtype == "float64"
@@ -245,8 +292,19 @@ def test_float64_reference(tmp_path):
     assert rec.manifest["dtype"] == "float64"
 
 
+def test_import_error_of_the_entry_module_is_a_build_failure(tmp_path):
+    rec = record_entry(f"{HERE / 'data' / 'broken_import.py'}:step", device="cpu", steps=1, out=tmp_path / "b",
+                       cwd=str(HERE), isolate=False)
+    st = rec.stages
+    assert (st[0]["stage"], st[0]["status"], st[0]["error_type"]) == ("build", "failed", "ModuleNotFoundError")
+    assert st[0]["error"] == "importing the entry's module raised: No module named 'mpsready_no_such_dependency'"
+    assert [s["status"] for s in st[1:]] == ["not_run"] * 8 and st[1]["reason"] == "build failed"
+    assert rec.manifest["worker"]["crashed"] is False
+    assert rec.manifest["fallback"]["note"] == "the step never ran (importing the entry failed)"
+
+
 def test_whole_step_entry_records_loss(tmp_path):
-    rec = record_entry(f"{ENTRIES}:whole_step", device="cpu", steps=2, out=tmp_path / "w", cwd=str(HERE))
+    rec = record_entry(f"{ENTRIES}:whole_step", device="cpu", steps=2, out=tmp_path / "w", cwd=str(HERE), isolate=False)
     assert [(s["stage"], s["status"]) for s in rec.stages] == [("build", "passed"), ("step", "passed")]
     assert [e.key for e in rec.entries()] == ["loss:loss", "loss:loss"]
     torch.manual_seed(0)
@@ -255,7 +313,7 @@ def test_whole_step_entry_records_loss(tmp_path):
 
 
 def test_nan_loss_is_recorded_as_json_null_and_flagged(tmp_path):
-    rec = record_entry(f"{ENTRIES}:nan_loss", device="cpu", steps=1, out=tmp_path / "n", cwd=str(HERE))
+    rec = record_entry(f"{ENTRIES}:nan_loss", device="cpu", steps=1, out=tmp_path / "n", cwd=str(HERE), isolate=False)
     sm = rec.step_metrics[0]
     assert sm["loss"] is None and sm["loss_nonfinite"] == "nan"
     assert by_key(rec, 0)["loss:loss"].stats.nan == 1
@@ -282,10 +340,19 @@ def test_usage_errors_lose_nothing(tmp_path, cnn_record):
                      synthetic_inputs=str(tmp_path / "none"))
 
 
-def test_cli_exit_codes(tmp_path, capsys):
-    assert main(["record", f"{ENTRIES}:failing_backward", "--device", "cpu", "--steps", "1",
-                 "--out", str(tmp_path / "a"), "--format", "json"]) == 1
-    doc = json.loads(capsys.readouterr().out)
-    assert doc["schema"]["name"] == "mpsready.record"
-    assert main(["record", f"{ENTRIES}:small_cnn", "--device", "mps", "--out", str(tmp_path / "b")]) == 2
-    assert "MPS is not usable here" in capsys.readouterr().err
+def test_cli_usage_error_exit_code(tmp_path, capsys):
+    assert main(["record", "missing.py:f", "--device", "cpu", "--out", str(tmp_path / "b")]) == 2
+    assert "entry file not found" in capsys.readouterr().err
+    assert not (tmp_path / "b").exists()
+
+
+def test_terminal_summary_names_device_stages_and_findings(cnn_record):
+    from rich.console import Console
+
+    from mpsready.record.render import render_terminal
+
+    console = Console(record=True, width=200)
+    render_terminal(cnn_record, console=console)
+    text = console.export_text()
+    assert "not an MPS run" in text and "optimizer_step" in text
+    assert "ENV201 info (observed): recorded on cpu, not on MPS" in text

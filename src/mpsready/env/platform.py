@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import os
 import platform as _platform
 import sys
 from pathlib import Path
@@ -89,7 +88,3 @@ class RealPlatform:
             return Path(path).read_text(encoding="utf-8", errors="replace")
         except OSError:
             return None
-
-
-def cpu_count() -> int | None:
-    return os.cpu_count()

@@ -17,6 +17,17 @@ A run record is a directory::
 (shape, dtype and value range of each input tensor, for ``--synthetic-inputs``),
 ``raw_tensors`` (bool) and ``tensor_count``.
 
+Fields added by ``mpsready record`` (still version 1: readers ignore what they do not know;
+documented in ``docs/run-record.md``): ``device_kind`` (``cpu``/``cuda``/``mps``),
+``observed_on`` (the device in words), ``mps_run`` (true only for a run on MPS), ``dtype``,
+``synthetic_inputs`` (the record whose input shapes were replayed, or null), ``raw_dir``,
+``warnings`` (distinct warning texts of the run), ``worker`` (``returncode``, ``crashed``, ``how``,
+``output_tail``), ``findings`` (ENV2xx/OPS2xx/PRF1xx). ``inputs`` is
+``{"structure": batch tree, "tensors": [{"name", "shape", "dtype", "min", "max"}]}``; each
+``step_metrics`` item also has ``seconds_with_recording``, ``memory_source`` and, for a non-finite
+loss, ``loss`` null with ``loss_nonfinite`` ("nan", "inf", "-inf"). The stage results may say
+``crashed`` (the process died in that stage; the parent process saw it).
+
 Each line of ``tensors.jsonl`` is a :class:`TensorEntry`. ``key`` is unique in the
 record and is also the tensor's name in the safetensors file of its step. Keys read
 ``"{kind}:{name}"`` where kind is one of :data:`KINDS` and ``name`` is the module path

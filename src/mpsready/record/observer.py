@@ -8,14 +8,20 @@ Keys and kinds (``mpsready.record.layout.KINDS``), per step (``step`` field):
   hook), ``<call>`` counting calls of that module within the step from 0; a module returning
   several tensors gives ``activation:<path>#<call>/<index path>`` (e.g. ``attn#0/0``);
 * ``output:output`` (or ``output:output.0``, ...): the model output; ``loss:loss``;
+* ``output:inference`` (``output:inference.0``, ...): the model output in the ``inference`` stage
+  (``eval()`` under ``inference_mode``), once, with ``step`` = the last training step's index;
 * ``grad:<param name>`` after ``backward``, in the order autograd accumulated them
   (``Tensor.register_post_accumulate_grad_hook``, PyTorch 2.1+ docs);
 * ``param:<param name>`` after ``optimizer_step``.
 
-Timing: forward hooks only take a device-side ``clone()`` of each output (so an in-place op
-later in the forward cannot change it); statistics are computed when the stage has ended.
-The time spent by this observer outside the stage bodies is measured and subtracted from the
-reported step time (``seconds``); ``seconds_with_recording`` keeps the raw figure.
+Timing and memory: forward hooks summarise each output at once (a CPU copy, so a later
+in-place op cannot change it and no device copy is held: peak device memory stays the step's
+own). Before each hook the device queue is drained, so the step's own device work stays in its
+time; the recording work (copy, statistics) is measured and subtracted from the step time
+(``seconds``; ``seconds_with_recording`` keeps the raw figure) and from the stage's ``seconds``
+(its ``extra.recording_seconds`` says how much). Draining the queue at every layer removes the
+overlap of CPU launches with device work, so on CUDA/MPS the recorded times are upper bounds for
+launch-bound steps.
 """
 
 from __future__ import annotations
@@ -91,11 +97,12 @@ class RecordingObserver(Observer):
         self.stage: str | None = None
         self._order: dict[tuple[str, int], int] = {}
         self._calls: dict[str, int] = {}
-        self._pending: list[tuple[str, str, Any, str | None]] = []  # activations captured in forward
         self._grad_order: list[str] = []
         self._raw_step: dict[str, Any] = {}
         self._hooked = False
-        self._overhead = 0.0
+        self._overhead = 0.0  # recording time within the current training step (subtracted from it)
+        self._hook_seconds = 0.0  # recording time inside the current stage body (forward hooks)
+        self._step = 0
         self._step_peak = 0
         self.input_structure: dict[str, Any] | None = None
         self.input_specs: list[dict[str, Any]] = []
@@ -106,7 +113,7 @@ class RecordingObserver(Observer):
     def _emit(self, kind: str, name: str, step: int, tensor: Any, module_type: str | None = None) -> None:
         order = self._order.get((kind, step), 0)
         self._order[(kind, step)] = order + 1
-        entry, cpu = make_entry(kind, name, step, order, tensor, module_type)
+        entry, cpu = make_entry(kind, name, step, order, tensor, module_type, keep=self.raw is not None)
         self.tensors(entry.to_dict())
         if self.raw is not None:
             self._raw_step[entry.key] = cpu
@@ -120,6 +127,7 @@ class RecordingObserver(Observer):
         for path, module in model.named_modules():
             if path:
                 module.register_forward_hook(self._forward_hook(path, type(module).__name__))
+        model.register_forward_hook(self._inference_hook)
         for name, p in model.named_parameters():
             if p.requires_grad and hasattr(p, "register_post_accumulate_grad_hook"):
                 p.register_post_accumulate_grad_hook(self._grad_hook(name))
@@ -130,14 +138,40 @@ class RecordingObserver(Observer):
                 return
             call = self._calls.get(path, 0)
             self._calls[path] = call + 1
-            import torch
+            with self._timed_in_stage():
+                import torch
 
-            if isinstance(out, torch.Tensor):
-                self._pending.append((f"{path}#{call}", type_name, out.detach().clone(), None))
-            else:
-                for sub, t in flatten_tensors(out, ""):
-                    self._pending.append((f"{path}#{call}/{sub}", type_name, t.detach().clone(), None))
+                if isinstance(out, torch.Tensor):
+                    self._emit("activation", f"{path}#{call}", self._step, out, type_name)
+                else:
+                    for sub, t in flatten_tensors(out, ""):
+                        self._emit("activation", f"{path}#{call}/{sub}", self._step, t, type_name)
         return hook
+
+    def _inference_hook(self, module: Any, args: Any, out: Any) -> None:
+        if self.stage == "inference":
+            with self._timed_in_stage():
+                for n, t in flatten_tensors(out, "inference"):
+                    self._emit("output", n, self._step, t)
+
+    @contextmanager
+    def _timed_in_stage(self) -> Iterator[None]:
+        """Time recording work done inside a stage body, after waiting for the device.
+
+        The statistics are taken right away (a CPU copy), so no device copy is held and peak
+        memory stays the step's own. Waiting for the queued device work first keeps that work
+        in the step's time; only the copy and the statistics are subtracted.
+        """
+        from mpsready.step.runner import synchronize
+
+        synchronize(self.device)
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            dt = time.perf_counter() - t0
+            self._hook_seconds += dt
+            self._overhead += dt
 
     def _grad_hook(self, name: str):
         def hook(param: Any) -> None:
@@ -164,13 +198,14 @@ class RecordingObserver(Observer):
             self._overhead, self._step_peak = 0.0, 0
         t0 = time.perf_counter()
         self.stage = stage
+        self._step = ctx.step_index
+        self._hook_seconds = 0.0
         if stage in ("data", "step") and self.device.startswith("cuda"):
             import torch
 
             torch.cuda.reset_peak_memory_stats(self.device)
         if stage == "forward":
             self._calls.clear()
-            self._pending.clear()
         if stage == "backward":
             self._grad_order.clear()
         self.events({"event": "stage_started", "stage": stage, "step": ctx.step_index})
@@ -203,9 +238,6 @@ class RecordingObserver(Observer):
                                         flatten_tensors(ctx.inputs, "inputs") + flatten_tensors(ctx.target, "target")]
                     self.events({"event": "inputs", "structure": self.input_structure, "tensors": self.input_specs})
             elif stage == "forward":
-                for key, type_name, t, _ in self._pending:
-                    self._emit("activation", key, i, t, type_name)
-                self._pending.clear()
                 for name, t in flatten_tensors(ctx.output, "output"):
                     self._emit("output", name, i, t)
             elif stage in ("loss", "step"):
@@ -227,6 +259,11 @@ class RecordingObserver(Observer):
         if mem is not None:
             self._step_peak = max(self._step_peak, mem)
         res = self.results.get(stage)
+        if res is not None and self._hook_seconds:
+            # the stage body's time included the forward hooks' statistics: report it apart
+            res.seconds = max(res.seconds - self._hook_seconds, 0.0)
+            res.extra["recording_seconds"] = round(res.extra.get("recording_seconds", 0.0) + self._hook_seconds, 6)
+            self._hook_seconds = 0.0
         self.events({"event": "stage_finished", "stage": stage, "step": i, "ok": ok,
                      "result": res.to_dict() if res is not None else None})
         self._overhead += time.perf_counter() - t0

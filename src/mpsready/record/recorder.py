@@ -130,7 +130,8 @@ def stages_from_events(events: list[dict[str, Any]], died: str | None) -> list[d
 def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.PathLike[str] = "run", *,
                  seed: int = 0, save_tensors: bool = False, synthetic_inputs: str | None = None,
                  dtype: str | None = None, project: str | None = None, cwd: str | None = None,
-                 timeout: float | None = None, force: bool = False, python: str | None = None) -> RunRecord:
+                 timeout: float | None = None, force: bool = False, python: str | None = None,
+                 isolate: bool = True) -> RunRecord:
     """Record ``spec`` (an ENTRY) on ``device`` for ``steps`` steps into the directory ``out``.
 
     Returns the written :class:`~mpsready.record.layout.RunRecord`. Raises
@@ -139,8 +140,14 @@ def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.P
     ``is_built``/``is_available``), ``dtype="float64"`` on MPS (MPS has no float64), or an
     existing non-empty ``out`` (unless ``force``). A stage that raises or kills the process
     is not an error: it is recorded (``failed`` / ``crashed``).
+
+    ``isolate=False`` runs the worker in this process instead of a child (for debugging and
+    fast tests): the record is the same, but a crash of the step then kills the caller and
+    ``timeout`` is ignored.
     """
-    split_spec(spec)
+    target, _ = split_spec(spec)
+    if target.endswith(".py") and not (Path(cwd or os.getcwd()) / target).is_file():
+        raise UsageError(f"entry file not found: {(Path(cwd or os.getcwd()) / target).resolve()}")
     _check_device(device)
     if steps < 1:
         raise UsageError("--steps must be >= 1")
@@ -175,16 +182,15 @@ def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.P
         pkg_root = str(Path(mpsready.__file__).resolve().parent.parent)
         env["PYTHONPATH"] = pkg_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         stderr_path = work / "stderr.txt"
-        with stderr_path.open("wb") as err:
-            proc = subprocess.Popen([python or sys.executable, "-m", "mpsready.record.worker", str(spec_path)],
-                                    cwd=worker_spec["cwd"], env=env, stdout=err, stderr=subprocess.STDOUT)
-            try:
-                rc = proc.wait(timeout=timeout)
-                timed_out = False
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                rc = proc.wait()
-                timed_out = True
+        stderr_path.write_bytes(b"")
+        timed_out = False
+        if not isolate:
+            from mpsready.record import worker
+
+            rc = worker.run(worker_spec)
+        else:
+            rc, timed_out = _spawn(python or sys.executable, spec_path, worker_spec["cwd"], env, stderr_path,
+                                   timeout)
         stderr_tail = stderr_path.read_text(encoding="utf-8", errors="replace")[-STDERR_TAIL:]
         events = read_events(events_path)
         for e in events:
@@ -202,7 +208,7 @@ def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.P
         stages = stages_from_events(events, died)
         manifest = _manifest(events, stages, spec=spec, device=device, steps=steps, seed=seed, dtype=dtype,
                              save_tensors=save_tensors, synthetic_inputs=synthetic_inputs,
-                             worker={"returncode": rc, "crashed": done is None, "how": died,
+                             worker={"isolated": isolate, "returncode": rc, "crashed": done is None, "how": died,
                                      "output_tail": stderr_tail})
         manifest = _finite(manifest)
         manifest["tensor_count"] = _repair_tensors(out_p)
@@ -217,6 +223,19 @@ def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.P
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return RunRecord.open(out_p)
+
+
+def _spawn(python: str, spec_path: Path, cwd: str, env: dict[str, str], stderr_path: Path,
+           timeout: float | None) -> tuple[int, bool]:
+    """Run the worker in a child process; ``(returncode, timed_out)`` (negative returncode: signal)."""
+    with stderr_path.open("wb") as err:
+        proc = subprocess.Popen([python, "-m", "mpsready.record.worker", str(spec_path)], cwd=cwd, env=env,
+                                stdout=err, stderr=subprocess.STDOUT)
+        try:
+            return proc.wait(timeout=timeout), False
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            return proc.wait(), True
 
 
 def _manifest(events: list[dict[str, Any]], stages: list[dict[str, Any]], *, spec: str, device: str, steps: int,
@@ -239,7 +258,8 @@ def _manifest(events: list[dict[str, Any]], stages: list[dict[str, Any]], *, spe
     fallback = done.get("fallback") or {
         "enabled": fb_var not in ("", "0"),
         "checked": kind == "mps", "calls": {}, "by_stage": {}, "warned_ops": [],
-        "note": "the worker died before reporting fallback counts"}
+        "note": "the step never ran (importing the entry failed)" if done
+        else "the worker died before reporting fallback counts"}
     return envelope(
         SCHEMA_NAME, SCHEMA_VERSION, basis="observed", device=device, device_kind=kind,
         observed_on=_observed_on(device, env),

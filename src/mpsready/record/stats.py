@@ -10,7 +10,6 @@ The checksum is the sha256 of the contiguous CPU bytes of the tensor in its own 
 from __future__ import annotations
 
 import hashlib
-import math
 from typing import Any
 
 from mpsready.record.layout import TensorEntry, TensorStats
@@ -21,9 +20,16 @@ def dtype_name(t: Any) -> str:
     return str(t.dtype).replace("torch.", "")
 
 
-def cpu_copy(t: Any) -> Any:
-    """A detached, contiguous CPU copy (one device-to-host transfer; synchronises the device)."""
-    return t.detach().to("cpu").contiguous()
+def cpu_copy(t: Any, own: bool = False) -> Any:
+    """A detached, contiguous CPU version of ``t`` (one device-to-host transfer; synchronises the device).
+
+    For a tensor already on the CPU this is the tensor itself unless ``own`` asks for a copy
+    that later in-place operations cannot change (needed when the tensor is kept, --save-tensors).
+    """
+    cpu = t.detach().to("cpu").contiguous()
+    if own and cpu.data_ptr() == t.data_ptr():
+        cpu = cpu.clone()
+    return cpu
 
 
 def tensor_stats(cpu: Any) -> TensorStats:
@@ -62,14 +68,12 @@ def checksum(cpu: Any) -> str:
 
 
 def make_entry(kind: str, name: str, step: int, order: int, tensor: Any,
-               module_type: str | None = None) -> tuple[TensorEntry, Any]:
-    """Summarise ``tensor`` into a :class:`TensorEntry`; returns ``(entry, cpu copy)``."""
-    cpu = cpu_copy(tensor)
+               module_type: str | None = None, keep: bool = False) -> tuple[TensorEntry, Any]:
+    """Summarise ``tensor`` into a :class:`TensorEntry`; returns ``(entry, CPU tensor)``.
+
+    With ``keep`` the returned CPU tensor is a private copy (safe to save later)."""
+    cpu = cpu_copy(tensor, own=keep)
     entry = TensorEntry(key=f"{kind}:{name}", kind=kind, name=name, step=step, order=order,
                         shape=tuple(int(s) for s in cpu.shape), dtype=dtype_name(cpu), stats=tensor_stats(cpu),
                         checksum=checksum(cpu), module_type=module_type)
     return entry, cpu
-
-
-def finite_or_none(x: float | None) -> float | None:
-    return None if x is None or not math.isfinite(x) else x

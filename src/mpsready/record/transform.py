@@ -35,7 +35,7 @@ def cast_float64(obj: Any) -> Any:
 
 
 def synthesize(spec: Mapping[str, Any], generator: Any) -> Any:
-    """A batch built from a recorded ``inputs`` section (see module docstring)."""
+    """``(inputs, target)`` built from a recorded ``inputs`` section (module docstring); target may be None."""
     tensors = {t["name"]: t for t in spec["tensors"]}
 
     def build(node: Mapping[str, Any]) -> Any:
@@ -50,9 +50,10 @@ def synthesize(spec: Mapping[str, Any], generator: Any) -> Any:
         return node.get("value")
 
     inputs = build(spec["structure"]["inputs"])
-    target_node = spec["structure"].get("target") or {"type": "value", "value": None}
-    target = build(target_node)
-    return (inputs, target) if target is not None else inputs
+    target = build(spec["structure"].get("target") or {"type": "value", "value": None})
+    # Always an (inputs, target) pair: the runner splits a 2-tuple, so returning a bare tuple of
+    # two inputs would be misread as (inputs, target).
+    return inputs, target
 
 
 def _random_tensor(t: Mapping[str, Any], gen: Any) -> Any:
@@ -93,9 +94,7 @@ def wrap_entry(entry: Entry, *, float64: bool = False, synthetic: Mapping[str, A
             gen = torch.Generator().manual_seed(seed)
             step.batch = lambda: synthesize(synthetic, gen)
             if step.inference_batch is not None:
-                step.inference_batch = synthesize(synthetic, torch.Generator().manual_seed(seed + 1))
-                if isinstance(step.inference_batch, tuple) and len(step.inference_batch) == 2:
-                    step.inference_batch = step.inference_batch[0]
+                step.inference_batch = synthesize(synthetic, torch.Generator().manual_seed(seed + 1))[0]
         if float64:
             if step.model is not None:
                 step.model = step.model.double()

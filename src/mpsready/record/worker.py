@@ -56,8 +56,9 @@ class Streams:
         save_file(ok, str(self.out / raw_file(step)))
 
     def close(self) -> None:
-        self._ev.close()
-        self._tn.close()
+        for fh in (self._ev, self._tn):
+            if not fh.closed:
+                fh.close()
 
 
 def seed_everything(seed: int) -> str:
@@ -84,8 +85,14 @@ def run(spec: dict[str, Any], mps_backend: Any = None) -> int:
     ``mps_backend`` replaces :class:`mpsready.record.mps.TorchMPS` (tests pass a fake; with a
     fake, fallback counting is done for the fake's ``device_type``).
     """
-    out = Path(spec["out"])
-    streams = Streams(Path(spec["events"]), out)
+    streams = Streams(Path(spec["events"]), Path(spec["out"]))
+    try:
+        return _run(spec, streams, mps_backend)
+    finally:
+        streams.close()
+
+
+def _run(spec: dict[str, Any], streams: Streams, mps_backend: Any) -> int:
     streams.event({"event": "started", "pid": os.getpid()})
     from mpsready.env.collect import collect_env
 
@@ -120,6 +127,10 @@ def run(spec: dict[str, Any], mps_backend: Any = None) -> int:
     except EntryError as exc:
         streams.event({"event": "entry_error", "message": str(exc)})
         return 2
+    except Exception as exc:  # importing the user's module raised: a failure of the build stage
+        streams.event({"event": "done", "stages": _import_failed(exc), "fallback": None, "warnings": [],
+                       "inputs": None})
+        return 0
     entry = wrap_entry(entry, float64=bool(spec.get("float64")), synthetic=spec.get("synthetic"), seed=seed)
     counter = FallbackCounter(backend) if backend is not None else None
     runner = StepRunner(entry, device=device, steps=int(spec["steps"]))
@@ -153,8 +164,20 @@ def run(spec: dict[str, Any], mps_backend: Any = None) -> int:
                    "warnings": [m[:500] for m in caught[:50]],
                    "inputs": {"structure": obs.input_structure, "tensors": obs.input_specs}
                    if obs.input_structure else None})
-    streams.close()
     return 0
+
+
+def _import_failed(exc: Exception) -> list[dict[str, Any]]:
+    """Stage results when importing the ENTRY's module raised (``build`` failed, the rest not run)."""
+    import traceback
+
+    from mpsready.step.contract import STAGES, StageResult, StageStatus
+
+    build = StageResult("build", StageStatus.FAILED, error_type=type(exc).__name__,
+                        error=f"importing the entry's module raised: {exc}", traceback=traceback.format_exc(),
+                        steps_run=1)
+    rest = [StageResult(s, StageStatus.NOT_RUN, reason="build failed") for s in STAGES[1:]]
+    return [r.to_dict() for r in [build, *rest]]
 
 
 def main(argv: list[str] | None = None) -> int:
