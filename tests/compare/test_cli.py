@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 
-import pytest
 
 from mpsready.compare import cli
 from mpsready.errors import UsageError
@@ -89,3 +88,27 @@ def test_corrupt_safetensors_exit_2(recs, tmp_path):
     (b / "tensors" / "step-0000.safetensors").write_bytes(b"garbage!garbage")
     code, msg = run([str(recs["a"]), str(b), "--no-config"])
     assert code == 2 and "step-0000.safetensors" in msg
+
+
+def test_json_is_strict_with_infinite_values(recs, capsys):
+    assert run([str(recs["drop_a"]), str(recs["drop_b"]), "--format", "json", "--no-config"]) == 1
+
+    def refuse(name):
+        raise AssertionError(f"non-standard JSON constant {name}")
+
+    doc = json.loads(capsys.readouterr().out, parse_constant=refuse)
+    drop = next(t for t in doc["tensors"] if t["key"] == "activation:drop#0" and t["step"] == 0)
+    assert drop["metrics"]["max_rel"] == "inf"  # dropout zeros meet non-zero values
+    assert doc["random_ops"] == ["Dropout (drop)"]
+    assert doc["summary"]["rng_dependent"] is True
+
+
+def test_terminal_output_to_file(recs, tmp_path, capsys):
+    out = tmp_path / "cmp.txt"
+    assert run([str(recs["a"]), str(recs["extra"]), "--output", str(out), "--no-config"]) == 1
+    text = out.read_text()
+    assert "not matched: activation:fc3#0 recorded in B only (missing in A: removed or renamed layer?) (steps 0-2)" \
+        in text
+    # head.* differ too: fc3's initialisation consumed random numbers before head's
+    assert text.rstrip().endswith("DIFFERS: 53 of 60 tensors out of tolerance, 0 incomparable, "
+                                  "6 structure difference(s), 3 step loss(es) differ")

@@ -84,3 +84,11 @@ def test_raw_values_compared_when_checksums_differ(tmp_path):
     b = _write(tmp_path / "b", [_entry("activation:fc#0", 0, 0, (4,), seed=3)])
     t = compare_records(a, b).tensors[0]
     assert t.metrics.method == "raw" and t.metrics.max_abs == 2.0 and t.metrics.mismatched == 4
+
+
+def test_nothing_in_common_is_not_a_pass(tmp_path):
+    a = _write(tmp_path / "a", [], losses=())
+    b = _write(tmp_path / "b", [], losses=())
+    comp = compare_records(a, b)
+    assert not comp.ok
+    assert [i.message for i in comp.structure] == ["nothing to compare: the records share no tensor and no step loss"]

@@ -22,10 +22,11 @@ def test_values_and_both_tolerances():
     assert m.max_rel == math.inf  # 1e-6 against an expected 0, as torch reports it
     # 2.5 vs 2.0: 0.5 > 0.3 + 0.1*2 = 0.5? no, equal: passes (fails only when it breaks both)
     assert m.mismatched == 0 and m.passed
-    assert m.worst_ratio == pytest.approx(1.0)
+    assert m.worst_ratio is None  # computed only for failing elements
     m2 = compare_arrays(a, b, Tolerance(0.1, 0.29, "t"))
     assert m2.mismatched == 1 and not m2.passed
     assert m2.mismatch_share == 0.25
+    assert m2.worst_ratio == pytest.approx(0.5 / 0.49)
 
 
 def test_cosine_exact():
@@ -106,3 +107,29 @@ def test_stats_nan_count_difference_fails():
     sb = TensorStats(4, 1.0, 0.5, 0.0, 2.0, 3.0, 1, 0)
     m = compare_stats(sa, sb, F32)
     assert not m.passed and m.one_sided_nonfinite == 1
+
+
+@pytest.mark.parametrize("noise, outliers, zeros", [(1e-7, 5, True), (1e-7, 5, False), (1e-5, 0, False),
+                                                     (1e-5, 300, True), (0.0, 3, False)])
+def test_fast_paths_agree_with_plain_numpy(noise, outliers, zeros):
+    """The shortcuts (skip when max abs <= atol, test only elements above atol, raise the
+    max relative error only from candidates) give what a plain elementwise computation gives."""
+    rng = np.random.default_rng(7)
+    n = 4 * SUB_CHUNK + 123
+    a = rng.standard_normal(n).astype(np.float32)
+    if zeros:
+        a[::997] = 0.0
+    b = a + (rng.standard_normal(n) * noise).astype(np.float32)
+    idx = rng.choice(n, outliers, replace=False)
+    b[idx] += np.float32(0.01)
+    m = compare_arrays(a, b, F32)
+    d = np.abs(b - a)
+    allow = np.float32(1e-5) + np.float32(1.3e-6) * np.abs(a)
+    fails = d > allow
+    assert m.mismatched == int(fails.sum())
+    assert m.max_abs == float(d.max())
+    with np.errstate(all="ignore"):
+        rel = d / np.abs(a)
+    assert m.max_rel == float(np.fmax.reduce(rel))
+    assert math.isinf(m.max_rel) == (zeros and noise > 0)
+    assert m.worst_ratio == (float((d[fails] / allow[fails]).max()) if fails.any() else None)

@@ -42,14 +42,19 @@ def test_bfloat16_and_float16_widen_exactly(tmp_path):
         assert f.read("bf").dtype == np.float32
 
 
-def test_chunks_cover_the_tensor_once(tmp_path):
+@pytest.mark.parametrize("mapped, prefetch", [(True, False), (False, False), (False, True)])
+def test_chunks_cover_the_tensor_once(tmp_path, mapped, prefetch):
     x = torch.arange(10, dtype=torch.float32)
-    save_file({"x": x, "y": x * 2}, str(tmp_path / "c.safetensors"))
+    save_file({"x": x, "y": x * 2, "z": x.to(torch.bfloat16)}, str(tmp_path / "c.safetensors"))
     with RawTensorFile(tmp_path / "c.safetensors") as f:
         got = [(a.copy(), b.copy()) for a, b in iter_chunks(f, f.tensors["x"], f, f.tensors["y"],
-                                                             np.dtype(np.float32), 4)]
+                                                             np.dtype(np.float32), 4, prefetch, mapped)]
+        bf = [b.copy() for _, b in iter_chunks(f, f.tensors["x"], f, f.tensors["z"], np.dtype(np.float64), 3,
+                                               prefetch, mapped)]
     assert [len(a) for a, _ in got] == [4, 4, 2]
     np.testing.assert_array_equal(np.concatenate([b for _, b in got]), np.arange(10) * 2)
+    assert [len(b) for b in bf] == [3, 3, 3, 1]
+    np.testing.assert_array_equal(np.concatenate(bf), np.arange(10, dtype=np.float64))
 
 
 def test_compute_dtype():

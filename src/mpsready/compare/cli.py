@@ -102,15 +102,19 @@ def run(args: argparse.Namespace) -> int:
 
         if args.output:
             with open(args.output, "w", encoding="utf-8") as fh:
-                terminal.render(comp, Console(file=fh, width=160, no_color=True), args.all)
+                console = Console(file=fh, width=160, no_color=True)
+                terminal.render(comp, console, args.all)
+                if plots:
+                    console.print("plots: " + ", ".join(plots.values()), highlight=False)
         else:
             import os
 
             # rich falls back to 80 columns when stdout is not a terminal; a piped table reads better wider
             width = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 140
-            terminal.render(comp, Console(width=width), args.all)
-        if plots:
-            print("plots: " + ", ".join(plots.values()), file=sys.stderr)
+            console = Console(width=width)
+            terminal.render(comp, console, args.all)
+            if plots:
+                console.print("plots: " + ", ".join(plots.values()), highlight=False)
     return code
 
 

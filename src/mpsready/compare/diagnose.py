@@ -52,8 +52,20 @@ def _loc(t: "TensorComparison") -> Location:
 def _rng_note(c: "Comparison") -> str:
     if not c.random_ops:
         return ""
-    return (f" The runs used random operators ({', '.join(c.random_ops[:4])}): the devices draw different random "
-            "streams from the same seed, so this may be RNG, not arithmetic (see NUM105).")
+    return (f" Random operators differ between the runs ({', '.join(c.random_ops[:4])}): devices draw different "
+            "random streams from the same seed, so this may be RNG, not arithmetic (see NUM105).")
+
+
+def _optimizer_note(c: "Comparison", first: "TensorComparison") -> str:
+    """A parameter that differs after the optimizer step although its gradient agreed."""
+    if first.kind != "param":
+        return ""
+    grad = next((t for t in c.tensors if t.kind == "grad" and t.name == first.name and t.step == first.step), None)
+    if grad is None or grad.failed:
+        return ""
+    return (f" Its gradient grad:{first.name} agreed within tolerance: the optimizer step amplified a small "
+            "difference (adaptive optimizers such as Adam divide by sqrt of the second moment, so near-zero "
+            "gradients, e.g. ones that are zero in exact arithmetic, become full-size steps of either sign).")
 
 
 def findings_for(c: "Comparison") -> list[Finding]:
@@ -74,9 +86,8 @@ def findings_for(c: "Comparison") -> list[Finding]:
         n = sum(1 for t in failed if t.kind in kinds and t.status == "fail")
         add(rules.NUM101, f"First divergence in {label} order: {first.key} (step {first.step}"
             f"{', ' + first.module_type if first.module_type else ''}): {describe(first)}; "
-            f"{n} {label} tensor(s) out of tolerance ({devices}).{_rng_note(c)}",
-            _loc(first), key=first.key, step=first.step, failing=n, worst_ratio=first.metrics.worst_ratio
-            if first.metrics else None)
+            f"{n} {label} tensor(s) out of tolerance ({devices}).{_optimizer_note(c, first)}{_rng_note(c)}",
+            _loc(first), key=first.key, step=first.step, failing=n, max_abs=first.metrics.max_abs if first.metrics else None)
     nonfinite = [t for t in c.tensors if t.metrics and t.metrics.one_sided_nonfinite]
     if nonfinite:
         t = nonfinite[0]
@@ -103,20 +114,21 @@ def findings_for(c: "Comparison") -> list[Finding]:
         where = ""
         if c.first_forward is not None:
             where = f"; first divergence at {c.first_forward.key}"
-        add(rules.NUM105, f"The runs used random operators: {', '.join(c.random_ops)}{where}. Differences may "
-            "come from different random streams (same seed, different device generators); compare with fixed "
-            "inputs and dropout off (model.eval(), --synthetic-inputs).", Location(stage="forward"),
-            random_ops=c.random_ops, diverged=not c.ok)
+        add(rules.NUM105, f"Random operators in the runs: {', '.join(c.random_ops)}{where}. Differences may "
+            "come from different random streams (same seed, different device generators), not from arithmetic; "
+            "compare with fixed inputs and randomness off (dropout p=0 or model.eval(), mpsready record "
+            "--synthetic-inputs).", Location(stage="forward"), random_ops=c.random_ops, diverged=not c.ok)
     if c.reference is not None:
         worse = c.worse
         if worse:
             t = worse[0]
             tw = t.three_way
-            ra = tw.a_vs_ref.worst_ratio if tw and tw.a_vs_ref else None
-            rb = tw.b_vs_ref.worst_ratio if tw and tw.b_vs_ref else None
-            add(rules.NUM106, f"Against the reference ({c.reference.device}, {c.reference.dtype or 'its dtype'}), "
+            ra = tw.a_vs_ref.error if tw and tw.a_vs_ref else None
+            rb = tw.b_vs_ref.error if tw and tw.b_vs_ref else None
+            add(rules.NUM106, f"Against the reference ({c.reference.label}), "
                 f"B ({c.b.device}) is less accurate than A ({c.a.device}) for {len(worse)} tensor(s), first "
-                f"{t.key} (step {t.step}): error {fmt(rb)} vs {fmt(ra)} tolerance units (k={fmt(c.k)}).",
+                f"{t.key} (step {t.step}): max abs error against the reference {fmt(rb)} in B vs {fmt(ra)} in A "
+                f"(k={fmt(c.k)}).",
                 _loc(t), key=t.key, tensors=len(worse), err_a=ra, err_b=rb, k=c.k)
         elif failed:
             add(rules.NUM107, f"{len(failed)} tensor(s) differ between A ({c.a.device}) and B ({c.b.device}), but "

@@ -16,18 +16,19 @@ from itertools import groupby
 from typing import Any, Iterator
 
 from mpsready.compare.matching import StructureIssue, match_entries, match_stages, sort_key
-from mpsready.compare.metrics import PairMetrics, _jsonable, checksum_identical, compare_chunks, compare_stats
+from mpsready.compare.metrics import PairMetrics, jsonable, checksum_identical, compare_chunks, compare_stats
 from mpsready.compare.tensorio import RawTensorError, RawTensorFile, compute_dtype, iter_chunks
 from mpsready.compare.tolerances import Tolerance, ToleranceSpec, default_tolerance
 from mpsready.record.layout import RunRecord
 
 # Three-way factor: B counts as "not worse" than A against the reference C when
-# err(B,C) <= K * err(A,C) + EPS, err being the worst element's error in tolerance units
-# (PairMetrics.worst_ratio). Two correct implementations of the same float32 maths differ
-# in reduction order and fused operations, which moves rounding error by small factors;
-# 2 leaves room for that, while a backend that loses precision (TF32, a half-precision
-# accumulator, a lower-accuracy transcendental) is off by 10x or more. EPS (0.1% of what
-# the tolerance allows) keeps an exactly-matching A (err 0) from making any rounding in B "worse".
+# err(B,C) <= K * err(A,C) + EPS * atol, err being the max absolute error against C
+# (PairMetrics.error; for stats-only pairs the worst statistic in units of its bound, with
+# slack EPS). Two correct implementations of the same float32 maths differ in reduction
+# order and fused operations, which moves rounding error by small factors; 2 leaves room
+# for that, while a backend that loses precision (TF32, a half-precision accumulator, a
+# lower-accuracy transcendental) is off by 10x or more. The slack (0.1% of atol) keeps an
+# exactly-matching A (err 0) from making any rounding in B "worse".
 DEFAULT_K = 2.0
 EPS = 1e-3
 CHUNK = 1 << 20  # elements read per I/O call
@@ -101,7 +102,7 @@ class StepLoss:
     passed: bool | None  # None when a side has no loss
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: (_jsonable(v) if not isinstance(v, Tolerance) else v.to_dict()) for k, v in self.__dict__.items()}
+        return {k: (jsonable(v) if not isinstance(v, Tolerance) else v.to_dict()) for k, v in self.__dict__.items()}
 
 
 @dataclass
@@ -115,6 +116,13 @@ class RunInfo:
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+    @property
+    def label(self) -> str:
+        """``"cpu"``, or ``"cpu float64"`` when the record names its dtype."""
+        if self.dtype and self.dtype.replace("float", "").isdigit():
+            return f"{self.device} {self.dtype}"
+        return self.device
 
 
 @dataclass
@@ -201,8 +209,8 @@ class Comparison:
         growth = (last / first) if first else (math.inf if last else 1.0)
         grows = len(diffs) >= 3 and all(y >= x for x, y in zip(diffs, diffs[1:])) and last > first
         rels = [s.rel_diff for s in self.steps if s.rel_diff is not None]
-        return {"first_abs_diff": first, "last_abs_diff": last, "growth": _jsonable(growth),
-                "grows_every_step": grows, "max_rel_diff": _jsonable(max(rels)) if rels else None,
+        return {"first_abs_diff": first, "last_abs_diff": last, "growth": jsonable(growth),
+                "grows_every_step": grows, "max_rel_diff": jsonable(max(rels)) if rels else None,
                 "steps": len(diffs)}
 
 
@@ -264,23 +272,36 @@ def compare_pair(ea: Any, eb: Any, fa: RawTensorFile | None, fb: RawTensorFile |
     return compare_stats(ea.stats, eb.stats, tol), (note + "; " if note else "") + f"stats only ({why})"
 
 
-def detect_random_ops(*records: RunRecord | None) -> list[str]:
-    """Random operators the runs used: the manifest's ``random_ops`` when the recorder
-    wrote it (a list of names or a mapping name -> count), else training-mode dropout
-    modules seen among the activations (``module_type`` a torch.nn dropout class)."""
+def detect_random_ops(ra: RunRecord, rb: RunRecord, tensors: list[TensorComparison],
+                      structure: list[StructureIssue]) -> list[str]:
+    """Random operators that may explain differences between the runs.
+
+    The manifest's ``random_ops`` when a recorder wrote it (a list of names, or a mapping
+    name -> count; zero counts ignored). Otherwise dropout modules (``module_type`` a
+    torch.nn dropout class) whose outputs differ between the runs or could not be paired:
+    a dropout with p=0, or in eval mode, draws nothing and passes its input through, so
+    dropout modules whose outputs agree are not reported.
+    """
     found: list[str] = []
-    for r in records:
-        if r is None:
-            continue
+    manifest_ops = False
+    for r in (ra, rb):
         ops = r.manifest.get("random_ops")
         if isinstance(ops, dict):
+            manifest_ops = True
             found += [str(k) for k, v in ops.items() if v]
         elif isinstance(ops, list):
+            manifest_ops = True
             found += [str(x) for x in ops]
-        if ops is None:
-            for e in r.entries():
-                if e.kind == "activation" and e.module_type in DROPOUT_TYPES:
-                    found.append(f"{e.module_type} ({e.name.split('#')[0]})")
+    if manifest_ops:
+        return sorted(set(found))
+    unmatched = {k for i in structure for k in i.keys_a + i.keys_b}
+    for t in tensors:
+        if t.kind == "activation" and t.module_type in DROPOUT_TYPES and t.failed:
+            found.append(f"{t.module_type} ({t.name.split('#')[0]})")
+    for r in (ra, rb):
+        for e in r.entries():
+            if e.kind == "activation" and e.module_type in DROPOUT_TYPES and e.key in unmatched:
+                found.append(f"{e.module_type} ({e.name.split('#')[0]})")
     return sorted(set(found))
 
 
@@ -351,12 +372,16 @@ def compare_records(a: str | os.PathLike[str] | RunRecord, b: str | os.PathLike[
                     tc.three_way = _three_way(ea, eb, ref_index.get((step, ea.key)), fa, fb, fc, spec, k,
                                               trust_checksums, chunk)
                 tensors.append(tc)
+    steps = _step_losses(ra, rb, rc, spec)
+    if not tensors and not any(s.passed is not None for s in steps):
+        # a check that compared nothing must not read as passed
+        issues.append(StructureIssue("empty", "nothing to compare: the records share no tensor and no step loss"))
     comp = Comparison(
         a=_run_info(ra), b=_run_info(rb), reference=_run_info(rc) if rc else None, tensors=tensors,
-        steps=_step_losses(ra, rb, rc, spec), structure=issues,
+        steps=steps, structure=issues,
         first_forward=_first(tensors, ("input", "activation", "output", "loss")),
         first_backward=_first(tensors, ("grad",)), first_param=_first(tensors, ("param",)),
-        random_ops=detect_random_ops(ra, rb), spec=spec, k=k,
+        random_ops=detect_random_ops(ra, rb, tensors, issues), spec=spec, k=k,
     )
     from mpsready.compare.diagnose import findings_for
 
@@ -372,9 +397,11 @@ def _three_way(ea: Any, eb: Any, ec: Any, fa: Any, fb: Any, fc: Any, spec: Toler
         return ThreeWay(None, None, tol, k, "unknown")
     ma, _ = compare_pair(ec, ea, fc, fa, tol, trust, chunk)
     mb, _ = compare_pair(ec, eb, fc, fb, tol, trust, chunk)
-    if ma is None or mb is None or ma.worst_ratio is None or mb.worst_ratio is None:
+    if ma is None or mb is None or ma.error is None or mb.error is None or ma.method != mb.method \
+            and "stats" in (ma.method, mb.method):
         return ThreeWay(ma, mb, tol, k, "unknown")
-    judgement = "b_not_worse" if mb.worst_ratio <= k * ma.worst_ratio + EPS else "b_worse"
+    slack = EPS if ma.method == "stats" else EPS * tol.atol
+    judgement = "b_not_worse" if mb.error <= k * ma.error + slack else "b_worse"
     return ThreeWay(ma, mb, tol, k, judgement)
 
 

@@ -11,8 +11,9 @@ Conventions (docs/compare.md):
   (breaks both tolerances; ``torch.isclose``), or when it is NaN/Inf on one side only
   (NaN on both sides, or the same infinity, counts as equal: ``equal_nan=True``).
 * ``worst_ratio`` = max |actual - expected| / (atol + rtol * |expected|): the worst
-  element's error in units of what the tolerance allows (<= 1 passes). It is the error
-  measure of the three-way judgement because it is comparable across tensors.
+  element's error in units of what the tolerance allows. Computed only where an element
+  breaks the tolerance (so it is exact, and > 1, for every failing tensor, and ``None``
+  for a passing one: computing it everywhere would cost a division per element).
 * ``cosine`` = <a, b> / (|a| |b|) over elements finite on both sides, accumulated in
   float64 over chunks (within a chunk, in the pair's compute dtype: float32 pairs resolve
   cosines to about 1e-7); 1.0 when both are all zero, 0.0 when exactly one is.
@@ -70,20 +71,26 @@ class PairMetrics:
         return self.mismatched / self.numel if self.numel else 0.0
 
     @property
+    def error(self) -> float | None:
+        """The error measure of the three-way judgement: ``max_abs`` (raw, checksum), or
+        for stats-only comparisons the worst statistic's difference in units of its bound."""
+        return self.max_abs if self.method in ("raw", "checksum") else self.worst_ratio
+
+    @property
     def identical(self) -> bool:
         return self.method == "checksum" or (self.method == "raw" and self.max_abs == 0
                                             and self.one_sided_nonfinite == 0)
 
     def to_dict(self) -> dict[str, Any]:
-        d = {k: _jsonable(v) for k, v in self.__dict__.items() if k != "stats_diff"}
-        d["mismatch_share"] = _jsonable(self.mismatch_share)
+        d = {k: jsonable(v) for k, v in self.__dict__.items() if k != "stats_diff"}
+        d["mismatch_share"] = jsonable(self.mismatch_share)
         d["identical"] = self.identical
         if self.stats_diff:
-            d["stats_diff"] = {k: {kk: _jsonable(vv) for kk, vv in v.items()} for k, v in self.stats_diff.items()}
+            d["stats_diff"] = {k: {kk: jsonable(vv) for kk, vv in v.items()} for k, v in self.stats_diff.items()}
         return d
 
 
-def _jsonable(v: Any) -> Any:
+def jsonable(v: Any) -> Any:
     """JSON has no inf/nan: write them as strings "inf", "-inf", "nan"."""
     if isinstance(v, float) and not math.isfinite(v):
         return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
@@ -109,6 +116,7 @@ class PairAccumulator:
         self.nan_a = self.inf_a = self.nan_b = self.inf_b = 0
         self.one_sided = 0
         self._bufs: dict[np.dtype, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._bool: np.ndarray | None = None
 
     def _tmp(self, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if dtype not in self._bufs:
@@ -142,20 +150,59 @@ class PairAccumulator:
         if m == 0.0:
             return
         np.abs(a, out=t)
-        np.divide(d, t, out=r)  # 0/0 -> nan, left out by fmax; x/0 -> inf as in torch
-        self.max_rel = max(self.max_rel, float(np.fmax.reduce(r)))
+        self._rel(d, t, r, n)
         rtol, atol = self.tol.rtol, self.tol.atol
         if rtol == 0.0 and atol == 0.0:  # exact comparison (integer dtypes, or asked for)
             self.worst = math.inf
             self.mismatched += int(np.count_nonzero(d))
             return
+        if m <= atol:  # no element can break atol + rtol*|a| >= atol: skip the tolerance pass
+            return
+        # Only elements with d > atol can fail (the allowance is >= atol). When they are few,
+        # test just those; otherwise the whole block.
+        cand = self._mask(n)
+        np.greater(d, atol, out=cand)
+        ncand = int(np.count_nonzero(cand))
+        if ncand * 8 < n:
+            dd, allow = d[cand], t[cand]
+            np.multiply(allow, rtol, out=allow)
+            np.add(allow, atol, out=allow)
+            nfail = int(np.count_nonzero(dd > allow))
+            if nfail:
+                self.mismatched += nfail
+                self.worst = max(self.worst, float(np.fmax.reduce(dd / allow)))
+            return
         np.multiply(t, rtol, out=t)
         np.add(t, atol, out=t)
-        np.divide(d, t, out=r)
-        w = float(np.fmax.reduce(r)) if atol == 0.0 else float(r.max())
-        self.worst = max(self.worst, w)
-        if w > 1.0:
-            self.mismatched += int(np.count_nonzero(r > 1.0))
+        fails = self._mask(n)
+        np.greater(d, t, out=fails)
+        nfail = int(np.count_nonzero(fails))
+        if nfail:  # the ratio is computed only where it exceeds 1, so it is exact whenever it matters
+            self.mismatched += nfail
+            np.divide(d, t, out=r)
+            self.worst = max(self.worst, float(np.fmax.reduce(r)))
+
+    def _rel(self, d: np.ndarray, t: np.ndarray, r: np.ndarray, n: int) -> None:
+        """max d/|a| (``t`` = |a|). Once a maximum R is known, only elements with d > R*|a|
+        can raise it, and a multiply-and-compare is about half the cost of a division."""
+        R = self.max_rel
+        if R > 0.0 and R != math.inf:
+            np.multiply(t, R, out=r)
+            cand = self._mask(n)
+            np.greater(d, r, out=cand)  # |a| = 0 with d > 0 is a candidate (d > 0): gives inf below
+            if not cand.any():
+                return
+            self.max_rel = max(R, float(np.fmax.reduce(d[cand] / t[cand])))
+            return
+        if R == math.inf:
+            return
+        np.divide(d, t, out=r)  # 0/0 -> nan, left out by fmax; x/0 -> inf as in torch
+        self.max_rel = max(R, float(np.fmax.reduce(r)))
+
+    def _mask(self, n: int) -> np.ndarray:
+        if self._bool is None or self._bool.size < n:
+            self._bool = np.empty(max(n, SUB_CHUNK), dtype=bool)
+        return self._bool[:n]
 
     def _nonfinite(self, a: np.ndarray, b: np.ndarray) -> None:
         fa, fb = np.isfinite(a), np.isfinite(b)
@@ -210,7 +257,7 @@ class PairAccumulator:
             cosine = max(-1.0, min(1.0, self.ab / math.sqrt(self.aa * self.bb)))
         return PairMetrics(
             method="raw", numel=self.numel, passed=self.mismatched == 0, max_abs=self.max_abs,
-            max_rel=self.max_rel, cosine=cosine, mismatched=self.mismatched, worst_ratio=self.worst,
+            max_rel=self.max_rel, cosine=cosine, mismatched=self.mismatched, worst_ratio=self.worst if self.mismatched else None,
             nan_a=self.nan_a, inf_a=self.inf_a, nan_b=self.nan_b, inf_b=self.inf_b,
             one_sided_nonfinite=self.one_sided,
         )
@@ -233,7 +280,7 @@ def compare_chunks(chunks: Iterable[tuple[np.ndarray, np.ndarray]], numel: int, 
 def checksum_identical(numel: int, nan: int, inf: int) -> PairMetrics:
     """Equal sha256 of equal shape and dtype: identical bytes, so max abs error 0."""
     return PairMetrics(method="checksum", numel=numel, passed=True, max_abs=0.0, max_rel=0.0, cosine=1.0,
-                       mismatched=0, worst_ratio=0.0, nan_a=nan, inf_a=inf, nan_b=nan, inf_b=inf)
+                       mismatched=0, worst_ratio=None, nan_a=nan, inf_a=inf, nan_b=nan, inf_b=inf)
 
 
 def compare_stats(sa: Any, sb: Any, tol: Tolerance) -> PairMetrics:

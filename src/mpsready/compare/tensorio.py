@@ -18,6 +18,7 @@ float32, which is exact. float16 is widened with numpy's own ``float16``.
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import struct
 from dataclasses import dataclass
@@ -165,6 +166,22 @@ class RawTensorFile:
             raise RawTensorError(f"{self.path}: tensor {info.name!r} is truncated")
         return buf[:nbytes].view(_DTYPES[info.st_dtype][0])
 
+    def map_chunk(self, info: RawTensorInfo, start: int, count: int) -> np.ndarray | None:
+        """Elements ``[start, start+count)`` of ``info`` as a read-only typed view of a memory
+        map of just that window of the file (no copy), or ``None`` where the file cannot be
+        mapped. The mapping is released when the returned array is."""
+        item = info.itemsize
+        off = info.offset + start * item
+        base = off - off % mmap.ALLOCATIONGRANULARITY
+        length = off - base + count * item
+        if count == 0:
+            return None
+        try:
+            m = mmap.mmap(self._fh.fileno(), length, offset=base, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):
+            return None
+        return np.frombuffer(m, dtype=_DTYPES[info.st_dtype][0], count=count, offset=off - base)
+
     def read(self, name: str, dtype: np.dtype | None = None) -> np.ndarray:
         """The whole tensor ``name``, widened to ``dtype`` (default: its compute dtype), flat."""
         info = self.tensors[name]
@@ -190,14 +207,55 @@ def widen(raw: np.ndarray, st_dtype: str, target: np.dtype, out: np.ndarray | No
 
 
 def iter_chunks(fa: RawTensorFile, ia: RawTensorInfo, fb: RawTensorFile, ib: RawTensorInfo,
-                target: np.dtype, chunk: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Aligned chunks of two same-sized tensors as ``target`` arrays; buffers are reused,
-    so each yielded pair is valid only until the next one."""
+                target: np.dtype, chunk: int, prefetch: bool = False,
+                mapped: bool = True) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Aligned chunks of two same-sized tensors as ``target`` arrays.
+
+    With ``mapped`` (default) each chunk is a memory map of its window of the file, read
+    in place without a copy (about 1.5x less CPU than ``readinto`` on the build machine);
+    only one window per side is mapped at a time, so resident memory stays at two chunks.
+    Without it, or where mapping fails, chunks are read with ``readinto`` into reused buffers.
+
+    With ``prefetch`` a background thread reads the next pair of chunks while the caller
+    computes on the current one (``readinto`` releases the GIL, so reading and numpy's
+    arithmetic can overlap on two free cores; on the shared 2-core build machine it made
+    no measurable difference, so it is off by default). Two buffers per side, so memory stays at
+    ``4 * chunk * itemsize`` bytes. Each yielded pair is valid only until the next one
+    is requested.
+    """
     n = ia.numel
-    bufa = np.empty(min(n, chunk) * ia.itemsize, dtype=np.uint8)
-    bufb = np.empty(min(n, chunk) * ib.itemsize, dtype=np.uint8)
-    for start in range(0, n, chunk):
+    if n == 0:
+        return
+    size = min(n, chunk)
+    nbuf = 2 if prefetch and n > chunk else 1
+    bufs: list[tuple[np.ndarray, np.ndarray] | None] = [None] * nbuf  # allocated on first unmapped read
+    starts = list(range(0, n, chunk))
+
+    def read(i: int) -> tuple[np.ndarray, np.ndarray]:
+        start = starts[i]
         count = min(chunk, n - start)
-        ra = fa.read_into(ia, start, count, bufa)
-        rb = fb.read_into(ib, start, count, bufb)
-        yield widen(ra, ia.st_dtype, target), widen(rb, ib.st_dtype, target)
+        if mapped:
+            ma, mb = fa.map_chunk(ia, start, count), fb.map_chunk(ib, start, count)
+            if ma is not None and mb is not None:
+                return ma, mb
+        if bufs[i % nbuf] is None:
+            bufs[i % nbuf] = (np.empty(size * ia.itemsize, dtype=np.uint8),
+                              np.empty(size * ib.itemsize, dtype=np.uint8))
+        ba, bb = bufs[i % nbuf]  # type: ignore[misc]
+        return fa.read_into(ia, start, count, ba), fb.read_into(ib, start, count, bb)
+
+    if nbuf == 1:
+        for i in range(len(starts)):
+            ra, rb = read(i)
+            yield widen(ra, ia.st_dtype, target), widen(rb, ib.st_dtype, target)
+            del ra, rb  # unmap this window before mapping the next
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mpsready-read") as pool:
+        pending = pool.submit(read, 0)
+        for i in range(len(starts)):
+            ra, rb = pending.result()
+            if i + 1 < len(starts):
+                pending = pool.submit(read, i + 1)  # fills the other buffer while this one is used
+            yield widen(ra, ia.st_dtype, target), widen(rb, ib.st_dtype, target)

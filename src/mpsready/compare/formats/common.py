@@ -29,16 +29,6 @@ def cosine(t: Any) -> str:
     return "-" if m is None or m.cosine is None else f"{m.cosine:.6f}"
 
 
-def three_way_word(t: Any) -> str:
-    tw = t.three_way
-    if tw is None:
-        return ""
-    ea = tw.a_vs_ref.worst_ratio if tw.a_vs_ref else None
-    eb = tw.b_vs_ref.worst_ratio if tw.b_vs_ref else None
-    word = {"b_worse": "B worse", "b_not_worse": "B not worse", "unknown": "?"}[tw.judgement]
-    return f"{word} ({fmt(eb)} vs {fmt(ea)})"
-
-
 def headline(comp: Any) -> str:
     s = comp.summary()
     if comp.ok:
@@ -50,10 +40,9 @@ def headline(comp: Any) -> str:
 
 
 def devices_line(comp: Any) -> str:
-    parts = [f"A = {comp.a.device} ({comp.a.dtype or '?'}) {comp.a.path}",
-             f"B = {comp.b.device} ({comp.b.dtype or '?'}) {comp.b.path}"]
+    parts = [f"A = {comp.a.label} {comp.a.path}", f"B = {comp.b.label} {comp.b.path}"]
     if comp.reference:
-        parts.append(f"reference = {comp.reference.device} ({comp.reference.dtype or '?'}) {comp.reference.path}")
+        parts.append(f"reference = {comp.reference.label} {comp.reference.path}")
     return "; ".join(parts)
 
 
@@ -105,7 +94,7 @@ def three_way_short(t: Any) -> str:
     tw = t.three_way
     if tw is None:
         return ""
-    ea = tw.a_vs_ref.worst_ratio if tw.a_vs_ref else None
-    eb = tw.b_vs_ref.worst_ratio if tw.b_vs_ref else None
+    ea = tw.a_vs_ref.error if tw.a_vs_ref else None
+    eb = tw.b_vs_ref.error if tw.b_vs_ref else None
     word = {"b_worse": "WORSE", "b_not_worse": "not worse", "unknown": "?"}[tw.judgement]
     return f"{word} {fmt(eb)}/{fmt(ea)}"

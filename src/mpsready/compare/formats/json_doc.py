@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mpsready.compare.metrics import _jsonable
+from mpsready.compare.metrics import jsonable
 from mpsready.schema import envelope
 
 SCHEMA_NAME = "mpsready.compare"
@@ -63,7 +63,7 @@ def _clean(x: Any) -> Any:
         return {k: _clean(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
         return [_clean(v) for v in x]
-    return _jsonable(x)
+    return jsonable(x)
 
 
 def render(comp: Any, exit_code: int) -> str:

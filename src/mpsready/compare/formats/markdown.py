@@ -13,6 +13,10 @@ def _cell(x: Any) -> str:
     return str(x).replace("|", "\\|")
 
 
+def _loss(x: Any) -> str:
+    return "-" if x is None else f"{x:.8g}"
+
+
 def render(comp: Any, show_all: bool = False, plots: dict[str, str] | None = None) -> str:
     out = ["# mpsready compare", "", f"**{'OK' if comp.ok else 'DIFFERS'}**: {headline(comp)}.", "",
            f"Basis: **{comp.basis}** ({devices_line(comp)}).", ""]
@@ -36,8 +40,8 @@ def render(comp: Any, show_all: bool = False, plots: dict[str, str] | None = Non
                 f"| status{ref} |", "|---|---|---|---|---|---|" + ("---|" if ref else "")]
         for s in comp.steps:
             word = "-" if s.passed is None else ("ok" if s.passed else "FAIL")
-            out.append(f"| {s.index} | {fmt(s.loss_a)} | {fmt(s.loss_b)} | {fmt(s.abs_diff)} | {fmt(s.rel_diff)} "
-                       f"| {word}" + (f" | {fmt(s.loss_ref)}" if ref else "") + " |")
+            out.append(f"| {s.index} | {_loss(s.loss_a)} | {_loss(s.loss_b)} | {fmt(s.abs_diff)} | {fmt(s.rel_diff)} "
+                       f"| {word}" + (f" | {_loss(s.loss_ref)}" if ref else "") + " |")
         out.append("")
     if comp.structure:
         out += ["## Not matched", ""] + [f"- {_cell(i.message)}" for i in comp.structure] + [""]

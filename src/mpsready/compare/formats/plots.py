@@ -2,7 +2,8 @@
 
 * ``loss.png``: the loss of each run over the steps (and of the reference), with the
   absolute difference A-B on a log scale below.
-* ``layer_error.png``: error along the network for the first step: forward tensors
+* ``layer_error.png``: error along the network for the first step with a failure (else the
+  first step), as in the terminal table: forward tensors
   (inputs, activations in execution order, output, loss) on top, gradients in backward
   order below; log scale. Exact zeros sit on a floor line marked "exact"; tensors out of
   tolerance are red. With raw tensors the error is the max absolute error; for stats-only
@@ -16,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 FORWARD = ("input", "activation", "output", "loss")
+MAX_TICKS = 80
+MAX_WIDTH_IN = 24
 
 
 def _pyplot() -> Any:
@@ -37,11 +40,11 @@ def plot_loss(comp: Any, path: Path) -> Path:
     idx = [s.index for s in comp.steps]
     la = [s.loss_a if _finite(s.loss_a) else float("nan") for s in comp.steps]
     lb = [s.loss_b if _finite(s.loss_b) else float("nan") for s in comp.steps]
-    ax.plot(idx, la, "o-", label=f"A: {comp.a.device} ({comp.a.dtype or '?'})", color="tab:blue")
-    ax.plot(idx, lb, "s--", label=f"B: {comp.b.device} ({comp.b.dtype or '?'})", color="tab:orange")
+    ax.plot(idx, la, "o-", label=f"A: {comp.a.label}", color="tab:blue")
+    ax.plot(idx, lb, "s--", label=f"B: {comp.b.label}", color="tab:orange")
     if comp.reference is not None:
         lc = [s.loss_ref if _finite(s.loss_ref) else float("nan") for s in comp.steps]
-        ax.plot(idx, lc, "^:", label=f"reference: {comp.reference.device} ({comp.reference.dtype or '?'})",
+        ax.plot(idx, lc, "^:", label=f"reference: {comp.reference.label}",
                 color="tab:green")
     ax.set_ylabel("loss")
     ax.set_title(f"Loss per step ({comp.basis})")
@@ -96,7 +99,7 @@ def _ref_error(t: Any, side: str) -> float | None:
     m = getattr(tw, side) if tw else None
     if m is None:
         return None
-    return m.max_abs if m.method in ("raw", "checksum") else m.worst_ratio
+    return m.error
 
 
 def _panel(ax: Any, tensors: list[Any], title: str, comp: Any) -> None:
@@ -139,9 +142,12 @@ def _panel(ax: Any, tensors: list[Any], title: str, comp: Any) -> None:
     ax.scatter([], [], color="tab:red", label="A vs B out of tolerance")
     ax.scatter([], [], color="tab:blue", label="A vs B within tolerance")
     ax.set_yscale("log")
-    ax.set_xticks(xs)
     labels = [t.name if t.kind in ("activation", "grad", "param") else t.key for t in tensors]
-    ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=7 if len(tensors) < 40 else 5)
+    every = max(1, math.ceil(len(tensors) / MAX_TICKS))  # big networks: label every n-th tensor
+    ax.set_xticks(xs[::every])
+    ax.set_xticklabels(labels[::every], rotation=60, ha="right", fontsize=7 if len(xs[::every]) < 40 else 5)
+    if every > 1:
+        ax.set_xlabel(f"one tensor in {every} labelled; execution order", fontsize=7)
     stats = any(t.metrics is not None and t.metrics.method == "stats" for t in tensors)
     ax.set_ylabel("max abs error" if not stats else "error / tolerance bound (stats only)")
     ax.set_title(title)
@@ -151,15 +157,18 @@ def _panel(ax: Any, tensors: list[Any], title: str, comp: Any) -> None:
 
 def plot_layers(comp: Any, path: Path, step: int | None = None) -> Path:
     plt = _pyplot()
-    steps = sorted({t.step for t in comp.tensors})
-    step = steps[0] if step is None and steps else (step or 0)
+    from mpsready.compare.formats.common import focus_step
     from mpsready.compare.matching import sort_key
+
+    if step is None:
+        step = focus_step(comp) or 0
 
     fwd = sorted([t for t in comp.tensors if t.step == step and t.kind in FORWARD], key=sort_key)
     bwd = sorted([t for t in comp.tensors if t.step == step and t.kind == "grad"], key=sort_key)
     n = max(len(fwd), len(bwd), 1)
-    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(max(7, 0.32 * n + 3), 8))
-    _panel(ax1, fwd, f"Forward, step {step}: error along the network (A={comp.a.device}, B={comp.b.device})", comp)
+    width = min(MAX_WIDTH_IN, max(7, 0.32 * min(n, MAX_TICKS) + 3))
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(width, 8))
+    _panel(ax1, fwd, f"Forward, step {step}: error along the network (A={comp.a.label}, B={comp.b.label})", comp)
     _panel(ax2, bwd, f"Gradients, step {step}, backward order", comp)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from mpsready.compare.diagnose import fmt
-from mpsready.compare.formats.common import (cosine, devices_line, headline, method_word, rows_to_show, share,
+from mpsready.compare.formats.common import (cosine, devices_line, headline, rows_to_show, share,
                                              shape_dtype_note, status_word, three_way_short, uniform_tolerance)
 
 STYLE = {"ok": "green", "identical": "green", "FAIL": "bold red", "SHAPE": "bold red", "WORSE": "bold red"}
@@ -31,7 +31,7 @@ def render(comp: Any, console: Console, show_all: bool = False) -> None:
     if not tol:
         cols.insert(-1, "rtol/atol")
     if comp.reference:
-        cols.append("vs ref: err B/A")
+        cols.append("vs ref: max abs B/A")
     for col in cols:
         if col == "tensor":
             table.add_column(col, overflow="fold", min_width=24, ratio=1)
