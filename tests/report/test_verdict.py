@@ -297,3 +297,16 @@ def test_same_backend_comparison_predicts_nothing(tmp_path):
     item5 = build_report(ev).checklist[4]
     assert (item5.label, item5.prediction) == ("not checked", None)
     assert item5.summary == "cpu vs cpu agree within tolerance: a rerun on the same backend says nothing about MPS"
+
+
+def test_float64_blocker_on_a_running_op_fails_item4_with_the_cast_as_way_around(tmp_path):
+    ev = clean_evidence(tmp_path)
+    f64 = fx.finding("DTY201", "blocker", "a float64 tensor made by aten::lift_fresh at model.py:62 is used on the "
+                     "device", operator="aten::_to_copy", fix="cast to float32", dtype="float64")
+    ev.trace = trace.from_doc(fx.trace_doc(fx.CLEAN_OPS + [fx.op("aten::_to_copy", stage="to_device")], [f64]))
+    rep = build_report(ev)
+    item4 = rep.checklist[3]
+    assert (item4.label, item4.summary) == ("failed (predicted)", "predicted to fail on MPS: DTY201 (float64) "
+                                            "(no MPS run observed)")
+    assert item4.workaround == "DTY201: cast to float32"
+    assert rep.verdict.verdict is Verdict.MAC_FOR_DEV

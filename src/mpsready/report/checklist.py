@@ -403,8 +403,9 @@ def _trace_workaround(ev: Evidence) -> str | None:
             parts.append(f"{o.op}: {f.fix}")
         else:
             return None
+    error_ops = {o.op for o in ev.trace.by_status("error")}
     for f in ev.trace.findings:
-        if f.severity is Severity.BLOCKER and not any(o.op == f.location.operator for o in ev.trace.ops):
+        if f.severity is Severity.BLOCKER and f.location.operator not in error_ops:
             if not f.fix:
                 return None
             parts.append(f"{f.code}: {f.fix}")
