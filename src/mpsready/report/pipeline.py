@@ -80,6 +80,47 @@ def _quiet_env(**overrides: str):
                 os.environ[k] = v
 
 
+def _project_module_names(project: Path) -> set[str]:
+    """Top-level module names the project directory provides (``tinyformer`` for ``tinyformer/``)."""
+    names = set()
+    for p in project.iterdir():
+        if p.suffix == ".py":
+            names.add(p.stem)
+        elif p.is_dir() and (p / "__init__.py").exists():
+            names.add(p.name)
+    return names
+
+
+def _purge(names: set[str], keep_under: Path | None) -> None:
+    """Drop ``names`` (and their submodules) from ``sys.modules``, unless loaded from under ``keep_under``."""
+    import sys
+
+    for mod_name, mod in list(sys.modules.items()):
+        top = mod_name.split(".")[0]
+        if top not in names and not top.startswith("_mpsready_entry_"):
+            continue
+        file = getattr(mod, "__file__", None) or ""
+        if keep_under is not None and file and Path(file).resolve().is_relative_to(keep_under):
+            continue
+        del sys.modules[mod_name]
+
+
+@contextlib.contextmanager
+def _project_imports(project: Path):
+    """The trace imports the user's code into this process: make sure it is *this* project's copy.
+
+    Modules of the same names imported earlier from elsewhere (another checkout, an earlier
+    ``check`` in the same process) are dropped first, and the project's own modules after, so
+    nothing stale is traced and nothing leaks into the next run.
+    """
+    names = _project_module_names(project)
+    _purge(names, keep_under=project)
+    try:
+        yield
+    finally:
+        _purge(names, keep_under=None)
+
+
 def devices_present() -> list[str]:
     """``cpu`` always; ``cuda`` and ``mps`` only when PyTorch says they are available here."""
     found = ["cpu"]
@@ -183,7 +224,8 @@ class CheckPipeline:
             from mpsready.trace import trace_entry
         except ImportError:
             raise _Skip("the trace stage is not installed in this mpsready") from None
-        result = trace_entry(self.entry, cwd=str(self.project))
+        with _project_imports(self.project):
+            result = trace_entry(self.entry, cwd=str(self.project))
         doc = _doc_of(result)
         path = self.out / "trace.json"
         _dump(path, doc)
