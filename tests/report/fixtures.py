@@ -94,7 +94,8 @@ def write_record(path: Path, device="cpu", failed_stage=None, losses=(2.3, 2.1, 
                in enumerate(zip(losses, seconds))] if not failed_stage else []
     with RecordWriter(path, device=device, entry="step.py:step", steps=len(losses), stages=stages,
                       step_metrics=metrics, env=env or env_doc(mac=device == "mps"),
-                      fallback=fallback if fallback is not None else {"enabled": False, "ops": {}},
+                      fallback=fallback if fallback is not None else {"enabled": False, "checked": device == "mps",
+                                                                      "calls": {}, "warned_ops": []},
                       raw_tensors=raw, memory={"peak_bytes": peak} if peak else {}):
         pass
     return path

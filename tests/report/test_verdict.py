@@ -218,7 +218,8 @@ def test_mps_built_but_not_available_fails_item3(tmp_path):
 def test_observed_fallback_ops_fail_item6_and_small_share_does_not_cap(tmp_path):
     ev = clean_evidence(tmp_path, mps=True)
     ev.records[1] = record.load(fx.write_record(tmp_path / "mps3", "mps",
-                                                fallback={"enabled": True, "ops": {"aten::_ctc_loss": 4}}))
+                                                fallback={"enabled": True, "checked": True,
+                                                          "calls": {"aten::_ctc_loss": 4}}))
     rep = build_report(ev)
     assert states(rep)[6] == "failed"
     assert rep.checklist[5].evidence[1].text == "aten::_ctc_loss: 4 call(s) ran on the CPU"
@@ -310,3 +311,17 @@ def test_float64_blocker_on_a_running_op_fails_item4_with_the_cast_as_way_around
                                             "(no MPS run observed)")
     assert item4.workaround == "DTY201: cast to float32"
     assert rep.verdict.verdict is Verdict.MAC_FOR_DEV
+
+
+def test_uncounted_fallback_is_not_a_pass(tmp_path):
+    ev = clean_evidence(tmp_path, mps=True)
+    ev.records[1] = record.load(fx.write_record(tmp_path / "mps4", "mps", fallback={
+        "enabled": True, "checked": False, "calls": {}, "warned_ops": []}))
+    ev.trace = None
+    assert build_report(ev).checklist[5].label == "not checked"
+    ev.records[1] = record.load(fx.write_record(tmp_path / "mps5", "mps", fallback={
+        "enabled": True, "checked": False, "calls": {}, "warned_ops": ["aten::_ctc_loss"]}))
+    item6 = build_report(ev).checklist[5]
+    assert item6.label == "failed"
+    assert item6.evidence[1].text == ("aten::_ctc_loss: ran on the CPU (named in PyTorch's fallback warning, "
+                                      "not counted)")

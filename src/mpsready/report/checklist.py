@@ -473,11 +473,14 @@ def _g(v: float | None) -> str:
 
 def item_fallback(ev: Evidence) -> CheckItem:
     mps = ev.record_on("mps")
-    if mps is not None and mps.fallback_enabled is not None:
+    counted = mps is not None and (mps.fallback_checked is True or bool(mps.fallback_ops))
+    if mps is not None and mps.fallback_enabled is not None and counted:
         enabled = "enabled" if mps.fallback_enabled else "not enabled"
         lines = [EvidenceLine("record", f"PYTORCH_ENABLE_MPS_FALLBACK {enabled} on {mps.device}", Basis.OBSERVED,
                               source=mps.source)]
-        lines += [EvidenceLine("trace", f"{op}: {n} call(s) ran on the CPU", Basis.OBSERVED, source=mps.source)
+        lines += [EvidenceLine("trace", f"{op}: {n} call(s) ran on the CPU" if n else
+                               f"{op}: ran on the CPU (named in PyTorch's fallback warning, not counted)",
+                               Basis.OBSERVED, source=mps.source)
                   for op, n in sorted(mps.fallback_ops.items(), key=lambda kv: -kv[1])]
         if not mps.fallback_ops:
             return CheckItem(6, Status.PASSED, Basis.OBSERVED,

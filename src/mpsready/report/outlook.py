@@ -84,7 +84,7 @@ def build_outlook(ev: Evidence, job_steps: int | None = None, mac_memory_gb: flo
             mac_mem, mac_src = mac.memory_bytes, f"env record ({mac.describe()})"
     share, share_basis = None, None
     mps = ev.record_on("mps")
-    if mps is not None and mps.fallback_enabled is not None and not mps.fallback_ops:
+    if mps is not None and mps.fallback_checked is True and not mps.fallback_ops:
         share, share_basis = 0.0, Basis.OBSERVED
     elif ev.trace is not None and ev.trace.fallback_time_share is not None:
         share, share_basis = ev.trace.fallback_time_share, Basis.PREDICTED

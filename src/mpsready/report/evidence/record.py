@@ -33,7 +33,8 @@ class RecordEvidence:
     step_seconds: list[float]
     peak_memory_bytes: int | None
     fallback_enabled: bool | None
-    fallback_ops: dict[str, int]  # op -> CPU-fallback calls observed (MPS only)
+    fallback_ops: dict[str, int]  # op -> CPU-fallback calls observed (MPS only); 0 = seen in a warning, uncounted
+    fallback_checked: bool | None  # whether fallbacks were counted per call (the record stage's dispatch check)
     raw_tensors: bool
     env: env_adapter.EnvEvidence | None
     findings: list[Finding] = field(default_factory=list)  # the record stage's own (ENV2xx, OPS2xx, PRF1xx)
@@ -91,6 +92,9 @@ def from_manifest(m: dict[str, Any], source: str) -> RecordEvidence:
         for o in ops_raw:
             if isinstance(o, dict) and o.get("op"):
                 fallback_ops[str(o["op"])] = as_int(o.get("calls", o.get("count"))) or 1
+    for op in fb.get("warned_ops") or []:  # PyTorch warns once per op: a name without a count
+        if isinstance(op, str):
+            fallback_ops.setdefault(op, 0)
     env = None
     if isinstance(m.get("env"), dict):
         try:
@@ -107,6 +111,7 @@ def from_manifest(m: dict[str, Any], source: str) -> RecordEvidence:
         peak_memory_bytes=peak,
         fallback_enabled=as_bool(fb.get("enabled")),
         fallback_ops=fallback_ops,
+        fallback_checked=as_bool(fb.get("checked")),
         raw_tensors=bool(m.get("raw_tensors")),
         env=env,
         findings=findings_of(m),
