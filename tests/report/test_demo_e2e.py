@@ -55,6 +55,15 @@ def test_demo_verdict_and_checklist(demo):
                                                 "CUDA server)"}
 
 
+def test_demo_report_json_is_valid(demo):
+    import jsonschema
+
+    from tests.report.test_schema import SCHEMA
+
+    _, out = demo
+    jsonschema.validate(json.loads((out / "report" / "report.json").read_text()), SCHEMA)
+
+
 def test_demo_findings_are_the_example_projects(demo):
     _, out = demo
     scan = json.loads((out / "report" / "scan.json").read_text())
