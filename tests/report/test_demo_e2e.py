@@ -81,3 +81,18 @@ def test_demo_html_and_markdown_agree_with_json(demo):
     assert "## Verdict: **Mac for development and tests, CUDA for the main work** (`mac_for_dev`, predicted)" in md
     assert 'data-verdict="mac_for_dev"' in html
     assert 'id="item-4" class="critical" data-status="failed" data-basis="predicted"' in html
+
+
+def test_report_rebuilt_from_the_stage_outputs_matches_check(demo, capsys):
+    _, out = demo
+    rep = out / "report"
+    capsys.readouterr()
+    code = main(["report", "--scan", str(rep / "scan.json"), "--env", str(rep / "env.json"),
+                 "--trace", str(rep / "trace.json"), "--record", str(rep / "records" / "cpu"),
+                 "--steps", "20000", "--format", "json"])
+    again = json.loads(capsys.readouterr().out)
+    first = json.loads((rep / "report.json").read_text())
+    assert code == 1
+    assert again["verdict"]["name"] == first["verdict"]["name"]
+    assert [c["label"] for c in again["checklist"]] == [c["label"] for c in first["checklist"]]
+    assert again["verdict"]["would_change"] == first["verdict"]["would_change"]
