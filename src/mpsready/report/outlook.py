@@ -29,11 +29,13 @@ class DeviceTiming:
     peak_memory_bytes: int | None
     projected_seconds: float | None  # for the job's steps, when given
     source: str | None = None
+    memory_source: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"device": self.device, "basis": self.basis.value, "step_seconds": self.step_seconds,
                 "steps_measured": self.steps_measured, "peak_memory_bytes": self.peak_memory_bytes,
-                "projected_seconds": self.projected_seconds, "source": self.source}
+                "projected_seconds": self.projected_seconds, "source": self.source,
+                "memory_source": self.memory_source}
 
 
 @dataclass
@@ -74,7 +76,8 @@ def build_outlook(ev: Evidence, job_steps: int | None = None, mac_memory_gb: flo
         timings.append(DeviceTiming(
             device=r.device, basis=Basis.OBSERVED, step_seconds=step, steps_measured=len(r.step_seconds),
             peak_memory_bytes=r.peak_memory_bytes,
-            projected_seconds=step * job_steps if step is not None and job_steps else None, source=r.source))
+            projected_seconds=step * job_steps if step is not None and job_steps else None, source=r.source,
+            memory_source=r.memory_source))
     mac_mem, mac_src = None, None
     if mac_memory_gb:
         mac_mem, mac_src = int(mac_memory_gb * 2**30), "--mac-memory-gb"

@@ -32,6 +32,7 @@ class RecordEvidence:
     losses: list[float]
     step_seconds: list[float]
     peak_memory_bytes: int | None
+    memory_source: str | None  # how peak memory was measured ("torch.cuda.max_memory_allocated", "process peak RSS")
     fallback_enabled: bool | None
     fallback_ops: dict[str, int]  # op -> CPU-fallback calls observed (MPS only); 0 = seen in a warning, uncounted
     fallback_checked: bool | None  # whether fallbacks were counted per call (the record stage's dispatch check)
@@ -109,6 +110,7 @@ def from_manifest(m: dict[str, Any], source: str) -> RecordEvidence:
         losses=losses,
         step_seconds=times,
         peak_memory_bytes=peak,
+        memory_source=first_str([dig(m, "memory.source")]),
         fallback_enabled=as_bool(fb.get("enabled")),
         fallback_ops=fallback_ops,
         fallback_checked=as_bool(fb.get("checked")),
