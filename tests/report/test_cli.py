@@ -89,3 +89,21 @@ def test_tolerates_missing_fields(tmp_path, capsys):
     assert labels[6] == "not checked"
     assert labels[3] == "not checked (predicted to pass)"
     assert doc["verdict"]["name"] == "mac_for_dev" and doc["verdict"]["if_predictions_hold"] == "mac_for_dev"
+
+
+def test_without_jinja2_and_matplotlib_the_report_is_still_written(tmp_path, capsys, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_extras(name, *args, **kwargs):
+        if name.split(".")[0] in ("jinja2", "matplotlib"):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_extras)
+    out = tmp_path / "rep"
+    assert main(["report", *write_inputs(tmp_path), "--out", str(out)]) == 1
+    assert sorted(p.name for p in out.iterdir()) == ["report.json", "report.md"]
+    err = capsys.readouterr().err
+    assert "report.html not written" in err and "no plots" in err

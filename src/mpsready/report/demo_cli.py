@@ -50,6 +50,6 @@ def run(args: argparse.Namespace) -> int:
     report, written, _ = run_check(project, out / "report", entry=DEMO_ENTRY, job_steps=DEMO_JOB_STEPS)
     print_report(report)
     print(f"Markdown report: {written['md']}")
-    print(f"HTML report:     {written['html']}")
+    print(f"HTML report:     {written.get('html', 'not written (needs jinja2: pip install mpsready[report])')}")
     print(f"JSON report:     {written['json']}")
     return ExitCode.OK

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from mpsready.report.build import Report
@@ -22,7 +23,11 @@ def write_report(report: Report, out: str | Path, formats: tuple[str, ...] = ("m
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    pngs = plots_mod.all_plots(report) if {"md", "html", "json"} & set(formats) else {}
+    try:
+        pngs = plots_mod.all_plots(report) if {"md", "html", "json"} & set(formats) else {}
+    except ImportError:  # matplotlib is in the 'report' extra: the report is whole without plots
+        print("note: no plots (matplotlib is not installed: pip install 'mpsready[report]')", file=sys.stderr)
+        pngs = {}
     rel_plots: dict[str, str] = {}
     if pngs and ("md" in formats or "json" in formats):
         (out / PLOT_DIR).mkdir(exist_ok=True)
@@ -35,7 +40,11 @@ def write_report(report: Report, out: str | Path, formats: tuple[str, ...] = ("m
         if fmt == "md":
             text = md_fmt.render(report, rel_plots)
         elif fmt == "html":
-            text = html_fmt.render(report, pngs)
+            try:
+                text = html_fmt.render(report, pngs)
+            except html_fmt.MissingJinja as exc:
+                print(f"note: {exc}; report.html not written", file=sys.stderr)
+                continue
         elif fmt == "json":
             text = json_fmt.render(report, rel_plots)
         else:

@@ -13,11 +13,15 @@ from mpsready.report.formats import plots as plots_mod
 from mpsready.report.formats.common import VERDICT_BLURB, css_class, gib, seconds
 
 
+class MissingJinja(RuntimeError):
+    """jinja2 (the 'report' extra) is not installed."""
+
+
 def _env():
     try:
         import jinja2
-    except ImportError as exc:  # pragma: no cover - jinja2 is in the 'report' extra
-        raise RuntimeError("the HTML report needs jinja2: pip install 'mpsready[report]'") from exc
+    except ImportError as exc:  # jinja2 is in the 'report' extra
+        raise MissingJinja("the HTML report needs jinja2: pip install 'mpsready[report]'") from exc
     return jinja2.Environment(loader=jinja2.PackageLoader("mpsready.report", "templates"),
                               autoescape=jinja2.select_autoescape(["html", "j2"]), trim_blocks=False)
 
