@@ -325,3 +325,15 @@ def test_uncounted_fallback_is_not_a_pass(tmp_path):
     assert item6.label == "failed"
     assert item6.evidence[1].text == ("aten::_ctc_loss: ran on the CPU (named in PyTorch's fallback warning, "
                                       "not counted)")
+
+
+def test_long_training_states_the_projected_time_and_whether_it_was_judged(tmp_path):
+    ev = clean_evidence(tmp_path, mps=True)
+    ev.compare = compare.from_doc(fx.compare_doc("cuda", "mps", failed=0))
+    rep = build_report(ev, job_steps=36_000)
+    assert rep.verdict.verdict is Verdict.RUNS_ON_MAC
+    assert [r.text for r in rep.verdict.reasons] == [
+        "time: 36000 steps projected at 1.00 h on mps; not judged: give the study's budget with --time-budget-hours",
+        "every critical item (1, 4, 5) was observed passed and no check failed"]
+    rep = build_report(ev, job_steps=36_000, time_budget_hours=2)
+    assert rep.verdict.reasons[0].text.endswith("; within the 2 h budget")

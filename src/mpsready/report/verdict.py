@@ -188,6 +188,9 @@ def decide(ev: Evidence, items: list[CheckItem], outlook: Outlook | None = None,
     critical = CRITICAL[choice.situation]
     verdict, reasons = _decide(items, critical, outlook, choice.situation, trust_predictions=False)
     predicted, _ = _decide(items, critical, outlook, choice.situation, trust_predictions=True)
+    time_note = _time_note(outlook, choice.situation)
+    if time_note:
+        reasons.append(time_note)
     if verdict is Verdict.RUNS_ON_MAC:
         # Only reachable when every critical item was observed passed.
         observed = all(it.observed_pass for it in items if it.number in critical)
@@ -201,6 +204,23 @@ def decide(ev: Evidence, items: list[CheckItem], outlook: Outlook | None = None,
     result = VerdictResult(verdict, Basis.OBSERVED if observed else Basis.PREDICTED, predicted, choice, reasons)
     result.would_change = would_change(ev, items, result, critical)
     return result
+
+
+def _time_note(outlook: Outlook | None, situation: Situation) -> Reason | None:
+    """For long training: the projected time on the Mac, and whether it was judged (a budget was given)."""
+    if outlook is None or situation is not Situation.LONG_TRAINING:
+        return None
+    mps = outlook.timing("mps")
+    if mps is None or mps.projected_seconds is None:
+        return None
+    cuda = outlook.timing("cuda")
+    vs = f" (vs {cuda.projected_seconds / 3600:.2f} h on {cuda.device})" if cuda and cuda.projected_seconds else ""
+    judged = (f"within the {outlook.time_budget_hours:g} h budget" if outlook.time_budget_hours
+              and mps.projected_seconds <= outlook.time_budget_hours * 3600
+              else "not judged: give the study's budget with --time-budget-hours" if not outlook.time_budget_hours
+              else "over budget (PRF203)")
+    return Reason(Verdict.RUNS_ON_MAC, f"time: {outlook.job_steps} steps projected at "
+                  f"{mps.projected_seconds / 3600:.2f} h on {mps.device}{vs}; {judged}", None, Basis.OBSERVED)
 
 
 # ---------------------------------------------------------------------------------------------
