@@ -25,7 +25,6 @@ from typing import Any
 from mpsready.findings import Basis, Finding, Severity, sort_findings
 from mpsready.report.evidence import Evidence, RecordEvidence
 from mpsready.report.evidence import scan as scan_adapter
-from mpsready.report.evidence.record import STEP_STAGES
 
 TITLES = {
     1: "Dependencies install on the target macOS environment (or each one that cannot is named)",

@@ -18,11 +18,6 @@ from mpsready.report.evidence import env as env_adapter
 from mpsready.findings import Finding
 from mpsready.report.evidence._util import EvidenceError, as_bool, as_float, as_int, dig, findings_of, first_str
 
-# Stages a representative step must pass (checklist item 4), in the order of the step contract.
-STEP_STAGES = ("build", "to_device", "data", "forward", "loss", "backward", "optimizer_step",
-               "checkpoint", "inference")
-
-
 @dataclass
 class RecordEvidence:
     source: str
