@@ -78,10 +78,11 @@ def trace_doc(ops=CLEAN_OPS, findings=(), device="cpu", fallback_share=None) -> 
 
 def write_record(path: Path, device="cpu", failed_stage=None, losses=(2.3, 2.1, 1.9), seconds=(0.5, 0.1, 0.1),
                  peak=None, fallback=None, raw=False, env=None, error_type="NotImplementedError",
-                 error="The operator 'aten::foo' is not currently implemented for the MPS device.") -> Path:
+                 error="The operator 'aten::foo' is not currently implemented for the MPS device.",
+                 whole=False) -> Path:
     stages = []
     dead = False
-    for s in STAGES:
+    for s in (("build", "step") if whole else STAGES):
         if dead:
             stages.append({"stage": s, "status": "not_run", "seconds": 0.0, "steps_run": 0})
         elif s == failed_stage:

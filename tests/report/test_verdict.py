@@ -337,3 +337,14 @@ def test_long_training_states_the_projected_time_and_whether_it_was_judged(tmp_p
         "every critical item (1, 4, 5) was observed passed and no check failed"]
     rep = build_report(ev, job_steps=36_000, time_budget_hours=2)
     assert rep.verdict.reasons[0].text.endswith("; within the 2 h budget")
+
+
+def test_whole_step_entry_on_mps_leaves_item4_not_checked(tmp_path):
+    ev = clean_evidence(tmp_path, mps=True)
+    ev.records[1] = record.load(fx.write_record(tmp_path / "mps6", "mps", whole=True))
+    rep = build_report(ev)
+    item4 = rep.checklist[3]
+    assert (item4.label, item4.summary) == (
+        "not checked (predicted to pass)",
+        "the whole step ran on mps, but as one callable: checkpoint save/reload and inference were not exercised")
+    assert (rep.verdict.verdict, rep.verdict.predicted) == (Verdict.MAC_FOR_DEV, Verdict.RUNS_ON_MAC)
