@@ -204,6 +204,13 @@ def test_step_failing_on_mps_is_observed_failure(tmp_path):
     rep = build_report(ev)
     item4 = rep.checklist[3]
     assert (item4.label, item4.summary) == ("failed", "the step failed on mps in backward")
+    # PyTorch's missing-operator text names the op, and the CPU fallback is the way around it.
+    assert item4.workaround == "aten::foo: PYTORCH_ENABLE_MPS_FALLBACK=1 runs it on the CPU"
+    assert (rep.verdict.verdict, rep.verdict.basis) == (Verdict.MAC_FOR_DEV, Basis.OBSERVED)
+    ev.records[1] = record.load(fx.write_record(tmp_path / "mps7", "mps", failed_stage="forward",
+                                                error_type="RuntimeError", error="MPSNDArray error: buffer overflow"))
+    rep = build_report(ev)
+    assert rep.checklist[3].workaround is None
     assert rep.verdict.verdict is Verdict.STAY_ON_CUDA  # critical, observed, no way around it known
 
 

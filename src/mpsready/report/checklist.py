@@ -288,7 +288,7 @@ def item_step(ev: Evidence) -> CheckItem:
         if mps.failed_stages:
             return CheckItem(4, Status.FAILED, Basis.OBSERVED,
                              f"the step failed on {mps.device} in {_names(mps.failed_stages)}", lines,
-                             workaround=_trace_workaround(ev),
+                             workaround=_observed_workaround(mps) or _trace_workaround(ev),
                              next_step="fix the failing stage; the trace names the operator and line")
         if mps.all_passed and "step" in mps.stages and "forward" not in mps.stages:
             # A whole-step entry: its stages cannot be told apart, so checkpoint save/reload and inference,
@@ -379,6 +379,27 @@ def _finding_for(ev: Evidence, op: str) -> Finding | None:
         if f.fix and (f.location.operator == op or (isinstance(f.evidence, dict) and f.evidence.get("op") == op)):
             return f
     return None
+
+
+# The stable parts of PyTorch's own MPS error texts (MPSFallback.mm for a missing operator, the MPS tensor
+# conversion for float64; 2.3 to 2.14, as quoted in mpsready.record.mps), and the way around each.
+_MISSING_OP_TEXT = "is not currently implemented for the MPS device"
+_FLOAT64_TEXT = "MPS framework doesn't support float64"
+
+
+def _observed_workaround(rec: RecordEvidence) -> str | None:
+    """A way around every failed MPS stage, read from PyTorch's error text, or ``None``."""
+    ways = []
+    for st in rec.failed_stages:
+        err = str(rec.stages[st].get("error") or "")
+        if _MISSING_OP_TEXT in err:
+            op = err.split("'")[1] if err.count("'") >= 2 else "the operator"
+            ways.append(f"{op}: PYTORCH_ENABLE_MPS_FALLBACK=1 runs it on the CPU")
+        elif _FLOAT64_TEXT in err:
+            ways.append(f"{st}: cast the float64 tensors to float32 before they reach the device")
+        else:
+            return None
+    return "; ".join(dict.fromkeys(ways)) or None
 
 
 _CUDA_WORDS = ("cuda", "nvcc", "nvidia", "cudnn", "nccl", "triton")
