@@ -355,3 +355,17 @@ def test_whole_step_entry_on_mps_leaves_item4_not_checked(tmp_path):
         "not checked (predicted to pass)",
         "the whole step ran on mps, but as one callable: checkpoint save/reload and inference were not exercised")
     assert (rep.verdict.verdict, rep.verdict.predicted) == (Verdict.MAC_FOR_DEV, Verdict.RUNS_ON_MAC)
+
+
+def test_kernels_without_alternative_are_one_line_in_would_change(tmp_path):
+    kernels = [fx.finding("EXT103", message=f"Triton kernel k{i}()", path="ops/k.py", line=10 * i + 1,
+                          library="triton", no_alternative=True) for i in range(9)]
+    ev = clean_evidence(tmp_path)
+    ev.scan = scan.from_doc(fx.scan_doc(kernels + [fx.APEX_NO_ALT]))
+    rep = build_report(ev)
+    assert rep.verdict.verdict is Verdict.STAY_ON_CUDA
+    assert rep.verdict.would_change[:2] == [
+        "a portable replacement for apex (none is known) would remove 1 of the 10 static blocker(s)",
+        "a portable replacement for the triton kernels (none is known) would remove 9 of the 10 static blocker(s)"]
+    assert rep.checklist[1].summary.startswith("10 CUDA-only component(s) without a known alternative: apex, "
+                                               "triton kernel at ops/k.py:1, ")

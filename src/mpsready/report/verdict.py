@@ -236,7 +236,9 @@ def would_change(ev: Evidence, items: list[CheckItem], result: VerdictResult, cr
                                                           + scan_adapter.EXTENSION_PREFIXES)]
         by_comp: dict[str, list] = {}
         for f in comps:
-            by_comp.setdefault(scan_adapter.component_of(f), []).append(f)
+            key = _group_of(f) if scan_adapter.alternative_of(f) is None else scan_adapter.component_of(f)
+            by_comp.setdefault(key, []).append(f)
+        lines_without = []
         for comp, fs in sorted(by_comp.items()):
             alt = scan_adapter.alternative_of(fs[0])
             left = len(blockers) - len(fs)
@@ -244,8 +246,12 @@ def would_change(ev: Evidence, items: list[CheckItem], result: VerdictResult, cr
                 swap = f"by {alt}" if len(alt) <= 80 and ";" not in alt else f"(alternative: {alt})"
                 out.append(f"if {comp} is replaced {swap}, the static blockers drop from {len(blockers)} to {left}")
             else:
-                out.append(f"a portable replacement for {comp} (none is known) would remove {len(fs)} of the "
-                           f"{len(blockers)} static blocker(s)")
+                lines_without.append(f"a portable replacement for {comp} (none is known) would remove {len(fs)} of "
+                                     f"the {len(blockers)} static blocker(s)")
+        out += lines_without[:MAX_COMPONENT_LINES]
+        if len(lines_without) > MAX_COMPONENT_LINES:
+            out.append(f"... and {len(lines_without) - MAX_COMPONENT_LINES} more components without a known "
+                       "alternative (see checklist item 2)")
         comp_ids = {id(f) for f in comps}  # identity, not equality: findings compare field by field (slow)
         others = [f for f in sort_findings(blockers) if id(f) not in comp_ids]
         if others:
@@ -283,6 +289,19 @@ def would_change(ev: Evidence, items: list[CheckItem], result: VerdictResult, cr
     if result.verdict is not Verdict.RUNS_ON_MAC and result.predicted is Verdict.RUNS_ON_MAC:
         out.append("if the predictions hold when observed on a Mac, the verdict becomes runs_on_mac")
     return out
+
+
+MAX_COMPONENT_LINES = 6
+
+
+def _group_of(f) -> str:
+    """Kernels of one library (Triton, CuPy, Numba) and loose CUDA sources are one component each."""
+    ev = f.evidence if isinstance(f.evidence, dict) else {}
+    if isinstance(ev.get("library"), str) and ev["library"]:
+        return f"the {ev['library']} kernels"
+    if f.code == "EXT101" and not any(isinstance(ev.get(k), str) for k in ("package", "name", "extension")):
+        return "the CUDA source files"
+    return scan_adapter.component_of(f)
 
 
 def _count(n: int) -> str:
