@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from mpsready.cli import main
 from mpsready.report.demo_cli import demo_project
 
@@ -34,3 +36,11 @@ def test_check_bad_arguments_exit_2(tmp_path, capsys):
     assert "entry file not found" in capsys.readouterr().err
     assert main(["check", str(demo_project()), "--entry", "no_function_part", "--out", str(tmp_path / "o")]) == 2
     assert "ENTRY must look like" in capsys.readouterr().err
+
+
+def test_check_with_an_unknown_entry_module_is_a_usage_error_and_keeps_the_scan(tmp_path, capsys):
+    pytest.importorskip("torch")
+    out = tmp_path / "o"
+    assert main(["check", str(demo_project()), "--entry", "no_such_module:step", "--out", str(out)]) == 2
+    assert "no_such_module" in capsys.readouterr().err
+    assert (out / "scan.json").exists() and (out / "env.json").exists()

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from mpsready.report.evidence import Evidence
+from mpsready.step.entry import EntryError
 from mpsready.report.evidence import compare as compare_adapter
 from mpsready.report.evidence import env as env_adapter
 from mpsready.report.evidence import record as record_adapter
@@ -166,6 +167,12 @@ class CheckPipeline:
         except _Skip as exc:
             run.status, run.detail = "skipped", str(exc)
             self.evidence.skipped[name] = str(exc)
+        except EntryError:
+            # A bad ENTRY is the user's usage error, not evidence: stop (exit 2); the outputs already
+            # written (scan.json, env.json) stay.
+            run.status = "failed"
+            self.progress(run)
+            raise
         except Exception as exc:  # a stage's failure is evidence, not a crash of check
             run.status = "failed"
             run.detail = f"{type(exc).__name__}: {exc}"
