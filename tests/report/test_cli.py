@@ -107,3 +107,15 @@ def test_without_jinja2_and_matplotlib_the_report_is_still_written(tmp_path, cap
     assert sorted(p.name for p in out.iterdir()) == ["report.json", "report.md"]
     err = capsys.readouterr().err
     assert "report.html not written" in err and "no plots" in err
+
+
+def test_every_format_renders_an_empty_report():
+    from mpsready.report.build import build_report
+    from mpsready.report.evidence import Evidence
+    from mpsready.report.formats import html, markdown, terminal
+
+    rep = build_report(Evidence())
+    page = html.render(rep)
+    assert 'data-verdict="stay_on_cuda"' in page and "No findings." in page and "<img" not in page
+    assert "No timings: no run was recorded." in markdown.render(rep)
+    assert "stay on CUDA (stay_on_cuda, predicted)" in terminal.render(rep)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
@@ -52,7 +54,7 @@ def print_report(report: Report, console: Console | None = None) -> None:
 
 
 def render(report: Report, plots=None, width: int = 120) -> str:
-    console = Console(record=True, width=width, force_terminal=False, color_system=None)
-    with console.capture():
-        print_report(report, console)
+    """The terminal view as plain text (for ``report.txt``)."""
+    console = Console(record=True, width=width, force_terminal=False, color_system=None, file=io.StringIO())
+    print_report(report, console)
     return console.export_text()
