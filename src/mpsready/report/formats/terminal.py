@@ -28,8 +28,11 @@ def print_report(report: Report, console: Console | None = None) -> None:
     console.print(Panel(body, title="verdict", border_style=_VERDICT_STYLE[v.verdict]))
     crit = sit.to_dict()["critical_items"]
     t = Table(title="acceptance checklist", show_lines=False)
-    for col in ("#", "item", "status", "basis", "summary"):
-        t.add_column(col, overflow="fold")
+    t.add_column("#", no_wrap=True)
+    t.add_column("item", max_width=24)
+    t.add_column("status", max_width=20)
+    t.add_column("basis", no_wrap=True)
+    t.add_column("summary", ratio=1, overflow="fold")
     for it in report.checklist:
         t.add_row(str(it.number) + ("*" if it.number in crit else ""), it.short,
                   f"[{_STYLE[css_class(it)]}]{it.label}[/]", basis_word(it.basis), it.summary)
