@@ -65,13 +65,14 @@ def test_odd_notebooks(write_project):
     r = scan_path(root)
     assert rows(r) == [
         ("API101", "ok.py", 2, "blocker"),
-        ("API101", "syntax.ipynb", 2, "blocker"),  # cell 2 still analysed after cell 1 failed
+        ("API101", "syntax.ipynb", 1, "blocker"),  # cell 2 still analysed after cell 1 failed (one-line file)
         ("INP110", "badcell.ipynb", None, "info"),
         ("INP110", "nocells.ipynb", None, "info"),
         ("INP110", "notjson.ipynb", None, "info"),
         ("INP105", "syntax.ipynb", 1, "info"),
     ]
-    assert [f.evidence.get("cell") for f in r.findings if f.location.path == "syntax.ipynb"] == [2, 1]
+    assert [(f.evidence["cell"], f.evidence["cell_line"]) for f in r.findings
+            if f.location.path == "syntax.ipynb"] == [(2, 2), (1, 1)]
 
 
 def test_non_utf8_and_binary_files(write_project):

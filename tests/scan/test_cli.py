@@ -67,3 +67,18 @@ def test_rules_listing_includes_scan_rules(capsys):
     assert main(["rules", "--format", "json", "EXT"]) == 0
     codes = [r["code"] for r in json.loads(capsys.readouterr().out)]
     assert codes == ["EXT101", "EXT102", "EXT103", "EXT104", "EXT105", "EXT106", "EXT107"]
+
+
+def test_scan_never_imports_torch():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys, io, contextlib\nfrom mpsready.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    main(['scan', {str(FIXTURES / 'code')!r}, '--no-cache', '--format', 'json'])\n"
+            "print(sorted(m for m in ('torch', 'numpy') if m in sys.modules))\n")
+    src = Path(__file__).resolve().parents[2] / "src"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": str(src)}).stdout
+    assert out.strip() == "[]"

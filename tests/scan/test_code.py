@@ -93,3 +93,14 @@ def test_if_statement_device_selection_and_mps_aware_variant():
 def test_suppression_comment_parsing_is_token_based():
     res = analyze_source("import torch\nx = torch.ones(1).cuda()  # mpsready: ignore[API101, DTY101]\ns = '# mpsready: ignore'\n")
     assert res.suppress == {"2": ["API101", "DTY101"]}  # the string on line 3 is not a comment
+
+
+def test_device_selection_variants():
+    base = "import torch\n"
+    assert codes(base + "d = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n") == [("API104", 2, "degrades")]
+    assert codes(base + "d = torch.device('cuda:0') if torch.cuda.is_available() else torch.device('cpu')\n") == [
+        ("API104", 2, "degrades")]
+    assert codes(base + "d = 'cuda' if torch.cuda.device_count() > 0 else 'cpu'\n") == [("API104", 2, "degrades")]
+    # a function that considers MPS is fine even if the module also has a cuda-or-cpu default elsewhere
+    assert codes(base + "def pick():\n    if torch.backends.mps.is_available():\n        return 'mps'\n"
+                        "    return 'cuda' if torch.cuda.is_available() else 'cpu'\n") == []

@@ -6,6 +6,9 @@
 - dinov2: one file importing mmcv five times gave five findings; setup.py reads requirement files through
   a helper whose result is tuple-unpacked.
 - dinov2: a NumPy-to-torch dtype table and `x.dtype == torch.float64` checks were reported as float64 use.
+- torch itself: annotations such as `stream: torch.cuda.Stream` were reported as CUDA calls.
+- StyleGAN2-ADA: custom ops are built by a wrapper (`custom_ops.get_plugin(sources=[... '.cu'])`) inside
+  try/except that falls back to a reference implementation; the .cu files were reported without fallback.
 - mamba: the project's own package (mamba_ssm) was reported as a CUDA dependency of itself.
 """
 
@@ -105,3 +108,37 @@ def test_dtype_tables_and_comparisons_create_no_tensor(write_project):
         "        return x.float()\n"
         "    return torch.zeros(2, dtype=torch.float64)\n")})
     assert rows(scan_path(root)) == [("DTY101", "d.py", 7, "blocker")]
+
+
+def test_type_annotations_are_not_uses(write_project):
+    root = write_project({"t.py": (
+        "import torch\n"
+        "def f(s: torch.cuda.Stream, d: torch.dtype = torch.float32) -> torch.cuda.Event:\n"
+        "    x: torch.cuda.Stream = s\n"
+        "    return torch.cuda.Event()\n")})
+    assert rows(scan_path(root)) == [("API112", "t.py", 4, "blocker")]
+
+
+def test_cu_sources_built_under_a_fallback_are_lowered(write_project):
+    root = write_project({
+        "ops/act.cu": "__global__ void k() {}\n",
+        "ops/act.h": "",
+        "ops/act.py": (
+            "import os\nimport warnings\nfrom . import custom_ops\n_plugin = None\n\n"
+            "def _init():\n"
+            "    global _plugin\n"
+            "    sources = [os.path.join(os.path.dirname(__file__), s) for s in ['act.cpp', 'act.cu']]\n"
+            "    try:\n"
+            "        _plugin = custom_ops.get_plugin('act_plugin', sources=sources)\n"
+            "    except:\n"
+            "        warnings.warn('Falling back to the slow reference implementation')\n"
+            "    return _plugin is not None\n"),
+        "ops/custom_ops.py": ("import torch.utils.cpp_extension\n\n"
+                              "def get_plugin(name, sources, **kw):\n"
+                              "    return torch.utils.cpp_extension.load(name=name, sources=sources, **kw)\n"),
+        "other/raw.cu": "__global__ void q() {}\n",
+    })
+    r = scan_path(root)
+    assert rows(r) == [("EXT101", "other/raw.cu", None, "blocker"), ("EXT101", "ops/act.cu", None, "degrades"),
+                       ("EXT107", "ops/custom_ops.py", 4, "info")]
+    assert r.findings[1].evidence == {"files": 1, "fallback": "ops/act.py:11"}

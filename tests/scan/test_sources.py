@@ -66,8 +66,8 @@ def test_pipfile_lockfile_dockerfile_shell_and_notebook(scan_fixture):
         ("DEP101", "Dockerfile", 3, "blocker"),  # RUN ... pip install vllm (continued lines)
         ("DEP103", "Dockerfile", 3, "blocker"),  # --index-url .../cu121 replaces PyPI
         ("DEP101", "Pipfile", 7, "blocker"),  # faiss-gpu
-        ("DEP101", "demo.ipynb", 1, "blocker"),  # !pip install unsloth (cell 2, line 1)
-        ("API101", "demo.ipynb", 2, "blocker"),  # .cuda() in cell 3, line 2
+        ("DEP101", "demo.ipynb", 19, "blocker"),  # !pip install unsloth (cell 2, line 1; file line 19)
+        ("API101", "demo.ipynb", 30, "blocker"),  # .cuda() in cell 3, line 2 (file line 30)
         ("DEP105", "install.sh", 3, "blocker"),  # conda install -c nvidia cuda-toolkit
         ("DEP101", "install.sh", 4, "blocker"),  # python -m pip install liger-kernel
         ("DEP101", "poetry.lock", 2, "blocker"),  # onnxruntime-gpu
@@ -76,5 +76,36 @@ def test_pipfile_lockfile_dockerfile_shell_and_notebook(scan_fixture):
         ("DEP102", "Pipfile", 10, "info"),  # gpustat (dev-packages)
     ]
     cuda_call = next(f for f in r.findings if f.code == "API101")
-    assert cuda_call.evidence["cell"] == 3
+    assert (cuda_call.evidence["cell"], cuda_call.evidence["cell_line"]) == (3, 2)
     assert any(d.name == "einops" and d.group == "cell:2" for d in r.dependencies)  # %pip install einops
+
+
+def test_notebook_suppression_uses_the_cell_line(write_project):
+    import json
+
+    from mpsready.scan import scan_path
+
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+         "source": ["import torch\n", "a = torch.ones(1).cuda()  # mpsready: ignore[API101]\n", "b = torch.ones(1).cuda()\n"]}]}
+    root = write_project({"nb.ipynb": json.dumps(nb, indent=1)})
+    r = scan_path(root)
+    assert rows(r) == [("API101", "nb.ipynb", 14, "blocker")] and r.suppressed == 1  # file line of cell line 3
+
+
+def test_torch_pins_before_mps(write_project):
+    from mpsready.scan import scan_path
+
+    root = write_project({
+        "requirements.txt": "torch==1.8.1+cu111\ntorchvision==0.9.1\n",
+        "requirements-new.txt": "torch>=1.7\n",
+        "requirements-old.txt": "torch<1.12\n",
+        "environment.yml": "dependencies:\n  - pytorch=1.7.1\n  - python=3.8\n",
+        "environment-new.yml": "dependencies:\n  - pytorch=2.1\n",
+    })
+    assert rows(scan_path(root)) == [
+        ("DEP109", "environment.yml", 2, "blocker"),
+        ("DEP109", "requirements-old.txt", 1, "blocker"),
+        ("DEP104", "requirements.txt", 1, "blocker"),
+        ("DEP109", "requirements.txt", 1, "blocker"),
+    ]

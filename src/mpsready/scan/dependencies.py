@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from packaging.markers import InvalidMarker, Marker
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
 
 from mpsready.findings import Severity
 from mpsready.scan import knowledge
@@ -17,6 +19,30 @@ MAC_MARKER_ENV = {
 }
 CONDA_CUDA_NAMES = {"cudatoolkit", "pytorch-cuda", "cudnn", "nccl", "magma-cuda"}
 TORCH_FAMILY = {"torch", "torchvision", "torchaudio", "pytorch", "torchtext", "torchdata"}
+# PyTorch releases that have the MPS backend (1.12 onwards), to test whether a pin allows any of them.
+MPS_TORCH_RELEASES = ("1.12.0", "1.12.1", "1.13.0", "1.13.1", "2.0.0", "2.0.1", "2.1.0", "2.1.2", "2.2.0", "2.2.2",
+                      "2.3.0", "2.3.1", "2.4.0", "2.4.1", "2.5.0", "2.5.1", "2.6.0", "2.7.0", "2.7.1", "2.8.0",
+                      "2.9.0", "2.9.1", "2.10.0", "2.11.0", "2.13.0", "2.14.1")
+FIRST_MPS_TORCH = Version("1.12")
+
+
+def excludes_mps_torch(dep: Dependency) -> bool:
+    """True when a torch/pytorch pin admits no release with the MPS backend (``torch==1.8.1``,
+    ``torch<1.12``, conda ``pytorch=1.7``). Local versions (+cu113) are ignored for this test."""
+    spec = dep.specifier.strip()
+    if not spec:
+        return False
+    if dep.ecosystem == "conda":  # conda match spec: =1.7 / ==1.7.1 / >=1.10,<1.11
+        first = spec.lstrip("=<>!~ ").split(",")[0].split("*")[0].rstrip(".")
+        try:
+            return spec.startswith("=") and Version(first) < FIRST_MPS_TORCH
+        except InvalidVersion:
+            return False
+    try:
+        specs = SpecifierSet(",".join(s.split("+")[0] for s in spec.split(",")))
+    except InvalidSpecifier:
+        return False
+    return not any(specs.contains(v, prereleases=True) for v in MPS_TORCH_RELEASES)
 
 
 def installs_on_mac(dep: Dependency) -> bool:
@@ -29,10 +55,22 @@ def installs_on_mac(dep: Dependency) -> bool:
         return True
 
 
-def judge(dep: Dependency) -> RawFinding | None:
-    """The finding for one dependency, or ``None`` when it is fine on a Mac (or not installed there)."""
+def judge(dep: Dependency) -> list[RawFinding]:
+    """The findings for one dependency (empty when it is fine on a Mac, or not installed there)."""
     if not installs_on_mac(dep):
-        return None
+        return []
+    out: list[RawFinding] = []
+    name = knowledge.canonical_name(dep.name)
+    if name in ("torch", "pytorch") and excludes_mps_torch(dep):
+        where = f" ({dep.group})" if dep.group else ""
+        out.append(RawFinding(D.TORCH_BEFORE_MPS, dep.path, dep.line,
+                              f"{dep.raw or dep.name}{where} allows only PyTorch releases before 1.12: no MPS backend",
+                              evidence={"package": name, "specifier": dep.specifier}))
+    finding = _judge_package(dep)
+    return out + ([finding] if finding is not None else [])
+
+
+def _judge_package(dep: Dependency) -> RawFinding | None:
     name = knowledge.canonical_name(dep.name)
     where = f" ({dep.group})" if dep.group else ""
     opt = {"optional": True, "group": dep.group} if dep.optional else ({"group": dep.group} if dep.group else {})

@@ -100,9 +100,7 @@ def scan_path(path: str | os.PathLike[str], config: ScanConfig | None = None, *,
     deps = list({(d.path, d.line, d.name, d.raw): d for d in deps}.values())
     raw += list({(r.rule.code, r.path, r.line, r.message): r for r in dep_raw}.values())
     for dep in deps:
-        f = depjudge.judge(dep)
-        if f is not None:
-            raw.append(f)
+        raw += depjudge.judge(dep)
 
     cache = ScanCache(config.cache_dir, root) if config.cache_dir else None
     code_results, lines, code_raw = _analyse_python(files, config, cache, progress)
@@ -112,7 +110,7 @@ def scan_path(path: str | os.PathLike[str], config: ScanConfig | None = None, *,
 
     findings: list[Finding] = [_to_finding(r) for r in raw]
     findings += _code_findings(code_results)
-    findings += _cuda_sources(files)
+    findings += _cuda_sources(files, code_results)
     findings = _resolve_fallbacks(findings, code_results)
     findings = _drop_own_packages(findings, files)
 
@@ -258,8 +256,9 @@ def _analyse_notebook(pf: ProjectFile, data: bytes, raw: list[RawFinding]):
         return merged, cells_of  # INP110 comes from the notebook source
     for cell in cells:
         res = analyze_source(python_of(cell.source))
-        merged.findings += res.findings
-        cells_of += [cell.index] * len(res.findings)
+        for d in res.findings:  # cell lines become notebook-file lines; the cell and its line stay in evidence
+            merged.findings.append({**d, "line": cell.file_line(d["line"]),
+                                    "evidence": {**d["evidence"], "cell": cell.index, "cell_line": d["line"]}})
         merged.imports += res.imports
         merged.extensions += res.extensions
         for line, codes in res.suppress.items():
@@ -301,7 +300,13 @@ def _to_finding(r: RawFinding) -> Finding:
 
 
 # ------------------------------------------------------------------ CUDA sources and fallbacks
-def _cuda_sources(files: list[ProjectFile]) -> list[Finding]:
+def _cuda_sources(files: list[ProjectFile], results) -> list[Finding]:
+    """EXT101, one per directory of .cu/.cuh files; lowered when every file there is built by Python code
+    that catches the build failure and falls back (``try: plugin = load(...) except: use the reference``)."""
+    refs: dict[str, list[tuple[str, int, int | None]]] = {}
+    for rel, (res, _cells) in results.items():
+        for name, line, guard in res.cu_refs:
+            refs.setdefault(name, []).append((rel, line, guard))
     by_dir: dict[str, list[str]] = {}
     for pf in files:
         if pf.cuda:
@@ -309,11 +314,23 @@ def _cuda_sources(files: list[ProjectFile]) -> list[Finding]:
     out = []
     for d, paths in sorted(by_dir.items()):
         where = "the project root" if d == "." else f"{d}/"
+        evidence: dict = {"files": len(paths), "no_alternative": True}
+        severity = E.CUDA_SOURCES.severity
+        message = f"{len(paths)} CUDA source file(s) in {where}: need nvcc and an NVIDIA GPU"
+        guards = []
+        for p in paths:
+            name = p.rsplit("/", 1)[-1]
+            guarded = [(rel, g) for rel, _line, g in refs.get(name, ()) if g]
+            if not name.endswith(".cuh"):  # headers are built through the .cu files that include them
+                guards.append(guarded[0] if guarded else None)
+        if guards and all(guards):
+            rel, line = guards[0]
+            evidence = {"files": len(paths), "fallback": f"{rel}:{line}"}
+            severity = Severity.DEGRADES
+            message += f"; built under try/except with a fallback ({rel}:{line})"
         out.append(Finding(
-            code=E.CUDA_SOURCES.code, severity=E.CUDA_SOURCES.severity,
-            message=f"{len(paths)} CUDA source file(s) in {where}: need nvcc and an NVIDIA GPU",
-            location=Location(path=sorted(paths)[0]), fix=E.CUDA_SOURCES.fix, source=E.CUDA_SOURCES.source,
-            scope=scope_of(paths[0]), evidence={"files": len(paths), "no_alternative": True},
+            code=E.CUDA_SOURCES.code, severity=severity, message=message, location=Location(path=sorted(paths)[0]),
+            fix=E.CUDA_SOURCES.fix, source=E.CUDA_SOURCES.source, scope=scope_of(paths[0]), evidence=evidence,
         ))
     return out
 
@@ -434,7 +451,7 @@ def _apply_suppressions(findings: list[Finding], py_suppress, texts: dict[str, s
         if path and line:
             if path in py_suppress:
                 cell = f.evidence.get("cell")
-                codes = py_suppress[path].get(f"{cell}:{line}" if cell else str(line))
+                codes = py_suppress[path].get(f"{cell}:{f.evidence.get('cell_line')}" if cell else str(line))
             elif path in texts:
                 lines = text_lines.setdefault(path, texts[path].splitlines())
                 if 0 < line <= len(lines) and "#" in lines[line - 1]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import fnmatch
 import os
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from mpsready.scan.rules import inputs as I
 from mpsready.scan.sources import ALL_SOURCES

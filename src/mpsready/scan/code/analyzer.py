@@ -26,7 +26,7 @@ from mpsready.scan.rules import extensions as E
 from mpsready.scan.rules import inputs as I
 
 # Bump when the analysis changes so cached results are recomputed.
-ANALYZER_VERSION = 6
+ANALYZER_VERSION = 9
 
 _FALLBACK_EXCEPTIONS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError", "RuntimeError"}
 _CAST_METHODS = {"float", "half", "bfloat16", "type", "int", "long", "bool"}
@@ -59,14 +59,16 @@ class CodeResult:
     suppress: dict[str, list[str]] = field(default_factory=dict)
     extensions: list[str] = field(default_factory=list)  # module names of CUDA extensions built here
     parsed: bool = True
+    # CUDA source files named here: [file name, line, line of a try/except fallback around the build or None]
+    cu_refs: list[list[Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"findings": self.findings, "imports": self.imports, "suppress": self.suppress,
-                "extensions": self.extensions, "parsed": self.parsed}
+                "extensions": self.extensions, "parsed": self.parsed, "cu_refs": self.cu_refs}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "CodeResult":
-        return cls(d["findings"], d["imports"], d["suppress"], d["extensions"], d["parsed"])
+        return cls(d["findings"], d["imports"], d["suppress"], d["extensions"], d["parsed"], d.get("cu_refs", []))
 
 
 def analyze_source(source: str | bytes) -> CodeResult:
@@ -96,7 +98,6 @@ def analyze_source(source: str | bytes) -> CodeResult:
         visitor.visit(tree)
     except RecursionError:
         visitor.result.findings.append(_raw(I.SYNTAX_ERROR, 1, 0, "nesting too deep to analyse"))
-    visitor.finish()
     visitor.result.suppress = _suppressions(text) if "mpsready:" in text else {}
     return visitor.result
 
@@ -191,7 +192,27 @@ def parse_suppression(comment: str) -> list[str] | None:
 
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 _LEAF_FIELDS = {"ctx", "type_comment", "kind", "name", "id", "attr", "arg", "module", "level", "op", "conversion",
-                "is_async", "simple", "lineno", "col_offset", "end_lineno", "end_col_offset", "value_str"}
+                "is_async", "simple", "lineno", "col_offset", "end_lineno", "end_col_offset", "value_str",
+                # type annotations run nothing: `s: torch.cuda.Stream` neither initialises CUDA nor makes a tensor
+                "annotation", "returns"}
+
+
+def _walk(node: ast.AST):
+    """ast.walk without expression contexts and leaf fields (faster on the small trees of `if` tests)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        cls = n.__class__
+        fields = _CHILD_FIELDS.get(cls)
+        if fields is None:
+            fields = _CHILD_FIELDS[cls] = tuple(f for f in cls._fields if f not in _LEAF_FIELDS)
+        for name in fields:
+            value = getattr(n, name, None)
+            if value.__class__ is list:
+                stack.extend(v for v in value if isinstance(v, ast.AST))
+            elif isinstance(value, ast.AST):
+                stack.append(value)
 
 
 class _Visitor(ast.NodeVisitor):
@@ -204,12 +225,14 @@ class _Visitor(ast.NodeVisitor):
         self.dist_context = 0  # depth of enclosing distributed-only code (if ddp:, def all_gather)
         self.reported_packages: set[str] = set()  # DEP107 once per package per file
         self.passive_dtype = 0  # inside comparisons and dict tables: a dtype named there creates no tensor
+        self.in_test = 0  # inside the condition of an if / conditional expression
         self.string_vars: dict[str, tuple[str, int]] = {}  # name -> (string literal, line) for simple assignments
         self.np_f64_vars: set[str] = set()
         self.tree = tree
         self.functions: list[ast.AST] = []  # enclosing function definitions, innermost last
         self.kernel_lib_guard: dict[str, str | None] = {}  # triton/cupy/... -> fallback location or None
         self._dispatch: dict[type, object] = {}
+        self._guarded_build: dict[int, int | None | bool] = {}  # id(function) -> fallback line (cached)
 
     # ---------------------------------------------------------------- traversal
     # NodeVisitor.visit builds a method name and calls getattr for every node, and generic_visit
@@ -237,7 +260,13 @@ class _Visitor(ast.NodeVisitor):
                 self.visit(value)
 
     def visit_Constant(self, node: ast.Constant) -> None:
-        pass
+        value = node.value
+        if value.__class__ is str and value.endswith((".cu", ".cuh")) and "\n" not in value:
+            scope = self.functions[-1] if self.functions else self.tree
+            guard = self._guarded_build.get(id(scope), False)
+            if guard is False:
+                guard = self._guarded_build[id(scope)] = _guarded_build_line(scope)
+            self.result.cu_refs.append([value.replace("\\", "/").rsplit("/", 1)[-1], node.lineno, guard])
 
     def visit_Compare(self, node: ast.Compare) -> None:
         self.passive_dtype += 1
@@ -304,7 +333,9 @@ class _Visitor(ast.NodeVisitor):
     visit_TryStar = visit_Try
 
     def visit_If(self, node: ast.If) -> None:
+        self.in_test += 1
         self.visit(node.test)
+        self.in_test -= 1
         self._check_if_selection(node)
         guarded = self._is_cuda_test(node.test)
         dist = self._is_distributed_test(node.test)
@@ -322,7 +353,9 @@ class _Visitor(ast.NodeVisitor):
         self.cuda_guard -= negated
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
+        self.in_test += 1
         self.visit(node.test)
+        self.in_test -= 1
         if self._check_ifexp_selection(node):
             return
         guarded = self._is_cuda_test(node.test)
@@ -333,7 +366,7 @@ class _Visitor(ast.NodeVisitor):
 
     def _is_distributed_test(self, test: ast.AST) -> bool:
         """`if ddp:`, `if args.distributed:`, `if world_size > 1:` and the like: multi-GPU-only code."""
-        for n in ast.walk(test):
+        for n in _walk(test):
             if isinstance(n, ast.Name) and _is_distributed_name(n.id):
                 return True
             if isinstance(n, ast.Attribute) and _is_distributed_name(n.attr):
@@ -352,7 +385,7 @@ class _Visitor(ast.NodeVisitor):
 
     def _is_cuda_test(self, test: ast.AST) -> bool:
         """A condition that is False on a Mac: torch.cuda.is_available(), device == 'cuda', args.cuda, use_cuda."""
-        for n in ast.walk(test):
+        for n in _walk(test):
             if isinstance(n, ast.Call):
                 name = self.q(n.func) or ""
                 if name.startswith("torch.cuda.") or name.endswith("cuda.is_available"):
@@ -424,9 +457,8 @@ class _Visitor(ast.NodeVisitor):
         self.result.imports.append([node.level, node.module or "", names, node.lineno, guard is not None])
         if node.level == 0 and node.module:
             self._check_package_import(node.module, node, guard)
-            if node.module in ("torch.cuda", "torch.cuda.amp") or node.module.startswith("torch.cuda."):
-                pass  # reported where the imported names are used
-            if node.module == "torch.cuda" and "nccl" in names or node.module.startswith("torch.cuda.nccl"):
+            # other torch.cuda names are reported where they are used, through the alias map
+            if (node.module == "torch.cuda" and "nccl" in names) or node.module.startswith("torch.cuda.nccl"):
                 self.add(A.NCCL, node, "imports torch.cuda.nccl (NCCL is not built into macOS PyTorch)",
                          scope="distributed")
 
@@ -510,7 +542,7 @@ class _Visitor(ast.NodeVisitor):
         self.functions.append(node)
         dist = _is_distributed_name(node.name)
         self.dist_context += dist
-        for part in (node.args, *node.decorator_list, *([node.returns] if node.returns else [])):
+        for part in (node.args, *node.decorator_list):
             self.visit(part)
         self._visit_block(node.body)
         self.dist_context -= dist
@@ -572,9 +604,15 @@ class _Visitor(ast.NodeVisitor):
 
     # ---------------------------------------------------------------- names and attributes
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        name = self.q(node)
-        if name and self._check_qualified(name, node):
-            return  # the whole chain is reported; do not report its inner parts again
+        root = node.value
+        while root.__class__ is ast.Attribute:
+            root = root.value
+        if root.__class__ is ast.Name:
+            if not self.aliases.is_imported(root.id):
+                return  # `self.model.cuda`: a chain over a local name is never a torch/cupy name
+            name = self.q(node)
+            if name and self._check_qualified(name, node):
+                return  # the whole chain is reported; do not report its inner parts again
         self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> None:
@@ -638,6 +676,8 @@ class _Visitor(ast.NodeVisitor):
         if attr == "is_available" and isinstance(node, ast.Attribute) and not self.cuda_guard:
             # a bare availability check is only a finding when it drives a device choice (API104)
             return
+        if attr == "device_count" and self.in_test:
+            return  # `if torch.cuda.device_count() > 0:` is an availability check, judged as a selection
         kw: dict[str, Any] = {"scope": "distributed"} if code == "API107" else {}
         specific = {"API110": "CUDA graphs do not exist on MPS", "API111": "NVTX is not built into macOS PyTorch "
                     "('NVTX functions not installed')", "API112": "CUDA events need CUDA; on a Mac they fail",
@@ -763,16 +803,12 @@ class _Visitor(ast.NodeVisitor):
             if dev is not None and value != "cpu":
                 self.add(A.DEVICE_GENERATOR, node, "torch.Generator on a device: its random stream differs between MPS "
                          "and CUDA for the same seed")
-        elif name in ("torch.set_default_dtype", "torch.set_default_tensor_type"):
-            pass  # the dtype argument itself is reported (DTY101)
         elif name.startswith("torch.utils.cpp_extension."):
             self._check_cpp_extension(node, last)
         elif name in ("cupy.RawKernel", "cupy.RawModule", "cupy.ElementwiseKernel", "cupy.ReductionKernel"):
             self._kernel(E.CUPY_KERNEL, node, f"CuPy {last}", "cupy")
         elif name in ("pycuda.compiler.SourceModule",):
             self._kernel(E.PYCUDA_KERNEL, node, "PyCUDA SourceModule compiles CUDA C at run time", "pycuda")
-        elif name == "torch.sparse_coo_tensor":
-            pass
 
     def _check_cpp_extension(self, node: ast.Call, last: str) -> None:
         strings = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
@@ -788,8 +824,11 @@ class _Visitor(ast.NodeVisitor):
             self.add(E.CUDA_EXTENSION_BUILD, node, f"{last}({ext!r}) builds a CUDA extension" if ext else
                      f"{last}() builds a CUDA extension", evidence={"extension": ext, "no_alternative": True})
         elif last in ("CppExtension", "load", "load_inline"):
-            self.add(E.CPU_EXTENSION, node, f"{last}({ext!r}) builds a C++ (CPU) extension" if ext else
-                     f"{last}() builds a C++ (CPU) extension", evidence={"extension": ext})
+            literal = any(x.endswith((".cpp", ".cc", ".cxx", ".c")) for x in strings) or "cpp_sources" in kwnames
+            what = "a C++ (CPU) extension" if literal else \
+                "an extension from sources named elsewhere (CUDA is judged from the .cu files, EXT101)"
+            self.add(E.CPU_EXTENSION, node, f"{last}({ext!r}) builds {what}" if ext else f"{last}() builds {what}",
+                     evidence={"extension": ext})
 
     def _check_sparse_buffer(self, node: ast.Call) -> None:
         if len(node.args) < 2:
@@ -816,8 +855,17 @@ class _Visitor(ast.NodeVisitor):
             self.add(A.CPU_ROUNDTRIP, node, f"{callee}() runs on CPU copies and its result is moved back: a device "
                      "round trip on every call")
 
-    def finish(self) -> None:
-        pass
+
+
+def _guarded_build_line(scope: ast.AST) -> int | None:
+    """Line of a try/except in ``scope`` (a function or module) that wraps a call and falls back on failure:
+    the shape of `try: plugin = build(sources) except Exception: warn(...); use the reference`."""
+    for n in _walk(scope):
+        if isinstance(n, ast.Try) and any(isinstance(c, ast.Call) for st in n.body for c in _walk(st)):
+            for h in n.handlers:
+                if _is_fallback_handler(h):
+                    return h.lineno
+    return None
 
 
 def _is_fallback_handler(handler: ast.ExceptHandler) -> bool:

@@ -77,3 +77,12 @@ UNKNOWN_DECLARATION = rule(
     "Declare dependencies in pyproject.toml or a requirements file, or read them from a file with open().",
     "PEP 621 (https://peps.python.org/pep-0621/)",
 )
+TORCH_BEFORE_MPS = rule(
+    "DEP109", "torch-before-mps", "blocker",
+    "The project pins PyTorch to releases before 1.12, none of which has the MPS backend.",
+    "torch.backends.mps first shipped in PyTorch 1.12 (May 2022); with torch==1.11 or older there is no Apple GPU "
+    "device at all, and everything runs on the CPU.",
+    "requirements.txt:\n    torch==1.8.1",
+    "Move the pin to a current PyTorch (the newer the release, the more operators have MPS kernels).",
+    "https://pytorch.org/blog/introducing-accelerated-pytorch-training-on-mac/ (MPS backend from PyTorch 1.12)",
+)

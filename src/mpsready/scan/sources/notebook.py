@@ -1,7 +1,9 @@
 """Jupyter notebooks (nbformat 4): ``!pip``/``%pip``/``%conda`` install lines and code cells.
 
-Code cells are handed to the Python analysis with IPython magics blanked out (line numbers kept);
-findings in a cell carry ``cell`` (1-based index among all cells) and the line within that cell.
+Code cells are handed to the Python analysis with IPython magics blanked out (line numbers kept).
+A finding's line is the line of the notebook *file* that holds that source line (each source line is
+one JSON string, one per file line in notebooks saved by Jupyter), and its evidence carries ``cell``
+(1-based index among all cells) and ``cell_line`` (the line within the cell).
 """
 
 from __future__ import annotations
@@ -18,7 +20,30 @@ from mpsready.scan.sources.shell import scan_command_line
 @dataclass(frozen=True)
 class Cell:
     index: int  # 1-based among all cells
-    source: str  # Python text with magic lines blanked
+    source: str  # the cell's text
+    file_lines: tuple[int, ...] = ()  # notebook-file line of each cell line (empty when not found)
+
+    def file_line(self, cell_line: int) -> int:
+        """The notebook-file line of a 1-based cell line (the cell line itself when unmapped)."""
+        if 0 < cell_line <= len(self.file_lines):
+            return self.file_lines[cell_line - 1]
+        return cell_line
+
+
+def _file_lines(raw: list[str], start: int, elems: list[str]) -> tuple[tuple[int, ...], int]:
+    """Map source elements (JSON strings) to the file lines that hold them; returns (map, next start)."""
+    out: list[int] = []
+    pos = start
+    one_line = len(raw) <= 1
+    for e in elems:
+        encodings = {json.dumps(e), json.dumps(e, ensure_ascii=False)}
+        found = next((k for k in range(pos, len(raw)) if any(enc in raw[k] for enc in encodings)), None)
+        if found is None:
+            return (), start
+        pos = found if one_line else found + 1
+        n = e.count("\n") + (0 if e.endswith("\n") else 1)
+        out += [found + 1] * max(n, 1)
+    return tuple(out), pos
 
 
 class NotebookError(ValueError):
@@ -37,19 +62,18 @@ def code_cells(text: str) -> list[Cell]:
     if not isinstance(cells, list):
         raise NotebookError("no 'cells' list (not nbformat 4)")
     out = []
+    raw = text.splitlines()
+    pos = 0
     for i, cell in enumerate(cells, 1):
         if not isinstance(cell, dict):
             raise NotebookError(f"cell {i} is not an object")
-        if cell.get("cell_type") != "code":
-            continue
         src = cell.get("source", cell.get("input", ""))
-        if isinstance(src, list):
-            if not all(isinstance(s, str) for s in src):
-                raise NotebookError(f"cell {i} source is not text")
-            src = "".join(src)
-        if not isinstance(src, str):
+        elems = src if isinstance(src, list) else [src]
+        if not all(isinstance(e, str) for e in elems):
             raise NotebookError(f"cell {i} source is not text")
-        out.append(Cell(i, src))
+        lines, pos = _file_lines(raw, pos, [e for e in elems if e])
+        if cell.get("cell_type") == "code":
+            out.append(Cell(i, "".join(elems), lines))
     return out
 
 
@@ -80,12 +104,12 @@ class NotebookSource(DependencySource):
                 stripped = line.strip()
                 if stripped.startswith(("!", "%pip", "%conda")):
                     before = len(result.dependencies), len(result.findings)
-                    scan_command_line(result, stripped.lstrip("!%"), relpath, n)
+                    scan_command_line(result, stripped.lstrip("!%"), relpath, cell.file_line(n))
                     for j in range(before[0], len(result.dependencies)):
                         dep = result.dependencies[j]
                         result.dependencies[j] = type(dep)(**{**dep.__dict__, "group": f"cell:{cell.index}"})
                     for j in range(before[1], len(result.findings)):
                         f = result.findings[j]
                         result.findings[j] = RawFinding(f.rule, f.path, f.line, f.message, f.severity, f.fix,
-                                                        {**f.evidence, "cell": cell.index})
+                                                        {**f.evidence, "cell": cell.index, "cell_line": n})
         return result
