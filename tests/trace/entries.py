@@ -147,3 +147,40 @@ def encoder_layer(device="cpu"):
     torch.manual_seed(0)
     model = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True)
     return Step(model=model, batch=torch.randn(2, 5, 16), loss_fn=lambda out: out.pow(2).mean())
+
+
+@torch.library.custom_op("mpsready_test::scale", mutates_args=())
+def _scale(x: torch.Tensor, factor: float) -> torch.Tensor:
+    return x * factor
+
+
+@_scale.register_fake
+def _(x, factor):
+    return torch.empty_like(x)
+
+
+def custom_op():
+    x = torch.randn(3)
+
+    def step():
+        return torch.ops.mpsready_test.scale(x, 2.0).sum()  # at: custom
+
+    return step
+
+
+def grad_scaler():
+    torch.manual_seed(0)
+    model = nn.Linear(4, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cpu")
+    x = torch.randn(3, 4)
+
+    def step():
+        opt.zero_grad()
+        loss = model(x).pow(2).mean()
+        scaler.scale(loss).backward()
+        scaler.step(opt)  # at: scaler
+        scaler.update()
+        return loss
+
+    return step

@@ -34,7 +34,8 @@ def _composite(name: str) -> bool:
 @functools.lru_cache(maxsize=None)
 def trace_of(spec: str):
     entry = load_entry(spec if ":" in spec and "/" in spec else f"{ENTRIES}:{spec}")
-    return record_entry(entry, device="cpu", expand=composite_anywhere)
+    # SDPA as MPS runs it from 2.5 on: the math decomposition wherever grad is on (api.sdpa_math_stages)
+    return record_entry(entry, device="cpu", expand=composite_anywhere, sdpa_math="grad")
 
 
 def prediction(spec: str, torch: str, macos: str = "14.4", fallback: bool = False):

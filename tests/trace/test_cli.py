@@ -75,3 +75,32 @@ def test_bad_options_exit_2(argv, msg, capsys):
 def test_missing_entry_exits_2(tmp_path):
     assert run_cli(["trace", f"{tmp_path / 'nope.py'}:step"]) == 2
     assert run_cli(["trace", "not-a-spec"]) == 2
+
+
+def test_json_output_validates_against_the_shipped_schema(tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    from importlib import resources
+
+    schema = json.loads(resources.files("mpsready.trace").joinpath("data/trace.schema.json").read_text())
+    for name, extra in (("sparse_buffer", ["--torch", "2.5"]), ("ctc", ["--mps-fallback"]),
+                        ("float64_loss", []), ("failing_loss", [])):
+        out = tmp_path / f"{name}.json"
+        run_cli(["trace", f"{ENTRIES}:{name}", "--format", "json", "-o", str(out), *extra])
+        jsonschema.validate(json.loads(out.read_text()), schema)
+
+
+def test_from_json_classifies_a_saved_trace_for_another_release(tmp_path, capsys):
+    saved = tmp_path / "nanmedian.json"
+    assert run_cli(["trace", f"{ENTRIES}:nanmedian", "--torch", "2.7", "--format", "json", "-o", str(saved)]) == 1
+    again = tmp_path / "again.json"
+    assert run_cli(["trace", "--from-json", str(saved), "--torch", "2.8", "--format", "json", "-o", str(again)]) == 0
+    doc = json.loads(again.read_text())
+    assert doc["target"]["torch"] == "2.8.0" and doc["findings"] == []
+    assert run_cli(["trace", "--from-json", str(saved), "--format", "json", "-o", str(again)]) == 1  # 2.7 again
+    assert [f["location"]["operator"] for f in json.loads(again.read_text())["findings"]] == [
+        "aten::nanmedian.dim_values"]
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"schema": {"name": "mpsready.record", "version": 1}}')
+    assert run_cli(["trace", "--from-json", str(bad)]) == 2
+    assert run_cli(["trace", f"{ENTRIES}:cnn", "--from-json", str(saved)]) == 2
+    assert run_cli(["trace"]) == 2

@@ -106,3 +106,50 @@ def test_exit_code_and_unknown_torch_version():
     assert TraceResult(trace_of("cnn"), predict(trace_of("cnn"), torch="2.13")).exit_code == 0
     with pytest.raises(ValueError, match="no MPS support table for torch 1.13"):
         predict(tr, torch="1.13")
+
+
+def test_custom_namespace_op_is_reported_with_unknown_status():
+    pred = prediction("custom_op", "2.13")
+    assert problems(pred) == {"mpsready_test::scale": ("unknown", ("unknown",), None)}
+    (f,) = pred.findings
+    assert (f.code, f.severity.value, f.location.line, f.location.operator) == (
+        "OPS107", "info", line_of("custom"), "mpsready_test::scale")
+    assert "custom operator namespace 'mpsready_test'" in f.message
+    from mpsready.trace.api import TraceResult
+
+    assert TraceResult(trace_of("custom_op"), pred).exit_code == 0  # unknown is reported, not a blocker
+
+
+def test_every_code_the_trace_emits_is_a_registered_rule():
+    from mpsready import rules
+    from mpsready.trace import rules as trace_rules
+
+    mine = {r.code for r in vars(trace_rules).values() if isinstance(r, rules.Rule)}
+    assert mine == {"OPS101", "OPS102", "OPS103", "OPS104", "OPS105", "OPS106", "OPS107", "OPS108", "OPS109",
+                    "DTY201", "DTY202", "DTY203", "DTY204", "DTY205"}
+    assert all(rules._REGISTRY[c].source and rules._REGISTRY[c].fix for c in mine)
+    assert set(trace_rules.DTYPE_RULE_CODES.values()) <= mine
+    assert "mpsready.trace.rules" in rules.RULE_MODULES
+
+
+def test_grad_scaler_float64_is_a_pytorch_internal_and_its_amp_kernels_are_judged():
+    tr = trace_of("grad_scaler")
+    (ev,) = [e for e in tr.dtype_events if e.dtype == "float64"]
+    assert (ev.op, ev.how, ev.internal, ev.frame.line) == (
+        "aten::_to_copy", "created", "torch/amp/grad_scaler.py:unscale_", line_of("scaler"))
+    p13 = prediction("grad_scaler", "2.13")
+    assert [(f.code, f.severity.value, f.location.line) for f in p13.findings] == [
+        ("DTY201", "info", line_of("scaler"))]
+    p27 = prediction("grad_scaler", "2.7")  # MPS AMP kernels arrive in 2.8 (research note 1.2)
+    got = problems(p27)
+    assert got["aten::_amp_foreach_non_finite_check_and_unscale_"] == ("error", ("missing",), "2.8.0")
+    assert got["aten::_amp_update_scale_"] == ("error", ("missing",), "2.8.0")
+
+
+def test_target_macos_below_the_release_minimum_is_a_blocker():
+    from mpsready.ops.api import load_db
+
+    assert load_db("2.13").min_macos == "14.0" and load_db("2.5").min_macos == "12.3"
+    (f,) = prediction("cnn", "2.13", macos="13.6").findings
+    assert (f.code, f.severity.value, f.evidence) == ("OPS109", "blocker", {"min_macos": "14.0", "macos": "13.6"})
+    assert prediction("cnn", "2.5", macos="13.6").findings == []

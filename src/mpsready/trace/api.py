@@ -75,6 +75,19 @@ def default_fallback() -> bool:
     return os.environ.get("PYTORCH_ENABLE_MPS_FALLBACK", "") == "1"
 
 
+def sdpa_math_stages(db: Any) -> str | None:
+    """Where MPS runs scaled_dot_product_attention as the math decomposition, per the support data's
+    routing of the fused CPU kernel: ``"all"`` (no MPS attention kernel in that release), ``"grad"``
+    (``_scaled_dot_product_attention_math_for_mps`` only without grad), or ``None``."""
+    info = db.route_info("_scaled_dot_product_flash_attention_for_cpu") or {}
+    math = "_scaled_dot_product_attention_math"
+    if info.get("to") == math:
+        return "all"
+    if info.get("otherwise") == math:
+        return "grad"
+    return None
+
+
 def trace_entry(spec: Any, torch: str | None = None, macos: str = DEFAULT_MACOS, device: str = "cpu",
                 fallback: bool | None = None, steps: int = 1, cwd: str | None = None) -> TraceResult:
     """Run the step named by ``spec`` (an ENTRY string or a loaded :class:`mpsready.step.Entry`) on
@@ -104,5 +117,5 @@ def trace_entry(spec: Any, torch: str | None = None, macos: str = DEFAULT_MACOS,
             v = composite[name] = db.lookup(name).status == "composite"
         return v
 
-    trace = record_entry(entry, device=device, expand=expand, steps=steps)
+    trace = record_entry(entry, device=device, expand=expand, steps=steps, sdpa_math=sdpa_math_stages(db))
     return TraceResult(trace=trace, prediction=predict(trace, torch=target, macos=macos, fallback=fb))

@@ -16,7 +16,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Run ENTRY (package.module:function or path/file.py:function) stage by stage on this machine, "
                     "record every aten operator it dispatches, and predict for a PyTorch and macOS version what "
                     "would fail, fall back to the CPU or be refused on MPS. Every result is a prediction.")
-    p.add_argument("entry", metavar="ENTRY")
+    p.add_argument("entry", metavar="ENTRY", nargs="?",
+                   help="package.module:function or path/file.py:function (omit with --from-json)")
+    p.add_argument("--from-json", metavar="FILE", default=None,
+                   help="classify the trace saved in a `mpsready trace --format json` file again, for other "
+                        "--torch/--macos values, without running the step")
     p.add_argument("--torch", default=None, help="target PyTorch release (default: the installed one), e.g. 2.13")
     p.add_argument("--macos", default=None, help="target macOS version (default: %(default)s -> 15.5), e.g. 14.4")
     p.add_argument("--device", default="cpu", help="device to run the trace on: cpu or cuda (default: cpu)")
@@ -31,9 +35,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from mpsready.trace.predict import DEFAULT_MACOS
 
+    if args.from_json:
+        if args.entry:
+            raise UsageError("give either ENTRY or --from-json, not both")
+        return _from_json(args)
+    if not args.entry:
+        raise UsageError("ENTRY is required (or --from-json FILE)")
     dev = args.device.split(":")[0]
     if dev not in ("cpu", "cuda"):
-        raise UsageError(f"--device must be cpu or cuda (the trace predicts MPS from another device), got {args.device!r}")
+        raise UsageError("--device must be cpu or cuda (the trace predicts MPS from another device), "
+                         f"got {args.device!r}")
     if args.steps < 1:
         raise UsageError("--steps must be at least 1")
     try:
@@ -43,13 +54,41 @@ def run(args: argparse.Namespace) -> int:
     if dev == "cuda" and not torch.cuda.is_available():
         raise UsageError("--device cuda: CUDA is not available on this machine")
     from mpsready.trace.api import trace_entry
-    from mpsready.trace.render import RENDERERS
 
     try:
         result = trace_entry(args.entry, torch=args.torch, macos=args.macos or DEFAULT_MACOS, device=args.device,
                              fallback=args.fallback, steps=args.steps)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    return _emit(result, args)
+
+
+def _from_json(args: argparse.Namespace) -> int:
+    import json
+
+    from mpsready.schema import check_envelope
+    from mpsready.trace.api import SCHEMA_NAME, SCHEMA_VERSION, TraceResult, default_fallback
+    from mpsready.trace.model import OpTrace
+    from mpsready.trace.predict import DEFAULT_MACOS, predict
+
+    try:
+        with open(args.from_json, encoding="utf-8") as fh:
+            doc = check_envelope(json.load(fh), SCHEMA_NAME, SCHEMA_VERSION)
+        trace = OpTrace.from_dict(doc["trace"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"cannot read trace {args.from_json}: {exc}") from None
+    torch_v = args.torch or doc.get("target", {}).get("torch") or trace.torch_version
+    fallback = default_fallback() if args.fallback is None else args.fallback
+    try:
+        pred = predict(trace, torch=torch_v, macos=args.macos or DEFAULT_MACOS, fallback=fallback)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return _emit(TraceResult(trace=trace, prediction=pred), args)
+
+
+def _emit(result, args: argparse.Namespace) -> int:
+    from mpsready.trace.render import RENDERERS
+
     if args.format == "terminal":
         text = RENDERERS["terminal"](result, color=args.output is None and sys.stdout.isatty())
     else:

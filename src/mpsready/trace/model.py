@@ -101,10 +101,13 @@ class DtypeEvent:
     frame: Frame | None = None
     origin: str | None = None
     origin_frame: Frame | None = None
+    internal: str | None = None  # the PyTorch function that created it, e.g. "torch/amp/grad_scaler.py:unscale_"
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"dtype": self.dtype, "stage": self.stage, "op": self.op, "how": self.how,
                              "count": self.count}
+        if self.internal:
+            d["internal"] = self.internal
         if self.frame:
             d["frame"] = self.frame.to_dict()
         if self.origin:
@@ -117,7 +120,8 @@ class DtypeEvent:
     def from_dict(cls, d: Mapping[str, Any]) -> "DtypeEvent":
         return cls(dtype=d["dtype"], stage=d["stage"], op=d["op"], how=d["how"], count=int(d.get("count", 1)),
                    frame=Frame.from_dict(d["frame"]) if d.get("frame") else None, origin=d.get("origin"),
-                   origin_frame=Frame.from_dict(d["origin_frame"]) if d.get("origin_frame") else None)
+                   origin_frame=Frame.from_dict(d["origin_frame"]) if d.get("origin_frame") else None,
+                   internal=d.get("internal"))
 
 
 @dataclass
@@ -139,6 +143,7 @@ class OpTrace:
     expansion_failures: dict[str, str] = field(default_factory=dict)  # op -> error text
     expanded_ops: list[str] = field(default_factory=list)  # composites whose callees were recorded
     view_ops: list[str] = field(default_factory=list)  # composite views recorded without their callees
+    settings: dict[str, Any] = field(default_factory=dict)  # Python-level paths forced to match MPS
 
     @property
     def step_seconds(self) -> float:
@@ -154,7 +159,7 @@ class OpTrace:
                 "dtype_events": [e.to_dict() for e in self.dtype_events],
                 "stages": self.stages, "stage_seconds": {k: round(v, 6) for k, v in self.stage_seconds.items()},
                 "expansion_failures": dict(self.expansion_failures), "expanded_ops": list(self.expanded_ops),
-                "view_ops": list(self.view_ops)}
+                "view_ops": list(self.view_ops), "settings": dict(self.settings)}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "OpTrace":
@@ -163,4 +168,5 @@ class OpTrace:
                    dtype_events=[DtypeEvent.from_dict(e) for e in d.get("dtype_events", [])],
                    stages=list(d.get("stages", [])), stage_seconds=dict(d.get("stage_seconds", {})),
                    expansion_failures=dict(d.get("expansion_failures", {})),
-                   expanded_ops=list(d.get("expanded_ops", [])), view_ops=list(d.get("view_ops", [])))
+                   expanded_ops=list(d.get("expanded_ops", [])), view_ops=list(d.get("view_ops", [])),
+                   settings=dict(d.get("settings", {})))

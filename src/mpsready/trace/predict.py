@@ -32,6 +32,7 @@ from mpsready.trace import rules as R
 from mpsready.trace.model import DtypeEvent, Frame, OpCall, OpTrace
 
 DEFAULT_MACOS = "15.5"
+_GRAD_SCALER = "torch/amp/grad_scaler.py"
 HOST_STAGES = frozenset({"build"})
 STAGE_ORDER = ("build", "to_device", "data", "forward", "loss", "backward", "optimizer_step", "checkpoint",
                "inference", "step")
@@ -183,8 +184,15 @@ class _Classifier:
             s = self._sup[op] = self.db.lookup(op, macos=self.macos)
         return s
 
-    def target(self, op: str) -> str:
-        return self.db.route(op) or op
+    def target(self, op: str, stage: str = "") -> str:
+        """The op MPS dispatches for recorded ``op``. A conditional route (``otherwise``) whose condition is
+        grad mode (SDPA: ``_math_for_mps`` only without grad) takes ``otherwise`` outside ``inference``."""
+        info = self.db.route_info(op)
+        if not info:
+            return op
+        if info.get("otherwise") and stage not in ("inference", "checkpoint"):
+            return "aten::" + info["otherwise"]
+        return "aten::" + info["to"]
 
     def problems(self, call: OpCall, target: str, sup: ops_api.OpSupport, recorded_op: str) -> list[Problem]:
         """Problems of one call group (empty: it runs, or it is a composite judged by its callees)."""
@@ -218,7 +226,10 @@ class _Classifier:
         if st == "kernel" and not sparse_in:
             if sup.min_macos and _macos_lt(self.macos, sup.min_macos):
                 out.append(Problem("macos", f"the MPS kernel needs macOS {sup.min_macos}", None, None))
-            for dt in dict.fromkeys(call.in_dtypes + call.out_dtypes):
+            # dtype exceptions (common_mps.py OpInfo xfails) are about the op's input dtype, not about index
+            # arguments such as max_pool2d_with_indices_backward's int64 indices
+            main = call.in_dtypes[:1] or call.out_dtypes[:1]
+            for dt in main:
                 exc = sup.dtype_exceptions.get(dt)
                 if not exc:
                     continue
@@ -260,9 +271,10 @@ def predict(trace: OpTrace, torch: str, macos: str = DEFAULT_MACOS, fallback: bo
     dev_type = trace.device.split(":")[0]
 
     preds: dict[str, OpPrediction] = {}
+    problem_seconds: dict[str, float] = {}  # traced seconds of the calls that have a problem, per op
     total_calls = 0
     for call in sorted(trace.calls, key=lambda c: _stage_key(c.stage)):
-        target = cls.target(call.op)
+        target = cls.target(call.op, call.stage)
         sup = cls.support(target)
         host = (call.stage in HOST_STAGES or call.device not in (dev_type, "meta")
                 or (not call.in_dtypes and not call.out_dtypes))
@@ -285,7 +297,9 @@ def predict(trace: OpTrace, torch: str, macos: str = DEFAULT_MACOS, fallback: bo
         if p.verdict == "host":
             p.verdict = "runs"
         p.count += call.count
-        p.seconds += call.seconds if probs else 0.0
+        p.seconds += call.seconds
+        if probs:
+            problem_seconds[target] = problem_seconds.get(target, 0.0) + call.seconds
         if call.stage not in p.stages:
             p.stages.append(call.stage)
         for dt in call.in_dtypes + call.out_dtypes:
@@ -306,12 +320,19 @@ def predict(trace: OpTrace, torch: str, macos: str = DEFAULT_MACOS, fallback: bo
         p.verdict = _verdict(p.problems, p.status, fallback)
         if p.problems:
             p.call_share = p.count / total_calls if total_calls else 0.0
-            p.time_share = min(1.0, p.seconds / step_seconds) if step_seconds else 0.0
+            p.time_share = min(1.0, problem_seconds.get(p.op, 0.0) / step_seconds) if step_seconds else 0.0
             fixes = [pr.fixed_in for pr in p.problems if pr.kind != "unknown"]
             p.fixed_in = None if (not fixes or None in fixes) else max(fixes, key=ops_api._vtuple)
     ops = sorted(preds.values(), key=lambda o: (_VERDICT_RANK[o.verdict], o.op))
     findings = _op_findings(ops, db.torch_version, fallback) + _dtype_findings(trace, db, macos)
     findings += _stage_findings(trace)
+    if not db.macos_supported(macos):
+        findings.append(Finding(
+            code=R.OPS_RELEASE_MACOS.code, severity=Severity.BLOCKER, basis=Basis.PREDICTED,
+            message=f"Predicted: torch {db.torch_version} needs macOS {db.min_macos} for MPS; on macOS {macos} "
+                    "torch.backends.mps.is_available() is False and no op of the step can run on MPS.",
+            location=Location(), fix=f"upgrade to macOS {db.min_macos} or later, or use an older PyTorch",
+            source=getattr(db, "min_macos_source", None), evidence={"min_macos": db.min_macos, "macos": macos}))
     findings = sort_findings(findings)
     summary = _summary(ops, findings, total_calls, step_seconds)
     return Prediction(torch=db.torch_version, macos=macos, fallback=fallback, ops=ops, findings=findings,
@@ -451,8 +472,8 @@ def _dtype_findings(trace: OpTrace, db: ops_api.SupportDB, macos: str) -> list[F
             folded.setdefault(ev.dtype, []).append(
                 f"{ev.op} at {ev.frame.path}:{ev.frame.line}" if ev.frame else ev.op)
             continue
-        groups.setdefault((ev.dtype, ev.op, ev.how, ev.frame, ev.origin), []).append(ev)
-    for (dtype, op, how, frame, origin), evs in sorted(
+        groups.setdefault((ev.dtype, ev.op, ev.how, ev.frame, ev.origin, ev.internal), []).append(ev)
+    for (dtype, op, how, frame, origin, internal), evs in sorted(
             groups.items(), key=lambda kv: (_stage_key(kv[1][0].stage), kv[0][0], kv[0][1])):
         rule = rules[dtype]
         code = R.DTYPE_RULE_CODES.get(dtype, R.DTY_LIMITED.code)
@@ -471,10 +492,23 @@ def _dtype_findings(trace: OpTrace, db: ops_api.SupportDB, macos: str) -> list[F
         msg += f" On MPS: {rule.message}"
         if rule.min_macos and rule.effect != "error":
             msg += f" (target macOS {macos} < {rule.min_macos})"
+        if internal and internal.startswith(_GRAD_SCALER):
+            # torch/amp/grad_scaler.py unscale_ computes 1/scale in float64 except on MPS, where it stays float32
+            # (the MPS branch of PyTorch 2.13, added after pytorch#142397, PR #144022): not a blocker by itself;
+            # before 2.8 GradScaler fails on MPS anyway through _amp_foreach_non_finite_check_and_unscale_.
+            sev = Severity.INFO
+            msg = (f"Predicted: torch.amp.GradScaler ({internal}) creates a float64 inverse scale at "
+                   f"{frame.path}:{frame.line} on this device; on MPS PyTorch keeps it float32 (MPS branch in "
+                   "grad_scaler.py; pytorch#142397 reported the float64 TypeError on 2.5). GradScaler's own "
+                   "kernels are judged as ops (_amp_foreach_non_finite_check_and_unscale_, _amp_update_scale_)."
+                   if frame else f"Predicted: torch.amp.GradScaler ({internal}) creates a float64 inverse scale "
+                   "on this device; on MPS PyTorch keeps it float32.")
         ev = {"dtype": dtype, "op": op, "how": how, "count": sum(e.count for e in evs),
               "expected_message": rule.message, "fixed_in": None}
         if origin:
             ev["origin"] = origin
+        if internal:
+            ev["internal"] = internal
         if how == "created" and folded.get(dtype):
             ev["also_used_by"] = folded.pop(dtype)[:10]
         loc = Location(path=frame.path if frame else None, line=frame.line if frame else None, operator=op,

@@ -36,6 +36,8 @@ on the CPU and then moved).
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 import weakref
 from contextlib import contextmanager
@@ -50,10 +52,10 @@ from mpsready.trace.model import DtypeEvent, Frame, OpCall, OpTrace
 
 # Keys below Python: the real kernel runs there with our child mode active (research Appendix B).
 _AFTER_PYTHON = torch._C._dispatch_keyset_full_after(torch._C.DispatchKey.Python)
-_MAX_DEPTH = 6
+_MAX_DEPTH = 6  # composites nest a few levels (convolution -> _convolution -> backend kernel)
 # torch.tensor / torch.as_tensor / torch.from_numpy hand their new tensor to these (2.13, checked by trace):
 # the point where NumPy or Python data becomes a tensor.
-_LIFT_OPS = frozenset({"aten::lift_fresh", "aten::lift", "aten::lift_fresh_copy"})  # composites nest a few levels (convolution -> _convolution -> backend kernel)
+_LIFT_OPS = frozenset({"aten::lift_fresh", "aten::lift", "aten::lift_fresh_copy"})
 WATCHED_DTYPES = frozenset({"float64", "complex128", "bfloat16", "complex64"})
 HOST_STAGES = frozenset({"build"})  # stages whose tensors normally live on the CPU, whatever the device
 
@@ -71,6 +73,27 @@ def op_name(func: Any) -> str:
     name = func._schema.name
     ov = func._overloadname
     return name if ov == "default" else f"{name}.{ov}"
+
+
+_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+_SKIP_DIRS = (_TORCH_DIR + "utils" + os.sep + "_python_dispatch", _TORCH_DIR + "_ops.py",
+              _TORCH_DIR + "_compile.py", os.path.join(_TORCH_DIR, "_dynamo", "eval_frame.py"))  # mode plumbing
+
+
+def _torch_caller() -> str | None:
+    """The innermost PyTorch Python frame that made the current call, as ``torch/amp/grad_scaler.py:unscale_``
+    (only computed for the rare creation of a float64/complex/bfloat16 tensor). Lets the prediction tell a
+    PyTorch internal (GradScaler's float64 inverse scale) from the user's own code."""
+    f = sys._getframe(2)
+    here = os.path.abspath(__file__)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if fn.startswith(_TORCH_DIR) and not fn.startswith(_SKIP_DIRS) and fn != here:
+            return f"torch/{os.path.relpath(fn, _TORCH_DIR)}:{f.f_code.co_name}".replace(os.sep, "/")
+        if not fn.startswith(_TORCH_DIR) and "mpsready" not in fn:
+            return None  # reached user code first: the user created it
+        f = f.f_back
+    return None
 
 
 def _is_view(func: Any) -> bool:
@@ -125,12 +148,6 @@ class _Mode(TorchDispatchMode):
         super().__init__()
         self.rec, self.parent, self.frame, self.depth = rec, parent, frame, depth
 
-    @classmethod
-    def _should_skip_dynamo(cls) -> bool:
-        # TorchDispatchMode wraps __torch_dispatch__ in torch._disable_dynamo (2.8+), which costs a few
-        # microseconds per op and imports torch._dynamo (seconds) on the first call. The recorder never runs
-        # under torch.compile's tracing of our own code, so the wrapper buys nothing here.
-        return False
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         rec = self.rec
@@ -160,7 +177,7 @@ class Recorder(Observer):
     """
 
     def __init__(self, root: str, device: str = "cpu", expand: Callable[[str], bool] | None = None,
-                 simulate_moves: bool | None = None, expand_views: bool = False):
+                 simulate_moves: bool | None = None, expand_views: bool = False, sdpa_math: str | None = None):
         self.frames = UserFrames(root)
         self.device = device
         self.device_type = torch.device(device).type
@@ -179,6 +196,7 @@ class Recorder(Observer):
         self.expanded: set[str] = set()
         self.views: set[str] = set()  # composite views recorded without their callees
         self._expand_views = expand_views
+        self.sdpa_math = sdpa_math
 
     # -- Observer -------------------------------------------------------------------------
     @contextmanager
@@ -186,7 +204,7 @@ class Recorder(Observer):
         self.stage = stage
         t0 = _perf()
         try:
-            with _mps_python_paths(), _Mode(self):
+            with _mps_python_paths(), self._sdpa_context(stage), _Mode(self):
                 if stage == "to_device" and self.simulate_moves and ctx.step is not None:
                     self._simulate_model_move(ctx.step.model)
                 yield
@@ -194,6 +212,23 @@ class Recorder(Observer):
                     self._simulate_move((ctx.inputs, ctx.target))
         finally:
             self.stage_seconds[stage] = self.stage_seconds.get(stage, 0.0) + _perf() - t0
+
+    def _sdpa_context(self, stage: str):
+        """Force SDPA's math backend where MPS takes it (``sdpa_math``: ``"all"`` stages, or ``"grad"``:
+        every stage but ``inference``/``checkpoint``), so the trace records the math decomposition's ops
+        (bmm, _safe_softmax, ...) that MPS runs instead of a CPU/CUDA fused kernel. Which stages: the
+        support data's SDPA routing for the target release (``route_info(...)["otherwise"]``;
+        aten/src/ATen/native/transformers/attention.cpp)."""
+        from contextlib import nullcontext
+
+        mode = self.sdpa_math
+        if mode is None or (mode == "grad" and stage in ("inference", "checkpoint")):
+            return nullcontext()
+        try:
+            from torch.nn.attention import SDPBackend, sdpa_kernel
+        except ImportError:  # torch < 2.3
+            return nullcontext()
+        return sdpa_kernel(SDPBackend.MATH)
 
     def _simulate_model_move(self, model: Any) -> None:
         if not isinstance(model, torch.nn.Module):
@@ -343,11 +378,11 @@ class Recorder(Observer):
             # The op *introduced* the dtype when none of its inputs had it (a cast, a factory,
             # promotion from a float64 scalar tensor), or lifted Python/NumPy data into a tensor.
             if device_stage and (lifted or dt not in in_dt) and self._on_device(t) and tid not in self._reported:
-                self._event(dt, stage, name, "created", frame, None, None)
+                self._event(dt, stage, name, "created", frame, None, None, _torch_caller())
                 self._reported.add(tid)
 
-    def _event(self, dtype, stage, op, how, frame, origin, origin_frame):
-        key = (dtype, stage, op, how, frame, origin, origin_frame)
+    def _event(self, dtype, stage, op, how, frame, origin, origin_frame, internal=None):
+        key = (dtype, stage, op, how, frame, origin, origin_frame, internal)
         slot = self._events.get(key)
         if slot is None:
             self._events[key] = [1]
@@ -363,23 +398,25 @@ class Recorder(Observer):
         return out
 
     def dtype_events(self) -> list[DtypeEvent]:
-        return [DtypeEvent(dtype=d, stage=s, op=o, how=h, count=c[0], frame=f, origin=og, origin_frame=of)
-                for (d, s, o, h, f, og, of), c in self._events.items()]
+        return [DtypeEvent(dtype=d, stage=s, op=o, how=h, count=c[0], frame=f, origin=og, origin_frame=of,
+                           internal=i)
+                for (d, s, o, h, f, og, of, i), c in self._events.items()]
 
     def to_trace(self, entry: str, stages: list[dict[str, Any]]) -> OpTrace:
         return OpTrace(entry=entry, device=self.device, torch_version=torch.__version__, calls=self.calls(),
                        dtype_events=self.dtype_events(), stages=stages, stage_seconds=dict(self.stage_seconds),
                        expansion_failures=dict(self.expansion_failures), expanded_ops=sorted(self.expanded),
-                       view_ops=sorted(self.views))
+                       view_ops=sorted(self.views),
+                       settings={"mha_fastpath": False, "sdpa_math": self.sdpa_math})
 
 
 def record_entry(entry: Any, device: str = "cpu", expand: Callable[[str], bool] | None = None,
-                 steps: int = 1, expand_views: bool = False) -> OpTrace:
+                 steps: int = 1, expand_views: bool = False, sdpa_math: str | None = None) -> OpTrace:
     """Run ``entry`` (an :class:`mpsready.step.Entry`) through the step runner on ``device``
     with a :class:`Recorder` attached and return the :class:`OpTrace`. Stage failures are
     kept in ``OpTrace.stages`` (status, error, traceback), never raised."""
     from mpsready.step.runner import run_entry
 
-    rec = Recorder(str(entry.root), device=device, expand=expand, expand_views=expand_views)
+    rec = Recorder(str(entry.root), device=device, expand=expand, expand_views=expand_views, sdpa_math=sdpa_math)
     results, _ctx = run_entry(entry, device=device, steps=steps, observers=[rec])
     return rec.to_trace(entry.spec, [r.to_dict() for r in results])

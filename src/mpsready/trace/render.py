@@ -51,7 +51,8 @@ def render_terminal(r: TraceResult, width: int = 120, color: bool | None = None)
     for col in ("stage", "status", "seconds", "note"):
         stages.add_column(col)
     for s in r.trace.stages:
-        note = s.get("error_type", "") + (": " + s.get("error", "")[:60] if s.get("error") else "") or s.get("reason", "")
+        err = (": " + s.get("error", "")[:60]) if s.get("error") else ""
+        note = (s.get("error_type", "") + err) or s.get("reason", "")
         stages.add_row(s["stage"], s["status"], f"{s.get('seconds', 0):.4f}", note or "")
     con.print(stages)
     ops = [o for o in p.ops if o.verdict in _SHOWN]
@@ -85,7 +86,8 @@ def render_markdown(r: TraceResult) -> str:
     p = r.prediction
     lines = ["# mpsready trace (prediction)", "", f"> {_head(r)}", "",
              "Every row below is **predicted** from the support data; nothing ran on MPS.", "",
-             "## Stages (observed on the trace device)", "", "| stage | status | seconds | error |", "|---|---|---|---|"]
+             "## Stages (observed on the trace device)", "", "| stage | status | seconds | error |",
+             "|---|---|---|---|"]
     for s in r.trace.stages:
         err = (s.get("error_type", "") + ": " + s.get("error", "")[:80]) if s.get("error") else ""
         lines.append(f"| {s['stage']} | {s['status']} | {s.get('seconds', 0):.4f} | {_md(err)} |")
@@ -99,7 +101,8 @@ def render_markdown(r: TraceResult) -> str:
         rec = f" (recorded as {', '.join(o.recorded_as)})" if o.recorded_as else ""
         lines.append(f"| predicted | `{o.op}`{rec} | {_LABEL[o.verdict]}: {_md(reason)} | {o.fixed_in or '-'} | "
                      f"{o.count} | {_pct(o.time_share)} | {_md(_where(o))} | {', '.join(o.stages)} |")
-    lines += ["", "## Findings (predicted)", "", "| basis | code | severity | location | message |", "|---|---|---|---|---|"]
+    lines += ["", "## Findings (predicted)", "", "| basis | code | severity | location | message |",
+              "|---|---|---|---|---|"]
     for f in p.findings:
         lines.append(f"| {f.basis.value} | {f.code} | {f.severity.value} | {_md(str(f.location))} | {_md(f.message)} |")
     s = p.summary

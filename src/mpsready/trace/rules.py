@@ -99,6 +99,16 @@ OPS_STAGE = register(Rule(
     source="mpsready step runner",
 ))
 
+OPS_RELEASE_MACOS = register(Rule(
+    code="OPS109", name="release-needs-newer-macos", severity=Severity.BLOCKER,
+    summary="The target PyTorch release does not run MPS at all on the target macOS.",
+    why="Below the release's minimum macOS, torch.backends.mps.is_available() is False and every op of the "
+        "step would have to run on the CPU (moving a tensor to 'mps' raises).",
+    example="torch 2.9+ with macOS 13.6",
+    fix="Upgrade macOS, or use an older PyTorch release whose MPS backend supports that macOS.",
+    source="minimum macOS per release from the libtorch_cpu.dylib error strings, via mpsready.ops (min_macos)",
+))
+
 DTY_FLOAT64 = register(Rule(
     code="DTY201", name="float64-on-device", severity=Severity.BLOCKER,
     summary="A float64 (double) tensor is created on, or moved to, the device during the step.",

@@ -1,0 +1,29 @@
+"""The example entries in examples/ trace as documented in docs/trace.md."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from mpsready.trace import trace_entry  # noqa: E402
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def test_resnet_classifier_example_is_clean_on_2_13():
+    r = trace_entry(f"{EXAMPLES / 'resnet_classifier_step.py'}:step", torch="2.13", macos="14.4")
+    assert [s["status"] for s in r.trace.stages] == ["passed"] * 9
+    assert r.findings == [] and r.exit_code == 0
+    assert r.prediction.op("aten::_mps_convolution").recorded_as == ["aten::mkldnn_convolution"]
+
+
+def test_tiny_transformer_example_needs_2_6_for_isneginf():
+    from mpsready.trace.predict import predict
+
+    r = trace_entry(f"{EXAMPLES / 'tiny_transformer_step.py'}:step", torch="2.5", macos="14.4")
+    assert [(f.code, f.location.operator, f.location.path, f.location.line, f.evidence["fixed_in"])
+            for f in r.findings] == [("OPS101", "aten::isneginf", "tiny_transformer_step.py", 36, "2.6.0")]
+    assert r.prediction.op("aten::isneginf").parents == ["aten::_safe_softmax"]
+    assert predict(r.trace, torch="2.13", macos="14.4").findings == []
