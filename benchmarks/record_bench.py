@@ -5,11 +5,13 @@
 Compares, for the example CNN entry and a wider one, the median time of a plain in-process
 training step with the step times that `record` stores (`seconds`: recording time subtracted;
 `seconds_with_recording`: as measured) and with the wall time of the whole `record` call
-(subprocess start, PyTorch import, env record).
+(subprocess start, PyTorch import, env record). Both run with --threads intra-op threads
+(default 1: on a shared machine, OpenMP thread contention otherwise dominates the figures).
 """
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -52,7 +54,11 @@ def plain(step_fn, steps: int) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=1,
+                    help="intra-op threads for both runs (1: stable figures on a shared machine)")
     args = ap.parse_args()
+    os.environ["OMP_NUM_THREADS"] = str(args.threads)  # the record worker inherits it
+    torch.set_num_threads(args.threads)
     sys.path.insert(0, str(ROOT / "src"))
     sys.path.insert(0, str(ROOT / "docs" / "examples"))
     from mpsready.record import record_entry

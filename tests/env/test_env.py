@@ -238,3 +238,16 @@ def test_terminal_table_keeps_built_and_available_apart():
     assert "mps is_built" in text and "mps is_available" in text
     assert "rosetta" in text and "yes (x86_64 Python translated)" in text
     assert "PYTORCH_ENABLE_MPS_FALLBACK" in text and "ENV102 blocker (observed)" in text
+
+
+def test_memory_limit_disabled_and_extra_mps_vars_are_recorded():
+    from mpsready.env.collect import env_vars
+
+    rec = _rec(torch={"installed": True, "mps": {"built": True, "available": True}},
+               env_vars={"PYTORCH_MPS_HIGH_WATERMARK_RATIO": "0.0"})
+    assert [f.code for f in evaluate(rec)] == ["ENV111"]
+    rec["env_vars"]["PYTORCH_MPS_HIGH_WATERMARK_RATIO"] = "1.4"
+    assert evaluate(rec) == []
+    got = env_vars({"PYTORCH_MPS_NEW_KNOB": "1", "PYTORCH_ENABLE_MPS_FALLBACK": "1", "HOME": "/root"})
+    assert got["PYTORCH_MPS_NEW_KNOB"] == "1" and got["PYTORCH_ENABLE_MPS_FALLBACK"] == "1"
+    assert "HOME" not in got and got["NVIDIA_TF32_OVERRIDE"] is None

@@ -224,7 +224,8 @@ def test_abort_is_a_crash_of_its_stage(tmp_path):
         assert st[s]["status"] == "not_run" and st[s]["reason"] == "the process crashed in forward"
     assert rec.manifest["worker"] == {**rec.manifest["worker"], "crashed": True, "returncode": -6,
                                       "how": "killed by SIGABRT"}
-    assert [e.key for e in rec.entries()] == ["input:inputs"]  # what was flushed before the crash
+    # everything up to the crash is on record, down to the last layer that returned
+    assert [e.key for e in rec.entries()] == ["input:inputs", "activation:lin#0"]
     assert ("ENV203", "forward") in [(f["code"], f["location"].get("stage")) for f in rec.manifest["findings"]]
 
 

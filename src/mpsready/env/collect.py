@@ -31,7 +31,7 @@ from mpsready.schema import envelope
 SCHEMA_NAME = "mpsready.env"
 SCHEMA_VERSION = 1
 
-# MPS variables, documented in PyTorch 2.13 docs, notes/mps_environment_variables.html
+# MPS variables, documented in PyTorch 2.13 docs, mps_environment_variables.html
 # ("MPS Environment Variables"). PYTORCH_ENABLE_MPS_FALLBACK is read once at library load.
 MPS_ENV_VARS = (
     "PYTORCH_ENABLE_MPS_FALLBACK",
@@ -106,8 +106,17 @@ def _proc_field(text: str | None, name: str) -> str | None:
     return None
 
 
+# Any other variable with these prefixes is recorded too (new MPS knobs appear between releases).
+MPS_ENV_PREFIXES = ("PYTORCH_MPS_", "PYTORCH_ENABLE_MPS_", "PYTORCH_DEBUG_MPS_")
+
+
 def env_vars(environ: Mapping[str, str]) -> dict[str, str | None]:
-    return {name: environ.get(name) for name in WATCHED_ENV_VARS}
+    """Every watched variable (value or ``None``), plus any set variable with an MPS prefix."""
+    out: dict[str, str | None] = {name: environ.get(name) for name in WATCHED_ENV_VARS}
+    for name in sorted(environ):
+        if name.startswith(MPS_ENV_PREFIXES) and name not in out:
+            out[name] = environ[name]
+    return out
 
 
 def package_versions() -> dict[str, str]:

@@ -12,7 +12,7 @@ from mpsready.findings import Basis, Finding, Location, Severity
 from mpsready.rules import Rule, register
 
 _MPS_DOCS = "PyTorch 2.13 docs, backends.html#torch-backends-mps and notes/mps.html"
-_ENV_DOCS = "PyTorch 2.13 docs, notes/mps_environment_variables.html"
+_ENV_DOCS = "PyTorch 2.13 docs, mps_environment_variables.html"
 _ROSETTA = ("Apple, About the Rosetta Translation Environment "
             "(https://developer.apple.com/documentation/apple-silicon/about-the-rosetta-translation-environment)")
 _TF32 = "PyTorch 2.13 docs, notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices"
@@ -94,8 +94,25 @@ ENV110 = register(Rule(
     "PyTorch 2.13 docs, notes/randomness.html"))
 
 
+ENV111 = register(Rule(
+    "ENV111", "mps-memory-limit-disabled", Severity.DEGRADES,
+    "`PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0` turns off the MPS allocator's memory limit.",
+    "The documentation warns that this may cause system failure if the system runs out of memory; "
+    "a run that only fits this way does not fit.",
+    "PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 python train.py",
+    "Lower the batch size or model size instead, and record peak memory (`mpsready record --device mps`).",
+    _ENV_DOCS))
+
+
 def _truthy(value: str | None) -> bool:
     return value is not None and value.strip() not in ("", "0", "false", "False")
+
+
+def _is_zero(text: str) -> bool:
+    try:
+        return float(text) == 0.0
+    except ValueError:
+        return False
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:
@@ -148,6 +165,10 @@ def evaluate(rec: Mapping[str, Any]) -> list[Finding]:
         out.append(_f(ENV103, "PYTORCH_ENABLE_MPS_FALLBACK="
                       f"{env['PYTORCH_ENABLE_MPS_FALLBACK']}: unsupported operators will run on the CPU",
                       PYTORCH_ENABLE_MPS_FALLBACK=env["PYTORCH_ENABLE_MPS_FALLBACK"]))
+    hw = env.get("PYTORCH_MPS_HIGH_WATERMARK_RATIO")
+    if hw is not None and _is_zero(hw):
+        out.append(_f(ENV111, f"PYTORCH_MPS_HIGH_WATERMARK_RATIO={hw}: no MPS memory limit",
+                      PYTORCH_MPS_HIGH_WATERMARK_RATIO=hw))
     if _truthy(env.get("PYTORCH_MPS_FAST_MATH")):
         out.append(_f(ENV107, "PYTORCH_MPS_FAST_MATH is set", PYTORCH_MPS_FAST_MATH=env["PYTORCH_MPS_FAST_MATH"]))
     cuda = torch_.get("cuda") or {}

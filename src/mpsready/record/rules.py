@@ -16,7 +16,7 @@ from mpsready.record.mps import classify_error
 from mpsready.rules import Rule, register
 
 _MPS_NOTES = "PyTorch 2.13 docs, notes/mps.html"
-_FALLBACK_SRC = "aten/src/ATen/mps/MPSFallback.mm (PyTorch 2.3-2.14); PyTorch 2.13 docs, notes/mps_environment_variables.html"
+_FALLBACK_SRC = "aten/src/ATen/mps/MPSFallback.mm (PyTorch 2.3-2.14); PyTorch 2.13 docs, mps_environment_variables.html"
 _RUNNER = "mpsready step runner (observed)"
 
 ENV201 = register(Rule(

@@ -9,7 +9,7 @@ knows which stage was running:
   (with the stage's result so far), ``step`` (per-step metrics), ``entry_error``,
   ``device_error`` and finally ``done`` (stage results, fallback counts, warnings);
 * ``<out>/tensors.jsonl``: one tensor entry per line (:class:`mpsready.record.layout.TensorEntry`),
-  flushed at the end of every stage;
+  each flushed as it is written;
 * ``<out>/tensors/step-NNNN.safetensors`` with ``save_tensors``.
 
 The spec (written by :func:`mpsready.record.recorder.record_entry`) has ``entry``, ``device``,
@@ -43,9 +43,8 @@ class Streams:
         self._ev.flush()
 
     def tensor(self, doc: dict) -> None:
+        # flushed per line: after a crash the last layer that produced an output is on record
         self._tn.write(json.dumps(doc, separators=(",", ":"), allow_nan=False) + "\n")
-
-    def flush_tensors(self) -> None:
         self._tn.flush()
 
     def raw(self, step: int, tensors: dict) -> None:
@@ -103,7 +102,7 @@ def _run(spec: dict[str, Any], streams: Streams, mps_backend: Any) -> int:
     from mpsready.record.observer import RecordingObserver
     from mpsready.record.transform import wrap_entry
     from mpsready.step.entry import EntryError, load_entry
-    from mpsready.step.runner import Observer, StepRunner
+    from mpsready.step.runner import StepRunner
 
     device = spec["device"]
     kind = device.split(":")[0]
@@ -137,11 +136,7 @@ def _run(spec: dict[str, Any], streams: Streams, mps_backend: Any) -> int:
     obs = RecordingObserver(streams.tensor, streams.event, device, results=runner.results,
                             raw=streams.raw if spec.get("save_tensors") else None, counter=counter, mps=backend)
 
-    class _Flush(Observer):  # runs after the recorder: tensor lines reach the file at every stage end
-        def stage_finished(self, ctx, stage, ok):
-            streams.flush_tensors()
-
-    runner.observers = [obs, _Flush()]
+    runner.observers = [obs]
     caught: list[str] = []
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
