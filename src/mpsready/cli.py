@@ -42,7 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
         try:
             mod = importlib.import_module(module)
         except ModuleNotFoundError as exc:
-            if exc.name == module or module.startswith(f"{exc.name}."):  # stage not built yet in this checkout
+            # stage (or its package) not built yet in this checkout
+            if exc.name is not None and (module == exc.name or module.startswith(exc.name + ".")):
                 continue
             raise
         mod.register(sub)

@@ -8,6 +8,7 @@ the record *format*. Keys, kinds and orders follow mpsready/record/layout.py.
 from __future__ import annotations
 
 import hashlib
+import math
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable
@@ -126,7 +127,10 @@ def record_run(path: Path, *, device: str = "cpu", dtype: torch.dtype = torch.fl
             if save_tensors:
                 (path / raw_file(step)).parent.mkdir(parents=True, exist_ok=True)
                 save_file(tensors, str(path / raw_file(step)))
-            step_metrics.append({"index": step, "loss": float(loss.item()), "seconds": 0.001,
-                                 "peak_memory_bytes": None})
+            value = float(loss.item())
+            metrics = {"index": step, "loss": value, "seconds": 0.001, "peak_memory_bytes": None}
+            if not math.isfinite(value):  # as mpsready record writes it: JSON has no NaN
+                metrics.update(loss=None, loss_nonfinite=str(value))
+            step_metrics.append(metrics)
         w.manifest["step_metrics"] = step_metrics
     return path

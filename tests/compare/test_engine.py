@@ -172,3 +172,26 @@ def test_findings_are_observed_and_registered(recs):
     comp = compare_records(recs["a"], recs["perturbed"], reference=recs["ref64"])
     assert {f.basis.value for f in comp.findings} == {"observed"}
     assert all(f.code in codes for f in comp.findings)
+
+
+def test_nan_in_one_run_is_a_blocker(recs, tmp_path):
+    from tests.compare.recorder import record_run
+
+    def poison(m):
+        m.fc2.weight[0, 0] = float("inf")
+
+    bad = record_run(tmp_path / "nan", steps=1, perturb=poison)
+    comp = compare_records(recs["a"], bad)
+    assert comp.first_forward.key == "activation:fc2#0"
+    fc2 = comp.first_forward.metrics
+    # output column 0 gets relu(fc1)[:, 0] * inf: +inf where that input is > 0, NaN (0 * inf) where it is 0
+    h = load_file(str(RunRecord.open(recs["a"]).raw_path(0)))["activation:act1#0"]
+    positive = int((h[:, 0] > 0).sum())
+    assert (fc2.nan_a, fc2.inf_a, fc2.nan_b, fc2.inf_b) == (0, 0, 6 - positive, positive)
+    assert 0 < positive < 6
+    assert fc2.one_sided_nonfinite == 6 and fc2.mismatched == 6  # only output unit 0 is hit
+    assert fc2.max_abs == 0.0  # the 90 finite pairs are untouched
+    f = next(f for f in comp.findings if f.code == "NUM102")
+    assert f.severity.value == "blocker" and "first at activation:fc2#0" in f.message
+    assert comp.steps[0].passed is False and math.isnan(comp.steps[0].loss_b)
+    assert comp.steps[0].to_dict()["loss_b"] == "nan"

@@ -92,3 +92,17 @@ def test_nothing_in_common_is_not_a_pass(tmp_path):
     comp = compare_records(a, b)
     assert not comp.ok
     assert [i.message for i in comp.structure] == ["nothing to compare: the records share no tensor and no step loss"]
+
+
+def test_synthetic_inputs_on_one_side_only(tmp_path):
+    import json
+
+    a = _write(tmp_path / "a", [_entry("input:inputs", 0, 0, (2,), seed=1)])
+    b = _write(tmp_path / "b", [_entry("input:inputs", 0, 0, (2,), seed=2)])
+    doc = json.loads((b / "record.json").read_text())
+    doc["synthetic_inputs"] = "runs/cuda"
+    (b / "record.json").write_text(json.dumps(doc))
+    comp = compare_records(a, b)
+    assert [i.type for i in comp.structure] == ["inputs"]
+    assert comp.structure[0].message.startswith("B replayed synthetic inputs and A did not")
+    assert comp.b.synthetic_inputs == "runs/cuda" and comp.a.synthetic_inputs is None

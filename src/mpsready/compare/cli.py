@@ -47,6 +47,15 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        raise UsageError("mpsready compare needs numpy: pip install 'mpsready[report]' (or numpy)") from None
+    if args.plots:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise UsageError("--plots needs matplotlib: pip install 'mpsready[report]' (or matplotlib)") from None
     from mpsready.compare.engine import DEFAULT_K, compare_records
     from mpsready.compare.tensorio import RawTensorError
     from mpsready.compare.tolerances import build_spec, find_pyproject, load_config

@@ -113,6 +113,8 @@ class RunInfo:
     dtype: str | None
     raw_tensors: bool
     entry: str | None
+    observed_on: str | None = None  # the recorder's description, e.g. "cpu (Intel Xeon); not an MPS run"
+    synthetic_inputs: str | None = None  # the record whose input shapes were replayed, if any
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -219,9 +221,12 @@ def _run_info(r: RunRecord) -> RunInfo:
     entry = m.get("entry")
     if isinstance(entry, dict):
         entry = entry.get("spec") or entry.get("name") or str(entry)
+    syn = m.get("synthetic_inputs")
     return RunInfo(path=str(r.path), device=str(r.device), basis=str(m.get("basis", "observed")),
                    dtype=m.get("dtype"), raw_tensors=bool(m.get("raw_tensors", False)),
-                   entry=None if entry is None else str(entry))
+                   entry=None if entry is None else str(entry),
+                   observed_on=None if m.get("observed_on") is None else str(m["observed_on"]),
+                   synthetic_inputs=None if not syn else str(syn))
 
 
 def _open(x: Any) -> RunRecord:
@@ -312,18 +317,43 @@ def _loss_dtype(entries: list[Any], step: int) -> str:
     return "float32"
 
 
+def _input_issues(ra: RunRecord, rb: RunRecord) -> list[StructureIssue]:
+    """One run replayed synthetic inputs (``mpsready record --synthetic-inputs``), the other
+    did not: the inputs differ by construction, so does everything computed from them."""
+    sa, sb = ra.manifest.get("synthetic_inputs"), rb.manifest.get("synthetic_inputs")
+    if bool(sa) == bool(sb):
+        return []
+    side, other = ("A", "B") if sa else ("B", "A")
+    return [StructureIssue("inputs", f"{side} replayed synthetic inputs and {other} did not: the inputs differ by "
+                           "construction; record both runs with --synthetic-inputs from the same record to compare "
+                           "them")]
+
+
+def _loss_of(m: dict[str, Any]) -> Any:
+    """A step's loss; JSON has no NaN/Inf, so the recorder writes ``loss: null`` and
+    ``loss_nonfinite: "nan" | "inf" | "-inf"`` for a non-finite loss."""
+    loss = m.get("loss")
+    if loss is None and m.get("loss_nonfinite") in ("nan", "inf", "-inf"):
+        return float(m["loss_nonfinite"])
+    return loss
+
+
 def _step_losses(ra: RunRecord, rb: RunRecord, rc: RunRecord | None, spec: ToleranceSpec) -> list[StepLoss]:
-    la = {int(m["index"]): m.get("loss") for m in ra.step_metrics if "index" in m}
-    lb = {int(m["index"]): m.get("loss") for m in rb.step_metrics if "index" in m}
-    lc = {int(m["index"]): m.get("loss") for m in rc.step_metrics if "index" in m} if rc else {}
+    la = {int(m["index"]): _loss_of(m) for m in ra.step_metrics if "index" in m}
+    lb = {int(m["index"]): _loss_of(m) for m in rb.step_metrics if "index" in m}
+    lc = {int(m["index"]): _loss_of(m) for m in rc.step_metrics if "index" in m} if rc else {}
     out = []
     for i in sorted(la.keys() | lb.keys()):
         a, b = la.get(i), lb.get(i)
         tol = spec.resolve("loss", _loss_dtype(ra.entries(), i), _loss_dtype(rb.entries(), i))
         if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-            ad = abs(b - a) if math.isfinite(a) and math.isfinite(b) else (0.0 if a == b or (a != a and b != b) else math.inf)
-            rd = ad / abs(a) if a else (0.0 if ad == 0 else math.inf)
-            passed = ad <= tol.atol + tol.rtol * abs(a) if math.isfinite(ad) else False
+            if math.isfinite(a) and math.isfinite(b):
+                ad = abs(b - a)
+                rd = ad / abs(a) if a else (0.0 if ad == 0 else math.inf)
+                passed = ad <= tol.atol + tol.rtol * abs(a)
+            else:  # as for tensors: the same NaN/Inf on both sides agrees, on one side only it does not
+                same = a == b or (math.isnan(a) and math.isnan(b))
+                ad, rd, passed = (0.0, 0.0, True) if same else (math.inf, math.inf, False)
             out.append(StepLoss(i, a, b, lc.get(i), ad, rd, tol, passed))
         else:
             out.append(StepLoss(i, a, b, lc.get(i), None, None, tol, None))
@@ -353,7 +383,7 @@ def compare_records(a: str | os.PathLike[str] | RunRecord, b: str | os.PathLike[
     rc = _open(reference) if reference is not None else None
     spec = tolerances or ToleranceSpec()
     pairs, issues = match_entries(ra.entries(), rb.entries())
-    issues = match_stages(ra.stages, rb.stages) + issues
+    issues = match_stages(ra.stages, rb.stages) + _input_issues(ra, rb) + issues
     ref_index = {(e.step, e.key): e for e in rc.entries()} if rc else {}
     tensors: list[TensorComparison] = []
     for step, group in groupby(pairs, key=lambda p: p[0].step):

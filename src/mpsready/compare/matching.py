@@ -31,7 +31,8 @@ def base_name(entry: Any) -> str:
 @dataclass
 class StructureIssue:
     """Something that could not be matched. ``type`` is one of ``call_count``, ``renamed``,
-    ``only_in_a``, ``only_in_b``, ``shape``, ``steps``, ``stage``, ``empty`` (nothing in common)."""
+    ``only_in_a``, ``only_in_b``, ``shape``, ``steps``, ``stage``, ``inputs`` (synthetic inputs on one
+    side only), ``empty`` (nothing in common)."""
 
     type: str
     message: str

@@ -120,7 +120,8 @@ class PairAccumulator:
 
     def _tmp(self, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if dtype not in self._bufs:
-            self._bufs[dtype] = tuple(np.empty(SUB_CHUNK, dtype=dtype) for _ in range(3))  # type: ignore[assignment]
+            size = max(1, min(SUB_CHUNK, self.numel))  # small tensors: small buffers
+            self._bufs[dtype] = tuple(np.empty(size, dtype=dtype) for _ in range(3))  # type: ignore[assignment]
         return self._bufs[dtype]
 
     def update(self, expected: np.ndarray, actual: np.ndarray) -> None:
@@ -201,7 +202,7 @@ class PairAccumulator:
 
     def _mask(self, n: int) -> np.ndarray:
         if self._bool is None or self._bool.size < n:
-            self._bool = np.empty(max(n, SUB_CHUNK), dtype=bool)
+            self._bool = np.empty(max(n, min(SUB_CHUNK, self.numel)), dtype=bool)
         return self._bool[:n]
 
     def _nonfinite(self, a: np.ndarray, b: np.ndarray) -> None:

@@ -40,6 +40,7 @@ def to_document(comp: Any, exit_code: int) -> dict[str, Any]:
         basis=basis,
         basis_note=(f"observed: measured on the devices named ({', '.join(f'{k}={v}' for k, v in devices.items())})"
                     if basis == "observed" else "a record was not observed on a device"),
+        observed_on={k: v["observed_on"] for k, v in runs.items() if v.get("observed_on")},
         devices=devices,
         runs=runs,
         ok=comp.ok,

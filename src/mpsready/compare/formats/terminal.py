@@ -27,14 +27,17 @@ def render(comp: Any, console: Console, show_all: bool = False) -> None:
     if tol:
         console.print(f"tolerance: {tol}", highlight=False)
     table = Table(header_style="bold", pad_edge=False)
-    cols = ["step", "tensor", "max abs", "max rel", "cosine", "outside", "status"]
+    narrow = console.width < 110  # an 80-column terminal: keep the columns that decide
+    cols = ["step", "tensor", "max abs"] + ([] if narrow else ["max rel", "cosine"]) + ["outside", "status"]
     if not tol:
         cols.insert(-1, "rtol/atol")
     if comp.reference:
         cols.append("vs ref: max abs B/A")
     for col in cols:
         if col == "tensor":
-            table.add_column(col, overflow="fold", min_width=24, ratio=1)
+            table.add_column(col, overflow="fold", min_width=18 if narrow else 24, ratio=1)
+        elif col.startswith("vs ref"):
+            table.add_column(col, overflow="fold", min_width=12)
         else:
             table.add_column(col, no_wrap=True)
     firsts = {id(x) for x in (comp.first_forward, comp.first_backward, comp.first_param) if x is not None}
@@ -49,8 +52,10 @@ def render(comp: Any, console: Console, show_all: bool = False) -> None:
             name += f" [dim]({escape(note)})[/dim]"
         if id(t) in firsts:
             name += " [bold]<- first divergence[/bold]"
-        row = [str(t.step), name, fmt(m.max_abs if m else None), fmt(m.max_rel if m else None), cosine(t), share(t),
-               styled(word)]
+        row = [str(t.step), name, fmt(m.max_abs if m else None)]
+        if not narrow:
+            row += [fmt(m.max_rel if m else None), cosine(t)]
+        row += [share(t), styled(word)]
         if not tol:
             row.insert(-1, f"{fmt(t.tolerance.rtol)}/{fmt(t.tolerance.atol)}")
         if comp.reference:
