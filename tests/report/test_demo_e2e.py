@@ -49,6 +49,8 @@ def test_demo_verdict_and_checklist(demo):
     item4 = doc["checklist"][3]
     assert "DTY201 (float64) x2" in item4["summary"]
     assert any("made by aten::lift_fresh at tinyformer/model.py:62" in e["text"] for e in item4["evidence"])
+    assert ("casting the float64/complex128 tensors to float32 where they are made (tinyformer/model.py:62) "
+            "removes 2 dtype blocker(s)") in v["would_change"]
     assert any(e["text"].startswith("cpu: all 9 stages passed") and e["basis"] == "observed"
                for e in item4["evidence"])
     assert doc["stages_skipped"] == {"compare": "no --baseline record given (for example one recorded on the "

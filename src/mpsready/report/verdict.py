@@ -279,9 +279,12 @@ def would_change(ev: Evidence, items: list[CheckItem], result: VerdictResult, cr
                        "removes it")
         dty = [f for f in ev.trace.findings if f.code.startswith("DTY") and f.severity is Severity.BLOCKER]
         if dty:
-            where = sorted({str(f.location) for f in dty})
-            out.append(f"casting the float64/complex128 tensors to float32 before they reach the device "
-                       f"({', '.join(where[:3])}) removes {len(dty)} dtype blocker(s)")
+            if ev.trace.dtype_origins:
+                where = "where they are made (" + ", ".join(ev.trace.dtype_origins[:3]) + ")"
+            else:
+                where = "before they reach the device (" + ", ".join(sorted({str(f.location) for f in dty})[:3]) + ")"
+            out.append(f"casting the float64/complex128 tensors to float32 {where} removes {len(dty)} dtype "
+                       "blocker(s)")
     for it in items:
         if it.number in critical and it.status is Status.NOT_CHECKED and it.next_step:
             verb = "confirming" if it.prediction == "pass" else "checking"

@@ -73,6 +73,7 @@ class TraceEvidence:
     stage_info: dict[str, dict[str, Any]]  # stage -> {"status", "error_type", "error", ...} on the traced device
     fallback_time_share: float | None = None  # predicted share of step time moved to the CPU, 0..1
     step_seconds: float | None = None  # traced step time on traced_on (includes tracing overhead)
+    dtype_origins: list[str] = field(default_factory=list)  # "path:line" where unsupported dtypes were made
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def by_status(self, status: str) -> list[TracedOp]:
@@ -135,6 +136,18 @@ def _stages_from(raw: Any) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _dtype_origins(events: Any) -> list[str]:
+    """The user's lines that made the float64/complex128 tensors (``dtype_events[].origin_frame``)."""
+    out: list[str] = []
+    for e in events if isinstance(events, list) else []:
+        frame = e.get("origin_frame") if isinstance(e, dict) else None
+        if isinstance(frame, dict) and frame.get("path") and frame.get("line"):
+            where = f"{frame['path']}:{frame['line']}"
+            if where not in out:
+                out.append(where)
+    return out
+
+
 def from_doc(doc: dict[str, Any], source: str | None = None) -> TraceEvidence:
     check_schema(doc, SCHEMA, source or "trace output")
     ops = [o for o in (_op_from(d) for d in (doc.get("ops") or [])) if o is not None]
@@ -152,6 +165,7 @@ def from_doc(doc: dict[str, Any], source: str | None = None) -> TraceEvidence:
         stage_info=_stages_from(doc.get("stages")),
         fallback_time_share=share,
         step_seconds=as_float(dig(doc, "summary.traced_step_seconds", "summary.step_seconds", "step_seconds")),
+        dtype_origins=_dtype_origins(doc.get("dtype_events")),
         raw=doc,
     )
 
