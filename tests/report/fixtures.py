@@ -21,7 +21,8 @@ def finding(code, severity="blocker", message="m", path=None, line=None, operato
 FLASH_ATTN = finding("DEP101", message="flash-attn is CUDA-only (no macOS wheel)", path="requirements.txt", line=4,
                      package="flash-attn", alternative="torch.nn.functional.scaled_dot_product_attention",
                      fix="use torch.nn.functional.scaled_dot_product_attention")
-APEX_NO_ALT = finding("DEP101", message="apex is CUDA-only", path="requirements.txt", line=2, package="apex")
+APEX_NO_ALT = finding("DEP101", message="apex is CUDA-only", path="requirements.txt", line=2, package="apex",
+                      no_alternative=True)
 CUDA_EXT_WITH_FALLBACK = finding("EXT101", severity="degrades", message="CUDAExtension fused_gelu_cuda",
                                  path="setup.py", line=9, extension="fused_gelu_cuda", fallback=True)
 

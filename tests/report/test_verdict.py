@@ -369,3 +369,22 @@ def test_kernels_without_alternative_are_one_line_in_would_change(tmp_path):
         "a portable replacement for the triton kernels (none is known) would remove 9 of the 10 static blocker(s)"]
     assert rep.checklist[1].summary.startswith("10 CUDA-only component(s) without a known alternative: apex, "
                                                "triton kernel at ops/k.py:1, ")
+
+
+def test_a_pinned_old_torch_has_its_fix_as_the_way_around(tmp_path):
+    """The scan marks components with no alternative (evidence.no_alternative); others have their fix."""
+    pin = fx.finding("DEP109", message="torch==1.2.0 allows only PyTorch releases before 1.12: no MPS backend",
+                     path="requirements.txt", line=5, package="torch", specifier="==1.2.0",
+                     fix="Move the pin to a current PyTorch.")
+    ev = clean_evidence(tmp_path)
+    ev.scan = scan.from_doc(fx.scan_doc([pin]))
+    rep = build_report(ev)
+    assert (rep.checklist[0].label, rep.checklist[0].workaround) == ("failed (predicted)",
+                                                                     "torch -> Move the pin to a current PyTorch.")
+    assert rep.verdict.verdict is Verdict.MAC_FOR_DEV
+    assert rep.verdict.would_change[0] == ("if torch is dealt with as the finding says (Move the pin to a current "
+                                           "PyTorch), the static blockers drop from 1 to 0")
+    guarded = fx.finding("DEP107", message="imports apex", path="m.py", line=3, package="apex", no_alternative=True,
+                         guarded=True)
+    ev.scan = scan.from_doc(fx.scan_doc([guarded]))
+    assert build_report(ev).checklist[1].label == "passed (static review)"

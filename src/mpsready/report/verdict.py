@@ -242,9 +242,12 @@ def would_change(ev: Evidence, items: list[CheckItem], result: VerdictResult, cr
         for comp, fs in sorted(by_comp.items()):
             alt = scan_adapter.alternative_of(fs[0])
             left = len(blockers) - len(fs)
-            if alt:
+            if alt and scan_adapter.named_alternative(fs[0]):
                 swap = f"by {alt}" if len(alt) <= 80 and ";" not in alt else f"(alternative: {alt})"
                 out.append(f"if {comp} is replaced {swap}, the static blockers drop from {len(blockers)} to {left}")
+            elif alt:
+                out.append(f"if {comp} is dealt with as the finding says ({alt.rstrip('.')}), the static blockers "
+                           f"drop from {len(blockers)} to {left}")
             else:
                 lines_without.append(f"a portable replacement for {comp} (none is known) would remove {len(fs)} of "
                                      f"the {len(blockers)} static blocker(s)")

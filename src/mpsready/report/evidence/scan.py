@@ -27,11 +27,30 @@ _ALTERNATIVE_KEYS = ("alternative", "mps_alternative", "replacement", "fallback"
 
 
 def alternative_of(f: Finding) -> str | None:
-    """The alternative or fallback a finding names, or ``None`` when it names none.
+    """The way around a finding: its alternative or fallback, else ``None`` when there is none.
 
-    ``evidence.fallback`` may be ``True`` (a fallback exists, unnamed) or a text.
-    A value of ``False``/``None``/``""`` or the text ``"none"`` means none.
+    Follows the scan's convention (``mpsready.scan.outlook.is_hard``): ``evidence.no_alternative``
+    marks a component with no known alternative, unless it is ``optional``, has a ``fallback`` or is
+    ``guarded``. ``evidence.fallback`` may be ``True`` (a fallback exists, unnamed) or a text; a value
+    of ``False``/``None``/``""`` or the text ``"none"`` means none. A finding that names no alternative
+    and is not marked ``no_alternative`` has its ``fix`` as the way around (e.g. "move the torch pin to
+    a current release").
     """
+    found = named_alternative(f)
+    if found:
+        return found
+    ev = f.evidence if isinstance(f.evidence, dict) else {}
+    if ev.get("optional"):
+        return "optional: the project runs without it"
+    if ev.get("guarded"):
+        return "guarded: the code skips it when CUDA is absent"
+    if ev.get("no_alternative"):
+        return None
+    return f.fix or None
+
+
+def named_alternative(f: Finding) -> str | None:
+    """The alternative package/API or fallback the finding names itself, else ``None``."""
     for key in _ALTERNATIVE_KEYS:
         value = f.evidence.get(key) if isinstance(f.evidence, dict) else None
         if value is True:
