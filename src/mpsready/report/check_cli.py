@@ -1,0 +1,84 @@
+"""``mpsready check PATH``: run every stage the machine allows, then write the report (md + html + json)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from mpsready.errors import UsageError
+from mpsready.report.cli import add_judgement_options, exit_code
+
+DEFAULT_OUT = "mpsready-out"
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "check", help="run scan, env, trace, record and compare as far as this machine allows, then report",
+        description="Runs the stages in order (scan; env; trace when --entry is given and PyTorch is installed; "
+                    "record on the devices present; compare against --baseline), writes each stage's output and "
+                    "the report (report.md, report.html, report.json) into --out. Exit 0: runs_on_mac; 1: the "
+                    "verdict is --fail-on or worse; 2: usage or input error.")
+    p.add_argument("path", metavar="PATH", help="the project directory")
+    p.add_argument("--entry", metavar="ENTRY", help="the representative step, 'file.py:function' or "
+                   "'package.module:function', relative to PATH")
+    p.add_argument("--baseline", metavar="RECORD", help="a run record made elsewhere (e.g. on the CUDA server) "
+                   "to compare this machine's run against")
+    p.add_argument("--out", metavar="DIR", default=DEFAULT_OUT, help=f"output directory (default: {DEFAULT_OUT})")
+    p.add_argument("--record-steps", type=int, default=3, metavar="N",
+                   help="steps of the representative step to record on each device (default: 3)")
+    add_judgement_options(p)
+    p.set_defaults(run=run)
+
+
+def run_check(path: str | Path, out: str | Path, entry: str | None = None, baseline: str | None = None,
+              record_steps: int = 3, situation: str | None = None, job_steps: int | None = None,
+              mac_memory_gb: float | None = None, time_budget_hours: float | None = None, quiet: bool = False):
+    """Run the pipeline and write the report; returns ``(report, written paths, stage runs)``."""
+    from rich.console import Console
+
+    from mpsready.report.build import build_report
+    from mpsready.report.pipeline import CheckPipeline
+    from mpsready.report.write import write_report
+
+    project = Path(path)
+    if not project.is_dir():
+        raise UsageError(f"not a directory: {project}")
+    if baseline and not Path(baseline).exists():
+        raise UsageError(f"baseline record not found: {baseline}")
+    if record_steps < 1:
+        raise UsageError("--record-steps must be >= 1")
+    if entry:
+        from mpsready.step.entry import split_spec
+
+        target, _ = split_spec(entry)  # raises a usage error for a malformed ENTRY
+        if target.endswith(".py") and not (project / target).is_file():
+            raise UsageError(f"entry file not found: {project / target} (ENTRY paths are relative to PATH)")
+    console = Console(stderr=True, quiet=quiet)
+    marks = {"done": "[green]done[/]", "skipped": "[yellow]skipped[/]", "failed": "[red]failed[/]"}
+
+    with console.status("starting") as status:
+        def progress(stage) -> None:
+            if stage.status == "running":
+                status.update(f"[bold]{stage.name}[/] running ...")
+            else:
+                console.print(f"  {stage.name:<8} {marks.get(stage.status, stage.status)} "
+                              f"[dim]({stage.seconds:.1f} s)[/] {stage.detail}", highlight=False)
+
+        pipe = CheckPipeline(project, out, entry=entry, baseline=baseline, steps=record_steps, progress=progress)
+        ev = pipe.run()
+        status.update("[bold]report[/] writing ...")
+        report = build_report(ev, situation=situation, job_steps=job_steps, mac_memory_gb=mac_memory_gb,
+                              time_budget_hours=time_budget_hours, project=str(project.resolve()))
+        written = write_report(report, out)
+    return report, written, pipe.runs
+
+
+def run(args: argparse.Namespace) -> int:
+    from mpsready.report.formats.terminal import print_report
+
+    report, written, _ = run_check(args.path, args.out, args.entry, args.baseline, args.record_steps,
+                                   args.situation, args.job_steps, args.mac_memory_gb, args.time_budget_hours)
+    print_report(report)
+    for fmt, path in written.items():
+        print(f"{fmt}: {path}")
+    return exit_code(report.verdict.verdict, args.fail_on)

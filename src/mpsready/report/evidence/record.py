@@ -1,0 +1,125 @@
+"""Adapter for a run record directory (:mod:`mpsready.record.layout`, format v1).
+
+A run record is an **observation** on the device it names: per-stage status, losses
+and step times (seconds, with device synchronisation), peak memory (bytes), and on
+MPS the operators that actually fell back to the CPU with their call counts.
+Only ``record.json`` is read; tensors are never loaded here.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from mpsready.record.layout import RecordError, RunRecord
+from mpsready.report.evidence import env as env_adapter
+from mpsready.findings import Finding
+from mpsready.report.evidence._util import EvidenceError, as_bool, as_float, as_int, dig, findings_of, first_str
+
+@dataclass
+class RecordEvidence:
+    source: str
+    device: str  # "cpu", "cuda", "cuda:0", "mps"
+    entry: str | None
+    stages: dict[str, dict[str, Any]]  # stage -> StageResult dict (status, error, seconds, ...)
+    losses: list[float]
+    step_seconds: list[float]
+    peak_memory_bytes: int | None
+    memory_source: str | None  # how peak memory was measured ("torch.cuda.max_memory_allocated", "process peak RSS")
+    fallback_enabled: bool | None
+    fallback_ops: dict[str, int]  # op -> CPU-fallback calls observed (MPS only); 0 = seen in a warning, uncounted
+    fallback_checked: bool | None  # whether fallbacks were counted per call (the record stage's dispatch check)
+    raw_tensors: bool
+    env: env_adapter.EnvEvidence | None
+    findings: list[Finding] = field(default_factory=list)  # the record stage's own (ENV2xx, OPS2xx, PRF1xx)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def backend(self) -> str:
+        """``"mps"``, ``"cuda"`` or ``"cpu"`` (the device without an index)."""
+        return self.device.split(":")[0]
+
+    def status(self, stage: str) -> str | None:
+        s = self.stages.get(stage)
+        return s.get("status") if s else None
+
+    @property
+    def failed_stages(self) -> list[str]:
+        return [k for k, v in self.stages.items() if v.get("status") in ("failed", "crashed")]
+
+    @property
+    def all_passed(self) -> bool:
+        """Every recorded stage passed or was skipped as not applicable, and at least one ran."""
+        ok = [v.get("status") in ("passed", "skipped") for v in self.stages.values()]
+        return bool(ok) and all(ok) and any(v.get("status") == "passed" for v in self.stages.values())
+
+    def typical_step_seconds(self) -> float | None:
+        """Median step time in seconds; the first step (warm-up, caching) is left out when there are more."""
+        times = self.step_seconds[1:] if len(self.step_seconds) > 2 else self.step_seconds
+        return statistics.median(times) if times else None
+
+
+def from_manifest(m: dict[str, Any], source: str) -> RecordEvidence:
+    stages: dict[str, dict[str, Any]] = {}
+    for s in m.get("stages") or []:
+        if isinstance(s, dict) and isinstance(s.get("stage"), str):
+            stages[s["stage"]] = s
+    losses, times, peaks = [], [], []
+    for sm in m.get("step_metrics") or []:
+        if not isinstance(sm, dict):
+            continue
+        if as_float(sm.get("loss")) is not None:
+            losses.append(float(sm["loss"]))
+        if as_float(sm.get("seconds")) is not None:
+            times.append(float(sm["seconds"]))
+        if as_int(sm.get("peak_memory_bytes")) is not None:
+            peaks.append(int(sm["peak_memory_bytes"]))
+    peak = as_int(dig(m, "memory.peak_bytes", "memory.peak_memory_bytes", "memory.peak"))
+    if peak is None and peaks:
+        peak = max(peaks)
+    fb = m.get("fallback") if isinstance(m.get("fallback"), dict) else {}
+    ops_raw = fb.get("ops") or fb.get("operators") or fb.get("calls") or {}
+    fallback_ops: dict[str, int] = {}
+    if isinstance(ops_raw, dict):
+        fallback_ops = {str(k): int(v) for k, v in ops_raw.items() if as_int(v)}
+    elif isinstance(ops_raw, list):
+        for o in ops_raw:
+            if isinstance(o, dict) and o.get("op"):
+                fallback_ops[str(o["op"])] = as_int(o.get("calls", o.get("count"))) or 1
+    for op in fb.get("warned_ops") or []:  # PyTorch warns once per op: a name without a count
+        if isinstance(op, str):
+            fallback_ops.setdefault(op, 0)
+    env = None
+    if isinstance(m.get("env"), dict):
+        try:
+            env = env_adapter.from_doc(m["env"], source=f"{source} (env)")
+        except EvidenceError:
+            env = None
+    return RecordEvidence(
+        source=source,
+        device=first_str([m.get("device")]) or "?",
+        entry=first_str([m.get("entry"), dig(m, "entry.spec")]),
+        stages=stages,
+        losses=losses,
+        step_seconds=times,
+        peak_memory_bytes=peak,
+        memory_source=first_str([dig(m, "memory.source")]),
+        fallback_enabled=as_bool(fb.get("enabled")),
+        fallback_ops=fallback_ops,
+        fallback_checked=as_bool(fb.get("checked")),
+        raw_tensors=bool(m.get("raw_tensors")),
+        env=env,
+        findings=findings_of(m),
+        raw=m,
+    )
+
+
+def load(path: str | os.PathLike[str]) -> RecordEvidence:
+    """Open a run record directory (or its ``record.json``); raises ``EvidenceError``."""
+    try:
+        rec = RunRecord.open(path)
+    except RecordError as exc:
+        raise EvidenceError(str(exc)) from None
+    return from_manifest(rec.manifest, str(path))

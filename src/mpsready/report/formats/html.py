@@ -1,0 +1,43 @@
+"""HTML: one self-contained file (inline CSS, plots as base64 PNG), rendered with jinja2.
+
+All text is HTML-escaped by jinja2's autoescape; nothing is fetched at view time.
+"""
+
+from __future__ import annotations
+
+import base64
+
+from mpsready import __version__
+from mpsready.report.build import Report
+from mpsready.report.formats import plots as plots_mod
+from mpsready.report.formats.common import VERDICT_BLURB, css_class, gib, seconds
+
+
+class MissingJinja(RuntimeError):
+    """jinja2 (the 'report' extra) is not installed."""
+
+
+def _env():
+    try:
+        import jinja2
+    except ImportError as exc:  # jinja2 is in the 'report' extra
+        raise MissingJinja("the HTML report needs jinja2: pip install 'mpsready[report]'") from exc
+    return jinja2.Environment(loader=jinja2.PackageLoader("mpsready.report", "templates"),
+                              autoescape=jinja2.select_autoescape(["html", "j2"]), trim_blocks=False)
+
+
+def render(report: Report, plots: dict[str, bytes] | None = None) -> str:
+    """The report as HTML. ``plots`` maps a plot name to PNG bytes (default: :func:`plots.all_plots`)."""
+    if plots is None:
+        plots = plots_mod.all_plots(report)
+    doc = report.to_dict()
+    template = _env().get_template("report.html.j2")
+    return template.render(
+        project=report.project, created=doc["created"], version=__version__,
+        stages=report.evidence.stages_present(), v=report.verdict, blurb=VERDICT_BLURB[report.verdict.verdict],
+        critical=doc["verdict"]["situation"]["critical_items"], items=report.checklist, css=css_class,
+        outlook=report.outlook, fmt_s=seconds, fmt_b=gib,
+        plots={k: base64.b64encode(v).decode("ascii") for k, v in plots.items()},
+        plot_titles=plots_mod.TITLES, findings=report.all_findings(), inputs=report.inputs,
+        skipped=report.evidence.skipped,
+    )

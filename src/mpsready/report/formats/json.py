@@ -1,0 +1,14 @@
+"""JSON: the envelope ``mpsready.report`` v1 (documented in ``docs/report.md``)."""
+
+from __future__ import annotations
+
+import json as _json
+
+from mpsready.report.build import Report
+
+
+def render(report: Report, plots: dict[str, str] | None = None) -> str:
+    doc = report.to_dict()
+    if plots:
+        doc["plots"] = dict(plots)
+    return _json.dumps(doc, indent=2, allow_nan=False, default=str) + "\n"

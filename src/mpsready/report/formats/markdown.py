@@ -1,0 +1,105 @@
+"""Markdown: to commit beside the code."""
+
+from __future__ import annotations
+
+from mpsready.report.build import Report
+from mpsready.report.formats.common import MARK, VERDICT_BLURB, basis_word, gib, seconds
+
+
+def _esc(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render(report: Report, plots: dict[str, str] | None = None) -> str:
+    """The whole report. ``plots`` maps a plot name to a PNG path relative to the Markdown file."""
+    v = report.verdict
+    out = ["# mpsready report", ""]
+    if report.project:
+        out += [f"Project: `{report.project}`", ""]
+    out += [f"## Verdict: **{v.verdict.title}** (`{v.verdict.value}`, {basis_word(v.basis)})", "",
+            VERDICT_BLURB[v.verdict], ""]
+    if v.predicted is not v.verdict:
+        out += [f"If every prediction holds when observed on a Mac: **{v.predicted.title}** (`{v.predicted.value}`).",
+                ""]
+    sit = v.situation
+    out += [f"Situation: **{sit.situation.title}** (`{sit.situation.value}`, "
+            f"{'inferred: ' + sit.why if sit.inferred else sit.why}); critical checklist items: "
+            f"{', '.join(str(n) for n in sorted(set(_critical(report))))}.", ""]
+    if v.reasons:
+        out += ["### Why", ""]
+        out += [f"- `{r.cap.value}`: {r.text}" + (f" *({r.basis.value})*" if r.basis else "") for r in v.reasons]
+        out.append("")
+    if v.would_change:
+        out += ["### What would change it", ""]
+        out += [f"- {w}" for w in v.would_change]
+        out.append("")
+    out += ["## Acceptance checklist", "",
+            "Passed needs an observation; a prediction can fail an item but never pass it.", "",
+            "| # | item | status | basis | summary |", "|---|---|---|---|---|"]
+    crit = _critical(report)
+    for it in report.checklist:
+        star = " (critical)" if it.number in crit else ""
+        out.append(f"| {it.number} | {_esc(it.short)}{star} | **{MARK[it.label]}** | {basis_word(it.basis)} | "
+                   f"{_esc(it.summary)} |")
+    out.append("")
+    for it in report.checklist:
+        out += [f"### {it.number}. {it.title}", "", f"**{it.label}**: {it.summary}", ""]
+        for e in it.evidence[:12]:
+            out.append(f"- *{basis_word(e.basis)}* {e.kind}: {_esc(e.text)}")
+        if len(it.evidence) > 12:
+            out.append(f"- ... and {len(it.evidence) - 12} more (see the JSON report)")
+        if it.workaround:
+            out.append(f"- way around: {it.workaround}")
+        if it.next_step and it.status.value != "passed":
+            out.append(f"- next: {it.next_step}")
+        out.append("")
+    out += _outlook(report)
+    findings = report.all_findings()
+    if findings:
+        out += ["## Findings", "", "| code | severity | basis | where | message |", "|---|---|---|---|---|"]
+        for f in findings[:60]:
+            out.append(f"| {f.code} | {f.severity.value} | {f.basis.value} | {_esc(str(f.location))} | "
+                       f"{_esc(f.message)} |")
+        if len(findings) > 60:
+            out.append(f"\n{len(findings) - 60} more findings in the JSON report.")
+        out.append("")
+    if plots:
+        out += ["## Plots", ""] + [f"![{name}]({path})" for name, path in plots.items()] + [""]
+    out += ["## Inputs", ""]
+    for stage, src in report.inputs.items():
+        if src:
+            out.append(f"- {stage}: {', '.join(src) if isinstance(src, list) else src}")
+    for stage, why in report.evidence.skipped.items():
+        out.append(f"- {stage}: not run ({why})")
+    out.append("")
+    return "\n".join(out)
+
+
+def _critical(report: Report) -> list[int]:
+    return report.verdict.situation.to_dict()["critical_items"]
+
+
+def _outlook(report: Report) -> list[str]:
+    o = report.outlook
+    if o.empty:
+        return ["## Time and memory", "", "No timings: no run was recorded.", ""]
+    out = ["## Time and memory", ""]
+    if o.timings:
+        job = f"projected for {o.job_steps} steps" if o.job_steps else "projected (give --steps)"
+        out += [f"| device | basis | step time | steps measured | peak memory | {job} |", "|---|---|---|---|---|---|"]
+        for t in o.timings:
+            mem = gib(t.peak_memory_bytes) + (f" ({t.memory_source})" if t.memory_source and t.peak_memory_bytes else "")
+            out.append(f"| {t.device} | {t.basis.value} | {seconds(t.step_seconds)} | {t.steps_measured} | "
+                       f"{mem} | {seconds(t.projected_seconds)} |")
+        out += ["", "Projections assume the real job runs the same step as the representative one "
+                "(batch and model size)."]
+    if o.fallback_share is not None:
+        out.append(f"\nCPU-fallback share of step time: {o.fallback_share:.0%} ({o.fallback_basis.value}).")
+    if o.mac_memory_bytes:
+        out.append(f"\nMac memory: {gib(o.mac_memory_bytes)} (from {o.mac_memory_source}).")
+    else:
+        out.append("\nMac memory: unknown (give --mac-memory-gb, or an env record from the Mac).")
+    if not o.timing("mps"):
+        out.append("\nNo step was timed on MPS: the Mac's step time is unknown, not estimated.")
+    out.append("")
+    return out

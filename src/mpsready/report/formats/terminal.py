@@ -1,0 +1,63 @@
+"""Terminal: rich tables (verdict, checklist, outlook)."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table
+
+from mpsready.findings import Verdict
+from mpsready.report.build import Report
+from mpsready.report.formats.common import VERDICT_BLURB, basis_word, css_class, gib, seconds
+
+_STYLE = {"pass": "green", "pass-static": "green", "fail": "bold red", "fail-predicted": "red",
+          "predicted": "yellow", "unchecked": "dim"}
+_VERDICT_STYLE = {Verdict.RUNS_ON_MAC: "green", Verdict.MAC_FOR_DEV: "yellow", Verdict.STAY_ON_CUDA: "red"}
+
+
+def print_report(report: Report, console: Console | None = None) -> None:
+    console = console or Console()
+    v = report.verdict
+    body = f"[bold]{v.verdict.title}[/] ({v.verdict.value}, {v.basis.value})\n{VERDICT_BLURB[v.verdict]}"
+    if v.predicted is not v.verdict:
+        body += f"\nIf every prediction holds on a Mac: [bold]{v.predicted.value}[/]"
+    sit = v.situation
+    body += f"\nSituation: {sit.situation.value} ({'inferred: ' if sit.inferred else ''}{sit.why})"
+    console.print(Panel(body, title="verdict", border_style=_VERDICT_STYLE[v.verdict]))
+    crit = sit.to_dict()["critical_items"]
+    t = Table(title="acceptance checklist", show_lines=False)
+    t.add_column("#", no_wrap=True)
+    t.add_column("item", max_width=24)
+    t.add_column("status", max_width=20)
+    t.add_column("basis", no_wrap=True)
+    t.add_column("summary", ratio=1, overflow="fold")
+    for it in report.checklist:
+        t.add_row(str(it.number) + ("*" if it.number in crit else ""), it.short,
+                  f"[{_STYLE[css_class(it)]}]{it.label}[/]", basis_word(it.basis), it.summary)
+    console.print(t)
+    console.print("[dim]* critical for this situation; passed needs an observation[/]")
+    if v.reasons:
+        console.print("[bold]why[/]")
+        for r in v.reasons:
+            console.print(f"  {r.cap.value}: {r.text}", markup=False, highlight=False)
+    if v.would_change:
+        console.print("[bold]what would change it[/]")
+        for w in v.would_change:
+            console.print(f"  - {w}", markup=False, highlight=False)
+    if report.outlook.timings:
+        ot = Table(title="time and memory")
+        for col in ("device", "basis", "step", "peak memory", "projected"):
+            ot.add_column(col)
+        for tm in report.outlook.timings:
+            ot.add_row(tm.device, tm.basis.value, seconds(tm.step_seconds), gib(tm.peak_memory_bytes),
+                       seconds(tm.projected_seconds))
+        console.print(ot)
+
+
+def render(report: Report, plots=None, width: int = 120) -> str:
+    """The terminal view as plain text (for ``report.txt``)."""
+    console = Console(record=True, width=width, force_terminal=False, color_system=None, file=io.StringIO())
+    print_report(report, console)
+    return console.export_text()

@@ -1,0 +1,56 @@
+"""Write a report to a directory in several formats at once (used by ``report --out``, ``check``, ``demo``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from mpsready.report.build import Report
+from mpsready.report.formats import html as html_fmt
+from mpsready.report.formats import json as json_fmt
+from mpsready.report.formats import markdown as md_fmt
+from mpsready.report.formats import plots as plots_mod
+from mpsready.report.formats import terminal as term_fmt
+
+FILENAMES = {"md": "report.md", "html": "report.html", "json": "report.json", "terminal": "report.txt"}
+PLOT_DIR = "report-plots"
+
+
+def write_report(report: Report, out: str | Path, formats: tuple[str, ...] = ("md", "html", "json")) -> dict[str, Path]:
+    """Write each format into ``out`` (created if needed); returns format -> path.
+
+    Markdown links its plots as PNG files under ``report-plots/``; the HTML embeds them.
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        pngs = plots_mod.all_plots(report) if {"md", "html", "json"} & set(formats) else {}
+    except ImportError:  # matplotlib is in the 'report' extra: the report is whole without plots
+        print("note: no plots (matplotlib is not installed: pip install 'mpsready[report]')", file=sys.stderr)
+        pngs = {}
+    rel_plots: dict[str, str] = {}
+    if pngs and ("md" in formats or "json" in formats):
+        (out / PLOT_DIR).mkdir(exist_ok=True)
+        for name, data in pngs.items():
+            (out / PLOT_DIR / f"{name}.png").write_bytes(data)
+            rel_plots[name] = f"{PLOT_DIR}/{name}.png"
+    written: dict[str, Path] = {}
+    for fmt in formats:
+        path = out / FILENAMES[fmt]
+        if fmt == "md":
+            text = md_fmt.render(report, rel_plots)
+        elif fmt == "html":
+            try:
+                text = html_fmt.render(report, pngs)
+            except html_fmt.MissingJinja as exc:
+                print(f"note: {exc}; report.html not written", file=sys.stderr)
+                continue
+        elif fmt == "json":
+            text = json_fmt.render(report, rel_plots)
+        else:
+            text = term_fmt.render(report)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+        written[fmt] = path
+    return written
