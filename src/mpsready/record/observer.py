@@ -85,11 +85,15 @@ class RecordingObserver(Observer):
     carries the stage's result so far (the parent rebuilds them if the process dies).
     ``counter`` is a :class:`mpsready.record.mps.FallbackCounter` (MPS runs) or ``None``;
     ``mps`` an :class:`mpsready.record.mps.MPSBackend` for memory figures, or ``None``.
+    ``random_ops`` a :class:`mpsready.record.randomness.RandomOpCounter` (the manifest's
+    ``random_ops``), or ``None``.
     """
 
     def __init__(self, tensors: Sink, events: Sink, device: str, results: dict | None = None,
-                 raw: Callable[[int, dict], None] | None = None, counter: Any = None, mps: Any = None):
+                 raw: Callable[[int, dict], None] | None = None, counter: Any = None, mps: Any = None,
+                 random_ops: Any = None):
         self.tensors, self.events, self.device = tensors, events, device
+        self.random_ops = random_ops
         self.results = results if results is not None else {}
         self.raw = raw
         self.counter = counter
@@ -213,7 +217,8 @@ class RecordingObserver(Observer):
 
     @contextmanager
     def around_stage(self, ctx: StepContext, stage: str) -> Iterator[None]:
-        with (self.counter.active(stage) if self.counter is not None else nullcontext()):
+        with (self.counter.active(stage) if self.counter is not None else nullcontext()), \
+                (self.random_ops.active(stage) if self.random_ops is not None else nullcontext()):
             yield
 
     def stage_finished(self, ctx: StepContext, stage: str, ok: bool) -> None:

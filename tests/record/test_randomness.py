@@ -1,0 +1,64 @@
+"""The recorder's random-operator detection (``random_ops`` in record.json)."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from torch.nn import functional as F  # noqa: E402
+
+from mpsready.record.randomness import RANDOM_STAGES, RandomOpCounter  # noqa: E402
+
+
+def test_tag_exists_and_marks_the_random_overloads():
+    tag = torch.Tag.nondeterministic_seeded  # aten/src/ATen/native/tags.yaml (2.13)
+    assert tag in torch.ops.aten.bernoulli_.float.tags
+    assert tag in torch.ops.aten.native_dropout.default.tags
+    assert tag in torch.ops.aten.randperm.default.tags
+    assert tag not in torch.ops.aten.mul.Tensor.tags
+    assert tag not in torch.ops.aten.native_dropout_backward.default.tags  # replays the saved mask
+
+
+def test_functional_and_inline_random_calls_counted_per_overload_and_stage():
+    c = RandomOpCounter()
+    x = torch.randn(4, 3, requires_grad=True)
+    with c.active("forward"):
+        y = F.dropout(x, 0.5, training=True)  # CPU: _dropout_impl -> bernoulli_ (Dropout.cpp)
+        y = y + torch.randn(4, 3) + torch.rand_like(x)
+        torch.randperm(5)
+        torch.multinomial(torch.ones(3), 2)
+        torch.empty(3).bernoulli_(0.3)
+        F.dropout(x, 0.5, training=False)  # eval: returns the input, draws nothing
+        F.dropout(x, 0.0, training=True)  # p=0: returns the input
+    with c.active("backward"):
+        y.sum().backward()  # dropout's backward multiplies by the saved mask: no draw
+    with c.active("optimizer_step"):
+        torch.randn(2)
+    assert c.to_dict() == {
+        "aten::bernoulli_.float": {"calls": 2, "stages": ["forward"]},
+        "aten::multinomial": {"calls": 1, "stages": ["forward"]},
+        "aten::rand_like": {"calls": 1, "stages": ["forward"]},
+        "aten::randn": {"calls": 2, "stages": ["forward", "optimizer_step"]},
+        "aten::randperm": {"calls": 1, "stages": ["forward"]},
+    }
+
+
+def test_data_build_and_to_device_are_not_watched():
+    c = RandomOpCounter()
+    for stage in ("build", "to_device", "data"):
+        assert stage not in RANDOM_STAGES
+        with c.active(stage):
+            torch.randn(3)
+            torch.nn.Linear(2, 2)  # kaiming_uniform_ / uniform_ initialisation
+    assert c.to_dict() == {}
+
+
+def test_tagged_op_with_dropout_switched_off_is_not_counted():
+    c = RandomOpCounter()
+    q = torch.randn(1, 2, 4, 8)
+    with c.active("forward"):
+        F.scaled_dot_product_attention(q, q, q, dropout_p=0.0)  # tagged SDPA kernel, dropout_p=0: no draw
+        torch.native_dropout(q, 0.5, False)  # train=False
+        torch.native_dropout(q, 0.5, True)  # CUDA's fused path, called directly: draws
+    assert c.to_dict() == {"aten::native_dropout": {"calls": 1, "stages": ["forward"]}}
