@@ -31,7 +31,9 @@ def lookup_terminal(results: list[dict[str, Any]], console: Console) -> None:
             ro = r["routed_on_mps"]
             table.add_row("on MPS", f"this call dispatches {ro['op']} instead ({ro['source']})"
                           + (f"; {ro['condition']}" if ro.get("condition") else "")
-                          + (f"; otherwise aten::{ro['otherwise']}" if ro.get("otherwise") else ""))
+                          + (f"; otherwise aten::{ro['otherwise']}" if ro.get("otherwise") else "")
+                          + ("; together with " + ", ".join(f"aten::{w['op']}" for w in ro["with"] if not w.get("parent"))
+                             if ro.get("with") else ""))
         table.add_row("CUDA", r["cuda"])
         table.add_row("since", (r["since_torch"] or "never (in shipped releases)")
                       + (f"; MPS kernel since {r['kernel_since']}" if r.get("kernel_since")
