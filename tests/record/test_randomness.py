@@ -62,3 +62,26 @@ def test_tagged_op_with_dropout_switched_off_is_not_counted():
         torch.native_dropout(q, 0.5, False)  # train=False
         torch.native_dropout(q, 0.5, True)  # CUDA's fused path, called directly: draws
     assert c.to_dict() == {"aten::native_dropout": {"calls": 1, "stages": ["forward"]}}
+
+
+def test_only_the_first_training_step_is_watched():
+    c = RandomOpCounter()
+    assert [c.watches("forward", i) for i in (0, 1, 2)] == [True, False, False]
+    assert [c.watches("inference", 3), c.watches("checkpoint", 3), c.watches("data", 0)] == [True, True, False]
+
+
+def test_one_mode_feeds_every_watcher():
+    from mpsready.record.randomness import observing_mode
+
+    seen = []
+
+    class Watcher:
+        def observe(self, func, args, kwargs):
+            seen.append(str(func))
+
+    c = RandomOpCounter()
+    c.set_stage("forward")
+    with observing_mode([c, Watcher()]):
+        torch.randn(2) + 1
+    assert seen == ["aten.randn.default", "aten.add.Tensor"]
+    assert c.to_dict() == {"aten::randn": {"calls": 1, "stages": ["forward"]}}

@@ -217,8 +217,15 @@ class RecordingObserver(Observer):
 
     @contextmanager
     def around_stage(self, ctx: StepContext, stage: str) -> Iterator[None]:
-        with (self.counter.active(stage) if self.counter is not None else nullcontext()), \
-                (self.random_ops.active(stage) if self.random_ops is not None else nullcontext()):
+        from mpsready.record.randomness import observing_mode
+
+        watchers = []
+        for w in (self.counter, self.random_ops):
+            if w is not None and getattr(w, "watches", lambda s, i: True)(stage, ctx.step_index):
+                w.set_stage(stage)
+                watchers.append(w)
+        # one dispatch mode for both (fallback counting on MPS, random operators): one Python dispatch per op
+        with (observing_mode(watchers) if watchers else nullcontext()):
             yield
 
     def stage_finished(self, ctx: StepContext, stage: str, ok: bool) -> None:
