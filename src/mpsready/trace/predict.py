@@ -252,15 +252,21 @@ def _mps_calls(cls: _Classifier, calls: Iterable[OpCall]) -> Iterable[tuple[OpCa
     ``_dropout_impl`` as MPS does) give the same prediction. A ``parent`` marks a composite's callee,
     and the composite counts as expanded (its callees are then judged, not called unknown).
     """
+    calls = list(calls)
+    extras: dict[str, list[dict[str, Any]]] = {}
+    for call in calls:
+        info = cls.db.route_info(call.op)
+        if info and info.get("with"):
+            extras[call.op] = info["with"]
+            # before any call is judged: a composite is "expanded" for every call of it, whatever the order
+            cls.expanded.update("aten::" + w["parent"] for w in info["with"] if w.get("parent"))
     for call in calls:
         target = cls.target(call.op, call.stage)
         yield call, target
-        info = cls.db.route_info(call.op) if target != call.op else None
-        extra = info.get("with") if info else None
+        extra = extras.get(call.op) if target != call.op else None
         if not extra:
             continue
         dt = (call.in_dtypes[:1] or call.out_dtypes[:1])
-        cls.expanded.update("aten::" + w["parent"] for w in extra if w.get("parent"))
         for w in extra:
             parent = "aten::" + w["parent"] if w.get("parent") else call.parent
             yield replace(call, parent=parent, in_dtypes=dt, out_dtypes=dt, seconds=0.0), "aten::" + w["op"]
