@@ -85,3 +85,17 @@ def test_one_mode_feeds_every_watcher():
         torch.randn(2) + 1
     assert seen == ["aten.randn.default", "aten.add.Tensor"]
     assert c.to_dict() == {"aten::randn": {"calls": 1, "stages": ["forward"]}}
+
+
+def test_whole_step_form_counts_the_random_calls_of_step_0(tmp_path):
+    from mpsready.record.recorder import record_entry
+
+    (tmp_path / "ws.py").write_text(
+        "import torch\n\n\ndef step():\n    w = torch.nn.Parameter(torch.ones(3))\n"
+        "    opt = torch.optim.SGD([w], lr=0.1)\n\n    def run():\n        opt.zero_grad()\n"
+        "        x = torch.randn(4, 3)\n        loss = torch.nn.functional.dropout(x * w, 0.5).sum()\n"
+        "        loss.backward()\n        opt.step()\n        return loss\n\n    return run\n")
+    rec = record_entry("ws.py:step", device="cpu", steps=3, out=tmp_path / "out", cwd=str(tmp_path), isolate=False)
+    # the batch is made inside the step here, so its randn counts too; steps 1 and 2 are not watched
+    assert rec.manifest["random_ops"] == {"aten::bernoulli_.float": {"calls": 1, "stages": ["step"]},
+                                          "aten::randn": {"calls": 1, "stages": ["step"]}}
