@@ -30,3 +30,37 @@ def cnn_dropout(device="cpu"):
             p.copy_(torch.randn(p.shape, generator=g) * 0.3)
     return Step(model=model, batch=_batch(), loss_fn=F.cross_entropy,
                 optimizer=torch.optim.SGD(model.parameters(), lr=0.1))
+
+
+class _FunctionalDropoutNet(nn.Module):
+    """Dropout as a function call in ``forward``: no ``nn.Dropout`` module for compare to see."""
+
+    def __init__(self, p: float):
+        super().__init__()
+        self.p = p
+        self.conv = nn.Conv2d(1, 3, 3, padding=1)
+        self.fc = nn.Linear(3 * 4 * 4, 4)
+
+    def forward(self, x):
+        h = F.max_pool2d(F.relu(self.conv(x)), 2).flatten(1)
+        return self.fc(F.dropout(h, self.p, self.training))
+
+
+def _functional(p: float):
+    g = torch.Generator().manual_seed(1)
+    model = _FunctionalDropoutNet(p)
+    with torch.no_grad():
+        for q in model.parameters():
+            q.copy_(torch.randn(q.shape, generator=g) * 0.3)
+    return Step(model=model, batch=_batch(), loss_fn=F.cross_entropy,
+                optimizer=torch.optim.SGD(model.parameters(), lr=0.1))
+
+
+def cnn_functional_dropout(device="cpu"):
+    """F.dropout(p=0.5) in forward; weights and batch fixed, the mask comes from the run's seed."""
+    return _functional(0.5)
+
+
+def cnn_functional_no_dropout(device="cpu"):
+    """The same network with p=0: F.dropout returns its input and draws nothing."""
+    return _functional(0.0)

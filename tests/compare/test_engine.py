@@ -96,6 +96,38 @@ def test_dropout_that_agrees_is_not_flagged(recs, tmp_path):
     assert comp.ok and comp.random_ops == [] and comp.findings == []
 
 
+def _with_random_ops(src, dst, ops):
+    import json
+    import shutil
+
+    shutil.copytree(src, dst)
+    doc = json.loads((dst / "record.json").read_text())
+    doc["random_ops"] = ops
+    (dst / "record.json").write_text(json.dumps(doc))
+    return dst
+
+
+def test_manifests_listing_no_random_ops_are_believed_over_dropout_modules(recs, tmp_path):
+    # both recorders saw every random aten call and list none: a differing Dropout output is not RNG
+    a = _with_random_ops(recs["drop_a"], tmp_path / "a", {})
+    b = _with_random_ops(recs["drop_b"], tmp_path / "b", {})
+    comp = compare_records(a, b)
+    assert not comp.ok and comp.random_ops == []
+    assert "NUM105" not in {f.code for f in comp.findings}
+    # one record without the field (an older recorder): its dropout modules are still looked at
+    comp = compare_records(recs["drop_a"], b)
+    assert comp.random_ops == ["Dropout (drop)"]
+    # the new form, {op: {"calls", "stages"}}, from both records: their union, zero counts ignored
+    fwd = {"calls": 2, "stages": ["forward"]}
+    a = _with_random_ops(recs["drop_a"], tmp_path / "a2", {"aten::bernoulli_.float": fwd})
+    b = _with_random_ops(recs["drop_b"], tmp_path / "b2", {"aten::native_dropout": fwd,
+                                                           "aten::randn": {"calls": 0, "stages": []}})
+    comp = compare_records(a, b)
+    assert comp.random_ops == ["aten::bernoulli_.float", "aten::native_dropout"]
+    num105 = next(f for f in comp.findings if f.code == "NUM105")
+    assert num105.evidence["random_ops"] == ["aten::bernoulli_.float", "aten::native_dropout"]
+
+
 def test_manifest_random_ops_are_used_when_present(recs, tmp_path):
     import json
     import shutil

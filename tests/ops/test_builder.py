@@ -261,3 +261,25 @@ def test_check_routing_catches_misspelt_ops(monkeypatch):
     tables = {"2.13.0": {"routing": load_db("2.13.0")._doc["routing"]}}
     with pytest.raises(AssertionError, match="_slow_conv2d_forwrd"):
         builder.check_routing(tables)
+
+
+def test_check_routing_catches_misspelt_with_ops(monkeypatch):
+    real = builder.curated.load
+    routing = load_db("2.13.0")._doc["routing"]
+
+    def fake(name):
+        if name == "routing":
+            return {"entries": [{"from": "native_dropout", "to": ["bernoulli_.float"], "source": "typo",
+                                 "with": [{"op": "div_.Scalar"}, {"op": "mul.Tensr"}]}]}
+        return real(name)
+
+    monkeypatch.setattr(builder.curated, "load", fake)
+    with pytest.raises(AssertionError, match=r"\('native_dropout', 'mul.Tensr', None\)"):
+        builder.check_routing({"2.13.0": {"routing": routing}})
+
+
+def test_check_routing_passes_on_the_shipped_tables():
+    # the builder's own check over every shipped release (what `python -m mpsready.ops.build` runs last)
+    from mpsready.ops.api import shipped_versions
+
+    builder.check_routing({v: load_db(v)._doc for v in shipped_versions()})

@@ -55,6 +55,15 @@ def test_lookup_routed_op(capsys):
     assert r["routed_on_mps"]["op"] == "aten::_mps_convolution"
 
 
+def test_lookup_routed_dropout_names_the_whole_mps_path(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "400")  # one table row on one line
+    assert main(["ops", "native_dropout", "--torch", "2.13"]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if "on MPS" in line)
+    assert "this call dispatches aten::bernoulli_.float instead" in row
+    assert row.rstrip(" │").endswith("; together with aten::empty_like, aten::div_.Scalar, aten::mul.Tensor")
+
+
 def test_lookup_op_dtype_exception_filtered_by_macos(capsys):
     # common_mps.py 2.11.0: `if MACOS_VERSION < 15.0: UNIMPLEMENTED_XFAILLIST.update({"quantile": None, ...})`
     _, doc = run_json(capsys, "quantile", "--torch", "2.11", "--macos", "14.4")

@@ -226,6 +226,11 @@ def test_route_native_dropout(release):
     db = load_db(release)
     assert db.route("native_dropout") == db.route("aten::_fused_dropout") == "aten::bernoulli_.float"
     assert db.route("native_dropout_backward") == "aten::mul.Tensor"
+    # the rest of _dropout_impl, what the CPU/MPS path dispatches besides bernoulli_ (routing.yaml `with`)
+    impl = [{"op": "empty_like"}, {"op": "empty_strided", "parent": "empty_like"}, {"op": "div_.Scalar"},
+            {"op": "div_.Tensor", "parent": "div_.Scalar"}, {"op": "mul.Tensor"}]
+    assert db.route_info("native_dropout")["with"] == db.route_info("_fused_dropout")["with"] == impl
+    assert "with" not in db.route_info("native_dropout_backward")
 
 
 def test_every_route_target_exists_in_its_release():

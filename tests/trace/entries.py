@@ -184,3 +184,28 @@ def grad_scaler():
         return loss
 
     return step
+
+
+class DropoutMLP(nn.Module):
+    """nn.Dropout and F.dropout, each on its own line, between linear layers (no other mul in the step)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 16)
+        self.drop = nn.Dropout(0.25)
+        self.fc2 = nn.Linear(16, 16)
+        self.fc3 = nn.Linear(16, 3)
+
+    def forward(self, x):
+        h = F.relu(self.fc1(x))
+        h = self.drop(h)  # at: module-dropout
+        h = F.relu(self.fc2(h))
+        h = F.dropout(h, 0.1, self.training)  # at: functional-dropout
+        return self.fc3(h)
+
+
+def dropout_mlp(device="cpu"):
+    torch.manual_seed(0)
+    model = DropoutMLP()
+    return Step(model=model, batch=(torch.randn(4, 8), torch.tensor([0, 1, 2, 0])), loss_fn=F.cross_entropy,
+                optimizer=lambda params: torch.optim.SGD(params, lr=0.1))

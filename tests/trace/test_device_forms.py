@@ -16,7 +16,7 @@ pytest.importorskip("torch")
 from mpsready.trace.model import OpTrace  # noqa: E402
 from mpsready.trace.predict import predict  # noqa: E402
 
-from .helpers import trace_of  # noqa: E402
+from .helpers import line_of, trace_of  # noqa: E402
 
 # CPU (mkldnn) op as recorded with torch 2.13 -> what CUDA dispatches for the same call
 # (aten/src/ATen/native/Convolution.cpp, Normalization.cpp, RNN.cpp, transformers/attention.cpp)
@@ -88,3 +88,64 @@ def test_mixed_model_prediction_per_release():
     sdpa = p23.op("aten::_scaled_dot_product_attention_math")
     assert sdpa.recorded_as == ["aten::_scaled_dot_product_efficient_attention"]
     assert sdpa.stages == ["inference"]
+
+
+# -- dropout: CUDA records the fused kernel, the CPU (like MPS) the _dropout_impl ops ----------------------------
+# aten/src/ATen/native/Dropout.cpp: dropout() takes native_dropout only where is_fused_kernel_acceptable()
+# (CUDA/XPU/Lazy/PrivateUse1); elsewhere, MPS included, _dropout_impl: empty_like, bernoulli_, div_, mul.
+DROPOUT_IMPL_OPS = {"aten::empty_like", "aten::empty_strided", "aten::bernoulli_.float", "aten::div_.Scalar",
+                    "aten::div_.Tensor", "aten::mul.Tensor"}
+
+
+def cuda_dropout_form(trace: OpTrace) -> OpTrace:
+    """The CPU trace as CUDA records it: each training dropout is one native_dropout (mask bool) in forward,
+    and its backward one native_dropout_backward instead of mul.Tensor."""
+    lines = {line_of("module-dropout"), line_of("functional-dropout")}
+    calls = []
+    for c in trace.calls:
+        if c.stage == "forward" and c.frame is not None and c.frame.line in lines:
+            assert c.op in DROPOUT_IMPL_OPS, c.op
+            if c.op != "aten::bernoulli_.float":
+                continue
+            c = dataclasses.replace(c, op="aten::native_dropout", in_dtypes=("float32",),
+                                    out_dtypes=("float32", "bool"))
+        elif c.stage == "backward" and c.op == "aten::mul.Tensor":
+            c = dataclasses.replace(c, op="aten::native_dropout_backward", in_dtypes=("float32", "bool"),
+                                    out_dtypes=("float32",))
+        calls.append(dataclasses.replace(c, device="cuda" if c.device in ("cpu", "meta") else c.device))
+    return dataclasses.replace(trace, calls=calls, device="cuda")
+
+
+def test_cpu_trace_of_dropout_takes_the_non_fused_path():
+    cpu = trace_of("dropout_mlp")
+    lines = {line_of("module-dropout"), line_of("functional-dropout")}
+    for line in lines:  # one call each per training step (1 step), in _dropout_impl's order
+        assert [(c.op, c.parent, c.count) for c in cpu.calls
+                if c.stage == "forward" and c.frame is not None and c.frame.line == line] == [
+            ("aten::empty_strided", "aten::empty_like", 1), ("aten::empty_like", None, 1),
+            ("aten::bernoulli_.float", None, 1), ("aten::div_.Tensor", "aten::div_.Scalar", 1),
+            ("aten::div_.Scalar", None, 1), ("aten::mul.Tensor", None, 1)]
+    assert {(c.op, c.count) for c in cpu.calls if c.stage == "backward" and c.op == "aten::mul.Tensor"} == {
+        ("aten::mul.Tensor", 2)}
+    assert not {c.op for c in cpu.calls} & {"aten::native_dropout", "aten::native_dropout_backward"}
+
+
+@pytest.mark.parametrize("torch_v", ["2.3", "2.4", "2.5", "2.6", "2.7", "2.8", "2.9", "2.10", "2.11", "2.13",
+                                     "2.14"])
+def test_dropout_same_prediction_from_cuda_and_cpu_traces(torch_v):
+    cpu = trace_of("dropout_mlp")
+    cuda = cuda_dropout_form(cpu)
+    assert {c.op for c in cuda.calls} >= {"aten::native_dropout", "aten::native_dropout_backward"}
+    p_cpu, p_cuda = predict(cpu, torch=torch_v, macos="14.4"), predict(cuda, torch=torch_v, macos="14.4")
+    assert view(p_cuda) == view(p_cpu)
+    ops = {o.op: (o.verdict, o.stages) for o in p_cuda.ops if o.op in DROPOUT_IMPL_OPS}
+    # (empty_like/empty_strided also serve ones_like in backward and the simulated moves)
+    assert ops == {"aten::empty_like": ("composite", ["forward", "backward"]),
+                   "aten::empty_strided": ("runs", ["to_device", "data", "forward", "backward"]),
+                   "aten::bernoulli_.float": ("runs", ["forward"]), "aten::div_.Scalar": ("composite", ["forward"]),
+                   "aten::div_.Tensor": ("runs", ["forward"]), "aten::mul.Tensor": ("runs", ["forward", "backward"])}
+    # the fused ops are only names the trace recorded: MPS never dispatches them for F.dropout
+    assert not {o.op for o in p_cuda.ops} & {"aten::native_dropout", "aten::native_dropout_backward"}
+    assert p_cuda.op("aten::bernoulli_.float").recorded_as == ["aten::native_dropout"]
+    assert p_cuda.op("aten::mul.Tensor").recorded_as == ["aten::native_dropout", "aten::native_dropout_backward"]
+    assert p_cuda.findings == p_cpu.findings == []

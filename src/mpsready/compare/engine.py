@@ -277,27 +277,41 @@ def compare_pair(ea: Any, eb: Any, fa: RawTensorFile | None, fb: RawTensorFile |
     return compare_stats(ea.stats, eb.stats, tol), (note + "; " if note else "") + f"stats only ({why})"
 
 
+def manifest_random_ops(r: RunRecord) -> list[str] | None:
+    """The random operators a record's manifest lists, or ``None`` when it says nothing.
+
+    ``mpsready record`` writes ``random_ops`` as ``{overload: {"calls": n, "stages": [...]}}``
+    (docs/run-record.md); a list of names, or a mapping name -> count, is accepted too. Entries
+    with zero calls are ignored.
+    """
+    ops = r.manifest.get("random_ops")
+    if isinstance(ops, dict):
+        out = []
+        for k, v in ops.items():
+            n = v.get("calls") if isinstance(v, dict) else v
+            if n:
+                out.append(str(k))
+        return out
+    if isinstance(ops, list):
+        return [str(x) for x in ops]
+    return None
+
+
 def detect_random_ops(ra: RunRecord, rb: RunRecord, tensors: list[TensorComparison],
                       structure: list[StructureIssue]) -> list[str]:
     """Random operators that may explain differences between the runs.
 
-    The manifest's ``random_ops`` when a recorder wrote it (a list of names, or a mapping
-    name -> count; zero counts ignored). Otherwise dropout modules (``module_type`` a
-    torch.nn dropout class) whose outputs differ between the runs or could not be paired:
-    a dropout with p=0, or in eval mode, draws nothing and passes its input through, so
-    dropout modules whose outputs agree are not reported.
+    When both manifests carry ``random_ops`` (:func:`manifest_random_ops`), their union and
+    nothing else: the recorder saw every random aten call of the step, functional ones
+    (``F.dropout``, ``torch.randn`` in ``forward``) included, so a record listing none used none.
+    Otherwise (an older record, a worker that died before reporting) the listed ops plus dropout
+    modules (``module_type`` a torch.nn dropout class) whose outputs differ between the runs or
+    could not be paired: a dropout with p=0, or in eval mode, draws nothing and passes its input
+    through, so dropout modules whose outputs agree are not reported.
     """
-    found: list[str] = []
-    manifest_ops = False
-    for r in (ra, rb):
-        ops = r.manifest.get("random_ops")
-        if isinstance(ops, dict):
-            manifest_ops = True
-            found += [str(k) for k, v in ops.items() if v]
-        elif isinstance(ops, list):
-            manifest_ops = True
-            found += [str(x) for x in ops]
-    if manifest_ops:
+    listed = [manifest_random_ops(r) for r in (ra, rb)]
+    found: list[str] = [op for ops in listed if ops for op in ops]
+    if all(ops is not None for ops in listed):
         return sorted(set(found))
     unmatched = {k for i in structure for k in i.keys_a + i.keys_b}
     for t in tensors:

@@ -302,6 +302,10 @@ class SupportDB:
 
         ``otherwise`` names the MPS op used when ``condition`` does not hold (SDPA in training: the CIA
         ``_scaled_dot_product_attention_math`` instead of ``_scaled_dot_product_attention_math_for_mps``).
+        ``with`` lists the other ops the same call dispatches on MPS, ``[{"op", "parent"?}]`` without
+        namespace, ``parent`` naming the composite whose callee the op is (``native_dropout`` -> ``to``
+        ``bernoulli_.float`` with ``empty_like``, ``empty_strided``, ``div_.Scalar``, ``div_.Tensor``,
+        ``mul.Tensor``: Dropout.cpp ``_dropout_impl``).
         """
         ns, key = normalize_op(name)
         if ns != "aten":

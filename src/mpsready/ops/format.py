@@ -4,7 +4,8 @@ One gzipped JSON per release, ``data/tables/torch-<V>.json.gz``, schema ``mpsrea
 
     {"schema": {...}, "torch": "2.13.0", "wheel": {"name", "sha256"}, "yaml_sha256", "min_macos",
      "min_macos_source", "dtype_rules": [...], "size_limits": [...], "fallback": {...},
-     "routing": {op: {"to", "source", "condition"?}}, "autocast_mps": [...], "counts": {...},
+     "routing": {op: {"to", "source", "condition"?, "otherwise"?, "with"?: [{"op", "parent"?}]}},
+     "autocast_mps": [...], "counts": {...},
      "sources": {id: text}, "ops": {overload: rec}}
 
 ``rec`` keys (omitted when default): ``s`` status, ``h`` how, ``c`` CUDA status, ``sp`` sparse MPS (1),

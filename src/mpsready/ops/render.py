@@ -31,7 +31,8 @@ def lookup_terminal(results: list[dict[str, Any]], console: Console) -> None:
             ro = r["routed_on_mps"]
             table.add_row("on MPS", f"this call dispatches {ro['op']} instead ({ro['source']})"
                           + (f"; {ro['condition']}" if ro.get("condition") else "")
-                          + (f"; otherwise aten::{ro['otherwise']}" if ro.get("otherwise") else ""))
+                          + (f"; otherwise aten::{ro['otherwise']}" if ro.get("otherwise") else "")
+                          + _with_text(ro))
         table.add_row("CUDA", r["cuda"])
         table.add_row("since", (r["since_torch"] or "never (in shipped releases)")
                       + (f"; MPS kernel since {r['kernel_since']}" if r.get("kernel_since")
@@ -86,3 +87,9 @@ def diff_terminal(d: dict[str, Any], console: Console) -> None:
     for group in ("added", "removed"):
         if d[group]:
             console.print(f"[bold]{group}[/]: " + ", ".join(d[group]))
+
+
+def _with_text(route: dict) -> str:
+    """The other top-level ops a routed call dispatches on MPS (a route's ``with``; callees left out)."""
+    ops = [f"aten::{w['op']}" for w in route.get("with", ()) if not w.get("parent")]
+    return "; together with " + ", ".join(ops) if ops else ""

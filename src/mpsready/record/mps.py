@@ -151,25 +151,6 @@ def _tensors(obj: Any) -> Iterable[Any]:
             yield from _tensors(x)
 
 
-def _make_counter_mode() -> type:
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    class _FallbackMode(TorchDispatchMode):
-        def __init__(self, counter: "FallbackCounter"):
-            super().__init__()
-            self.counter = counter
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            kwargs = kwargs or {}
-            out = func(*args, **kwargs)
-            # counted only once the call returned: without PYTORCH_ENABLE_MPS_FALLBACK the same
-            # operator raises NotImplementedError instead (a failed stage, finding OPS201)
-            self.counter.observe(func, args, kwargs)
-            return out
-
-    return _FallbackMode
-
-
 class FallbackCounter:
     """Counts, per operator and per stage, the calls on ``backend.device_type`` tensors that fall back.
 
@@ -196,9 +177,14 @@ class FallbackCounter:
             self.calls[name] += 1
             self.by_stage.setdefault(self._stage, Counter())[name] += 1
 
-    def active(self, stage: str) -> Any:
+    def set_stage(self, stage: str) -> None:
         self._stage = stage
-        return _make_counter_mode()(self)
+
+    def active(self, stage: str) -> Any:
+        self.set_stage(stage)
+        from mpsready.record.randomness import observing_mode
+
+        return observing_mode([self])
 
     def to_dict(self) -> dict[str, Any]:
         return {"calls": dict(sorted(self.calls.items())),

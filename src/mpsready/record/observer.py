@@ -85,11 +85,15 @@ class RecordingObserver(Observer):
     carries the stage's result so far (the parent rebuilds them if the process dies).
     ``counter`` is a :class:`mpsready.record.mps.FallbackCounter` (MPS runs) or ``None``;
     ``mps`` an :class:`mpsready.record.mps.MPSBackend` for memory figures, or ``None``.
+    ``random_ops`` a :class:`mpsready.record.randomness.RandomOpCounter` (the manifest's
+    ``random_ops``), or ``None``.
     """
 
     def __init__(self, tensors: Sink, events: Sink, device: str, results: dict | None = None,
-                 raw: Callable[[int, dict], None] | None = None, counter: Any = None, mps: Any = None):
+                 raw: Callable[[int, dict], None] | None = None, counter: Any = None, mps: Any = None,
+                 random_ops: Any = None):
         self.tensors, self.events, self.device = tensors, events, device
+        self.random_ops = random_ops
         self.results = results if results is not None else {}
         self.raw = raw
         self.counter = counter
@@ -213,7 +217,15 @@ class RecordingObserver(Observer):
 
     @contextmanager
     def around_stage(self, ctx: StepContext, stage: str) -> Iterator[None]:
-        with (self.counter.active(stage) if self.counter is not None else nullcontext()):
+        from mpsready.record.randomness import observing_mode
+
+        watchers = []
+        for w in (self.counter, self.random_ops):
+            if w is not None and getattr(w, "watches", lambda s, i: True)(stage, ctx.step_index):
+                w.set_stage(stage)
+                watchers.append(w)
+        # one dispatch mode for both (fallback counting on MPS, random operators): one Python dispatch per op
+        with (observing_mode(watchers) if watchers else nullcontext()):
             yield
 
     def stage_finished(self, ctx: StepContext, stage: str, ok: bool) -> None:

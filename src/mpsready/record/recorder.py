@@ -268,7 +268,9 @@ def _manifest(events: list[dict[str, Any]], stages: list[dict[str, Any]], *, spe
         memory={"source": (step_metrics[0].get("memory_source") if step_metrics else None),
                 "peak_bytes": max(peaks) if peaks else None},
         fallback=fallback, inputs=inputs, synthetic_inputs=synthetic_inputs, raw_tensors=save_tensors,
-        raw_dir=RAW_DIR if save_tensors else None, warnings=done.get("warnings", []), worker=worker)
+        raw_dir=RAW_DIR if save_tensors else None, warnings=done.get("warnings", []), worker=worker,
+        # absent when the worker died before reporting them (unknown, not "none")
+        **({"random_ops": done["random_ops"]} if isinstance(done.get("random_ops"), dict) else {}))
 
 
 def _finite(obj: Any) -> Any:

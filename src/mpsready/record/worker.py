@@ -7,7 +7,7 @@ knows which stage was running:
 * ``spec["events"]``: JSON lines ``{"event": ...}``, flushed after every line:
   ``started``, ``env``, ``precision``, ``form``, ``inputs``, ``stage_started``, ``stage_finished``
   (with the stage's result so far), ``step`` (per-step metrics), ``entry_error``,
-  ``device_error`` and finally ``done`` (stage results, fallback counts, warnings);
+  ``device_error`` and finally ``done`` (stage results, fallback counts, random operators, warnings);
 * ``<out>/tensors.jsonl``: one tensor entry per line (:class:`mpsready.record.layout.TensorEntry`),
   each flushed as it is written;
 * ``<out>/tensors/step-NNNN.safetensors`` with ``save_tensors``.
@@ -100,6 +100,7 @@ def _run(spec: dict[str, Any], streams: Streams, mps_backend: Any) -> int:
 
     from mpsready.record.mps import FallbackCounter, TorchMPS, parse_fallback_warning, unavailable_reason
     from mpsready.record.observer import RecordingObserver
+    from mpsready.record.randomness import RandomOpCounter
     from mpsready.record.transform import wrap_entry
     from mpsready.step.entry import EntryError, load_entry
     from mpsready.step.runner import StepRunner
@@ -133,8 +134,10 @@ def _run(spec: dict[str, Any], streams: Streams, mps_backend: Any) -> int:
     entry = wrap_entry(entry, float64=bool(spec.get("float64")), synthetic=spec.get("synthetic"), seed=seed)
     counter = FallbackCounter(backend) if backend is not None else None
     runner = StepRunner(entry, device=device, steps=int(spec["steps"]))
+    random_ops = RandomOpCounter()
     obs = RecordingObserver(streams.tensor, streams.event, device, results=runner.results,
-                            raw=streams.raw if spec.get("save_tensors") else None, counter=counter, mps=backend)
+                            raw=streams.raw if spec.get("save_tensors") else None, counter=counter, mps=backend,
+                            random_ops=random_ops)
 
     runner.observers = [obs]
     caught: list[str] = []
@@ -156,6 +159,7 @@ def _run(spec: dict[str, Any], streams: Streams, mps_backend: Any) -> int:
         "warned_ops": warned,
     }
     streams.event({"event": "done", "stages": [r.to_dict() for r in results], "fallback": fallback,
+                   "random_ops": random_ops.to_dict(),
                    "warnings": [m[:500] for m in caught[:50]],
                    "inputs": {"structure": obs.input_structure, "tensors": obs.input_specs}
                    if obs.input_structure else None})

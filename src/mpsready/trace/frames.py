@@ -9,15 +9,23 @@ lookup per frame.
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 from pathlib import Path
-from types import CodeType
+from types import CodeType, FrameType
 
 from mpsready.trace.model import Frame
 
 _EXCLUDED_PARTS = ("site-packages", "dist-packages")
 _STOP = "\0stop"  # classification of the step runner's frames
+_SKIP = "\0skip"  # not the user's, and never an anchor (UserFrames)
+# Code objects whose frames are resumed by different callers over their life: never anchors.
+_RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+# Frames PyTorch creates for every dispatched op (the dispatch-mode plumbing and its dynamo shim): a fresh
+# frame per call can never match the anchor, so the first frame outside them is taken instead.
+_PER_CALL = (os.path.join("torch", "_compile.py"), os.path.join("torch", "_ops.py"),
+             os.path.join("torch", "_dynamo", "eval_frame.py"), os.path.join("torch", "utils", "_python_dispatch.py"))
 
 
 def _package_dir(name: str) -> str | None:
@@ -32,6 +40,14 @@ class UserFrames:
     ``root`` is the project directory (``Entry.root``); frames in files under it count as the
     user's, except files inside ``site-packages``/``dist-packages`` (a virtual environment kept in
     the project), PyTorch and mpsready.
+
+    The walk is cached. Ops dispatched from the same Python call (the many ops of one
+    ``F.multi_head_attention_forward``, every op of a backward pass) share the frames from their
+    innermost non-user caller outwards, and while that frame is on the stack the frames outside it are
+    suspended in calls, so their lines cannot change. ``locate`` remembers the first such frame of its
+    last walk (the *anchor*; a plain function frame, since a generator's frame can be resumed from
+    elsewhere) with the result, and returns that result when a walk meets the same frame object again.
+    The anchor is held until the next walk that misses it, or :meth:`forget`.
     """
 
     def __init__(self, root: str | os.PathLike[str]):
@@ -41,10 +57,24 @@ class UserFrames:
         # dozens of frames deep, and none of them is the step).
         mps = _package_dir("mpsready")
         self._stop_dir = os.path.join(mps, "step") + os.sep if mps else None
-        self._is_user: dict[CodeType, str | None] = {}  # code -> path relative to root, None, or _STOP
+        # code -> path relative to root; None (not the user's, may anchor), _SKIP or _STOP
+        self._is_user: dict[CodeType, str | None] = {}
         self._frames: dict[tuple[CodeType, int], Frame] = {}
+        self._anchor: FrameType | None = None
+        self._anchored: Frame | None = None
+
+    def forget(self) -> None:
+        """Drop the cached anchor frame (it keeps that call's locals alive)."""
+        self._anchor = self._anchored = None
 
     def _classify(self, code: CodeType) -> str | None:
+        """The user path of ``code`` (relative to the root), or None / _SKIP / _STOP (class docstring)."""
+        rel = self._user_path(code)
+        if rel is None and (code.co_flags & _RESUMABLE or code.co_filename.endswith(_PER_CALL)):
+            return _SKIP
+        return rel
+
+    def _user_path(self, code: CodeType) -> str | None:
         filename = code.co_filename
         if filename.startswith("<"):
             return None
@@ -63,18 +93,27 @@ class UserFrames:
     def locate(self, skip: int = 1) -> Frame | None:
         f = sys._getframe(skip)
         is_user = self._is_user
+        anchor = self._anchor
+        first = None  # the first frame of this walk that may anchor the next one
+        result = None
         while f is not None:
+            if f is anchor:
+                return self._anchored
             code = f.f_code
             rel = is_user.get(code, False)
             if rel is False:
                 rel = is_user[code] = self._classify(code)
-            if rel is _STOP:
-                return None  # reached the step runner: frames further out called mpsready, not the step
-            if rel is not None:
+            if rel is None:
+                if first is None:
+                    first = f
+            elif rel is _STOP:
+                break  # reached the step runner: frames further out called mpsready, not the step
+            elif rel is not _SKIP:
                 key = (code, f.f_lineno)
-                fr = self._frames.get(key)
-                if fr is None:
-                    fr = self._frames[key] = Frame(rel, f.f_lineno, code.co_name)
-                return fr
+                result = self._frames.get(key)
+                if result is None:
+                    result = self._frames[key] = Frame(rel, f.f_lineno, code.co_name)
+                break
             f = f.f_back
-        return None
+        self._anchor, self._anchored = first, result
+        return result

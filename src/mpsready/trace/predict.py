@@ -23,7 +23,7 @@ All results are predictions (``basis: "predicted"``); none was observed on a Mac
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 from mpsready.findings import Basis, Finding, Location, Severity, sort_findings
@@ -241,6 +241,37 @@ class _Classifier:
         return out
 
 
+def _mps_calls(cls: _Classifier, calls: Iterable[OpCall]) -> Iterable[tuple[OpCall, str]]:
+    """``(call, MPS op)`` for each recorded call, plus the calls a routed fused kernel stands for.
+
+    A route with ``with`` (:meth:`mpsready.ops.api.SupportDB.route_info`) means the same Python call
+    dispatches several ops on MPS: CUDA's fused ``aten::native_dropout`` is ``empty_like``,
+    ``bernoulli_.float``, ``div_.Scalar`` and ``mul.Tensor`` there (Dropout.cpp ``_dropout_impl``;
+    ``is_fused_kernel_acceptable`` excludes MPS). Those ops are added as calls of the same stage, frame
+    and count, with the recorded call's first dtype, so a CUDA trace and a CPU trace (which takes
+    ``_dropout_impl`` as MPS does) give the same prediction. A ``parent`` marks a composite's callee,
+    and the composite counts as expanded (its callees are then judged, not called unknown).
+    """
+    calls = list(calls)
+    extras: dict[str, list[dict[str, Any]]] = {}
+    for call in calls:
+        info = cls.db.route_info(call.op)
+        if info and info.get("with"):
+            extras[call.op] = info["with"]
+            # before any call is judged: a composite is "expanded" for every call of it, whatever the order
+            cls.expanded.update("aten::" + w["parent"] for w in info["with"] if w.get("parent"))
+    for call in calls:
+        target = cls.target(call.op, call.stage)
+        yield call, target
+        extra = extras.get(call.op) if target != call.op else None
+        if not extra:
+            continue
+        dt = (call.in_dtypes[:1] or call.out_dtypes[:1])
+        for w in extra:
+            parent = "aten::" + w["parent"] if w.get("parent") else call.parent
+            yield replace(call, parent=parent, in_dtypes=dt, out_dtypes=dt, seconds=0.0), "aten::" + w["op"]
+
+
 def _verdict(problems: list[Problem], status: str, fallback: bool) -> str:
     kinds = {p.kind for p in problems}
     if kinds & {"sparse", "guard", "macos", "dtype"}:
@@ -273,8 +304,7 @@ def predict(trace: OpTrace, torch: str, macos: str = DEFAULT_MACOS, fallback: bo
     preds: dict[str, OpPrediction] = {}
     problem_seconds: dict[str, float] = {}  # traced seconds of the calls that have a problem, per op
     total_calls = 0
-    for call in sorted(trace.calls, key=lambda c: _stage_key(c.stage)):
-        target = cls.target(call.op, call.stage)
+    for call, target in _mps_calls(cls, sorted(trace.calls, key=lambda c: _stage_key(c.stage))):
         sup = cls.support(target)
         host = (call.stage in HOST_STAGES or call.device not in (dev_type, "meta")
                 or (not call.in_dtypes and not call.out_dtypes))

@@ -133,12 +133,27 @@ def _mps_python_paths() -> Iterator[None]:
         mha.set_fastpath_enabled(old)
 
 
-class _OpInfo:
-    __slots__ = ("name", "expand")
+_OpOverload = torch._ops.OpOverload
+# what TorchDispatchMode.__enter__/__exit__ call for a mode without a dispatch key (torch/utils/_python_dispatch.py
+# _push_mode/_pop_mode, 2.1-2.13)
+_push_mode_stack = torch._C._push_on_torch_dispatch_stack
+_pop_mode_stack = torch._C._pop_torch_dispatch_stack
 
-    def __init__(self, name: str, expand: bool):
+
+class _OpInfo:
+    """What the recorder needs of one overload, computed once (``Recorder._info``).
+
+    ``call`` is the overload's C++ callable (``OpOverload._op``; ``OpOverload.__call__`` only forwards to
+    it, torch/_ops.py 2.1-2.13) so a plain call skips one Python frame; ``func`` keeps the overload alive,
+    because infos are keyed by ``id(func)`` (``OpOverload.__hash__`` is a Python method)."""
+
+    __slots__ = ("name", "expand", "call", "func")
+
+    def __init__(self, name: str, expand: bool, func: Any):
         self.name = name
         self.expand = expand
+        self.func = func
+        self.call = func._op if type(func) is _OpOverload else func
 
 
 class _Mode(TorchDispatchMode):
@@ -148,20 +163,21 @@ class _Mode(TorchDispatchMode):
         super().__init__()
         self.rec, self.parent, self.frame, self.depth = rec, parent, frame, depth
 
-
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         rec = self.rec
-        kwargs = kwargs or {}
-        info = rec._infos.get(func)
+        info = rec._infos.get(id(func))
         if info is None:
             info = rec._info(func)
-        frame = self.frame if self.depth else rec.frames.locate(2)
+        depth = self.depth
+        frame = self.frame if depth else rec.frames.locate(2)
         t0 = _perf()
         # name == parent: a view op's kernel re-enters itself (detach -> detach); expanding again adds nothing.
-        if info.expand and self.depth < _MAX_DEPTH and info.name != self.parent:
-            out = rec._expand(func, info.name, frame, self.depth, args, kwargs)
+        if info.expand and depth < _MAX_DEPTH and info.name != self.parent:
+            out = rec._expand(func, info.name, frame, depth, args, kwargs or {})
+        elif kwargs:
+            out = info.call(*args, **kwargs)
         else:
-            out = func(*args, **kwargs)
+            out = info.call(*args)
         rec._record(info.name, self.parent, frame, args, kwargs, out, _perf() - t0)
         return out
 
@@ -183,7 +199,8 @@ class Recorder(Observer):
         self.device_type = torch.device(device).type
         self._expand_pred = expand or (lambda name: False)
         self.simulate_moves = self.device_type == "cpu" if simulate_moves is None else simulate_moves
-        self._infos: dict[Any, _OpInfo] = {}
+        self._infos: dict[int, _OpInfo] = {}  # id(OpOverload) -> info
+        self._children: dict[int, _Mode] = {}  # depth -> the reusable child mode of _expand
         self._calls: dict[tuple, list] = {}  # key -> [count, seconds]
         self._events: dict[tuple, list] = {}  # dtype event key -> [count]
         self._origins: dict[int, tuple] = {}  # id(tensor) -> (weakref, op, frame, stage)
@@ -211,6 +228,7 @@ class Recorder(Observer):
                 if stage == "data" and self.simulate_moves:
                     self._simulate_move((ctx.inputs, ctx.target))
         finally:
+            self.frames.forget()  # the cached anchor frame would keep the stage's last call's locals alive
             self.stage_seconds[stage] = self.stage_seconds.get(stage, 0.0) + _perf() - t0
 
     def _sdpa_context(self, stage: str):
@@ -259,7 +277,7 @@ class Recorder(Observer):
             # the data). Not expanding them roughly halves the recorder's cost on a transformer step.
             expand = False
             self.views.add(name)
-        info = self._infos[func] = _OpInfo(name, expand)
+        info = self._infos[id(func)] = _OpInfo(name, expand, func)
         return info
 
     def _keys_for_device(self, device: Any) -> Any:
@@ -280,50 +298,78 @@ class Recorder(Observer):
         else:  # a factory (arange, ...): the keys of the device it creates on
             keys = self._keys_for_device(kwargs.get("device"))
         self.expanded.add(name)
+        # one child mode per depth, reused: at most one is on the mode stack per depth at a time (a mode is
+        # off the stack while its own __torch_dispatch__ runs), and building a TorchDispatchMode costs more
+        # than the callee it records
+        child = self._children.get(depth + 1)
+        if child is None:
+            child = self._children[depth + 1] = _Mode(self, depth=depth + 1)
+        outer = child.parent, child.frame
+        child.parent, child.frame = name, frame
         try:
-            with _Mode(self, parent=name, frame=frame, depth=depth + 1):
+            # The child goes straight onto the C++ mode stack: TorchDispatchMode.__enter__/__exit__ would
+            # also save and set the module's "in a dispatch mode" flags, which the recording mode around the
+            # stage has already set (it is the same kind of mode), at several times the cost of the push.
+            _push_mode_stack(child)
+            try:
                 return func.redispatch(keys & _AFTER_PYTHON, *args, **kwargs)
+            finally:
+                _pop_mode_stack(None)
         except (RuntimeError, TypeError, NotImplementedError) as exc:
             # Some overloads refuse a redispatch (e.g. Scalar wrapping); run them plainly. A genuine
             # error of the user's op is raised again by the plain call below.
             self.expansion_failures.setdefault(name, f"{type(exc).__name__}: {exc}"[:300])
             return func(*args, **kwargs)
+        finally:
+            child.parent, child.frame = outer
 
     def _record(self, name: str, parent: str | None, frame: Frame | None, args, kwargs, out, seconds: float):
+        # one pass per argument list, inlined: this runs for every dispatched op
         ins: list = []
-        _tensors(args, ins)
+        for v in args:
+            if isinstance(v, _Tensor):
+                ins.append(v)
+            elif isinstance(v, (list, tuple)):
+                for w in v:
+                    if isinstance(w, _Tensor):
+                        ins.append(w)
         if kwargs:
             _tensors(kwargs.values(), ins)
-        outs: list = []
         if isinstance(out, _Tensor):
-            outs.append(out)
+            outs = [out]
         elif isinstance(out, (list, tuple)):
+            outs = []
             _tensors(out, outs)
+        else:
+            outs = []
         names = _DTYPE_NAMES
-        in_dt = tuple([names[t.dtype] for t in ins])
-        out_dt = tuple([names[t.dtype] for t in outs])
+        strided = _STRIDED
+        odd = False  # a non-strided (sparse, mkldnn) argument or result
+        in_dt = []
+        for t in ins:
+            in_dt.append(names[t.dtype])
+            if t.layout is not strided:
+                odd = True
+        out_dt = []
+        for t in outs:
+            out_dt.append(names[t.dtype])
+            if t.layout is not strided:
+                odd = True
+        in_dt = tuple(in_dt)
+        out_dt = tuple(out_dt)
         # The result's device: a copy (``_to_copy``) is attributed to where it lands.
         first = outs[0] if outs else (ins[0] if ins else None)
         if self._simulating:
             device = "meta"  # every call of a simulated move, including a sparse tensor's metadata queries
         elif first is None:
-            device = str(kwargs.get("device") or "cpu")
+            device = str(kwargs.get("device") or "cpu") if kwargs else "cpu"
         elif first.is_cpu:  # is_cpu/is_cuda are cheap flags; .device builds a new object each time
             device = "cpu"
         elif first.is_cuda:
             device = "cuda"
         else:
             device = first.device.type
-        layouts: tuple = ()
-        for t in ins:
-            if t.layout is not _STRIDED:
-                layouts = self._layouts(ins, outs)
-                break
-        else:
-            for t in outs:
-                if t.layout is not _STRIDED:
-                    layouts = self._layouts(ins, outs)
-                    break
+        layouts = self._layouts(ins, outs) if odd else ()
         # id(frame): frames are interned by UserFrames, and hashing the dataclass per call is slow
         key = (self.stage, name, parent, in_dt, out_dt, device, layouts, id(frame))
         slot = self._calls.get(key)

@@ -188,6 +188,9 @@ def build_release(release: str, files: Path, extras: Any = None) -> dict[str, An
         if target is None:
             continue
         r = {"to": target, "source": e["source"]}
+        also = [w for w in e.get("with", ()) if w["op"] in ops and w.get("parent", w["op"]) in ops]
+        if also:
+            r["with"] = [dict(w) for w in also]
         if e.get("otherwise") == target:  # the conditional op does not exist yet: unconditional route
             routing[e["from"]] = r
             continue
@@ -257,6 +260,13 @@ def check_routing(tables: dict[str, dict[str, Any]]) -> None:
     unused = sorted(routed - used)
     if tables and unused:
         raise AssertionError(f"routing entries that match no built release (check the op names): {unused}")
+    # `with` ops (and their parents) dropped in every release are misspelt too
+    kept = {(k, w["op"], w.get("parent")) for t in tables.values() for k, r in t["routing"].items()
+            for w in r.get("with", ())}
+    lost = sorted({(e["from"], w["op"], w.get("parent")) for e in entries for w in e.get("with", ())} - kept,
+                  key=str)
+    if tables and lost:
+        raise AssertionError(f"routing `with` ops that match no built release (check the op names): {lost}")
 
 
 def build_index(tables: dict[str, dict[str, Any]]) -> dict[str, Any]:
