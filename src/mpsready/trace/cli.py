@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from mpsready.errors import UsageError
@@ -22,11 +23,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="classify the trace saved in a `mpsready trace --format json` file again, for other "
                         "--torch/--macos values, without running the step")
     p.add_argument("--torch", default=None, help="target PyTorch release (default: the installed one), e.g. 2.13")
-    p.add_argument("--macos", default=None, help="target macOS version (default: %(default)s -> 15.5), e.g. 14.4")
+    p.add_argument("--macos", default=None, help="target macOS version (default: 15.5), e.g. 14.4")
     p.add_argument("--device", default="cpu", help="device to run the trace on: cpu or cuda (default: cpu)")
     p.add_argument("--mps-fallback", dest="fallback", action="store_true", default=None,
                    help="assume PYTORCH_ENABLE_MPS_FALLBACK=1 on the Mac (default: as set in this environment)")
     p.add_argument("--steps", type=int, default=1, help="training steps to run (default: 1)")
+    p.add_argument("--project", metavar="DIR", default=None,
+                   help="the project the step exercises, when the ENTRY file lies outside it: its files count "
+                        "as your code, so findings point at their lines (default: the ENTRY file's directory)")
     p.add_argument("--format", choices=FORMATS, default="terminal")
     p.add_argument("--output", "-o", default=None, help="write the output to FILE instead of stdout")
     p.set_defaults(run=run)
@@ -47,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
                          f"got {args.device!r}")
     if args.steps < 1:
         raise UsageError("--steps must be at least 1")
+    if args.project is not None and not os.path.isdir(args.project):
+        raise UsageError(f"--project {args.project} is not a directory")
     try:
         import torch  # noqa: F401  (the trace runs the step)
     except ImportError:
@@ -57,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         result = trace_entry(args.entry, torch=args.torch, macos=args.macos or DEFAULT_MACOS, device=args.device,
-                             fallback=args.fallback, steps=args.steps)
+                             fallback=args.fallback, steps=args.steps, project=args.project)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     return _emit(result, args)
