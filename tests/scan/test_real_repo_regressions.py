@@ -142,3 +142,16 @@ def test_cu_sources_built_under_a_fallback_are_lowered(write_project):
     assert rows(r) == [("EXT101", "other/raw.cu", None, "blocker"), ("EXT101", "ops/act.cu", None, "degrades"),
                        ("EXT107", "ops/custom_ops.py", 4, "info")]
     assert r.findings[1].evidence == {"files": 1, "fallback": "ops/act.py:11"}
+
+
+def test_fix_hints_name_a_call_not_a_note(write_project):
+    # nanoGPT's `torch.cuda.is_bf16_supported()` got the fix "Use bfloat16 needs macOS 14+ on MPS."
+    root = write_project({"a.py": "import torch\n"
+                                  "bf16 = torch.cuda.is_bf16_supported()\n"
+                                  "x = torch.cuda.DoubleTensor(3)\n"})
+    r = scan_path(root)
+    assert rows(r) == [("API102", "a.py", 3, "blocker"), ("API102", "a.py", 2, "degrades")]
+    assert [f.fix for f in r.findings] == [
+        "Use torch.tensor(..., dtype=torch.float32, device=device) (MPS has no float64).",
+        "Use torch.backends.mps.is_macos_or_newer(14, 0) (MPS bfloat16 needs macOS 14).",
+    ]
