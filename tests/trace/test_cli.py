@@ -104,3 +104,28 @@ def test_from_json_classifies_a_saved_trace_for_another_release(tmp_path, capsys
     assert run_cli(["trace", "--from-json", str(bad)]) == 2
     assert run_cli(["trace", f"{ENTRIES}:cnn", "--from-json", str(saved)]) == 2
     assert run_cli(["trace"]) == 2
+
+
+def test_a_failed_stage_says_incomplete_in_terminal_and_markdown(tmp_path, capsys):
+    # A broken ENTRY (nanoGPT with a non-contiguous target) used to end in "... Exit code 0." and nothing else.
+    assert run_cli(["trace", f"{ENTRIES}:failing_loss", "--torch", "2.13"]) == 0
+    term = " ".join(capsys.readouterr().out.split())
+    assert ("INCOMPLETE: stage(s) loss failed on the trace device (cpu), so their ops and the stages after them "
+            "are missing from this prediction.") in term
+    md = tmp_path / "t.md"
+    assert run_cli(["trace", f"{ENTRIES}:failing_loss", "--torch", "2.13", "--format", "md", "-o", str(md)]) == 0
+    assert "**INCOMPLETE: stage(s) loss failed on the trace device (cpu)" in md.read_text()
+    assert run_cli(["trace", f"{ENTRIES}:cnn", "--torch", "2.13"]) == 0
+    assert "INCOMPLETE" not in capsys.readouterr().out
+
+
+def test_stage_failure_message_ending_in_a_period_is_not_doubled():
+    from types import SimpleNamespace
+
+    from mpsready.trace.predict import _stage_findings
+
+    trace = SimpleNamespace(device="cpu", stages=[{"stage": "forward", "status": "failed", "error_type": "RuntimeError",
+                                                   "error": "view size is not compatible. Use .reshape(...) instead."}])
+    [f] = _stage_findings(trace)
+    assert f.message == ("Stage forward failed on the trace device (cpu): RuntimeError: view size is not compatible. "
+                         "Use .reshape(...) instead. Ops after the failure are not in the prediction.")
