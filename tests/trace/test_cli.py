@@ -129,3 +129,16 @@ def test_stage_failure_message_ending_in_a_period_is_not_doubled():
     [f] = _stage_findings(trace)
     assert f.message == ("Stage forward failed on the trace device (cpu): RuntimeError: view size is not compatible. "
                          "Use .reshape(...) instead. Ops after the failure are not in the prediction.")
+
+
+def test_json_on_stdout_stays_valid_when_the_step_prints(tmp_path, capsys):
+    # nanoGPT prints "number of parameters: ..." while building the model; that went to stdout before the JSON.
+    entry = tmp_path / "chatty.py"
+    entry.write_text("import torch\nfrom mpsready.step import Step\n\n"
+                     "def step():\n    print('number of parameters: 0.01M')\n"
+                     "    return Step(model=torch.nn.Linear(4, 2), batch=torch.ones(3, 4), loss_fn=lambda o: o.sum())\n")
+    assert run_cli(["trace", f"{entry}:step", "--torch", "2.13", "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert doc["schema"] == {"name": "mpsready.trace", "version": 1}
+    assert "number of parameters: 0.01M" in captured.err

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 
 from mpsready.errors import UsageError
 
@@ -62,11 +64,34 @@ def run(args: argparse.Namespace) -> int:
     from mpsready.trace.api import trace_entry
 
     try:
-        result = trace_entry(args.entry, torch=args.torch, macos=args.macos or DEFAULT_MACOS, device=args.device,
-                             fallback=args.fallback, steps=args.steps, project=args.project)
+        with _stdout_to_stderr():
+            result = trace_entry(args.entry, torch=args.torch, macos=args.macos or DEFAULT_MACOS,
+                                 device=args.device, fallback=args.fallback, steps=args.steps, project=args.project)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     return _emit(result, args)
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """Send what the user's step prints to stderr while it runs, so stdout holds only the trace
+    (`mpsready trace ENTRY --format json > t.json` stays valid JSON when the model prints, as
+    nanoGPT's does). Both Python's ``sys.stdout`` and file descriptor 1 (C extensions) move."""
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no file descriptor 1 (embedded interpreters): Python-level only
+        saved = None
+    try:
+        if saved is not None:
+            os.dup2(2, 1)
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stdout.flush()
+        if saved is not None:
+            os.dup2(saved, 1)
+            os.close(saved)
 
 
 def _from_json(args: argparse.Namespace) -> int:
