@@ -155,3 +155,20 @@ def test_fix_hints_name_a_call_not_a_note(write_project):
         "Use torch.tensor(..., dtype=torch.float32, device=device) (MPS has no float64).",
         "Use torch.backends.mps.is_macos_or_newer(14, 0) (MPS bfloat16 needs macOS 14).",
     ]
+
+
+def test_early_exit_on_not_cuda_or_anything_guards_the_rest_of_the_function(write_project):
+    # vit-pytorch simple_flash_attn_vit.py: `if not torch.cuda.is_available() or not use_flash: return`
+    # then torch.cuda.get_device_properties(...) was reported as a blocker; it never runs on a Mac.
+    root = write_project({"a.py": "import torch\n\n"
+                                  "def setup(use_flash):\n"
+                                  "    if not torch.cuda.is_available() or not use_flash:\n"
+                                  "        return\n"
+                                  "    props = torch.cuda.get_device_properties(0)\n"
+                                  "    return props\n\n"
+                                  "def other(use_flash):\n"
+                                  "    if not use_flash or torch.cuda.is_available():\n"
+                                  "        return\n"
+                                  "    return torch.cuda.get_device_properties(0)\n"})
+    r = scan_path(root)
+    assert rows(r) == [("API102", "a.py", 12, "blocker"), ("API102", "a.py", 6, "info")]

@@ -563,6 +563,15 @@ class _Visitor(ast.NodeVisitor):
                 elif not entered_cuda and self._is_cuda_test(stmt.test.operand):
                     entered_cuda = 1
                     self.cuda_guard += 1
+            elif not entered_cuda and isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and all(
+                    isinstance(s, (ast.Return, ast.Raise, ast.Continue, ast.Break)) for s in stmt.body) \
+                    and isinstance(stmt.test, ast.BoolOp) and isinstance(stmt.test.op, ast.Or) and any(
+                    isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not) and self._is_cuda_test(v.operand)
+                    for v in stmt.test.values):
+                # `if not torch.cuda.is_available() or not use_flash: return` exits on every Mac as well
+                # (vit-pytorch's simple_flash_attn_vit.py)
+                entered_cuda = 1
+                self.cuda_guard += 1
         self.dist_context -= entered_dist
         self.cuda_guard -= entered_cuda
 
