@@ -142,3 +142,18 @@ def test_json_on_stdout_stays_valid_when_the_step_prints(tmp_path, capsys):
     doc = json.loads(captured.out)
     assert doc["schema"] == {"name": "mpsready.trace", "version": 1}
     assert "number of parameters: 0.01M" in captured.err
+
+
+def test_an_entry_whose_import_fails_exits_2_with_the_reason(tmp_path, capsys):
+    # vit-pytorch's package __init__ imports torchvision; without it the trace died with a raw traceback, exit 1.
+    entry = tmp_path / "needs_missing.py"
+    entry.write_text("import torch\nimport mpsready_no_such_dependency\n\ndef step():\n    pass\n")
+    parser = argparse.ArgumentParser(prog="mpsready")
+    cli.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["trace", f"{entry}:step"])
+    with pytest.raises(UsageError) as info:
+        args.run(args)
+    assert str(info.value) == (f"importing ENTRY {entry}:step raised ModuleNotFoundError: No module named "
+                               "'mpsready_no_such_dependency' (install the project's dependencies in this environment)")
+    err = capsys.readouterr().err
+    assert err.startswith("Traceback (most recent call last):") and "needs_missing.py\", line 2" in err

@@ -63,13 +63,34 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--device cuda: CUDA is not available on this machine")
     from mpsready.trace.api import trace_entry
 
+    entry = _load_entry(args.entry)
     try:
         with _stdout_to_stderr():
-            result = trace_entry(args.entry, torch=args.torch, macos=args.macos or DEFAULT_MACOS,
+            result = trace_entry(entry, torch=args.torch, macos=args.macos or DEFAULT_MACOS,
                                  device=args.device, fallback=args.fallback, steps=args.steps, project=args.project)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     return _emit(result, args)
+
+
+def _load_entry(spec: str):
+    """Import the ENTRY's module. A malformed or missing ENTRY is an :class:`EntryError`; an exception
+    raised by the user's own module while it is imported (a missing dependency, most often) is bad input
+    too: its traceback goes to stderr and the command exits 2, never 1 (which means findings)."""
+    import traceback
+
+    from mpsready.step import EntryError, load_entry
+
+    try:
+        with _stdout_to_stderr():
+            return load_entry(spec)
+    except EntryError:
+        raise
+    except Exception as exc:  # the user's module failed while being imported
+        traceback.print_exc(file=sys.stderr)
+        hint = (" (install the project's dependencies in this environment)"
+                if isinstance(exc, ModuleNotFoundError) else "")
+        raise UsageError(f"importing ENTRY {spec} raised {type(exc).__name__}: {exc}{hint}") from None
 
 
 @contextlib.contextmanager
