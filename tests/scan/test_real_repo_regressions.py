@@ -172,3 +172,18 @@ def test_early_exit_on_not_cuda_or_anything_guards_the_rest_of_the_function(writ
                                   "    return torch.cuda.get_device_properties(0)\n"})
     r = scan_path(root)
     assert rows(r) == [("API102", "a.py", 12, "blocker"), ("API102", "a.py", 6, "info")]
+
+
+def test_sdp_kernel_fix_names_the_replacement_not_determinism(write_project):
+    # vit-pytorch simple_flash_attn_vit.py: `with torch.backends.cuda.sdp_kernel(**config):` was told to use
+    # torch.use_deterministic_algorithms(), which has nothing to do with attention backends.
+    root = write_project({"a.py": "import torch\n"
+                                  "with torch.backends.cuda.sdp_kernel(enable_math=False):\n"
+                                  "    pass\n"
+                                  "torch.backends.cudnn.benchmark = True\n"})
+    r = scan_path(root)
+    assert [(f.code, f.location.line, f.fix) for f in r.findings] == [
+        ("API105", 2, "Use torch.nn.attention.sdpa_kernel([SDPBackend....]) (sdp_kernel is deprecated); keep "
+                      "SDPBackend.MATH in the list so devices without flash attention have a path."),
+        ("API105", 4, "Keep for CUDA; for reproducibility on every backend use torch.use_deterministic_algorithms()."),
+    ]

@@ -638,6 +638,13 @@ class _Visitor(ast.NodeVisitor):
             if name.endswith("allow_tf32") or name.endswith("allow_fp16_reduced_precision_reduction") \
                     or name.endswith("allow_bf16_reduced_precision_reduction"):
                 self.add(A.TF32_SWITCH, node, f"{name}: a CUDA precision switch with no effect on MPS")
+            elif name == "torch.backends.cuda.sdp_kernel":
+                # The reproducibility hint of API105 does not fit an attention-backend switch. PyTorch 2.13.0
+                # torch/backends/cuda/__init__.py: sdp_kernel is deprecated (FutureWarning) and wraps
+                # torch.nn.attention.sdpa_kernel, which takes a list of SDPBackend values on every device.
+                self.add(A.CUDNN_FLAGS, node, f"{name}: a cuDNN/CUDA backend setting with no effect on MPS",
+                         fix="Use torch.nn.attention.sdpa_kernel([SDPBackend....]) (sdp_kernel is deprecated); "
+                             "keep SDPBackend.MATH in the list so devices without flash attention have a path.")
             else:
                 self.add(A.CUDNN_FLAGS, node, f"{name}: a cuDNN/CUDA backend setting with no effect on MPS")
             return True
