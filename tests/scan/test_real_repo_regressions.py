@@ -142,3 +142,48 @@ def test_cu_sources_built_under_a_fallback_are_lowered(write_project):
     assert rows(r) == [("EXT101", "other/raw.cu", None, "blocker"), ("EXT101", "ops/act.cu", None, "degrades"),
                        ("EXT107", "ops/custom_ops.py", 4, "info")]
     assert r.findings[1].evidence == {"files": 1, "fallback": "ops/act.py:11"}
+
+
+def test_fix_hints_name_a_call_not_a_note(write_project):
+    # nanoGPT's `torch.cuda.is_bf16_supported()` got the fix "Use bfloat16 needs macOS 14+ on MPS."
+    root = write_project({"a.py": "import torch\n"
+                                  "bf16 = torch.cuda.is_bf16_supported()\n"
+                                  "x = torch.cuda.DoubleTensor(3)\n"})
+    r = scan_path(root)
+    assert rows(r) == [("API102", "a.py", 3, "blocker"), ("API102", "a.py", 2, "degrades")]
+    assert [f.fix for f in r.findings] == [
+        "Use torch.tensor(..., dtype=torch.float32, device=device) (MPS has no float64).",
+        "Use torch.backends.mps.is_macos_or_newer(14, 0) (MPS bfloat16 needs macOS 14).",
+    ]
+
+
+def test_early_exit_on_not_cuda_or_anything_guards_the_rest_of_the_function(write_project):
+    # vit-pytorch simple_flash_attn_vit.py: `if not torch.cuda.is_available() or not use_flash: return`
+    # then torch.cuda.get_device_properties(...) was reported as a blocker; it never runs on a Mac.
+    root = write_project({"a.py": "import torch\n\n"
+                                  "def setup(use_flash):\n"
+                                  "    if not torch.cuda.is_available() or not use_flash:\n"
+                                  "        return\n"
+                                  "    props = torch.cuda.get_device_properties(0)\n"
+                                  "    return props\n\n"
+                                  "def other(use_flash):\n"
+                                  "    if not use_flash or torch.cuda.is_available():\n"
+                                  "        return\n"
+                                  "    return torch.cuda.get_device_properties(0)\n"})
+    r = scan_path(root)
+    assert rows(r) == [("API102", "a.py", 12, "blocker"), ("API102", "a.py", 6, "info")]
+
+
+def test_sdp_kernel_fix_names_the_replacement_not_determinism(write_project):
+    # vit-pytorch simple_flash_attn_vit.py: `with torch.backends.cuda.sdp_kernel(**config):` was told to use
+    # torch.use_deterministic_algorithms(), which has nothing to do with attention backends.
+    root = write_project({"a.py": "import torch\n"
+                                  "with torch.backends.cuda.sdp_kernel(enable_math=False):\n"
+                                  "    pass\n"
+                                  "torch.backends.cudnn.benchmark = True\n"})
+    r = scan_path(root)
+    assert [(f.code, f.location.line, f.fix) for f in r.findings] == [
+        ("API105", 2, "Use torch.nn.attention.sdpa_kernel([SDPBackend....]) (sdp_kernel is deprecated); keep "
+                      "SDPBackend.MATH in the list so devices without flash attention have a path."),
+        ("API105", 4, "Keep for CUDA; for reproducibility on every backend use torch.use_deterministic_algorithms()."),
+    ]

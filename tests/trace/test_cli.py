@@ -104,3 +104,56 @@ def test_from_json_classifies_a_saved_trace_for_another_release(tmp_path, capsys
     assert run_cli(["trace", "--from-json", str(bad)]) == 2
     assert run_cli(["trace", f"{ENTRIES}:cnn", "--from-json", str(saved)]) == 2
     assert run_cli(["trace"]) == 2
+
+
+def test_a_failed_stage_says_incomplete_in_terminal_and_markdown(tmp_path, capsys):
+    # A broken ENTRY (nanoGPT with a non-contiguous target) used to end in "... Exit code 0." and nothing else.
+    assert run_cli(["trace", f"{ENTRIES}:failing_loss", "--torch", "2.13"]) == 0
+    term = " ".join(capsys.readouterr().out.split())
+    assert ("INCOMPLETE: stage(s) loss failed on the trace device (cpu), so their ops and the stages after them "
+            "are missing from this prediction.") in term
+    md = tmp_path / "t.md"
+    assert run_cli(["trace", f"{ENTRIES}:failing_loss", "--torch", "2.13", "--format", "md", "-o", str(md)]) == 0
+    assert "**INCOMPLETE: stage(s) loss failed on the trace device (cpu)" in md.read_text()
+    assert run_cli(["trace", f"{ENTRIES}:cnn", "--torch", "2.13"]) == 0
+    assert "INCOMPLETE" not in capsys.readouterr().out
+
+
+def test_stage_failure_message_ending_in_a_period_is_not_doubled():
+    from types import SimpleNamespace
+
+    from mpsready.trace.predict import _stage_findings
+
+    trace = SimpleNamespace(device="cpu", stages=[{"stage": "forward", "status": "failed", "error_type": "RuntimeError",
+                                                   "error": "view size is not compatible. Use .reshape(...) instead."}])
+    [f] = _stage_findings(trace)
+    assert f.message == ("Stage forward failed on the trace device (cpu): RuntimeError: view size is not compatible. "
+                         "Use .reshape(...) instead. Ops after the failure are not in the prediction.")
+
+
+def test_json_on_stdout_stays_valid_when_the_step_prints(tmp_path, capsys):
+    # nanoGPT prints "number of parameters: ..." while building the model; that went to stdout before the JSON.
+    entry = tmp_path / "chatty.py"
+    entry.write_text("import torch\nfrom mpsready.step import Step\n\n"
+                     "def step():\n    print('number of parameters: 0.01M')\n"
+                     "    return Step(model=torch.nn.Linear(4, 2), batch=torch.ones(3, 4), loss_fn=lambda o: o.sum())\n")
+    assert run_cli(["trace", f"{entry}:step", "--torch", "2.13", "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert doc["schema"] == {"name": "mpsready.trace", "version": 1}
+    assert "number of parameters: 0.01M" in captured.err
+
+
+def test_an_entry_whose_import_fails_exits_2_with_the_reason(tmp_path, capsys):
+    # vit-pytorch's package __init__ imports torchvision; without it the trace died with a raw traceback, exit 1.
+    entry = tmp_path / "needs_missing.py"
+    entry.write_text("import torch\nimport mpsready_no_such_dependency\n\ndef step():\n    pass\n")
+    parser = argparse.ArgumentParser(prog="mpsready")
+    cli.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["trace", f"{entry}:step"])
+    with pytest.raises(UsageError) as info:
+        args.run(args)
+    assert str(info.value) == (f"importing ENTRY {entry}:step raised ModuleNotFoundError: No module named "
+                               "'mpsready_no_such_dependency' (install the project's dependencies in this environment)")
+    err = capsys.readouterr().err
+    assert err.startswith("Traceback (most recent call last):") and "needs_missing.py\", line 2" in err

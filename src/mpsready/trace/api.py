@@ -89,10 +89,15 @@ def sdpa_math_stages(db: Any) -> str | None:
 
 
 def trace_entry(spec: Any, torch: str | None = None, macos: str = DEFAULT_MACOS, device: str = "cpu",
-                fallback: bool | None = None, steps: int = 1, cwd: str | None = None) -> TraceResult:
+                fallback: bool | None = None, steps: int = 1, cwd: str | None = None,
+                project: str | None = None) -> TraceResult:
     """Run the step named by ``spec`` (an ENTRY string or a loaded :class:`mpsready.step.Entry`) on
     ``device`` with the recorder attached, and classify it for PyTorch ``torch`` (default: installed)
     and macOS ``macos``.
+
+    ``cwd``: the directory ENTRY is resolved against. ``project``: the project the step exercises
+    (default: ``cwd`` when given, as ``mpsready check PATH`` gives it); files under it count as
+    the user's code, so locations point into the project even when the ENTRY file lies outside it.
 
     Raises :class:`mpsready.step.EntryError` (a UsageError) for a bad ENTRY and ``ValueError`` for a
     torch version outside the shipped tables. Failures of the user's step are not raised: they are
@@ -117,5 +122,6 @@ def trace_entry(spec: Any, torch: str | None = None, macos: str = DEFAULT_MACOS,
             v = composite[name] = db.lookup(name).status == "composite"
         return v
 
-    trace = record_entry(entry, device=device, expand=expand, steps=steps, sdpa_math=sdpa_math_stages(db))
+    trace = record_entry(entry, device=device, expand=expand, steps=steps, sdpa_math=sdpa_math_stages(db),
+                         project=project or cwd)
     return TraceResult(trace=trace, prediction=predict(trace, torch=target, macos=macos, fallback=fb))

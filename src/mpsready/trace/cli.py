@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
+from collections.abc import Iterator
 
 from mpsready.errors import UsageError
 
@@ -22,11 +25,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="classify the trace saved in a `mpsready trace --format json` file again, for other "
                         "--torch/--macos values, without running the step")
     p.add_argument("--torch", default=None, help="target PyTorch release (default: the installed one), e.g. 2.13")
-    p.add_argument("--macos", default=None, help="target macOS version (default: %(default)s -> 15.5), e.g. 14.4")
+    p.add_argument("--macos", default=None, help="target macOS version (default: 15.5), e.g. 14.4")
     p.add_argument("--device", default="cpu", help="device to run the trace on: cpu or cuda (default: cpu)")
     p.add_argument("--mps-fallback", dest="fallback", action="store_true", default=None,
                    help="assume PYTORCH_ENABLE_MPS_FALLBACK=1 on the Mac (default: as set in this environment)")
     p.add_argument("--steps", type=int, default=1, help="training steps to run (default: 1)")
+    p.add_argument("--project", metavar="DIR", default=None,
+                   help="the project the step exercises, when the ENTRY file lies outside it: its files count "
+                        "as your code, so findings point at their lines (default: the ENTRY file's directory)")
     p.add_argument("--format", choices=FORMATS, default="terminal")
     p.add_argument("--output", "-o", default=None, help="write the output to FILE instead of stdout")
     p.set_defaults(run=run)
@@ -47,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
                          f"got {args.device!r}")
     if args.steps < 1:
         raise UsageError("--steps must be at least 1")
+    if args.project is not None and not os.path.isdir(args.project):
+        raise UsageError(f"--project {args.project} is not a directory")
     try:
         import torch  # noqa: F401  (the trace runs the step)
     except ImportError:
@@ -55,12 +63,56 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--device cuda: CUDA is not available on this machine")
     from mpsready.trace.api import trace_entry
 
+    entry = _load_entry(args.entry)
     try:
-        result = trace_entry(args.entry, torch=args.torch, macos=args.macos or DEFAULT_MACOS, device=args.device,
-                             fallback=args.fallback, steps=args.steps)
+        with _stdout_to_stderr():
+            result = trace_entry(entry, torch=args.torch, macos=args.macos or DEFAULT_MACOS,
+                                 device=args.device, fallback=args.fallback, steps=args.steps, project=args.project)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     return _emit(result, args)
+
+
+def _load_entry(spec: str):
+    """Import the ENTRY's module. A malformed or missing ENTRY is an :class:`EntryError`; an exception
+    raised by the user's own module while it is imported (a missing dependency, most often) is bad input
+    too: its traceback goes to stderr and the command exits 2, never 1 (which means findings)."""
+    import traceback
+
+    from mpsready.step import EntryError, load_entry
+
+    try:
+        with _stdout_to_stderr():
+            return load_entry(spec)
+    except EntryError:
+        raise
+    except Exception as exc:  # the user's module failed while being imported
+        traceback.print_exc(file=sys.stderr)
+        hint = (" (install the project's dependencies in this environment)"
+                if isinstance(exc, ModuleNotFoundError) else "")
+        raise UsageError(f"importing ENTRY {spec} raised {type(exc).__name__}: {exc}{hint}") from None
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """Send what the user's step prints to stderr while it runs, so stdout holds only the trace
+    (`mpsready trace ENTRY --format json > t.json` stays valid JSON when the model prints, as
+    nanoGPT's does). Both Python's ``sys.stdout`` and file descriptor 1 (C extensions) move."""
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no file descriptor 1 (embedded interpreters): Python-level only
+        saved = None
+    try:
+        if saved is not None:
+            os.dup2(2, 1)
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stdout.flush()
+        if saved is not None:
+            os.dup2(saved, 1)
+            os.close(saved)
 
 
 def _from_json(args: argparse.Namespace) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from types import CodeType, FrameType
 
@@ -37,9 +38,11 @@ def _package_dir(name: str) -> str | None:
 class UserFrames:
     """``locate()`` returns the innermost user :class:`Frame` on the current stack, or ``None``.
 
-    ``root`` is the project directory (``Entry.root``); frames in files under it count as the
-    user's, except files inside ``site-packages``/``dist-packages`` (a virtual environment kept in
-    the project), PyTorch and mpsready.
+    ``root`` is the project directory (``Entry.root``), or several directories (the entry's own
+    directory and the project it exercises, when the ENTRY file is kept outside the project);
+    frames in files under any of them count as the user's, except files inside
+    ``site-packages``/``dist-packages`` (a virtual environment kept in the project), PyTorch and
+    mpsready. A frame's path is relative to the first root that holds it.
 
     The walk is cached. Ops dispatched from the same Python call (the many ops of one
     ``F.multi_head_attention_forward``, every op of a backward pass) share the frames from their
@@ -50,8 +53,10 @@ class UserFrames:
     The anchor is held until the next walk that misses it, or :meth:`forget`.
     """
 
-    def __init__(self, root: str | os.PathLike[str]):
-        self.root = os.path.abspath(os.fspath(root)) + os.sep
+    def __init__(self, root: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]):
+        roots = [root] if isinstance(root, (str, os.PathLike)) else list(root)
+        self.roots = list(dict.fromkeys(os.path.abspath(os.fspath(r)) + os.sep for r in roots))
+        self.root = self.roots[0]
         self._excluded = [d for d in (_package_dir("torch"), _package_dir("mpsready")) if d]
         # The step runner calls the user's step: the walk stops there (pytest or a CLI below it can be
         # dozens of frames deep, and none of them is the step).
@@ -81,14 +86,15 @@ class UserFrames:
         if self._stop_dir and os.path.abspath(filename).startswith(self._stop_dir):
             return _STOP
         path = os.path.abspath(filename)
-        if not path.startswith(self.root):
+        root = next((r for r in self.roots if path.startswith(r)), None)
+        if root is None:
             return None
         if any(path.startswith(d) for d in self._excluded):
             return None
         parts = Path(path).parts
         if any(p in _EXCLUDED_PARTS for p in parts):
             return None
-        return os.path.relpath(path, self.root)
+        return os.path.relpath(path, root)
 
     def locate(self, skip: int = 1) -> Frame | None:
         f = sys._getframe(skip)

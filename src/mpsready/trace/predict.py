@@ -572,7 +572,7 @@ def _stage_findings(trace: OpTrace) -> list[Finding]:
         if s.get("status") in ("failed", "crashed"):
             out.append(Finding(code=R.OPS_STAGE.code, severity=Severity.INFO,
                                message=f"Stage {s['stage']} failed on the trace device ({trace.device}): "
-                                       f"{s.get('error_type')}: {(s.get('error') or '')[:200]}. Ops after the failure "
+                                       f"{s.get('error_type')}: {(s.get('error') or '')[:200].rstrip('.')}. Ops after the failure "
                                        "are not in the prediction.",
                                location=Location(stage=s["stage"]), basis=Basis.PREDICTED,
                                evidence={"stage": s["stage"], "error_type": s.get("error_type")}))

@@ -185,14 +185,15 @@ class _Mode(TorchDispatchMode):
 class Recorder(Observer):
     """Records the ops of each stage of a step run (see the module docstring).
 
-    ``root``: the user's project directory (``Entry.root``). ``expand``: ``op name -> bool``,
+    ``root``: the user's project directory (``Entry.root``), or a list of directories whose files
+    count as the user's (see :class:`~mpsready.trace.frames.UserFrames`). ``expand``: ``op name -> bool``,
     True for ops to expand as composites (the support data's ``status == "composite"``);
     ``None`` expands nothing. ``device``: the device the step runs on. ``simulate_moves``:
     copy model and batch tensors to ``meta`` in ``to_device``/``data`` (default: when
     ``device`` is the CPU, where real moves dispatch nothing).
     """
 
-    def __init__(self, root: str, device: str = "cpu", expand: Callable[[str], bool] | None = None,
+    def __init__(self, root: str | list[str], device: str = "cpu", expand: Callable[[str], bool] | None = None,
                  simulate_moves: bool | None = None, expand_views: bool = False, sdpa_math: str | None = None):
         self.frames = UserFrames(root)
         self.device = device
@@ -457,12 +458,15 @@ class Recorder(Observer):
 
 
 def record_entry(entry: Any, device: str = "cpu", expand: Callable[[str], bool] | None = None,
-                 steps: int = 1, expand_views: bool = False, sdpa_math: str | None = None) -> OpTrace:
+                 steps: int = 1, expand_views: bool = False, sdpa_math: str | None = None,
+                 project: str | None = None) -> OpTrace:
     """Run ``entry`` (an :class:`mpsready.step.Entry`) through the step runner on ``device``
     with a :class:`Recorder` attached and return the :class:`OpTrace`. Stage failures are
-    kept in ``OpTrace.stages`` (status, error, traceback), never raised."""
+    kept in ``OpTrace.stages`` (status, error, traceback), never raised. ``project``: a
+    directory whose files also count as the user's (an ENTRY kept outside the project)."""
     from mpsready.step.runner import run_entry
 
-    rec = Recorder(str(entry.root), device=device, expand=expand, expand_views=expand_views, sdpa_math=sdpa_math)
+    roots = [str(entry.root)] + ([str(project)] if project else [])
+    rec = Recorder(roots, device=device, expand=expand, expand_views=expand_views, sdpa_math=sdpa_math)
     results, _ctx = run_entry(entry, device=device, steps=steps, observers=[rec])
     return rec.to_trace(entry.spec, [r.to_dict() for r in results])

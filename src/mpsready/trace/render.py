@@ -79,7 +79,21 @@ def render_terminal(r: TraceResult, width: int = 120, color: bool | None = None)
               f"{v['unknown']} unknown; {s['dtype_blockers']} dtype blocker(s); ops without a kernel would move "
               f"{_pct(s['fallback_time_share'])} of the traced step time to the CPU under the fallback. "
               f"Exit code {r.exit_code}.")
+    incomplete = _incomplete(r)
+    if incomplete:
+        con.print(incomplete)
     return buf.getvalue()
+
+
+def _incomplete(r: TraceResult) -> str:
+    """A warning when a stage failed on the trace device: the prediction then covers only the ops
+    that ran, and exit code 0 must not read as "the step is fine" (a broken ENTRY looks like this)."""
+    failed = [s["stage"] for s in r.trace.stages if s.get("status") in ("failed", "crashed")]
+    if not failed:
+        return ""
+    return (f"INCOMPLETE: stage(s) {', '.join(failed)} failed on the trace device ({r.trace.device}), so their ops "
+            "and the stages after them are missing from this prediction. Fix the error shown in the stage table "
+            "(the JSON output has the traceback) and trace again.")
 
 
 def render_markdown(r: TraceResult) -> str:
@@ -114,6 +128,9 @@ def render_markdown(r: TraceResult) -> str:
               f"- predicted: ops without an MPS kernel: {_pct(s['fallback_call_share'])} of device calls, about "
               f"{_pct(s['fallback_time_share'])} of the traced step time",
               f"- exit code {r.exit_code}", ""]
+    incomplete = _incomplete(r)
+    if incomplete:
+        lines += [f"**{incomplete}**", ""]
     return "\n".join(lines)
 
 

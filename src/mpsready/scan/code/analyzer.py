@@ -563,6 +563,15 @@ class _Visitor(ast.NodeVisitor):
                 elif not entered_cuda and self._is_cuda_test(stmt.test.operand):
                     entered_cuda = 1
                     self.cuda_guard += 1
+            elif not entered_cuda and isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and all(
+                    isinstance(s, (ast.Return, ast.Raise, ast.Continue, ast.Break)) for s in stmt.body) \
+                    and isinstance(stmt.test, ast.BoolOp) and isinstance(stmt.test.op, ast.Or) and any(
+                    isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not) and self._is_cuda_test(v.operand)
+                    for v in stmt.test.values):
+                # `if not torch.cuda.is_available() or not use_flash: return` exits on every Mac as well
+                # (vit-pytorch's simple_flash_attn_vit.py)
+                entered_cuda = 1
+                self.cuda_guard += 1
         self.dist_context -= entered_dist
         self.cuda_guard -= entered_cuda
 
@@ -629,6 +638,13 @@ class _Visitor(ast.NodeVisitor):
             if name.endswith("allow_tf32") or name.endswith("allow_fp16_reduced_precision_reduction") \
                     or name.endswith("allow_bf16_reduced_precision_reduction"):
                 self.add(A.TF32_SWITCH, node, f"{name}: a CUDA precision switch with no effect on MPS")
+            elif name == "torch.backends.cuda.sdp_kernel":
+                # The reproducibility hint of API105 does not fit an attention-backend switch. PyTorch 2.13.0
+                # torch/backends/cuda/__init__.py: sdp_kernel is deprecated (FutureWarning) and wraps
+                # torch.nn.attention.sdpa_kernel, which takes a list of SDPBackend values on every device.
+                self.add(A.CUDNN_FLAGS, node, f"{name}: a cuDNN/CUDA backend setting with no effect on MPS",
+                         fix="Use torch.nn.attention.sdpa_kernel([SDPBackend....]) (sdp_kernel is deprecated); "
+                             "keep SDPBackend.MATH in the list so devices without flash attention have a path.")
             else:
                 self.add(A.CUDNN_FLAGS, node, f"{name}: a cuDNN/CUDA backend setting with no effect on MPS")
             return True
