@@ -19,6 +19,7 @@ from typing import Any
 from mpsready.findings import Severity
 from mpsready.scan import knowledge
 from mpsready.scan.code.names import AliasMap, build_alias_map
+from mpsready.scan.code.triggers import may_fire
 from mpsready.scan.rules import api as A
 from mpsready.scan.rules import deps as D
 from mpsready.scan.rules import dtypes as T
@@ -26,7 +27,10 @@ from mpsready.scan.rules import extensions as E
 from mpsready.scan.rules import inputs as I
 
 # Bump when the analysis changes so cached results are recomputed.
-ANALYZER_VERSION = 9
+ANALYZER_VERSION = 10
+
+# Skip the analysis of sources without a trigger word (see triggers.py); tests turn it off to compare.
+PREFILTER = True
 
 _FALLBACK_EXCEPTIONS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError", "RuntimeError"}
 _CAST_METHODS = {"float", "half", "bfloat16", "type", "int", "long", "bool"}
@@ -71,11 +75,14 @@ class CodeResult:
         return cls(d["findings"], d["imports"], d["suppress"], d["extensions"], d["parsed"], d.get("cu_refs", []))
 
 
-def analyze_source(source: str | bytes) -> CodeResult:
+def analyze_source(source: str | bytes, *, prefilter: bool | None = None) -> CodeResult:
     """Analyse one Python source (text, or bytes decoded per PEP 263).
 
     Returns a :class:`CodeResult`; a source that does not parse yields one INP105 (or INP106 for
-    Python 2) finding and ``parsed=False``. Never raises on bad input.
+    Python 2) finding and ``parsed=False``. Never raises on bad input. With the prefilter on
+    (``prefilter``, default :data:`PREFILTER`), a source without any trigger word
+    (:mod:`mpsready.scan.code.triggers`) is parsed (so syntax errors are still INP105/INP106) and
+    only its imports and suppression comments are collected: it cannot produce a code finding.
     """
     if isinstance(source, bytes):
         try:
@@ -94,6 +101,10 @@ def analyze_source(source: str | bytes) -> CodeResult:
     except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, absurd nesting
         return CodeResult([_raw(I.SYNTAX_ERROR, 1, 0, f"cannot parse: {exc}")], parsed=False)
     visitor = _Visitor(build_alias_map(tree), tree)
+    if (PREFILTER if prefilter is None else prefilter) and not may_fire(text):
+        visitor.collect_imports(tree.body)
+        visitor.result.suppress = _suppressions(text) if "mpsready:" in text else {}
+        return visitor.result
     try:
         visitor.visit(tree)
     except RecursionError:
@@ -233,6 +244,34 @@ class _Visitor(ast.NodeVisitor):
         self.kernel_lib_guard: dict[str, str | None] = {}  # triton/cupy/... -> fallback location or None
         self._dispatch: dict[type, object] = {}
         self._guarded_build: dict[int, int | None | bool] = {}  # id(function) -> fallback line (cached)
+
+    # ---------------------------------------------------------------- imports only
+    _BLOCKS = ("body", "orelse", "finalbody")
+
+    def collect_imports(self, body: list[ast.stmt]) -> None:
+        """Record the imports of a source that cannot fire (its imports still decide whether another file's
+        kernel is imported only under a fallback), in the order and with the try/except context the full
+        traversal gives them. Imports sit only in statements, so expressions are not entered."""
+        for stmt in body:
+            cls = stmt.__class__
+            if cls is ast.Import or cls is ast.ImportFrom:
+                self.visit(stmt)
+            elif cls is ast.Try or cls.__name__ == "TryStar":
+                self.try_stack.append(stmt)
+                self.collect_imports(stmt.body)
+                self.try_stack.pop()
+                for handler in stmt.handlers:
+                    self.collect_imports(handler.body)
+                self.collect_imports(stmt.orelse)
+                self.collect_imports(stmt.finalbody)
+            elif cls is ast.Match:
+                for case in stmt.cases:
+                    self.collect_imports(case.body)
+            elif cls is not ast.Expr and cls is not ast.Assign:
+                for name in self._BLOCKS:
+                    block = getattr(stmt, name, None)
+                    if block:
+                        self.collect_imports(block)
 
     # ---------------------------------------------------------------- traversal
     # NodeVisitor.visit builds a method name and calls getattr for every node, and generic_visit

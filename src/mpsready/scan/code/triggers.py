@@ -1,0 +1,58 @@
+"""The byte prefilter: words a Python source must contain for any code rule to be able to fire.
+
+Each code rule declares its trigger words next to its definition (``triggers=`` in
+:mod:`mpsready.scan.rules`; DEP107's come from the import names in ``data/packages.yaml``). A
+source that contains none of them, as a whole word (not preceded or followed by a letter, digit or
+underscore), cannot produce a code finding: every check in the analyser needs one of those words in
+a name, an attribute, an import or a string literal (``"cuda:0"``, ``"float64"``). Such a source is
+still parsed (syntax errors and Python 2 files are still reported, and its imports still count for
+the fallback checks of other files), but its tree is not analysed.
+
+This is not analysis: it decides nothing about the code, it only proves a file irrelevant. What it
+cannot see: a literal spelled with escapes (``"\\x63uda"``) or split by implicit concatenation
+(``"cu" "da"``).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from mpsready.scan.rules._define import TRIGGERS
+
+_IDENT = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+# Searched first: the words most sources that fire contain, so the search stops early.
+_FIRST = ("cuda", "compile", "cpu", "double", "float64", "numpy", "triton", "cu")
+
+
+@functools.lru_cache(maxsize=1)
+def trigger_words() -> tuple[str, ...]:
+    """Every code rule's trigger words, most frequent first, without duplicates."""
+    words: set[str] = set()
+    for value in TRIGGERS.values():
+        words.update(value() if callable(value) else value)
+    return tuple(w for w in _FIRST if w in words) + tuple(sorted(words - set(_FIRST)))
+
+
+def rule_triggers(code: str) -> tuple[str, ...]:
+    """The trigger words of one rule (``()`` for a rule without any, e.g. the INP rules)."""
+    value = TRIGGERS.get(code, ())
+    return tuple(value() if callable(value) else value)
+
+
+def find_word(text: str, word: str, start: int = 0) -> int:
+    """Index of the first whole-word occurrence of ``word`` in ``text`` at or after ``start``, or -1."""
+    n = len(word)
+    i = text.find(word, start)
+    while i >= 0:
+        if (i == 0 or text[i - 1] not in _IDENT) and (i + n == len(text) or text[i + n] not in _IDENT):
+            return i
+        i = text.find(word, i + 1)
+    return -1
+
+
+def may_fire(text: str, words: tuple[str, ...] | None = None) -> bool:
+    """Whether ``text`` contains at least one trigger word (of every code rule unless ``words`` is given)."""
+    for word in words if words is not None else trigger_words():
+        if find_word(text, word) >= 0:
+            return True
+    return False
