@@ -100,7 +100,7 @@ def analyze_source(source: str | bytes, *, prefilter: bool | None = None) -> Cod
         return CodeResult([_syntax_finding(exc, text)], parsed=False)
     except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, absurd nesting
         return CodeResult([_raw(I.SYNTAX_ERROR, 1, 0, f"cannot parse: {exc}")], parsed=False)
-    visitor = _Visitor(build_alias_map(tree), tree)
+    visitor = _Visitor(build_alias_map(tree), tree, cu_literals=_names_cu_file(text))
     if (PREFILTER if prefilter is None else prefilter) and not may_fire(text):
         visitor.collect_imports(tree.body)
         visitor.result.suppress = _suppressions(text) if "mpsready:" in text else {}
@@ -226,8 +226,18 @@ def _walk(node: ast.AST):
                 stack.append(value)
 
 
+def _skip(self: "_Visitor", node: ast.AST) -> None:
+    """Dispatch target for nodes that can neither fire nor hold a node that can."""
+
+
+def _names_cu_file(text: str) -> bool:
+    """Whether a string literal may end in .cu/.cuh (the closing quote follows the suffix): else the
+    visitor skips every Constant node, the most common node after Name."""
+    return '.cu"' in text or ".cu'" in text or ".cuh" in text
+
+
 class _Visitor(ast.NodeVisitor):
-    def __init__(self, aliases: AliasMap, tree: ast.Module) -> None:
+    def __init__(self, aliases: AliasMap, tree: ast.Module, *, cu_literals: bool = True) -> None:
         self.aliases = aliases
         self.result = CodeResult()
         self.api = knowledge.cuda_api_table()
@@ -242,7 +252,11 @@ class _Visitor(ast.NodeVisitor):
         self.tree = tree
         self.functions: list[ast.AST] = []  # enclosing function definitions, innermost last
         self.kernel_lib_guard: dict[str, str | None] = {}  # triton/cupy/... -> fallback location or None
-        self._dispatch: dict[type, object] = {}
+        self._dispatch: dict[type, Any] = {} if cu_literals else {ast.Constant: _skip}
+        # `if` conditions whose guard value is computed only when a finding (or an import) needs it:
+        # [kind ('cuda' or 'dist'), test, None (not computed) or the result]; innermost last
+        self._lazy_guards: list[list[Any]] = []
+        self._unresolved = 0
         self._guarded_build: dict[int, int | None | bool] = {}  # id(function) -> fallback line (cached)
 
     # ---------------------------------------------------------------- imports only
@@ -276,12 +290,24 @@ class _Visitor(ast.NodeVisitor):
     # ---------------------------------------------------------------- traversal
     # NodeVisitor.visit builds a method name and calls getattr for every node, and generic_visit
     # walks every field (expression contexts included); this dispatch caches both per node class.
+    def _method(self, cls: type) -> Any:
+        """The handler of a node class: its visit_ method, generic_visit when it has child nodes, else _skip
+        (also for the strings and None that some child lists hold)."""
+        method = getattr(type(self), "visit_" + cls.__name__, None)
+        if method is None:
+            if not issubclass(cls, ast.AST):
+                method = _skip
+            else:
+                fields = _CHILD_FIELDS.get(cls)
+                if fields is None:
+                    fields = _CHILD_FIELDS[cls] = tuple(f for f in cls._fields if f not in _LEAF_FIELDS)
+                method = type(self).generic_visit if fields else _skip
+        self._dispatch[cls] = method
+        return method
+
     def visit(self, node: ast.AST) -> None:
         cls = node.__class__
-        method = self._dispatch.get(cls)
-        if method is None:
-            method = getattr(type(self), "visit_" + cls.__name__, None) or type(self).generic_visit
-            self._dispatch[cls] = method
+        method = self._dispatch.get(cls) or self._method(cls)
         method(self, node)
 
     def generic_visit(self, node: ast.AST) -> None:
@@ -289,14 +315,49 @@ class _Visitor(ast.NodeVisitor):
         fields = _CHILD_FIELDS.get(cls)
         if fields is None:
             fields = _CHILD_FIELDS[cls] = tuple(f for f in cls._fields if f not in _LEAF_FIELDS)
+        dispatch = self._dispatch
         for name in fields:
             value = getattr(node, name, None)
             if value.__class__ is list:
                 for item in value:
-                    if isinstance(item, ast.AST):
-                        self.visit(item)
-            elif isinstance(value, ast.AST):
-                self.visit(value)
+                    cls = item.__class__
+                    (dispatch.get(cls) or self._method(cls))(self, item)
+            elif value is not None:
+                cls = value.__class__
+                (dispatch.get(cls) or self._method(cls))(self, value)
+
+    # ---------------------------------------------------------------- lazy guards
+    def _push_guard(self, kind: str, test: ast.AST) -> list[Any]:
+        entry = [kind, test, None]
+        self._lazy_guards.append(entry)
+        self._unresolved += 1
+        return entry
+
+    def _pop_guard(self, entry: list[Any]) -> None:
+        self._lazy_guards.pop()
+        if entry[2] is None:
+            self._unresolved -= 1
+        elif entry[2]:
+            if entry[0] == "cuda":
+                self.cuda_guard -= 1
+            else:
+                self.dist_context -= 1
+
+    def _resolve_guards(self) -> None:
+        """Compute the pending guard tests (before reading cuda_guard/dist_context, and before an import
+        changes the aliases the tests are resolved with). Most `if` bodies hold no finding, so most tests
+        are never computed."""
+        if not self._unresolved:
+            return
+        for entry in self._lazy_guards:
+            if entry[2] is None:
+                if entry[0] == "cuda":
+                    entry[2] = self._is_cuda_test(entry[1])
+                    self.cuda_guard += entry[2]
+                else:
+                    entry[2] = self._is_distributed_test(entry[1])
+                    self.dist_context += entry[2]
+        self._unresolved = 0
 
     def visit_Constant(self, node: ast.Constant) -> None:
         value = node.value
@@ -319,6 +380,7 @@ class _Visitor(ast.NodeVisitor):
 
     # ---------------------------------------------------------------- helpers
     def add(self, rule, node: ast.AST, message: str, **kw: Any) -> None:
+        self._resolve_guards()
         severity = kw.pop("severity", None) or rule.severity
         evidence = kw.pop("evidence", None) or {}
         if self.cuda_guard and rule.code.startswith("API") and severity.rank > Severity.INFO.rank \
@@ -376,20 +438,21 @@ class _Visitor(ast.NodeVisitor):
         self.visit(node.test)
         self.in_test -= 1
         self._check_if_selection(node)
-        guarded = self._is_cuda_test(node.test)
-        dist = self._is_distributed_test(node.test)
-        self.cuda_guard += guarded
-        self.dist_context += dist
+        guarded = self._push_guard("cuda", node.test)
+        dist = self._push_guard("dist", node.test)
         for stmt in node.body:
             self.visit(stmt)
-        self.cuda_guard -= guarded
-        self.dist_context -= dist
-        negated = isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not) \
-            and self._is_cuda_test(node.test.operand)
-        self.cuda_guard += negated
+        self._pop_guard(dist)
+        self._pop_guard(guarded)
+        if not node.orelse:
+            return
+        test = node.test
+        negated = self._push_guard("cuda", test.operand) \
+            if test.__class__ is ast.UnaryOp and test.op.__class__ is ast.Not else None
         for stmt in node.orelse:
             self.visit(stmt)
-        self.cuda_guard -= negated
+        if negated is not None:
+            self._pop_guard(negated)
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
         self.in_test += 1
@@ -397,10 +460,9 @@ class _Visitor(ast.NodeVisitor):
         self.in_test -= 1
         if self._check_ifexp_selection(node):
             return
-        guarded = self._is_cuda_test(node.test)
-        self.cuda_guard += guarded
+        guarded = self._push_guard("cuda", node.test)
         self.visit(node.body)
-        self.cuda_guard -= guarded
+        self._pop_guard(guarded)
         self.visit(node.orelse)
 
     def _is_distributed_test(self, test: ast.AST) -> bool:
@@ -483,6 +545,7 @@ class _Visitor(ast.NodeVisitor):
 
     # ---------------------------------------------------------------- imports
     def visit_Import(self, node: ast.Import) -> None:
+        self._resolve_guards()
         self.aliases.add_import(node)  # imports inside functions bind from here on
         guard = self._fallback_guard()
         for alias in node.names:
@@ -490,6 +553,7 @@ class _Visitor(ast.NodeVisitor):
             self._check_package_import(alias.name, node, guard)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        self._resolve_guards()
         self.aliases.add_import_from(node)
         guard = self._fallback_guard()
         names = [a.name for a in node.names]
@@ -712,6 +776,7 @@ class _Visitor(ast.NodeVisitor):
         if info.get("accelerator"):
             evidence["accelerator"] = info["accelerator"]
         fix = ("Use " + " or ".join(alts) + ".") if alts else "No MPS equivalent: guard it with torch.cuda.is_available()."
+        self._resolve_guards()
         if attr == "is_available" and isinstance(node, ast.Attribute) and not self.cuda_guard:
             # a bare availability check is only a finding when it drives a device choice (API104)
             return
