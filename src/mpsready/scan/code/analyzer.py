@@ -201,6 +201,7 @@ def parse_suppression(comment: str) -> list[str] | None:
     return [c.strip().upper() for c in inner.split(",") if c.strip()]
 
 
+_QUALIFIED_HEADS = ("torch.", "cupy.")  # every name _check_qualified can report starts so
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 _LEAF_FIELDS = {"ctx", "type_comment", "kind", "name", "id", "attr", "arg", "module", "level", "op", "conversion",
                 "is_async", "simple", "lineno", "col_offset", "end_lineno", "end_col_offset", "value_str",
@@ -714,17 +715,20 @@ class _Visitor(ast.NodeVisitor):
             if not self.aliases.is_imported(root.id):
                 return  # `self.model.cuda`: a chain over a local name is never a torch/cupy name
             name = self.q(node)
-            if name and self._check_qualified(name, node):
+            if not name.startswith(_QUALIFIED_HEADS):
+                return  # nor can its inner parts (prefixes of the name), which are only Attributes and a Name
+            if self._check_qualified(name, node):
                 return  # the whole chain is reported; do not report its inner parts again
         self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> None:
-        if self.aliases.is_imported(node.id):
-            name = self.q(node)
-            if name and name != node.id:
-                self._check_qualified(name, node)
+        name = self.aliases.names.get(node.id)
+        if name is not None and name != node.id and name.startswith(_QUALIFIED_HEADS):
+            self._check_qualified(name, node)
 
     def _check_qualified(self, name: str, node: ast.AST) -> bool:
+        """Report a qualified torch/cupy name; True when the whole chain was judged. Every name it reports
+        starts with one of _QUALIFIED_HEADS."""
         if name.startswith("torch.cuda."):
             self._torch_cuda(name, node)
             return True

@@ -21,7 +21,7 @@ from mpsready.scan.rules._define import TRIGGERS
 
 _IDENT = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 # Searched first: the words most sources that fire contain, so the search stops early.
-_FIRST = ("cuda", "compile", "cpu", "double", "float64", "numpy", "triton", "cu")
+_FIRST = ("cuda", "compile", "cpu", "double", "float64", "numpy", "triton")
 
 
 @functools.lru_cache(maxsize=1)
@@ -51,8 +51,9 @@ def find_word(text: str, word: str, start: int = 0) -> int:
 
 
 def may_fire(text: str, words: tuple[str, ...] | None = None) -> bool:
-    """Whether ``text`` contains at least one trigger word (of every code rule unless ``words`` is given)."""
+    """Whether ``text`` contains at least one trigger (of every code rule unless ``words`` is given): a word
+    (``cuda``) as a whole word, a trigger that starts with punctuation (``.cu"``) anywhere."""
     for word in words if words is not None else trigger_words():
-        if find_word(text, word) >= 0:
+        if (find_word(text, word) >= 0) if word[0] in _IDENT else (word in text):
             return True
     return False

@@ -16,7 +16,8 @@ CUDA_SOURCES = rule(
     "Write or reuse a pure-PyTorch reference path and select it when torch.cuda.is_available() is False.",
     "https://docs.nvidia.com/cuda/cuda-installation-guide-linux/ (no macOS toolkit since CUDA 10.2); "
     "PyTorch 2.13.0 torch/mps/__init__.py compile_shader",
-    triggers=("cu", "cuh"),  # Python code naming a .cu/.cuh file (the fallback check); the files are walked
+    # Python code naming a .cu/.cuh file (the fallback check): the suffix before the closing quote
+    triggers=('.cu"', ".cu'", ".cuh"),
 )
 CUDA_EXTENSION_BUILD = rule(
     "EXT102", "cuda-extension-build", "blocker",
