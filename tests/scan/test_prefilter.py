@@ -167,3 +167,32 @@ def test_suppression_in_a_trigger_less_setup_py_still_applies(write_project):
     assert not may_fire(setup)
     r = scan_path(write_project({"setup.py": setup}), ScanConfig(cache_dir=None))
     assert [f.code for f in r.findings] == [] and r.suppressed == 1
+
+
+# ------------------------------------------------------------------ statement pruning inside a source that can fire
+PRUNING_CASES = {
+    # a name bound to a torch.cuda path is used on a line without the word "cuda"
+    "alias": ("import os\nimport torch\nif os.environ.get('X'):\n    import torch.cuda._sanitizer as csan\n\n"
+              "    csan.enable_cuda_sanitizer()\n", [("API102", 6)]),
+    "alias in a function": ("import torch\n\ndef f():\n    from torch.cuda import synchronize as sync\n    sync()\n",
+                            [("API102", 5)]),
+    # a variable assigned a CUDA literal, used far away on a line without a trigger
+    "device variable": ("import torch\ntarget = 'cuda:1'\n\ndef g(x):\n    return x.to(target)\n",
+                        [("API103", 5)]),
+    # a variable holding a NumPy float64 array, moved to a device later
+    "numpy variable": ("import numpy as np\nimport torch\na = np.random.rand(3)\nb = 1\n"
+                       "t = torch.from_numpy(a).to(d)\n", [("DTY102", 5)]),
+    # reassigned in a statement that cannot fire: no longer a NumPy array
+    "numpy variable reassigned": ("import numpy as np\nimport torch\na = np.random.rand(3)\na = load()\n"
+                                  "t = torch.from_numpy(a).to(d)\n", []),
+    # old Mac line ends: pruning is off, the analysis is whole
+    "carriage returns": ("import torch\rx = 1\rtorch.cuda.synchronize()\r", [("API102", 3)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PRUNING_CASES))
+def test_pruning_keeps_findings_reached_through_aliases_and_variables(name):
+    text, expected = PRUNING_CASES[name]
+    for prefilter in (True, False):
+        assert [(d["code"], d["line"]) for d in analyze_source(text, prefilter=prefilter).findings] == expected
+    assert analyze_source(text, prefilter=True).to_dict() == analyze_source(text, prefilter=False).to_dict()

@@ -19,7 +19,7 @@ from typing import Any
 from mpsready.findings import Severity
 from mpsready.scan import knowledge
 from mpsready.scan.code.names import AliasMap, build_alias_map
-from mpsready.scan.code.triggers import may_fire
+from mpsready.scan.code.triggers import bisect_left, line_trigger_words, may_fire, trigger_lines
 from mpsready.scan.rules import api as A
 from mpsready.scan.rules import deps as D
 from mpsready.scan.rules import dtypes as T
@@ -100,11 +100,16 @@ def analyze_source(source: str | bytes, *, prefilter: bool | None = None) -> Cod
         return CodeResult([_syntax_finding(exc, text)], parsed=False)
     except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, absurd nesting
         return CodeResult([_raw(I.SYNTAX_ERROR, 1, 0, f"cannot parse: {exc}")], parsed=False)
-    visitor = _Visitor(build_alias_map(tree), tree, cu_literals=_names_cu_file(text))
-    if (PREFILTER if prefilter is None else prefilter) and not may_fire(text):
-        visitor.collect_imports(tree.body)
-        visitor.result.suppress = _suppressions(text) if "mpsready:" in text else {}
-        return visitor.result
+    live_lines = None
+    if PREFILTER if prefilter is None else prefilter:
+        if not may_fire(text):
+            visitor = _Visitor(build_alias_map(tree), tree)
+            visitor.collect_imports(tree.body)
+            visitor.result.suppress = _suppressions(text) if "mpsready:" in text else {}
+            return visitor.result
+        if "\r" not in text:  # ast counts a lone \r as a line break too; trigger_lines splits at \n only
+            live_lines = _live_lines(tree, text)
+    visitor = _Visitor(build_alias_map(tree), tree, cu_literals=_names_cu_file(text), live_lines=live_lines)
     try:
         visitor.visit(tree)
     except RecursionError:
@@ -231,6 +236,90 @@ def _skip(self: "_Visitor", node: ast.AST) -> None:
     """Dispatch target for nodes that can neither fire nor hold a node that can."""
 
 
+def _statements(body: list[ast.stmt], imports: list[ast.stmt], assigns: list[ast.Assign]) -> None:
+    """Every import and assignment statement, at any depth (expressions are not entered)."""
+    for stmt in body:
+        cls = stmt.__class__
+        if cls is ast.Import or cls is ast.ImportFrom:
+            imports.append(stmt)
+        elif cls is ast.Assign:
+            assigns.append(stmt)
+        elif cls is ast.Match:
+            for case in stmt.cases:
+                _statements(case.body, imports, assigns)
+        elif cls is not ast.Expr:
+            for name in ("body", "orelse", "finalbody"):
+                block = getattr(stmt, name, None)
+                if block:
+                    _statements(block, imports, assigns)
+            for handler in getattr(stmt, "handlers", ()):
+                _statements(handler.body, imports, assigns)
+
+
+def _live_lines(tree: ast.Module, text: str) -> list[int]:
+    """Lines on which a finding can start: those holding a trigger word, a name bound by an import to a
+    trigger-bearing module path (`import torch.cuda as tc`, `from numpy import zeros`), or a variable the
+    analyser follows from its assignment to its use: one assigned a CUDA device literal (`dev = "cuda"`,
+    later `.to(dev)`) or a NumPy call / `.astype` (`a = np.zeros(3)`, later `torch.from_numpy(a).to(d)`).
+    Those are the only variables it follows, and only from the assignment itself, so one round is enough."""
+    words = set(line_trigger_words())
+    imports: list[ast.stmt] = []
+    assigns: list[ast.Assign] = []
+    _statements(tree.body, imports, assigns)
+    extra: set[str] = set()
+    numpy_names = {"numpy"}  # an unimported `numpy.zeros` resolves as written
+    for node in imports:
+        if node.__class__ is ast.Import:
+            pairs = [(a.asname, a.name) for a in node.names if a.asname]
+        elif node.module and not node.level:
+            pairs = [(a.asname or a.name, f"{node.module}.{a.name}") for a in node.names if a.name != "*"]
+        else:
+            continue
+        for local, target in pairs:
+            if local not in words and any(part in words for part in target.split(".")):
+                extra.add(local)
+            if target == "numpy" or target.startswith("numpy."):
+                numpy_names.add(local)
+    lines = set(trigger_lines(text))
+    if extra:
+        lines.update(trigger_lines(text, tuple(extra)))
+    ordered = sorted(lines)
+    bound: set[str] = set()
+    for node in assigns:
+        value = node.value
+        if value.__class__ is ast.Constant:
+            follow = is_cuda_literal(value.value)
+        elif value.__class__ is ast.Call:
+            func = value.func
+            root = func
+            while root.__class__ is ast.Attribute:
+                root = root.value
+            follow = (func.__class__ is ast.Attribute and func.attr == "astype") or (
+                root.__class__ is ast.Name and root.id in numpy_names)
+        else:
+            follow = False
+        if follow:
+            for target in node.targets:
+                name = target.id if target.__class__ is ast.Name else \
+                    target.attr if target.__class__ is ast.Attribute else None
+                if name is not None and name not in words and name not in extra:
+                    bound.add(name)
+    if bound:
+        lines.update(trigger_lines(text, tuple(bound)))
+        ordered = sorted(lines)
+    return ordered
+
+
+def _pruned(method: Any) -> Any:
+    """A statement handler that visits live statements and only bookkeeps the others."""
+    def visit_statement(self: "_Visitor", node: ast.stmt) -> None:
+        if self._is_live(node):
+            method(self, node)
+        else:
+            self._bookkeep(node, True)
+    return visit_statement
+
+
 def _names_cu_file(text: str) -> bool:
     """Whether a string literal may end in .cu/.cuh (the closing quote follows the suffix): else the
     visitor skips every Constant node, the most common node after Name."""
@@ -238,7 +327,8 @@ def _names_cu_file(text: str) -> bool:
 
 
 class _Visitor(ast.NodeVisitor):
-    def __init__(self, aliases: AliasMap, tree: ast.Module, *, cu_literals: bool = True) -> None:
+    def __init__(self, aliases: AliasMap, tree: ast.Module, *, cu_literals: bool = True,
+                 live_lines: list[int] | None = None) -> None:
         self.aliases = aliases
         self.result = CodeResult()
         self.api = knowledge.cuda_api_table()
@@ -257,36 +347,59 @@ class _Visitor(ast.NodeVisitor):
         # `if` conditions whose guard value is computed only when a finding (or an import) needs it:
         # [kind ('cuda' or 'dist'), test, None (not computed) or the result]; innermost last
         self._lazy_guards: list[list[Any]] = []
+        # lines holding a trigger word (None: every statement is live); a statement spanning none of them
+        # cannot fire and only gets its bookkeeping (imports, try context, assignments)
+        self._live_lines = live_lines
         self._unresolved = 0
         self._guarded_build: dict[int, int | None | bool] = {}  # id(function) -> fallback line (cached)
 
     # ---------------------------------------------------------------- imports only
     _BLOCKS = ("body", "orelse", "finalbody")
 
-    def collect_imports(self, body: list[ast.stmt]) -> None:
+    def collect_imports(self, body: list[ast.stmt], track_assigns: bool = False) -> None:
         """Record the imports of a source that cannot fire (its imports still decide whether another file's
         kernel is imported only under a fallback), in the order and with the try/except context the full
-        traversal gives them. Imports sit only in statements, so expressions are not entered."""
+        traversal gives them. Imports sit only in statements, so expressions are not entered. With
+        ``track_assigns`` (a statement that cannot fire inside a source that can), assignments also update
+        the string and NumPy-variable tables later statements read."""
         for stmt in body:
-            cls = stmt.__class__
-            if cls is ast.Import or cls is ast.ImportFrom:
-                self.visit(stmt)
-            elif cls is ast.Try or cls.__name__ == "TryStar":
-                self.try_stack.append(stmt)
-                self.collect_imports(stmt.body)
-                self.try_stack.pop()
-                for handler in stmt.handlers:
-                    self.collect_imports(handler.body)
-                self.collect_imports(stmt.orelse)
-                self.collect_imports(stmt.finalbody)
-            elif cls is ast.Match:
-                for case in stmt.cases:
-                    self.collect_imports(case.body)
-            elif cls is not ast.Expr and cls is not ast.Assign:
-                for name in self._BLOCKS:
-                    block = getattr(stmt, name, None)
-                    if block:
-                        self.collect_imports(block)
+            self._bookkeep(stmt, track_assigns)
+
+    def _bookkeep(self, stmt: ast.stmt, track_assigns: bool) -> None:
+        cls = stmt.__class__
+        if cls is ast.Import:
+            self.visit_Import(stmt)
+        elif cls is ast.ImportFrom:
+            self.visit_ImportFrom(stmt)
+        elif cls is ast.Assign:
+            if track_assigns:
+                self._track_assign(stmt)
+        elif cls is ast.Try or cls.__name__ == "TryStar":
+            self.try_stack.append(stmt)
+            self.collect_imports(stmt.body, track_assigns)
+            self.try_stack.pop()
+            for handler in stmt.handlers:
+                self.collect_imports(handler.body, track_assigns)
+            self.collect_imports(stmt.orelse, track_assigns)
+            self.collect_imports(stmt.finalbody, track_assigns)
+        elif cls is ast.Match:
+            for case in stmt.cases:
+                self.collect_imports(case.body, track_assigns)
+        elif cls is not ast.Expr:
+            for name in self._BLOCKS:
+                block = getattr(stmt, name, None)
+                if block:
+                    self.collect_imports(block, track_assigns)
+
+    def _is_live(self, node: ast.stmt) -> bool:
+        """Whether a trigger line falls within the statement (its decorators included)."""
+        start = node.lineno
+        decorators = getattr(node, "decorator_list", None)
+        if decorators:
+            start = min(start, *(d.lineno for d in decorators))
+        lines = self._live_lines
+        i = bisect_left(lines, start)
+        return i < len(lines) and lines[i] <= node.end_lineno
 
     # ---------------------------------------------------------------- traversal
     # NodeVisitor.visit builds a method name and calls getattr for every node, and generic_visit
@@ -303,6 +416,8 @@ class _Visitor(ast.NodeVisitor):
                 if fields is None:
                     fields = _CHILD_FIELDS[cls] = tuple(f for f in cls._fields if f not in _LEAF_FIELDS)
                 method = type(self).generic_visit if fields else _skip
+        if self._live_lines is not None and issubclass(cls, ast.stmt):
+            method = _pruned(method)
         self._dispatch[cls] = method
         return method
 
@@ -596,6 +711,12 @@ class _Visitor(ast.NodeVisitor):
 
     # ---------------------------------------------------------------- assignments (tiny data flow)
     def visit_Assign(self, node: ast.Assign) -> None:
+        self._track_assign(node, report=True)
+        self.generic_visit(node)
+
+    def _track_assign(self, node: ast.Assign, report: bool = False) -> None:
+        """Remember string literals and NumPy float64 arrays bound to names (and report a device-named
+        variable set to a CUDA literal when ``report``)."""
         lit = self._literal(node.value)
         for target in node.targets:
             if isinstance(target, ast.Attribute) and lit is not None:
@@ -609,9 +730,8 @@ class _Visitor(ast.NodeVisitor):
                     self.np_f64_vars.add(target.id)
                 else:
                     self.np_f64_vars.discard(target.id)
-                if lit is not None and is_cuda_literal(lit) and _device_like_name(target.id):
+                if report and lit is not None and is_cuda_literal(lit) and _device_like_name(target.id):
                     self.add(A.CUDA_DEVICE_LITERAL, node, f"{target.id} = {lit!r}: a hard-coded CUDA device")
-        self.generic_visit(node)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if isinstance(node.target, ast.Name) and node.value is not None:

@@ -16,6 +16,7 @@ cannot see: a literal spelled with escapes (``"\\x63uda"``) or split by implicit
 from __future__ import annotations
 
 import functools
+from bisect import bisect_left  # noqa: F401  (re-exported for the analyser)
 
 from mpsready.scan.rules._define import TRIGGERS
 
@@ -31,6 +32,39 @@ def trigger_words() -> tuple[str, ...]:
     for value in TRIGGERS.values():
         words.update(value() if callable(value) else value)
     return tuple(w for w in _FIRST if w in words) + tuple(sorted(words - set(_FIRST)))
+
+
+@functools.lru_cache(maxsize=1)
+def line_trigger_words() -> tuple[str, ...]:
+    """Trigger words that matter line by line: all but those only DEP107 declares (DEP107 fires on import
+    statements, which the analyser always visits)."""
+    words: set[str] = set()
+    for code, value in TRIGGERS.items():
+        if code != "DEP107":
+            words.update(value() if callable(value) else value)
+    return tuple(w for w in trigger_words() if w in words)
+
+
+def trigger_lines(text: str, words: tuple[str, ...] | None = None) -> list[int]:
+    """Sorted 1-based numbers of the lines (split at ``\\n`` only) holding a line trigger word."""
+    positions = []
+    for word in words if words is not None else line_trigger_words():
+        n = len(word)
+        ident = word[0] in _IDENT
+        i = text.find(word)
+        while i >= 0:
+            if not ident or ((i == 0 or text[i - 1] not in _IDENT) and (i + n == len(text) or text[i + n] not in _IDENT)):
+                positions.append(i)
+            i = text.find(word, i + 1)
+    positions.sort()
+    lines: list[int] = []
+    line, prev = 1, 0
+    for pos in positions:
+        line += text.count("\n", prev, pos)
+        prev = pos
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
 
 
 def rule_triggers(code: str) -> tuple[str, ...]:
