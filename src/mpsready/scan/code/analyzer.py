@@ -82,7 +82,9 @@ def analyze_source(source: str | bytes, *, prefilter: bool | None = None) -> Cod
     Python 2) finding and ``parsed=False``. Never raises on bad input. With the prefilter on
     (``prefilter``, default :data:`PREFILTER`), a source without any trigger word
     (:mod:`mpsready.scan.code.triggers`) is parsed (so syntax errors are still INP105/INP106) and
-    only its imports and suppression comments are collected: it cannot produce a code finding.
+    only its import statements (DEP107, and the imports other files' fallbacks depend on) and
+    suppression comments are analysed; in a source with trigger words, statements that span no
+    trigger line are not entered (their imports and assignments are still recorded).
     """
     if isinstance(source, bytes):
         try:
@@ -102,7 +104,9 @@ def analyze_source(source: str | bytes, *, prefilter: bool | None = None) -> Cod
         return CodeResult([_raw(I.SYNTAX_ERROR, 1, 0, f"cannot parse: {exc}")], parsed=False)
     live_lines = None
     if PREFILTER if prefilter is None else prefilter:
-        if not may_fire(text):
+        # DEP107 (an import of a knowledge-base package) is judged on the import statements themselves,
+        # which every source gets; the other rules need a trigger word somewhere in the text
+        if not may_fire(text, line_trigger_words()):
             visitor = _Visitor(build_alias_map(tree), tree)
             visitor.collect_imports(tree.body)
             visitor.result.suppress = _suppressions(text) if "mpsready:" in text else {}
