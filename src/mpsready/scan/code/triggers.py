@@ -45,17 +45,68 @@ def line_trigger_words() -> tuple[str, ...]:
     return tuple(w for w in trigger_words() if w in words)
 
 
+# Stems searched once for all the trigger words containing them (one pass over the text instead of one
+# per word): at each occurrence the whole identifier around the stem must be one of those words.
+_STEMS = ("cuda", "double", "complex", "sparse")
+
+
+@functools.lru_cache(maxsize=64)
+def _plan(words: tuple[str, ...]) -> tuple[tuple[str, str, frozenset[str]], ...]:
+    """(needle, kind, members) searches covering ``words``: kind 'word' (a whole word), 'stem' (the
+    identifier around the needle is a member) or 'punct' (a member starts at the needle)."""
+    steps: list[tuple[str, str, frozenset[str]]] = []
+    rest = [w for w in words if w[0] in _IDENT]
+    for stem in _STEMS:
+        members = frozenset(w for w in rest if stem in w)
+        if len(members) > 1:
+            steps.append((stem, "stem", members))
+            rest = [w for w in rest if w not in members]
+    steps += [(w, "word", frozenset((w,))) for w in rest]
+    punct = [w for w in words if w[0] not in _IDENT]
+    if punct:
+        prefix = punct[0]
+        for w in punct[1:]:
+            while not w.startswith(prefix):
+                prefix = prefix[:-1]
+        steps.append((prefix, "punct", frozenset(punct)) if prefix else ("", "none", frozenset()))
+        if not prefix:  # no common prefix: search each on its own
+            steps.pop()
+            steps += [(w, "punct", frozenset((w,))) for w in punct]
+    return tuple(steps)
+
+
+def _matches(text: str, needle: str, kind: str, members: frozenset[str], first_only: bool) -> list[int]:
+    """Start positions of the trigger words one search step finds (the first only, with ``first_only``)."""
+    out = []
+    n, size = len(needle), len(text)
+    i = text.find(needle)
+    while i >= 0:
+        if kind == "word":
+            hit = (i == 0 or text[i - 1] not in _IDENT) and (i + n == size or text[i + n] not in _IDENT)
+            at = i
+        elif kind == "stem":
+            at, end = i, i + n
+            while at > 0 and text[at - 1] in _IDENT:
+                at -= 1
+            while end < size and text[end] in _IDENT:
+                end += 1
+            hit = text[at:end] in members
+        else:
+            at = i
+            hit = any(text.startswith(m, i) for m in members)
+        if hit:
+            out.append(at)
+            if first_only:
+                return out
+        i = text.find(needle, i + 1)
+    return out
+
+
 def trigger_lines(text: str, words: tuple[str, ...] | None = None) -> list[int]:
     """Sorted 1-based numbers of the lines (split at ``\\n`` only) holding a line trigger word."""
     positions = []
-    for word in words if words is not None else line_trigger_words():
-        n = len(word)
-        ident = word[0] in _IDENT
-        i = text.find(word)
-        while i >= 0:
-            if not ident or ((i == 0 or text[i - 1] not in _IDENT) and (i + n == len(text) or text[i + n] not in _IDENT)):
-                positions.append(i)
-            i = text.find(word, i + 1)
+    for needle, kind, members in _plan(words if words is not None else line_trigger_words()):
+        positions += _matches(text, needle, kind, members, False)
     positions.sort()
     lines: list[int] = []
     line, prev = 1, 0
@@ -87,7 +138,7 @@ def find_word(text: str, word: str, start: int = 0) -> int:
 def may_fire(text: str, words: tuple[str, ...] | None = None) -> bool:
     """Whether ``text`` contains at least one trigger (of every code rule unless ``words`` is given): a word
     (``cuda``) as a whole word, a trigger that starts with punctuation (``.cu"``) anywhere."""
-    for word in words if words is not None else trigger_words():
-        if (find_word(text, word) >= 0) if word[0] in _IDENT else (word in text):
+    for needle, kind, members in _plan(words if words is not None else trigger_words()):
+        if _matches(text, needle, kind, members, True):
             return True
     return False
