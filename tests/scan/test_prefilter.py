@@ -17,7 +17,8 @@ from mpsready import rules as registry
 from mpsready.scan import ScanConfig, scan_path
 from mpsready.scan.code import analyzer
 from mpsready.scan.code.analyzer import analyze_source
-from mpsready.scan.code.triggers import find_word, may_fire, rule_triggers, trigger_words
+from mpsready.scan.code.triggers import (find_word, line_trigger_words, may_fire, rule_triggers, trigger_lines,
+                                          trigger_words)
 from mpsready.scan.sources.notebook import code_cells, python_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -196,3 +197,27 @@ def test_pruning_keeps_findings_reached_through_aliases_and_variables(name):
     for prefilter in (True, False):
         assert [(d["code"], d["line"]) for d in analyze_source(text, prefilter=prefilter).findings] == expected
     assert analyze_source(text, prefilter=True).to_dict() == analyze_source(text, prefilter=False).to_dict()
+
+
+def _naive_lines(text: str, words: tuple[str, ...]) -> list[int]:
+    """trigger_lines spelled out: every word on its own, whole words for identifiers."""
+    found = set()
+    for word in words:
+        i = find_word(text, word) if word[0].isidentifier() else text.find(word)
+        while i >= 0:
+            found.add(text.count("\n", 0, i) + 1)
+            i = find_word(text, word, i + 1) if word[0].isidentifier() else text.find(word, i + 1)
+    return sorted(found)
+
+
+def test_grouped_trigger_search_finds_the_same_lines_as_one_search_per_word():
+    texts = [text for _label, text in _sources()]
+    torch_dir = _torch_dir()
+    if torch_dir is not None:
+        texts += [p.read_bytes().decode("utf-8", "replace") for p in sorted(torch_dir.rglob("*.py"))[::40]]
+    texts.append("x = torch.cdouble\ny = a.to_sparse_csr()\nz = 'k.cuh'\nuse_cuda = 1\ncomplex64x = 2\n")
+    words = line_trigger_words()
+    assert trigger_lines(texts[-1]) == [1, 2, 3]
+    for text in texts:
+        assert trigger_lines(text) == _naive_lines(text, words)
+        assert may_fire(text, words) is bool(_naive_lines(text, words))

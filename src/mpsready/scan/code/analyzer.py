@@ -240,10 +240,17 @@ def _skip(self: "_Visitor", node: ast.AST) -> None:
     """Dispatch target for nodes that can neither fire nor hold a node that can."""
 
 
+# statements that hold no other statement and are neither an import nor an assignment
+_LEAF_STATEMENTS = frozenset((ast.Expr, ast.Return, ast.AugAssign, ast.AnnAssign, ast.Raise, ast.Pass, ast.Break,
+                              ast.Continue, ast.Delete, ast.Global, ast.Nonlocal, ast.Assert))
+
+
 def _statements(body: list[ast.stmt], imports: list[ast.stmt], assigns: list[ast.Assign]) -> None:
     """Every import and assignment statement, at any depth (expressions are not entered)."""
     for stmt in body:
         cls = stmt.__class__
+        if cls in _LEAF_STATEMENTS:
+            continue
         if cls is ast.Import or cls is ast.ImportFrom:
             imports.append(stmt)
         elif cls is ast.Assign:
@@ -371,6 +378,8 @@ class _Visitor(ast.NodeVisitor):
 
     def _bookkeep(self, stmt: ast.stmt, track_assigns: bool) -> None:
         cls = stmt.__class__
+        if cls in _LEAF_STATEMENTS:
+            return
         if cls is ast.Import:
             self.visit_Import(stmt)
         elif cls is ast.ImportFrom:
