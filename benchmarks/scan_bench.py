@@ -1,7 +1,8 @@
 """Scan speed on a large real tree (default: the installed torch package, about 1.2 M lines).
 
 Prints files, lines, seconds (wall and CPU of this process) and ratios to the parse floor for:
-  floor   a plain ast.parse of every .py file in one process,
+  floor   a plain ast.parse of every .py file in one process (the goal's reference),
+  floor with the GC paused: the same with the cyclic garbage collector paused, as the scan does,
   cold    mpsready scan with no cache, one process (prefilter on, and with --compare also off),
   pool    the same with a process pool of --jobs processes (wall only; skipped with --jobs 1),
   warm    the scan again with the cache filled (goal: under 1 s).
@@ -40,9 +41,14 @@ def timed(fn):
     return out, time.perf_counter() - w0, time.process_time() - c0
 
 
-def parse_floor(tree: Path) -> tuple[int, int]:
+def parse_floor(tree: Path, gc_off: bool = False) -> tuple[int, int]:
     files = sorted(p for p in tree.rglob("*.py") if p.is_file())
     lines = 0
+    if gc_off:
+        from mpsready.scan.engine import gc_paused
+
+        with gc_paused():
+            return parse_floor(tree)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for p in files:
@@ -79,6 +85,8 @@ def main() -> None:
     for _ in range(args.repeat):
         (n, lines), wall, cpu = timed(lambda: parse_floor(tree))
         runs.setdefault("floor  ast.parse only", []).append((wall, cpu))
+        _, wall, cpu = timed(lambda: parse_floor(tree, gc_off=True))
+        runs.setdefault("floor  GC paused", []).append((wall, cpu))
         for label, flag in modes:
             results[label], wall, cpu = timed(lambda: cold(flag))
             runs.setdefault(label, []).append((wall, cpu))
