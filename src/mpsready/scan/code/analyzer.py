@@ -294,7 +294,6 @@ def _live_lines(tree: ast.Module, text: str) -> list[int]:
     lines = set(trigger_lines(text))
     if extra:
         lines.update(trigger_lines(text, tuple(extra)))
-    ordered = sorted(lines)
     bound: set[str] = set()
     for node in assigns:
         value = node.value
@@ -317,8 +316,7 @@ def _live_lines(tree: ast.Module, text: str) -> list[int]:
                     bound.add(name)
     if bound:
         lines.update(trigger_lines(text, tuple(bound)))
-        ordered = sorted(lines)
-    return ordered
+    return sorted(lines)
 
 
 def _pruned(method: Any) -> Any:
