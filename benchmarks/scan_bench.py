@@ -1,11 +1,15 @@
 """Scan speed on a large real tree (default: the installed torch package, about 1.2 M lines).
 
-Prints files, lines, seconds and ratios for:
-  floor   a plain ast.parse of every .py file in one process (the parse floor),
-  cold    mpsready scan with an empty cache (serial, then with a process pool),
-  warm    the same scan again with the cache filled (goal: under 1 s).
+Prints files, lines, seconds (wall and CPU of this process) and ratios to the parse floor for:
+  floor   a plain ast.parse of every .py file in one process (the goal's reference),
+  floor with the GC paused: the same with the cyclic garbage collector paused, as the scan does,
+  cold    mpsready scan with no cache, one process (prefilter on, and with --compare also off),
+  pool    the same with a process pool of --jobs processes (wall only; skipped with --jobs 1),
+  warm    the scan again with the cache filled (goal: under 1 s).
+Each of floor and cold runs --repeat times, interleaved, and the medians are reported: the machine
+this was written on is shared, so compare CPU seconds first.
 
-    PYTHONPATH=src python benchmarks/scan_bench.py [TREE] [--jobs N]
+    PYTHONPATH=src python benchmarks/scan_bench.py [TREE] [--repeat 3] [--compare] [--jobs N]
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import argparse
 import ast
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -29,10 +34,21 @@ def default_tree() -> Path:
     return Path(list(spec.submodule_search_locations)[0])
 
 
-def parse_floor(tree: Path) -> tuple[int, int, float]:
+def timed(fn):
+    """(result, wall seconds, CPU seconds of this process)."""
+    w0, c0 = time.perf_counter(), time.process_time()
+    out = fn()
+    return out, time.perf_counter() - w0, time.process_time() - c0
+
+
+def parse_floor(tree: Path, gc_off: bool = False) -> tuple[int, int]:
     files = sorted(p for p in tree.rglob("*.py") if p.is_file())
-    t0 = time.perf_counter()
     lines = 0
+    if gc_off:
+        from mpsready.scan.engine import gc_paused
+
+        with gc_paused():
+            return parse_floor(tree)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for p in files:
@@ -42,41 +58,55 @@ def parse_floor(tree: Path) -> tuple[int, int, float]:
                 ast.parse(data)
             except (SyntaxError, ValueError):
                 pass
-    return len(files), lines, time.perf_counter() - t0
+    return len(files), lines
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("tree", nargs="?", type=Path)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--compare", action="store_true", help="also time the cold scan with the prefilter off")
     args = ap.parse_args()
     tree = args.tree or default_tree()
     from mpsready.scan import ScanConfig, scan_path
+    from mpsready.scan.code import analyzer
 
-    n, lines, floor = parse_floor(tree)
-    print(f"tree: {tree}")
-    print(f"floor  ast.parse only      files={n} lines={lines} seconds={floor:.2f}")
+    def cold(prefilter: bool):
+        analyzer.PREFILTER = prefilter
+        try:
+            return scan_path(tree, ScanConfig(jobs=1, cache_dir=None))
+        finally:
+            analyzer.PREFILTER = True
+
+    runs: dict[str, list[tuple[float, float]]] = {}
+    results = {}
+    modes = [("cold   prefilter on", True)] + ([("cold   prefilter off", False)] if args.compare else [])
+    for _ in range(args.repeat):
+        (n, lines), wall, cpu = timed(lambda: parse_floor(tree))
+        runs.setdefault("floor  ast.parse only", []).append((wall, cpu))
+        _, wall, cpu = timed(lambda: parse_floor(tree, gc_off=True))
+        runs.setdefault("floor  GC paused", []).append((wall, cpu))
+        for label, flag in modes:
+            results[label], wall, cpu = timed(lambda: cold(flag))
+            runs.setdefault(label, []).append((wall, cpu))
+    floor_wall = statistics.median(w for w, _ in runs["floor  ast.parse only"])
+    floor_cpu = statistics.median(c for _, c in runs["floor  ast.parse only"])
+    print(f"tree: {tree}  files={n} lines={lines}  (medians of {args.repeat}; ratio = scan / floor)")
+    for label, rs in runs.items():
+        wall, cpu = statistics.median(w for w, _ in rs), statistics.median(c for _, c in rs)
+        r = results.get(label)
+        extra = f" findings={len(r.findings)} files={r.files_scanned} lines={r.lines_scanned}" if r else ""
+        print(f"{label:22s} wall={wall:6.2f} s cpu={cpu:6.2f} s  ratio wall={wall / floor_wall:.2f} "
+              f"cpu={cpu / floor_cpu:.2f}   (wall runs: {', '.join(f'{w:.1f}' for w, _ in rs)}){extra}")
+    if args.jobs > 1:
+        r, wall, _ = timed(lambda: scan_path(tree, ScanConfig(jobs=args.jobs, cache_dir=None)))
+        print(f"{'pool   ' + str(args.jobs) + ' processes':22s} wall={wall:6.2f} s  ratio wall={wall / floor_wall:.2f}")
     with tempfile.TemporaryDirectory() as cache:
-        rows = []
-        for label, jobs in (("cold   serial (1 process)", 1), (f"cold   pool ({args.jobs} processes)", args.jobs)):
-            if jobs == 1 and label.startswith("cold   pool"):
-                continue
-            t0 = time.perf_counter()
-            r = scan_path(tree, ScanConfig(jobs=jobs, cache_dir=None))
-            rows.append((label, r, time.perf_counter() - t0))
-        t0 = time.perf_counter()
-        scan_path(tree, ScanConfig(jobs=args.jobs, cache_dir=Path(cache)))  # fill the cache
-        fill = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        warm = scan_path(tree, ScanConfig(jobs=args.jobs, cache_dir=Path(cache)))
-        rows.append(("warm   cache filled", warm, time.perf_counter() - t0))
-    n2, _, floor2 = parse_floor(tree)  # again: the machine's load changes during a long benchmark
-    print(f"floor  again (after)       files={n2} seconds={floor2:.2f}")
-    floor = (floor + floor2) / 2
-    for label, r, secs in rows:
-        print(f"{label:27s} files={r.files_scanned} lines={r.lines_scanned} findings={len(r.findings)} "
-              f"seconds={secs:.2f} ratio_to_mean_floor={secs / floor:.2f}")
-    print(f"(cache fill run: {fill:.2f} s; warm run cache hits: {warm.cache_hits})")
+        scan_path(tree, ScanConfig(jobs=1, cache_dir=Path(cache)))  # fill the cache
+        warm, wall, cpu = timed(lambda: scan_path(tree, ScanConfig(jobs=1, cache_dir=Path(cache))))
+    print(f"{'warm   cache filled':22s} wall={wall:6.2f} s cpu={cpu:6.2f} s  ratio wall={wall / floor_wall:.2f} "
+          f"(cache hits: {warm.cache_hits})")
 
 
 if __name__ == "__main__":

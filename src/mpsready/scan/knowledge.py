@@ -99,6 +99,11 @@ def lookup(name: str) -> PackageEntry | None:
     return None
 
 
+def import_names() -> tuple[str, ...]:
+    """Every import name of the knowledge base (``flash_attn``, ``nvidia.dali``, ...), sorted."""
+    return tuple(sorted(_index().by_import))
+
+
 def lookup_import(module: str) -> PackageEntry | None:
     """The entry for an imported module (``flash_attn.flash_attn_interface`` -> flash-attn), or ``None``."""
     idx = _index()

@@ -19,6 +19,7 @@ from typing import Any
 from mpsready.findings import Severity
 from mpsready.scan import knowledge
 from mpsready.scan.code.names import AliasMap, build_alias_map
+from mpsready.scan.code.triggers import bisect_left, line_trigger_words, may_fire, trigger_lines
 from mpsready.scan.rules import api as A
 from mpsready.scan.rules import deps as D
 from mpsready.scan.rules import dtypes as T
@@ -26,7 +27,10 @@ from mpsready.scan.rules import extensions as E
 from mpsready.scan.rules import inputs as I
 
 # Bump when the analysis changes so cached results are recomputed.
-ANALYZER_VERSION = 9
+ANALYZER_VERSION = 10
+
+# Skip the analysis of sources without a trigger word (see triggers.py); tests turn it off to compare.
+PREFILTER = True
 
 _FALLBACK_EXCEPTIONS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError", "RuntimeError"}
 _CAST_METHODS = {"float", "half", "bfloat16", "type", "int", "long", "bool"}
@@ -71,11 +75,16 @@ class CodeResult:
         return cls(d["findings"], d["imports"], d["suppress"], d["extensions"], d["parsed"], d.get("cu_refs", []))
 
 
-def analyze_source(source: str | bytes) -> CodeResult:
+def analyze_source(source: str | bytes, *, prefilter: bool | None = None) -> CodeResult:
     """Analyse one Python source (text, or bytes decoded per PEP 263).
 
     Returns a :class:`CodeResult`; a source that does not parse yields one INP105 (or INP106 for
-    Python 2) finding and ``parsed=False``. Never raises on bad input.
+    Python 2) finding and ``parsed=False``. Never raises on bad input. With the prefilter on
+    (``prefilter``, default :data:`PREFILTER`), a source without any trigger word
+    (:mod:`mpsready.scan.code.triggers`) is parsed (so syntax errors are still INP105/INP106) and
+    only its import statements (DEP107, and the imports other files' fallbacks depend on) and
+    suppression comments are analysed; in a source with trigger words, statements that span no
+    trigger line are not entered (their imports and assignments are still recorded).
     """
     if isinstance(source, bytes):
         try:
@@ -93,7 +102,18 @@ def analyze_source(source: str | bytes) -> CodeResult:
         return CodeResult([_syntax_finding(exc, text)], parsed=False)
     except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, absurd nesting
         return CodeResult([_raw(I.SYNTAX_ERROR, 1, 0, f"cannot parse: {exc}")], parsed=False)
-    visitor = _Visitor(build_alias_map(tree), tree)
+    live_lines = None
+    if PREFILTER if prefilter is None else prefilter:
+        # DEP107 (an import of a knowledge-base package) is judged on the import statements themselves,
+        # which every source gets; the other rules need a trigger word somewhere in the text
+        if not may_fire(text, line_trigger_words()):
+            visitor = _Visitor(build_alias_map(tree), tree)
+            visitor.collect_imports(tree.body)
+            visitor.result.suppress = _suppressions(text) if "mpsready:" in text else {}
+            return visitor.result
+        if "\r" not in text:  # ast counts a lone \r as a line break too; trigger_lines splits at \n only
+            live_lines = _live_lines(tree, text)
+    visitor = _Visitor(build_alias_map(tree), tree, cu_literals=_names_cu_file(text), live_lines=live_lines)
     try:
         visitor.visit(tree)
     except RecursionError:
@@ -190,6 +210,7 @@ def parse_suppression(comment: str) -> list[str] | None:
     return [c.strip().upper() for c in inner.split(",") if c.strip()]
 
 
+_QUALIFIED_HEADS = ("torch.", "cupy.")  # every name _check_qualified can report starts so
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 _LEAF_FIELDS = {"ctx", "type_comment", "kind", "name", "id", "attr", "arg", "module", "level", "op", "conversion",
                 "is_async", "simple", "lineno", "col_offset", "end_lineno", "end_col_offset", "value_str",
@@ -215,8 +236,108 @@ def _walk(node: ast.AST):
                 stack.append(value)
 
 
+def _skip(self: "_Visitor", node: ast.AST) -> None:
+    """Dispatch target for nodes that can neither fire nor hold a node that can."""
+
+
+# statements that hold no other statement and are neither an import nor an assignment
+_LEAF_STATEMENTS = frozenset((ast.Expr, ast.Return, ast.AugAssign, ast.AnnAssign, ast.Raise, ast.Pass, ast.Break,
+                              ast.Continue, ast.Delete, ast.Global, ast.Nonlocal, ast.Assert))
+
+
+def _statements(body: list[ast.stmt], imports: list[ast.stmt], assigns: list[ast.Assign]) -> None:
+    """Every import and assignment statement, at any depth (expressions are not entered)."""
+    for stmt in body:
+        cls = stmt.__class__
+        if cls in _LEAF_STATEMENTS:
+            continue
+        if cls is ast.Import or cls is ast.ImportFrom:
+            imports.append(stmt)
+        elif cls is ast.Assign:
+            assigns.append(stmt)
+        elif cls is ast.Match:
+            for case in stmt.cases:
+                _statements(case.body, imports, assigns)
+        elif cls is not ast.Expr:
+            for name in ("body", "orelse", "finalbody"):
+                block = getattr(stmt, name, None)
+                if block:
+                    _statements(block, imports, assigns)
+            for handler in getattr(stmt, "handlers", ()):
+                _statements(handler.body, imports, assigns)
+
+
+def _live_lines(tree: ast.Module, text: str) -> list[int]:
+    """Lines on which a finding can start: those holding a trigger word, a name bound by an import to a
+    trigger-bearing module path (`import torch.cuda as tc`, `from numpy import zeros`), or a variable the
+    analyser follows from its assignment to its use: one assigned a CUDA device literal (`dev = "cuda"`,
+    later `.to(dev)`) or a NumPy call / `.astype` (`a = np.zeros(3)`, later `torch.from_numpy(a).to(d)`).
+    Those are the only variables it follows, and only from the assignment itself, so one round is enough."""
+    words = set(line_trigger_words())
+    imports: list[ast.stmt] = []
+    assigns: list[ast.Assign] = []
+    _statements(tree.body, imports, assigns)
+    extra: set[str] = set()
+    numpy_names = {"numpy"}  # an unimported `numpy.zeros` resolves as written
+    for node in imports:
+        if node.__class__ is ast.Import:
+            pairs = [(a.asname, a.name) for a in node.names if a.asname]
+        elif node.module and not node.level:
+            pairs = [(a.asname or a.name, f"{node.module}.{a.name}") for a in node.names if a.name != "*"]
+        else:
+            continue
+        for local, target in pairs:
+            if local not in words and any(part in words for part in target.split(".")):
+                extra.add(local)
+            if target == "numpy" or target.startswith("numpy."):
+                numpy_names.add(local)
+    lines = set(trigger_lines(text))
+    if extra:
+        lines.update(trigger_lines(text, tuple(extra)))
+    bound: set[str] = set()
+    for node in assigns:
+        value = node.value
+        if value.__class__ is ast.Constant:
+            follow = is_cuda_literal(value.value)
+        elif value.__class__ is ast.Call:
+            func = value.func
+            root = func
+            while root.__class__ is ast.Attribute:
+                root = root.value
+            follow = (func.__class__ is ast.Attribute and func.attr == "astype") or (
+                root.__class__ is ast.Name and root.id in numpy_names)
+        else:
+            follow = False
+        if follow:
+            for target in node.targets:
+                name = target.id if target.__class__ is ast.Name else \
+                    target.attr if target.__class__ is ast.Attribute else None
+                if name is not None and name not in words and name not in extra:
+                    bound.add(name)
+    if bound:
+        lines.update(trigger_lines(text, tuple(bound)))
+    return sorted(lines)
+
+
+def _pruned(method: Any) -> Any:
+    """A statement handler that visits live statements and only bookkeeps the others."""
+    def visit_statement(self: "_Visitor", node: ast.stmt) -> None:
+        if self._is_live(node):
+            method(self, node)
+        else:
+            self._bookkeep(node, True)
+    return visit_statement
+
+
+def _names_cu_file(text: str) -> bool:
+    """Whether a string literal may end in .cu/.cuh (the closing quote follows the suffix): else the
+    visitor skips every Constant node, the most common node after Name."""
+    return '.cu"' in text or ".cu'" in text or ".cuh" in text
+
+
 class _Visitor(ast.NodeVisitor):
-    def __init__(self, aliases: AliasMap, tree: ast.Module) -> None:
+    def __init__(self, aliases: AliasMap, tree: ast.Module, *, cu_literals: bool = True,
+                 live_lines: list[int] | None = None) -> None:
         self.aliases = aliases
         self.result = CodeResult()
         self.api = knowledge.cuda_api_table()
@@ -231,18 +352,89 @@ class _Visitor(ast.NodeVisitor):
         self.tree = tree
         self.functions: list[ast.AST] = []  # enclosing function definitions, innermost last
         self.kernel_lib_guard: dict[str, str | None] = {}  # triton/cupy/... -> fallback location or None
-        self._dispatch: dict[type, object] = {}
+        self._dispatch: dict[type, Any] = {} if cu_literals else {ast.Constant: _skip}
+        # `if` conditions whose guard value is computed only when a finding (or an import) needs it:
+        # [kind ('cuda' or 'dist'), test, None (not computed) or the result]; innermost last
+        self._lazy_guards: list[list[Any]] = []
+        # lines holding a trigger word (None: every statement is live); a statement spanning none of them
+        # cannot fire and only gets its bookkeeping (imports, try context, assignments)
+        self._live_lines = live_lines
+        self._unresolved = 0
         self._guarded_build: dict[int, int | None | bool] = {}  # id(function) -> fallback line (cached)
+
+    # ---------------------------------------------------------------- imports only
+    _BLOCKS = ("body", "orelse", "finalbody")
+
+    def collect_imports(self, body: list[ast.stmt], track_assigns: bool = False) -> None:
+        """Record the imports of a source that cannot fire (its imports still decide whether another file's
+        kernel is imported only under a fallback), in the order and with the try/except context the full
+        traversal gives them. Imports sit only in statements, so expressions are not entered. With
+        ``track_assigns`` (a statement that cannot fire inside a source that can), assignments also update
+        the string and NumPy-variable tables later statements read."""
+        for stmt in body:
+            self._bookkeep(stmt, track_assigns)
+
+    def _bookkeep(self, stmt: ast.stmt, track_assigns: bool) -> None:
+        cls = stmt.__class__
+        if cls in _LEAF_STATEMENTS:
+            return
+        if cls is ast.Import:
+            self.visit_Import(stmt)
+        elif cls is ast.ImportFrom:
+            self.visit_ImportFrom(stmt)
+        elif cls is ast.Assign:
+            if track_assigns:
+                self._track_assign(stmt)
+        elif cls is ast.Try or cls.__name__ == "TryStar":
+            self.try_stack.append(stmt)
+            self.collect_imports(stmt.body, track_assigns)
+            self.try_stack.pop()
+            for handler in stmt.handlers:
+                self.collect_imports(handler.body, track_assigns)
+            self.collect_imports(stmt.orelse, track_assigns)
+            self.collect_imports(stmt.finalbody, track_assigns)
+        elif cls is ast.Match:
+            for case in stmt.cases:
+                self.collect_imports(case.body, track_assigns)
+        elif cls is not ast.Expr:
+            for name in self._BLOCKS:
+                block = getattr(stmt, name, None)
+                if block:
+                    self.collect_imports(block, track_assigns)
+
+    def _is_live(self, node: ast.stmt) -> bool:
+        """Whether a trigger line falls within the statement (its decorators included)."""
+        start = node.lineno
+        decorators = getattr(node, "decorator_list", None)
+        if decorators:
+            start = min(start, *(d.lineno for d in decorators))
+        lines = self._live_lines
+        i = bisect_left(lines, start)
+        return i < len(lines) and lines[i] <= node.end_lineno
 
     # ---------------------------------------------------------------- traversal
     # NodeVisitor.visit builds a method name and calls getattr for every node, and generic_visit
     # walks every field (expression contexts included); this dispatch caches both per node class.
+    def _method(self, cls: type) -> Any:
+        """The handler of a node class: its visit_ method, generic_visit when it has child nodes, else _skip
+        (also for the strings and None that some child lists hold)."""
+        method = getattr(type(self), "visit_" + cls.__name__, None)
+        if method is None:
+            if not issubclass(cls, ast.AST):
+                method = _skip
+            else:
+                fields = _CHILD_FIELDS.get(cls)
+                if fields is None:
+                    fields = _CHILD_FIELDS[cls] = tuple(f for f in cls._fields if f not in _LEAF_FIELDS)
+                method = type(self).generic_visit if fields else _skip
+        if self._live_lines is not None and issubclass(cls, ast.stmt):
+            method = _pruned(method)
+        self._dispatch[cls] = method
+        return method
+
     def visit(self, node: ast.AST) -> None:
         cls = node.__class__
-        method = self._dispatch.get(cls)
-        if method is None:
-            method = getattr(type(self), "visit_" + cls.__name__, None) or type(self).generic_visit
-            self._dispatch[cls] = method
+        method = self._dispatch.get(cls) or self._method(cls)
         method(self, node)
 
     def generic_visit(self, node: ast.AST) -> None:
@@ -250,14 +442,49 @@ class _Visitor(ast.NodeVisitor):
         fields = _CHILD_FIELDS.get(cls)
         if fields is None:
             fields = _CHILD_FIELDS[cls] = tuple(f for f in cls._fields if f not in _LEAF_FIELDS)
+        dispatch = self._dispatch
         for name in fields:
             value = getattr(node, name, None)
             if value.__class__ is list:
                 for item in value:
-                    if isinstance(item, ast.AST):
-                        self.visit(item)
-            elif isinstance(value, ast.AST):
-                self.visit(value)
+                    cls = item.__class__
+                    (dispatch.get(cls) or self._method(cls))(self, item)
+            elif value is not None:
+                cls = value.__class__
+                (dispatch.get(cls) or self._method(cls))(self, value)
+
+    # ---------------------------------------------------------------- lazy guards
+    def _push_guard(self, kind: str, test: ast.AST) -> list[Any]:
+        entry = [kind, test, None]
+        self._lazy_guards.append(entry)
+        self._unresolved += 1
+        return entry
+
+    def _pop_guard(self, entry: list[Any]) -> None:
+        self._lazy_guards.pop()
+        if entry[2] is None:
+            self._unresolved -= 1
+        elif entry[2]:
+            if entry[0] == "cuda":
+                self.cuda_guard -= 1
+            else:
+                self.dist_context -= 1
+
+    def _resolve_guards(self) -> None:
+        """Compute the pending guard tests (before reading cuda_guard/dist_context, and before an import
+        changes the aliases the tests are resolved with). Most `if` bodies hold no finding, so most tests
+        are never computed."""
+        if not self._unresolved:
+            return
+        for entry in self._lazy_guards:
+            if entry[2] is None:
+                if entry[0] == "cuda":
+                    entry[2] = self._is_cuda_test(entry[1])
+                    self.cuda_guard += entry[2]
+                else:
+                    entry[2] = self._is_distributed_test(entry[1])
+                    self.dist_context += entry[2]
+        self._unresolved = 0
 
     def visit_Constant(self, node: ast.Constant) -> None:
         value = node.value
@@ -280,6 +507,7 @@ class _Visitor(ast.NodeVisitor):
 
     # ---------------------------------------------------------------- helpers
     def add(self, rule, node: ast.AST, message: str, **kw: Any) -> None:
+        self._resolve_guards()
         severity = kw.pop("severity", None) or rule.severity
         evidence = kw.pop("evidence", None) or {}
         if self.cuda_guard and rule.code.startswith("API") and severity.rank > Severity.INFO.rank \
@@ -337,20 +565,21 @@ class _Visitor(ast.NodeVisitor):
         self.visit(node.test)
         self.in_test -= 1
         self._check_if_selection(node)
-        guarded = self._is_cuda_test(node.test)
-        dist = self._is_distributed_test(node.test)
-        self.cuda_guard += guarded
-        self.dist_context += dist
+        guarded = self._push_guard("cuda", node.test)
+        dist = self._push_guard("dist", node.test)
         for stmt in node.body:
             self.visit(stmt)
-        self.cuda_guard -= guarded
-        self.dist_context -= dist
-        negated = isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not) \
-            and self._is_cuda_test(node.test.operand)
-        self.cuda_guard += negated
+        self._pop_guard(dist)
+        self._pop_guard(guarded)
+        if not node.orelse:
+            return
+        test = node.test
+        negated = self._push_guard("cuda", test.operand) \
+            if test.__class__ is ast.UnaryOp and test.op.__class__ is ast.Not else None
         for stmt in node.orelse:
             self.visit(stmt)
-        self.cuda_guard -= negated
+        if negated is not None:
+            self._pop_guard(negated)
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
         self.in_test += 1
@@ -358,10 +587,9 @@ class _Visitor(ast.NodeVisitor):
         self.in_test -= 1
         if self._check_ifexp_selection(node):
             return
-        guarded = self._is_cuda_test(node.test)
-        self.cuda_guard += guarded
+        guarded = self._push_guard("cuda", node.test)
         self.visit(node.body)
-        self.cuda_guard -= guarded
+        self._pop_guard(guarded)
         self.visit(node.orelse)
 
     def _is_distributed_test(self, test: ast.AST) -> bool:
@@ -444,6 +672,7 @@ class _Visitor(ast.NodeVisitor):
 
     # ---------------------------------------------------------------- imports
     def visit_Import(self, node: ast.Import) -> None:
+        self._resolve_guards()
         self.aliases.add_import(node)  # imports inside functions bind from here on
         guard = self._fallback_guard()
         for alias in node.names:
@@ -451,6 +680,7 @@ class _Visitor(ast.NodeVisitor):
             self._check_package_import(alias.name, node, guard)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        self._resolve_guards()
         self.aliases.add_import_from(node)
         guard = self._fallback_guard()
         names = [a.name for a in node.names]
@@ -492,6 +722,12 @@ class _Visitor(ast.NodeVisitor):
 
     # ---------------------------------------------------------------- assignments (tiny data flow)
     def visit_Assign(self, node: ast.Assign) -> None:
+        self._track_assign(node, report=True)
+        self.generic_visit(node)
+
+    def _track_assign(self, node: ast.Assign, report: bool = False) -> None:
+        """Remember string literals and NumPy float64 arrays bound to names (and report a device-named
+        variable set to a CUDA literal when ``report``)."""
         lit = self._literal(node.value)
         for target in node.targets:
             if isinstance(target, ast.Attribute) and lit is not None:
@@ -505,9 +741,8 @@ class _Visitor(ast.NodeVisitor):
                     self.np_f64_vars.add(target.id)
                 else:
                     self.np_f64_vars.discard(target.id)
-                if lit is not None and is_cuda_literal(lit) and _device_like_name(target.id):
+                if report and lit is not None and is_cuda_literal(lit) and _device_like_name(target.id):
                     self.add(A.CUDA_DEVICE_LITERAL, node, f"{target.id} = {lit!r}: a hard-coded CUDA device")
-        self.generic_visit(node)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if isinstance(node.target, ast.Name) and node.value is not None:
@@ -620,17 +855,20 @@ class _Visitor(ast.NodeVisitor):
             if not self.aliases.is_imported(root.id):
                 return  # `self.model.cuda`: a chain over a local name is never a torch/cupy name
             name = self.q(node)
-            if name and self._check_qualified(name, node):
+            if not name.startswith(_QUALIFIED_HEADS):
+                return  # nor can its inner parts (prefixes of the name), which are only Attributes and a Name
+            if self._check_qualified(name, node):
                 return  # the whole chain is reported; do not report its inner parts again
         self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> None:
-        if self.aliases.is_imported(node.id):
-            name = self.q(node)
-            if name and name != node.id:
-                self._check_qualified(name, node)
+        name = self.aliases.names.get(node.id)
+        if name is not None and name != node.id and name.startswith(_QUALIFIED_HEADS):
+            self._check_qualified(name, node)
 
     def _check_qualified(self, name: str, node: ast.AST) -> bool:
+        """Report a qualified torch/cupy name; True when the whole chain was judged. Every name it reports
+        starts with one of _QUALIFIED_HEADS."""
         if name.startswith("torch.cuda."):
             self._torch_cuda(name, node)
             return True
@@ -689,6 +927,7 @@ class _Visitor(ast.NodeVisitor):
         if info.get("accelerator"):
             evidence["accelerator"] = info["accelerator"]
         fix = ("Use " + " or ".join(alts) + ".") if alts else "No MPS equivalent: guard it with torch.cuda.is_available()."
+        self._resolve_guards()
         if attr == "is_available" and isinstance(node, ast.Attribute) and not self.cuda_guard:
             # a bare availability check is only a finding when it drives a device choice (API104)
             return

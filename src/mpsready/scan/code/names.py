@@ -49,6 +49,11 @@ class AliasMap:
         parts.append(head)
         return ".".join(reversed(parts))
 
+    @property
+    def names(self) -> dict[str, str]:
+        """The live map local name -> qualified name (read-only by convention; for hot loops)."""
+        return self._names
+
     def is_imported(self, local: str) -> bool:
         return local in self._names
 

@@ -13,6 +13,7 @@ DOT_CUDA = rule(
     "Pick a device once (`device = torch.accelerator.current_accelerator()` or an MPS-aware selection) and use "
     "`.to(device)`.",
     f"{TORCH} torch/cuda/__init__.py _lazy_init; https://github.com/mistralai/mistral-inference/issues/3",
+    triggers=("cuda",),  # `.cuda()`
 )
 TORCH_CUDA_CALL = rule(
     "API102", "torch-cuda-api", "blocker",
@@ -24,6 +25,7 @@ TORCH_CUDA_CALL = rule(
     "Use the equivalent named in the finding: torch.mps.* (synchronize, empty_cache, manual_seed, "
     "current_allocated_memory) or torch.accelerator.* (PyTorch >= 2.6).",
     f"{TORCH} torch/cuda/__init__.py, torch/mps/__init__.py, torch/accelerator/__init__.py",
+    triggers=("cuda",),  # every name in data/cuda_api.yaml is torch.cuda.<name>
 )
 CUDA_DEVICE_LITERAL = rule(
     "API103", "cuda-device-literal", "blocker",
@@ -32,6 +34,7 @@ CUDA_DEVICE_LITERAL = rule(
     "x = torch.zeros(3, device='cuda')",
     "Pass the selected device object instead of a literal.",
     f"{TORCH} torch/cuda/__init__.py _lazy_init; https://github.com/mistralai/mistral-inference/issues/3",
+    triggers=("cuda",),  # "cuda" / "cuda:N" literals
 )
 DEVICE_SELECTION = rule(
     "API104", "device-selection-ignores-mps", "degrades",
@@ -42,6 +45,7 @@ DEVICE_SELECTION = rule(
     "`device = torch.accelerator.current_accelerator() or torch.device('cpu')` (PyTorch >= 2.6), or add an "
     "`elif torch.backends.mps.is_available(): 'mps'` branch.",
     "https://github.com/openai/whisper/pull/382 ; PyTorch 2.13.0 torch/accelerator/__init__.py",
+    triggers=("cuda",),  # the 'cuda' side of the selection
 )
 CUDNN_FLAGS = rule(
     "API105", "cudnn-flags", "info",
@@ -51,6 +55,7 @@ CUDNN_FLAGS = rule(
     "torch.backends.cudnn.benchmark = True",
     "Keep for CUDA; for reproducibility on every backend use torch.use_deterministic_algorithms().",
     f"{TORCH} torch/backends/cudnn/__init__.py",
+    triggers=("cudnn", "cuda"),  # torch.backends.cudnn.* / torch.backends.cuda.*
 )
 TF32_SWITCH = rule(
     "API106", "tf32-switch", "info",
@@ -60,6 +65,7 @@ TF32_SWITCH = rule(
     "torch.backends.cuda.matmul.allow_tf32 = True",
     "When comparing against a CUDA reference, record the TF32 setting and widen tolerances (or disable TF32).",
     f"{TORCH} torch/backends/cuda/__init__.py; https://pytorch.org/docs/stable/notes/cuda.html#tf32-on-ampere",
+    triggers=("cudnn", "cuda", "set_float32_matmul_precision"),
 )
 NCCL = rule(
     "API107", "nccl-backend", "blocker",
@@ -70,6 +76,7 @@ NCCL = rule(
     "Use 'gloo' when not on CUDA (`backend = 'nccl' if torch.cuda.is_available() else 'gloo'`), and skip "
     "process groups for single-device runs.",
     "https://github.com/meta-llama/llama/issues/722 ; PyTorch 2.13.0 torch/distributed/distributed_c10d.py",
+    triggers=("nccl", "init_process_group"),
 )
 CUDA_AMP = rule(
     "API108", "cuda-amp", "degrades",
@@ -79,6 +86,7 @@ CUDA_AMP = rule(
     "with torch.cuda.amp.autocast():\n    out = model(x)",
     "torch.amp.autocast(device_type=device.type) and torch.amp.GradScaler(device.type).",
     "https://github.com/milesial/Pytorch-UNet/issues/393 ; PyTorch 2.13.0 torch/cuda/amp/autocast_mode.py",
+    triggers=("cuda",),  # torch.cuda.amp, autocast("cuda"), GradScaler("cuda")
 )
 GRAD_SCALER = rule(
     "API109", "grad-scaler", "info",
@@ -88,6 +96,7 @@ GRAD_SCALER = rule(
     "scaler = torch.amp.GradScaler()",
     "torch.amp.GradScaler(device.type); on MPS float16 training needs PyTorch >= 2.8.",
     "native_functions.yaml in PyTorch 2.8.0 (first MPS kernel for _amp_update_scale_), research notes §1.2",
+    triggers=("GradScaler",),
 )
 CUDA_GRAPHS = rule(
     "API110", "cuda-graphs", "blocker",
@@ -96,6 +105,7 @@ CUDA_GRAPHS = rule(
     "g = torch.cuda.CUDAGraph()",
     "Run eagerly on MPS (capture only when torch.cuda.is_available()).",
     f"{TORCH} torch/cuda/graphs.py",
+    triggers=("cuda",),  # torch.cuda.graph(s), CUDAGraph
 )
 NVTX = rule(
     "API111", "nvtx", "blocker",
@@ -104,6 +114,7 @@ NVTX = rule(
     "torch.cuda.nvtx.range_push('forward')",
     "torch.profiler.record_function('forward') works on every backend; torch.mps.profiler for Metal traces.",
     f"{TORCH} torch/cuda/nvtx.py",
+    triggers=("cuda",),  # torch.cuda.nvtx
 )
 CUDA_EVENT = rule(
     "API112", "cuda-event-timing", "blocker",
@@ -113,6 +124,7 @@ CUDA_EVENT = rule(
     "torch.mps.Event(enable_timing=True) on MPS, torch.Event(device) on any accelerator, or time.perf_counter() "
     "after a synchronize.",
     f"{TORCH} torch/mps/event.py, torch/cuda/streams.py",
+    triggers=("cuda",),  # torch.cuda.Event
 )
 PIN_MEMORY = rule(
     "API113", "pin-memory", "info",
@@ -122,6 +134,7 @@ PIN_MEMORY = rule(
     "DataLoader(ds, batch_size=32, pin_memory=True)",
     "pin_memory=torch.cuda.is_available().",
     "native_functions.yaml PyTorch 2.5.1 (_pin_memory lost its MPS key), research notes §1.2",
+    triggers=("pin_memory",),
 )
 TORCH_COMPILE = rule(
     "API114", "torch-compile", "info",
@@ -132,6 +145,7 @@ TORCH_COMPILE = rule(
     "model = torch.compile(model)",
     "Make compilation optional (a flag) so the Mac run can fall back to eager mode.",
     "https://pytorch.org/docs/stable/torch.compiler.html ; PyTorch 2.13.0 torch/_inductor/codegen/mps.py",
+    triggers=("compile",),
 )
 DEVICE_STRING_TEST = rule(
     "API115", "device-type-misroutes-mps", "degrades",
@@ -142,6 +156,7 @@ DEVICE_STRING_TEST = rule(
     "device_type = 'cuda' if 'cuda' in device else 'cpu'",
     "device_type = torch.device(device).type",
     "https://github.com/karpathy/nanoGPT/pull/698",
+    triggers=("cuda",),
 )
 CPU_ROUNDTRIP = rule(
     "API116", "cpu-roundtrip", "degrades",
@@ -151,6 +166,7 @@ CPU_ROUNDTRIP = rule(
     "keep = nms(boxes.cpu(), scores.cpu(), 0.5).to(dev)",
     "Check whether the operator now has an MPS kernel (mpsready ops) and call it on the device.",
     "https://github.com/computational-cell-analytics/micro-sam/pull/176",
+    triggers=("cpu",),  # the `.cpu()` copies
 )
 DEVICE_GENERATOR = rule(
     "API117", "device-generator", "info",
@@ -160,6 +176,7 @@ DEVICE_GENERATOR = rule(
     "gen = torch.Generator(device=dev).manual_seed(637)",
     "Draw random tensors on the CPU with a CPU generator, then move them to the device.",
     "https://github.com/AUTOMATIC1111/stable-diffusion-webui/pull/9734",
+    triggers=("Generator",),
 )
 SPARSE_BUFFER = rule(
     "API118", "sparse-buffer", "blocker",
@@ -170,4 +187,5 @@ SPARSE_BUFFER = rule(
     "self.register_buffer('heads', mask.to_sparse(), persistent=False)",
     "Keep the buffer dense (or as an index tensor) and convert where needed.",
     "https://github.com/pytorch/pytorch/issues/141711 ; native_functions.yaml (SparseMPS keys from 2.9)",
+    triggers=("to_sparse", "to_sparse_coo", "to_sparse_csr", "sparse_coo_tensor", "sparse_csr_tensor"),
 )

@@ -2,6 +2,15 @@
 
 from mpsready.scan.rules._define import rule
 
+
+
+def _import_triggers() -> tuple[str, ...]:
+    """Top-level import names of every knowledge-base entry (``nvidia.dali`` -> ``nvidia``)."""
+    from mpsready.scan import knowledge  # lazy: the registry is imported without the data files
+
+    return tuple(sorted({name.split(".")[0] for name in knowledge.import_names()}))
+
+
 KB = "mpsready knowledge base src/mpsready/scan/data/packages.yaml (each entry names its own source)"
 
 CUDA_ONLY_PACKAGE = rule(
@@ -68,6 +77,7 @@ CUDA_PACKAGE_IMPORT = rule(
     "from flash_attn import flash_attn_func",
     "Guard the import with try/except ImportError and a pure-PyTorch fallback, or use the alternative named.",
     KB,
+    triggers=_import_triggers,  # the import names of data/packages.yaml
 )
 UNKNOWN_DECLARATION = rule(
     "DEP108", "dynamic-declaration", "info",

@@ -11,6 +11,7 @@ FLOAT64 = rule(
     "x = torch.zeros(3, dtype=torch.float64, device=dev)",
     "Use float32 on MPS; keep float64 only for CPU-side computations.",
     "https://github.com/pytorch/pytorch/issues/79019 ; maintainers: hardware limitation (#122602)",
+    triggers=("float64", "double"),  # torch.float64, torch.double, .double()
 )
 NUMPY_FLOAT64 = rule(
     "DTY102", "numpy-float64-to-tensor", "blocker",
@@ -20,6 +21,7 @@ NUMPY_FLOAT64 = rule(
     "table = np.random.rand(100, 3)\nfeats = torch.from_numpy(table).to(dev).float()",
     "torch.from_numpy(table).float().to(dev), or create the array with dtype=np.float32.",
     "https://github.com/pytorch/pytorch/issues/79019",
+    triggers=("numpy", "astype"),  # a NumPy factory (imported from numpy) or .astype(float)
 )
 BFLOAT16 = rule(
     "DTY103", "bfloat16", "degrades",
@@ -29,6 +31,7 @@ BFLOAT16 = rule(
     "emb = torch.nn.Embedding(100, 16).to(dtype=torch.bfloat16)",
     "Require macOS 14+ for the Mac port, or use float16/float32 on older macOS.",
     "https://github.com/pytorch/pytorch/issues/104191 (fixed for macOS 14 by PR #119641, PyTorch 2.3)",
+    triggers=("bfloat16",),
 )
 COMPLEX = rule(
     "DTY104", "complex-dtype", "degrades",
@@ -38,4 +41,5 @@ COMPLEX = rule(
     "spec = torch.stft(x, 512, return_complex=True).to(torch.complex128)",
     "Use complex64 on macOS 14+, and check the operators with `mpsready trace`.",
     "PyTorch 2.13.0 torch/testing/_internal/common_mps.py (SUPPORTED_COMPLEX_OPS), research notes §3",
+    triggers=("complex128", "cdouble", "complex64", "cfloat", "complex32", "chalf"),
 )

@@ -16,6 +16,8 @@ CUDA_SOURCES = rule(
     "Write or reuse a pure-PyTorch reference path and select it when torch.cuda.is_available() is False.",
     "https://docs.nvidia.com/cuda/cuda-installation-guide-linux/ (no macOS toolkit since CUDA 10.2); "
     "PyTorch 2.13.0 torch/mps/__init__.py compile_shader",
+    # Python code naming a .cu/.cuh file (the fallback check): the suffix before the closing quote
+    triggers=('.cu"', ".cu'", ".cuh"),
 )
 CUDA_EXTENSION_BUILD = rule(
     "EXT102", "cuda-extension-build", "blocker",
@@ -26,6 +28,7 @@ CUDA_EXTENSION_BUILD = rule(
     "from torch.utils.cpp_extension import CUDAExtension\nCUDAExtension('ops._C', ['ops.cpp', 'ops_kernel.cu'])",
     "Build a CppExtension (CPU) on macOS and keep the CUDA one for Linux, or provide a PyTorch fallback.",
     "PyTorch 2.13.0 torch/utils/cpp_extension.py (CUDAExtension needs CUDA_HOME / nvcc)",
+    triggers=("cpp_extension",),
 )
 TRITON_KERNEL = rule(
     "EXT103", "triton-kernel", "blocker",
@@ -34,6 +37,7 @@ TRITON_KERNEL = rule(
     "@triton.jit\ndef add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr): ...",
     "Keep a pure-PyTorch reference function and dispatch to it when triton is unavailable.",
     "https://pypi.org/project/triton/#files (Linux wheels only)",
+    triggers=("triton",),
 )
 CUPY_KERNEL = rule(
     "EXT104", "cupy-kernel", "blocker",
@@ -42,6 +46,7 @@ CUPY_KERNEL = rule(
     "kernel = cupy.RawKernel(code, 'my_kernel')",
     "Port the kernel to PyTorch ops (or torch.mps.compile_shader), keep CuPy for Linux.",
     "https://docs.cupy.dev/en/stable/install.html",
+    triggers=("cupy",),
 )
 NUMBA_CUDA_KERNEL = rule(
     "EXT105", "numba-cuda-kernel", "blocker",
@@ -51,6 +56,7 @@ NUMBA_CUDA_KERNEL = rule(
     "from numba import cuda\n@cuda.jit\ndef kernel(a): ...",
     "Use @numba.njit (CPU) or PyTorch ops on MPS for the Mac path.",
     "https://numba.readthedocs.io/en/stable/cuda/overview.html",
+    triggers=("cuda",),  # numba.cuda.jit, cuda.jit
 )
 PYCUDA_KERNEL = rule(
     "EXT106", "pycuda-kernel", "blocker",
@@ -59,6 +65,7 @@ PYCUDA_KERNEL = rule(
     "from pycuda.compiler import SourceModule\nmod = SourceModule(cuda_code)",
     "Port the kernel to PyTorch ops or Metal.",
     "https://documen.tician.de/pycuda/",
+    triggers=("pycuda",),
 )
 CPU_EXTENSION = rule(
     "EXT107", "cpp-extension", "info",
@@ -68,4 +75,5 @@ CPU_EXTENSION = rule(
     "CppExtension('ops._C', ['ops.cpp'])",
     "Nothing to do for correctness; for speed, consider an MPS kernel (torch.mps.compile_shader) or PyTorch ops.",
     "PyTorch 2.13.0 torch/utils/cpp_extension.py (CppExtension)",
+    triggers=("cpp_extension",),
 )
