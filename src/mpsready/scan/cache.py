@@ -52,7 +52,7 @@ class ScanCache:
             if doc.get("salt") == self.salt and isinstance(doc.get("entries"), dict):
                 self._old = doc["entries"]
                 self._old_stats = doc.get("stats") or {}
-        except (OSError, ValueError):
+        except (OSError, ValueError, AttributeError, RecursionError):  # a damaged cache is a cold cache
             pass
 
     def known(self, relpath: str, size: int, mtime_ns: int) -> tuple[str, int] | None:

@@ -8,6 +8,7 @@ the rest of the tree is still scanned.
 from __future__ import annotations
 
 import os
+import stat
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -92,7 +93,15 @@ def scan_path(path: str | os.PathLike[str], config: ScanConfig | None = None, *,
     else:
         from mpsready.scan.walker import classify
 
-        files = [ProjectFile(target.name, str(target), target.stat().st_size, **classify(target.name))]
+        st = target.stat()
+        if not stat.S_ISREG(st.st_mode):  # reading a named pipe would block forever
+            raise UsageError(f"{path}: not a directory or a regular file")
+        files = [ProjectFile(target.name, str(target), st.st_size, st.st_mtime_ns, **classify(target.name))]
+        if st.st_size > config.max_file_size:
+            raw.append(RawFinding(I.TOO_LARGE, target.name, None,
+                                  f"{st.st_size} bytes is above the {config.max_file_size}-byte limit; skipped",
+                                  evidence={"bytes": st.st_size, "limit": config.max_file_size}))
+            files = []
     project = ProjectFiles(root, config.max_file_size)
 
     deps, dep_raw, texts = _declarations(files, project)

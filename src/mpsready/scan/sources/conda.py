@@ -55,6 +55,11 @@ class CondaSource(DependencySource):
             line = mark.line + 1 if mark is not None else None
             result.findings.append(RawFinding(I.BROKEN_YAML, relpath, line, f"YAML does not parse: {str(exc).splitlines()[0]}"))
             return result
+        if doc is not None and not isinstance(doc, dict) and PurePosixPath(relpath).stem.lower().startswith(("environment", "conda")):
+            # environment.yml by name, yet not a mapping: conda would refuse it, and nothing in it was read
+            result.findings.append(RawFinding(I.BROKEN_YAML, relpath, 1, f"a conda environment file must be a mapping "
+                                              f"with 'dependencies'; this one is a YAML {type(doc).__name__}"))
+            return result
         if not isinstance(doc, dict) or "dependencies" not in doc:
             if isinstance(doc, dict) and ("channels" in doc or "name" in doc):
                 result.findings.append(RawFinding(I.BROKEN_YAML, relpath, 1, "conda environment without a 'dependencies' list"))

@@ -89,12 +89,19 @@ class ProjectFiles:
 
     @staticmethod
     def join(relpath: str, other: str) -> str:
-        """``other`` relative to the directory of ``relpath``, normalised (``a/b.txt`` + ``../c.txt`` -> ``c.txt``)."""
+        """``other`` relative to the directory of ``relpath``, normalised (``a/b.txt`` + ``../c.txt`` -> ``c.txt``).
+
+        A path that climbs above the root keeps its leading ``..`` (and an absolute path stays absolute) so
+        that :meth:`read_text` refuses it as outside the project instead of reading a look-alike inside it."""
+        if PurePosixPath(other).is_absolute():
+            return other
         parts: list[str] = []
         for part in (PurePosixPath(relpath).parent / other).parts:
             if part == "..":
-                if parts:
+                if parts and parts[-1] != "..":
                     parts.pop()
+                else:
+                    parts.append("..")
             elif part != ".":
                 parts.append(part)
         return "/".join(parts)

@@ -56,6 +56,8 @@ def code_cells(text: str) -> list[Cell]:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise NotebookError(f"not JSON: {exc.msg} (line {exc.lineno})") from None
+    except RecursionError:
+        raise NotebookError("JSON nested too deeply to read") from None
     cells = doc.get("cells") if isinstance(doc, dict) else None
     if cells is None and isinstance(doc, dict) and isinstance(doc.get("worksheets"), list):  # nbformat 3
         cells = [c for ws in doc["worksheets"] if isinstance(ws, dict) for c in ws.get("cells") or []]

@@ -1,0 +1,146 @@
+"""Attacks found by the adversarial pass: each one used to hang, crash or read outside the project."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mpsready.errors import UsageError
+from mpsready.scan import ScanConfig, scan_path
+from mpsready.scan.sources.interface import ProjectFiles
+from tests.scan.conftest import rows
+
+GOOD = "import torch\nx = torch.ones(1).cuda()\n"  # one API101 at line 2: proves the rest was scanned
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_named_pipe_is_a_finding_not_a_hang(write_project):
+    root = write_project({"ok.py": GOOD})
+    os.mkfifo(root / "fifo.py")
+    os.mkfifo(root / "requirements.txt")
+    r = scan_path(root)  # used to block forever in read_bytes()
+    assert rows(r) == [
+        ("API101", "ok.py", 2, "blocker"),
+        ("INP101", "fifo.py", None, "info"),
+        ("INP101", "requirements.txt", None, "info"),
+    ]
+    assert r.findings[1].message == "not a regular file (a named pipe); not read"
+
+
+def test_named_pipe_given_as_the_path_is_a_usage_error(tmp_path):
+    os.mkfifo(tmp_path / "fifo.py")
+    with pytest.raises(UsageError, match=r"fifo.py: not a directory or a regular file$"):
+        scan_path(tmp_path / "fifo.py")
+
+
+def test_single_file_above_the_size_limit_is_skipped(tmp_path):
+    (tmp_path / "big.py").write_text("x = 1\n" * 2000)
+    r = scan_path(tmp_path / "big.py", ScanConfig(max_file_size=5000))
+    assert rows(r) == [("INP103", "big.py", None, "info")]
+
+
+def test_links_out_of_the_project_are_not_followed(write_project, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.py").write_text(GOOD)
+    (outside / "requirements.txt").write_text("flash-attn\n")
+    root = write_project({"ok.py": GOOD})
+    os.symlink(outside, root / "elsewhere")
+    os.symlink(outside / "secret.py", root / "linked.py")
+    r = scan_path(root)
+    # before: elsewhere/ was walked and linked.py read, so API101 and DEP101 came from files outside the project
+    assert rows(r) == [
+        ("API101", "ok.py", 2, "blocker"),
+        ("INP101", "elsewhere", None, "info"),
+        ("INP101", "linked.py", None, "info"),
+    ]
+    assert r.findings[1].message == f"symbolic link to {outside.resolve()}, outside the scanned project; not followed"
+
+
+def test_link_inside_the_project_is_still_followed(write_project):
+    root = write_project({"pkg/ok.py": GOOD})
+    os.symlink("pkg/ok.py", root / "alias.py")
+    assert rows(scan_path(root)) == [("API101", "pkg/ok.py", 2, "blocker")]  # the same file, scanned once
+
+
+def test_includes_that_climb_out_are_refused_not_redirected(write_project):
+    # '../../etc/passwd' used to be clamped to 'etc/passwd' and read from inside the project
+    root = write_project({
+        "requirements.txt": "-r ../../etc/passwd\n-r /etc/passwd\nnumpy\n",
+        "etc/passwd": "flash-attn\n",  # a look-alike inside the project must not be read instead
+    })
+    r = scan_path(root)
+    assert [(f.code, f.location.line, f.message) for f in r.findings] == [
+        ("INP111", 1, "include '../../etc/passwd' not read: ../../etc/passwd is outside the scanned project"),
+        ("INP111", 2, "include '/etc/passwd' not read: /etc/passwd is outside the scanned project"),
+    ]
+
+
+@pytest.mark.parametrize("relpath, other, joined", [
+    ("requirements.txt", "base.txt", "base.txt"),
+    ("reqs/dev.txt", "../base.txt", "base.txt"),
+    ("requirements.txt", "../x.txt", "../x.txt"),
+    ("a/b.txt", "../../../x.txt", "../../x.txt"),
+    ("requirements.txt", "/etc/passwd", "/etc/passwd"),
+])
+def test_include_join_keeps_climbs(relpath, other, joined):
+    assert ProjectFiles.join(relpath, other) == joined
+
+
+def test_include_cycles_end(write_project):
+    root = write_project({"requirements.txt": "-r other.txt\nnumpy\n", "other.txt": "-r requirements.txt\n-r other.txt\nflash-attn\n"})
+    assert rows(scan_path(root)) == [("DEP101", "other.txt", 3, "blocker")]
+
+
+def test_conda_file_that_is_a_yaml_list(write_project):
+    root = write_project({"environment.yml": "- pytorch\n- cudatoolkit\n", "ok.py": GOOD})
+    r = scan_path(root)  # used to be silently ignored
+    assert rows(r) == [("API101", "ok.py", 2, "blocker"), ("INP109", "environment.yml", 1, "info")]
+    assert r.findings[1].message == "a conda environment file must be a mapping with 'dependencies'; this one is a YAML list"
+
+
+def test_notebook_nested_too_deeply(write_project):
+    root = write_project({"deep.ipynb": "[" * 100_000 + "]" * 100_000, "ok.py": GOOD})
+    r = scan_path(root)  # used to raise RecursionError out of json.loads
+    assert rows(r) == [("API101", "ok.py", 2, "blocker"), ("INP110", "deep.ipynb", None, "info")]
+    assert r.findings[1].message == "notebook not read: JSON nested too deeply to read"
+
+
+def test_pipfile_lock_nested_too_deeply(write_project):
+    root = write_project({"Pipfile.lock": "[" * 100_000, "ok.py": GOOD})
+    r = scan_path(root)
+    assert rows(r) == [("API101", "ok.py", 2, "blocker"), ("INP111", "Pipfile.lock", None, "info")]
+    assert r.findings[1].message == "Pipfile.lock JSON is nested too deeply to read"
+
+
+def test_dockerfile_exec_form_nested_too_deeply(write_project):
+    root = write_project({"Dockerfile": "FROM python\nRUN " + "[" * 100_000 + "\nRUN pip install flash-attn\n"})
+    assert rows(scan_path(root)) == [("DEP101", "Dockerfile", 3, "blocker")]
+
+
+def test_damaged_cache_is_a_cold_cache(write_project, tmp_path):
+    root = write_project({"ok.py": GOOD})
+    cache = tmp_path / "cache"
+    scan_path(root, ScanConfig(cache_dir=cache))
+    for f in cache.rglob("*"):
+        if f.is_file():
+            f.write_text("[" * 100_000)
+    assert rows(scan_path(root, ScanConfig(cache_dir=cache))) == [("API101", "ok.py", 2, "blocker")]
+
+
+def test_cli_scan_of_a_tree_with_a_fifo_exits(tmp_path):
+    (tmp_path / "ok.py").write_text(GOOD)
+    os.mkfifo(tmp_path / "pipe.txt")
+    os.mkfifo(tmp_path / "requirements.txt")
+    p = subprocess.run([sys.executable, "-m", "mpsready", "scan", str(tmp_path), "--no-cache", "--format", "json"],
+                       capture_output=True, text=True, timeout=60, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    assert p.returncode == 1 and p.stderr == ""
+    assert '"code": "INP101"' in p.stdout
+
+
+def test_link_to_a_directory_inside_is_walked_once(write_project):
+    root = write_project({"zpkg/ok.py": GOOD})
+    os.symlink("zpkg", root / "alias")  # sorts first: used to be walked as alias/ok.py and again as zpkg/ok.py
+    assert rows(scan_path(root)) == [("API101", "zpkg/ok.py", 2, "blocker")]
