@@ -342,4 +342,10 @@ def load_table_file(path: str) -> SupportDB:
         data = fh.read()
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
-    return SupportDB(json.loads(data))
+    try:
+        doc = json.loads(data)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply to read") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"not an ops table (a JSON {type(doc).__name__}, not an object)")
+    return SupportDB(doc)

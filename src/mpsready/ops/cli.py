@@ -70,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
     modes = sum(bool(x) for x in (args.ops, args.diff, args.dump_installed, args.versions))
     if modes != 1:
         raise UsageError("give operator names, or one of --diff OLD NEW, --dump-installed, --versions")
+    if args.output and not args.dump_installed:  # silently printing instead would leave the user without the file
+        raise UsageError("--output only applies to --dump-installed; redirect stdout to save a lookup")
     if args.dump_installed:
         return _run_dump(args)
     from rich.console import Console
@@ -102,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
 
         try:
             db = load_table_file(args.table)
-        except (OSError, ValueError, KeyError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, EOFError) as exc:  # EOFError: a truncated .gz
             raise UsageError(f"cannot read table {args.table}: {exc}") from None
     else:
         db = _db(args.torch)

@@ -131,7 +131,7 @@ class RunRecord:
             doc = json.loads(mf.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise RecordError(f"{p} is not a run record (no {MANIFEST})") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:  # RecursionError: nested too deeply
             raise RecordError(f"cannot read {mf}: {exc}") from None
         try:
             check_envelope(doc, SCHEMA_NAME, SCHEMA_VERSION)
@@ -165,9 +165,16 @@ class RunRecord:
                 if not line.strip():
                     continue
                 try:
-                    yield TensorEntry.from_dict(json.loads(line))
-                except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                    d = json.loads(line)
+                    if not isinstance(d, dict):
+                        raise TypeError(f"a JSON {type(d).__name__}, not an object")
+                    yield TensorEntry.from_dict(d)
+                except KeyError as exc:
+                    raise RecordError(f"{f}:{n}: malformed tensor entry: no {exc.args[0]!r} field") from None
+                except (ValueError, TypeError, AttributeError) as exc:  # ValueError includes JSONDecodeError
                     raise RecordError(f"{f}:{n}: malformed tensor entry: {exc}") from None
+                except RecursionError:
+                    raise RecordError(f"{f}:{n}: malformed tensor entry: JSON nested too deeply") from None
 
     def has_raw(self, step: int = 0) -> bool:
         return (self.path / raw_file(step)).exists()

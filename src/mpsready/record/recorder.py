@@ -167,8 +167,11 @@ def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.P
             raise UsageError(f"--force only replaces a run record; {out_p} has no {MANIFEST}")
         shutil.rmtree(out_p)
     created = not out_p.exists()
-    out_p.mkdir(parents=True, exist_ok=True)
-    (out_p / TENSORS).write_text("", encoding="utf-8")
+    try:
+        out_p.mkdir(parents=True, exist_ok=True)
+        (out_p / TENSORS).write_text("", encoding="utf-8")
+    except OSError as exc:  # checked before the step runs, so no work is lost
+        raise UsageError(f"cannot create run record {out_p}: {exc.strerror or exc}") from None
     work = Path(tempfile.mkdtemp(prefix="mpsready-record-"))
     try:
         events_path = work / "events.jsonl"
