@@ -1,0 +1,75 @@
+"""``mpsready compare`` on damaged records and unwritable outputs: exit 2 and one clear line, never a traceback."""
+
+from __future__ import annotations
+
+import shutil
+import struct
+
+import pytest
+
+from mpsready.cli import main
+
+
+def damaged(recs, tmp_path, name="b"):
+    out = tmp_path / name
+    shutil.copytree(recs["a"], out)
+    return out
+
+
+def err_line(capsys):
+    cap = capsys.readouterr()
+    assert "Traceback" not in cap.err
+    return cap.err.strip()
+
+
+def test_output_in_a_missing_directory_is_refused_before_comparing(recs, tmp_path, capsys):
+    target = tmp_path / "missing" / "out.md"
+    assert main(["compare", str(recs["a"]), str(recs["a_rerun"]), "--no-config", "--output", str(target)]) == 2
+    assert err_line(capsys) == f"mpsready compare: error: --output {target}: directory {target.parent} does not exist"
+
+
+def test_output_that_is_a_directory(recs, tmp_path, capsys):
+    assert main(["compare", str(recs["a"]), str(recs["a_rerun"]), "--no-config", "--format", "json",
+                 "--output", str(tmp_path)]) == 2
+    assert err_line(capsys) == f"mpsready compare: error: --output {tmp_path}: is a directory (give a file name)"
+
+
+def test_plots_directory_that_cannot_be_made(recs, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main(["compare", str(recs["a"]), str(recs["a_rerun"]), "--no-config", "--plots", str(blocker / "plots")]) == 2
+    assert err_line(capsys) == (f"mpsready compare: error: --plots {blocker / 'plots'}: cannot create the directory: "
+                                "Not a directory")
+
+
+def test_record_json_nested_too_deeply(recs, tmp_path, capsys):
+    b = damaged(recs, tmp_path)
+    (b / "record.json").write_text("[" * 100_000)
+    assert main(["compare", str(recs["a"]), str(b), "--no-config"]) == 2
+    assert err_line(capsys) == (f"mpsready compare: error: cannot read {b / 'record.json'}: maximum recursion depth "
+                                "exceeded while decoding a JSON array from a unicode string")
+
+
+@pytest.mark.parametrize("line, why", [
+    ("[1, 2]", "a JSON list, not an object"),
+    ('{"name": 5}', "no 'key' field"),
+    ("[" * 100_000, "JSON nested too deeply"),
+])
+def test_bad_tensors_jsonl_lines(recs, tmp_path, capsys, line, why):
+    b = damaged(recs, tmp_path)
+    lines = (b / "tensors.jsonl").read_text().splitlines()
+    lines[1] = line
+    (b / "tensors.jsonl").write_text("\n".join(lines) + "\n")
+    assert main(["compare", str(recs["a"]), str(b), "--no-config"]) == 2
+    assert err_line(capsys) == f"mpsready compare: error: {b / 'tensors.jsonl'}:2: malformed tensor entry: {why}"
+
+
+def test_safetensors_header_nested_too_deeply(recs, tmp_path, capsys):
+    b = damaged(recs, tmp_path)
+    raw = sorted((b / "tensors").glob("*.safetensors"))[0]
+    header = b"[" * 50_000
+    raw.write_bytes(struct.pack("<Q", len(header)) + header)
+    assert main(["compare", str(recs["a"]), str(b), "--no-config", "--verify-bytes"]) == 2
+    assert err_line(capsys) == (f"mpsready compare: error: {raw}: unreadable safetensors header: maximum recursion "
+                                "depth exceeded while decoding a JSON array from a unicode string")
