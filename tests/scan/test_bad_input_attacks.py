@@ -144,3 +144,50 @@ def test_link_to_a_directory_inside_is_walked_once(write_project):
     root = write_project({"zpkg/ok.py": GOOD})
     os.symlink("zpkg", root / "alias")  # sorts first: used to be walked as alias/ok.py and again as zpkg/ok.py
     assert rows(scan_path(root)) == [("API101", "zpkg/ok.py", 2, "blocker")]
+
+
+def test_tool_mpsready_that_is_not_a_table(write_project):
+    root = write_project({"pyproject.toml": "[tool]\nmpsready = 5\n", "ok.py": GOOD})
+    r = scan_path(root)  # used to be ignored without a word
+    assert [(f.code, f.location.path, f.message) for f in r.findings[1:]] == [
+        ("INP111", "pyproject.toml", "[tool.mpsready] = 5 ignored: expected a table")]
+
+
+def test_pyproject_dependencies_of_the_wrong_type(write_project):
+    root = write_project({"pyproject.toml": (
+        "[project]\n"
+        'name = "x"\n'
+        'dependencies = "flash-attn"\n'
+        "[project.optional-dependencies]\n"
+        'x = [1, "numpy"]\n'
+        "[build-system]\n"
+        'requires = ["setuptools"]\n')})
+    r = scan_path(root)
+    # the lone string used to be dropped, and the blocker with it
+    assert [(f.code, f.location.line, f.severity.value, f.message) for f in r.findings] == [
+        ("DEP101", 3, "blocker", "dependency flash-attn: flash-attn has no macOS build (the source build needs CUDA)"),
+        ("INP111", None, "info", "[project.optional-dependencies] x: 1 ignored: a requirement must be a string"),
+        ("INP111", 3, "info", "[project] dependencies is a string, not a list of requirements; checked as one"),
+    ]
+
+
+def test_pyproject_tables_of_the_wrong_type(write_project):
+    root = write_project({"pyproject.toml": "project = []\n", "sub/pyproject.toml": "[project]\noptional-dependencies = 4\n"})
+    assert [(f.code, f.location.path, f.message) for f in scan_path(root).findings] == [
+        ("INP111", "pyproject.toml", "[project] = [] ignored: expected a table"),
+        ("INP111", "sub/pyproject.toml", "[project] optional-dependencies = 4 ignored: expected a table"),
+    ]
+
+
+def test_requirement_repeated_in_an_extra_stays_required(write_project):
+    root = write_project({"pyproject.toml": (
+        "[project]\n"
+        'name = "x"\n'
+        'dependencies = ["flash-attn"]\n'
+        "[project.optional-dependencies]\n"
+        'gpu = ["flash-attn"]\n')})
+    # both used to be placed on line 3 and merged, and the required one was reported as 'optional (extra:gpu)'
+    assert [(f.location.line, f.message) for f in scan_path(root).findings] == [
+        (3, "dependency flash-attn: flash-attn has no macOS build (the source build needs CUDA)"),
+        (5, "optional dependency flash-attn (extra:gpu): flash-attn has no macOS build (the source build needs CUDA)"),
+    ]
