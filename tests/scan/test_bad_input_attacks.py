@@ -191,3 +191,15 @@ def test_requirement_repeated_in_an_extra_stays_required(write_project):
         (3, "dependency flash-attn: flash-attn has no macOS build (the source build needs CUDA)"),
         (5, "optional dependency flash-attn (extra:gpu): flash-attn has no macOS build (the source build needs CUDA)"),
     ]
+
+
+def test_includes_of_a_pipe_or_a_directory(write_project):
+    root = write_project({"requirements.txt": "-r pipe.txt\n-r reqdir\n-r .\nflash-attn\n", "reqdir/a.txt": "x\n"})
+    os.mkfifo(root / "pipe.txt")
+    r = scan_path(root)  # '-r pipe.txt' used to block forever
+    assert [(f.code, f.location.line, f.message) for f in r.findings] == [
+        ("DEP101", 4, "dependency flash-attn: flash-attn has no macOS build (the source build needs CUDA)"),
+        ("INP111", 1, "include 'pipe.txt' not read: pipe.txt is not a regular file"),
+        ("INP111", 2, "include 'reqdir' not read: reqdir is not a regular file"),
+        ("INP111", 3, "include '.' not read: . is not a regular file"),
+    ]
