@@ -203,3 +203,21 @@ def test_includes_of_a_pipe_or_a_directory(write_project):
         ("INP111", 2, "include 'reqdir' not read: reqdir is not a regular file"),
         ("INP111", 3, "include '.' not read: . is not a regular file"),
     ]
+
+
+def test_one_odd_cell_does_not_hide_the_rest_of_a_notebook(write_project):
+    nb = ('{"cells": [5, {"cell_type": "code", "source": [1]}, '
+          '{"cell_type": "code", "source": "import torch\\ntorch.ones(1).cuda()\\n"}]}')
+    r = scan_path(write_project({"nb.ipynb": nb}))
+    # used to drop the whole notebook (and its API101) at the first odd cell
+    assert [(f.code, f.location.line, f.message) for f in r.findings] == [
+        ("API101", 1, ".cuda() moves to CUDA; on a Mac it raises 'Torch not compiled with CUDA enabled'"),
+        ("INP110", None, "cell 1 is not an object; that cell not read"),
+        ("INP110", None, "cell 2 source is not text; that cell not read"),
+    ]
+    assert r.findings[0].evidence["cell"] == 3
+
+
+def test_non_utf8_notebook_is_reported_once(write_project):
+    r = scan_path(write_project({"nb.ipynb": b"\xff\xfe{"}))
+    assert [(f.code, f.message) for f in r.findings] == [("INP102", "nb.ipynb is not UTF-8 (invalid start byte at byte 0)")]

@@ -256,11 +256,10 @@ def _analyse_notebook(pf: ProjectFile, data: bytes, raw: list[RawFinding]):
     cells_of: list[int | None] = []
     try:
         text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raw.append(RawFinding(I.NOT_TEXT, pf.relpath, None, f"notebook is not UTF-8 ({exc.reason})"))
-        return merged, cells_of
+    except UnicodeDecodeError:
+        return merged, cells_of  # INP102 comes from the declaration read (every notebook is one): report it once
     try:
-        cells = code_cells(text)
+        cells = code_cells(text, skipped=[])  # odd cells are skipped here and reported by the notebook source
     except NotebookError:
         return merged, cells_of  # INP110 comes from the notebook source
     for cell in cells:
