@@ -221,3 +221,26 @@ def test_one_odd_cell_does_not_hide_the_rest_of_a_notebook(write_project):
 def test_non_utf8_notebook_is_reported_once(write_project):
     r = scan_path(write_project({"nb.ipynb": b"\xff\xfe{"}))
     assert [(f.code, f.message) for f in r.findings] == [("INP102", "nb.ipynb is not UTF-8 (invalid start byte at byte 0)")]
+
+
+def test_setup_cfg_parse_error_is_one_line_with_its_line_number(write_project):
+    r = scan_path(write_project({"setup.cfg": "[options]\ninstall_requires =\n    numpy\n  [broken\n[metadata\n"}))
+    assert [(f.code, f.location.line, f.message) for f in r.findings] == [
+        ("INP111", 5, "setup.cfg does not parse: line 5: '[metadata' is neither 'key = value' nor a [section]")]
+
+
+def test_setup_cfg_file_directive_is_followed_inside_the_project_only(write_project):
+    root = write_project({
+        "setup.cfg": ("[options]\ninstall_requires = file: requirements.in, missing.txt, ../../etc/passwd\n"
+                      "[options.extras_require]\ngpu = file: gpu.txt\n"),
+        "requirements.in": "numpy\nflash-attn  # fast\n",
+        "gpu.txt": "xformers\n",
+    })
+    # 'file: requirements.in' used to be read as one malformed requirement (INP107) and the file never opened
+    assert [(f.code, f.location.path, f.location.line, f.message) for f in scan_path(root).findings] == [
+        ("DEP101", "gpu.txt", 1, "optional dependency xformers (extra:gpu): xformers has no macOS build (the source "
+                                 "build needs CUDA)"),
+        ("DEP101", "requirements.in", 2, "dependency flash-attn: flash-attn has no macOS build (the source build needs CUDA)"),
+        ("INP111", "setup.cfg", 2, "file: 'missing.txt' not read: cannot read missing.txt: No such file or directory"),
+        ("INP111", "setup.cfg", 2, "file: '../../etc/passwd' not read: ../../etc/passwd is outside the scanned project"),
+    ]
