@@ -151,6 +151,13 @@ def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.P
     _check_device(device)
     if steps < 1:
         raise UsageError("--steps must be >= 1")
+    # checked here, before the worker starts: otherwise each shows up as a crash of the user's step
+    if not 0 <= seed < 2**32:  # numpy.random.seed takes 0 .. 2**32 - 1 (numpy.random.RandomState.seed docs)
+        raise UsageError(f"--seed must be between 0 and {2**32 - 1}; got {seed}")
+    if timeout is not None and not timeout > 0:
+        raise UsageError(f"--timeout must be a positive number of seconds; got {timeout}")
+    if project is not None and not Path(project).is_dir():
+        raise UsageError(f"project directory not found: {project}")
     if dtype not in (None, "float32", "float64"):
         raise UsageError(f"--dtype must be float64 (the CPU reference) or float32; got {dtype!r}")
     if dtype == "float64" and device.startswith("mps"):
