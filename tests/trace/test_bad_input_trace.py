@@ -57,3 +57,32 @@ def test_from_json_nested_too_deeply(tmp_path, capsys):
     assert main(["trace", "--from-json", str(deep)]) == 2  # used to raise RecursionError
     assert capsys.readouterr().err == (f"mpsready trace: error: cannot read trace {deep}: maximum recursion depth "
                                        "exceeded while decoding a JSON array from a unicode string\n")
+
+
+def saved_trace(tmp_path, capsys, change):
+    assert main(["trace", "tests.record.entries:small_cnn",
+                 "--format", "json", "--output", str(tmp_path / "t.json")]) == 0
+    capsys.readouterr()
+    doc = json.loads((tmp_path / "t.json").read_text())
+    change(doc)
+    (tmp_path / "t.json").write_text(json.dumps(doc))
+    return tmp_path / "t.json"
+
+
+@pytest.mark.parametrize("change, why", [
+    (lambda d: d.__setitem__("trace", [1]), "'trace' must be an object, not a JSON list"),
+    (lambda d: d["trace"].__setitem__("stages", [{"stage": 5}]),
+     "trace stage 1 must be an object with 'stage' and 'status' strings"),  # used to raise KeyError in the render
+    (lambda d: d["trace"].__setitem__("entry", None), "trace entry must be a string"),
+    (lambda d: d["trace"].pop("device"), "no 'device' field"),
+])
+def test_from_json_of_the_wrong_shape(tmp_path, capsys, change, why):
+    path = saved_trace(tmp_path, capsys, change)
+    assert main(["trace", "--from-json", str(path)]) == 2
+    assert capsys.readouterr().err == f"mpsready trace: error: cannot read trace {path}: {why}\n"
+
+
+def test_from_json_with_a_target_that_is_not_an_object(tmp_path, capsys):
+    path = saved_trace(tmp_path, capsys, lambda d: d.__setitem__("target", [1]))
+    assert main(["trace", "--from-json", str(path), "--format", "json"]) == 0  # used to raise AttributeError
+    assert json.loads(capsys.readouterr().out)["target"]["torch"] == "2.13.0"
