@@ -244,3 +244,30 @@ def test_setup_cfg_file_directive_is_followed_inside_the_project_only(write_proj
         ("INP111", "setup.cfg", 2, "file: 'missing.txt' not read: cannot read missing.txt: No such file or directory"),
         ("INP111", "setup.cfg", 2, "file: '../../etc/passwd' not read: ../../etc/passwd is outside the scanned project"),
     ]
+
+
+ODD_NAMES = ["a|b.py", "new\nline.py", "ansi\x1b[31mred.py", "`tick`.py"]
+
+
+def test_odd_file_names_cannot_break_markdown_or_drive_the_terminal(write_project):
+    from mpsready.scan.formats.md import MarkdownFormat
+    from mpsready.scan.formats.terminal import TerminalFormat
+
+    r = scan_path(write_project({n: GOOD for n in ODD_NAMES}))
+    md_rows = [line for line in MarkdownFormat().render(r).splitlines() if line.startswith("| `API101`")]
+    # each row used to be cut by the '|' or the newline in its file name, and the ESC went to the reader
+    assert [row.split(" | ")[1] for row in md_rows] == [
+        "`` `tick`.py:2:5 ``", "`ansi\\x1b[31mred.py:2:5`", "`a\\|b.py:2:5`", "`new\\nline.py:2:5`"]
+    assert all(row.count(" | ") == 4 for row in md_rows)
+    text = TerminalFormat(color=False).render(r)
+    assert "\x1b" not in text and "ansi\\x1b[31mred.py:2:5" in text and "new\\nline.py:2:5" in text
+
+
+def test_json_keeps_odd_file_names_exactly(write_project):
+    import json as _json
+
+    from mpsready.scan.formats.json import JsonFormat
+
+    r = scan_path(write_project({n: GOOD for n in ODD_NAMES}))
+    doc = _json.loads(JsonFormat().render(r))
+    assert sorted(f["location"]["path"] for f in doc["findings"]) == sorted(ODD_NAMES)
