@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         return _run_dump(args)
     from rich.console import Console
 
-    from mpsready.ops import query, render
+    from mpsready.ops import api, query, render
 
     console = Console()
     if args.versions:
@@ -109,6 +109,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         db = _db(args.torch)
     try:
+        for name in args.ops:  # a typo'd or pasted-garbage name is a usage error, not an "unknown" answer
+            api.check_op_name(name)
         results = [query.explain(db, name, macos=args.macos) for name in args.ops]
     except ValueError as exc:
         raise UsageError(str(exc)) from None
