@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import struct
 
@@ -73,3 +74,30 @@ def test_safetensors_header_nested_too_deeply(recs, tmp_path, capsys):
     assert main(["compare", str(recs["a"]), str(b), "--no-config", "--verify-bytes"]) == 2
     assert err_line(capsys) == (f"mpsready compare: error: {raw}: unreadable safetensors header: maximum recursion "
                                 "depth exceeded while decoding a JSON array from a unicode string")
+
+
+def test_reference_from_another_model_is_a_structure_difference(recs, capsys, tmp_path):
+    from collections import OrderedDict
+
+    from torch import nn
+
+    from tests.compare.recorder import record_run
+
+    def other():  # same layer names, other widths: 42 of the 60 tensors have another shape
+        return nn.Sequential(OrderedDict([("fc1", nn.Linear(8, 32)), ("act1", nn.ReLU()), ("fc2", nn.Linear(32, 32)),
+                                          ("act2", nn.Tanh()), ("head", nn.Linear(32, 4))]))
+
+    ref = record_run(tmp_path / "other", steps=3, model_fn=other)
+    # its three-way judgements used to read "unknown" in silence (or compare unrelated losses), exit 0
+    assert main(["compare", str(recs["a"]), str(recs["a_rerun"]), "--no-config", "--reference", str(ref),
+                 "--format", "json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert [f["message"] for f in doc["findings"] if f["code"] == "NUM104"] == [
+        "the reference C has no tensor of the same shape for 42 of 60 compared tensors (another model or entry?); "
+        "their three-way judgement is unknown"]
+
+
+def test_matching_reference_adds_no_structure_difference(recs, capsys):
+    assert main(["compare", str(recs["a"]), str(recs["a_rerun"]), "--no-config", "--reference", str(recs["ref64"]),
+                 "--format", "json"]) == 0
+    assert [f["code"] for f in json.loads(capsys.readouterr().out)["findings"] if f["code"] == "NUM104"] == []
