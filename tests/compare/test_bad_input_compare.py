@@ -101,3 +101,15 @@ def test_matching_reference_adds_no_structure_difference(recs, capsys):
     assert main(["compare", str(recs["a"]), str(recs["a_rerun"]), "--no-config", "--reference", str(recs["ref64"]),
                  "--format", "json"]) == 0
     assert [f["code"] for f in json.loads(capsys.readouterr().out)["findings"] if f["code"] == "NUM104"] == []
+
+
+@pytest.mark.parametrize("text, why", [
+    ("tool = 5\n", "{cfg}: [tool] must be a table"),  # used to raise AttributeError: 'int' object has no attribute 'get'
+    ("[tool]\nmpsready = 5\n", "{cfg}: [tool.mpsready] must be a table"),
+    ("x = " + "[" * 50_000 + "]" * 50_000 + "\n", "cannot read {cfg}: TOML nested too deeply to read"),  # RecursionError
+])
+def test_odd_config_files(recs, tmp_path, capsys, text, why):
+    cfg = tmp_path / "pyproject.toml"
+    cfg.write_text(text)
+    assert main(["compare", str(recs["a"]), str(recs["a_rerun"]), "--config", str(cfg)]) == 2
+    assert err_line(capsys) == "mpsready compare: error: " + why.format(cfg=cfg)

@@ -271,3 +271,29 @@ def test_json_keeps_odd_file_names_exactly(write_project):
     r = scan_path(write_project({n: GOOD for n in ODD_NAMES}))
     doc = _json.loads(JsonFormat().render(r))
     assert sorted(f["location"]["path"] for f in doc["findings"]) == sorted(ODD_NAMES)
+
+
+def test_toml_and_yaml_nested_too_deeply(write_project):
+    deep = "[" * 50_000 + "]" * 50_000
+    root = write_project({
+        "pyproject.toml": f'[project]\nname = "x"\ndependencies = {deep}\n',
+        "Pipfile": f"[packages]\nx = {deep}\n",
+        "environment.yml": f"name: x\ndependencies:\n  - {deep}\n",
+        "ok.py": GOOD,
+    })
+    r = scan_path(root)  # each used to raise RecursionError out of tomllib / PyYAML and abort the scan
+    assert [(f.code, f.location.path, f.message) for f in r.findings] == [
+        ("API101", "ok.py", ".cuda() moves to CUDA; on a Mac it raises 'Torch not compiled with CUDA enabled'"),
+        ("INP108", "Pipfile", "TOML does not parse: TOML nested too deeply to read"),
+        ("INP109", "environment.yml", "YAML nested too deeply to read"),
+        ("INP108", "pyproject.toml", "TOML does not parse: TOML nested too deeply to read"),
+    ]
+
+
+def test_yaml_alias_bomb_in_a_conda_file(write_project):
+    levels = "".join(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}" if i else "x"] * 10) + "]\n" for i in range(12))
+    r = scan_path(write_project({"conda.yaml": levels + "dependencies:\n  - *a11\n"}))
+    # the finding's repr of a 10**12-item structure used to run forever
+    assert [(f.code, f.message) for f in r.findings] == [
+        ("INP109", "unexpected dependency entry [[[...], [...], [...], [...], ...], [[...], [...], [...], [...], ...], "
+                   "[[...], [...], [...], [...], ...], [[...], [...], [...], [...], ...], ...]")]
