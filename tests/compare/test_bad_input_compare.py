@@ -113,3 +113,21 @@ def test_odd_config_files(recs, tmp_path, capsys, text, why):
     cfg.write_text(text)
     assert main(["compare", str(recs["a"]), str(recs["a_rerun"]), "--config", str(cfg)]) == 2
     assert err_line(capsys) == "mpsready compare: error: " + why.format(cfg=cfg)
+
+
+@pytest.mark.parametrize("change, why", [
+    (lambda d: d.__setitem__("stages", 5), "field 'stages' must be a list, not a number"),  # used: TypeError
+    (lambda d: d.__setitem__("stages", [1]), "stages[0] must be an object, not a number"),  # used: AttributeError
+    (lambda d: d.__setitem__("stages", [{"stage": 3}]), "stages[0] must have 'stage' and 'status' strings"),
+    (lambda d: d.__setitem__("step_metrics", [{"index": 0, "loss": "1.0"}]),
+     "step_metrics[0].loss must be a number or null, not a string"),
+    (lambda d: d.__setitem__("device", None), "field 'device' must be a string, not null"),
+    (lambda d: d.__setitem__("env", [1]), "field 'env' must be an object or null, not a list"),
+])
+def test_record_json_fields_of_the_wrong_type(recs, tmp_path, capsys, change, why):
+    b = damaged(recs, tmp_path)
+    doc = json.loads((b / "record.json").read_text())
+    change(doc)
+    (b / "record.json").write_text(json.dumps(doc))
+    assert main(["compare", str(recs["a"]), str(b), "--no-config"]) == 2
+    assert err_line(capsys) == f"mpsready compare: error: {b / 'record.json'}: {why}"
