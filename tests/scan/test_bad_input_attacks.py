@@ -297,3 +297,22 @@ def test_yaml_alias_bomb_in_a_conda_file(write_project):
     assert [(f.code, f.message) for f in r.findings] == [
         ("INP109", "unexpected dependency entry [[[...], [...], [...], [...], ...], [[...], [...], [...], [...], ...], "
                    "[[...], [...], [...], [...], ...], [[...], [...], [...], [...], ...], ...]")]
+
+
+@pytest.mark.parametrize("poison", [
+    lambda doc: doc["entries"].update({k: 5 for k in doc["entries"]}),
+    lambda doc: doc["entries"].update({k: {"findings": 5} for k in doc["entries"]}),
+    lambda doc: doc["stats"].update({k: 5 for k in doc["stats"]}),
+    lambda doc: doc["stats"].update({k: [1, 2] for k in doc["stats"]}),
+])
+def test_poisoned_cache_entries_are_misses(write_project, tmp_path, poison):
+    import json as _json
+
+    root = write_project({"ok.py": GOOD})
+    cache = tmp_path / "cache"
+    scan_path(root, ScanConfig(cache_dir=cache))
+    (f,) = [p for p in cache.iterdir() if p.suffix == ".json"]
+    doc = _json.loads(f.read_text())
+    poison(doc)  # same salt: the entries are trusted, and used to crash CodeResult.from_dict or the stats lookup
+    f.write_text(_json.dumps(doc))
+    assert rows(scan_path(root, ScanConfig(cache_dir=cache))) == [("API101", "ok.py", 2, "blocker")]

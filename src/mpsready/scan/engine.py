@@ -193,9 +193,10 @@ def _analyse_python(files, config: ScanConfig, cache: ScanCache | None, progress
     for pf in pyfiles:
         if cache is not None and pf.python and pf.mtime_ns:
             known = cache.known(pf.relpath, pf.size, pf.mtime_ns)
-            if known is not None:  # unchanged since the last scan: no read, no hash
+            hit = _from_cache(cache.get(known[0])) if known is not None else None
+            if known is not None and hit is not None:  # unchanged since the last scan: no read, no hash
                 key, n = known
-                results[pf.relpath] = (CodeResult.from_dict(cache.get(key)), [])
+                results[pf.relpath] = (hit, [])
                 cache.remember(pf.relpath, pf.size, pf.mtime_ns, key, n)
                 lines += n
                 done += 1
@@ -216,9 +217,9 @@ def _analyse_python(files, config: ScanConfig, cache: ScanCache | None, progress
         key = content_key(data)
         if cache is not None and pf.mtime_ns:
             cache.remember(pf.relpath, pf.size, pf.mtime_ns, key, n_lines)
-        cached = cache.get(key) if cache else None
+        cached = _from_cache(cache.get(key)) if cache else None
         if cached is not None:
-            results[pf.relpath] = (CodeResult.from_dict(cached), [])
+            results[pf.relpath] = (cached, [])
             done += 1
             continue
         keys[pf.relpath] = key
@@ -230,6 +231,17 @@ def _analyse_python(files, config: ScanConfig, cache: ScanCache | None, progress
         if cache is not None:
             cache.put(keys[rel], res)
     return results, lines, raw
+
+
+def _from_cache(value: Any) -> CodeResult | None:
+    """A cached analysis, or ``None`` (a miss) when the entry is absent or damaged: the cache lives outside
+    the project (e.g. ~/.cache) and a bad entry must cost a re-analysis, never the scan."""
+    if value is None:
+        return None
+    try:
+        return CodeResult.from_dict(value)
+    except Exception:  # any shape error in a hand-edited or truncated entry
+        return None
 
 
 def _run(todo, jobs: int, progress: Progress | None, done: int, total: int):
