@@ -316,3 +316,15 @@ def test_poisoned_cache_entries_are_misses(write_project, tmp_path, poison):
     poison(doc)  # same salt: the entries are trusted, and used to crash CodeResult.from_dict or the stats lookup
     f.write_text(_json.dumps(doc))
     assert rows(scan_path(root, ScanConfig(cache_dir=cache))) == [("API101", "ok.py", 2, "blocker")]
+
+
+def test_sarif_uris_are_percent_encoded(write_project):
+    import json as _json
+
+    from mpsready.scan.formats.sarif import SarifFormat
+
+    r = scan_path(write_project({n: GOOD for n in [*ODD_NAMES, "sub dir/ünï.py"]}))
+    doc = _json.loads(SarifFormat().render(r))
+    # raw names used to go into artifactLocation.uri, which SARIF 2.1.0 requires to be an RFC 3986 URI reference
+    assert [res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for res in doc["runs"][0]["results"]] == [
+        "%60tick%60.py", "ansi%1B%5B31mred.py", "a%7Cb.py", "new%0Aline.py", "sub%20dir/%C3%BCn%C3%AF.py"]
