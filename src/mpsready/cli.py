@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from mpsready import __version__
@@ -67,6 +68,12 @@ def main(argv: list[str] | None = None) -> int:
         return ExitCode.USAGE
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # the reader went away (`mpsready rules --format json | head`): stop quietly, as cat does under
+        # SIGPIPE (128 + 13), and point stdout at devnull so the final flush cannot raise again
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ import argparse
 import json
 
 from mpsready import rules
+from mpsready.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -18,7 +19,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     selected = rules.all_rules()
     if args.codes:
-        keep = set(rules.select([r.code for r in selected], args.codes))
+        patterns = [c.strip().upper() for c in args.codes]
+        codes = [r.code for r in selected]
+        unknown = [p for p in patterns if not rules.select(codes, [p])]
+        if unknown:  # an empty table with exit 0 reads as "no such rule exists" only by accident
+            raise UsageError(f"no rule matches {', '.join(map(repr, unknown))} (see `mpsready rules` for the codes)")
+        keep = set(rules.select(codes, patterns))
         selected = [r for r in selected if r.code in keep]
     if args.format == "md":
         print(rules.render_markdown(), end="")

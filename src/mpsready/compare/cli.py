@@ -78,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"k must be a number, got {k!r}") from None
     if not k >= 1.0:
         raise UsageError(f"k must be >= 1 (B counts as worse when err(B,C) > k*err(A,C)); got {k}")
+    _check_outputs(args)  # before the comparison, so a bad --output or --plots wastes no work
     try:
         comp = compare_records(args.a, args.b, reference=args.reference, tolerances=spec, k=k,
                                trust_checksums=not args.verify_bytes)
@@ -88,7 +89,10 @@ def run(args: argparse.Namespace) -> int:
     if args.plots:
         from mpsready.compare.formats.plots import write_plots
 
-        plots = write_plots(comp, args.plots)
+        try:
+            plots = write_plots(comp, args.plots)
+        except OSError as exc:
+            raise UsageError(f"--plots {args.plots}: cannot write: {exc.strerror or exc}") from None
     if args.format == "json":
         from mpsready.compare.formats import json_doc
 
@@ -110,11 +114,14 @@ def run(args: argparse.Namespace) -> int:
         from mpsready.compare.formats import terminal
 
         if args.output:
-            with open(args.output, "w", encoding="utf-8") as fh:
-                console = Console(file=fh, width=160, no_color=True)
-                terminal.render(comp, console, args.all)
-                if plots:
-                    console.print("plots: " + ", ".join(plots.values()), highlight=False)
+            try:
+                with open(args.output, "w", encoding="utf-8") as fh:
+                    console = Console(file=fh, width=160, no_color=True)
+                    terminal.render(comp, console, args.all)
+                    if plots:
+                        console.print("plots: " + ", ".join(plots.values()), highlight=False)
+            except OSError as exc:
+                raise UsageError(f"--output {args.output}: cannot write: {exc.strerror or exc}") from None
         else:
             import os
 
@@ -127,8 +134,26 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Raise :class:`UsageError` when ``--output`` or ``--plots`` cannot be written (``--plots`` is created)."""
+    if args.output:
+        out = Path(args.output)
+        if out.is_dir():
+            raise UsageError(f"--output {args.output}: is a directory (give a file name)")
+        if not out.parent.is_dir():
+            raise UsageError(f"--output {args.output}: directory {out.parent} does not exist")
+    if args.plots:
+        try:
+            Path(args.plots).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"--plots {args.plots}: cannot create the directory: {exc.strerror or exc}") from None
+
+
 def _emit(text: str, output: str | None) -> None:
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        try:
+            Path(output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"--output {output}: cannot write: {exc.strerror or exc}") from None
     else:
         sys.stdout.write(text)

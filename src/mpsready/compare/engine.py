@@ -417,6 +417,16 @@ def compare_records(a: str | os.PathLike[str] | RunRecord, b: str | os.PathLike[
                                               trust_checksums, chunk)
                 tensors.append(tc)
     steps = _step_losses(ra, rb, rc, spec)
+    if rc is not None and tensors:
+        # a reference from another model or entry pairs with little or nothing: say so rather than let its
+        # three-way judgements read "unknown" (or, for a same-named loss, compare unrelated numbers)
+        lacking = [t for t in tensors if (t.step, t.key) not in ref_index
+                   or tuple(ref_index[(t.step, t.key)].shape) != t.shape_a]
+        if lacking:
+            issues.append(StructureIssue(
+                "reference", f"the reference C has no tensor of the same shape for {len(lacking)} of {len(tensors)} "
+                             "compared tensors (another model or entry?); their three-way judgement is unknown",
+                keys_a=[t.key for t in lacking[:20]]))
     if not tensors and not any(s.passed is not None for s in steps):
         # a check that compared nothing must not read as passed
         issues.append(StructureIssue("empty", "nothing to compare: the records share no tensor and no step loss"))

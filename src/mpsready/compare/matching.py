@@ -32,7 +32,7 @@ def base_name(entry: Any) -> str:
 class StructureIssue:
     """Something that could not be matched. ``type`` is one of ``call_count``, ``renamed``,
     ``only_in_a``, ``only_in_b``, ``shape``, ``steps``, ``stage``, ``inputs`` (synthetic inputs on one
-    side only), ``empty`` (nothing in common)."""
+    side only), ``empty`` (nothing in common), ``reference`` (the reference C matches none of A's tensors)."""
 
     type: str
     message: str

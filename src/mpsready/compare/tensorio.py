@@ -119,7 +119,7 @@ class RawTensorFile:
             raise RawTensorError(f"{self.path}: not a safetensors file (header length {n} is invalid)")
         try:
             header = json.loads(self._fh.read(n).decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:  # RecursionError: nested too deeply
             raise RawTensorError(f"{self.path}: unreadable safetensors header: {exc}") from None
         if not isinstance(header, dict):
             raise RawTensorError(f"{self.path}: safetensors header is not a JSON object")

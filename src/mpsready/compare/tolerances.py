@@ -170,7 +170,14 @@ def load_config(path: str | os.PathLike[str] | None) -> dict[str, Any]:
         doc = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"cannot read {path}: {exc}") from None
-    table = doc.get("tool", {}).get("mpsready", {}).get("compare", {})
+    except RecursionError:
+        raise UsageError(f"cannot read {path}: TOML nested too deeply to read") from None
+    table: Any = doc
+    keys = ("tool", "mpsready", "compare")
+    for i, key in enumerate(keys):  # `tool = 5` must not end in an AttributeError
+        table = table.get(key, {})
+        if not isinstance(table, dict):
+            raise UsageError(f"{path}: [{'.'.join(keys[:i + 1])}] must be a table")
     if not isinstance(table, dict):
         raise UsageError(f"{path}: [tool.mpsready.compare] must be a table")
     return table

@@ -113,7 +113,7 @@ def load_env_record(path: str) -> dict[str, Any]:
         doc = json.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise UsageError(f"env record not found: {path}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:  # RecursionError: nested too deeply
         raise UsageError(f"cannot read env record {path}: {exc}") from None
     if isinstance(doc, dict) and (doc.get("schema") or {}).get("name") == "mpsready.record":
         doc = doc.get("env") or {}

@@ -119,6 +119,17 @@ def normalize_op(name: str) -> tuple[str, str]:
     return ns, rest
 
 
+def check_op_name(name: str) -> None:
+    """Raise ``ValueError`` unless ``name`` is spelled like an operator (``aten::add.Tensor``, ``relu``,
+    ``aten.relu.default``): a namespace, a name and an optional overload, each a Python identifier, as in
+    the ``func:`` lines of ``native_functions.yaml``. For names typed by a user; a well-formed name that no
+    table knows is still answered ("unknown")."""
+    ns, key = normalize_op(name)
+    parts = [ns, *key.split(".", 1)]
+    if not all(part.isidentifier() for part in parts):
+        raise ValueError(f"{name!r} is not an operator name such as aten::add.Tensor, add.Tensor or relu")
+
+
 def _display(ns: str, key: str) -> str:
     return f"{ns}::{key}"
 
@@ -346,4 +357,10 @@ def load_table_file(path: str) -> SupportDB:
         data = fh.read()
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
-    return SupportDB(json.loads(data))
+    try:
+        doc = json.loads(data)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply to read") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"not an ops table (a JSON {type(doc).__name__}, not an object)")
+    return SupportDB(doc)

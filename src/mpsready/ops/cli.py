@@ -70,11 +70,13 @@ def run(args: argparse.Namespace) -> int:
     modes = sum(bool(x) for x in (args.ops, args.diff, args.dump_installed, args.versions))
     if modes != 1:
         raise UsageError("give operator names, or one of --diff OLD NEW, --dump-installed, --versions")
+    if args.output and not args.dump_installed:  # silently printing instead would leave the user without the file
+        raise UsageError("--output only applies to --dump-installed; redirect stdout to save a lookup")
     if args.dump_installed:
         return _run_dump(args)
     from rich.console import Console
 
-    from mpsready.ops import query, render
+    from mpsready.ops import api, query, render
 
     console = Console()
     if args.versions:
@@ -102,11 +104,13 @@ def run(args: argparse.Namespace) -> int:
 
         try:
             db = load_table_file(args.table)
-        except (OSError, ValueError, KeyError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, EOFError) as exc:  # EOFError: a truncated .gz
             raise UsageError(f"cannot read table {args.table}: {exc}") from None
     else:
         db = _db(args.torch)
     try:
+        for name in args.ops:  # a typo'd or pasted-garbage name is a usage error, not an "unknown" answer
+            api.check_op_name(name)
         results = [query.explain(db, name, macos=args.macos) for name in args.ops]
     except ValueError as exc:
         raise UsageError(str(exc)) from None

@@ -104,6 +104,61 @@ class TensorEntry:
                    checksum=d["checksum"], module_type=d.get("module_type"))
 
 
+# The manifest fields readers rely on, with the JSON type each must have when present (null allowed where
+# a record may lack it); a hand-edited or damaged record.json is refused on open, not mid-comparison.
+_STR_FIELDS = ("device", "device_kind", "basis", "observed_on", "dtype")
+_OPTIONAL_STR_FIELDS = ("entry", "raw_dir", "synthetic_inputs")
+_INT_FIELDS = ("steps", "tensor_count")
+_OBJECT_FIELDS = ("seed", "precision", "env", "memory", "fallback", "inputs", "worker")
+_LIST_OF_OBJECT_FIELDS = ("stages", "step_metrics", "findings")
+_NUMBER = (int, float)
+
+
+def _check_manifest(doc: Mapping[str, Any]) -> None:
+    """Raise ``ValueError`` naming the first field of ``record.json`` with the wrong JSON type."""
+    def bad(key: str, expected: str) -> ValueError:
+        return ValueError(f"field {key!r} must be {expected}, not {_json_type(doc[key])}")
+
+    for key in _STR_FIELDS:
+        if key in doc and not isinstance(doc[key], str):
+            raise bad(key, "a string")
+    for key in _OPTIONAL_STR_FIELDS:
+        if doc.get(key) is not None and not isinstance(doc[key], str):
+            raise bad(key, "a string or null")
+    for key in _INT_FIELDS:
+        if key in doc and (not isinstance(doc[key], int) or isinstance(doc[key], bool)):
+            raise bad(key, "an integer")
+    for key in _OBJECT_FIELDS:
+        if doc.get(key) is not None and not isinstance(doc[key], dict):
+            raise bad(key, "an object or null")
+    for key in _LIST_OF_OBJECT_FIELDS:
+        if key not in doc:
+            continue
+        if not isinstance(doc[key], list):
+            raise bad(key, "a list")
+        for i, item in enumerate(doc[key]):
+            if not isinstance(item, dict):
+                raise ValueError(f"{key}[{i}] must be an object, not {_json_type(item)}")
+    for i, st in enumerate(doc.get("stages", [])):
+        if not (isinstance(st.get("stage"), str) and isinstance(st.get("status"), str)):
+            raise ValueError(f"stages[{i}] must have 'stage' and 'status' strings")
+    for i, m in enumerate(doc.get("step_metrics", [])):
+        for key, value in m.items():
+            if key in ("index", "loss", "seconds") and value is not None and (
+                    not isinstance(value, _NUMBER) or isinstance(value, bool)):
+                raise ValueError(f"step_metrics[{i}].{key} must be a number or null, not {_json_type(value)}")
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return {str: "a string", list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
+
+
 def raw_file(step: int) -> str:
     return f"{RAW_DIR}/step-{step:04d}.safetensors"
 
@@ -131,10 +186,11 @@ class RunRecord:
             doc = json.loads(mf.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise RecordError(f"{p} is not a run record (no {MANIFEST})") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:  # RecursionError: nested too deeply
             raise RecordError(f"cannot read {mf}: {exc}") from None
         try:
             check_envelope(doc, SCHEMA_NAME, SCHEMA_VERSION)
+            _check_manifest(doc)
         except ValueError as exc:
             raise RecordError(f"{mf}: {exc}") from None
         return cls(path=mf.parent, manifest=doc)
@@ -165,9 +221,16 @@ class RunRecord:
                 if not line.strip():
                     continue
                 try:
-                    yield TensorEntry.from_dict(json.loads(line))
-                except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                    d = json.loads(line)
+                    if not isinstance(d, dict):
+                        raise TypeError(f"a JSON {type(d).__name__}, not an object")
+                    yield TensorEntry.from_dict(d)
+                except KeyError as exc:
+                    raise RecordError(f"{f}:{n}: malformed tensor entry: no {exc.args[0]!r} field") from None
+                except (ValueError, TypeError, AttributeError) as exc:  # ValueError includes JSONDecodeError
                     raise RecordError(f"{f}:{n}: malformed tensor entry: {exc}") from None
+                except RecursionError:
+                    raise RecordError(f"{f}:{n}: malformed tensor entry: JSON nested too deeply") from None
 
     def has_raw(self, step: int = 0) -> bool:
         return (self.path / raw_file(step)).exists()

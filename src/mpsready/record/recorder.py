@@ -151,6 +151,13 @@ def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.P
     _check_device(device)
     if steps < 1:
         raise UsageError("--steps must be >= 1")
+    # checked here, before the worker starts: otherwise each shows up as a crash of the user's step
+    if not 0 <= seed < 2**32:  # numpy.random.seed takes 0 .. 2**32 - 1 (numpy.random.RandomState.seed docs)
+        raise UsageError(f"--seed must be between 0 and {2**32 - 1}; got {seed}")
+    if timeout is not None and not timeout > 0:
+        raise UsageError(f"--timeout must be a positive number of seconds; got {timeout}")
+    if project is not None and not Path(project).is_dir():
+        raise UsageError(f"project directory not found: {project}")
     if dtype not in (None, "float32", "float64"):
         raise UsageError(f"--dtype must be float64 (the CPU reference) or float32; got {dtype!r}")
     if dtype == "float64" and device.startswith("mps"):
@@ -167,8 +174,11 @@ def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.P
             raise UsageError(f"--force only replaces a run record; {out_p} has no {MANIFEST}")
         shutil.rmtree(out_p)
     created = not out_p.exists()
-    out_p.mkdir(parents=True, exist_ok=True)
-    (out_p / TENSORS).write_text("", encoding="utf-8")
+    try:
+        out_p.mkdir(parents=True, exist_ok=True)
+        (out_p / TENSORS).write_text("", encoding="utf-8")
+    except OSError as exc:  # checked before the step runs, so no work is lost
+        raise UsageError(f"cannot create run record {out_p}: {exc.strerror or exc}") from None
     work = Path(tempfile.mkdtemp(prefix="mpsready-record-"))
     try:
         events_path = work / "events.jsonl"

@@ -102,7 +102,7 @@ def _nonfinite(out: Path | None) -> list[tuple[str, int, int, int]]:
         for line in fh:
             try:
                 d = json.loads(line)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 break
             st = d.get("stats") or {}
             if d.get("kind") in ("loss", "output", "grad") and (st.get("nan") or st.get("inf")):

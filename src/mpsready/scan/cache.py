@@ -36,6 +36,13 @@ def _salt() -> str:
     return f"{ANALYZER_VERSION}/{__version__}/{content_key(kb)}"
 
 
+def _stat_ok(row: Any) -> bool:
+    """A stats row is [size, mtime_ns, content key, line count]."""
+    return (isinstance(row, list) and len(row) == 4 and all(isinstance(x, int) and not isinstance(x, bool)
+                                                              for x in (row[0], row[1], row[3]))
+            and isinstance(row[2], str))
+
+
 class ScanCache:
     """``get(key)`` / ``put(key, value)`` over one root's cache file; ``save()`` writes atomically."""
 
@@ -50,9 +57,10 @@ class ScanCache:
         try:
             doc = json.loads(self.path.read_text(encoding="utf-8"))
             if doc.get("salt") == self.salt and isinstance(doc.get("entries"), dict):
-                self._old = doc["entries"]
-                self._old_stats = doc.get("stats") or {}
-        except (OSError, ValueError):
+                self._old = {k: v for k, v in doc["entries"].items() if isinstance(v, dict)}
+                stats = doc.get("stats") if isinstance(doc.get("stats"), dict) else {}
+                self._old_stats = {k: v for k, v in stats.items() if _stat_ok(v)}  # drop damaged rows
+        except (OSError, ValueError, AttributeError, RecursionError):  # a damaged cache is a cold cache
             pass
 
     def known(self, relpath: str, size: int, mtime_ns: int) -> tuple[str, int] | None:

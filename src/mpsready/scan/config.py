@@ -65,6 +65,9 @@ def with_project_config(config: ScanConfig, root: Path, explicit: set[str] | fro
     except tomlfile.TOMLDecodeError:
         return config  # INP108 comes from the pyproject source
     table = (doc.get("tool") or {}).get("mpsready") if isinstance(doc.get("tool"), dict) else None
+    if table is not None and not isinstance(table, dict):  # `[tool] mpsready = 5`: say so, don't drop it silently
+        return config.replace(problems=(RawFinding(I.MALFORMED_CONFIG, "pyproject.toml", None,
+                                                   f"[tool.mpsready] = {table!r} ignored: expected a table"),))
     if not isinstance(table, dict):
         return config
     changes: dict[str, Any] = {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import stat
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -94,7 +95,15 @@ def scan_path(path: str | os.PathLike[str], config: ScanConfig | None = None, *,
     else:
         from mpsready.scan.walker import classify
 
-        files = [ProjectFile(target.name, str(target), target.stat().st_size, **classify(target.name))]
+        st = target.stat()
+        if not stat.S_ISREG(st.st_mode):  # reading a named pipe would block forever
+            raise UsageError(f"{path}: not a directory or a regular file")
+        files = [ProjectFile(target.name, str(target), st.st_size, st.st_mtime_ns, **classify(target.name))]
+        if st.st_size > config.max_file_size:
+            raw.append(RawFinding(I.TOO_LARGE, target.name, None,
+                                  f"{st.st_size} bytes is above the {config.max_file_size}-byte limit; skipped",
+                                  evidence={"bytes": st.st_size, "limit": config.max_file_size}))
+            files = []
     project = ProjectFiles(root, config.max_file_size)
 
     deps, dep_raw, texts = _declarations(files, project)
@@ -204,9 +213,10 @@ def _analyse_python(files, config: ScanConfig, cache: ScanCache | None, progress
     for pf in pyfiles:
         if cache is not None and pf.python and pf.mtime_ns:
             known = cache.known(pf.relpath, pf.size, pf.mtime_ns)
-            if known is not None:  # unchanged since the last scan: no read, no hash
+            hit = _from_cache(cache.get(known[0])) if known is not None else None
+            if known is not None and hit is not None:  # unchanged since the last scan: no read, no hash
                 key, n = known
-                results[pf.relpath] = (CodeResult.from_dict(cache.get(key)), [])
+                results[pf.relpath] = (hit, [])
                 cache.remember(pf.relpath, pf.size, pf.mtime_ns, key, n)
                 lines += n
                 done += 1
@@ -227,9 +237,9 @@ def _analyse_python(files, config: ScanConfig, cache: ScanCache | None, progress
         key = content_key(data)
         if cache is not None and pf.mtime_ns:
             cache.remember(pf.relpath, pf.size, pf.mtime_ns, key, n_lines)
-        cached = cache.get(key) if cache else None
+        cached = _from_cache(cache.get(key)) if cache else None
         if cached is not None:
-            results[pf.relpath] = (CodeResult.from_dict(cached), [])
+            results[pf.relpath] = (cached, [])
             done += 1
             continue
         keys[pf.relpath] = key
@@ -242,6 +252,17 @@ def _analyse_python(files, config: ScanConfig, cache: ScanCache | None, progress
             if cache is not None:
                 cache.put(keys[rel], res)
     return results, lines, raw
+
+
+def _from_cache(value: Any) -> CodeResult | None:
+    """A cached analysis, or ``None`` (a miss) when the entry is absent or damaged: the cache lives outside
+    the project (e.g. ~/.cache) and a bad entry must cost a re-analysis, never the scan."""
+    if value is None:
+        return None
+    try:
+        return CodeResult.from_dict(value)
+    except Exception:  # any shape error in a hand-edited or truncated entry
+        return None
 
 
 def _run(todo, jobs: int, progress: Progress | None, done: int, total: int):
@@ -268,11 +289,10 @@ def _analyse_notebook(pf: ProjectFile, data: bytes, raw: list[RawFinding]):
     cells_of: list[int | None] = []
     try:
         text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raw.append(RawFinding(I.NOT_TEXT, pf.relpath, None, f"notebook is not UTF-8 ({exc.reason})"))
-        return merged, cells_of
+    except UnicodeDecodeError:
+        return merged, cells_of  # INP102 comes from the declaration read (every notebook is one): report it once
     try:
-        cells = code_cells(text)
+        cells = code_cells(text, skipped=[])  # odd cells are skipped here and reported by the notebook source
     except NotebookError:
         return merged, cells_of  # INP110 comes from the notebook source
     for cell in cells:

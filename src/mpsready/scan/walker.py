@@ -1,7 +1,9 @@
 """Walk a project tree: which files to read, and a finding for every file or link that cannot be.
 
-Never follows a symbolic link into a directory already being walked (INP104), never reads a file
-above the size limit (INP103), reports unreadable directories and files (INP101), and skips
+Never follows a symbolic link out of the project (INP101) or into a directory already being walked (INP104);
+links inside the project are skipped (their targets are walked once, by real path); never reads a file
+above the size limit (INP103) or one that is not a regular file (a FIFO would block: INP101), reports
+unreadable directories and files (INP101), and skips
 version-control, cache and virtual-environment directories.
 """
 
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,7 +67,6 @@ def classify(relpath: str) -> dict[str, bool]:
 def walk(root: Path, *, exclude: tuple[str, ...] = (), max_file_size: int) -> Walk:
     """All interesting files under ``root`` (a directory) in sorted order, plus INP findings."""
     out = Walk()
-    seen_files: set[str] = set()
     real_root = os.path.realpath(root)
 
     def excluded(rel: str) -> bool:
@@ -89,6 +91,13 @@ def walk(root: Path, *, exclude: tuple[str, ...] = (), max_file_size: int) -> Wa
             if is_link and not os.path.exists(entry.path):
                 out.findings.append(RawFinding(I.SYMLINK_LOOP, child, None, "broken symbolic link (or a link loop); not followed"))
                 continue
+            if is_link and not _inside(os.path.realpath(entry.path), real_root):
+                # the scan reads the project and nothing else (a link to /etc or to $HOME is not the project)
+                if is_dir or any(classify(child).values()):
+                    out.findings.append(RawFinding(I.UNREADABLE, child, None,
+                                                   f"symbolic link to {os.path.realpath(entry.path)}, outside the scanned "
+                                                   "project; not followed"))
+                continue
             if is_dir:
                 if entry.name in SKIP_DIRS or entry.name.endswith(".egg-info"):
                     continue
@@ -97,26 +106,27 @@ def walk(root: Path, *, exclude: tuple[str, ...] = (), max_file_size: int) -> Wa
                     out.findings.append(RawFinding(I.SYMLINK_LOOP, child, None,
                                                    f"symbolic link loops back to {_rel_to(real, real_root)}; not followed"))
                     continue
-                if is_link and real in visited_dirs:
-                    continue  # the same directory reached twice: scan it once
+                if is_link:
+                    continue  # a link to a directory inside the project: walked once, through its real path
                 if os.path.exists(os.path.join(entry.path, "pyvenv.cfg")):
                     continue  # a virtual environment inside the project
-                visited_dirs.add(real)
                 visit(entry.path, real, child, ancestors | {real})
                 continue
             kinds = classify(child)
             if not any(kinds.values()):
                 continue
-            if is_link:  # the same file reached through a link is scanned once
-                real = os.path.realpath(entry.path)
-                if real in seen_files:
-                    continue
-                seen_files.add(real)
+            if is_link:  # links out of the project were refused above: the target is scanned through its real path
+                continue
             try:
                 st = entry.stat(follow_symlinks=True)
                 size, mtime = st.st_size, st.st_mtime_ns
             except OSError as exc:
                 out.findings.append(RawFinding(I.UNREADABLE, child, None, f"cannot stat: {exc.strerror or exc}"))
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                # a FIFO would block the read forever; sockets and devices are not source files either
+                out.findings.append(RawFinding(I.UNREADABLE, child, None,
+                                               f"not a regular file ({_file_kind(st.st_mode)}); not read"))
                 continue
             if size > max_file_size:
                 out.findings.append(RawFinding(I.TOO_LARGE, child, None,
@@ -125,7 +135,6 @@ def walk(root: Path, *, exclude: tuple[str, ...] = (), max_file_size: int) -> Wa
                 continue
             out.files.append(ProjectFile(child, entry.path, size, mtime, **kinds))
 
-    visited_dirs: set[str] = {real_root}
     visit(str(root), real_root, "", frozenset({real_root}))
     return out
 
@@ -133,3 +142,17 @@ def walk(root: Path, *, exclude: tuple[str, ...] = (), max_file_size: int) -> Wa
 def _rel_to(real: str, real_root: str) -> str:
     rel = os.path.relpath(real, real_root)
     return "." if rel == "." else rel.replace(os.sep, "/")
+
+
+def _inside(real: str, real_root: str) -> bool:
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a plain file"

@@ -144,11 +144,12 @@ class StepRunner:
             with _nested(self.observers, self.ctx, stage):
                 fn()
                 synchronize(self.device)
-        except Exception as exc:  # the user's code failed: localise it to this stage
+        except (Exception, SystemExit) as exc:  # the user's code failed: localise it to this stage
+            # SystemExit too: a step that calls sys.exit() must not end mpsready with the user's status
             ok = False
             res.status = StageStatus.FAILED
             res.error_type = type(exc).__name__
-            res.error = str(exc)
+            res.error = f"the step called sys.exit({exc.code!r})" if isinstance(exc, SystemExit) else str(exc)
             res.traceback = _tb.format_exc()
         res.seconds += time.perf_counter() - t0
         res.steps_run += 1

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from mpsready.errors import ExitCode
@@ -88,6 +89,29 @@ def sdpa_math_stages(db: Any) -> str | None:
     return None
 
 
+def _load_entry_or_failing_build(spec: str, cwd: str | None):
+    """The ENTRY's :class:`~mpsready.step.Entry`; when importing the user's module raises (or calls
+    ``sys.exit``, as a script that parses its arguments at import does), an entry whose build raises
+    that error instead, so the failure lands in the build stage (OPS108), as ``mpsready record`` does,
+    rather than as a raw traceback or a foreign exit status. A malformed or missing ENTRY still raises
+    :class:`~mpsready.step.EntryError`."""
+    from mpsready.step import Entry, EntryError, load_entry
+
+    try:
+        return load_entry(spec, cwd=cwd)
+    except EntryError:
+        raise
+    except (Exception, SystemExit) as exc:
+        error = exc if isinstance(exc, Exception) else RuntimeError(
+            f"the module called sys.exit({exc.code!r}) while being imported")
+
+        def import_failed():
+            raise error
+
+        import_failed.__qualname__ = import_failed.__name__ = "import_failed"
+        return Entry(spec=spec, function=import_failed, root=Path(cwd or os.getcwd()).resolve(), source_file=None)
+
+
 def trace_entry(spec: Any, torch: str | None = None, macos: str = DEFAULT_MACOS, device: str = "cpu",
                 fallback: bool | None = None, steps: int = 1, cwd: str | None = None,
                 project: str | None = None) -> TraceResult:
@@ -104,7 +128,6 @@ def trace_entry(spec: Any, torch: str | None = None, macos: str = DEFAULT_MACOS,
     in ``result.trace.stages`` and as OPS108 findings.
     """
     from mpsready.ops.api import load_db
-    from mpsready.step import load_entry
     from mpsready.trace.recorder import record_entry
 
     from mpsready.ops.api import _vtuple
@@ -112,7 +135,7 @@ def trace_entry(spec: Any, torch: str | None = None, macos: str = DEFAULT_MACOS,
     target = torch or installed_torch_version()
     db = load_db(target)
     _vtuple(macos)  # ValueError on a malformed macOS version, before the step runs
-    entry = load_entry(spec, cwd=cwd) if isinstance(spec, str) else spec
+    entry = _load_entry_or_failing_build(spec, cwd) if isinstance(spec, str) else spec
     fb = default_fallback() if fallback is None else fallback
     composite = {}
 

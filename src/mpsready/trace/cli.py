@@ -127,9 +127,12 @@ def _from_json(args: argparse.Namespace) -> int:
         with open(args.from_json, encoding="utf-8") as fh:
             doc = check_envelope(json.load(fh), SCHEMA_NAME, SCHEMA_VERSION)
         trace = OpTrace.from_dict(doc["trace"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except KeyError as exc:
+        raise UsageError(f"cannot read trace {args.from_json}: no {exc.args[0]!r} field") from None
+    except (OSError, ValueError, TypeError, AttributeError, RecursionError) as exc:  # RecursionError: nested too deeply
         raise UsageError(f"cannot read trace {args.from_json}: {exc}") from None
-    torch_v = args.torch or doc.get("target", {}).get("torch") or trace.torch_version
+    target = doc.get("target")
+    torch_v = args.torch or (target.get("torch") if isinstance(target, dict) else None) or trace.torch_version
     fallback = default_fallback() if args.fallback is None else args.fallback
     try:
         pred = predict(trace, torch=torch_v, macos=args.macos or DEFAULT_MACOS, fallback=fallback)

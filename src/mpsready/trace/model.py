@@ -163,10 +163,29 @@ class OpTrace:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "OpTrace":
+        """Rebuild a trace saved by :meth:`to_dict`. Raises ``ValueError`` (or ``KeyError``/``TypeError``)
+        for a document of the wrong shape, so a hand-edited or damaged file is refused when read rather
+        than failing half-way through a render."""
+        _expect(isinstance(d, Mapping), f"'trace' must be an object, not a JSON {type(d).__name__}")
+        for key in ("entry", "device", "torch_version"):
+            _expect(isinstance(d[key], str), f"trace {key} must be a string")
+        stages = list(d.get("stages", []))
+        for i, st in enumerate(stages):
+            _expect(isinstance(st, dict) and isinstance(st.get("stage"), str) and isinstance(st.get("status"), str),
+                    f"trace stage {i + 1} must be an object with 'stage' and 'status' strings")
+        stage_seconds = {str(k): float(v) for k, v in dict(d.get("stage_seconds", {})).items()}
+        calls = [OpCall.from_dict(c) for c in d.get("calls", [])]
+        for c in calls:
+            _expect(isinstance(c.op, str) and isinstance(c.stage, str), "trace call 'op' and 'stage' must be strings")
         return cls(entry=d["entry"], device=d["device"], torch_version=d["torch_version"],
-                   calls=[OpCall.from_dict(c) for c in d.get("calls", [])],
+                   calls=calls,
                    dtype_events=[DtypeEvent.from_dict(e) for e in d.get("dtype_events", [])],
-                   stages=list(d.get("stages", [])), stage_seconds=dict(d.get("stage_seconds", {})),
+                   stages=stages, stage_seconds=stage_seconds,
                    expansion_failures=dict(d.get("expansion_failures", {})),
                    expanded_ops=list(d.get("expanded_ops", [])), view_ops=list(d.get("view_ops", [])),
                    settings=dict(d.get("settings", {})))
+
+
+def _expect(ok: bool, message: str) -> None:
+    if not ok:
+        raise ValueError(message)

@@ -5,10 +5,8 @@ from __future__ import annotations
 from mpsready.findings import Severity
 from mpsready.scan.engine import ScanResult
 from mpsready.scan.formats.interface import ScanFormat
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+from mpsready.scan.formats.safe import md_cell as _cell
+from mpsready.scan.formats.safe import md_code, visible
 
 
 class MarkdownFormat(ScanFormat):
@@ -16,17 +14,17 @@ class MarkdownFormat(ScanFormat):
 
     def render(self, result: ScanResult) -> str:
         c = result.counts()
-        out = [f"# mpsready scan: `{result.root}`", "",
+        out = [f"# mpsready scan: {md_code(str(result.root))}", "",
                f"**Static outlook: {result.outlook.title}** (`{result.outlook.value}`, predicted from files; nothing was run).", ""]
         if result.limiting:
-            out.append("Limited by: " + ", ".join(f"`{f.code}` {f.location}" for f in result.limiting[:10])
+            out.append("Limited by: " + ", ".join(f"`{f.code}` {visible(str(f.location))}" for f in result.limiting[:10])
                        + (f" and {len(result.limiting) - 10} more" if len(result.limiting) > 10 else "") + ".")
             out.append("")
         out += ["| files | lines | blocker | degrades | info | suppressed |", "|---|---|---|---|---|---|",
                 f"| {result.files_scanned} | {result.lines_scanned} | {c['blocker']} | {c['degrades']} | {c['info']} | {result.suppressed} |", ""]
         if result.subprojects:
             out += ["## Subprojects", "", "| subproject | outlook |", "|---|---|"]
-            out += [f"| `{s.path}` | `{s.outlook.value}` |" for s in result.subprojects]
+            out += [f"| {md_code(s.path)} | `{s.outlook.value}` |" for s in result.subprojects]
             out.append("")
         for sev in (Severity.BLOCKER, Severity.DEGRADES, Severity.INFO):
             group = [f for f in result.findings if f.severity is sev]
@@ -34,6 +32,6 @@ class MarkdownFormat(ScanFormat):
                 continue
             out += [f"## {sev.value} ({len(group)})", "", "| code | location | scope | message | fix |", "|---|---|---|---|---|"]
             for f in group:
-                out.append(f"| `{f.code}` | `{f.location}` | {f.scope.value} | {_cell(f.message)} | {_cell(f.fix or '')} |")
+                out.append(f"| `{f.code}` | {md_code(str(f.location))} | {f.scope.value} | {_cell(f.message)} | {_cell(f.fix or '')} |")
             out.append("")
         return "\n".join(out)

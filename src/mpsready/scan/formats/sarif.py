@@ -8,6 +8,7 @@ mpsready scope, basis and the run's outlook.
 from __future__ import annotations
 
 import json
+from urllib.parse import quote
 
 from mpsready import __version__
 from mpsready import rules as registry
@@ -39,7 +40,10 @@ def to_sarif(result: ScanResult) -> dict:
     results = []
     for f in result.findings:
         loc = f.location
-        physical: dict = {"artifactLocation": {"uri": loc.path or ".", "uriBaseId": "SRCROOT"}}
+        # SARIF 2.1.0 §3.4.3: `uri` is an RFC 3986 URI reference, so a space, '|', '#', '%', a newline or a
+        # non-ASCII letter in a file name is percent-encoded (UTF-8); '/' stays the path separator
+        physical: dict = {"artifactLocation": {"uri": quote(loc.path, safe="/") if loc.path else ".",
+                                               "uriBaseId": "SRCROOT"}}
         if loc.line:
             region = {"startLine": loc.line}
             if loc.column:

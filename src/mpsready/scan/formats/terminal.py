@@ -11,6 +11,7 @@ from rich.text import Text
 from mpsready.findings import Severity, Verdict
 from mpsready.scan.engine import ScanResult
 from mpsready.scan.formats.interface import ScanFormat
+from mpsready.scan.formats.safe import visible
 
 STYLES = {Severity.BLOCKER: "bold red", Severity.DEGRADES: "yellow", Severity.INFO: "cyan"}
 VERDICT_STYLES = {Verdict.RUNS_ON_MAC: "bold green", Verdict.MAC_FOR_DEV: "bold yellow", Verdict.STAY_ON_CUDA: "bold red"}
@@ -38,10 +39,10 @@ class TerminalFormat(ScanFormat):
             for f in group[: self.max_per_group]:
                 line = Text()
                 line.append(f"{f.code} ", style=STYLES[sev])
-                line.append(str(f.location), style="bold")
+                line.append(visible(str(f.location)), style="bold")
                 if f.scope.value != "main":
                     line.append(f" [{f.scope.value}]", style="dim")
-                line.append(f"  {f.message}")
+                line.append(f"  {visible(f.message)}")
                 console.print(line)
                 if f.fix:
                     console.print(Text(f"    fix: {f.fix}", style="dim"))
@@ -59,7 +60,7 @@ class TerminalFormat(ScanFormat):
             sub.add_column("path")
             sub.add_column("outlook")
             for s in result.subprojects:
-                sub.add_row(s.path, Text(s.outlook.value, style=VERDICT_STYLES[s.outlook]))
+                sub.add_row(visible(s.path), Text(s.outlook.value, style=VERDICT_STYLES[s.outlook]))
             console.print(sub)
         verdict = Text("static outlook: ")
         verdict.append(f"{result.outlook.title} ({result.outlook.value})", style=VERDICT_STYLES[result.outlook])

@@ -6,7 +6,8 @@ SRC = "mpsready scan (about its own input)"
 
 UNREADABLE = rule(
     "INP101", "unreadable-file", "info",
-    "A file could not be opened (permissions, vanished during the scan).",
+    "A file could not be opened or was deliberately not read (permissions, vanished during the scan, a named "
+    "pipe or device, a symbolic link leading out of the project).",
     "Its contents were not checked, so CUDA ties in it may be missed.",
     "chmod 000 train.py",
     "Fix the permissions and scan again.",

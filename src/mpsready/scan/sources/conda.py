@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import reprlib
 from pathlib import PurePosixPath
 
 import yaml
@@ -12,6 +13,10 @@ from mpsready.scan.rules import inputs as I
 from mpsready.scan.sources.interface import Dependency, DependencySource, ProjectFiles, RawFinding, SourceResult
 from mpsready.scan.sources.pep508 import add_requirement
 from mpsready.scan.sources.pyproject import find_line
+
+
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxdict, _SHORT.maxstring, _SHORT.maxother = 2, 4, 4, 60, 60
 
 
 def is_conda_file(relpath: str) -> bool:
@@ -55,6 +60,14 @@ class CondaSource(DependencySource):
             line = mark.line + 1 if mark is not None else None
             result.findings.append(RawFinding(I.BROKEN_YAML, relpath, line, f"YAML does not parse: {str(exc).splitlines()[0]}"))
             return result
+        except RecursionError:  # PyYAML composes nested collections recursively
+            result.findings.append(RawFinding(I.BROKEN_YAML, relpath, None, "YAML nested too deeply to read"))
+            return result
+        if doc is not None and not isinstance(doc, dict) and PurePosixPath(relpath).stem.lower().startswith(("environment", "conda")):
+            # environment.yml by name, yet not a mapping: conda would refuse it, and nothing in it was read
+            result.findings.append(RawFinding(I.BROKEN_YAML, relpath, 1, f"a conda environment file must be a mapping "
+                                              f"with 'dependencies'; this one is a YAML {type(doc).__name__}"))
+            return result
         if not isinstance(doc, dict) or "dependencies" not in doc:
             if isinstance(doc, dict) and ("channels" in doc or "name" in doc):
                 result.findings.append(RawFinding(I.BROKEN_YAML, relpath, 1, "conda environment without a 'dependencies' list"))
@@ -87,5 +100,7 @@ class CondaSource(DependencySource):
                     elif "://" not in req and not req.startswith((".", "/")):
                         add_requirement(result, req, relpath, find_line(text, req))
             else:
-                result.findings.append(RawFinding(I.BROKEN_YAML, relpath, None, f"unexpected dependency entry {item!r}"))
+                # a bounded repr: YAML aliases can make a small file a structure of 10**12 items ("billion laughs")
+                result.findings.append(RawFinding(I.BROKEN_YAML, relpath, None,
+                                                  f"unexpected dependency entry {_SHORT.repr(item)}"))
         return result

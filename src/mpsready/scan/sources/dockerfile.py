@@ -47,7 +47,7 @@ class DockerfileSource(DependencySource):
                     import json
                     try:
                         body = " ".join(json.loads(body))
-                    except (ValueError, TypeError):
+                    except (ValueError, TypeError, RecursionError):  # RecursionError: nested too deeply
                         continue
                 while body.startswith("--"):  # RUN --mount=... flags
                     body = body.partition(" ")[2]

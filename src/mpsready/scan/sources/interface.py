@@ -8,6 +8,7 @@ declared :class:`Dependency` records plus findings about the file itself
 from __future__ import annotations
 
 import abc
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -75,7 +76,10 @@ class ProjectFiles:
         if target != self.root and self.root not in target.parents:
             raise SourceError(f"{relpath} is outside the scanned project")
         try:
-            if target.stat().st_size > self.max_bytes:
+            st = target.stat()
+            if not stat.S_ISREG(st.st_mode):  # an include naming a FIFO would block the read forever
+                raise SourceError(f"{relpath or '.'} is not a regular file")
+            if st.st_size > self.max_bytes:
                 raise SourceError(f"{relpath} is larger than {self.max_bytes} bytes")
             data = target.read_bytes()
         except OSError as exc:
@@ -89,12 +93,19 @@ class ProjectFiles:
 
     @staticmethod
     def join(relpath: str, other: str) -> str:
-        """``other`` relative to the directory of ``relpath``, normalised (``a/b.txt`` + ``../c.txt`` -> ``c.txt``)."""
+        """``other`` relative to the directory of ``relpath``, normalised (``a/b.txt`` + ``../c.txt`` -> ``c.txt``).
+
+        A path that climbs above the root keeps its leading ``..`` (and an absolute path stays absolute) so
+        that :meth:`read_text` refuses it as outside the project instead of reading a look-alike inside it."""
+        if PurePosixPath(other).is_absolute():
+            return other
         parts: list[str] = []
         for part in (PurePosixPath(relpath).parent / other).parts:
             if part == "..":
-                if parts:
+                if parts and parts[-1] != "..":
                     parts.pop()
+                else:
+                    parts.append("..")
             elif part != ".":
                 parts.append(part)
         return "/".join(parts)

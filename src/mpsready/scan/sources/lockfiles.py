@@ -32,6 +32,9 @@ class LockfileSource(DependencySource):
             except json.JSONDecodeError as exc:
                 result.findings.append(RawFinding(I.MALFORMED_CONFIG, relpath, exc.lineno, f"Pipfile.lock is not JSON: {exc.msg}"))
                 return result
+            except RecursionError:
+                result.findings.append(RawFinding(I.MALFORMED_CONFIG, relpath, None, "Pipfile.lock JSON is nested too deeply to read"))
+                return result
             for section, optional in (("default", False), ("develop", True)):
                 for name, spec in (doc.get(section) or {}).items() if isinstance(doc, dict) else []:
                     version = spec.get("version", "") if isinstance(spec, dict) else ""

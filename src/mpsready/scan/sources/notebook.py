@@ -50,12 +50,16 @@ class NotebookError(ValueError):
     """Not a readable notebook; the message says why."""
 
 
-def code_cells(text: str) -> list[Cell]:
-    """The code cells of a notebook; raises :class:`NotebookError` for odd JSON or cell shapes."""
+def code_cells(text: str, skipped: list[str] | None = None) -> list[Cell]:
+    """The code cells of a notebook; raises :class:`NotebookError` for odd JSON, and for an odd cell
+    shape unless ``skipped`` is given: then the odd cell is left out, the reason appended to ``skipped``,
+    and the other cells still returned (one broken cell does not hide the rest of the notebook)."""
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise NotebookError(f"not JSON: {exc.msg} (line {exc.lineno})") from None
+    except RecursionError:
+        raise NotebookError("JSON nested too deeply to read") from None
     cells = doc.get("cells") if isinstance(doc, dict) else None
     if cells is None and isinstance(doc, dict) and isinstance(doc.get("worksheets"), list):  # nbformat 3
         cells = [c for ws in doc["worksheets"] if isinstance(ws, dict) for c in ws.get("cells") or []]
@@ -65,12 +69,15 @@ def code_cells(text: str) -> list[Cell]:
     raw = text.splitlines()
     pos = 0
     for i, cell in enumerate(cells, 1):
-        if not isinstance(cell, dict):
-            raise NotebookError(f"cell {i} is not an object")
-        src = cell.get("source", cell.get("input", ""))
+        src = cell.get("source", cell.get("input", "")) if isinstance(cell, dict) else None
         elems = src if isinstance(src, list) else [src]
-        if not all(isinstance(e, str) for e in elems):
-            raise NotebookError(f"cell {i} source is not text")
+        problem = ("is not an object" if not isinstance(cell, dict)
+                   else None if all(isinstance(e, str) for e in elems) else "source is not text")
+        if problem:
+            if skipped is None:
+                raise NotebookError(f"cell {i} {problem}")
+            skipped.append(f"cell {i} {problem}")
+            continue
         lines, pos = _file_lines(raw, pos, [e for e in elems if e])
         if cell.get("cell_type") == "code":
             out.append(Cell(i, "".join(elems), lines))
@@ -94,11 +101,14 @@ class NotebookSource(DependencySource):
 
     def collect(self, relpath: str, text: str, files: ProjectFiles) -> SourceResult:
         result = SourceResult()
+        skipped: list[str] = []
         try:
-            cells = code_cells(text)
+            cells = code_cells(text, skipped)
         except NotebookError as exc:
             result.findings.append(RawFinding(I.BAD_NOTEBOOK, relpath, None, f"notebook not read: {exc}"))
             return result
+        for why in skipped:
+            result.findings.append(RawFinding(I.BAD_NOTEBOOK, relpath, None, f"{why}; that cell not read"))
         for cell in cells:
             for n, line in enumerate(cell.source.split("\n"), 1):
                 stripped = line.strip()

@@ -10,12 +10,13 @@ from mpsready.scan.sources.interface import Dependency, DependencySource, Projec
 from mpsready.scan.sources.pep508 import add_requirement
 
 
-def find_line(text: str, needle: str) -> int | None:
-    """First line containing ``needle`` as written (TOML keeps no positions; this places findings)."""
+def find_line(text: str, needle: str, start: int | None = None) -> int | None:
+    """First line (at or after line ``start``) containing ``needle`` as written (TOML keeps no positions;
+    this places findings). Falls back to the first line anywhere when nothing follows ``start``."""
     for n, line in enumerate(text.splitlines(), 1):
-        if needle in line:
+        if needle in line and n >= (start or 1):
             return n
-    return None
+    return find_line(text, needle) if start else None
 
 
 class PyprojectSource(DependencySource):
@@ -31,13 +32,22 @@ class PyprojectSource(DependencySource):
         except tomlfile.TOMLDecodeError as exc:
             result.findings.append(RawFinding(I.BROKEN_TOML, relpath, tomlfile.error_line(exc, text), f"TOML does not parse: {exc}"))
             return result
-        project = doc.get("project") if isinstance(doc.get("project"), dict) else {}
-        self._strings(result, text, relpath, project.get("dependencies"), optional=False, group=None)
-        for extra, reqs in _items(project.get("optional-dependencies")):
-            self._strings(result, text, relpath, reqs, optional=True, group=f"extra:{extra}")
+        project = _table(result, text, relpath, doc, "project", "[project]")
+        self._strings(result, text, relpath, project.get("dependencies"), optional=False, group=None,
+                      where="[project] dependencies")
+        # an extra or group repeating a main requirement must be placed on its own line, not on the main one
+        # (one line for both would merge them and relabel the required dependency optional)
+        extras_at = find_line(text, "optional-dependencies")
+        for extra, reqs in _items(_table(result, text, relpath, project, "optional-dependencies",
+                                         "[project] optional-dependencies")):
+            self._strings(result, text, relpath, reqs, optional=True, group=f"extra:{extra}",
+                          where=f"[project.optional-dependencies] {extra}", start=_key_line(text, extra, extras_at))
+        groups_at = find_line(text, "dependency-groups")
         for group, reqs in _items(doc.get("dependency-groups")):
+            # PEP 735 entries may also be {include-group = "..."} tables: only strings are requirements
             self._strings(result, text, relpath, [r for r in _list(reqs) if isinstance(r, str)], optional=True,
-                          group=f"group:{group}")
+                          group=f"group:{group}", where=f"[dependency-groups] {group}",
+                          start=_key_line(text, group, groups_at))
         tool = doc.get("tool") if isinstance(doc.get("tool"), dict) else {}
         poetry = tool.get("poetry") if isinstance(tool.get("poetry"), dict) else {}
         self._poetry(result, text, relpath, poetry.get("dependencies"), optional=False, group=None)
@@ -51,10 +61,25 @@ class PyprojectSource(DependencySource):
                 pip_options.check_index_option(result, relpath, find_line(text, src["url"]), "--extra-index-url", src["url"])
         return result
 
-    def _strings(self, result, text, relpath, reqs, *, optional, group) -> None:
-        for req in _list(reqs):
+    def _strings(self, result, text, relpath, reqs, *, optional, group, where, start=None) -> None:
+        """Check each PEP 508 string; a value of the wrong type is an INP111 finding (pip refuses such a
+        pyproject), and a lone string is still checked as one requirement so its dependency is not lost."""
+        if reqs is None:
+            return
+        if isinstance(reqs, str):
+            result.findings.append(RawFinding(I.MALFORMED_CONFIG, relpath, find_line(text, reqs, start),
+                                              f"{where} is a string, not a list of requirements; checked as one"))
+            reqs = [reqs]
+        elif not isinstance(reqs, list):
+            result.findings.append(RawFinding(I.MALFORMED_CONFIG, relpath, None,
+                                              f"{where} = {reqs!r} ignored: expected a list of requirement strings"))
+            return
+        for req in reqs:
             if isinstance(req, str):
-                add_requirement(result, req, relpath, find_line(text, req), optional=optional, group=group)
+                add_requirement(result, req, relpath, find_line(text, req, start), optional=optional, group=group)
+            else:
+                result.findings.append(RawFinding(I.MALFORMED_CONFIG, relpath, None,
+                                                  f"{where}: {req!r} ignored: a requirement must be a string"))
 
     def _poetry(self, result, text, relpath, deps, *, optional, group) -> None:
         for name, spec in _items(deps):
@@ -64,6 +89,27 @@ class PyprojectSource(DependencySource):
             version = spec if isinstance(spec, str) else (spec.get("version", "") if isinstance(spec, dict) else "")
             result.dependencies.append(Dependency(name=name, path=relpath, line=find_line(text, name), specifier=str(version),
                                                   optional=opt, group=group, raw=f"{name} = {spec!r}"))
+
+
+def _key_line(text: str, key: str, start: int | None) -> int | None:
+    """The line at or after ``start`` that assigns ``key`` (``key =``, ``"key" =``), or ``start``."""
+    for n, line in enumerate(text.splitlines(), 1):
+        if n < (start or 1):
+            continue
+        head = line.strip().partition("=")[0].strip().strip("'\"")
+        if head == key and "=" in line:
+            return n
+    return start
+
+
+def _table(result: SourceResult, text: str, relpath: str, parent: dict, key: str, where: str) -> dict:
+    """``parent[key]`` when it is a table; otherwise ``{}``, with an INP111 finding if it is something else."""
+    value = parent.get(key)
+    if value is None or isinstance(value, dict):
+        return value or {}
+    result.findings.append(RawFinding(I.MALFORMED_CONFIG, relpath, None,
+                                      f"{where} = {value!r} ignored: expected a table"))
+    return {}
 
 
 def _items(value) -> list[tuple[str, object]]:

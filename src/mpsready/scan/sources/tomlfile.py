@@ -9,12 +9,22 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-TOMLDecodeError = tomllib.TOMLDecodeError
+
+
+class TOMLNestingError(ValueError):
+    """TOML nested deeper than tomllib's recursive parser can follow (``a = [[[[...]]]]``)."""
+
+
+# what :func:`loads` raises, for ``except`` clauses: tomllib's own error or the nesting error above
+TOMLDecodeError = (tomllib.TOMLDecodeError, TOMLNestingError)
 
 
 def loads(text: str) -> dict:
-    """Parse TOML; raises :class:`TOMLDecodeError` (its message names the line and column)."""
-    return tomllib.loads(text)
+    """Parse TOML; raises one of :data:`TOMLDecodeError` (tomllib's message names the line and column)."""
+    try:
+        return tomllib.loads(text)
+    except RecursionError:  # tomllib recurses once per nesting level
+        raise TOMLNestingError("TOML nested too deeply to read") from None
 
 
 def error_line(exc: Exception, text: str = "") -> int | None:

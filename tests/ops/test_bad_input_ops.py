@@ -1,0 +1,45 @@
+"""``mpsready ops`` on odd tables and options: exit 2 and one line, never a traceback."""
+
+import pytest
+
+from mpsready.cli import main
+
+
+@pytest.mark.parametrize("text, why", [
+    ("[1, 2]", "not an ops table (a JSON list, not an object)"),  # used to raise AttributeError
+    ("[" * 100_000, "JSON nested too deeply to read"),  # used to raise RecursionError
+])
+def test_table_that_is_not_an_object(tmp_path, capsys, text, why):
+    t = tmp_path / "table.json"
+    t.write_text(text)
+    assert main(["ops", "--table", str(t), "add"]) == 2
+    assert capsys.readouterr().err == f"mpsready ops: error: cannot read table {t}: {why}\n"
+
+
+def test_output_without_dump_installed_is_refused(tmp_path, capsys):
+    out = tmp_path / "ops.txt"
+    assert main(["ops", "add", "--output", str(out)]) == 2  # used to print to stdout, exit 0, and write nothing
+    assert capsys.readouterr().err == ("mpsready ops: error: --output only applies to --dump-installed; "
+                                       "redirect stdout to save a lookup\n")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("name", ["zzz::??", "aten::", "::add", "\x1b[2Jadd", "add.", "aten::add..x"])
+def test_malformed_operator_names_are_usage_errors(capsys, name):
+    assert main(["ops", name]) == 2  # used to answer "unknown (absent)" with exit 0
+    assert capsys.readouterr().err == (f"mpsready ops: error: {name!r} is not an operator name such as "
+                                       "aten::add.Tensor, add.Tensor or relu\n")
+
+
+def test_every_shipped_operator_passes_the_name_check():
+    from mpsready.ops import api
+
+    names = {k for v in api.shipped_versions() for k in api.load_db(v)._ops}
+    assert len(names) > 3000
+    for k in names:
+        api.check_op_name(k if "::" in k else f"aten::{k}")
+
+
+@pytest.mark.parametrize("name", ["aten::add.Tensor", "add.Tensor", "relu", "aten.relu.default", "mylib::my_op"])
+def test_well_formed_names_are_answered(name):
+    assert main(["ops", name, "--format", "json"]) == 0
