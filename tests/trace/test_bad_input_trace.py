@@ -18,24 +18,31 @@ def build_stage(capsys):
     return doc["stages"][0], [f["code"] for f in doc["findings"]]
 
 
-def test_module_that_raises_at_import_is_a_failed_build(tmp_path, capsys):
+def test_module_that_raises_at_import_is_an_input_error(tmp_path, capsys):
+    # The trace CLI cannot trace anything: exit 2 (input error), never 1 (findings). `check` records the
+    # same failure as a failed build stage instead (tests/report), since there it is evidence.
     (tmp_path / "boom.py").write_text("raise RuntimeError('boom at import')\n\ndef step():\n    pass\n")
-    # used to end in the user's raw traceback (exit 1 from Python itself)
-    assert main(["trace", f"{tmp_path / 'boom.py'}:step", "--format", "json"]) == 0
-    build, codes = build_stage(capsys)
+    assert main(["trace", f"{tmp_path / 'boom.py'}:step", "--format", "json"]) == 2
+    err = capsys.readouterr().err
+    assert f"importing ENTRY {tmp_path / 'boom.py'}:step raised RuntimeError: boom at import" in err
+
+
+def test_module_that_exits_at_import_is_an_input_error(tmp_path, capsys):
+    # a training script that parses its arguments at import exits; it used to exit 3, printing nothing
+    (tmp_path / "script.py").write_text("import sys\nsys.exit(3)\n\ndef step():\n    pass\n")
+    assert main(["trace", f"{tmp_path / 'script.py'}:step", "--format", "json"]) == 2
+    assert "the module called sys.exit(3) while being imported" in capsys.readouterr().err
+
+
+def test_library_call_records_an_import_failure_as_a_failed_build(tmp_path):
+    from mpsready.trace.api import trace_entry
+
+    (tmp_path / "boom.py").write_text("raise RuntimeError('boom at import')\n\ndef step():\n    pass\n")
+    result = trace_entry(f"{tmp_path / 'boom.py'}:step")
+    build = result.to_dict()["trace"]["stages"][0]
     assert (build["stage"], build["status"], build["error_type"], build["error"]) == (
         "build", "failed", "RuntimeError", "boom at import")
-    assert codes == ["OPS108"]
-
-
-def test_module_that_exits_at_import_is_a_failed_build(tmp_path, capsys):
-    # a training script that parses its arguments at import exits with status 2 from argparse
-    (tmp_path / "script.py").write_text("import sys\nsys.exit(3)\n\ndef step():\n    pass\n")
-    assert main(["trace", f"{tmp_path / 'script.py'}:step", "--format", "json"]) == 0  # used to exit 3, printing nothing
-    build, codes = build_stage(capsys)
-    assert (build["status"], build["error_type"], build["error"]) == (
-        "failed", "RuntimeError", "the module called sys.exit(3) while being imported")
-    assert codes == ["OPS108"]
+    assert [f.code for f in result.findings] == ["OPS108"]
 
 
 def test_step_that_calls_sys_exit(tmp_path, capsys):

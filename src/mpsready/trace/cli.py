@@ -86,6 +86,9 @@ def _load_entry(spec: str):
             return load_entry(spec)
     except EntryError:
         raise
+    except SystemExit as exc:  # a training script parsing its arguments at import time
+        raise UsageError(f"importing ENTRY {spec}: the module called sys.exit({exc.code}) while being imported "
+                         "(keep the step in a module that does no work at import)") from None
     except Exception as exc:  # the user's module failed while being imported
         traceback.print_exc(file=sys.stderr)
         hint = (" (install the project's dependencies in this environment)"
