@@ -43,8 +43,13 @@ def run_check(path: str | Path, out: str | Path, entry: str | None = None, basel
     project = Path(path)
     if not project.is_dir():
         raise UsageError(f"not a directory: {project}")
-    if baseline and not Path(baseline).exists():
-        raise UsageError(f"baseline record not found: {baseline}")
+    if baseline:
+        from mpsready.record.layout import RecordError, RunRecord
+
+        try:
+            RunRecord.open(baseline)  # a broken baseline is bad input, found before the stages run
+        except RecordError as exc:
+            raise UsageError(f"--baseline: {exc}") from None
     if record_steps < 1:
         raise UsageError("--record-steps must be >= 1")
     if entry:
@@ -53,6 +58,9 @@ def run_check(path: str | Path, out: str | Path, entry: str | None = None, basel
         target, _ = split_spec(entry)  # raises a usage error for a malformed ENTRY
         if target.endswith(".py") and not (project / target).is_file():
             raise UsageError(f"entry file not found: {project / target} (ENTRY paths are relative to PATH)")
+    from mpsready.report.write import prepare_out_dir
+
+    prepare_out_dir(out)
     console = Console(stderr=True, quiet=quiet)
     marks = {"done": "[green]done[/]", "skipped": "[yellow]skipped[/]", "failed": "[red]failed[/]"}
 

@@ -12,15 +12,28 @@ from mpsready.report.verdict import Situation
 FORMATS = ("terminal", "md", "html", "json")
 
 
+def positive_number(text: str) -> float:
+    """argparse type: a finite number > 0 (memory in GB, a time budget in hours)."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+    return value
+
+
 def add_judgement_options(p: argparse.ArgumentParser) -> None:
     """Options shared by ``report`` and ``check``: the situation, the real job, the exit threshold."""
     p.add_argument("--situation", choices=[s.value for s in Situation],
                    help="what the Mac is for; decides the critical checklist items (default: inferred and stated)")
     p.add_argument("--steps", type=int, dest="job_steps", metavar="N",
                    help="steps of the real job, for the time projection (long jobs imply --situation long_training)")
-    p.add_argument("--mac-memory-gb", type=float, metavar="GB",
+    p.add_argument("--mac-memory-gb", type=positive_number, metavar="GB",
                    help="memory of the target Mac (default: from an env record made on the Mac)")
-    p.add_argument("--time-budget-hours", type=float, metavar="H",
+    p.add_argument("--time-budget-hours", type=positive_number, metavar="H",
                    help="the study's time budget for the real job on the Mac (PRF203 when exceeded)")
     p.add_argument("--fail-on", choices=[Verdict.MAC_FOR_DEV.value, Verdict.STAY_ON_CUDA.value],
                    default=Verdict.MAC_FOR_DEV.value,

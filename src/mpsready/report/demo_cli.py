@@ -45,7 +45,9 @@ def run(args: argparse.Namespace) -> int:
     from mpsready.report.check_cli import run_check
     from mpsready.report.formats.terminal import print_report
 
-    out = Path(args.out).resolve()
+    from mpsready.report.write import prepare_out_dir
+
+    out = prepare_out_dir(Path(args.out).resolve())
     project = prepare(out)
     report, written, _ = run_check(project, out / "report", entry=DEMO_ENTRY, job_steps=DEMO_JOB_STEPS)
     print_report(report)

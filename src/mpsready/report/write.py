@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from mpsready.errors import UsageError
 from mpsready.report.build import Report
 from mpsready.report.formats import html as html_fmt
 from mpsready.report.formats import json as json_fmt
@@ -16,13 +17,25 @@ FILENAMES = {"md": "report.md", "html": "report.html", "json": "report.json", "t
 PLOT_DIR = "report-plots"
 
 
+def prepare_out_dir(out: str | Path) -> Path:
+    """Create ``out`` (and its parents) for writing; raises :class:`UsageError` when it cannot be
+    (a file stands there, a read-only or virtual file system such as /proc)."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"output path {out} exists and is not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot create output directory {out}: {exc.strerror or exc}") from None
+    return out
+
+
 def write_report(report: Report, out: str | Path, formats: tuple[str, ...] = ("md", "html", "json")) -> dict[str, Path]:
     """Write each format into ``out`` (created if needed); returns format -> path.
 
     Markdown links its plots as PNG files under ``report-plots/``; the HTML embeds them.
     """
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = prepare_out_dir(out)
     try:
         pngs = plots_mod.all_plots(report) if {"md", "html", "json"} & set(formats) else {}
     except ImportError:  # matplotlib is in the 'report' extra: the report is whole without plots

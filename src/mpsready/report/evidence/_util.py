@@ -32,6 +32,8 @@ def load_json(path: str | os.PathLike[str], schema_name: str) -> dict[str, Any]:
         raise EvidenceError(f"{schema_name} output not found: {p}") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise EvidenceError(f"cannot read {p}: {exc}") from None
+    except RecursionError:  # json's decoder recurses once per nesting level
+        raise EvidenceError(f"cannot read {p}: JSON nested too deeply") from None
     check_schema(doc, schema_name, str(p))
     return doc
 

@@ -1,0 +1,67 @@
+"""Bad input to report, check and demo: a clear one-line error and exit 2, never a traceback."""
+
+import json
+
+import pytest
+
+from mpsready.cli import main
+from mpsready.schema import envelope
+
+
+def deep_json(path, depth=100_000):
+    path.write_text("[" * depth + "]" * depth)
+    return path
+
+
+def test_report_on_deeply_nested_json_is_an_input_error(tmp_path, capsys):
+    assert main(["report", "--scan", str(deep_json(tmp_path / "scan.json"))]) == 2
+    assert "JSON nested too deeply" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag,value", [("--mac-memory-gb", "-1"), ("--time-budget-hours", "nan"),
+                                        ("--mac-memory-gb", "0"), ("--time-budget-hours", "lots")])
+def test_judgement_numbers_must_be_finite_and_positive(tmp_path, capsys, flag, value):
+    scan = tmp_path / "scan.json"
+    scan.write_text(json.dumps(envelope("mpsready.scan", 1, basis="predicted", outlook="runs_on_mac",
+                                        findings=[])))
+    assert main(["report", "--scan", str(scan), flag, value]) == 2
+    assert f"argument {flag}:" in capsys.readouterr().err
+
+
+def test_report_out_on_a_file_is_an_input_error(tmp_path, capsys):
+    scan = tmp_path / "scan.json"
+    scan.write_text(json.dumps(envelope("mpsready.scan", 1, basis="predicted", outlook="runs_on_mac",
+                                        findings=[])))
+    blocker = tmp_path / "taken"
+    blocker.write_text("x")
+    assert main(["report", "--scan", str(scan), "--out", str(blocker)]) == 2
+    assert f"output path {blocker} exists and is not a directory" in capsys.readouterr().err
+    assert blocker.read_text() == "x"  # loses nothing
+
+
+def test_report_out_that_cannot_be_created(tmp_path, capsys):
+    scan = tmp_path / "scan.json"
+    scan.write_text(json.dumps(envelope("mpsready.scan", 1, basis="predicted", outlook="runs_on_mac",
+                                        findings=[])))
+    assert main(["report", "--scan", str(scan), "--out", "/proc/mpsready-nope"]) == 2
+    assert "cannot create output directory /proc/mpsready-nope" in capsys.readouterr().err
+
+
+def test_check_with_a_broken_baseline_stops_before_any_stage(tmp_path, capsys):
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "train.py").write_text("x = 1\n")
+    baseline = tmp_path / "base"
+    baseline.mkdir()
+    (baseline / "record.json").write_text("[1, 2]")
+    out = tmp_path / "out"
+    assert main(["check", str(project), "--baseline", str(baseline), "--out", str(out)]) == 2
+    assert "--baseline:" in capsys.readouterr().err
+    assert not (out / "scan.json").exists()
+
+
+def test_demo_out_on_a_file_is_an_input_error(tmp_path, capsys):
+    blocker = tmp_path / "taken"
+    blocker.write_text("x")
+    assert main(["demo", "--out", str(blocker)]) == 2
+    assert "exists and is not a directory" in capsys.readouterr().err
