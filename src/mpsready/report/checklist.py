@@ -196,7 +196,7 @@ def item_components(ev: Evidence) -> CheckItem:
                                   line.basis, line.code, line.source))
         if alt is None and f.severity is Severity.BLOCKER:
             without.append(scan_adapter.component_of(f))
-    files = f" in {ev.scan.files} files" if ev.scan.files else ""
+    files = f" in the {ev.scan.files} files scanned" if ev.scan.files else ""
     if without:
         names = sorted(set(without))
         return CheckItem(2, Status.FAILED, Basis.PREDICTED,

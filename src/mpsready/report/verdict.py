@@ -288,12 +288,15 @@ def would_change(ev: Evidence, items: list[CheckItem], result: VerdictResult, cr
                 where = "before they reach the device (" + ", ".join(sorted({str(f.location) for f in dty})[:3]) + ")"
             out.append(f"casting the float64/complex128 tensors to float32 {where} removes {len(dty)} dtype "
                        "blocker(s)")
+    changes = len(out)  # lines so far propose changes to the project; the ones below only confirm
     for it in items:
         if it.number in critical and it.status is Status.NOT_CHECKED and it.next_step:
             verb = "confirming" if it.prediction == "pass" else "checking"
             out.append(f"{verb} item {it.number} ({it.short}) by observation: {it.next_step}")
     if result.verdict is not Verdict.RUNS_ON_MAC and result.predicted is Verdict.RUNS_ON_MAC:
-        out.append("if the predictions hold when observed on a Mac, the verdict becomes runs_on_mac")
+        # The trace runs the ENTRY, not the project's scripts: code blockers the scan found there remain.
+        pending = " once the changes above are made" if changes else ""
+        out.append(f"if the predictions hold when observed on a Mac{pending}, the verdict becomes runs_on_mac")
     return out
 
 

@@ -34,7 +34,8 @@ def render(report: Report, plots: dict[str, str] | None = None) -> str:
         out += [f"- {w}" for w in v.would_change]
         out.append("")
     out += ["## Acceptance checklist", "",
-            "Passed needs an observation; a prediction can fail an item but never pass it.", "",
+            "Passed needs an observation; a prediction can fail an item but never pass it. Item 2, a review "
+            "of the project's files that the static scan does in full, reads \"passed (static review)\".", "",
             "| # | item | status | basis | summary |", "|---|---|---|---|---|"]
     crit = _critical(report)
     for it in report.checklist:
