@@ -283,6 +283,14 @@ def test_step_failing_on_cpu_for_a_cuda_reason_predicts_failure_on_mps(tmp_path)
     item4 = rep.checklist[3]
     assert (item4.label, item4.summary) == ("failed (predicted)", "predicted to fail on MPS: stage to_device on cpu "
                                             "(no MPS run observed)")
+    assert item4.workaround == ("replace the CUDA-only calls by device-agnostic ones (.to(device), "
+                                "torch.accelerator.*)")
+    assert rep.verdict.verdict is Verdict.MAC_FOR_DEV
+    ev.records = [record.load(fx.write_record(tmp_path / "cpu2b", "cpu", failed_stage="forward",
+                                              error_type="RuntimeError",
+                                              error="fused_gelu: x must be a CUDA tensor"))]
+    rep = build_report(ev)
+    assert (rep.checklist[3].label, rep.checklist[3].workaround) == ("failed (predicted)", None)
     assert rep.verdict.verdict is Verdict.STAY_ON_CUDA
 
 

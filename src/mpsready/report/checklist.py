@@ -323,12 +323,14 @@ def item_step(ev: Evidence) -> CheckItem:
     # Other devices. A failure that names CUDA (a .cuda() call, a CUDA-only kernel) will happen on MPS too;
     # any other failure means the step itself is broken here, which says nothing about MPS either way.
     broken: list[str] = []
+    device_calls = False  # a failure from a CUDA-only call ("Torch not compiled with CUDA enabled")
     for rec in ev.records:
         if rec.backend == "mps":
             continue
         lines += _stage_lines(rec)
         for st in rec.failed_stages:
             (errors if _cuda_bound(rec.stages[st]) else broken).append(f"stage {st} on {rec.device}")
+            device_calls |= _NOT_COMPILED_TEXT in str(rec.stages[st].get("error") or "")
     if ev.trace is not None:
         for st in ev.trace.failed_stages:
             info = ev.trace.stage_info.get(st, {})
@@ -339,7 +341,12 @@ def item_step(ev: Evidence) -> CheckItem:
             target = errors if _cuda_bound(info) else broken
             if where not in target:
                 target.append(where)
+            device_calls |= _NOT_COMPILED_TEXT in str(info.get("error") or "")
     errors = list(dict.fromkeys(errors))
+    if errors and device_calls and workaround is None and not (ev.trace and ev.trace.by_status("error")):
+        # .cuda(), device="cuda", torch.cuda.* in the step: fixable by device-agnostic code (the scan's API
+        # findings name the lines).
+        workaround = "replace the CUDA-only calls by device-agnostic ones (.to(device), torch.accelerator.*)"
     if errors:
         return CheckItem(4, Status.FAILED, Basis.PREDICTED,
                          f"predicted to fail on MPS: {_names(errors)} (no MPS run observed)", lines,
@@ -403,6 +410,8 @@ def _observed_workaround(rec: RecordEvidence) -> str | None:
 
 
 _CUDA_WORDS = ("cuda", "nvcc", "nvidia", "cudnn", "nccl", "triton")
+# What PyTorch raises for .cuda() / torch.cuda.* on a build without CUDA (torch/cuda/__init__.py, 2.13).
+_NOT_COMPILED_TEXT = "Torch not compiled with CUDA enabled"
 
 
 def _cuda_bound(stage: dict) -> bool:
