@@ -50,7 +50,7 @@ CUDA_LOCAL_VERSION = rule(
     "requirements.txt:\n    torch==2.1.0+cu121",
     "Pin the public version (torch==2.1.0) and choose the CUDA build through the index URL on Linux only, or "
     "add a marker: torch==2.1.0+cu121; sys_platform == 'linux'.",
-    "https://download.pytorch.org/whl/torch/ (local +cuXXX builds: manylinux and win_amd64 wheels only)",
+    "https://download.pytorch.org/whl/torch/ (local +cu<NNN> builds: manylinux and win_amd64 wheels only)",
 )
 CONDA_CUDA = rule(
     "DEP105", "conda-cuda-channel", "blocker",
