@@ -101,3 +101,15 @@ def test_single_file_and_progress_callback(write_project):
     assert rows(r) == [("API101", "a.py", 2, "blocker")] and r.files_scanned == 1
     whole = scan_path(root, progress=lambda done, total: seen.append((done, total)))
     assert whole.files_scanned == 2 and seen[-1] == (2, 2)
+
+
+def test_warpctc_import_is_a_blocker_with_the_ctc_loss_alternative(write_project):
+    kb = knowledge.lookup_import("warpctc_pytorch")
+    assert (kb.name, kb.status, kb.severity) == ("warpctc-pytorch", "no_macos_build", Severity.BLOCKER)
+    assert kb.alternative.startswith("torch.nn.CTCLoss / torch.nn.functional.ctc_loss")
+    assert kb.source.startswith("https://github.com/SeanNaren/warp-ctc")
+    r = scan_path(write_project({"train.py": "import torch\nfrom warpctc_pytorch import CTCLoss\n\ncrit = CTCLoss()\n"}))
+    assert [(f.code, f.location.path, f.location.line, f.severity.value) for f in r.findings] == [
+        ("DEP107", "train.py", 2, "blocker")]
+    assert r.findings[0].evidence["package"] == "warpctc-pytorch"
+    assert r.outlook.value == "mac_for_dev"  # an alternative exists: not stay_on_cuda

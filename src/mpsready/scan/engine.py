@@ -387,7 +387,8 @@ def module_name(relpath: str) -> str:
 def _imports(results) -> tuple[dict[str, list], dict[str, list]]:
     """Imported modules -> sites, and from-imports ``module -> [(names, site)]``, relative imports resolved.
 
-    A site is ``(importing file, line, guarded by a fallback)``.
+    A site is ``(importing file, line, guard)``: the guard is True under a try/except fallback, the name of
+    the enclosing function when every call of it in that file is under one, else False.
     """
     modules: dict[str, list] = {}
     froms: dict[str, list] = {}
@@ -448,19 +449,34 @@ def _lower(f: Finding, why: str) -> Finding:
 def _resolve_fallbacks(findings: list[Finding], results) -> list[Finding]:
     """Lower kernels and extensions whose every import elsewhere in the project is guarded by a fallback."""
     index = _ImportIndex(_imports(results))
+
+    def guarded(site: tuple[str, int, bool | str]) -> bool:
+        # a str guard names the function the import sits in, called only under a fallback in its own
+        # file: that holds only while no other main-scope file imports the function (and may call it
+        # unguarded); tests calling it (whisper's test_timing.py) run on CUDA tensors anyway (API101 there)
+        rel, _line, g = site
+        if isinstance(g, str):
+            users = index.importers(f"{module_name(rel)}.{g}")
+            return not any(scope_of(other) is Scope.MAIN for other, _l, _g in users)
+        return bool(g)
+
+    def where(site: tuple[str, int, bool | str]) -> str:
+        rel, line, g = site
+        if isinstance(g, str):
+            return f"imported in {g}() at {rel}:{line}, which is called only under try/except"
+        return f"imported under try/except at {rel}:{line}"
+
     out = []
     for f in findings:
         if f.severity is Severity.BLOCKER and f.code in _KERNEL_CODES | {"DEP107"} and f.location.path \
                 and f.location.path.endswith(".py"):
             sites = index.importers(module_name(f.location.path))
-            if sites and all(g for _, _, g in sites):
-                rel, line, _ = sites[0]
-                f = _lower(f, f"imported under try/except at {rel}:{line}")
+            if sites and all(guarded(s) for s in sites):
+                f = _lower(f, where(sites[0]))
         elif f.code == E.CUDA_EXTENSION_BUILD.code and f.evidence.get("extension"):
             sites = index.importers(f.evidence["extension"])
-            if sites and all(g for _, _, g in sites):
-                rel, line, _ = sites[0]
-                f = _lower(f, f"the extension is imported under try/except at {rel}:{line}")
+            if sites and all(guarded(s) for s in sites):
+                f = _lower(f, f"the extension is {where(sites[0])}")
         out.append(f)
     builds = [f for f in out if f.code == E.CUDA_EXTENSION_BUILD.code]
     if builds and all(f.evidence.get("fallback") for f in builds):

@@ -27,7 +27,7 @@ from mpsready.scan.rules import extensions as E
 from mpsready.scan.rules import inputs as I
 
 # Bump when the analysis changes so cached results are recomputed.
-ANALYZER_VERSION = 10
+ANALYZER_VERSION = 11
 
 # Skip the analysis of sources without a trigger word (see triggers.py); tests turn it off to compare.
 PREFILTER = True
@@ -110,6 +110,7 @@ def analyze_source(source: str | bytes, *, prefilter: bool | None = None) -> Cod
             visitor = _Visitor(build_alias_map(tree), tree)
             visitor.collect_imports(tree.body)
             visitor.result.suppress = _suppressions(text) if "mpsready:" in text else {}
+            _guard_by_callers(tree, visitor.result.imports)
             return visitor.result
         if "\r" not in text:  # ast counts a lone \r as a line break too; trigger_lines splits at \n only
             live_lines = _live_lines(tree, text)
@@ -119,7 +120,58 @@ def analyze_source(source: str | bytes, *, prefilter: bool | None = None) -> Cod
     except RecursionError:
         visitor.result.findings.append(_raw(I.SYNTAX_ERROR, 1, 0, "nesting too deep to analyse"))
     visitor.result.suppress = _suppressions(text) if "mpsready:" in text else {}
+    _guard_by_callers(tree, visitor.result.imports)
     return visitor.result
+
+
+def _guard_by_callers(tree: ast.Module, imports: list[list[Any]]) -> None:
+    """Mark an unguarded import inside a module-level function as guarded when every use of that function
+    in this module is a call inside a try/except with a fallback (whisper's ``dtw_cuda()`` imports its
+    Triton kernel and is called only under ``try: ... except (RuntimeError, ...)``). The guard becomes
+    the function's name (truthy), so the engine can still refuse it when another file imports the function."""
+    functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    verdicts: dict[str, bool] = {}
+    for entry in imports:
+        if entry[4]:
+            continue
+        line = entry[3]
+        fn = next((f for f in functions.values() if f.lineno <= line <= (f.end_lineno or f.lineno)), None)
+        if fn is None:
+            continue
+        if fn.name not in verdicts:
+            verdicts[fn.name] = _only_called_under_fallback(tree, fn)
+        if verdicts[fn.name]:
+            entry[4] = fn.name
+
+
+def _only_called_under_fallback(tree: ast.Module, fn: ast.AST) -> bool:
+    """Whether ``fn`` is referenced at least once in the module, and only as the callee of calls in the body
+    of a try whose handler falls back (not inside ``fn`` itself, not passed around, not rebound)."""
+    name = fn.name
+    calls = 0
+    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while stack:
+        node, guarded = stack.pop()
+        if node is fn:
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+            return False  # redefined: the calls may mean another function
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name:
+            if not guarded:
+                return False
+            calls += 1
+            for child in (*node.args, *node.keywords):
+                stack.append((child, guarded))
+            continue
+        if isinstance(node, ast.Name) and node.id == name:
+            return False  # passed around, rebound or exported by value
+        if isinstance(node, ast.Try) or node.__class__.__name__ == "TryStar":
+            body_guarded = guarded or any(_is_fallback_handler(h) for h in node.handlers)
+            stack += [(st, body_guarded) for st in node.body]
+            stack += [(part, guarded) for part in (*node.handlers, *node.orelse, *node.finalbody)]
+            continue
+        stack += [(child, guarded) for child in ast.iter_child_nodes(node)]
+    return calls > 0
 
 
 def _mentions_mps(tree: ast.AST) -> bool:
