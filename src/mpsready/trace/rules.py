@@ -10,7 +10,7 @@ from mpsready.findings import Severity
 from mpsready.rules import Rule, register
 
 _FALLBACK_SRC = ("aten/src/ATen/mps/MPSFallback.mm (PyTorch 2.0+): PYTORCH_ENABLE_MPS_FALLBACK=1 runs ops without "
-                 "an MPS kernel on the CPU with a warning; without it they raise NotImplementedError "
+                 "an MPS kernel on the CPU with a warning; without it they fail with NotImplementedError "
                  "(issue #77764 up to 2.5, #141287 from 2.6)")
 
 OPS_MISSING = register(Rule(
