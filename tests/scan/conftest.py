@@ -11,11 +11,19 @@ from mpsready.scan import ScanConfig, scan_path
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
-def rows(result, *, with_scope: bool = False):
-    """(code, path, line, severity[, scope]) for every finding, in the result's order."""
+NO_DECLARATION = ("DEP110", ".", None, "info")  # the project-level "no dependency declaration found" row
+
+
+def rows(result, *, with_scope: bool = False, keep_no_declaration: bool = False):
+    """(code, path, line, severity[, scope]) for every finding, in the result's order.
+
+    DEP110 (the project declares no dependencies) is left out unless ``keep_no_declaration``: most tests write
+    a project of Python files only, and assert the code findings; DEP110 has its own tests.
+    """
+    found = [f for f in result.findings if keep_no_declaration or f.code != "DEP110"]
     if with_scope:
-        return [(f.code, f.location.path, f.location.line, f.severity.value, f.scope.value) for f in result.findings]
-    return [(f.code, f.location.path, f.location.line, f.severity.value) for f in result.findings]
+        return [(f.code, f.location.path, f.location.line, f.severity.value, f.scope.value) for f in found]
+    return [(f.code, f.location.path, f.location.line, f.severity.value) for f in found]
 
 
 @pytest.fixture

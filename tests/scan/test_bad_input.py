@@ -96,7 +96,7 @@ def test_huge_file_is_skipped_with_a_finding(write_project):
     root = write_project({"big.py": "x = 1\n" * 2000, "ok.py": GOOD})
     r = scan_path(root, ScanConfig(max_file_size=5000))
     assert rows(r) == [("API101", "ok.py", 2, "blocker"), ("INP103", "big.py", None, "info")]
-    assert r.findings[1].evidence == {"bytes": 12000, "limit": 5000}
+    assert r.findings[2].code == "INP103" and r.findings[2].evidence == {"bytes": 12000, "limit": 5000}
 
 
 def test_symlink_loop_and_broken_link(write_project):
@@ -109,7 +109,7 @@ def test_symlink_loop_and_broken_link(write_project):
         ("INP104", "dangling.py", None, "info"),
         ("INP104", "pkg/loop", None, "info"),
     ]
-    assert r.findings[2].message == "symbolic link loops back to .; not followed"
+    assert r.findings[3].message == "symbolic link loops back to .; not followed"
 
 
 def test_unreadable_file(write_project, monkeypatch):

@@ -26,7 +26,7 @@ def test_named_pipe_is_a_finding_not_a_hang(write_project):
         ("INP101", "fifo.py", None, "info"),
         ("INP101", "requirements.txt", None, "info"),
     ]
-    assert r.findings[1].message == "not a regular file (a named pipe); not read"
+    assert r.findings[2].message == "not a regular file (a named pipe); not read"
 
 
 def test_named_pipe_given_as_the_path_is_a_usage_error(tmp_path):
@@ -56,7 +56,7 @@ def test_links_out_of_the_project_are_not_followed(write_project, tmp_path):
         ("INP101", "elsewhere", None, "info"),
         ("INP101", "linked.py", None, "info"),
     ]
-    assert r.findings[1].message == f"symbolic link to {outside.resolve()}, outside the scanned project; not followed"
+    assert r.findings[2].message == f"symbolic link to {outside.resolve()}, outside the scanned project; not followed"
 
 
 def test_link_inside_the_project_is_still_followed(write_project):
@@ -149,7 +149,7 @@ def test_link_to_a_directory_inside_is_walked_once(write_project):
 def test_tool_mpsready_that_is_not_a_table(write_project):
     root = write_project({"pyproject.toml": "[tool]\nmpsready = 5\n", "ok.py": GOOD})
     r = scan_path(root)  # used to be ignored without a word
-    assert [(f.code, f.location.path, f.message) for f in r.findings[1:]] == [
+    assert [(f.code, f.location.path, f.message) for f in r.findings[2:]] == [
         ("INP111", "pyproject.toml", "[tool.mpsready] = 5 ignored: expected a table")]
 
 
@@ -270,7 +270,7 @@ def test_json_keeps_odd_file_names_exactly(write_project):
 
     r = scan_path(write_project({n: GOOD for n in ODD_NAMES}))
     doc = _json.loads(JsonFormat().render(r))
-    assert sorted(f["location"]["path"] for f in doc["findings"]) == sorted(ODD_NAMES)
+    assert sorted(f["location"]["path"] for f in doc["findings"]) == sorted([".", *ODD_NAMES])  # "." is DEP110
 
 
 def test_toml_and_yaml_nested_too_deeply(write_project):
@@ -327,4 +327,4 @@ def test_sarif_uris_are_percent_encoded(write_project):
     doc = _json.loads(SarifFormat().render(r))
     # raw names used to go into artifactLocation.uri, which SARIF 2.1.0 requires to be an RFC 3986 URI reference
     assert [res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for res in doc["runs"][0]["results"]] == [
-        "%60tick%60.py", "ansi%1B%5B31mred.py", "a%7Cb.py", "new%0Aline.py", "sub%20dir/%C3%BCn%C3%AF.py"]
+        "%60tick%60.py", "ansi%1B%5B31mred.py", "a%7Cb.py", "new%0Aline.py", "sub%20dir/%C3%BCn%C3%AF.py", "."]  # "." is DEP110, the project root

@@ -57,7 +57,7 @@ def test_project_config_and_cli_override(capsys, write_project):
     code, out, _ = run(capsys, str(root), "--format", "json")
     doc = json.loads(out)
     assert [(f["code"], f["location"].get("path"), f["location"].get("line")) for f in doc["findings"]] == [
-        ("API114", "a.py", 3), ("INP111", "pyproject.toml", None)]
+        ("DEP110", ".", None), ("API114", "a.py", 3), ("INP111", "pyproject.toml", None)]  # [project] lists none
     assert code == 1  # fail-on = "info" from the project
     assert run(capsys, str(root), "--fail-on", "blocker")[0] == 0  # the command line wins
     assert run(capsys, str(root), "--no-config")[0] == 1  # legacy/old.py's .cuda() is a blocker

@@ -130,13 +130,13 @@ def test_identical_on_a_sample_of_the_torch_package():
 def test_syntax_error_without_triggers_is_still_inp105(write_project):
     root = write_project({"broken.py": "def f(:\n    return 1\n", "fine.py": "import os\nprint(os.sep)\n"})
     r = scan_path(root, ScanConfig(cache_dir=None))
-    assert [(f.code, f.location.path, f.location.line) for f in r.findings] == [("INP105", "broken.py", 1)]
+    assert [(f.code, f.location.path, f.location.line) for f in r.findings] == [("DEP110", ".", None), ("INP105", "broken.py", 1)]
 
 
 def test_python2_file_without_triggers_is_still_inp106(write_project):
     root = write_project({"old.py": "import os\nprint 'hello'\n"})
     r = scan_path(root, ScanConfig(cache_dir=None))
-    assert [(f.code, f.location.path, f.location.line) for f in r.findings] == [("INP106", "old.py", 2)]
+    assert [(f.code, f.location.path, f.location.line) for f in r.findings] == [("DEP110", ".", None), ("INP106", "old.py", 2)]
 
 
 def test_trigger_less_source_keeps_its_imports_and_suppressions():

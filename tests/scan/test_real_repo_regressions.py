@@ -21,7 +21,7 @@ def test_and_chain_after_cuda_check_is_guarded(write_project):
                                   "bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()\n"})
     r = scan_path(root)
     assert rows(r) == [("API102", "a.py", 2, "info")]
-    assert r.findings[0].evidence["guarded"] is True
+    assert r.findings[1].evidence["guarded"] is True  # [0] is DEP110
 
 
 def test_attribute_assigned_nccl_backend_and_distributed_helpers(write_project):
@@ -154,6 +154,7 @@ def test_fix_hints_name_a_call_not_a_note(write_project):
     assert [f.fix for f in r.findings] == [
         "Use torch.tensor(..., dtype=torch.float32, device=device) (MPS has no float64).",
         "Use torch.backends.mps.is_macos_or_newer(14, 0) (MPS bfloat16 needs macOS 14).",
+        "Declare the dependencies (requirements.txt or [project] dependencies in pyproject.toml) and scan again.",
     ]
 
 
@@ -183,6 +184,7 @@ def test_sdp_kernel_fix_names_the_replacement_not_determinism(write_project):
                                   "torch.backends.cudnn.benchmark = True\n"})
     r = scan_path(root)
     assert [(f.code, f.location.line, f.fix) for f in r.findings] == [
+        ("DEP110", None, "Declare the dependencies (requirements.txt or [project] dependencies in pyproject.toml) and scan again."),
         ("API105", 2, "Use torch.nn.attention.sdpa_kernel([SDPBackend....]) (sdp_kernel is deprecated); keep "
                       "SDPBackend.MATH in the list so devices without flash attention have a path."),
         ("API105", 4, "Keep for CUDA; for reproducibility on every backend use torch.use_deterministic_algorithms()."),

@@ -152,6 +152,10 @@ def item_dependencies(ev: Evidence) -> CheckItem:
                          next_step="mpsready scan PATH (predicts), then a run on the Mac (observes)")
     deps = [f for f in ev.scan.main_findings if f.code.startswith(scan_adapter.DEPENDENCY_PREFIXES)
             and f.severity is Severity.BLOCKER]
+    if not deps and ev.scan.declares_no_dependencies:
+        # nothing declared means nothing was checked: not a prediction that the install passes
+        return CheckItem(1, Status.NOT_CHECKED, None, "the project declares no dependencies", _dep_lines(ev),
+                         next_step="declare the dependencies (requirements.txt or pyproject.toml), then scan again")
     if not deps:
         return CheckItem(1, Status.NOT_CHECKED, None,
                          "the scan names no dependency that cannot install on macOS; not yet installed on a Mac",

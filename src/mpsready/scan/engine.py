@@ -26,6 +26,7 @@ from mpsready.scan.code import CodeResult, analyze_source
 from mpsready.scan.code.analyzer import parse_suppression
 from mpsready.scan.config import ScanConfig, with_project_config
 from mpsready.scan.outlook import Subproject, collection_outlook, verdict_of
+from mpsready.scan.rules import deps as D
 from mpsready.scan.rules import extensions as E
 from mpsready.scan.rules import inputs as I
 from mpsready.scan.scope import scope_of
@@ -112,6 +113,8 @@ def scan_path(path: str | os.PathLike[str], config: ScanConfig | None = None, *,
     raw += list({(r.rule.code, r.path, r.line, r.message): r for r in dep_raw}.values())
     for dep in deps:
         raw += depjudge.judge(dep)
+    if target.is_dir() and not deps and not dep_raw:
+        raw.append(_no_declaration())
 
     cache = ScanCache(config.cache_dir, root) if config.cache_dir else None
     code_results, lines, code_raw = _analyse_python(files, config, cache, progress)
@@ -144,6 +147,16 @@ def scan_path(path: str | os.PathLike[str], config: ScanConfig | None = None, *,
 
 
 # ------------------------------------------------------------------ declarations
+DECLARATION_KINDS: tuple[str, ...] = tuple(src.name for src in ALL_SOURCES)
+
+
+def _no_declaration() -> RawFinding:
+    """DEP110 at the project root: no declaration source found a dependency (nor a dynamic list, DEP108)."""
+    kinds = ", ".join(DECLARATION_KINDS)
+    return RawFinding(D.NO_DECLARATION, ".", None, f"no dependency declaration found (looked for: {kinds})",
+                      evidence={"looked_for": list(DECLARATION_KINDS)})
+
+
 def _declarations(files: list[ProjectFile], project: ProjectFiles):
     deps: list[Dependency] = []
     raw: list[RawFinding] = []

@@ -21,6 +21,8 @@ SCHEMA = "mpsready.scan"
 # Finding code prefixes that name a CUDA-only component of the project (checklist items 1 and 2).
 DEPENDENCY_PREFIXES = ("DEP",)
 EXTENSION_PREFIXES = ("EXT",)
+# The scan's "no dependency declaration found" rule (mpsready.scan.rules.deps.NO_DECLARATION).
+NO_DECLARATION_CODE = "DEP110"
 
 # Evidence keys a scan finding may use to name the portable alternative of a component.
 _ALTERNATIVE_KEYS = ("alternative", "mps_alternative", "replacement", "fallback", "fallback_path")
@@ -98,6 +100,11 @@ class ScanEvidence:
         return [f for f in self.main_findings
                 if f.code.startswith(DEPENDENCY_PREFIXES + EXTENSION_PREFIXES)
                 and f.severity.rank >= Severity.DEGRADES.rank]
+
+    @property
+    def declares_no_dependencies(self) -> bool:
+        """True when the scan found no dependency declaration at all (DEP110): item 1 had nothing to check."""
+        return any(f.code == NO_DECLARATION_CODE for f in self.findings)
 
     def blockers(self) -> list[Finding]:
         return [f for f in self.main_findings if f.severity is Severity.BLOCKER]

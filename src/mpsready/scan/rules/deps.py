@@ -96,3 +96,13 @@ TORCH_BEFORE_MPS = rule(
     "Move the pin to a current PyTorch (the newer the release, the more operators have MPS kernels).",
     "https://pytorch.org/blog/introducing-accelerated-pytorch-training-on-mac/ (MPS backend from PyTorch 1.12)",
 )
+NO_DECLARATION = rule(
+    "DEP110", "no-dependency-declaration", "info",
+    "The project declares no dependencies in any file kind the scan reads.",
+    "With nothing declared there is nothing to check against the knowledge base, so the absence of DEP1xx "
+    "findings says nothing about whether the dependencies install on a Mac; imports are still checked (DEP107).",
+    "a project with train.py and no requirements.txt, pyproject.toml, setup.py, environment.yml, ...",
+    "Declare the dependencies (requirements.txt or [project] dependencies in pyproject.toml) and scan again.",
+    "PEP 621 (https://peps.python.org/pep-0621/); pip requirements file format "
+    "(https://pip.pypa.io/en/stable/reference/requirements-file-format/)",
+)
