@@ -145,8 +145,9 @@ def test_rules_on_a_hand_made_mps_record():
     fs = evaluate(manifest)
     assert all(f.basis.value == "observed" for f in fs)
     assert fs[3].evidence == {"calls": 12, "by_stage": {"forward": 8, "inference": 4}}
-    assert fs[4].message == "median step 0.1000 s over 3 step(s) on mps; peak memory 1.0 MiB " \
-                            "(torch.mps.current_allocated_memory)"
+    assert fs[4].message == "median step 0.1000 s over 3 step(s) on mps (step 0 left out as warm-up); " \
+                            "peak memory 1.0 MiB (torch.mps.current_allocated_memory)"
+    assert (fs[4].evidence["steps"], fs[4].evidence["warmup_steps"]) == (3, 1)
 
 
 def test_same_failures_on_cpu_claim_nothing_about_mps():

@@ -7,12 +7,12 @@ MPS (``device_kind == "mps"``), so a CPU or CUDA record never yields an MPS clai
 from __future__ import annotations
 
 import json
-import statistics
 from pathlib import Path
 from typing import Any, Mapping
 
 from mpsready.findings import Basis, Finding, Location, Severity
 from mpsready.record.mps import classify_error
+from mpsready.record.timing import step_timing
 from mpsready.rules import Rule, register
 
 _MPS_NOTES = "PyTorch 2.13 docs, notes/mps.html"
@@ -144,13 +144,14 @@ def evaluate(manifest: Mapping[str, Any], out: Path | None = None) -> list[Findi
     secs = [m["seconds"] for m in manifest.get("step_metrics", []) if m.get("seconds") is not None]
     mem = (manifest.get("memory") or {})
     if secs:
-        later = secs[1:] or secs  # step 0 carries warm-up (PRF102)
-        median = statistics.median(later)
-        found.append(_f(PRF101, f"median step {median:.4f} s over {len(later)} step(s) on {device}"
+        timing = step_timing(secs)  # step 0 carries warm-up (PRF102); the report counts the same way
+        median = timing.median_seconds
+        found.append(_f(PRF101, f"median step {median:.4f} s over {len(timing.measured)} step(s) on {device}"
+                        + (f" ({timing.note})" if timing.note else "")
                         + (f"; peak memory {mem['peak_bytes'] / 2**20:.1f} MiB ({mem.get('source')})"
                            if mem.get("peak_bytes") else ""),
-                        median_seconds=median, steps=len(secs), peak_memory_bytes=mem.get("peak_bytes"),
-                        memory_source=mem.get("source")))
+                        median_seconds=median, steps=len(timing.measured), warmup_steps=timing.warmup_steps,
+                        peak_memory_bytes=mem.get("peak_bytes"), memory_source=mem.get("source")))
         if len(secs) >= 3 and median > 0 and secs[0] > 5 * median:
             found.append(_f(PRF102, f"step 0 took {secs[0]:.3f} s, {secs[0] / median:.1f}x the later median",
                             first_seconds=secs[0], median_seconds=median))

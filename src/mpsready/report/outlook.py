@@ -30,10 +30,17 @@ class DeviceTiming:
     projected_seconds: float | None  # for the job's steps, when given
     source: str | None = None
     memory_source: str | None = None
+    warmup_steps: int = 0  # leading steps left out of step_seconds and steps_measured (step 0, warm-up)
+
+    @property
+    def steps_text(self) -> str:
+        """``steps_measured`` with the warm-up exclusion, e.g. ``"2 (step 0 left out as warm-up)"``."""
+        return f"{self.steps_measured} (step 0 left out as warm-up)" if self.warmup_steps else str(self.steps_measured)
 
     def to_dict(self) -> dict[str, Any]:
         return {"device": self.device, "basis": self.basis.value, "step_seconds": self.step_seconds,
-                "steps_measured": self.steps_measured, "peak_memory_bytes": self.peak_memory_bytes,
+                "steps_measured": self.steps_measured, "warmup_steps": self.warmup_steps,
+                "peak_memory_bytes": self.peak_memory_bytes,
                 "projected_seconds": self.projected_seconds, "source": self.source,
                 "memory_source": self.memory_source}
 
@@ -72,12 +79,13 @@ def build_outlook(ev: Evidence, job_steps: int | None = None, mac_memory_gb: flo
     """Collect timings from the run records and derive the PRF2xx findings."""
     timings = []
     for r in ev.records:
-        step = r.typical_step_seconds()
+        timing = r.step_timing()  # the same steps PRF101's median is taken over
+        step = timing.median_seconds
         timings.append(DeviceTiming(
-            device=r.device, basis=Basis.OBSERVED, step_seconds=step, steps_measured=len(r.step_seconds),
+            device=r.device, basis=Basis.OBSERVED, step_seconds=step, steps_measured=len(timing.measured),
             peak_memory_bytes=r.peak_memory_bytes,
             projected_seconds=step * job_steps if step is not None and job_steps else None, source=r.source,
-            memory_source=r.memory_source))
+            memory_source=r.memory_source, warmup_steps=timing.warmup_steps))
     mac_mem, mac_src = None, None
     if mac_memory_gb:
         mac_mem, mac_src = int(mac_memory_gb * 2**30), "--mac-memory-gb"

@@ -9,11 +9,11 @@ Only ``record.json`` is read; tensors are never loaded here.
 from __future__ import annotations
 
 import os
-import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
 from mpsready.record.layout import RecordError, RunRecord
+from mpsready.record.timing import StepTiming, step_timing
 from mpsready.report.evidence import env as env_adapter
 from mpsready.findings import Finding
 from mpsready.report.evidence._util import EvidenceError, as_bool, as_float, as_int, dig, findings_of, first_str
@@ -55,10 +55,14 @@ class RecordEvidence:
         ok = [v.get("status") in ("passed", "skipped") for v in self.stages.values()]
         return bool(ok) and all(ok) and any(v.get("status") == "passed" for v in self.stages.values())
 
+    def step_timing(self) -> StepTiming:
+        """The steps that count toward the step time: step 0 is left out as warm-up when there are more
+        (:func:`mpsready.record.timing.step_timing`, the same rule as PRF101)."""
+        return step_timing(self.step_seconds)
+
     def typical_step_seconds(self) -> float | None:
-        """Median step time in seconds; the first step (warm-up, caching) is left out when there are more."""
-        times = self.step_seconds[1:] if len(self.step_seconds) > 2 else self.step_seconds
-        return statistics.median(times) if times else None
+        """Median step time in seconds over :meth:`step_timing`'s measured steps; ``None`` without timings."""
+        return self.step_timing().median_seconds
 
 
 def from_manifest(m: dict[str, Any], source: str) -> RecordEvidence:

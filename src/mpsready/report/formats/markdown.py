@@ -90,7 +90,7 @@ def _outlook(report: Report) -> list[str]:
         out += [f"| device | basis | step time | steps measured | peak memory | {job} |", "|---|---|---|---|---|---|"]
         for t in o.timings:
             mem = gib(t.peak_memory_bytes) + (f" ({t.memory_source})" if t.memory_source and t.peak_memory_bytes else "")
-            out.append(f"| {t.device} | {t.basis.value} | {seconds(t.step_seconds)} | {t.steps_measured} | "
+            out.append(f"| {t.device} | {t.basis.value} | {seconds(t.step_seconds)} | {t.steps_text} | "
                        f"{mem} | {seconds(t.projected_seconds)} |")
         out += ["", "Projections assume the real job runs the same step as the representative one "
                 "(batch and model size)."]
