@@ -25,7 +25,7 @@ def test_check_without_entry_skips_trace_and_record(tmp_path, capsys):
                       4: "not checked", 5: "not checked", 6: "not checked", 7: "passed", 8: "passed"}
     assert doc["checklist"][3]["summary"] == "not checked: no --entry given (the representative step)"
     printed = capsys.readouterr()
-    assert f"md: {out / 'report.md'}" in printed.out
+    assert f"Markdown report: {out / 'report.md'}" in printed.out
     assert "trace    skipped" in printed.err
 
 

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from mpsready.errors import UsageError
+from mpsready.step.output import stdout_to_stderr
 from mpsready.report.cli import add_judgement_options, exit_code
 
 DEFAULT_OUT = "mpsready-out"
@@ -73,7 +74,8 @@ def run_check(path: str | Path, out: str | Path, entry: str | None = None, basel
                               f"[dim]({stage.seconds:.1f} s)[/] {stage.detail}", highlight=False)
 
         pipe = CheckPipeline(project, out, entry=entry, baseline=baseline, steps=record_steps, progress=progress)
-        ev = pipe.run()
+        with stdout_to_stderr():  # the user's step prints while traced: keep stdout for the report and its paths
+            ev = pipe.run()
         status.update("[bold]report[/] writing ...")
         report = build_report(ev, situation=situation, job_steps=job_steps, mac_memory_gb=mac_memory_gb,
                               time_budget_hours=time_budget_hours, project=str(project.resolve()))
@@ -87,6 +89,19 @@ def run(args: argparse.Namespace) -> int:
     report, written, _ = run_check(args.path, args.out, args.entry, args.baseline, args.record_steps,
                                    args.situation, args.job_steps, args.mac_memory_gb, args.time_budget_hours)
     print_report(report)
-    for fmt, path in written.items():
-        print(f"{fmt}: {path}")
+    print_written(written)
     return exit_code(report.verdict.verdict, args.fail_on)
+
+
+# How `check` and `demo` name the report files they wrote, in this order.
+WRITTEN_LABELS = {"md": "Markdown report:", "html": "HTML report:", "json": "JSON report:"}
+HTML_MISSING = "not written (needs jinja2: pip install mpsready[report])"
+
+
+def print_written(written: dict[str, Path]) -> None:
+    """Print where each report file went (stdout), labels aligned: ``Markdown report: out/report.md``."""
+    width = max(len(label) for label in WRITTEN_LABELS.values())
+    for fmt, label in WRITTEN_LABELS.items():
+        where = written.get(fmt) or (HTML_MISSING if fmt == "html" else None)
+        if where is not None:
+            print(f"{label:<{width}} {where}")

@@ -42,7 +42,7 @@ def prepare(out: Path) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mpsready.report.check_cli import run_check
+    from mpsready.report.check_cli import print_written, run_check
     from mpsready.report.formats.terminal import print_report
 
     from mpsready.report.write import prepare_out_dir
@@ -51,7 +51,5 @@ def run(args: argparse.Namespace) -> int:
     project = prepare(out)
     report, written, _ = run_check(project, out / "report", entry=DEMO_ENTRY, job_steps=DEMO_JOB_STEPS)
     print_report(report)
-    print(f"Markdown report: {written['md']}")
-    print(f"HTML report:     {written.get('html', 'not written (needs jinja2: pip install mpsready[report])')}")
-    print(f"JSON report:     {written['json']}")
+    print_written(written)
     return ExitCode.OK

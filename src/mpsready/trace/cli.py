@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
-from collections.abc import Iterator
 
 from mpsready.errors import UsageError
+from mpsready.step.output import stdout_to_stderr
 
 FORMATS = ("terminal", "json", "md")
 
@@ -65,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
 
     entry = _load_entry(args.entry)
     try:
-        with _stdout_to_stderr():
+        with stdout_to_stderr():
             result = trace_entry(entry, torch=args.torch, macos=args.macos or DEFAULT_MACOS,
                                  device=args.device, fallback=args.fallback, steps=args.steps, project=args.project)
     except ValueError as exc:
@@ -82,7 +81,7 @@ def _load_entry(spec: str):
     from mpsready.step import EntryError, load_entry
 
     try:
-        with _stdout_to_stderr():
+        with stdout_to_stderr():
             return load_entry(spec)
     except EntryError:
         raise
@@ -94,28 +93,6 @@ def _load_entry(spec: str):
         hint = (" (install the project's dependencies in this environment)"
                 if isinstance(exc, ModuleNotFoundError) else "")
         raise UsageError(f"importing ENTRY {spec} raised {type(exc).__name__}: {exc}{hint}") from None
-
-
-@contextlib.contextmanager
-def _stdout_to_stderr() -> Iterator[None]:
-    """Send what the user's step prints to stderr while it runs, so stdout holds only the trace
-    (`mpsready trace ENTRY --format json > t.json` stays valid JSON when the model prints, as
-    nanoGPT's does). Both Python's ``sys.stdout`` and file descriptor 1 (C extensions) move."""
-    sys.stdout.flush()
-    try:
-        saved = os.dup(1)
-    except OSError:  # no file descriptor 1 (embedded interpreters): Python-level only
-        saved = None
-    try:
-        if saved is not None:
-            os.dup2(2, 1)
-        with contextlib.redirect_stdout(sys.stderr):
-            yield
-    finally:
-        sys.stdout.flush()
-        if saved is not None:
-            os.dup2(saved, 1)
-            os.close(saved)
 
 
 def _from_json(args: argparse.Namespace) -> int:
