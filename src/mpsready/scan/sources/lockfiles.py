@@ -41,10 +41,8 @@ class LockfileSource(DependencySource):
                     result.dependencies.append(Dependency(name=name, path=relpath, line=find_line(text, f'"{name}"'),
                                                           specifier=version, optional=optional, group=f"lock:{section}"))
             return result
-        try:
-            doc = tomlfile.loads(text)
-        except tomlfile.TOMLDecodeError as exc:
-            result.findings.append(RawFinding(I.BROKEN_TOML, relpath, tomlfile.error_line(exc, text), f"TOML does not parse: {exc}"))
+        doc = tomlfile.load_declaration(result, relpath, text)
+        if doc is None:
             return result
         for pkg in doc.get("package") or doc.get("packages") or []:
             if isinstance(pkg, dict) and isinstance(pkg.get("name"), str):

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
-from mpsready.scan.rules import inputs as I
 from mpsready.scan.sources import pip_options, tomlfile
-from mpsready.scan.sources.interface import Dependency, DependencySource, ProjectFiles, RawFinding, SourceResult
+from mpsready.scan.sources.interface import Dependency, DependencySource, ProjectFiles, SourceResult
 from mpsready.scan.sources.pyproject import find_line
 
 
@@ -18,10 +17,8 @@ class PipfileSource(DependencySource):
 
     def collect(self, relpath: str, text: str, files: ProjectFiles) -> SourceResult:
         result = SourceResult()
-        try:
-            doc = tomlfile.loads(text)
-        except tomlfile.TOMLDecodeError as exc:
-            result.findings.append(RawFinding(I.BROKEN_TOML, relpath, tomlfile.error_line(exc, text), f"TOML does not parse: {exc}"))
+        doc = tomlfile.load_declaration(result, relpath, text)
+        if doc is None:
             return result
         for section, optional in (("packages", False), ("dev-packages", True)):
             table = doc.get(section)

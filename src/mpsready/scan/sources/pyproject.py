@@ -27,10 +27,8 @@ class PyprojectSource(DependencySource):
 
     def collect(self, relpath: str, text: str, files: ProjectFiles) -> SourceResult:
         result = SourceResult()
-        try:
-            doc = tomlfile.loads(text)
-        except tomlfile.TOMLDecodeError as exc:
-            result.findings.append(RawFinding(I.BROKEN_TOML, relpath, tomlfile.error_line(exc, text), f"TOML does not parse: {exc}"))
+        doc = tomlfile.load_declaration(result, relpath, text)
+        if doc is None:
             return result
         project = _table(result, text, relpath, doc, "project", "[project]")
         self._strings(result, text, relpath, project.get("dependencies"), optional=False, group=None,

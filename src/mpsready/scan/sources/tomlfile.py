@@ -27,6 +27,23 @@ def loads(text: str) -> dict:
         raise TOMLNestingError("TOML nested too deeply to read") from None
 
 
+def load_declaration(result, relpath: str, text: str) -> dict | None:
+    """Parse a declaration file's TOML for a dependency source.
+
+    On a parse error, records a broken-TOML input finding (with the line tomllib names) in
+    ``result`` (a :class:`~mpsready.scan.sources.interface.SourceResult`) and returns ``None``,
+    so one bad file becomes a finding and never aborts the scan.
+    """
+    from mpsready.scan.rules import inputs as I
+    from mpsready.scan.sources.interface import RawFinding
+
+    try:
+        return loads(text)
+    except TOMLDecodeError as exc:
+        result.findings.append(RawFinding(I.BROKEN_TOML, relpath, error_line(exc, text), f"TOML does not parse: {exc}"))
+        return None
+
+
 def error_line(exc: Exception, text: str = "") -> int | None:
     """The line number tomllib reports in its message ('... (at line 3, column 9)'); the last line
     for an error 'at end of document'; else ``None``."""
