@@ -41,6 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     p.add_argument("--jobs", "-j", type=int, default=None, help="processes for Python analysis (default: CPU count)")
     p.add_argument("--no-config", action="store_true", help="ignore [tool.mpsready] in the project's pyproject.toml")
+    p.add_argument("--no-gitignore", action="store_true", help="also scan what the project's .gitignore files ignore")
     p.set_defaults(run=run)
 
 
@@ -67,6 +68,7 @@ def build_config(args: argparse.Namespace):
     kw["jobs"] = args.jobs or (os.cpu_count() or 1)
     kw["cache_dir"] = None if args.no_cache else Path(args.cache_dir) if args.cache_dir else default_cache_dir()
     kw["read_project_config"] = not args.no_config
+    kw["gitignore"] = not args.no_gitignore
     return ScanConfig(**kw), frozenset(explicit)
 
 

@@ -6,7 +6,11 @@ Keys in ``[tool.mpsready]`` (all optional)::
     ignore = ["API105"]             # codes or prefixes to drop
     fail-on = "degrades"            # blocker | degrades | info (exit 1 at or above)
     exclude = ["legacy/*"]          # fnmatch globs on paths relative to the project
-    max-file-size = 5000000         # bytes; larger files are skipped with INP103
+    max-file-size = 1000000         # bytes; larger files are skipped with INP103 (may only lower the limit)
+
+The scanned project is untrusted input: its ``max-file-size`` may lower the per-file limit but never
+raise it (a hostile pyproject.toml would otherwise switch the guard off); only the user's command line
+(``--max-file-size``) raises it.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import Any
 from mpsready.findings import Severity
 from mpsready.scan.rules import inputs as I
 from mpsready.scan.sources import tomlfile
-from mpsready.scan.sources.interface import RawFinding
+from mpsready.scan.sources.interface import RawFinding, short_repr
 
 DEFAULT_MAX_FILE_SIZE = 5_000_000
 
@@ -37,6 +41,7 @@ class ScanConfig:
     cache_dir: Path | None = None
     jobs: int = 1
     read_project_config: bool = True
+    gitignore: bool = True  # skip what the project's .gitignore files ignore
     problems: tuple[RawFinding, ...] = field(default=(), compare=False)  # bad [tool.mpsready] entries
 
     def replace(self, **changes: Any) -> "ScanConfig":
@@ -59,22 +64,24 @@ def with_project_config(config: ScanConfig, root: Path, explicit: set[str] | fro
         return config
     problems: list[RawFinding] = []
     try:
-        doc = tomlfile.loads(path.read_text(encoding="utf-8"))
+        if path.stat().st_size > config.max_file_size:
+            return config  # INP103 comes from the walk
+        doc = tomlfile.read(path.read_text(encoding="utf-8")).doc  # bounded in depth; never raises
     except (OSError, UnicodeDecodeError):
         return config  # reported by the walk / pyproject source
-    except tomlfile.TOMLDecodeError:
+    if doc is None:
         return config  # INP108 comes from the pyproject source
     table = (doc.get("tool") or {}).get("mpsready") if isinstance(doc.get("tool"), dict) else None
     if table is not None and not isinstance(table, dict):  # `[tool] mpsready = 5`: say so, don't drop it silently
         return config.replace(problems=(RawFinding(I.MALFORMED_CONFIG, "pyproject.toml", None,
-                                                   f"[tool.mpsready] = {table!r} ignored: expected a table"),))
+                                                   f"[tool.mpsready] = {short_repr(table)} ignored: expected a table"),))
     if not isinstance(table, dict):
         return config
     changes: dict[str, Any] = {}
 
     def bad(key: str, expected: str) -> None:
         problems.append(RawFinding(I.MALFORMED_CONFIG, "pyproject.toml", None,
-                                   f"[tool.mpsready] {key} = {table[key]!r} ignored: expected {expected}"))
+                                   f"[tool.mpsready] {key} = {short_repr(table[key])} ignored: expected {expected}"))
 
     for key, value in table.items():
         norm = key.replace("_", "-")
@@ -95,8 +102,13 @@ def with_project_config(config: ScanConfig, root: Path, explicit: set[str] | fro
         elif norm == "max-file-size":
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 bad(key, "a positive number of bytes")
+            elif value > config.max_file_size:
+                problems.append(RawFinding(I.MALFORMED_CONFIG, "pyproject.toml", None,
+                                           f"[tool.mpsready] max-file-size = {value} ignored: the scanned project may "
+                                           f"lower the {config.max_file_size}-byte limit, not raise it (use "
+                                           "--max-file-size)"))
             elif "max_file_size" not in explicit:
                 changes["max_file_size"] = value
         else:
-            problems.append(RawFinding(I.MALFORMED_CONFIG, "pyproject.toml", None, f"[tool.mpsready] unknown key {key!r}"))
+            problems.append(RawFinding(I.MALFORMED_CONFIG, "pyproject.toml", None, f"[tool.mpsready] unknown key {short_repr(key)}"))
     return config.replace(**changes, problems=tuple(problems))

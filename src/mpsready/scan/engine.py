@@ -31,6 +31,7 @@ from mpsready.scan.rules import extensions as E
 from mpsready.scan.rules import inputs as I
 from mpsready.scan.scope import scope_of
 from mpsready.scan.sources import ALL_SOURCES, Dependency, ProjectFiles, RawFinding
+from mpsready.scan.sources.interface import read_source
 from mpsready.scan.sources.notebook import NotebookError, code_cells, python_of
 from mpsready.scan.walker import ProjectFile, walk
 
@@ -91,7 +92,7 @@ def scan_path(path: str | os.PathLike[str], config: ScanConfig | None = None, *,
     config = with_project_config(config or ScanConfig(), root, explicit)
     raw: list[RawFinding] = list(config.problems)
     if target.is_dir():
-        walked = walk(root, exclude=config.exclude, max_file_size=config.max_file_size)
+        walked = walk(root, exclude=config.exclude, max_file_size=config.max_file_size, gitignore=config.gitignore)
         files, raw = walked.files, raw + walked.findings
     else:
         from mpsready.scan.walker import classify
@@ -175,12 +176,7 @@ def _declarations(files: list[ProjectFile], project: ProjectFiles):
             texts[pf.relpath] = text
         for src in ALL_SOURCES:
             if src.matches(pf.relpath):
-                try:
-                    res = src.collect(pf.relpath, text, project)
-                except Exception as exc:  # a source bug must not abort the scan
-                    raw.append(RawFinding(I.MALFORMED_CONFIG, pf.relpath, None,
-                                          f"{src.name} reader failed: {type(exc).__name__}: {exc}"))
-                    continue
+                res = read_source(src, pf.relpath, text, project)  # total: a reader bug is an INP113 finding
                 deps += res.dependencies
                 raw += res.findings
     return deps, raw, texts
@@ -523,7 +519,9 @@ def _apply_suppressions(findings: list[Finding], py_suppress, texts: dict[str, s
                 cell = f.evidence.get("cell")
                 codes = py_suppress[path].get(f"{cell}:{f.evidence.get('cell_line')}" if cell else str(line))
             elif path in texts:
-                lines = text_lines.setdefault(path, texts[path].splitlines())
+                if path not in text_lines:  # split once per file, not once per finding (quadratic in the file)
+                    text_lines[path] = texts[path].splitlines()
+                lines = text_lines[path]
                 if 0 < line <= len(lines) and "#" in lines[line - 1]:
                     codes = parse_suppression(lines[line - 1].split("#", 1)[1])
         if codes and ("*" in codes or f.code in codes or any(f.code.startswith(c) for c in codes if c.isalpha())):

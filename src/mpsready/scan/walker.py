@@ -4,7 +4,8 @@ Never follows a symbolic link out of the project (INP101) or into a directory al
 links inside the project are skipped (their targets are walked once, by real path); never reads a file
 above the size limit (INP103) or one that is not a regular file (a FIFO would block: INP101), reports
 unreadable directories and files (INP101), and skips
-version-control, cache and virtual-environment directories.
+version-control, cache and virtual-environment directories, directories more than 256 levels deep (INP112)
+and what the project's ``.gitignore`` files ignore.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import pathspec
 
 from mpsready.scan.rules import inputs as I
 from mpsready.scan.sources import ALL_SOURCES
@@ -64,79 +67,177 @@ def classify(relpath: str) -> dict[str, bool]:
     }
 
 
-def walk(root: Path, *, exclude: tuple[str, ...] = (), max_file_size: int) -> Walk:
-    """All interesting files under ``root`` (a directory) in sorted order, plus INP findings."""
+MAX_DIR_DEPTH = 256  # directory levels below the root; deeper ones become one INP112 finding each
+MAX_IGNORE_PATTERNS = 2000  # per .gitignore; matching costs files x patterns
+
+
+@dataclass
+class _Frame:
+    dirpath: str
+    dirreal: str
+    rel: str
+    entries: list
+    ignores: tuple  # ((base rel, GitIgnoreSpec), ...) from the root down to this directory
+    i: int = 0
+
+
+def walk(root: Path, *, exclude: tuple[str, ...] = (), max_file_size: int, gitignore: bool = True) -> Walk:
+    """All interesting files under ``root`` (a directory) in sorted order, plus INP findings.
+
+    Iterative (a tree 1,000 levels deep is walked without recursion); directories more than
+    :data:`MAX_DIR_DEPTH` levels down are not entered (INP112). With ``gitignore``, files and directories
+    that the project's ``.gitignore`` files ignore (git's rules, through ``pathspec``) are not scanned."""
     out = Walk()
     real_root = os.path.realpath(root)
 
     def excluded(rel: str) -> bool:
         return any(fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(rel + "/", pat) for pat in exclude)
 
-    def visit(dirpath: str, dirreal: str, rel: str, ancestors: frozenset[str]) -> None:
+    def listing(dirpath: str, rel: str) -> list | None:
         try:
             with os.scandir(dirpath) as it:
-                entries = sorted(it, key=lambda e: e.name)
+                return sorted(it, key=lambda e: e.name)
         except OSError as exc:
             out.findings.append(RawFinding(I.UNREADABLE, rel or ".", None, f"directory not readable: {exc.strerror or exc}"))
-            return
-        for entry in entries:
-            child = f"{rel}/{entry.name}" if rel else entry.name
-            if excluded(child):
-                continue
-            try:
-                is_link = entry.is_symlink()
-                is_dir = entry.is_dir(follow_symlinks=True)
-            except OSError:
-                is_link, is_dir = True, False
-            if is_link and not os.path.exists(entry.path):
-                out.findings.append(RawFinding(I.SYMLINK_LOOP, child, None, "broken symbolic link (or a link loop); not followed"))
-                continue
-            if is_link and not _inside(os.path.realpath(entry.path), real_root):
-                # the scan reads the project and nothing else (a link to /etc or to $HOME is not the project)
-                if is_dir or any(classify(child).values()):
-                    out.findings.append(RawFinding(I.UNREADABLE, child, None,
-                                                   f"symbolic link to {os.path.realpath(entry.path)}, outside the scanned "
-                                                   "project; not followed"))
-                continue
-            if is_dir:
-                if entry.name in SKIP_DIRS or entry.name.endswith(".egg-info"):
-                    continue
-                real = os.path.realpath(entry.path) if is_link else os.path.join(dirreal, entry.name)
-                if real in ancestors:
-                    out.findings.append(RawFinding(I.SYMLINK_LOOP, child, None,
-                                                   f"symbolic link loops back to {_rel_to(real, real_root)}; not followed"))
-                    continue
-                if is_link:
-                    continue  # a link to a directory inside the project: walked once, through its real path
-                if os.path.exists(os.path.join(entry.path, "pyvenv.cfg")):
-                    continue  # a virtual environment inside the project
-                visit(entry.path, real, child, ancestors | {real})
-                continue
-            kinds = classify(child)
-            if not any(kinds.values()):
-                continue
-            if is_link:  # links out of the project were refused above: the target is scanned through its real path
-                continue
-            try:
-                st = entry.stat(follow_symlinks=True)
-                size, mtime = st.st_size, st.st_mtime_ns
-            except OSError as exc:
-                out.findings.append(RawFinding(I.UNREADABLE, child, None, f"cannot stat: {exc.strerror or exc}"))
-                continue
-            if not stat.S_ISREG(st.st_mode):
-                # a FIFO would block the read forever; sockets and devices are not source files either
-                out.findings.append(RawFinding(I.UNREADABLE, child, None,
-                                               f"not a regular file ({_file_kind(st.st_mode)}); not read"))
-                continue
-            if size > max_file_size:
-                out.findings.append(RawFinding(I.TOO_LARGE, child, None,
-                                               f"{size} bytes is above the {max_file_size}-byte limit; skipped",
-                                               evidence={"bytes": size, "limit": max_file_size}))
-                continue
-            out.files.append(ProjectFile(child, entry.path, size, mtime, **kinds))
+            return None
 
-    visit(str(root), real_root, "", frozenset({real_root}))
+    def frame(dirpath: str, dirreal: str, rel: str, parent_ignores: tuple) -> _Frame | None:
+        entries = listing(dirpath, rel)
+        if entries is None:
+            return None
+        ignores = parent_ignores
+        if gitignore:
+            spec = _gitignore(entries, rel, max_file_size, out.findings)
+            if spec is not None:
+                ignores = ignores + ((rel, spec),)
+        return _Frame(dirpath, dirreal, rel, entries, ignores)
+
+    first = frame(str(root), real_root, "", ())
+    stack: list[_Frame] = [first] if first else []
+    active = {real_root}  # real paths of the directories being walked (a link back to one is a loop)
+    while stack:
+        top = stack[-1]
+        if top.i >= len(top.entries):
+            stack.pop()
+            active.discard(top.dirreal)
+            continue
+        entry = top.entries[top.i]
+        top.i += 1
+        rel = top.rel
+        child = f"{rel}/{entry.name}" if rel else entry.name
+        if excluded(child):
+            continue
+        try:
+            is_link = entry.is_symlink()
+            is_dir = entry.is_dir(follow_symlinks=True)
+        except OSError:
+            is_link, is_dir = True, False
+        if top.ignores and _ignored(top.ignores, child, is_dir):
+            continue
+        if is_link and not os.path.exists(entry.path):
+            out.findings.append(RawFinding(I.SYMLINK_LOOP, child, None, "broken symbolic link (or a link loop); not followed"))
+            continue
+        if is_link and not _inside(os.path.realpath(entry.path), real_root):
+            # the scan reads the project and nothing else (a link to /etc or to $HOME is not the project)
+            if is_dir or any(classify(child).values()):
+                out.findings.append(RawFinding(I.UNREADABLE, child, None,
+                                               f"symbolic link to {os.path.realpath(entry.path)}, outside the scanned "
+                                               "project; not followed"))
+            continue
+        if is_dir:
+            if entry.name in SKIP_DIRS or entry.name.endswith(".egg-info"):
+                continue
+            real = os.path.realpath(entry.path) if is_link else os.path.join(top.dirreal, entry.name)
+            if real in active:
+                out.findings.append(RawFinding(I.SYMLINK_LOOP, child, None,
+                                               f"symbolic link loops back to {_rel_to(real, real_root)}; not followed"))
+                continue
+            if is_link:
+                continue  # a link to a directory inside the project: walked once, through its real path
+            if os.path.exists(os.path.join(entry.path, "pyvenv.cfg")):
+                continue  # a virtual environment inside the project
+            if len(stack) > MAX_DIR_DEPTH:  # the child sits len(stack) levels below the root
+                out.findings.append(RawFinding(I.TOO_DEEP, child, None,
+                                               f"directory {len(stack)} levels below the project root; "
+                                               f"not walked (limit {MAX_DIR_DEPTH})", evidence={"limit": MAX_DIR_DEPTH}))
+                continue
+            sub = frame(entry.path, real, child, top.ignores)
+            if sub is not None:
+                stack.append(sub)
+                active.add(real)
+            continue
+        kinds = classify(child)
+        if not any(kinds.values()):
+            continue
+        if is_link:  # links out of the project were refused above: the target is scanned through its real path
+            continue
+        try:
+            st = entry.stat(follow_symlinks=True)
+            size, mtime = st.st_size, st.st_mtime_ns
+        except OSError as exc:
+            out.findings.append(RawFinding(I.UNREADABLE, child, None, f"cannot stat: {exc.strerror or exc}"))
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            # a FIFO would block the read forever; sockets and devices are not source files either
+            out.findings.append(RawFinding(I.UNREADABLE, child, None,
+                                           f"not a regular file ({_file_kind(st.st_mode)}); not read"))
+            continue
+        if size > max_file_size:
+            out.findings.append(RawFinding(I.TOO_LARGE, child, None,
+                                           f"{size} bytes is above the {max_file_size}-byte limit; skipped",
+                                           evidence={"bytes": size, "limit": max_file_size}))
+            continue
+        out.files.append(ProjectFile(child, entry.path, size, mtime, **kinds))
     return out
+
+
+def _gitignore(entries: list, rel: str, max_bytes: int, findings: list[RawFinding]):
+    """The compiled ``.gitignore`` among a directory's entries, or ``None``. A pattern pathspec refuses is
+    reported (INP111) and skipped; git itself ignores such lines."""
+    entry = next((e for e in entries if e.name == ".gitignore"), None)
+    if entry is None:
+        return None
+    where = f"{rel}/.gitignore" if rel else ".gitignore"
+    try:
+        st = entry.stat(follow_symlinks=False)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
+            findings.append(RawFinding(I.UNREADABLE, where, None, "not a regular file within the size limit; not used"))
+            return None
+        with open(entry.path, "rb") as fh:
+            text = fh.read().decode("utf-8", errors="replace")
+    except OSError as exc:
+        findings.append(RawFinding(I.UNREADABLE, where, None, f"cannot read: {exc.strerror or exc}; not used"))
+        return None
+    lines = text.splitlines()
+    if len(lines) > MAX_IGNORE_PATTERNS:
+        findings.append(RawFinding(I.MALFORMED_CONFIG, where, MAX_IGNORE_PATTERNS + 1,
+                                   f"{len(lines)} lines; only the first {MAX_IGNORE_PATTERNS} used"))
+        lines = lines[:MAX_IGNORE_PATTERNS]
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+    except Exception:  # pathspec's pattern error: find the bad lines, keep the others
+        good = []
+        for n, line in enumerate(lines, 1):
+            try:
+                pathspec.GitIgnoreSpec.from_lines([line])
+            except Exception as exc:
+                findings.append(RawFinding(I.MALFORMED_CONFIG, where, n, f"pattern {line[:80]!r} not understood "
+                                           f"({type(exc).__name__}); skipped"))
+                continue
+            good.append(line)
+        return pathspec.GitIgnoreSpec.from_lines(good)
+
+
+def _ignored(ignores: tuple, child: str, is_dir: bool) -> bool:
+    """Whether the ``.gitignore`` files above ``child`` ignore it: the deepest file with a matching pattern
+    decides, and within a file the last matching pattern (``!keep.log`` re-includes)."""
+    verdict = False
+    for base, spec in ignores:
+        sub = child[len(base) + 1:] if base else child
+        res = spec.check_file(sub + "/" if is_dir else sub)
+        if res.include is not None:
+            verdict = res.include
+    return verdict
 
 
 def _rel_to(real: str, real_root: str) -> str:

@@ -101,7 +101,8 @@ def analyze_source(source: str | bytes, *, prefilter: bool | None = None) -> Cod
     except SyntaxError as exc:
         return CodeResult([_syntax_finding(exc, text)], parsed=False)
     except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, absurd nesting
-        return CodeResult([_raw(I.SYNTAX_ERROR, 1, 0, f"cannot parse: {exc}")], parsed=False)
+        why = str(exc) or "nested too deeply for Python's parser"  # MemoryError: the parser's stack ran out
+        return CodeResult([_raw(I.SYNTAX_ERROR, 1, 0, f"cannot parse: {why} ({type(exc).__name__})")], parsed=False)
     live_lines = None
     if PREFILTER if prefilter is None else prefilter:
         # DEP107 (an import of a knowledge-base package) is judged on the import statements themselves,

@@ -94,3 +94,22 @@ MALFORMED_CONFIG = rule(
     "Fix the entry; the message says what was expected.",
     SRC,
 )
+TOO_DEEP = rule(
+    "INP112", "nested-too-deep", "info",
+    "A directory tree or a file's nested data (TOML tables and dotted keys, JSON, YAML) goes deeper than the scan "
+    "follows (directories: 256 levels; data: 64 levels; a dotted key: 32 parts).",
+    "The part below the limit was not read, so CUDA ties declared there may be missed; the rest of the tree or "
+    "file was read.",
+    "x = {a.a.a.a.a ... (10,000 parts) = 1}",
+    "Flatten the structure, or exclude the path.",
+    SRC,
+)
+READER_FAILED = rule(
+    "INP113", "reader-failed", "info",
+    "A declaration reader stopped on input it did not expect (an error inside mpsready, or a parser giving up on "
+    "absurd input such as 195 nested brackets).",
+    "The rest of that file was not read; the dependencies read before that point are kept and the scan goes on.",
+    "setup.py with an expression nested 3,000 deep",
+    "Report the file to the mpsready maintainers; simplify the expression meanwhile.",
+    SRC,
+)

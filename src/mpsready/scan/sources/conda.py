@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import reprlib
 from pathlib import PurePosixPath
 
 import yaml
@@ -10,13 +9,9 @@ import yaml
 from mpsready.findings import Severity
 from mpsready.scan.rules import deps as D
 from mpsready.scan.rules import inputs as I
+from mpsready.scan.sources import pip_options
 from mpsready.scan.sources.interface import Dependency, DependencySource, ProjectFiles, RawFinding, SourceResult
 from mpsready.scan.sources.pep508 import add_requirement
-from mpsready.scan.sources.pyproject import find_line
-
-
-_SHORT = reprlib.Repr()
-_SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxdict, _SHORT.maxstring, _SHORT.maxother = 2, 4, 4, 60, 60
 
 
 def is_conda_file(relpath: str) -> bool:
@@ -45,16 +40,71 @@ def conda_channel_finding(result: SourceResult, channel: str, path: str, line: i
                                           severity=Severity.DEGRADES, evidence={"channel": channel}))
 
 
+_STR = "tag:yaml.org,2002:str"
+_NULL = "tag:yaml.org,2002:null"
+_KINDS = {"tag:yaml.org,2002:int": "int", "tag:yaml.org,2002:float": "float", "tag:yaml.org,2002:bool": "bool",
+          _STR: "str", _NULL: "NoneType"}
+
+
+def compose(text: str) -> yaml.Node | None:
+    """The YAML node tree of ``text`` (PyYAML's safe composer), without building Python values: nodes keep
+    their own line (``start_mark``), aliases stay shared nodes, and scalars stay text (a 5,000-digit
+    integer is never converted). Raises ``yaml.YAMLError`` or ``RecursionError`` (nesting)."""
+    loader = yaml.SafeLoader(text)
+    try:
+        return loader.get_single_node()
+    finally:
+        loader.dispose()
+
+
+def _line(node: yaml.Node) -> int:
+    return node.start_mark.line + 1
+
+
+def _text(node: yaml.Node | None) -> str | None:
+    """The value of a plain or quoted string scalar, else ``None``."""
+    return node.value if isinstance(node, yaml.ScalarNode) and node.tag == _STR else None
+
+
+def _get(node: yaml.MappingNode, key: str) -> yaml.Node | None:
+    for k, v in node.value:
+        if isinstance(k, yaml.ScalarNode) and k.value == key:
+            return v
+    return None
+
+
+def _kind(node: yaml.Node | None) -> str:
+    if node is None or (isinstance(node, yaml.ScalarNode) and node.tag == _NULL):
+        return "NoneType"
+    if isinstance(node, yaml.SequenceNode):
+        return "list"
+    if isinstance(node, yaml.MappingNode):
+        return "dict"
+    return _KINDS.get(node.tag, "str")
+
+
+def _describe(node: yaml.Node) -> str:
+    """A short description of a node for a message; bounded whatever the node holds (YAML aliases can make a
+    small file a structure of 10**12 items, the "billion laughs")."""
+    if isinstance(node, yaml.ScalarNode):
+        value = node.value if len(node.value) <= 60 else node.value[:57] + "..."
+        return repr(value) if node.tag == _STR else f"{value} ({_kind(node)})"
+    if isinstance(node, yaml.SequenceNode):
+        return f"a list of {len(node.value)} items"
+    keys = [k.value for k, _v in node.value[:4] if isinstance(k, yaml.ScalarNode)]
+    return f"a mapping with keys {', '.join(repr(k[:40]) for k in keys)}{', ...' if len(node.value) > 4 else ''}"
+
+
 class CondaSource(DependencySource):
     name = "conda environment"
 
     def matches(self, relpath: str) -> bool:
         return is_conda_file(relpath)
 
-    def collect(self, relpath: str, text: str, files: ProjectFiles) -> SourceResult:
-        result = SourceResult()
+    def collect(self, relpath: str, text: str, files: ProjectFiles, result: SourceResult | None = None) -> SourceResult:
+        result = SourceResult() if result is None else result
         try:
-            doc = yaml.safe_load(text)
+            doc = compose(text)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             line = mark.line + 1 if mark is not None else None
@@ -63,44 +113,50 @@ class CondaSource(DependencySource):
         except RecursionError:  # PyYAML composes nested collections recursively
             result.findings.append(RawFinding(I.BROKEN_YAML, relpath, None, "YAML nested too deeply to read"))
             return result
-        if doc is not None and not isinstance(doc, dict) and PurePosixPath(relpath).stem.lower().startswith(("environment", "conda")):
+        kind = _kind(doc)
+        if kind not in ("NoneType", "dict") and PurePosixPath(relpath).stem.lower().startswith(("environment", "conda")):
             # environment.yml by name, yet not a mapping: conda would refuse it, and nothing in it was read
             result.findings.append(RawFinding(I.BROKEN_YAML, relpath, 1, f"a conda environment file must be a mapping "
-                                              f"with 'dependencies'; this one is a YAML {type(doc).__name__}"))
+                                              f"with 'dependencies'; this one is a YAML {kind}"))
             return result
-        if not isinstance(doc, dict) or "dependencies" not in doc:
-            if isinstance(doc, dict) and ("channels" in doc or "name" in doc):
+        if kind != "dict" or _get(doc, "dependencies") is None:
+            if kind == "dict" and (_get(doc, "channels") is not None or _get(doc, "name") is not None):
                 result.findings.append(RawFinding(I.BROKEN_YAML, relpath, 1, "conda environment without a 'dependencies' list"))
             return result  # some other YAML file (a config); not a conda environment
-        for ch in doc.get("channels") or []:
-            if isinstance(ch, str):
-                conda_channel_finding(result, ch, relpath, find_line(text, ch))
-        deps = doc.get("dependencies")
-        if not isinstance(deps, list):
-            result.findings.append(RawFinding(I.BROKEN_YAML, relpath, find_line(text, "dependencies"),
-                                              "'dependencies' is not a list"))
+        channels = _get(doc, "channels")
+        if isinstance(channels, yaml.SequenceNode):
+            for ch in channels.value:
+                if _text(ch) is not None:
+                    conda_channel_finding(result, ch.value, relpath, _line(ch))
+        elif _kind(channels) != "NoneType":
+            result.findings.append(RawFinding(I.BROKEN_YAML, relpath, _line(channels),
+                                              f"'channels' is {_describe(channels)}, not a list; ignored"))
+        deps = _get(doc, "dependencies")
+        if not isinstance(deps, yaml.SequenceNode):
+            result.findings.append(RawFinding(I.BROKEN_YAML, relpath, _line(deps), "'dependencies' is not a list"))
             return result
-        for item in deps:
-            if isinstance(item, str):
-                name = conda_spec_name(item)
+        for item in deps.value:
+            spec = _text(item)
+            pip = _get(item, "pip") if isinstance(item, yaml.MappingNode) else None
+            if spec is not None:
+                name = conda_spec_name(spec)
                 if name:
-                    if "::" in item and item.split("::")[0].lower() == "nvidia":
-                        conda_channel_finding(result, "nvidia", relpath, find_line(text, item))
-                    result.dependencies.append(Dependency(name=name, path=relpath, line=find_line(text, item),
-                                                          specifier=item[len(name):] if item.startswith(name) else "",
-                                                          ecosystem="conda", raw=item))
-            elif isinstance(item, dict) and isinstance(item.get("pip"), list):
-                for req in item["pip"]:
-                    if not isinstance(req, str):
+                    if "::" in spec and spec.split("::")[0].lower() == "nvidia":
+                        conda_channel_finding(result, "nvidia", relpath, _line(item))
+                    result.dependencies.append(Dependency(name=name, path=relpath, line=_line(item),
+                                                          specifier=spec[len(name):] if spec.startswith(name) else "",
+                                                          ecosystem="conda", raw=spec))
+            elif isinstance(pip, yaml.SequenceNode):
+                for node in pip.value:
+                    req = _text(node)
+                    if req is None:
                         continue
                     if req.startswith("-"):
-                        from mpsready.scan.sources import pip_options
                         opt, _, value = req.replace("=", " ", 1).partition(" ")
-                        pip_options.check_index_option(result, relpath, find_line(text, req), opt, value.strip())
+                        pip_options.check_index_option(result, relpath, _line(node), opt, value.strip())
                     elif "://" not in req and not req.startswith((".", "/")):
-                        add_requirement(result, req, relpath, find_line(text, req))
+                        add_requirement(result, req, relpath, _line(node))
             else:
-                # a bounded repr: YAML aliases can make a small file a structure of 10**12 items ("billion laughs")
-                result.findings.append(RawFinding(I.BROKEN_YAML, relpath, None,
-                                                  f"unexpected dependency entry {_SHORT.repr(item)}"))
+                result.findings.append(RawFinding(I.BROKEN_YAML, relpath, _line(item),
+                                                  f"unexpected dependency entry {_describe(item)}"))
         return result

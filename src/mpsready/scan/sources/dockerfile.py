@@ -31,8 +31,8 @@ class DockerfileSource(DependencySource):
     def matches(self, relpath: str) -> bool:
         return is_dockerfile(relpath)
 
-    def collect(self, relpath: str, text: str, files: ProjectFiles) -> SourceResult:
-        result = SourceResult()
+    def collect(self, relpath: str, text: str, files: ProjectFiles, result: SourceResult | None = None) -> SourceResult:
+        result = SourceResult() if result is None else result
         for lineno, line in logical_shell_lines(text):
             word, _, rest = line.partition(" ")
             word = word.upper()

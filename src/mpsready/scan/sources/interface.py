@@ -8,6 +8,7 @@ declared :class:`Dependency` records plus findings about the file itself
 from __future__ import annotations
 
 import abc
+import reprlib
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -121,5 +122,46 @@ class DependencySource(abc.ABC):
         """Whether this source reads the file at ``relpath`` (POSIX, relative to the scan root)."""
 
     @abc.abstractmethod
-    def collect(self, relpath: str, text: str, files: ProjectFiles) -> SourceResult:
-        """Dependencies and file findings from one file's text. Never raises on malformed content."""
+    def collect(self, relpath: str, text: str, files: ProjectFiles, result: SourceResult | None = None) -> SourceResult:
+        """Dependencies and file findings from one file's text, added to ``result`` (a new one when
+        ``None``) and returned. Never raises on malformed content; call it through :func:`read_source`,
+        which also keeps what was read when a reader bug raises half-way."""
+
+
+def read_source(source: DependencySource, relpath: str, text: str, files: ProjectFiles) -> SourceResult:
+    """``source.collect`` made total: whatever it raises (a bug in the reader, ``RecursionError`` or
+    ``MemoryError`` from a parser on absurd input) becomes one INP113 finding naming the file and the
+    reason, and the dependencies and findings read before that point are kept."""
+    from mpsready.scan.rules import inputs as I
+
+    result = SourceResult()
+    try:
+        source.collect(relpath, text, files, result)
+    except (Exception, RecursionError, MemoryError) as exc:
+        why = str(exc).splitlines()[0][:200] if str(exc) else ""
+        result.findings.append(RawFinding(
+            I.READER_FAILED, relpath, None,
+            f"{source.name} reader stopped: {type(exc).__name__}{': ' + why if why else ''}; "
+            f"{len(result.dependencies)} dependencies read before that are kept",
+            evidence={"reader": source.name, "error": type(exc).__name__}))
+    return result
+
+
+def json_int(digits: str) -> int | float:
+    """``json.loads(parse_int=...)``: an int, or ``inf`` past 4,000 digits, where ``int()`` would raise
+    (Python's int-to-str digit limit, 4,300) and the whole document would be lost."""
+    return int(digits) if len(digits) <= 4000 else float("inf")
+
+
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxdict, _SHORT.maxtuple = 3, 6, 6, 6
+_SHORT.maxstring, _SHORT.maxother, _SHORT.maxlong = 80, 80, 40
+
+
+def short_repr(value: Any) -> str:
+    """``repr`` bounded in depth and length, for messages: a parsed file may hold values nested 10**5 deep
+    (``repr`` would raise ``RecursionError``) or shared 10**12 times through YAML aliases."""
+    try:
+        return _SHORT.repr(value)
+    except (RecursionError, ValueError):  # ValueError: an int past the int-to-str digit limit
+        return f"<{type(value).__name__}>"

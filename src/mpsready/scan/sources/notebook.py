@@ -8,12 +8,13 @@ one JSON string, one per file line in notebooks saved by Jupyter), and its evide
 
 from __future__ import annotations
 
+import bisect
 import json
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from mpsready.scan.rules import inputs as I
-from mpsready.scan.sources.interface import DependencySource, ProjectFiles, RawFinding, SourceResult
+from mpsready.scan.sources.interface import DependencySource, ProjectFiles, RawFinding, SourceResult, json_int
 from mpsready.scan.sources.shell import scan_command_line
 
 
@@ -30,20 +31,48 @@ class Cell:
         return cell_line
 
 
-def _file_lines(raw: list[str], start: int, elems: list[str]) -> tuple[tuple[int, ...], int]:
-    """Map source elements (JSON strings) to the file lines that hold them; returns (map, next start)."""
-    out: list[int] = []
-    pos = start
-    one_line = len(raw) <= 1
-    for e in elems:
-        encodings = {json.dumps(e), json.dumps(e, ensure_ascii=False)}
-        found = next((k for k in range(pos, len(raw)) if any(enc in raw[k] for enc in encodings)), None)
-        if found is None:
-            return (), start
-        pos = found if one_line else found + 1
-        n = e.count("\n") + (0 if e.endswith("\n") else 1)
-        out += [found + 1] * max(n, 1)
-    return tuple(out), pos
+class _FileLines:
+    """Where each source string sits in the notebook file, from one pass over the file's lines.
+
+    Jupyter writes one JSON string per line (``"import torch\\n",``); the index maps each stripped line
+    (trailing comma dropped) to its line numbers, so each look-up is a dictionary hit and a bisection,
+    never a new search of the text. A notebook saved on one line holds every source line on line 1."""
+
+    def __init__(self, text: str) -> None:
+        self.one_line = "\n" not in text.rstrip("\n")
+        self._at: dict[str, list[int]] = {}
+        if self.one_line:
+            return
+        for n, raw in enumerate(text.splitlines(), 1):
+            line = raw.strip()
+            if line.endswith(","):
+                line = line[:-1].rstrip()
+            if line.startswith('"'):
+                hits = self._at.setdefault(line, [])
+                hits.append(n)
+
+    def map(self, start: int, elems: list[str]) -> tuple[tuple[int, ...], int]:
+        """Map source elements (JSON strings) to the 1-based file lines that hold them, searching at or after
+        line ``start``; returns (map, next start), or ``((), start)`` when one is not found."""
+        out: list[int] = []
+        pos = start
+        for e in elems:
+            n = e.count("\n") + (0 if e.endswith("\n") else 1)
+            if self.one_line:
+                out += [1] * max(n, 1)
+                continue
+            found = None
+            for enc in dict.fromkeys((json.dumps(e), json.dumps(e, ensure_ascii=False))):
+                hits = self._at.get(enc)
+                if hits:
+                    i = bisect.bisect_left(hits, pos)
+                    if i < len(hits) and (found is None or hits[i] < found):
+                        found = hits[i]
+            if found is None:
+                return (), start
+            pos = found + 1
+            out += [found] * max(n, 1)
+        return tuple(out), pos
 
 
 class NotebookError(ValueError):
@@ -55,19 +84,27 @@ def code_cells(text: str, skipped: list[str] | None = None) -> list[Cell]:
     shape unless ``skipped`` is given: then the odd cell is left out, the reason appended to ``skipped``,
     and the other cells still returned (one broken cell does not hide the rest of the notebook)."""
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, parse_int=json_int)  # a 5,000-digit int would lose the whole file
     except json.JSONDecodeError as exc:
         raise NotebookError(f"not JSON: {exc.msg} (line {exc.lineno})") from None
     except RecursionError:
         raise NotebookError("JSON nested too deeply to read") from None
     cells = doc.get("cells") if isinstance(doc, dict) else None
     if cells is None and isinstance(doc, dict) and isinstance(doc.get("worksheets"), list):  # nbformat 3
-        cells = [c for ws in doc["worksheets"] if isinstance(ws, dict) for c in ws.get("cells") or []]
+        cells = []
+        for w, ws in enumerate(doc["worksheets"], 1):
+            ws_cells = ws.get("cells") if isinstance(ws, dict) else None
+            if isinstance(ws_cells, list):
+                cells += ws_cells
+            elif skipped is None:
+                raise NotebookError(f"worksheet {w} has no 'cells' list")
+            else:
+                skipped.append(f"worksheet {w} has no 'cells' list; that worksheet not read")
     if not isinstance(cells, list):
         raise NotebookError("no 'cells' list (not nbformat 4)")
     out = []
-    raw = text.splitlines()
-    pos = 0
+    index = _FileLines(text)
+    pos = 1
     for i, cell in enumerate(cells, 1):
         src = cell.get("source", cell.get("input", "")) if isinstance(cell, dict) else None
         elems = src if isinstance(src, list) else [src]
@@ -76,9 +113,9 @@ def code_cells(text: str, skipped: list[str] | None = None) -> list[Cell]:
         if problem:
             if skipped is None:
                 raise NotebookError(f"cell {i} {problem}")
-            skipped.append(f"cell {i} {problem}")
+            skipped.append(f"cell {i} {problem}; that cell not read")
             continue
-        lines, pos = _file_lines(raw, pos, [e for e in elems if e])
+        lines, pos = index.map(pos, [e for e in elems if e])
         if cell.get("cell_type") == "code":
             out.append(Cell(i, "".join(elems), lines))
     return out
@@ -99,8 +136,8 @@ class NotebookSource(DependencySource):
     def matches(self, relpath: str) -> bool:
         return PurePosixPath(relpath).suffix == ".ipynb"
 
-    def collect(self, relpath: str, text: str, files: ProjectFiles) -> SourceResult:
-        result = SourceResult()
+    def collect(self, relpath: str, text: str, files: ProjectFiles, result: SourceResult | None = None) -> SourceResult:
+        result = SourceResult() if result is None else result
         skipped: list[str] = []
         try:
             cells = code_cells(text, skipped)
@@ -108,7 +145,7 @@ class NotebookSource(DependencySource):
             result.findings.append(RawFinding(I.BAD_NOTEBOOK, relpath, None, f"notebook not read: {exc}"))
             return result
         for why in skipped:
-            result.findings.append(RawFinding(I.BAD_NOTEBOOK, relpath, None, f"{why}; that cell not read"))
+            result.findings.append(RawFinding(I.BAD_NOTEBOOK, relpath, None, why))
         for cell in cells:
             for n, line in enumerate(cell.source.split("\n"), 1):
                 stripped = line.strip()

@@ -28,8 +28,8 @@ class RequirementsSource(DependencySource):
     def matches(self, relpath: str) -> bool:
         return is_requirements_file(relpath)
 
-    def collect(self, relpath: str, text: str, files: ProjectFiles) -> SourceResult:
-        result = SourceResult()
+    def collect(self, relpath: str, text: str, files: ProjectFiles, result: SourceResult | None = None) -> SourceResult:
+        result = SourceResult() if result is None else result
         self._collect(relpath, text, files, result, seen={relpath}, depth=0)
         return result
 

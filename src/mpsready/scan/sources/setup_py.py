@@ -25,14 +25,16 @@ class SetupPySource(DependencySource):
     def matches(self, relpath: str) -> bool:
         return PurePosixPath(relpath).name == "setup.py"
 
-    def collect(self, relpath: str, text: str, files: ProjectFiles) -> SourceResult:
-        result = SourceResult()
+    def collect(self, relpath: str, text: str, files: ProjectFiles, result: SourceResult | None = None) -> SourceResult:
+        result = SourceResult() if result is None else result
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 tree = ast.parse(text)
-        except (SyntaxError, ValueError):
-            return result  # the Python analysis reports the syntax error (INP105/INP106)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            # the Python analysis reports it (INP105/INP106); MemoryError is CPython's parser stack running out
+            # on deep nesting (195 nested `[lambda:`), RecursionError its syntax-tree builder
+            return result
         reader = _Reader(tree, relpath, files, result)
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and _is_setup_call(node.func):
@@ -125,4 +127,13 @@ class _Reader:
     def _dynamic(self, node: ast.AST) -> None:
         self.result.findings.append(RawFinding(D.UNKNOWN_DECLARATION, self.relpath, getattr(node, "lineno", None),
                                                "dependencies computed at run time; not read (setup.py is never executed)",
-                                               evidence={"expression": ast.unparse(node)[:120]}))
+                                               evidence={"expression": _shown(node)}))
+
+
+def _shown(node: ast.AST) -> str:
+    """The expression's source (at most 120 characters); ``ast.unparse`` recurses once per level and gives up on
+    an expression nested a few hundred deep."""
+    try:
+        return ast.unparse(node)[:120]
+    except (RecursionError, MemoryError, ValueError):
+        return f"<{type(node).__name__} nested too deeply to show>"

@@ -106,8 +106,8 @@ class ShellScriptSource(DependencySource):
     def matches(self, relpath: str) -> bool:
         return PurePosixPath(relpath).suffix in (".sh", ".bash")
 
-    def collect(self, relpath: str, text: str, files: ProjectFiles) -> SourceResult:
-        result = SourceResult()
+    def collect(self, relpath: str, text: str, files: ProjectFiles, result: SourceResult | None = None) -> SourceResult:
+        result = SourceResult() if result is None else result
         for lineno, line in logical_shell_lines(text):
             scan_command_line(result, line, relpath, lineno)
         return result
