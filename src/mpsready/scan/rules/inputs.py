@@ -96,8 +96,9 @@ MALFORMED_CONFIG = rule(
 )
 TOO_DEEP = rule(
     "INP112", "nested-too-deep", "info",
-    "A directory tree or a file's nested data (TOML tables and dotted keys, JSON, YAML) goes deeper than the scan "
-    "follows (directories: 256 levels; data: 64 levels; a dotted key: 32 parts).",
+    "A directory tree or a file's nested data (TOML tables and dotted keys, JSON, YAML, a setup.py statement) goes "
+    "deeper than the scan follows (directories: 256 levels; TOML data: 64 levels, 100 brackets on a line; a dotted "
+    "key: 32 parts; Python: what CPython's parser accepts).",
     "The part below the limit was not read, so CUDA ties declared there may be missed; the rest of the tree or "
     "file was read.",
     "x = {a.a.a.a.a ... (10,000 parts) = 1}",

@@ -79,9 +79,10 @@ def _parse(result: SourceResult, relpath: str, text: str) -> configparser.Config
                                               f"[section]; {'line 1' if first == 1 else f'lines 1-{first}'} not read"))
             lines = [""] * first + lines[first:]
         except (configparser.DuplicateSectionError, configparser.DuplicateOptionError) as exc:
-            why = str(exc).splitlines()[0].replace(f"While reading from {relpath!r} ", "")
+            what = (f"option {exc.option!r} in section {exc.section!r}"
+                    if isinstance(exc, configparser.DuplicateOptionError) else f"section {exc.section!r}")
             result.findings.append(RawFinding(I.MALFORMED_CONFIG, relpath, getattr(exc, "lineno", None),
-                                              f"setup.cfg: {why}; the later value is used"))
+                                              f"setup.cfg: line {exc.lineno}: {what} repeated; the later value is used"))
             strict = False
         except configparser.ParsingError as exc:  # raised at the end: the sections it could read are in parser
             for line, bad in exc.errors[:20]:

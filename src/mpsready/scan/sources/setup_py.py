@@ -9,6 +9,8 @@ requirements file. Anything else is reported as DEP108 (dynamic, not checked).
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 import warnings
 from pathlib import PurePosixPath
 
@@ -31,10 +33,12 @@ class SetupPySource(DependencySource):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            # the Python analysis reports it (INP105/INP106); MemoryError is CPython's parser stack running out
-            # on deep nesting (195 nested `[lambda:`), RecursionError its syntax-tree builder
-            return result
+        except (SyntaxError, ValueError):
+            return result  # the Python analysis reports it (INP105/INP106)
+        except (RecursionError, MemoryError):
+            # CPython's parser stack runs out on deep nesting (195 nested `[lambda:` is a MemoryError) and its
+            # syntax-tree builder recurses: read the other top-level statements, so setup() is not lost
+            tree = _parse_statements(text, relpath, result)
         reader = _Reader(tree, relpath, files, result)
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and _is_setup_call(node.func):
@@ -137,3 +141,48 @@ def _shown(node: ast.AST) -> str:
         return ast.unparse(node)[:120]
     except (RecursionError, MemoryError, ValueError):
         return f"<{type(node).__name__} nested too deeply to show>"
+
+
+def _parse_statements(text: str, relpath: str, result: SourceResult) -> ast.Module:
+    """The top-level statements of ``text`` that parse on their own, as one module (line numbers kept);
+    each statement that does not is an INP112 finding. Statements are delimited with :mod:`tokenize` (Python's
+    own tokenizer, which does not nest): a new one starts at a token in column 0 outside brackets."""
+    starts = [1]
+    depth, after_newline = 0, True
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type in (tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER):
+                continue
+            if tok.type == tokenize.NEWLINE:
+                after_newline = depth == 0
+                continue
+            if after_newline and depth == 0 and tok.start[1] == 0 and tok.start[0] > starts[-1]:
+                starts.append(tok.start[0])
+            after_newline = False
+            if tok.type == tokenize.OP and tok.string in "([{":
+                depth += 1
+            elif tok.type == tokenize.OP and tok.string in ")]}":
+                depth -= 1
+    except (tokenize.TokenError, SyntaxError):
+        pass  # an unclosed bracket at the end: the statements before it are still delimited
+    lines = text.splitlines(keepends=True)
+    body: list[ast.stmt] = []
+    for first, nxt in zip(starts, starts[1:] + [len(lines) + 1]):
+        chunk = "".join(lines[first - 1:nxt - 1])
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                part = ast.parse(chunk)
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+            why = "nested too deeply for Python's parser" if isinstance(exc, (RecursionError, MemoryError)) else "does not parse alone"
+            result.findings.append(RawFinding(I.TOO_DEEP, relpath, first,
+                                              f"setup.py {_span(first, nxt - 1)}: {why}; not read (the other "
+                                              "statements were)"))
+            continue
+        ast.increment_lineno(part, first - 1)
+        body += part.body
+    return ast.Module(body=body, type_ignores=[])
+
+
+def _span(first: int, last: int) -> str:
+    return f"line {first}" if first >= last else f"lines {first}-{last}"

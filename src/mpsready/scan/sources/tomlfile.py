@@ -4,8 +4,8 @@ tomllib raises more than ``TOMLDecodeError`` on hostile input: ``RecursionError`
 tables nested a few hundred deep, ``ValueError`` for an integer past Python's int-to-str digit limit
 (4,300 digits, ``sys.get_int_max_str_digits``), and it spends time and memory that grow with the
 square of a dotted key's length (``a.a.a...`` 10**5 parts took 12 GB). :func:`read` turns each into a
-finding: lines holding a dotted key longer than :data:`MAX_KEY_PARTS` are blanked before parsing (so
-the rest of the file is still read) and the parsed data is cut at :data:`MAX_DEPTH` levels.
+finding: lines holding a dotted key longer than :data:`MAX_KEY_PARTS` or brackets nested more than
+:data:`MAX_LINE_NESTING` deep are blanked before parsing (so the rest of the file is still read) and the parsed data is cut at :data:`MAX_DEPTH` levels.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 MAX_DEPTH = 64  # levels of tables and arrays a declaration reader follows
 MAX_KEY_PARTS = 32  # dots outside strings and comments on one line (tomllib spends parts**2 per key)
+MAX_LINE_NESTING = 100  # brackets opened on one line (tomllib recurses about three frames per level)
 
 
 class TOMLNestingError(ValueError):
@@ -63,7 +64,7 @@ class Loaded:
 def read(text: str) -> Loaded:
     """Parse ``text`` with the limits above; never raises."""
     lines = text.splitlines(keepends=True)
-    blanked = [n for n, line in enumerate(lines, 1) if line.count(".") > MAX_KEY_PARTS and _key_dots(line) > MAX_KEY_PARTS]
+    blanked = [n for n, line in enumerate(lines, 1) if _too_deep(line)]
     if blanked:
         for n in blanked:
             lines[n - 1] = "\n"
@@ -89,8 +90,8 @@ def load_declaration(result, relpath: str, text: str) -> dict | None:
 
     loaded = read(text)
     for n in loaded.blanked:
-        result.findings.append(RawFinding(I.TOO_DEEP, relpath, n, f"a dotted key of more than {MAX_KEY_PARTS} parts; "
-                                          "that line was not read"))
+        result.findings.append(RawFinding(I.TOO_DEEP, relpath, n, f"a dotted key of more than {MAX_KEY_PARTS} parts "
+                                          f"or brackets nested more than {MAX_LINE_NESTING} deep; that line was not read"))
     if loaded.cut:
         result.findings.append(RawFinding(I.TOO_DEEP, relpath, None, f"tables or arrays nested more than {MAX_DEPTH} "
                                           "levels deep; the values below that level were not read"))
@@ -117,9 +118,20 @@ def prune(doc, limit: int):
     return doc, cut
 
 
-def _key_dots(line: str) -> int:
-    """Dots on a line outside quoted strings and a trailing comment: an upper bound on its dotted key's parts."""
-    dots, quote, escaped = 0, "", False
+def _too_deep(line: str) -> bool:
+    """Whether a line holds a dotted key of more than MAX_KEY_PARTS parts or brackets nested more than
+    MAX_LINE_NESTING deep. The exact count (outside strings and comments) runs only on lines whose raw
+    character counts already pass the limit, so ordinary files cost one ``str.count`` per line."""
+    if line.count(".") <= MAX_KEY_PARTS and line.count("[") + line.count("{") <= MAX_LINE_NESTING:
+        return False
+    dots, depth = _key_dots(line)
+    return dots > MAX_KEY_PARTS or depth > MAX_LINE_NESTING
+
+
+def _key_dots(line: str) -> tuple[int, int]:
+    """Dots on a line outside quoted strings and a trailing comment (an upper bound on its dotted key's parts),
+    and the deepest nesting of ``[``/``{`` there."""
+    dots, depth, deepest, quote, escaped = 0, 0, 0, "", False
     for ch in line:
         if quote:
             if escaped:
@@ -134,7 +146,12 @@ def _key_dots(line: str) -> int:
             break
         elif ch == ".":
             dots += 1
-    return dots
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return dots, deepest
 
 
 def _long_number_line(text: str) -> int | None:
