@@ -189,7 +189,13 @@ def test_directory_tree_1000_levels_deep(write_project):
         d = d / "d"
         os.mkdir(d)
     (d / "deep.py").write_text(GOOD)
-    r = scan_path(root)  # the recursive walker used to raise RecursionError and abort the scan
+    try:
+        r = scan_path(root)  # the recursive walker used to raise RecursionError and abort the scan
+    finally:  # bottom-up, without recursion: shutil.rmtree (pytest's tmp_path cleanup) recurses once per level
+        (d / "deep.py").unlink()
+        while d != root:
+            d.rmdir()
+            d = d.parent
     where = "/".join(["d"] * (MAX_DIR_DEPTH + 1))
     assert found(r) == [API, ("INP112", where, None, f"directory {MAX_DIR_DEPTH + 1} levels below the project root; "
                                                      f"not walked (limit {MAX_DIR_DEPTH})")]
