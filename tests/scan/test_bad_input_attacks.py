@@ -288,8 +288,8 @@ def test_toml_and_yaml_nested_too_deeply(write_project):
     assert [(f.code, f.location.path, f.message) for f in r.findings] == [
         ("API101", "ok.py", ".cuda() moves to CUDA; on a Mac it raises 'Torch not compiled with CUDA enabled'"),
         # issue 14: the over-deep line is blanked and the rest of the TOML file is read
-        ("INP109", "environment.yml", "YAML nested too deeply to read"),
         ("INP112", "Pipfile", "a dotted key of more than 32 parts or brackets nested more than 100 deep; that line was not read"),
+        ("INP109", "environment.yml", "YAML nested too deeply to read"),
         ("INP112", "pyproject.toml", "a dotted key of more than 32 parts or brackets nested more than 100 deep; that line was not read"),
     ]
 
