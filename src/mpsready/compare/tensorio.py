@@ -17,7 +17,6 @@ float32, which is exact. float16 is widened with numpy's own ``float16``.
 
 from __future__ import annotations
 
-import json
 import mmap
 import os
 import struct
@@ -26,6 +25,9 @@ from pathlib import Path
 from typing import BinaryIO, Iterator
 
 import numpy as np
+
+from mpsready.safeio import BadArtifact, open_regular
+from mpsready.safeio import loads as safe_loads
 
 # safetensors dtype code -> (numpy storage dtype, itemsize, torch dtype name used in records)
 _DTYPES: dict[str, tuple[str, int, str]] = {
@@ -102,7 +104,12 @@ class RawTensorFile:
 
     def __init__(self, path: str | os.PathLike[str]):
         self.path = Path(path)
-        self._fh: BinaryIO = self.path.open("rb")
+        try:  # a directory or a named pipe in place of the file is refused, never read (a FIFO would block)
+            self._fh: BinaryIO = open_regular(self.path)
+        except BadArtifact as exc:
+            raise RawTensorError(str(exc)) from None
+        except OSError as exc:
+            raise RawTensorError(f"{self.path}: cannot open: {exc.strerror or exc}") from None
         try:
             self.tensors = self._read_header()
         except Exception:
@@ -118,8 +125,9 @@ class RawTensorFile:
         if n > MAX_HEADER_BYTES or 8 + n > size:
             raise RawTensorError(f"{self.path}: not a safetensors file (header length {n} is invalid)")
         try:
-            header = json.loads(self._fh.read(n).decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:  # RecursionError: nested too deeply
+            header = safe_loads(self._fh.read(n).decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:  # RecursionError: nested too deeply;
+            # ValueError: bad JSON, or a number out of range (BadArtifact)
             raise RawTensorError(f"{self.path}: unreadable safetensors header: {exc}") from None
         if not isinstance(header, dict):
             raise RawTensorError(f"{self.path}: safetensors header is not a JSON object")
@@ -132,8 +140,10 @@ class RawTensorFile:
                 code = str(meta["dtype"])
                 shape = tuple(int(s) for s in meta["shape"])
                 begin, end = (int(x) for x in meta["data_offsets"])
-            except (KeyError, TypeError, ValueError):
+            except (KeyError, TypeError, ValueError, OverflowError):
                 raise RawTensorError(f"{self.path}: malformed header entry for {name!r}") from None
+            if any(d < 0 for d in shape):
+                raise RawTensorError(f"{self.path}: tensor {name!r} has a negative dimension")
             info = RawTensorInfo(name, code, shape, base + begin, end - begin)
             if begin < 0 or end < begin or base + end > size:
                 raise RawTensorError(f"{self.path}: tensor {name!r} lies outside the file")

@@ -40,12 +40,14 @@ Nothing in a record is ever unpickled: JSON and safetensors only.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
+from mpsready import safeio
 from mpsready.schema import check_envelope, envelope
 
 SCHEMA_NAME = "mpsready.record"
@@ -99,9 +101,37 @@ class TensorEntry:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "TensorEntry":
-        return cls(key=d["key"], kind=d["kind"], name=d["name"], step=int(d["step"]), order=int(d["order"]),
-                   shape=tuple(d["shape"]), dtype=d["dtype"], stats=TensorStats(**d["stats"]),
+        """Raises ``KeyError`` for a missing field and ``ValueError``/``TypeError`` for a value of the wrong type
+        or out of range (a non-integer or negative count, a non-finite statistic)."""
+        for key in ("key", "kind", "name", "dtype", "checksum"):
+            if not isinstance(d[key], str):
+                raise TypeError(f"{key!r} must be a string")
+        if not isinstance(d["shape"], list) or not all(_count(x) for x in d["shape"]):
+            raise ValueError("'shape' must be a list of non-negative integers")
+        stats = d["stats"]
+        if not isinstance(stats, dict):
+            raise TypeError("'stats' must be an object")
+        for key in ("numel", "nan", "inf"):
+            if not _count(stats.get(key)):
+                raise ValueError(f"stats.{key} must be a non-negative integer")
+        for key in ("mean", "std", "min", "max", "l2"):
+            if stats.get(key) is not None and not safeio.finite_number(stats[key]):
+                raise ValueError(f"stats.{key} must be a finite number or null")
+        for key in ("step", "order"):
+            if not _count(d[key]):
+                raise ValueError(f"{key!r} must be a non-negative integer")
+        return cls(key=d["key"], kind=d["kind"], name=d["name"], step=d["step"], order=d["order"],
+                   shape=tuple(d["shape"]), dtype=d["dtype"], stats=TensorStats(**stats),
                    checksum=d["checksum"], module_type=d.get("module_type"))
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc)
+    return text.splitlines()[0][:300] if text else type(exc).__name__
 
 
 # The manifest fields readers rely on, with the JSON type each must have when present (null allowed where
@@ -111,7 +141,6 @@ _OPTIONAL_STR_FIELDS = ("entry", "raw_dir", "synthetic_inputs")
 _INT_FIELDS = ("steps", "tensor_count")
 _OBJECT_FIELDS = ("seed", "precision", "env", "memory", "fallback", "inputs", "worker")
 _LIST_OF_OBJECT_FIELDS = ("stages", "step_metrics", "findings")
-_NUMBER = (int, float)
 
 
 def _check_manifest(doc: Mapping[str, Any]) -> None:
@@ -142,11 +171,22 @@ def _check_manifest(doc: Mapping[str, Any]) -> None:
     for i, st in enumerate(doc.get("stages", [])):
         if not (isinstance(st.get("stage"), str) and isinstance(st.get("status"), str)):
             raise ValueError(f"stages[{i}] must have 'stage' and 'status' strings")
+    for i, st in enumerate(doc.get("stages", [])):
+        if "seconds" in st and not (safeio.finite_number(st["seconds"]) and st["seconds"] >= 0):
+            raise ValueError(f"stages[{i}].seconds must be a non-negative number, not {_shown(st['seconds'])}")
     for i, m in enumerate(doc.get("step_metrics", [])):
         for key, value in m.items():
-            if key in ("index", "loss", "seconds") and value is not None and (
-                    not isinstance(value, _NUMBER) or isinstance(value, bool)):
+            if key in ("index", "loss", "seconds", "seconds_with_recording", "peak_memory_bytes") \
+                    and value is not None and not safeio.finite_number(value):
                 raise ValueError(f"step_metrics[{i}].{key} must be a number or null, not {_json_type(value)}")
+            if key in ("seconds", "seconds_with_recording", "peak_memory_bytes", "index") and value is not None \
+                    and value < 0:
+                raise ValueError(f"step_metrics[{i}].{key} must not be negative, not {value}")
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value) if isinstance(value, (str, int, float)) and not isinstance(value, bool) else _json_type(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _json_type(value: Any) -> str:
@@ -183,11 +223,13 @@ class RunRecord:
             raise RecordError(f"run record not found: {p}")
         mf = p / MANIFEST if p.is_dir() else p
         try:
-            doc = json.loads(mf.read_text(encoding="utf-8"))
+            doc = safeio.loads(safeio.read_text(mf))  # a regular file; finite, in-range numbers only
         except FileNotFoundError:
             raise RecordError(f"{p} is not a run record (no {MANIFEST})") from None
+        except safeio.BadArtifact as exc:
+            raise RecordError(f"{mf}: {exc}") from None
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:  # RecursionError: nested too deeply
-            raise RecordError(f"cannot read {mf}: {exc}") from None
+            raise RecordError(f"cannot read {mf}: {_one_line(exc)}") from None
         try:
             check_envelope(doc, SCHEMA_NAME, SCHEMA_VERSION)
             _check_manifest(doc)
@@ -216,19 +258,23 @@ class RunRecord:
         f = self.path / TENSORS
         if not f.exists():
             return
-        with f.open(encoding="utf-8") as fh:
+        try:
+            raw = safeio.open_regular(f)
+        except (safeio.BadArtifact, OSError) as exc:
+            raise RecordError(f"{f}: {exc}" if isinstance(exc, safeio.BadArtifact) else f"cannot read {f}: {exc}") from None
+        with io.TextIOWrapper(raw, encoding="utf-8") as fh:
             for n, line in enumerate(fh, 1):
                 if not line.strip():
                     continue
                 try:
-                    d = json.loads(line)
+                    d = safeio.loads(line)
                     if not isinstance(d, dict):
                         raise TypeError(f"a JSON {type(d).__name__}, not an object")
                     yield TensorEntry.from_dict(d)
                 except KeyError as exc:
                     raise RecordError(f"{f}:{n}: malformed tensor entry: no {exc.args[0]!r} field") from None
                 except (ValueError, TypeError, AttributeError) as exc:  # ValueError includes JSONDecodeError
-                    raise RecordError(f"{f}:{n}: malformed tensor entry: {exc}") from None
+                    raise RecordError(f"{f}:{n}: malformed tensor entry: {_one_line(exc)}") from None
                 except RecursionError:
                     raise RecordError(f"{f}:{n}: malformed tensor entry: JSON nested too deeply") from None
 

@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from mpsready import safeio
 from mpsready.errors import UsageError
 from mpsready.findings import Finding
 
@@ -23,15 +24,18 @@ class EvidenceError(UsageError):
 def load_json(path: str | os.PathLike[str], schema_name: str) -> dict[str, Any]:
     """Read ``path`` and check that its envelope names ``schema_name`` (any version up to 1).
 
-    Raises :class:`EvidenceError` with the path in the message.
+    Raises :class:`EvidenceError` with the path in the message, also for a path that is not a regular file
+    and for JSON with a non-finite or out-of-range number (:mod:`mpsready.safeio`).
     """
     p = Path(path)
     try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
+        doc = safeio.loads(safeio.read_text(p))  # a regular file (never a FIFO); finite, in-range numbers
     except FileNotFoundError:
         raise EvidenceError(f"{schema_name} output not found: {p}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except safeio.BadArtifact as exc:
         raise EvidenceError(f"cannot read {p}: {exc}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise EvidenceError(f"cannot read {p}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
     except RecursionError:  # json's decoder recurses once per nesting level
         raise EvidenceError(f"cannot read {p}: JSON nested too deeply") from None
     check_schema(doc, schema_name, str(p))
