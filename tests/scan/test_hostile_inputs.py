@@ -261,3 +261,17 @@ def test_nested_gitignore_and_no_gitignore(write_project):
     assert main(["scan", str(root), "--no-cache", "--format", "json", "--output", str(root.parent / "s.json")]) == 0
     assert main(["scan", str(root), "--no-cache", "--no-gitignore", "--format", "json",
                  "--output", str(root.parent / "s.json")]) == 1
+
+
+@pytest.mark.parametrize("name", ["base\\x00.txt", "base\\udfef.txt"])
+def test_setup_py_reading_a_file_whose_name_cannot_exist(write_project, name):
+    # found by scripts/fuzz_long.py: a NUL byte or a lone surrogate in the name made pathlib raise out of the reader
+    text = f'from setuptools import setup\nsetup(install_requires=open("{name}").read().splitlines() + ["flash-attn"])\n'
+    r = scan_path(write_project({"setup.py": text}))
+    shown = name
+    assert found(r) == [
+        ("DEP101", "setup.py", 2, f"dependency flash-attn: {FLASH}"),
+        ("DEP108", "setup.py", 2, "dependencies computed at run time; not read (setup.py is never executed)"),
+        ("INP111", "setup.py", 2, f"setup.py reads '{shown}', which was not read: '{shown}' is not a usable file name "
+                                  f"({'ValueError' if 'x00' in name else 'UnicodeEncodeError'})"),
+    ]

@@ -73,7 +73,10 @@ class ProjectFiles:
 
     def read_text(self, relpath: str) -> str:
         """Text of a file under the root; raises :class:`SourceError` (missing, outside, too large, not UTF-8)."""
-        target = (self.root / relpath).resolve()
+        try:
+            target = (self.root / relpath).resolve()
+        except (ValueError, UnicodeError, OSError) as exc:  # a NUL byte or a lone surrogate in a name from setup.py
+            raise SourceError(f"{relpath!r} is not a usable file name ({type(exc).__name__})") from None
         if target != self.root and self.root not in target.parents:
             raise SourceError(f"{relpath} is outside the scanned project")
         try:
@@ -83,8 +86,8 @@ class ProjectFiles:
             if st.st_size > self.max_bytes:
                 raise SourceError(f"{relpath} is larger than {self.max_bytes} bytes")
             data = target.read_bytes()
-        except OSError as exc:
-            raise SourceError(f"cannot read {relpath}: {exc.strerror or exc}") from None
+        except (OSError, ValueError, UnicodeError) as exc:
+            raise SourceError(f"cannot read {relpath}: {getattr(exc, 'strerror', None) or exc}") from None
         if b"\0" in data:
             raise SourceError(f"{relpath} is binary")
         try:
