@@ -1,0 +1,123 @@
+"""Scan time and peak memory against input size, for every declaration kind and for notebooks (issue 14).
+
+For each kind it writes one file of about 100 KB, 1 MB and 4 MB into an otherwise empty project, full of CUDA
+packages (so nearly every line is a dependency with a finding and a line to place), scans it in a fresh child
+process and prints wall seconds, the child's peak resident memory, and two ratios: seconds per MB at 1 MB and at
+4 MB divided by seconds per MB at 100 KB. Linear work keeps both near 1 (start-up costs push the first size up and
+the ratios below 1); the quadratic readers of 0.1 gave ratios of 10 and 40. The last column checks the goal of each
+4 MB input scanning in under 10 s on this machine.
+
+    PYTHONPATH=src python benchmarks/hostile_bench.py [--kinds requirements,notebook] [--sizes 0.1,1,4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+CUDA = ["flash-attn", "nvidia-cudnn-cu12", "triton", "bitsandbytes", "cupy-cuda12x", "xformers", "apex", "deepspeed"]
+
+
+def _fill(unit, size: int) -> list[str]:
+    out, n, i = [], 0, 0
+    while n < size:
+        part = unit(i)
+        out.append(part)
+        n += len(part)
+        i += 1
+    return out
+
+
+def make(kind: str, size: int) -> tuple[str, str]:
+    """(file name, text of about ``size`` bytes)."""
+    pkg = lambda i: f"{CUDA[i % len(CUDA)]}=={i % 97}.{i}"  # noqa: E731
+    if kind == "requirements":
+        return "requirements.txt", "".join(_fill(lambda i: f"{pkg(i)} ; python_version >= '3.8'  # pin {i}\n", size))
+    if kind == "pyproject":
+        body = "".join(_fill(lambda i: f'  "{pkg(i)}",\n', size))
+        return "pyproject.toml", f'[project]\nname = "x"\ndependencies = [\n{body}]\n'
+    if kind == "setup.py":
+        body = "".join(_fill(lambda i: f'        "{pkg(i)}",\n', size))
+        return "setup.py", f"from setuptools import setup\nsetup(\n    install_requires=[\n{body}    ],\n)\n"
+    if kind == "setup.cfg":
+        return "setup.cfg", "[options]\ninstall_requires =\n" + "".join(_fill(lambda i: f"    {pkg(i)}\n", size))
+    if kind == "conda":
+        body = "".join(_fill(lambda i: f"  - pytorch-cuda=12.{i}\n  - cudatoolkit=11.{i}\n", size // 2))
+        pip = "".join(_fill(lambda i: f"    - {pkg(i)}\n", size // 2))
+        return "environment.yml", f"name: x\nchannels:\n  - nvidia\ndependencies:\n{body}  - pip:\n{pip}"
+    if kind == "Pipfile":
+        body = "".join(_fill(lambda i: f'{CUDA[i % len(CUDA)]}-{i} = "=={i}"\n', size))
+        return "Pipfile", f'[[source]]\nurl = "https://download.pytorch.org/whl/cu121"\n[packages]\n{body}'
+    if kind == "Pipfile.lock":
+        n = max(1, size // 60)
+        return "Pipfile.lock", json.dumps({"default": {f"{CUDA[i % len(CUDA)]}-{i}": {"version": f"=={i}"}
+                                                       for i in range(n)}}, indent=4)
+    if kind == "poetry.lock":
+        return "poetry.lock", "".join(_fill(lambda i: f'[[package]]\nname = "{CUDA[i % len(CUDA)]}-{i}"\nversion = "{i}"\n\n', size))
+    if kind == "Dockerfile":
+        return "Dockerfile", "FROM nvidia/cuda:12.1.0-devel\n" + "".join(_fill(lambda i: f"RUN pip install {pkg(i)} && echo {i}\n", size))
+    if kind == "shell":
+        return "install.sh", "".join(_fill(lambda i: f"pip install --extra-index-url https://x/cu121 {pkg(i)}\n", size))
+    if kind in ("notebook", "notebook-one-line"):
+        cell = lambda i: {"cell_type": "code", "execution_count": i, "metadata": {}, "outputs": [],  # noqa: E731
+                          "source": [f"!pip install {pkg(i)}\n", "import torch\n", f"x{i} = torch.ones({i}).cuda()\n"]}
+        n = max(1, size // (260 if kind == "notebook" else 180))
+        doc = {"cells": [cell(i) for i in range(n)], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+        return "a.ipynb", json.dumps(doc, indent=1) if kind == "notebook" else json.dumps(doc)
+    raise SystemExit(f"unknown kind {kind}")
+
+
+KINDS = ["requirements", "pyproject", "setup.py", "setup.cfg", "conda", "Pipfile", "Pipfile.lock", "poetry.lock",
+         "Dockerfile", "shell", "notebook", "notebook-one-line"]
+
+CHILD = """
+import json, resource, sys, time
+from mpsready.scan import ScanConfig, scan_path
+t = time.perf_counter()
+r = scan_path(sys.argv[1], ScanConfig(cache_dir=None, jobs=1))
+dt = time.perf_counter() - t
+print(json.dumps({"seconds": dt, "findings": len(r.findings), "deps": len(r.dependencies),
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def measure(kind: str, size: int) -> dict:
+    name, text = make(kind, size)
+    with tempfile.TemporaryDirectory() as d:
+        Path(d, name).write_text(text, encoding="utf-8")
+        env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
+        out = subprocess.run([sys.executable, "-c", CHILD, d], capture_output=True, text=True, env=env, check=True)
+    row = json.loads(out.stdout)
+    row["bytes"] = len(text.encode())
+    return row
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kinds", default=",".join(KINDS))
+    ap.add_argument("--sizes", default="0.1,1,4", help="MB, comma-separated (the first is the ratios' base)")
+    args = ap.parse_args()
+    sizes = [int(float(s) * 1_000_000) for s in args.sizes.split(",")]
+    print(f"{'kind':<18}" + "".join(f"{f'{s / 1e6:g} MB s':>10}{'MB rss':>8}" for s in sizes)
+          + "".join(f"{f'ratio {s / 1e6:g}':>10}" for s in sizes[1:]) + f"{'deps@max':>10}  4MB<10s")
+    worst = 0.0
+    for kind in args.kinds.split(","):
+        rows = [measure(kind, s) for s in sizes]
+        base = rows[0]["seconds"] / rows[0]["bytes"]
+        ratios = [(r["seconds"] / r["bytes"]) / base for r in rows[1:]]
+        worst = max([worst, *ratios])
+        ok = "yes" if rows[-1]["seconds"] < 10 else "NO"
+        print(f"{kind:<18}" + "".join(f"{r['seconds']:>10.2f}{r['rss_mb']:>8.0f}" for r in rows)
+              + "".join(f"{x:>10.2f}" for x in ratios) + f"{rows[-1]['deps']:>10}  {ok}", flush=True)
+    print(f"largest per-MB ratio: {worst:.2f} (1.0 is linear)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
