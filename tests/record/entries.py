@@ -1,5 +1,6 @@
 """Entries recorded by the record tests: tiny, deterministic, two steps in well under a second."""
 import os
+from pathlib import Path
 
 import torch
 from torch import nn
@@ -137,3 +138,37 @@ def hangs():
     import time
 
     time.sleep(300)  # a hung step (deadlocked kernel, endless loop): --timeout kills it
+
+
+def spawns_and_hangs():
+    """A step that starts a helper process (like a DataLoader worker) and then hangs; the helper carries the
+    marker from MPSREADY_TEST_MARKER in its command line so a process listing can find it."""
+    import subprocess
+    import sys
+    import time
+
+    marker = os.environ["MPSREADY_TEST_MARKER"]
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", marker])
+    (Path(os.environ["MPSREADY_TEST_READY"])).write_text("started")
+    time.sleep(300)
+
+
+class NoteModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x, note):
+        import warnings
+
+        warnings.warn(f"odd sample {note}")  # a warning text that quotes the user's data
+        return self.fc(x)
+
+
+def with_private_values(device="cpu"):
+    torch.manual_seed(0)
+    model = NoteModel()
+    print("PRIVATE-PRINT patient-42")
+    x, y = torch.randn(3, 4), torch.tensor([0, 1, 0])
+    return Step(model=model, batch=((x, "patient-42"), y), loss_fn=F.cross_entropy,
+                optimizer=torch.optim.SGD(model.parameters(), lr=0.1))

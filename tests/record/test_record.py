@@ -271,7 +271,7 @@ def test_synthetic_inputs_keep_a_tuple_of_inputs_without_target(tmp_path):
     assert first.manifest["inputs"]["structure"] == {
         "inputs": {"type": "tuple", "items": [{"type": "tensor", "name": "inputs.0"},
                                               {"type": "tensor", "name": "inputs.1"}]},
-        "target": {"type": "value", "value": None}}
+        "target": {"type": "value", "value_type": "NoneType"}}
     syn = record_entry(f"{ENTRIES}:two_inputs_no_target", device="cpu", steps=1, out=tmp_path / "b",
                        synthetic_inputs=str(first.path), cwd=str(HERE), isolate=False)
     assert [s["status"] for s in syn.stages] == ["passed"] * 9

@@ -27,7 +27,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="replay random inputs with the shapes, dtypes and ranges recorded in PREV_RECORD")
     p.add_argument("--dtype", choices=("float64",), help="float64: the CPU float64 reference for compare")
     p.add_argument("--project", metavar="PATH", help="project directory whose git state goes into the env record")
-    p.add_argument("--timeout", type=float, metavar="SECONDS", help="kill the step after this long (crash)")
+    p.add_argument("--timeout", type=float, metavar="SECONDS", default=None,
+                   help="kill the step and every process it started after this long (a crash; default 1800)")
+    p.add_argument("--keep-output", action="store_true",
+                   help="also keep the step's printed output and warning texts in the record (they may hold data)")
     p.add_argument("--force", action="store_true", help="replace an existing run record at --out")
     p.add_argument("--format", choices=("terminal", "json"), default="terminal",
                    help="what to print: a summary table or the manifest as JSON")
@@ -35,12 +38,24 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mpsready.record.recorder import record_entry
+    import os
+    import signal
+
+    from mpsready.record.recorder import DEFAULT_TIMEOUT, Interrupted, record_entry
     from mpsready.record.render import render_json, render_terminal
 
-    rec = record_entry(args.entry, device=args.device, steps=args.steps, out=args.out, seed=args.seed,
-                       save_tensors=args.save_tensors, synthetic_inputs=args.synthetic_inputs, dtype=args.dtype,
-                       project=args.project, timeout=args.timeout, force=args.force)
+    try:
+        rec = record_entry(args.entry, device=args.device, steps=args.steps, out=args.out, seed=args.seed,
+                           save_tensors=args.save_tensors, synthetic_inputs=args.synthetic_inputs, dtype=args.dtype,
+                           project=args.project, force=args.force, keep_output=args.keep_output,
+                           timeout=DEFAULT_TIMEOUT if args.timeout is None else args.timeout)
+    except Interrupted as exc:
+        sys.stderr.write(f"mpsready record: {exc}: the step and every process it started were ended; "
+                         f"{args.out} was not changed\n")
+        sys.stderr.flush()
+        signal.signal(exc.signum, signal.SIG_DFL)  # die of the same signal, as the caller expects
+        os.kill(os.getpid(), exc.signum)
+        return 128 + exc.signum
     if args.format == "json":
         sys.stdout.write(render_json(rec))
     else:

@@ -57,7 +57,10 @@ def flatten_tensors(obj: Any, prefix: str) -> list[tuple[str, Any]]:
 
 
 def structure(obj: Any, prefix: str) -> dict[str, Any]:
-    """A JSON description of a batch structure, tensors named by their path (for --synthetic-inputs)."""
+    """A JSON description of a batch structure, tensors named by their path (for --synthetic-inputs).
+
+    Non-tensor values keep only their type (``{"type": "value", "value_type": "int"}``), never their
+    contents: a batch's ids, file names and text are research data and stay on the machine."""
     import torch
 
     if isinstance(obj, torch.Tensor):
@@ -67,9 +70,9 @@ def structure(obj: Any, prefix: str) -> dict[str, Any]:
     if isinstance(obj, (list, tuple)):
         return {"type": "list" if isinstance(obj, list) else "tuple",
                 "items": [structure(v, f"{prefix}.{i}") for i, v in enumerate(obj)]}
-    if obj is None or isinstance(obj, (bool, int, float, str)):
-        return {"type": "value", "value": obj}
-    return {"type": "value", "value": None, "unsupported": type(obj).__name__}
+    if obj is None or isinstance(obj, (bool, int, float, str, bytes)):
+        return {"type": "value", "value_type": type(obj).__name__}
+    return {"type": "value", "value_type": type(obj).__name__, "unsupported": True}
 
 
 def peak_rss_bytes() -> int:

@@ -3,8 +3,14 @@
 The parent never imports the user's code. It starts ``python -m mpsready.record.worker``
 (:mod:`mpsready.record.worker`), waits, then reads the events the child streamed. When the
 child died (a signal, ``abort()``, a timeout) the stage that had started and not finished is
-reported ``crashed`` with the signal, and the stages after it ``not_run``. The manifest is
-written last (``record.json``), so a directory without it is an unfinished record.
+reported ``crashed`` with the signal, and the stages after it ``not_run``.
+
+The record is written into a temporary directory next to ``out`` and renamed into place only when it
+is complete, so a crash or kill of ``mpsready record`` leaves the previous record (``--force``) as it
+was. The worker runs in its own session and process group with everything the step starts
+(DataLoader workers, ``subprocess`` calls); the group is ended together on the timeout (default
+:data:`DEFAULT_TIMEOUT`), on SIGTERM/SIGINT/SIGHUP to the parent, when the worker exits, and when the
+parent dies (the worker watches a pipe from the parent; on Linux also ``PR_SET_PDEATHSIG``).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from mpsready.step.entry import split_spec
 
 DEVICES = ("cpu", "cuda", "mps")
 STDERR_TAIL = 4000
+DEFAULT_TIMEOUT = 1800.0  # seconds: a few recorded steps that take longer are hung, or not a representative step
 
 
 def _check_device(device: str) -> None:
@@ -130,8 +137,8 @@ def stages_from_events(events: list[dict[str, Any]], died: str | None) -> list[d
 def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.PathLike[str] = "run", *,
                  seed: int = 0, save_tensors: bool = False, synthetic_inputs: str | None = None,
                  dtype: str | None = None, project: str | None = None, cwd: str | None = None,
-                 timeout: float | None = None, force: bool = False, python: str | None = None,
-                 isolate: bool = True) -> RunRecord:
+                 timeout: float | None = DEFAULT_TIMEOUT, force: bool = False, python: str | None = None,
+                 isolate: bool = True, keep_output: bool = False) -> RunRecord:
     """Record ``spec`` (an ENTRY) on ``device`` for ``steps`` steps into the directory ``out``.
 
     Returns the written :class:`~mpsready.record.layout.RunRecord`. Raises
@@ -143,7 +150,11 @@ def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.P
 
     ``isolate=False`` runs the worker in this process instead of a child (for debugging and
     fast tests): the record is the same, but a crash of the step then kills the caller and
-    ``timeout`` is ignored.
+    ``timeout`` is ignored. ``timeout=None`` waits for ever.
+
+    The record holds statistics of tensors and the structure (types) of non-tensor batch values, never
+    their contents; the worker's output and warning texts are kept only with ``keep_output`` (the record
+    always counts the warnings by category, ``warning_counts``).
     """
     target, _ = split_spec(spec)
     if target.endswith(".py") and not (Path(cwd or os.getcwd()) / target).is_file():
@@ -170,22 +181,23 @@ def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.P
     if out_p.exists() and (not out_p.is_dir() or any(out_p.iterdir())):
         if not force:
             raise UsageError(f"output {out_p} exists and is not empty (use --force to replace a run record)")
-        if not (out_p / MANIFEST).exists() and any(out_p.iterdir()):
+        if not (out_p / MANIFEST).exists() and (not out_p.is_dir() or any(out_p.iterdir())):
             raise UsageError(f"--force only replaces a run record; {out_p} has no {MANIFEST}")
-        shutil.rmtree(out_p)
-    created = not out_p.exists()
-    try:
-        out_p.mkdir(parents=True, exist_ok=True)
-        (out_p / TENSORS).write_text("", encoding="utf-8")
-    except OSError as exc:  # checked before the step runs, so no work is lost
+    try:  # checked before the step runs, so no work is lost; the old record stays until the new one is complete
+        if out_p.parent.exists() and not out_p.parent.is_dir():
+            raise NotADirectoryError(20, "Not a directory")
+        out_p.parent.mkdir(parents=True, exist_ok=True)
+        partial = Path(tempfile.mkdtemp(prefix=f".{out_p.name}.partial-", dir=out_p.parent))
+        (partial / TENSORS).write_text("", encoding="utf-8")
+    except OSError as exc:
         raise UsageError(f"cannot create run record {out_p}: {exc.strerror or exc}") from None
     work = Path(tempfile.mkdtemp(prefix="mpsready-record-"))
     try:
         events_path = work / "events.jsonl"
-        worker_spec = {"entry": spec, "device": device, "steps": steps, "seed": seed, "out": str(out_p.resolve()),
+        worker_spec = {"entry": spec, "device": device, "steps": steps, "seed": seed, "out": str(partial.resolve()),
                        "events": str(events_path), "cwd": str(Path(cwd or os.getcwd()).resolve()),
                        "save_tensors": save_tensors, "float64": dtype == "float64", "synthetic": synthetic,
-                       "project": project}
+                       "project": project, "keep_output": keep_output}
         spec_path = work / "spec.json"
         spec_path.write_text(json.dumps(worker_spec), encoding="utf-8")
         env = dict(os.environ)
@@ -201,7 +213,8 @@ def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.P
         else:
             rc, timed_out = _spawn(python or sys.executable, spec_path, worker_spec["cwd"], env, stderr_path,
                                    timeout)
-        stderr_tail = stderr_path.read_text(encoding="utf-8", errors="replace")[-STDERR_TAIL:]
+        stderr_bytes = stderr_path.stat().st_size
+        stderr_tail = stderr_path.read_text(encoding="utf-8", errors="replace")[-STDERR_TAIL:] if keep_output else None
         events = read_events(events_path)
         for e in events:
             if e.get("event") in ("entry_error", "device_error"):
@@ -210,7 +223,8 @@ def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.P
         died = None
         if done is None:
             if timed_out:
-                died = f"killed after the --timeout of {timeout} s"
+                died = (f"killed after the --timeout of {timeout:g} s" if timeout != DEFAULT_TIMEOUT else
+                        f"killed after the default timeout of {timeout:g} s (raise it with --timeout)")
             elif rc < 0:
                 died = f"killed by {_signal_name(rc)}"
             else:
@@ -219,33 +233,123 @@ def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.P
         manifest = _manifest(events, stages, spec=spec, device=device, steps=steps, seed=seed, dtype=dtype,
                              save_tensors=save_tensors, synthetic_inputs=synthetic_inputs,
                              worker={"isolated": isolate, "returncode": rc, "crashed": done is None, "how": died,
-                                     "output_tail": stderr_tail})
+                                     "output_bytes": stderr_bytes,
+                                     # the step's printed output may hold research data: kept only on request
+                                     "output_tail": stderr_tail if keep_output else None})
         manifest = _finite(manifest)
-        manifest["tensor_count"] = _repair_tensors(out_p)
+        manifest["tensor_count"] = _repair_tensors(partial)
         from mpsready.record.rules import evaluate
 
-        manifest["findings"] = [f.to_dict() for f in evaluate(manifest, out_p)]
-        write_manifest(out_p, manifest)
+        manifest["findings"] = [f.to_dict() for f in evaluate(manifest, partial)]
+        write_manifest(partial, manifest)
+        _move_into_place(partial, out_p)
     except BaseException:
-        if created and not (out_p / MANIFEST).exists():
-            shutil.rmtree(out_p, ignore_errors=True)
+        shutil.rmtree(partial, ignore_errors=True)  # the previous record, if any, is untouched
         raise
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return RunRecord.open(out_p)
 
 
+def _move_into_place(partial: Path, out_p: Path) -> None:
+    """Rename the finished record to ``out_p``. A previous record there is renamed aside first and removed only
+    after the new one is in place: at every moment one complete record exists."""
+    old = None
+    if out_p.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{out_p.name}.old-", dir=out_p.parent))
+        os.replace(out_p, old / "record")
+    try:
+        os.replace(partial, out_p)
+    except BaseException:
+        if old is not None:
+            os.replace(old / "record", out_p)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
 def _spawn(python: str, spec_path: Path, cwd: str, env: dict[str, str], stderr_path: Path,
            timeout: float | None) -> tuple[int, bool]:
-    """Run the worker in a child process; ``(returncode, timed_out)`` (negative returncode: signal)."""
-    with stderr_path.open("wb") as err:
-        proc = subprocess.Popen([python, "-m", "mpsready.record.worker", str(spec_path)], cwd=cwd, env=env,
-                                stdout=err, stderr=subprocess.STDOUT)
-        try:
-            return proc.wait(timeout=timeout), False
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            return proc.wait(), True
+    """Run the worker in a child process; ``(returncode, timed_out)`` (negative returncode: signal).
+
+    The worker leads a new session (so its own process group, holding every process the step starts). The
+    group is killed on the timeout, on SIGTERM/SIGINT/SIGHUP to this process (which then re-raises as
+    :class:`Interrupted`), and after the worker exits (daemons the step left behind). The worker gets the read
+    end of a pipe whose write end only this process holds: when this process dies, the worker sees end of
+    file and kills its group (:func:`mpsready.record.worker.watch_parent`)."""
+    import threading
+
+    read_fd, write_fd = os.pipe()
+    env = dict(env, MPSREADY_PARENT_FD=str(read_fd))
+    got: list[int] = []
+    previous: dict[int, Any] = {}
+
+    def on_signal(signum, _frame):
+        got.append(signum)
+        _kill_group(proc.pid)
+        raise Interrupted(signum)
+
+    try:
+        with stderr_path.open("wb") as err:
+            proc = subprocess.Popen([python, "-m", "mpsready.record.worker", str(spec_path)], cwd=cwd, env=env,
+                                    stdout=err, stderr=subprocess.STDOUT, start_new_session=True,
+                                    pass_fds=(read_fd,), preexec_fn=_die_with_parent if _PRCTL else None)
+            os.close(read_fd)
+            read_fd = -1
+            if threading.current_thread() is threading.main_thread():
+                for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+                    previous[sig] = signal.signal(sig, on_signal)
+            try:
+                return proc.wait(timeout=timeout), False
+            except subprocess.TimeoutExpired:
+                _kill_group(proc.pid)
+                return proc.wait(), True
+            finally:
+                _kill_group(proc.pid)  # whatever the step started and left running
+                if proc.poll() is None:
+                    proc.wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        for fd in (read_fd, write_fd):
+            if fd >= 0:
+                os.close(fd)
+
+
+class Interrupted(BaseException):
+    """A signal reached ``mpsready record`` while the worker ran; the worker's group is already killed."""
+
+    def __init__(self, signum: int):
+        super().__init__(f"interrupted by {signal.Signals(signum).name}")
+        self.signum = signum
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # already gone
+
+
+def _load_prctl():
+    """libc's ``prctl`` on Linux (``None`` elsewhere, e.g. macOS, where the parent pipe alone is the watchdog)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _load_prctl()
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGTERM when the parent dies (the worker's handler then kills its group)."""
+    _PRCTL(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
 
 
 def _manifest(events: list[dict[str, Any]], stages: list[dict[str, Any]], *, spec: str, device: str, steps: int,
@@ -278,7 +382,8 @@ def _manifest(events: list[dict[str, Any]], stages: list[dict[str, Any]], *, spe
         memory={"source": (step_metrics[0].get("memory_source") if step_metrics else None),
                 "peak_bytes": max(peaks) if peaks else None},
         fallback=fallback, inputs=inputs, synthetic_inputs=synthetic_inputs, raw_tensors=save_tensors,
-        raw_dir=RAW_DIR if save_tensors else None, warnings=done.get("warnings", []), worker=worker,
+        raw_dir=RAW_DIR if save_tensors else None, warnings=done.get("warnings", []),
+        warning_counts=done.get("warning_counts", {}), worker=worker,
         # absent when the worker died before reporting them (unknown, not "none")
         **({"random_ops": done["random_ops"]} if isinstance(done.get("random_ops"), dict) else {}))
 

@@ -34,6 +34,9 @@ def cast_float64(obj: Any) -> Any:
     return obj
 
 
+_NEUTRAL = {"int": 0, "float": 0.0, "bool": False, "str": "", "bytes": b""}
+
+
 def synthesize(spec: Mapping[str, Any], generator: Any) -> Any:
     """``(inputs, target)`` built from a recorded ``inputs`` section (module docstring); target may be None."""
     tensors = {t["name"]: t for t in spec["tensors"]}
@@ -47,7 +50,10 @@ def synthesize(spec: Mapping[str, Any], generator: Any) -> Any:
         if kind in ("list", "tuple"):
             items = [build(v) for v in node["items"]]
             return items if kind == "list" else tuple(items)
-        return node.get("value")
+        # records keep a value's type, not its contents (older records kept "value"): replay a neutral one
+        if "value" in node:
+            return node["value"]
+        return _NEUTRAL.get(node.get("value_type"))
 
     inputs = build(spec["structure"]["inputs"])
     target = build(spec["structure"].get("target") or {"type": "value", "value": None})

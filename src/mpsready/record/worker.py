@@ -14,7 +14,8 @@ knows which stage was running:
 
 The spec (written by :func:`mpsready.record.recorder.record_entry`) has ``entry``, ``device``,
 ``steps``, ``seed``, ``out``, ``events``, ``cwd``, ``save_tensors``, ``float64``,
-``synthetic`` (the ``inputs`` section of a previous record, or null), ``project``.
+``synthetic`` (the ``inputs`` section of a previous record, or null), ``project``, ``keep_output``
+(keep warning texts; otherwise only ``warning_counts`` by category).
 """
 
 from __future__ import annotations
@@ -76,6 +77,35 @@ def seed_everything(seed: int) -> str:
     torch.manual_seed(seed)  # "Sets the seed for generating random numbers on all devices" (torch docs 2.13)
     how.append("torch.manual_seed (all devices)")
     return ", ".join(how) + " in the worker process, before the entry was called"
+
+
+def watch_parent() -> None:
+    """End this process group when the parent (``mpsready record``) dies.
+
+    The parent passes the read end of a pipe in ``MPSREADY_PARENT_FD`` and keeps the only write end: a
+    thread blocked on it wakes at end of file (the parent is gone, however it died) and kills the group,
+    which holds this worker and every process the step started. On Linux the parent also sets
+    ``PR_SET_PDEATHSIG`` to SIGTERM, handled here the same way. Portable: macOS has the pipe."""
+    import signal
+    import threading
+
+    def end_group(*_args: Any) -> None:
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+
+    fd = os.environ.pop("MPSREADY_PARENT_FD", None)
+    if fd is None or os.getpgrp() != os.getpid():  # not started by record_entry in its own group
+        return
+    signal.signal(signal.SIGTERM, end_group)
+
+    def wait() -> None:
+        try:
+            while os.read(int(fd), 1024):
+                pass
+        except OSError:
+            pass
+        end_group()
+
+    threading.Thread(target=wait, name="mpsready-parent-watch", daemon=True).start()
 
 
 def run(spec: dict[str, Any], mps_backend: Any = None) -> int:
@@ -141,10 +171,12 @@ def _run(spec: dict[str, Any], streams: Streams, mps_backend: Any) -> int:
 
     runner.observers = [obs]
     caught: list[str] = []
+    counts: dict[str, int] = {}
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         results = runner.run()
         for w in seen:
+            counts[w.category.__name__] = counts.get(w.category.__name__, 0) + 1
             msg = str(w.message)
             if msg not in caught:
                 caught.append(msg)
@@ -160,7 +192,9 @@ def _run(spec: dict[str, Any], streams: Streams, mps_backend: Any) -> int:
     }
     streams.event({"event": "done", "stages": [r.to_dict() for r in results], "fallback": fallback,
                    "random_ops": random_ops.to_dict(),
-                   "warnings": [m[:500] for m in caught[:50]],
+                   # warning texts may quote the user's data: only counts by category, unless asked
+                   "warnings": [m[:500] for m in caught[:50]] if spec.get("keep_output") else [],
+                   "warning_counts": dict(sorted(counts.items())),
                    "inputs": {"structure": obs.input_structure, "tensors": obs.input_specs}
                    if obs.input_structure else None})
     return 0
@@ -184,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(argv) != 1:
         print("usage: python -m mpsready.record.worker SPEC.json", file=sys.stderr)
         return 2
+    watch_parent()
     spec = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     return run(spec)
 
