@@ -39,3 +39,16 @@ def test_reader_accepts_its_own_seeds(name):
     target = TARGETS[name]
     for seed in target.seeds:
         target.run(seed)  # the seeds are valid input: no error at all, allowed or not
+
+
+@CI
+@given(st.lists(st.sampled_from(list("ab =-.;&|\t\n/$:") + ["pip", "install", "&&", "é"]), max_size=40).map("".join))
+def test_plain_split_is_what_shlex_gives(text):
+    import shlex
+
+    from mpsready.scan.sources.shell import _plain_words
+
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|")
+    lexer.whitespace_split = True
+    lexer.commenters = "#"
+    assert _plain_words(text) == list(lexer)

@@ -511,6 +511,7 @@ def _drop_own_packages(findings: list[Finding], files: list[ProjectFile]) -> lis
 def _apply_suppressions(findings: list[Finding], py_suppress, texts: dict[str, str], root: Path):
     kept, dropped = [], 0
     text_lines: dict[str, list[str]] = {}
+    line_codes: dict[tuple[str, int], list[str] | None] = {}
     for f in findings:
         path, line = f.location.path, f.location.line
         codes: list[str] | None = None
@@ -519,11 +520,16 @@ def _apply_suppressions(findings: list[Finding], py_suppress, texts: dict[str, s
                 cell = f.evidence.get("cell")
                 codes = py_suppress[path].get(f"{cell}:{f.evidence.get('cell_line')}" if cell else str(line))
             elif path in texts:
-                if path not in text_lines:  # split once per file, not once per finding (quadratic in the file)
+                # split once per file and read each line once, not once per finding: a notebook saved on one
+                # line holds thousands of findings on its line 1 (quadratic before)
+                if path not in text_lines:
                     text_lines[path] = texts[path].splitlines()
-                lines = text_lines[path]
-                if 0 < line <= len(lines) and "#" in lines[line - 1]:
-                    codes = parse_suppression(lines[line - 1].split("#", 1)[1])
+                key = (path, line)
+                if key not in line_codes:
+                    lines = text_lines[path]
+                    line_codes[key] = (parse_suppression(lines[line - 1].split("#", 1)[1])
+                                       if 0 < line <= len(lines) and "#" in lines[line - 1] else None)
+                codes = line_codes[key]
         if codes and ("*" in codes or f.code in codes or any(f.code.startswith(c) for c in codes if c.isalpha())):
             dropped += 1
             continue

@@ -46,15 +46,36 @@ _KINDS = {"tag:yaml.org,2002:int": "int", "tag:yaml.org,2002:float": "float", "t
           _STR: "str", _NULL: "NoneType"}
 
 
+MAX_FLOW_NESTING = 200  # without libyaml: PyYAML's Python scanner slows down with the square of the nesting
+
+
 def compose(text: str) -> yaml.Node | None:
     """The YAML node tree of ``text`` (PyYAML's safe composer), without building Python values: nodes keep
     their own line (``start_mark``), aliases stay shared nodes, and scalars stay text (a 5,000-digit
-    integer is never converted). Raises ``yaml.YAMLError`` or ``RecursionError`` (nesting)."""
-    loader = yaml.SafeLoader(text)
+    integer is never converted). Uses libyaml (``CSafeLoader``, linear, refuses nesting past 1,000 levels)
+    when PyYAML has it, else the Python composer behind a nesting check. Raises ``yaml.YAMLError`` or
+    ``RecursionError`` (nesting)."""
+    if getattr(yaml, "__with_libyaml__", False):
+        loader = yaml.CSafeLoader(text)
+    else:  # pragma: no cover - PyYAML wheels ship libyaml
+        if text.count("[") + text.count("{") > MAX_FLOW_NESTING and _flow_depth(text) > MAX_FLOW_NESTING:
+            raise RecursionError("flow collections nested too deeply")
+        loader = yaml.SafeLoader(text)
     try:
         return loader.get_single_node()
     finally:
         loader.dispose()
+
+
+def _flow_depth(text: str) -> int:
+    depth = deepest = 0
+    for ch in text:
+        if ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+    return deepest
 
 
 def _line(node: yaml.Node) -> int:
@@ -108,7 +129,11 @@ class CondaSource(DependencySource):
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             line = mark.line + 1 if mark is not None else None
-            result.findings.append(RawFinding(I.BROKEN_YAML, relpath, line, f"YAML does not parse: {str(exc).splitlines()[0]}"))
+            if "maximum nesting depth" in str(exc):  # libyaml's own limit (1,000 levels)
+                result.findings.append(RawFinding(I.BROKEN_YAML, relpath, line, "YAML nested too deeply to read"))
+            else:
+                result.findings.append(RawFinding(I.BROKEN_YAML, relpath, line,
+                                                  f"YAML does not parse: {str(exc).splitlines()[0]}"))
             return result
         except RecursionError:  # PyYAML composes nested collections recursively
             result.findings.append(RawFinding(I.BROKEN_YAML, relpath, None, "YAML nested too deeply to read"))
