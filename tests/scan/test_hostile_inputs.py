@@ -237,18 +237,19 @@ def test_reader_bug_keeps_what_was_read(monkeypatch, write_project):
 
 
 @pytest.mark.parametrize("text,expected", [
-    ("*.log\nbuild/\n", ["keep.py", "src/a.py"]),
-    ("*.py\n!keep.py\n", ["keep.py"]),
-    ("", ["build/gen.py", "debug.log.py", "keep.py", "src/a.py"]),
+    ("gen_*.py\nbuild/\n", ["keep.py", "src/a.py"]),
+    ("*.py\n!keep.py\n", ["keep.py"]),  # a later negation re-includes
+    ("/a.py\n", ["build/gen.py", "gen_x.py", "keep.py", "src/a.py"]),  # anchored: only a root a.py
+    ("src\n", ["build/gen.py", "gen_x.py", "keep.py"]),
+    ("", ["build/gen.py", "gen_x.py", "keep.py", "src/a.py"]),
 ])
 def test_gitignore_is_respected(write_project, text, expected):
-    root = write_project({".gitignore": text, "keep.py": "x = 1\n", "src/a.py": "x = 1\n", "build/gen.py": "x = 1\n",
-                          "debug.log.py": "x = 1\n"})
-    (root / "debug.log.py").rename(root / ("debug.log" if "*.log" in text else "debug.log.py"))
-    r = scan_path(root)
-    assert r.files_scanned == len(expected)
     from mpsready.scan.walker import walk
+
+    root = write_project({".gitignore": text, "keep.py": "x = 1\n", "src/a.py": "x = 1\n", "build/gen.py": "x = 1\n",
+                          "gen_x.py": "x = 1\n"})
     assert [f.relpath for f in walk(root, max_file_size=10**6).files] == expected
+    assert scan_path(root).files_scanned == len(expected)
 
 
 def test_nested_gitignore_and_no_gitignore(write_project):

@@ -110,5 +110,6 @@ def with_project_config(config: ScanConfig, root: Path, explicit: set[str] | fro
             elif "max_file_size" not in explicit:
                 changes["max_file_size"] = value
         else:
-            problems.append(RawFinding(I.MALFORMED_CONFIG, "pyproject.toml", None, f"[tool.mpsready] unknown key {short_repr(key)}"))
+            problems.append(RawFinding(I.MALFORMED_CONFIG, "pyproject.toml", None,
+                                       f"[tool.mpsready] unknown key {short_repr(key)}"))
     return config.replace(**changes, problems=tuple(problems))
