@@ -80,12 +80,25 @@ KINDS = ["requirements", "pyproject", "setup.py", "setup.cfg", "conda", "Pipfile
 
 CHILD = """
 import json, resource, sys, time
+
+
+def peak_mb():
+    # VmHWM (Linux) is this process's own high-water mark; ru_maxrss also counts the parent's size at fork
+    try:
+        for line in open("/proc/self/status"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return r / 2**20 if sys.platform == "darwin" else r / 1024
+
 from mpsready.scan import ScanConfig, scan_path
 t, c = time.perf_counter(), time.process_time()
 r = scan_path(sys.argv[1], ScanConfig(cache_dir=None, jobs=1))
 dt, dc = time.perf_counter() - t, time.process_time() - c
 print(json.dumps({"wall": dt, "seconds": dc, "findings": len(r.findings), "deps": len(r.dependencies),
-                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "rss_mb": peak_mb()}))
 """
 
 
