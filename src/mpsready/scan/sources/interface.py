@@ -140,7 +140,7 @@ def read_source(source: DependencySource, relpath: str, text: str, files: Projec
     result = SourceResult()
     try:
         source.collect(relpath, text, files, result)
-    except (Exception, RecursionError, MemoryError) as exc:
+    except Exception as exc:  # includes RecursionError and MemoryError
         why = str(exc).splitlines()[0][:200] if str(exc) else ""
         result.findings.append(RawFinding(
             I.READER_FAILED, relpath, None,

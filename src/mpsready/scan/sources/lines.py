@@ -61,7 +61,7 @@ class LineIndex:
         self._at: dict[str, list[int]] = {}
         self._keys: dict[str, list[int]] = {}
         self.lines = 0
-        for n, raw in enumerate(text.splitlines(), 1):
+        for n, raw in enumerate(text.split("\n"), 1):  # parsers count lines at "\n" only (not at \x0c, \u2028)
             self.lines = n
             line = raw.strip()
             if not line:

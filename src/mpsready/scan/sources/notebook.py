@@ -43,7 +43,7 @@ class _FileLines:
         self._at: dict[str, list[int]] = {}
         if self.one_line:
             return
-        for n, raw in enumerate(text.splitlines(), 1):
+        for n, raw in enumerate(text.split("\n"), 1):  # as json counts lines
             line = raw.strip()
             if line.endswith(","):
                 line = line[:-1].rstrip()

@@ -63,12 +63,12 @@ class Loaded:
 
 def read(text: str) -> Loaded:
     """Parse ``text`` with the limits above; never raises."""
-    lines = text.splitlines(keepends=True)
+    lines = text.split("\n")  # tomllib counts lines at "\n" only
     blanked = [n for n, line in enumerate(lines, 1) if _too_deep(line)]
     if blanked:
         for n in blanked:
-            lines[n - 1] = "\n"
-        text = "".join(lines)
+            lines[n - 1] = ""
+        text = "\n".join(lines)
     try:
         doc = loads(text)
     except TOMLDecodeError as exc:
