@@ -132,3 +132,20 @@ def test_keep_output_keeps_texts(tmp_path):
     assert rec.manifest["warnings"] == ["odd sample patient-42"]
     assert "PRIVATE-PRINT patient-42" in rec.manifest["worker"]["output_tail"]
     assert rec.manifest["warning_counts"] == {"UserWarning": 2}
+
+
+def test_warning_counts_reach_the_summary_and_the_report(tmp_path, capsys):
+    from mpsready.cli import main
+    from mpsready.record.render import render_terminal
+
+    rec = record_entry(f"{ENTRIES}:with_private_values", device="cpu", steps=2, out=tmp_path / "r", cwd=str(HERE))
+    from rich.console import Console
+
+    console = Console(width=200, file=open(tmp_path / "summary.txt", "w"))
+    render_terminal(rec, console)
+    console.file.close()
+    assert "warnings: 3 UserWarning (texts kept only with --keep-output)" in (tmp_path / "summary.txt").read_text()
+    assert main(["report", "--record", str(rec.path), "--format", "md", "--out", str(tmp_path / "rep")]) in (0, 1)
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "Warnings in the run on cpu: 3 UserWarning (counts; the record keeps texts only with --keep-output)." in md
+    assert "patient-42" not in md

@@ -39,5 +39,16 @@ def render_terminal(rec: RunRecord, console: Any = None) -> None:
     if fb.get("checked"):
         calls = fb.get("calls") or {}
         console.print("CPU fallback calls: " + (", ".join(f"{k}={v}" for k, v in calls.items()) or "none"))
+    counts = m.get("warning_counts") or {}
+    if counts:
+        console.print(f"warnings: {warning_summary(counts)}" + ("" if m.get("warnings") else
+                                                               " (texts kept only with --keep-output)"))
     for f in m.get("findings", []):
         console.print(f"[bold]{f['code']}[/bold] {f['severity']} ({f['basis']}): {f['message']}")
+
+
+def warning_summary(counts: dict[str, Any]) -> str:
+    """``{"UserWarning": 3}`` as ``3 UserWarning``, most frequent first."""
+    items = sorted(((n, c) for c, n in counts.items() if isinstance(n, int) and not isinstance(n, bool)),
+                   key=lambda x: (-x[0], x[1]))
+    return ", ".join(f"{n} {c}" for n, c in items)

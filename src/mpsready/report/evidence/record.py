@@ -34,6 +34,7 @@ class RecordEvidence:
     raw_tensors: bool
     env: env_adapter.EnvEvidence | None
     findings: list[Finding] = field(default_factory=list)  # the record stage's own (ENV2xx, OPS2xx, PRF1xx)
+    warning_counts: dict[str, int] = field(default_factory=dict)  # warnings seen in the run, by category
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -116,6 +117,8 @@ def from_manifest(m: dict[str, Any], source: str) -> RecordEvidence:
         raw_tensors=bool(m.get("raw_tensors")),
         env=env,
         findings=findings_of(m),
+        warning_counts={str(k): v for k, v in (m.get("warning_counts") or {}).items() if as_int(v)}
+        if isinstance(m.get("warning_counts"), dict) else {},
         raw=m,
     )
 

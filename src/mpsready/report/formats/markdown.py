@@ -94,6 +94,12 @@ def _outlook(report: Report) -> list[str]:
                        f"{mem} | {seconds(t.projected_seconds)} |")
         out += ["", "Projections assume the real job runs the same step as the representative one "
                 "(batch and model size)."]
+    for rec in report.evidence.records:
+        if rec.warning_counts:
+            from mpsready.record.render import warning_summary
+
+            out.append(f"\nWarnings in the run on {rec.device}: {warning_summary(rec.warning_counts)} "
+                       "(counts; the record keeps texts only with --keep-output).")
     if o.fallback_share is not None:
         out.append(f"\nCPU-fallback share of step time: {o.fallback_share:.0%} ({o.fallback_basis.value}).")
     if o.mac_memory_bytes:
