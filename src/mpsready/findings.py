@@ -86,9 +86,9 @@ class Scope(str, enum.Enum):
 
 @dataclass(frozen=True)
 class Location:
-    """Where a finding applies. File positions are 1-based lines and 1-based columns; ``end_line`` and
-    ``end_column`` (inclusive line, exclusive column, as Python's ``ast`` gives ``end_lineno`` and
-    ``end_col_offset``) are set when the finding spans a syntax-tree node."""
+    """Where a finding applies. File positions are 1-based lines and 1-based columns (for Python code,
+    ``ast``'s UTF-8 byte offset + 1). ``end_line``/``end_column`` are set when the finding spans a
+    syntax-tree node: ``ast``'s ``end_lineno`` and ``end_col_offset`` + 1, the column just past the node."""
 
     path: str | None = None
     line: int | None = None
