@@ -141,7 +141,7 @@ class CheckPipeline:
     """Runs the stages for ``project`` into ``out``; :meth:`run` returns the evidence."""
 
     def __init__(self, project: str | os.PathLike[str], out: str | os.PathLike[str], entry: str | None = None,
-                 baseline: str | os.PathLike[str] | None = None, steps: int = 3,
+                 baseline: str | os.PathLike[str] | None = None, steps: int = 6,
                  devices: list[str] | None = None, progress: Progress | None = None):
         self.project = Path(project).resolve()
         self.out = Path(out).resolve()
