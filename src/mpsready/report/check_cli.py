@@ -89,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
     from mpsready.report.formats.terminal import print_report
 
     report, written, _ = run_check(args.path, args.out, args.entry, args.baseline, args.record_steps,
-                                   args.situation, args.job_steps, args.mac_memory_gb, args.time_budget_hours)
+                                   args.situation, args.job_steps, args.mac_memory_gb, args.time_budget_hours,
+                                   quiet=getattr(args, "quiet", False))  # -q: no stage status lines on stderr
     print_report(report)
     print_written(written)
     return exit_code(report.verdict.verdict, args.fail_on)
