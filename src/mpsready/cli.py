@@ -41,15 +41,20 @@ SUBCOMMANDS = (
 DEBUG_ENV = "MPSREADY_DEBUG"  # set to 1: print the traceback of an internal error, as -v does
 
 
+GLOBAL_FLAGS = (
+    (("-q", "--quiet"), "no progress or status lines on stderr (results and errors still print)"),
+    (("-v", "--verbose"), f"more detail on stderr, including the traceback of an internal error (also {DEBUG_ENV}=1)"),
+)
+
+
 def _add_global_flags(parser: argparse.ArgumentParser, default) -> None:
     # The subcommand's copy uses SUPPRESS as default so that `mpsready -v scan .` keeps the flag given
     # before the subcommand; argparse lets a subparser's defaults overwrite the main parser's otherwise.
+    # A subcommand that defines one of these strings itself keeps its own meaning for it.
     group = parser.add_argument_group("global options")
-    group.add_argument("-q", "--quiet", action="store_true", default=default,
-                       help="no progress or status lines on stderr (results and errors still print)")
-    group.add_argument("-v", "--verbose", action="store_true", default=default,
-                       help=f"more detail on stderr, including the traceback of an internal error "
-                            f"(also {DEBUG_ENV}=1)")
+    for flags, text in GLOBAL_FLAGS:
+        if not any(f in parser._option_string_actions for f in flags):
+            group.add_argument(*flags, action="store_true", default=default, help=text)
 
 
 def build_parser() -> argparse.ArgumentParser:

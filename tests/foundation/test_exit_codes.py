@@ -63,3 +63,18 @@ def test_exit_3_from_a_real_process(tmp_path):
                           env={"PATH": "/usr/bin:/bin"})
     assert proc.returncode == 3
     assert proc.stderr == f"mpsready scan: internal error: RuntimeError: disk on fire {HINT}\n"
+
+
+def test_global_flags_before_or_after_any_command_and_no_clash(capsys):
+    import argparse
+
+    from mpsready.cli import _add_global_flags, build_parser
+
+    parser = build_parser()
+    assert parser.parse_args(["-q", "rules"]).quiet is True
+    assert parser.parse_args(["rules", "-v"]).verbose is True
+    assert parser.parse_args(["rules"]).verbose is False
+    own = argparse.ArgumentParser()
+    own.add_argument("-v", "--version-of", dest="mine")  # a subcommand with its own -v keeps it
+    _add_global_flags(own, argparse.SUPPRESS)
+    assert vars(own.parse_args(["-v", "x", "-q"])) == {"mine": "x", "quiet": True}
