@@ -60,9 +60,14 @@ class _Pipe:
         cmd_r, self._cmd_w = os.pipe()
         self._res_r, res_w = os.pipe()
 
-        def wire():  # in the child, before exec: the pipe ends become fds 3 and 4
-            os.dup2(cmd_r, 3)
-            os.dup2(res_w, 4)
+        def wire():  # in the child, before exec: the pipe ends become fds 3 and 4, open across exec
+            import fcntl
+
+            # via copies at 10+ first: a pipe end may itself be fd 3 or 4, and dup2(fd, fd) would keep its
+            # close-on-exec flag (or one end would overwrite the other)
+            high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in (cmd_r, res_w)]
+            os.dup2(high[0], 3)
+            os.dup2(high[1], 4)
 
         self.proc = subprocess.Popen(
             [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
