@@ -6,7 +6,7 @@ Stage CLI modules import nothing heavy (no torch) at import time so that
 ``mpsready scan`` stays fast and works without PyTorch.
 
 Global flags, accepted before or after the subcommand: ``-q/--quiet`` (no progress or status lines on
-stderr) and ``-v/--verbose`` (more detail; the traceback of an internal error). Exit codes
+stderr) and ``-v/--verbose`` (the traceback of an internal error; ``scan`` adds per-path counts). Exit codes
 (:class:`~mpsready.errors.ExitCode`): 0 clean, 1 findings at or above the threshold, 2 usage or input
 error, 3 internal error. Exit 3 is decided here, once, for every subcommand: any unexpected exception
 prints one line naming it, and its traceback only with ``-v`` or ``MPSREADY_DEBUG=1``.
@@ -43,7 +43,8 @@ DEBUG_ENV = "MPSREADY_DEBUG"  # set to 1: print the traceback of an internal err
 
 GLOBAL_FLAGS = (
     (("-q", "--quiet"), "no progress or status lines on stderr (results and errors still print)"),
-    (("-v", "--verbose"), f"more detail on stderr, including the traceback of an internal error (also {DEBUG_ENV}=1)"),
+    (("-v", "--verbose"), f"the traceback of an internal error (also {DEBUG_ENV}=1); scan also prints per-path "
+                          "counts on stderr"),
 )
 
 

@@ -145,3 +145,12 @@ def test_scan_never_imports_torch():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={"PYTHONPATH": str(src)}).stdout
     assert out.strip() == "[]"
+
+
+def test_many_paths_terminal_and_markdown_have_one_section_each(capsys):
+    code, out, _ = run(capsys, str(FIXTURES / "code"), str(FIXTURES / "kernels"), "--format", "md")
+    assert [line for line in out.splitlines() if line.startswith("# mpsready scan: ")] == [
+        f"# mpsready scan: `{FIXTURES / 'code'}`", f"# mpsready scan: `{FIXTURES / 'kernels'}`"]
+    code, out, _ = run(capsys, str(FIXTURES / "code"), str(FIXTURES / "kernels"))
+    assert out.count("mpsready scan summary (predicted: static analysis, nothing was run)") == 2
+    assert f"mpsready scan {FIXTURES / 'code'}" in out and f"mpsready scan {FIXTURES / 'kernels'}" in out
