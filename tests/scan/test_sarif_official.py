@@ -242,3 +242,13 @@ def test_percent_encoded_uri_stays_valid(tmp_path):
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in doc["runs"][0]["results"]}
     assert "my%20dir/tr%23ain.py" in uris
     assert os.path.isfile(repo / "my dir" / "tr#ain.py")
+
+
+def test_a_symlink_loop_finding_stays_on_the_link(tmp_path):
+    repo = make_repo(tmp_path, {"pkg/a.py": "print(1)\n", "requirements.txt": "numpy\n"})
+    os.symlink("..", repo / "pkg" / "loop")
+    doc = sarif_of(repo)
+    validate(doc)
+    [res] = [r for r in doc["runs"][0]["results"] if r["ruleId"] == "INP104"]
+    assert res["locations"][0]["physicalLocation"] == {
+        "artifactLocation": {"uri": "pkg/loop", "uriBaseId": "SRCROOT"}, "region": {"startLine": 1}}

@@ -67,8 +67,8 @@ class Locator:
         path = self.scan_dir / (rel or ".")
         if path.is_file():
             return rel
-        if not path.is_dir():
-            return rel  # vanished or unreadable: keep what the finding says
+        if path.is_symlink() or not path.is_dir():
+            return rel  # a link (INP104 loops), vanished or unreadable: keep what the finding says
         for folder, dirs, names in os.walk(path):
             dirs[:] = sorted(d for d in dirs if not d.startswith("."))
             names = sorted(n for n in names if os.path.isfile(os.path.join(folder, n))
