@@ -120,3 +120,13 @@ def test_no_absolute_local_paths_in_title_or_inputs(tmp_path, monkeypatch):
     assert "- scan: scan.json" in md and "- records: records/cpu" in md
     assert "/home/ana" not in md + page and str(tmp_path) not in md + page
     assert shown_path("/elsewhere/deep/records/cuda") == ".../records/cuda"
+
+
+def test_check_stops_with_exit_2_on_an_unknown_code_in_the_project_config(tmp_path, capsys):
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.mpsready]\nselect = ["FOO"]\n')
+    assert main(["check", str(proj), "--out", str(tmp_path / "out"), "-q"]) == 2
+    assert capsys.readouterr().err.endswith(
+        "[tool.mpsready] select: unknown rule code or prefix 'FOO'; give a code such as API101 or a prefix "
+        "(DEP, EXT, API, DTY, OPS, NUM, PRF, ENV, INP); `mpsready rules` lists them\n")
