@@ -69,7 +69,8 @@ def check_codes(patterns: tuple[str, ...] | list[str], where: str) -> None:
 
 def with_project_config(config: ScanConfig, root: Path, explicit: set[str] | frozenset[str] = frozenset()) -> ScanConfig:
     """``config`` updated from ``root/pyproject.toml`` ``[tool.mpsready]``; fields named in ``explicit``
-    (set on the command line) win. Bad entries become INP108/INP111 findings in ``config.problems``."""
+    (set on the command line) win. Bad entries become INP108/INP111 findings in ``config.problems``; an
+    unknown rule code or prefix in ``select``/``ignore`` raises :class:`~mpsready.errors.UsageError`."""
     path = root / "pyproject.toml"
     if not config.read_project_config or not path.is_file():
         return config
