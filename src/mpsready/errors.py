@@ -11,6 +11,7 @@ class ExitCode(enum.IntEnum):
     OK = 0  # nothing at or above the threshold
     FINDINGS = 1  # findings at or above the threshold (or a comparison out of tolerance)
     USAGE = 2  # usage or input error
+    INTERNAL = 3  # an unexpected exception inside mpsready (a bug): one line, the traceback with -v
 
 
 class UsageError(Exception):

@@ -86,13 +86,17 @@ class Scope(str, enum.Enum):
 
 @dataclass(frozen=True)
 class Location:
-    """Where a finding applies. File positions are 1-based lines and 1-based columns."""
+    """Where a finding applies. File positions are 1-based lines and 1-based columns (for Python code,
+    ``ast``'s UTF-8 byte offset + 1). ``end_line``/``end_column`` are set when the finding spans a
+    syntax-tree node: ``ast``'s ``end_lineno`` and ``end_col_offset`` + 1, the column just past the node."""
 
     path: str | None = None
     line: int | None = None
     column: int | None = None
     operator: str | None = None  # an aten overload such as "aten::add.Tensor"
     stage: str | None = None  # a pipeline or step stage such as "backward"
+    end_line: int | None = None
+    end_column: int | None = None
 
     def __str__(self) -> str:
         parts = []
@@ -114,7 +118,7 @@ class Location:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Location":
-        return cls(**{k: d.get(k) for k in ("path", "line", "column", "operator", "stage")})
+        return cls(**{k: d.get(k) for k in ("path", "line", "column", "operator", "stage", "end_line", "end_column")})
 
 
 @dataclass(frozen=True)

@@ -77,7 +77,8 @@ def trace_doc(ops=CLEAN_OPS, findings=(), device="cpu", fallback_share=None) -> 
                     findings=list(findings), summary=summary)
 
 
-def write_record(path: Path, device="cpu", failed_stage=None, losses=(2.3, 2.1, 1.9), seconds=(0.5, 0.1, 0.1),
+def write_record(path: Path, device="cpu", failed_stage=None, losses=(2.3, 2.1, 1.9, 1.8, 1.7, 1.6),
+                 seconds=(0.5, 0.1, 0.1, 0.1, 0.1, 0.1),
                  peak=None, fallback=None, raw=False, env=None, error_type="NotImplementedError",
                  error="The operator 'aten::foo' is not currently implemented for the MPS device.",
                  whole=False) -> Path:

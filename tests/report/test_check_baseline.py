@@ -22,6 +22,7 @@ def test_check_with_a_baseline_runs_compare_and_embeds_its_plots(tmp_path, capsy
     record_entry(DEMO_ENTRY, device="cpu", steps=3, out=baseline, cwd=str(project))
     out = tmp_path / "out"
     code = main(["check", str(project), "--entry", DEMO_ENTRY, "--baseline", str(baseline), "--out", str(out),
+                 "--record-steps", "3",  # as many steps as the baseline, so the two records match
                  "--situation", "prototype"])
     doc = json.loads((out / "report.json").read_text())
     assert code == 1

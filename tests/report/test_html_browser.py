@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import html.parser
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -52,10 +54,10 @@ def demo_like_report(tmp_path: Path):
         env=env.from_doc(fx.env_doc()),
         trace=trace.from_doc(fx.trace_doc(fx.CLEAN_OPS + [fx.op("aten::_ctc_loss", "fallback", 2, "2.14")],
                                           fallback_share=0.2)),
-        records=[record.load(fx.write_record(tmp_path / "cpu", "cpu", losses=(2.3, 2.2, 2.0, 1.9),
-                                             seconds=(.5, .1, .12, .11))),
-                 record.load(fx.write_record(tmp_path / "cuda", "cuda", losses=(2.3, 2.2, 2.01, 1.92),
-                                             seconds=(.05, .01, .012, .011), peak=2**30))],
+        records=[record.load(fx.write_record(tmp_path / "cpu", "cpu", losses=(2.3, 2.2, 2.0, 1.9, 1.85, 1.8),
+                                             seconds=(.5, .1, .12, .11, .1, .13))),
+                 record.load(fx.write_record(tmp_path / "cuda", "cuda", losses=(2.3, 2.2, 2.01, 1.92, 1.86, 1.8),
+                                             seconds=(.05, .01, .012, .011, .01, .013), peak=2**30))],
         compare=compare.from_doc(fx.compare_doc("cuda", "cpu", failed=1, losses_a=(2.3, 2.2, 2.0, 1.9),
                                                 losses_b=(2.3, 2.2, 2.01, 1.92))))
     return build_report(ev, job_steps=20000)
@@ -82,3 +84,44 @@ def test_html_report_renders_in_chromium(tmp_path):
     assert "http://" not in dom.replace("http://www.w3.org", "") and "https://" not in dom
     assert "PyTorch 2.14 fixes the one operator" in c.by_id["would-change"]["text"]
     assert shot.stat().st_size > 20_000 and shot.read_bytes().startswith(b"\x89PNG")
+
+
+def _keep(shot: Path) -> None:
+    """MPSREADY_SCREENSHOTS=DIR keeps the screenshots to look at (the issue asks a person to)."""
+    keep = os.environ.get("MPSREADY_SCREENSHOTS")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, Path(keep) / shot.name)
+
+
+def test_readable_on_a_390_px_phone_and_a_1400_px_desktop(tmp_path):
+    # at 390 px the page used to be laid out 1,046 px wide (860 px in this emulation): tables and plots cut off
+    paths = write_report(demo_like_report(tmp_path), tmp_path / "out", ("html",))
+    phone = browser.layout(paths["html"], 390, tmp_path / "report-390.png")
+    assert (phone["viewport"], phone["scroll_width"], phone["main_width"], phone["too_wide"]) == (390, 390, 390, [])
+    assert (phone["checklist_display"], phone["timings_display"]) == ("block", "block")  # rows become cards
+    assert phone["smallest_text_px"] >= 14
+    desk = browser.layout(paths["html"], 1400, tmp_path / "report-1400.png")
+    assert (desk["viewport"], desk["scroll_width"], desk["main_width"], desk["too_wide"]) == (1400, 1400, 1096, [])
+    assert (desk["checklist_display"], desk["timings_display"]) == ("table", "table")
+    for shot in ("report-390.png", "report-1400.png"):
+        data = (tmp_path / shot).read_bytes()
+        assert data.startswith(b"\x89PNG") and len(data) > 50_000
+        _keep(tmp_path / shot)
+
+
+def test_plots_notice_title_and_inputs_in_chromium(tmp_path):
+    report = demo_like_report(tmp_path)
+    report.project = str(tmp_path / "labs" / "proj")
+    from mpsready.report.formats import html as html_fmt
+    from mpsready.report.formats.common import PLOTS_SKIPPED_NO_MATPLOTLIB
+
+    page = tmp_path / "report.html"
+    page.write_text(html_fmt.render(report, {}, plots_note=PLOTS_SKIPPED_NO_MATPLOTLIB), encoding="utf-8")
+    dom = browser.render(page, tmp_path / "shot.png")
+    c = _Collect()
+    c.feed(dom)
+    assert c.by_id["plots-note"]["text"] == "Plots skipped: matplotlib is not installed (pip install 'mpsready[report]')."
+    assert "<title>mpsready report: proj</title>" in dom
+    assert str(tmp_path) not in dom  # neither the project nor the run records by their absolute paths
+    assert c.imgs == []

@@ -31,11 +31,74 @@ def test_bad_option_exits_2(capsys):
 
 
 def test_select_and_ignore_codes_and_prefixes(capsys):
-    code, out, _ = run(capsys, str(FIXTURES / "code"), "--format", "json", "--select", "API1,DTY", "--ignore", "API101,API103")
+    code, out, _ = run(capsys, str(FIXTURES / "code"), "--format", "json", "--select", "DTY", "--ignore", "API101,API103")
     codes = sorted({f["code"] for f in json.loads(out)["findings"]})
-    assert codes == ["DTY101", "DTY102", "DTY103", "DTY104"]  # 'API1' is not an alphabetic prefix: it selects nothing
-    code, out, _ = run(capsys, str(FIXTURES / "code"), "--format", "json", "--select", "API", "--ignore", "API1")
-    assert all(f["code"].startswith("API") for f in json.loads(out)["findings"])
+    assert codes == ["DTY101", "DTY102", "DTY103", "DTY104"]
+    code, out, _ = run(capsys, str(FIXTURES / "code"), "--format", "json", "--select", "API", "--ignore", "API101")
+    assert sorted({f["code"] for f in json.loads(out)["findings"]}) == [
+        "API102", "API103", "API104", "API105", "API106", "API107", "API108", "API110", "API111", "API112", "API113",
+        "API114", "API115"]
+
+
+PREFIX_LIST = "DEP, EXT, API, DTY, OPS, NUM, PRF, ENV, INP"
+
+
+def test_unknown_codes_and_prefixes_fail_closed_with_exit_2(capsys):
+    # the gate used to fail open: --select FOO exited 0 ("runs on Mac"), --ignore API10 was ignored silently
+    for flag, value in (("--select", "FOO"), ("--ignore", "API10"), ("--select", "API1,DTY"), ("--ignore", "api999")):
+        code, out, err = run(capsys, str(FIXTURES / "code"), "--format", "json", flag, value)
+        bad = {"API1,DTY": "API1", "api999": "API999"}.get(value, value)
+        assert (code, out) == (2, "")
+        assert err == (f"mpsready scan: error: {flag}: unknown rule code or prefix {bad!r}; give a code such as "
+                       f"API101 or a prefix ({PREFIX_LIST}); `mpsready rules` lists them\n")
+
+
+def test_unknown_code_in_project_config_is_a_usage_error(capsys, write_project):
+    root = write_project({"pyproject.toml": '[project]\nname = "x"\n\n[tool.mpsready]\nignore = ["API10"]\n',
+                          "a.py": "import torch\ntorch.ones(1).cuda()\n"})
+    code, out, err = run(capsys, str(root), "--format", "json")
+    assert (code, out) == (2, "")
+    assert err == (f"mpsready scan: error: {root / 'pyproject.toml'} [tool.mpsready] ignore: unknown rule code or "
+                   f"prefix 'API10'; give a code such as API101 or a prefix ({PREFIX_LIST}); `mpsready rules` lists "
+                   "them\n")
+    # --no-config skips the table, and with it the error
+    assert run(capsys, str(root), "--no-config")[0] == 1
+
+
+def test_exit_zero_and_worst_exit_code_over_many_paths(capsys, write_project, tmp_path):
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    (clean / "requirements.txt").write_text("numpy\n")
+    assert run(capsys, str(clean))[0] == 0
+    assert run(capsys, str(clean), str(FIXTURES / "code"))[0] == 1  # the worst of the paths
+    assert run(capsys, str(FIXTURES / "code"), "--exit-zero")[0] == 0
+    code, _, err = run(capsys, str(FIXTURES / "code"), "--exit-zero", "--select", "FOO")
+    assert code == 2  # --exit-zero never hides a usage error
+    code, out, err = run(capsys, str(clean), str(tmp_path / "nope"))
+    assert (code, out) == (2, "")  # every path is checked before any is scanned
+
+
+def test_many_paths_json_lines_one_document_per_path(capsys, tmp_path):
+    code, out, _ = run(capsys, str(FIXTURES / "code"), str(FIXTURES / "kernels"), str(FIXTURES / "deps_req"),
+                       "--format", "json")
+    docs = [json.loads(line) for line in out.splitlines()]
+    assert [d["root"] for d in docs] == [str(FIXTURES / n) for n in ("code", "kernels", "deps_req")]
+    assert [d["outlook"]["verdict"] for d in docs] == ["mac_for_dev", "stay_on_cuda", "mac_for_dev"]
+    assert code == 1
+    target = tmp_path / "many.sarif"
+    run(capsys, str(FIXTURES / "code"), str(FIXTURES / "kernels"), "--format", "sarif", "-o", str(target))
+    runs = json.loads(target.read_text())["runs"]
+    assert [r["automationDetails"]["id"] for r in runs] == ["mpsready/tests/scan/fixtures/code/",
+                                                             "mpsready/tests/scan/fixtures/kernels/"]
+
+
+def test_quiet_and_verbose(capsys):
+    code, out, err = run(capsys, str(FIXTURES / "code"), "--format", "json", "-q")
+    assert err == "" and json.loads(out)["outlook"]["verdict"] == "mac_for_dev"
+    code, out, err = run(capsys, str(FIXTURES / "code"), "--format", "json", "-v")
+    assert err.startswith(f"mpsready scan {FIXTURES / 'code'}: ") and err.endswith(" s; 0 from the cache; 1 suppressed\n")
+    assert main(["-v", "scan", str(FIXTURES / "code"), "--no-cache", "--format", "json"]) == 1  # before the command
+    assert "files," in capsys.readouterr().err
 
 
 def test_output_file_and_formats(capsys, tmp_path):
@@ -82,3 +145,12 @@ def test_scan_never_imports_torch():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={"PYTHONPATH": str(src)}).stdout
     assert out.strip() == "[]"
+
+
+def test_many_paths_terminal_and_markdown_have_one_section_each(capsys):
+    code, out, _ = run(capsys, str(FIXTURES / "code"), str(FIXTURES / "kernels"), "--format", "md")
+    assert [line for line in out.splitlines() if line.startswith("# mpsready scan: ")] == [
+        f"# mpsready scan: `{FIXTURES / 'code'}`", f"# mpsready scan: `{FIXTURES / 'kernels'}`"]
+    code, out, _ = run(capsys, str(FIXTURES / "code"), str(FIXTURES / "kernels"))
+    assert out.count("mpsready scan summary (predicted: static analysis, nothing was run)") == 2
+    assert f"mpsready scan {FIXTURES / 'code'}" in out and f"mpsready scan {FIXTURES / 'kernels'}" in out

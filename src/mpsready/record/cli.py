@@ -1,7 +1,10 @@
 """``mpsready record ENTRY --device D --steps N --out PATH``: a run record of the step on one device.
 
 Exit codes: 0 every stage passed or was skipped; 1 a stage failed or crashed; 2 usage/input
-error (bad ENTRY, device not available here, float64 on MPS, existing output).
+error (PyTorch not importable here, bad ENTRY, device not available here, float64 on MPS, existing output).
+
+The default of 6 steps gives the time table 5 measured steps: step 0 is left out as warm-up
+(:mod:`mpsready.record.timing`), and a median with a spread needs several steps.
 """
 
 from __future__ import annotations
@@ -9,7 +12,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mpsready.errors import ExitCode
+from mpsready.errors import ExitCode, UsageError
+
+DEFAULT_STEPS = 6  # 1 warm-up + 5 measured (record/timing.py)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -18,7 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "(statistics and checksums; raw tensors only with --save-tensors).")
     p.add_argument("entry", metavar="ENTRY", help="module:function or path/file.py:function")
     p.add_argument("--device", required=True, help="cpu, cuda, cuda:N or mps")
-    p.add_argument("--steps", type=int, default=2, help="training steps to run (default 2)")
+    p.add_argument("--steps", type=int, default=DEFAULT_STEPS,
+                   help=f"training steps to run (default {DEFAULT_STEPS}: step 0 is warm-up, the rest are timed)")
     p.add_argument("--out", required=True, metavar="PATH", help="run record directory to create")
     p.add_argument("--seed", type=int, default=0, help="seed for random, numpy and torch (default 0)")
     p.add_argument("--save-tensors", action="store_true",
@@ -37,7 +43,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
+def require_torch(command: str) -> None:
+    """Raise :class:`UsageError` (exit 2) when PyTorch does not import here: the step runs in a child process
+    of this interpreter, which would only report a crashed build stage."""
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise UsageError(f"mpsready {command} needs PyTorch: pip install 'mpsready[torch]'") from None
+
+
 def run(args: argparse.Namespace) -> int:
+    require_torch("record")
     import os
     import signal
 

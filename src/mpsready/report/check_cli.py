@@ -10,6 +10,7 @@ from mpsready.step.output import stdout_to_stderr
 from mpsready.report.cli import add_judgement_options, exit_code
 
 DEFAULT_OUT = "mpsready-out"
+DEFAULT_STEPS = 6  # as `mpsready record`: 1 warm-up + 5 measured (mpsready.record.timing.MIN_MEASURED)
 
 
 def register(subparsers) -> None:
@@ -25,14 +26,15 @@ def register(subparsers) -> None:
     p.add_argument("--baseline", metavar="RECORD", help="a run record made elsewhere (e.g. on the CUDA server) "
                    "to compare this machine's run against")
     p.add_argument("--out", metavar="DIR", default=DEFAULT_OUT, help=f"output directory (default: {DEFAULT_OUT})")
-    p.add_argument("--record-steps", type=int, default=3, metavar="N",
-                   help="steps of the representative step to record on each device (default: 3)")
+    p.add_argument("--record-steps", type=int, default=DEFAULT_STEPS, metavar="N",
+                   help=f"steps of the representative step to record on each device (default: {DEFAULT_STEPS}: "
+                        "step 0 is warm-up, the time table needs 5 measured steps)")
     add_judgement_options(p)
     p.set_defaults(run=run)
 
 
 def run_check(path: str | Path, out: str | Path, entry: str | None = None, baseline: str | None = None,
-              record_steps: int = 3, situation: str | None = None, job_steps: int | None = None,
+              record_steps: int = DEFAULT_STEPS, situation: str | None = None, job_steps: int | None = None,
               mac_memory_gb: float | None = None, time_budget_hours: float | None = None, quiet: bool = False):
     """Run the pipeline and write the report; returns ``(report, written paths, stage runs)``."""
     from rich.console import Console
@@ -87,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
     from mpsready.report.formats.terminal import print_report
 
     report, written, _ = run_check(args.path, args.out, args.entry, args.baseline, args.record_steps,
-                                   args.situation, args.job_steps, args.mac_memory_gb, args.time_budget_hours)
+                                   args.situation, args.job_steps, args.mac_memory_gb, args.time_budget_hours,
+                                   quiet=getattr(args, "quiet", False))  # -q: no stage status lines on stderr
     print_report(report)
     print_written(written)
     return exit_code(report.verdict.verdict, args.fail_on)

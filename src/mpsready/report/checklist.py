@@ -584,8 +584,17 @@ def item_recorded(ev: Evidence) -> CheckItem:
 # ---------------------------------------------------------------------------------------------
 
 def item_data(ev: Evidence) -> CheckItem:
+    """Passed only on an observation: a run record says whether raw tensors were written. Scan, env and
+    trace outputs hold no raw data by construction, which is a property of the tool, not an observation of
+    the run that would move to the Mac (``report --scan scan.json`` alone used to pass this item)."""
     if not ev.stages_present():
         return CheckItem(8, Status.NOT_CHECKED, None, "no stage output to inspect")
+    if not ev.records:
+        return CheckItem(8, Status.NOT_CHECKED, None,
+                         "no run record: whether a run keeps its data on the machine is observed only in a run "
+                         "record (scan, env and trace outputs hold no raw data)", prediction="pass",
+                         next_step="mpsready record ENTRY --device D --out DIR (raw tensors only with "
+                                   "--save-tensors)")
     raw = [r for r in ev.records if r.raw_tensors]
     lines = [EvidenceLine("record", f"{r.device}: raw tensors {'saved' if r.raw_tensors else 'not saved'}",
                           Basis.OBSERVED, source=r.source) for r in ev.records]

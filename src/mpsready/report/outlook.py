@@ -1,10 +1,11 @@
 """Time and memory outlook, from observed step times and peak memory.
 
-Step times are the median of the recorded steps (seconds, device-synchronised by the
-record stage), the first step left out when there are three or more. The projection for
-the real job is ``median step seconds x job steps`` for each device: it assumes the real
-job runs the same step (same batch and model size) as the representative one, which the
-report states next to the figure.
+Step times are the median of the measured steps (seconds, device-synchronised by the record
+stage; step 0 left out as warm-up, :mod:`mpsready.record.timing`), shown with their spread (the
+fastest and slowest measured step). The projection for the real job is ``median step seconds x job
+steps`` for each device, made only from at least ``MIN_MEASURED`` (5) measured steps. It stands for the
+device recorded and the representative step's model and batch (parameter count from the record's
+tensors, input shapes from record.json), which the report states next to the figure.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mpsready.findings import Basis, Finding, Location, Severity
+from mpsready.record.timing import MIN_MEASURED
 from mpsready.report import rules
 from mpsready.report.evidence import Evidence
 
@@ -31,18 +33,40 @@ class DeviceTiming:
     source: str | None = None
     memory_source: str | None = None
     warmup_steps: int = 0  # leading steps left out of step_seconds and steps_measured (step 0, warm-up)
+    spread_seconds: tuple[float, float] | None = None  # (fastest, slowest) measured step
+    observed_on: str | None = None  # the record's device description ("cpu (Intel Xeon ...)")
+    parameters: int | None = None  # model parameters (elements) of the representative step
+    batch: str | None = None  # its inputs, "inputs 6x1x8x8, target 6"
 
     @property
     def steps_text(self) -> str:
         """``steps_measured`` with the warm-up exclusion, e.g. ``"2 (step 0 left out as warm-up)"``."""
         return f"{self.steps_measured} (step 0 left out as warm-up)" if self.warmup_steps else str(self.steps_measured)
 
+    @property
+    def enough_steps(self) -> bool:
+        return self.steps_measured >= MIN_MEASURED
+
+    @property
+    def stands_for(self) -> str:
+        """What a projection from this timing stands for: the device and the step's model and batch."""
+        parts = [f"device {self.observed_on or self.device}"]
+        if self.parameters is not None:
+            parts.append(f"model of {self.parameters:,} parameters")
+        else:
+            parts.append("model size not in the record")
+        if self.batch:
+            parts.append(f"batch {self.batch}")
+        return "; ".join(parts)
+
     def to_dict(self) -> dict[str, Any]:
         return {"device": self.device, "basis": self.basis.value, "step_seconds": self.step_seconds,
                 "steps_measured": self.steps_measured, "warmup_steps": self.warmup_steps,
+                "spread_seconds": list(self.spread_seconds) if self.spread_seconds else None,
                 "peak_memory_bytes": self.peak_memory_bytes,
                 "projected_seconds": self.projected_seconds, "source": self.source,
-                "memory_source": self.memory_source}
+                "memory_source": self.memory_source, "observed_on": self.observed_on,
+                "parameters": self.parameters, "batch": self.batch, "stands_for": self.stands_for}
 
 
 @dataclass
@@ -81,11 +105,13 @@ def build_outlook(ev: Evidence, job_steps: int | None = None, mac_memory_gb: flo
     for r in ev.records:
         timing = r.step_timing()  # the same steps PRF101's median is taken over
         step = timing.median_seconds
+        project = step is not None and job_steps and timing.enough  # fewer steps give no stable estimate
         timings.append(DeviceTiming(
             device=r.device, basis=Basis.OBSERVED, step_seconds=step, steps_measured=len(timing.measured),
             peak_memory_bytes=r.peak_memory_bytes,
-            projected_seconds=step * job_steps if step is not None and job_steps else None, source=r.source,
-            memory_source=r.memory_source, warmup_steps=timing.warmup_steps))
+            projected_seconds=step * job_steps if project else None, source=r.source,
+            memory_source=r.memory_source, warmup_steps=timing.warmup_steps, spread_seconds=timing.spread_seconds,
+            observed_on=r.observed_on, parameters=r.parameters, batch=r.batch))
     mac_mem, mac_src = None, None
     if mac_memory_gb:
         mac_mem, mac_src = int(mac_memory_gb * 2**30), "--mac-memory-gb"

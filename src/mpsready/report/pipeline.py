@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from mpsready.errors import UsageError
 from mpsready.report.evidence import Evidence
 from mpsready.step.entry import EntryError
 from mpsready.report.evidence import compare as compare_adapter
@@ -137,11 +138,15 @@ def devices_present() -> list[str]:
     return found
 
 
+class ProjectConfigError(UsageError):
+    """The project's own input makes the scan refuse to run (an unknown rule code in [tool.mpsready])."""
+
+
 class CheckPipeline:
     """Runs the stages for ``project`` into ``out``; :meth:`run` returns the evidence."""
 
     def __init__(self, project: str | os.PathLike[str], out: str | os.PathLike[str], entry: str | None = None,
-                 baseline: str | os.PathLike[str] | None = None, steps: int = 3,
+                 baseline: str | os.PathLike[str] | None = None, steps: int = 6,
                  devices: list[str] | None = None, progress: Progress | None = None):
         self.project = Path(project).resolve()
         self.out = Path(out).resolve()
@@ -167,9 +172,9 @@ class CheckPipeline:
         except _Skip as exc:
             run.status, run.detail = "skipped", str(exc)
             self.evidence.skipped[name] = str(exc)
-        except EntryError:
-            # A bad ENTRY is the user's usage error, not evidence: stop (exit 2); the outputs already
-            # written (scan.json, env.json) stay.
+        except (EntryError, ProjectConfigError):
+            # A bad ENTRY or an unknown rule code in [tool.mpsready] is the user's usage error, not
+            # evidence: stop (exit 2); the outputs already written (scan.json, env.json) stay.
             run.status = "failed"
             self.progress(run)
             raise
@@ -196,7 +201,10 @@ class CheckPipeline:
             from mpsready.scan import scan_path
         except ImportError:
             raise _Skip("the scan stage is not installed in this mpsready") from None
-        result = scan_path(self.project)  # the project's [tool.mpsready] config applies
+        try:
+            result = scan_path(self.project)  # the project's [tool.mpsready] config applies
+        except UsageError as exc:  # e.g. `ignore = ["API10"]`: a gate that names no rule fails closed
+            raise ProjectConfigError(str(exc)) from None
         try:
             from mpsready.scan.formats.json import to_document
 

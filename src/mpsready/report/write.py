@@ -12,6 +12,7 @@ from mpsready.report.formats import json as json_fmt
 from mpsready.report.formats import markdown as md_fmt
 from mpsready.report.formats import plots as plots_mod
 from mpsready.report.formats import terminal as term_fmt
+from mpsready.report.formats.common import PLOTS_SKIPPED_NO_MATPLOTLIB
 
 FILENAMES = {"md": "report.md", "html": "report.html", "json": "report.json", "terminal": "report.txt"}
 PLOT_DIR = "report-plots"
@@ -36,11 +37,12 @@ def write_report(report: Report, out: str | Path, formats: tuple[str, ...] = ("m
     Markdown links its plots as PNG files under ``report-plots/``; the HTML embeds them.
     """
     out = prepare_out_dir(out)
+    note = None
     try:
         pngs = plots_mod.all_plots(report) if {"md", "html", "json"} & set(formats) else {}
-    except ImportError:  # matplotlib is in the 'report' extra: the report is whole without plots
+    except ImportError:  # matplotlib is in the 'report' extra: the report is whole without plots, and says so
         print("note: no plots (matplotlib is not installed: pip install 'mpsready[report]')", file=sys.stderr)
-        pngs = {}
+        pngs, note = {}, PLOTS_SKIPPED_NO_MATPLOTLIB
     rel_plots: dict[str, str] = {}
     if pngs and ("md" in formats or "json" in formats):
         (out / PLOT_DIR).mkdir(exist_ok=True)
@@ -51,15 +53,15 @@ def write_report(report: Report, out: str | Path, formats: tuple[str, ...] = ("m
     for fmt in formats:
         path = out / FILENAMES[fmt]
         if fmt == "md":
-            text = md_fmt.render(report, rel_plots)
+            text = md_fmt.render(report, rel_plots, plots_note=note)
         elif fmt == "html":
             try:
-                text = html_fmt.render(report, pngs)
+                text = html_fmt.render(report, pngs, plots_note=note)
             except html_fmt.MissingJinja as exc:
                 print(f"note: {exc}; report.html not written", file=sys.stderr)
                 continue
         elif fmt == "json":
-            text = json_fmt.render(report, rel_plots)
+            text = json_fmt.render(report, rel_plots, plots_note=note)
         else:
             text = term_fmt.render(report)
         tmp = path.with_name(path.name + ".tmp")

@@ -1,7 +1,13 @@
-"""``mpsready scan PATH``: parse arguments, run :func:`mpsready.scan.scan_path`, render, exit 0/1/2.
+"""``mpsready scan PATH [PATH ...]``: parse arguments, run :func:`mpsready.scan.scan_path` on each path,
+render, exit 0/1/2.
 
-Exit codes: 0 nothing at or above ``--fail-on``; 1 findings at or above it; 2 usage or input error
-(missing path, bad option). Options given on the command line override ``[tool.mpsready]``.
+Exit codes: 0 nothing at or above ``--fail-on`` (or ``--exit-zero``); 1 findings at or above it in any
+path; 2 usage or input error (a missing path, a bad option, an unknown rule code or prefix in
+``--select``/``--ignore`` or ``[tool.mpsready]``), before anything is written; 3 internal error
+(:mod:`mpsready.cli`). Options given on the command line override ``[tool.mpsready]``.
+
+Several paths: ``json`` writes one document per path, one per line (JSON Lines); ``sarif`` one log with a
+run per path; the other formats one section per path, in the order given.
 """
 
 from __future__ import annotations
@@ -28,11 +34,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("scan", help="static audit: what ties a project to CUDA (never runs it)",
                        description="Read a project's files (never import or run them) and report everything that ties "
                        "it to CUDA or would break or degrade on a Mac (MPS), with a static outlook.")
-    p.add_argument("path", help="project directory (or a single file)")
-    p.add_argument("--format", choices=("terminal", "json", "sarif", "md"), default="terminal")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="project directory (or a single file); several "
+                   "paths are scanned one by one and the exit code is the worst")
+    p.add_argument("--format", choices=("terminal", "json", "sarif", "md", "github"), default="terminal",
+                   help="github: workflow-command annotations for GitHub Actions (::error file=...,line=...::)")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
     p.add_argument("--fail-on", choices=[s.value for s in Severity], default=None,
                    help="exit 1 when a finding is at or above this severity (default: blocker)")
+    p.add_argument("--exit-zero", action="store_true",
+                   help="exit 0 even when findings are at or above --fail-on (usage and internal errors still "
+                        "exit 2 and 3)")
     p.add_argument("--select", action="append", metavar="CODES", help="only these codes or prefixes (comma-separated)")
     p.add_argument("--ignore", action="append", metavar="CODES", help="drop these codes or prefixes (comma-separated)")
     p.add_argument("--exclude", action="append", metavar="GLOB", help="skip paths matching this glob (repeatable)")
@@ -47,14 +58,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def build_config(args: argparse.Namespace):
     from mpsready.scan.cache import default_cache_dir
-    from mpsready.scan.config import ScanConfig
+    from mpsready.scan.config import ScanConfig, check_codes
 
     explicit: set[str] = set()
     kw: dict = {}
     if args.select:
         kw["select"], _ = _codes(args.select), explicit.add("select")
+        check_codes(kw["select"], "--select")
     if args.ignore:
         kw["ignore"], _ = _codes(args.ignore), explicit.add("ignore")
+        check_codes(kw["ignore"], "--ignore")
     if args.exclude:
         kw["exclude"], _ = tuple(args.exclude), explicit.add("exclude")
     if args.fail_on:
@@ -77,26 +90,60 @@ def run(args: argparse.Namespace) -> int:
     from mpsready.scan.formats import FORMATS
 
     config, explicit = build_config(args)
-    progress, stop = _progress_bar()
-    try:
-        result = scan_path(args.path, config, progress=progress, explicit=explicit)
-    finally:
-        stop()
-    fmt = FORMATS[args.format]()
-    if args.format == "terminal" and not args.output:
+    for path in args.paths:  # every path checked before any is scanned: a typo costs nothing and writes nothing
+        if not os.path.lexists(path):
+            raise UsageError(f"{path}: no such file or directory")
+    quiet, verbose = getattr(args, "quiet", False), getattr(args, "verbose", False)
+    results = []
+    for path in args.paths:
+        progress, stop = _progress_bar() if not quiet else (None, lambda: None)
+        try:
+            result = scan_path(path, config, progress=progress, explicit=explicit)
+        finally:
+            stop()
+        if verbose:
+            print(f"mpsready scan {path}: {result.files_scanned} files, {result.lines_scanned} lines in "
+                  f"{result.seconds:.2f} s; {result.cache_hits} from the cache; {result.suppressed} suppressed",
+                  file=sys.stderr)
+        results.append(result)
+    _write(results, args.format, args.output)
+    if args.exit_zero:
+        return ExitCode.OK
+    return ExitCode.FINDINGS if any(r.failed() for r in results) else ExitCode.OK
+
+
+def _write(results: list, fmt_name: str, output: str | None) -> None:
+    from mpsready.scan.formats import FORMATS
+    from mpsready.scan.formats.json import JsonFormat, to_document
+    from mpsready.scan.formats.sarif import SarifFormat
+
+    fmt = FORMATS[fmt_name]()
+    if fmt_name == "terminal" and not output:
         from rich.console import Console
 
-        fmt.print(result, Console())
+        console = Console()
+        for result in results:
+            if len(results) > 1:
+                console.rule(f"mpsready scan {result.root}")
+            fmt.print(result, console)
+        return
+    if len(results) == 1:
+        text = fmt.render(results[0])
+    elif isinstance(fmt, SarifFormat):
+        text = fmt.render_many(results)
+    elif isinstance(fmt, JsonFormat):
+        import json
+
+        text = "".join(json.dumps(to_document(r)) + "\n" for r in results)  # JSON Lines: one scan a line
     else:
-        text = fmt.render(result)
-        if args.output:
-            try:
-                Path(args.output).write_text(text, encoding="utf-8")
-            except OSError as exc:
-                raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from None
-        else:
-            sys.stdout.write(text)
-    return ExitCode.FINDINGS if result.failed() else ExitCode.OK
+        text = "\n".join(fmt.render(r) for r in results)
+    if output:
+        try:
+            Path(output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
+    else:
+        sys.stdout.write(text)
 
 
 def _progress_bar():

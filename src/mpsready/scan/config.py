@@ -6,11 +6,15 @@ Keys in ``[tool.mpsready]`` (all optional)::
     ignore = ["API105"]             # codes or prefixes to drop
     fail-on = "degrades"            # blocker | degrades | info (exit 1 at or above)
     exclude = ["legacy/*"]          # fnmatch globs on paths relative to the project
-    max-file-size = 1000000         # bytes; larger files are skipped with INP103 (may only lower the limit)
+    max-file-size = 5000000         # bytes; larger files are skipped with INP103 (may only lower the limit)
 
 The scanned project is untrusted input: its ``max-file-size`` may lower the per-file limit but never
 raise it (a hostile pyproject.toml would otherwise switch the guard off); only the user's command line
 (``--max-file-size``) raises it.
+
+A code or prefix in ``select``/``ignore`` (here or on the command line) must be a registered rule code
+(``API101``) or a documented prefix (``API``): anything else (``FOO``, ``API10``) is a usage error, so a
+typo can never turn a CI gate off. Other bad entries become INP111 findings and the scan goes on.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mpsready import rules as registry
+from mpsready.errors import UsageError
 from mpsready.findings import Severity
 from mpsready.scan.rules import inputs as I
 from mpsready.scan.sources import tomlfile
@@ -56,9 +62,20 @@ def _codes(value: Any) -> tuple[str, ...] | None:
     return None
 
 
+def check_codes(patterns: tuple[str, ...] | list[str], where: str) -> None:
+    """Raise :class:`~mpsready.errors.UsageError` naming the first pattern that is neither a registered
+    rule code nor a prefix of :data:`mpsready.rules.PREFIXES`; ``where`` says where it was given."""
+    known = {r.code for r in registry.all_rules()}
+    for p in patterns:
+        if p not in known and p not in registry.PREFIXES:
+            raise UsageError(f"{where}: unknown rule code or prefix {p!r}; give a code such as API101 or a "
+                             f"prefix ({', '.join(registry.PREFIXES)}); `mpsready rules` lists them")
+
+
 def with_project_config(config: ScanConfig, root: Path, explicit: set[str] | frozenset[str] = frozenset()) -> ScanConfig:
     """``config`` updated from ``root/pyproject.toml`` ``[tool.mpsready]``; fields named in ``explicit``
-    (set on the command line) win. Bad entries become INP108/INP111 findings in ``config.problems``."""
+    (set on the command line) win. Bad entries become INP108/INP111 findings in ``config.problems``; an
+    unknown rule code or prefix in ``select``/``ignore`` raises :class:`~mpsready.errors.UsageError`."""
     path = root / "pyproject.toml"
     if not config.read_project_config or not path.is_file():
         return config
@@ -89,7 +106,10 @@ def with_project_config(config: ScanConfig, root: Path, explicit: set[str] | fro
             codes = _codes(value)
             if codes is None:
                 bad(key, "a list of strings")
-            elif norm not in explicit:
+                continue
+            if norm != "exclude":
+                check_codes(codes, f"{path} [tool.mpsready] {key}")
+            if norm not in explicit:
                 changes[norm] = codes if norm != "exclude" else tuple(value if isinstance(value, list) else [value])
         elif norm == "fail-on":
             try:

@@ -59,6 +59,7 @@ class ScanResult:
     subprojects: list[Subproject] = field(default_factory=list)
     suppressed: int = 0
     cache_hits: int = 0
+    suppressed_findings: list[Finding] = field(default_factory=list)  # dropped by an inline ignore comment
     config: ScanConfig = field(default_factory=ScanConfig)
 
     def counts(self) -> dict[str, int]:
@@ -130,7 +131,7 @@ def scan_path(path: str | os.PathLike[str], config: ScanConfig | None = None, *,
     findings = _drop_own_packages(findings, files)
 
     suppress = {rel: res.suppress for rel, (res, _cells) in code_results.items() if res.suppress}
-    findings, suppressed = _apply_suppressions(findings, suppress, texts, root)
+    findings, silenced = _apply_suppressions(findings, suppress, texts, root)
     findings = _select(findings, config)
     findings = sort_findings(findings)
 
@@ -143,7 +144,8 @@ def scan_path(path: str | os.PathLike[str], config: ScanConfig | None = None, *,
     return ScanResult(
         root=str(target), findings=findings, outlook=outlook, limiting=sort_findings(limiting), files_scanned=n_files,
         lines_scanned=lines + sum(t.count("\n") + 1 for t in texts.values()), seconds=time.perf_counter() - started,
-        dependencies=deps, subprojects=subs, suppressed=suppressed, cache_hits=cache.hits if cache else 0, config=config,
+        dependencies=deps, subprojects=subs, suppressed=len(silenced), cache_hits=cache.hits if cache else 0, config=config,
+        suppressed_findings=sort_findings(_select(silenced, config)),
     )
 
 
@@ -326,7 +328,8 @@ def _code_findings(results) -> list[Finding]:
                 ev["cell"] = cells[i]
             out.append(Finding(
                 code=d["code"], severity=Severity(d["severity"]), message=d["message"],
-                location=Location(path=rel, line=d.get("line"), column=d.get("column")), basis=Basis.PREDICTED,
+                location=Location(path=rel, line=d.get("line"), column=d.get("column"), end_line=d.get("end_line"),
+                                  end_column=d.get("end_column")), basis=Basis.PREDICTED,
                 fix=d.get("fix"), source=d.get("source"), scope=_forced_scope(d.get("scope"), scope), evidence=ev,
             ))
     return out
@@ -509,7 +512,8 @@ def _drop_own_packages(findings: list[Finding], files: list[ProjectFile]) -> lis
 
 # ------------------------------------------------------------------ suppression and selection
 def _apply_suppressions(findings: list[Finding], py_suppress, texts: dict[str, str], root: Path):
-    kept, dropped = [], 0
+    """(kept findings, findings silenced by an inline ``# mpsready: ignore[...]`` comment)."""
+    kept, dropped = [], []
     text_lines: dict[str, list[str]] = {}
     line_codes: dict[tuple[str, int], list[str] | None] = {}
     for f in findings:
@@ -531,7 +535,7 @@ def _apply_suppressions(findings: list[Finding], py_suppress, texts: dict[str, s
                                        if 0 < line <= len(lines) and "#" in lines[line - 1] else None)
                 codes = line_codes[key]
         if codes and ("*" in codes or f.code in codes or any(f.code.startswith(c) for c in codes if c.isalpha())):
-            dropped += 1
+            dropped.append(f)
             continue
         kept.append(f)
     return kept, dropped

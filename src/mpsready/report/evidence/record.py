@@ -3,7 +3,8 @@
 A run record is an **observation** on the device it names: per-stage status, losses
 and step times (seconds, with device synchronisation), peak memory (bytes), and on
 MPS the operators that actually fell back to the CPU with their call counts.
-Only ``record.json`` is read; tensors are never loaded here.
+``record.json`` is read, and of ``tensors.jsonl`` only the parameters' element counts (the model size
+the time projection stands for); tensors are never loaded here.
 """
 
 from __future__ import annotations
@@ -36,6 +37,26 @@ class RecordEvidence:
     findings: list[Finding] = field(default_factory=list)  # the record stage's own (ENV2xx, OPS2xx, PRF1xx)
     warning_counts: dict[str, int] = field(default_factory=dict)  # warnings seen in the run, by category
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
+    parameters: int | None = None  # elements in the model's parameters (step 0 of tensors.jsonl)
+    parameter_tensors: int | None = None
+
+    @property
+    def observed_on(self) -> str | None:
+        """The record's own description of the device (``"cuda:0 (NVIDIA A100 ...)"``), if it has one."""
+        return first_str([self.raw.get("observed_on")])
+
+    @property
+    def batch(self) -> str | None:
+        """The inputs of one step as ``name shape`` pairs (``"inputs 6x1x8x8, target 6"``), from record.json."""
+        tensors = dig(self.raw, "inputs.tensors")
+        if not isinstance(tensors, list):
+            return None
+        parts = []
+        for t in tensors:
+            if isinstance(t, dict) and isinstance(t.get("shape"), list):
+                shape = "x".join(str(n) for n in t["shape"]) or "scalar"
+                parts.append(f"{t.get('name', '?')} {shape}")
+        return ", ".join(parts) or None
 
     @property
     def backend(self) -> str:
@@ -129,4 +150,12 @@ def load(path: str | os.PathLike[str]) -> RecordEvidence:
         rec = RunRecord.open(path)
     except RecordError as exc:
         raise EvidenceError(str(exc)) from None
-    return from_manifest(rec.manifest, str(path))
+    ev = from_manifest(rec.manifest, str(path))
+    try:
+        params = [e for e in rec.iter_entries() if e.kind == "param" and e.step == 0]
+    except RecordError:
+        params = []  # a damaged tensors.jsonl only costs the model size; compare reports the damage
+    if params:
+        ev.parameters = sum(e.stats.numel for e in params)
+        ev.parameter_tensors = len(params)
+    return ev

@@ -51,3 +51,60 @@ def gib(n: int | None) -> str:
     if n < 2**30:
         return f"{n / 2**20:.1f} MiB"
     return f"{n / 2**30:.1f} GiB"
+
+
+def spread(t) -> str:
+    """The spread of a :class:`~mpsready.report.outlook.DeviceTiming`: ``"95.0 ms - 130.0 ms"``."""
+    if not t.spread_seconds:
+        return "-"
+    low, high = t.spread_seconds
+    return f"{seconds(low)} - {seconds(high)}"
+
+
+def projected(t, job_steps: int | None) -> str:
+    """The projection cell: the time, or why there is none."""
+    if t.projected_seconds is not None:
+        return seconds(t.projected_seconds)
+    if job_steps and t.step_seconds is not None and not t.enough_steps:
+        from mpsready.record.timing import MIN_MEASURED
+
+        return f"- (needs {MIN_MEASURED} measured steps, has {t.steps_measured}; record with --steps {MIN_MEASURED + 1})"
+    return "-"
+
+
+def shown_path(path: str | None) -> str | None:
+    """A path as a report shows it, never as an absolute local path: relative to the working directory
+    when it lies below it, else its last two parts after ``.../``."""
+    if not path:
+        return path
+    import os
+    from pathlib import PurePath
+
+    if not os.path.isabs(path):
+        return path
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        rel = None
+    if rel is not None and not rel.startswith(".."):
+        return rel
+    parts = PurePath(path).parts[1:]
+    return ".../" + "/".join(parts[-2:]) if parts else path
+
+
+def project_name(path: str | None) -> str | None:
+    """The project as the report's title names it: the folder's name, not where it lies on this machine."""
+    if not path:
+        return path
+    from pathlib import Path
+
+    return Path(path).name or Path(path).resolve().name or path
+
+
+def shown_inputs(inputs: dict) -> dict:
+    """:func:`shown_path` applied to every input file of a report (a stage -> path or list of paths)."""
+    return {k: ([shown_path(p) for p in v] if isinstance(v, list) else shown_path(v)) for k, v in inputs.items()}
+
+
+PLOTS_SKIPPED_NO_MATPLOTLIB = "Plots skipped: matplotlib is not installed (pip install 'mpsready[report]')."
+PLOTS_NOTHING = "No plots: nothing to draw (no findings, losses or compared layers)."

@@ -10,7 +10,8 @@ import base64
 from mpsready import __version__
 from mpsready.report.build import Report
 from mpsready.report.formats import plots as plots_mod
-from mpsready.report.formats.common import VERDICT_BLURB, css_class, gib, seconds
+from mpsready.report.formats.common import (PLOTS_NOTHING, PLOTS_SKIPPED_NO_MATPLOTLIB, VERDICT_BLURB, css_class, gib,
+                                            project_name, projected, seconds, shown_inputs, spread)
 
 
 class MissingJinja(RuntimeError):
@@ -26,18 +27,25 @@ def _env():
                               autoescape=jinja2.select_autoescape(["html", "j2"]), trim_blocks=False)
 
 
-def render(report: Report, plots: dict[str, bytes] | None = None) -> str:
-    """The report as HTML. ``plots`` maps a plot name to PNG bytes (default: :func:`plots.all_plots`)."""
+def render(report: Report, plots: dict[str, bytes] | None = None, plots_note: str | None = None) -> str:
+    """The report as HTML. ``plots`` maps a plot name to PNG bytes (default: :func:`plots.all_plots`);
+    without plots the page says why (``plots_note``, e.g. matplotlib missing). The project is shown by
+    its folder name and input files relative to the working directory, never as absolute local paths.
+    Readable from a 390 px phone viewport (tables turn into labelled cards) to a 1,400 px desktop."""
     if plots is None:
-        plots = plots_mod.all_plots(report)
+        try:
+            plots = plots_mod.all_plots(report)
+        except ImportError:  # matplotlib is in the 'report' extra
+            plots, plots_note = {}, PLOTS_SKIPPED_NO_MATPLOTLIB
     doc = report.to_dict()
     template = _env().get_template("report.html.j2")
     return template.render(
-        project=report.project, created=doc["created"], version=__version__,
+        project=project_name(report.project), created=doc["created"], version=__version__,
         stages=report.evidence.stages_present(), v=report.verdict, blurb=VERDICT_BLURB[report.verdict.verdict],
         critical=doc["verdict"]["situation"]["critical_items"], items=report.checklist, css=css_class,
-        outlook=report.outlook, fmt_s=seconds, fmt_b=gib,
+        outlook=report.outlook, fmt_s=seconds, fmt_b=gib, fmt_spread=spread, fmt_proj=projected,
+        plots_note=plots_note or PLOTS_NOTHING,
         plots={k: base64.b64encode(v).decode("ascii") for k, v in plots.items()},
-        plot_titles=plots_mod.TITLES, findings=report.all_findings(), inputs=report.inputs,
+        plot_titles=plots_mod.TITLES, findings=report.all_findings(), inputs=shown_inputs(report.inputs),
         skipped=report.evidence.skipped,
     )

@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 from mpsready.report.build import Report
-from mpsready.report.formats.common import MARK, VERDICT_BLURB, basis_word, gib, seconds
+from mpsready.report.formats.common import (MARK, PLOTS_NOTHING, VERDICT_BLURB, basis_word, gib, project_name,
+                                            projected, seconds, shown_inputs, spread)
 
 
 def _esc(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def render(report: Report, plots: dict[str, str] | None = None) -> str:
-    """The whole report. ``plots`` maps a plot name to a PNG path relative to the Markdown file."""
+def render(report: Report, plots: dict[str, str] | None = None, plots_note: str | None = None) -> str:
+    """The whole report. ``plots`` maps a plot name to a PNG path relative to the Markdown file;
+    ``plots_note`` says why there are none (matplotlib missing). Paths are never shown absolute."""
     v = report.verdict
     out = ["# mpsready report", ""]
     if report.project:
-        out += [f"Project: `{report.project}`", ""]
+        out += [f"Project: `{project_name(report.project)}`", ""]
     out += [f"## Verdict: **{v.verdict.title}** (`{v.verdict.value}`, {basis_word(v.basis)})", "",
             VERDICT_BLURB[v.verdict], ""]
     if v.predicted is not v.verdict:
@@ -66,8 +68,10 @@ def render(report: Report, plots: dict[str, str] | None = None) -> str:
         out.append("")
     if plots:
         out += ["## Plots", ""] + [f"![{name}]({path})" for name, path in plots.items()] + [""]
+    else:
+        out += ["## Plots", "", plots_note or PLOTS_NOTHING, ""]
     out += ["## Inputs", ""]
-    for stage, src in report.inputs.items():
+    for stage, src in shown_inputs(report.inputs).items():
         if src:
             out.append(f"- {stage}: {', '.join(src) if isinstance(src, list) else src}")
     for stage, why in report.evidence.skipped.items():
@@ -87,13 +91,15 @@ def _outlook(report: Report) -> list[str]:
     out = ["## Time and memory", ""]
     if o.timings:
         job = f"projected for {o.job_steps} steps" if o.job_steps else "projected (give --steps)"
-        out += [f"| device | basis | step time | steps measured | peak memory | {job} |", "|---|---|---|---|---|---|"]
+        out += [f"| device | basis | median step | spread (fastest - slowest) | steps measured | peak memory | {job} |",
+                "|---|---|---|---|---|---|---|"]
         for t in o.timings:
             mem = gib(t.peak_memory_bytes) + (f" ({t.memory_source})" if t.memory_source and t.peak_memory_bytes else "")
-            out.append(f"| {t.device} | {t.basis.value} | {seconds(t.step_seconds)} | {t.steps_text} | "
-                       f"{mem} | {seconds(t.projected_seconds)} |")
-        out += ["", "Projections assume the real job runs the same step as the representative one "
-                "(batch and model size)."]
+            out.append(f"| {t.device} | {t.basis.value} | {seconds(t.step_seconds)} | {spread(t)} | {t.steps_text} | "
+                       f"{mem} | {_esc(projected(t, o.job_steps))} |")
+        out += ["", "Each projection stands for the device and step it was measured with, and assumes the real "
+                "job runs that same step:", ""]
+        out += [f"- {t.device}: {_esc(t.stands_for)}" for t in o.timings]
     for rec in report.evidence.records:
         if rec.warning_counts:
             from mpsready.record.render import warning_summary

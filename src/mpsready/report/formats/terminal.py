@@ -10,7 +10,7 @@ from rich.table import Table
 
 from mpsready.findings import Verdict
 from mpsready.report.build import Report
-from mpsready.report.formats.common import VERDICT_BLURB, basis_word, css_class, gib, seconds
+from mpsready.report.formats.common import VERDICT_BLURB, basis_word, css_class, gib, projected, seconds, spread
 
 _STYLE = {"pass": "green", "pass-static": "green", "fail": "bold red", "fail-predicted": "red",
           "predicted": "yellow", "unchecked": "dim"}
@@ -48,12 +48,14 @@ def print_report(report: Report, console: Console | None = None) -> None:
             console.print(f"  - {w}", markup=False, highlight=False)
     if report.outlook.timings:
         ot = Table(title="time and memory")
-        for col in ("device", "basis", "step", "peak memory", "projected"):
+        for col in ("device", "basis", "median step", "spread", "steps", "peak memory", "projected"):
             ot.add_column(col)
         for tm in report.outlook.timings:
-            ot.add_row(tm.device, tm.basis.value, seconds(tm.step_seconds), gib(tm.peak_memory_bytes),
-                       seconds(tm.projected_seconds))
+            ot.add_row(tm.device, tm.basis.value, seconds(tm.step_seconds), spread(tm), tm.steps_text,
+                       gib(tm.peak_memory_bytes), projected(tm, report.outlook.job_steps))
         console.print(ot)
+        for tm in report.outlook.timings:
+            console.print(f"  {tm.device}: {tm.stands_for}", markup=False, highlight=False)
 
 
 def render(report: Report, plots=None, width: int = 120) -> str:
