@@ -37,6 +37,7 @@ class ProjectFile:
     notebook: bool = False
     cuda: bool = False
     declaration: bool = False
+    config: bool = False  # a YAML file: a possible config surface (Hydra, OmegaConf, plain YAML)
 
 
 @dataclass
@@ -61,6 +62,7 @@ def classify(relpath: str) -> dict[str, bool]:
         "cuda": kind == "cuda",
         "declaration": (name == "setup.py") if ext == ".py" else (
             kind == "notebook" or (maybe_decl and any(src.matches(relpath) for src in ALL_SOURCES))),
+        "config": ext in (".yaml", ".yml"),
     }
 
 
