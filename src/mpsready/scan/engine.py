@@ -26,7 +26,7 @@ from mpsready.scan.code import CodeResult, analyze_source
 from mpsready.scan.code.analyzer import parse_suppression
 from mpsready.scan.config import ScanConfig, with_project_config
 from mpsready.scan.model import flow
-from mpsready.scan.model.graph import mark_reach
+from mpsready.scan.model.graph import example_collection, mark_reach
 from mpsready.scan.model.project import apply_surfaces, cpu_only_dtypes
 from mpsready.scan.model.remedy import with_remedy
 from mpsready.scan.outlook import Edit, Subproject, collection_outlook, ladder
@@ -147,7 +147,7 @@ def scan_path(path: str | os.PathLike[str], config: ScanConfig | None = None, *,
     findings = _select(findings, config)
     findings = sort_findings(findings)
 
-    subdirs = _subprojects(files)
+    subdirs = _subprojects(files) or example_collection(code_results)
     if subdirs:
         ladder_, subs = collection_outlook(findings, subdirs, extra_flags)
     else:
@@ -527,6 +527,20 @@ def _resolve_fallbacks(findings: list[Finding], results) -> list[Finding]:
             if sites and all(guarded(s) for s in sites):
                 f = _lower(f, f"the extension is {where(sites[0])}")
         out.append(f)
+    # CUDA sources whose Python wrappers (the .py modules beside them) are imported elsewhere only under a
+    # fallback (s4's `try: from extensions.kernels.cauchy import ...` with a pure-PyTorch except branch)
+    wrappers: dict[str, list[str]] = {}
+    for rel in results:
+        if rel.endswith(".py"):
+            wrappers.setdefault(str(PurePosixPath(rel).parent), []).append(rel)
+    for i, f in enumerate(out):
+        if f.code == E.CUDA_SOURCES.code and f.severity is Severity.BLOCKER and f.location.path:
+            d = str(PurePosixPath(f.location.path).parent)
+            mods = [m for m in wrappers.get(d, []) if not m.endswith(("setup.py", "__init__.py"))]
+            sites = [site for m in mods for site in index.importers(module_name(m))
+                     if not site[0].startswith(d + "/")]
+            if sites and all(guarded(site) for site in sites):
+                out[i] = _lower(f, f"its Python wrappers are {where(sites[0])}")
     builds = [f for f in out if f.code == E.CUDA_EXTENSION_BUILD.code]
     if builds and all(f.evidence.get("fallback") for f in builds):
         out = [_lower(f, "every CUDA extension built from these sources has a fallback")

@@ -28,7 +28,7 @@ from mpsready.scan.rules import extensions as E
 from mpsready.scan.rules import inputs as I
 
 # Bump when the analysis changes so cached results are recomputed.
-ANALYZER_VERSION = 13
+ANALYZER_VERSION = 14
 
 # Skip the analysis of sources without a trigger word (see triggers.py); tests turn it off to compare.
 PREFILTER = True
@@ -468,6 +468,7 @@ class _Visitor(ast.NodeVisitor):
         self.in_test = 0  # inside the condition of an if / conditional expression
         self.string_vars: dict[str, tuple[str, int]] = {}  # name -> (string literal, line) for simple assignments
         self.np_f64_vars: set[str] = set()
+        self.cpu_vars: set[str] = set()  # names holding a CPU tensor made from NumPy (torch.from_numpy(a), x.cpu())
         self.call_vars: dict[str, str] = {}  # name -> short name of the project function whose result it holds
         self.selection_reported: set[int] = set()  # id() of functions (or the module) with an API104 already
         self.tree = tree
@@ -930,6 +931,10 @@ class _Visitor(ast.NodeVisitor):
                     self.np_f64_vars.add(target.id)
                 else:
                     self.np_f64_vars.discard(target.id)
+                if self._is_cpu_tensor(node.value):
+                    self.cpu_vars.add(target.id)
+                else:
+                    self.cpu_vars.discard(target.id)
                 callee = _project_callee(node.value)
                 if callee is not None:
                     self.call_vars[target.id] = callee
@@ -974,6 +979,22 @@ class _Visitor(ast.NodeVisitor):
             if lit is not None and is_cuda_literal(lit) and _device_like_name(node.target.id):
                 self.add(A.CUDA_DEVICE_LITERAL, node, f"{node.target.id} = {lit!r}: a hard-coded CUDA device")
         self.generic_visit(node)
+
+    def _is_cpu_tensor(self, value: ast.AST) -> bool:
+        """A tensor that stays on the CPU: torch.from_numpy(...), torch.tensor/as_tensor without a device, x.cpu(),
+        or a cast of one (`w.double()` where w is such a tensor)."""
+        if not isinstance(value, ast.Call):
+            return False
+        name = self.q(value.func) or ""
+        if name == "torch.from_numpy" or (name in ("torch.tensor", "torch.as_tensor") and _kwarg(value, "device") is None):
+            return True
+        if isinstance(value.func, ast.Attribute):
+            recv = value.func.value
+            if value.func.attr == "cpu":
+                return True
+            if value.func.attr in ("double", "float", "long", "int") and isinstance(recv, ast.Name):
+                return recv.id in self.cpu_vars
+        return False
 
     def _check_cuda_switch(self, target: ast.AST, node: ast.Assign) -> None:
         """`cuda = True if torch.cuda.is_available() else False`, `use_gpu = torch.cuda.is_available() and ...`:
@@ -1196,7 +1217,12 @@ class _Visitor(ast.NodeVisitor):
         elif attr == "to":
             self._check_to_call(node)
         elif attr == "double" and not node.args and not node.keywords:
-            self.add(T.FLOAT64, node, ".double() makes a float64 tensor; MPS has no float64")
+            recv = func.value
+            if isinstance(recv, ast.Name) and recv.id in self.cpu_vars:
+                self.add(T.FLOAT64, node, f".double() on {recv.id}, a CPU tensor made from NumPy: float64 works on the "
+                         "CPU (it must not be moved to MPS)", severity=Severity.INFO, evidence={"cpu_tensor": recv.id})
+            else:
+                self.add(T.FLOAT64, node, ".double() makes a float64 tensor; MPS has no float64")
         elif attr == "pin_memory" and not node.args:
             self.add(A.PIN_MEMORY, node, ".pin_memory(): pinned host memory helps CUDA copies only")
         elif attr == "register_buffer":

@@ -1,8 +1,9 @@
 """Entry points and the project's import graph: which Python files are on a main entry's path.
 
 Entries are modules that run as programs (a ``__main__`` guard or module-level calls, see
-:func:`mpsready.scan.code.analyzer._is_entry`). When the project root holds entry scripts (``train.py``,
-``main.py``), the *main path* is those scripts and every project module they import, transitively;
+:func:`mpsready.scan.code.analyzer._is_entry`). When the project root holds entry scripts, the *main
+path* starts at those named for the main work (``train*.py``, ``main*.py``, ``run*.py``, ``app*.py``,
+``cli*.py``; all root entries when none is) and takes every project module they import, transitively;
 entry scripts in subdirectories that the main path does not import (``checkpoints/convert.py``,
 ``tools/plot.py``) and modules reached only by string (a Hydra ``_target_``, a registry) are off it. A
 project without root-level entries (a library, a collection of scripts) has no single main entry:
@@ -15,6 +16,9 @@ from pathlib import PurePosixPath
 from typing import Any, Mapping
 
 SKIP_ENTRIES = {"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "tasks.py", "manage.py"}
+# root scripts that name the main work; when one exists, other root scripts (benchmark.py, generate.py,
+# example.py) are secondary entries and off the main path unless the main one imports them
+PRIMARY = ("train", "main", "run", "app", "cli", "__main__")
 
 
 def module_of(relpath: str) -> str:
@@ -31,6 +35,8 @@ def main_path(results: Mapping[str, Any]) -> tuple[set[str] | None, list[str]]:
     roots = sorted(rel for rel in py if "/" not in rel and rel not in SKIP_ENTRIES and results[rel][0].entry)
     if not roots:
         return None, []
+    primary = [rel for rel in roots if rel.startswith(PRIMARY)]
+    roots = primary or roots
     by_module: dict[str, str] = {}
     for rel in py:
         mod = module_of(rel)
@@ -88,3 +94,35 @@ def mark_reach(findings: list, results: Mapping[str, Any]) -> list:
             f = Finding(f.code, f.severity, f.message, f.location, f.basis, f.fix, f.source, f.scope, ev)
         out.append(f)
     return out
+
+
+def example_collection(results: Mapping[str, Any], minimum: int = 3) -> list[str]:
+    """Sibling directories that each hold their own entry script and import nothing from one another
+    (``implementations/aae/aae.py``, ``implementations/gan/gan.py``, ...): a collection of independent
+    examples, judged one by one. Only for a project with no root-level entry script; ``[]`` otherwise."""
+    py = [rel for rel in results if rel.endswith(".py")]
+    if any("/" not in rel and rel not in SKIP_ENTRIES and results[rel][0].entry for rel in py):
+        return []
+    by_parent: dict[str, set[str]] = {}
+    for rel in py:
+        parts = PurePosixPath(rel).parts
+        if len(parts) in (2, 3) and results[rel][0].entry:
+            parent = "/".join(parts[:-2])
+            by_parent.setdefault(parent, set()).add("/".join(parts[:-1]))
+    best: list[str] = []
+    for parent, dirs in by_parent.items():
+        if len(dirs) < minimum or len(dirs) <= len(best):
+            continue
+        modules = {d: {module_of(rel) for rel in py if rel.startswith(d + "/")} for d in dirs}
+        crossing = False
+        for d in dirs:
+            names = {m.rsplit(".", 1)[-1] for other in dirs if other != d for m in modules[other]}
+            for rel in py:
+                if rel.startswith(d + "/"):
+                    imported = {imp[1].split(".")[0] for imp in results[rel][0].imports if not imp[0]}
+                    own = {m.rsplit(".", 1)[-1] for m in modules[d]}
+                    if imported & (names - own):
+                        crossing = True
+        if not crossing:
+            best = sorted(dirs)
+    return best
