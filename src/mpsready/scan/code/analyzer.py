@@ -28,7 +28,7 @@ from mpsready.scan.rules import extensions as E
 from mpsready.scan.rules import inputs as I
 
 # Bump when the analysis changes so cached results are recomputed.
-ANALYZER_VERSION = 14
+ANALYZER_VERSION = 15
 
 # Skip the analysis of sources without a trigger word (see triggers.py); tests turn it off to compare.
 PREFILTER = True
@@ -152,12 +152,15 @@ _PURE_SUFFIXES = ("_pytorch", "_naive", "_native", "_ref", "_reference", "_torch
 def _is_entry(tree: ast.Module) -> bool:
     """A module that runs as a program: a ``__main__`` guard, or a module-level call statement outside
     definitions (a script such as nanoGPT's train.py); a bare docstring or a setup() call is not enough."""
+    defines = any(isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) for st in tree.body)
     for st in tree.body:
         if isinstance(st, ast.If) and isinstance(st.test, ast.Compare) and isinstance(st.test.left, ast.Name) \
                 and st.test.left.id == "__name__":
             return True
         if isinstance(st, (ast.For, ast.While, ast.With)):
             return True
+        if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call) and not defines:
+            return True  # `net = Net()` in a module that defines nothing: a script
         if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
             func = st.value.func
             name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
@@ -1384,6 +1387,16 @@ class _Visitor(ast.NodeVisitor):
         kwnames = {k.arg for k in node.keywords}
         ext_name = node.args[0] if node.args else _kwarg(node, "name")
         ext = self._literal(ext_name) if ext_name is not None else None
+        guard = self._fallback_guard()
+        if guard is not None and last in ("load", "load_inline"):
+            # built at run time under try/except with a fallback: a failed build on a Mac is caught
+            if has_cu or "cuda_sources" in kwnames or "extra_cuda_cflags" in kwnames:
+                if ext:
+                    self.result.extensions.append(ext)
+                self.add(E.CUDA_EXTENSION_BUILD, node, f"{last}({ext!r}) builds a CUDA extension under try/except with "
+                         f"a fallback (line {guard})", severity=Severity.DEGRADES,
+                         evidence={"extension": ext, "fallback": f"line {guard}"})
+                return
         if last == "CUDAExtension" or (last in ("load", "load_inline", "CppExtension") and (
                 has_cu or "cuda_sources" in kwnames or "extra_cuda_cflags" in kwnames
                 or any(k.arg == "with_cuda" and isinstance(k.value, ast.Constant) and k.value.value for k in node.keywords))):

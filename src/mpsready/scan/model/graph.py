@@ -85,7 +85,10 @@ def mark_reach(findings: list, results: Mapping[str, Any]) -> list:
         if f.scope is Scope.MAIN and path in results:
             if path.endswith(".ipynb") and has_modules:
                 reach = "demo_notebook"
-            elif on_path is not None and path.endswith(".py") and path not in on_path:
+            elif on_path is not None and path.endswith(".py") and path not in on_path and (
+                    "/" in path or results[path][0].entry):
+                # a root-level module that no entry imports may be the project's API: it stays on the path;
+                # secondary root scripts and unreached files in subdirectories are off it
                 reach = "off_main_path"
         if reach is not None:
             ev = {**f.evidence, "reach": reach}

@@ -61,10 +61,12 @@ def _is_switch(dest: str | None) -> bool:
 def _argparse(call: ast.Call) -> dict[str, Any] | None:
     names = _option_names(call)
     dest = _dest(names, call)
-    if not _is_switch(dest):
-        return None
     ok, default = _literal(_kw(call, "default"))
     ok_action, action = _literal(_kw(call, "action"))
+    # every on/off switch counts (code behind an off switch is off the main path), other options only when
+    # they choose a device, a dtype or compilation
+    if not dest or not (_is_switch(dest) or isinstance(default, bool) or action in ("store_true", "store_false")):
+        return None
     if not ok and ok_action and action in ("store_true", "store_false"):
         default, ok = action == "store_false", True
     ok_c, choices = _literal(_kw(call, "choices"))
