@@ -70,6 +70,21 @@ def judge(dep: Dependency) -> list[RawFinding]:
     return out + ([finding] if finding is not None else [])
 
 
+def cuda_local_label(specifier: str) -> bool:
+    """Whether a pin's local version label names a CUDA build: ``+cu118``, ``+pt20cu118`` (PEP 440 local
+    versions; torch-scatter style labels put the CUDA tag after the PyTorch one)."""
+    _, plus, label = specifier.partition("+")
+    if not plus:
+        return False
+    low = label.lower()
+    i = low.find("cu")
+    while i >= 0:
+        if i + 2 < len(low) and low[i + 2].isdigit():
+            return True
+        i = low.find("cu", i + 1)
+    return False
+
+
 def admits_at_least(spec: str, floor: str) -> bool:
     """Whether a PEP 440 specifier admits some release at or above ``floor`` (an empty one does). Exclusions
     (``!=``) never matter; an unparsable specifier is given the benefit of the doubt (its parse error is
@@ -115,7 +130,7 @@ def _judge_package(dep: Dependency) -> RawFinding | None:
     name = knowledge.canonical_name(dep.name)
     where = f" ({dep.group})" if dep.group else ""
     opt = {"optional": True, "group": dep.group} if dep.optional else ({"group": dep.group} if dep.group else {})
-    if name in TORCH_FAMILY and "+cu" in dep.specifier:
+    if cuda_local_label(dep.specifier) and (name in TORCH_FAMILY or knowledge.lookup(name) is None):
         return RawFinding(D.CUDA_LOCAL_VERSION, dep.path, dep.line,
                           f"{dep.name}{dep.specifier}{where} pins a CUDA build: no such wheel for macOS",
                           evidence={"package": name, "specifier": dep.specifier, **opt})
