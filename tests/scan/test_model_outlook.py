@@ -325,3 +325,37 @@ def test_pin_below_the_first_mac_release_is_a_swap(write_project):
 def test_pin_at_the_first_mac_release_is_fine(write_project):
     r = scan_path(write_project({"requirements.txt": "bitsandbytes>=0.50.0\npytorch-lightning~=1.9.0\n"}))
     assert rows(r) == []
+
+
+def test_a_project_made_of_tutorials_is_judged_by_them(write_project):
+    r = scan_path(write_project({
+        "requirements.txt": "torch\n",
+        **{f"tutorials/{n}/main.py": TORCH + ("device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+                                             "x = torch.zeros(1).to(device)\n" if n != "basics" else "x = torch.zeros(1)\n")
+           for n in ("basics", "cnn", "rnn")}}))
+    assert [(s.path, s.outlook.value) for s in r.subprojects] == [
+        ("tutorials/basics", "runs_on_mac"), ("tutorials/cnn", "mac_for_dev"), ("tutorials/rnn", "mac_for_dev")]
+    assert outlook(r) == ("mac_for_dev", [], [("tutorials/cnn/main.py", 2, "API104", "edit", True),
+                                              ("tutorials/rnn/main.py", 2, "API104", "edit", True)])
+
+
+def test_examples_beside_a_main_project_stay_examples(write_project):
+    r = scan_path(write_project({"pkg/__init__.py": TORCH,
+                                 "examples/demo.py": TORCH + "x = torch.zeros(1).cuda()\n"}))
+    assert rows(r, with_scope=True) == [("API101", "examples/demo.py", 2, "blocker", "examples")]
+    assert outlook(r) == ("runs_on_mac", [], [])
+
+
+def test_library_device_parameter_default_is_an_argument(write_project):
+    r = scan_path(write_project({"lib/api.py": TORCH + (
+        "def load(name, device='cuda' if torch.cuda.is_available() else 'cpu'):\n"
+        "    return torch.nn.Linear(2, 2).to(device)\n")}))
+    assert rows(r) == [("API104", "lib/api.py", 2, "degrades")]
+    assert outlook(r) == ("runs_on_mac", ["load(..., device='mps')"], [])
+
+
+def test_private_function_device_default_is_an_edit(write_project):
+    r = scan_path(write_project({"lib/api.py": TORCH + (
+        "def _load(name, device='cuda' if torch.cuda.is_available() else 'cpu'):\n"
+        "    return torch.nn.Linear(2, 2).to(device)\n")}))
+    assert outlook(r) == ("mac_for_dev", [], [("lib/api.py", 2, "API104", "edit", True)])

@@ -357,9 +357,15 @@ def _analyse_notebook(pf: ProjectFile, data: bytes, raw: list[RawFinding]):
 
 
 def _code_findings(results) -> list[Finding]:
+    # a project whose code all sits under examples/ or tutorials/ (a collection of tutorials) is judged by it:
+    # the examples are its main path
+    examples_are_main = not any(scope_of(rel) is Scope.MAIN for rel in results
+                                if PurePosixPath(rel).name not in ("setup.py", "conftest.py"))
     out = []
     for rel, (res, cells) in results.items():
         scope = scope_of(rel)
+        if examples_are_main and scope is Scope.EXAMPLES:
+            scope = Scope.MAIN
         for i, d in enumerate(res.findings):
             ev = dict(d.get("evidence") or {})
             if i < len(cells) and cells[i] is not None:

@@ -28,7 +28,7 @@ from mpsready.scan.rules import extensions as E
 from mpsready.scan.rules import inputs as I
 
 # Bump when the analysis changes so cached results are recomputed.
-ANALYZER_VERSION = 15
+ANALYZER_VERSION = 17
 
 # Skip the analysis of sources without a trigger word (see triggers.py); tests turn it off to compare.
 PREFILTER = True
@@ -147,6 +147,7 @@ def analyze_source(source: str | bytes, *, prefilter: bool | None = None) -> Cod
 
 
 _PURE_SUFFIXES = ("_pytorch", "_naive", "_native", "_ref", "_reference", "_torch")
+_PURE_CALLS = tuple(s + "(" for s in _PURE_SUFFIXES)
 
 
 def _is_entry(tree: ast.Module) -> bool:
@@ -177,16 +178,18 @@ def _model_summaries(tree: ast.Module, text: str, result: CodeResult) -> None:
     result.surfaces = surfaces.collect(tree, text)
     result.entry = _is_entry(tree)
     result.places = any(w in text for w in (".to(", ".cuda(", "device=", "torch.device", "set_default_device"))
-    if not any(suffix in text for suffix in _PURE_SUFFIXES):
-        return
     defs = {}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.endswith(_PURE_SUFFIXES) \
                 and not node.name.startswith("test"):
             defs[node.name] = node.lineno
     result.pure_defs = [[name, line] for name, line in defs.items()]
+    # uses are searched only in sources that call such a name (`attn_core_pytorch(`): the walk over the whole
+    # tree is the expensive part, and most sources have no such call
+    if not any(call in text for call in _PURE_CALLS):
+        return
     refs = set()
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         # a use is a Name or an attribute; an import of the name alone wires nothing
         name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
         if name and name.endswith(_PURE_SUFFIXES):
@@ -473,7 +476,8 @@ class _Visitor(ast.NodeVisitor):
         self.np_f64_vars: set[str] = set()
         self.cpu_vars: set[str] = set()  # names holding a CPU tensor made from NumPy (torch.from_numpy(a), x.cpu())
         self.call_vars: dict[str, str] = {}  # name -> short name of the project function whose result it holds
-        self.selection_reported: set[int] = set()  # id() of functions (or the module) with an API104 already
+        self.selection_reported: set[int] = set()
+        self._param_default: str | None = None  # the function whose parameter defaults are being visited  # id() of functions (or the module) with an API104 already
         self.tree = tree
         self.functions: list[ast.AST] = []  # enclosing function definitions, innermost last
         self.kernel_lib_guard: dict[str, str | None] = {}  # triton/cupy/... -> fallback location or None
@@ -853,7 +857,13 @@ class _Visitor(ast.NodeVisitor):
             if id(scope) in self.selection_reported and isinstance(node, ast.Assign):
                 return True  # a CUDA switch after a selection already reported in the same scope
             self.selection_reported.add(id(scope))
-            if True:
+            if self._param_default is not None and not self._param_default.startswith("_"):
+                # the default of a public function's device parameter: callers pass device="mps" (CLIP's load)
+                fn = self._param_default
+                self.add(A.DEVICE_SELECTION, node, f"the default device of {fn}() picks 'cuda' if available, else "
+                         "'cpu': callers that pass no device run on the CPU on a Mac",
+                         evidence={"parameter_of": fn, "flag": f"{fn}(..., device='mps')"})
+            elif True:
                 self.add(A.DEVICE_SELECTION, node, "device selection picks 'cuda' if available, else 'cpu': on a Mac "
                          "everything silently runs on the CPU, never on MPS")
             return True
@@ -1042,7 +1052,10 @@ class _Visitor(ast.NodeVisitor):
         self._check_cpu_keyed_fallback(node)
         dist = _is_distributed_name(node.name)
         self.dist_context += dist
-        for part in (node.args, *node.decorator_list):
+        self._param_default = node.name
+        self.visit(node.args)
+        self._param_default = None
+        for part in node.decorator_list:
             self.visit(part)
         self._visit_block(node.body)
         self.dist_context -= dist

@@ -100,32 +100,24 @@ def mark_reach(findings: list, results: Mapping[str, Any]) -> list:
 
 
 def example_collection(results: Mapping[str, Any], minimum: int = 3) -> list[str]:
-    """Sibling directories that each hold their own entry script and import nothing from one another
-    (``implementations/aae/aae.py``, ``implementations/gan/gan.py``, ...): a collection of independent
-    examples, judged one by one. Only for a project with no root-level entry script; ``[]`` otherwise."""
+    """Directories that each hold their own entry script and import nothing from one another
+    (``implementations/aae/aae.py``, ``tutorials/01-basics/linear_regression/main.py``, ...): a collection of
+    independent examples, judged one by one. Only for a project with no root-level entry script and at least
+    ``minimum`` such directories; ``[]`` otherwise."""
     py = [rel for rel in results if rel.endswith(".py")]
     if any("/" not in rel and rel not in SKIP_ENTRIES and results[rel][0].entry for rel in py):
         return []
-    by_parent: dict[str, set[str]] = {}
-    for rel in py:
-        parts = PurePosixPath(rel).parts
-        if len(parts) in (2, 3) and results[rel][0].entry:
-            parent = "/".join(parts[:-2])
-            by_parent.setdefault(parent, set()).add("/".join(parts[:-1]))
-    best: list[str] = []
-    for parent, dirs in by_parent.items():
-        if len(dirs) < minimum or len(dirs) <= len(best):
-            continue
-        modules = {d: {module_of(rel) for rel in py if rel.startswith(d + "/")} for d in dirs}
-        crossing = False
-        for d in dirs:
-            names = {m.rsplit(".", 1)[-1] for other in dirs if other != d for m in modules[other]}
-            for rel in py:
-                if rel.startswith(d + "/"):
-                    imported = {imp[1].split(".")[0] for imp in results[rel][0].imports if not imp[0]}
-                    own = {m.rsplit(".", 1)[-1] for m in modules[d]}
-                    if imported & (names - own):
-                        crossing = True
-        if not crossing:
-            best = sorted(dirs)
-    return best
+    dirs = sorted({str(PurePosixPath(rel).parent) for rel in py if "/" in rel and results[rel][0].entry
+                   and PurePosixPath(rel).name not in SKIP_ENTRIES})
+    dirs = [d for d in dirs if not any(d != o and d.startswith(o + "/") for o in dirs)]  # outermost only
+    if len(dirs) < minimum:
+        return []
+    modules = {d: {module_of(rel).rsplit(".", 1)[-1] for rel in py if rel.startswith(d + "/")} for d in dirs}
+    for d in dirs:
+        others = set().union(*(modules[o] for o in dirs if o != d)) - modules[d]
+        for rel in py:
+            if rel.startswith(d + "/"):
+                imported = {imp[1].split(".")[0] for imp in results[rel][0].imports if not imp[0]}
+                if imported & others:
+                    return []  # the directories use one another: one project, not a collection
+    return dirs

@@ -142,6 +142,8 @@ def collect(tree: ast.Module, text: str) -> list[dict[str, Any]]:
                     name = stmt.targets[0].id
                     out.append({"kind": "globals", "name": name, "dest": name, "default": value if ok else None,
                                 "choices": None, "line": stmt.lineno, "computed": not ok})
+    if not any(w in text for w in ("add_argument", "click", "typer", "Trainer")):
+        return out
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             attr = node.func.attr
