@@ -821,33 +821,6 @@ class _Visitor(ast.NodeVisitor):
                 return True
         return False
 
-    def _check_cpu_keyed_fallback(self, fn: ast.AST) -> None:
-        """`if x.device.type == "cpu": <pure path>` with a custom autograd Function or kernel (`X.apply(...)`)
-        in the other branch: MPS tensors take the CUDA branch (EXT108)."""
-        body = fn.body
-        for i, st in enumerate(body):
-            if not (isinstance(st, ast.If) and _is_cpu_test(st.test)):
-                continue
-            rest = st.orelse or body[i + 1:]
-            if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "apply"
-                   for part in rest for n in _walk(part)):
-                self.add(E.FALLBACK_KEYED_ON_CPU, st, f"{fn.name}(): the pure-PyTorch path is chosen by a 'cpu' test, "
-                         "so MPS tensors reach the CUDA kernel", evidence={"function": fn.name})
-
-    def _check_return_selection(self, fn: ast.AST) -> None:
-        """`if torch.cuda.is_available(): return torch.device(f"cuda:{rank}")` then `return torch.device("cpu")`
-        (or the CPU in the else branch): a device-producing function that never returns MPS (API104)."""
-        body = fn.body
-        for i, st in enumerate(body):
-            if not (isinstance(st, ast.If) and st.body and isinstance(st.body[-1], ast.Return)
-                    and st.body[-1].value is not None and _names_cuda(st.body[-1].value)):
-                continue
-            rest = st.orelse or body[i + 1:i + 2]
-            if rest and isinstance(rest[-1], ast.Return) and rest[-1].value is not None and _names_cpu(rest[-1].value) \
-                    and self._is_switch_test(st.test):
-                self._report_selection("available", st)
-                return
-
     def _report_selection(self, kind: str | None, node: ast.AST) -> bool:
         if kind == "available":
             # judged on the enclosing function (or the module): does it consider MPS anywhere?
@@ -976,14 +949,8 @@ class _Visitor(ast.NodeVisitor):
                 self.result.f64_returns.append(name)
 
     def visit_Assert(self, node: ast.Assert) -> None:
-        """`assert x.is_cuda`: the function exists only for CUDA tensors (API120)."""
-        test = node.test
-        parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
-        for part in parts:
-            if isinstance(part, ast.Attribute) and part.attr == "is_cuda":
-                self.add(A.ASSERTS_CUDA, node, f"assert {_dotted(part) or 'x.is_cuda'}: this path exists only for "
-                         "CUDA tensors", evidence={"no_alternative": True})
-                break
+        for unit in _UNITS.get(ast.Assert, ()):  # API120 (mpsready.scan.code.units.asserts_cuda)
+            unit(self, node)
         self.generic_visit(node)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
@@ -1048,8 +1015,8 @@ class _Visitor(ast.NodeVisitor):
         self._check_decorators(node)
         self._check_defaults(node.args)
         self.functions.append(node)
-        self._check_return_selection(node)
-        self._check_cpu_keyed_fallback(node)
+        for unit in _UNITS.get(node.__class__, ()):  # function units (return_selection, fallback_keyed_on_cpu)
+            unit(self, node)
         dist = _is_distributed_name(node.name)
         self.dist_context += dist
         self._param_default = node.name
@@ -1228,24 +1195,12 @@ class _Visitor(ast.NodeVisitor):
         func = node.func
         name = self.q(func) or ""
         attr = func.attr if isinstance(func, ast.Attribute) else None
-        if attr == "cuda" and not name.startswith("torch.cuda") and not self._is_module(func.value):
-            self.add(A.DOT_CUDA, node, ".cuda() moves to CUDA; on a Mac it raises 'Torch not compiled with CUDA enabled'")
-        elif attr == "to":
+        if attr == "to":
             self._check_to_call(node)
-        elif attr == "double" and not node.args and not node.keywords:
-            recv = func.value
-            if isinstance(recv, ast.Name) and recv.id in self.cpu_vars:
-                self.add(T.FLOAT64, node, f".double() on {recv.id}, a CPU tensor made from NumPy: float64 works on the "
-                         "CPU (it must not be moved to MPS)", severity=Severity.INFO, evidence={"cpu_tensor": recv.id})
-            else:
-                self.add(T.FLOAT64, node, ".double() makes a float64 tensor; MPS has no float64")
-        elif attr == "pin_memory" and not node.args:
-            self.add(A.PIN_MEMORY, node, ".pin_memory(): pinned host memory helps CUDA copies only")
-        elif attr == "register_buffer":
-            self._check_sparse_buffer(node)
+        for unit in _UNITS.get(ast.Call, ()):  # the rule units (mpsready.scan.code.units)
+            unit(self, node, name, attr)
         self._check_device_kwargs(node, name)
         self._check_call_name(node, name)
-        self._check_cpu_roundtrip(node)
         if name in _TENSOR_FROM_ARRAY and node.args and _kwarg(node, "dtype") is None \
                 and _kwarg(node, "device") is not None:
             self._check_f64_source(node.args[0], name, node)
@@ -1379,14 +1334,6 @@ class _Visitor(ast.NodeVisitor):
             if dev is not None and value != "cpu":
                 self.add(A.DEVICE_GENERATOR, node, "torch.Generator on a device: its random stream differs between MPS "
                          "and CUDA for the same seed")
-        elif name in ("torch.set_default_tensor_type", "torch.set_default_device") and node.args:
-            arg = node.args[0]
-            value, _ = self._string_value(arg)
-            qual = self.q(arg) or ""
-            if (value is not None and ("cuda" in value.split(".") or is_cuda_literal(value))) \
-                    or qual.startswith("torch.cuda."):
-                shown = value if value is not None else qual
-                self.add(A.CUDA_DEFAULT_TENSOR_TYPE, node, f"{last}({shown!r}): device-less factories allocate on CUDA")
         elif name.startswith("torch.utils.cpp_extension."):
             self._check_cpp_extension(node, last)
         elif name in ("cupy.RawKernel", "cupy.RawModule", "cupy.ElementwiseKernel", "cupy.ReductionKernel"):
@@ -1423,31 +1370,6 @@ class _Visitor(ast.NodeVisitor):
                 "an extension from sources named elsewhere (CUDA is judged from the .cu files, EXT101)"
             self.add(E.CPU_EXTENSION, node, f"{last}({ext!r}) builds {what}" if ext else f"{last}() builds {what}",
                      evidence={"extension": ext})
-
-    def _check_sparse_buffer(self, node: ast.Call) -> None:
-        if len(node.args) < 2:
-            return
-        value = node.args[1]
-        for n in ast.walk(value):
-            if isinstance(n, ast.Call):
-                callee = self.q(n.func) or ""
-                if (isinstance(n.func, ast.Attribute) and n.func.attr in ("to_sparse", "to_sparse_coo", "to_sparse_csr")) \
-                        or callee in ("torch.sparse_coo_tensor", "torch.sparse_csr_tensor"):
-                    self.add(A.SPARSE_BUFFER, node, "a sparse tensor is registered as a buffer: module.to('mps') needs "
-                             "SparseMPS kernels (none before PyTorch 2.9)")
-                    return
-
-    def _check_cpu_roundtrip(self, node: ast.Call) -> None:
-        """``f(x.cpu(), ...).to(dev)``: a call on CPU copies whose result goes back to a device."""
-        if not (isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda")):
-            return
-        inner = node.func.value
-        if not isinstance(inner, ast.Call) or isinstance(inner.func, ast.Attribute) and inner.func.attr == "cpu":
-            return
-        if any(isinstance(a, ast.Call) and isinstance(a.func, ast.Attribute) and a.func.attr == "cpu" for a in inner.args):
-            callee = self.q(inner.func) or "a function"
-            self.add(A.CPU_ROUNDTRIP, node, f"{callee}() runs on CPU copies and its result is moved back: a device "
-                     "round trip on every call")
 
 
 
@@ -1587,3 +1509,9 @@ def _names_cpu(node: ast.AST) -> bool:
     if isinstance(node, ast.Call) and node.args:
         return _names_cpu(node.args[0])
     return False
+
+
+# The rule units import helpers from this module, so they are loaded once it is complete.
+from mpsready.scan.code import units as _units  # noqa: E402
+
+_UNITS = _units.load()
