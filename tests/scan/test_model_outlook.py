@@ -359,3 +359,27 @@ def test_private_function_device_default_is_an_edit(write_project):
         "def _load(name, device='cuda' if torch.cuda.is_available() else 'cpu'):\n"
         "    return torch.nn.Linear(2, 2).to(device)\n")}))
     assert outlook(r) == ("mac_for_dev", [], [("lib/api.py", 2, "API104", "edit", True)])
+
+
+def test_every_rule_unit_names_a_registered_rule():
+    import importlib
+
+    from mpsready import rules as registry
+    from mpsready.scan.code import units
+
+    units.load()
+    codes = []
+    for name in units.UNIT_MODULES:
+        doc = importlib.import_module(f"mpsready.scan.code.units.{name}").__doc__ or ""
+        code = doc.split()[0]
+        assert registry.get(code).code == code, name  # the unit's doc starts with the rule it reports
+        codes.append(code)
+    assert codes == ["API101", "DTY101", "API113", "API118", "API119", "API107", "API108", "API117", "EXT104",
+                     "API116", "API120", "API104", "EXT108"]
+
+
+def test_rules_marked_for_migrate():
+    from mpsready import rules as registry
+
+    assert sorted(r.code for r in registry.all_rules() if r.migrate) == [
+        "API101", "API102", "API103", "API104", "API108", "API115", "DTY102", "EXT108"]

@@ -1307,39 +1307,9 @@ class _Visitor(ast.NodeVisitor):
                 self.add(A.CUDA_DEVICE_LITERAL, node, f"torch.device({value!r}): a hard-coded CUDA device")
 
     def _check_call_name(self, node: ast.Call, name: str) -> None:
-        last = name.rsplit(".", 1)[-1]
-        if last == "init_process_group" and ("distributed" in name or "dist" in name.split(".")[0]):
-            backend = node.args[0] if node.args else _kwarg(node, "backend")
-            value, line = self._string_value(backend) if backend is not None else (None, None)
-            if value is not None and "nccl" in value:
-                where = f" (backend assigned at line {line})" if line else ""
-                self.add(A.NCCL, node, f"init_process_group with backend {value!r}{where}: macOS PyTorch has no NCCL",
-                         scope="distributed")
-        elif name in ("torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"):
-            dev = node.args[0] if node.args else _kwarg(node, "device_type")
-            value, _ = self._string_value(dev) if dev is not None else (None, None)
-            if value is not None and is_cuda_literal(value):
-                self.add(A.CUDA_AMP, node, f"autocast(device_type={value!r}): disabled with a warning on a Mac, the run "
-                         "silently stays float32")
-        elif name in ("torch.amp.GradScaler", "torch.GradScaler", "torch.amp.grad_scaler.GradScaler"):
-            dev = node.args[0] if node.args else _kwarg(node, "device")
-            value, _ = self._string_value(dev) if dev is not None else (None, None)
-            if dev is None:
-                self.add(A.GRAD_SCALER, node, "GradScaler() defaults to device 'cuda'")
-            elif value is not None and is_cuda_literal(value):
-                self.add(A.CUDA_AMP, node, f"GradScaler({value!r}) disables itself on a Mac")
-        elif name == "torch.Generator":
-            dev = node.args[0] if node.args else _kwarg(node, "device")
-            value, _ = self._string_value(dev) if dev is not None else (None, None)
-            if dev is not None and value != "cpu":
-                self.add(A.DEVICE_GENERATOR, node, "torch.Generator on a device: its random stream differs between MPS "
-                         "and CUDA for the same seed")
-        elif name.startswith("torch.utils.cpp_extension."):
-            self._check_cpp_extension(node, last)
-        elif name in ("cupy.RawKernel", "cupy.RawModule", "cupy.ElementwiseKernel", "cupy.ReductionKernel"):
-            self._kernel(E.CUPY_KERNEL, node, f"CuPy {last}", "cupy")
-        elif name in ("pycuda.compiler.SourceModule",):
-            self._kernel(E.PYCUDA_KERNEL, node, "PyCUDA SourceModule compiles CUDA C at run time", "pycuda")
+        """cpp_extension builds (EXT102/EXT107); the other call-name rules are units (mpsready.scan.code.units)."""
+        if name.startswith("torch.utils.cpp_extension."):
+            self._check_cpp_extension(node, name.rsplit(".", 1)[-1])
 
     def _check_cpp_extension(self, node: ast.Call, last: str) -> None:
         strings = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]

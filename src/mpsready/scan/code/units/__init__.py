@@ -26,8 +26,9 @@ from typing import Any, Callable
 
 UNITS: dict[type, list[Callable[..., Any]]] = {}
 
-UNIT_MODULES = ("dot_cuda", "double", "pin_memory", "sparse_buffer", "default_tensor_type", "cpu_roundtrip",
-                "asserts_cuda", "return_selection", "fallback_keyed_on_cpu")
+UNIT_MODULES = ("dot_cuda", "double", "pin_memory", "sparse_buffer", "default_tensor_type", "nccl_process_group",
+                "amp_device", "device_generator", "runtime_kernels", "cpu_roundtrip", "asserts_cuda",
+                "return_selection", "fallback_keyed_on_cpu")
 
 
 def on(*classes: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
