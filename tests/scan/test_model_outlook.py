@@ -383,3 +383,11 @@ def test_rules_marked_for_migrate():
 
     assert sorted(r.code for r in registry.all_rules() if r.migrate) == [
         "API101", "API102", "API103", "API104", "API108", "API115", "DTY102", "EXT108"]
+
+
+def test_torch_pin_before_mps_is_a_pin_raise_and_one_line_is_one_edit(write_project):
+    r = scan_path(write_project({"requirements.txt": "torch==1.8.0\n",
+                                 "train.py": TORCH + "a, b = torch.zeros(1).cuda(), torch.ones(1).cuda()\n"}))
+    assert outlook(r) == ("mac_for_dev", [], [("requirements.txt", 1, "DEP109", "swap", False),
+                                              ("train.py", 2, "API101", "edit", True)])
+    assert r.edits[0].what == "raise the torch pin to >= 1.12 (the first release with the MPS backend)"

@@ -95,7 +95,9 @@ def ladder(findings: Iterable[Finding], extra_flags: Iterable[str] = ()) -> Outl
             hard.append(f)
         elif kind in (EDIT, WIRE, SWAP):
             costly.append(f)
-            edits.append(_edit(f, remedy))
+            edit = _edit(f, remedy)
+            if not edits or (edits[-1].path, edits[-1].line, edits[-1].code) != (edit.path, edit.line, edit.code):
+                edits.append(edit)  # `a.cuda(), b.cuda()` on one line is one edit
     for flag in extra_flags:
         if flag not in flags:
             flags.append(flag)

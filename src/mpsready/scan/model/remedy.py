@@ -62,6 +62,8 @@ def remedy_of(f: Finding) -> dict[str, Any]:
     if f.code in _DEP_SWAP:
         if ev.get("no_alternative") and not ev.get("raise_to"):
             return {"kind": NONE}
+        if f.code == "DEP109":  # torch pinned before 1.12: no release in the pin has the MPS backend
+            return {"kind": SWAP, "what": "raise the torch pin to >= 1.12 (the first release with the MPS backend)"}
         what = f"raise the pin to >= {ev['raise_to']}" if ev.get("raise_to") else (
             f"use {ev['alternative']}" if ev.get("alternative") else "leave it out on the Mac")
         return {"kind": SWAP, "what": what}
