@@ -5,7 +5,9 @@ Prints files, lines, seconds (wall and CPU of this process) and ratios to the pa
   floor with the GC paused: the same with the cyclic garbage collector paused, as the scan does,
   cold    mpsready scan with no cache, one process (prefilter on, and with --compare also off),
   pool    the same with a process pool of --jobs processes (wall only; skipped with --jobs 1),
-  warm    the scan again with the cache filled (goal: under 1 s).
+  warm    the scan again with the cache filled (goal: under 1 s),
+  ruff    `ruff check` (its default rules, no cache) on the same tree in the same run: the ratio of the pool
+          scan's wall time to ruff's is printed (goal of issue 11: the pool scan no slower than the floor).
 Each of floor and cold runs --repeat times, interleaved, and the medians are reported: the machine
 this was written on is shared, so compare CPU seconds first.
 
@@ -17,6 +19,8 @@ from __future__ import annotations
 import argparse
 import ast
 import os
+import shutil
+import subprocess
 import statistics
 import sys
 import tempfile
@@ -61,6 +65,21 @@ def parse_floor(tree: Path, gc_off: bool = False) -> tuple[int, int]:
     return len(files), lines
 
 
+def ruff_wall(tree: Path, repeat: int) -> float | None:
+    """Median wall seconds of `ruff check --no-cache --exit-zero` on ``tree`` (ruff's default rules), or None
+    when ruff is not installed."""
+    exe = shutil.which("ruff") or shutil.which("ruff", path=str(Path(sys.executable).parent))
+    if exe is None:
+        return None
+    walls = []
+    for _ in range(repeat):
+        w0 = time.perf_counter()
+        subprocess.run([exe, "check", "--no-cache", "--exit-zero", "--quiet", "--isolated", str(tree)],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        walls.append(time.perf_counter() - w0)
+    return statistics.median(walls)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("tree", nargs="?", type=Path)
@@ -99,9 +118,22 @@ def main() -> None:
         extra = f" findings={len(r.findings)} files={r.files_scanned} lines={r.lines_scanned}" if r else ""
         print(f"{label:22s} wall={wall:6.2f} s cpu={cpu:6.2f} s  ratio wall={wall / floor_wall:.2f} "
               f"cpu={cpu / floor_cpu:.2f}   (wall runs: {', '.join(f'{w:.1f}' for w, _ in rs)}){extra}")
+    pool_wall = None
     if args.jobs > 1:
-        r, wall, _ = timed(lambda: scan_path(tree, ScanConfig(jobs=args.jobs, cache_dir=None)))
-        print(f"{'pool   ' + str(args.jobs) + ' processes':22s} wall={wall:6.2f} s  ratio wall={wall / floor_wall:.2f}")
+        walls = []
+        for _ in range(args.repeat):
+            r, wall, _ = timed(lambda: scan_path(tree, ScanConfig(jobs=args.jobs, cache_dir=None)))
+            walls.append(wall)
+        pool_wall = statistics.median(walls)
+        print(f"{'pool   ' + str(args.jobs) + ' processes':22s} wall={pool_wall:6.2f} s  ratio wall={pool_wall / floor_wall:.2f}"
+              f"   (wall runs: {', '.join(f'{w:.1f}' for w in walls)})")
+    ruff = ruff_wall(tree, args.repeat)
+    if ruff is None:
+        print("ruff   not installed (pip install ruff, or the dev extra): no ratio to ruff")
+    else:
+        scan_wall = pool_wall if pool_wall is not None else statistics.median(w for w, _ in runs["cold   prefilter on"])
+        print(f"{'ruff   check':22s} wall={ruff:6.2f} s  scan/ruff wall={scan_wall / ruff:.2f}  "
+              f"floor/ruff wall={floor_wall / ruff:.2f}")
     with tempfile.TemporaryDirectory() as cache:
         scan_path(tree, ScanConfig(jobs=1, cache_dir=Path(cache)))  # fill the cache
         warm, wall, cpu = timed(lambda: scan_path(tree, ScanConfig(jobs=1, cache_dir=Path(cache))))

@@ -64,6 +64,9 @@ class Rule:
     example: str
     fix: str
     source: str  # where the MPS fact comes from (doc, file and version, issue)
+    # `mpsready migrate` makes this rule's edit mechanically (scan rules only); the scan's outlook marks each
+    # listed edit with it, and migrate reads it to know which codes it owns
+    migrate: bool = False
 
     @property
     def prefix(self) -> str:
@@ -153,6 +156,7 @@ def render_markdown() -> str:
             "",
             f"**Fix.** {rule.fix}",
             "",
+            *([f"**Migrate.** `mpsready migrate` makes this edit.", ""] if rule.migrate else []),
             f"**Source.** {rule.source}",
             "",
         ]

@@ -129,7 +129,8 @@ def test_project_config_and_cli_override(capsys, write_project):
 def test_rules_listing_includes_scan_rules(capsys):
     assert main(["rules", "--format", "json", "EXT"]) == 0
     codes = [r["code"] for r in json.loads(capsys.readouterr().out)]
-    assert codes == ["EXT101", "EXT102", "EXT103", "EXT104", "EXT105", "EXT106", "EXT107"]
+    assert codes == ["EXT101", "EXT102", "EXT103", "EXT104", "EXT105", "EXT106", "EXT107", "EXT108",
+                     "EXT109"]
 
 
 def test_scan_never_imports_torch():

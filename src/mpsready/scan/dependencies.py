@@ -70,15 +70,73 @@ def judge(dep: Dependency) -> list[RawFinding]:
     return out + ([finding] if finding is not None else [])
 
 
+def cuda_local_label(specifier: str) -> bool:
+    """Whether a pin's local version label names a CUDA build: ``+cu118``, ``+pt20cu118`` (PEP 440 local
+    versions; torch-scatter style labels put the CUDA tag after the PyTorch one)."""
+    _, plus, label = specifier.partition("+")
+    if not plus:
+        return False
+    low = label.lower()
+    i = low.find("cu")
+    while i >= 0:
+        if i + 2 < len(low) and low[i + 2].isdigit():
+            return True
+        i = low.find("cu", i + 1)
+    return False
+
+
+def admits_at_least(spec: str, floor: str) -> bool:
+    """Whether a PEP 440 specifier admits some release at or above ``floor`` (an empty one does). Exclusions
+    (``!=``) never matter; an unparsable specifier is given the benefit of the doubt (its parse error is
+    INP107 elsewhere)."""
+    spec = spec.strip()
+    if not spec:
+        return True
+    try:
+        specs = SpecifierSet(",".join(s.split("+")[0] for s in spec.split(",")))
+        low = Version(floor)
+    except (InvalidSpecifier, InvalidVersion):
+        return True
+    for s in specs:
+        op, raw = s.operator, s.version
+        try:
+            v = Version(raw.rstrip(".*").rstrip("."))
+        except InvalidVersion:
+            continue
+        if op in ("==", "===") and not raw.endswith("*") and v < low:
+            return False
+        if op == "==" and raw.endswith("*") and Version(raw[:-2] + ".9999") < low:
+            return False
+        if op == "<" and v <= low or op == "<=" and v < low:
+            return False
+        if op == "~=" and Version(".".join(raw.split(".")[:-1]) + ".9999") < low:
+            return False
+    return True
+
+
+def _judge_mps_since(dep: Dependency, entry, where: str, opt: dict) -> RawFinding | None:
+    """DEP111 when the pin stays below the first release with Mac support; nothing when it reaches it."""
+    if admits_at_least(dep.specifier, entry.mps_since):
+        return None
+    return RawFinding(D.PIN_BELOW_MAC_SUPPORT, dep.path, dep.line,
+                      f"{dep.raw or dep.name}{where}: {entry.name} supports the Mac only from {entry.mps_since}; "
+                      "this pin stays below it",
+                      fix=f"Raise the pin to {entry.name}>={entry.mps_since}.",
+                      evidence={"package": entry.name, "specifier": dep.specifier, "mps_since": entry.mps_since,
+                                "raise_to": entry.mps_since, "source": entry.source, **opt})
+
+
 def _judge_package(dep: Dependency) -> RawFinding | None:
     name = knowledge.canonical_name(dep.name)
     where = f" ({dep.group})" if dep.group else ""
     opt = {"optional": True, "group": dep.group} if dep.optional else ({"group": dep.group} if dep.group else {})
-    if name in TORCH_FAMILY and "+cu" in dep.specifier:
+    if cuda_local_label(dep.specifier) and (name in TORCH_FAMILY or knowledge.lookup(name) is None):
         return RawFinding(D.CUDA_LOCAL_VERSION, dep.path, dep.line,
                           f"{dep.name}{dep.specifier}{where} pins a CUDA build: no such wheel for macOS",
                           evidence={"package": name, "specifier": dep.specifier, **opt})
     entry = knowledge.lookup(name)
+    if entry is not None and entry.status == "mps_since" and entry.mps_since:
+        return _judge_mps_since(dep, entry, where, opt)
     if entry is None:
         if name.endswith("-gpu") or any(name.endswith(f"-{t}") or f"-{t}" in name for t in ("cu11", "cu12", "cu10", "cuda1")):
             return RawFinding(D.CUDA_LOCAL_VERSION, dep.path, dep.line,

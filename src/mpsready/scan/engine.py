@@ -25,7 +25,11 @@ from mpsready.scan.cache import ScanCache, content_key
 from mpsready.scan.code import CodeResult, analyze_source
 from mpsready.scan.code.analyzer import parse_suppression
 from mpsready.scan.config import ScanConfig, with_project_config
-from mpsready.scan.outlook import Subproject, collection_outlook, verdict_of
+from mpsready.scan.model import flow
+from mpsready.scan.model.graph import example_collection, mark_reach
+from mpsready.scan.model.project import apply_surfaces, cpu_only_dtypes
+from mpsready.scan.model.remedy import with_remedy
+from mpsready.scan.outlook import Edit, Subproject, collection_outlook, ladder
 from mpsready.scan.rules import deps as D
 from mpsready.scan.rules import extensions as E
 from mpsready.scan.rules import inputs as I
@@ -61,6 +65,9 @@ class ScanResult:
     cache_hits: int = 0
     suppressed_findings: list[Finding] = field(default_factory=list)  # dropped by an inline ignore comment
     config: ScanConfig = field(default_factory=ScanConfig)
+    flags: list[str] = field(default_factory=list)  # the flags / config values the Mac run needs (outlook.ladder)
+    edits: list[Edit] = field(default_factory=list)  # the local edits, wirings and swaps it needs
+    incomplete: list[str] = field(default_factory=list)  # main-path files that could not be read or parsed
 
     def counts(self) -> dict[str, int]:
         out = {s.value: 0 for s in Severity}
@@ -126,27 +133,56 @@ def scan_path(path: str | os.PathLike[str], config: ScanConfig | None = None, *,
 
     findings: list[Finding] = [_to_finding(r) for r in raw]
     findings += _code_findings(code_results)
+    findings += flow.f64_findings(code_results)
     findings += _cuda_sources(files, code_results)
     findings = _resolve_fallbacks(findings, code_results)
+    findings = flow.wire_pure_paths(findings, code_results)
     findings = _drop_own_packages(findings, files)
+    findings, extra_flags = apply_surfaces(findings, code_results, _config_texts(files, project),
+                                           _uses_hydra(code_results))
+    findings = cpu_only_dtypes(findings, code_results)
+    findings = mark_reach(findings, code_results)
+    findings = [with_remedy(f) for f in findings]
 
     suppress = {rel: res.suppress for rel, (res, _cells) in code_results.items() if res.suppress}
     findings, silenced = _apply_suppressions(findings, suppress, texts, root)
     findings = _select(findings, config)
     findings = sort_findings(findings)
 
-    subdirs = _subprojects(files)
+    subdirs = _subprojects(files) or example_collection(code_results)
     if subdirs:
-        outlook, limiting, subs = collection_outlook(findings, subdirs)
+        ladder_, subs = collection_outlook(findings, subdirs, extra_flags)
     else:
-        (outlook, limiting), subs = verdict_of(findings), []
-    n_files = len(files)
+        ladder_, subs = ladder(findings, extra_flags), []
+    n_files = sum(1 for pf in files if pf.python or pf.notebook or pf.cuda or pf.declaration)  # YAML configs aside
     return ScanResult(
-        root=str(target), findings=findings, outlook=outlook, limiting=sort_findings(limiting), files_scanned=n_files,
+        root=str(target), findings=findings, outlook=ladder_.verdict, limiting=sort_findings(ladder_.limiting),
+        files_scanned=n_files,
         lines_scanned=lines + sum(t.count("\n") + 1 for t in texts.values()), seconds=time.perf_counter() - started,
         dependencies=deps, subprojects=subs, suppressed=len(silenced), cache_hits=cache.hits if cache else 0, config=config,
         suppressed_findings=sort_findings(_select(silenced, config)),
+        flags=list(ladder_.flags), edits=list(ladder_.edits), incomplete=list(ladder_.incomplete),
     )
+
+
+MAX_CONFIG_BYTES = 256 * 1024  # config files are small; a large YAML file is data, not a surface
+
+
+def _config_texts(files: list[ProjectFile], project: ProjectFiles) -> dict[str, str]:
+    """Text of the project's YAML files (possible config surfaces); unreadable ones are left out (a declaration
+    YAML that cannot be read is already an INP finding)."""
+    out = {}
+    for pf in files:
+        if pf.config and pf.size <= MAX_CONFIG_BYTES:
+            try:
+                out[pf.relpath] = project.read_text(pf.relpath)
+            except Exception:  # SourceError: binary, not UTF-8, vanished
+                continue
+    return out
+
+
+def _uses_hydra(results) -> bool:
+    return any(imp[1].split(".")[0] in ("hydra", "omegaconf") for res, _c in results.values() for imp in res.imports)
 
 
 # ------------------------------------------------------------------ declarations
@@ -319,9 +355,15 @@ def _analyse_notebook(pf: ProjectFile, data: bytes, raw: list[RawFinding]):
 
 
 def _code_findings(results) -> list[Finding]:
+    # a project whose code all sits under examples/ or tutorials/ (a collection of tutorials) is judged by it:
+    # the examples are its main path
+    examples_are_main = not any(scope_of(rel) is Scope.MAIN for rel in results
+                                if PurePosixPath(rel).name not in ("setup.py", "conftest.py"))
     out = []
     for rel, (res, cells) in results.items():
         scope = scope_of(rel)
+        if examples_are_main and scope is Scope.EXAMPLES:
+            scope = Scope.MAIN
         for i, d in enumerate(res.findings):
             ev = dict(d.get("evidence") or {})
             if i < len(cells) and cells[i] is not None:
@@ -490,6 +532,20 @@ def _resolve_fallbacks(findings: list[Finding], results) -> list[Finding]:
             if sites and all(guarded(s) for s in sites):
                 f = _lower(f, f"the extension is {where(sites[0])}")
         out.append(f)
+    # CUDA sources whose Python wrappers (the .py modules beside them) are imported elsewhere only under a
+    # fallback (s4's `try: from extensions.kernels.cauchy import ...` with a pure-PyTorch except branch)
+    wrappers: dict[str, list[str]] = {}
+    for rel in results:
+        if rel.endswith(".py"):
+            wrappers.setdefault(str(PurePosixPath(rel).parent), []).append(rel)
+    for i, f in enumerate(out):
+        if f.code == E.CUDA_SOURCES.code and f.severity is Severity.BLOCKER and f.location.path:
+            d = str(PurePosixPath(f.location.path).parent)
+            mods = [m for m in wrappers.get(d, []) if not m.endswith(("setup.py", "__init__.py"))]
+            sites = [site for m in mods for site in index.importers(module_name(m))
+                     if not site[0].startswith(d + "/")]
+            if sites and all(guarded(site) for site in sites):
+                out[i] = _lower(f, f"its Python wrappers are {where(sites[0])}")
     builds = [f for f in out if f.code == E.CUDA_EXTENSION_BUILD.code]
     if builds and all(f.evidence.get("fallback") for f in builds):
         out = [_lower(f, "every CUDA extension built from these sources has a fallback")

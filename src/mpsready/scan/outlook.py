@@ -1,39 +1,58 @@
-"""The static outlook: the best verdict the static evidence still allows, and the findings that limit it.
+"""The static outlook: the cost of getting the project's main path onto MPS, as a ladder.
 
-- ``stay_on_cuda``: a main-scope, required blocker with no known alternative and no fallback (a
-  CUDA-only package with no Mac alternative, a CUDA kernel or extension without a fallback).
-- ``mac_for_dev``: blockers exist, but each has an alternative or fallback, is optional, or sits
-  outside the main scope (distributed, tests, docs, examples, vendored).
-- ``runs_on_mac``: no blocker.
+- ``runs_on_mac``: nothing to change, or only command-line flags / config values (:attr:`Outlook.flags`
+  says exactly which, e.g. ``--device mps``, ``--device=mps --compile=False``, ``trainer=mps``);
+- ``mac_for_dev``: local edits are needed (:attr:`Outlook.edits`, each with file, line and whether
+  ``mpsready migrate`` makes it), an in-repo pure-PyTorch path must be wired in, or a declared CUDA-first
+  dependency must be left out, swapped or its pin raised;
+- ``stay_on_cuda``: a main-path finding needs a CUDA-only kernel or library with no usable path in the
+  repository or on PyPI (remedy ``none``).
 
-A collection of subprojects (no declaration at the root, two or more subprojects) is condemned to
-``stay_on_cuda`` only when every subproject is; one CUDA-only subproject limits the collection to
-``mac_for_dev``.
+Only findings that :func:`~mpsready.scan.model.remedy.limits` the main path count: tests, docs,
+examples, vendored and distributed-only code, and code behind a flag that is off by default, are reported
+with their scope and never limit it. Scale is not judged here (the record and time outlook do that).
+
+A collection of subprojects gets an outlook per subproject; its headline is ``stay_on_cuda`` only when
+every subproject is, so one CUDA-only member never condemns the rest. Python files that could not be
+parsed (INP105/INP106) or read make the outlook *incomplete* (:attr:`Outlook.incomplete` names them): the
+verdict covers only what was read and says so, it never silently gets better.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable
 
 from mpsready.findings import Finding, Scope, Severity, Verdict
+from mpsready.scan.model.remedy import EDIT, FLAG, NONE, SWAP, WIRE, limits, remedy_of
+
+_UNREAD = {"INP101", "INP102", "INP103", "INP105", "INP106"}
 
 
-def is_hard(f: Finding) -> bool:
-    ev = f.evidence or {}
-    return (f.severity is Severity.BLOCKER and f.scope is Scope.MAIN and bool(ev.get("no_alternative"))
-            and not ev.get("optional") and not ev.get("fallback") and not ev.get("guarded"))
+@dataclass(frozen=True)
+class Edit:
+    """One change the Mac needs: ``kind`` is ``edit`` (code), ``wire`` (use an in-repo pure-PyTorch path) or
+    ``swap`` (a dependency); ``migrate`` says whether ``mpsready migrate`` makes it."""
+
+    path: str | None
+    line: int | None
+    code: str
+    kind: str
+    what: str
+    migrate: bool = False
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "line": self.line, "code": self.code, "kind": self.kind, "what": self.what,
+                "migrate": self.migrate}
 
 
-def verdict_of(findings: Iterable[Finding]) -> tuple[Verdict, list[Finding]]:
-    findings = list(findings)
-    hard = [f for f in findings if is_hard(f)]
-    if hard:
-        return Verdict.STAY_ON_CUDA, hard
-    blockers = [f for f in findings if f.severity is Severity.BLOCKER]
-    if blockers:
-        return Verdict.MAC_FOR_DEV, blockers
-    return Verdict.RUNS_ON_MAC, []
+@dataclass(frozen=True)
+class Outlook:
+    verdict: Verdict
+    limiting: tuple[Finding, ...] = ()
+    flags: tuple[str, ...] = ()
+    edits: tuple[Edit, ...] = ()
+    incomplete: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -41,17 +60,79 @@ class Subproject:
     path: str
     outlook: Verdict
     limiting: tuple[Finding, ...]
+    flags: tuple[str, ...] = ()
+    edits: tuple[Edit, ...] = field(default=())
 
 
-def collection_outlook(findings: list[Finding], subproject_dirs: list[str]) -> tuple[Verdict, list[Finding], list[Subproject]]:
-    """Outlook of a collection: per-subproject verdicts, and the collection's (see module doc)."""
+def _edit(f: Finding, remedy: dict) -> Edit:
+    kind = remedy["kind"]
+    if kind == WIRE:
+        what = f"use the pure-PyTorch path at {remedy['path']} when the tensor is not on CUDA"
+    elif kind == SWAP:
+        what = remedy.get("what") or "swap the dependency on the Mac"
+    else:
+        what = f.fix or f.message
+    return Edit(f.location.path, f.location.line, f.code, kind, what, bool(remedy.get("migrate")))
+
+
+def ladder(findings: Iterable[Finding], extra_flags: Iterable[str] = ()) -> Outlook:
+    """The outlook of one project (or subproject) from its findings; ``extra_flags`` are config-only changes
+    found elsewhere (a Hydra group's Mac option) that the Mac run needs whatever the findings say."""
+    findings = list(findings)
+    flags: list[str] = []
+    edits: list[Edit] = []
+    hard: list[Finding] = []
+    costly: list[Finding] = []
+    for f in findings:
+        if not limits(f) or (f.evidence or {}).get("optional"):
+            continue
+        remedy = remedy_of(f)
+        kind = remedy["kind"]
+        if kind == FLAG:
+            if remedy["flag"] not in flags:
+                flags.append(remedy["flag"])
+        elif kind == NONE:
+            hard.append(f)
+        elif kind in (EDIT, WIRE, SWAP):
+            costly.append(f)
+            edit = _edit(f, remedy)
+            if not edits or (edits[-1].path, edits[-1].line, edits[-1].code) != (edit.path, edit.line, edit.code):
+                edits.append(edit)  # `a.cuda(), b.cuda()` on one line is one edit
+    for flag in extra_flags:
+        if flag not in flags:
+            flags.append(flag)
+    incomplete = tuple(sorted({f.location.path for f in findings if f.code in _UNREAD and f.location.path
+                               and f.scope is Scope.MAIN and f.location.path.endswith((".py", ".ipynb"))}))
+    if hard:
+        verdict, limiting = Verdict.STAY_ON_CUDA, hard
+    elif costly:
+        verdict, limiting = Verdict.MAC_FOR_DEV, costly
+    else:
+        verdict, limiting = Verdict.RUNS_ON_MAC, []
+    return Outlook(verdict, tuple(limiting), tuple(flags), tuple(edits), incomplete)
+
+
+def verdict_of(findings: Iterable[Finding]) -> tuple[Verdict, list[Finding]]:
+    """(verdict, limiting findings) of :func:`ladder`."""
+    o = ladder(findings)
+    return o.verdict, list(o.limiting)
+
+
+def is_hard(f: Finding) -> bool:
+    """A main-path finding with no usable path on the Mac (remedy ``none``)."""
+    return limits(f) and remedy_of(f)["kind"] == NONE and not (f.evidence or {}).get("optional")
+
+
+def collection_outlook(findings: list[Finding], subproject_dirs: list[str],
+                       extra_flags: Iterable[str] = ()) -> tuple[Outlook, list[Subproject]]:
+    """Outlook of a collection: per-subproject outlooks, and the collection's headline (see the module doc)."""
     subs: list[Subproject] = []
     for d in subproject_dirs:
         inside = [f for f in findings if (f.location.path or "").startswith(d + "/")]
-        v, lim = verdict_of(inside)
-        subs.append(Subproject(d, v, tuple(lim)))
-    overall, limiting = verdict_of(findings)
-    if overall is Verdict.STAY_ON_CUDA and subs and not all(s.outlook is Verdict.STAY_ON_CUDA for s in subs):
-        overall = Verdict.MAC_FOR_DEV
-        limiting = [f for f in findings if f.severity is Severity.BLOCKER]
-    return overall, limiting, subs
+        o = ladder(inside)
+        subs.append(Subproject(d, o.verdict, o.limiting, o.flags, o.edits))
+    overall = ladder(findings, extra_flags)
+    if overall.verdict is Verdict.STAY_ON_CUDA and subs and not all(s.outlook is Verdict.STAY_ON_CUDA for s in subs):
+        costly = tuple(f for f in findings if limits(f) and f.severity is Severity.BLOCKER)
+        overall = Outlook(Verdict.MAC_FOR_DEV, costly, overall.flags, overall.edits, overall.incomplete)
+    return overall, subs

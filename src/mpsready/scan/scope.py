@@ -23,7 +23,8 @@ def scope_of(relpath: str) -> Scope:
     for scope, names in _DIRS:
         if any(d in names for d in dirs):
             return scope
-    if name.startswith("test_") and name.endswith(".py") or name.endswith("_test.py") or name == "conftest.py":
+    if name.startswith("test_") and name.endswith(".py") or name.endswith("_test.py") \
+            or name in ("conftest.py", "test.py", "tests.py"):
         return Scope.TESTS
     if name.startswith(("launch_", "run_ddp", "train_ddp", "ddp_")) or name.endswith(("_ddp.py", "_distributed.py")):
         return Scope.DISTRIBUTED

@@ -40,6 +40,7 @@ class ProjectFile:
     notebook: bool = False
     cuda: bool = False
     declaration: bool = False
+    config: bool = False  # a YAML file: a possible config surface (Hydra, OmegaConf, plain YAML)
 
 
 @dataclass
@@ -64,6 +65,7 @@ def classify(relpath: str) -> dict[str, bool]:
         "cuda": kind == "cuda",
         "declaration": (name == "setup.py") if ext == ".py" else (
             kind == "notebook" or (maybe_decl and any(src.matches(relpath) for src in ALL_SOURCES))),
+        "config": ext in (".yaml", ".yml"),
     }
 
 

@@ -20,6 +20,7 @@ from mpsready.findings import Severity
 from mpsready.scan import knowledge
 from mpsready.scan.code.names import AliasMap, build_alias_map
 from mpsready.scan.code.triggers import bisect_left, line_trigger_words, may_fire, trigger_lines
+from mpsready.scan.model import surfaces
 from mpsready.scan.rules import api as A
 from mpsready.scan.rules import deps as D
 from mpsready.scan.rules import dtypes as T
@@ -27,7 +28,7 @@ from mpsready.scan.rules import extensions as E
 from mpsready.scan.rules import inputs as I
 
 # Bump when the analysis changes so cached results are recomputed.
-ANALYZER_VERSION = 11
+ANALYZER_VERSION = 17
 
 # Skip the analysis of sources without a trigger word (see triggers.py); tests turn it off to compare.
 PREFILTER = True
@@ -65,14 +66,33 @@ class CodeResult:
     parsed: bool = True
     # CUDA source files named here: [file name, line, line of a try/except fallback around the build or None]
     cu_refs: list[list[Any]] = field(default_factory=list)
+    # the project model's per-file summaries, joined across files by the engine (mpsready.scan.model):
+    surfaces: list[dict[str, Any]] = field(default_factory=list)  # configuration surfaces (model.surfaces)
+    f64_returns: list[str] = field(default_factory=list)  # functions returning a NumPy float64 array
+    # [callee, line, column, factory]: a tensor made from the result of a project call, moved to a device uncast
+    f64_sinks: list[list[Any]] = field(default_factory=list)
+    # [function, parameter index, line, column, factory]: a parameter made into a tensor and moved uncast
+    param_sinks: list[list[Any]] = field(default_factory=list)
+    # [callee, argument index, line]: a call passing a NumPy float64 array
+    f64_calls: list[list[Any]] = field(default_factory=list)
+    pure_defs: list[list[Any]] = field(default_factory=list)  # [name, line] of pure-PyTorch reference functions
+    pure_refs: list[str] = field(default_factory=list)  # those names used here other than by their definition
+    places: bool = False  # the source moves or creates something on a device (.to(, .cuda(, device=)
+    entry: bool = False  # runs as a program: `if __name__ == "__main__":` or module-level calls (a script)
+
+    _FIELDS = ("findings", "imports", "suppress", "extensions", "parsed", "cu_refs", "surfaces", "f64_returns",
+               "f64_sinks", "param_sinks", "f64_calls", "pure_defs", "pure_refs", "places", "entry")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"findings": self.findings, "imports": self.imports, "suppress": self.suppress,
-                "extensions": self.extensions, "parsed": self.parsed, "cu_refs": self.cu_refs}
+        return {name: getattr(self, name) for name in self._FIELDS}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "CodeResult":
-        return cls(d["findings"], d["imports"], d["suppress"], d["extensions"], d["parsed"], d.get("cu_refs", []))
+        out = cls(d["findings"], d["imports"], d["suppress"], d["extensions"], d["parsed"], d.get("cu_refs", []))
+        for name in cls._FIELDS[6:]:
+            if name in d:
+                setattr(out, name, d[name])
+        return out
 
 
 def analyze_source(source: str | bytes, *, prefilter: bool | None = None) -> CodeResult:
@@ -112,6 +132,7 @@ def analyze_source(source: str | bytes, *, prefilter: bool | None = None) -> Cod
             visitor.collect_imports(tree.body)
             visitor.result.suppress = _suppressions(text) if "mpsready:" in text else {}
             _guard_by_callers(tree, visitor.result.imports)
+            _model_summaries(tree, text, visitor.result)
             return visitor.result
         if "\r" not in text:  # ast counts a lone \r as a line break too; trigger_lines splits at \n only
             live_lines = _live_lines(tree, text)
@@ -122,7 +143,59 @@ def analyze_source(source: str | bytes, *, prefilter: bool | None = None) -> Cod
         visitor.result.findings.append(_raw(I.SYNTAX_ERROR, 1, 0, "nesting too deep to analyse"))
     visitor.result.suppress = _suppressions(text) if "mpsready:" in text else {}
     _guard_by_callers(tree, visitor.result.imports)
+    _model_summaries(tree, text, visitor.result)
     return visitor.result
+
+
+_PURE_SUFFIXES = ("_pytorch", "_naive", "_native", "_ref", "_reference", "_torch")
+_PURE_CALLS = tuple(s + "(" for s in _PURE_SUFFIXES)
+
+
+def _is_entry(tree: ast.Module) -> bool:
+    """A module that runs as a program: a ``__main__`` guard, or a module-level call statement outside
+    definitions (a script such as nanoGPT's train.py); a bare docstring or a setup() call is not enough."""
+    defines = any(isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) for st in tree.body)
+    for st in tree.body:
+        if isinstance(st, ast.If) and isinstance(st.test, ast.Compare) and isinstance(st.test.left, ast.Name) \
+                and st.test.left.id == "__name__":
+            return True
+        if isinstance(st, (ast.For, ast.While, ast.With)):
+            return True
+        if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call) and not defines:
+            return True  # `net = Net()` in a module that defines nothing: a script
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
+            func = st.value.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            if name not in ("setup", "register", "filterwarnings", "simplefilter", "append", "insert", "extend",
+                            "setLevel", "basicConfig", "use", "manual_seed", "seed", "set_start_method"):
+                return True
+    return False
+
+
+def _model_summaries(tree: ast.Module, text: str, result: CodeResult) -> None:
+    """The per-file parts of the project model that do not need the visitor: configuration surfaces,
+    pure-PyTorch reference functions and their uses, and whether anything is placed on a device (plain
+    substring tests decide only whether a walk is worth it)."""
+    result.surfaces = surfaces.collect(tree, text)
+    result.entry = _is_entry(tree)
+    result.places = any(w in text for w in (".to(", ".cuda(", "device=", "torch.device", "set_default_device"))
+    defs = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.endswith(_PURE_SUFFIXES) \
+                and not node.name.startswith("test"):
+            defs[node.name] = node.lineno
+    result.pure_defs = [[name, line] for name, line in defs.items()]
+    # uses are searched only in sources that call such a name (`attn_core_pytorch(`): the walk over the whole
+    # tree is the expensive part, and most sources have no such call
+    if not any(call in text for call in _PURE_CALLS):
+        return
+    refs = set()
+    for node in _walk(tree):
+        # a use is a Name or an attribute; an import of the name alone wires nothing
+        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+        if name and name.endswith(_PURE_SUFFIXES):
+            refs.add(name)
+    result.pure_refs = sorted(refs)
 
 
 def _guard_by_callers(tree: ast.Module, imports: list[list[Any]]) -> None:
@@ -402,6 +475,10 @@ class _Visitor(ast.NodeVisitor):
         self.in_test = 0  # inside the condition of an if / conditional expression
         self.string_vars: dict[str, tuple[str, int]] = {}  # name -> (string literal, line) for simple assignments
         self.np_f64_vars: set[str] = set()
+        self.cpu_vars: set[str] = set()  # names holding a CPU tensor made from NumPy (torch.from_numpy(a), x.cpu())
+        self.call_vars: dict[str, str] = {}  # name -> short name of the project function whose result it holds
+        self.selection_reported: set[int] = set()
+        self._param_default: str | None = None  # the function whose parameter defaults are being visited  # id() of functions (or the module) with an API104 already
         self.tree = tree
         self.functions: list[ast.AST] = []  # enclosing function definitions, innermost last
         self.kernel_lib_guard: dict[str, str | None] = {}  # triton/cupy/... -> fallback location or None
@@ -429,6 +506,9 @@ class _Visitor(ast.NodeVisitor):
 
     def _bookkeep(self, stmt: ast.stmt, track_assigns: bool) -> None:
         cls = stmt.__class__
+        if cls is ast.Return and track_assigns:
+            self._note_return(stmt)
+            return
         if cls in _LEAF_STATEMENTS:
             return
         if cls is ast.Import:
@@ -570,11 +650,27 @@ class _Visitor(ast.NodeVisitor):
             message += " (inside a CUDA-availability check, so skipped on a Mac)"
         if self.dist_context and "scope" not in kw:
             kw["scope"] = "distributed"
+        switch = self._flag_guard()
+        if switch is not None:
+            evidence = {**evidence, "flag_guard": switch}
         self.result.findings.append(_raw(rule, getattr(node, "lineno", 1), getattr(node, "col_offset", 0), message,
                                          severity=severity, evidence=evidence, **kw))
 
     def q(self, node: ast.AST) -> str | None:
         return self.aliases.qualname(node)
+
+    def _flag_guard(self) -> str | None:
+        """The option an enclosing `if args.use_triton:` (or `if use_triton:`) tests, innermost first; the engine
+        decides from the project's configuration surfaces whether it is off by default."""
+        for entry in reversed(self._lazy_guards):
+            if entry[0] != "cuda":
+                continue
+            test = entry[1]
+            if isinstance(test, ast.Attribute) and isinstance(test.value, (ast.Name, ast.Attribute)):
+                return test.attr
+            if isinstance(test, ast.Name):
+                return test.id
+        return None
 
     def _fallback_guard(self) -> str | None:
         """Line of the nearest enclosing try/except whose handler provides a fallback, or ``None``."""
@@ -702,18 +798,46 @@ class _Visitor(ast.NodeVisitor):
         return self._report_selection(kind, node)
 
     def _check_if_selection(self, node: ast.If) -> None:
-        if len(node.body) != 1 or len(node.orelse) != 1:
-            return
-        a, b = node.body[0], node.orelse[0]
-        if not (isinstance(a, ast.Assign) and isinstance(b, ast.Assign)):
-            return
-        kind = self._selection_kind(node.test, a.value, b.value)
-        self._report_selection(kind, node)
+        if len(node.body) == 1 and len(node.orelse) == 1:
+            a, b = node.body[0], node.orelse[0]
+            if isinstance(a, ast.Assign) and isinstance(b, ast.Assign):
+                kind = self._selection_kind(node.test, a.value, b.value)
+                if self._report_selection(kind, node):
+                    return
+        # longer branches (Informer's _acquire_device): the same name set to a CUDA device in the body and to
+        # the CPU in the else branch, under an availability test or a CUDA/GPU switch (`if self.args.use_gpu:`)
+        cuda_side = {_target_key(st): st for st in node.body if isinstance(st, ast.Assign) and _names_cuda(st.value)}
+        cpu_side = {_target_key(st) for st in node.orelse if isinstance(st, ast.Assign) and _names_cpu(st.value)}
+        if any(k is not None and k in cpu_side for k in cuda_side) and self._is_switch_test(node.test):
+            self._report_selection("available", node)
+
+    def _is_switch_test(self, test: ast.AST) -> bool:
+        """An availability test, or a name or attribute that says CUDA or GPU (`use_gpu`, `args.cuda`)."""
+        for n in _walk(test):
+            if isinstance(n, ast.Call) and ((self.q(n.func) or "").endswith("cuda.is_available")
+                                            or isinstance(n.func, ast.Attribute) and n.func.attr == "device_count"):
+                return True
+            label = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else ""
+            if "cuda" in label.lower() or "gpu" in label.lower():
+                return True
+        return False
 
     def _report_selection(self, kind: str | None, node: ast.AST) -> bool:
         if kind == "available":
             # judged on the enclosing function (or the module): does it consider MPS anywhere?
-            if not _mentions_mps(self.functions[-1] if self.functions else self.tree):
+            scope = self.functions[-1] if self.functions else self.tree
+            if _mentions_mps(scope):
+                return True
+            if id(scope) in self.selection_reported and isinstance(node, ast.Assign):
+                return True  # a CUDA switch after a selection already reported in the same scope
+            self.selection_reported.add(id(scope))
+            if self._param_default is not None and not self._param_default.startswith("_"):
+                # the default of a public function's device parameter: callers pass device="mps" (CLIP's load)
+                fn = self._param_default
+                self.add(A.DEVICE_SELECTION, node, f"the default device of {fn}() picks 'cuda' if available, else "
+                         "'cpu': callers that pass no device run on the CPU on a Mac",
+                         evidence={"parameter_of": fn, "flag": f"{fn}(..., device='mps')"})
+            elif True:
                 self.add(A.DEVICE_SELECTION, node, "device selection picks 'cuda' if available, else 'cpu': on a Mac "
                          "everything silently runs on the CPU, never on MPS")
             return True
@@ -794,8 +918,41 @@ class _Visitor(ast.NodeVisitor):
                     self.np_f64_vars.add(target.id)
                 else:
                     self.np_f64_vars.discard(target.id)
+                if self._is_cpu_tensor(node.value):
+                    self.cpu_vars.add(target.id)
+                else:
+                    self.cpu_vars.discard(target.id)
+                callee = _project_callee(node.value)
+                if callee is not None:
+                    self.call_vars[target.id] = callee
+                else:
+                    self.call_vars.pop(target.id, None)
                 if report and lit is not None and is_cuda_literal(lit) and _device_like_name(target.id):
                     self.add(A.CUDA_DEVICE_LITERAL, node, f"{target.id} = {lit!r}: a hard-coded CUDA device")
+                elif report and lit is None and _device_like_name(target.id) and _cuda_text(node.value):
+                    self.add(A.CUDA_DEVICE_LITERAL, node, f"{target.id} = {_cuda_text(node.value)!r}: a hard-coded "
+                             "CUDA device")
+            if report:
+                self._check_cuda_switch(target, node)
+
+    def visit_Return(self, node: ast.Return) -> None:
+        self._note_return(node)
+        self.generic_visit(node)
+
+    def _note_return(self, node: ast.Return) -> None:
+        """A function returning a NumPy float64 array (a factory, ``.astype(float)``, or a name bound to one)."""
+        if not self.functions or node.value is None:
+            return
+        value = node.value
+        if (isinstance(value, ast.Name) and value.id in self.np_f64_vars) or self._is_numpy_f64(value):
+            name = self.functions[-1].name
+            if name not in self.result.f64_returns:
+                self.result.f64_returns.append(name)
+
+    def visit_Assert(self, node: ast.Assert) -> None:
+        for unit in _UNITS.get(ast.Assert, ()):  # API120 (mpsready.scan.code.units.asserts_cuda)
+            unit(self, node)
+        self.generic_visit(node)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if isinstance(node.target, ast.Name) and node.value is not None:
@@ -803,6 +960,37 @@ class _Visitor(ast.NodeVisitor):
             if lit is not None and is_cuda_literal(lit) and _device_like_name(node.target.id):
                 self.add(A.CUDA_DEVICE_LITERAL, node, f"{node.target.id} = {lit!r}: a hard-coded CUDA device")
         self.generic_visit(node)
+
+    def _is_cpu_tensor(self, value: ast.AST) -> bool:
+        """A tensor that stays on the CPU: torch.from_numpy(...), torch.tensor/as_tensor without a device, x.cpu(),
+        or a cast of one (`w.double()` where w is such a tensor)."""
+        if not isinstance(value, ast.Call):
+            return False
+        name = self.q(value.func) or ""
+        if name == "torch.from_numpy" or (name in ("torch.tensor", "torch.as_tensor") and _kwarg(value, "device") is None):
+            return True
+        if isinstance(value.func, ast.Attribute):
+            recv = value.func.value
+            if value.func.attr == "cpu":
+                return True
+            if value.func.attr in ("double", "float", "long", "int") and isinstance(recv, ast.Name):
+                return recv.id in self.cpu_vars
+        return False
+
+    def _check_cuda_switch(self, target: ast.AST, node: ast.Assign) -> None:
+        """`cuda = True if torch.cuda.is_available() else False`, `use_gpu = torch.cuda.is_available() and ...`:
+        a CUDA-or-CPU switch that later picks `.cuda()` or the CPU, never MPS (API104)."""
+        name = target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else ""
+        low = name.lower()
+        if not ("cuda" in low or "gpu" in low) or "device" in low:
+            return
+        value = node.value
+        if isinstance(value, ast.IfExp) and isinstance(value.body, ast.Constant) and value.body.value is True:
+            value = value.test
+        parts = value.values if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And) else [value]
+        if not any(isinstance(p, ast.Call) and (self.q(p.func) or "").endswith("cuda.is_available") for p in parts):
+            return
+        self._report_selection("available", node)
 
     def _is_numpy_f64(self, value: ast.AST) -> bool:
         if not isinstance(value, ast.Call):
@@ -828,9 +1016,14 @@ class _Visitor(ast.NodeVisitor):
         self._check_decorators(node)
         self._check_defaults(node.args)
         self.functions.append(node)
+        for unit in _UNITS.get(node.__class__, ()):  # function units (return_selection, fallback_keyed_on_cpu)
+            unit(self, node)
         dist = _is_distributed_name(node.name)
         self.dist_context += dist
-        for part in (node.args, *node.decorator_list):
+        self._param_default = node.name
+        self.visit(node.args)
+        self._param_default = None
+        for part in node.decorator_list:
             self.visit(part)
         self._visit_block(node.body)
         self.dist_context -= dist
@@ -1003,19 +1196,21 @@ class _Visitor(ast.NodeVisitor):
         func = node.func
         name = self.q(func) or ""
         attr = func.attr if isinstance(func, ast.Attribute) else None
-        if attr == "cuda" and not name.startswith("torch.cuda") and not self._is_module(func.value):
-            self.add(A.DOT_CUDA, node, ".cuda() moves to CUDA; on a Mac it raises 'Torch not compiled with CUDA enabled'")
-        elif attr == "to":
+        if attr == "to":
             self._check_to_call(node)
-        elif attr == "double" and not node.args and not node.keywords:
-            self.add(T.FLOAT64, node, ".double() makes a float64 tensor; MPS has no float64")
-        elif attr == "pin_memory" and not node.args:
-            self.add(A.PIN_MEMORY, node, ".pin_memory(): pinned host memory helps CUDA copies only")
-        elif attr == "register_buffer":
-            self._check_sparse_buffer(node)
+        for unit in _UNITS.get(ast.Call, ()):  # the rule units (mpsready.scan.code.units)
+            unit(self, node, name, attr)
         self._check_device_kwargs(node, name)
         self._check_call_name(node, name)
-        self._check_cpu_roundtrip(node)
+        if name in _TENSOR_FROM_ARRAY and node.args and _kwarg(node, "dtype") is None \
+                and _kwarg(node, "device") is not None:
+            self._check_f64_source(node.args[0], name, node)
+        elif node.args and self.np_f64_vars or any(isinstance(a, ast.Call) for a in node.args):
+            callee = _project_callee(node)
+            if callee is not None and callee not in ("to", "astype", "float", "append", "array", "asarray"):
+                for i, a in enumerate(node.args):
+                    if (isinstance(a, ast.Name) and a.id in self.np_f64_vars) or self._is_numpy_f64(a):
+                        self.result.f64_calls.append([callee, i, node.lineno])
         self.generic_visit(node)
 
     def _is_module(self, node: ast.AST) -> bool:
@@ -1027,7 +1222,8 @@ class _Visitor(ast.NodeVisitor):
     def _check_to_call(self, node: ast.Call) -> None:
         for arg in node.args[:1]:  # device=... keywords are checked with every call's keywords
             value, line = self._string_value(arg)
-            if value is not None and is_cuda_literal(value) and not self._flagged_name(arg):
+            value = value if value is not None else _cuda_text(arg)
+            if value is not None and (is_cuda_literal(value) or value == _cuda_text(arg)) and not self._flagged_name(arg):
                 where = f" (assigned at line {line})" if line else ""
                 self.add(A.CUDA_DEVICE_LITERAL, node, f".to({value!r}){where}: a hard-coded CUDA device")
         has_dtype = any(self._is_dtype(a) for a in node.args) or any(k.arg == "dtype" for k in node.keywords)
@@ -1059,17 +1255,40 @@ class _Visitor(ast.NodeVisitor):
         name = self.q(recv.func) or ""
         if name not in _TENSOR_FROM_ARRAY or not recv.args or _kwarg(recv, "dtype") is not None:
             return
-        src = recv.args[0]
+        self._check_f64_source(recv.args[0], name, to_call)
+
+    def _check_f64_source(self, src: ast.AST, name: str, at: ast.AST) -> None:
+        """The array a tensor is made from, where the tensor then lands on a device before any cast: a NumPy
+        float64 array here is DTY102 now; the result of a project function, or a parameter, is recorded for the
+        engine to join across files (the function returns float64 / a caller passes float64)."""
         if (isinstance(src, ast.Name) and src.id in self.np_f64_vars) or self._is_numpy_f64(src):
             label = src.id if isinstance(src, ast.Name) else "a NumPy array"
-            self.add(T.NUMPY_FLOAT64, to_call, f"{name}({label}) is float64 (NumPy's default) and is moved to a device "
+            self.add(T.NUMPY_FLOAT64, at, f"{name}({label}) is float64 (NumPy's default) and is moved to a device "
                      "before any cast: MPS refuses float64")
+            return
+        if not isinstance(src, ast.Name):
+            callee = _project_callee(src)
+            if callee is not None:
+                self.result.f64_sinks.append([callee, at.lineno, at.col_offset + 1, name])
+            return
+        if src.id in self.call_vars:
+            self.result.f64_sinks.append([self.call_vars[src.id], at.lineno, at.col_offset + 1, name])
+            return
+        if self.functions:
+            fn = self.functions[-1]
+            params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+            if params and params[0] in ("self", "cls"):
+                params = params[1:]
+            if src.id in params:
+                self.result.param_sinks.append([fn.name, params.index(src.id), at.lineno, at.col_offset + 1, name])
 
     def _check_device_kwargs(self, node: ast.Call, name: str) -> None:
         for kw in node.keywords:
             if kw.arg in _DEVICE_KWARGS:
                 value, line = self._string_value(kw.value)
-                if value is not None and is_cuda_literal(value) and not self._flagged_name(kw.value):
+                value = value if value is not None else _cuda_text(kw.value)
+                if value is not None and (is_cuda_literal(value) or value == _cuda_text(kw.value)) \
+                        and not self._flagged_name(kw.value):
                     where = f" (assigned at line {line})" if line else ""
                     self.add(A.CUDA_DEVICE_LITERAL, kw.value, f"{kw.arg}={value!r}{where}: a hard-coded CUDA device")
             elif kw.arg == "pin_memory" and isinstance(kw.value, ast.Constant) and kw.value.value is True:
@@ -1077,46 +1296,21 @@ class _Visitor(ast.NodeVisitor):
             elif kw.arg == "default" and isinstance(kw.value, ast.Constant) and is_cuda_literal(kw.value.value):
                 if isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument" and any(
                         isinstance(a, ast.Constant) and isinstance(a.value, str) and "device" in a.value for a in node.args):
-                    self.add(A.CUDA_DEVICE_LITERAL, kw.value, f"command-line device defaults to {kw.value.value!r}")
+                    option = next((a.value for a in node.args if isinstance(a, ast.Constant)
+                                   and isinstance(a.value, str) and a.value.startswith("--")), None)
+                    self.add(A.CUDA_DEVICE_LITERAL, kw.value, f"command-line device defaults to {kw.value.value!r}",
+                             evidence={"option": option, "surface_line": node.lineno})
         if name == "torch.device" and node.args:
             value, _ = self._string_value(node.args[0])
-            if value is not None and (is_cuda_literal(value)) and not self._flagged_name(node.args[0]):
+            value = value if value is not None else _cuda_text(node.args[0])
+            if value is not None and (is_cuda_literal(value) or value == _cuda_text(node.args[0])) \
+                    and not self._flagged_name(node.args[0]):
                 self.add(A.CUDA_DEVICE_LITERAL, node, f"torch.device({value!r}): a hard-coded CUDA device")
 
     def _check_call_name(self, node: ast.Call, name: str) -> None:
-        last = name.rsplit(".", 1)[-1]
-        if last == "init_process_group" and ("distributed" in name or "dist" in name.split(".")[0]):
-            backend = node.args[0] if node.args else _kwarg(node, "backend")
-            value, line = self._string_value(backend) if backend is not None else (None, None)
-            if value is not None and "nccl" in value:
-                where = f" (backend assigned at line {line})" if line else ""
-                self.add(A.NCCL, node, f"init_process_group with backend {value!r}{where}: macOS PyTorch has no NCCL",
-                         scope="distributed")
-        elif name in ("torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"):
-            dev = node.args[0] if node.args else _kwarg(node, "device_type")
-            value, _ = self._string_value(dev) if dev is not None else (None, None)
-            if value is not None and is_cuda_literal(value):
-                self.add(A.CUDA_AMP, node, f"autocast(device_type={value!r}): disabled with a warning on a Mac, the run "
-                         "silently stays float32")
-        elif name in ("torch.amp.GradScaler", "torch.GradScaler", "torch.amp.grad_scaler.GradScaler"):
-            dev = node.args[0] if node.args else _kwarg(node, "device")
-            value, _ = self._string_value(dev) if dev is not None else (None, None)
-            if dev is None:
-                self.add(A.GRAD_SCALER, node, "GradScaler() defaults to device 'cuda'")
-            elif value is not None and is_cuda_literal(value):
-                self.add(A.CUDA_AMP, node, f"GradScaler({value!r}) disables itself on a Mac")
-        elif name == "torch.Generator":
-            dev = node.args[0] if node.args else _kwarg(node, "device")
-            value, _ = self._string_value(dev) if dev is not None else (None, None)
-            if dev is not None and value != "cpu":
-                self.add(A.DEVICE_GENERATOR, node, "torch.Generator on a device: its random stream differs between MPS "
-                         "and CUDA for the same seed")
-        elif name.startswith("torch.utils.cpp_extension."):
-            self._check_cpp_extension(node, last)
-        elif name in ("cupy.RawKernel", "cupy.RawModule", "cupy.ElementwiseKernel", "cupy.ReductionKernel"):
-            self._kernel(E.CUPY_KERNEL, node, f"CuPy {last}", "cupy")
-        elif name in ("pycuda.compiler.SourceModule",):
-            self._kernel(E.PYCUDA_KERNEL, node, "PyCUDA SourceModule compiles CUDA C at run time", "pycuda")
+        """cpp_extension builds (EXT102/EXT107); the other call-name rules are units (mpsready.scan.code.units)."""
+        if name.startswith("torch.utils.cpp_extension."):
+            self._check_cpp_extension(node, name.rsplit(".", 1)[-1])
 
     def _check_cpp_extension(self, node: ast.Call, last: str) -> None:
         strings = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
@@ -1124,6 +1318,16 @@ class _Visitor(ast.NodeVisitor):
         kwnames = {k.arg for k in node.keywords}
         ext_name = node.args[0] if node.args else _kwarg(node, "name")
         ext = self._literal(ext_name) if ext_name is not None else None
+        guard = self._fallback_guard()
+        if guard is not None and last in ("load", "load_inline"):
+            # built at run time under try/except with a fallback: a failed build on a Mac is caught
+            if has_cu or "cuda_sources" in kwnames or "extra_cuda_cflags" in kwnames:
+                if ext:
+                    self.result.extensions.append(ext)
+                self.add(E.CUDA_EXTENSION_BUILD, node, f"{last}({ext!r}) builds a CUDA extension under try/except with "
+                         f"a fallback (line {guard})", severity=Severity.DEGRADES,
+                         evidence={"extension": ext, "fallback": f"line {guard}"})
+                return
         if last == "CUDAExtension" or (last in ("load", "load_inline", "CppExtension") and (
                 has_cu or "cuda_sources" in kwnames or "extra_cuda_cflags" in kwnames
                 or any(k.arg == "with_cuda" and isinstance(k.value, ast.Constant) and k.value.value for k in node.keywords))):
@@ -1137,31 +1341,6 @@ class _Visitor(ast.NodeVisitor):
                 "an extension from sources named elsewhere (CUDA is judged from the .cu files, EXT101)"
             self.add(E.CPU_EXTENSION, node, f"{last}({ext!r}) builds {what}" if ext else f"{last}() builds {what}",
                      evidence={"extension": ext})
-
-    def _check_sparse_buffer(self, node: ast.Call) -> None:
-        if len(node.args) < 2:
-            return
-        value = node.args[1]
-        for n in ast.walk(value):
-            if isinstance(n, ast.Call):
-                callee = self.q(n.func) or ""
-                if (isinstance(n.func, ast.Attribute) and n.func.attr in ("to_sparse", "to_sparse_coo", "to_sparse_csr")) \
-                        or callee in ("torch.sparse_coo_tensor", "torch.sparse_csr_tensor"):
-                    self.add(A.SPARSE_BUFFER, node, "a sparse tensor is registered as a buffer: module.to('mps') needs "
-                             "SparseMPS kernels (none before PyTorch 2.9)")
-                    return
-
-    def _check_cpu_roundtrip(self, node: ast.Call) -> None:
-        """``f(x.cpu(), ...).to(dev)``: a call on CPU copies whose result goes back to a device."""
-        if not (isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda")):
-            return
-        inner = node.func.value
-        if not isinstance(inner, ast.Call) or isinstance(inner.func, ast.Attribute) and inner.func.attr == "cpu":
-            return
-        if any(isinstance(a, ast.Call) and isinstance(a.func, ast.Attribute) and a.func.attr == "cpu" for a in inner.args):
-            callee = self.q(inner.func) or "a function"
-            self.add(A.CPU_ROUNDTRIP, node, f"{callee}() runs on CPU copies and its result is moved back: a device "
-                     "round trip on every call")
 
 
 
@@ -1230,9 +1409,69 @@ def _device_like_name(name: str) -> bool:
 def _names_cuda(node: ast.AST) -> bool:
     if isinstance(node, ast.Constant):
         return is_cuda_literal(node.value)
+    if _cuda_text(node):
+        return True
     if isinstance(node, ast.Call) and node.args:
         return _names_cuda(node.args[0])
     return False
+
+
+def _cuda_text(node: ast.AST) -> str | None:
+    """A device string built at run time that names CUDA: ``f"cuda:{rank}"`` or ``"cuda:{}".format(i)``,
+    shown as written (``cuda:{rank}``); ``None`` for anything else."""
+    if isinstance(node, ast.JoinedStr) and node.values:
+        head = node.values[0]
+        if isinstance(head, ast.Constant) and isinstance(head.value, str) and (
+                head.value == "cuda:" or (head.value == "cuda" and len(node.values) == 1)):
+            return "cuda:" + "".join("{" + (_dotted(v.value) or "...") + "}" for v in node.values[1:]
+                                     if isinstance(v, ast.FormattedValue))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format" \
+            and isinstance(node.func.value, ast.Constant) and isinstance(node.func.value.value, str) \
+            and node.func.value.value.startswith("cuda:{"):
+        return node.func.value.value
+    return None
+
+
+def _is_cpu_test(test: ast.AST) -> bool:
+    """``x.device.type == "cpu"``, ``str(x.device) == "cpu"`` or ``x.device == torch.device("cpu")``."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    left, right = test.left, test.comparators[0]
+    if not _names_cpu(right):
+        left, right = right, left
+        if not _names_cpu(right):
+            return False
+    if isinstance(left, ast.Attribute) and left.attr == "type" and isinstance(left.value, ast.Attribute) \
+            and left.value.attr == "device":
+        return True
+    if isinstance(left, ast.Call) and isinstance(left.func, ast.Name) and left.func.id == "str" and left.args \
+            and isinstance(left.args[0], ast.Attribute) and left.args[0].attr == "device":
+        return True
+    return isinstance(left, ast.Attribute) and left.attr == "device"
+
+
+def _target_key(stmt: ast.Assign) -> str | None:
+    if len(stmt.targets) != 1:
+        return None
+    return _dotted(stmt.targets[0])
+
+
+def _project_callee(value: ast.AST) -> str | None:
+    """Short name of the function a call expression calls when it may be the project's own (``foo(...)``,
+    ``self.transform.apply_coords(...)``); ``None`` for anything else."""
+    if not isinstance(value, ast.Call):
+        return None
+    func = value.func
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        root = func.value
+        while isinstance(root, (ast.Attribute, ast.Call, ast.Subscript)):
+            root = root.value if not isinstance(root, ast.Call) else root.func
+        if isinstance(root, ast.Name) and root.id in ("np", "numpy", "torch", "F", "nn"):
+            return None
+        return func.attr
+    return None
 
 
 def _names_cpu(node: ast.AST) -> bool:
@@ -1241,3 +1480,9 @@ def _names_cpu(node: ast.AST) -> bool:
     if isinstance(node, ast.Call) and node.args:
         return _names_cpu(node.args[0])
     return False
+
+
+# The rule units import helpers from this module, so they are loaded once it is complete.
+from mpsready.scan.code import units as _units  # noqa: E402
+
+_UNITS = _units.load()

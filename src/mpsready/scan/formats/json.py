@@ -4,9 +4,12 @@ Envelope (``schema``, ``mpsready``, ``created``) plus::
 
     basis        "predicted" (a static scan observes nothing on a device)
     root         the scanned path
-    outlook      {"verdict": runs_on_mac | mac_for_dev | stay_on_cuda, "title", "limiting": [finding refs]}
+    outlook      {"verdict": runs_on_mac | mac_for_dev | stay_on_cuda, "title", "limiting": [finding refs],
+                  "flags": ["--device mps", ...]  the exact flags / config values the Mac run needs,
+                  "edits": [{"path", "line", "code", "kind": edit | wire | swap, "what", "migrate"}],
+                  "complete": bool, "incomplete": [paths of main-path files that could not be read or parsed]}
     summary      {"files", "lines", "seconds", "blocker", "degrades", "info", "suppressed", "cache_hits"}
-    subprojects  [{"path", "outlook"}]  (only for a collection of projects)
+    subprojects  [{"path", "outlook", "flags", "edits"}]  (only for a collection of projects)
     dependencies [{"name", "specifier", "path", "line", "optional", "group", "ecosystem"}]
     findings     [Finding.to_dict()]  (code, severity, basis, message, location, scope, fix, source, evidence)
 
@@ -38,10 +41,15 @@ def to_document(result: ScanResult) -> dict:
             "limiting": [{"code": f.code, "path": f.location.path, "line": f.location.line}
                          for f in result.limiting[:MAX_LIMITING]],
             "limiting_total": len(result.limiting),
+            "flags": list(result.flags),
+            "edits": [e.to_dict() for e in result.edits],
+            "complete": not result.incomplete,
+            "incomplete": list(result.incomplete),
         },
         summary={"files": result.files_scanned, "lines": result.lines_scanned, "seconds": round(result.seconds, 3),
                  **counts, "suppressed": result.suppressed, "cache_hits": result.cache_hits},
-        subprojects=[{"path": s.path, "outlook": s.outlook.value} for s in result.subprojects],
+        subprojects=[{"path": s.path, "outlook": s.outlook.value, "flags": list(s.flags),
+                      "edits": [e.to_dict() for e in s.edits]} for s in result.subprojects],
         dependencies=[{"name": d.name, "specifier": d.specifier, "path": d.path, "line": d.line, "optional": d.optional,
                        "group": d.group, "ecosystem": d.ecosystem} for d in result.dependencies],
         findings=[f.to_dict() for f in result.findings],

@@ -9,6 +9,13 @@ from mpsready.scan.formats.safe import md_cell as _cell
 from mpsready.scan.formats.safe import md_code, visible
 
 
+MAX_EDITS = 50
+
+
+def _where(e) -> str:
+    return f"{e.path}:{e.line}" if e.line else str(e.path)
+
+
 class MarkdownFormat(ScanFormat):
     name = "md"
 
@@ -20,6 +27,18 @@ class MarkdownFormat(ScanFormat):
             out.append("Limited by: " + ", ".join(f"`{f.code}` {visible(str(f.location))}" for f in result.limiting[:10])
                        + (f" and {len(result.limiting) - 10} more" if len(result.limiting) > 10 else "") + ".")
             out.append("")
+        if result.flags:
+            out += ["On the Mac run with: " + " ".join(md_code(flag) for flag in result.flags), ""]
+        if result.edits:
+            out += ["| location | edit | kind | `mpsready migrate` | what |", "|---|---|---|---|---|"]
+            out += [f"| {md_code(_where(e))} | `{e.code}` | {e.kind} | {'yes' if e.migrate else 'no'} | {_cell(e.what)} |"
+                    for e in result.edits[:MAX_EDITS]]
+            if len(result.edits) > MAX_EDITS:
+                out.append(f"\n... and {len(result.edits) - MAX_EDITS} more edits (see `--format json`).")
+            out.append("")
+        if result.incomplete:
+            out += ["**Incomplete:** these files could not be read or parsed, so the outlook covers the rest only: "
+                    + ", ".join(md_code(p) for p in result.incomplete), ""]
         out += ["| files | lines | blocker | degrades | info | suppressed |", "|---|---|---|---|---|---|",
                 f"| {result.files_scanned} | {result.lines_scanned} | {c['blocker']} | {c['degrades']} | {c['info']} | {result.suppressed} |", ""]
         if result.subprojects:

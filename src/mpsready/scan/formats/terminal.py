@@ -67,4 +67,15 @@ class TerminalFormat(ScanFormat):
         if result.limiting:
             codes = sorted({f.code for f in result.limiting})
             verdict.append(f"  limited by {len(result.limiting)} finding(s): {', '.join(codes)}")
+        if result.edits:
+            console.rule(Text(f"edits for the Mac ({len(result.edits)})", style="bold"))
+            for e in result.edits[:self.max_per_group]:
+                where = f"{e.path}:{e.line}" if e.line else str(e.path)
+                tag = "migrate can make it" if e.migrate else "by hand"
+                console.print(Text(f"  {e.code} {visible(where)} [{e.kind}, {tag}]  {visible(e.what)}"))
         console.print(verdict)
+        if result.flags:
+            console.print(Text("run on the Mac with: " + visible(" ".join(result.flags)), style="bold"))
+        if result.incomplete:
+            console.print(Text(f"incomplete: {len(result.incomplete)} file(s) could not be read or parsed, the outlook "
+                               "covers the rest only: " + visible(", ".join(result.incomplete[:10])), style="yellow"))

@@ -14,13 +14,14 @@ TRIGGERS: dict[str, Triggers] = {}
 
 
 def rule(code: str, name: str, severity: str, summary: str, why: str, example: str, fix: str, source: str,
-         *, triggers: Triggers | None = None) -> Rule:
+         *, triggers: Triggers | None = None, migrate: bool = False) -> Rule:
     """Register and return a :class:`~mpsready.rules.Rule`; raises ``ValueError`` on a duplicate code.
 
+    ``migrate``: `mpsready migrate` makes the edit this rule asks for (see :attr:`Rule.migrate`).
     ``triggers`` (code rules only): identifiers or words of which a Python source must contain at least one
     (as a whole word) for the analyser to be able to report this rule there.
     """
-    registered = register(Rule(code, name, Severity(severity), summary, why, example, fix, source))
+    registered = register(Rule(code, name, Severity(severity), summary, why, example, fix, source, migrate))
     if triggers is not None:
         TRIGGERS[code] = triggers
     return registered

@@ -13,7 +13,7 @@ DOT_CUDA = rule(
     "Pick a device once (`device = torch.accelerator.current_accelerator()` or an MPS-aware selection) and use "
     "`.to(device)`.",
     f"{TORCH} torch/cuda/__init__.py _lazy_init; https://github.com/mistralai/mistral-inference/issues/3",
-    triggers=("cuda",),  # `.cuda()`
+    migrate=True, triggers=("cuda",),  # `.cuda()`
 )
 TORCH_CUDA_CALL = rule(
     "API102", "torch-cuda-api", "blocker",
@@ -25,7 +25,7 @@ TORCH_CUDA_CALL = rule(
     "Use the equivalent named in the finding: torch.mps.* (synchronize, empty_cache, manual_seed, "
     "current_allocated_memory) or torch.accelerator.* (PyTorch >= 2.6).",
     f"{TORCH} torch/cuda/__init__.py, torch/mps/__init__.py, torch/accelerator/__init__.py",
-    triggers=("cuda",),  # every name in data/cuda_api.yaml is torch.cuda.<name>
+    migrate=True, triggers=("cuda",),  # every name in data/cuda_api.yaml is torch.cuda.<name>
 )
 CUDA_DEVICE_LITERAL = rule(
     "API103", "cuda-device-literal", "blocker",
@@ -34,7 +34,7 @@ CUDA_DEVICE_LITERAL = rule(
     "x = torch.zeros(3, device='cuda')",
     "Pass the selected device object instead of a literal.",
     f"{TORCH} torch/cuda/__init__.py _lazy_init; https://github.com/mistralai/mistral-inference/issues/3",
-    triggers=("cuda",),  # "cuda" / "cuda:N" literals
+    migrate=True, triggers=("cuda",),  # "cuda" / "cuda:N" literals
 )
 DEVICE_SELECTION = rule(
     "API104", "device-selection-ignores-mps", "degrades",
@@ -45,7 +45,7 @@ DEVICE_SELECTION = rule(
     "`device = torch.accelerator.current_accelerator() or torch.device('cpu')` (PyTorch >= 2.6), or add an "
     "`elif torch.backends.mps.is_available(): 'mps'` branch.",
     "https://github.com/openai/whisper/pull/382 ; PyTorch 2.13.0 torch/accelerator/__init__.py",
-    triggers=("cuda",),  # the 'cuda' side of the selection
+    migrate=True, triggers=("cuda",),  # the 'cuda' side of the selection
 )
 CUDNN_FLAGS = rule(
     "API105", "cudnn-flags", "info",
@@ -86,7 +86,7 @@ CUDA_AMP = rule(
     "with torch.cuda.amp.autocast():\n    out = model(x)",
     "torch.amp.autocast(device_type=device.type) and torch.amp.GradScaler(device.type).",
     "https://github.com/milesial/Pytorch-UNet/issues/393 ; PyTorch 2.13.0 torch/cuda/amp/autocast_mode.py",
-    triggers=("cuda",),  # torch.cuda.amp, autocast("cuda"), GradScaler("cuda")
+    migrate=True, triggers=("cuda",),  # torch.cuda.amp, autocast("cuda"), GradScaler("cuda")
 )
 GRAD_SCALER = rule(
     "API109", "grad-scaler", "info",
@@ -156,7 +156,7 @@ DEVICE_STRING_TEST = rule(
     "device_type = 'cuda' if 'cuda' in device else 'cpu'",
     "device_type = torch.device(device).type",
     "https://github.com/karpathy/nanoGPT/pull/698",
-    triggers=("cuda",),
+    migrate=True, triggers=("cuda",),
 )
 CPU_ROUNDTRIP = rule(
     "API116", "cpu-roundtrip", "degrades",
@@ -188,4 +188,35 @@ SPARSE_BUFFER = rule(
     "Keep the buffer dense (or as an index tensor) and convert where needed.",
     "https://github.com/pytorch/pytorch/issues/141711 ; native_functions.yaml (SparseMPS keys from 2.9)",
     triggers=("to_sparse", "to_sparse_coo", "to_sparse_csr", "sparse_coo_tensor", "sparse_csr_tensor"),
+)
+CUDA_DEFAULT_TENSOR_TYPE = rule(
+    "API119", "cuda-default-tensor-type", "blocker",
+    "The default tensor type or device is CUDA: `torch.set_default_tensor_type(\"torch.cuda.FloatTensor\")`, "
+    "`torch.set_default_device(\"cuda\")`.",
+    "Every device-less factory (torch.zeros, torch.randn, nn.Linear's parameters) then allocates on CUDA: on a Mac "
+    "the first one raises 'Torch not compiled with CUDA enabled'. No `.cuda()` call is visible anywhere.",
+    "torch.set_default_tensor_type('torch.cuda.FloatTensor')\nx = torch.zeros(3)",
+    "`torch.set_default_device(device)` with the selected device (set_default_tensor_type is deprecated).",
+    f"{TORCH} torch/__init__.py set_default_tensor_type, set_default_device",
+    triggers=("set_default_tensor_type", "set_default_device"),
+)
+ASSERTS_CUDA = rule(
+    "API120", "asserts-cuda-tensor", "blocker",
+    "`assert x.is_cuda` (or `assert x.device.type == \"cuda\"`) in library code: the function exists only for CUDA "
+    "tensors.",
+    "An MPS tensor fails the assertion: the path has no implementation for any other device. When the function "
+    "is the project's core (a fused renderer, an optimiser step in an extension), the project stays on CUDA.",
+    "def volume_render_fused(self, rays):\n    assert rays.is_cuda\n    return _C.render(...)",
+    "Provide a pure-PyTorch implementation for other devices, or keep this path on CUDA.",
+    f"{TORCH} torch/_tensor.py (Tensor.is_cuda is False for MPS tensors)",
+    triggers=("is_cuda",),
+)
+CONFIG_CUDA_DEVICE = rule(
+    "API121", "config-cuda-device", "blocker",
+    "A config file (YAML, Hydra, OmegaConf) sets a device to CUDA (`device: cuda`).",
+    "The value reaches torch.device(...) or .to(...) at run time: on a Mac it raises 'Torch not compiled with "
+    "CUDA enabled'. It is a config value, so the fix is an override, not a code edit.",
+    "configs/train.yaml:\n    device: cuda",
+    "Override it for the Mac run (Hydra: `device=mps`; a plain config: set `device: mps`).",
+    f"{TORCH} torch/cuda/__init__.py _lazy_init",
 )

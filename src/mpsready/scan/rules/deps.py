@@ -106,3 +106,14 @@ NO_DECLARATION = rule(
     "PEP 621 (https://peps.python.org/pep-0621/); pip requirements file format "
     "(https://pip.pypa.io/en/stable/reference/requirements-file-format/)",
 )
+PIN_BELOW_MAC_SUPPORT = rule(
+    "DEP111", "pin-below-mac-support", "blocker",
+    "A dependency whose Mac (macOS wheel or MPS backend) support starts at some version is pinned below it.",
+    "The knowledge base records the first release with a macOS arm64 wheel and an MPS backend; a pin that "
+    "admits no such release installs the CUDA-only build, or nothing, on a Mac. Upgrading the pin is a "
+    "declared-dependency change: the outlook lists it as a swap (mac_for_dev), not as a dead end.",
+    "requirements.txt:\n    bitsandbytes==0.40.0",
+    "Raise the pin to at least the version the finding names (`bitsandbytes>=0.50.0`), and check the code "
+    "against that release's API.",
+    "src/mpsready/scan/data/packages.yaml (mps_since per package, each with its source)",
+)

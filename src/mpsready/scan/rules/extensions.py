@@ -77,3 +77,27 @@ CPU_EXTENSION = rule(
     "PyTorch 2.13.0 torch/utils/cpp_extension.py (CppExtension)",
     triggers=("cpp_extension",),
 )
+FALLBACK_KEYED_ON_CPU = rule(
+    "EXT108", "fallback-keyed-on-cpu", "blocker",
+    "A pure-PyTorch fallback chosen by `x.device.type == \"cpu\"` (or `not x.is_cuda` spelled as a CPU test), "
+    "with the CUDA kernel in the other branch.",
+    "On a Mac the tensor's device type is 'mps', not 'cpu', so MPS tensors take the CUDA branch and fail "
+    "('Torch not compiled with CUDA enabled', or the extension is missing) although the fallback is right "
+    "there.",
+    "if input.device.type == \"cpu\":\n    return upfirdn2d_native(input, kernel)\nreturn UpFirDn2d.apply(input, kernel)",
+    "Key the branch on CUDA instead: `if input.device.type != \"cuda\":` (and import the extension lazily, "
+    "under try/except, so a Mac never builds it).",
+    "PyTorch 2.13.0 torch/_tensor.py (Tensor.device.type is 'mps' for MPS tensors)",
+    migrate=True, triggers=("cpu",),
+)
+PURE_PATH_UNWIRED = rule(
+    "EXT109", "pure-path-unwired", "info",
+    "A pure-PyTorch implementation beside a CUDA kernel or extension (`*_pytorch`, `*_naive`, `*_native`, "
+    "`*_ref`, `*_reference`) that the main code never calls.",
+    "The Mac needs no port: the reference path already exists, it only has to be selected when the tensor is "
+    "not on CUDA. The outlook then lists the kernel as a local edit (wire it), not as CUDA-only.",
+    "def ms_deform_attn_core_pytorch(value, shapes, locations, weights): ...\n"
+    "# forward() always calls MSDeformAttnFunction.apply(...)",
+    "Dispatch on the device: `if value.is_cuda: Function.apply(...) else: ms_deform_attn_core_pytorch(...)`.",
+    "https://pytorch.org/docs/stable/notes/extending.html (a custom Function needs an implementation per device)",
+)  # no trigger words: found from every file's function definitions (mpsready.scan.model.flow), not by the visitor

@@ -33,11 +33,23 @@ class DockerfileSource(DependencySource):
 
     def collect(self, relpath: str, text: str, files: ProjectFiles, result: SourceResult | None = None) -> SourceResult:
         result = SourceResult() if result is None else result
+        args: dict[str, str] = {}
+        heredoc: str | None = None  # the end marker of a RUN <<EOF body being read
         for lineno, line in logical_shell_lines(text):
+            if heredoc is not None:
+                if line.strip() == heredoc:
+                    heredoc = None
+                else:
+                    scan_command_line(result, line, relpath, lineno)
+                continue
             word, _, rest = line.partition(" ")
             word = word.upper()
-            if word == "FROM":
-                image = next((w for w in rest.split() if not w.startswith("--")), "")
+            if word == "ARG":
+                name, eq, value = rest.strip().partition("=")
+                if eq:
+                    args[name.strip()] = expand_args(value.strip().strip("\"'"), args)
+            elif word == "FROM":
+                image = expand_args(next((w for w in rest.split() if not w.startswith("--")), ""), args)
                 if cuda_image(image):
                     result.findings.append(RawFinding(D.CUDA_DOCKER_IMAGE, relpath, lineno,
                                                       f"base image {image} is a CUDA image", evidence={"image": image}))
@@ -51,5 +63,37 @@ class DockerfileSource(DependencySource):
                         continue
                 while body.startswith("--"):  # RUN --mount=... flags
                     body = body.partition(" ")[2]
+                if body.startswith("<<"):  # heredoc: RUN <<EOF / RUN <<-'EOF', the commands follow until EOF
+                    marker = body[2:].lstrip("-").split()[0].strip("\"'") if body[2:].strip() else ""
+                    heredoc = marker or None
+                    continue
                 scan_command_line(result, body, relpath, lineno)
         return result
+
+
+def expand_args(word: str, args: dict[str, str]) -> str:
+    """``$NAME``, ``${NAME}`` and ``${NAME:-default}`` replaced by the ARG defaults seen so far (Dockerfile
+    reference: variable substitution); an unknown name without a default is left as written."""
+    out, i = [], 0
+    while i < len(word):
+        if word[i] == "$" and i + 1 < len(word):
+            if word[i + 1] == "{":
+                end = word.find("}", i)
+                if end < 0:
+                    out.append(word[i:])
+                    break
+                inner = word[i + 2:end]
+                name, sep, default = inner.partition(":-")
+                out.append(args.get(name, default if sep else word[i:end + 1]))
+                i = end + 1
+                continue
+            j = i + 1
+            while j < len(word) and (word[j].isalnum() or word[j] == "_"):
+                j += 1
+            name = word[i + 1:j]
+            out.append(args.get(name, word[i:j]))
+            i = j
+            continue
+        out.append(word[i])
+        i += 1
+    return "".join(out)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from urllib.parse import unquote, urlparse
+
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from mpsready.scan.rules import inputs as I
 from mpsready.scan.sources.interface import Dependency, RawFinding, SourceResult
@@ -21,7 +24,38 @@ def add_requirement(result: SourceResult, text: str, path: str, line: int | None
         result.findings.append(RawFinding(I.MALFORMED_REQUIREMENT, path, line,
                                           f"malformed requirement {text!r}: {first}", evidence={"text": text}))
         return
+    specifier = str(req.specifier)
+    if req.url and not specifier:
+        version = wheel_version(req.url)
+        specifier = f"=={version}" if version else ""
     result.dependencies.append(Dependency(
-        name=req.name, path=path, line=line, specifier=str(req.specifier), marker=str(req.marker) if req.marker else None,
+        name=req.name, path=path, line=line, specifier=specifier, marker=str(req.marker) if req.marker else None,
         optional=optional, group=group, raw=text,
     ))
+
+
+def wheel_version(url: str) -> str | None:
+    """The version (local label included: ``2.0.1+cu118``) of a wheel URL's file name, or ``None`` when the URL
+    does not name a wheel (``parse_wheel_filename``, PEP 427; ``%2B`` is the URL-encoded ``+``)."""
+    name = unquote(urlparse(url).path).rsplit("/", 1)[-1]
+    if not name.endswith(".whl"):
+        return None
+    try:
+        _dist, version, _build, _tags = parse_wheel_filename(name)
+    except (InvalidWheelFilename, ValueError):
+        return None
+    return str(version)
+
+
+def add_wheel_url(result: SourceResult, url: str, path: str, line: int | None) -> bool:
+    """A bare wheel URL or file (``https://.../torchvision-0.16.0+cu122-cp310-...whl``) as a dependency pinned to
+    the wheel's version; ``False`` when ``url`` does not name a wheel file."""
+    name = unquote(urlparse(url).path).rsplit("/", 1)[-1]
+    if not name.endswith(".whl"):
+        return False
+    try:
+        dist, version, _build, _tags = parse_wheel_filename(name)
+    except (InvalidWheelFilename, ValueError):
+        return False
+    result.dependencies.append(Dependency(name=str(dist), path=path, line=line, specifier=f"=={version}", raw=url))
+    return True

@@ -7,7 +7,9 @@ from pathlib import PurePosixPath
 
 from mpsready.scan.sources import pip_options
 from mpsready.scan.sources.interface import DependencySource, ProjectFiles, SourceError, SourceResult
-from mpsready.scan.sources.pep508 import add_requirement
+from mpsready.findings import Severity
+from mpsready.scan.rules import deps as D
+from mpsready.scan.sources.pep508 import add_requirement, add_wheel_url
 from mpsready.scan.rules import inputs as I
 from mpsready.scan.sources.interface import RawFinding
 
@@ -38,10 +40,19 @@ class RequirementsSource(DependencySource):
         for lineno, line in _logical_lines(text):
             if line.startswith("-"):
                 self._option(relpath, lineno, line, files, result, seen, depth)
-            elif "://" in line.split(";")[0] or line.startswith((".", "/")):
-                continue  # URL or local path install: nothing to look up
             else:
-                add_requirement(result, line.split(" --hash")[0], relpath, lineno)
+                req, options = split_options(line)
+                for opt, value in options:
+                    pip_options.check_index_option(result, relpath, lineno, opt, value)
+                if " @ " in req or not ("://" in req.split(";")[0] or req.startswith((".", "/"))):
+                    add_requirement(result, req, relpath, lineno)  # PEP 508, `name @ url` included
+                else:  # a bare URL or local path: a wheel file names its distribution and version
+                    add_wheel_url(result, req.split(";")[0].strip(), relpath, lineno)
+                    tag = pip_options.cuda_index_tag(req)
+                    if tag is not None and "://" in req:
+                        result.findings.append(RawFinding(D.CUDA_WHEEL_INDEX, relpath, lineno,
+                                                          f"{req.split(';')[0].strip()} is a {tag} wheel URL",
+                                                          severity=Severity.BLOCKER, evidence={"url": req, "cuda": tag}))
 
     def _option(self, relpath, lineno, line, files, result, seen, depth) -> None:
         try:
@@ -68,6 +79,34 @@ class RequirementsSource(DependencySource):
             return
         else:
             pip_options.check_index_option(result, relpath, lineno, opt, value)
+
+
+def split_options(line: str) -> tuple[str, list[tuple[str, str]]]:
+    """A requirement line cut into its requirement and its per-requirement options (``--hash=...``,
+    ``--config-settings k=v``, ``--global-option x``, and options pip only accepts on the command line but
+    that appear in the wild, ``--no-build-isolation``): ``("flash-attn==2.5.0", [("--no-build-isolation", "")])``.
+    Options start at the first word that begins with ``-`` after whitespace."""
+    cut = -1
+    for i in range(1, len(line)):
+        if line[i] == "-" and line[i - 1] in " \t" and (i + 1 < len(line) and line[i + 1] in "-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"):
+            cut = i
+            break
+    if cut < 0:
+        return line, []
+    req, rest = line[:cut].strip(), line[cut:]
+    try:
+        words = shlex.split(rest)
+    except ValueError:
+        words = rest.split()
+    options, i = [], 0
+    while i < len(words):
+        opt, _, inline = words[i].partition("=")
+        takes_value = opt in ("--hash", "--config-settings", "-C", "--global-option", "--install-option") \
+            or opt in pip_options.INDEX_OPTIONS
+        value = inline if inline else (words[i + 1] if takes_value and i + 1 < len(words) else "")
+        options.append((opt, value))
+        i += 1 if (inline or not takes_value) else 2
+    return req, options
 
 
 def _logical_lines(text: str):

@@ -11,7 +11,10 @@ from pathlib import PurePosixPath
 
 from mpsready.scan.sources import pip_options
 from mpsready.scan.sources.interface import Dependency, DependencySource, ProjectFiles, SourceResult
-from mpsready.scan.sources.pep508 import add_requirement
+from mpsready.findings import Severity
+from mpsready.scan.rules import deps as D
+from mpsready.scan.sources.interface import RawFinding
+from mpsready.scan.sources.pep508 import add_requirement, add_wheel_url
 
 _SEPARATORS = {"&&", "||", ";", "|", "&"}
 _PIP_VALUE_OPTIONS = {"-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-t", "--target",
@@ -80,7 +83,7 @@ def scan_command_line(result: SourceResult, text: str, path: str, line: int | No
         if not words:
             continue
         head = PurePosixPath(words[0].lstrip("!%")).name
-        if head in ("pip", "pip3") and words[1:2] == ["install"]:
+        if _is_pip(head) and words[1:2] == ["install"]:
             _pip(result, words[2:], path, line)
         elif head.startswith("python") and words[1:4] == ["-m", "pip", "install"]:
             _pip(result, words[4:], path, line)
@@ -105,7 +108,17 @@ def _pip(result: SourceResult, args: list[str], path: str, line: int | None) -> 
             continue
         if "://" not in a and not a.startswith((".", "/", "$", "~")) and not a.endswith((".whl", ".tar.gz", ".zip")):
             add_requirement(result, a, path, line)
+        elif a.endswith(".whl") and add_wheel_url(result, a, path, line):
+            tag = pip_options.cuda_index_tag(a) if "://" in a else None
+            if tag is not None:
+                result.findings.append(RawFinding(D.CUDA_WHEEL_INDEX, path, line, f"{a} is a {tag} wheel URL",
+                                                  severity=Severity.BLOCKER, evidence={"url": a, "cuda": tag}))
         i += 1
+
+
+def _is_pip(head: str) -> bool:
+    """``pip``, ``pip3``, ``pip3.10`` (a versioned pip script)."""
+    return head == "pip" or (head.startswith("pip") and head[3:].replace(".", "").isdigit())
 
 
 def _conda(result: SourceResult, args: list[str], path: str, line: int | None) -> None:

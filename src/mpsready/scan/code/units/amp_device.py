@@ -1,0 +1,31 @@
+"""API108 ``cuda-amp`` and API109 ``grad-scaler`` for device-typed AMP calls: ``torch.autocast('cuda')``,
+``torch.amp.GradScaler()`` (defaults to 'cuda', API109) and ``GradScaler('cuda')`` (API108). The deprecated
+``torch.cuda.amp.*`` names are judged from the torch.cuda table (data/cuda_api.yaml)."""
+
+from __future__ import annotations
+
+import ast
+
+from mpsready.scan.code.analyzer import _kwarg, is_cuda_literal
+from mpsready.scan.code.units import on
+from mpsready.scan.rules import api as A
+
+AUTOCAST = ("torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast")
+SCALER = ("torch.amp.GradScaler", "torch.GradScaler", "torch.amp.grad_scaler.GradScaler")
+
+
+@on(ast.Call)
+def check(v, node: ast.Call, name: str, attr: str | None) -> None:
+    if name in AUTOCAST:
+        dev = node.args[0] if node.args else _kwarg(node, "device_type")
+        value, _ = v._string_value(dev) if dev is not None else (None, None)
+        if value is not None and is_cuda_literal(value):
+            v.add(A.CUDA_AMP, node, f"autocast(device_type={value!r}): disabled with a warning on a Mac, the run "
+                  "silently stays float32")
+    elif name in SCALER:
+        dev = node.args[0] if node.args else _kwarg(node, "device")
+        value, _ = v._string_value(dev) if dev is not None else (None, None)
+        if dev is None:
+            v.add(A.GRAD_SCALER, node, "GradScaler() defaults to device 'cuda'")
+        elif value is not None and is_cuda_literal(value):
+            v.add(A.CUDA_AMP, node, f"GradScaler({value!r}) disables itself on a Mac")

@@ -1,0 +1,15 @@
+"""API101 ``dot-cuda-call``: ``x.cuda()`` / ``model.cuda()`` on a tensor or module (not ``torch.cuda`` itself,
+not a ``cuda`` attribute of an imported module such as ``numba.cuda``)."""
+
+from __future__ import annotations
+
+import ast
+
+from mpsready.scan.code.units import on
+from mpsready.scan.rules import api as A
+
+
+@on(ast.Call)
+def check(v, node: ast.Call, name: str, attr: str | None) -> None:
+    if attr == "cuda" and not name.startswith("torch.cuda") and not v._is_module(node.func.value):
+        v.add(A.DOT_CUDA, node, ".cuda() moves to CUDA; on a Mac it raises 'Torch not compiled with CUDA enabled'")

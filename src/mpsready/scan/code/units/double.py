@@ -1,0 +1,22 @@
+"""DTY101 ``float64`` for ``.double()``: a blocker on the forward path; info on a CPU tensor made from NumPy
+(``t = torch.from_numpy(w); t.double()``), where float64 works as long as it is not moved to MPS."""
+
+from __future__ import annotations
+
+import ast
+
+from mpsready.findings import Severity
+from mpsready.scan.code.units import on
+from mpsready.scan.rules import dtypes as T
+
+
+@on(ast.Call)
+def check(v, node: ast.Call, name: str, attr: str | None) -> None:
+    if attr != "double" or node.args or node.keywords:
+        return
+    recv = node.func.value
+    if isinstance(recv, ast.Name) and recv.id in v.cpu_vars:
+        v.add(T.FLOAT64, node, f".double() on {recv.id}, a CPU tensor made from NumPy: float64 works on the "
+              "CPU (it must not be moved to MPS)", severity=Severity.INFO, evidence={"cpu_tensor": recv.id})
+    else:
+        v.add(T.FLOAT64, node, ".double() makes a float64 tensor; MPS has no float64")

@@ -1,0 +1,25 @@
+"""API104 ``device-selection-ignores-mps`` in its return form: ``if torch.cuda.is_available(): return
+torch.device(f"cuda:{rank}")`` followed by ``return torch.device("cpu")`` (or the CPU in the else branch), in a
+function that never considers MPS. The assignment and conditional-expression forms are judged by the
+visitor's selection checks."""
+
+from __future__ import annotations
+
+import ast
+
+from mpsready.scan.code.analyzer import _names_cpu, _names_cuda
+from mpsready.scan.code.units import on
+
+
+@on(ast.FunctionDef, ast.AsyncFunctionDef)
+def check(v, fn: ast.FunctionDef) -> None:
+    body = fn.body
+    for i, st in enumerate(body):
+        if not (isinstance(st, ast.If) and st.body and isinstance(st.body[-1], ast.Return)
+                and st.body[-1].value is not None and _names_cuda(st.body[-1].value)):
+            continue
+        rest = st.orelse or body[i + 1:i + 2]
+        if rest and isinstance(rest[-1], ast.Return) and rest[-1].value is not None and _names_cpu(rest[-1].value) \
+                and v._is_switch_test(st.test):
+            v._report_selection("available", st)
+            return

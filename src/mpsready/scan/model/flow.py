@@ -1,0 +1,103 @@
+"""Cross-file joins over the per-file summaries of :class:`~mpsready.scan.code.analyzer.CodeResult`.
+
+- NumPy float64 through the project's own functions: a tensor made from the result of a function that
+  returns a float64 array (``apply_coords`` does ``coords.astype(float)``), or from a parameter that some
+  caller fills with a float64 array, and moved to a device before any cast, is DTY102 at the tensor.
+  Functions are matched by their short name across the project (methods included): a name defined by
+  several functions counts when any of them returns float64, which errs towards reporting.
+- Pure-PyTorch reference paths beside CUDA kernels: a ``*_pytorch``/``*_naive``/... function that no
+  main-scope code calls is EXT109, and the kernel findings of its package (or of a file whose fallback is
+  keyed on the CPU, EXT108) name it as the path to wire in (remedy ``wire``).
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+from typing import Any, Mapping
+
+from mpsready.findings import Basis, Finding, Location, Scope, Severity
+from mpsready.scan.rules import dtypes as T
+from mpsready.scan.rules import extensions as E
+from mpsready.scan.scope import scope_of
+
+_KERNELS = {"EXT101", "EXT102", "EXT103", "EXT104", "EXT105", "EXT106", "API120"}
+
+
+def f64_findings(results: Mapping[str, Any]) -> list[Finding]:
+    """DTY102 findings for float64 arrays that reach a device through a project function's return value or
+    one of its parameters (see the module doc). ``results`` maps a relative path to (CodeResult, cells)."""
+    returns: dict[str, str] = {}
+    calls: dict[tuple[str, int], tuple[str, int]] = {}
+    for rel, (res, _cells) in results.items():
+        for name in res.f64_returns:
+            returns.setdefault(name, rel)
+        for callee, idx, line in res.f64_calls:
+            calls.setdefault((callee, idx), (rel, line))
+    out = []
+    for rel, (res, _cells) in sorted(results.items()):
+        for callee, line, col, factory in res.f64_sinks:
+            if callee in returns:
+                out.append(_dty102(rel, line, col, f"{factory}() of {callee}() moves a float64 array to a device before "
+                                   f"any cast ({callee} returns NumPy float64, {returns[callee]}): MPS refuses float64",
+                                   {"via": "return", "function": callee, "defined_in": returns[callee]}))
+        for fn, idx, line, col, factory in res.param_sinks:
+            hit = calls.get((fn, idx))
+            if hit is not None:
+                out.append(_dty102(rel, line, col, f"{factory}() in {fn}() moves parameter {idx + 1} to a device before "
+                                   f"any cast; {hit[0]}:{hit[1]} passes a NumPy float64 array: MPS refuses float64",
+                                   {"via": "parameter", "function": fn, "caller": f"{hit[0]}:{hit[1]}"}))
+    return out
+
+
+def _dty102(rel: str, line: int, col: int, message: str, evidence: dict) -> Finding:
+    return Finding(T.NUMPY_FLOAT64.code, T.NUMPY_FLOAT64.severity, message, Location(rel, line, col), Basis.PREDICTED,
+                   T.NUMPY_FLOAT64.fix, T.NUMPY_FLOAT64.source, scope_of(rel), evidence)
+
+
+def _package(rel: str) -> str:
+    """The directory two levels above a file inside a package (``models/ops/functions/x.py`` -> ``models/ops``),
+    the extent a pure path can stand in for (an extension's sources, setup.py and Python wrappers)."""
+    parent = PurePosixPath(rel).parent
+    return str(parent.parent if parent.name in ("functions", "modules", "ops", "kernels", "functional") else parent)
+
+
+def _inside(path: str, pkg: str) -> bool:
+    return pkg in (".", "") or path == pkg or path.startswith(pkg + "/")
+
+
+def wire_pure_paths(findings: list[Finding], results: Mapping[str, Any]) -> list[Finding]:
+    """EXT109 for unwired pure-PyTorch paths, and ``evidence["pure_path"]`` on the kernel findings they (or an
+    EXT108 fallback keyed on the CPU) stand in for. Findings are returned in their order, EXT109 appended."""
+    used: set[str] = set()
+    for rel, (res, _cells) in results.items():
+        if scope_of(rel) is Scope.MAIN:
+            used.update(res.pure_refs)
+    pure: list[tuple[str, str, int]] = []  # (package, "file:line", ...)
+    extra: list[Finding] = []
+    for rel, (res, _cells) in sorted(results.items()):
+        if scope_of(rel) is not Scope.MAIN:
+            continue
+        for name, line in res.pure_defs:
+            if name not in used:
+                pure.append((_package(rel), f"{rel}:{line}", line))
+                extra.append(Finding(E.PURE_PATH_UNWIRED.code, E.PURE_PATH_UNWIRED.severity,
+                                     f"{name}() is a pure-PyTorch path that the main code never calls: wire it in for "
+                                     "tensors that are not on CUDA", Location(rel, line), Basis.PREDICTED,
+                                     E.PURE_PATH_UNWIRED.fix, E.PURE_PATH_UNWIRED.source, Scope.MAIN,
+                                     {"function": name}))
+    keyed = {f.location.path: f"{f.location.path}:{f.location.line}" for f in findings if f.code == E.FALLBACK_KEYED_ON_CPU.code}
+    out = []
+    for f in findings:
+        if f.code in _KERNELS and f.severity is Severity.BLOCKER and f.location.path and not f.evidence.get("pure_path"):
+            path = keyed.get(f.location.path) or next((where for pkg, where, _l in pure if _inside(f.location.path, pkg)), None)
+            if path is None and keyed and f.code == "EXT101":
+                cu_dir = str(PurePosixPath(f.location.path).parent)
+                path = next((w for p, w in keyed.items() if _inside(p, str(PurePosixPath(cu_dir).parent))
+                             or _inside(cu_dir, str(PurePosixPath(p).parent))), None)
+            if path is not None:
+                ev = {k: v for k, v in f.evidence.items() if k != "no_alternative"}
+                ev["pure_path"] = path
+                f = Finding(f.code, f.severity, f"{f.message}; a pure-PyTorch path exists at {path}", f.location, f.basis,
+                            f.fix, f.source, f.scope, ev)
+        out.append(f)
+    return out + extra

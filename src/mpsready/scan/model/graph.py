@@ -1,0 +1,123 @@
+"""Entry points and the project's import graph: which Python files are on a main entry's path.
+
+Entries are modules that run as programs (a ``__main__`` guard or module-level calls, see
+:func:`mpsready.scan.code.analyzer._is_entry`). When the project root holds entry scripts, the *main
+path* starts at those named for the main work (``train*.py``, ``main*.py``, ``run*.py``, ``app*.py``,
+``cli*.py``; all root entries when none is) and takes every project module they import, transitively;
+entry scripts in subdirectories that the main path does not import (``checkpoints/convert.py``,
+``tools/plot.py``) and modules reached only by string (a Hydra ``_target_``, a registry) are off it. A
+project without root-level entries (a library, a collection of scripts) has no single main entry:
+every file is on the main path. Imports are resolved from files only; nothing is imported.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+from typing import Any, Mapping
+
+SKIP_ENTRIES = {"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "tasks.py", "manage.py"}
+# root scripts that name the main work; when one exists, other root scripts (benchmark.py, generate.py,
+# example.py) are secondary entries and off the main path unless the main one imports them
+PRIMARY = ("train", "main", "run", "app", "cli", "__main__")
+
+
+def module_of(relpath: str) -> str:
+    parts = list(PurePosixPath(relpath).with_suffix("").parts)
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def main_path(results: Mapping[str, Any]) -> tuple[set[str] | None, list[str]]:
+    """(the files on the main path, the root-level entries it starts from); ``(None, [])`` when the project has
+    no root-level entry script (then every file counts). ``results`` maps a path to (CodeResult, cells)."""
+    py = [rel for rel in results if rel.endswith(".py")]
+    roots = sorted(rel for rel in py if "/" not in rel and rel not in SKIP_ENTRIES and results[rel][0].entry)
+    if not roots:
+        return None, []
+    primary = [rel for rel in roots if rel.startswith(PRIMARY)]
+    roots = primary or roots
+    by_module: dict[str, str] = {}
+    for rel in py:
+        mod = module_of(rel)
+        by_module[mod] = rel
+        if mod.startswith("src."):
+            by_module.setdefault(mod[4:], rel)
+    seen: set[str] = set()
+    stack = list(roots)
+    while stack:
+        rel = stack.pop()
+        if rel in seen:
+            continue
+        seen.add(rel)
+        res = results[rel][0]
+        pkg = module_of(rel).split(".")
+        if not rel.endswith("__init__.py"):
+            pkg = pkg[:-1]
+        for level, module, names, _line, _guard in res.imports:
+            if level:
+                base = pkg[:len(pkg) - (level - 1)] if level - 1 <= len(pkg) else []
+                full = ".".join([*base, *([module] if module else [])])
+            else:
+                full = module
+            targets = [full] + [f"{full}.{n}" for n in names if n != "*"]
+            parts = full.split(".")
+            targets += [".".join(parts[:i]) for i in range(1, len(parts))]  # parent packages' __init__ run too
+            for t in targets:
+                hit = by_module.get(t)
+                if hit is not None and hit not in seen:
+                    stack.append(hit)
+    return seen, roots
+
+
+def mark_reach(findings: list, results: Mapping[str, Any]) -> list:
+    """Findings in Python files off the main path get ``evidence["reach"] = "off_main_path"`` (with the
+    entries), and notebook findings in a project that also has Python modules ``"demo_notebook"``; neither
+    limits the outlook (:func:`mpsready.scan.model.remedy.limits`). Other findings are returned unchanged."""
+    from mpsready.findings import Finding, Scope
+
+    on_path, roots = main_path(results)
+    has_modules = any(rel.endswith(".py") and PurePosixPath(rel).name not in SKIP_ENTRIES for rel in results)
+    out = []
+    for f in findings:
+        path = f.location.path or ""
+        reach = None
+        if f.scope is Scope.MAIN and path in results:
+            if path.endswith(".ipynb") and has_modules:
+                reach = "demo_notebook"
+            elif on_path is not None and path.endswith(".py") and path not in on_path and (
+                    "/" in path or results[path][0].entry):
+                # a root-level module that no entry imports may be the project's API: it stays on the path;
+                # secondary root scripts and unreached files in subdirectories are off it
+                reach = "off_main_path"
+        if reach is not None:
+            ev = {**f.evidence, "reach": reach}
+            if reach == "off_main_path":
+                ev["entries"] = roots[:5]
+            f = Finding(f.code, f.severity, f.message, f.location, f.basis, f.fix, f.source, f.scope, ev)
+        out.append(f)
+    return out
+
+
+def example_collection(results: Mapping[str, Any], minimum: int = 3) -> list[str]:
+    """Directories that each hold their own entry script and import nothing from one another
+    (``implementations/aae/aae.py``, ``tutorials/01-basics/linear_regression/main.py``, ...): a collection of
+    independent examples, judged one by one. Only for a project with no root-level entry script and at least
+    ``minimum`` such directories; ``[]`` otherwise."""
+    py = [rel for rel in results if rel.endswith(".py")]
+    if any("/" not in rel and rel not in SKIP_ENTRIES and results[rel][0].entry for rel in py):
+        return []
+    dirs = sorted({str(PurePosixPath(rel).parent) for rel in py if "/" in rel and results[rel][0].entry
+                   and PurePosixPath(rel).name not in SKIP_ENTRIES})
+    dirs = [d for d in dirs if not any(d != o and d.startswith(o + "/") for o in dirs)]  # outermost only
+    if len(dirs) < minimum:
+        return []
+    modules = {d: {module_of(rel).rsplit(".", 1)[-1] for rel in py if rel.startswith(d + "/")} for d in dirs}
+    for d in dirs:
+        others = set().union(*(modules[o] for o in dirs if o != d)) - modules[d]
+        for rel in py:
+            if rel.startswith(d + "/"):
+                imported = {imp[1].split(".")[0] for imp in results[rel][0].imports if not imp[0]}
+                if imported & others:
+                    return []  # the directories use one another: one project, not a collection
+    return dirs

@@ -1,0 +1,121 @@
+"""Joins the per-file model with the project's configuration surfaces: which findings a flag or config
+value fixes, which sit behind a flag that is off by default, and which config values name CUDA.
+
+Surface kinds and the flag text printed for each (:func:`mpsready.scan.model.surfaces.flag_text`):
+argparse/click/typer ``--device mps``; configurator globals ``--device=mps``; Hydra ``device=mps`` or the
+Mac option of a config group (``trainer=mps``); a plain YAML config ``device: mps in configs/x.yaml``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from mpsready.findings import Basis, Finding, Location, Scope, Severity
+from mpsready.scan.model import configs
+from mpsready.scan.model.remedy import EDIT, FLAG
+from mpsready.scan.model.surfaces import flag_text
+from mpsready.scan.rules import api as A
+from mpsready.scan.scope import scope_of
+
+_DEVICE_CODES = {"API103", "API104"}
+_OFF = (False, None, "", 0, "none", "None", "false", "False")
+
+
+def _with(f: Finding, **ev: Any) -> Finding:
+    return Finding(f.code, f.severity, f.message, f.location, f.basis, f.fix, f.source, f.scope, {**f.evidence, **ev})
+
+
+def _mac_choice(surface: dict) -> str:
+    return "mps"
+
+
+def apply_surfaces(findings: list[Finding], results: Mapping[str, Any], config_texts: Mapping[str, str],
+                   hydra: bool) -> tuple[list[Finding], list[str]]:
+    """(findings with flag remedies and flag scopes filled in, plus API121 for config values; extra flags).
+
+    ``results`` maps a relative path to (CodeResult, cells); ``config_texts`` maps YAML paths to their text;
+    ``hydra`` says whether the project runs Hydra (imports ``hydra``), which decides the override syntax.
+    """
+    by_file: dict[str, list[dict]] = {rel: res.surfaces for rel, (res, _c) in results.items() if res.surfaces}
+    by_dest: dict[str, list[dict]] = {}
+    for rel, surfaces in by_file.items():
+        if scope_of(rel) is Scope.MAIN:
+            for s in surfaces:
+                by_dest.setdefault(s["dest"], []).append(s)
+    out: list[Finding] = []
+    flagged_files: set[str] = set()
+    for f in findings:
+        path, line = f.location.path, f.location.line
+        surfaces = by_file.get(path or "", [])
+        if f.code in _DEVICE_CODES and surfaces:
+            s = _surface_at(surfaces, f.evidence.get("surface_line") or line)
+            if s is not None and any(w in s["dest"].lower() for w in ("device", "accelerator")):
+                choices = s.get("choices")
+                if choices and "mps" not in choices:
+                    f = _with(f, remedy={"kind": EDIT, "migrate": False},
+                              surface=s["name"])
+                    f = Finding(f.code, f.severity, f"{f.message}; its choices {choices} leave out 'mps'", f.location,
+                                f.basis, f"Add 'mps' to the choices of {s['name']}, then pass {flag_text(s, 'mps')}.",
+                                f.source, f.scope, f.evidence)
+                else:
+                    f = _with(f, flag=flag_text(s, _mac_choice(s)), surface=s["name"])
+                    flagged_files.add(path or "")
+        guard = f.evidence.get("flag_guard")
+        if guard and guard in by_dest and all(s.get("default") in _OFF and not s.get("computed")
+                                               for s in by_dest[guard]):
+            f = _with(f, behind_flag=by_dest[guard][0]["name"])
+        out.append(f)
+    out += config_findings(config_texts, hydra)
+    extra: list[str] = []
+    if hydra:
+        extra += configs.mac_group_options(config_texts)
+    extra += compile_flags(by_file, flagged_files, findings)
+    return out, extra
+
+
+def _surface_at(surfaces: Iterable[dict], line: int | None) -> dict | None:
+    return next((s for s in surfaces if s["line"] == line), None)
+
+
+def compile_flags(by_file: Mapping[str, list[dict]], flagged: set[str], findings: list[Finding]) -> list[str]:
+    """`--compile=False` / `--compile False` for a script whose device is already set by a flag and whose compile
+    switch is on by default while the project calls torch.compile (API114): Inductor's MPS backend depends on the
+    PyTorch version (PyTorch 2.13.0 torch/_inductor/codegen/mps.py), eager mode always runs."""
+    if not any(f.code == "API114" and f.scope is Scope.MAIN for f in findings):
+        return []
+    out = []
+    for rel in sorted(flagged):
+        for s in by_file.get(rel, []):
+            if "compile" in s["dest"].lower() and s.get("default") is True and s.get("action") != "store_true":
+                out.append(flag_text(s, False))
+    return out
+
+
+def config_findings(config_texts: Mapping[str, str], hydra: bool) -> list[Finding]:
+    """API121 for each config value that names a CUDA device, with its override as the flag."""
+    out = []
+    for v in configs.cuda_values(dict(config_texts), hydra):
+        flag = v["override"] or f"{v['key']}: mps in {v['path']}"
+        out.append(Finding(A.CONFIG_CUDA_DEVICE.code, A.CONFIG_CUDA_DEVICE.severity,
+                           f"config value {v['key']}: {v['value']!r} names a CUDA device", Location(v["path"], v["line"]),
+                           Basis.PREDICTED, f"Override it on the Mac: {flag}.", A.CONFIG_CUDA_DEVICE.source,
+                           scope_of(v["path"]), {"key": v["key"], "value": v["value"], "flag": flag}))
+    return out
+
+
+def cpu_only_dtypes(findings: list[Finding], results: Mapping[str, Any]) -> list[Finding]:
+    """A project that never places anything on a device (no `.to(`, `.cuda(`, `device=` anywhere) runs its scripts
+    and notebooks on the CPU on a Mac as on Linux, where float64 and complex work: DTY101/DTY104 blockers in
+    those entry files become info. Library modules keep them (their users move the models to a device)."""
+    if any(res.places for res, _c in results.values()):
+        return findings
+    out = []
+    for f in findings:
+        path = f.location.path or ""
+        entry = path.endswith(".ipynb") or (path in results and results[path][0].entry)
+        if f.code in ("DTY101", "DTY104") and f.severity is Severity.BLOCKER and entry:
+            f = Finding(f.code, Severity.INFO, f"{f.message} (nothing in the project is placed on a device: it runs on "
+                        "the CPU, where this dtype works)", f.location, f.basis, f.fix, f.source, f.scope,
+                        {**f.evidence, "cpu_only": True})
+        out.append(f)
+    return out

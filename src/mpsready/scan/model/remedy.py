@@ -1,0 +1,84 @@
+"""The cost of fixing one finding: the rung of the outlook's cost ladder it puts the project on.
+
+A remedy is stored in the finding's evidence as ``evidence["remedy"]``::
+
+    {"kind": "flag",  "flag": "--device mps"}                  only a command-line flag or config value
+    {"kind": "edit",  "migrate": true | false}                  a local code edit (migrate: `mpsready migrate` makes it)
+    {"kind": "wire",  "path": "models/ops/functions/x.py:41"}   an in-repo pure-PyTorch path must be wired in
+    {"kind": "swap",  "what": "raise the pin to >= 0.50.0"}     a declared dependency is left out, swapped or raised
+    {"kind": "none"}                                            no usable path in the repository or on PyPI
+
+Which findings limit the outlook at all is decided by :func:`limits`: blockers on the main path, plus the
+device selections that silently keep a Mac on the CPU (API104). Findings in tests, docs, examples,
+vendored code, distributed-only code, demo notebooks, files off the main entries' import path
+(:mod:`mpsready.scan.model.graph`), or only behind a flag that is off by default never limit it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mpsready import rules as registry
+from mpsready.findings import Finding, Scope, Severity
+
+FLAG, EDIT, WIRE, SWAP, NONE = "flag", "edit", "wire", "swap", "none"
+RUNG = {FLAG: 0, EDIT: 1, WIRE: 1, SWAP: 1, NONE: 2}
+
+# degrades that still need an edit before the Mac's GPU is used at all (the project silently runs on the CPU)
+SILENT_CPU = {"API104"}
+_DEP_SWAP = {"DEP101", "DEP102", "DEP103", "DEP104", "DEP105", "DEP106", "DEP107", "DEP109", "DEP111"}
+_KERNELS = {"EXT101", "EXT102", "EXT103", "EXT104", "EXT105", "EXT106"}
+
+
+def migrate_can(code: str) -> bool:
+    """Whether `mpsready migrate` is documented (rule registry, ``Rule.migrate``) to make the edit for ``code``."""
+    try:
+        return registry.get(code).migrate
+    except KeyError:
+        return False
+
+
+def limits(f: Finding) -> bool:
+    """Whether ``f`` can limit the outlook of the main path (see the module doc)."""
+    ev = f.evidence or {}
+    if f.scope is not Scope.MAIN or ev.get("behind_flag") or ev.get("reach") in ("off_main_path", "demo_notebook"):
+        return False
+    if f.code.startswith("INP"):
+        return False
+    return f.severity is Severity.BLOCKER or f.code in SILENT_CPU
+
+
+def remedy_of(f: Finding) -> dict[str, Any]:
+    """The remedy of one finding, from its evidence (a flag or pure path the engine found) and its rule."""
+    ev = f.evidence or {}
+    if ev.get("remedy"):
+        return dict(ev["remedy"])
+    if ev.get("flag"):
+        return {"kind": FLAG, "flag": ev["flag"]}
+    if f.code in _KERNELS:
+        if ev.get("pure_path"):
+            return {"kind": WIRE, "path": ev["pure_path"]}
+        return {"kind": NONE} if ev.get("no_alternative") else {"kind": EDIT, "migrate": False}
+    if f.code in _DEP_SWAP:
+        if ev.get("no_alternative") and not ev.get("raise_to"):
+            return {"kind": NONE}
+        if f.code == "DEP109":  # torch pinned before 1.12: no release in the pin has the MPS backend
+            return {"kind": SWAP, "what": "raise the torch pin to >= 1.12 (the first release with the MPS backend)"}
+        what = f"raise the pin to >= {ev['raise_to']}" if ev.get("raise_to") else (
+            f"use {ev['alternative']}" if ev.get("alternative") else "leave it out on the Mac")
+        return {"kind": SWAP, "what": what}
+    if ev.get("no_alternative"):
+        return {"kind": NONE}
+    migrate = migrate_can(f.code)
+    if f.code == "API102":
+        migrate = migrate and bool(ev.get("mps") or ev.get("accelerator"))
+    return {"kind": EDIT, "migrate": migrate}
+
+
+def with_remedy(f: Finding) -> Finding:
+    """``f`` with ``evidence["remedy"]`` filled in (every finding that can limit the outlook has one)."""
+    if not limits(f):
+        return f
+    ev = dict(f.evidence or {})
+    ev["remedy"] = remedy_of(f)
+    return Finding(f.code, f.severity, f.message, f.location, f.basis, f.fix, f.source, f.scope, ev)

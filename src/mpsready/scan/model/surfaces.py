@@ -1,0 +1,176 @@
+"""Configuration surfaces of one Python source: where a device, dtype or compile switch can be set without
+editing code.
+
+A surface is a plain dict (it crosses the process pool and the cache)::
+
+    {"kind": "argparse" | "click" | "typer" | "globals" | "trainer",
+     "name": "--device" (option) or "device" (global / Trainer keyword),
+     "dest": "device" (the attribute or variable the value lands in),
+     "default": "cuda" | True | None | ..., "choices": ["cpu", "cuda"] or None, "line": 12}
+
+``globals`` are module-level assignments in a script that runs a configurator over its globals
+(``exec(open("configurator.py").read())``, nanoGPT's "poor man's configurator", which turns
+``--device=mps`` into ``device = "mps"``). Only literal defaults are recorded.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+# option names that choose a device, a dtype or compilation (the switches the outlook may print)
+DEVICE_WORDS = ("device", "accelerator")
+SWITCH_WORDS = ("device", "accelerator", "compile", "dtype", "precision", "cuda", "gpu", "amp", "half", "fp16",
+                "bf16", "triton", "flash", "fused", "backend", "use_")
+
+
+def _literal(node: ast.AST | None) -> tuple[bool, Any]:
+    if node is None:
+        return False, None
+    try:
+        return True, ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False, None
+
+
+def _kw(call: ast.Call, name: str) -> ast.AST | None:
+    for k in call.keywords:
+        if k.arg == name:
+            return k.value
+    return None
+
+
+def _option_names(call: ast.Call) -> list[str]:
+    return [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+
+
+def _dest(names: list[str], call: ast.Call) -> str | None:
+    ok, dest = _literal(_kw(call, "dest"))
+    if ok and isinstance(dest, str):
+        return dest
+    longs = [n for n in names if n.startswith("--")] or [n for n in names if n.startswith("-")] or names
+    if not longs:
+        return None
+    return longs[0].lstrip("-").replace("-", "_")
+
+
+def _is_switch(dest: str | None) -> bool:
+    return bool(dest) and any(w in dest.lower() for w in SWITCH_WORDS)
+
+
+def _argparse(call: ast.Call) -> dict[str, Any] | None:
+    names = _option_names(call)
+    dest = _dest(names, call)
+    ok, default = _literal(_kw(call, "default"))
+    ok_action, action = _literal(_kw(call, "action"))
+    # every on/off switch counts (code behind an off switch is off the main path), other options only when
+    # they choose a device, a dtype or compilation
+    if not dest or not (_is_switch(dest) or isinstance(default, bool) or action in ("store_true", "store_false")):
+        return None
+    if not ok and ok_action and action in ("store_true", "store_false"):
+        default, ok = action == "store_false", True
+    ok_c, choices = _literal(_kw(call, "choices"))
+    flag = next((n for n in names if n.startswith("--")), names[0] if names else f"--{dest}")
+    out = {"kind": "argparse", "name": flag, "dest": dest, "default": default if ok else None,
+           "choices": list(choices) if ok_c and isinstance(choices, (list, tuple, set)) else None,
+           "line": call.lineno, "computed": not ok and _kw(call, "default") is not None}
+    if ok_action and action in ("store_true", "store_false"):
+        out["action"] = action
+    return out
+
+
+def _click(call: ast.Call) -> dict[str, Any] | None:
+    names = [n for n in _option_names(call) if n.startswith("-")]
+    if not names:
+        return None
+    dest = names[0].lstrip("-").split("/")[0].replace("-", "_")
+    if not _is_switch(dest):
+        return None
+    ok, default = _literal(_kw(call, "default"))
+    return {"kind": "click", "name": names[0].split("/")[0], "dest": dest, "default": default if ok else None,
+            "choices": None, "line": call.lineno, "computed": False}
+
+
+def _typer_params(fn: ast.FunctionDef) -> list[dict[str, Any]]:
+    out = []
+    args = fn.args.args + fn.args.kwonlyargs
+    defaults = [None] * (len(fn.args.args) - len(fn.args.defaults)) + list(fn.args.defaults) + list(fn.args.kw_defaults)
+    for arg, default in zip(args, defaults):
+        if not (isinstance(default, ast.Call) and isinstance(default.func, ast.Attribute)
+                and default.func.attr in ("Option", "Argument")):
+            continue
+        if not _is_switch(arg.arg):
+            continue
+        ok, value = _literal(default.args[0] if default.args else _kw(default, "default"))
+        names = [n for n in _option_names(default)[1 if default.args else 0:] if n.startswith("--")]
+        out.append({"kind": "typer", "name": names[0] if names else "--" + arg.arg.replace("_", "-"), "dest": arg.arg,
+                    "default": value if ok else None, "choices": None, "line": default.lineno, "computed": False})
+    return out
+
+
+def _runs_configurator(tree: ast.Module) -> bool:
+    """``exec(open("configurator.py").read())`` (or any ``exec(open(...).read())``) at module level."""
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Name) \
+                and stmt.value.func.id == "exec" and stmt.value.args:
+            inner = stmt.value.args[0]
+            if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr == "read":
+                return True
+    return False
+
+
+def _trainer(call: ast.Call) -> list[dict[str, Any]]:
+    out = []
+    for k in call.keywords:
+        if k.arg in ("accelerator", "gpus", "devices", "precision", "strategy"):
+            ok, value = _literal(k.value)
+            out.append({"kind": "trainer", "name": k.arg, "dest": k.arg, "default": value if ok else None,
+                        "choices": None, "line": k.value.lineno, "computed": not ok})
+    return out
+
+
+def collect(tree: ast.Module, text: str) -> list[dict[str, Any]]:
+    """Every configuration surface of one module (see the module doc), in source order."""
+    if not any(w in text for w in ("add_argument", "click", "typer", "exec(", "Trainer")):
+        return []
+    out: list[dict[str, Any]] = []
+    if "exec(" in text and _runs_configurator(tree):
+        for stmt in tree.body:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                ok, value = _literal(stmt.value)
+                if (not ok or isinstance(value, (str, bool, int, float))) and _is_switch(stmt.targets[0].id):
+                    name = stmt.targets[0].id
+                    out.append({"kind": "globals", "name": name, "dest": name, "default": value if ok else None,
+                                "choices": None, "line": stmt.lineno, "computed": not ok})
+    if not any(w in text for w in ("add_argument", "click", "typer", "Trainer")):
+        return out
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            attr = node.func.attr
+            if attr == "add_argument":
+                s = _argparse(node)
+                if s:
+                    out.append(s)
+            elif attr == "option" and isinstance(node.func.value, ast.Name) and node.func.value.id == "click":
+                s = _click(node)
+                if s:
+                    out.append(s)
+            elif attr == "Trainer":
+                out += _trainer(node)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Trainer":
+            out += _trainer(node)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and "typer" in text:
+            out += _typer_params(node)
+    out.sort(key=lambda s: s["line"])
+    return out
+
+
+def flag_text(surface: dict[str, Any], value: Any) -> str:
+    """How a user sets ``surface`` to ``value`` on the command line: ``--device mps``, ``--device=mps`` for
+    configurator globals, ``--no-compile``-style flags are not invented (a store_true is left off)."""
+    shown = value if isinstance(value, str) else repr(value)
+    if surface["kind"] == "globals":
+        return f"--{surface['name']}={shown}"
+    if surface["kind"] == "trainer":
+        return f"Trainer({surface['name']}={value!r})"
+    return f"{surface['name']} {shown}"

@@ -1,0 +1,393 @@
+"""The project model and the cost-ladder outlook (issue 11): one positive and one look-alike negative per
+pattern, each with its exact findings and outlook (verdict, printed flags, listed edits)."""
+
+from __future__ import annotations
+
+from mpsready.scan import scan_path
+from tests.scan.conftest import rows
+
+TORCH = "import torch\n"
+
+
+def outlook(r):
+    """(verdict, flags, [(path, line, code, kind, migrate)]) of a scan result."""
+    return (r.outlook.value, r.flags, [(e.path, e.line, e.code, e.kind, e.migrate) for e in r.edits])
+
+
+# ---------------------------------------------------------------- configuration surfaces
+def test_argparse_device_default_is_a_flag(write_project):
+    r = scan_path(write_project({"train.py": TORCH + (
+        "import argparse\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--device', default='cuda')\nargs = p.parse_args()\n"
+        "model = torch.nn.Linear(2, 2).to(args.device)\n")}))
+    assert rows(r) == [("API103", "train.py", 4, "blocker")]
+    assert outlook(r) == ("runs_on_mac", ["--device mps"], [])
+
+
+def test_argparse_choices_without_mps_need_an_edit(write_project):
+    r = scan_path(write_project({"train.py": TORCH + (
+        "import argparse\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--device', default='cuda', choices=['cuda', 'cpu'])\n")}))
+    assert outlook(r) == ("mac_for_dev", [], [("train.py", 4, "API103", "edit", False)])
+    assert "leave out 'mps'" in r.findings[0].message
+
+
+def test_configurator_globals_are_flags_and_compile_is_switched_off(write_project):
+    r = scan_path(write_project({
+        "train.py": TORCH + ("device = 'cuda'\ncompile = True\nexec(open('configurator.py').read())\n"
+                             "model = torch.nn.Linear(2, 2).to(device)\n"
+                             "if compile:\n    model = torch.compile(model)\n"),
+        "configurator.py": "import sys\nfor arg in sys.argv[1:]:\n    print(arg)\n"}))
+    assert rows(r) == [("API103", "train.py", 2, "blocker"), ("API114", "train.py", 7, "info")]
+    assert outlook(r) == ("runs_on_mac", ["--device=mps", "--compile=False"], [])
+
+
+def test_same_globals_without_a_configurator_are_an_edit(write_project):
+    r = scan_path(write_project({"train.py": TORCH + "device = 'cuda'\nx = torch.zeros(2).to(device)\n"}))
+    assert outlook(r) == ("mac_for_dev", [], [("train.py", 2, "API103", "edit", True)])
+
+
+def test_hydra_config_device_is_an_override(write_project):
+    r = scan_path(write_project({
+        "train.py": TORCH + "import hydra\n@hydra.main(config_path='conf')\ndef main(cfg):\n"
+                            "    torch.zeros(1).to(cfg.device)\nif __name__ == '__main__':\n    main()\n",
+        "conf/config.yaml": "device: cuda\nlr: 0.1\n",
+        "conf/trainer/default.yaml": "accelerator: cpu\n",
+        "conf/trainer/mps.yaml": "accelerator: mps\n"}))
+    assert rows(r) == [("API121", "conf/config.yaml", 1, "blocker")]
+    assert outlook(r) == ("runs_on_mac", ["device=mps", "trainer=mps"], [])
+
+
+def test_plain_yaml_config_names_the_value_to_change(write_project):
+    r = scan_path(write_project({"run.py": TORCH + "import yaml\ncfg = yaml.safe_load(open('configs/a.yaml'))\n",
+                                 "configs/a.yaml": "model:\n  device: cuda:0\n"}))
+    assert outlook(r) == ("runs_on_mac", ["model.device: mps in configs/a.yaml"], [])
+
+
+def test_yaml_config_on_cpu_is_not_a_finding(write_project):
+    r = scan_path(write_project({"run.py": TORCH, "configs/a.yaml": "device: cpu\nnote: cuda is faster\n"}))
+    assert rows(r) == []
+    assert outlook(r) == ("runs_on_mac", [], [])
+
+
+# ---------------------------------------------------------------- device value flow
+def test_device_producing_function_with_returns(write_project):
+    r = scan_path(write_project({"util.py": TORCH + (
+        "def get_device(rank):\n    if torch.cuda.is_available():\n        return torch.device(f'cuda:{rank}')\n"
+        "    return torch.device('cpu')\n")}))
+    assert rows(r) == [("API104", "util.py", 3, "degrades"), ("API103", "util.py", 4, "info")]
+    assert outlook(r) == ("mac_for_dev", [], [("util.py", 3, "API104", "edit", True)])
+
+
+def test_device_producing_function_that_returns_mps_is_fine(write_project):
+    r = scan_path(write_project({"util.py": TORCH + (
+        "def get_device():\n    if torch.cuda.is_available():\n        return torch.device('cuda')\n"
+        "    if torch.backends.mps.is_available():\n        return torch.device('mps')\n"
+        "    return torch.device('cpu')\n")}))
+    assert rows(r) == [("API103", "util.py", 4, "info")]
+    assert outlook(r) == ("runs_on_mac", [], [])
+
+
+def test_long_if_else_device_choice_on_a_gpu_switch(write_project):
+    r = scan_path(write_project({"exp.py": TORCH + (
+        "class Exp:\n    def _acquire(self):\n        if self.args.use_gpu:\n            n = 1\n"
+        "            device = torch.device('cuda:{}'.format(self.args.gpu))\n            print(n)\n"
+        "        else:\n            device = torch.device('cpu')\n        return device\n")}))
+    assert rows(r) == [("API103", "exp.py", 6, "blocker"), ("API104", "exp.py", 4, "degrades")]
+    assert outlook(r) == ("mac_for_dev", [], [("exp.py", 6, "API103", "edit", True), ("exp.py", 4, "API104", "edit", True)])
+
+
+def test_cuda_switch_variable_keeps_a_mac_on_the_cpu(write_project):
+    r = scan_path(write_project({"gan.py": TORCH + (
+        "cuda = True if torch.cuda.is_available() else False\nnet = torch.nn.Linear(2, 2)\n"
+        "if cuda:\n    net.cuda()\n")}))
+    assert rows(r) == [("API104", "gan.py", 2, "degrades"), ("API101", "gan.py", 5, "info")]
+    assert outlook(r)[0] == "mac_for_dev"
+
+
+def test_cuda_switch_in_a_module_that_considers_mps_is_fine(write_project):
+    r = scan_path(write_project({"gan.py": TORCH + (
+        "use_cuda = torch.cuda.is_available()\n"
+        "dev = 'cuda' if use_cuda else ('mps' if torch.backends.mps.is_available() else 'cpu')\n")}))
+    assert rows(r) == []
+
+
+def test_fstring_device_literals(write_project):
+    r = scan_path(write_project({"m.py": TORCH + (
+        "def f(x, rank, dev):\n    a = x.to(f'cuda:{rank}')\n    b = torch.zeros(1, device=f'cuda:{rank}')\n"
+        "    c = x.to(f'{dev}')\n    return a, b, c\n")}))
+    assert rows(r) == [("API103", "m.py", 3, "blocker"), ("API103", "m.py", 4, "blocker")]
+    assert r.findings[0].message == ".to('cuda:{rank}'): a hard-coded CUDA device"
+
+
+def test_default_tensor_type_cuda_with_device_less_factories(write_project):
+    r = scan_path(write_project({"m.py": TORCH + (
+        "torch.set_default_tensor_type('torch.cuda.FloatTensor')\nx = torch.zeros(3)\n")}))
+    assert rows(r) == [("API119", "m.py", 2, "blocker")]
+    assert outlook(r) == ("mac_for_dev", [], [("m.py", 2, "API119", "edit", False)])
+
+
+def test_default_tensor_type_on_the_cpu_is_fine(write_project):
+    r = scan_path(write_project({"m.py": TORCH + "torch.set_default_tensor_type(torch.FloatTensor)\n"}))
+    assert rows(r) == []
+
+
+def test_numpy_float64_through_a_function_return(write_project):
+    r = scan_path(write_project({
+        "pkg/transforms.py": "import numpy as np\nfrom copy import deepcopy\n"
+                             "class T:\n    def apply_coords(self, c):\n        c = deepcopy(c).astype(float)\n"
+                             "        return c\n",
+        "pkg/gen.py": TORCH + "class G:\n    def run(self, pts):\n        t = self.tr.apply_coords(pts)\n"
+                              "        return torch.as_tensor(t, device=self.device)\n"}))
+    assert rows(r) == [("DTY102", "pkg/gen.py", 5, "blocker")]
+    assert r.findings[0].evidence["via"] == "return"
+    assert outlook(r) == ("mac_for_dev", [], [("pkg/gen.py", 5, "DTY102", "edit", True)])
+
+
+def test_numpy_float64_through_a_parameter(write_project):
+    r = scan_path(write_project({
+        "data.py": TORCH + "def load(arr, dev):\n    return torch.from_numpy(arr).to(dev)\n",
+        "train.py": "import numpy as np\nfrom data import load\nx = load(np.random.rand(4, 3), 'mps')\n"}))
+    assert rows(r) == [("DTY102", "data.py", 3, "blocker")]
+    assert r.findings[0].evidence == {"via": "parameter", "function": "load", "caller": "train.py:3",
+                                      "remedy": {"kind": "edit", "migrate": True}}
+
+
+def test_numpy_data_cast_before_the_move_is_fine(write_project):
+    r = scan_path(write_project({
+        "data.py": TORCH + "def load(arr, dev):\n    return torch.from_numpy(arr).float().to(dev)\n"
+                           "def make(c, dev):\n    return torch.as_tensor(c, dtype=torch.float32, device=dev)\n",
+        "train.py": "import numpy as np\nfrom data import load, make\nx = load(np.random.rand(4, 3), 'mps')\n"
+                    "y = make(np.zeros(3), 'mps')\n"}))
+    assert rows(r) == []
+
+
+def test_double_on_forward_path_and_on_a_cpu_tensor(write_project):
+    r = scan_path(write_project({"m.py": TORCH + "import numpy as np\n" + (
+        "class Net(torch.nn.Module):\n    def forward(self, x):\n        return x.double()\n"
+        "def weights(w):\n    t = torch.from_numpy(w)\n    t = t.double()\n    return t\n"
+        "net = Net().to('mps')\n")}))
+    assert rows(r) == [("DTY101", "m.py", 5, "blocker"), ("DTY101", "m.py", 8, "info")]
+
+
+def test_float64_in_cpu_only_notebooks_is_info(write_project):
+    import json
+    nb = {"cells": [{"cell_type": "code", "source": ["import torch\n", "x = torch.Tensor([2.0]).double()\n"],
+                     "metadata": {}, "outputs": [], "execution_count": None}],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    r = scan_path(write_project({"lecture.ipynb": json.dumps(nb)}))
+    assert rows(r) == [("DTY101", "lecture.ipynb", 1, "info")] or [f.severity.value for f in r.findings
+                                                                    if f.code == "DTY101"] == ["info"]
+    assert outlook(r) == ("runs_on_mac", [], [])
+
+
+# ---------------------------------------------------------------- reachability
+def test_distributed_branch_does_not_limit(write_project):
+    r = scan_path(write_project({"train.py": TORCH + (
+        "import torch.distributed as dist\nworld_size = 2\n"
+        "if world_size > 1:\n    dist.init_process_group('nccl')\n    torch.cuda.set_device(0)\n")}))
+    assert [(c, p, l, s, sc) for c, p, l, s, sc in rows(r, with_scope=True)] == [
+        ("API107", "train.py", 5, "blocker", "distributed"), ("API102", "train.py", 6, "blocker", "distributed")]
+    assert outlook(r) == ("runs_on_mac", [], [])
+
+
+def test_code_behind_a_flag_off_by_default_does_not_limit(write_project):
+    r = scan_path(write_project({"train.py": TORCH + (
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('--profile', action='store_true')\n"
+        "args = p.parse_args()\nif args.profile:\n    torch.cuda.nvtx.range_push('step')\n")}))
+    assert rows(r) == [("API111", "train.py", 7, "blocker")]
+    assert r.findings[0].evidence["behind_flag"] == "--profile"
+    assert outlook(r) == ("runs_on_mac", [], [])
+
+
+def test_code_behind_a_flag_on_by_default_limits(write_project):
+    r = scan_path(write_project({"train.py": TORCH + (
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('--profile', type=bool, default=True)\n"
+        "args = p.parse_args()\nif args.profile:\n    torch.cuda.nvtx.range_push('step')\n")}))
+    assert outlook(r) == ("mac_for_dev", [], [("train.py", 7, "API111", "edit", False)])
+
+
+def test_scripts_off_the_main_entry_path_do_not_limit(write_project):
+    r = scan_path(write_project({
+        "train.py": TORCH + "from model import Net\nnet = Net()\n",
+        "model.py": TORCH + "class Net(torch.nn.Module):\n    pass\n",
+        "tools/convert.py": TORCH + "w = torch.load('a.pt').cuda()\n"}))
+    assert rows(r) == [("API101", "tools/convert.py", 2, "blocker")]
+    assert r.findings[0].evidence == {"reach": "off_main_path", "entries": ["train.py"]}
+    assert outlook(r) == ("runs_on_mac", [], [])
+
+
+def test_module_imported_by_the_main_entry_limits(write_project):
+    r = scan_path(write_project({
+        "train.py": TORCH + "from pkg.model import Net\nnet = Net()\n",
+        "pkg/__init__.py": "", "pkg/model.py": TORCH + "def Net():\n    return torch.nn.Linear(2, 2).cuda()\n"}))
+    assert outlook(r) == ("mac_for_dev", [], [("pkg/model.py", 3, "API101", "edit", True)])
+
+
+def test_demo_notebook_beside_a_package_does_not_limit(write_project):
+    import json
+    nb = {"cells": [{"cell_type": "code", "source": ["import torch\n", "m = torch.nn.Linear(2, 2).cuda()\n"],
+                     "metadata": {}, "outputs": [], "execution_count": None}],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    r = scan_path(write_project({"pkg/__init__.py": TORCH, "notebooks/demo.ipynb": json.dumps(nb)}))
+    assert [f.evidence.get("reach") for f in r.findings if f.code == "API101"] == ["demo_notebook"]
+    assert outlook(r) == ("runs_on_mac", [], [])
+
+
+# ---------------------------------------------------------------- fallbacks
+_EXT = ("import os\nimport torch\nfrom torch.autograd import Function\nfrom torch.utils.cpp_extension import load\n"
+        "op = load('op', sources=['op.cpp', 'op_kernel.cu'])\n"
+        "class Op(Function):\n    @staticmethod\n    def forward(ctx, x):\n        return op.run(x)\n")
+
+
+def test_fallback_keyed_on_cpu_is_a_local_edit(write_project):
+    r = scan_path(write_project({"op/act.py": _EXT + (
+        "def act(x):\n    if x.device.type == 'cpu':\n        return torch.relu(x)\n    else:\n"
+        "        return Op.apply(x)\n"), "op/op_kernel.cu": "__global__ void k() {}\n"}))
+    assert rows(r) == [("EXT102", "op/act.py", 5, "blocker"), ("EXT108", "op/act.py", 11, "blocker"),
+                       ("EXT101", "op/op_kernel.cu", None, "blocker")]
+    assert outlook(r) == ("mac_for_dev", [], [("op/act.py", 5, "EXT102", "wire", False),
+                                              ("op/act.py", 11, "EXT108", "edit", True),
+                                              ("op/op_kernel.cu", None, "EXT101", "wire", False)])
+
+
+def test_fallback_keyed_on_cuda_is_not_mis_keyed(write_project):
+    r = scan_path(write_project({"op/act.py": _EXT.replace("op = load(", "try:\n    op = load(").replace(
+        "'op_kernel.cu'])\n", "'op_kernel.cu'])\nexcept Exception:\n    op = None\n") + (
+        "def act(x):\n    if x.device.type != 'cuda' or op is None:\n        return torch.relu(x)\n"
+        "    return Op.apply(x)\n")}))
+    assert [c for c, *_ in rows(r)] == ["EXT102"]
+    assert r.findings[0].severity.value == "degrades"
+    assert outlook(r) == ("runs_on_mac", [], [])
+
+
+def test_unwired_pure_pytorch_path_is_wired_in(write_project):
+    r = scan_path(write_project({
+        "ops/setup.py": "from torch.utils.cpp_extension import CUDAExtension\n"
+                        "CUDAExtension('MSDA', ['src/a.cu'])\n",
+        "ops/src/a.cu": "__global__ void k() {}\n",
+        "ops/functions/attn.py": TORCH + "import MSDA\nclass F(torch.autograd.Function):\n    pass\n"
+                                 "def attn_core_pytorch(v):\n    return v\n",
+        "ops/test.py": "from functions.attn import attn_core_pytorch\nattn_core_pytorch(1)\n"}))
+    assert rows(r) == [("EXT102", "ops/setup.py", 2, "blocker"), ("EXT101", "ops/src/a.cu", None, "blocker"),
+                       ("EXT109", "ops/functions/attn.py", 5, "info")]
+    assert outlook(r) == ("mac_for_dev", [], [("ops/setup.py", 2, "EXT102", "wire", False),
+                                              ("ops/src/a.cu", None, "EXT101", "wire", False)])
+    assert r.edits[0].what == ("use the pure-PyTorch path at ops/functions/attn.py:5 when the tensor is not on "
+                               "CUDA")
+
+
+def test_cuda_kernel_without_any_path_stays_on_cuda(write_project):
+    r = scan_path(write_project({
+        "ops/setup.py": "from torch.utils.cpp_extension import CUDAExtension\nCUDAExtension('R', ['r.cu'])\n",
+        "ops/r.cu": "__global__ void k() {}\n", "render.py": TORCH + "import R\n"}))
+    assert outlook(r)[0] == "stay_on_cuda"
+    assert [f.code for f in r.limiting] == ["EXT101", "EXT102"]
+
+
+def test_asserting_cuda_tensors_stays_on_cuda_unless_guarded(write_project):
+    r = scan_path(write_project({"render.py": TORCH + (
+        "def fused(rays):\n    assert rays.is_cuda\n    return rays\n"
+        "def render(rays):\n    if rays.is_cuda:\n        assert rays.is_cuda\n    return rays\n")}))
+    assert rows(r) == [("API120", "render.py", 3, "blocker"), ("API120", "render.py", 7, "info")]
+    assert outlook(r)[0] == "stay_on_cuda"
+
+
+# ---------------------------------------------------------------- collections, completeness, dependencies
+def test_collection_of_examples_is_not_condemned_by_one_member(write_project):
+    r = scan_path(write_project({
+        "requirements.txt": "torch\n",
+        "implementations/a/a.py": TORCH + "x = torch.zeros(1)\nprint(x)\n",
+        "implementations/b/b.py": TORCH + "x = torch.zeros(1).cuda()\nprint(x)\n",
+        "implementations/c/c.py": TORCH + "import R\nprint(1)\n",
+        "implementations/c/setup.py": "from torch.utils.cpp_extension import CUDAExtension\n"
+                                      "CUDAExtension('R', ['r.cu'])\n",
+        "implementations/c/r.cu": "__global__ void k() {}\n"}))
+    assert [(s.path, s.outlook.value) for s in r.subprojects] == [
+        ("implementations/a", "runs_on_mac"), ("implementations/b", "mac_for_dev"),
+        ("implementations/c", "stay_on_cuda")]
+    assert r.outlook.value == "mac_for_dev"
+
+
+def test_unparsable_file_makes_the_outlook_incomplete(write_project):
+    r = scan_path(write_project({"train.py": TORCH + "x = torch.zeros(1)\n", "model.py": "def f(:\n"}))
+    assert outlook(r) == ("runs_on_mac", [], [])
+    assert r.incomplete == ["model.py"]
+
+
+def test_pin_below_the_first_mac_release_is_a_swap(write_project):
+    r = scan_path(write_project({"requirements.txt": "bitsandbytes==0.40.0\n"}))
+    assert rows(r) == [("DEP111", "requirements.txt", 1, "blocker")]
+    assert outlook(r) == ("mac_for_dev", [], [("requirements.txt", 1, "DEP111", "swap", False)])
+    assert r.edits[0].what == "raise the pin to >= 0.50.0"
+
+
+def test_pin_at_the_first_mac_release_is_fine(write_project):
+    r = scan_path(write_project({"requirements.txt": "bitsandbytes>=0.50.0\npytorch-lightning~=1.9.0\n"}))
+    assert rows(r) == []
+
+
+def test_a_project_made_of_tutorials_is_judged_by_them(write_project):
+    r = scan_path(write_project({
+        "requirements.txt": "torch\n",
+        **{f"tutorials/{n}/main.py": TORCH + ("device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+                                             "x = torch.zeros(1).to(device)\n" if n != "basics" else "x = torch.zeros(1)\n")
+           for n in ("basics", "cnn", "rnn")}}))
+    assert [(s.path, s.outlook.value) for s in r.subprojects] == [
+        ("tutorials/basics", "runs_on_mac"), ("tutorials/cnn", "mac_for_dev"), ("tutorials/rnn", "mac_for_dev")]
+    assert outlook(r) == ("mac_for_dev", [], [("tutorials/cnn/main.py", 2, "API104", "edit", True),
+                                              ("tutorials/rnn/main.py", 2, "API104", "edit", True)])
+
+
+def test_examples_beside_a_main_project_stay_examples(write_project):
+    r = scan_path(write_project({"pkg/__init__.py": TORCH,
+                                 "examples/demo.py": TORCH + "x = torch.zeros(1).cuda()\n"}))
+    assert rows(r, with_scope=True) == [("API101", "examples/demo.py", 2, "blocker", "examples")]
+    assert outlook(r) == ("runs_on_mac", [], [])
+
+
+def test_library_device_parameter_default_is_an_argument(write_project):
+    r = scan_path(write_project({"lib/api.py": TORCH + (
+        "def load(name, device='cuda' if torch.cuda.is_available() else 'cpu'):\n"
+        "    return torch.nn.Linear(2, 2).to(device)\n")}))
+    assert rows(r) == [("API104", "lib/api.py", 2, "degrades")]
+    assert outlook(r) == ("runs_on_mac", ["load(..., device='mps')"], [])
+
+
+def test_private_function_device_default_is_an_edit(write_project):
+    r = scan_path(write_project({"lib/api.py": TORCH + (
+        "def _load(name, device='cuda' if torch.cuda.is_available() else 'cpu'):\n"
+        "    return torch.nn.Linear(2, 2).to(device)\n")}))
+    assert outlook(r) == ("mac_for_dev", [], [("lib/api.py", 2, "API104", "edit", True)])
+
+
+def test_every_rule_unit_names_a_registered_rule():
+    import importlib
+
+    from mpsready import rules as registry
+    from mpsready.scan.code import units
+
+    units.load()
+    codes = []
+    for name in units.UNIT_MODULES:
+        doc = importlib.import_module(f"mpsready.scan.code.units.{name}").__doc__ or ""
+        code = doc.split()[0]
+        assert registry.get(code).code == code, name  # the unit's doc starts with the rule it reports
+        codes.append(code)
+    assert codes == ["API101", "DTY101", "API113", "API118", "API119", "API107", "API108", "API117", "EXT104",
+                     "API116", "API120", "API104", "EXT108"]
+
+
+def test_rules_marked_for_migrate():
+    from mpsready import rules as registry
+
+    assert sorted(r.code for r in registry.all_rules() if r.migrate) == [
+        "API101", "API102", "API103", "API104", "API108", "API115", "DTY102", "EXT108"]
+
+
+def test_torch_pin_before_mps_is_a_pin_raise_and_one_line_is_one_edit(write_project):
+    r = scan_path(write_project({"requirements.txt": "torch==1.8.0\n",
+                                 "train.py": TORCH + "a, b = torch.zeros(1).cuda(), torch.ones(1).cuda()\n"}))
+    assert outlook(r) == ("mac_for_dev", [], [("requirements.txt", 1, "DEP109", "swap", False),
+                                              ("train.py", 2, "API101", "edit", True)])
+    assert r.edits[0].what == "raise the torch pin to >= 1.12 (the first release with the MPS backend)"
