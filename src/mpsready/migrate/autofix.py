@@ -40,6 +40,11 @@ KEPT = {
     "API114": "torch.compile is a choice for the Mac run (a flag), not a mechanical edit",
     "API117": "a device generator is a reproducibility choice, not a mechanical edit",
 }
+# info-level findings of these rules need no change on a Mac (migrate still adds the MPS equivalent where it can)
+HARMLESS_WHEN_INFO = {
+    "API102": "harmless on a Mac (does nothing there); migrate adds the torch.mps equivalent where one exists",
+    "API113": "pinning is harmless on a Mac; migrate gates pin_memory=True on CUDA",
+}
 
 FIXES = {
     "API101": AutoFix("`.cuda()` / `.cuda(i)` become `.to(device)` with the variable `device` in scope, else a small "
@@ -99,6 +104,8 @@ def bucket(f: Finding) -> tuple[str, str]:
         return "kept", "already behind a CUDA check: skipped on a Mac"
     if f.code in KEPT:
         return "kept", KEPT[f.code]
+    if f.code in HARMLESS_WHEN_INFO and f.severity.value == "info":
+        return "kept", HARMLESS_WHEN_INFO[f.code]
     if f.code == "API102":
         attr = str(ev.get("api", "")).split(".")[2:3]
         if attr and (attr[0] in STATEMENTS or attr[0] in QUERIES):

@@ -112,3 +112,37 @@ def _is_device_value(ctx: FileContext, value: cst.BaseExpression) -> bool:
             return True
         return "torch.device" in ctx.names(func)
     return False
+
+
+def _is_cuda_test(ctx: FileContext, test: cst.BaseExpression) -> bool:
+    """A condition that is False without CUDA: ``torch.cuda.is_available()``, ``x == "cuda"``, ``use_cuda``, ``args.cuda``."""
+    found = []
+
+    class V(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if any(q.startswith("torch.cuda.") for q in ctx.names(node.func)):
+                found.append(node)
+
+        def visit_SimpleString(self, node: cst.SimpleString) -> None:
+            if is_cuda_literal(string_value(node)):
+                found.append(node)
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if "cuda" in node.value.lower() and node.value != "torch":
+                found.append(node)
+
+    test.visit(V())
+    return bool(found)
+
+
+def under_cuda_guard(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """Whether ``node`` sits in the body of an ``if`` (or the true side of a conditional expression) whose test
+    holds only with CUDA, so it never runs on a Mac."""
+    child = node
+    for anc in ctx.ancestors(node):
+        if isinstance(anc, cst.If) and child is anc.body and _is_cuda_test(ctx, anc.test):
+            return True
+        if isinstance(anc, cst.IfExp) and child is anc.body and _is_cuda_test(ctx, anc.test):
+            return True
+        child = anc
+    return False

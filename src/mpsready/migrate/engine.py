@@ -164,7 +164,7 @@ def migrate_path(path: str | os.PathLike[str], *, select: tuple[str, ...] = (), 
         for m in manual:
             if m.finding is not None:
                 handled.add(id(m.finding))
-            plan.manual.append(ManualRecord(m.code, rel, m.line, m.reason))
+            (plan.kept if m.kept else plan.manual).append(ManualRecord(m.code, rel, m.line, m.reason))
         fp.after, fp.edits = after, edits
         if fp.changed:
             plan.files.append(fp)
@@ -172,7 +172,7 @@ def migrate_path(path: str | os.PathLike[str], *, select: tuple[str, ...] = (), 
         if f.code not in chosen or id(f) in handled or not f.location.path:
             continue
         kind, reason = bucket(f)
-        if kind == "code":
+        if kind == "other":
             continue
         record = ManualRecord(f.code, f.location.path, f.location.line, reason)
         (plan.kept if kind == "kept" else plan.manual).append(record)

@@ -32,7 +32,8 @@ def helper_source(accelerator: bool) -> str:
         f"def {HELPER}(index=None):\n"
         '    """CUDA (device `index` when given), else MPS, else the CPU. Added by `mpsready migrate`."""\n'
         "    if torch.cuda.is_available():\n"
-        '        return torch.device("cuda", index) if isinstance(index, int) else torch.device(index or "cuda")\n'
+        '        return torch.device("cuda", index) if isinstance(index, int) else torch.device(index or "cuda")'
+        "  # mpsready: ignore[API103]\n"
         + (_BODY_ACCELERATOR if accelerator else _BODY_CHAIN)
     )
 

@@ -53,6 +53,7 @@ class Manual:
     line: int | None
     reason: str
     finding: Finding | None = None
+    kept: bool = False  # nothing to do (already behind a CUDA check): reported apart from the manual work
 
 
 @dataclass
@@ -121,3 +122,7 @@ class Transform(abc.ABC):
 
 def manual(f: Finding, reason: str, line: int | None = None) -> Manual:
     return Manual(f.code, line if line is not None else f.location.line, reason, f)
+
+
+def kept(f: Finding, reason: str) -> Manual:
+    return Manual(f.code, f.location.line, reason, f, kept=True)

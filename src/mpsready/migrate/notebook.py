@@ -80,6 +80,9 @@ def migrate_notebook(text: str, path: str, findings: list[Finding], transforms: 
             continue
         source = _text(cell)
         if source.lstrip().startswith("%%"):
+            manual += [Manual(f.code, (f.evidence or {}).get("cell_line"), f"cell {i} starts with a cell magic "
+                              f"({source.split()[0]}): not Python, left as it is", f, kept=True)
+                       for f in findings if (f.evidence or {}).get("cell") == i]
             continue
         first_code = first_code or i
         mine = [dataclasses.replace(f, location=Location(path, (f.evidence or {}).get("cell_line"), f.location.column))
@@ -98,11 +101,11 @@ def migrate_notebook(text: str, path: str, findings: list[Finding], transforms: 
         needs_helper = needs_helper or res.needs_helper
         if res.edits:
             _store(cell, _unmask(res.text, saved))
-    if needs_helper and first_code is not None:
+    if records and first_code is not None:
         cell = cells[first_code - 1]
         masked, saved = _mask(_text(cell))
         module = context(masked, path, torch_floor).module
-        module = add_requirements(module, helper=True, torch=True, accelerator=torch_floor is not None
+        module = add_requirements(module, helper=needs_helper, torch=True, accelerator=torch_floor is not None
                                   and torch_floor >= (2, 6))
         _store(cell, _unmask(module.code, saved))
     if not records:

@@ -42,7 +42,8 @@ def context(text: str, path: str, torch_floor: tuple[int, int] | None) -> FileCo
 def migrate_source(text: str, path: str, findings: list[Finding], transforms: list[Transform], *,
                    torch_floor: tuple[int, int] | None = None, add_helper: bool = True) -> SourceResult:
     """Apply ``transforms`` to ``text`` for ``findings`` (this file's, any codes). ``add_helper=False`` leaves
-    the device helper out even when an edit calls it (a notebook defines it once, in its first code cell).
+    the device helper and ``import torch`` out even when an edit needs them (a notebook adds them once, to its
+    first code cell).
     Raises :class:`MigrateError` when the text does not parse."""
     ctx = context(text, path, torch_floor)
     edits: list[Edit] = []
@@ -68,7 +69,7 @@ def migrate_source(text: str, path: str, findings: list[Finding], transforms: li
 
     module = ctx.module.visit(Apply())
     needs_helper = any(e.helper for e in edits)
-    module = add_requirements(module, helper=needs_helper and add_helper, torch=True,
-                              accelerator=ctx.accelerator_api)
+    if add_helper:
+        module = add_requirements(module, helper=needs_helper, torch=True, accelerator=ctx.accelerator_api)
     edits.sort(key=lambda e: (e.line, e.code))
     return SourceResult(module.code, edits, manual, needs_helper)

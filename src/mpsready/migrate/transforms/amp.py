@@ -44,7 +44,7 @@ def _gated(args: list[cst.Arg], dtype: str) -> list[cst.Arg]:
             if value == "True":
                 a = a.with_changes(value=expr(f"{dtype} != 'cpu'"))
             else:
-                simple = isinstance(a.value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))
+                simple = isinstance(a.value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or bool(a.value.lpar)
                 a = a.with_changes(value=expr(f"{value if simple else '(' + value + ')'} and {dtype} != 'cpu'"))
             found = True
         out.append(a)

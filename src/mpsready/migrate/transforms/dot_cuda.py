@@ -21,6 +21,8 @@ class DotCuda(Transform):
     def plan(self, ctx: FileContext, findings: list[Finding]) -> tuple[list[Edit], list[Manual]]:
         edits, manuals = [], []
         for f in findings:
+            if (f.evidence or {}).get("guarded"):
+                continue  # behind a CUDA check: never runs on a Mac, and right as it is on CUDA
             call = next((n for n in ctx.nodes_at(f.location.line or 0, f.location.column or 0)
                          if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
                          and n.func.attr.value == "cuda"), None)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import libcst as cst
 
 from mpsready.findings import Finding
-from mpsready.migrate.common import expr
-from mpsready.migrate.interface import Edit, FileContext, Manual, Transform, manual
+from mpsready.migrate.common import expr, under_cuda_guard
+from mpsready.migrate.interface import Edit, FileContext, Manual, Transform, kept, manual
 
 
 class PinMemory(Transform):
@@ -25,6 +25,11 @@ class PinMemory(Transform):
                          if isinstance(n, cst.Name) and n.value == "True"), None)
             arg = ctx.parents.get(node) if node is not None else None
             if not (isinstance(arg, cst.Arg) and arg.keyword is not None and arg.keyword.value == "pin_memory"):
+                call = next((n for n in ctx.nodes_at(f.location.line or 0, f.location.column or 0)
+                             if isinstance(n, cst.Call)), None)
+                if call is not None and under_cuda_guard(ctx, call):
+                    manuals.append(kept(f, ".pin_memory() already runs only when CUDA is used"))
+                    continue
                 manuals.append(manual(f, ".pin_memory() call: pin only when torch.cuda.is_available()"))
                 continue
             edits.append(Edit(node, lambda _n: expr("torch.cuda.is_available()"), f.code, ctx.line_of(node),

@@ -17,8 +17,8 @@ import libcst as cst
 
 from mpsready.findings import Finding
 from mpsready.migrate.autofix import QUERIES, STATEMENTS
-from mpsready.migrate.common import CUDA_AVAILABLE, MPS_AVAILABLE, expr
-from mpsready.migrate.interface import Edit, FileContext, Manual, Transform, manual
+from mpsready.migrate.common import CUDA_AVAILABLE, MPS_AVAILABLE, expr, under_cuda_guard
+from mpsready.migrate.interface import Edit, FileContext, Manual, Transform, kept, manual
 
 LEGACY_TYPES = {"FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor"}
 
@@ -68,6 +68,9 @@ class TorchCudaApi(Transform):
                 continue
             if attr in LEGACY_TYPES and in_default_tensor_type(ctx, node):
                 continue  # rewritten whole by default_tensor_type
+            if under_cuda_guard(ctx, node):
+                manuals.append(kept(f, "already behind a CUDA check: skipped on a Mac"))
+                continue
             call = _call_of(ctx, node)
             stmt = _statement_of(ctx, call) if call is not None else None
             if attr in STATEMENTS and stmt is not None:
