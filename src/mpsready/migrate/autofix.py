@@ -113,6 +113,9 @@ def bucket(f: Finding) -> tuple[str, str]:
         alt = ev.get("mps") or ev.get("accelerator")
         return "manual", f"{ev.get('api', 'this torch.cuda name')} has no drop-in MPS equivalent" + (
             f" (closest: {alt})" if alt else "")
+    if f.code in ("API103", "API107") and "assigned at line" in f.message:
+        # the scan's message says the literal reaches the call through a variable: migrate leaves that to a person
+        return "manual", "the CUDA device or backend comes from a variable assigned elsewhere: change that assignment"
     if f.code in FIXES:
         return "auto", FIXES[f.code].summary
     try:
@@ -135,3 +138,10 @@ def effort(findings: Iterable[Finding]) -> dict[str, int]:
             out[kind] += 1
     out["files_touched"] = len(files)
     return out
+
+
+def effort_line(findings: Iterable[Finding]) -> str:
+    """One sentence for the scan's terminal and Markdown outputs."""
+    e = effort(findings)
+    return (f"migrate effort: {e['auto_fixable']} auto-fixable finding(s) in {e['files_touched']} file(s) "
+            f"(`mpsready migrate PATH` shows the diff), {e['manual']} manual, {e['kept']} need no change")

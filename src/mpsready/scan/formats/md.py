@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mpsready.findings import Severity
+from mpsready.migrate.autofix import effort_line
 from mpsready.scan.engine import ScanResult
 from mpsready.scan.formats.interface import ScanFormat
 from mpsready.scan.formats.safe import md_cell as _cell
@@ -21,7 +22,8 @@ class MarkdownFormat(ScanFormat):
                        + (f" and {len(result.limiting) - 10} more" if len(result.limiting) > 10 else "") + ".")
             out.append("")
         out += ["| files | lines | blocker | degrades | info | suppressed |", "|---|---|---|---|---|---|",
-                f"| {result.files_scanned} | {result.lines_scanned} | {c['blocker']} | {c['degrades']} | {c['info']} | {result.suppressed} |", ""]
+                f"| {result.files_scanned} | {result.lines_scanned} | {c['blocker']} | {c['degrades']} | {c['info']} | {result.suppressed} |", "",
+                effort_line(result.findings), ""]
         if result.subprojects:
             out += ["## Subprojects", "", "| subproject | outlook |", "|---|---|"]
             out += [f"| {md_code(s.path)} | `{s.outlook.value}` |" for s in result.subprojects]
