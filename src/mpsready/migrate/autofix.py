@@ -43,7 +43,6 @@ KEPT = {
 # info-level findings of these rules need no change on a Mac (migrate still adds the MPS equivalent where it can)
 HARMLESS_WHEN_INFO = {
     "API102": "harmless on a Mac (does nothing there); migrate adds the torch.mps equivalent where one exists",
-    "API113": "pinning is harmless on a Mac; migrate gates pin_memory=True on CUDA",
 }
 
 FIXES = {
@@ -113,6 +112,10 @@ def bucket(f: Finding) -> tuple[str, str]:
         alt = ev.get("mps") or ev.get("accelerator")
         return "manual", f"{ev.get('api', 'this torch.cuda name')} has no drop-in MPS equivalent" + (
             f" (closest: {alt})" if alt else "")
+    if f.code == "API113" and f.message.startswith(".pin_memory()"):
+        # the scan's message names the method form: without an accelerator Tensor.pin_memory() raises
+        # ("Cannot access accelerator device when none is available", PyTorch 2.13.0 CPU build)
+        return "manual", "Tensor.pin_memory() raises without an accelerator: call it only when torch.cuda.is_available()"
     if f.code in ("API103", "API107") and "assigned at line" in f.message:
         # the scan's message says the literal reaches the call through a variable: migrate leaves that to a person
         return "manual", "the CUDA device or backend comes from a variable assigned elsewhere: change that assignment"

@@ -54,6 +54,26 @@ def quote_like(original: cst.SimpleString, value: str) -> cst.SimpleString:
     return cst.SimpleString(f"{q}{value}{q}")
 
 
+def append_arg(args: list[cst.Arg] | tuple[cst.Arg, ...], new: cst.Arg) -> list[cst.Arg]:
+    """``args`` plus ``new`` at the end, keeping the call's own layout: the whitespace (a newline before the
+    closing parenthesis) and any trailing comma move to the new last argument."""
+    args = list(args)
+    if not args:
+        return [new]
+    last = args[-1]
+    if isinstance(last.comma, cst.Comma):  # f(a,\n): the new argument takes over the trailing comma
+        args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        return [*args, new.with_changes(comma=last.comma)]
+    args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
+                                 whitespace_after_arg=cst.SimpleWhitespace(""))
+    return [*args, new.with_changes(whitespace_after_arg=last.whitespace_after_arg)]
+
+
+def kwarg(name: str, value: cst.BaseExpression) -> cst.Arg:
+    return cst.Arg(value, keyword=cst.Name(name), equal=cst.AssignEqual(cst.SimpleWhitespace(""),
+                                                                         cst.SimpleWhitespace("")))
+
+
 def device_type_of(device: str) -> str:
     """An expression for the device type of the device expression ``device`` (a str or a torch.device)."""
     if device == f"{HELPER}()":

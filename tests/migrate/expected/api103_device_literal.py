@@ -29,8 +29,8 @@ def make(n):
 
 
 def load(path, model):
-    model.load_state_dict(torch.load(path, map_location=device))
-    table = torch.load(path + ".table", map_location="cpu").numpy()
+    model.load_state_dict(torch.load(path, map_location=None if torch.cuda.is_available() else "cpu"))
+    table = torch.load(path + ".table", map_location=None if torch.cuda.is_available() else "cpu").numpy()
     return table
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mpsready.findings import Finding
-from mpsready.migrate.common import device_in_scope, device_type_of, expr, is_cuda_literal, string_value
+from mpsready.migrate.common import append_arg, device_in_scope, kwarg, device_type_of, expr, is_cuda_literal, string_value
 from mpsready.migrate.interface import Edit, FileContext, Manual, Transform, manual
 
 AUTOCAST_POSITIONAL = ("enabled", "dtype", "cache_enabled")  # torch.cuda.amp.autocast(enabled, dtype, cache_enabled)
@@ -49,9 +49,8 @@ def _gated(args: list[cst.Arg], dtype: str) -> list[cst.Arg]:
             found = True
         out.append(a)
     if not found:
-        out.append(cst.Arg(expr(f"{dtype} != 'cpu'"), keyword=cst.Name("enabled"),
-                           equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
-    return [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in out]
+        return append_arg(out, kwarg("enabled", expr(f"{dtype} != 'cpu'")))
+    return out
 
 
 class Amp(Transform):

@@ -30,7 +30,8 @@ class PinMemory(Transform):
                 if call is not None and under_cuda_guard(ctx, call):
                     manuals.append(kept(f, ".pin_memory() already runs only when CUDA is used"))
                     continue
-                manuals.append(manual(f, ".pin_memory() call: pin only when torch.cuda.is_available()"))
+                manuals.append(manual(f, "Tensor.pin_memory() raises without an accelerator: call it only when "
+                                         "torch.cuda.is_available()"))
                 continue
             edits.append(Edit(node, lambda _n: expr("torch.cuda.is_available()"), f.code, ctx.line_of(node),
                               "pin_memory=True -> pin_memory=torch.cuda.is_available()", finding=f))
