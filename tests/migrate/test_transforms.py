@@ -81,6 +81,7 @@ EDITS = {
                       ("API108", 17)],
     "api113_pin_memory.py": [("API113", 6)],
     "api115_device_string.py": [("API103", 3), ("API115", 4), ("API115", 5), ("API115", 6)],
+    "api115_cpu_keyed_fallback.py": [("API115", 10), ("API115", 16)],
     "dty102_numpy_float64.py": [("DTY102", 7)],
     "notebook.ipynb": [("API101", 1), ("API101", 2), ("API102", 2)],
 }

@@ -83,8 +83,13 @@ FIXES = {
                       "scaler = torch.amp.GradScaler(torch.device(device).type, enabled=torch.device(device).type != 'cpu')"),
     "API113": AutoFix("`pin_memory=True` becomes `pin_memory=torch.cuda.is_available()`; `.pin_memory()` calls stay manual.",
                       "DataLoader(ds, pin_memory=True)", "DataLoader(ds, pin_memory=torch.cuda.is_available())"),
-    "API115": AutoFix("The string test becomes `torch.device(s).type`.",
-                      "device_type = 'cuda' if 'cuda' in device else 'cpu'", "device_type = torch.device(device).type"),
+    "API115": AutoFix("The string test becomes `torch.device(s).type`. A fallback keyed on `x.device.type == 'cpu'` "
+                      "whose other branch calls a CUDA-only kernel is keyed on `!= 'cuda'` instead (found by migrate "
+                      "itself), so MPS takes the portable path.",
+                      "device_type = 'cuda' if 'cuda' in device else 'cpu'\nif x.device.type == 'cpu':\n"
+                      "    return reference(x)\nreturn _C.kernel(x)",
+                      "device_type = torch.device(device).type\nif x.device.type != 'cuda':\n"
+                      "    return reference(x)\nreturn _C.kernel(x)"),
     "DTY102": AutoFix("When a float32 cast follows the move, the cast moves before it (same float32 value, no "
                       "float64 on the device); without a cast the finding is listed for the user.",
                       "feats = torch.from_numpy(table).to(dev).float()", "feats = torch.from_numpy(table).float().to(dev)"),

@@ -17,6 +17,7 @@ TRANSFORM_MODULES = (
     "device_literal",  # API103
     "selection",  # API104
     "device_string_test",  # API115
+    "cpu_keyed_fallback",  # API115 (a fallback keyed on device.type == "cpu": detected here)
     "nccl",  # API107
     "amp",  # API108, API109
     "pin_memory",  # API113
