@@ -14,7 +14,6 @@ from pathlib import Path
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from mpsready import rules as registry
-from mpsready.errors import UsageError
 from mpsready.findings import Finding
 from mpsready.migrate.autofix import bucket
 from mpsready.migrate.interface import MigrateError, Transform
@@ -140,8 +139,8 @@ def migrate_path(path: str | os.PathLike[str], *, select: tuple[str, ...] = (), 
     handled: set[int] = set()
     for rel, abspath in files:
         findings = by_path.get(rel, [])
-        if not findings and not _worth_detecting(abspath, transforms):
-            continue
+        if all(bucket(f)[0] == "kept" for f in findings) and not _worth_detecting(abspath, transforms):
+            continue  # nothing a transform would change: the findings are reported as kept below
         try:
             data = Path(abspath).read_bytes()
             text = data.decode("utf-8")
@@ -184,11 +183,10 @@ def migrate_path(path: str | os.PathLike[str], *, select: tuple[str, ...] = (), 
 def _worth_detecting(abspath: str, transforms: list[Transform]) -> bool:
     """Files without findings are parsed only when a word a self-detecting transform needs appears in them
     (a cheap prefilter, as the scan's triggers: the transform then decides on the syntax tree)."""
-    words = [w for t in transforms if t.detects for w in t.words]
-    if not words:
+    if not any(t.detects for t in transforms):
         return False
     try:
         text = Path(abspath).read_text(encoding="utf-8", errors="replace")
     except OSError:
         return False
-    return any(w in text for w in words)
+    return any(t.wants(text) for t in transforms)

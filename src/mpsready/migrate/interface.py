@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 import libcst as cst
-from libcst.metadata import CodeRange
+from libcst.metadata import CodeRange, QualifiedNameProvider
 
 from mpsready.findings import Finding
 
@@ -71,7 +71,8 @@ class FileContext:
     torch_floor: tuple[int, int] | None = None
     positions: dict[cst.CSTNode, CodeRange] = field(default_factory=dict)
     parents: dict[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)
-    qualified: dict[cst.CSTNode, set] = field(default_factory=dict)
+    qualified: dict[cst.CSTNode, object] | None = None
+    _starts: dict[tuple[int, int], list[cst.CSTNode]] = field(default_factory=dict, repr=False)
 
     @property
     def accelerator_api(self) -> bool:
@@ -81,8 +82,10 @@ class FileContext:
 
     def nodes_at(self, line: int, column: int) -> list[cst.CSTNode]:
         """Nodes starting at a 1-based ``line`` and 1-based ``column`` (the scan's convention), outermost first."""
-        out = [n for n, r in self.positions.items() if r.start.line == line and r.start.column == column - 1]
-        return sorted(out, key=lambda n: -self._size(n))
+        if not self._starts:
+            for n, r in self.positions.items():
+                self._starts.setdefault((r.start.line, r.start.column), []).append(n)
+        return sorted(self._starts.get((line, column - 1), ()), key=lambda n: -self._size(n))
 
     def _size(self, node: cst.CSTNode) -> int:
         r = self.positions[node]
@@ -93,6 +96,8 @@ class FileContext:
 
     def names(self, node: cst.CSTNode) -> set[str]:
         """Qualified names of a Name/Attribute/Call func (``torch.cuda.synchronize``), resolved through imports."""
+        if self.qualified is None:  # resolved on first use: the scope analysis is the costly part of parsing
+            self.qualified = dict(self.wrapper.resolve(QualifiedNameProvider))
         value = self.qualified.get(node, ())
         if callable(value):  # libcst computes qualified names lazily (libcst LazyValue)
             value = value()
@@ -114,6 +119,10 @@ class Transform(abc.ABC):
     codes: tuple[str, ...] = ()
     detects: bool = False
     words: tuple[str, ...] = ()  # for a detecting transform: a file without any of these words is not parsed
+
+    def wants(self, text: str) -> bool:
+        """Whether a file without findings of ``codes`` is worth parsing for this (detecting) transform."""
+        return self.detects and any(w in text for w in self.words)
 
     @abc.abstractmethod
     def plan(self, ctx: FileContext, findings: list[Finding]) -> tuple[list[Edit], list[Manual]]:

@@ -13,7 +13,7 @@ import json
 
 from mpsready.findings import Finding, Location
 from mpsready.migrate.helper import add_requirements
-from mpsready.migrate.interface import Edit, Manual, MigrateError, Transform
+from mpsready.migrate.interface import Manual, MigrateError, Transform
 from mpsready.migrate.source import context, migrate_source
 
 _PLACEHOLDER = "# mpsready-migrate-magic-{}"

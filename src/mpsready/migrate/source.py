@@ -10,7 +10,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider
+from libcst.metadata import ParentNodeProvider, PositionProvider
 
 from mpsready.findings import Finding
 from mpsready.migrate.helper import add_requirements
@@ -34,9 +34,9 @@ def context(text: str, path: str, torch_floor: tuple[int, int] | None) -> FileCo
     except (cst.ParserSyntaxError, RecursionError) as exc:
         raise MigrateError(f"{path}: libcst cannot parse it ({str(exc).splitlines()[0]})") from None
     wrapper = cst.MetadataWrapper(module)
-    meta = wrapper.resolve_many([PositionProvider, ParentNodeProvider, QualifiedNameProvider])
+    meta = wrapper.resolve_many([PositionProvider, ParentNodeProvider])
     return FileContext(path, wrapper.module, wrapper, torch_floor, dict(meta[PositionProvider]),
-                       dict(meta[ParentNodeProvider]), dict(meta[QualifiedNameProvider]))
+                       dict(meta[ParentNodeProvider]))
 
 
 def migrate_source(text: str, path: str, findings: list[Finding], transforms: list[Transform], *,
@@ -50,7 +50,7 @@ def migrate_source(text: str, path: str, findings: list[Finding], transforms: li
     manual: list[Manual] = []
     for t in transforms:
         mine = [f for f in findings if f.code in t.codes]
-        if not mine and not t.detects:
+        if not mine and not t.wants(text):
             continue
         e, m = t.plan(ctx, mine)
         edits += e

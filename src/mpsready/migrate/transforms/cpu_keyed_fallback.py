@@ -63,6 +63,8 @@ class CpuKeyedFallback(Transform):
     detects = True
     words = ("cpu",)
 
+    def wants(self, text: str) -> bool:
+        return "cpu" in text and ".type" in text
     def plan(self, ctx: FileContext, findings: list[Finding]) -> tuple[list[Edit], list[Manual]]:
         edits: list[Edit] = []
         for node in list(ctx.positions):

@@ -25,8 +25,9 @@ class DefaultTensorType(Transform):
         edits: list[Edit] = []
         by_pos = {(f.location.line, f.location.column): f for f in findings}
         for node in list(ctx.positions):
-            if not (isinstance(node, cst.Call) and "torch.set_default_tensor_type" in ctx.names(node.func)
-                    and len(node.args) == 1):
+            if not (isinstance(node, cst.Call) and len(node.args) == 1  # the cheap syntactic test first
+                    and (cst.helpers.get_full_name_for_node(node.func) or "").endswith("set_default_tensor_type")
+                    and "torch.set_default_tensor_type" in ctx.names(node.func)):
                 continue
             arg = node.args[0].value
             if not (string_value(arg) == "torch.cuda.FloatTensor" or "torch.cuda.FloatTensor" in ctx.names(arg)):

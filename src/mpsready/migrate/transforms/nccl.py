@@ -22,8 +22,7 @@ class Nccl(Transform):
         manuals: list[Manual] = []
         for f in findings:
             call = next((n for n in ctx.nodes_at(f.location.line or 0, f.location.column or 0)
-                         if isinstance(n, cst.Call) and any(q.endswith("init_process_group") for q in ctx.names(n.func))
-                         or isinstance(n, cst.Call) and cst.helpers.get_full_name_for_node(n.func) is not None
+                         if isinstance(n, cst.Call)
                          and (cst.helpers.get_full_name_for_node(n.func) or "").endswith("init_process_group")), None)
             if call is None:
                 manuals.append(manual(f, "NCCL is used outside init_process_group; keep it to the CUDA path"))

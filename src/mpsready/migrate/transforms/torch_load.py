@@ -24,12 +24,14 @@ MAP_LOCATION = 'None if torch.cuda.is_available() else "cpu"'
 class TorchLoad(Transform):
     codes = ("API103",)
     detects = True
-    words = ("load",)
+    words = ("torch.load", "import load")
 
     def plan(self, ctx: FileContext, findings: list[Finding]) -> tuple[list[Edit], list[Manual]]:
         edits: list[Edit] = []
         for node in list(ctx.positions):
-            if not (isinstance(node, cst.Call) and "torch.load" in ctx.names(node.func)):
+            if not (isinstance(node, cst.Call)  # the cheap syntactic test first
+                    and (cst.helpers.get_full_name_for_node(node.func) or "").endswith("load")
+                    and "torch.load" in ctx.names(node.func)):
                 continue
             if any(a.star for a in node.args) or len([a for a in node.args if a.keyword is None]) > 1 \
                     or any(a.keyword is not None and a.keyword.value == "map_location" for a in node.args):
