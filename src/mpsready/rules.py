@@ -51,6 +51,7 @@ RULE_MODULES = (
     "mpsready.env.rules",
     "mpsready.compare.rules",
     "mpsready.report.rules",
+    "mpsready.migrate.autofix",  # marks the rules `mpsready migrate` fixes (auto-fix docs)
 )
 
 
@@ -74,6 +75,29 @@ class Rule:
 
 
 _REGISTRY: dict[str, Rule] = {}
+
+
+@dataclass(frozen=True)
+class AutoFix:
+    """How ``mpsready migrate`` fixes a rule's findings: one paragraph, and code before and after."""
+
+    summary: str
+    before: str
+    after: str
+
+
+_AUTOFIX: dict[str, AutoFix] = {}
+
+
+def register_autofix(code: str, fix: AutoFix) -> None:
+    """Mark ``code`` auto-fixable (the migrate stage does this for each of its transforms)."""
+    _AUTOFIX[code] = fix
+
+
+def autofix_of(code: str) -> AutoFix | None:
+    """The auto-fix of ``code``, or ``None`` when ``mpsready migrate`` leaves its findings to a person."""
+    _load_all()
+    return _AUTOFIX.get(code)
 
 
 def register(rule: Rule) -> Rule:
@@ -156,7 +180,28 @@ def render_markdown() -> str:
             "",
             f"**Fix.** {rule.fix}",
             "",
-            *([f"**Migrate.** `mpsready migrate` makes this edit.", ""] if rule.migrate else []),
+        ]
+        auto = _AUTOFIX.get(rule.code)
+        if auto is None and rule.migrate:
+            lines += ["**Migrate.** `mpsready migrate` makes this edit.", ""]
+        if auto is not None:
+            lines += [
+                f"**Auto-fixable** with `mpsready migrate`. {auto.summary}",
+                "",
+                "Before:",
+                "",
+                "```python",
+                auto.before.rstrip(),
+                "```",
+                "",
+                "After:",
+                "",
+                "```python",
+                auto.after.rstrip(),
+                "```",
+                "",
+            ]
+        lines += [
             f"**Source.** {rule.source}",
             "",
         ]

@@ -16,6 +16,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
+def _auto(code: str) -> str | None:
+    """How `mpsready migrate` fixes the rule (None: it does not)."""
+    fix = rules.autofix_of(code)
+    return fix.summary if fix else None
+
+
 def run(args: argparse.Namespace) -> int:
     selected = rules.all_rules()
     if args.codes:
@@ -29,15 +35,16 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "md":
         print(rules.render_markdown(), end="")
     elif args.format == "json":
-        print(json.dumps([r.__dict__ | {"severity": r.severity.value} for r in selected], indent=2))
+        print(json.dumps([r.__dict__ | {"severity": r.severity.value, "auto_fix": _auto(r.code)} for r in selected],
+                         indent=2))
     else:
         from rich.console import Console
         from rich.table import Table
 
         table = Table(title="mpsready rules")
-        for col in ("code", "name", "severity", "summary"):
+        for col in ("code", "name", "severity", "auto-fix", "summary"):
             table.add_column(col)
         for r in selected:
-            table.add_row(r.code, r.name, r.severity.value, r.summary)
+            table.add_row(r.code, r.name, r.severity.value, "migrate" if _auto(r.code) else "-", r.summary)
         Console().print(table)
     return 0

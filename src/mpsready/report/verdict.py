@@ -258,9 +258,7 @@ def would_change(ev: Evidence, items: list[CheckItem], result: VerdictResult, cr
         comp_ids = {id(f) for f in comps}  # identity, not equality: findings compare field by field (slow)
         others = [f for f in sort_findings(blockers) if id(f) not in comp_ids]
         if others:
-            codes = sorted({f.code for f in others})
-            out.append(f"fixing the {len(others)} code finding(s) marked blocker ({', '.join(codes)}) as their "
-                       "fix hints say removes them from the static blockers")
+            out += _code_blocker_lines(others, ev.scan.main_findings)
     if ev.trace is not None:
         missing = [o for o in ev.trace.ops if o.status in ("error", "fallback")]
         by_version: dict[str, list[str]] = {}
@@ -301,6 +299,26 @@ def would_change(ev: Evidence, items: list[CheckItem], result: VerdictResult, cr
 
 
 MAX_COMPONENT_LINES = 6
+
+
+def _code_blocker_lines(others: list, main: list) -> list[str]:
+    """Code blockers split into what ``mpsready migrate`` rewrites and what a person must change, with the effort."""
+    from mpsready.migrate.autofix import bucket, effort
+
+    auto = [f for f in others if bucket(f)[0] == "auto"]
+    rest = [f for f in others if bucket(f)[0] != "auto"]
+    out = []
+    if auto:
+        e = effort(main)
+        out.append(f"`mpsready migrate PATH` rewrites {len(auto)} of the code finding(s) marked blocker "
+                   f"({', '.join(sorted({f.code for f in auto}))}) automatically (review its diff, then --apply), which "
+                   f"removes them from the static blockers; effort in the main scope: {e['auto_fixable']} auto-fixable "
+                   f"finding(s) in {e['files_touched']} file(s), {e['manual']} manual")
+    if rest:
+        out.append(f"fixing the {len(rest)} {'other ' if auto else ''}code finding(s) marked blocker "
+                   f"({', '.join(sorted({f.code for f in rest}))}) by hand, as their fix hints say, removes them from "
+                   "the static blockers")
+    return out
 
 
 def _group_of(f) -> str:

@@ -9,6 +9,8 @@ Envelope (``schema``, ``mpsready``, ``created``) plus::
                   "edits": [{"path", "line", "code", "kind": edit | wire | swap, "what", "migrate"}],
                   "complete": bool, "incomplete": [paths of main-path files that could not be read or parsed]}
     summary      {"files", "lines", "seconds", "blocker", "degrades", "info", "suppressed", "cache_hits"}
+    effort       {"auto_fixable", "manual", "kept", "files_touched"}: the code findings `mpsready migrate` rewrites,
+                 those left to a person, those that need no change, and the files it would touch
     subprojects  [{"path", "outlook", "flags", "edits"}]  (only for a collection of projects)
     dependencies [{"name", "specifier", "path", "line", "optional", "group", "ecosystem"}]
     findings     [Finding.to_dict()]  (code, severity, basis, message, location, scope, fix, source, evidence)
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import json
 
+from mpsready.migrate.autofix import effort
 from mpsready.schema import envelope
 from mpsready.scan.engine import ScanResult
 from mpsready.scan.formats.interface import ScanFormat
@@ -48,6 +51,7 @@ def to_document(result: ScanResult) -> dict:
         },
         summary={"files": result.files_scanned, "lines": result.lines_scanned, "seconds": round(result.seconds, 3),
                  **counts, "suppressed": result.suppressed, "cache_hits": result.cache_hits},
+        effort=effort(result.findings),
         subprojects=[{"path": s.path, "outlook": s.outlook.value, "flags": list(s.flags),
                       "edits": [e.to_dict() for e in s.edits]} for s in result.subprojects],
         dependencies=[{"name": d.name, "specifier": d.specifier, "path": d.path, "line": d.line, "optional": d.optional,

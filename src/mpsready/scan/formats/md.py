@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mpsready.findings import Severity
+from mpsready.migrate.autofix import effort_line
 from mpsready.scan.engine import ScanResult
 from mpsready.scan.formats.interface import ScanFormat
 from mpsready.scan.formats.safe import md_cell as _cell
@@ -40,7 +41,8 @@ class MarkdownFormat(ScanFormat):
             out += ["**Incomplete:** these files could not be read or parsed, so the outlook covers the rest only: "
                     + ", ".join(md_code(p) for p in result.incomplete), ""]
         out += ["| files | lines | blocker | degrades | info | suppressed |", "|---|---|---|---|---|---|",
-                f"| {result.files_scanned} | {result.lines_scanned} | {c['blocker']} | {c['degrades']} | {c['info']} | {result.suppressed} |", ""]
+                f"| {result.files_scanned} | {result.lines_scanned} | {c['blocker']} | {c['degrades']} | {c['info']} | {result.suppressed} |", "",
+                effort_line(result.findings), ""]
         if result.subprojects:
             out += ["## Subprojects", "", "| subproject | outlook |", "|---|---|"]
             out += [f"| {md_code(s.path)} | `{s.outlook.value}` |" for s in result.subprojects]

@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from mpsready.findings import Severity, Verdict
+from mpsready.migrate.autofix import effort_line
 from mpsready.scan.engine import ScanResult
 from mpsready.scan.formats.interface import ScanFormat
 from mpsready.scan.formats.safe import visible
@@ -55,6 +56,7 @@ class TerminalFormat(ScanFormat):
         table.add_row(str(result.files_scanned), str(result.lines_scanned), str(c["blocker"]), str(c["degrades"]),
                       str(c["info"]), str(result.suppressed), f"{result.seconds:.2f}")
         console.print(table)
+        console.print(Text(effort_line(result.findings)))
         if result.subprojects:
             sub = Table(title="subprojects")
             sub.add_column("path")

@@ -1,0 +1,10 @@
+"""The migrate stage: a reviewable, automatic port of a CUDA project to device-agnostic, Mac-ready code.
+
+``mpsready migrate PATH`` scans the project, turns the findings of auto-fixable rules into edits with
+libcst (formatting and comments survive) and prints a unified diff; ``--apply`` writes it. Layout:
+:mod:`.interface` (the Transform interface), :mod:`.transforms` (one module per rule code),
+:mod:`.engine` (the plan), :mod:`.apply` (atomic writes), :mod:`.formats` (diff and JSON),
+:mod:`.autofix` (which findings are auto-fixable: light, used by scan and report too).
+
+This package's ``__init__`` imports nothing: scan and report import :mod:`.autofix` without libcst.
+"""

@@ -1,0 +1,76 @@
+"""Write a plan: file by file, atomically, and never over a file that changed since it was read.
+
+Each file is written to a temporary file in its own directory, flushed, given the original's
+permission bits, and renamed over the original (``os.replace`` is atomic on POSIX and Windows within
+one file system). Before that the file is read again: when its sha256 differs from the plan's, the file
+is skipped and reported, never overwritten.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mpsready.migrate.engine import FilePlan, Plan
+
+
+@dataclass
+class ApplyResult:
+    written: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # "path: reason"
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` (UTF-8) in one rename; raises ``OSError`` and leaves ``path`` as it was."""
+    mode = stat.S_IMODE(path.stat().st_mode)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".mpsready-tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with _suppress():
+            os.unlink(tmp)
+        raise
+
+
+class _suppress:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return exc[0] is not None and issubclass(exc[0], OSError)
+
+
+def apply_plan(plan: Plan) -> ApplyResult:
+    """Write every changed file of ``plan``; a file changed since the plan read it is refused."""
+    out = ApplyResult()
+    for fp in plan.files:
+        reason = _changed_since(fp)
+        if reason:
+            out.refused.append(f"{fp.path}: {reason}")
+            continue
+        try:
+            write_atomically(Path(fp.abspath), fp.after)
+        except OSError as exc:
+            out.refused.append(f"{fp.path}: not written ({exc.strerror or exc})")
+            continue
+        out.written.append(fp.path)
+    return out
+
+
+def _changed_since(fp: FilePlan) -> str | None:
+    try:
+        data = Path(fp.abspath).read_bytes()
+    except OSError as exc:
+        return f"cannot be read again ({exc.strerror or exc})"
+    if hashlib.sha256(data).hexdigest() != fp.sha256:
+        return "changed since the scan; not touched (run mpsready migrate again)"
+    return None

@@ -1,0 +1,155 @@
+"""Which findings ``mpsready migrate`` fixes: the auto-fix docs of the rule registry and the effort buckets.
+
+Imports nothing heavy (no libcst), so ``scan`` and ``report`` can count the effort cheaply. The
+transforms themselves live in :mod:`mpsready.migrate.transforms`; a finding's bucket here is the
+rule-level answer, and ``migrate`` itself may still list a finding of an auto-fixable rule as manual
+when the code around it has an unusual shape (it then says why).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from mpsready import rules as registry
+from mpsready.findings import Finding
+from mpsready.rules import AutoFix
+
+CODE_PREFIXES = ("API", "DTY", "EXT")
+
+# API102 names rewritten as a statement (the MPS statement, None: only the CUDA guard) or inside an expression
+STATEMENTS = {
+    "synchronize": "torch.mps.synchronize()",
+    "empty_cache": "torch.mps.empty_cache()",
+    "manual_seed": "torch.mps.manual_seed({args})",
+    "manual_seed_all": "torch.mps.manual_seed({args})",
+    "seed": "torch.mps.seed()",
+    "seed_all": "torch.mps.seed()",
+    "set_device": None,
+    "reset_peak_memory_stats": None,
+    "reset_max_memory_allocated": None,
+    "set_per_process_memory_fraction": None,
+    "ipc_collect": None,
+}
+QUERIES = {
+    "memory_allocated": "torch.mps.current_allocated_memory()",
+    "memory_reserved": "torch.mps.driver_allocated_memory()",
+}
+KEPT = {
+    "API105": "cuDNN switches do nothing on a Mac and never raise: left as they are",
+    "API106": "TF32 switches do nothing on a Mac and never raise: left as they are",
+    "API114": "torch.compile is a choice for the Mac run (a flag), not a mechanical edit",
+    "API117": "a device generator is a reproducibility choice, not a mechanical edit",
+}
+# info-level findings of these rules need no change on a Mac (migrate still adds the MPS equivalent where it can)
+HARMLESS_WHEN_INFO = {
+    "API102": "harmless on a Mac (does nothing there); migrate adds the torch.mps equivalent where one exists",
+}
+
+FIXES = {
+    "API101": AutoFix("`.cuda()` / `.cuda(i)` become `.to(device)` with the variable `device` in scope, else a small "
+                      "helper `_mpsready_device(i)` added once per file (CUDA with the same index, then MPS, then CPU).",
+                      "model = Net().cuda()\nx = x.cuda(1)", "model = Net().to(_mpsready_device())\nx = x.to(_mpsready_device(1))"),
+    "API102": AutoFix("`synchronize`, `empty_cache`, `manual_seed(_all)`, `seed(_all)` statements are put behind "
+                      "`torch.cuda.is_available()` with the `torch.mps` equivalent in an `elif`; setters without one "
+                      "(`set_device`, `reset_peak_memory_stats`) get the guard alone; `memory_allocated`/`memory_reserved` "
+                      "in expressions fall back to `torch.mps.current_allocated_memory()`/`driver_allocated_memory()`; "
+                      "`set_default_tensor_type(torch.cuda.FloatTensor)` becomes `torch.set_default_device(...)`. "
+                      "Other names (device properties, streams, legacy tensor types) stay manual.",
+                      "torch.cuda.synchronize()",
+                      "if torch.cuda.is_available():\n    torch.cuda.synchronize()\n"
+                      "elif torch.backends.mps.is_available():\n    torch.mps.synchronize()"),
+    "API103": AutoFix("CUDA literals become the selected device: the variable `device` in scope or "
+                      "`_mpsready_device()`; a string stays a string (`str(_mpsready_device())`). `torch.load` without "
+                      "`map_location` gets one (found by migrate itself: no scan rule can see the checkpoint).",
+                      "device = 'cuda'\nx = torch.zeros(3, device='cuda')\nstate = torch.load(path)",
+                      "device = str(_mpsready_device())\nx = torch.zeros(3, device=device)\n"
+                      "state = torch.load(path, map_location=device)"),
+    "API104": AutoFix("The selection gets an MPS branch after CUDA (CUDA keeps priority and its exact test); with a "
+                      "PyTorch floor of 2.6 or newer a plain `torch.cuda.is_available()` choice uses `torch.accelerator`.",
+                      "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')",
+                      "device = torch.device('cuda' if torch.cuda.is_available() else 'mps' if "
+                      "torch.backends.mps.is_available() else 'cpu')"),
+    "API107": AutoFix("A literal `'nccl'` backend becomes `'nccl'` on CUDA, `'gloo'` otherwise.",
+                      "dist.init_process_group('nccl')",
+                      "dist.init_process_group('nccl' if torch.cuda.is_available() else 'gloo')"),
+    "API108": AutoFix("`torch.cuda.amp.autocast`/`GradScaler` (and `from torch.cuda.amp import ...`) become `torch.amp` "
+                      "with the device type; positional autocast arguments become keywords (the order differs); "
+                      "`enabled` is gated off on the CPU, where the original disabled itself.",
+                      "with torch.cuda.amp.autocast():\n    out = model(x)",
+                      "with torch.amp.autocast(_mpsready_device().type, enabled=_mpsready_device().type != 'cpu'):\n"
+                      "    out = model(x)"),
+    "API109": AutoFix("`GradScaler()` without a device gets the device type (and the CPU gate of API108).",
+                      "scaler = torch.amp.GradScaler()",
+                      "scaler = torch.amp.GradScaler(torch.device(device).type, enabled=torch.device(device).type != 'cpu')"),
+    "API113": AutoFix("`pin_memory=True` becomes `pin_memory=torch.cuda.is_available()`; `.pin_memory()` calls stay manual.",
+                      "DataLoader(ds, pin_memory=True)", "DataLoader(ds, pin_memory=torch.cuda.is_available())"),
+    "API115": AutoFix("The string test becomes `torch.device(s).type`. A fallback keyed on `x.device.type == 'cpu'` "
+                      "whose other branch calls a CUDA-only kernel is keyed on `!= 'cuda'` instead (found by migrate "
+                      "itself), so MPS takes the portable path.",
+                      "device_type = 'cuda' if 'cuda' in device else 'cpu'\nif x.device.type == 'cpu':\n"
+                      "    return reference(x)\nreturn _C.kernel(x)",
+                      "device_type = torch.device(device).type\nif x.device.type != 'cuda':\n"
+                      "    return reference(x)\nreturn _C.kernel(x)"),
+    "DTY102": AutoFix("When a float32 cast follows the move, the cast moves before it (same float32 value, no "
+                      "float64 on the device); without a cast the finding is listed for the user.",
+                      "feats = torch.from_numpy(table).to(dev).float()", "feats = torch.from_numpy(table).float().to(dev)"),
+}
+
+for _code, _fix in FIXES.items():
+    registry.register_autofix(_code, _fix)
+
+
+def bucket(f: Finding) -> tuple[str, str]:
+    """``("auto", what)``, ``("manual", why)``, ``("kept", why)`` or ``("other", "")`` (not a code finding)."""
+    if not f.code.startswith(CODE_PREFIXES) or not f.location.path:
+        return "other", ""
+    ev = f.evidence or {}
+    if ev.get("guarded"):
+        return "kept", "already behind a CUDA check: skipped on a Mac"
+    if f.code in KEPT:
+        return "kept", KEPT[f.code]
+    if f.code in HARMLESS_WHEN_INFO and f.severity.value == "info":
+        return "kept", HARMLESS_WHEN_INFO[f.code]
+    if f.code == "API102":
+        attr = str(ev.get("api", "")).split(".")[2:3]
+        if attr and (attr[0] in STATEMENTS or attr[0] in QUERIES):
+            return "auto", FIXES["API102"].summary
+        alt = ev.get("mps") or ev.get("accelerator")
+        return "manual", f"{ev.get('api', 'this torch.cuda name')} has no drop-in MPS equivalent" + (
+            f" (closest: {alt})" if alt else "")
+    if f.code == "API113" and f.message.startswith(".pin_memory()"):
+        # the scan's message names the method form: without an accelerator Tensor.pin_memory() raises
+        # ("Cannot access accelerator device when none is available", PyTorch 2.13.0 CPU build)
+        return "manual", "Tensor.pin_memory() raises without an accelerator: call it only when torch.cuda.is_available()"
+    if f.code in ("API103", "API107") and "assigned at line" in f.message:
+        # the scan's message says the literal reaches the call through a variable: migrate leaves that to a person
+        return "manual", "the CUDA device or backend comes from a variable assigned elsewhere: change that assignment"
+    if f.code in FIXES:
+        return "auto", FIXES[f.code].summary
+    try:
+        fix = registry.get(f.code).fix
+    except KeyError:
+        fix = "see the rule"
+    return "manual", fix
+
+
+def effort(findings: Iterable[Finding]) -> dict[str, int]:
+    """``{"auto_fixable", "manual", "kept", "files_touched"}`` over the code findings (rule-level estimate)."""
+    out = {"auto_fixable": 0, "manual": 0, "kept": 0, "files_touched": 0}
+    files: set[str] = set()
+    for f in findings:
+        kind, _ = bucket(f)
+        if kind == "auto":
+            out["auto_fixable"] += 1
+            files.add(f.location.path or "")
+        elif kind in ("manual", "kept"):
+            out[kind] += 1
+    out["files_touched"] = len(files)
+    return out
+
+
+def effort_line(findings: Iterable[Finding]) -> str:
+    """One sentence for the scan's terminal and Markdown outputs."""
+    e = effort(findings)
+    return (f"migrate effort: {e['auto_fixable']} auto-fixable finding(s) in {e['files_touched']} file(s) "
+            f"(`mpsready migrate PATH` shows the diff), {e['manual']} manual, {e['kept']} need no change")

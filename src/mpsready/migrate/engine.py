@@ -1,0 +1,192 @@
+"""``migrate_path``: scan a project, run the transforms file by file, collect edits and manual entries.
+
+The scan (:func:`mpsready.scan.engine.scan_path`) says where each finding is; the transforms find the
+node there with libcst. Nothing is written here: :mod:`mpsready.migrate.apply` writes a plan.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+from mpsready import rules as registry
+from mpsready.findings import Finding
+from mpsready.migrate.autofix import bucket
+from mpsready.migrate.interface import MigrateError, Transform
+from mpsready.migrate.notebook import migrate_notebook
+from mpsready.migrate.source import migrate_source
+from mpsready.migrate.transforms import all_transforms
+from mpsready.scan.config import ScanConfig
+from mpsready.scan.engine import ScanResult, scan_path
+from mpsready.scan.walker import walk
+
+
+@dataclass(frozen=True)
+class EditRecord:
+    """One edit as reported: rule code, 1-based line (the notebook cell's line for notebooks), what changed."""
+
+    code: str
+    line: int
+    what: str
+    cell: int | None = None
+
+    def to_dict(self) -> dict:
+        d = {"code": self.code, "line": self.line, "what": self.what}
+        if self.cell is not None:
+            d["cell"] = self.cell
+        return d
+
+
+@dataclass
+class FilePlan:
+    """One file: its text before and after, the sha256 of the bytes read (checked again before writing)."""
+
+    path: str  # relative to the root, POSIX
+    abspath: str
+    before: str
+    after: str
+    sha256: str
+    edits: list[EditRecord] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+
+@dataclass(frozen=True)
+class ManualRecord:
+    code: str
+    path: str | None
+    line: int | None
+    reason: str
+
+    def to_dict(self) -> dict:
+        return {"code": self.code, "path": self.path, "line": self.line, "reason": self.reason}
+
+
+@dataclass
+class Plan:
+    """Everything ``migrate`` would do. ``files`` holds changed files only; ``manual`` every code finding the
+    tool leaves to a person; ``kept`` findings left as they are on purpose (harmless on a Mac or already
+    behind a CUDA check); ``errors`` files that could not be parsed (left untouched)."""
+
+    root: str
+    files: list[FilePlan] = field(default_factory=list)
+    manual: list[ManualRecord] = field(default_factory=list)
+    kept: list[ManualRecord] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    torch_floor: tuple[int, int] | None = None
+    findings_before: int = 0
+
+    @property
+    def edits(self) -> int:
+        return sum(len(f.edits) for f in self.files)
+
+
+def torch_floor(scan: ScanResult) -> tuple[int, int] | None:
+    """The lowest (major, minor) PyTorch the project's declarations allow; ``None`` without a lower bound."""
+    floors: list[tuple[int, int]] = []
+    for dep in scan.dependencies:
+        if dep.name.lower() != "torch" or dep.optional:
+            continue
+        try:
+            spec = SpecifierSet(dep.specifier.split(";")[0].strip())
+        except InvalidSpecifier:
+            continue
+        for s in spec:
+            if s.operator in (">=", "==", "~=", ">"):
+                parts = s.version.split(".")
+                if len(parts) >= 2 and parts[0].isdigit() and parts[1].split("+")[0].isdigit():
+                    floors.append((int(parts[0]), int(parts[1].split("+")[0])))
+    return min(floors) if floors else None
+
+
+def _selected(codes: list[str], select: tuple[str, ...], ignore: tuple[str, ...]) -> set[str]:
+    chosen = set(registry.select(codes, list(select))) if select else set(codes)
+    return chosen - set(registry.select(codes, list(ignore)))
+
+
+def migrate_path(path: str | os.PathLike[str], *, select: tuple[str, ...] = (), ignore: tuple[str, ...] = (),
+                 config: ScanConfig | None = None) -> Plan:
+    """Plan the migration of the project (or single file) at ``path``; writes nothing.
+
+    ``select``/``ignore`` are rule codes or prefixes. Raises :class:`~mpsready.errors.UsageError` for a
+    missing path. A file libcst cannot parse is listed in ``Plan.errors`` and left untouched.
+    """
+    target = Path(path)
+    scan = scan_path(target, config or ScanConfig())
+    root = target if target.is_dir() else target.parent
+    transforms = all_transforms()
+    codes = sorted({c for t in transforms for c in t.codes} | {f.code for f in scan.findings})
+    chosen = _selected(codes, select, ignore)
+    transforms = [t for t in transforms if set(t.codes) & chosen]
+    plan = Plan(str(root), torch_floor=torch_floor(scan))
+    by_path: dict[str, list[Finding]] = {}
+    for f in scan.findings:
+        if f.location.path and f.code in chosen:
+            by_path.setdefault(f.location.path, []).append(f)
+    plan.findings_before = sum(len(v) for v in by_path.values())
+    if target.is_dir():
+        cfg = scan.config
+        files = [(pf.relpath, pf.abspath) for pf in walk(root, exclude=cfg.exclude, max_file_size=cfg.max_file_size).files
+                 if pf.python or pf.notebook]
+    else:
+        files = [(target.name, str(target))]
+    handled: set[int] = set()
+    for rel, abspath in files:
+        findings = by_path.get(rel, [])
+        if all(bucket(f)[0] == "kept" for f in findings) and not _worth_detecting(abspath, transforms):
+            continue  # nothing a transform would change: the findings are reported as kept below
+        try:
+            data = Path(abspath).read_bytes()
+            text = data.decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            plan.errors.append(f"{rel}: not read ({exc})")
+            continue
+        fp = FilePlan(rel, abspath, text, text, hashlib.sha256(data).hexdigest())
+        try:
+            if rel.endswith(".ipynb"):
+                after, edits, manual, done = migrate_notebook(text, rel, findings, transforms, plan.torch_floor)
+                handled |= {id(f) for f in done}
+            else:
+                res = migrate_source(text, rel, findings, transforms, torch_floor=plan.torch_floor)
+                after, manual = res.text, res.manual
+                edits = [EditRecord(e.code, e.line, e.what) for e in res.edits]
+                handled |= {id(e.finding) for e in res.edits if e.finding is not None}
+        except MigrateError as exc:
+            plan.errors.append(str(exc))
+            continue
+        for m in manual:
+            if m.finding is not None:
+                handled.add(id(m.finding))
+            (plan.kept if m.kept else plan.manual).append(ManualRecord(m.code, rel, m.line, m.reason))
+        fp.after, fp.edits = after, edits
+        if fp.changed:
+            plan.files.append(fp)
+    for f in scan.findings:
+        if f.code not in chosen or id(f) in handled or not f.location.path:
+            continue
+        kind, reason = bucket(f)
+        if kind == "other":
+            continue
+        record = ManualRecord(f.code, f.location.path, f.location.line, reason)
+        (plan.kept if kind == "kept" else plan.manual).append(record)
+    plan.manual.sort(key=lambda m: (m.path or "", m.line or 0, m.code))
+    plan.kept.sort(key=lambda m: (m.path or "", m.line or 0, m.code))
+    return plan
+
+
+def _worth_detecting(abspath: str, transforms: list[Transform]) -> bool:
+    """Files without findings are parsed only when a word a self-detecting transform needs appears in them
+    (a cheap prefilter, as the scan's triggers: the transform then decides on the syntax tree)."""
+    if not any(t.detects for t in transforms):
+        return False
+    try:
+        text = Path(abspath).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return any(t.wants(text) for t in transforms)

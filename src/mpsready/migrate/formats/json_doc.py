@@ -1,0 +1,34 @@
+"""The plan as a JSON document (schema ``mpsready.migrate`` version 1)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+from mpsready import __version__
+from mpsready.migrate.engine import Plan
+from mpsready.migrate.formats.diff import render_diff
+
+SCHEMA = {"name": "mpsready.migrate", "version": 1}
+
+
+def render_json(plan: Plan, *, applied: list[str] | None = None, refused: list[str] | None = None) -> str:
+    doc = {
+        "schema": SCHEMA,
+        "mpsready": __version__,
+        "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "basis": "predicted",
+        "root": plan.root,
+        "torch_floor": ".".join(map(str, plan.torch_floor)) if plan.torch_floor else None,
+        "summary": {"edits": plan.edits, "files": len(plan.files), "manual": len(plan.manual), "kept": len(plan.kept),
+                    "not_parsed": len(plan.errors)},
+        "files": [{"path": fp.path, "sha256_before": fp.sha256, "edits": [e.to_dict() for e in fp.edits]}
+                  for fp in sorted(plan.files, key=lambda f: f.path)],
+        "manual": [m.to_dict() for m in plan.manual],
+        "kept": [m.to_dict() for m in plan.kept],
+        "not_parsed": plan.errors,
+        "diff": render_diff(plan),
+    }
+    if applied is not None:
+        doc["applied"] = {"written": applied, "refused": refused or []}
+    return json.dumps(doc, indent=2) + "\n"

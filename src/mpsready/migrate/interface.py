@@ -1,0 +1,137 @@
+"""The transform interface: one small class per rule code, one module per transform.
+
+A :class:`Transform` receives one parsed file (:class:`FileContext`) and the scan findings of its
+codes in that file, and answers with :class:`Edit` objects (a node of the original tree and a
+function that rewrites it) and :class:`Manual` entries (a finding it will not touch, with the reason).
+The engine applies every edit of a file in one pass, innermost nodes first, so edits nest.
+
+Adding a rule code: write one module in :mod:`mpsready.migrate.transforms` with a subclass and list
+it in ``TRANSFORM_MODULES`` there.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+import libcst as cst
+from libcst.metadata import CodeRange, QualifiedNameProvider
+
+from mpsready.findings import Finding
+
+Rewrite = Callable[[cst.CSTNode], cst.CSTNode]
+
+
+class MigrateError(Exception):
+    """A file could not be migrated (it does not parse with libcst); the other files still are."""
+
+
+@dataclass
+class Edit:
+    """Rewrite ``node`` (a node of the original tree) with ``rewrite(updated_node)``.
+
+    ``code`` is the rule code the edit answers, ``line`` its 1-based line in the original file,
+    ``what`` one sentence for the reviewer. ``helper`` is True when the rewritten code calls the
+    module-level device helper (:mod:`mpsready.migrate.helper`), which the engine then adds once.
+    """
+
+    node: cst.CSTNode
+    rewrite: Rewrite
+    code: str
+    line: int
+    what: str
+    helper: bool = False
+    finding: Finding | None = None  # None: detected by the transform itself (no scan rule locates it)
+
+
+@dataclass(frozen=True)
+class Manual:
+    """A finding left for a person, with the reason the tool does not fix it."""
+
+    code: str
+    line: int | None
+    reason: str
+    finding: Finding | None = None
+    kept: bool = False  # nothing to do (already behind a CUDA check): reported apart from the manual work
+
+
+@dataclass
+class FileContext:
+    """One file as the transforms see it.
+
+    ``module`` is the libcst tree, ``wrapper`` its metadata wrapper (positions, parents, scopes,
+    qualified names), ``torch_floor`` the lowest PyTorch version the project allows (``None``:
+    not declared), ``path`` the file's path relative to the scan root.
+    """
+
+    path: str
+    module: cst.Module
+    wrapper: cst.MetadataWrapper
+    torch_floor: tuple[int, int] | None = None
+    positions: dict[cst.CSTNode, CodeRange] = field(default_factory=dict)
+    parents: dict[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)
+    qualified: dict[cst.CSTNode, object] | None = None
+    _starts: dict[tuple[int, int], list[cst.CSTNode]] = field(default_factory=dict, repr=False)
+
+    @property
+    def accelerator_api(self) -> bool:
+        """Whether the project's PyTorch floor has ``torch.accelerator`` with ``is_available`` and
+        ``current_accelerator`` (added in PyTorch 2.6: https://pytorch.org/docs/2.6/accelerator.html)."""
+        return self.torch_floor is not None and self.torch_floor >= (2, 6)
+
+    def nodes_at(self, line: int, column: int) -> list[cst.CSTNode]:
+        """Nodes starting at a 1-based ``line`` and 1-based ``column`` (the scan's convention), outermost first."""
+        if not self._starts:
+            for n, r in self.positions.items():
+                self._starts.setdefault((r.start.line, r.start.column), []).append(n)
+        return sorted(self._starts.get((line, column - 1), ()), key=lambda n: -self._size(n))
+
+    def _size(self, node: cst.CSTNode) -> int:
+        r = self.positions[node]
+        return (r.end.line - r.start.line) * 100000 + (r.end.column - r.start.column)
+
+    def line_of(self, node: cst.CSTNode) -> int:
+        return self.positions[node].start.line
+
+    def names(self, node: cst.CSTNode) -> set[str]:
+        """Qualified names of a Name/Attribute/Call func (``torch.cuda.synchronize``), resolved through imports."""
+        if self.qualified is None:  # resolved on first use: the scope analysis is the costly part of parsing
+            self.qualified = dict(self.wrapper.resolve(QualifiedNameProvider))
+        value = self.qualified.get(node, ())
+        if callable(value):  # libcst computes qualified names lazily (libcst LazyValue)
+            value = value()
+        return {q.name for q in value}
+
+    def ancestors(self, node: cst.CSTNode) -> Iterable[cst.CSTNode]:
+        while node in self.parents:
+            node = self.parents[node]
+            yield node
+
+
+class Transform(abc.ABC):
+    """Turns the findings of ``codes`` in one file into edits and manual entries.
+
+    ``detects`` is True for a transform that also finds its own targets (where the scan has no rule
+    that locates them); it is then called on files without findings of its codes too.
+    """
+
+    codes: tuple[str, ...] = ()
+    detects: bool = False
+    words: tuple[str, ...] = ()  # for a detecting transform: a file without any of these words is not parsed
+
+    def wants(self, text: str) -> bool:
+        """Whether a file without findings of ``codes`` is worth parsing for this (detecting) transform."""
+        return self.detects and any(w in text for w in self.words)
+
+    @abc.abstractmethod
+    def plan(self, ctx: FileContext, findings: list[Finding]) -> tuple[list[Edit], list[Manual]]:
+        """Edits and manual entries for ``findings`` (all of this transform's codes, in this file)."""
+
+
+def manual(f: Finding, reason: str, line: int | None = None) -> Manual:
+    return Manual(f.code, line if line is not None else f.location.line, reason, f)
+
+
+def kept(f: Finding, reason: str) -> Manual:
+    return Manual(f.code, f.location.line, reason, f, kept=True)

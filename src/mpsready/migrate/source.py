@@ -1,0 +1,75 @@
+"""Migrate one Python source text: parse with libcst, ask each transform, apply the edits in one pass.
+
+The rewrite happens on libcst's concrete syntax tree, so everything the transforms do not touch
+(formatting, comments, blank lines, quotes) comes back byte for byte.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import ParentNodeProvider, PositionProvider
+
+from mpsready.findings import Finding
+from mpsready.migrate.helper import add_requirements
+from mpsready.migrate.interface import Edit, FileContext, Manual, MigrateError, Transform
+
+
+@dataclass
+class SourceResult:
+    """The new text of one source, the edits made (in line order) and the findings left for a person."""
+
+    text: str
+    edits: list[Edit] = field(default_factory=list)
+    manual: list[Manual] = field(default_factory=list)
+    needs_helper: bool = False
+
+
+def context(text: str, path: str, torch_floor: tuple[int, int] | None) -> FileContext:
+    """Parse ``text``; raises :class:`MigrateError` when libcst cannot parse it."""
+    try:
+        module = cst.parse_module(text)
+    except (cst.ParserSyntaxError, RecursionError) as exc:
+        raise MigrateError(f"{path}: libcst cannot parse it ({str(exc).splitlines()[0]})") from None
+    wrapper = cst.MetadataWrapper(module)
+    meta = wrapper.resolve_many([PositionProvider, ParentNodeProvider])
+    return FileContext(path, wrapper.module, wrapper, torch_floor, dict(meta[PositionProvider]),
+                       dict(meta[ParentNodeProvider]))
+
+
+def migrate_source(text: str, path: str, findings: list[Finding], transforms: list[Transform], *,
+                   torch_floor: tuple[int, int] | None = None, add_helper: bool = True) -> SourceResult:
+    """Apply ``transforms`` to ``text`` for ``findings`` (this file's, any codes). ``add_helper=False`` leaves
+    the device helper and ``import torch`` out even when an edit needs them (a notebook adds them once, to its
+    first code cell).
+    Raises :class:`MigrateError` when the text does not parse."""
+    ctx = context(text, path, torch_floor)
+    edits: list[Edit] = []
+    manual: list[Manual] = []
+    for t in transforms:
+        mine = [f for f in findings if f.code in t.codes]
+        if not mine and not t.wants(text):
+            continue
+        e, m = t.plan(ctx, mine)
+        edits += e
+        manual += m
+    if not edits:
+        return SourceResult(text, [], manual)
+    by_node: dict[cst.CSTNode, list[Edit]] = defaultdict(list)
+    for e in edits:
+        by_node[e.node].append(e)
+
+    class Apply(cst.CSTTransformer):
+        def on_leave(self, original_node, updated_node):  # type: ignore[override]
+            for e in by_node.get(original_node, ()):
+                updated_node = e.rewrite(updated_node)
+            return updated_node
+
+    module = ctx.module.visit(Apply())
+    needs_helper = any(e.helper for e in edits)
+    if add_helper:
+        module = add_requirements(module, helper=needs_helper, torch=True, accelerator=ctx.accelerator_api)
+    edits.sort(key=lambda e: (e.line, e.code))
+    return SourceResult(module.code, edits, manual, needs_helper)

@@ -1,0 +1,43 @@
+"""The transform registry: one module per rule code (or family), each exporting one Transform subclass.
+
+A new rule code plugs in with one module here and one line in ``TRANSFORM_MODULES``.
+Order matters only for readability of the plan; edits on nested nodes compose in any order.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+
+from mpsready.migrate.interface import Transform
+
+TRANSFORM_MODULES = (
+    "dot_cuda",  # API101
+    "torch_cuda_api",  # API102
+    "device_literal",  # API103
+    "selection",  # API104
+    "device_string_test",  # API115
+    "cpu_keyed_fallback",  # API115 (a fallback keyed on device.type == "cpu": detected here)
+    "nccl",  # API107
+    "amp",  # API108, API109
+    "pin_memory",  # API113
+    "default_tensor_type",  # API102 (the string form no scan rule locates)
+    "torch_load",  # API103 (torch.load without map_location: detected here)
+    "numpy_float64",  # DTY102
+)
+
+
+def all_transforms() -> list[Transform]:
+    out: list[Transform] = []
+    for name in TRANSFORM_MODULES:
+        mod = importlib.import_module(f"{__name__}.{name}")
+        for obj in vars(mod).values():
+            if inspect.isclass(obj) and issubclass(obj, Transform) and obj is not Transform \
+                    and obj.__module__ == mod.__name__:
+                out.append(obj())
+    return out
+
+
+def select_transforms(codes: set[str] | None) -> list[Transform]:
+    """Transforms answering at least one of ``codes`` (``None``: all)."""
+    return [t for t in all_transforms() if codes is None or set(t.codes) & codes]

@@ -1,0 +1,151 @@
+"""API108 / API109: ``torch.cuda.amp`` and CUDA-typed autocast/GradScaler -> ``torch.amp`` with the device type.
+
+* ``torch.cuda.amp.autocast(a, b, c)`` -> ``torch.amp.autocast(<type>, enabled=a, dtype=b, cache_enabled=c)``
+  (the positional order differs: PyTorch 2.13.0 torch/cuda/amp/autocast_mode.py vs torch/amp/autocast_mode.py);
+* ``torch.cuda.amp.GradScaler(...)`` -> ``torch.amp.GradScaler(<type>, ...)`` (torch/amp/grad_scaler.py takes
+  ``device`` first, then the same parameters);
+* ``from torch.cuda.amp import autocast, GradScaler`` -> ``from torch.amp import ...`` with the type added to
+  every call of those names;
+* ``autocast("cuda")`` / ``GradScaler("cuda")`` / ``GradScaler()`` (API109) -> ``<type>``.
+
+``<type>`` is ``torch.device(device).type`` for the device in scope, else ``_mpsready_device().type``.
+Each rewritten call also gets ``enabled=... and <type> != "cpu"``: on a machine without CUDA the
+original autocast and scaler disabled themselves (with a warning), and CPU autocast would otherwise
+switch to bfloat16 and change the CPU run's numbers. On CUDA and MPS ``enabled`` is what it was.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from mpsready.findings import Finding
+from mpsready.migrate.common import append_arg, device_in_scope, kwarg, device_type_of, expr, is_cuda_literal, string_value
+from mpsready.migrate.interface import Edit, FileContext, Manual, Transform, manual
+
+AUTOCAST_POSITIONAL = ("enabled", "dtype", "cache_enabled")  # torch.cuda.amp.autocast(enabled, dtype, cache_enabled)
+SCALER_ENABLED_POSITION = 4  # torch.cuda.amp.GradScaler(init_scale, growth_factor, backoff_factor, growth_interval, enabled)
+AMP_NAMES = {"autocast", "GradScaler"}
+
+
+def _kind(names: set[str]) -> str | None:
+    for q in names:
+        last = q.rsplit(".", 1)[-1]
+        if last == "autocast" or last == "GradScaler":
+            return last
+    return None
+
+
+def _gated(args: list[cst.Arg], dtype: str) -> list[cst.Arg]:
+    """``args`` with ``enabled`` gated off on the CPU."""
+    out, found = [], False
+    for a in args:
+        if a.keyword is not None and a.keyword.value == "enabled":
+            value = cst.Module([]).code_for_node(a.value)
+            if value == "True":
+                a = a.with_changes(value=expr(f"{dtype} != 'cpu'"))
+            else:
+                simple = isinstance(a.value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or bool(a.value.lpar)
+                a = a.with_changes(value=expr(f"{value if simple else '(' + value + ')'} and {dtype} != 'cpu'"))
+            found = True
+        out.append(a)
+    if not found:
+        return append_arg(out, kwarg("enabled", expr(f"{dtype} != 'cpu'")))
+    return out
+
+
+class Amp(Transform):
+    codes = ("API108", "API109")
+
+    def plan(self, ctx: FileContext, findings: list[Finding]) -> tuple[list[Edit], list[Manual]]:
+        edits: list[Edit] = []
+        manuals: list[Manual] = []
+        imports = self._cuda_amp_imports(ctx)
+        for f in findings:
+            if (f.evidence or {}).get("guarded"):
+                continue
+            result = self._one(ctx, f, imports)
+            if isinstance(result, str):
+                manuals.append(manual(f, result))
+            else:
+                edits.append(result)
+        if any(e.what.startswith("from-import") for e in edits):
+            for imp in imports:
+                def rewrite(n: cst.CSTNode) -> cst.CSTNode:
+                    assert isinstance(n, cst.ImportFrom)
+                    return n.with_changes(module=cst.Attribute(cst.Name("torch"), cst.Name("amp")))
+                edits.append(Edit(imp, rewrite, "API108", ctx.line_of(imp), "from torch.cuda.amp import -> from torch.amp import"))
+        return edits, manuals
+
+    def _cuda_amp_imports(self, ctx: FileContext) -> list[cst.ImportFrom]:
+        out: list[cst.ImportFrom] = []
+        for node in ctx.positions:
+            if isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative \
+                    and cst.helpers.get_full_name_for_node(node.module) == "torch.cuda.amp" \
+                    and not isinstance(node.names, cst.ImportStar) \
+                    and all(a.asname is None and a.name.value in AMP_NAMES for a in node.names):  # type: ignore[union-attr]
+                out.append(node)
+        return out
+
+    def _one(self, ctx: FileContext, f: Finding, imports: list[cst.ImportFrom]) -> Edit | str:
+        nodes = ctx.nodes_at(f.location.line or 0, f.location.column or 0)
+        call = next((n for n in nodes if isinstance(n, cst.Call)), None)
+        if call is None:
+            return "torch.cuda.amp used outside a call (a decorator or a reference): use torch.amp with device_type"
+        names = ctx.names(call.func)
+        kind = _kind(names)
+        if kind is None:
+            return "torch.cuda.amp name without a torch.amp counterpart here (custom_fwd/custom_bwd need device_type)"
+        scoped = device_in_scope(ctx, call)
+        dtype = device_type_of(scoped or "_mpsready_device()")
+        legacy = any(q.startswith("torch.cuda.amp.") for q in names)
+        if legacy:
+            if isinstance(call.func, cst.Name) and not imports:
+                return "torch.cuda.amp imported under another name: import it from torch.amp"
+            return self._legacy(ctx, f, call, kind, dtype, scoped is None, via_import=isinstance(call.func, cst.Name))
+        return self._typed(ctx, f, call, kind, dtype, scoped is None)
+
+    def _legacy(self, ctx: FileContext, f: Finding, call: cst.Call, kind: str, dtype: str, helper: bool,
+                via_import: bool) -> Edit | str:
+        pos = [a for a in call.args if a.keyword is None]
+        if any(a.star for a in call.args):
+            return "starred arguments: rewrite to torch.amp by hand"
+        if kind == "autocast" and len(pos) > len(AUTOCAST_POSITIONAL):
+            return "too many positional arguments for autocast"
+        if kind == "GradScaler" and len(pos) > SCALER_ENABLED_POSITION:
+            return "GradScaler's enabled given by position: rewrite by hand"
+
+        def rewrite(n: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(n, cst.Call)
+            args = list(n.args)
+            if kind == "autocast":
+                eq = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+                args = [cst.Arg(a.value, keyword=cst.Name(AUTOCAST_POSITIONAL[i]), equal=eq) if a.keyword is None else a
+                        for i, a in enumerate(args)]
+            args = [cst.Arg(expr(dtype))] + _gated(args, dtype)
+            func = n.func if via_import else expr(f"torch.amp.{kind}")
+            return n.with_changes(func=func, args=args)
+
+        what = ("from-import " if via_import else "") + f"torch.cuda.amp.{kind} -> torch.amp.{kind}({dtype}, ...)"
+        return Edit(call, rewrite, f.code, ctx.line_of(call), what, helper=helper, finding=f)
+
+    def _typed(self, ctx: FileContext, f: Finding, call: cst.Call, kind: str, dtype: str, helper: bool) -> Edit | str:
+        key = "device_type" if kind == "autocast" else "device"
+        pos = [a for a in call.args if a.keyword is None][:1]
+        arg = pos[0] if pos else next((a for a in call.args if a.keyword and a.keyword.value == key), None)
+        if arg is None and kind == "GradScaler":
+            def add(n: cst.CSTNode) -> cst.CSTNode:
+                assert isinstance(n, cst.Call)
+                return n.with_changes(args=[cst.Arg(expr(dtype))] + _gated(list(n.args), dtype))
+            return Edit(call, add, f.code, ctx.line_of(call), f"GradScaler() -> GradScaler({dtype}, ...)",
+                        helper=helper, finding=f)
+        if arg is None or not is_cuda_literal(string_value(arg.value)):
+            return "the device type is named through a variable: pass the selected device's .type"
+        target = arg
+
+        def rewrite(n: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(n, cst.Call)
+            args = [a.with_changes(value=expr(dtype)) if a is target or a.deep_equals(target) else a for a in n.args]
+            return n.with_changes(args=_gated(args, dtype))
+
+        return Edit(call, rewrite, f.code, ctx.line_of(call), f"{kind}('cuda') -> {kind}({dtype})", helper=helper,
+                    finding=f)

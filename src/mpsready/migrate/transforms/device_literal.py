@@ -1,0 +1,95 @@
+"""API103: a hard-coded CUDA device -> the selected device (CUDA, then MPS, then the CPU).
+
+* ``device = "cuda"`` -> ``device = str(_mpsready_device())`` (stays a string: code may compare or format it);
+* ``.to("cuda")`` -> ``.to(device)`` (the device in scope) or ``.to(_mpsready_device())``;
+* ``device="cuda"`` / ``map_location="cuda"`` keywords -> the device in scope or ``_mpsready_device()``;
+* ``torch.device("cuda")`` / ``torch.device("cuda:1")`` / ``torch.device("cuda", i)`` -> ``_mpsready_device(i)``;
+* an argparse ``--device`` default ``"cuda"`` -> ``str(_mpsready_device())``.
+
+``"cuda:N"`` keeps its index on CUDA. A literal that reaches the call through a variable assigned
+elsewhere, and ``device_map=``/``devices=`` keywords of other libraries, are listed as manual.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from mpsready.findings import Finding
+from mpsready.migrate.common import cuda_index, device_in_scope, helper_call, is_cuda_literal, string_value
+from mpsready.migrate.interface import Edit, FileContext, Manual, Transform, manual
+
+
+def _str_of_helper(index: str | None) -> cst.Call:
+    return cst.Call(cst.Name("str"), [cst.Arg(helper_call(index))])
+
+
+class DeviceLiteral(Transform):
+    codes = ("API103",)
+
+    def plan(self, ctx: FileContext, findings: list[Finding]) -> tuple[list[Edit], list[Manual]]:
+        edits: list[Edit] = []
+        manuals: list[Manual] = []
+        for f in findings:
+            if (f.evidence or {}).get("guarded"):
+                continue
+            edit = self._one(ctx, f)
+            if isinstance(edit, Edit):
+                edits.append(edit)
+            else:
+                manuals.append(manual(f, edit))
+        return edits, manuals
+
+    def _one(self, ctx: FileContext, f: Finding) -> Edit | str:
+        nodes = ctx.nodes_at(f.location.line or 0, f.location.column or 0)
+        for n in nodes:
+            if isinstance(n, (cst.Assign, cst.AnnAssign)) and isinstance(n.value, cst.SimpleString):
+                value = string_value(n.value)
+                if is_cuda_literal(value):
+                    return Edit(n.value, lambda _n, i=cuda_index(value): _str_of_helper(i), f.code, ctx.line_of(n),
+                                f"{value!r} -> str(_mpsready_device())", helper=True, finding=f)
+            if isinstance(n, cst.SimpleString) and is_cuda_literal(string_value(n)):
+                return self._literal(ctx, f, n)
+            if isinstance(n, cst.Call):
+                if isinstance(n.func, cst.Attribute) and n.func.attr.value == "to":
+                    return self._to_call(ctx, f, n)
+                if "torch.device" in ctx.names(n.func):
+                    return self._torch_device(ctx, f, n)
+        return "the CUDA literal was not found at this position"
+
+    def _literal(self, ctx: FileContext, f: Finding, lit: cst.SimpleString) -> Edit | str:
+        value = string_value(lit) or ""
+        arg = ctx.parents.get(lit)
+        kw = arg.keyword.value if isinstance(arg, cst.Arg) and arg.keyword is not None else None
+        if kw == "default":
+            return Edit(lit, lambda _n, i=cuda_index(value): _str_of_helper(i), f.code, ctx.line_of(lit),
+                        f"--device default {value!r} -> str(_mpsready_device())", helper=True, finding=f)
+        if kw in ("device", "map_location"):
+            scoped = device_in_scope(ctx, lit) if cuda_index(value) is None else None
+            target: cst.BaseExpression = cst.Name(scoped) if scoped else helper_call(cuda_index(value))
+            return Edit(lit, lambda _n, t=target: t, f.code, ctx.line_of(lit),
+                        f"{kw}={value!r} -> {kw}={scoped or '_mpsready_device()'}", helper=scoped is None, finding=f)
+        return f"{kw}={value!r}: a keyword of another library; check which devices it accepts"
+
+    def _to_call(self, ctx: FileContext, f: Finding, call: cst.Call) -> Edit | str:
+        first = next((a for a in call.args if a.keyword is None), None)
+        value = string_value(first.value) if first is not None else None
+        if first is None or not is_cuda_literal(value):
+            return "the CUDA device reaches .to() through a variable assigned elsewhere: change that assignment"
+        scoped = device_in_scope(ctx, call) if cuda_index(value) is None else None
+        target: cst.BaseExpression = cst.Name(scoped) if scoped else helper_call(cuda_index(value))
+        return Edit(first.value, lambda _n, t=target: t, f.code, ctx.line_of(call),
+                    f".to({value!r}) -> .to({scoped or '_mpsready_device()'})", helper=scoped is None, finding=f)
+
+    def _torch_device(self, ctx: FileContext, f: Finding, call: cst.Call) -> Edit | str:
+        pos = [a for a in call.args if a.keyword is None]
+        value = string_value(pos[0].value) if pos else None
+        if not pos or not is_cuda_literal(value) or len(call.args) > 2:
+            return "torch.device() of a CUDA device named through a variable: change where it is assigned"
+        if len(pos) == 2:
+            if cuda_index(value) is not None:
+                return "torch.device() with an index twice"
+            index: cst.BaseExpression | str | None = pos[1].value
+        else:
+            index = cuda_index(value)
+        return Edit(call, lambda _n, i=index: helper_call(i), f.code, ctx.line_of(call),
+                    f"torch.device({value!r}) -> _mpsready_device()", helper=True, finding=f)

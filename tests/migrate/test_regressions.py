@@ -1,0 +1,60 @@
+"""Bugs found while trying migrate on real projects; each one is a test."""
+
+from mpsready.migrate.engine import migrate_path
+from mpsready.scan import ScanConfig
+
+CONFIG = ScanConfig(cache_dir=None)
+
+
+def _after(tmp_path, source: str, name: str = "t.py") -> str:
+    (tmp_path / name).write_text(source)
+    plan = migrate_path(tmp_path, config=CONFIG)
+    return plan.files[0].after if plan.files else source
+
+
+def test_parenthesised_enabled_gets_no_second_pair_of_parentheses(tmp_path):
+    # nanoGPT train.py: GradScaler(enabled=(dtype == 'float16')) became enabled=((dtype == 'float16')) and ...
+    out = _after(tmp_path, "import torch\ndevice = 'cpu'\nscaler = torch.cuda.amp.GradScaler(enabled=(dtype == 'float16'))\n")
+    assert "scaler = torch.amp.GradScaler(torch.device(device).type, enabled=(dtype == 'float16') and " \
+           "torch.device(device).type != 'cpu')\n" in out
+
+
+def test_torch_load_of_host_data_is_not_mapped_onto_the_gpu(tmp_path):
+    # Pytorch-UNet utils/data_loading.py: Image.fromarray(torch.load(f).numpy()) broke on CUDA once mapped to the device
+    out = _after(tmp_path, "import torch\nimg = torch.load(filename).numpy()\n")
+    assert out == 'import torch\nimg = torch.load(filename, map_location=None if torch.cuda.is_available() else "cpu").numpy()\n'
+
+
+def test_torch_load_keeps_the_closing_parenthesis_on_its_own_line(tmp_path):
+    # PyTorch-GAN mnistm.py: the new argument landed after the newline, dedented
+    out = _after(tmp_path, "import torch\ndata = torch.load(\n    path\n)\n")
+    assert out == ('import torch\ndata = torch.load(\n    path, map_location=None if torch.cuda.is_available() '
+                   'else "cpu"\n)\n')
+
+
+def test_dependency_findings_are_not_listed_as_manual_code_work(tmp_path):
+    # Pytorch-UNet: the Dockerfile's DEP106 appeared as "manual DEP106 Dockerfile:1:" with an empty reason
+    (tmp_path / "requirements.txt").write_text("flash-attn\n")
+    (tmp_path / "t.py").write_text("import torch\nx = torch.ones(1).cuda()\n")
+    plan = migrate_path(tmp_path, config=CONFIG)
+    assert [m.code for m in plan.manual] == []
+
+
+def test_pin_memory_call_already_behind_a_cuda_test_is_kept(tmp_path):
+    # nanoGPT train.py: x.pin_memory() inside `if device_type == 'cuda':` was listed as manual
+    (tmp_path / "t.py").write_text("import torch\nif device_type == 'cuda':\n    x = x.pin_memory()\ny = y.pin_memory()\n")
+    plan = migrate_path(tmp_path, config=CONFIG)
+    assert [(m.code, m.line) for m in plan.kept] == [("API113", 3)]
+    assert [(m.code, m.line) for m in plan.manual] == [("API113", 4)]
+
+
+def test_guarded_dot_cuda_is_left_alone(tmp_path):
+    # PyTorch-GAN: 121 `.cuda()` calls under `if cuda:` were rewritten although they never run on a Mac
+    out = _after(tmp_path, "import torch\ncuda = torch.cuda.is_available()\nif cuda:\n    model.cuda()\n")
+    assert out == "import torch\ncuda = torch.cuda.is_available()\nif cuda:\n    model.cuda()\n"
+
+
+def test_info_level_seed_inside_a_guard_is_not_guarded_twice(tmp_path):
+    # the second run wrapped `torch.cuda.manual_seed_all` (info, so the scan marks no guard) in another if
+    src = "import torch\nif torch.cuda.is_available():\n    torch.cuda.manual_seed_all(0)\n"
+    assert _after(tmp_path, src) == src
