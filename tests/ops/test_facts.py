@@ -178,7 +178,7 @@ def test_lookup_names_normalised():
 
 
 @pytest.mark.parametrize("version,release", [("2.5", "2.5.1"), ("2.5.0", "2.5.1"), ("2.13.0+cpu", "2.13.0"),
-                                             ("2.12.0", "2.11.0"), ("2.14", "2.14.1"), ("2.6.0a0+git123", "2.6.0")])
+                                             ("2.14", "2.14.1"), ("2.6.0a0+git123", "2.6.0")])
 def test_version_resolution(version, release):
     assert load_db(version).torch_version == release
 
@@ -187,6 +187,15 @@ def test_version_resolution(version, release):
 def test_version_outside_every_table(version):
     with pytest.raises(ValueError):
         load_db(version)
+
+
+def test_missing_minor_release_is_refused_not_answered_from_another():
+    # issue 10: a release without its own table is never silently answered from the previous one
+    if "2.12.0" in shipped_versions():
+        assert load_db("2.12").torch_version.startswith("2.12.")
+    else:
+        with pytest.raises(ValueError, match="no MPS support table for torch 2.12.0"):
+            load_db("2.12.0")
 
 
 @pytest.mark.parametrize("release,target", [("2.3.1", "aten::_scaled_dot_product_attention_math"),
