@@ -174,6 +174,9 @@ class OpSupport:
     removed_in: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     kernel_since: str | None = None  # first shipped release where this op has an MPS kernel (status "kernel")
+    # for a missing functional/in-place variant: the structured out= overload it delegates to, the name MPS's
+    # error quotes (``aten::index_copy.out`` for ``index_copy_``); None otherwise
+    delegate: str | None = None
 
     @property
     def runs_on_mps(self) -> bool:
@@ -299,6 +302,7 @@ class SupportDB:
             sparse_mps=bool(rec.get("sp")), core=bool(rec.get("core")), dtype_exceptions=dict(dx),
             conditions=tuple(rec.get("cond", ())), min_macos=rec.get("mm"), since_torch=since, fixed_in=fixed,
             removed_in=removed, sources=self._sources(rec), kernel_since=kernel_since,
+            delegate=f"{ns}::{rec['dl']}" if rec.get("dl") else None,
         )
 
     def route(self, name: str) -> str | None:
