@@ -27,6 +27,7 @@ SUBCOMMANDS = (
     ("compare", "mpsready.compare.cli"),
     ("report", "mpsready.report.cli"),
     ("check", "mpsready.report.check_cli"),
+    ("run", "mpsready.run.cli"),
     ("demo", "mpsready.report.demo_cli"),
 )
 

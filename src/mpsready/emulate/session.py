@@ -186,6 +186,8 @@ class Emulator:
     def _user_stack(self) -> list[str]:
         out = []
         for fs in traceback.extract_stack()[:-3]:
+            if fs.filename.startswith("<"):
+                continue
             path = os.path.abspath(fs.filename)
             if path.startswith(self.root + os.sep) and "site-packages" not in path and "mpsready" not in path:
                 out.append(f"{os.path.relpath(path, self.root)}:{fs.lineno} in {fs.name}")
