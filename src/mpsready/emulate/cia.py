@@ -28,10 +28,10 @@ _DTYPE_NAMES = {d: str(d).replace("torch.", "") for d in (getattr(torch, n) for 
 
 def _overload(key: str):
     name, _, ov = key.partition(".")
-    packet = getattr(torch.ops.aten, name, None)
-    if packet is None:
+    try:  # an op of the target table that the installed torch lacks (torch.ops raises, not AttributeError)
+        return getattr(getattr(torch.ops.aten, name), ov or "default")
+    except (AttributeError, RuntimeError):
         return None
-    return getattr(packet, ov or "default", None)
 
 
 def targets(emu: Emulator) -> list[tuple[str, object]]:
@@ -42,10 +42,12 @@ def targets(emu: Emulator) -> list[tuple[str, object]]:
         rec = db.raw(key)
         if rec["s"] not in ("kernel", "cpu_fallback_always", "missing") or rec["h"] == "yaml:implicit":
             continue
-        qual = "aten::" + key.replace(".default", "")
-        base, _, ov = key.partition(".")
-        if not torch._C._dispatch_has_kernel_for_dispatch_key(f"aten::{base}" + (f".{ov}" if ov else ""),
-                                                               "CompositeImplicitAutograd"):
+        qual = "aten::" + key
+        try:
+            cia = torch._C._dispatch_has_kernel_for_dispatch_key(qual, "CompositeImplicitAutograd")
+        except RuntimeError:  # an op of the target release that the installed torch does not have
+            continue
+        if not cia:
             continue
         op = _overload(key)
         if op is not None:

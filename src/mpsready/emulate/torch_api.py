@@ -110,6 +110,7 @@ def install(emu: Emulator) -> Callable[[], None]:
     p.set(torch.cuda, "is_available", lambda: False)
     p.set(torch.cuda, "device_count", lambda: 0)
     _install_default_device(p, emu)
+    p.set(torch, "Generator", _generator_class())
     _install_load(p, emu)
 
     from torch.optim.optimizer import register_optimizer_step_post_hook
@@ -142,8 +143,10 @@ def _install_mps_module(p: _Patches, emu: Emulator) -> None:
 
     p.set(mps, "synchronize", lambda: None)
     p.set(mps, "empty_cache", lambda: None)
-    p.set(mps, "manual_seed", lambda seed: torch.manual_seed(seed) and None)
-    p.set(mps, "seed", lambda: torch.seed() and None)
+    # torch.manual_seed itself calls torch.mps.manual_seed when MPS is available (torch/random.py 2.0-2.13):
+    # seed the CPU generator directly, which the emulated device draws from
+    p.set(mps, "manual_seed", lambda seed: torch.default_generator.manual_seed(int(seed)) and None)
+    p.set(mps, "seed", lambda: torch.default_generator.seed() and None)
     p.set(mps, "get_rng_state", lambda device="mps": torch.get_rng_state())
     p.set(mps, "set_rng_state", lambda new_state, device="mps": torch.set_rng_state(new_state))
     p.set(mps, "device_count", lambda: 1 if emu.judge.available else 0)
@@ -153,6 +156,23 @@ def _install_mps_module(p: _Patches, emu: Emulator) -> None:
     p.set(mps, "set_per_process_memory_fraction", lambda fraction: None)
     if hasattr(mps, "is_available"):
         p.set(mps, "is_available", lambda: emu.judge.available)
+
+
+def _generator_class():
+    """``torch.Generator("mps")``: a CPU generator here (a subclass, so ``isinstance`` checks still hold)."""
+    from mpsready.emulate.device import is_mps
+
+    real = torch._C.Generator
+
+    class Generator(real):
+        def __new__(cls, device="cpu"):
+            return real.__new__(cls, "cpu" if is_mps(device) else device)
+
+        def __init__(self, device="cpu"):
+            pass
+
+    Generator.__module__ = "torch"
+    return Generator
 
 
 def _install_default_device(p: _Patches, emu: Emulator) -> None:

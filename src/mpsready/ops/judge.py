@@ -112,6 +112,12 @@ class Judge:
             if rel in SpecifierSet(rule.get("torch") or ""):
                 self._shape.setdefault("aten::" + rule["op"], []).append(rule)
 
+    def set_fallback(self, fallback: bool) -> None:
+        """Change the ``PYTORCH_ENABLE_MPS_FALLBACK`` assumption (the program set it before importing torch)."""
+        if bool(fallback) != self.fallback:
+            self.fallback = bool(fallback)
+            self._memo.clear()
+
     # ------------------------------------------------------------------ the device itself
     @property
     def available(self) -> bool:

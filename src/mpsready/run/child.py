@@ -77,7 +77,9 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         signal.signal(signal.SIGALRM, _alarm(emu))
         signal.setitimer(signal.ITIMER_REAL, emu.time_limit + 0.5)
     outcome, exit_code, error = "completed", 0, None
+    os.environ["PYTORCH_ENABLE_MPS_FALLBACK"] = "1" if tgt["fallback"] else "0"
     emu.install()
+    unwatch = _watch_fallback_variable(emu)  # after install, which imports torch modules itself
     t0 = time.perf_counter()
     try:
         if prog["kind"] == "script":
@@ -107,12 +109,38 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         seconds = time.perf_counter() - t0
         if emu.time_limit:
             signal.setitimer(signal.ITIMER_REAL, 0)
+        unwatch()
         emu.uninstall()
     if outcome == "completed" and emu.failures:
         outcome = "failed"  # the program caught a predicted failure (a Mac raised it all the same)
     if outcome == "stopped" and emu.failures:
         outcome = "failed"
     return {"emu": emu, "outcome": outcome, "exit_code": exit_code, "error": error, "seconds": seconds}
+
+
+def _watch_fallback_variable(emu) -> callable:
+    """PyTorch reads ``PYTORCH_ENABLE_MPS_FALLBACK`` once, when its library loads (MPSFallback.mm, a static
+    initialiser; research note §2.3). Here torch is loaded before the program starts, so the program's first
+    ``import torch`` (direct, or inside another package) stands for that moment: the variable's value then is
+    what a Mac would use. A program that sets it after importing torch gets no fallback, as on a Mac."""
+    import builtins
+
+    real = builtins.__import__
+    state = {"done": False}
+
+    def watching(name, globals=None, locals=None, fromlist=(), level=0):
+        if not state["done"] and level == 0 and (name == "torch" or name.startswith("torch.")):
+            state["done"] = True
+            builtins.__import__ = real
+            emu.judge.set_fallback(os.environ.get("PYTORCH_ENABLE_MPS_FALLBACK") == "1")
+        return real(name, globals, locals, fromlist, level)
+
+    builtins.__import__ = watching
+
+    def undo():
+        if builtins.__import__ is watching:
+            builtins.__import__ = real
+    return undo
 
 
 def _alarm(emu):
