@@ -11,6 +11,7 @@ here: op judgements happen at the aten level (:mod:`~mpsready.emulate.dispatch`)
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Callable
 
 import torch
@@ -144,7 +145,9 @@ class DeviceMode(TorchFunctionMode):
                 if not j.fails:
                     j = None
             if j is not None:
-                called = "aten::_to_copy" if func is _to else getattr(func, "__name__", str(func))
+                called = "aten::_to_copy" if func is _to else f"aten::{getattr(func, '__name__', func)}"
+                if j.kind == "dtype":  # name the allocation by the call that made it
+                    j = replace(j, op=called, named=called)
                 exc = emu.fail(j, called)
                 if exc is not None:
                     raise exc

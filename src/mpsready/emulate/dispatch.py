@@ -20,6 +20,7 @@ backward ops are judged too.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -141,12 +142,16 @@ class MPSDispatch(TorchDispatchMode):
             outs = [t for t in out if isinstance(t, _Tensor)]
         else:
             return
+        # a result of a dtype MPS cannot allocate (EmptyTensor.cpp TORCH_CHECK_TYPE), made from resident tensors
+        # (x.double()); factories and moves are judged once, where they land (device.py)
+        check = self.depth == 0 and emu.creating == 0
         for t in outs:
-            j = emu.judge.allocation(_DTYPE_NAMES.get(t.dtype, ""))
-            if j is not None:  # an MPS result of a dtype MPS cannot allocate (EmptyTensor.cpp TORCH_CHECK_TYPE)
-                exc = emu.fail(j, name)
-                if exc is not None:
-                    raise exc
+            if check:
+                j = emu.judge.allocation(_DTYPE_NAMES.get(t.dtype, ""))
+                if j is not None:
+                    exc = emu.fail(replace(j, op=name, named=name), name)
+                    if exc is not None:
+                        raise exc
             _MARKS[t] = True
 
     def _expand(self, func, ins, args, kwargs):

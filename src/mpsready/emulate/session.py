@@ -102,19 +102,24 @@ class Emulator:
         self.autocast_seen: dict[str, int] = {}
         self.memory_queried = False
         self._warned: set[str] = set()
+        self._failed: set[tuple] = set()
         self._installed: list[Any] = []
 
     # ------------------------------------------------------------------ install
     def install(self) -> None:
         """Put the device model in place in this process (torch API, the two modes, CIA kernels, hooks)."""
-        from mpsready.emulate import cia, device, dispatch, torch_api
+        from mpsready.emulate import cia, device, dispatch, residence, torch_api
 
+        residence.clear()
         self._installed = [torch_api.install(self), cia.install(self), dispatch.install(self), device.install(self)]
 
     def uninstall(self) -> None:
+        from mpsready.emulate import residence
+
         for undo in reversed(self._installed):
             undo()
         self._installed = []
+        residence.clear()
 
     # ------------------------------------------------------------------ limits
     def owner(self) -> bool:
@@ -169,7 +174,9 @@ class Emulator:
         crash under ``keep_going``). A crash without ``keep_going`` ends the program as the abort would."""
         frame = self.frames.locate(2)
         failure = Failure(j, frame, self._user_stack(), called)
-        if self.owner():
+        key = (j.kind, j.named or j.op, j.dtype, frame)
+        if self.owner() and key not in self._failed:  # --keep-going: one entry per op, dtype and line
+            self._failed.add(key)
             self.failures.append(failure)
         self.note(j, called, j.dtype, 0.0, frame)
         if self.keep_going:
