@@ -50,7 +50,7 @@ def test_dataloader_workers_json_document(tmp_path):
     assert p.returncode == 0, p.stderr
     assert p.stdout == "batches on mps:0\n"
     doc = json.loads((tmp_path / "out.json").read_text())
-    assert doc["schema"] == {"name": "mpsready-run", "version": 1}
+    assert doc["schema"] == {"name": "mpsready.run", "version": 1}
     assert (doc["basis"], doc["basis_class"], doc["outcome"], doc["first_failure"], doc["steps"]) == (
         "emulated", "predicted", "completed", None, 4)
     assert doc["target"] == {"torch": "2.13.0", "torch_requested": "2.13", "macos": "15.5", "fallback": False,

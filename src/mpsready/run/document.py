@@ -1,4 +1,4 @@
-"""The ``mpsready run`` result document (schema ``mpsready-run``, version 1).
+"""The ``mpsready run`` result document (schema ``mpsready.run``, version 1).
 
 Fields (every value predicted, none observed on a Mac):
 
@@ -24,7 +24,7 @@ from typing import Any
 
 from mpsready.schema import check_envelope, envelope
 
-SCHEMA = "mpsready-run"
+SCHEMA = "mpsready.run"
 VERSION = 1
 LIMITS = ("numerics are this CPU's, not MPS kernels'", "speed and memory are not a Mac's",
           "C++/CUDA extensions and torch.compile are not emulated")
