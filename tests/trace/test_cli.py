@@ -60,7 +60,7 @@ def test_markdown_and_terminal_say_prediction_on_every_line(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv, msg", [
-    (["--device", "mps"], "--device must be cpu or cuda"),
+    (["--device", "xpu"], "--device must be cpu, cuda or mps"),
     (["--torch", "1.9"], "no MPS support table for torch 1.9"),
     (["--macos", "sonoma"], "not a version"),
 ])

@@ -125,7 +125,7 @@ def test_every_code_the_trace_emits_is_a_registered_rule():
     from mpsready.trace import rules as trace_rules
 
     mine = {r.code for r in vars(trace_rules).values() if isinstance(r, rules.Rule)}
-    assert mine == {"OPS101", "OPS102", "OPS103", "OPS104", "OPS105", "OPS106", "OPS107", "OPS108", "OPS109",
+    assert mine == {"OPS101", "OPS102", "OPS103", "OPS104", "OPS105", "OPS106", "OPS107", "OPS108", "OPS109", "OPS110",
                     "DTY201", "DTY202", "DTY203", "DTY204", "DTY205"}
     assert all(rules._REGISTRY[c].source and rules._REGISTRY[c].fix for c in mine)
     assert set(trace_rules.DTYPE_RULE_CODES.values()) <= mine

@@ -43,7 +43,8 @@ _STRIDED = torch.strided
 _COPY_OPS = frozenset({"aten::_to_copy", "aten::to.device", "aten::to.dtype_layout"})
 # schema arguments the shape rules may read (mps_shape_rules.yaml)
 _ARGS = ("transposed",)
-_RANKED = ("input", "weight", "self", "batch1")
+# ops whose arguments the shape rules read (mps_shape_rules.yaml); others get only dtypes and the first rank
+_SHAPED = frozenset({"aten::convolution", "aten::_convolution", "aten::bmm", "aten::baddbmm"})
 
 
 def op_name(func) -> str:
@@ -196,7 +197,7 @@ def _facts(info: _Info, args, kwargs, ins) -> CallFacts:
             break
     ndims = size0 = argv = None
     empty = False
-    if info.name in ("aten::convolution", "aten::_convolution", "aten::bmm", "aten::baddbmm"):
+    if info.name in _SHAPED:
         ndims, size0, argv = {}, {}, {}
         for i, a in enumerate(args):
             if i >= len(info.schema_args):
@@ -210,7 +211,7 @@ def _facts(info: _Info, args, kwargs, ins) -> CallFacts:
             elif n in _ARGS:
                 argv[n] = a
     return CallFacts(dtypes=dtypes, sparse=sparse, ndims=ndims, size0=size0, args=argv, empty_input=empty,
-                     out_numel=_bmm_numel(info.name, args))
+                     out_numel=_bmm_numel(info.name, args), input_ndim=ins[0].dim() if ins else -1)
 
 
 def _bmm_numel(name: str, args) -> int:

@@ -92,6 +92,7 @@ class CallFacts:
     args: Mapping[str, Any] | None = None
     out_numel: int = 0
     empty_input: bool = False
+    input_ndim: int = -1  # dimensions of the first tensor argument (-1: none)
 
 
 class Judge:
@@ -268,10 +269,11 @@ def _size0_gt(want: Mapping[str, int], f: CallFacts) -> bool:
     return all((f.size0 or {}).get(k, 0) > v for k, v in want.items())
 
 
-SHAPE_TESTS = ("arg", "ndim", "dtype_in", "size0_gt", "out_numel_gt", "empty_input")
+SHAPE_TESTS = ("arg", "ndim", "input_ndim", "dtype_in", "size0_gt", "out_numel_gt", "empty_input")
 _SHAPE_TESTS = {
     "arg": _arg,
     "ndim": _ndim,
+    "input_ndim": lambda n, f: f.input_ndim == n,
     "dtype_in": lambda want, f: bool(f.dtypes) and f.dtypes[0] in want,
     "size0_gt": _size0_gt,
     "out_numel_gt": lambda n, f: f.out_numel > n,
