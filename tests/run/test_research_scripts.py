@@ -179,3 +179,17 @@ def test_conv_transpose_3d(tmp_path, torch_v, want):
     assert got == want
     if ff:
         assert (ff["kind"], ff["exception"], ff["fixed_in"]) == ("shape", "RuntimeError", "2.8.0")
+
+
+ACCEL = '''\
+import torch
+use = torch.accelerator.is_available()
+device = torch.accelerator.current_accelerator() if use else torch.device("cpu")
+torch.accelerator.synchronize()
+print(device, torch.accelerator.device_count(), torch.ones(1, device=device).device)
+'''
+
+
+def test_torch_accelerator_names_mps(tmp_path):
+    _r, doc, out, _e = emulate(write(tmp_path, ACCEL))
+    assert (doc["outcome"], out) == ("completed", "mps 1 mps:0\n")

@@ -107,6 +107,7 @@ def install(emu: Emulator) -> Callable[[], None]:
         p.set(mps_backend, "is_macos13_or_newer", lambda minor=0: not _macos_lt(macos, f"13.{minor}"))
 
     _install_mps_module(p, emu)
+    _install_accelerator(p, emu)
     p.set(torch.cuda, "is_available", lambda: False)
     p.set(torch.cuda, "device_count", lambda: 0)
     _install_default_device(p, emu)
@@ -173,6 +174,31 @@ def _generator_class():
 
     Generator.__module__ = "torch"
     return Generator
+
+
+def _install_accelerator(p: _Patches, emu: Emulator) -> None:
+    """``torch.accelerator`` (2.6+; pytorch/examples pick their device with it): MPS is the accelerator."""
+    acc = getattr(torch, "accelerator", None)
+    if acc is None:
+        return
+
+    def memory(*_a, **_k) -> int:
+        _memory_note(emu)
+        return residence.resident_bytes()
+
+    p.set(acc, "is_available", lambda: emu.judge.available)
+    p.set(acc, "current_accelerator", lambda check_available=False: torch.device("mps")
+          if emu.judge.available else None)
+    p.set(acc, "device_count", lambda: 1 if emu.judge.available else 0)
+    for name in ("current_device_index", "current_device_idx"):
+        if hasattr(acc, name):
+            p.set(acc, name, lambda: 0)
+    for name in ("set_device_index", "set_device_idx", "synchronize", "empty_cache"):
+        if hasattr(acc, name):
+            p.set(acc, name, lambda *a, **k: None)
+    for name in ("memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved"):
+        if hasattr(acc, name):
+            p.set(acc, name, memory)
 
 
 def _install_default_device(p: _Patches, emu: Emulator) -> None:
