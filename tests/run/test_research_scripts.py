@@ -193,3 +193,22 @@ print(device, torch.accelerator.device_count(), torch.ones(1, device=device).dev
 def test_torch_accelerator_names_mps(tmp_path):
     _r, doc, out, _e = emulate(write(tmp_path, ACCEL))
     assert (doc["outcome"], out) == ("completed", "mps 1 mps:0\n")
+
+
+SDPA_DROPOUT = '''\
+import torch
+import torch.nn.functional as F
+q = torch.randn(2, 2, 8, 4, device="mps", requires_grad=True)
+y = F.scaled_dot_product_attention(q, q, q, dropout_p=0.2, is_causal=True)
+y.sum().backward()
+print(q.grad.device)
+'''
+
+
+def test_callee_of_a_composite_decomposed_by_another_release_is_not_a_certain_failure(tmp_path):
+    # torch 2.13 (installed) decomposes _safe_softmax with isneginf, which has no MPS kernel in 2.5.1; 2.5.1's own
+    # _safe_softmax compares with -inf instead (nanoGPT trains on 2.5 Macs): reported unknown, not raised
+    _r, doc, out, _e = emulate(write(tmp_path, SDPA_DROPOUT), torch="2.5")
+    assert (doc["outcome"], out) == ("completed", "mps:0\n")
+    unknown = [p for p in doc["predictions"] if p["outcome"] == "unknown"]
+    assert [(p["op"], p["kind"]) for p in unknown] == [("aten::isneginf.out", "callee_of_other_release")]

@@ -84,6 +84,12 @@ class Emulator:
         self.target = target
         self.judge = Judge(target.torch, target.macos, target.fallback)
         self.frames = UserFrames(root)
+        import torch as _torch
+
+        from mpsready.ops.api import _vtuple
+
+        # composites expand exactly only when the installed torch is the target release (same minor)
+        self.exact_composites = _vtuple(_torch.__version__)[:2] == _vtuple(self.judge.torch)[:2]
         self.root = os.path.abspath(root)
         self.keep_going = keep_going
         self.max_steps = max_steps

@@ -22,9 +22,8 @@ def render_terminal(doc: dict[str, Any]) -> str:
     ff = doc.get("first_failure")
     if ff:
         lines.append(f"first failure on the Mac: {_where(ff.get('location'))}")
-        what = ff.get("op") or ff.get("kind")
         lines.append(f"  {ff.get('exception') or ff.get('effect') or ''}: {ff.get('message')}".rstrip())
-        details = [f"kind {ff.get('kind')}", f"op {what}"]
+        details = [f"kind {ff.get('kind')}"] + ([f"op {ff['op']}"] if ff.get("op") else [])
         if ff.get("dtype"):
             details.append(f"dtype {ff['dtype']}")
         if ff.get("fixed_in"):
