@@ -212,3 +212,19 @@ def test_callee_of_a_composite_decomposed_by_another_release_is_not_a_certain_fa
     assert (doc["outcome"], out) == ("completed", "mps:0\n")
     unknown = [p for p in doc["predictions"] if p["outcome"] == "unknown"]
     assert [(p["op"], p["kind"]) for p in unknown] == [("aten::isneginf.out", "callee_of_other_release")]
+
+
+CUDA_OR_CPU = '''\
+import torch
+device = "cuda" if torch.cuda.is_available() else "cpu"
+model = torch.nn.Linear(3, 1).to(device)
+print(model(torch.randn(2, 3, device=device)).device)
+'''
+
+
+def test_device_selection_that_checks_only_cuda_runs_on_the_cpu(tmp_path):
+    from mpsready.run.render import render_terminal
+
+    _r, doc, out, _e = emulate(write(tmp_path, CUDA_OR_CPU))
+    assert (doc["outcome"], doc["mps_used"], doc["predictions"], out) == ("completed", False, [], "cpu\n")
+    assert "no tensor reached the emulated MPS device: on a Mac this program runs on the CPU" in render_terminal(doc)

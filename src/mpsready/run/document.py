@@ -14,6 +14,7 @@ Fields (every value predicted, none observed on a Mac):
 * ``fallbacks``: per op ``calls``, ``seconds`` (CPU time here) and ``share`` of the run's wall time (0..1);
 * ``predictions``: every judged MPS op with ``outcome`` (runs, composite, error, fallback, crash, unknown),
   ``kind``, ``dtypes``, ``calls``, ``seconds``;
+* ``mps_used``: whether any tensor reached the MPS device (False: on a Mac the program would run on the CPU);
 * ``steps`` (optimizer steps seen), ``seconds`` (wall time of the program), ``memory`` (emulated);
 * ``exit_code``: what ``mpsready run`` returns (0 completed without a predicted failure, 1 predicted failure).
 """
@@ -73,6 +74,7 @@ def build_document(spec: dict[str, Any], result: dict[str, Any]) -> dict[str, An
         failures=failures,
         fallbacks=fallbacks,
         predictions=predictions,
+        mps_used=bool(predictions),  # False: nothing reached the MPS device (the program ran on the CPU)
         steps=emu.steps,
         seconds=round(total, 3),
         memory={"emulated": True, "queried": emu.memory_queried},

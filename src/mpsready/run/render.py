@@ -41,5 +41,8 @@ def render_terminal(doc: dict[str, Any]) -> str:
             lines.append(f"  {fb['op']}: {fb['calls']} call(s), {100 * fb['share']:.1f}% "
                          f"({fb['kind']}; first at {_where(fb.get('location'))})")
     judged = sum(p["calls"] for p in doc["predictions"])
+    if not doc["predictions"] and doc["outcome"] != "failed":
+        lines.append("no tensor reached the emulated MPS device: on a Mac this program runs on the CPU "
+                     "(a device selection that checks only CUDA, or no --device mps given)")
     lines.append(f"{len(doc['predictions'])} MPS ops judged over {judged} calls; limits: " + "; ".join(doc["limits"]))
     return "\n".join(lines) + "\n"
