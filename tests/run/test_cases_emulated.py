@@ -19,7 +19,6 @@ from .helpers import emulate, write  # noqa: E402
 
 CASES_FILE = Path(__file__).resolve().parents[1] / "trace" / "data" / "mps_cases.json"
 CASES = {c["id"]: c for c in json.loads(CASES_FILE.read_text())}
-OLDEST = "2.3.1"
 
 
 def _target(cid: str) -> str:
@@ -43,18 +42,18 @@ def _run(cid, tmp_path, torch=None, macos="14.4", fallback=False, unset_variable
 FAILS = {
     "whisper_sparse_alignment_heads": ("14.4", False,
                                        ("sparse", "NotImplementedError", "aten::_sparse_coo_tensor_with_dims_and_tensors",
-                                        "bool", 12), "2.9.1"),
+                                        "bool", 12), "2.9.0"),
     "grid_sampler_3d_comfyui": ("14.4", False, ("missing", "NotImplementedError", "aten::grid_sampler_3d", "float32", 6),
-                                "2.9.1"),
+                                "2.9.0"),
     # the report names the structured out= overload, as MPS's fallback does for index_copy_
     "litgpt_index_copy_kv_cache": ("14.4", False, ("missing", "NotImplementedError", "aten::index_copy.out",
                                                    "float16", 6), "2.8.0"),
     "float64_numpy_aifeynman": ("14.4", False, ("dtype", "TypeError", "aten::_to_copy", "float64", 5), None),
     "bf16_embedding_macos14_torch20": ("13.6", False, ("dtype", "TypeError", "aten::_to_copy", "bfloat16", 4), None),
     "kraken_ctc_fallback_slower_than_cpu": ("14.4", False, ("missing", "NotImplementedError", "aten::_ctc_loss.Tensor",
-                                                            "float32", 13), "2.14.1"),
+                                                            "float32", 13), "2.14.0"),
     "gpytorch_cholesky_solve_fallback": ("14.4", False, ("missing", "NotImplementedError", "aten::linalg_cholesky_ex.L",
-                                                         "float32", 8), "2.7.1"),
+                                                         "float32", 8), "2.7.0"),
     "placeholder_empty_zero_size": ("14.4", False, ("shape", "RuntimeError", "aten::baddbmm", "float32", 6), None),
     "rosetta_macos_version_bf16": ("13.5", False, ("dtype", "TypeError", "aten::_to_copy", "bfloat16", 10), None),
 }

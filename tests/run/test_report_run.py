@@ -42,7 +42,7 @@ def test_fallback_run_fails_item_6_with_share(tmp_path):
     assert (i6.status.value, i6.basis.value, i6.prediction) == ("failed", "predicted", "fail")
     assert i6.summary.startswith("emulated Mac run: 2 operator(s) fell back to the CPU: "
                                  "aten::_ctc_loss.Tensor, aten::_ctc_loss_backward.Tensor, about ")
-    assert i6.workaround == "runs with those operators on the CPU; fixed in PyTorch 2.14.1"
+    assert i6.workaround == "runs with those operators on the CPU; fixed in PyTorch 2.14.0"
     assert items[4].prediction == "pass" and items[4].status.value == "not_checked"
 
 

@@ -26,7 +26,9 @@ from mpsready.ops.build.pyregs import BACKENDS_MPS, mps_impls
 from mpsready.ops.build.yaml_table import DEVICE_CLASSES, YAML_MEMBER, YamlOp, classify_text
 from mpsready.ops.format import HISTORY_CODES, INDEX_NAME, SCHEMA_NAME, SCHEMA_VERSION, table_name
 
-RELEASES = ("2.3.1", "2.4.1", "2.5.1", "2.6.0", "2.7.1", "2.8.0", "2.9.1", "2.10.0", "2.11.0", "2.13.0", "2.14.1")
+# Every release users run from 2.3 on, including the .0 releases where a fix first shipped and 2.12.
+RELEASES = ("2.3.0", "2.3.1", "2.4.0", "2.4.1", "2.5.0", "2.5.1", "2.6.0", "2.7.0", "2.7.1", "2.8.0", "2.9.0", "2.9.1",
+            "2.10.0", "2.11.0", "2.12.0", "2.12.1", "2.13.0", "2.14.0", "2.14.1")
 TABLES_DIR = Path(__file__).resolve().parents[1] / "data" / "tables"
 
 # Measured per release in /work/shared/research/mps_support_data.md §1.2 (yaml classes), test values:
