@@ -68,9 +68,14 @@ print(torch.zeros(1).device)
 
 
 def test_default_device_and_generators(tmp_path):
+    import torch
+
     _r, doc, out, _e = emulate(write(tmp_path, DEFAULTS))
     assert doc["outcome"] == "completed"
     assert out == "mps:0 mps:0 mps:0 True\ncpu\n"
+    # the program's set_default_device("cpu") left no global DeviceContext mode behind (it broke later traces)
+    assert getattr(torch._GLOBAL_DEVICE_CONTEXT, "device_context", None) is None
+    assert torch.Tensor.device is torch._C.TensorBase.device  # the class-level patches are gone too
 
 
 NUMPY = '''\

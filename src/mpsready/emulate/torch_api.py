@@ -68,8 +68,14 @@ def _data_set(self, value):
 
 
 class _Patches:
+    """Attribute patches and clean-up calls, undone in reverse order."""
+
     def __init__(self):
         self.saved: list[tuple[Any, str, Any, bool]] = []
+        self.cleanups: list[Callable[[], None]] = []
+
+    def on_undo(self, fn: Callable[[], None]) -> None:
+        self.cleanups.append(fn)
 
     def set(self, owner: Any, name: str, value: Any) -> None:
         had = name in vars(owner) if isinstance(owner, type) else hasattr(owner, name)
@@ -77,6 +83,9 @@ class _Patches:
         setattr(owner, name, value)
 
     def undo(self) -> None:
+        for fn in reversed(self.cleanups):
+            fn()
+        self.cleanups.clear()
         for owner, name, old, had in reversed(self.saved):
             if had:
                 setattr(owner, name, old)
@@ -206,12 +215,17 @@ def _install_default_device(p: _Patches, emu: Emulator) -> None:
 
     real_set = torch.set_default_device
     real_get = getattr(torch, "get_default_device", None)
+    ctx = getattr(torch, "_GLOBAL_DEVICE_CONTEXT", None)
+    had_context = getattr(ctx, "device_context", None) is not None
 
     def set_default_device(device):
         emu.default_mps = device is not None and is_mps(device)
         real_set(None if emu.default_mps else device)
 
     p.set(torch, "set_default_device", set_default_device)
+    if not had_context:
+        # the program's set_default_device("cpu") pushes a global DeviceContext mode: take it away on uninstall
+        p.on_undo(lambda: real_set(None))
     if real_get is not None:
         p.set(torch, "get_default_device", lambda: _MPS0 if emu.default_mps else real_get())
 
@@ -233,6 +247,11 @@ def _install_load(p: _Patches, emu: Emulator) -> None:
         if depth > 20:
             return
         if isinstance(obj, torch.Tensor):
+            j = emu.judge.allocation(str(obj.dtype).replace("torch.", ""))
+            if j is not None:  # a float64 tensor restored onto MPS is refused as any allocation there
+                exc = emu.fail(j, "aten::_to_copy")
+                if exc is not None:
+                    raise exc
             residence.mark(obj)
         elif isinstance(obj, dict):
             for v in obj.values():
