@@ -34,6 +34,7 @@ SUBCOMMANDS = (
     ("compare", "mpsready.compare.cli"),
     ("report", "mpsready.report.cli"),
     ("check", "mpsready.report.check_cli"),
+    ("run", "mpsready.run.cli"),
     ("migrate", "mpsready.migrate.cli"),
     ("demo", "mpsready.report.demo_cli"),
 )

@@ -22,7 +22,7 @@ MISSING_OP_CASES = [
     ("whisper_sparse_alignment_heads", "aten::_sparse_coo_tensor_with_dims_and_tensors", "2.5.1", "missing", None),
     # https://github.com/Comfy-Org/ComfyUI/issues/6041 (no version given; Dec 2024): yaml has no MPS key for
     # grid_sampler_3d before 2.9.1 (research note §1.2 "since 2.9").
-    ("grid_sampler_3d_comfyui", "aten::grid_sampler_3d", "2.5.1", "missing", "2.9.1"),
+    ("grid_sampler_3d_comfyui", "aten::grid_sampler_3d", "2.5.1", "missing", "2.9.0"),
     # https://github.com/Lightning-AI/litgpt/issues/498 (no version; 2023): index_copy.out has MPS from 2.8.0.
     ("litgpt_index_copy_kv_cache", "aten::index_copy.out", "2.3.1", "missing", "2.8.0"),
 ]
@@ -48,7 +48,7 @@ def test_whisper_sparse_case_is_a_sparse_gap():
     assert load_db("2.5.1").lookup("_sparse_coo_tensor_with_dims_and_tensors").sparse_mps is False
     first_sparse = [v for v in shipped_versions()
                     if load_db(v).lookup("_sparse_coo_tensor_with_dims_and_tensors").sparse_mps]
-    assert first_sparse[0] == "2.9.1"
+    assert first_sparse[0] == "2.9.0"
 
 
 def test_litgpt_case_bfloat16_rule():
@@ -60,7 +60,7 @@ def test_litgpt_case_bfloat16_rule():
 def test_std_mean_case_predates_shipped_tables():
     for release in shipped_versions():
         s = load_db(release).lookup("aten::std_mean.correction")
-        assert (s.status, s.how, s.since_torch) == ("kernel", "yaml:explicit", "2.3.1")
+        assert (s.status, s.how, s.since_torch) == ("kernel", "yaml:explicit", "2.3.0")
 
 
 @pytest.mark.skipif(not CASES_FILE.exists(), reason="shared cases folder not present in this checkout")

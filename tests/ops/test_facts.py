@@ -7,17 +7,20 @@ import pytest
 from mpsready.ops.api import load_db, shipped_versions
 
 ALL = ["2.3.1", "2.4.1", "2.5.1", "2.6.0", "2.7.1", "2.8.0", "2.9.1", "2.10.0", "2.11.0", "2.13.0", "2.14.1"]
+# with the .0 releases and 2.12 (issue 10): since/fixed_in name the first release that shipped a change
+SHIPPED = ["2.3.0", "2.3.1", "2.4.0", "2.4.1", "2.5.0", "2.5.1", "2.6.0", "2.7.0", "2.7.1", "2.8.0", "2.9.0", "2.9.1",
+           "2.10.0", "2.11.0", "2.12.0", "2.12.1", "2.13.0", "2.14.0", "2.14.1"]
 
 
 def test_shipped_versions():
-    assert shipped_versions() == ALL
+    assert shipped_versions() == SHIPPED
 
 
 @pytest.mark.parametrize("release", ALL)
 def test_add_tensor_kernel_everywhere_through_delegate(release):
     # native_functions.yaml (every release): add.Tensor has `structured_delegate: add.out`, add.out has `MPS:`
     s = load_db(release).lookup("aten::add.Tensor")
-    assert (s.status, s.how, s.since_torch, s.runs_on_mps) == ("kernel", "yaml:delegate(add.out)", "2.3.1", True)
+    assert (s.status, s.how, s.since_torch, s.runs_on_mps) == ("kernel", "yaml:delegate(add.out)", "2.3.0", True)
 
 
 @pytest.mark.parametrize("release,status", [(v, "missing") for v in ALL[:5]] + [(v, "kernel") for v in ALL[5:]])
@@ -46,7 +49,7 @@ def test_upsample_bicubic2d_since_2_6(release, status):
 def test_ctc_loss_since_2_14(release, status):
     # yaml: _ctc_loss gains `MPS: ctc_loss_mps` in 2.14.1 (research note §1.2 "since 2.14")
     s = load_db(release).lookup("aten::_ctc_loss")
-    assert (s.status, s.since_torch, s.fixed_in) == (status, "2.14.1", "2.14.1" if status == "missing" else None)
+    assert (s.status, s.since_torch, s.fixed_in) == (status, "2.14.0", "2.14.0" if status == "missing" else None)
 
 
 @pytest.mark.parametrize("release", ALL)
@@ -63,7 +66,7 @@ def test_linalg_svd_forced_to_cpu_up_to_2_13(release):
     db = load_db(release)
     for op in ("linalg_svd", "linalg_svd.U"):
         s = db.lookup(op)
-        assert (s.status, s.fixed_in) == ("cpu_fallback_always", "2.14.1")
+        assert (s.status, s.fixed_in) == ("cpu_fallback_always", "2.14.0")
 
 
 def test_linalg_svd_decomposes_in_2_14():
@@ -134,10 +137,10 @@ def test_min_macos_per_release(release, macos):
     assert db.macos_supported(macos) and not db.macos_supported("12.0")
 
 
-@pytest.mark.parametrize("op,release,removed", [("_pin_memory", "2.5.1", ("2.5.1",)),
-                                                ("argsort.stable", "2.9", ("2.5.1",)),
+@pytest.mark.parametrize("op,release,removed", [("_pin_memory", "2.5.1", ("2.5.0",)),
+                                                ("argsort.stable", "2.9", ("2.5.0",)),
                                                 ("linalg_lu_factor", "2.11", ("2.10.0",)),
-                                                ("cholesky.out", "2.13", ("2.14.1",))])
+                                                ("cholesky.out", "2.13", ("2.14.0",))])
 def test_support_removed_again(op, release, removed):
     # research note §1.2: _pin_memory, is_pinned, argsort.stable lose MPS in 2.5; linalg_lu_factor in 2.10;
     # cholesky(.out) removed from the yaml in 2.14
@@ -147,7 +150,7 @@ def test_support_removed_again(op, release, removed):
 def test_cholesky_absent_in_2_14_is_unknown():
     # yaml 2.14.1 has no cholesky (research note §9.3)
     s = load_db("2.14.1").lookup("cholesky")
-    assert (s.status, s.removed_in) == ("unknown", ("2.14.1",))
+    assert (s.status, s.removed_in) == ("unknown", ("2.14.0",))
 
 
 @pytest.mark.parametrize("release,ops", [
@@ -177,8 +180,9 @@ def test_lookup_names_normalised():
         db.lookup("  ")
 
 
-@pytest.mark.parametrize("version,release", [("2.5", "2.5.1"), ("2.5.0", "2.5.1"), ("2.13.0+cpu", "2.13.0"),
-                                             ("2.12.0", "2.11.0"), ("2.14", "2.14.1"), ("2.6.0a0+git123", "2.6.0")])
+@pytest.mark.parametrize("version,release", [("2.5", "2.5.1"), ("2.13.0+cpu", "2.13.0"),
+                                             ("2.14", "2.14.1"), ("2.6.0a0+git123", "2.6.0"),
+                                             ("2.5.0", "2.5.0"), ("2.12", "2.12.1"), ("2.12.0", "2.12.0")])
 def test_version_resolution(version, release):
     assert load_db(version).torch_version == release
 
@@ -187,6 +191,15 @@ def test_version_resolution(version, release):
 def test_version_outside_every_table(version):
     with pytest.raises(ValueError):
         load_db(version)
+
+
+def test_missing_minor_release_is_refused_not_answered_from_another():
+    # issue 10: a release without its own table is never silently answered from the previous one
+    if "2.12.0" in shipped_versions():
+        assert load_db("2.12").torch_version.startswith("2.12.")
+    else:
+        with pytest.raises(ValueError, match="no MPS support table for torch 2.12.0"):
+            load_db("2.12.0")
 
 
 @pytest.mark.parametrize("release,target", [("2.3.1", "aten::_scaled_dot_product_attention_math"),
@@ -375,14 +388,14 @@ def test_new_mps_device_kernels_per_release():
 
 
 @pytest.mark.parametrize("release,ops", [
-    # research note §1.2 "Examples (first version with an MPS kernel, from the yaml)"
-    ("2.5.1", ["_fused_adam_", "_fused_adamw_", "_fused_sgd_"]),
-    ("2.7.1", ["_upsample_bilinear2d_aa", "angle"]),
+    # research note §1.2 "Examples (first version with an MPS kernel, from the yaml)", at the .0 release that shipped it
+    ("2.5.0", ["_fused_adam_", "_fused_adamw_", "_fused_sgd_"]),
+    ("2.7.0", ["_upsample_bilinear2d_aa", "angle"]),
     ("2.8.0", ["nanmedian", "_amp_foreach_non_finite_check_and_unscale_", "_amp_update_scale_"]),
-    ("2.9.1", ["grid_sampler_3d", "avg_pool3d", "kthvalue.values", "max_unpool2d"]),
+    ("2.9.0", ["grid_sampler_3d", "avg_pool3d", "kthvalue.values", "max_unpool2d"]),
     ("2.10.0", ["_embedding_bag", "unique_dim"]),
-    ("2.13.0", ["linalg_qr.out", "index_reduce.out"]),
-    ("2.14.1", ["_linalg_svd", "_linalg_eigh", "linalg_lstsq.out", "_ctc_loss"]),  # linalg_lstsq itself is CEA
+    ("2.12.0", ["linalg_qr.out", "index_reduce.out"]),  # the research note saw them first in 2.13.0 (no 2.12 table then)
+    ("2.14.0", ["_linalg_svd", "_linalg_eigh", "linalg_lstsq.out", "_ctc_loss"]),  # linalg_lstsq itself is CEA
 ])
 def test_kernel_since_examples(release, ops):
     for op in ops:
@@ -397,4 +410,4 @@ def test_still_missing_in_2_14():
     for op in ("take", "put_", "logspace.out", "_adaptive_avg_pool3d", "adaptive_max_pool3d",
                "fractional_max_pool2d", "_pdist_forward"):
         assert db.lookup(op).status == "missing", op
-    assert db.lookup("linalg_lstsq").since_torch == "2.3.1"  # CEA everywhere: an MPS path (composite) since 2.3.1
+    assert db.lookup("linalg_lstsq").since_torch == "2.3.0"  # CEA everywhere: an MPS path (composite) since 2.3.0

@@ -82,3 +82,27 @@ def failing_forward():
     m = FailingForward()
     return Step(model=m, batch=torch.randn(3, 4), loss_fn=lambda out: out.sum(),
                 optimizer=CountingSGD(m.parameters(), lr=0.1))
+
+
+class _InputGradNet(torch.nn.Module):
+    """Evaluation differentiates its input (a physics-informed residual): needs autograd at inference."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(2, 1)
+
+    def forward(self, x):
+        x = x.detach().requires_grad_(True)
+        y = self.lin(x).sum()
+        (g,) = torch.autograd.grad(y, x, create_graph=self.training)
+        return g.sum(-1)
+
+
+def input_grad(inference_grad=True):
+    return Step(model=_InputGradNet(), batch=(torch.randn(4, 2), torch.zeros(4)),
+                loss_fn=torch.nn.functional.mse_loss, optimizer=lambda p: torch.optim.SGD(p, lr=0.1),
+                inference_grad=inference_grad)
+
+
+def input_grad_default():
+    return input_grad(inference_grad=False)

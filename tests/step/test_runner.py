@@ -69,3 +69,13 @@ def test_forward_failure_never_steps_the_optimizer():
                   "checkpoint": "passed", "inference": "failed"}
     assert entry.function.__globals__["STEPPED"] == []
     assert results[6].reason == "backward not reached"
+
+
+def test_inference_stage_keeps_autograd_when_the_step_asks():
+    results, _ = run_entry(load_entry(f"{FIX}:input_grad"))
+    assert statuses(results)["inference"] == "passed"
+    results, _ = run_entry(load_entry(f"{FIX}:input_grad_default"))
+    (inf,) = [r for r in results if r.stage == "inference"]
+    # under inference_mode the same evaluation cannot differentiate (the old forced behaviour)
+    assert (inf.status.value, inf.error_type, inf.error) == (
+        "failed", "RuntimeError", "element 0 of tensors does not require grad and does not have a grad_fn")

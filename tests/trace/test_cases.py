@@ -2,7 +2,7 @@
 
 Each repro runs with ``dev = "cpu"`` as a whole-step entry; the prediction must name the case's op
 (same overload family) or dtype for the case's PyTorch version, or for the oldest shipped table when the
-case has no version or one older than every table (2.3.1). Cases the trace cannot predict are listed in
+case has no version or one older than every table (2.3.0). Cases the trace cannot predict are listed in
 EXPECTED_MISSES with the reason; a test checks that the two lists cover every op_trace/dtype_trace case.
 """
 from __future__ import annotations
@@ -31,13 +31,13 @@ TRACEABLE = sorted(cid for cid, c in CASES.items() if {"op_trace", "dtype_trace"
 PREDICTED = {
     "whisper_sparse_alignment_heads": ("2.5.1", "14.4", False,
                                        {"ops": ["aten::_sparse_coo_tensor_with_dims_and_tensors"]}),
-    "grid_sampler_3d_comfyui": (None, "14.4", False, {"ops": ["aten::grid_sampler_3d"], "fixed_in": "2.9.1"}),
+    "grid_sampler_3d_comfyui": (None, "14.4", False, {"ops": ["aten::grid_sampler_3d"], "fixed_in": "2.9.0"}),
     "litgpt_index_copy_kv_cache": (None, "14.4", False, {"ops": ["aten::index_copy.out"], "fixed_in": "2.8.0"}),
     "float64_numpy_aifeynman": (None, "14.4", False, {"dtype": ("float64", 5)}),
     "bf16_embedding_macos14_torch20": (None, "13.6", False, {"dtype": ("bfloat16", 3)}),
     "kraken_ctc_fallback_slower_than_cpu": (None, "14.4", True,
                                             {"ops": ["aten::_ctc_loss", "aten::_ctc_loss_backward"],
-                                             "fixed_in": "2.14.1"}),
+                                             "fixed_in": "2.14.0"}),
     "gpytorch_cholesky_solve_fallback": (None, "14.4", True,
                                          {"ops": ["aten::_cholesky_solve_helper", "aten::linalg_cholesky_ex"]}),
 }
@@ -121,14 +121,14 @@ EXACT = {
     # _to_sparse/_to_dense: the repro's mask is a CPU tensor on a Mac too, but a whole-step CPU trace cannot
     # tell (docs/trace.md, limits); the constructor is the real blocker (the move of the buffer).
     "whisper_sparse_alignment_heads": {
-        "aten::_sparse_coo_tensor_with_dims_and_tensors": ("error", "2.9.1", 10),
-        "aten::_to_sparse": ("error", "2.9.1", 10), "aten::_to_dense": ("error", "2.9.1", 13)},
-    "grid_sampler_3d_comfyui": {"aten::grid_sampler_3d": ("error", "2.9.1", 6)},
+        "aten::_sparse_coo_tensor_with_dims_and_tensors": ("error", "2.9.0", 10),
+        "aten::_to_sparse": ("error", "2.9.0", 10), "aten::_to_dense": ("error", "2.9.0", 13)},
+    "grid_sampler_3d_comfyui": {"aten::grid_sampler_3d": ("error", "2.9.0", 6)},
     "litgpt_index_copy_kv_cache": {"aten::index_copy_": ("error", "2.8.0", 6)},
-    "kraken_ctc_fallback_slower_than_cpu": {"aten::_ctc_loss.Tensor": ("fallback", "2.14.1", 13),
-                                            "aten::_ctc_loss_backward.Tensor": ("fallback", "2.14.1", 14)},
-    "gpytorch_cholesky_solve_fallback": {"aten::_cholesky_solve_helper": ("fallback", "2.13.0", 9),
-                                         "aten::linalg_cholesky_ex": ("fallback", "2.7.1", 8)},
+    "kraken_ctc_fallback_slower_than_cpu": {"aten::_ctc_loss.Tensor": ("fallback", "2.14.0", 13),
+                                            "aten::_ctc_loss_backward.Tensor": ("fallback", "2.14.0", 14)},
+    "gpytorch_cholesky_solve_fallback": {"aten::_cholesky_solve_helper": ("fallback", "2.12.0", 9),
+                                         "aten::linalg_cholesky_ex": ("fallback", "2.7.0", 8)},
     "float64_numpy_aifeynman": {},
     "bf16_embedding_macos14_torch20": {},
 }
@@ -144,8 +144,8 @@ def test_case_prediction_exact(cid, tmp_path):
 
 def test_case_targets():
     assert _target("whisper_sparse_alignment_heads", "2.5.1") == "2.5.1"
-    assert _target("float64_numpy_aifeynman", None) == "2.3.1"  # 1.13.0a0 is older than every table
-    assert _target("grid_sampler_3d_comfyui", None) == "2.3.1"  # no version in the report
+    assert _target("float64_numpy_aifeynman", None) == "2.3.0"  # 1.13.0a0 is older than every table
+    assert _target("grid_sampler_3d_comfyui", None) == "2.3.0"  # no version in the report
 
 
 def test_bf16_embedding_runs_from_macos_14(tmp_path):

@@ -52,7 +52,7 @@ def test_markdown_and_terminal_say_prediction_on_every_line(tmp_path, capsys):
     text = md.read_text()
     rows = [ln for ln in text.splitlines() if ln.startswith("| predicted")]
     assert len(rows) == 4  # 2 ops + 2 findings
-    assert "`aten::_ctc_loss.Tensor`" in text and "falls back to CPU" in text and "| 2.14.1 |" in text
+    assert "`aten::_ctc_loss.Tensor`" in text and "falls back to CPU" in text and "| 2.14.0 |" in text
     assert run_cli(["trace", f"{ENTRIES}:ctc", "--torch", "2.13"]) == 1
     term = capsys.readouterr().out
     assert term.startswith("mpsready trace: PREDICTED for MPS with torch 2.13.0")
@@ -60,7 +60,7 @@ def test_markdown_and_terminal_say_prediction_on_every_line(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv, msg", [
-    (["--device", "mps"], "--device must be cpu or cuda"),
+    (["--device", "xpu"], "--device must be cpu, cuda or mps"),
     (["--torch", "1.9"], "no MPS support table for torch 1.9"),
     (["--macos", "sonoma"], "not a version"),
 ])

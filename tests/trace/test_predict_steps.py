@@ -69,8 +69,8 @@ def test_ctc_loss_falls_back_and_is_fixed_in_2_14():
     line = line_of("ctc")
     pred = prediction("ctc", "2.13", fallback=True)
     assert problems(pred) == {
-        "aten::_ctc_loss.Tensor": ("fallback", ("missing",), "2.14.1"),
-        "aten::_ctc_loss_backward.Tensor": ("fallback", ("missing",), "2.14.1"),
+        "aten::_ctc_loss.Tensor": ("fallback", ("missing",), "2.14.0"),
+        "aten::_ctc_loss_backward.Tensor": ("fallback", ("missing",), "2.14.0"),
     }
     f = next(f for f in pred.findings if f.location.operator == "aten::_ctc_loss.Tensor")
     assert (f.code, f.severity.value, f.location.line, f.location.stage) == ("OPS102", "degrades", line, "loss")
@@ -81,13 +81,13 @@ def test_ctc_loss_falls_back_and_is_fixed_in_2_14():
     assert pred.summary["fallback_time_share"] == round(
         pred.op("aten::_ctc_loss.Tensor").time_share + pred.op("aten::_ctc_loss_backward.Tensor").time_share, 4)
     # without the env var it is an error; with 2.14 it runs
-    assert problems(prediction("ctc", "2.13"))["aten::_ctc_loss.Tensor"] == ("error", ("missing",), "2.14.1")
+    assert problems(prediction("ctc", "2.13"))["aten::_ctc_loss.Tensor"] == ("error", ("missing",), "2.14.0")
     assert problems(prediction("ctc", "2.14")) == {}
 
 
 def test_sparse_buffer_blocks_the_move_before_2_9():
     pred = prediction("sparse_buffer", "2.5")
-    assert problems(pred) == {SPARSE_CTOR: ("error", ("sparse",), "2.9.1")}
+    assert problems(pred) == {SPARSE_CTOR: ("error", ("sparse",), "2.9.0")}
     (f,) = pred.findings
     assert (f.code, f.location.operator, f.location.stage) == ("OPS104", SPARSE_CTOR, "to_device")
     assert f.evidence["expected_message"] == (
@@ -125,7 +125,7 @@ def test_every_code_the_trace_emits_is_a_registered_rule():
     from mpsready.trace import rules as trace_rules
 
     mine = {r.code for r in vars(trace_rules).values() if isinstance(r, rules.Rule)}
-    assert mine == {"OPS101", "OPS102", "OPS103", "OPS104", "OPS105", "OPS106", "OPS107", "OPS108", "OPS109",
+    assert mine == {"OPS101", "OPS102", "OPS103", "OPS104", "OPS105", "OPS106", "OPS107", "OPS108", "OPS109", "OPS110",
                     "DTY201", "DTY202", "DTY203", "DTY204", "DTY205"}
     assert all(rules._REGISTRY[c].source and rules._REGISTRY[c].fix for c in mine)
     assert set(trace_rules.DTYPE_RULE_CODES.values()) <= mine

@@ -73,25 +73,25 @@ def shipped_versions() -> list[str]:
 
 
 def resolve_version(version: str) -> str:
-    """Map a user version to a shipped release.
+    """Map a user version to a shipped release, never to another minor release.
 
-    Same major.minor -> that release (``"2.5"``, ``"2.5.0"``, ``"2.5.1+cpu"`` -> ``"2.5.1"``); otherwise the newest
-    shipped release older than it (``"2.12.0"`` -> ``"2.11.0"``). Raises ``ValueError`` for a version older than
-    every table or newer than the newest minor shipped (no guessing beyond the data).
+    An exact shipped release -> itself (``"2.5.0"`` -> ``"2.5.0"``); otherwise the newest shipped patch release
+    of the same major.minor (``"2.5"``, ``"2.5.2"``, ``"2.5.1+cpu"`` -> ``"2.5.1"``). Raises ``ValueError`` when no
+    table of that major.minor is shipped (older than every table, newer than the newest, or a gap): the data
+    says so rather than answer for another release.
     """
     want = _vtuple(version)
     if len(want) < 2:
         raise ValueError(f"version {version!r} needs at least major.minor, e.g. 2.5")
     releases = shipped_versions()
     for rel in releases:
-        if _vtuple(rel)[:2] == want[:2]:
+        if _vtuple(rel) == want:
             return rel
-    older = [r for r in releases if _vtuple(r)[:2] < want[:2]]
-    newest = _vtuple(releases[-1])[:2]
-    if not older or want[:2] > newest:
-        raise ValueError(f"no MPS support table for torch {version}: shipped tables cover "
-                         f"{releases[0]} to {releases[-1]} ({', '.join(releases)})")
-    return older[-1]
+    same_minor = [r for r in releases if _vtuple(r)[:2] == want[:2]]
+    if same_minor:
+        return same_minor[-1]
+    raise ValueError(f"no MPS support table for torch {version}: shipped tables cover "
+                     f"{releases[0]} to {releases[-1]} ({', '.join(releases)})")
 
 
 # ---------------------------------------------------------------- names --------------------------------------
@@ -174,6 +174,9 @@ class OpSupport:
     removed_in: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     kernel_since: str | None = None  # first shipped release where this op has an MPS kernel (status "kernel")
+    # for a missing functional/in-place variant: the structured out= overload it delegates to, the name MPS's
+    # error quotes (``aten::index_copy.out`` for ``index_copy_``); None otherwise
+    delegate: str | None = None
 
     @property
     def runs_on_mps(self) -> bool:
@@ -299,6 +302,7 @@ class SupportDB:
             sparse_mps=bool(rec.get("sp")), core=bool(rec.get("core")), dtype_exceptions=dict(dx),
             conditions=tuple(rec.get("cond", ())), min_macos=rec.get("mm"), since_torch=since, fixed_in=fixed,
             removed_in=removed, sources=self._sources(rec), kernel_since=kernel_since,
+            delegate=f"{ns}::{rec['dl']}" if rec.get("dl") else None,
         )
 
     def route(self, name: str) -> str | None:

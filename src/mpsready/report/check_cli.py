@@ -29,14 +29,27 @@ def register(subparsers) -> None:
     p.add_argument("--record-steps", type=int, default=DEFAULT_STEPS, metavar="N",
                    help=f"steps of the representative step to record on each device (default: {DEFAULT_STEPS}: "
                         "step 0 is warm-up, the time table needs 5 measured steps)")
+    p.add_argument("--skip-record", action="store_true",
+                   help="do not run the record stage (the trace alone predicts; no run is observed)")
+    p.add_argument("--torch", default=None, help="target PyTorch release for the trace (default: the installed one)")
+    p.add_argument("--macos", default=None, help="target macOS for the trace (default: 15.5), e.g. 14.4")
+    p.add_argument("--trace-device", choices=("cpu", "mps"), default="cpu",
+                   help="where the trace runs: cpu, or mps (without a Mac: the emulated MPS device of "
+                        "`mpsready run`, where only tensors that reach MPS are judged); default: cpu")
     add_judgement_options(p)
     p.set_defaults(run=run)
 
 
 def run_check(path: str | Path, out: str | Path, entry: str | None = None, baseline: str | None = None,
               record_steps: int = DEFAULT_STEPS, situation: str | None = None, job_steps: int | None = None,
-              mac_memory_gb: float | None = None, time_budget_hours: float | None = None, quiet: bool = False):
-    """Run the pipeline and write the report; returns ``(report, written paths, stage runs)``."""
+              mac_memory_gb: float | None = None, time_budget_hours: float | None = None, quiet: bool = False,
+              torch: str | None = None, macos: str | None = None, skip_record: bool = False,
+              trace_device: str = "cpu"):
+    """Run the pipeline and write the report; returns ``(report, written paths, stage runs)``.
+
+    ``torch``/``macos``: the trace's target (a release without a table, or a malformed macOS, is a
+    :class:`UsageError` before anything runs); ``skip_record``: leave the record stage out;
+    ``trace_device``: ``cpu`` or ``mps`` (the emulated device without a Mac)."""
     from rich.console import Console
 
     from mpsready.report.build import build_report
@@ -55,6 +68,15 @@ def run_check(path: str | Path, out: str | Path, entry: str | None = None, basel
             raise UsageError(f"--baseline: {exc}") from None
     if record_steps < 1:
         raise UsageError("--record-steps must be >= 1")
+    from mpsready.ops import api as ops_api
+
+    try:
+        if torch is not None:
+            ops_api.load_db(torch)
+        if macos is not None:
+            ops_api._vtuple(macos)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     if entry:
         from mpsready.step.entry import split_spec
 
@@ -74,8 +96,12 @@ def run_check(path: str | Path, out: str | Path, entry: str | None = None, basel
             else:
                 console.print(f"  {stage.name:<8} {marks.get(stage.status, stage.status)} "
                               f"[dim]({stage.seconds:.1f} s)[/] {stage.detail}", highlight=False)
+                if stage.error:
+                    # the failing stage's exception, as Python printed it (also in OUT/<stage>.error.txt)
+                    console.print(stage.error, highlight=False, markup=False)
 
-        pipe = CheckPipeline(project, out, entry=entry, baseline=baseline, steps=record_steps, progress=progress)
+        pipe = CheckPipeline(project, out, entry=entry, baseline=baseline, steps=record_steps, progress=progress,
+                             torch=torch, macos=macos, skip_record=skip_record, trace_device=trace_device)
         with stdout_to_stderr():  # the user's step prints while traced: keep stdout for the report and its paths
             ev = pipe.run()
         status.update("[bold]report[/] writing ...")
@@ -90,7 +116,9 @@ def run(args: argparse.Namespace) -> int:
 
     report, written, _ = run_check(args.path, args.out, args.entry, args.baseline, args.record_steps,
                                    args.situation, args.job_steps, args.mac_memory_gb, args.time_budget_hours,
-                                   quiet=getattr(args, "quiet", False))  # -q: no stage status lines on stderr
+                                   quiet=getattr(args, "quiet", False),  # -q: no stage status lines on stderr
+                                   torch=args.torch, macos=args.macos, skip_record=args.skip_record,
+                                   trace_device=args.trace_device)
     print_report(report)
     print_written(written)
     return exit_code(report.verdict.verdict, args.fail_on)

@@ -324,6 +324,13 @@ def item_step(ev: Evidence) -> CheckItem:
         for o in ev.trace.by_status("fallback"):
             lines.append(EvidenceLine("trace", o.line(), Basis.PREDICTED, source=ev.trace.source))
         workaround = _trace_workaround(ev)
+    # Predictions from an emulated Mac run (mpsready run): the program's own failures a Mac would hit.
+    if ev.run is not None:
+        for f in ev.run.failures:
+            lines.append(EvidenceLine("run", f.line(), Basis.PREDICTED, source=ev.run.source))
+            errors.append(f"{f.op or f.kind} at {f.where}" if f.where else (f.op or f.kind))
+        for fb in ev.run.fallbacks:
+            lines.append(EvidenceLine("run", fb.line(), Basis.PREDICTED, source=ev.run.source))
     # Other devices. A failure that names CUDA (a .cuda() call, a CUDA-only kernel) will happen on MPS too;
     # any other failure means the step itself is broken here, which says nothing about MPS either way.
     broken: list[str] = []
@@ -361,7 +368,7 @@ def item_step(ev: Evidence) -> CheckItem:
                          f"the step itself failed here ({_names(list(dict.fromkeys(broken)))}), for a reason that "
                          "does not involve CUDA: nothing about MPS can be concluded until it runs", lines,
                          next_step="fix the entry or the step so it runs on the CPU, then check again")
-    if ev.trace is None and not ev.records:
+    if ev.trace is None and not ev.records and ev.run is None:
         why = ev.skipped.get("trace") or ev.skipped.get("record") or "no trace and no run record"
         return CheckItem(4, Status.NOT_CHECKED, None, f"not checked: {why}",
                          next_step="mpsready trace ENTRY (predicts, any machine), "
@@ -378,8 +385,13 @@ def item_step(ev: Evidence) -> CheckItem:
     ran = [r.device for r in ev.records if r.all_passed]
     if ran:
         basis_txt.append(f"the step ran on {', '.join(ran)}")
+    run_clean = ev.run is not None and ev.run.outcome in ("completed", "stopped") and ev.run.judged_ops > 0
+    if ev.run is not None:
+        basis_txt.append(f"emulated Mac run (torch {ev.run.torch_target}, macOS {ev.run.macos_target}): "
+                         f"{ev.run.outcome}, {ev.run.judged_ops} MPS operators judged, none predicted to fail")
     # An empty trace (no operator recorded) predicts nothing.
-    prediction = "pass" if ev.trace is not None and ev.trace.ops and not ev.trace.by_status("unknown") else None
+    prediction = "pass" if (ev.trace is not None and ev.trace.ops and not ev.trace.by_status("unknown")) \
+        or run_clean else None
     return CheckItem(4, Status.NOT_CHECKED, None,
                      "no MPS run observed; " + "; ".join(basis_txt), lines, prediction=prediction,
                      next_step="mpsready record ENTRY --device mps on a Mac")
@@ -529,6 +541,27 @@ def item_fallback(ev: Evidence) -> CheckItem:
         return CheckItem(6, Status.FAILED, Basis.OBSERVED,
                          f"fallback {enabled}; {len(mps.fallback_ops)} operator(s) ran on the CPU: "
                          f"{_names(sorted(mps.fallback_ops))}", lines, workaround=_fallback_fix(ev))
+    if ev.run is not None and (ev.run.fallbacks or ev.trace is None):
+        run = ev.run
+        enabled = "assumed set" if run.fallback_enabled else "not set"
+        lines = [EvidenceLine("run", f"emulated Mac run: PYTORCH_ENABLE_MPS_FALLBACK {enabled}", Basis.PREDICTED,
+                              source=run.source)]
+        lines += [EvidenceLine("run", fb.line(), Basis.PREDICTED, source=run.source) for fb in run.fallbacks]
+        if run.fallbacks:
+            share = run.fallback_share
+            fixes = sorted({f"PyTorch {f.fixed_in}" for f in run.fallbacks if f.fixed_in})
+            return CheckItem(6, Status.FAILED, Basis.PREDICTED,
+                             f"emulated Mac run: {len(run.fallbacks)} operator(s) fell back to the CPU: "
+                             f"{_names([f.op for f in run.fallbacks])}"
+                             + (f", about {share:.0%} of the run's time here" if share is not None else ""), lines,
+                             prediction="fail",
+                             workaround="runs with those operators on the CPU"
+                                        + (f"; fixed in {', '.join(fixes)}" if fixes else ""),
+                             next_step="record on MPS with PYTORCH_ENABLE_MPS_FALLBACK=1 to count actual fallbacks")
+        if run.judged_ops:
+            return CheckItem(6, Status.NOT_CHECKED, None,
+                             f"emulated Mac run ({run.outcome}): no operator fell back to the CPU; not observed on MPS",
+                             lines, prediction="pass", next_step="mpsready record ENTRY --device mps on a Mac")
     if ev.trace is not None:
         fb = ev.trace.by_status("fallback")
         lines = [EvidenceLine("trace", o.line(), Basis.PREDICTED, source=ev.trace.source) for o in fb]

@@ -52,6 +52,8 @@ def register(subparsers) -> None:
     p.add_argument("--trace", metavar="TRACE.json", help="output of mpsready trace --format json")
     p.add_argument("--record", metavar="DIR", action="append", default=[], help="a run record (repeatable)")
     p.add_argument("--compare", metavar="COMPARE.json", help="output of mpsready compare --format json")
+    p.add_argument("--run", metavar="RUN.json", dest="run_doc",
+                   help="output of mpsready run --format json (an emulated Mac run: predicted evidence)")
     p.add_argument("--format", choices=FORMATS, default=None,
                    help="default: terminal, or md+html+json files with --out")
     p.add_argument("--out", metavar="DIR", help="write report.{md,html,json} there (all three unless --format "
@@ -67,10 +69,10 @@ def exit_code(verdict: Verdict, fail_on: str) -> int:
 def run(args: argparse.Namespace) -> int:
     from mpsready.report.build import build_report
     from mpsready.report.evidence import Evidence
-    from mpsready.report.evidence import compare, env, record, scan, trace
+    from mpsready.report.evidence import compare, env, record, run as run_ev, scan, trace
 
-    if not any((args.scan, args.env, args.trace, args.record, args.compare)):
-        raise UsageError("give at least one stage output: --scan, --env, --trace, --record or --compare")
+    if not any((args.scan, args.env, args.trace, args.record, args.compare, args.run_doc)):
+        raise UsageError("give at least one stage output: --scan, --env, --trace, --record, --compare or --run")
     if args.job_steps is not None and args.job_steps <= 0:
         raise UsageError("--steps must be a positive number of steps")
     ev = Evidence(
@@ -79,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         trace=trace.load(args.trace) if args.trace else None,
         records=[record.load(r) for r in args.record],
         compare=compare.load(args.compare) if args.compare else None,
+        run=run_ev.load(args.run_doc) if args.run_doc else None,
     )
     report = build_report(ev, situation=args.situation, job_steps=args.job_steps,
                           mac_memory_gb=args.mac_memory_gb, time_budget_hours=args.time_budget_hours)

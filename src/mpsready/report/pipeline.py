@@ -41,6 +41,7 @@ class StageRun:
     detail: str = ""
     outputs: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    error: str = ""  # the traceback of a failed stage (or of the step's first failed stage, for the trace)
 
 
 Progress = Callable[[StageRun], None]
@@ -147,13 +148,16 @@ class CheckPipeline:
 
     def __init__(self, project: str | os.PathLike[str], out: str | os.PathLike[str], entry: str | None = None,
                  baseline: str | os.PathLike[str] | None = None, steps: int = 6,
-                 devices: list[str] | None = None, progress: Progress | None = None):
+                 devices: list[str] | None = None, progress: Progress | None = None, torch: str | None = None,
+                 macos: str | None = None, skip_record: bool = False, trace_device: str = "cpu"):
         self.project = Path(project).resolve()
         self.out = Path(out).resolve()
         self.entry = entry
         self.baseline = Path(baseline).resolve() if baseline else None
         self.steps = steps
         self.devices = devices
+        self.torch, self.macos = torch, macos
+        self.skip_record, self.trace_device = skip_record, trace_device
         self.progress = progress or (lambda s: None)
         self.runs: dict[str, StageRun] = {n: StageRun(n) for n in STAGES}
         self.evidence = Evidence()
@@ -182,7 +186,8 @@ class CheckPipeline:
             run.status = "failed"
             run.detail = f"{type(exc).__name__}: {exc}"
             self.evidence.skipped[name] = f"failed: {run.detail}"
-            (self.out / f"{name}.error.txt").write_text(traceback.format_exc(), encoding="utf-8")
+            run.error = traceback.format_exc()
+            (self.out / f"{name}.error.txt").write_text(run.error, encoding="utf-8")
         run.seconds = time.perf_counter() - t0
         self.progress(run)
 
@@ -239,8 +244,11 @@ class CheckPipeline:
             from mpsready.trace import trace_entry
         except ImportError:
             raise _Skip("the trace stage is not installed in this mpsready") from None
+        from mpsready.trace.predict import DEFAULT_MACOS
+
         with _project_imports(self.project):
-            result = trace_entry(self.entry, cwd=str(self.project))
+            result = trace_entry(self.entry, cwd=str(self.project), torch=self.torch,
+                                 macos=self.macos or DEFAULT_MACOS, device=self.trace_device)
         doc = _doc_of(result)
         path = self.out / "trace.json"
         _dump(path, doc)
@@ -248,9 +256,16 @@ class CheckPipeline:
         t = self.evidence.trace
         run.detail = (f"{len(t.ops)} operators on {t.traced_on or '?'}: {len(t.by_status('error'))} predicted "
                       f"errors, {len(t.by_status('fallback'))} fallbacks")
+        failed = [s for s in result.trace.stages if s.get("status") == "failed"]
+        if failed:  # the user's step failed while traced: show its exception, not only a count
+            st = failed[0]
+            run.detail += f"; stage {st.get('stage')} failed: {st.get('error_type')}: {str(st.get('error'))[:200]}"
+            run.error = str(st.get("traceback") or "")
         run.outputs.append(str(path))
 
     def _record(self, run: StageRun) -> None:
+        if self.skip_record:
+            raise _Skip("--skip-record given")
         if not self.entry:
             raise _Skip("no --entry given (the representative step)")
         if not _has_module("torch"):

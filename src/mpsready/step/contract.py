@@ -23,6 +23,9 @@ The function may take a ``device`` keyword (it then receives ``"cpu"``, ``"cuda"
    * ``optimizer``: a ``torch.optim.Optimizer`` built on the model's parameters, or a
      callable ``params -> Optimizer`` (built after the model was moved); optional.
    * ``inference_batch``: inputs for the inference stage (default: the training inputs).
+   * ``inference_grad``: True when evaluation itself needs autograd (input gradients of a physics-informed
+     loss, saliency maps): the inference stage then runs with grad enabled instead of under
+     ``torch.inference_mode()`` (default False).
 
 2. in the simplest form, a zero-argument callable that performs one whole step on the
    device and returns the loss tensor. Its stages cannot be told apart, so the run has
@@ -32,7 +35,8 @@ Stages, in order (:data:`STAGES`): ``build`` (call the entry), ``to_device`` (mo
 model), ``data`` (produce the batch, move it), ``forward``, ``loss``, ``backward``,
 ``optimizer_step``, ``checkpoint`` (``state_dict`` of model and optimizer saved with
 ``torch.save`` to memory and reloaded with ``torch.load(weights_only=True)``; nothing is
-written to disk), ``inference`` (``model.eval()`` under ``torch.inference_mode()``).
+written to disk), ``inference`` (``model.eval()`` under ``torch.inference_mode()``, or with grad enabled when
+the step sets ``inference_grad``).
 A failed stage is reported with its traceback; the stages that depend on it are
 ``not_run``; the others still run.
 """
@@ -80,6 +84,7 @@ class Step:
     loss_fn: Callable[..., Any] | None = None
     optimizer: Any = None
     inference_batch: Any = None
+    inference_grad: bool = False
     step_fn: Callable[[], Any] | None = None
 
     @classmethod

@@ -257,8 +257,10 @@ class StepRunner:
             inputs = to_device(step.inference_batch, self.device)
         was_training = ctx.model.training
         ctx.model.eval()
+        # the step's choice: evaluation that differentiates (inference_grad) keeps autograd on
+        mode = torch.enable_grad() if step is not None and step.inference_grad else torch.inference_mode()
         try:
-            with torch.inference_mode():
+            with mode:
                 call_model(ctx.model, inputs)
         finally:
             ctx.model.train(was_training)

@@ -145,6 +145,17 @@ def trace_entry(spec: Any, torch: str | None = None, macos: str = DEFAULT_MACOS,
             v = composite[name] = db.lookup(name).status == "composite"
         return v
 
+    if device.split(":")[0] == "mps" and not _real_mps():
+        from mpsready.trace.emulated import emulated_trace, merge
+
+        trace, emu = emulated_trace(entry, target, macos, fb, expand, steps, sdpa_math_stages(db), project or cwd)
+        return TraceResult(trace=trace, prediction=merge(predict(trace, torch=target, macos=macos, fallback=fb), emu))
     trace = record_entry(entry, device=device, expand=expand, steps=steps, sdpa_math=sdpa_math_stages(db),
                          project=project or cwd)
     return TraceResult(trace=trace, prediction=predict(trace, torch=target, macos=macos, fallback=fb))
+
+
+def _real_mps() -> bool:
+    import torch
+
+    return bool(torch.backends.mps.is_available())

@@ -25,7 +25,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "--torch/--macos values, without running the step")
     p.add_argument("--torch", default=None, help="target PyTorch release (default: the installed one), e.g. 2.13")
     p.add_argument("--macos", default=None, help="target macOS version (default: 15.5), e.g. 14.4")
-    p.add_argument("--device", default="cpu", help="device to run the trace on: cpu or cuda (default: cpu)")
+    p.add_argument("--device", default="cpu",
+                   help="device to run the trace on: cpu, cuda, or mps (without a Mac: the emulated MPS device of "
+                        "`mpsready run`, where only tensors that reach MPS are judged; default: cpu)")
     p.add_argument("--mps-fallback", dest="fallback", action="store_true", default=None,
                    help="assume PYTORCH_ENABLE_MPS_FALLBACK=1 on the Mac (default: as set in this environment)")
     p.add_argument("--steps", type=int, default=1, help="training steps to run (default: 1)")
@@ -47,9 +49,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.entry:
         raise UsageError("ENTRY is required (or --from-json FILE)")
     dev = args.device.split(":")[0]
-    if dev not in ("cpu", "cuda"):
-        raise UsageError("--device must be cpu or cuda (the trace predicts MPS from another device), "
-                         f"got {args.device!r}")
+    if dev not in ("cpu", "cuda", "mps"):
+        raise UsageError(f"--device must be cpu, cuda or mps (emulated without a Mac), got {args.device!r}")
     if args.steps < 1:
         raise UsageError("--steps must be at least 1")
     if args.project is not None and not os.path.isdir(args.project):

@@ -28,6 +28,8 @@ from typing import Any, Iterable
 
 from mpsready.findings import Basis, Finding, Location, Severity, sort_findings
 from mpsready.ops import api as ops_api
+from mpsready.ops.messages import (ISSUE_NEW, ISSUE_OLD, fallback_warning, not_implemented_message,  # noqa: F401
+                                   sparse_message)
 from mpsready.trace import rules as R
 from mpsready.trace.model import DtypeEvent, Frame, OpCall, OpTrace
 
@@ -37,8 +39,6 @@ HOST_STAGES = frozenset({"build"})
 STAGE_ORDER = ("build", "to_device", "data", "forward", "loss", "backward", "optimizer_step", "checkpoint",
                "inference", "step")
 SPARSE_CTOR = "aten::_sparse_coo_tensor_with_dims_and_tensors"
-ISSUE_NEW = "https://github.com/pytorch/pytorch/issues/141287"  # message of 2.6+ (MPSFallback.mm)
-ISSUE_OLD = "https://github.com/pytorch/pytorch/issues/77764"  # message up to 2.5
 
 # What a creating op means for the user (recorder: aten::lift_fresh is where torch.tensor,
 # torch.as_tensor and torch.from_numpy hand over a tensor made from Python or NumPy data).
@@ -49,33 +49,6 @@ _CREATOR_HINTS = {
     "aten::arange": "torch.arange with that dtype", "aten::arange.start": "torch.arange with that dtype",
     "aten::arange.start_step": "torch.arange with that dtype",
 }
-
-
-def not_implemented_message(op: str, torch_version: str) -> str:
-    """The NotImplementedError text MPS raises for ``op`` without a kernel (MPSFallback.mm):
-    issue #141287 from PyTorch 2.6 on, #77764 up to 2.5."""
-    new = ops_api._vtuple(torch_version)[:2] >= (2, 6)
-    if new:
-        return (f"NotImplementedError: The operator '{op}' is not currently implemented for the MPS device. If you "
-                f"want this op to be considered for addition please comment on {ISSUE_NEW} and mention use-case, "
-                "that resulted in missing op as well as commit hash <build hash>. As a temporary fix, you can set "
-                "the environment variable `PYTORCH_ENABLE_MPS_FALLBACK=1` to use the CPU as a fallback for this op. "
-                "WARNING: this will be slower than running natively on MPS.")
-    return (f"NotImplementedError: The operator '{op}' is not currently implemented for the MPS device. If you want "
-            "this op to be added in priority during the prototype phase of this feature, please comment on "
-            f"{ISSUE_OLD}. As a temporary fix, you can set the environment variable `PYTORCH_ENABLE_MPS_FALLBACK=1` "
-            "to use the CPU as a fallback for this op. WARNING: this will be slower than running natively on MPS.")
-
-
-def fallback_warning(op: str) -> str:
-    """The UserWarning of PyTorch's MPS CPU fallback (MPSFallback.mm, 2.0+)."""
-    return (f"UserWarning: The operator '{op}' is not currently supported on the MPS backend and will fall back to "
-            "run on the CPU. This may have performance implications.")
-
-
-def sparse_message(op: str) -> str:
-    """The dispatcher error for a sparse tensor on MPS without a SparseMPS kernel (pytorch#141711)."""
-    return f"NotImplementedError: Could not run '{op}' with arguments from the 'SparseMPS' backend."
 
 
 @dataclass(frozen=True)

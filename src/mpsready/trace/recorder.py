@@ -165,6 +165,8 @@ class _Mode(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         rec = self.rec
+        if rec.suppress():  # inside an op the emulated MPS device runs as a whole (trace/emulated.py)
+            return func(*args, **(kwargs or {}))
         info = rec._infos.get(id(func))
         if info is None:
             info = rec._info(func)
@@ -215,6 +217,7 @@ class Recorder(Observer):
         self.views: set[str] = set()  # composite views recorded without their callees
         self._expand_views = expand_views
         self.sdpa_math = sdpa_math
+        self.suppress: Callable[[], bool] = lambda: False
 
     # -- Observer -------------------------------------------------------------------------
     @contextmanager

@@ -109,6 +109,18 @@ OPS_RELEASE_MACOS = register(Rule(
     source="minimum macOS per release from the libtorch_cpu.dylib error strings, via mpsready.ops (min_macos)",
 ))
 
+OPS_SHAPE = register(Rule(
+    code="OPS110", name="op-shape-unsupported", severity=Severity.BLOCKER,
+    summary="The op has an MPS kernel, but the kernel refuses this call's shape, rank or dtype combination "
+            "(or macOS aborts the process on it).",
+    why="Some MPS kernels check their arguments: \"ConvTranspose 3D is not supported on MPS\" (up to 2.7), "
+        "\"Output channels > 65536 not supported at the MPS device\" (2.5+), an empty baddbmm input.",
+    example="nn.ConvTranspose3d(4, 2, 2)(x_5d)  # torch 2.7 on MPS",
+    fix="Reshape the call (e.g. a 3-D transposed convolution as 2-D ones), run it on the CPU, or upgrade PyTorch "
+        "where the rule says it was lifted.",
+    source="data/curated/mps_shape_rules.yaml (strings read from each macOS wheel's libtorch_cpu.dylib)",
+))
+
 DTY_FLOAT64 = register(Rule(
     code="DTY201", name="float64-on-device", severity=Severity.BLOCKER,
     summary="A float64 (double) tensor is created on, or moved to, the device during the step.",

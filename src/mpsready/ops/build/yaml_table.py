@@ -40,6 +40,7 @@ class YamlOp:
     sparse_mps: bool
     core: bool
     device_keys: tuple[str, ...] = field(default=())  # dispatch keys of the op itself
+    delegate: str | None = None  # ``structured_delegate`` of the yaml entry (``index_copy.out``), whatever its class
 
 
 @dataclass
@@ -101,7 +102,7 @@ def classify_text(text: str) -> dict[str, YamlOp]:
         ops[name] = YamlOp(
             name=name, mps=mps, cuda=cuda, via=via, cea_key=cea,
             sparse_mps=any(k in r.dispatch for k in SPARSE_MPS_KEYS), core="core" in r.tags,
-            device_keys=tuple(sorted(r.dispatch)),
+            device_keys=tuple(sorted(r.dispatch)), delegate=r.delegate,
         )
     for name, r in raw.items():  # generated variants (torchgen rule: no autogen for non-core CIA ops)
         if ops[name].mps == "composite_implicit" and "core" not in r.tags:

@@ -14,6 +14,7 @@ from mpsready.report.evidence._util import EvidenceError
 from mpsready.report.evidence.compare import CompareEvidence
 from mpsready.report.evidence.env import EnvEvidence
 from mpsready.report.evidence.record import RecordEvidence
+from mpsready.report.evidence.run import RunEvidence
 from mpsready.report.evidence.scan import ScanEvidence
 from mpsready.report.evidence.trace import TraceEvidence, TracedOp
 
@@ -25,6 +26,7 @@ class Evidence:
     trace: TraceEvidence | None = None
     records: list[RecordEvidence] = field(default_factory=list)
     compare: CompareEvidence | None = None
+    run: RunEvidence | None = None  # an emulated Mac run (mpsready run): predicted evidence for items 4 and 6
     skipped: dict[str, str] = field(default_factory=dict)  # stage -> why it did not run
 
     def record_on(self, backend: str) -> RecordEvidence | None:
@@ -42,9 +44,9 @@ class Evidence:
 
     def stages_present(self) -> list[str]:
         names = [("scan", self.scan), ("env", self.env), ("trace", self.trace),
-                 ("record", self.records or None), ("compare", self.compare)]
+                 ("record", self.records or None), ("compare", self.compare), ("run", self.run)]
         return [n for n, v in names if v is not None]
 
 
-__all__ = ["Evidence", "EvidenceError", "CompareEvidence", "EnvEvidence", "RecordEvidence", "ScanEvidence",
+__all__ = ["Evidence", "EvidenceError", "CompareEvidence", "EnvEvidence", "RecordEvidence", "RunEvidence", "ScanEvidence",
            "TraceEvidence", "TracedOp"]

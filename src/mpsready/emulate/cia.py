@@ -1,0 +1,95 @@
+"""Composite-implicit ops that MPS does not decompose.
+
+A ``CompositeImplicitAutograd`` op (``linalg_svd``, ``linear``, ``max_pool2d``) is decomposed above the Python
+dispatch key on this CPU, so the dispatch mode would only see its pieces. On MPS some of them have a kernel
+of their own (an ``MPS:`` key in native_functions.yaml, e.g. ``linear``) or are forced onto the CPU
+(``MPSFallback.mm``: ``linalg_svd`` up to 2.13, with a warning). For exactly those ops of the target release
+(support data: status ``kernel`` / ``cpu_fallback_always`` / ``missing`` on an op that is CIA in the installed
+torch) a Python kernel is registered for the ``AutogradCPU`` key (``torch.library.Library(..., "IMPL")``):
+for resident inputs it asks the judge about the op itself, then runs the same decomposition
+(``OpOverload.decompose``, autograd intact) without judging the pieces, which MPS never dispatches.
+"""
+
+from __future__ import annotations
+
+import time
+
+import torch
+
+from mpsready.emulate import residence
+from mpsready.emulate.session import Emulator
+from mpsready.ops.judge import CallFacts
+
+_MARKS = residence._MARKS
+_Tensor = torch.Tensor
+_DTYPE_NAMES = {d: str(d).replace("torch.", "") for d in (getattr(torch, n) for n in dir(torch))
+                if isinstance(d, torch.dtype)}
+
+
+def _overload(key: str):
+    name, _, ov = key.partition(".")
+    try:  # an op of the target table that the installed torch lacks (torch.ops raises, not AttributeError)
+        return getattr(getattr(torch.ops.aten, name), ov or "default")
+    except (AttributeError, RuntimeError):
+        return None
+
+
+def targets(emu: Emulator) -> list[tuple[str, object]]:
+    """``(table key, OpOverload)`` for each CIA op whose MPS status is not its decomposition."""
+    db = emu.judge.db
+    out = []
+    for key in db.op_names():
+        rec = db.raw(key)
+        if rec["s"] not in ("kernel", "cpu_fallback_always", "missing") or rec["h"] == "yaml:implicit":
+            continue
+        qual = "aten::" + key
+        try:
+            cia = torch._C._dispatch_has_kernel_for_dispatch_key(qual, "CompositeImplicitAutograd")
+        except RuntimeError:  # an op of the target release that the installed torch does not have
+            continue
+        if not cia:
+            continue
+        op = _overload(key)
+        if op is not None:
+            out.append((qual, op))
+    return out
+
+
+def _kernel(emu: Emulator, name: str, op):
+    def kernel(*args, **kwargs):
+        ins = [a for a in args if isinstance(a, _Tensor)]
+        if emu.inside_kernel or not any(t in _MARKS for t in ins):
+            return op.decompose(*args, **kwargs)
+        facts = CallFacts(dtypes=tuple(_DTYPE_NAMES.get(t.dtype, "") for t in ins))
+        j = emu.judge.op(name, facts, grad=torch.is_grad_enabled())
+        if j.fails:
+            exc = emu.fail(j, name)
+            if exc is not None:
+                raise exc
+        t0 = time.perf_counter()
+        emu.inside_kernel += 1
+        try:
+            out = op.decompose(*args, **kwargs)
+        finally:
+            emu.inside_kernel -= 1
+        if j.outcome == "fallback":
+            emu.warn_fallback(j)
+        if not j.fails:
+            emu.note(j, name, facts.dtypes[0] if facts.dtypes else None, time.perf_counter() - t0,
+                     emu.frames.locate(2) if j.outcome == "fallback" else None)
+        for t in (out if isinstance(out, (list, tuple)) else (out,)):
+            if isinstance(t, _Tensor):
+                _MARKS[t] = True
+        return out
+    return kernel
+
+
+def install(emu: Emulator):
+    lib = torch.library.Library("aten", "IMPL")
+    for name, op in targets(emu):
+        lib.impl(op, _kernel(emu, name, op), "AutogradCPU")
+    emu.cia_ops = sorted(n for n, _ in targets(emu))
+
+    def undo():
+        lib._destroy()
+    return undo

@@ -1,0 +1,175 @@
+"""The Python-level half of the emulated device: a ``TorchFunctionMode`` that turns ``mps`` into this CPU.
+
+Every torch function and Tensor method call passes here first (torch/overrides.py, 2.0+). A call that names
+the MPS device (``device="mps"``, ``.to("mps")``, ``.to(other_mps_tensor)``, a factory under
+``torch.set_default_device("mps")``) runs on the CPU instead, and its result is marked resident on MPS
+(:mod:`~mpsready.emulate.residence`); the allocation is judged first, so float64 raises MPS's ``TypeError``
+at the line that creates or moves the tensor. ``.cpu()`` / ``.to("cpu")`` of a resident tensor give an
+unmarked copy; ``.numpy()`` of one raises what PyTorch raises for a device tensor. Nothing else is decided
+here: op judgements happen at the aten level (:mod:`~mpsready.emulate.dispatch`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Callable
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from mpsready.emulate import residence
+from mpsready.emulate.session import Emulator
+
+_Tensor = torch.Tensor
+_to = torch.Tensor.to
+_cpu = torch.Tensor.cpu
+_numpy = torch.Tensor.numpy
+_DTYPE_NAMES = {d: str(d).replace("torch.", "") for d in (getattr(torch, n) for n in dir(torch))
+                if isinstance(d, torch.dtype)}
+# Factories that take no device argument but create on the default device (torch/utils/_device.py
+# _device_constructors, 2.13)
+try:
+    from torch.utils._device import _device_constructors as _ctor_list
+
+    _DEFAULT_DEVICE_CTORS = frozenset(_ctor_list())
+except ImportError:  # older torch
+    _DEFAULT_DEVICE_CTORS = frozenset()
+
+
+def is_mps(dev: Any) -> bool:
+    """``"mps"``, ``"mps:0"``, ``torch.device("mps")``."""
+    if isinstance(dev, str):
+        return dev.split(":", 1)[0].strip() == "mps"
+    return isinstance(dev, torch.device) and dev.type == "mps"
+
+
+def _device_like(v: Any) -> bool:
+    return isinstance(v, (str, torch.device)) and not isinstance(v, torch.dtype)
+
+
+class DeviceMode(TorchFunctionMode):
+    """See the module docstring. ``emu``: the :class:`~mpsready.emulate.session.Emulator` judged against."""
+
+    def __init__(self, emu: Emulator):
+        super().__init__()
+        self.emu = emu
+
+    def __torch_function__(self, func: Callable, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        emu = self.emu
+        if func is _to:
+            return self._to(args, kwargs)
+        if func is _cpu and args and isinstance(args[0], _Tensor) and residence.on_mps(args[0]):
+            return _to(args[0], "cpu", copy=True)
+        if func is _numpy and args and isinstance(args[0], _Tensor) and residence.on_mps(args[0]):
+            # torch/csrc/utils/tensor_numpy.cpp tensor_to_numpy (2.0-2.13)
+            raise TypeError("can't convert mps:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor "
+                            "to host memory first.")
+        dev = kwargs.get("device")
+        onto = False
+        if dev is not None and is_mps(dev):
+            kwargs = dict(kwargs, device="cpu")
+            onto = True
+        elif dev is None and emu.default_mps and func in _DEFAULT_DEVICE_CTORS:
+            onto = True
+        if not onto:
+            return func(*args, **kwargs)
+        return self._onto(func, args, kwargs)
+
+    def _onto(self, func, args, kwargs):
+        emu = self.emu
+        if not emu.judge.available:
+            raise RuntimeError(emu.judge.unavailable_message())
+        emu.creating += 1
+        try:
+            out = func(*args, **kwargs)
+        finally:
+            emu.creating -= 1
+        self._land(out, func)
+        return out
+
+    def _to(self, args, kwargs):
+        """``Tensor.to(device, dtype, ...)``, ``.to(other)``, ``.to(dtype)`` (torch/_tensor_docs.py ``to``)."""
+        self_t = args[0]
+        rest = list(args[1:])
+        dev = kwargs.get("device")
+        where = None
+        if dev is not None:
+            where = "kw"
+        elif rest and isinstance(rest[0], _Tensor):
+            other = rest[0]
+            if residence.on_mps(other):
+                rest[0] = other.dtype
+                rest.insert(0, "cpu")
+                dev = "mps"
+            elif residence.on_mps(self_t):
+                dev = "cpu"
+                rest = [other.dtype] + rest[1:]
+                rest.insert(0, "cpu")
+        elif rest and _device_like(rest[0]):
+            dev = rest[0]
+            where = 0
+        if dev is None:
+            return _to(*args, **kwargs)  # a dtype-only cast stays where it is (dispatch propagates the mark)
+        if is_mps(dev):
+            if where == "kw":
+                kwargs = dict(kwargs, device="cpu")
+            elif where == 0:
+                rest[0] = "cpu"
+            if residence.on_mps(self_t) and not kwargs.get("copy"):
+                # already on MPS: .to("mps") returns self unless a dtype change needs a copy
+                out = _to(self_t, *rest, **kwargs)
+                if out is not self_t:
+                    self._land(out, _to)
+                return out
+            kwargs = dict(kwargs, copy=True)
+            emu = self.emu
+            if not emu.judge.available:
+                raise RuntimeError(emu.judge.unavailable_message())
+            out = _to(self_t, *rest, **kwargs)
+            self._land(out, _to)
+            return out
+        # a move to another device: off MPS it is a copy (the CPU result is no longer resident)
+        if residence.on_mps(self_t) and str(dev).split(":")[0] == "cpu":
+            kwargs = dict(kwargs, copy=True)
+        return _to(self_t, *rest, **kwargs)
+
+    def _land(self, out: Any, func) -> None:
+        """Judge and mark the tensors a factory or move put on MPS."""
+        emu = self.emu
+        for t in _tensors(out):
+            j = emu.judge.allocation(_DTYPE_NAMES.get(t.dtype, str(t.dtype)))
+            if j is None and t.layout is not torch.strided and t.layout is torch.sparse_coo:
+                j = emu.judge.op("aten::_sparse_coo_tensor_with_dims_and_tensors",
+                                 _sparse_facts(t))
+                if not j.fails:
+                    j = None
+            if j is not None:
+                called = "aten::_to_copy" if func is _to else f"aten::{getattr(func, '__name__', func)}"
+                if j.kind == "dtype":  # name the allocation by the call that made it
+                    j = replace(j, op=called, named=called)
+                exc = emu.fail(j, called)
+                if exc is not None:
+                    raise exc
+            residence.mark(t)
+
+
+def _sparse_facts(t):
+    from mpsready.ops.judge import CallFacts
+
+    return CallFacts(dtypes=(_DTYPE_NAMES.get(t.dtype, ""),), sparse=True)
+
+
+def _tensors(out: Any) -> list:
+    if isinstance(out, _Tensor):
+        return [out]
+    if isinstance(out, (list, tuple)):
+        return [t for t in out if isinstance(t, _Tensor)]
+    return []
+
+
+def install(emu: Emulator):
+    """Push the mode for the rest of the process; returns the undo."""
+    mode = DeviceMode(emu)
+    mode.__enter__()
+    return lambda: mode.__exit__(None, None, None)

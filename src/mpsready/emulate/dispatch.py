@@ -1,0 +1,234 @@
+"""The aten-level half of the emulated device: a thin ``TorchDispatchMode`` that observes and forwards.
+
+Each aten call with a tensor resident on MPS (or made inside a factory or move onto MPS) is handed to
+:meth:`mpsready.ops.judge.Judge.op` with plain facts (dtypes, sparse, ranks, a few schema arguments), then
+forwarded unchanged to the CPU kernel; its results are marked resident. The mode never decides anything
+itself (STYLE.md: torch/utils/_python_dispatch.py, torch/_subclasses/fake_tensor.py). What the judgement
+says is carried out:
+
+* ``error``: raise MPS's exception at the user's line (or, with ``--keep-going``, record it and go on);
+* ``fallback``: MPS's warning once, the call timed as CPU fallback time;
+* ``composite``: a ``CompositeExplicitAutograd`` kernel is run *below* the Python key with a child mode
+  pushed (``func.redispatch``), so the ops it calls are judged where MPS would dispatch them (the
+  trace recorder does the same, :mod:`mpsready.trace.recorder`); views are not expanded (their callees
+  exist on MPS in every shipped release, tests/trace/test_recorder.py).
+
+The dispatch mode is thread-local state that the autograd engine carries into its worker threads, so
+backward ops are judged too.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from mpsready.emulate import residence
+from mpsready.emulate.session import Emulator
+from mpsready.ops.judge import CallFacts
+
+_AFTER_PYTHON = torch._C._dispatch_keyset_full_after(torch._C.DispatchKey.Python)
+_push = torch._C._push_on_torch_dispatch_stack
+_pop = torch._C._pop_torch_dispatch_stack
+_Tensor = torch.Tensor
+_perf = time.perf_counter
+_MARKS = residence._MARKS
+_MAX_DEPTH = 6
+_DTYPE_NAMES = {d: str(d).replace("torch.", "") for d in (getattr(torch, n) for n in dir(torch))
+                if isinstance(d, torch.dtype)}
+_STRIDED = torch.strided
+# aten ops that move data off the device when given device=cpu (Tensor.cpu(), .to("cpu"))
+_COPY_OPS = frozenset({"aten::_to_copy", "aten::to.device", "aten::to.dtype_layout"})
+# schema arguments the shape rules may read (mps_shape_rules.yaml)
+_ARGS = ("transposed",)
+# ops whose arguments the shape rules read (mps_shape_rules.yaml); others get only dtypes and the first rank
+_SHAPED = frozenset({"aten::convolution", "aten::_convolution", "aten::bmm", "aten::baddbmm"})
+
+
+def op_name(func) -> str:
+    name = func._schema.name
+    ov = func._overloadname
+    return name if ov == "default" else f"{name}.{ov}"
+
+
+def _is_view(func) -> bool:
+    rets = func._schema.returns
+    return bool(rets) and all(r.alias_info is not None and not r.alias_info.is_write for r in rets)
+
+
+class _Info:
+    __slots__ = ("name", "view", "schema_args")
+
+    def __init__(self, func):
+        self.name = op_name(func)
+        self.view = _is_view(func)
+        self.schema_args = [a.name for a in func._schema.arguments]
+
+
+class MPSDispatch(TorchDispatchMode):
+    """See the module docstring; ``depth`` > 0 for the callees of an expanded composite."""
+
+    def __init__(self, emu: Emulator, depth: int = 0):
+        super().__init__()
+        self.emu = emu
+        self.depth = depth
+        self.infos: dict[int, _Info] = {} if depth == 0 else None  # shared through the root
+        self.root = self
+        self.children: dict[int, "MPSDispatch"] = {}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        emu = self.emu
+        ins = []
+        for v in args:
+            if isinstance(v, _Tensor):
+                ins.append(v)
+            elif isinstance(v, (list, tuple)):
+                for w in v:
+                    if isinstance(w, _Tensor):
+                        ins.append(w)
+        on = emu.creating > 0
+        if not on:
+            for t in ins:
+                if t in _MARKS:
+                    on = True
+                    break
+            if not on and kwargs:
+                for v in kwargs.values():
+                    if isinstance(v, _Tensor) and v in _MARKS:
+                        on = True
+                        break
+        if not on:
+            return func(*args, **kwargs)
+        root = self.root
+        info = root.infos.get(id(func))
+        if info is None:
+            info = root.infos[id(func)] = _Info(func)
+        name = info.name
+        if name in _COPY_OPS and kwargs.get("device") is not None and emu.creating == 0:
+            return func(*args, **kwargs)  # .cpu(): leaves the device, the result is not resident
+        if emu.inside_kernel:
+            out = func(*args, **kwargs)
+            _mark_all(out)
+            return out
+        if emu.deadline is not None:
+            emu.check_time()
+        facts = _facts(info, args, kwargs, ins)
+        j = emu.judge.op(name, facts, grad=torch.is_grad_enabled())
+        if j.fails and self.depth and not emu.exact_composites:
+            # a callee of a composite, decomposed by the installed torch: the target release's kernel of that
+            # composite may call other ops (_safe_softmax: eq in 2.5, isneginf later), so not a certain failure
+            j = replace(j, outcome="unknown", kind="callee_of_other_release",
+                        message=f"{j.message} (reached inside a composite as torch {torch.__version__} decomposes "
+                                f"it; torch {emu.judge.torch}'s own decomposition may differ)")
+        dtype = facts.dtypes[0] if facts.dtypes else None
+        if j.fails:
+            exc = emu.fail(j, name)
+            if exc is not None:
+                raise exc
+        t0 = _perf()
+        if j.outcome == "composite" and not info.view and self.depth < _MAX_DEPTH:
+            out = self._expand(func, ins, args, kwargs)
+        else:
+            out = func(*args, **kwargs)
+        seconds = _perf() - t0
+        if j.outcome == "fallback":
+            emu.warn_fallback(j)
+        if not j.fails:
+            emu.note(j, name, dtype, seconds, emu.frames.locate(2) if j.outcome == "fallback" else None)
+        self._land(out, name)
+        return out
+
+    def _land(self, out, name: str) -> None:
+        emu = self.emu
+        if isinstance(out, _Tensor):
+            outs = [out]
+        elif isinstance(out, (list, tuple)):
+            outs = [t for t in out if isinstance(t, _Tensor)]
+        else:
+            return
+        # a result of a dtype MPS cannot allocate (EmptyTensor.cpp TORCH_CHECK_TYPE), made from resident tensors
+        # (x.double()); factories and moves are judged once, where they land (device.py)
+        check = self.depth == 0 and emu.creating == 0
+        for t in outs:
+            if check:
+                j = emu.judge.allocation(_DTYPE_NAMES.get(t.dtype, ""))
+                if j is not None:
+                    exc = emu.fail(replace(j, op=name, named=name), name)
+                    if exc is not None:
+                        raise exc
+            _MARKS[t] = True
+
+    def _expand(self, func, ins, args, kwargs):
+        if ins:
+            keys = torch._C._dispatch_keys(ins[0])
+            for t in ins[1:]:
+                keys = keys | torch._C._dispatch_keys(t)
+        else:
+            keys = torch._C._dispatch_keys(torch.empty(0))
+        child = self.children.get(self.depth + 1)
+        if child is None:
+            child = self.children[self.depth + 1] = MPSDispatch(self.emu, self.depth + 1)
+            child.root = self.root
+        _push(child)
+        try:
+            try:
+                return func.redispatch(keys & _AFTER_PYTHON, *args, **kwargs)
+            except (RuntimeError, TypeError) as exc:
+                if "redispatch" not in str(exc) and "Scalar" not in str(exc):
+                    raise
+        finally:
+            _pop(None)
+        return func(*args, **kwargs)
+
+
+def _mark_all(out) -> None:
+    if isinstance(out, _Tensor):
+        _MARKS[out] = True
+    elif isinstance(out, (list, tuple)):
+        for t in out:
+            if isinstance(t, _Tensor):
+                _MARKS[t] = True
+
+
+def _facts(info: _Info, args, kwargs, ins) -> CallFacts:
+    names = _DTYPE_NAMES
+    dtypes = tuple(names.get(t.dtype, "") for t in ins)
+    sparse = False
+    for t in ins:
+        if t.layout is not _STRIDED:
+            sparse = True
+            break
+    ndims = size0 = argv = None
+    empty = False
+    if info.name in _SHAPED:
+        ndims, size0, argv = {}, {}, {}
+        for i, a in enumerate(args):
+            if i >= len(info.schema_args):
+                break
+            n = info.schema_args[i]
+            if isinstance(a, _Tensor):
+                ndims[n] = a.dim()
+                size0[n] = a.shape[0] if a.dim() else 0
+                if a.numel() == 0:
+                    empty = True
+            elif n in _ARGS:
+                argv[n] = a
+    return CallFacts(dtypes=dtypes, sparse=sparse, ndims=ndims, size0=size0, args=argv, empty_input=empty,
+                     out_numel=_bmm_numel(info.name, args), input_ndim=ins[0].dim() if ins else -1)
+
+
+def _bmm_numel(name: str, args) -> int:
+    if name == "aten::bmm" and len(args) >= 2 and isinstance(args[0], _Tensor) and isinstance(args[1], _Tensor):
+        a, b = args[0], args[1]
+        if a.dim() == 3 and b.dim() == 3:
+            return a.shape[0] * a.shape[1] * b.shape[2]
+    return 0
+
+
+def install(emu: Emulator):
+    mode = MPSDispatch(emu)
+    mode.__enter__()
+    return lambda: mode.__exit__(None, None, None)

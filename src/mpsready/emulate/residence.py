@@ -1,0 +1,57 @@
+"""Which tensors live on the emulated MPS device.
+
+A tensor "on MPS" is an ordinary CPU tensor whose Python object carries a residence mark. The marks are
+kept in a weak identity map (``torch.utils.weak.WeakIdKeyDictionary``), not on the tensor, so nothing of
+the emulation is pickled by ``torch.save`` and a mark dies with its tensor. PyTorch keeps one Python object
+per TensorImpl while C++ holds it (PyObject preservation, torch/csrc/autograd/python_variable.cpp), so a
+gradient or optimizer state handed back to Python later is the same marked object.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import torch
+from torch.utils.weak import WeakIdKeyDictionary
+
+_MARKS: WeakIdKeyDictionary = WeakIdKeyDictionary()
+
+
+def on_mps(t: torch.Tensor) -> bool:
+    """True iff ``t`` was created on, moved to, or computed from tensors on the emulated MPS device."""
+    return t in _MARKS
+
+
+def mark(t: torch.Tensor) -> None:
+    _MARKS[t] = True
+
+
+def unmark(t: torch.Tensor) -> None:
+    _MARKS.pop(t, None)
+
+
+def resident() -> Iterator[torch.Tensor]:
+    """The live tensors on the emulated device (for the emulated memory figures)."""
+    for ref in list(_MARKS.keys()):
+        yield ref
+
+
+def resident_bytes() -> int:
+    """Bytes of the distinct storages of live resident tensors (``torch.mps.current_allocated_memory`` here)."""
+    seen: set[int] = set()
+    total = 0
+    for t in resident():
+        try:
+            st = t.untyped_storage()
+        except (RuntimeError, NotImplementedError):  # sparse or otherwise storage-less
+            continue
+        ptr = st.data_ptr()
+        if ptr in seen:
+            continue
+        seen.add(ptr)
+        total += st.nbytes()
+    return total
+
+
+def clear() -> None:
+    _MARKS.clear()

@@ -1,0 +1,225 @@
+"""The state of one emulated Mac: the target, what was judged, what failed, fell back, and when to stop.
+
+:class:`Emulator` is what the modes (:mod:`~mpsready.emulate.device`, :mod:`~mpsready.emulate.dispatch`)
+report to. It asks :class:`mpsready.ops.judge.Judge` for every decision and only keeps the results:
+per-op predictions with counts and seconds, fallbacks with their share of the run's time, the failures a
+Mac would raise with the user's file and line. ``install()`` puts the whole device model in place;
+``uninstall()`` takes it away again.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import traceback
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+from mpsready.ops.judge import Judge, Judgement
+from mpsready.trace.frames import UserFrames
+from mpsready.trace.model import Frame
+
+
+class StopRun(BaseException):
+    """Raised into the program to end it cleanly at ``--max-steps`` or ``--time-limit``. A BaseException, like
+    KeyboardInterrupt, so that the program's own ``except Exception`` does not swallow it."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """The Mac emulated: ``torch`` as asked (``"2.5"``), ``macos`` (``"14.4"``), and whether
+    ``PYTORCH_ENABLE_MPS_FALLBACK=1`` is set there (``fallback``)."""
+
+    torch: str
+    macos: str
+    fallback: bool = False
+
+
+@dataclass
+class Failure:
+    """A call that fails on the Mac, where the program made it (``frame``: innermost user frame; ``stack``:
+    the user's frames, outermost first, as ``path:line in function``)."""
+
+    judgement: Judgement
+    frame: Frame | None
+    stack: list[str]
+    op_called: str
+
+    def to_dict(self) -> dict[str, Any]:
+        j = self.judgement
+        return {"kind": j.kind, "op": j.named or j.op, "called_as": self.op_called, "dtype": j.dtype,
+                "exception": j.exception, "message": j.message, "effect": j.outcome, "fixed_in": j.fixed_in,
+                "source": j.source, "basis": "predicted",
+                "location": self.frame.to_dict() if self.frame else None, "stack": self.stack}
+
+
+@dataclass
+class OpRecord:
+    """All calls of one MPS op with one outcome: counts, wall seconds here (on this CPU) and where first seen."""
+
+    op: str
+    outcome: str
+    kind: str | None
+    dtypes: list[str] = field(default_factory=list)
+    calls: int = 0
+    seconds: float = 0.0
+    frame: Frame | None = None
+    message: str | None = None
+    fixed_in: str | None = None
+    named: str | None = None
+
+
+class Emulator:
+    """One emulated MPS device for one target (see the module docstring).
+
+    ``root``: the directory whose files are the user's program (for file and line). ``keep_going``: record a
+    predicted failure and compute the call on the CPU instead of raising it. ``max_steps``: stop after that
+    many optimizer steps; ``time_limit``: stop after that many seconds (both raise :class:`StopRun`).
+    Raises ``ValueError`` for a target release without a table.
+    """
+
+    def __init__(self, target: Target, root: str, keep_going: bool = False, max_steps: int | None = None,
+                 time_limit: float | None = None):
+        self.target = target
+        self.judge = Judge(target.torch, target.macos, target.fallback)
+        self.frames = UserFrames(root)
+        import torch as _torch
+
+        from mpsready.ops.api import _vtuple
+
+        # composites expand exactly only when the installed torch is the target release (same minor)
+        self.exact_composites = _vtuple(_torch.__version__)[:2] == _vtuple(self.judge.torch)[:2]
+        self.root = os.path.abspath(root)
+        self.keep_going = keep_going
+        self.max_steps = max_steps
+        self.time_limit = time_limit
+        self.pid = os.getpid()
+        self.records: dict[tuple, OpRecord] = {}
+        self.failures: list[Failure] = []
+        self.raised: dict[int, Failure] = {}  # id(exception) -> the failure it carries
+        self.steps = 0
+        self.started = time.perf_counter()
+        self.deadline = None if time_limit is None else self.started + time_limit
+        self.stop_reason: str | None = None
+        self.creating = 0  # > 0 inside a factory or move whose results land on MPS
+        self.inside_kernel = 0  # > 0 inside an MPS kernel (or CPU fallback) of a composite-implicit op
+        self.default_mps = False  # torch.set_default_device("mps")
+        self.autocast_seen: dict[str, int] = {}
+        self.memory_queried = False
+        self._warned: set[str] = set()
+        self._failed: set[tuple] = set()
+        self._installed: list[Any] = []
+
+    # ------------------------------------------------------------------ install
+    def install(self) -> None:
+        """Put the device model in place in this process (torch API, the two modes, CIA kernels, hooks)."""
+        from mpsready.emulate import cia, device, dispatch, residence, torch_api
+
+        residence.clear()
+        self._installed = [torch_api.install(self), cia.install(self), dispatch.install(self), device.install(self)]
+
+    def uninstall(self) -> None:
+        from mpsready.emulate import residence
+
+        for undo in reversed(self._installed):
+            undo()
+        self._installed = []
+        residence.clear()
+
+    # ------------------------------------------------------------------ limits
+    def owner(self) -> bool:
+        """False in a forked DataLoader worker: only the program's own process stops or records."""
+        return os.getpid() == self.pid
+
+    def step_done(self) -> None:
+        self.steps += 1
+        if self.max_steps is not None and self.steps >= self.max_steps and self.owner():
+            self.stop_reason = f"--max-steps {self.max_steps} reached (optimizer steps)"
+            raise StopRun(self.stop_reason)
+        self.check_time()
+
+    def check_time(self) -> None:
+        if self.deadline is not None and time.perf_counter() > self.deadline and self.owner():
+            self.stop_reason = f"--time-limit {self.time_limit:g} s reached"
+            self.deadline = None  # raise once; the program's clean-up may dispatch more ops
+            raise StopRun(self.stop_reason)
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.started
+
+    # ------------------------------------------------------------------ judgements
+    def note(self, j: Judgement, called: str, dtype: str | None, seconds: float, frame: Frame | None) -> None:
+        """Count one judged call."""
+        key = (j.op, j.outcome, j.kind, j.named)
+        rec = self.records.get(key)
+        if rec is None:
+            rec = self.records[key] = OpRecord(op=j.op, outcome=j.outcome, kind=j.kind, frame=frame,
+                                               message=j.message, fixed_in=j.fixed_in, named=j.named)
+        rec.calls += 1
+        rec.seconds += seconds
+        if dtype and dtype not in rec.dtypes:
+            rec.dtypes.append(dtype)
+        if rec.frame is None and frame is not None:
+            rec.frame = frame
+
+    def warn_fallback(self, j: Judgement) -> None:
+        """MPS's fallback UserWarning, once per op as TORCH_WARN_ONCE does (MPSFallback.mm)."""
+        name = j.named or j.op
+        if name in self._warned or not j.message:
+            return
+        self._warned.add(name)
+        frame = self.frames.locate(2)
+        if frame is None:
+            warnings.warn(j.message, UserWarning, stacklevel=3)
+        else:  # at the user's line, as the C++ TORCH_WARN_ONCE surfaces in Python
+            warnings.warn_explicit(j.message, UserWarning, os.path.join(self.root, frame.path), frame.line)
+
+    def fail(self, j: Judgement, called: str) -> BaseException | None:
+        """A call that fails on the Mac. Returns the exception to raise (None with ``keep_going``, or for a
+        crash under ``keep_going``). A crash without ``keep_going`` ends the program as the abort would."""
+        frame = self.frames.locate(2)
+        failure = Failure(j, frame, self._user_stack(), called)
+        key = (j.kind, j.named or j.op, j.dtype, frame)
+        if self.owner() and key not in self._failed:  # --keep-going: one entry per op, dtype and line
+            self._failed.add(key)
+            self.failures.append(failure)
+        self.note(j, called, j.dtype, 0.0, frame)
+        if self.keep_going:
+            return None
+        if j.outcome == "crash":
+            exc: BaseException = MacCrash(j.message or "process aborted")
+        else:
+            cls = {"NotImplementedError": NotImplementedError, "TypeError": TypeError}.get(j.exception or "",
+                                                                                            RuntimeError)
+            exc = cls(j.message)
+        self.raised[id(exc)] = failure
+        return exc
+
+    def _user_stack(self) -> list[str]:
+        out = []
+        for fs in traceback.extract_stack()[:-3]:
+            if fs.filename.startswith("<"):
+                continue
+            path = os.path.abspath(fs.filename)
+            if path.startswith(self.root + os.sep) and "site-packages" not in path and "mpsready" not in path:
+                out.append(f"{os.path.relpath(path, self.root)}:{fs.lineno} in {fs.name}")
+        return out[-12:]
+
+    def failure_of(self, exc: BaseException) -> Failure | None:
+        """The predicted failure ``exc`` carries, if the emulator raised it (also through ``raise ... from``)."""
+        seen = 0
+        while exc is not None and seen < 8:
+            hit = self.raised.get(id(exc))
+            if hit is not None:
+                return hit
+            exc = exc.__cause__ or exc.__context__
+            seen += 1
+        return None
+
+    def fallbacks(self) -> list[OpRecord]:
+        return sorted((r for r in self.records.values() if r.outcome == "fallback"), key=lambda r: -r.seconds)
+
+
+class MacCrash(BaseException):
+    """The process would abort on the Mac here (an MPSNDArray assertion): nothing in the program may catch it."""

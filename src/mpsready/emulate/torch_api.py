@@ -1,0 +1,263 @@
+"""The torch API as a Mac shows it: MPS built and available, CUDA absent, ``torch.mps.*`` working.
+
+Patched for the emulated process only (``install`` returns the undo):
+
+* ``Tensor.device`` / ``is_mps`` / ``is_cpu`` / ``get_device`` read the residence mark
+  (:mod:`~mpsready.emulate.residence`), so ``x.device.type == "mps"`` branches take the Mac path;
+  ``Tensor.data`` carries the mark both ways (``Module.to`` swaps parameters in through ``param.data = ...``,
+  torch/nn/modules/module.py ``_apply``, 2.0-2.13);
+* ``torch.backends.mps.is_available()`` is the target's answer (False below the release's minimum macOS),
+  ``is_built()`` True, ``is_macos_or_newer`` compares with the target macOS;
+* ``torch.mps``: ``synchronize``, ``empty_cache``, ``manual_seed``/``seed``/``get_rng_state``/``set_rng_state``
+  (MPS tensors draw from this CPU's generator here), ``device_count`` 1, and memory queries that count the
+  bytes of live resident tensors: emulated figures, said once on stderr;
+* ``torch.cuda.is_available()`` False and ``device_count()`` 0 (already so on a CPU build, where
+  ``.cuda()`` raises PyTorch's own "Torch not compiled with CUDA enabled");
+* ``torch.set_default_device("mps")`` / ``get_default_device``; ``torch.load(map_location="mps")``.
+* optimizer steps are counted (``register_optimizer_step_post_hook``, torch/optim/optimizer.py 2.0+)
+  for ``--max-steps``.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Callable
+
+import torch
+
+from mpsready.emulate import residence
+from mpsready.emulate.session import Emulator
+from mpsready.ops.api import _macos_lt
+
+_Base = torch._C.TensorBase
+_MPS0 = torch.device("mps", 0)
+_MARKS = residence._MARKS
+
+
+def _device(self):
+    if self in _MARKS:
+        return _MPS0
+    return _Base.device.__get__(self)
+
+
+def _is_mps(self):
+    return self in _MARKS
+
+
+def _is_cpu(self):
+    return self not in _MARKS and _Base.is_cpu.__get__(self)
+
+
+def _get_device(self):
+    return 0 if self in _MARKS else _Base.get_device(self)
+
+
+def _data_get(self):
+    d = _Base.data.__get__(self)
+    if self in _MARKS:
+        _MARKS[d] = True
+    return d
+
+
+def _data_set(self, value):
+    _Base.data.__set__(self, value)
+    if isinstance(value, torch.Tensor) and value in _MARKS:
+        _MARKS[self] = True
+    else:
+        residence.unmark(self)
+
+
+class _Patches:
+    """Attribute patches and clean-up calls, undone in reverse order."""
+
+    def __init__(self):
+        self.saved: list[tuple[Any, str, Any, bool]] = []
+        self.cleanups: list[Callable[[], None]] = []
+
+    def on_undo(self, fn: Callable[[], None]) -> None:
+        self.cleanups.append(fn)
+
+    def set(self, owner: Any, name: str, value: Any) -> None:
+        had = name in vars(owner) if isinstance(owner, type) else hasattr(owner, name)
+        self.saved.append((owner, name, getattr(owner, name, None), had))
+        setattr(owner, name, value)
+
+    def undo(self) -> None:
+        for fn in reversed(self.cleanups):
+            fn()
+        self.cleanups.clear()
+        for owner, name, old, had in reversed(self.saved):
+            if had:
+                setattr(owner, name, old)
+            else:
+                try:
+                    delattr(owner, name)
+                except AttributeError:
+                    pass
+        self.saved.clear()
+
+
+def install(emu: Emulator) -> Callable[[], None]:
+    p = _Patches()
+    T = torch.Tensor
+    p.set(T, "device", property(_device))
+    p.set(T, "is_mps", property(_is_mps))
+    p.set(T, "is_cpu", property(_is_cpu))
+    p.set(T, "get_device", _get_device)
+    p.set(T, "data", property(_data_get, _data_set))
+
+    macos = emu.target.macos
+    mps_backend = torch.backends.mps
+    p.set(mps_backend, "is_available", lambda: emu.judge.available)
+    p.set(mps_backend, "is_built", lambda: True)
+    p.set(mps_backend, "is_macos_or_newer",
+          lambda major, minor: not _macos_lt(macos, f"{major}.{minor}"))
+    if hasattr(mps_backend, "is_macos13_or_newer"):
+        p.set(mps_backend, "is_macos13_or_newer", lambda minor=0: not _macos_lt(macos, f"13.{minor}"))
+
+    _install_mps_module(p, emu)
+    _install_accelerator(p, emu)
+    p.set(torch.cuda, "is_available", lambda: False)
+    p.set(torch.cuda, "device_count", lambda: 0)
+    _install_default_device(p, emu)
+    p.set(torch, "Generator", _generator_class())
+    _install_load(p, emu)
+
+    from torch.optim.optimizer import register_optimizer_step_post_hook
+
+    handle = register_optimizer_step_post_hook(lambda opt, args, kwargs: emu.step_done())
+
+    def undo():
+        handle.remove()
+        p.undo()
+    return undo
+
+
+def _memory_note(emu: Emulator) -> None:
+    if not emu.memory_queried:
+        emu.memory_queried = True
+        print("mpsready run: torch.mps memory figures are emulated (bytes of live tensors on the emulated MPS "
+              "device), not Metal's allocator", file=sys.stderr)
+
+
+def _install_mps_module(p: _Patches, emu: Emulator) -> None:
+    import torch.mps as mps
+
+    def memory() -> int:
+        _memory_note(emu)
+        return residence.resident_bytes()
+
+    def recommended() -> int:
+        _memory_note(emu)
+        return 0
+
+    p.set(mps, "synchronize", lambda: None)
+    p.set(mps, "empty_cache", lambda: None)
+    # torch.manual_seed itself calls torch.mps.manual_seed when MPS is available (torch/random.py 2.0-2.13):
+    # seed the CPU generator directly, which the emulated device draws from
+    p.set(mps, "manual_seed", lambda seed: torch.default_generator.manual_seed(int(seed)) and None)
+    p.set(mps, "seed", lambda: torch.default_generator.seed() and None)
+    p.set(mps, "get_rng_state", lambda device="mps": torch.get_rng_state())
+    p.set(mps, "set_rng_state", lambda new_state, device="mps": torch.set_rng_state(new_state))
+    p.set(mps, "device_count", lambda: 1 if emu.judge.available else 0)
+    p.set(mps, "current_allocated_memory", memory)
+    p.set(mps, "driver_allocated_memory", memory)
+    p.set(mps, "recommended_max_memory", recommended)
+    p.set(mps, "set_per_process_memory_fraction", lambda fraction: None)
+    if hasattr(mps, "is_available"):
+        p.set(mps, "is_available", lambda: emu.judge.available)
+
+
+def _generator_class():
+    """``torch.Generator("mps")``: a CPU generator here (a subclass, so ``isinstance`` checks still hold)."""
+    from mpsready.emulate.device import is_mps
+
+    real = torch._C.Generator
+
+    class Generator(real):
+        def __new__(cls, device="cpu"):
+            return real.__new__(cls, "cpu" if is_mps(device) else device)
+
+        def __init__(self, device="cpu"):
+            pass
+
+    Generator.__module__ = "torch"
+    return Generator
+
+
+def _install_accelerator(p: _Patches, emu: Emulator) -> None:
+    """``torch.accelerator`` (2.6+; pytorch/examples pick their device with it): MPS is the accelerator."""
+    acc = getattr(torch, "accelerator", None)
+    if acc is None:
+        return
+
+    def memory(*_a, **_k) -> int:
+        _memory_note(emu)
+        return residence.resident_bytes()
+
+    p.set(acc, "is_available", lambda: emu.judge.available)
+    p.set(acc, "current_accelerator", lambda check_available=False: torch.device("mps")
+          if emu.judge.available else None)
+    p.set(acc, "device_count", lambda: 1 if emu.judge.available else 0)
+    for name in ("current_device_index", "current_device_idx"):
+        if hasattr(acc, name):
+            p.set(acc, name, lambda: 0)
+    for name in ("set_device_index", "set_device_idx", "synchronize", "empty_cache"):
+        if hasattr(acc, name):
+            p.set(acc, name, lambda *a, **k: None)
+    for name in ("memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved"):
+        if hasattr(acc, name):
+            p.set(acc, name, memory)
+
+
+def _install_default_device(p: _Patches, emu: Emulator) -> None:
+    from mpsready.emulate.device import is_mps
+
+    real_set = torch.set_default_device
+    real_get = getattr(torch, "get_default_device", None)
+    ctx = getattr(torch, "_GLOBAL_DEVICE_CONTEXT", None)
+    had_context = getattr(ctx, "device_context", None) is not None
+
+    def set_default_device(device):
+        emu.default_mps = device is not None and is_mps(device)
+        real_set(None if emu.default_mps else device)
+
+    p.set(torch, "set_default_device", set_default_device)
+    if not had_context:
+        # the program's set_default_device("cpu") pushes a global DeviceContext mode: take it away on uninstall
+        p.on_undo(lambda: real_set(None))
+    if real_get is not None:
+        p.set(torch, "get_default_device", lambda: _MPS0 if emu.default_mps else real_get())
+
+
+def _install_load(p: _Patches, emu: Emulator) -> None:
+    from mpsready.emulate.device import is_mps
+
+    real_load = torch.load
+
+    def load(f, map_location=None, *args, **kwargs):
+        onto = map_location is not None and not callable(map_location) and not isinstance(map_location, dict) \
+            and is_mps(map_location)
+        obj = real_load(f, "cpu" if onto else map_location, *args, **kwargs)
+        if onto:
+            _move_all(obj)
+        return obj
+
+    def _move_all(obj, depth=0):
+        if depth > 20:
+            return
+        if isinstance(obj, torch.Tensor):
+            j = emu.judge.allocation(str(obj.dtype).replace("torch.", ""))
+            if j is not None:  # a float64 tensor restored onto MPS is refused as any allocation there
+                exc = emu.fail(j, "aten::_to_copy")
+                if exc is not None:
+                    raise exc
+            residence.mark(obj)
+        elif isinstance(obj, dict):
+            for v in obj.values():
+                _move_all(v, depth + 1)
+        elif isinstance(obj, (list, tuple)):
+            for v in obj:
+                _move_all(v, depth + 1)
+
+    p.set(torch, "load", load)

@@ -1,0 +1,281 @@
+"""Judge one operator call as MPS would dispatch it, for one PyTorch release and macOS.
+
+The emulated MPS device (:mod:`mpsready.emulate`) only observes calls and forwards them; every decision
+is made here, from the shipped support data (:mod:`mpsready.ops.api`) and the curated shape rules
+(``data/curated/mps_shape_rules.yaml``). No torch import: a call is described by plain values.
+
+A :class:`Judgement` says what a Mac does with the call:
+
+* ``runs``: an MPS kernel takes it (its dtype, macOS and shape conditions hold);
+* ``composite``: a backend-agnostic kernel; the ops it calls are judged on their own;
+* ``error``: the call raises ``exception`` (``NotImplementedError``, ``TypeError``, ``RuntimeError``) with
+  ``message``, the text MPS prints (without the class name);
+* ``fallback``: the call runs on the CPU with MPS's ``UserWarning`` (``message``): always-fallback ops
+  (``MPSFallback.mm``), or ops without a kernel when ``PYTORCH_ENABLE_MPS_FALLBACK=1``;
+* ``crash``: macOS aborts the process (an MPSNDArray assertion), ``message`` is what it prints;
+* ``unknown``: the data does not know the op (another namespace): never guessed as supported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Mapping, Sequence
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from mpsready.ops import api as ops_api
+from mpsready.ops.messages import ISSUE_NEW, ISSUE_OLD, fallback_warning, not_implemented_message
+
+OUTCOMES = ("runs", "composite", "error", "fallback", "crash", "unknown")
+FAILING = frozenset({"error", "crash"})
+# dtypes the global rules speak about (global_rules.yaml dtype_rules)
+_ALLOCATION_EXCEPTION = "TypeError"  # TORCH_CHECK_TYPE in aten/src/ATen/mps/EmptyTensor.cpp (2.3-2.14)
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """What MPS does with one call (module docstring). ``op``: the overload MPS dispatches (after routing,
+    e.g. ``aten::_mps_convolution`` for a CPU ``aten::mkldnn_convolution``); ``named``: the overload MPS's
+    message names (``aten::index_copy.out`` for ``aten::index_copy_``); ``kind``: ``missing``,
+    ``always_fallback``, ``guard``, ``sparse``, ``dtype``, ``macos``, ``shape``, ``unknown`` or None."""
+
+    op: str
+    outcome: str
+    kind: str | None = None
+    exception: str | None = None
+    message: str | None = None
+    dtype: str | None = None
+    fixed_in: str | None = None
+    named: str | None = None
+    source: str | None = None
+
+    @property
+    def fails(self) -> bool:
+        return self.outcome in FAILING
+
+
+def _strip_class(text: str) -> str:
+    """``"NotImplementedError: The operator ..."`` -> ``"The operator ..."`` (messages.py keeps the class)."""
+    head, sep, rest = text.partition(": ")
+    return rest if sep and head.endswith(("Error", "Warning")) else text
+
+
+@lru_cache(maxsize=None)
+def _shape_rules() -> tuple[dict[str, Any], ...]:
+    from mpsready.ops.build import curated
+
+    return tuple(curated.load("mps_shape_rules")["rules"])
+
+
+def _later_release(after: str, pred) -> str | None:
+    at = ops_api._vtuple(after)
+    for rel in ops_api.shipped_versions():
+        if ops_api._vtuple(rel) > at and pred(ops_api.load_db(rel)):
+            return rel
+    return None
+
+
+@dataclass(frozen=True)
+class CallFacts:
+    """What the judge may look at in one call, all plain values: ``dtypes`` of the tensor arguments in order
+    (``"float32"``), ``out_dtypes`` of the results, ``sparse`` (a sparse tensor among them), ``ndims``/``size0``
+    per tensor argument name of the schema, ``args`` (non-tensor arguments by name), ``out_numel``
+    (elements of the first result, 0 if none), ``empty_input`` (a tensor argument with no elements)."""
+
+    dtypes: tuple[str, ...] = ()
+    out_dtypes: tuple[str, ...] = ()
+    sparse: bool = False
+    ndims: Mapping[str, int] | None = None
+    size0: Mapping[str, int] | None = None
+    args: Mapping[str, Any] | None = None
+    out_numel: int = 0
+    empty_input: bool = False
+    input_ndim: int = -1  # dimensions of the first tensor argument (-1: none)
+
+
+class Judge:
+    """Judgements for one target: ``torch`` (a version, resolved with :func:`mpsready.ops.api.load_db`),
+    ``macos`` (``"14.4"``) and ``fallback`` (``PYTORCH_ENABLE_MPS_FALLBACK=1``). Raises ``ValueError`` for a
+    release without a table or a malformed macOS version."""
+
+    def __init__(self, torch: str, macos: str, fallback: bool = False):
+        self.db = ops_api.load_db(torch)
+        ops_api._vtuple(macos)
+        self.torch = self.db.torch_version
+        self.macos = macos
+        self.fallback = fallback
+        self._memo: dict[tuple, Judgement] = {}
+        rel = Version(self.torch)
+        self._shape = {}
+        for rule in _shape_rules():
+            if rel in SpecifierSet(rule.get("torch") or ""):
+                self._shape.setdefault("aten::" + rule["op"], []).append(rule)
+
+    def set_fallback(self, fallback: bool) -> None:
+        """Change the ``PYTORCH_ENABLE_MPS_FALLBACK`` assumption (the program set it before importing torch)."""
+        if bool(fallback) != self.fallback:
+            self.fallback = bool(fallback)
+            self._memo.clear()
+
+    # ------------------------------------------------------------------ the device itself
+    @property
+    def available(self) -> bool:
+        """``torch.backends.mps.is_available()`` on the target: False below the release's minimum macOS."""
+        return self.db.macos_supported(self.macos)
+
+    def unavailable_message(self) -> str:
+        """The RuntimeError text of a tensor put on MPS where the macOS is too old (libtorch_cpu.dylib string
+        'The MPS backend is supported on MacOS X+', global_rules.yaml min_macos)."""
+        return (f"The MPS backend is supported on MacOS {self.db.min_macos}+.Current OS version can be queried "
+                "using `sw_vers`")
+
+    def allocation(self, dtype: str) -> Judgement | None:
+        """A tensor of ``dtype`` created on, or moved to, the MPS device: None when allowed, else the
+        ``TypeError`` MPS raises at that point (global dtype rules at this macOS; float64 and complex128 never,
+        bfloat16 and complex64 from macOS 14)."""
+        key = ("alloc", dtype)
+        hit = self._memo.get(key)
+        if hit is None and key not in self._memo:
+            hit = None
+            for r in self.db.dtype_rules(macos=self.macos):
+                if r.dtype == dtype and r.effect in ("error", "unsupported_before"):
+                    hit = Judgement(op="aten::_to_copy", outcome="error", kind="dtype", exception=_ALLOCATION_EXCEPTION,
+                                    message=r.message, dtype=dtype, source=r.source)
+                    break
+            self._memo[key] = hit
+        return hit
+
+    # ------------------------------------------------------------------ one op
+    def target(self, op: str, grad: bool = True) -> str:
+        """The overload MPS dispatches for a CPU-specific ``op`` (routing.yaml); ``grad``: grad mode is on
+        (SDPA takes its ``otherwise`` route in training)."""
+        info = self.db.route_info(op)
+        if not info:
+            return op
+        if info.get("otherwise") and grad:
+            return "aten::" + info["otherwise"]
+        return "aten::" + info["to"]
+
+    def op(self, name: str, facts: CallFacts = CallFacts(), grad: bool = True) -> Judgement:
+        """Judge a call of ``name`` (``"aten::cumsum"``) with ``facts``. Shape rules are checked on every
+        call; the rest is memoised by (op, dtype, sparse, grad)."""
+        target = self.target(name, grad)
+        rules = self._shape.get(name) or self._shape.get(target)
+        if rules:
+            hit = self._shape_judgement(target, rules, facts)
+            if hit is not None:
+                return hit
+        main = (facts.dtypes[:1] or facts.out_dtypes[:1] or ("",))[0]
+        key = (target, main, facts.sparse)
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = self._memo[key] = self._judge(target, main, facts.sparse)
+        return hit
+
+    def _judge(self, target: str, dtype: str, sparse: bool) -> Judgement:
+        sup = self.db.lookup(target, macos=self.macos)
+        st, tv = sup.status, self.torch
+        src = "; ".join(sup.sources[:2]) if sup.sources else None
+        if sparse and st in ("kernel", "missing", "cpu_fallback_always", "guard"):
+            if not sup.sparse_mps:
+                fixed = _later_release(tv, lambda d: d.lookup(target).sparse_mps)
+                return Judgement(target, "error", "sparse", "NotImplementedError",
+                                 f"Could not run '{target}' with arguments from the 'SparseMPS' backend.",
+                                 dtype or None, fixed, target, src)
+            return Judgement(target, "runs", source=src)
+        if st == "missing":
+            named = sup.delegate or target
+            if self.fallback:
+                return Judgement(target, "fallback", "missing", None, _strip_class(fallback_warning(named)),
+                                 dtype or None, sup.fixed_in, named, src)
+            return Judgement(target, "error", "missing", "NotImplementedError",
+                             _strip_class(not_implemented_message(named, tv)), dtype or None, sup.fixed_in, named, src)
+        if st == "cpu_fallback_always":
+            return Judgement(target, "fallback", "always_fallback", None, _strip_class(fallback_warning(target)),
+                             dtype or None, sup.fixed_in, target, src)
+        if st == "guard":
+            return Judgement(target, "error", "guard", "RuntimeError",
+                             f"{target}: registered on MPS only to raise (MPSFallback.mm, torch {tv})",
+                             dtype or None, sup.fixed_in, target, src)
+        if st == "unknown":
+            return Judgement(target, "unknown", "unknown", None, None, dtype or None, None, target, src)
+        if st == "kernel":
+            if sup.min_macos and ops_api._macos_lt(self.macos, sup.min_macos):
+                return Judgement(target, "error", "macos", "RuntimeError",
+                                 f"{target} on MPS needs macOS {sup.min_macos} (this target: {self.macos})",
+                                 dtype or None, None, target, src)
+            exc = sup.dtype_exceptions.get(dtype) or sup.dtype_exceptions.get("*")
+            if exc and exc.get("unsupported"):
+                fixed = _later_release(tv, lambda d: dtype not in d.lookup(target, macos=self.macos).dtype_exceptions)
+                return Judgement(target, "error", "dtype", "RuntimeError",
+                                 f"{target} does not support input type '{dtype}' in MPS backend "
+                                 f"({exc.get('message') or 'common_mps.py expected failure'})",
+                                 dtype, fixed, target, src)
+            if exc and exc.get("min_macos") and ops_api._macos_lt(self.macos, exc["min_macos"]):
+                return Judgement(target, "error", "dtype", "RuntimeError",
+                                 f"{target} supports {dtype} on MPS from macOS {exc['min_macos']} "
+                                 f"({exc.get('message') or 'common_mps.py'})", dtype, None, target, src)
+            return Judgement(target, "runs", source=src)
+        return Judgement(target, "composite", source=src)
+
+    def _shape_judgement(self, target: str, rules: Sequence[dict[str, Any]], facts: CallFacts) -> Judgement | None:
+        for rule in rules:
+            if all(_SHAPE_TESTS[k](v, facts) for k, v in rule["when"].items()):
+                return Judgement(target, "crash" if rule["effect"] == "crash" else "error", "shape",
+                                 rule.get("exception"), rule["message"],
+                                 (facts.dtypes[:1] or (None,))[0], _rule_fixed_in(rule), target, rule["source"])
+        return None
+
+    # ------------------------------------------------------------------ autocast
+    def autocast_policy(self, name: str) -> str | None:
+        """The AutocastMPS policy of ``name`` in this release (``lower_precision_fp``, ``fp32``, ...), None
+        when the op is not on the list. Only meaningful where :attr:`autocast_known`."""
+        return self.db.autocast_mps_policy.get(name)
+
+    @property
+    def autocast_known(self) -> bool:
+        """Whether the data ships this release's AutocastMPS list (autocast_mps.yaml: 2.5.1 only so far)."""
+        return bool(self.db.autocast_mps)
+
+    @property
+    def issue_url(self) -> str:
+        return ISSUE_NEW if ops_api._vtuple(self.torch)[:2] >= (2, 6) else ISSUE_OLD
+
+
+def _rule_fixed_in(rule: dict[str, Any]) -> str | None:
+    """The first shipped release the rule's specifier excludes after it applied (``<2.8`` -> ``2.8.0``)."""
+    spec = SpecifierSet(rule.get("torch") or "")
+    seen = False
+    for rel in ops_api.shipped_versions():
+        inside = Version(rel) in spec
+        if inside:
+            seen = True
+        elif seen:
+            return rel
+    return None
+
+
+def _arg(want: Mapping[str, Any], f: CallFacts) -> bool:
+    return all((f.args or {}).get(k) == v for k, v in want.items())
+
+
+def _ndim(want: Mapping[str, int], f: CallFacts) -> bool:
+    return all((f.ndims or {}).get(k) == v for k, v in want.items())
+
+
+def _size0_gt(want: Mapping[str, int], f: CallFacts) -> bool:
+    return all((f.size0 or {}).get(k, 0) > v for k, v in want.items())
+
+
+SHAPE_TESTS = ("arg", "ndim", "input_ndim", "dtype_in", "size0_gt", "out_numel_gt", "empty_input")
+_SHAPE_TESTS = {
+    "arg": _arg,
+    "ndim": _ndim,
+    "input_ndim": lambda n, f: f.input_ndim == n,
+    "dtype_in": lambda want, f: bool(f.dtypes) and f.dtypes[0] in want,
+    "size0_gt": _size0_gt,
+    "out_numel_gt": lambda n, f: f.out_numel > n,
+    "empty_input": lambda flag, f: f.empty_input == bool(flag),
+}

@@ -1,0 +1,105 @@
+"""Adapter for ``mpsready run --format json`` (schema ``mpsready.run`` v1): an emulated Mac run.
+
+The user's program ran on this machine with an emulated MPS device for a target PyTorch and macOS
+(:mod:`mpsready.emulate`). Its failures and fallbacks are **predicted** (basis ``emulated``, a kind of
+predicted evidence): nothing ran on a Mac. Report items 4 (the step on MPS) and 6 (CPU fallback) read it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from mpsready.report.evidence._util import EvidenceError, as_float, as_int, load_json
+
+
+@dataclass(frozen=True)
+class RunFailure:
+    kind: str
+    op: str | None
+    dtype: str | None
+    message: str
+    where: str | None
+    fixed_in: str | None
+
+    def line(self) -> str:
+        """``emulated: aten::_ctc_loss.Tensor (float32) at train.py:12: NotImplementedError ...; fixed in 2.14.1``."""
+        s = "emulated Mac run: " + (self.op or self.kind)
+        if self.dtype:
+            s += f" ({self.dtype})"
+        if self.where:
+            s += f" at {self.where}"
+        s += f": {self.message[:160]}"
+        if self.op:
+            s += f"; fixed in PyTorch {self.fixed_in}" if self.fixed_in else "; no fix in any release known"
+        return s
+
+
+@dataclass(frozen=True)
+class RunFallback:
+    op: str
+    calls: int
+    share: float | None
+    where: str | None
+    fixed_in: str | None
+
+    def line(self) -> str:
+        s = f"emulated Mac run: {self.op} ran on the CPU {self.calls} time(s)"
+        if self.share is not None:
+            s += f", {self.share:.1%} of the run's time here"
+        if self.where:
+            s += f" (first at {self.where})"
+        return s
+
+
+@dataclass
+class RunEvidence:
+    source: str | None
+    outcome: str  # completed | failed | stopped
+    torch_target: str | None
+    macos_target: str | None
+    fallback_enabled: bool | None
+    failures: list[RunFailure]
+    fallbacks: list[RunFallback]
+    judged_ops: int
+    steps: int | None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def fallback_share(self) -> float | None:
+        shares = [f.share for f in self.fallbacks if f.share is not None]
+        return min(1.0, sum(shares)) if shares else None
+
+
+def _where(loc: Any) -> str | None:
+    if isinstance(loc, dict) and loc.get("path"):
+        return f"{loc['path']}:{loc['line']}" if loc.get("line") else str(loc["path"])
+    return None
+
+
+def from_doc(doc: dict[str, Any], source: str | None = None) -> RunEvidence:
+    from mpsready.run.document import load_document
+
+    try:
+        load_document(doc)
+    except ValueError as exc:
+        raise EvidenceError(f"{source or 'run output'}: {exc}") from None
+    tgt = doc.get("target") or {}
+    failures = [RunFailure(kind=str(f.get("kind") or "error"), op=f.get("op"), dtype=f.get("dtype"),
+                           message=str(f.get("message") or ""), where=_where(f.get("location")),
+                           fixed_in=f.get("fixed_in"))
+                for f in doc.get("failures") or [] if isinstance(f, dict)]
+    fallbacks = [RunFallback(op=str(f.get("op")), calls=as_int(f.get("calls")) or 0, share=as_float(f.get("share")),
+                             where=_where(f.get("location")), fixed_in=f.get("fixed_in"))
+                 for f in doc.get("fallbacks") or [] if isinstance(f, dict) and f.get("op")]
+    return RunEvidence(source=source, outcome=doc["outcome"], torch_target=tgt.get("torch"),
+                       macos_target=tgt.get("macos"), fallback_enabled=tgt.get("fallback"), failures=failures,
+                       fallbacks=fallbacks, judged_ops=len(doc.get("predictions") or []),
+                       steps=as_int(doc.get("steps")), raw=doc)
+
+
+def load(path: str | os.PathLike[str]) -> RunEvidence:
+    from mpsready.run.document import SCHEMA
+
+    return from_doc(load_json(path, SCHEMA), source=str(path))

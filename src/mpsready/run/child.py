@@ -1,0 +1,176 @@
+"""The child process of ``mpsready run``: install the emulated Mac, run the user's program, write the result.
+
+``python -m mpsready.run.child SPEC.json`` where SPEC holds ``program`` (:class:`~mpsready.run.command.Program`
+fields), ``target`` (torch, macos, fallback), ``keep_going``, ``max_steps``, ``time_limit`` and ``out`` (where the
+result document goes). The program runs in this process as ``__main__`` (``runpy``), with its own
+``sys.argv``; its output goes where this process's goes. Its uncaught exception is printed as Python would
+print it, then classified: a failure the emulator raised (op, dtype, MPS's message, the user's line), or the
+program's own error (e.g. PyTorch's "Torch not compiled with CUDA enabled"), or a clean stop.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import runpy
+import signal
+import sys
+import time
+import traceback
+from typing import Any
+
+# Exit status of this child, read by the parent before the result document is.
+CHILD_OK = 0
+CHILD_SETUP_ERROR = 2
+CHILD_INTERNAL = 3
+
+
+def _user_location(exc: BaseException, root: str) -> dict[str, Any] | None:
+    tb = traceback.extract_tb(exc.__traceback__)
+    for fs in reversed(tb):
+        path = os.path.abspath(fs.filename)
+        if path.startswith(root + os.sep) and "site-packages" not in path and "mpsready" not in path:
+            return {"path": os.path.relpath(path, root), "line": fs.lineno, "function": fs.name}
+    return None
+
+
+def _program_kind(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    if "not compiled with CUDA" in text or "NCCL" in text or "CUDA" in text and "not available" in text:
+        return "cuda_api"
+    return "program_error"
+
+
+def _print_exception(exc: BaseException) -> None:
+    """The traceback as Python prints it, without the frames of this runner, runpy or the emulator (the
+    emulator stands in for PyTorch's C++ here: on a Mac the error comes out of the torch call itself)."""
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    frames = [fs for fs in traceback.extract_tb(exc.__traceback__)
+              if not fs.filename.startswith(pkg) and not fs.filename.startswith("<frozen runpy")]
+    out = ["Traceback (most recent call last):\n", *traceback.format_list(frames),
+           *traceback.format_exception_only(type(exc), exc)]
+    sys.stderr.write("".join(out))
+
+
+def run(spec: dict[str, Any]) -> dict[str, Any]:
+    """Run the program of ``spec`` under the emulator; returns the raw result (``run.document`` shapes it)."""
+    from mpsready.emulate import Emulator, MacCrash, StopRun, Target
+
+    prog = spec["program"]
+    root = prog["root"]
+    tgt = spec["target"]
+    emu = Emulator(Target(tgt["torch"], tgt["macos"], bool(tgt["fallback"])), root,
+                   keep_going=bool(spec.get("keep_going")), max_steps=spec.get("max_steps"),
+                   time_limit=spec.get("time_limit"))
+    # macOS starts DataLoader workers and other child processes by "spawn" (Python 3.8+ default there)
+    try:
+        multiprocessing.set_start_method("spawn", force=True)
+    except RuntimeError:
+        pass
+    sys.argv = list(prog["argv"])
+    if prog["kind"] == "script":
+        sys.path.insert(0, os.path.dirname(prog["target"]))
+    else:
+        sys.path.insert(0, os.getcwd())
+    if emu.time_limit:
+        signal.signal(signal.SIGALRM, _alarm(emu))
+        signal.setitimer(signal.ITIMER_REAL, emu.time_limit + 0.5)
+    outcome, exit_code, error = "completed", 0, None
+    os.environ["PYTORCH_ENABLE_MPS_FALLBACK"] = "1" if tgt["fallback"] else "0"
+    emu.install()
+    unwatch = _watch_fallback_variable(emu)  # after install, which imports torch modules itself
+    t0 = time.perf_counter()
+    try:
+        if prog["kind"] == "script":
+            runpy.run_path(prog["target"], run_name="__main__")
+        else:
+            runpy.run_module(prog["target"], run_name="__main__", alter_sys=True)
+    except StopRun as exc:
+        outcome = "stopped"
+        emu.stop_reason = emu.stop_reason or str(exc)
+    except SystemExit as exc:
+        code = exc.code
+        exit_code = code if isinstance(code, int) else (0 if code is None else 1)
+        if exit_code != 0:
+            outcome = "failed"
+            error = {"kind": "exit", "exception": "SystemExit", "message": f"the program exited with status {code}",
+                     "location": _user_location(exc, root)}
+    except MacCrash as exc:
+        outcome = "failed"
+        print(f"mpsready run: the process would abort here on a Mac: {exc}", file=sys.stderr)
+    except BaseException as exc:  # the program's own error, or one the emulator raised as a Mac would
+        outcome = "failed"
+        _print_exception(exc)
+        if emu.failure_of(exc) is None:
+            error = {"kind": _program_kind(exc), "exception": type(exc).__name__, "message": str(exc)[:2000],
+                     "location": _user_location(exc, root), "op": None, "dtype": None}
+    finally:
+        seconds = time.perf_counter() - t0
+        if emu.time_limit:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        unwatch()
+        emu.uninstall()
+    if outcome == "completed" and emu.failures:
+        outcome = "failed"  # the program caught a predicted failure (a Mac raised it all the same)
+    if outcome == "stopped" and emu.failures:
+        outcome = "failed"
+    return {"emu": emu, "outcome": outcome, "exit_code": exit_code, "error": error, "seconds": seconds}
+
+
+def _watch_fallback_variable(emu) -> callable:
+    """PyTorch reads ``PYTORCH_ENABLE_MPS_FALLBACK`` once, when its library loads (MPSFallback.mm, a static
+    initialiser; research note §2.3). Here torch is loaded before the program starts, so the program's first
+    ``import torch`` (direct, or inside another package) stands for that moment: the variable's value then is
+    what a Mac would use. A program that sets it after importing torch gets no fallback, as on a Mac."""
+    import builtins
+
+    real = builtins.__import__
+    state = {"done": False}
+
+    def watching(name, globals=None, locals=None, fromlist=(), level=0):
+        if not state["done"] and level == 0 and (name == "torch" or name.startswith("torch.")):
+            state["done"] = True
+            builtins.__import__ = real
+            emu.judge.set_fallback(os.environ.get("PYTORCH_ENABLE_MPS_FALLBACK") == "1")
+        return real(name, globals, locals, fromlist, level)
+
+    builtins.__import__ = watching
+
+    def undo():
+        if builtins.__import__ is watching:
+            builtins.__import__ = real
+    return undo
+
+
+def _alarm(emu):
+    from mpsready.emulate import StopRun
+
+    def handler(signum, frame):
+        if emu.owner():
+            emu.stop_reason = emu.stop_reason or f"--time-limit {emu.time_limit:g} s reached"
+            raise StopRun(emu.stop_reason)
+    return handler
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    with open(argv[0], encoding="utf-8") as fh:
+        spec = json.load(fh)
+    try:
+        result = run(spec)
+    except ValueError as exc:  # a target without a table
+        print(f"mpsready run: error: {exc}", file=sys.stderr)
+        return CHILD_SETUP_ERROR
+    from mpsready.run.document import build_document
+
+    doc = build_document(spec, result)
+    tmp = spec["out"] + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(doc, fh, indent=1)
+    os.replace(tmp, spec["out"])
+    return CHILD_OK
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

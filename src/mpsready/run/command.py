@@ -1,0 +1,71 @@
+"""Read the program after ``--``: ``python script.py ARGS``, ``python -m pkg.mod ARGS`` or ``script.py ARGS``."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from mpsready.errors import UsageError
+
+# interpreter flags that take no part in what runs (the child is always this mpsready's Python)
+_FLAGS_NO_VALUE = frozenset({"-u", "-B", "-O", "-OO", "-s", "-S", "-E", "-I", "-q"})
+_FLAGS_WITH_VALUE = frozenset({"-W", "-X"})
+
+
+@dataclass(frozen=True)
+class Program:
+    """``kind`` ``script`` (``target`` a path) or ``module`` (``target`` a dotted name); ``argv`` is what the
+    program sees as ``sys.argv``; ``root``: the directory whose files are the user's (the script's folder,
+    or the working directory for ``-m``)."""
+
+    kind: str
+    target: str
+    argv: tuple[str, ...]
+    root: str
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "target": self.target, "argv": list(self.argv)}
+
+
+def _is_python(word: str) -> bool:
+    base = os.path.basename(word)
+    if not base.startswith("python"):
+        return False
+    rest = base[len("python"):]
+    return rest == "" or all(p.isdigit() for p in rest.split(".") if p) and rest.replace(".", "").isdigit()
+
+
+def parse_program(words: list[str], cwd: str | None = None) -> Program:
+    """Raises :class:`~mpsready.errors.UsageError` for an empty command, ``-c``, or a missing script."""
+    cwd = os.path.abspath(cwd or os.getcwd())
+    words = list(words)
+    if words and words[0] == "--":
+        words = words[1:]
+    if not words:
+        raise UsageError("give the program after --, e.g. mpsready run -- python train.py --epochs 1")
+    if _is_python(words[0]):
+        words = words[1:]
+        while words and words[0].startswith("-") and words[0] != "-m":
+            flag = words.pop(0)
+            if flag in _FLAGS_WITH_VALUE:
+                if not words:
+                    raise UsageError(f"python {flag} needs a value")
+                words.pop(0)
+            elif flag == "-c":
+                raise UsageError("python -c is not supported: put the code in a file")
+            elif flag not in _FLAGS_NO_VALUE and not flag.startswith(("-W", "-X")):
+                raise UsageError(f"python option {flag} is not supported by mpsready run")
+        if not words:
+            raise UsageError("no script or -m module after python")
+        if words[0] == "-m":
+            if len(words) < 2:
+                raise UsageError("python -m needs a module name")
+            mod = words[1]
+            if not all(p.isidentifier() for p in mod.split(".")):
+                raise UsageError(f"{mod!r} is not a module name")
+            return Program("module", mod, (mod, *words[2:]), cwd)
+    script = words[0]
+    path = os.path.abspath(os.path.join(cwd, script))
+    if not os.path.isfile(path):
+        raise UsageError(f"script not found: {script}")
+    return Program("script", path, (script, *words[1:]), os.path.dirname(path))

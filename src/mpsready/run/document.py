@@ -1,0 +1,94 @@
+"""The ``mpsready run`` result document (schema ``mpsready.run``, version 1).
+
+Fields (every value predicted, none observed on a Mac):
+
+* ``basis``: ``"emulated"``, a kind of ``predicted`` evidence (``basis_class``): the program ran here on an
+  emulated MPS device; numerics, speed and memory of a Mac are not reproduced;
+* ``target``: ``torch`` (the table release answered for), ``torch_requested``, ``macos``, ``fallback``
+  (``PYTORCH_ENABLE_MPS_FALLBACK=1`` assumed), ``mps_available`` (what ``torch.backends.mps.is_available()`` said);
+* ``program``: ``kind`` (script | module), ``target``, ``argv``;
+* ``outcome``: ``completed`` | ``failed`` | ``stopped`` (``stop_reason`` says why: ``--max-steps``/``--time-limit``);
+* ``first_failure``: ``kind`` (missing, dtype, sparse, shape, always_fallback, guard, macos, cuda_api,
+  program_error, exit), ``op``, ``dtype``, ``exception``, ``message``, ``location`` {path, line, function},
+  ``stack``, ``fixed_in`` ; or null. ``failures``: all of them (more than one only with ``--keep-going``);
+* ``fallbacks``: per op ``calls``, ``seconds`` (CPU time here) and ``share`` of the run's wall time (0..1);
+* ``predictions``: every judged MPS op with ``outcome`` (runs, composite, error, fallback, crash, unknown),
+  ``kind``, ``dtypes``, ``calls``, ``seconds``;
+* ``mps_used``: whether any tensor reached the MPS device (False: on a Mac the program would run on the CPU);
+* ``steps`` (optimizer steps seen), ``seconds`` (wall time of the program), ``memory`` (emulated);
+* ``exit_code``: what ``mpsready run`` returns (0 completed without a predicted failure, 1 predicted failure).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mpsready.schema import check_envelope, envelope
+
+SCHEMA = "mpsready.run"
+VERSION = 1
+LIMITS = ("numerics are this CPU's, not MPS kernels'", "speed and memory are not a Mac's",
+          "C++/CUDA extensions and torch.compile are not emulated")
+
+
+def _failure_dict(f) -> dict[str, Any]:
+    return f.to_dict()
+
+
+def build_document(spec: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    emu = result["emu"]
+    failures = [_failure_dict(f) for f in emu.failures]
+    if result.get("error"):
+        err = dict(result["error"])
+        err.setdefault("op", None)
+        err.setdefault("dtype", None)
+        err["basis"] = "predicted"
+        failures.append(err)
+    total = result["seconds"] or 0.0
+    fallbacks = [{"op": r.named or r.op, "kind": r.kind, "calls": r.calls, "seconds": round(r.seconds, 6),
+                  "share": round(min(1.0, r.seconds / total), 4) if total else 0.0, "dtypes": r.dtypes,
+                  "fixed_in": r.fixed_in, "message": r.message,
+                  "location": r.frame.to_dict() if r.frame else None}
+                 for r in emu.fallbacks()]
+    order = {"error": 0, "crash": 0, "fallback": 1, "unknown": 2, "runs": 3, "composite": 4}
+    preds = sorted(emu.records.values(), key=lambda r: (order.get(r.outcome, 9), r.op))
+    predictions = [{"op": r.named or r.op, "outcome": r.outcome, "kind": r.kind, "dtypes": r.dtypes,
+                    "calls": r.calls, "seconds": round(r.seconds, 6), "fixed_in": r.fixed_in,
+                    **({"location": r.frame.to_dict()} if r.frame and r.outcome != "runs" else {})}
+                   for r in preds]
+    outcome = result["outcome"]
+    failed = outcome == "failed" or bool(failures)
+    tgt = spec["target"]
+    return envelope(
+        SCHEMA, VERSION,
+        basis="emulated", basis_class="predicted",
+        target={"torch": emu.judge.torch, "torch_requested": tgt["torch"], "macos": tgt["macos"],
+                "fallback": emu.judge.fallback, "fallback_requested": bool(tgt["fallback"]),
+                "mps_available": emu.judge.available},
+        program={k: v for k, v in spec["program"].items() if k != "root"},
+        settings={"keep_going": bool(spec.get("keep_going")), "max_steps": spec.get("max_steps"),
+                  "time_limit": spec.get("time_limit")},
+        outcome=outcome,
+        stop_reason=emu.stop_reason if outcome == "stopped" or emu.stop_reason else None,
+        first_failure=failures[0] if failures else None,
+        failures=failures,
+        fallbacks=fallbacks,
+        predictions=predictions,
+        mps_used=bool(predictions),  # False: nothing reached the MPS device (the program ran on the CPU)
+        steps=emu.steps,
+        seconds=round(total, 3),
+        memory={"emulated": True, "queried": emu.memory_queried},
+        exit_code=1 if failed else 0,
+        limits=list(LIMITS),
+    )
+
+
+def load_document(doc: Any) -> dict[str, Any]:
+    """Check a loaded run document; raises ``ValueError`` with a clear message."""
+    check_envelope(doc, SCHEMA, VERSION)
+    for key in ("outcome", "target", "fallbacks", "predictions", "first_failure"):
+        if key not in doc:
+            raise ValueError(f"run document lacks {key!r}")
+    if doc["outcome"] not in ("completed", "failed", "stopped"):
+        raise ValueError(f"run document outcome {doc['outcome']!r} is not completed, failed or stopped")
+    return doc

@@ -1,0 +1,48 @@
+"""Terminal summary of a run document (:mod:`mpsready.run.document`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _where(loc: dict[str, Any] | None) -> str:
+    return f"{loc['path']}:{loc['line']}" if loc else "(no line in your files)"
+
+
+def render_terminal(doc: dict[str, Any]) -> str:
+    t = doc["target"]
+    head = (f"mpsready run (emulated Mac: torch {t['torch']}, macOS {t['macos']}, "
+            f"PYTORCH_ENABLE_MPS_FALLBACK={'1' if t['fallback'] else 'unset'}) - predicted, not observed on a Mac")
+    lines = [head]
+    outcome = doc["outcome"]
+    extra = f" ({doc['stop_reason']})" if doc.get("stop_reason") else ""
+    lines.append(f"outcome: {outcome}{extra}; {doc['steps']} optimizer step(s), {doc['seconds']:.1f} s here")
+    if not t.get("mps_available", True):
+        lines.append(f"  torch.backends.mps.is_available() is False on macOS {t['macos']} with torch {t['torch']}")
+    ff = doc.get("first_failure")
+    if ff:
+        lines.append(f"first failure on the Mac: {_where(ff.get('location'))}")
+        lines.append(f"  {ff.get('exception') or ff.get('effect') or ''}: {ff.get('message')}".rstrip())
+        details = [f"kind {ff.get('kind')}"] + ([f"op {ff['op']}"] if ff.get("op") else [])
+        if ff.get("dtype"):
+            details.append(f"dtype {ff['dtype']}")
+        if ff.get("fixed_in"):
+            details.append(f"predicted fixed in torch {ff['fixed_in']}")
+        lines.append("  " + ", ".join(details))
+    more = doc.get("failures", [])[1:]
+    if more:
+        lines.append(f"further predicted failures (--keep-going): {len(more)}")
+        for f in more[:20]:
+            lines.append(f"  {_where(f.get('location'))}: {f.get('op') or f.get('kind')} "
+                         f"{f.get('dtype') or ''} - {str(f.get('message'))[:120]}")
+    if doc["fallbacks"]:
+        lines.append("CPU fallbacks (calls, share of run time):")
+        for fb in doc["fallbacks"]:
+            lines.append(f"  {fb['op']}: {fb['calls']} call(s), {100 * fb['share']:.1f}% "
+                         f"({fb['kind']}; first at {_where(fb.get('location'))})")
+    judged = sum(p["calls"] for p in doc["predictions"])
+    if not doc["predictions"] and doc["outcome"] != "failed":
+        lines.append("no tensor reached the emulated MPS device: on a Mac this program runs on the CPU "
+                     "(a device selection that checks only CUDA, or no --device mps given)")
+    lines.append(f"{len(doc['predictions'])} MPS ops judged over {judged} calls; limits: " + "; ".join(doc["limits"]))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,105 @@
+"""``mpsready run`` end to end: the child process, program forms, JSON document, exit codes, DataLoader workers."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from mpsready.run.command import parse_program  # noqa: E402
+from mpsready.errors import UsageError  # noqa: E402
+
+
+def _mpsready(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "mpsready", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=300)
+
+
+LOADER = '''\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def main():
+    ds = TensorDataset(torch.randn(16, 3), torch.randint(0, 2, (16,)))
+    loader = DataLoader(ds, batch_size=4, num_workers=1)
+    model = torch.nn.Linear(3, 2).to("mps")
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in loader:
+        x, y = x.to("mps"), y.to("mps")
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    print("batches on", x.device)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_dataloader_workers_json_document(tmp_path):
+    (tmp_path / "train.py").write_text(LOADER)
+    p = _mpsready("run", "--torch", "2.13", "--format", "json", "-o", "out.json", "--", "python", "train.py",
+                  cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == "batches on mps:0\n"
+    doc = json.loads((tmp_path / "out.json").read_text())
+    assert doc["schema"] == {"name": "mpsready.run", "version": 1}
+    assert (doc["basis"], doc["basis_class"], doc["outcome"], doc["first_failure"], doc["steps"]) == (
+        "emulated", "predicted", "completed", None, 4)
+    assert doc["target"] == {"torch": "2.13.0", "torch_requested": "2.13", "macos": "15.5", "fallback": False,
+                             "fallback_requested": False, "mps_available": True}
+    assert doc["program"] == {"kind": "script", "target": str(tmp_path / "train.py"), "argv": ["train.py"]}
+    assert "outcome: completed; 4 optimizer step(s)" in p.stderr
+
+
+MODULE = '''\
+import sys
+import torch
+x = torch.zeros(2, dtype=torch.float64).to("mps")
+'''
+
+
+def test_module_form_fails_with_exit_1(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "train.py").write_text(MODULE)
+    p = _mpsready("run", "--torch", "2.13", "--", "python", "-m", "pkg.train", "--lr", "1", cwd=tmp_path)
+    assert p.returncode == 1, p.stderr
+    assert "first failure on the Mac: pkg/train.py:3" in p.stdout
+    assert "TypeError: Cannot convert a MPS Tensor to float64 dtype" in p.stderr
+
+
+def test_script_without_python_and_usage_errors(tmp_path):
+    (tmp_path / "ok.py").write_text("import torch\nprint(torch.ones(1, device='mps').device)\n")
+    p = _mpsready("run", "--torch", "2.13", "--", "ok.py", cwd=tmp_path)
+    assert (p.returncode, p.stdout.splitlines()[0]) == (0, "mps:0")
+    assert _mpsready("run", "--", "python", "missing.py", cwd=tmp_path).returncode == 2
+    bad = _mpsready("run", "--torch", "2.99", "--", "ok.py", cwd=tmp_path)
+    assert bad.returncode == 2 and "no MPS support table for torch 2.99" in bad.stderr
+    assert _mpsready("run", cwd=tmp_path).returncode == 2
+
+
+@pytest.mark.parametrize("words,kind,target,argv", [
+    (["--", "python", "t.py", "-x"], "script", "t.py", ("t.py", "-x")),
+    (["python3", "-u", "t.py"], "script", "t.py", ("t.py",)),
+    (["python", "-m", "a.b", "--k", "v"], "module", "a.b", ("a.b", "--k", "v")),
+    (["t.py"], "script", "t.py", ("t.py",)),
+])
+def test_parse_program(tmp_path, words, kind, target, argv):
+    (tmp_path / "t.py").write_text("")
+    prog = parse_program(words, cwd=str(tmp_path))
+    assert (prog.kind, Path(prog.target).name if kind == "script" else prog.target, prog.argv) == (kind, target, argv)
+
+
+@pytest.mark.parametrize("words,msg", [([], "give the program"), (["python", "-c", "x"], "python -c"),
+                                       (["python", "-m"], "needs a module"), (["python", "-m", "a-b"], "not a module")])
+def test_parse_program_errors(tmp_path, words, msg):
+    with pytest.raises(UsageError, match=msg):
+        parse_program(words, cwd=str(tmp_path))

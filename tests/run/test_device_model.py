@@ -1,0 +1,155 @@
+"""The emulated device survives what training code does: autograd, optimizers, state_dict save and load,
+default devices, generators, moves off the device, and gives PyTorch's errors where a Mac gives them."""
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("torch")
+
+from .helpers import emulate, write  # noqa: E402
+
+TRAIN = '''\
+import io
+import torch
+import torch.nn as nn
+dev = torch.device("mps")
+torch.manual_seed(0)
+torch.mps.manual_seed(0)
+model = nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 6 * 6, 3))
+model = model.to(dev)
+opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+sched = torch.optim.lr_scheduler.StepLR(opt, 1)
+x = torch.randn(8, 1, 8, 8).to(dev)
+y = torch.randint(0, 3, (8,), device=dev)
+for step in range(3):
+    loss = nn.functional.cross_entropy(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    sched.step()
+p = next(model.parameters())
+state = opt.state[p]
+buf = io.BytesIO()
+torch.save({"model": model.state_dict(), "opt": opt.state_dict()}, buf)
+buf.seek(0)
+ckpt = torch.load(buf, map_location=dev, weights_only=True)
+model.load_state_dict(ckpt["model"])
+opt.load_state_dict(ckpt["opt"])
+model.eval()
+with torch.inference_mode():
+    pred = model(x).argmax(1)
+print(p.device, p.grad.device, state["exp_avg"].device, state["step"].device, loss.device)
+print(ckpt["model"]["0.weight"].device, next(model.parameters()).device, pred.device, pred.cpu().device)
+print(type(loss.item()).__name__, x.data.device, x.detach().device, x.clone().device, x.new_zeros(2).device)
+'''
+
+
+def test_training_step_checkpoint_and_inference(tmp_path):
+    _r, doc, out, _e = emulate(write(tmp_path, TRAIN))
+    assert (doc["outcome"], doc["failures"], doc["steps"]) == ("completed", [], 3)
+    assert out == ("mps:0 mps:0 mps:0 cpu mps:0\n"    # Adam's step counter is a CPU tensor on a Mac too
+                   "mps:0 mps:0 mps:0 cpu\n"
+                   "float mps:0 mps:0 mps:0 mps:0\n")
+    ops = {p["op"] for p in doc["predictions"]}
+    assert {"aten::convolution_backward", "aten::native_batch_norm", "aten::_foreach_add_.List"} & ops
+
+
+DEFAULTS = '''\
+import torch
+torch.set_default_device("mps")
+a = torch.zeros(3)
+g = torch.Generator(device="mps")
+g.manual_seed(1)
+b = torch.randn(2, generator=g)
+print(a.device, b.device, torch.get_default_device(), isinstance(g, torch.Generator))
+torch.set_default_device("cpu")
+print(torch.zeros(1).device)
+'''
+
+
+def test_default_device_and_generators(tmp_path):
+    import torch
+
+    _r, doc, out, _e = emulate(write(tmp_path, DEFAULTS))
+    assert doc["outcome"] == "completed"
+    assert out == "mps:0 mps:0 mps:0 True\ncpu\n"
+    # the program's set_default_device("cpu") left no global DeviceContext mode behind (it broke later traces)
+    assert getattr(torch._GLOBAL_DEVICE_CONTEXT, "device_context", None) is None
+    assert torch.Tensor.device is torch._C.TensorBase.device  # the class-level patches are gone too
+
+
+NUMPY = '''\
+import torch
+x = torch.ones(2, device="mps")
+print(x.cpu().numpy().tolist())
+x.numpy()
+'''
+
+
+def test_numpy_of_an_mps_tensor_raises_pytorchs_error(tmp_path):
+    pytest.importorskip("numpy")
+    _r, doc, out, _e = emulate(write(tmp_path, NUMPY))
+    ff = doc["first_failure"]
+    assert out == "[1.0, 1.0]\n"
+    assert (ff["kind"], ff["exception"], ff["location"]["line"]) == ("program_error", "TypeError", 4)
+    assert ff["message"].startswith("can't convert mps:0 device type tensor to numpy")
+
+
+KEEP_GOING = '''\
+import torch
+dev = "mps"
+a = torch.zeros(3, dtype=torch.float64, device=dev)
+b = torch.randn(1, 2, 4, 4, 4, device=dev)
+g = torch.nn.functional.grid_sample(b, torch.zeros(1, 2, 2, 2, 3, device=dev), align_corners=False)
+print("reached the end", a.dtype, g.shape)
+'''
+
+
+def test_keep_going_lists_every_failure(tmp_path):
+    _r, doc, out, _e = emulate(write(tmp_path, KEEP_GOING), torch="2.5", keep_going=True)
+    assert out == "reached the end torch.float64 torch.Size([1, 2, 2, 2, 2])\n"
+    assert doc["outcome"] == "failed" and doc["exit_code"] == 1
+    assert [(f["kind"], f["op"], f["location"]["line"]) for f in doc["failures"]] == [
+        ("dtype", "aten::zeros", 3), ("missing", "aten::grid_sampler_3d", 5)]
+
+
+def test_stops_at_the_first_failure_without_keep_going(tmp_path):
+    _r, doc, out, _e = emulate(write(tmp_path, KEEP_GOING), torch="2.5")
+    assert out == ""
+    assert [(f["kind"], f["location"]["line"]) for f in doc["failures"]] == [("dtype", 3)]
+
+
+LOOP = '''\
+import torch
+w = torch.zeros(2, device="mps", requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.1)
+done = 0
+for step in range(1000):
+    (w - 1).pow(2).sum().backward()
+    opt.step()
+    opt.zero_grad()
+    done += 1
+print("never printed")
+'''
+
+
+def test_max_steps_stops_cleanly(tmp_path):
+    _r, doc, out, _e = emulate(write(tmp_path, LOOP), max_steps=5)
+    assert (doc["outcome"], doc["steps"], doc["exit_code"], out) == ("stopped", 5, 0, "")
+    assert doc["stop_reason"] == "--max-steps 5 reached (optimizer steps)"
+
+
+SLOW = '''\
+import time
+import torch
+x = torch.ones(2, device="mps")
+while True:
+    x = x + 1
+    time.sleep(0.01)
+'''
+
+
+def test_time_limit_stops_cleanly(tmp_path):
+    _r, doc, _o, _e = emulate(write(tmp_path, SLOW), time_limit=0.5)
+    assert (doc["outcome"], doc["exit_code"], doc["stop_reason"]) == ("stopped", 0, "--time-limit 0.5 s reached")
+    assert 0.4 < doc["seconds"] < 5
