@@ -150,3 +150,13 @@ def test_scan_json_with_a_5000_digit_int_for_report(tmp_path, capsys):
     assert main(["report", "--scan", str(tmp_path / "scan.json"), "--out", str(tmp_path / "r")]) == 2
     assert err_line(capsys) == (f"mpsready report: error: cannot read {tmp_path / 'scan.json'}: an integer of 5000 digits "
                                 "is out of range")
+
+
+def test_tensors_jsonl_with_a_byte_that_is_not_utf8(recs, tmp_path, capsys):
+    # found by scripts/fuzz_long.py: the decode error escaped the reader's line loop
+    b = damaged(recs, tmp_path)
+    data = (b / "tensors.jsonl").read_bytes()
+    (b / "tensors.jsonl").write_bytes(data.replace(b'"key"', b'"k\xedy"', 1))
+    assert main(["compare", str(recs["a"]), str(b), "--no-config"]) == 2
+    assert err_line(capsys) == (f"mpsready compare: error: {b / 'tensors.jsonl'}:1: malformed tensor entry: 'utf-8' "
+                                "codec can't decode byte 0xed in position 3: invalid continuation byte")

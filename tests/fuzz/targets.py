@@ -9,8 +9,10 @@ declaration sources are called through ``collect`` directly, not through the eng
 
 from __future__ import annotations
 
+import atexit
 import json
 import random
+import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +33,7 @@ class Target:
 
 
 _WORK = Path(tempfile.mkdtemp(prefix="mpsready-fuzz-"))
+atexit.register(shutil.rmtree, _WORK, True)  # the files the file-based targets write
 
 
 def _file(name: str, text: str) -> Path:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -276,3 +277,13 @@ def test_setup_py_reading_a_file_whose_name_cannot_exist(write_project, name):
         ("INP111", "setup.py", 2, f"setup.py reads '{shown}', which was not read: '{shown}' is not a usable file name "
                                   f"({'ValueError' if 'x00' in name else 'UnicodeEncodeError'})"),
     ]
+
+
+def test_conda_text_with_a_lone_surrogate():
+    # found by scripts/fuzz_long.py: libyaml's reader raised UnicodeEncodeError out of the reader
+    from mpsready.scan.sources.conda import CondaSource
+    from mpsready.scan.sources.interface import ProjectFiles
+
+    res = CondaSource().collect("environment.yml", "dependencies:\n  - py\udc99torch\n", ProjectFiles(Path("."), 10))
+    assert [(f.rule.code, f.line, f.message) for f in res.findings] == [
+        ("INP109", None, "YAML does not parse: not valid Unicode (a lone surrogate at character 20)")]

@@ -40,7 +40,6 @@ Nothing in a record is ever unpickled: JSON and safetensors only.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 from dataclasses import asdict, dataclass, field
@@ -262,11 +261,12 @@ class RunRecord:
             raw = safeio.open_regular(f)
         except (safeio.BadArtifact, OSError) as exc:
             raise RecordError(f"{f}: {exc}" if isinstance(exc, safeio.BadArtifact) else f"cannot read {f}: {exc}") from None
-        with io.TextIOWrapper(raw, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
+        with raw as fh:
+            for n, data in enumerate(fh, 1):
                 try:
+                    line = data.decode("utf-8")  # inside the try: a damaged byte is this line's error
+                    if not line.strip():
+                        continue
                     d = safeio.loads(line)
                     if not isinstance(d, dict):
                         raise TypeError(f"a JSON {type(d).__name__}, not an object")

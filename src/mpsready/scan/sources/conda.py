@@ -56,7 +56,10 @@ def compose(text: str) -> yaml.Node | None:
     when PyYAML has it, else the Python composer behind a nesting check. Raises ``yaml.YAMLError`` or
     ``RecursionError`` (nesting)."""
     if getattr(yaml, "__with_libyaml__", False):
-        loader = yaml.CSafeLoader(text)
+        try:
+            loader = yaml.CSafeLoader(text)  # hands libyaml the text as UTF-8
+        except UnicodeEncodeError as exc:  # a lone surrogate (from a decoder with errors="surrogateescape")
+            raise yaml.YAMLError(f"not valid Unicode (a lone surrogate at character {exc.start})") from None
     else:  # pragma: no cover - PyYAML wheels ship libyaml
         if text.count("[") + text.count("{") > MAX_FLOW_NESTING and _flow_depth(text) > MAX_FLOW_NESTING:
             raise RecursionError("flow collections nested too deeply")
