@@ -391,3 +391,12 @@ def test_torch_pin_before_mps_is_a_pin_raise_and_one_line_is_one_edit(write_proj
     assert outlook(r) == ("mac_for_dev", [], [("requirements.txt", 1, "DEP109", "swap", False),
                                               ("train.py", 2, "API101", "edit", True)])
     assert r.edits[0].what == "raise the torch pin to >= 1.12 (the first release with the MPS backend)"
+
+
+def test_auto_device_resolution_is_a_config_value(write_project):
+    r = scan_path(write_project({"lib/trainer.py": TORCH + (
+        "class Trainer:\n    def __init__(self, config):\n        if config.device == 'auto':\n"
+        "            self.device = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+        "        else:\n            self.device = config.device\n")}))
+    assert rows(r) == [("API104", "lib/trainer.py", 5, "degrades")]
+    assert outlook(r) == ("runs_on_mac", ["config.device='mps'"], [])

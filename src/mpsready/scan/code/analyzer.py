@@ -28,7 +28,7 @@ from mpsready.scan.rules import extensions as E
 from mpsready.scan.rules import inputs as I
 
 # Bump when the analysis changes so cached results are recomputed.
-ANALYZER_VERSION = 17
+ANALYZER_VERSION = 18
 
 # Skip the analysis of sources without a trigger word (see triggers.py); tests turn it off to compare.
 PREFILTER = True
@@ -659,6 +659,22 @@ class _Visitor(ast.NodeVisitor):
     def q(self, node: ast.AST) -> str | None:
         return self.aliases.qualname(node)
 
+    def _auto_device_guard(self) -> str | None:
+        """The device setting an enclosing `if config.device == 'auto':` / `if args.device is None:` tests (as
+        written, ``config.device``), or ``None``."""
+        for entry in reversed(self._lazy_guards):
+            test = entry[1]
+            if entry[0] != "cuda" or not isinstance(test, ast.Compare) or len(test.ops) != 1:
+                continue
+            left, right = test.left, test.comparators[0]
+            label = left.attr if isinstance(left, ast.Attribute) else left.id if isinstance(left, ast.Name) else ""
+            if "device" not in label.lower():
+                continue
+            if (isinstance(test.ops[0], ast.Eq) and isinstance(right, ast.Constant) and right.value == "auto") or (
+                    isinstance(test.ops[0], ast.Is) and isinstance(right, ast.Constant) and right.value is None):
+                return _dotted(left) or label
+        return None
+
     def _flag_guard(self) -> str | None:
         """The option an enclosing `if args.use_triton:` (or `if use_triton:`) tests, innermost first; the engine
         decides from the project's configuration surfaces whether it is off by default."""
@@ -837,7 +853,13 @@ class _Visitor(ast.NodeVisitor):
                 self.add(A.DEVICE_SELECTION, node, f"the default device of {fn}() picks 'cuda' if available, else "
                          "'cpu': callers that pass no device run on the CPU on a Mac",
                          evidence={"parameter_of": fn, "flag": f"{fn}(..., device='mps')"})
-            elif True:
+            elif self._auto_device_guard() is not None:
+                # only the 'auto' (or unset) value of a configurable device is resolved here (minGPT's
+                # `if config.device == 'auto':`): setting the value to 'mps' is a config change
+                key = self._auto_device_guard()
+                self.add(A.DEVICE_SELECTION, node, f"when {key} is 'auto' the device picks 'cuda' if available, else "
+                         "'cpu': on a Mac that is the CPU", evidence={"flag": f"{key}='mps'"})
+            else:
                 self.add(A.DEVICE_SELECTION, node, "device selection picks 'cuda' if available, else 'cpu': on a Mac "
                          "everything silently runs on the CPU, never on MPS")
             return True

@@ -12,7 +12,7 @@ from typing import Any, Iterable, Mapping
 
 from mpsready.findings import Basis, Finding, Location, Scope, Severity
 from mpsready.scan.model import configs
-from mpsready.scan.model.remedy import EDIT, FLAG
+from mpsready.scan.model.remedy import EDIT
 from mpsready.scan.model.surfaces import flag_text
 from mpsready.scan.rules import api as A
 from mpsready.scan.scope import scope_of
@@ -23,10 +23,6 @@ _OFF = (False, None, "", 0, "none", "None", "false", "False")
 
 def _with(f: Finding, **ev: Any) -> Finding:
     return Finding(f.code, f.severity, f.message, f.location, f.basis, f.fix, f.source, f.scope, {**f.evidence, **ev})
-
-
-def _mac_choice(surface: dict) -> str:
-    return "mps"
 
 
 def apply_surfaces(findings: list[Finding], results: Mapping[str, Any], config_texts: Mapping[str, str],
@@ -58,7 +54,7 @@ def apply_surfaces(findings: list[Finding], results: Mapping[str, Any], config_t
                                 f.basis, f"Add 'mps' to the choices of {s['name']}, then pass {flag_text(s, 'mps')}.",
                                 f.source, f.scope, f.evidence)
                 else:
-                    f = _with(f, flag=flag_text(s, _mac_choice(s)), surface=s["name"])
+                    f = _with(f, flag=flag_text(s, "mps"), surface=s["name"])
                     flagged_files.add(path or "")
         guard = f.evidence.get("flag_guard")
         if guard and guard in by_dest and all(s.get("default") in _OFF and not s.get("computed")
