@@ -83,6 +83,7 @@ EDITS = {
     "api115_device_string.py": [("API103", 3), ("API115", 4), ("API115", 5), ("API115", 6)],
     "api115_cpu_keyed_fallback.py": [("API115", 10), ("API115", 16)],
     "dty102_numpy_float64.py": [("DTY102", 7)],
+    "ext102_guarded_import.py": [("EXT102", 3), ("EXT102", 4), ("DEP107", 6)],
     "notebook.ipynb": [("API101", 1), ("API101", 2), ("API102", 2)],
 }
 MANUAL = {

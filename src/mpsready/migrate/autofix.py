@@ -90,6 +90,16 @@ FIXES = {
                       "    return reference(x)\nreturn _C.kernel(x)",
                       "device_type = torch.device(device).type\nif x.device.type != 'cuda':\n"
                       "    return reference(x)\nreturn _C.kernel(x)"),
+    # DEP107 only for the docs: dependency findings are not counted in the code effort (bucket "other")
+    "DEP107": AutoFix("When the importing file already falls back on the name being None (`if X is not None:`), a "
+                      "module-level import of the CUDA-only package becomes `try: import X` / `except ImportError: X = "
+                      "None`; the same is done for in-repo CUDA extensions (`*_cuda`, `*_C` modules). Other imports "
+                      "stay manual.",
+                      "import flash_attn\n\ndef attend(q, k, v):\n    if flash_attn is None:\n"
+                      "        return F.scaled_dot_product_attention(q, k, v)\n    return flash_attn.flash_attn_func(q, k, v)",
+                      "try:\n    import flash_attn\nexcept ImportError:\n    flash_attn = None\n\ndef attend(q, k, v):\n"
+                      "    if flash_attn is None:\n        return F.scaled_dot_product_attention(q, k, v)\n"
+                      "    return flash_attn.flash_attn_func(q, k, v)"),
     "DTY102": AutoFix("When a float32 cast follows the move, the cast moves before it (same float32 value, no "
                       "float64 on the device); without a cast the finding is listed for the user.",
                       "feats = torch.from_numpy(table).to(dev).float()", "feats = torch.from_numpy(table).float().to(dev)"),

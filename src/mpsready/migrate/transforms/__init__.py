@@ -24,6 +24,7 @@ TRANSFORM_MODULES = (
     "default_tensor_type",  # API102 (the string form no scan rule locates)
     "torch_load",  # API103 (torch.load without map_location: detected here)
     "numpy_float64",  # DTY102
+    "guarded_import",  # DEP107, EXT102 (a hard import whose file already falls back on None: detected here)
 )
 
 
