@@ -180,7 +180,8 @@ def test_one_line_notebook_maps_every_cell_to_line_1(write_project):
         {"cell_type": "code", "source": ["import torch\n", "torch.ones(1).cuda()\n", "!pip install flash-attn\n"]}]
     r = scan_path(write_project({"a.ipynb": json.dumps({"cells": cells})}))  # the search per cell was quadratic
     assert found(r) == [("API101", "a.ipynb", 1, API[3]), ("DEP101", "a.ipynb", 1, f"dependency flash-attn (cell:1001): {FLASH}")]
-    assert r.findings[0].evidence == {"cell": 1001, "cell_line": 2}
+    # the cell position is kept; the project model adds the remedy (a local edit that migrate makes)
+    assert r.findings[0].evidence == {"cell": 1001, "cell_line": 2, "remedy": {"kind": "edit", "migrate": True}}
 
 
 def test_directory_tree_1000_levels_deep(write_project):
