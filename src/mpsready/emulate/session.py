@@ -105,7 +105,7 @@ class Emulator:
         self.creating = 0  # > 0 inside a factory or move whose results land on MPS
         self.inside_kernel = 0  # > 0 inside an MPS kernel (or CPU fallback) of a composite-implicit op
         self.default_mps = False  # torch.set_default_device("mps")
-        self.autocast_seen: dict[str, int] = {}
+        self.cia_ops: list[str] = []  # composite-implicit ops judged whole (cia.py)
         self.memory_queried = False
         self._warned: set[str] = set()
         self._failed: set[tuple] = set()

@@ -26,11 +26,10 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from mpsready.ops import api as ops_api
-from mpsready.ops.messages import ISSUE_NEW, ISSUE_OLD, fallback_warning, not_implemented_message
+from mpsready.ops.messages import fallback_warning, not_implemented_message
 
 OUTCOMES = ("runs", "composite", "error", "fallback", "crash", "unknown")
 FAILING = frozenset({"error", "crash"})
-# dtypes the global rules speak about (global_rules.yaml dtype_rules)
 _ALLOCATION_EXCEPTION = "TypeError"  # TORCH_CHECK_TYPE in aten/src/ATen/mps/EmptyTensor.cpp (2.3-2.14)
 
 
@@ -238,10 +237,6 @@ class Judge:
     def autocast_known(self) -> bool:
         """Whether the data ships this release's AutocastMPS list (autocast_mps.yaml: 2.5.1 only so far)."""
         return bool(self.db.autocast_mps)
-
-    @property
-    def issue_url(self) -> str:
-        return ISSUE_NEW if ops_api._vtuple(self.torch)[:2] >= (2, 6) else ISSUE_OLD
 
 
 def _rule_fixed_in(rule: dict[str, Any]) -> str | None:

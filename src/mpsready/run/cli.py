@@ -10,9 +10,9 @@ import sys
 import tempfile
 
 from mpsready.errors import ExitCode, UsageError
+from mpsready.trace.predict import DEFAULT_MACOS  # the trace's default target: one default for both
 
 FORMATS = ("terminal", "json")
-DEFAULT_MACOS = "15.5"  # the trace's default target (trace/predict.py)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

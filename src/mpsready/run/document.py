@@ -31,13 +31,9 @@ LIMITS = ("numerics are this CPU's, not MPS kernels'", "speed and memory are not
           "C++/CUDA extensions and torch.compile are not emulated")
 
 
-def _failure_dict(f) -> dict[str, Any]:
-    return f.to_dict()
-
-
 def build_document(spec: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     emu = result["emu"]
-    failures = [_failure_dict(f) for f in emu.failures]
+    failures = [f.to_dict() for f in emu.failures]
     if result.get("error"):
         err = dict(result["error"])
         err.setdefault("op", None)
