@@ -106,6 +106,7 @@ class Judge:
         self.macos = macos
         self.fallback = fallback
         self._memo: dict[tuple, Judgement] = {}
+        self._routes: dict[tuple, tuple] = {}
         rel = Version(self.torch)
         self._shape = {}
         for rule in _shape_rules():
@@ -160,8 +161,11 @@ class Judge:
     def op(self, name: str, facts: CallFacts = CallFacts(), grad: bool = True) -> Judgement:
         """Judge a call of ``name`` (``"aten::cumsum"``) with ``facts``. Shape rules are checked on every
         call; the rest is memoised by (op, dtype, sparse, grad)."""
-        target = self.target(name, grad)
-        rules = self._shape.get(name) or self._shape.get(target)
+        routed = self._routes.get((name, grad))
+        if routed is None:  # routing and rule lookup once per op name (this runs for every emulated call)
+            target = self.target(name, grad)
+            routed = self._routes[(name, grad)] = (target, self._shape.get(name) or self._shape.get(target))
+        target, rules = routed
         if rules:
             hit = self._shape_judgement(target, rules, facts)
             if hit is not None:
