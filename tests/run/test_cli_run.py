@@ -103,3 +103,15 @@ def test_parse_program(tmp_path, words, kind, target, argv):
 def test_parse_program_errors(tmp_path, words, msg):
     with pytest.raises(UsageError, match=msg):
         parse_program(words, cwd=str(tmp_path))
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["--max-steps", "0"], "--max-steps must be at least 1"), (["--time-limit", "-1"], "--time-limit must be positive"),
+    (["--macos", "sonoma"], "not a macOS version"), (["--torch", "2.2"], "no MPS support table for torch 2.2"),
+])
+def test_bad_options_exit_2_before_the_program_runs(tmp_path, capsys, argv, msg):
+    from mpsready.cli import main
+
+    (tmp_path / "t.py").write_text("raise SystemExit('must not run')\n")
+    assert main(["run", *argv, "--", str(tmp_path / "t.py")]) == 2
+    assert msg in capsys.readouterr().err

@@ -60,3 +60,18 @@ def test_bad_run_document_is_a_usage_error(tmp_path):
     with pytest.raises(EvidenceError):
         run_ev.load(bad)
     assert main(["report", "--run", str(bad)]) == 2
+
+
+def test_run_documents_validate_against_the_shipped_schema(tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    from importlib import resources
+
+    from .test_device_model import KEEP_GOING
+
+    schema = json.loads(resources.files("mpsready.run").joinpath("data/run.schema.json").read_text())
+    for i, (script, kw) in enumerate([(CTC, {"torch": "2.13"}), (CTC, {"torch": "2.13", "fallback": True}),
+                                      (CLEAN, {}), (KEEP_GOING, {"torch": "2.5", "keep_going": True})]):
+        sub = tmp_path / str(i)
+        sub.mkdir()
+        _r, doc, _o, _e = emulate(write(sub, script), **kw)
+        jsonschema.validate(json.loads(json.dumps(doc)), schema)

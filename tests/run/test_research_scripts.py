@@ -228,3 +228,32 @@ def test_device_selection_that_checks_only_cuda_runs_on_the_cpu(tmp_path):
     _r, doc, out, _e = emulate(write(tmp_path, CUDA_OR_CPU))
     assert (doc["outcome"], doc["mps_used"], doc["predictions"], out) == ("completed", False, [], "cpu\n")
     assert "no tensor reached the emulated MPS device: on a Mac this program runs on the CPU" in render_terminal(doc)
+
+
+AUTOCAST = '''\
+import torch
+m = torch.nn.Linear(4, 4).to("mps")
+x = torch.randn(2, 4, device="mps")
+with torch.autocast("mps", dtype=torch.float16):
+    y = m(x)
+    z = torch.nn.functional.mse_loss(y, torch.zeros_like(y))
+y.float().sum().backward()
+print(y.dtype, z.dtype, m.weight.grad.dtype)
+'''
+
+
+@pytest.mark.parametrize("torch_v,out,known", [("2.5", "torch.float16 torch.float32 torch.float32\n", True),
+                                               ("2.13", "torch.float32 torch.float32 torch.float32\n", False)])
+def test_mps_autocast_per_release(tmp_path, torch_v, out, known):
+    # 2.5.1's AutocastMPS list: linear is lower_precision_fp, mse_loss fp32 (autocast_mode.cpp KERNEL_MPS)
+    _r, doc, got, _e = emulate(write(tmp_path, AUTOCAST), torch=torch_v)
+    assert (doc["outcome"], got, doc["autocast"]["used"], doc["autocast"]["list_known"]) == ("completed", out, True,
+                                                                                              known)
+
+
+def test_mps_autocast_does_not_exist_before_2_5(tmp_path):
+    _r, doc, _o, err = emulate(write(tmp_path, AUTOCAST), torch="2.4")
+    ff = doc["first_failure"]
+    assert (ff["kind"], ff["exception"], ff["location"]["line"], ff["fixed_in"]) == ("autocast", "RuntimeError", 4,
+                                                                                     "2.5.0")
+    assert "RuntimeError: User specified an unsupported autocast device_type 'mps'" in err

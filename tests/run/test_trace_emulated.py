@@ -84,3 +84,14 @@ def test_linalg_svd_is_a_fallback_not_an_error(entries, torch_v, want):
 def test_conv_transpose_3d_rule(entries, torch_v, want):
     r = trace_entry(entries("convt3d"), torch=torch_v, macos="15.5", device="mps")
     assert _codes(r) == want
+
+
+def test_emulated_trace_json_validates_against_the_trace_schema(entries):
+    import json
+    from importlib import resources
+
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads(resources.files("mpsready.trace").joinpath("data/trace.schema.json").read_text())
+    for name, torch_v in (("svd", "2.5"), ("cast_after", "2.13"), ("convt3d", "2.7")):
+        doc = trace_entry(entries(name), torch=torch_v, macos="15.5", device="mps").to_dict()
+        jsonschema.validate(json.loads(json.dumps(doc)), schema)

@@ -17,7 +17,7 @@ from typing import Any, Callable
 import torch
 from torch.overrides import TorchFunctionMode
 
-from mpsready.emulate import residence
+from mpsready.emulate import autocast, residence
 from mpsready.emulate.session import Emulator
 
 _Tensor = torch.Tensor
@@ -65,6 +65,12 @@ class DeviceMode(TorchFunctionMode):
             # torch/csrc/utils/tensor_numpy.cpp tensor_to_numpy (2.0-2.13)
             raise TypeError("can't convert mps:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor "
                             "to host memory first.")
+        if emu.autocast_used:
+            policy = autocast.policy_for(emu, func)
+            if policy == "lower_precision_fp":
+                args, kwargs = autocast.cast_args(args, kwargs, torch.get_autocast_dtype("mps"))
+            elif policy in ("fp32", "fp32_set_opt_dtype"):
+                args, kwargs = autocast.cast_args(args, kwargs, torch.float32)
         dev = kwargs.get("device")
         onto = False
         if dev is not None and is_mps(dev):

@@ -105,7 +105,8 @@ class Emulator:
         self.creating = 0  # > 0 inside a factory or move whose results land on MPS
         self.inside_kernel = 0  # > 0 inside an MPS kernel (or CPU fallback) of a composite-implicit op
         self.default_mps = False  # torch.set_default_device("mps")
-        self.autocast_seen: dict[str, int] = {}
+        self.cia_ops: list[str] = []  # composite-implicit ops judged whole (cia.py)
+        self.autocast_used = False  # the program entered torch.autocast("mps") (autocast.py)
         self.memory_queried = False
         self._warned: set[str] = set()
         self._failed: set[tuple] = set()
@@ -114,10 +115,11 @@ class Emulator:
     # ------------------------------------------------------------------ install
     def install(self) -> None:
         """Put the device model in place in this process (torch API, the two modes, CIA kernels, hooks)."""
-        from mpsready.emulate import cia, device, dispatch, residence, torch_api
+        from mpsready.emulate import autocast, cia, device, dispatch, residence, torch_api
 
         residence.clear()
-        self._installed = [torch_api.install(self), cia.install(self), dispatch.install(self), device.install(self)]
+        self._installed = [torch_api.install(self), autocast.install(self), cia.install(self), dispatch.install(self),
+                           device.install(self)]
 
     def uninstall(self) -> None:
         from mpsready.emulate import residence
@@ -216,6 +218,9 @@ class Emulator:
             exc = exc.__cause__ or exc.__context__
             seen += 1
         return None
+
+    def failures_of(self, kind: str) -> list[Failure]:
+        return [f for f in self.failures if f.judgement.kind == kind]
 
     def fallbacks(self) -> list[OpRecord]:
         return sorted((r for r in self.records.values() if r.outcome == "fallback"), key=lambda r: -r.seconds)

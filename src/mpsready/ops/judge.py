@@ -26,11 +26,10 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from mpsready.ops import api as ops_api
-from mpsready.ops.messages import ISSUE_NEW, ISSUE_OLD, fallback_warning, not_implemented_message
+from mpsready.ops.messages import fallback_warning, not_implemented_message
 
 OUTCOMES = ("runs", "composite", "error", "fallback", "crash", "unknown")
 FAILING = frozenset({"error", "crash"})
-# dtypes the global rules speak about (global_rules.yaml dtype_rules)
 _ALLOCATION_EXCEPTION = "TypeError"  # TORCH_CHECK_TYPE in aten/src/ATen/mps/EmptyTensor.cpp (2.3-2.14)
 
 
@@ -107,6 +106,7 @@ class Judge:
         self.macos = macos
         self.fallback = fallback
         self._memo: dict[tuple, Judgement] = {}
+        self._routes: dict[tuple, tuple] = {}
         rel = Version(self.torch)
         self._shape = {}
         for rule in _shape_rules():
@@ -161,8 +161,11 @@ class Judge:
     def op(self, name: str, facts: CallFacts = CallFacts(), grad: bool = True) -> Judgement:
         """Judge a call of ``name`` (``"aten::cumsum"``) with ``facts``. Shape rules are checked on every
         call; the rest is memoised by (op, dtype, sparse, grad)."""
-        target = self.target(name, grad)
-        rules = self._shape.get(name) or self._shape.get(target)
+        routed = self._routes.get((name, grad))
+        if routed is None:  # routing and rule lookup once per op name (this runs for every emulated call)
+            target = self.target(name, grad)
+            routed = self._routes[(name, grad)] = (target, self._shape.get(name) or self._shape.get(target))
+        target, rules = routed
         if rules:
             hit = self._shape_judgement(target, rules, facts)
             if hit is not None:
@@ -238,10 +241,6 @@ class Judge:
     def autocast_known(self) -> bool:
         """Whether the data ships this release's AutocastMPS list (autocast_mps.yaml: 2.5.1 only so far)."""
         return bool(self.db.autocast_mps)
-
-    @property
-    def issue_url(self) -> str:
-        return ISSUE_NEW if ops_api._vtuple(self.torch)[:2] >= (2, 6) else ISSUE_OLD
 
 
 def _rule_fixed_in(rule: dict[str, Any]) -> str | None:

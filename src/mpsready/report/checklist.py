@@ -552,7 +552,7 @@ def item_fallback(ev: Evidence) -> CheckItem:
             fixes = sorted({f"PyTorch {f.fixed_in}" for f in run.fallbacks if f.fixed_in})
             return CheckItem(6, Status.FAILED, Basis.PREDICTED,
                              f"emulated Mac run: {len(run.fallbacks)} operator(s) fell back to the CPU: "
-                             f"{_names([f.op for f in run.fallbacks])}"
+                             f"{_names(sorted(f.op for f in run.fallbacks))}"
                              + (f", about {share:.0%} of the run's time here" if share is not None else ""), lines,
                              prediction="fail",
                              workaround="runs with those operators on the CPU"

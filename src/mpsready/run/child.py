@@ -23,7 +23,6 @@ from typing import Any
 # Exit status of this child, read by the parent before the result document is.
 CHILD_OK = 0
 CHILD_SETUP_ERROR = 2
-CHILD_INTERNAL = 3
 
 
 def _user_location(exc: BaseException, root: str) -> dict[str, Any] | None:

@@ -10,9 +10,9 @@ import sys
 import tempfile
 
 from mpsready.errors import ExitCode, UsageError
+from mpsready.trace.predict import DEFAULT_MACOS  # the trace's default target: one default for both
 
 FORMATS = ("terminal", "json")
-DEFAULT_MACOS = "15.5"  # the trace's default target (trace/predict.py)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -57,7 +57,11 @@ def run(args: argparse.Namespace) -> int:
     from mpsready.run.command import parse_program
     from mpsready.run.render import render_terminal
 
+    import importlib.util
+
     prog = parse_program(args.program)
+    if importlib.util.find_spec("torch") is None:
+        raise UsageError("mpsready run needs PyTorch in this environment: pip install 'mpsready[torch]'")
     if args.max_steps is not None and args.max_steps < 1:
         raise UsageError("--max-steps must be at least 1")
     if args.time_limit is not None and args.time_limit <= 0:

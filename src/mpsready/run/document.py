@@ -31,13 +31,9 @@ LIMITS = ("numerics are this CPU's, not MPS kernels'", "speed and memory are not
           "C++/CUDA extensions and torch.compile are not emulated")
 
 
-def _failure_dict(f) -> dict[str, Any]:
-    return f.to_dict()
-
-
 def build_document(spec: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     emu = result["emu"]
-    failures = [_failure_dict(f) for f in emu.failures]
+    failures = [f.to_dict() for f in emu.failures]
     if result.get("error"):
         err = dict(result["error"])
         err.setdefault("op", None)
@@ -78,6 +74,9 @@ def build_document(spec: dict[str, Any], result: dict[str, Any]) -> dict[str, An
         steps=emu.steps,
         seconds=round(total, 3),
         memory={"emulated": True, "queried": emu.memory_queried},
+        autocast={"used": emu.autocast_used, "list_known": emu.judge.autocast_known,
+                  "note": None if emu.judge.autocast_known or not emu.autocast_used or emu.failures_of("autocast") else
+                  f"the AutocastMPS list of torch {emu.judge.torch} is not shipped: the region ran uncast here"},
         exit_code=1 if failed else 0,
         limits=list(LIMITS),
     )

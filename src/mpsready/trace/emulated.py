@@ -63,7 +63,7 @@ def merge(pred: Prediction, emu) -> Prediction:
                     f"On MPS: TypeError: {j.message}",
             location=Location(path=f.frame.path if f.frame else None, line=f.frame.line if f.frame else None,
                               operator=j.named or j.op),
-            fix=f"cast to a supported dtype before the tensor moves to the device (e.g. .float() before .to(device))",
+            fix="cast to a supported dtype before the tensor moves to the device (e.g. .float() before .to(device))",
             source=j.source, evidence={"dtype": j.dtype, "op": j.named or j.op, "how": "reaches_device",
                                        "emulated": True}))
     cia = set(getattr(emu, "cia_ops", ()))
