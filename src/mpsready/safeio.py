@@ -62,6 +62,7 @@ def read_text(path: str | os.PathLike[str]) -> str:
 
 
 def kind_of(mode: int) -> str:
+    """What a file that is not a regular file is, in words (``a named pipe``), for one-line messages."""
     if stat.S_ISDIR(mode):
         return "a directory"
     if stat.S_ISFIFO(mode):

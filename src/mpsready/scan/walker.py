@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pathspec
 
+from mpsready.safeio import kind_of
 from mpsready.scan.rules import inputs as I
 from mpsready.scan.sources import ALL_SOURCES
 from mpsready.scan.sources.interface import RawFinding
@@ -182,7 +183,7 @@ def walk(root: Path, *, exclude: tuple[str, ...] = (), max_file_size: int, gitig
         if not stat.S_ISREG(st.st_mode):
             # a FIFO would block the read forever; sockets and devices are not source files either
             out.findings.append(RawFinding(I.UNREADABLE, child, None,
-                                           f"not a regular file ({_file_kind(st.st_mode)}); not read"))
+                                           f"not a regular file ({kind_of(st.st_mode)}); not read"))
             continue
         if size > max_file_size:
             out.findings.append(RawFinding(I.TOO_LARGE, child, None,
@@ -251,11 +252,3 @@ def _inside(real: str, real_root: str) -> bool:
     return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
-def _file_kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a named pipe"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "not a plain file"
