@@ -10,6 +10,7 @@
 - StyleGAN2-ADA: custom ops are built by a wrapper (`custom_ops.get_plugin(sources=[... '.cu'])`) inside
   try/except that falls back to a reference implementation; the .cu files were reported without fallback.
 - mamba: the project's own package (mamba_ssm) was reported as a CUDA dependency of itself.
+- Pytorch-UNet: `except torch.cuda.OutOfMemoryError` was a blocker, though the class needs no CUDA.
 """
 
 from mpsready.scan import scan_path
@@ -189,3 +190,14 @@ def test_sdp_kernel_fix_names_the_replacement_not_determinism(write_project):
                       "SDPBackend.MATH in the list so devices without flash attention have a path."),
         ("API105", 4, "Keep for CUDA; for reproducibility on every backend use torch.use_deterministic_algorithms()."),
     ]
+
+
+def test_catching_cuda_out_of_memory_is_harmless_on_a_mac(write_project):
+    # Pytorch-UNet's train.py catches torch.cuda.OutOfMemoryError; the class is torch.OutOfMemoryError (2.13.0)
+    # and is importable without CUDA, so the except clause runs on a Mac (an emulated run completes).
+    root = write_project({"train.py": "import torch\n\ndef step(x):\n    try:\n        return x * 2\n"
+                                      "    except torch.cuda.OutOfMemoryError:\n        return None\n"})
+    r = scan_path(root)
+    assert rows(r) == [("API102", "train.py", 6, "info")]
+    assert r.findings[1].message == "torch.cuda.OutOfMemoryError: harmless on a Mac"
+    assert r.outlook.value == "runs_on_mac"
