@@ -71,7 +71,7 @@ def test_accelerator_floor_uses_torch_accelerator(tmp_path):
 EDITS = {
     "api101_dot_cuda.py": [("API101", 6), ("API101", 7), ("API101", 12), ("API101", 13), ("API101", 14)],
     "api102_torch_cuda.py": [("API102", 7), ("API102", 9), ("API102", 10), ("API102", 11), ("API102", 12),
-                             ("API102", 29), ("API102", 30)],
+                             ("API119", 29), ("API119", 30)],
     "api103_device_literal.py": [("API103", 8), ("API103", 9), ("API103", 13), ("API103", 14), ("API103", 15),
                                  ("API103", 16), ("API103", 17), ("API103", 22), ("API103", 23)],
     "api104_selection.py": [("API104", 3), ("API104", 4), ("API104", 5), ("API104", 9)],
@@ -81,7 +81,8 @@ EDITS = {
                       ("API108", 17)],
     "api113_pin_memory.py": [("API113", 6)],
     "api115_device_string.py": [("API103", 3), ("API115", 4), ("API115", 5), ("API115", 6)],
-    "api115_cpu_keyed_fallback.py": [("API115", 10), ("API115", 16)],
+    "ext108_cpu_keyed_fallback.py": [("EXT108", 10), ("EXT108", 16), ("EXT108", 38), ("EXT108", 46),
+                                     ("EXT108", 52)],
     "dty102_numpy_float64.py": [("DTY102", 7)],
     "ext102_guarded_import.py": [("EXT102", 3), ("EXT102", 4), ("DEP107", 6)],
     "notebook.ipynb": [("API101", 1), ("API101", 2), ("API102", 2)],
