@@ -73,7 +73,9 @@ EDITS = {
     "api102_torch_cuda.py": [("API102", 7), ("API102", 9), ("API102", 10), ("API102", 11), ("API102", 12),
                              ("API119", 29), ("API119", 30)],
     "api103_device_literal.py": [("API103", 8), ("API103", 9), ("API103", 13), ("API103", 14), ("API103", 15),
-                                 ("API103", 16), ("API103", 17), ("API103", 22), ("API103", 23)],
+                                 ("API103", 16), ("API103", 17), ("API103", 22), ("API103", 23), ("API103", 37),
+                                 ("API103", 38), ("API103", 39), ("API103", 40)],
+    "api119_default_device.py": [("API119", 3), ("API119", 7), ("API119", 12)],
     "api104_selection.py": [("API104", 3), ("API104", 4), ("API104", 5), ("API104", 9)],
     "api104_considers_mps.py": [],
     "api107_nccl.py": [("API107", 8), ("API107", 9)],
@@ -90,6 +92,7 @@ EDITS = {
 MANUAL = {
     "api102_torch_cuda.py": [("API102", 17)],
     "api107_nccl.py": [("API107", 10)],
+    "api119_default_device.py": [("API119", 13)],
     "api108_amp.py": [("DTY103", 17)],
     "dty102_numpy_float64.py": [("DTY102", 8)],
 }
