@@ -52,6 +52,12 @@ KEPT = {
     "API114": "torch.compile is a choice for the Mac run (a flag), not a mechanical edit",
     "API117": "a device generator is a reproducibility choice, not a mechanical edit",
 }
+# info-level findings of these rules need no change on a Mac: they count as kept. migrate still adds the torch.mps
+# equivalent beside them where it can, as an edit no finding requires; the re-scan reports them as info again
+# (inside the CUDA check it adds), so counting them as fixed would promise a change the re-scan never shows.
+HARMLESS_WHEN_INFO = {
+    "API102": "harmless on a Mac (does nothing there); migrate adds the torch.mps equivalent where one exists",
+}
 # code findings that are not code edits (bucket "other"): the scan's outlook prints the flag or config change
 NOT_CODE = {
     "API121": "a config value: override it for the Mac run (the outlook prints the override); migrate edits no "
@@ -68,7 +74,8 @@ FIXES = {
                       "`torch.cuda.is_available()` with the `torch.mps` equivalent in an `elif`; setters without one "
                       "(`set_device`, `reset_peak_memory_stats`) get the guard alone; `memory_allocated`/`memory_reserved` "
                       "in expressions fall back to `torch.mps.current_allocated_memory()`/`driver_allocated_memory()` "
-                      "(info-level calls too: the Mac run then seeds and synchronises MPS as the CUDA run does). "
+                      "(info-level calls are harmless on a Mac and count as needing no change; they get the same "
+                      "edit). "
                       "`torch.cuda.FloatTensor` as the argument of `set_default_tensor_type` is fixed with API119. "
                       "Other names (device properties, streams, legacy tensor types) stay manual.",
                       "torch.cuda.synchronize()",
@@ -156,6 +163,8 @@ def bucket(f: Finding) -> tuple[str, str]:
         return "other", NOT_CODE[f.code]
     if f.code in KEPT:
         return "kept", KEPT[f.code]
+    if f.code in HARMLESS_WHEN_INFO and f.severity.value == "info":
+        return "kept", HARMLESS_WHEN_INFO[f.code]
     if f.code == "API102":
         attr = str(ev.get("api", "")).split(".")[2:3]
         if attr and (attr[0] in STATEMENTS or attr[0] in QUERIES):
