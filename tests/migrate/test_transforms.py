@@ -74,7 +74,7 @@ EDITS = {
                              ("API119", 29), ("API119", 30)],
     "api103_device_literal.py": [("API103", 8), ("API103", 9), ("API103", 13), ("API103", 14), ("API103", 15),
                                  ("API103", 16), ("API103", 17), ("API103", 22), ("API103", 23), ("API103", 37),
-                                 ("API103", 38), ("API103", 39), ("API103", 40)],
+                                 ("API103", 38), ("API103", 39), ("API103", 40), ("API103", 46), ("API103", 46)],
     "api119_default_device.py": [("API119", 3), ("API119", 7), ("API119", 12)],
     "api104_selection.py": [("API104", 3), ("API104", 4), ("API104", 5), ("API104", 9)],
     "api104_considers_mps.py": [],

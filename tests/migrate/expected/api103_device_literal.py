@@ -50,3 +50,7 @@ def ranked(rank, x, args):
     g = _mpsready_device(int(rank))
     many = f"cuda:{rank}{args.suffix}"  # not a device variable the scan reports: left alone
     return device, y, z, g, many
+
+
+other = argparse.ArgumentParser()
+other.add_argument("--device", default=str(_mpsready_device()), choices=["cuda", "cpu", "mps"])  # the choices gain "mps"

@@ -4,7 +4,8 @@
 * ``.to("cuda")`` -> ``.to(device)`` (the device in scope) or ``.to(_mpsready_device())``;
 * ``device="cuda"`` / ``map_location="cuda"`` keywords -> the device in scope or ``_mpsready_device()``;
 * ``torch.device("cuda")`` / ``torch.device("cuda:1")`` / ``torch.device("cuda", i)`` -> ``_mpsready_device(i)``;
-* an argparse ``--device`` default ``"cuda"`` -> ``str(_mpsready_device())``;
+* an argparse ``--device`` default ``"cuda"`` -> ``str(_mpsready_device())``, and a literal ``choices=`` list
+  without ``"mps"`` gains it;
 * a device string built at run time, ``f"cuda:{rank}"`` or ``"cuda:{}".format(rank)``, in each place above ->
   the helper with the index, ``_mpsready_device(int(rank))`` (``int()``: the helper takes an integer index; the
   original string only parses as a CUDA device when the value renders as an integer).
@@ -18,7 +19,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mpsready.findings import Finding
-from mpsready.migrate.common import cuda_index, device_in_scope, helper_call, is_cuda_literal, string_value
+from mpsready.migrate.common import cuda_index, device_in_scope, helper_call, is_cuda_literal, quote_like, string_value
 from mpsready.migrate.interface import Edit, FileContext, Manual, Transform, manual
 
 
@@ -51,6 +52,34 @@ def _shown(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
 
 
+def _choices_gain_mps(ctx: FileContext, edit: Edit) -> list[Edit]:
+    """For a rewritten argparse ``default=``: ``choices=['cuda', 'cpu']`` (a literal list or tuple of strings
+    without ``'mps'``) gains ``'mps'``, so ``--device mps`` is accepted too (argparse checks only the values given
+    on the command line against ``choices``, Python 3 Lib/argparse.py ``_check_value``). No edit otherwise."""
+    arg = ctx.parents.get(edit.node)
+    call = ctx.parents.get(arg) if isinstance(arg, cst.Arg) and arg.keyword is not None \
+        and arg.keyword.value == "default" else None
+    if not isinstance(call, cst.Call):
+        return []
+    choices = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "choices"), None)
+    if not isinstance(choices, (cst.List, cst.Tuple)) or not choices.elements:
+        return []
+    values = [string_value(e.value) for e in choices.elements]
+    if None in values or "mps" in values:
+        return []
+    last = choices.elements[-1].value
+    assert isinstance(last, cst.SimpleString)
+
+    def rewrite(node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, (cst.List, cst.Tuple))
+        elements = list(node.elements)
+        tail = elements[-1]
+        elements[-1] = tail.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        return node.with_changes(elements=[*elements, cst.Element(quote_like(last, "mps"), comma=tail.comma)])
+
+    return [Edit(choices, rewrite, edit.code, ctx.line_of(choices), "argparse choices gain 'mps'")]
+
+
 class DeviceLiteral(Transform):
     codes = ("API103",)
 
@@ -63,6 +92,7 @@ class DeviceLiteral(Transform):
             edit = self._one(ctx, f)
             if isinstance(edit, Edit):
                 edits.append(edit)
+                edits += _choices_gain_mps(ctx, edit)
             else:
                 manuals.append(manual(f, edit))
         return edits, manuals

@@ -80,6 +80,8 @@ def with_remedy(f: Finding, migrate: bool | None = None) -> Finding:
         return f
     ev = dict(f.evidence or {})
     ev["remedy"] = remedy_of(f, migrate)
+    if ev["remedy"]["kind"] == EDIT and migrate is not None:  # an edit the project model chose (argparse choices)
+        ev["remedy"]["migrate"] = migrate
     return Finding(f.code, f.severity, f.message, f.location, f.basis, f.fix, f.source, f.scope, ev)
 
 
