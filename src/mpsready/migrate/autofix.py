@@ -84,7 +84,7 @@ FIXES = {
     "API103": AutoFix("CUDA literals become the selected device: the variable `device` in scope or "
                       "`_mpsready_device()`; a string stays a string (`str(_mpsready_device())`); a device string "
                       "built at run time (`f'cuda:{rank}'`, `'cuda:{}'.format(rank)`) becomes "
-                      "`_mpsready_device(int(rank))`. `torch.load` without "
+                      "`_mpsready_device(int(rank))`; an argparse device default's literal `choices` gain `'mps'`. `torch.load` without "
                       "`map_location` gets one (found by migrate itself: no scan rule can see the checkpoint).",
                       "device = 'cuda'\nx = torch.zeros(3, device='cuda')\nstate = torch.load(path)",
                       "device = str(_mpsready_device())\nx = torch.zeros(3, device=device)\n"
