@@ -28,6 +28,10 @@ _SETTERS = ("torch.set_default_tensor_type", "torch.set_default_device")
 _FLOAT = "torch.cuda.FloatTensor"
 
 
+def shown_arg(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
 def _names_cuda(ctx: FileContext, arg: cst.BaseExpression) -> bool:
     """The scan's API119 test: a CUDA device string, a ``torch.cuda.*Tensor`` type name, or a ``torch.cuda.`` class."""
     value = string_value(arg)
@@ -71,20 +75,23 @@ class DefaultTensorType(Transform):
                 legacy = value if value is not None else next(
                     (n for n in ctx.names(arg) if n.startswith("torch.cuda.")), None)
                 if legacy != _FLOAT:
-                    if finding is not None and legacy and legacy.startswith("torch.cuda."):
-                        manuals.append(manual(finding, f"{legacy} changes the default dtype too: use "
+                    if finding is not None:
+                        manuals.append(manual(finding, f"{legacy or shown_arg(arg)} changes the default dtype too: use "
                                                        "torch.set_default_dtype(...) and torch.set_default_device(...)"))
                     continue
             elif is_cuda_literal(value):
                 index = cuda_index(value or "")
             else:
+                if finding is not None:
+                    manuals.append(manual(finding, f"the device {shown_arg(arg)} is not a plain CUDA literal: pass the "
+                                                   "selected device"))
                 continue
             scoped = device_in_scope(ctx, node) if index is None else None
             target = cst.Name(scoped) if scoped else helper_call(index)
             new = cst.Call(expr("torch.set_default_device"), [cst.Arg(target)])
             apos = ctx.positions[arg].start
             covers = tuple(f for f in (args.get((apos.line, apos.column + 1)),) if f is not None)
-            shown = cst.Module([]).code_for_node(arg)
+            shown = shown_arg(arg)
             edits.append(Edit(node, lambda n, new=new: new, "API119", ctx.line_of(node),
                               f"{setter.rsplit('.', 1)[1]}({shown}) -> set_default_device("
                               f"{scoped or cst.Module([]).code_for_node(target)})",
