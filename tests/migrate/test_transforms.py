@@ -112,6 +112,18 @@ def test_manual_reasons_say_why():
     assert [m.reason for m in plan.manual] == ["the backend is named through a variable: choose 'gloo' when CUDA is absent"]
     plan = migrate_path(HERE / "fixtures" / "dty102_numpy_float64.py", config=CONFIG)
     assert plan.manual[0].reason.startswith("float64 reaches the device with no float32 cast after it")
+    plan = migrate_path(HERE / "fixtures" / "api119_default_device.py", config=CONFIG)
+    assert [m.reason for m in plan.manual] == ["torch.cuda.HalfTensor changes the default dtype too: use "
+                                               "torch.set_default_dtype(...) and torch.set_default_device(...)"]
+    assert [(k.code, k.line, k.reason) for k in plan.kept] == [
+        ("API119", 20, "already behind a CUDA check: skipped on a Mac")]
+
+
+def test_plan_lists_the_findings_its_edits_fix(tmp_path):
+    """One edit can fix two findings: the API119 call and the API102 finding on its torch.cuda.FloatTensor argument."""
+    plan = migrate_path(_copy("api102_torch_cuda.py", tmp_path), config=CONFIG)
+    assert [(r.code, r.line) for r in plan.fixed] == [("API102", 9), ("API102", 10), ("API102", 12), ("API119", 29),
+                                                     ("API102", 30), ("API119", 30)]
 
 
 def test_notebook_keeps_outputs_metadata_and_magics(tmp_path):
