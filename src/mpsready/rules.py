@@ -65,9 +65,8 @@ class Rule:
     example: str
     fix: str
     source: str  # where the MPS fact comes from (doc, file and version, issue)
-    # `mpsready migrate` makes this rule's edit mechanically (scan rules only); the scan's outlook marks each
-    # listed edit with it, and migrate reads it to know which codes it owns
-    migrate: bool = False
+    # Whether `mpsready migrate` fixes the rule is not a field here: the migrate stage registers an AutoFix
+    # (register_autofix) for each code its transforms answer, and the scan's outlook reads that same registry.
 
     @property
     def prefix(self) -> str:
@@ -90,8 +89,15 @@ _AUTOFIX: dict[str, AutoFix] = {}
 
 
 def register_autofix(code: str, fix: AutoFix) -> None:
-    """Mark ``code`` auto-fixable (the migrate stage does this for each of its transforms)."""
+    """Mark ``code`` auto-fixable (the migrate stage does this for each code its transforms answer). The one
+    source of "migrate makes this edit": the rules page, the scan's effort and its outlook all read it."""
     _AUTOFIX[code] = fix
+
+
+def autofix_codes() -> list[str]:
+    """Every code with an auto-fix, sorted."""
+    _load_all()
+    return sorted(_AUTOFIX)
 
 
 def autofix_of(code: str) -> AutoFix | None:
@@ -182,8 +188,6 @@ def render_markdown() -> str:
             "",
         ]
         auto = _AUTOFIX.get(rule.code)
-        if auto is None and rule.migrate:
-            lines += ["**Migrate.** `mpsready migrate` makes this edit.", ""]
         if auto is not None:
             lines += [
                 f"**Auto-fixable** with `mpsready migrate`. {auto.summary}",

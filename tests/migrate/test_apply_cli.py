@@ -29,7 +29,7 @@ def test_default_prints_a_unified_diff_and_writes_nothing(tmp_path, capsys):
     assert "-model = torch.nn.Linear(2, 2).cuda()  # keep me\n" in out
     assert "+" + MIGRATED_LINE in out
     assert "clean.py" not in out
-    assert "1 edits in 1 files (API101 1)" in err
+    assert "1 edits in 1 files (API101 1) fixing 1 scan finding(s);" in err
     assert "nothing written" in err
     assert (root / "train.py").read_text() == SOURCE
 
@@ -87,9 +87,10 @@ def test_json_format(tmp_path, capsys):
     assert main(["migrate", str(root), "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["schema"] == {"name": "mpsready.migrate", "version": 1}
-    assert doc["summary"] == {"edits": 1, "files": 1, "manual": 0, "kept": 0, "not_parsed": 0}
+    assert doc["summary"] == {"edits": 1, "files": 1, "manual": 0, "kept": 0, "not_parsed": 0, "fixed": 1}
     assert doc["files"][0]["path"] == "train.py"
     assert doc["files"][0]["edits"] == [{"code": "API101", "line": 2, "what": ".cuda() -> .to(_mpsready_device())"}]
+    assert doc["fixed"] == [{"code": "API101", "path": "train.py", "line": 2}]
     assert doc["diff"].startswith("--- a/train.py\n")
     assert (root / "train.py").read_text() == SOURCE
 

@@ -28,7 +28,17 @@ def test_buckets():
     assert bucket(_finding("API102", api="torch.cuda.synchronize"))[0] == "auto"
     assert bucket(_finding("API102", api="torch.cuda.get_device_name")) == (
         "manual", "torch.cuda.get_device_name has no drop-in MPS equivalent")
+    # harmless on a Mac: needs no change (migrate still adds torch.mps.manual_seed beside it)
     assert bucket(_finding("API102", "info", api="torch.cuda.manual_seed"))[0] == "kept"
+    assert bucket(_finding("API119", message="set_default_tensor_type('torch.cuda.FloatTensor'): x"))[0] == "auto"
+    assert bucket(_finding("API119", message="set_default_device('cuda:1'): x"))[0] == "auto"
+    assert bucket(_finding("API119", message="set_default_tensor_type('torch.cuda.HalfTensor'): x"))[0] == "manual"
+    assert bucket(_finding("API103", message="device = 'cuda:{rank}': a hard-coded CUDA device"))[0] == "auto"
+    assert bucket(_finding("API103", message="device = 'cuda:{a}{b}': a hard-coded CUDA device"))[0] == "manual"
+    assert bucket(_finding("EXT108"))[0] == "auto"
+    assert bucket(_finding("API120"))[0] == "manual"
+    assert bucket(_finding("EXT109", "info"))[0] == "manual"
+    assert bucket(_finding("API121"))[0] == "other"  # a config value: the outlook prints the override
     assert bucket(_finding("API105", "info"))[0] == "kept"
     assert bucket(_finding("API107", message="init_process_group with backend 'nccl' (backend assigned at line 2)"))[0] \
         == "manual"
@@ -46,7 +56,7 @@ def test_scan_json_carries_the_effort(tmp_path, capsys):
 def test_scan_terminal_and_markdown_show_the_effort(tmp_path, capsys):
     (tmp_path / "t.py").write_text(SOURCE)
     main(["scan", str(tmp_path), "--no-cache"])
-    expected = "migrate effort: 2 auto-fixable finding(s) in 1 file(s)"
+    expected = "migrate effort (estimate): 2 auto-fixable finding(s) in 1 file(s)"
     assert expected in " ".join(capsys.readouterr().out.split())
     main(["scan", str(tmp_path), "--format", "md", "--no-cache"])
     assert (expected + " (`mpsready migrate PATH` shows the diff), 2 manual, 2 need no change\n") in capsys.readouterr().out

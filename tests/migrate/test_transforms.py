@@ -71,9 +71,11 @@ def test_accelerator_floor_uses_torch_accelerator(tmp_path):
 EDITS = {
     "api101_dot_cuda.py": [("API101", 6), ("API101", 7), ("API101", 12), ("API101", 13), ("API101", 14)],
     "api102_torch_cuda.py": [("API102", 7), ("API102", 9), ("API102", 10), ("API102", 11), ("API102", 12),
-                             ("API102", 29), ("API102", 30)],
+                             ("API119", 29), ("API119", 30)],
     "api103_device_literal.py": [("API103", 8), ("API103", 9), ("API103", 13), ("API103", 14), ("API103", 15),
-                                 ("API103", 16), ("API103", 17), ("API103", 22), ("API103", 23)],
+                                 ("API103", 16), ("API103", 17), ("API103", 22), ("API103", 23), ("API103", 37),
+                                 ("API103", 38), ("API103", 39), ("API103", 40), ("API103", 46), ("API103", 46)],
+    "api119_default_device.py": [("API119", 3), ("API119", 7), ("API119", 12)],
     "api104_selection.py": [("API104", 3), ("API104", 4), ("API104", 5), ("API104", 9)],
     "api104_considers_mps.py": [],
     "api107_nccl.py": [("API107", 8), ("API107", 9)],
@@ -81,7 +83,8 @@ EDITS = {
                       ("API108", 17)],
     "api113_pin_memory.py": [("API113", 6)],
     "api115_device_string.py": [("API103", 3), ("API115", 4), ("API115", 5), ("API115", 6)],
-    "api115_cpu_keyed_fallback.py": [("API115", 10), ("API115", 16)],
+    "ext108_cpu_keyed_fallback.py": [("EXT108", 10), ("EXT108", 16), ("EXT108", 38), ("EXT108", 46),
+                                     ("EXT108", 52)],
     "dty102_numpy_float64.py": [("DTY102", 7)],
     "ext102_guarded_import.py": [("EXT102", 3), ("EXT102", 4), ("DEP107", 6)],
     "notebook.ipynb": [("API101", 1), ("API101", 2), ("API102", 2)],
@@ -89,6 +92,7 @@ EDITS = {
 MANUAL = {
     "api102_torch_cuda.py": [("API102", 17)],
     "api107_nccl.py": [("API107", 10)],
+    "api119_default_device.py": [("API119", 13)],
     "api108_amp.py": [("DTY103", 17)],
     "dty102_numpy_float64.py": [("DTY102", 8)],
 }
@@ -108,6 +112,18 @@ def test_manual_reasons_say_why():
     assert [m.reason for m in plan.manual] == ["the backend is named through a variable: choose 'gloo' when CUDA is absent"]
     plan = migrate_path(HERE / "fixtures" / "dty102_numpy_float64.py", config=CONFIG)
     assert plan.manual[0].reason.startswith("float64 reaches the device with no float32 cast after it")
+    plan = migrate_path(HERE / "fixtures" / "api119_default_device.py", config=CONFIG)
+    assert [m.reason for m in plan.manual] == ["torch.cuda.HalfTensor changes the default dtype too: use "
+                                               "torch.set_default_dtype(...) and torch.set_default_device(...)"]
+    assert [(k.code, k.line, k.reason) for k in plan.kept] == [
+        ("API119", 20, "already behind a CUDA check: skipped on a Mac")]
+
+
+def test_plan_lists_the_findings_its_edits_fix(tmp_path):
+    """One edit can fix two findings: the API119 call and the API102 finding on its torch.cuda.FloatTensor argument."""
+    plan = migrate_path(_copy("api102_torch_cuda.py", tmp_path), config=CONFIG)
+    assert [(r.code, r.line) for r in plan.fixed] == [("API102", 9), ("API102", 10), ("API102", 12), ("API119", 29),
+                                                     ("API102", 30), ("API119", 30)]
 
 
 def test_notebook_keeps_outputs_metadata_and_magics(tmp_path):

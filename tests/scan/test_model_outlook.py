@@ -28,7 +28,8 @@ def test_argparse_choices_without_mps_need_an_edit(write_project):
     r = scan_path(write_project({"train.py": TORCH + (
         "import argparse\np = argparse.ArgumentParser()\n"
         "p.add_argument('--device', default='cuda', choices=['cuda', 'cpu'])\n")}))
-    assert outlook(r) == ("mac_for_dev", [], [("train.py", 4, "API103", "edit", False)])
+    # migrate rewrites the default and adds 'mps' to the literal choices (tests/migrate, api103_device_literal.py)
+    assert outlook(r) == ("mac_for_dev", [], [("train.py", 4, "API103", "edit", True)])
     assert "leave out 'mps'" in r.findings[0].message
 
 
@@ -124,7 +125,7 @@ def test_default_tensor_type_cuda_with_device_less_factories(write_project):
     r = scan_path(write_project({"m.py": TORCH + (
         "torch.set_default_tensor_type('torch.cuda.FloatTensor')\nx = torch.zeros(3)\n")}))
     assert rows(r) == [("API119", "m.py", 2, "blocker")]
-    assert outlook(r) == ("mac_for_dev", [], [("m.py", 2, "API119", "edit", False)])
+    assert outlook(r) == ("mac_for_dev", [], [("m.py", 2, "API119", "edit", True)])
 
 
 def test_default_tensor_type_on_the_cpu_is_fine(write_project):
@@ -381,8 +382,21 @@ def test_every_rule_unit_names_a_registered_rule():
 def test_rules_marked_for_migrate():
     from mpsready import rules as registry
 
-    assert sorted(r.code for r in registry.all_rules() if r.migrate) == [
-        "API101", "API102", "API103", "API104", "API108", "API115", "DTY102", "EXT108"]
+    assert registry.autofix_codes() == ["API101", "API102", "API103", "API104", "API107", "API108", "API109", "API113",
+                                        "API115", "API119", "DEP107", "DTY102", "EXT108"]
+    assert not hasattr(registry.Rule, "migrate")  # one source of truth: the auto-fix registry
+
+
+def test_outlook_marks_what_migrate_makes_from_the_autofix_registry(write_project):
+    """The outlook's "migrate can make it" comes from the same per-finding answer as the effort (autofix.buckets):
+    a registered code's finding is marked, a shape migrate leaves to a person is not, and the API102 finding on the
+    torch.cuda.FloatTensor argument is fixed by the API119 edit of the same call."""
+    r = scan_path(write_project({"m.py": TORCH + (
+        "torch.set_default_tensor_type(torch.cuda.FloatTensor)\n"
+        "x = torch.zeros(3).cuda()\n"
+        "print(torch.cuda.get_device_name(0))\n")}))
+    assert outlook(r) == ("mac_for_dev", [], [("m.py", 2, "API102", "edit", True), ("m.py", 2, "API119", "edit", True),
+                                              ("m.py", 3, "API101", "edit", True), ("m.py", 4, "API102", "edit", False)])
 
 
 def test_torch_pin_before_mps_is_a_pin_raise_and_one_line_is_one_edit(write_project):

@@ -1,9 +1,21 @@
 """Which findings ``mpsready migrate`` fixes: the auto-fix docs of the rule registry and the effort buckets.
 
-Imports nothing heavy (no libcst), so ``scan`` and ``report`` can count the effort cheaply. The
-transforms themselves live in :mod:`mpsready.migrate.transforms`; a finding's bucket here is the
-rule-level answer, and ``migrate`` itself may still list a finding of an auto-fixable rule as manual
-when the code around it has an unusual shape (it then says why).
+The one source of "migrate makes this edit": :data:`FIXES` registers an AutoFix for each code a transform
+answers (``docs/rules.md`` renders them), :func:`bucket` refines it per finding from the scan's evidence and
+message, and the scan's effort line and its outlook ("migrate can make it", :mod:`mpsready.scan.model.remedy`)
+both read :func:`buckets`. Imports nothing heavy (no libcst), so ``scan`` and ``report`` count cheaply.
+
+The effort is an **estimate**: it is computed from the findings alone, while ``mpsready migrate`` decides on
+the syntax tree. The two agree on the test fixtures (tests/migrate/test_effort.py); on real code migrate may
+still list a finding as manual when the code around it has an unusual shape (it then says why), may find a
+CUDA check the scan did not (the finding is then left as it is), and makes edits no scan finding asks for
+(``torch.load`` without ``map_location``, guarded imports, CPU-keyed fallbacks the scan does not report).
+
+Codes decided apart from the transforms: API121 (a config file's ``device: cuda``) is a config value, not a
+code edit: the outlook prints the override and migrate edits no config file (bucket ``other``); API120
+(``assert x.is_cuda``) and EXT109 (an unwired pure-PyTorch path) need a device dispatch written by a person
+(manual); dependency findings such as DEP111 (a pin below Mac support) are declared-dependency changes, not
+code (bucket ``other``).
 """
 
 from __future__ import annotations
@@ -40,10 +52,19 @@ KEPT = {
     "API114": "torch.compile is a choice for the Mac run (a flag), not a mechanical edit",
     "API117": "a device generator is a reproducibility choice, not a mechanical edit",
 }
-# info-level findings of these rules need no change on a Mac (migrate still adds the MPS equivalent where it can)
+# info-level findings of these rules need no change on a Mac: they count as kept. migrate still adds the torch.mps
+# equivalent beside them where it can, as an edit no finding requires; the re-scan reports them as info again
+# (inside the CUDA check it adds), so counting them as fixed would promise a change the re-scan never shows.
 HARMLESS_WHEN_INFO = {
     "API102": "harmless on a Mac (does nothing there); migrate adds the torch.mps equivalent where one exists",
 }
+# code findings that are not code edits (bucket "other"): the scan's outlook prints the flag or config change
+NOT_CODE = {
+    "API121": "a config value: override it for the Mac run (the outlook prints the override); migrate edits no "
+              "config file",
+}
+# legacy torch.cuda tensor types API119 rewrites (the others change the default dtype too: manual)
+DEFAULT_TYPES = ("torch.cuda.FloatTensor",)
 
 FIXES = {
     "API101": AutoFix("`.cuda()` / `.cuda(i)` become `.to(device)` with the variable `device` in scope, else a small "
@@ -52,14 +73,18 @@ FIXES = {
     "API102": AutoFix("`synchronize`, `empty_cache`, `manual_seed(_all)`, `seed(_all)` statements are put behind "
                       "`torch.cuda.is_available()` with the `torch.mps` equivalent in an `elif`; setters without one "
                       "(`set_device`, `reset_peak_memory_stats`) get the guard alone; `memory_allocated`/`memory_reserved` "
-                      "in expressions fall back to `torch.mps.current_allocated_memory()`/`driver_allocated_memory()`; "
-                      "`set_default_tensor_type(torch.cuda.FloatTensor)` becomes `torch.set_default_device(...)`. "
+                      "in expressions fall back to `torch.mps.current_allocated_memory()`/`driver_allocated_memory()` "
+                      "(info-level calls are harmless on a Mac and count as needing no change; they get the same "
+                      "edit). "
+                      "`torch.cuda.FloatTensor` as the argument of `set_default_tensor_type` is fixed with API119. "
                       "Other names (device properties, streams, legacy tensor types) stay manual.",
                       "torch.cuda.synchronize()",
                       "if torch.cuda.is_available():\n    torch.cuda.synchronize()\n"
                       "elif torch.backends.mps.is_available():\n    torch.mps.synchronize()"),
     "API103": AutoFix("CUDA literals become the selected device: the variable `device` in scope or "
-                      "`_mpsready_device()`; a string stays a string (`str(_mpsready_device())`). `torch.load` without "
+                      "`_mpsready_device()`; a string stays a string (`str(_mpsready_device())`); a device string "
+                      "built at run time (`f'cuda:{rank}'`, `'cuda:{}'.format(rank)`) becomes "
+                      "`_mpsready_device(int(rank))`; an argparse device default's literal `choices` gain `'mps'`. `torch.load` without "
                       "`map_location` gets one (found by migrate itself: no scan rule can see the checkpoint).",
                       "device = 'cuda'\nx = torch.zeros(3, device='cuda')\nstate = torch.load(path)",
                       "device = str(_mpsready_device())\nx = torch.zeros(3, device=device)\n"
@@ -83,13 +108,15 @@ FIXES = {
                       "scaler = torch.amp.GradScaler(torch.device(device).type, enabled=torch.device(device).type != 'cpu')"),
     "API113": AutoFix("`pin_memory=True` becomes `pin_memory=torch.cuda.is_available()`; `.pin_memory()` calls stay manual.",
                       "DataLoader(ds, pin_memory=True)", "DataLoader(ds, pin_memory=torch.cuda.is_available())"),
-    "API115": AutoFix("The string test becomes `torch.device(s).type`. A fallback keyed on `x.device.type == 'cpu'` "
-                      "whose other branch calls a CUDA-only kernel is keyed on `!= 'cuda'` instead (found by migrate "
-                      "itself), so MPS takes the portable path.",
-                      "device_type = 'cuda' if 'cuda' in device else 'cpu'\nif x.device.type == 'cpu':\n"
-                      "    return reference(x)\nreturn _C.kernel(x)",
-                      "device_type = torch.device(device).type\nif x.device.type != 'cuda':\n"
-                      "    return reference(x)\nreturn _C.kernel(x)"),
+    "API115": AutoFix("The string test becomes `torch.device(s).type`, so MPS is classified as 'mps'.",
+                      "device_type = 'cuda' if 'cuda' in device else 'cpu'",
+                      "device_type = torch.device(device).type"),
+    "API119": AutoFix("`set_default_tensor_type(\"torch.cuda.FloatTensor\")` (string or class) and "
+                      "`set_default_device(\"cuda\")` become `torch.set_default_device(...)` with the variable "
+                      "`device` in scope, else `_mpsready_device()` (`\"cuda:N\"` keeps its index). Other legacy "
+                      "CUDA tensor types change the default dtype too and stay manual.",
+                      "torch.set_default_tensor_type('torch.cuda.FloatTensor')\ntorch.set_default_device('cuda:1')",
+                      "torch.set_default_device(_mpsready_device())\ntorch.set_default_device(_mpsready_device(1))"),
     # DEP107 only for the docs: dependency findings are not counted in the code effort (bucket "other")
     "DEP107": AutoFix("When the importing file already falls back on the name being None (`if X is not None:`), a "
                       "module-level import of the CUDA-only package becomes `try: import X` / `except ImportError: X = "
@@ -100,6 +127,15 @@ FIXES = {
                       "try:\n    import flash_attn\nexcept ImportError:\n    flash_attn = None\n\ndef attend(q, k, v):\n"
                       "    if flash_attn is None:\n        return F.scaled_dot_product_attention(q, k, v)\n"
                       "    return flash_attn.flash_attn_func(q, k, v)"),
+    "EXT108": AutoFix("The CPU test of the fallback becomes `x.device.type != 'cuda'` (also for `str(x.device) == "
+                      "'cpu'` and `x.device == torch.device('cpu')`), so MPS tensors take the pure-PyTorch path and "
+                      "CUDA and the CPU choose as before. migrate also finds `.type == 'cpu'` tests whose other branch "
+                      "calls a CUDA-only name (`_C.*`, `*_cuda`) that the scan does not report. The extension's "
+                      "import stays as it is (DEP107/EXT102).",
+                      "if input.device.type == 'cpu':\n    out = upfirdn2d_native(input, kernel)\nelse:\n"
+                      "    out = UpFirDn2d.apply(input, kernel)",
+                      "if input.device.type != 'cuda':\n    out = upfirdn2d_native(input, kernel)\nelse:\n"
+                      "    out = UpFirDn2d.apply(input, kernel)"),
     "DTY102": AutoFix("When a float32 cast follows the move, the cast moves before it (same float32 value, no "
                       "float64 on the device); without a cast the finding is listed for the user.",
                       "feats = torch.from_numpy(table).to(dev).float()", "feats = torch.from_numpy(table).float().to(dev)"),
@@ -109,6 +145,13 @@ for _code, _fix in FIXES.items():
     registry.register_autofix(_code, _fix)
 
 
+def _one_placeholder(message: str) -> bool:
+    """Whether the run-time device string the scan shows (``'cuda:{rank}'``, ``'cuda:{}'``: f-strings and
+    ``str.format`` calls) has one placeholder and nothing else, the form the API103 transform rewrites."""
+    shown = message.split("'cuda:", 1)[1].split("'", 1)[0]
+    return shown.startswith("{") and shown.endswith("}") and shown.count("{") == 1
+
+
 def bucket(f: Finding) -> tuple[str, str]:
     """``("auto", what)``, ``("manual", why)``, ``("kept", why)`` or ``("other", "")`` (not a code finding)."""
     if not f.code.startswith(CODE_PREFIXES) or not f.location.path:
@@ -116,6 +159,8 @@ def bucket(f: Finding) -> tuple[str, str]:
     ev = f.evidence or {}
     if ev.get("guarded"):
         return "kept", "already behind a CUDA check: skipped on a Mac"
+    if f.code in NOT_CODE:
+        return "other", NOT_CODE[f.code]
     if f.code in KEPT:
         return "kept", KEPT[f.code]
     if f.code in HARMLESS_WHEN_INFO and f.severity.value == "info":
@@ -131,6 +176,12 @@ def bucket(f: Finding) -> tuple[str, str]:
         # the scan's message names the method form: without an accelerator Tensor.pin_memory() raises
         # ("Cannot access accelerator device when none is available", PyTorch 2.13.0 CPU build)
         return "manual", "Tensor.pin_memory() raises without an accelerator: call it only when torch.cuda.is_available()"
+    if f.code == "API119" and not (f.message.startswith("set_default_device(")
+                                   or any(f"{t!r}" in f.message for t in DEFAULT_TYPES)):
+        return "manual", "this legacy CUDA tensor type changes the default dtype too: use torch.set_default_dtype(...) " \
+                         "and torch.set_default_device(...)"
+    if f.code == "API103" and "'cuda:{" in f.message and not _one_placeholder(f.message):
+        return "manual", "the CUDA device string is built at run time from more than one value: select the device instead"
     if f.code in ("API103", "API107") and "assigned at line" in f.message:
         # the scan's message says the literal reaches the call through a variable: migrate leaves that to a person
         return "manual", "the CUDA device or backend comes from a variable assigned elsewhere: change that assignment"
@@ -143,12 +194,27 @@ def bucket(f: Finding) -> tuple[str, str]:
     return "manual", fix
 
 
+def buckets(findings: Iterable[Finding]) -> list[tuple[Finding, str, str]]:
+    """``(finding, kind, why)`` for each finding: :func:`bucket`, plus what one edit fixes for two findings: the
+    API102 finding on the ``torch.cuda.FloatTensor`` argument of a ``set_default_tensor_type`` call that API119
+    rewrites is fixed by that edit."""
+    findings = list(findings)
+    out = [(f, *bucket(f)) for f in findings]
+    api119 = {(f.location.path, f.location.line) for f, kind, _ in out if f.code == "API119" and kind == "auto"}
+    for i, (f, kind, why) in enumerate(out):
+        if f.code == "API102" and kind == "manual" and (f.evidence or {}).get("api") in DEFAULT_TYPES \
+                and (f.location.path, f.location.line) in api119:
+            out[i] = (f, "auto", "fixed by the API119 edit of the same set_default_tensor_type call")
+    return out
+
+
 def effort(findings: Iterable[Finding]) -> dict[str, int]:
-    """``{"auto_fixable", "manual", "kept", "files_touched"}`` over the code findings (rule-level estimate)."""
+    """``{"auto_fixable", "manual", "kept", "files_touched"}`` over the code findings: an **estimate** of what
+    ``mpsready migrate`` will do (see the module doc); ``files_touched`` counts the files with an auto-fixable
+    finding (migrate may touch more, for the edits no scan finding asks for)."""
     out = {"auto_fixable": 0, "manual": 0, "kept": 0, "files_touched": 0}
     files: set[str] = set()
-    for f in findings:
-        kind, _ = bucket(f)
+    for f, kind, _ in buckets(findings):
         if kind == "auto":
             out["auto_fixable"] += 1
             files.add(f.location.path or "")
@@ -159,7 +225,7 @@ def effort(findings: Iterable[Finding]) -> dict[str, int]:
 
 
 def effort_line(findings: Iterable[Finding]) -> str:
-    """One sentence for the scan's terminal and Markdown outputs."""
+    """One sentence for the scan's terminal and Markdown outputs (labelled an estimate: migrate gives the plan)."""
     e = effort(findings)
-    return (f"migrate effort: {e['auto_fixable']} auto-fixable finding(s) in {e['files_touched']} file(s) "
+    return (f"migrate effort (estimate): {e['auto_fixable']} auto-fixable finding(s) in {e['files_touched']} file(s) "
             f"(`mpsready migrate PATH` shows the diff), {e['manual']} manual, {e['kept']} need no change")

@@ -68,15 +68,29 @@ class ManualRecord:
         return {"code": self.code, "path": self.path, "line": self.line, "reason": self.reason}
 
 
+@dataclass(frozen=True)
+class FindingRef:
+    """A scan finding an edit of the plan fixes: its rule code, path and line."""
+
+    code: str
+    path: str | None
+    line: int | None
+
+    def to_dict(self) -> dict:
+        return {"code": self.code, "path": self.path, "line": self.line}
+
+
 @dataclass
 class Plan:
     """Everything ``migrate`` would do. ``files`` holds changed files only; ``manual`` every code finding the
-    tool leaves to a person; ``kept`` findings left as they are on purpose (harmless on a Mac or already
+    tool leaves to a person; ``fixed`` every scan finding an edit fixes (edits the transforms found themselves,
+    such as ``torch.load`` without ``map_location``, fix no scan finding); ``kept`` findings left as they are on purpose (harmless on a Mac or already
     behind a CUDA check); ``errors`` files that could not be parsed (left untouched)."""
 
     root: str
     files: list[FilePlan] = field(default_factory=list)
     manual: list[ManualRecord] = field(default_factory=list)
+    fixed: list[FindingRef] = field(default_factory=list)
     kept: list[ManualRecord] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     torch_floor: tuple[int, int] | None = None
@@ -150,13 +164,16 @@ def migrate_path(path: str | os.PathLike[str], *, select: tuple[str, ...] = (), 
         fp = FilePlan(rel, abspath, text, text, hashlib.sha256(data).hexdigest())
         try:
             if rel.endswith(".ipynb"):
-                after, edits, manual, done = migrate_notebook(text, rel, findings, transforms, plan.torch_floor)
+                after, edits, manual, done, fixed = migrate_notebook(text, rel, findings, transforms, plan.torch_floor)
                 handled |= {id(f) for f in done}
+                plan.fixed += [FindingRef(f.code, f.location.path, f.location.line) for f in fixed]
             else:
                 res = migrate_source(text, rel, findings, transforms, torch_floor=plan.torch_floor)
                 after, manual = res.text, res.manual
                 edits = [EditRecord(e.code, e.line, e.what) for e in res.edits]
-                handled |= {id(e.finding) for e in res.edits if e.finding is not None}
+                fixed = [f for e in res.edits for f in e.resolves()]
+                handled |= {id(f) for f in fixed}
+                plan.fixed += [FindingRef(f.code, f.location.path, f.location.line) for f in fixed]
         except MigrateError as exc:
             plan.errors.append(str(exc))
             continue
@@ -175,6 +192,7 @@ def migrate_path(path: str | os.PathLike[str], *, select: tuple[str, ...] = (), 
             continue
         record = ManualRecord(f.code, f.location.path, f.location.line, reason)
         (plan.kept if kind == "kept" else plan.manual).append(record)
+    plan.fixed.sort(key=lambda r: (r.path or "", r.line or 0, r.code))
     plan.manual.sort(key=lambda m: (m.path or "", m.line or 0, m.code))
     plan.kept.sort(key=lambda m: (m.path or "", m.line or 0, m.code))
     return plan

@@ -32,7 +32,8 @@ class Edit:
     """Rewrite ``node`` (a node of the original tree) with ``rewrite(updated_node)``.
 
     ``code`` is the rule code the edit answers, ``line`` its 1-based line in the original file,
-    ``what`` one sentence for the reviewer. ``helper`` is True when the rewritten code calls the
+    ``what`` one sentence for the reviewer. ``finding`` is the scan finding it fixes (``None``: found by the
+    transform itself), ``covers`` other findings on the same node it fixes too. ``helper`` is True when the rewritten code calls the
     module-level device helper (:mod:`mpsready.migrate.helper`), which the engine then adds once.
     """
 
@@ -43,6 +44,11 @@ class Edit:
     what: str
     helper: bool = False
     finding: Finding | None = None  # None: detected by the transform itself (no scan rule locates it)
+    covers: tuple[Finding, ...] = ()  # other findings the same edit resolves (another rule's view of the same call)
+
+    def resolves(self) -> list[Finding]:
+        """The scan findings this edit fixes: ``finding`` and ``covers``."""
+        return ([self.finding] if self.finding is not None else []) + list(self.covers)
 
 
 @dataclass(frozen=True)

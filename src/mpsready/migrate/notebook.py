@@ -59,7 +59,7 @@ def _indent_of(text: str) -> int:
 
 def migrate_notebook(text: str, path: str, findings: list[Finding], transforms: list[Transform],
                      torch_floor: tuple[int, int] | None):
-    """``(new_text, edit_records, manual, handled_findings)`` for one nbformat-4 notebook; raises
+    """``(new_text, edit_records, manual, handled_findings, fixed_findings)`` for one nbformat-4 notebook; raises
     :class:`MigrateError` for a notebook that is not JSON with a ``cells`` list."""
     from mpsready.migrate.engine import EditRecord
 
@@ -73,6 +73,7 @@ def migrate_notebook(text: str, path: str, findings: list[Finding], transforms: 
     records: list[EditRecord] = []
     manual: list[Manual] = []
     handled: list[Finding] = []
+    fixed: list[Finding] = []
     needs_helper = False
     first_code: int | None = None
     for i, cell in enumerate(cells, 1):
@@ -94,7 +95,9 @@ def migrate_notebook(text: str, path: str, findings: list[Finding], transforms: 
             manual.append(Manual("INP", None, f"cell {i} left as it is: {exc}"))
             continue
         originals = {id(m): f for m, f in zip(mine, [f for f in findings if (f.evidence or {}).get("cell") == i])}
-        handled += [originals[id(e.finding)] for e in res.edits if e.finding is not None and id(e.finding) in originals]
+        done = [originals[id(f)] for e in res.edits for f in e.resolves() if id(f) in originals]
+        handled += done
+        fixed += done
         handled += [originals[id(m.finding)] for m in res.manual if m.finding is not None and id(m.finding) in originals]
         manual += [dataclasses.replace(m, reason=f"cell {i}: {m.reason}") for m in res.manual]
         records += [EditRecord(e.code, e.line, e.what, cell=i) for e in res.edits]
@@ -109,6 +112,6 @@ def migrate_notebook(text: str, path: str, findings: list[Finding], transforms: 
                                   and torch_floor >= (2, 6))
         _store(cell, _unmask(module.code, saved))
     if not records:
-        return text, records, manual, handled
+        return text, records, manual, handled, fixed
     out = json.dumps(doc, indent=_indent_of(text), ensure_ascii=False)
-    return out + ("\n" if text.endswith("\n") else ""), records, manual, handled
+    return out + ("\n" if text.endswith("\n") else ""), records, manual, handled, fixed

@@ -28,7 +28,7 @@ from mpsready.scan.config import ScanConfig, with_project_config
 from mpsready.scan.model import flow
 from mpsready.scan.model.graph import example_collection, mark_reach
 from mpsready.scan.model.project import apply_surfaces, cpu_only_dtypes
-from mpsready.scan.model.remedy import with_remedy
+from mpsready.scan.model.remedy import with_remedies
 from mpsready.scan.outlook import Edit, Subproject, collection_outlook, ladder
 from mpsready.scan.rules import deps as D
 from mpsready.scan.rules import extensions as E
@@ -142,7 +142,7 @@ def scan_path(path: str | os.PathLike[str], config: ScanConfig | None = None, *,
                                            _uses_hydra(code_results))
     findings = cpu_only_dtypes(findings, code_results)
     findings = mark_reach(findings, code_results)
-    findings = [with_remedy(f) for f in findings]
+    findings = with_remedies(findings)
 
     suppress = {rel: res.suppress for rel, (res, _cells) in code_results.items() if res.suppress}
     findings, silenced = _apply_suppressions(findings, suppress, texts, root)

@@ -41,3 +41,16 @@ def look_alikes(path, f):
     dev = torch.device("mps")
     kept = torch.load(path, map_location="cpu")
     return name, x, dev, kept, json.load(f), np.load(path)
+
+
+def ranked(rank, x, args):
+    device = str(_mpsready_device(int(rank)))
+    y = x.to(_mpsready_device(int(args.local_rank)))
+    z = torch.zeros(2, device=_mpsready_device(int(rank)))
+    g = _mpsready_device(int(rank))
+    many = f"cuda:{rank}{args.suffix}"  # not a device variable the scan reports: left alone
+    return device, y, z, g, many
+
+
+other = argparse.ArgumentParser()
+other.add_argument("--device", default=str(_mpsready_device()), choices=["cuda", "cpu", "mps"])  # the choices gain "mps"

@@ -27,7 +27,8 @@ def render_summary(plan: Plan, *, applied: list[str] | None = None, refused: lis
             counts[e.code] = counts.get(e.code, 0) + 1
     floor = ".".join(map(str, plan.torch_floor)) if plan.torch_floor else "not declared"
     lines.append(f"mpsready migrate: {plan.edits} edits in {len(plan.files)} files "
-                 f"({', '.join(f'{c} {n}' for c, n in sorted(counts.items())) or 'none'}); "
+                 f"({', '.join(f'{c} {n}' for c, n in sorted(counts.items())) or 'none'}) fixing {len(plan.fixed)} "
+                 "scan finding(s); "
                  f"{len(plan.manual)} manual, {len(plan.kept)} left as they are; PyTorch floor {floor}")
     for m in plan.manual:
         where = f"{m.path}:{m.line}" if m.line else (m.path or "-")

@@ -17,11 +17,11 @@ TRANSFORM_MODULES = (
     "device_literal",  # API103
     "selection",  # API104
     "device_string_test",  # API115
-    "cpu_keyed_fallback",  # API115 (a fallback keyed on device.type == "cpu": detected here)
+    "cpu_keyed_fallback",  # EXT108 (a fallback keyed on device.type == "cpu"; also detected here)
     "nccl",  # API107
     "amp",  # API108, API109
     "pin_memory",  # API113
-    "default_tensor_type",  # API102 (the string form no scan rule locates)
+    "default_tensor_type",  # API119 (and the API102 finding on its torch.cuda.FloatTensor argument)
     "torch_load",  # API103 (torch.load without map_location: detected here)
     "numpy_float64",  # DTY102
     "guarded_import",  # DEP107, EXT102 (a hard import whose file already falls back on None: detected here)

@@ -4,7 +4,11 @@
 * ``.to("cuda")`` -> ``.to(device)`` (the device in scope) or ``.to(_mpsready_device())``;
 * ``device="cuda"`` / ``map_location="cuda"`` keywords -> the device in scope or ``_mpsready_device()``;
 * ``torch.device("cuda")`` / ``torch.device("cuda:1")`` / ``torch.device("cuda", i)`` -> ``_mpsready_device(i)``;
-* an argparse ``--device`` default ``"cuda"`` -> ``str(_mpsready_device())``.
+* an argparse ``--device`` default ``"cuda"`` -> ``str(_mpsready_device())``, and a literal ``choices=`` list
+  without ``"mps"`` gains it;
+* a device string built at run time, ``f"cuda:{rank}"`` or ``"cuda:{}".format(rank)``, in each place above ->
+  the helper with the index, ``_mpsready_device(int(rank))`` (``int()``: the helper takes an integer index; the
+  original string only parses as a CUDA device when the value renders as an integer).
 
 ``"cuda:N"`` keeps its index on CUDA. A literal that reaches the call through a variable assigned
 elsewhere, and ``device_map=``/``devices=`` keywords of other libraries, are listed as manual.
@@ -15,12 +19,65 @@ from __future__ import annotations
 import libcst as cst
 
 from mpsready.findings import Finding
-from mpsready.migrate.common import cuda_index, device_in_scope, helper_call, is_cuda_literal, string_value
+from mpsready.migrate.common import cuda_index, device_in_scope, helper_call, is_cuda_literal, quote_like, string_value
 from mpsready.migrate.interface import Edit, FileContext, Manual, Transform, manual
 
 
-def _str_of_helper(index: str | None) -> cst.Call:
+def _str_of_helper(index: cst.BaseExpression | str | None) -> cst.Call:
     return cst.Call(cst.Name("str"), [cst.Arg(helper_call(index))])
+
+
+def runtime_index(node: cst.CSTNode) -> cst.BaseExpression | None:
+    """``int(rank)`` for ``f"cuda:{rank}"`` or ``"cuda:{}".format(rank)`` (one plain placeholder), else ``None``."""
+    inner: cst.BaseExpression | None = None
+    if isinstance(node, cst.FormattedString) and len(node.parts) == 2:
+        head, part = node.parts
+        if isinstance(head, cst.FormattedStringText) and head.value == "cuda:" \
+                and isinstance(part, cst.FormattedStringExpression) and part.conversion is None \
+                and part.format_spec is None:
+            inner = part.expression
+    elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "format" \
+            and string_value(node.func.value) in ("cuda:{}", "cuda:{0}") and len(node.args) == 1 and node.args[0].keyword is None \
+            and not node.args[0].star:
+        inner = node.args[0].value
+    if inner is None:
+        return None
+    if isinstance(inner, cst.Integer) or (isinstance(inner, cst.Call) and isinstance(inner.func, cst.Name)
+                                          and inner.func.value == "int"):
+        return inner
+    return cst.Call(cst.Name("int"), [cst.Arg(inner.with_changes(lpar=[], rpar=[]))])
+
+
+def _shown(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def _choices_gain_mps(ctx: FileContext, edit: Edit) -> list[Edit]:
+    """For a rewritten argparse ``default=``: ``choices=['cuda', 'cpu']`` (a literal list or tuple of strings
+    without ``'mps'``) gains ``'mps'``, so ``--device mps`` is accepted too (argparse checks only the values given
+    on the command line against ``choices``, Python 3 Lib/argparse.py ``_check_value``). No edit otherwise."""
+    arg = ctx.parents.get(edit.node)
+    call = ctx.parents.get(arg) if isinstance(arg, cst.Arg) and arg.keyword is not None \
+        and arg.keyword.value == "default" else None
+    if not isinstance(call, cst.Call):
+        return []
+    choices = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "choices"), None)
+    if not isinstance(choices, (cst.List, cst.Tuple)) or not choices.elements:
+        return []
+    values = [string_value(e.value) for e in choices.elements]
+    if None in values or "mps" in values:
+        return []
+    last = choices.elements[-1].value
+    assert isinstance(last, cst.SimpleString)
+
+    def rewrite(node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, (cst.List, cst.Tuple))
+        elements = list(node.elements)
+        tail = elements[-1]
+        elements[-1] = tail.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        return node.with_changes(elements=[*elements, cst.Element(quote_like(last, "mps"), comma=tail.comma)])
+
+    return [Edit(choices, rewrite, edit.code, ctx.line_of(choices), "argparse choices gain 'mps'")]
 
 
 class DeviceLiteral(Transform):
@@ -35,6 +92,7 @@ class DeviceLiteral(Transform):
             edit = self._one(ctx, f)
             if isinstance(edit, Edit):
                 edits.append(edit)
+                edits += _choices_gain_mps(ctx, edit)
             else:
                 manuals.append(manual(f, edit))
         return edits, manuals
@@ -42,6 +100,12 @@ class DeviceLiteral(Transform):
     def _one(self, ctx: FileContext, f: Finding) -> Edit | str:
         nodes = ctx.nodes_at(f.location.line or 0, f.location.column or 0)
         for n in nodes:
+            if isinstance(n, (cst.Assign, cst.AnnAssign)) and n.value is not None and runtime_index(n.value) is not None:
+                index = runtime_index(n.value)
+                return Edit(n.value, lambda _n, i=index: _str_of_helper(i), f.code, ctx.line_of(n),
+                            f"{_shown(n.value)} -> str(_mpsready_device({_shown(index)}))", helper=True, finding=f)
+            if isinstance(n, (cst.FormattedString, cst.Call)) and runtime_index(n) is not None:
+                return self._runtime(ctx, f, n)
             if isinstance(n, (cst.Assign, cst.AnnAssign)) and isinstance(n.value, cst.SimpleString):
                 value = string_value(n.value)
                 if is_cuda_literal(value):
@@ -70,8 +134,22 @@ class DeviceLiteral(Transform):
                         f"{kw}={value!r} -> {kw}={scoped or '_mpsready_device()'}", helper=scoped is None, finding=f)
         return f"{kw}={value!r}: a keyword of another library; check which devices it accepts"
 
+    def _runtime(self, ctx: FileContext, f: Finding, node: cst.BaseExpression) -> Edit | str:
+        index = runtime_index(node)
+        arg = ctx.parents.get(node)
+        kw = arg.keyword.value if isinstance(arg, cst.Arg) and arg.keyword is not None else None
+        if kw not in (None, "default", "device", "map_location"):
+            return f"{kw}={_shown(node)}: a keyword of another library; check which devices it accepts"
+        wrap = _str_of_helper if kw == "default" else helper_call
+        return Edit(node, lambda _n, i=index: wrap(i), f.code, ctx.line_of(node),
+                    f"{_shown(node)} -> _mpsready_device({_shown(index)})", helper=True, finding=f)
+
     def _to_call(self, ctx: FileContext, f: Finding, call: cst.Call) -> Edit | str:
         first = next((a for a in call.args if a.keyword is None), None)
+        if first is not None and runtime_index(first.value) is not None:
+            index = runtime_index(first.value)
+            return Edit(first.value, lambda _n, i=index: helper_call(i), f.code, ctx.line_of(call),
+                        f".to({_shown(first.value)}) -> .to(_mpsready_device({_shown(index)}))", helper=True, finding=f)
         value = string_value(first.value) if first is not None else None
         if first is None or not is_cuda_literal(value):
             return "the CUDA device reaches .to() through a variable assigned elsewhere: change that assignment"
@@ -82,6 +160,11 @@ class DeviceLiteral(Transform):
 
     def _torch_device(self, ctx: FileContext, f: Finding, call: cst.Call) -> Edit | str:
         pos = [a for a in call.args if a.keyword is None]
+        if len(call.args) == 1 and pos and runtime_index(pos[0].value) is not None:
+            index = runtime_index(pos[0].value)
+            return Edit(call, lambda _n, i=index: helper_call(i), f.code, ctx.line_of(call),
+                        f"torch.device({_shown(pos[0].value)}) -> _mpsready_device({_shown(index)})", helper=True,
+                        finding=f)
         value = string_value(pos[0].value) if pos else None
         if not pos or not is_cuda_literal(value) or len(call.args) > 2:
             return "torch.device() of a CUDA device named through a variable: change where it is assigned"

@@ -8,15 +8,20 @@
   ``(<it> if torch.cuda.is_available() else torch.mps.<equivalent>() if torch.backends.mps.is_available() else 0)``.
 
 The equivalents come from src/mpsready/scan/data/cuda_api.yaml (PyTorch 2.13.0 torch/mps/__init__.py).
-Everything else (device properties, streams, legacy tensor types) is listed as manual.
+Everything else (device properties, streams, legacy tensor types) is listed as manual. Calls the scan rates
+info (harmless on a Mac: ``manual_seed``, ``empty_cache``, ``seed``...) are reported as kept (nothing needs to
+change) and still get the MPS equivalent beside them where the shape allows, as an edit no finding requires:
+the re-scan reports them as info again, which is what they are.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import libcst as cst
 
-from mpsready.findings import Finding
-from mpsready.migrate.autofix import QUERIES, STATEMENTS
+from mpsready.findings import Finding, Severity
+from mpsready.migrate.autofix import HARMLESS_WHEN_INFO, QUERIES, STATEMENTS
 from mpsready.migrate.common import CUDA_AVAILABLE, MPS_AVAILABLE, expr, under_cuda_guard
 from mpsready.migrate.interface import Edit, FileContext, Manual, Transform, kept, manual
 
@@ -62,6 +67,13 @@ class TorchCudaApi(Transform):
             attr = api.split(".")[2] if api.count(".") >= 2 else ""
             if (f.evidence or {}).get("guarded"):
                 continue  # already behind a CUDA check: skipped on a Mac, nothing to change
+            if f.severity is Severity.INFO:
+                # harmless: reported as kept; the torch.mps equivalent is still added where the shape allows, as
+                # an edit no finding requires (like torch.load's map_location)
+                manuals.append(kept(f, HARMLESS_WHEN_INFO["API102"]))
+                one, _m = self.plan(ctx, [dataclasses.replace(f, severity=Severity.DEGRADES)])
+                edits += [dataclasses.replace(e, finding=None) for e in one]
+                continue
             node = _node_for(ctx, f)
             if node is None:
                 manuals.append(manual(f, f"{api} was not found at this position"))

@@ -3,7 +3,8 @@
 A remedy is stored in the finding's evidence as ``evidence["remedy"]``::
 
     {"kind": "flag",  "flag": "--device mps"}                  only a command-line flag or config value
-    {"kind": "edit",  "migrate": true | false}                  a local code edit (migrate: `mpsready migrate` makes it)
+    {"kind": "edit",  "migrate": true | false}                  a local code edit (migrate: `mpsready migrate` makes it,
+                                                                as :func:`mpsready.migrate.autofix.buckets` says)
     {"kind": "wire",  "path": "models/ops/functions/x.py:41"}   an in-repo pure-PyTorch path must be wired in
     {"kind": "swap",  "what": "raise the pin to >= 0.50.0"}     a declared dependency is left out, swapped or raised
     {"kind": "none"}                                            no usable path in the repository or on PyPI
@@ -16,10 +17,10 @@ vendored code, distributed-only code, demo notebooks, files off the main entries
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable
 
-from mpsready import rules as registry
 from mpsready.findings import Finding, Scope, Severity
+from mpsready.migrate.autofix import bucket, buckets  # the auto-fix registry's per-finding answer (no libcst)
 
 FLAG, EDIT, WIRE, SWAP, NONE = "flag", "edit", "wire", "swap", "none"
 RUNG = {FLAG: 0, EDIT: 1, WIRE: 1, SWAP: 1, NONE: 2}
@@ -30,12 +31,12 @@ _DEP_SWAP = {"DEP101", "DEP102", "DEP103", "DEP104", "DEP105", "DEP106", "DEP107
 _KERNELS = {"EXT101", "EXT102", "EXT103", "EXT104", "EXT105", "EXT106"}
 
 
-def migrate_can(code: str) -> bool:
-    """Whether `mpsready migrate` is documented (rule registry, ``Rule.migrate``) to make the edit for ``code``."""
-    try:
-        return registry.get(code).migrate
-    except KeyError:
-        return False
+def migrate_can(f: Finding) -> bool:
+    """Whether `mpsready migrate` makes the edit for ``f``: its rule has an auto-fix in the registry
+    (:func:`mpsready.rules.autofix_of`, filled by :mod:`mpsready.migrate.autofix`) and the finding's shape is one
+    the transform rewrites (:func:`mpsready.migrate.autofix.bucket`). Findings seen alone; :func:`with_remedies`
+    also counts an edit that fixes two findings of one call."""
+    return bucket(f)[0] == "auto"
 
 
 def limits(f: Finding) -> bool:
@@ -48,8 +49,9 @@ def limits(f: Finding) -> bool:
     return f.severity is Severity.BLOCKER or f.code in SILENT_CPU
 
 
-def remedy_of(f: Finding) -> dict[str, Any]:
-    """The remedy of one finding, from its evidence (a flag or pure path the engine found) and its rule."""
+def remedy_of(f: Finding, migrate: bool | None = None) -> dict[str, Any]:
+    """The remedy of one finding, from its evidence (a flag or pure path the engine found) and its rule.
+    ``migrate`` (for an edit): whether `mpsready migrate` makes it; ``None``: :func:`migrate_can`."""
     ev = f.evidence or {}
     if ev.get("remedy"):
         return dict(ev["remedy"])
@@ -69,16 +71,21 @@ def remedy_of(f: Finding) -> dict[str, Any]:
         return {"kind": SWAP, "what": what}
     if ev.get("no_alternative"):
         return {"kind": NONE}
-    migrate = migrate_can(f.code)
-    if f.code == "API102":
-        migrate = migrate and bool(ev.get("mps") or ev.get("accelerator"))
-    return {"kind": EDIT, "migrate": migrate}
+    return {"kind": EDIT, "migrate": migrate_can(f) if migrate is None else migrate}
 
 
-def with_remedy(f: Finding) -> Finding:
+def with_remedy(f: Finding, migrate: bool | None = None) -> Finding:
     """``f`` with ``evidence["remedy"]`` filled in (every finding that can limit the outlook has one)."""
     if not limits(f):
         return f
     ev = dict(f.evidence or {})
-    ev["remedy"] = remedy_of(f)
+    ev["remedy"] = remedy_of(f, migrate)
+    if ev["remedy"]["kind"] == EDIT and migrate is not None:  # an edit the project model chose (argparse choices)
+        ev["remedy"]["migrate"] = migrate
     return Finding(f.code, f.severity, f.message, f.location, f.basis, f.fix, f.source, f.scope, ev)
+
+
+def with_remedies(findings: Iterable[Finding]) -> list[Finding]:
+    """:func:`with_remedy` for every finding, the migrate mark taken from the findings together
+    (:func:`mpsready.migrate.autofix.buckets`), so the outlook marks exactly what the effort counts as auto-fixable."""
+    return [with_remedy(f, kind == "auto") for f, kind, _ in buckets(findings)]

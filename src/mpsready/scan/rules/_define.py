@@ -14,14 +14,14 @@ TRIGGERS: dict[str, Triggers] = {}
 
 
 def rule(code: str, name: str, severity: str, summary: str, why: str, example: str, fix: str, source: str,
-         *, triggers: Triggers | None = None, migrate: bool = False) -> Rule:
+         *, triggers: Triggers | None = None) -> Rule:
     """Register and return a :class:`~mpsready.rules.Rule`; raises ``ValueError`` on a duplicate code.
 
-    ``migrate``: `mpsready migrate` makes the edit this rule asks for (see :attr:`Rule.migrate`).
+    Whether `mpsready migrate` fixes the rule is registered by the migrate stage (:func:`~mpsready.rules.register_autofix`).
     ``triggers`` (code rules only): identifiers or words of which a Python source must contain at least one
     (as a whole word) for the analyser to be able to report this rule there.
     """
-    registered = register(Rule(code, name, Severity(severity), summary, why, example, fix, source, migrate))
+    registered = register(Rule(code, name, Severity(severity), summary, why, example, fix, source))
     if triggers is not None:
         TRIGGERS[code] = triggers
     return registered

@@ -13,7 +13,7 @@ DOT_CUDA = rule(
     "Pick a device once (`device = torch.accelerator.current_accelerator()` or an MPS-aware selection) and use "
     "`.to(device)`.",
     f"{TORCH} torch/cuda/__init__.py _lazy_init; https://github.com/mistralai/mistral-inference/issues/3",
-    migrate=True, triggers=("cuda",),  # `.cuda()`
+    triggers=("cuda",),  # `.cuda()`
 )
 TORCH_CUDA_CALL = rule(
     "API102", "torch-cuda-api", "blocker",
@@ -25,7 +25,7 @@ TORCH_CUDA_CALL = rule(
     "Use the equivalent named in the finding: torch.mps.* (synchronize, empty_cache, manual_seed, "
     "current_allocated_memory) or torch.accelerator.* (PyTorch >= 2.6).",
     f"{TORCH} torch/cuda/__init__.py, torch/mps/__init__.py, torch/accelerator/__init__.py",
-    migrate=True, triggers=("cuda",),  # every name in data/cuda_api.yaml is torch.cuda.<name>
+    triggers=("cuda",),  # every name in data/cuda_api.yaml is torch.cuda.<name>
 )
 CUDA_DEVICE_LITERAL = rule(
     "API103", "cuda-device-literal", "blocker",
@@ -34,7 +34,7 @@ CUDA_DEVICE_LITERAL = rule(
     "x = torch.zeros(3, device='cuda')",
     "Pass the selected device object instead of a literal.",
     f"{TORCH} torch/cuda/__init__.py _lazy_init; https://github.com/mistralai/mistral-inference/issues/3",
-    migrate=True, triggers=("cuda",),  # "cuda" / "cuda:N" literals
+    triggers=("cuda",),  # "cuda" / "cuda:N" literals
 )
 DEVICE_SELECTION = rule(
     "API104", "device-selection-ignores-mps", "degrades",
@@ -45,7 +45,7 @@ DEVICE_SELECTION = rule(
     "`device = torch.accelerator.current_accelerator() or torch.device('cpu')` (PyTorch >= 2.6), or add an "
     "`elif torch.backends.mps.is_available(): 'mps'` branch.",
     "https://github.com/openai/whisper/pull/382 ; PyTorch 2.13.0 torch/accelerator/__init__.py",
-    migrate=True, triggers=("cuda",),  # the 'cuda' side of the selection
+    triggers=("cuda",),  # the 'cuda' side of the selection
 )
 CUDNN_FLAGS = rule(
     "API105", "cudnn-flags", "info",
@@ -86,7 +86,7 @@ CUDA_AMP = rule(
     "with torch.cuda.amp.autocast():\n    out = model(x)",
     "torch.amp.autocast(device_type=device.type) and torch.amp.GradScaler(device.type).",
     "https://github.com/milesial/Pytorch-UNet/issues/393 ; PyTorch 2.13.0 torch/cuda/amp/autocast_mode.py",
-    migrate=True, triggers=("cuda",),  # torch.cuda.amp, autocast("cuda"), GradScaler("cuda")
+    triggers=("cuda",),  # torch.cuda.amp, autocast("cuda"), GradScaler("cuda")
 )
 GRAD_SCALER = rule(
     "API109", "grad-scaler", "info",
@@ -156,7 +156,7 @@ DEVICE_STRING_TEST = rule(
     "device_type = 'cuda' if 'cuda' in device else 'cpu'",
     "device_type = torch.device(device).type",
     "https://github.com/karpathy/nanoGPT/pull/698",
-    migrate=True, triggers=("cuda",),
+    triggers=("cuda",),
 )
 CPU_ROUNDTRIP = rule(
     "API116", "cpu-roundtrip", "degrades",

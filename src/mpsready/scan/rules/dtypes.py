@@ -21,7 +21,7 @@ NUMPY_FLOAT64 = rule(
     "table = np.random.rand(100, 3)\nfeats = torch.from_numpy(table).to(dev).float()",
     "torch.from_numpy(table).float().to(dev), or create the array with dtype=np.float32.",
     "https://github.com/pytorch/pytorch/issues/79019",
-    migrate=True, triggers=("numpy", "astype", "as_tensor", "from_numpy"),  # a NumPy factory (imported from numpy) or .astype(float)
+    triggers=("numpy", "astype", "as_tensor", "from_numpy"),  # a NumPy factory (imported from numpy) or .astype(float)
 )
 BFLOAT16 = rule(
     "DTY103", "bfloat16", "degrades",

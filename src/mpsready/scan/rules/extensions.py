@@ -88,7 +88,7 @@ FALLBACK_KEYED_ON_CPU = rule(
     "Key the branch on CUDA instead: `if input.device.type != \"cuda\":` (and import the extension lazily, "
     "under try/except, so a Mac never builds it).",
     "PyTorch 2.13.0 torch/_tensor.py (Tensor.device.type is 'mps' for MPS tensors)",
-    migrate=True, triggers=("cpu",),
+    triggers=("cpu",),
 )
 PURE_PATH_UNWIRED = rule(
     "EXT109", "pure-path-unwired", "info",
