@@ -63,6 +63,29 @@ def picks_its_device():
             SEEN.append("mac path")
         return x.sum()
     return step
+
+
+def slices_a_refused_tensor(device="cpu"):
+    def step():
+        x = torch.from_numpy(A).to(device)
+        y = x[:2].detach() * 2
+        return y.float().sum()
+    return step
+
+
+class TwoLeaks(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 2)
+        self.register_buffer("a", torch.from_numpy(A))
+        self.register_buffer("b", torch.from_numpy(A[:1].copy()))
+
+    def forward(self, x):
+        return self.lin(x + self.a[0].float() + self.b[0].float())
+
+
+def two_buffers():
+    return Step(model=TwoLeaks(), batch=(torch.randn(3, 4), torch.tensor([0, 1, 0])), loss_fn=F.cross_entropy)
 '''
 
 
@@ -146,3 +169,18 @@ def test_cli_cpu_trace_is_labelled_cpu_trace(entries, tmp_path, capsys):
     assert (doc["traced_on"]["device"], doc["traced_on"]["emulated"], doc["basis"]) == ("cpu", False, "predicted")
     main(["trace", f"{entries}:cast_then_move", "--torch", "2.13", "--device", "cpu", "--format", "md"])
     assert "traced on cpu (CPU trace) with torch" in capsys.readouterr().out
+
+
+def test_a_refused_tensor_is_listed_once_where_it_reaches_mps(entries):
+    # the slice, detach and mul of the float64 tensor restate the refusal at the move: a Mac stops there
+    r = trace_entry(load_entry(f"{entries}:slices_a_refused_tensor"), torch="2.13", macos="15.5")
+    assert _dtype_findings(r) == [("DTY201", 53, "aten::_to_copy")]
+
+
+def test_float64_buffers_moved_by_the_runner_point_at_the_lines_that_made_them(entries):
+    r = trace_entry(load_entry(f"{entries}:two_buffers"), torch="2.13", macos="15.5")
+    found = sorted((f.code, f.location.path, f.location.line, f.location.stage) for f in r.findings)
+    # one per buffer, in to_device (Module.to); not again when the checkpoint stage reloads the state
+    assert found == [("DTY201", "entries.py", 63, "to_device"), ("DTY201", "entries.py", 64, "to_device")]
+    assert [(e.stage, e.how, e.origin_frame.line) for e in r.trace.dtype_events] == [
+        ("to_device", "created", 63), ("to_device", "created", 64)]
