@@ -56,3 +56,15 @@ def test_bad_target_is_a_usage_error_before_anything_runs(project, tmp_path):
     with pytest.raises(UsageError, match="no MPS support table for torch 2.99"):
         run_check(project, tmp_path / "out", entry="entry.py:step", torch="2.99")
     assert not (tmp_path / "out").exists()
+
+
+def test_check_traces_on_the_emulated_device_by_default_and_on_the_cpu_when_asked(project, tmp_path):
+    _r, _w, runs = run_check(project, tmp_path / "emu", entry="entry.py:step", skip_record=True, quiet=True)
+    doc = json.loads((tmp_path / "emu" / "trace.json").read_text())
+    assert (doc["traced_on"]["device"], doc["traced_on"]["emulated"]) == ("mps", True)
+    assert runs["trace"].detail == "25 operators on emulated mps: 0 predicted errors, 0 fallbacks"
+    _r, _w, runs = run_check(project, tmp_path / "cpu", entry="entry.py:step", skip_record=True, quiet=True,
+                             trace_device="cpu")
+    doc = json.loads((tmp_path / "cpu" / "trace.json").read_text())
+    assert (doc["traced_on"]["device"], doc["traced_on"]["emulated"]) == ("cpu", False)
+    assert " operators on cpu: 0 predicted errors, 0 fallbacks" in runs["trace"].detail

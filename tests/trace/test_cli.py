@@ -27,14 +27,16 @@ def run_cli(argv: list[str]) -> int:
 
 def test_json_output_is_the_versioned_envelope_with_predicted_basis(tmp_path):
     out = tmp_path / "t.json"
-    rc = run_cli(["trace", f"{ENTRIES}:eig", "--torch", "2.13", "--macos", "14.4", "--format", "json",
-                  "--output", str(out)])
+    # the entries here build CPU tensors: the CPU trace (--device cpu) judges every op of the step
+    rc = run_cli(["trace", f"{ENTRIES}:eig", "--torch", "2.13", "--macos", "14.4", "--device", "cpu",
+                  "--format", "json", "--output", str(out)])
     assert rc == 1
     doc = json.loads(out.read_text())
     assert doc["schema"] == {"name": "mpsready.trace", "version": 1}
     assert doc["basis"] == "predicted" and doc["summary"]["basis"] == "predicted"
     assert doc["target"] == {"torch": "2.13.0", "macos": "14.4", "mps_fallback": False, "basis": "predicted"}
-    assert doc["traced_on"]["device"] == "cpu" and doc["traced_on"]["basis"] == "observed"
+    assert doc["traced_on"] == {"device": "cpu", "emulated": False, "torch": doc["traced_on"]["torch"],
+                                "basis": "observed"}
     assert all(o["basis"] == "predicted" for o in doc["ops"])
     assert all(f["basis"] == "predicted" for f in doc["findings"])
     assert [(f["code"], f["location"]["operator"], f["location"]["line"]) for f in doc["findings"]] == [
@@ -91,7 +93,8 @@ def test_json_output_validates_against_the_shipped_schema(tmp_path):
 
 def test_from_json_classifies_a_saved_trace_for_another_release(tmp_path, capsys):
     saved = tmp_path / "nanmedian.json"
-    assert run_cli(["trace", f"{ENTRIES}:nanmedian", "--torch", "2.7", "--format", "json", "-o", str(saved)]) == 1
+    assert run_cli(["trace", f"{ENTRIES}:nanmedian", "--torch", "2.7", "--device", "cpu", "--format", "json",
+                    "-o", str(saved)]) == 1
     again = tmp_path / "again.json"
     assert run_cli(["trace", "--from-json", str(saved), "--torch", "2.8", "--format", "json", "-o", str(again)]) == 0
     doc = json.loads(again.read_text())
@@ -108,13 +111,14 @@ def test_from_json_classifies_a_saved_trace_for_another_release(tmp_path, capsys
 
 def test_a_failed_stage_says_incomplete_in_terminal_and_markdown(tmp_path, capsys):
     # A broken ENTRY (nanoGPT with a non-contiguous target) used to end in "... Exit code 0." and nothing else.
-    assert run_cli(["trace", f"{ENTRIES}:failing_loss", "--torch", "2.13"]) == 0
+    assert run_cli(["trace", f"{ENTRIES}:failing_loss", "--torch", "2.13", "--device", "cpu"]) == 0
     term = " ".join(capsys.readouterr().out.split())
-    assert ("INCOMPLETE: stage(s) loss failed on the trace device (cpu), so their ops and the stages after them "
+    assert ("INCOMPLETE: stage(s) loss failed on the trace device (cpu (CPU trace)), so their ops and the stages after them "
             "are missing from this prediction.") in term
     md = tmp_path / "t.md"
     assert run_cli(["trace", f"{ENTRIES}:failing_loss", "--torch", "2.13", "--format", "md", "-o", str(md)]) == 0
-    assert "**INCOMPLETE: stage(s) loss failed on the trace device (cpu)" in md.read_text()
+    # the default, emulated trace: the same stage fails on the emulated device, labelled so
+    assert "**INCOMPLETE: stage(s) loss failed on the trace device (emulated mps)" in md.read_text()
     assert run_cli(["trace", f"{ENTRIES}:cnn", "--torch", "2.13"]) == 0
     assert "INCOMPLETE" not in capsys.readouterr().out
 

@@ -126,22 +126,22 @@ class DeviceMode(TorchFunctionMode):
                 # already on MPS: .to("mps") returns self unless a dtype change needs a copy
                 out = _to(self_t, *rest, **kwargs)
                 if out is not self_t:
-                    self._land(out, _to)
+                    self._land(out, _to, self_t)
                 return out
             kwargs = dict(kwargs, copy=True)
             emu = self.emu
             if not emu.judge.available:
                 raise RuntimeError(emu.judge.unavailable_message())
             out = _to(self_t, *rest, **kwargs)
-            self._land(out, _to)
+            self._land(out, _to, self_t)
             return out
         # a move to another device: off MPS it is a copy (the CPU result is no longer resident)
         if residence.on_mps(self_t) and str(dev).split(":")[0] == "cpu":
             kwargs = dict(kwargs, copy=True)
         return _to(self_t, *rest, **kwargs)
 
-    def _land(self, out: Any, func) -> None:
-        """Judge and mark the tensors a factory or move put on MPS."""
+    def _land(self, out: Any, func, source: Any = None) -> None:
+        """Judge and mark the tensors a factory or move (of ``source``) put on MPS."""
         emu = self.emu
         for t in _tensors(out):
             j = emu.judge.allocation(_DTYPE_NAMES.get(t.dtype, str(t.dtype)))
@@ -154,7 +154,7 @@ class DeviceMode(TorchFunctionMode):
                 called = "aten::_to_copy" if func is _to else f"aten::{getattr(func, '__name__', func)}"
                 if j.kind == "dtype":  # name the allocation by the call that made it
                     j = replace(j, op=called, named=called)
-                exc = emu.fail(j, called)
+                exc = emu.fail(j, called, source)
                 if exc is not None:
                     raise exc
             residence.mark(t)

@@ -39,19 +39,22 @@ class Target:
 @dataclass
 class Failure:
     """A call that fails on the Mac, where the program made it (``frame``: innermost user frame; ``stack``:
-    the user's frames, outermost first, as ``path:line in function``)."""
+    the user's frames, outermost first, as ``path:line in function``; ``origin``: for a tensor moved to MPS,
+    the user's line that made it, when :attr:`Emulator.origin_of` knows it)."""
 
     judgement: Judgement
     frame: Frame | None
     stack: list[str]
     op_called: str
+    origin: Frame | None = None
 
     def to_dict(self) -> dict[str, Any]:
         j = self.judgement
         return {"kind": j.kind, "op": j.named or j.op, "called_as": self.op_called, "dtype": j.dtype,
                 "exception": j.exception, "message": j.message, "effect": j.outcome, "fixed_in": j.fixed_in,
                 "source": j.source, "basis": "predicted",
-                "location": self.frame.to_dict() if self.frame else None, "stack": self.stack}
+                "location": self.frame.to_dict() if self.frame else None, "stack": self.stack,
+                **({"origin": self.origin.to_dict()} if self.origin else {})}
 
 
 @dataclass
@@ -109,6 +112,8 @@ class Emulator:
         self.autocast_used = False  # the program entered torch.autocast("mps") (autocast.py)
         self.memory_queried = False
         self._warned: set[str] = set()
+        # where a tensor moved to MPS was made (the trace's recorder knows; mpsready run does not ask)
+        self.origin_of: Any = None  # Callable[[torch.Tensor], Frame | None] | None
         self._failed: set[tuple] = set()
         self._installed: list[Any] = []
 
@@ -177,12 +182,15 @@ class Emulator:
         else:  # at the user's line, as the C++ TORCH_WARN_ONCE surfaces in Python
             warnings.warn_explicit(j.message, UserWarning, os.path.join(self.root, frame.path), frame.line)
 
-    def fail(self, j: Judgement, called: str) -> BaseException | None:
+    def fail(self, j: Judgement, called: str, source: Any = None) -> BaseException | None:
         """A call that fails on the Mac. Returns the exception to raise (None with ``keep_going``, or for a
-        crash under ``keep_going``). A crash without ``keep_going`` ends the program as the abort would."""
+        crash under ``keep_going``). A crash without ``keep_going`` ends the program as the abort would.
+        ``source``: the tensor a failing move copies (its origin is looked up with :attr:`origin_of`)."""
         frame = self.frames.locate(2)
-        failure = Failure(j, frame, self._user_stack(), called)
-        key = (j.kind, j.named or j.op, j.dtype, frame)
+        origin = self.origin_of(source) if source is not None and self.origin_of is not None else None
+        failure = Failure(j, frame, self._user_stack(), called, origin)
+        # two float64 buffers moved by one Module.to are two entries: they are made at two lines
+        key = (j.kind, j.named or j.op, j.dtype, frame, origin)
         if self.owner() and key not in self._failed:  # --keep-going: one entry per op, dtype and line
             self._failed.add(key)
             self.failures.append(failure)

@@ -33,9 +33,10 @@ def register(subparsers) -> None:
                    help="do not run the record stage (the trace alone predicts; no run is observed)")
     p.add_argument("--torch", default=None, help="target PyTorch release for the trace (default: the installed one)")
     p.add_argument("--macos", default=None, help="target macOS for the trace (default: 15.5), e.g. 14.4")
-    p.add_argument("--trace-device", choices=("cpu", "mps"), default="cpu",
-                   help="where the trace runs: cpu, or mps (without a Mac: the emulated MPS device of "
-                        "`mpsready run`, where only tensors that reach MPS are judged); default: cpu")
+    p.add_argument("--trace-device", choices=("mps", "cpu"), default="mps",
+                   help="where the trace runs the step: mps (default; without a Mac the emulated MPS device of "
+                        "`mpsready run`, where only tensors that reach MPS are judged; on a Mac the real one), or "
+                        "cpu (the CPU trace: every op of the step judged as the CPU dispatches it)")
     add_judgement_options(p)
     p.set_defaults(run=run)
 
@@ -44,12 +45,13 @@ def run_check(path: str | Path, out: str | Path, entry: str | None = None, basel
               record_steps: int = DEFAULT_STEPS, situation: str | None = None, job_steps: int | None = None,
               mac_memory_gb: float | None = None, time_budget_hours: float | None = None, quiet: bool = False,
               torch: str | None = None, macos: str | None = None, skip_record: bool = False,
-              trace_device: str = "cpu"):
+              trace_device: str = "mps"):
     """Run the pipeline and write the report; returns ``(report, written paths, stage runs)``.
 
     ``torch``/``macos``: the trace's target (a release without a table, or a malformed macOS, is a
     :class:`UsageError` before anything runs); ``skip_record``: leave the record stage out;
-    ``trace_device``: ``cpu`` or ``mps`` (the emulated device without a Mac)."""
+    ``trace_device``: ``mps`` (default: the emulated MPS device without a Mac, the real one on a Mac) or
+    ``cpu`` (the CPU trace)."""
     from rich.console import Console
 
     from mpsready.report.build import build_report

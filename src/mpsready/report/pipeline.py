@@ -1,6 +1,8 @@
 """``mpsready check``: run every stage this machine allows, in order, and collect the evidence.
 
-Stages: scan (always), env (always), trace (an ENTRY is given and PyTorch is installed), record
+Stages: scan (always), env (always), trace (an ENTRY is given and PyTorch is installed; on the emulated
+MPS device of :mod:`mpsready.emulate` unless this machine has a real one or ``trace_device="cpu"`` asks for
+the CPU trace), record
 (on each device present: the CPU always, CUDA when ``torch.cuda.is_available()``, MPS only when
 ``torch.backends.mps.is_available()`` says so: nothing here claims an MPS run that did not
 happen), compare (a baseline record is given). Each stage's output is written to ``out`` as
@@ -149,7 +151,7 @@ class CheckPipeline:
     def __init__(self, project: str | os.PathLike[str], out: str | os.PathLike[str], entry: str | None = None,
                  baseline: str | os.PathLike[str] | None = None, steps: int = 6,
                  devices: list[str] | None = None, progress: Progress | None = None, torch: str | None = None,
-                 macos: str | None = None, skip_record: bool = False, trace_device: str = "cpu"):
+                 macos: str | None = None, skip_record: bool = False, trace_device: str = "mps"):
         self.project = Path(project).resolve()
         self.out = Path(out).resolve()
         self.entry = entry

@@ -24,8 +24,9 @@ SCHEMA_VERSION = 1
 class TraceResult:
     """A recorded trace and its prediction for one target (``prediction.torch``, ``prediction.macos``).
 
-    Every result in it is a prediction (``basis: "predicted"``): the step ran on ``trace.device``,
-    never on MPS.
+    Every result in it is a prediction (``basis: "predicted"``): the step ran on ``trace.device``
+    (``mps`` with ``trace.emulated``: the emulated MPS device, computed on this CPU), never on a Mac's MPS
+    unless this machine is one.
     """
 
     trace: OpTrace
@@ -44,15 +45,17 @@ class TraceResult:
     def to_dict(self) -> dict[str, Any]:
         """The ``mpsready.trace`` v1 JSON document (see docs/trace.md)."""
         p = self.prediction
+        emu = {"emulated": True} if self.trace.emulated else {}  # observed on the emulated device, not a Mac
         return envelope(
             SCHEMA_NAME, SCHEMA_VERSION,
             basis="predicted",
             entry=self.trace.entry,
-            traced_on={"device": self.trace.device, "torch": self.trace.torch_version, "basis": "observed"},
+            traced_on={"device": self.trace.device, "emulated": self.trace.emulated,
+                       "torch": self.trace.torch_version, "basis": "observed"},
             target={"torch": p.torch, "macos": p.macos, "mps_fallback": p.fallback, "basis": "predicted"},
-            stages=[dict(s, basis="observed", device=self.trace.device) for s in self.trace.stages],
+            stages=[dict(s, basis="observed", device=self.trace.device, **emu) for s in self.trace.stages],
             ops=[o.to_dict() for o in p.ops],
-            dtype_events=[dict(e.to_dict(), basis="observed", device=self.trace.device)
+            dtype_events=[dict(e.to_dict(), basis="observed", device=self.trace.device, **emu)
                           for e in self.trace.dtype_events],
             findings=[f.to_dict() for f in p.findings],
             summary=dict(p.summary, basis="predicted"),
@@ -112,12 +115,20 @@ def _load_entry_or_failing_build(spec: str, cwd: str | None):
         return Entry(spec=spec, function=import_failed, root=Path(cwd or os.getcwd()).resolve(), source_file=None)
 
 
-def trace_entry(spec: Any, torch: str | None = None, macos: str = DEFAULT_MACOS, device: str = "cpu",
+DEFAULT_DEVICE = "mps"  # the emulated MPS device without a Mac, the real one on a Mac
+
+
+def trace_entry(spec: Any, torch: str | None = None, macos: str = DEFAULT_MACOS, device: str = DEFAULT_DEVICE,
                 fallback: bool | None = None, steps: int = 1, cwd: str | None = None,
                 project: str | None = None) -> TraceResult:
     """Run the step named by ``spec`` (an ENTRY string or a loaded :class:`mpsready.step.Entry`) on
     ``device`` with the recorder attached, and classify it for PyTorch ``torch`` (default: installed)
     and macOS ``macos``.
+
+    ``device``: ``mps`` (default) runs the step on the emulated MPS device of :mod:`mpsready.emulate` when
+    ``torch.backends.mps.is_available()`` is false here, so only tensors that reach MPS are judged and the
+    project's ``device.type == "mps"`` branches are taken; on a Mac it runs on the real device. ``cpu`` is
+    the CPU trace (every op of the step stages judged as the CPU dispatches it), ``cuda`` a CUDA trace.
 
     ``cwd``: the directory ENTRY is resolved against. ``project``: the project the step exercises
     (default: ``cwd`` when given, as ``mpsready check PATH`` gives it); files under it count as

@@ -25,9 +25,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "--torch/--macos values, without running the step")
     p.add_argument("--torch", default=None, help="target PyTorch release (default: the installed one), e.g. 2.13")
     p.add_argument("--macos", default=None, help="target macOS version (default: 15.5), e.g. 14.4")
-    p.add_argument("--device", default="cpu",
-                   help="device to run the trace on: cpu, cuda, or mps (without a Mac: the emulated MPS device of "
-                        "`mpsready run`, where only tensors that reach MPS are judged; default: cpu)")
+    p.add_argument("--device", default="mps",
+                   help="where the step runs while traced: mps (default; without a Mac the emulated MPS device of "
+                        "`mpsready run`, where only tensors that reach MPS are judged; on a Mac the real one), "
+                        "cpu (the CPU trace: every op judged as the CPU dispatches it) or cuda")
     p.add_argument("--mps-fallback", dest="fallback", action="store_true", default=None,
                    help="assume PYTORCH_ENABLE_MPS_FALLBACK=1 on the Mac (default: as set in this environment)")
     p.add_argument("--steps", type=int, default=1, help="training steps to run (default: 1)")

@@ -8,7 +8,10 @@ prediction as findings:
 
 * a dtype MPS cannot allocate (float64, complex128; bfloat16/complex64 before macOS 14) at the line where the
   tensor is created on or moved to MPS (DTY201-DTY204), replacing the recorder's dtype findings for that dtype,
-  so a NumPy array cast to float32 *before* the move is clean;
+  so a NumPy array cast to float32 *before* the move is clean. A move the step runner makes (``Module.to`` of
+  the Step's model in ``to_device``, the batch in ``data``) has no line of the user's: the finding then points
+  at the line that made the tensor (a float64 ``register_buffer(torch.from_numpy(...))``), as the recorder saw
+  it, and names the stage;
 * composite-implicit ops MPS runs as a whole (``linalg_svd``: CPU fallback with a warning up to 2.13), whose
   CPU decomposition the recorder is told not to record (OPS102 / OPS101);
 * shape rules (ConvTranspose3d before 2.8, ...) (OPS110).
@@ -19,8 +22,10 @@ from __future__ import annotations
 from typing import Any
 
 from mpsready.findings import Basis, Finding, Location, Severity, sort_findings
+from mpsready.step.runner import Observer
 from mpsready.trace import rules as R
 from mpsready.trace.frames import UserFrames
+from mpsready.trace.model import DtypeEvent
 from mpsready.trace.predict import OpPrediction, Prediction, Problem, _summary
 
 
@@ -36,36 +41,104 @@ def emulated_trace(entry: Any, torch_v: str, macos: str, fallback: bool, expand,
     emu.frames = UserFrames(roots)
     rec = Recorder(roots, device="mps", expand=expand, sdpa_math=sdpa_math, simulate_moves=False)
     rec.suppress = lambda: emu.inside_kernel > 0
+    emu.origin_of = rec.origin_of
+    stages = _FailureStages(emu)
     emu.install()
     try:
-        results, _ctx = run_entry(entry, device="mps", steps=steps, observers=[rec])
+        results, _ctx = run_entry(entry, device="mps", steps=steps, observers=[stages, rec])
     finally:
         emu.uninstall()
     trace = rec.to_trace(entry.spec, [r.to_dict() for r in results])
     trace.settings["emulated"] = True
+    emu.failure_stages = stages.of_failures()
+    trace.dtype_events = _dtype_events(emu)  # the recorder sees no move on this device: the emulator judged them
     return trace, emu
+
+
+class _FailureStages(Observer):
+    """Which step stage each of the emulator's failures happened in (``of_failures()[i]`` for ``failures[i]``)."""
+
+    def __init__(self, emu):
+        self.emu = emu
+        self.starts: list[tuple[int, str]] = []
+
+    def stage_started(self, ctx, stage: str) -> None:
+        self.starts.append((len(self.emu.failures), stage))
+
+    def of_failures(self) -> list[str | None]:
+        out: list[str | None] = []
+        for i in range(len(self.emu.failures)):
+            stage = None
+            for first, name in self.starts:
+                if first <= i:
+                    stage = name
+            out.append(stage)
+        return out
+
+
+# how the step runner moves tensors to the device in each stage (mpsready.step.runner)
+_RUNNER_MOVES = {"to_device": " (the runner's Module.to of the Step's model)",
+                 "data": " (the runner's move of the Step's batch)",
+                 "inference": " (the runner's move of the Step's inference_batch)"}
+
+
+def allocation_failures(emu) -> list[tuple[Any, str | None]]:
+    """``(Failure, stage)`` for each dtype MPS refuses to allocate, in the order met, without the restatements:
+    ``torch.load(map_location=device)`` in the runner's ``checkpoint`` stage restores the state the step saved,
+    so a refusal there of a dtype already refused earlier is the same tensor again (a Mac never had it on MPS
+    to save)."""
+    stage_of = getattr(emu, "failure_stages", [])
+    out = []
+    failed_dtypes: set[str] = set()
+    for i, f in enumerate(emu.failures):
+        j = f.judgement
+        if not (j.kind == "dtype" and j.dtype in R.DTYPE_RULE_CODES and j.exception == "TypeError"):
+            continue
+        stage = stage_of[i] if i < len(stage_of) else None
+        if stage == "checkpoint" and f.frame is None and j.dtype in failed_dtypes:
+            continue
+        failed_dtypes.add(j.dtype)
+        out.append((f, stage))
+    return out
+
+
+def _dtype_events(emu) -> list[DtypeEvent]:
+    """The emulator's allocation refusals as the trace's dtype events (``origin_frame``: the line that made a
+    tensor the runner moved), so reports can name where to cast."""
+    return [DtypeEvent(dtype=f.judgement.dtype, stage=stage or "step", op=f.judgement.named or f.judgement.op,
+                       how="created", frame=f.frame, origin_frame=f.origin)
+            for f, stage in allocation_failures(emu)]
 
 
 def merge(pred: Prediction, emu) -> Prediction:
     """Add the emulator's own judgements to ``pred`` (module docstring); returns ``pred``."""
     findings = list(pred.findings)
-    alloc = [f for f in emu.failures if f.judgement.kind == "dtype" and f.judgement.dtype in R.DTYPE_RULE_CODES
-             and f.judgement.exception == "TypeError"]
-    dtypes = {f.judgement.dtype for f in alloc}
+    kept = allocation_failures(emu)
+    dtypes = {f.judgement.dtype for f, _stage in kept}
     findings = [f for f in findings if not (f.code in R.DTYPE_RULE_CODES.values()
                                             and isinstance(f.evidence, dict) and f.evidence.get("dtype") in dtypes)]
-    for f in alloc:
+    for f, stage in kept:
         j = f.judgement
-        where = f" at {f.frame.path}:{f.frame.line}" if f.frame else ""
+        evidence = {"dtype": j.dtype, "op": j.named or j.op, "how": "reaches_device", "emulated": True}
+        if f.frame is not None:
+            where, at = f" at {f.frame.path}:{f.frame.line}", f.frame
+        else:  # moved by the step runner (Module.to, the batch): no line of the user's made the move
+            by = _RUNNER_MOVES.get(stage or "", "")
+            where = f" in stage {stage}{by}" if stage else ""
+            at = f.origin
+            if f.origin is not None:
+                where += f"; the tensor was made at {f.origin.path}:{f.origin.line}"
+                evidence["origin_frame"] = f.origin.to_dict()
+        if stage:
+            evidence["stage"] = stage
         findings.append(Finding(
             code=R.DTYPE_RULE_CODES[j.dtype], severity=Severity.BLOCKER, basis=Basis.PREDICTED,
             message=f"Predicted (emulated MPS device): a {j.dtype} tensor reaches MPS{where} ({j.named or j.op}). "
                     f"On MPS: TypeError: {j.message}",
-            location=Location(path=f.frame.path if f.frame else None, line=f.frame.line if f.frame else None,
-                              operator=j.named or j.op),
+            location=Location(path=at.path if at else None, line=at.line if at else None,
+                              operator=j.named or j.op, stage=stage),
             fix="cast to a supported dtype before the tensor moves to the device (e.g. .float() before .to(device))",
-            source=j.source, evidence={"dtype": j.dtype, "op": j.named or j.op, "how": "reaches_device",
-                                       "emulated": True}))
+            source=j.source, evidence=evidence))
     cia = set(getattr(emu, "cia_ops", ()))
     for r in emu.records.values():
         if r.op not in cia or r.outcome not in ("fallback", "error"):

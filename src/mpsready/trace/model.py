@@ -149,6 +149,22 @@ class OpTrace:
     def step_seconds(self) -> float:
         return sum(self.stage_seconds.values())
 
+    @property
+    def emulated(self) -> bool:
+        """True when the step ran on the emulated MPS device of :mod:`mpsready.emulate` (no Mac)."""
+        return bool(self.settings.get("emulated"))
+
+    @property
+    def device_label(self) -> str:
+        """Where the step ran, as outputs name it: ``emulated mps`` (the emulated device, computed on this
+        CPU), ``cpu (CPU trace)`` (every op judged as the CPU dispatches it), or the device (``cuda``,
+        ``mps`` on a Mac)."""
+        if self.emulated:
+            return "emulated mps"
+        if self.device.split(":")[0] == "cpu":
+            return "cpu (CPU trace)"
+        return self.device
+
     def ops(self) -> list[str]:
         """Distinct recorded overloads, sorted."""
         return sorted({c.op for c in self.calls})

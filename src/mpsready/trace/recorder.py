@@ -431,6 +431,14 @@ class Recorder(Observer):
                 self._event(dt, stage, name, "created", frame, None, None, _torch_caller())
                 self._reported.add(tid)
 
+    def origin_of(self, t: Any) -> Frame | None:
+        """The user's line whose op made tensor ``t`` (float64, complex128, bfloat16 or complex64 only: the
+        dtypes tracked), or ``None`` when it was not seen being made."""
+        origin = self._origins.get(id(t))
+        if origin is None or origin[0]() is not t:
+            return None
+        return origin[2]
+
     def _event(self, dtype, stage, op, how, frame, origin, origin_frame, internal=None):
         key = (dtype, stage, op, how, frame, origin, origin_frame, internal)
         slot = self._events.get(key)

@@ -31,7 +31,7 @@ def _where(o) -> str:
 def _head(r: TraceResult) -> str:
     p = r.prediction
     fb = "PYTORCH_ENABLE_MPS_FALLBACK=1 assumed" if p.fallback else "PYTORCH_ENABLE_MPS_FALLBACK unset"
-    return (f"PREDICTED for MPS with torch {p.torch} on macOS {p.macos} ({fb}); traced on {r.trace.device} with "
+    return (f"PREDICTED for MPS with torch {p.torch} on macOS {p.macos} ({fb}); traced on {r.trace.device_label} with "
             f"torch {r.trace.torch_version}; entry {r.trace.entry}")
 
 
@@ -91,7 +91,7 @@ def _incomplete(r: TraceResult) -> str:
     failed = [s["stage"] for s in r.trace.stages if s.get("status") in ("failed", "crashed")]
     if not failed:
         return ""
-    return (f"INCOMPLETE: stage(s) {', '.join(failed)} failed on the trace device ({r.trace.device}), so their ops "
+    return (f"INCOMPLETE: stage(s) {', '.join(failed)} failed on the trace device ({r.trace.device_label}), so their ops "
             "and the stages after them are missing from this prediction. Fix the error shown in the stage table "
             "(the JSON output has the traceback) and trace again.")
 

@@ -65,7 +65,7 @@ class TracedOp:
 @dataclass
 class TraceEvidence:
     source: str | None
-    traced_on: str | None  # the device the trace ran on (cpu/cuda): never mps
+    traced_on: str | None  # where the trace ran: cpu, cuda, "emulated mps" (no Mac), mps only on a Mac
     torch_target: str | None
     macos_target: str | None
     ops: list[TracedOp]
@@ -148,6 +148,15 @@ def _dtype_origins(events: Any) -> list[str]:
     return out
 
 
+def _traced_on(doc: dict[str, Any]) -> str | None:
+    """The trace device as the report names it: ``emulated mps`` when ``traced_on.emulated`` (or
+    ``summary.emulated``) says the emulated MPS device ran the step, so no line reads as a Mac run."""
+    device = first_str([dig(doc, "traced_on.device", "device", "traced_on", "summary.device")])
+    if dig(doc, "traced_on.emulated") is True or dig(doc, "summary.emulated") is True:
+        return f"emulated {device or 'mps'}"
+    return device
+
+
 def from_doc(doc: dict[str, Any], source: str | None = None) -> TraceEvidence:
     check_schema(doc, SCHEMA, source or "trace output")
     ops = [o for o in (_op_from(d) for d in (doc.get("ops") or [])) if o is not None]
@@ -157,7 +166,7 @@ def from_doc(doc: dict[str, Any], source: str | None = None) -> TraceEvidence:
         share = share / 100.0
     return TraceEvidence(
         source=source,
-        traced_on=first_str([dig(doc, "traced_on.device", "device", "traced_on", "summary.device")]),
+        traced_on=_traced_on(doc),
         torch_target=first_str([dig(doc, "target.torch", "torch_target", "target_torch", "summary.torch")]),
         macos_target=first_str([dig(doc, "target.macos", "macos_target", "target_macos", "summary.macos")]),
         ops=ops,
