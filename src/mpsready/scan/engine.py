@@ -345,8 +345,11 @@ def _analyse_notebook(pf: ProjectFile, data: bytes, raw: list[RawFinding]):
     for cell in cells:
         res = analyze_source(python_of(cell.source))
         for d in res.findings:  # cell lines become notebook-file lines; the cell and its line stay in evidence
-            merged.findings.append({**d, "line": cell.file_line(d["line"]),
-                                    "evidence": {**d["evidence"], "cell": cell.index, "cell_line": d["line"]}})
+            moved = {**d, "line": cell.file_line(d["line"]),
+                     "evidence": {**d["evidence"], "cell": cell.index, "cell_line": d["line"]}}
+            if "end_line" in d:
+                moved["end_line"] = cell.file_line(d["end_line"])
+            merged.findings.append(moved)
         merged.imports += res.imports
         merged.extensions += res.extensions
         for line, codes in res.suppress.items():

@@ -24,7 +24,7 @@ from mpsready.scan.model import surfaces
 from mpsready.scan.rules import inputs as I
 
 # Bump when the analysis changes so cached results are recomputed.
-ANALYZER_VERSION = 18
+ANALYZER_VERSION = 19
 
 # Skip the analysis of sources without a trigger word (see triggers.py); tests turn it off to compare.
 PREFILTER = True
@@ -255,14 +255,26 @@ def _mentions_mps(tree: ast.AST) -> bool:
 
 
 def _raw(rule, line: int, col: int, message: str, *, severity: Severity | None = None, fix: str | None = None,
-         evidence: dict[str, Any] | None = None, scope: str | None = None) -> dict[str, Any]:
+         evidence: dict[str, Any] | None = None, scope: str | None = None,
+         end: tuple[int | None, int | None] | None = None) -> dict[str, Any]:
+    """One raw finding. ``line`` is 1-based, ``col`` an ``ast`` column (0-based UTF-8 byte offset) stored
+    1-based; ``end`` is the node's ``(end_lineno, end_col_offset)``, stored as ``end_line`` and the 1-based
+    byte column just past the node (``end_column``); outputs convert byte columns to code points
+    (:mod:`mpsready.scan.formats.locate`)."""
     d: dict[str, Any] = {
         "code": rule.code, "severity": (severity or rule.severity).value, "line": line, "column": col + 1,
         "message": message, "fix": fix or rule.fix, "source": rule.source, "evidence": evidence or {},
     }
+    if end is not None and end[0] is not None and end[1] is not None:
+        d["end_line"], d["end_column"] = end[0], end[1] + 1
     if scope:
         d["scope"] = scope
     return d
+
+
+def _end(node: ast.AST) -> tuple[int | None, int | None]:
+    """A node's ``(end_lineno, end_col_offset)`` (``None`` for nodes without positions)."""
+    return getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
 
 
 def _syntax_finding(exc: SyntaxError, text: str) -> dict[str, Any]:
@@ -650,7 +662,7 @@ class _Visitor(ast.NodeVisitor):
         if switch is not None:
             evidence = {**evidence, "flag_guard": switch}
         self.result.findings.append(_raw(rule, getattr(node, "lineno", 1), getattr(node, "col_offset", 0), message,
-                                         severity=severity, evidence=evidence, **kw))
+                                         severity=severity, evidence=evidence, end=_end(node), **kw))
 
     def q(self, node: ast.AST) -> str | None:
         return self.aliases.qualname(node)

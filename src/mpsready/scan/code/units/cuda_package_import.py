@@ -10,7 +10,7 @@ from typing import Any
 
 from mpsready.findings import Severity
 from mpsready.scan import knowledge
-from mpsready.scan.code.analyzer import _raw
+from mpsready.scan.code.analyzer import _end, _raw
 from mpsready.scan.code.units import ImportedModule, on
 from mpsready.scan.rules import deps as D
 
@@ -39,4 +39,4 @@ def check(v, node: ast.AST, module: str, guard: str | None) -> None:
     fix = f"Use: {entry.alternative}." if entry.alternative else rule.fix
     # reported as found: an import is judged by the knowledge base, not by the CUDA guards around it
     v.result.findings.append(_raw(rule, node.lineno, node.col_offset, msg, severity=severity, fix=fix,
-                                  evidence=evidence) | {"source": entry.source})
+                                  evidence=evidence, end=_end(node)) | {"source": entry.source})
