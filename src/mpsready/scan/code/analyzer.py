@@ -24,7 +24,7 @@ from mpsready.scan.model import surfaces
 from mpsready.scan.rules import inputs as I
 
 # Bump when the analysis changes so cached results are recomputed.
-ANALYZER_VERSION = 19
+ANALYZER_VERSION = 20
 
 # Skip the analysis of sources without a trigger word (see triggers.py); tests turn it off to compare.
 PREFILTER = True
@@ -651,9 +651,9 @@ class _Visitor(ast.NodeVisitor):
         self._resolve_guards()
         severity = kw.pop("severity", None) or rule.severity
         evidence = kw.pop("evidence", None) or {}
-        if self.cuda_guard and rule.code.startswith("API") and severity.rank > Severity.INFO.rank \
-                and rule.code not in ("API104", "API115"):
-            severity = Severity.INFO
+        if self.cuda_guard and rule.code.startswith("API") and rule.code not in ("API104", "API115"):
+            # every API finding inside a CUDA check says so, whatever its severity; those above info drop to it
+            severity = Severity.INFO if severity.rank > Severity.INFO.rank else severity
             evidence = {**evidence, "guarded": True}
             message += " (inside a CUDA-availability check, so skipped on a Mac)"
         if self.dist_context and "scope" not in kw:
