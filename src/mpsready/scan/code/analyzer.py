@@ -200,48 +200,71 @@ def _guard_by_callers(tree: ast.Module, imports: list[list[Any]]) -> None:
     Triton kernel and is called only under ``try: ... except (RuntimeError, ...)``). The guard becomes
     the function's name (truthy), so the engine can still refuse it when another file imports the function."""
     functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    verdicts: dict[str, bool] = {}
+    pending: list[tuple[list[Any], ast.AST]] = []
     for entry in imports:
         if entry[4]:
             continue
         line = entry[3]
         fn = next((f for f in functions.values() if f.lineno <= line <= (f.end_lineno or f.lineno)), None)
-        if fn is None:
-            continue
-        if fn.name not in verdicts:
-            verdicts[fn.name] = _only_called_under_fallback(tree, fn)
+        if fn is not None:
+            pending.append((entry, fn))
+    if not pending:
+        return
+    verdicts = _only_called_under_fallback(tree, {fn.name: fn for _, fn in pending})
+    for entry, fn in pending:
         if verdicts[fn.name]:
             entry[4] = fn.name
 
 
-def _only_called_under_fallback(tree: ast.Module, fn: ast.AST) -> bool:
-    """Whether ``fn`` is referenced at least once in the module, and only as the callee of calls in the body
-    of a try whose handler falls back (not inside ``fn`` itself, not passed around, not rebound)."""
-    name = fn.name
-    calls = 0
-    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+_ALL_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _only_called_under_fallback(tree: ast.Module, candidates: dict[str, ast.AST]) -> dict[str, bool]:
+    """For each module-level function in ``candidates`` (name -> definition): whether it is referenced at least
+    once in the module, and only as the callee of calls in the body of a try whose handler falls back (not
+    inside the function itself, not passed around, not rebound). One walk over the module answers for every
+    candidate: a node lies inside at most one module-level definition, whose own name it cannot decide."""
+    calls = dict.fromkeys(candidates, 0)
+    bad: set[str] = set()
+    own = {id(fn): name for name, fn in candidates.items()}
+    stack: list[tuple[ast.AST, bool, str | None]] = [(tree, False, None)]
     while stack:
-        node, guarded = stack.pop()
-        if node is fn:
+        node, guarded, owner = stack.pop()
+        cls = node.__class__
+        if cls is ast.FunctionDef or cls is ast.AsyncFunctionDef or cls is ast.ClassDef:
+            name = own.get(id(node))
+            if name is not None:
+                owner = name  # the candidate itself: its body does not decide its own verdict
+            elif node.name in calls and node.name != owner:
+                bad.add(node.name)  # redefined: the calls may mean another function
+        elif cls is ast.Call and node.func.__class__ is ast.Name:
+            name = node.func.id
+            if name in calls and name != owner:
+                if guarded:
+                    calls[name] += 1
+                else:
+                    bad.add(name)
+            stack += [(child, guarded, owner) for child in (*node.args, *node.keywords)]
             continue
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
-            return False  # redefined: the calls may mean another function
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name:
-            if not guarded:
-                return False
-            calls += 1
-            for child in (*node.args, *node.keywords):
-                stack.append((child, guarded))
+        elif cls is ast.Name:
+            if node.id in calls and node.id != owner:
+                bad.add(node.id)  # passed around, rebound or exported by value
             continue
-        if isinstance(node, ast.Name) and node.id == name:
-            return False  # passed around, rebound or exported by value
-        if isinstance(node, ast.Try) or node.__class__.__name__ == "TryStar":
+        elif cls is ast.Try or cls.__name__ == "TryStar":
             body_guarded = guarded or any(_is_fallback_handler(h) for h in node.handlers)
-            stack += [(st, body_guarded) for st in node.body]
-            stack += [(part, guarded) for part in (*node.handlers, *node.orelse, *node.finalbody)]
+            stack += [(st, body_guarded, owner) for st in node.body]
+            stack += [(part, guarded, owner) for part in (*node.handlers, *node.orelse, *node.finalbody)]
             continue
-        stack += [(child, guarded) for child in ast.iter_child_nodes(node)]
-    return calls > 0
+        fields = _ALL_CHILD_FIELDS.get(cls)
+        if fields is None:
+            fields = _ALL_CHILD_FIELDS[cls] = tuple(f for f in cls._fields if f != "ctx")
+        for field_name in fields:
+            value = getattr(node, field_name, None)
+            if value.__class__ is list:
+                stack += [(v, guarded, owner) for v in value if isinstance(v, ast.AST)]
+            elif isinstance(value, ast.AST):
+                stack.append((value, guarded, owner))
+    return {name: name not in bad and calls[name] > 0 for name in candidates}
 
 
 def _mentions_mps(tree: ast.AST) -> bool:
