@@ -60,7 +60,7 @@ def test_github_workflow_uploads_sarif_and_gates(tmp_path):
         codes.append(proc.returncode)
         if "--format github" in line:
             assert [x for x in proc.stdout.splitlines() if x.startswith("::error file=train.py,line=9,")] == [
-                "::error file=train.py,line=9,col=9,title=API101 dot-cuda-call::.cuda() moves to CUDA; on a Mac it "
+                "::error file=train.py,line=9,col=9,endLine=9,endColumn=37,title=API101 dot-cuda-call::.cuda() moves to CUDA; on a Mac it "
                 "raises 'Torch not compiled with CUDA enabled'. Fix: Pick a device once (`device = "
                 "torch.accelerator.current_accelerator()` or an MPS-aware selection) and use `.to(device)`."]
     assert codes == [0, 1]  # the upload step never fails; the gate fails on the fixture's blockers

@@ -15,9 +15,9 @@ def test_annotations_for_a_subfolder_of_a_repository(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 1
     assert out.splitlines() == [
-        "::error file=src/tests/t.py,line=2,col=1,title=API101 dot-cuda-call::.cuda() moves to CUDA; on a Mac it "
+        "::error file=src/tests/t.py,line=2,col=1,endLine=2,endColumn=21,title=API101 dot-cuda-call::.cuda() moves to CUDA; on a Mac it "
         f"raises 'Torch not compiled with CUDA enabled'. Fix: {FIX_101} (scope: tests)",
-        "::error file=src/train.py,line=2,col=5,title=API101 dot-cuda-call::.cuda() moves to CUDA; on a Mac it raises "
+        "::error file=src/train.py,line=2,col=5,endLine=2,endColumn=33,title=API101 dot-cuda-call::.cuda() moves to CUDA; on a Mac it raises "
         f"'Torch not compiled with CUDA enabled'. Fix: {FIX_101}",
         "mpsready scan src: 2 blocker, 0 degrades, 0 info; static outlook (predicted): mac_for_dev",
     ]

@@ -162,8 +162,8 @@ def test_fingerprints_tell_two_findings_on_one_line_apart_and_survive_an_edit_ab
                 for r in sarif_of(repo)["runs"][0]["results"] if r["ruleId"] == "API101"]
 
     before = api101()
-    assert [region for region, _ in before] == [{"startLine": 2, "startColumn": 5},
-                                                {"startLine": 2, "startColumn": 32}]
+    assert [region for region, _ in before] == [{"startLine": 2, "startColumn": 5, "endLine": 2, "endColumn": 26},
+                                                {"startLine": 2, "startColumn": 32, "endLine": 2, "endColumn": 52}]
     assert before[0][1] != before[1][1]
     (repo / "train.py").write_text("import torch\n\n# a comment added above\n" + line)
     after = api101()
@@ -184,7 +184,8 @@ def test_columns_are_code_points_and_end_positions_come_from_the_finding(tmp_pat
     repo = make_repo(tmp_path, {"train.py": "import torch\nü = torch.zeros(2).cuda()\n"})
     regions = [r["locations"][0]["physicalLocation"]["region"]
                for r in sarif_of(repo)["runs"][0]["results"] if r["ruleId"] == "API101"]
-    assert regions == [{"startLine": 2, "startColumn": 5}]  # ast says byte 6: 'ü' is two UTF-8 bytes
+    # ast says bytes 6 to 27 (just past the node): 'ü' is two UTF-8 bytes
+    assert regions == [{"startLine": 2, "startColumn": 5, "endLine": 2, "endColumn": 26}]
     result = ScanResult(root=str(repo), findings=[
         Finding("API101", Severity.BLOCKER, "m", Location(path="train.py", line=2, column=6, end_line=2,
                                                          end_column=27)),
@@ -194,6 +195,30 @@ def test_columns_are_code_points_and_end_positions_come_from_the_finding(tmp_pat
     assert doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"] == {
         "startLine": 2, "startColumn": 5, "endLine": 2, "endColumn": 26}
     assert doc["runs"][0]["columnKind"] == "unicodeCodePoints"
+
+
+def test_end_positions_come_from_the_syntax_tree_node(tmp_path):
+    # a call spanning three lines, a keyword value, an import and a torch.cuda attribute chain: each region
+    # ends just past its node (SARIF end columns are exclusive, in code points)
+    source = ("import torch\n"
+              "import apex\n"
+              "model = torch.nn.Linear(\n"
+              "    2, 2,\n"
+              ").cuda()\n"
+              "x = torch.zeros(2, device='cuda')\n"
+              "torch.cuda.synchronize()\n")
+    repo = make_repo(tmp_path, {"train.py": source, "requirements.txt": "torch\n"})
+    doc = sarif_of(repo)
+    validate(doc)
+    regions = sorted((r["ruleId"], tuple(sorted(r["locations"][0]["physicalLocation"]["region"].items())))
+                     for r in doc["runs"][0]["results"] if r["locations"][0]["physicalLocation"]["artifactLocation"]
+                     ["uri"] == "train.py")
+    assert regions == [
+        ("API101", (("endColumn", 9), ("endLine", 5), ("startColumn", 9), ("startLine", 3))),
+        ("API102", (("endColumn", 23), ("endLine", 7), ("startColumn", 1), ("startLine", 7))),
+        ("API103", (("endColumn", 33), ("endLine", 6), ("startColumn", 27), ("startLine", 6))),
+        ("DEP107", (("endColumn", 12), ("endLine", 2), ("startColumn", 1), ("startLine", 2))),
+    ]
 
 
 def test_parse_failures_are_tool_execution_notifications(tmp_path):
@@ -222,7 +247,8 @@ def test_inline_suppressions_are_emitted_as_suppressed_results(tmp_path):
     [res] = doc["runs"][0]["results"]
     assert res["ruleId"] == "API101"
     assert res["suppressions"] == [{"kind": "inSource", "justification": "# mpsready: ignore[...] comment on the line"}]
-    assert res["locations"][0]["physicalLocation"]["region"] == {"startLine": 2, "startColumn": 5}
+    assert res["locations"][0]["physicalLocation"]["region"] == {"startLine": 2, "startColumn": 5, "endLine": 2,
+                                                                 "endColumn": 26}
     # --ignore drops it from the log entirely: a rule the user turned off is not a suppressed alert
     assert to_sarif(scan_path(repo, ScanConfig(ignore=("API",))))["runs"][0]["results"] == []
 

@@ -24,6 +24,7 @@ from mpsready.scan import dependencies as depjudge
 from mpsready.scan.cache import ScanCache, content_key
 from mpsready.scan.code import CodeResult, analyze_source
 from mpsready.scan.code.analyzer import parse_suppression
+from mpsready.scan.code.notebook import analyze_cells
 from mpsready.scan.config import ScanConfig, with_project_config
 from mpsready.scan.model import flow
 from mpsready.scan.model.graph import example_collection, mark_reach
@@ -36,7 +37,7 @@ from mpsready.scan.rules import inputs as I
 from mpsready.scan.scope import scope_of
 from mpsready.scan.sources import ALL_SOURCES, Dependency, ProjectFiles, RawFinding
 from mpsready.scan.sources.interface import read_source
-from mpsready.scan.sources.notebook import NotebookError, code_cells, python_of
+from mpsready.scan.sources.notebook import NotebookError, code_cells
 from mpsready.scan.walker import ProjectFile, walk
 
 Progress = Callable[[int, int], None]  # (done, total) over Python files
@@ -342,16 +343,7 @@ def _analyse_notebook(pf: ProjectFile, data: bytes, raw: list[RawFinding]):
         cells = code_cells(text, skipped=[])  # odd cells are skipped here and reported by the notebook source
     except NotebookError:
         return merged, cells_of  # INP110 comes from the notebook source
-    for cell in cells:
-        res = analyze_source(python_of(cell.source))
-        for d in res.findings:  # cell lines become notebook-file lines; the cell and its line stay in evidence
-            merged.findings.append({**d, "line": cell.file_line(d["line"]),
-                                    "evidence": {**d["evidence"], "cell": cell.index, "cell_line": d["line"]}})
-        merged.imports += res.imports
-        merged.extensions += res.extensions
-        for line, codes in res.suppress.items():
-            merged.suppress[f"{cell.index}:{line}"] = codes
-    return merged, cells_of
+    return analyze_cells(cells), cells_of
 
 
 def _code_findings(results) -> list[Finding]:

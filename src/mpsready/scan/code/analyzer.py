@@ -21,14 +21,10 @@ from mpsready.scan import knowledge
 from mpsready.scan.code.names import AliasMap, build_alias_map
 from mpsready.scan.code.triggers import bisect_left, line_trigger_words, may_fire, trigger_lines
 from mpsready.scan.model import surfaces
-from mpsready.scan.rules import api as A
-from mpsready.scan.rules import deps as D
-from mpsready.scan.rules import dtypes as T
-from mpsready.scan.rules import extensions as E
 from mpsready.scan.rules import inputs as I
 
 # Bump when the analysis changes so cached results are recomputed.
-ANALYZER_VERSION = 18
+ANALYZER_VERSION = 20
 
 # Skip the analysis of sources without a trigger word (see triggers.py); tests turn it off to compare.
 PREFILTER = True
@@ -204,48 +200,71 @@ def _guard_by_callers(tree: ast.Module, imports: list[list[Any]]) -> None:
     Triton kernel and is called only under ``try: ... except (RuntimeError, ...)``). The guard becomes
     the function's name (truthy), so the engine can still refuse it when another file imports the function."""
     functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    verdicts: dict[str, bool] = {}
+    pending: list[tuple[list[Any], ast.AST]] = []
     for entry in imports:
         if entry[4]:
             continue
         line = entry[3]
         fn = next((f for f in functions.values() if f.lineno <= line <= (f.end_lineno or f.lineno)), None)
-        if fn is None:
-            continue
-        if fn.name not in verdicts:
-            verdicts[fn.name] = _only_called_under_fallback(tree, fn)
+        if fn is not None:
+            pending.append((entry, fn))
+    if not pending:
+        return
+    verdicts = _only_called_under_fallback(tree, {fn.name: fn for _, fn in pending})
+    for entry, fn in pending:
         if verdicts[fn.name]:
             entry[4] = fn.name
 
 
-def _only_called_under_fallback(tree: ast.Module, fn: ast.AST) -> bool:
-    """Whether ``fn`` is referenced at least once in the module, and only as the callee of calls in the body
-    of a try whose handler falls back (not inside ``fn`` itself, not passed around, not rebound)."""
-    name = fn.name
-    calls = 0
-    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+_ALL_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _only_called_under_fallback(tree: ast.Module, candidates: dict[str, ast.AST]) -> dict[str, bool]:
+    """For each module-level function in ``candidates`` (name -> definition): whether it is referenced at least
+    once in the module, and only as the callee of calls in the body of a try whose handler falls back (not
+    inside the function itself, not passed around, not rebound). One walk over the module answers for every
+    candidate: a node lies inside at most one module-level definition, whose own name it cannot decide."""
+    calls = dict.fromkeys(candidates, 0)
+    bad: set[str] = set()
+    own = {id(fn): name for name, fn in candidates.items()}
+    stack: list[tuple[ast.AST, bool, str | None]] = [(tree, False, None)]
     while stack:
-        node, guarded = stack.pop()
-        if node is fn:
+        node, guarded, owner = stack.pop()
+        cls = node.__class__
+        if cls is ast.FunctionDef or cls is ast.AsyncFunctionDef or cls is ast.ClassDef:
+            name = own.get(id(node))
+            if name is not None:
+                owner = name  # the candidate itself: its body does not decide its own verdict
+            elif node.name in calls and node.name != owner:
+                bad.add(node.name)  # redefined: the calls may mean another function
+        elif cls is ast.Call and node.func.__class__ is ast.Name:
+            name = node.func.id
+            if name in calls and name != owner:
+                if guarded:
+                    calls[name] += 1
+                else:
+                    bad.add(name)
+            stack += [(child, guarded, owner) for child in (*node.args, *node.keywords)]
             continue
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
-            return False  # redefined: the calls may mean another function
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name:
-            if not guarded:
-                return False
-            calls += 1
-            for child in (*node.args, *node.keywords):
-                stack.append((child, guarded))
+        elif cls is ast.Name:
+            if node.id in calls and node.id != owner:
+                bad.add(node.id)  # passed around, rebound or exported by value
             continue
-        if isinstance(node, ast.Name) and node.id == name:
-            return False  # passed around, rebound or exported by value
-        if isinstance(node, ast.Try) or node.__class__.__name__ == "TryStar":
+        elif cls is ast.Try or cls.__name__ == "TryStar":
             body_guarded = guarded or any(_is_fallback_handler(h) for h in node.handlers)
-            stack += [(st, body_guarded) for st in node.body]
-            stack += [(part, guarded) for part in (*node.handlers, *node.orelse, *node.finalbody)]
+            stack += [(st, body_guarded, owner) for st in node.body]
+            stack += [(part, guarded, owner) for part in (*node.handlers, *node.orelse, *node.finalbody)]
             continue
-        stack += [(child, guarded) for child in ast.iter_child_nodes(node)]
-    return calls > 0
+        fields = _ALL_CHILD_FIELDS.get(cls)
+        if fields is None:
+            fields = _ALL_CHILD_FIELDS[cls] = tuple(f for f in cls._fields if f != "ctx")
+        for field_name in fields:
+            value = getattr(node, field_name, None)
+            if value.__class__ is list:
+                stack += [(v, guarded, owner) for v in value if isinstance(v, ast.AST)]
+            elif isinstance(value, ast.AST):
+                stack.append((value, guarded, owner))
+    return {name: name not in bad and calls[name] > 0 for name in candidates}
 
 
 def _mentions_mps(tree: ast.AST) -> bool:
@@ -259,14 +278,26 @@ def _mentions_mps(tree: ast.AST) -> bool:
 
 
 def _raw(rule, line: int, col: int, message: str, *, severity: Severity | None = None, fix: str | None = None,
-         evidence: dict[str, Any] | None = None, scope: str | None = None) -> dict[str, Any]:
+         evidence: dict[str, Any] | None = None, scope: str | None = None,
+         end: tuple[int | None, int | None] | None = None) -> dict[str, Any]:
+    """One raw finding. ``line`` is 1-based, ``col`` an ``ast`` column (0-based UTF-8 byte offset) stored
+    1-based; ``end`` is the node's ``(end_lineno, end_col_offset)``, stored as ``end_line`` and the 1-based
+    byte column just past the node (``end_column``); outputs convert byte columns to code points
+    (:mod:`mpsready.scan.formats.locate`)."""
     d: dict[str, Any] = {
         "code": rule.code, "severity": (severity or rule.severity).value, "line": line, "column": col + 1,
         "message": message, "fix": fix or rule.fix, "source": rule.source, "evidence": evidence or {},
     }
+    if end is not None and end[0] is not None and end[1] is not None:
+        d["end_line"], d["end_column"] = end[0], end[1] + 1
     if scope:
         d["scope"] = scope
     return d
+
+
+def _end(node: ast.AST) -> tuple[int | None, int | None]:
+    """A node's ``(end_lineno, end_col_offset)`` (``None`` for nodes without positions)."""
+    return getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
 
 
 def _syntax_finding(exc: SyntaxError, text: str) -> dict[str, Any]:
@@ -336,7 +367,7 @@ def parse_suppression(comment: str) -> list[str] | None:
     return [c.strip().upper() for c in inner.split(",") if c.strip()]
 
 
-_QUALIFIED_HEADS = ("torch.", "cupy.")  # every name _check_qualified can report starts so
+_QUALIFIED_HEADS = ("torch.", "cupy.")  # every name a QualifiedName unit can report starts so
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 _LEAF_FIELDS = {"ctx", "type_comment", "kind", "name", "id", "attr", "arg", "module", "level", "op", "conversion",
                 "is_async", "simple", "lineno", "col_offset", "end_lineno", "end_col_offset", "value_str",
@@ -643,9 +674,9 @@ class _Visitor(ast.NodeVisitor):
         self._resolve_guards()
         severity = kw.pop("severity", None) or rule.severity
         evidence = kw.pop("evidence", None) or {}
-        if self.cuda_guard and rule.code.startswith("API") and severity.rank > Severity.INFO.rank \
-                and rule.code not in ("API104", "API115"):
-            severity = Severity.INFO
+        if self.cuda_guard and rule.code.startswith("API") and rule.code not in ("API104", "API115"):
+            # every API finding inside a CUDA check says so, whatever its severity; those above info drop to it
+            severity = Severity.INFO if severity.rank > Severity.INFO.rank else severity
             evidence = {**evidence, "guarded": True}
             message += " (inside a CUDA-availability check, so skipped on a Mac)"
         if self.dist_context and "scope" not in kw:
@@ -654,7 +685,7 @@ class _Visitor(ast.NodeVisitor):
         if switch is not None:
             evidence = {**evidence, "flag_guard": switch}
         self.result.findings.append(_raw(rule, getattr(node, "lineno", 1), getattr(node, "col_offset", 0), message,
-                                         severity=severity, evidence=evidence, **kw))
+                                         severity=severity, evidence=evidence, end=_end(node), **kw))
 
     def q(self, node: ast.AST) -> str | None:
         return self.aliases.qualname(node)
@@ -729,7 +760,8 @@ class _Visitor(ast.NodeVisitor):
         self.in_test += 1
         self.visit(node.test)
         self.in_test -= 1
-        self._check_if_selection(node)
+        for unit in _UNITS.get(ast.If, ()):
+            unit(self, node)
         guarded = self._push_guard("cuda", node.test)
         dist = self._push_guard("dist", node.test)
         for stmt in node.body:
@@ -750,8 +782,9 @@ class _Visitor(ast.NodeVisitor):
         self.in_test += 1
         self.visit(node.test)
         self.in_test -= 1
-        if self._check_ifexp_selection(node):
-            return
+        for unit in _UNITS.get(ast.IfExp, ()):
+            if unit(self, node):
+                return  # judged whole (a device selection): its branches are not reported again
         guarded = self._push_guard("cuda", node.test)
         self.visit(node.body)
         self._pop_guard(guarded)
@@ -793,82 +826,6 @@ class _Visitor(ast.NodeVisitor):
                     return True
         return False
 
-    # ---------------------------------------------------------------- device selection
-    def _selection_kind(self, test: ast.AST, cuda_side: ast.AST, other: ast.AST) -> str | None:
-        """'available' for cuda-if-available-else-cpu, 'string' for 'cuda'-in-device tests, else None."""
-        if not _names_cuda(cuda_side) or not _names_cpu(other):
-            return None
-        for n in ast.walk(test):
-            if isinstance(n, ast.Call) and (self.q(n.func) or "").endswith("cuda.is_available"):
-                return "available"
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "device_count":
-                return "available"
-        if isinstance(test, ast.Compare) and any(isinstance(op, (ast.In, ast.Eq)) for op in test.ops):
-            return "string"
-        if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr == "startswith":
-            return "string"
-        return None
-
-    def _check_ifexp_selection(self, node: ast.IfExp) -> bool:
-        kind = self._selection_kind(node.test, node.body, node.orelse)
-        return self._report_selection(kind, node)
-
-    def _check_if_selection(self, node: ast.If) -> None:
-        if len(node.body) == 1 and len(node.orelse) == 1:
-            a, b = node.body[0], node.orelse[0]
-            if isinstance(a, ast.Assign) and isinstance(b, ast.Assign):
-                kind = self._selection_kind(node.test, a.value, b.value)
-                if self._report_selection(kind, node):
-                    return
-        # longer branches (Informer's _acquire_device): the same name set to a CUDA device in the body and to
-        # the CPU in the else branch, under an availability test or a CUDA/GPU switch (`if self.args.use_gpu:`)
-        cuda_side = {_target_key(st): st for st in node.body if isinstance(st, ast.Assign) and _names_cuda(st.value)}
-        cpu_side = {_target_key(st) for st in node.orelse if isinstance(st, ast.Assign) and _names_cpu(st.value)}
-        if any(k is not None and k in cpu_side for k in cuda_side) and self._is_switch_test(node.test):
-            self._report_selection("available", node)
-
-    def _is_switch_test(self, test: ast.AST) -> bool:
-        """An availability test, or a name or attribute that says CUDA or GPU (`use_gpu`, `args.cuda`)."""
-        for n in _walk(test):
-            if isinstance(n, ast.Call) and ((self.q(n.func) or "").endswith("cuda.is_available")
-                                            or isinstance(n.func, ast.Attribute) and n.func.attr == "device_count"):
-                return True
-            label = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else ""
-            if "cuda" in label.lower() or "gpu" in label.lower():
-                return True
-        return False
-
-    def _report_selection(self, kind: str | None, node: ast.AST) -> bool:
-        if kind == "available":
-            # judged on the enclosing function (or the module): does it consider MPS anywhere?
-            scope = self.functions[-1] if self.functions else self.tree
-            if _mentions_mps(scope):
-                return True
-            if id(scope) in self.selection_reported and isinstance(node, ast.Assign):
-                return True  # a CUDA switch after a selection already reported in the same scope
-            self.selection_reported.add(id(scope))
-            if self._param_default is not None and not self._param_default.startswith("_"):
-                # the default of a public function's device parameter: callers pass device="mps" (CLIP's load)
-                fn = self._param_default
-                self.add(A.DEVICE_SELECTION, node, f"the default device of {fn}() picks 'cuda' if available, else "
-                         "'cpu': callers that pass no device run on the CPU on a Mac",
-                         evidence={"parameter_of": fn, "flag": f"{fn}(..., device='mps')"})
-            elif self._auto_device_guard() is not None:
-                # only the 'auto' (or unset) value of a configurable device is resolved here (minGPT's
-                # `if config.device == 'auto':`): setting the value to 'mps' is a config change
-                key = self._auto_device_guard()
-                self.add(A.DEVICE_SELECTION, node, f"when {key} is 'auto' the device picks 'cuda' if available, else "
-                         "'cpu': on a Mac that is the CPU", evidence={"flag": f"{key}='mps'"})
-            else:
-                self.add(A.DEVICE_SELECTION, node, "device selection picks 'cuda' if available, else 'cpu': on a Mac "
-                         "everything silently runs on the CPU, never on MPS")
-            return True
-        if kind == "string":
-            self.add(A.DEVICE_STRING_TEST, node, "device type derived from a 'cuda' string test defaults to 'cpu': an "
-                     "'mps' device is treated as the CPU (autocast, pin_memory, dtype choices)")
-            return True
-        return False
-
     # ---------------------------------------------------------------- imports
     def visit_Import(self, node: ast.Import) -> None:
         self._resolve_guards()
@@ -876,7 +833,7 @@ class _Visitor(ast.NodeVisitor):
         guard = self._fallback_guard()
         for alias in node.names:
             self.result.imports.append([0, alias.name, [], node.lineno, guard is not None])
-            self._check_package_import(alias.name, node, guard)
+            self._imported(alias.name, node, guard)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         self._resolve_guards()
@@ -885,48 +842,29 @@ class _Visitor(ast.NodeVisitor):
         names = [a.name for a in node.names]
         self.result.imports.append([node.level, node.module or "", names, node.lineno, guard is not None])
         if node.level == 0 and node.module:
-            self._check_package_import(node.module, node, guard)
-            # other torch.cuda names are reported where they are used, through the alias map
-            if (node.module == "torch.cuda" and "nccl" in names) or node.module.startswith("torch.cuda.nccl"):
-                self.add(A.NCCL, node, "imports torch.cuda.nccl (NCCL is not built into macOS PyTorch)",
-                         scope="distributed")
+            self._imported(node.module, node, guard)
 
-    def _check_package_import(self, module: str, node: ast.AST, guard: str | None) -> None:
+    def _imported(self, module: str, node: ast.AST, guard: str | None) -> None:
+        """Note which GPU-kernel libraries are imported and whether only under a fallback, then run the
+        import units."""
         top = module.split(".")[0]
         if top in _KERNEL_LIBS and top not in self.kernel_lib_guard:
             self.kernel_lib_guard[top] = guard
         elif top in _KERNEL_LIBS and guard is None:
             self.kernel_lib_guard[top] = None
-        entry = knowledge.lookup_import(module)
-        if entry is None or (entry.name in self.reported_packages and guard is None):
-            return
-        if module.startswith("numba") and entry.name == "numba":
-            return  # numba itself runs on macOS; CUDA kernels are EXT105
-        self.reported_packages.add(entry.name)
-        evidence: dict[str, Any] = {"package": entry.name, "status": entry.status, "module": top}
-        if entry.alternative:
-            evidence["alternative"] = entry.alternative
-        rule = D.CUDA_PACKAGE_IMPORT
-        severity = entry.severity
-        msg = f"imports {module}: {entry.name} {entry.status_text}"
-        if guard is not None:
-            evidence["fallback"] = f"line {guard}"
-            severity = Severity.DEGRADES if severity.rank >= Severity.DEGRADES.rank else severity
-            msg += f"; guarded by try/except with a fallback at line {guard}"
-        elif not entry.alternative and severity is Severity.BLOCKER:
-            evidence["no_alternative"] = True
-        fix = f"Use: {entry.alternative}." if entry.alternative else rule.fix
-        self.result.findings.append(_raw(rule, node.lineno, node.col_offset, msg, severity=severity, fix=fix,
-                                         evidence=evidence) | {"source": entry.source})
+        for unit in _UNITS.get(_units.ImportedModule, ()):  # DEP107, API107 (cuda_package_import, nccl_import)
+            unit(self, node, module, guard)
 
     # ---------------------------------------------------------------- assignments (tiny data flow)
     def visit_Assign(self, node: ast.Assign) -> None:
-        self._track_assign(node, report=True)
+        self._track_assign(node)
+        for unit in _UNITS.get(ast.Assign, ()):  # device_literal_assign, device_selection
+            unit(self, node)
         self.generic_visit(node)
 
-    def _track_assign(self, node: ast.Assign, report: bool = False) -> None:
-        """Remember string literals and NumPy float64 arrays bound to names (and report a device-named
-        variable set to a CUDA literal when ``report``)."""
+    def _track_assign(self, node: ast.Assign) -> None:
+        """Remember the string literals, NumPy float64 arrays, CPU tensors and project-call results bound to
+        names and attributes, for the units that read them at later statements."""
         lit = self._literal(node.value)
         for target in node.targets:
             if isinstance(target, ast.Attribute) and lit is not None:
@@ -949,13 +887,6 @@ class _Visitor(ast.NodeVisitor):
                     self.call_vars[target.id] = callee
                 else:
                     self.call_vars.pop(target.id, None)
-                if report and lit is not None and is_cuda_literal(lit) and _device_like_name(target.id):
-                    self.add(A.CUDA_DEVICE_LITERAL, node, f"{target.id} = {lit!r}: a hard-coded CUDA device")
-                elif report and lit is None and _device_like_name(target.id) and _cuda_text(node.value):
-                    self.add(A.CUDA_DEVICE_LITERAL, node, f"{target.id} = {_cuda_text(node.value)!r}: a hard-coded "
-                             "CUDA device")
-            if report:
-                self._check_cuda_switch(target, node)
 
     def visit_Return(self, node: ast.Return) -> None:
         self._note_return(node)
@@ -977,10 +908,8 @@ class _Visitor(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
-        if isinstance(node.target, ast.Name) and node.value is not None:
-            lit = self._literal(node.value)
-            if lit is not None and is_cuda_literal(lit) and _device_like_name(node.target.id):
-                self.add(A.CUDA_DEVICE_LITERAL, node, f"{node.target.id} = {lit!r}: a hard-coded CUDA device")
+        for unit in _UNITS.get(ast.AnnAssign, ()):  # API103 (device_literal_assign)
+            unit(self, node)
         self.generic_visit(node)
 
     def _is_cpu_tensor(self, value: ast.AST) -> bool:
@@ -998,21 +927,6 @@ class _Visitor(ast.NodeVisitor):
             if value.func.attr in ("double", "float", "long", "int") and isinstance(recv, ast.Name):
                 return recv.id in self.cpu_vars
         return False
-
-    def _check_cuda_switch(self, target: ast.AST, node: ast.Assign) -> None:
-        """`cuda = True if torch.cuda.is_available() else False`, `use_gpu = torch.cuda.is_available() and ...`:
-        a CUDA-or-CPU switch that later picks `.cuda()` or the CPU, never MPS (API104)."""
-        name = target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else ""
-        low = name.lower()
-        if not ("cuda" in low or "gpu" in low) or "device" in low:
-            return
-        value = node.value
-        if isinstance(value, ast.IfExp) and isinstance(value.body, ast.Constant) and value.body.value is True:
-            value = value.test
-        parts = value.values if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And) else [value]
-        if not any(isinstance(p, ast.Call) and (self.q(p.func) or "").endswith("cuda.is_available") for p in parts):
-            return
-        self._report_selection("available", node)
 
     def _is_numpy_f64(self, value: ast.AST) -> bool:
         if not isinstance(value, ast.Call):
@@ -1035,10 +949,8 @@ class _Visitor(ast.NodeVisitor):
 
     # ---------------------------------------------------------------- functions and decorators
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-        self._check_decorators(node)
-        self._check_defaults(node.args)
         self.functions.append(node)
-        for unit in _UNITS.get(node.__class__, ()):  # function units (return_selection, fallback_keyed_on_cpu)
+        for unit in _UNITS.get(node.__class__, ()):  # function units: decorators, parameter defaults, selections
             unit(self, node)
         dist = _is_distributed_name(node.name)
         self.dist_context += dist
@@ -1080,29 +992,9 @@ class _Visitor(ast.NodeVisitor):
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
-    def _check_defaults(self, args: ast.arguments) -> None:
-        positional = [*args.posonlyargs, *args.args]
-        pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
-        pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
-        for arg, default in pairs:
-            lit = self._literal(default)
-            if lit is not None and is_cuda_literal(lit) and _device_like_name(arg.arg):
-                self.add(A.CUDA_DEVICE_LITERAL, default, f"parameter {arg.arg} defaults to {lit!r}")
-
-    def _check_decorators(self, node: ast.FunctionDef) -> None:
-        for dec in node.decorator_list:
-            target = dec.func if isinstance(dec, ast.Call) else dec
-            name = self.q(target) or ""
-            if name in ("triton.jit", "triton.autotune", "triton.heuristics"):
-                self._kernel(E.TRITON_KERNEL, node, f"Triton kernel {node.name}()", "triton")
-                return
-            if name in ("numba.cuda.jit", "numba.cuda.reduce") or (name == "cuda.jit" and not self.aliases.is_imported("cuda")):
-                self._kernel(E.NUMBA_CUDA_KERNEL, node, f"Numba CUDA kernel {node.name}()", "numba")
-                return
-            if name in ("torch.compile",):
-                self.add(A.TORCH_COMPILE, dec, f"@torch.compile on {node.name}()")
-
     def _kernel(self, rule, node: ast.AST, message: str, lib: str) -> None:
+        """Report a GPU kernel of ``lib`` (triton, numba, cupy, pycuda): degrades when the library is imported
+        only under a try/except with a fallback in this file, else a blocker with no alternative."""
         guard = self.kernel_lib_guard.get(lib)
         evidence: dict[str, Any] = {"library": lib}
         severity = rule.severity
@@ -1137,97 +1029,23 @@ class _Visitor(ast.NodeVisitor):
     def _check_qualified(self, name: str, node: ast.AST) -> bool:
         """Report a qualified torch/cupy name; True when the whole chain was judged. Every name it reports
         starts with one of _QUALIFIED_HEADS."""
-        if name.startswith("torch.cuda."):
-            self._torch_cuda(name, node)
-            return True
-        if name.startswith("torch.backends.cudnn.") or name.startswith("torch.backends.cuda."):
-            if name.endswith("allow_tf32") or name.endswith("allow_fp16_reduced_precision_reduction") \
-                    or name.endswith("allow_bf16_reduced_precision_reduction"):
-                self.add(A.TF32_SWITCH, node, f"{name}: a CUDA precision switch with no effect on MPS")
-            elif name == "torch.backends.cuda.sdp_kernel":
-                # The reproducibility hint of API105 does not fit an attention-backend switch. PyTorch 2.13.0
-                # torch/backends/cuda/__init__.py: sdp_kernel is deprecated (FutureWarning) and wraps
-                # torch.nn.attention.sdpa_kernel, which takes a list of SDPBackend values on every device.
-                self.add(A.CUDNN_FLAGS, node, f"{name}: a cuDNN/CUDA backend setting with no effect on MPS",
-                         fix="Use torch.nn.attention.sdpa_kernel([SDPBackend....]) (sdp_kernel is deprecated); "
-                             "keep SDPBackend.MATH in the list so devices without flash attention have a path.")
-            else:
-                self.add(A.CUDNN_FLAGS, node, f"{name}: a cuDNN/CUDA backend setting with no effect on MPS")
-            return True
-        if name == "torch.set_float32_matmul_precision":
-            self.add(A.TF32_SWITCH, node, "torch.set_float32_matmul_precision: selects TF32 on CUDA; MPS matmuls stay float32")
-            return True
-        if self.passive_dtype and name in _DTYPE_NAMES:
-            return True  # `x.dtype == torch.float64`, {np.float64: torch.float64}: no tensor is made
-        if name in ("torch.float64", "torch.double"):
-            self.add(T.FLOAT64, node, f"{name}: MPS has no float64")
-            return True
-        if name in ("torch.complex128", "torch.cdouble"):
-            self.add(T.COMPLEX, node, f"{name}: MPS has no complex128", severity=Severity.BLOCKER)
-            return True
-        if name in ("torch.complex64", "torch.cfloat", "torch.complex32", "torch.chalf"):
-            self.add(T.COMPLEX, node, f"{name}: complex on MPS needs macOS 14 and a supported operator")
-            return True
-        if name == "torch.bfloat16":
-            self.add(T.BFLOAT16, node, "torch.bfloat16: MPS needs PyTorch >= 2.3 and macOS 14")
-            return True
-        if name in ("torch.compile",):
-            self.add(A.TORCH_COMPILE, node, "torch.compile: MPS support depends on the PyTorch version")
-            return True
-        if name.startswith("cupy.cuda.nccl") or name.startswith("torch.distributed.nccl"):
-            self.add(A.NCCL, node, f"{name}: NCCL is not available on macOS", scope="distributed")
-            return True
+        for unit in _QUALIFIED:
+            if unit(self, node, name):
+                return True
         return False
-
-    def _torch_cuda(self, name: str, node: ast.AST) -> None:
-        parts = name.split(".")
-        attr = parts[2]
-        table = self.api["names"]
-        info = {**self.api["default"], **table.get(attr, {})}
-        code = info.get("code", "API102")
-        rule = {"API102": A.TORCH_CUDA_CALL, "API107": A.NCCL, "API108": A.CUDA_AMP, "API110": A.CUDA_GRAPHS,
-                "API111": A.NVTX, "API112": A.CUDA_EVENT}[code]
-        severity = Severity(info["severity"])
-        alts = [a for a in (info.get("mps"), info.get("accelerator")) if a]
-        evidence: dict[str, Any] = {"api": name}
-        if info.get("mps"):
-            evidence["mps"] = info["mps"]
-        if info.get("accelerator"):
-            evidence["accelerator"] = info["accelerator"]
-        fix = ("Use " + " or ".join(alts) + ".") if alts else "No MPS equivalent: guard it with torch.cuda.is_available()."
-        self._resolve_guards()
-        if attr == "is_available" and isinstance(node, ast.Attribute) and not self.cuda_guard:
-            # a bare availability check is only a finding when it drives a device choice (API104)
-            return
-        if attr == "device_count" and self.in_test:
-            return  # `if torch.cuda.device_count() > 0:` is an availability check, judged as a selection
-        kw: dict[str, Any] = {"scope": "distributed"} if code == "API107" else {}
-        specific = {"API110": "CUDA graphs do not exist on MPS", "API111": "NVTX is not built into macOS PyTorch "
-                    "('NVTX functions not installed')", "API112": "CUDA events need CUDA; on a Mac they fail",
-                    "API107": "NCCL is not built into macOS PyTorch"}
-        if code in specific:
-            self.add(rule, node, f"{name}: {specific[code]}", severity=severity, fix=fix, evidence=evidence, **kw)
-            return
-        what = {"blocker": "raises 'Torch not compiled with CUDA enabled' on a Mac",
-                "degrades": "returns a CUDA-only answer or does nothing on a Mac",
-                "info": "harmless on a Mac"}[severity.value]
-        self.add(rule, node, f"{name}: {what}", severity=severity, fix=fix, evidence=evidence, **kw)
 
     # ---------------------------------------------------------------- calls
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         name = self.q(func) or ""
         attr = func.attr if isinstance(func, ast.Attribute) else None
-        if attr == "to":
-            self._check_to_call(node)
-        for unit in _UNITS.get(ast.Call, ()):  # the rule units (mpsready.scan.code.units)
+        for unit in _CALL_UNITS:
             unit(self, node, name, attr)
-        self._check_device_kwargs(node, name)
-        self._check_call_name(node, name)
-        if name in _TENSOR_FROM_ARRAY and node.args and _kwarg(node, "dtype") is None \
-                and _kwarg(node, "device") is not None:
-            self._check_f64_source(node.args[0], name, node)
-        elif node.args and self.np_f64_vars or any(isinstance(a, ast.Call) for a in node.args):
+        # a project call passing a NumPy float64 array, for the model to join with the callee's parameters; a
+        # tensor made from an array and placed on a device by this call itself is the numpy_float64 unit's
+        placed = name in _TENSOR_FROM_ARRAY and node.args and _kwarg(node, "dtype") is None \
+            and _kwarg(node, "device") is not None
+        if not placed and (node.args and self.np_f64_vars or any(isinstance(a, ast.Call) for a in node.args)):
             callee = _project_callee(node)
             if callee is not None and callee not in ("to", "astype", "float", "append", "array", "asarray"):
                 for i, a in enumerate(node.args):
@@ -1241,17 +1059,6 @@ class _Visitor(ast.NodeVisitor):
         return isinstance(node, (ast.Name, ast.Attribute)) and self.aliases.is_imported(head) and head in (
             "torch", "numba", "cupy", "pycuda", "cuda")
 
-    def _check_to_call(self, node: ast.Call) -> None:
-        for arg in node.args[:1]:  # device=... keywords are checked with every call's keywords
-            value, line = self._string_value(arg)
-            value = value if value is not None else _cuda_text(arg)
-            if value is not None and (is_cuda_literal(value) or value == _cuda_text(arg)) and not self._flagged_name(arg):
-                where = f" (assigned at line {line})" if line else ""
-                self.add(A.CUDA_DEVICE_LITERAL, node, f".to({value!r}){where}: a hard-coded CUDA device")
-        has_dtype = any(self._is_dtype(a) for a in node.args) or any(k.arg == "dtype" for k in node.keywords)
-        if not has_dtype:
-            self._check_numpy_chain(node)
-
     def _flagged_name(self, arg: ast.AST) -> bool:
         """A device-named variable was already reported where it was assigned."""
         return isinstance(arg, ast.Name) and _device_like_name(arg.id)
@@ -1261,109 +1068,6 @@ class _Visitor(ast.NodeVisitor):
         return name.startswith("torch.") and name.split(".")[-1] in (
             "float32", "float", "float16", "half", "bfloat16", "int64", "long", "int32", "int", "bool", "uint8",
             "float64", "double", "int8", "int16", "complex64")
-
-    def _check_numpy_chain(self, to_call: ast.Call) -> None:
-        """torch.from_numpy(<float64 array>)....to(device) with no cast before the move -> DTY102."""
-        recv = to_call.func.value  # type: ignore[union-attr]
-        while isinstance(recv, ast.Call) and isinstance(recv.func, ast.Attribute):
-            if (self.q(recv.func) or "") in _TENSOR_FROM_ARRAY:
-                break
-            if recv.func.attr in _CAST_METHODS or (recv.func.attr == "to" and (
-                    any(self._is_dtype(a) for a in recv.args) or any(k.arg == "dtype" for k in recv.keywords))):
-                return
-            recv = recv.func.value
-        if not isinstance(recv, ast.Call):
-            return
-        name = self.q(recv.func) or ""
-        if name not in _TENSOR_FROM_ARRAY or not recv.args or _kwarg(recv, "dtype") is not None:
-            return
-        self._check_f64_source(recv.args[0], name, to_call)
-
-    def _check_f64_source(self, src: ast.AST, name: str, at: ast.AST) -> None:
-        """The array a tensor is made from, where the tensor then lands on a device before any cast: a NumPy
-        float64 array here is DTY102 now; the result of a project function, or a parameter, is recorded for the
-        engine to join across files (the function returns float64 / a caller passes float64)."""
-        if (isinstance(src, ast.Name) and src.id in self.np_f64_vars) or self._is_numpy_f64(src):
-            label = src.id if isinstance(src, ast.Name) else "a NumPy array"
-            self.add(T.NUMPY_FLOAT64, at, f"{name}({label}) is float64 (NumPy's default) and is moved to a device "
-                     "before any cast: MPS refuses float64")
-            return
-        if not isinstance(src, ast.Name):
-            callee = _project_callee(src)
-            if callee is not None:
-                self.result.f64_sinks.append([callee, at.lineno, at.col_offset + 1, name])
-            return
-        if src.id in self.call_vars:
-            self.result.f64_sinks.append([self.call_vars[src.id], at.lineno, at.col_offset + 1, name])
-            return
-        if self.functions:
-            fn = self.functions[-1]
-            params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
-            if params and params[0] in ("self", "cls"):
-                params = params[1:]
-            if src.id in params:
-                self.result.param_sinks.append([fn.name, params.index(src.id), at.lineno, at.col_offset + 1, name])
-
-    def _check_device_kwargs(self, node: ast.Call, name: str) -> None:
-        for kw in node.keywords:
-            if kw.arg in _DEVICE_KWARGS:
-                value, line = self._string_value(kw.value)
-                value = value if value is not None else _cuda_text(kw.value)
-                if value is not None and (is_cuda_literal(value) or value == _cuda_text(kw.value)) \
-                        and not self._flagged_name(kw.value):
-                    where = f" (assigned at line {line})" if line else ""
-                    self.add(A.CUDA_DEVICE_LITERAL, kw.value, f"{kw.arg}={value!r}{where}: a hard-coded CUDA device")
-            elif kw.arg == "pin_memory" and isinstance(kw.value, ast.Constant) and kw.value.value is True:
-                self.add(A.PIN_MEMORY, kw.value, "pin_memory=True: pinned host memory helps CUDA copies only")
-            elif kw.arg == "default" and isinstance(kw.value, ast.Constant) and is_cuda_literal(kw.value.value):
-                if isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument" and any(
-                        isinstance(a, ast.Constant) and isinstance(a.value, str) and "device" in a.value for a in node.args):
-                    option = next((a.value for a in node.args if isinstance(a, ast.Constant)
-                                   and isinstance(a.value, str) and a.value.startswith("--")), None)
-                    self.add(A.CUDA_DEVICE_LITERAL, kw.value, f"command-line device defaults to {kw.value.value!r}",
-                             evidence={"option": option, "surface_line": node.lineno})
-        if name == "torch.device" and node.args:
-            value, _ = self._string_value(node.args[0])
-            value = value if value is not None else _cuda_text(node.args[0])
-            if value is not None and (is_cuda_literal(value) or value == _cuda_text(node.args[0])) \
-                    and not self._flagged_name(node.args[0]):
-                self.add(A.CUDA_DEVICE_LITERAL, node, f"torch.device({value!r}): a hard-coded CUDA device")
-
-    def _check_call_name(self, node: ast.Call, name: str) -> None:
-        """cpp_extension builds (EXT102/EXT107); the other call-name rules are units (mpsready.scan.code.units)."""
-        if name.startswith("torch.utils.cpp_extension."):
-            self._check_cpp_extension(node, name.rsplit(".", 1)[-1])
-
-    def _check_cpp_extension(self, node: ast.Call, last: str) -> None:
-        strings = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
-        has_cu = any(s.endswith((".cu", ".cuh")) for s in strings) or any("-lcuda" in s for s in strings)
-        kwnames = {k.arg for k in node.keywords}
-        ext_name = node.args[0] if node.args else _kwarg(node, "name")
-        ext = self._literal(ext_name) if ext_name is not None else None
-        guard = self._fallback_guard()
-        if guard is not None and last in ("load", "load_inline"):
-            # built at run time under try/except with a fallback: a failed build on a Mac is caught
-            if has_cu or "cuda_sources" in kwnames or "extra_cuda_cflags" in kwnames:
-                if ext:
-                    self.result.extensions.append(ext)
-                self.add(E.CUDA_EXTENSION_BUILD, node, f"{last}({ext!r}) builds a CUDA extension under try/except with "
-                         f"a fallback (line {guard})", severity=Severity.DEGRADES,
-                         evidence={"extension": ext, "fallback": f"line {guard}"})
-                return
-        if last == "CUDAExtension" or (last in ("load", "load_inline", "CppExtension") and (
-                has_cu or "cuda_sources" in kwnames or "extra_cuda_cflags" in kwnames
-                or any(k.arg == "with_cuda" and isinstance(k.value, ast.Constant) and k.value.value for k in node.keywords))):
-            if ext:
-                self.result.extensions.append(ext)
-            self.add(E.CUDA_EXTENSION_BUILD, node, f"{last}({ext!r}) builds a CUDA extension" if ext else
-                     f"{last}() builds a CUDA extension", evidence={"extension": ext, "no_alternative": True})
-        elif last in ("CppExtension", "load", "load_inline"):
-            literal = any(x.endswith((".cpp", ".cc", ".cxx", ".c")) for x in strings) or "cpp_sources" in kwnames
-            what = "a C++ (CPU) extension" if literal else \
-                "an extension from sources named elsewhere (CUDA is judged from the .cu files, EXT101)"
-            self.add(E.CPU_EXTENSION, node, f"{last}({ext!r}) builds {what}" if ext else f"{last}() builds {what}",
-                     evidence={"extension": ext})
-
 
 
 def _guarded_build_line(scope: ast.AST) -> int | None:
@@ -1508,3 +1212,5 @@ def _names_cpu(node: ast.AST) -> bool:
 from mpsready.scan.code import units as _units  # noqa: E402
 
 _UNITS = _units.load()
+_CALL_UNITS = tuple(_UNITS.get(ast.Call, ()))
+_QUALIFIED = tuple(_UNITS.get(_units.QualifiedName, ()))

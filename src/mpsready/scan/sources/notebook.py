@@ -1,6 +1,8 @@
 """Jupyter notebooks (nbformat 4): ``!pip``/``%pip``/``%conda`` install lines and code cells.
 
-Code cells are handed to the Python analysis with IPython magics blanked out (line numbers kept).
+Code cells are handed to the Python analysis with IPython magics blanked out (line numbers kept), all
+code cells together as the one program the kernel runs; a cell whose cell magic is not Python (``%%bash``)
+is not Python.
 A finding's line is the line of the notebook *file* that holds that source line (each source line is
 one JSON string, one per file line in notebooks saved by Jupyter), and its evidence carries ``cell``
 (1-based index among all cells) and ``cell_line`` (the line within the cell).
@@ -121,8 +123,30 @@ def code_cells(text: str, skipped: list[str] | None = None) -> list[Cell]:
     return out
 
 
+# IPython's built-in cell magics whose body is Python run in the kernel (IPython 8 docs, "Built-in magic
+# commands": %%time, %%timeit, %%capture, %%prun, %%debug; %%python/%%python3 run it in a subprocess). Any other
+# cell magic (%%bash, %%sh, %%script, %%writefile, %%html, %%javascript, %%cython, %%sql, ...) makes the
+# cell's body another language or a file's content, so it is never analysed as the notebook's Python.
+PYTHON_CELL_MAGICS = frozenset(("time", "timeit", "capture", "prun", "debug", "python", "python3"))
+
+
+def cell_magic(cell_source: str) -> str | None:
+    """The name of the cell magic on a cell's first non-blank line (``%%bash`` -> ``"bash"``), else ``None``."""
+    for line in cell_source.split("\n"):
+        stripped = line.strip()
+        if stripped:
+            if not stripped.startswith("%%"):
+                return None
+            return stripped[2:].split(None, 1)[0] if stripped[2:].strip() else ""
+    return None
+
+
 def python_of(cell_source: str) -> str:
-    """Cell text with IPython magics and shell escapes blanked so ``ast`` can parse it (lines kept)."""
+    """Cell text with IPython magics and shell escapes blanked so ``ast`` can parse it (lines kept); a cell
+    whose cell magic does not run Python (``%%bash``, see :data:`PYTHON_CELL_MAGICS`) is blanked whole."""
+    magic = cell_magic(cell_source)
+    if magic is not None and magic not in PYTHON_CELL_MAGICS:
+        return "\n" * cell_source.count("\n")
     lines = []
     for line in cell_source.split("\n"):
         stripped = line.lstrip()

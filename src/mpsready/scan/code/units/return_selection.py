@@ -1,7 +1,7 @@
 """API104 ``device-selection-ignores-mps`` in its return form: ``if torch.cuda.is_available(): return
 torch.device(f"cuda:{rank}")`` followed by ``return torch.device("cpu")`` (or the CPU in the else branch), in a
-function that never considers MPS. The assignment and conditional-expression forms are judged by the
-visitor's selection checks."""
+function that never considers MPS. The assignment and conditional-expression forms are
+:mod:`device_selection`."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import ast
 
 from mpsready.scan.code.analyzer import _names_cpu, _names_cuda
 from mpsready.scan.code.units import on
+from mpsready.scan.code.units.device_selection import is_switch_test, report_selection
 
 
 @on(ast.FunctionDef, ast.AsyncFunctionDef)
@@ -20,6 +21,6 @@ def check(v, fn: ast.FunctionDef) -> None:
             continue
         rest = st.orelse or body[i + 1:i + 2]
         if rest and isinstance(rest[-1], ast.Return) and rest[-1].value is not None and _names_cpu(rest[-1].value) \
-                and v._is_switch_test(st.test):
-            v._report_selection("available", st)
+                and is_switch_test(v, st.test):
+            report_selection(v, "available", st)
             return

@@ -1,0 +1,65 @@
+"""Notebooks are analysed as the one program the kernel runs: imports bind across cells, non-Python cell
+magics are not Python, and guarded findings carry the same evidence at every severity."""
+
+import json
+
+from mpsready.scan import scan_path
+from mpsready.scan.code import analyze_source
+from tests.scan.conftest import rows
+
+
+def _nb(*cells: list[str]) -> str:
+    return json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": src}
+        for src in cells]}, indent=1)
+
+
+def _where(r):
+    return [(f.code, f.location.line, f.location.end_line, f.evidence.get("cell"), f.evidence.get("cell_line"))
+            for f in r.findings if f.code != "DEP110"]
+
+
+def test_a_bash_cell_magic_is_not_python(write_project):
+    # used to report API101 for `echo .cuda()`: the %%bash body was parsed as Python
+    root = write_project({"nb.ipynb": _nb(["import torch\n"], ["%%bash\n", "echo x.cuda()\n", "x.cuda()\n"],
+                                          ["%%time\n", "y = torch.ones(1).cuda()\n"])})
+    r = scan_path(root)
+    # only the %%time cell (Python run by IPython) is analysed: cell 3, line 2
+    assert rows(r) == [("API101", "nb.ipynb", 33, "blocker")]
+    assert _where(r) == [("API101", 33, 33, 3, 2)]
+
+
+def test_an_import_in_an_earlier_cell_binds_in_a_later_one(write_project):
+    # used to miss API102: cell 3 was analysed without cell 1's `import torch`
+    root = write_project({"nb.ipynb": _nb(["import torch\n"], ["x = 1\n"], ["torch.cuda.synchronize()\n"])})
+    r = scan_path(root)
+    assert rows(r) == [("API102", "nb.ipynb", 30, "blocker")]
+    assert _where(r) == [("API102", 30, 30, 3, 1)]
+    assert r.findings[0].location.column == 1 and r.findings[0].location.end_column == 23
+
+
+def test_a_cell_that_does_not_parse_is_reported_and_the_others_stay_one_program(write_project):
+    root = write_project({"nb.ipynb": _nb(["import torch\n"], ["x = (\n"], ["torch.ones(1).cuda()\n"])})
+    r = scan_path(root)
+    assert [(f.code, f.location.line, f.evidence["cell"], f.evidence["cell_line"]) for f in r.findings
+            if f.code != "DEP110"] == [("API101", 30, 3, 1), ("INP105", 21, 2, 1)]
+
+
+def test_a_future_import_in_a_later_cell_falls_back_to_cells_alone(write_project):
+    # joined, `from __future__` after other code does not parse; each cell alone still does
+    root = write_project({"nb.ipynb": _nb(["import torch\n", "torch.ones(1).cuda()\n"],
+                                          ["from __future__ import annotations\n", "import torch\n",
+                                           "torch.cuda.synchronize()\n"])})
+    r = scan_path(root)
+    assert _where(r) == [("API101", 13, 13, 1, 2), ("API102", 24, 24, 2, 3)]
+
+
+def test_info_findings_inside_a_cuda_check_are_marked_guarded_too():
+    src = ("import torch\n"
+           "if torch.cuda.is_available():\n"
+           "    torch.cuda.synchronize()\n"
+           "    torch.cuda.empty_cache()\n")
+    found = [(d["code"], d["severity"], d["line"], d["evidence"].get("guarded"), d["message"].endswith(
+        "(inside a CUDA-availability check, so skipped on a Mac)")) for d in analyze_source(src).findings]
+    # synchronize is a blocker outside the check, empty_cache info (harmless) anywhere: both say guarded
+    assert found == [("API102", "info", 3, True, True), ("API102", "info", 4, True, True)]
