@@ -29,12 +29,8 @@ LABEL_ONLY = {"EXT102"}
 
 # Where the estimate and the plan differ on the fixtures, and why: each needs a fact only the syntax tree has.
 KNOWN = {
-    # the scan does not take `device.type == "cuda"` for a CUDA check; migrate does (the call is left as it is)
-    ("api113_pin_memory.py", "API113", 10): ("manual", "kept"),
     # the scan's finding does not say whether a float32 cast follows the move; migrate sees there is none
     ("dty102_numpy_float64.py", "DTY102", 8): ("auto", "manual"),
-    # the scan reports `.cuda()` inside a %%bash cell (not Python); migrate leaves such cells as they are
-    ("notebook.ipynb", "API101", 52): ("auto", "kept"),
 }
 
 # effort (estimate) and the plan's counts per fixture, exactly
@@ -47,14 +43,14 @@ EFFORT = {
     "api104_selection.py": ({"auto_fixable": 4, "manual": 0, "kept": 0, "files_touched": 1}, (4, 0, 0)),
     "api107_nccl.py": ({"auto_fixable": 2, "manual": 1, "kept": 0, "files_touched": 1}, (2, 1, 0)),
     "api108_amp.py": ({"auto_fixable": 6, "manual": 1, "kept": 0, "files_touched": 1}, (6, 1, 0)),
-    "api113_pin_memory.py": ({"auto_fixable": 1, "manual": 1, "kept": 0, "files_touched": 1}, (1, 0, 1)),
+    "api113_pin_memory.py": ({"auto_fixable": 1, "manual": 0, "kept": 1, "files_touched": 1}, (1, 0, 1)),
     "api115_device_string.py": ({"auto_fixable": 4, "manual": 0, "kept": 0, "files_touched": 1}, (4, 0, 0)),
     "api119_default_device.py": ({"auto_fixable": 3, "manual": 1, "kept": 1, "files_touched": 1}, (3, 1, 1)),
     "dty102_numpy_float64.py": ({"auto_fixable": 2, "manual": 0, "kept": 0, "files_touched": 1}, (1, 1, 0)),
     # the DEP107 import migrate guards is a dependency finding: the plan lists it as fixed, the code effort omits it
     "ext102_guarded_import.py": ({"auto_fixable": 0, "manual": 0, "kept": 0, "files_touched": 0}, (0, 0, 0)),
     "ext108_cpu_keyed_fallback.py": ({"auto_fixable": 3, "manual": 0, "kept": 0, "files_touched": 1}, (3, 0, 0)),
-    "notebook.ipynb": ({"auto_fixable": 4, "manual": 0, "kept": 0, "files_touched": 1}, (3, 0, 1)),
+    "notebook.ipynb": ({"auto_fixable": 3, "manual": 0, "kept": 0, "files_touched": 1}, (3, 0, 0)),
 }
 
 

@@ -11,6 +11,7 @@
   try/except that falls back to a reference implementation; the .cu files were reported without fallback.
 - mamba: the project's own package (mamba_ssm) was reported as a CUDA dependency of itself.
 - Pytorch-UNet: `except torch.cuda.OutOfMemoryError` was a blocker, though the class needs no CUDA.
+- Pytorch-UNet: a later `device.type != 'mps'` test hid its CUDA-or-CPU selection (API104).
 """
 
 from mpsready.scan import scan_path
@@ -201,3 +202,28 @@ def test_catching_cuda_out_of_memory_is_harmless_on_a_mac(write_project):
     assert rows(r) == [("API102", "train.py", 6, "info")]
     assert r.findings[1].message == "torch.cuda.OutOfMemoryError: harmless on a Mac"
     assert r.outlook.value == "runs_on_mac"
+
+
+def test_selection_is_reported_when_mps_is_only_compared_against(write_project):
+    # Pytorch-UNet's train.py picks CUDA-or-CPU, then asks `device.type != 'mps'` for autocast: the comparison
+    # does not make the selection consider MPS, so the Mac still trains on the CPU.
+    root = write_project({"train.py": (
+        "import torch\n"
+        "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "x = torch.zeros(1, device=device)\n"
+        "with torch.autocast(device.type if device.type != 'mps' else 'cpu'):\n"
+        "    pass\n")})
+    r = scan_path(root)
+    assert [row for row in rows(r) if row[0] == "API104"] == [("API104", "train.py", 2, "degrades")]
+
+
+def test_selection_that_can_choose_mps_is_not_reported(write_project):
+    root = write_project({"train.py": (
+        "import torch\n"
+        "if torch.cuda.is_available():\n"
+        "    device = torch.device('cuda')\n"
+        "elif torch.backends.mps.is_available():\n"
+        "    device = torch.device('mps')\n"
+        "else:\n"
+        "    device = torch.device('cpu')\n")})
+    assert [row for row in rows(scan_path(root)) if row[0] == "API104"] == []

@@ -24,7 +24,7 @@ from mpsready.scan.model import surfaces
 from mpsready.scan.rules import inputs as I
 
 # Bump when the analysis changes so cached results are recomputed.
-ANALYZER_VERSION = 20
+ANALYZER_VERSION = 21
 
 # Skip the analysis of sources without a trigger word (see triggers.py); tests turn it off to compare.
 PREFILTER = True
@@ -268,9 +268,16 @@ def _only_called_under_fallback(tree: ast.Module, candidates: dict[str, ast.AST]
 
 
 def _mentions_mps(tree: ast.AST) -> bool:
-    """Whether the module considers MPS anywhere: an 'mps' string or a ``.mps`` attribute."""
+    """Whether the scope considers MPS as a device: an 'mps' string it can choose, or a ``.mps`` attribute
+    (``torch.backends.mps.is_available()``). An 'mps' string that is only compared against
+    (``device.type != 'mps'``, ``'mps' in name``) tests a device chosen elsewhere and does not count
+    (Pytorch-UNet picks CUDA-or-CPU and only then asks whether the device is MPS)."""
+    compared: set[int] = set()
     for n in ast.walk(tree):
-        if isinstance(n, ast.Constant) and isinstance(n.value, str) and "mps" in n.value:
+        if isinstance(n, ast.Compare):
+            compared.update(id(c) for c in (n.left, *n.comparators) if isinstance(c, ast.Constant))
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and "mps" in n.value and id(n) not in compared:
             return True
         if isinstance(n, ast.Attribute) and n.attr == "mps":
             return True
