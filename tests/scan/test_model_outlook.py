@@ -262,6 +262,18 @@ def test_fallback_keyed_on_cuda_is_not_mis_keyed(write_project):
     assert outlook(r) == ("runs_on_mac", [], [])
 
 
+def test_migrated_fallback_keyed_on_cuda_keeps_the_wire_remedy(write_project):
+    # what `mpsready migrate` makes of the EXT108 case above (stylegan2-pytorch): the dispatch is keyed on CUDA,
+    # but the import-time load() still builds the CUDA extension, so one edit is left, not "no usable path"
+    r = scan_path(write_project({"op/act.py": _EXT + (
+        "def act(x):\n    if x.device.type != 'cuda':\n        return torch.relu(x)\n    else:\n"
+        "        return Op.apply(x)\n"), "op/op_kernel.cu": "__global__ void k() {}\n"}))
+    assert rows(r) == [("EXT102", "op/act.py", 5, "blocker"), ("EXT101", "op/op_kernel.cu", None, "blocker")]
+    assert r.findings[0].evidence["pure_path"] == "op/act.py:11"
+    assert outlook(r) == ("mac_for_dev", [], [("op/act.py", 5, "EXT102", "wire", False),
+                                              ("op/op_kernel.cu", None, "EXT101", "wire", False)])
+
+
 def test_unwired_pure_pytorch_path_is_wired_in(write_project):
     r = scan_path(write_project({
         "ops/setup.py": "from torch.utils.cpp_extension import CUDAExtension\n"

@@ -24,7 +24,7 @@ from mpsready.scan.model import surfaces
 from mpsready.scan.rules import inputs as I
 
 # Bump when the analysis changes so cached results are recomputed.
-ANALYZER_VERSION = 21
+ANALYZER_VERSION = 22
 
 # Skip the analysis of sources without a trigger word (see triggers.py); tests turn it off to compare.
 PREFILTER = True
@@ -73,11 +73,14 @@ class CodeResult:
     f64_calls: list[list[Any]] = field(default_factory=list)
     pure_defs: list[list[Any]] = field(default_factory=list)  # [name, line] of pure-PyTorch reference functions
     pure_refs: list[str] = field(default_factory=list)  # those names used here other than by their definition
+    # lines of `if` tests that send only CUDA tensors to a custom autograd Function (`x.device.type != "cuda"`):
+    # a pure-PyTorch path wired correctly (what `mpsready migrate` makes of an EXT108 fallback keyed on the CPU)
+    device_dispatch: list[int] = field(default_factory=list)
     places: bool = False  # the source moves or creates something on a device (.to(, .cuda(, device=)
     entry: bool = False  # runs as a program: `if __name__ == "__main__":` or module-level calls (a script)
 
     _FIELDS = ("findings", "imports", "suppress", "extensions", "parsed", "cu_refs", "surfaces", "f64_returns",
-               "f64_sinks", "param_sinks", "f64_calls", "pure_defs", "pure_refs", "places", "entry")
+               "f64_sinks", "param_sinks", "f64_calls", "pure_defs", "pure_refs", "places", "entry", "device_dispatch")
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self._FIELDS}
@@ -1181,6 +1184,25 @@ def _is_cpu_test(test: ast.AST) -> bool:
             and isinstance(left.args[0], ast.Attribute) and left.args[0].attr == "device":
         return True
     return isinstance(left, ast.Attribute) and left.attr == "device"
+
+
+def _is_cuda_type_test(test: ast.AST) -> bool | None:
+    """``x.device.type == "cuda"`` / ``x.is_cuda`` (True: the ``if`` body is the CUDA branch) or
+    ``x.device.type != "cuda"`` / ``not x.is_cuda`` (False: the body is the portable branch); else ``None``."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _is_cuda_type_test(test.operand)
+        return None if inner is None else not inner
+    if isinstance(test, ast.Attribute) and test.attr == "is_cuda":
+        return True
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq))):
+        return None
+    left, right = test.left, test.comparators[0]
+    if not (isinstance(right, ast.Constant) and right.value == "cuda"):
+        left, right = right, left
+    if not (isinstance(right, ast.Constant) and right.value == "cuda" and isinstance(left, ast.Attribute)
+            and left.attr == "type" and isinstance(left.value, ast.Attribute) and left.value.attr == "device"):
+        return None
+    return isinstance(test.ops[0], ast.Eq)
 
 
 def _target_key(stmt: ast.Assign) -> str | None:

@@ -67,7 +67,7 @@ def _inside(path: str, pkg: str) -> bool:
 
 def wire_pure_paths(findings: list[Finding], results: Mapping[str, Any]) -> list[Finding]:
     """EXT109 for unwired pure-PyTorch paths, and ``evidence["pure_path"]`` on the kernel findings they (or an
-    EXT108 fallback keyed on the CPU) stand in for. Findings are returned in their order, EXT109 appended."""
+    EXT108 fallback keyed on the CPU, or a dispatch already keyed on CUDA) stand in for. Findings are returned in their order, EXT109 appended."""
     used: set[str] = set()
     for rel, (res, _cells) in results.items():
         if scope_of(rel) is Scope.MAIN:
@@ -86,6 +86,9 @@ def wire_pure_paths(findings: list[Finding], results: Mapping[str, Any]) -> list
                                      E.PURE_PATH_UNWIRED.fix, E.PURE_PATH_UNWIRED.source, Scope.MAIN,
                                      {"function": name}))
     keyed = {f.location.path: f"{f.location.path}:{f.location.line}" for f in findings if f.code == E.FALLBACK_KEYED_ON_CPU.code}
+    for rel, (res, _cells) in sorted(results.items()):  # pure paths already keyed on CUDA (a migrated EXT108)
+        if scope_of(rel) is Scope.MAIN and getattr(res, "device_dispatch", None):
+            keyed.setdefault(rel, f"{rel}:{res.device_dispatch[0]}")
     out = []
     for f in findings:
         if f.code in _KERNELS and f.severity is Severity.BLOCKER and f.location.path and not f.evidence.get("pure_path"):
