@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import Any, Callable
 
 from mpsready.ops.format import INDEX_NAME, SCHEMA_NAME, SCHEMA_VERSION, table_name
 
@@ -70,6 +70,16 @@ def _index() -> dict[str, Any]:
 def shipped_versions() -> list[str]:
     """Releases with a shipped table, oldest first, e.g. ``["2.3.1", ..., "2.14.1"]``."""
     return list(_index()["releases"])
+
+
+def later_release(after: str, pred: Callable[["SupportDB"], bool]) -> str | None:
+    """The first shipped release after ``after`` (``"2.5.1"``) whose table satisfies ``pred(db)``, or ``None``:
+    where a fix first shipped, as far as the shipped tables show."""
+    at = _vtuple(after)
+    for rel in shipped_versions():
+        if _vtuple(rel) > at and pred(load_db(rel)):
+            return rel
+    return None
 
 
 def resolve_version(version: str) -> str:

@@ -68,12 +68,6 @@ def _shape_rules() -> tuple[dict[str, Any], ...]:
     return tuple(curated.load("mps_shape_rules")["rules"])
 
 
-def _later_release(after: str, pred) -> str | None:
-    at = ops_api._vtuple(after)
-    for rel in ops_api.shipped_versions():
-        if ops_api._vtuple(rel) > at and pred(ops_api.load_db(rel)):
-            return rel
-    return None
 
 
 @dataclass(frozen=True)
@@ -183,7 +177,7 @@ class Judge:
         src = "; ".join(sup.sources[:2]) if sup.sources else None
         if sparse and st in ("kernel", "missing", "cpu_fallback_always", "guard"):
             if not sup.sparse_mps:
-                fixed = _later_release(tv, lambda d: d.lookup(target).sparse_mps)
+                fixed = ops_api.later_release(tv, lambda d: d.lookup(target).sparse_mps)
                 return Judgement(target, "error", "sparse", "NotImplementedError",
                                  f"Could not run '{target}' with arguments from the 'SparseMPS' backend.",
                                  dtype or None, fixed, target, src)
@@ -211,7 +205,7 @@ class Judge:
                                  dtype or None, None, target, src)
             exc = sup.dtype_exceptions.get(dtype) or sup.dtype_exceptions.get("*")
             if exc and exc.get("unsupported"):
-                fixed = _later_release(tv, lambda d: dtype not in d.lookup(target, macos=self.macos).dtype_exceptions)
+                fixed = ops_api.later_release(tv, lambda d: dtype not in d.lookup(target, macos=self.macos).dtype_exceptions)
                 return Judgement(target, "error", "dtype", "RuntimeError",
                                  f"{target} does not support input type '{dtype}' in MPS backend "
                                  f"({exc.get('message') or 'common_mps.py expected failure'})",

@@ -132,13 +132,6 @@ def _stage_key(stage: str) -> int:
     return STAGE_ORDER.index(stage) if stage in STAGE_ORDER else len(STAGE_ORDER)
 
 
-def _later_release(after: str, pred) -> str | None:
-    """The first shipped release after ``after`` for whose table ``pred(db)`` is true."""
-    at = ops_api._vtuple(after)
-    for rel in ops_api.shipped_versions():
-        if ops_api._vtuple(rel) > at and pred(ops_api.load_db(rel)):
-            return rel
-    return None
 
 
 def _macos_lt(a: str, b: str) -> bool:
@@ -177,7 +170,7 @@ class _Classifier:
             # a sparse argument dispatches to the SparseMPS key: only its kernel matters (the fallback does not
             # cover it); a CompositeExplicitAutograd kernel serves SparseMPS too and is judged by its callees
             if not sup.sparse_mps:
-                fixed = _later_release(tv, lambda d: d.lookup(target).sparse_mps)
+                fixed = ops_api.later_release(tv, lambda d: d.lookup(target).sparse_mps)
                 out.append(Problem("sparse", f"no SparseMPS kernel in torch {tv}", sparse_message(target), fixed))
         elif st == "missing":
             kind = "missing"
@@ -207,7 +200,7 @@ class _Classifier:
                 if not exc:
                     continue
                 if exc.get("unsupported"):
-                    fixed = _later_release(tv, lambda d: dt not in d.lookup(target, macos=self.macos).dtype_exceptions)
+                    fixed = ops_api.later_release(tv, lambda d: dt not in d.lookup(target, macos=self.macos).dtype_exceptions)
                     out.append(Problem("dtype", f"{dt} unsupported by the MPS kernel", exc.get("message"), fixed, dt))
                 elif exc.get("min_macos") and _macos_lt(self.macos, exc["min_macos"]):
                     out.append(Problem("dtype", f"{dt} needs macOS {exc['min_macos']}", exc.get("message"), None, dt))
@@ -369,7 +362,7 @@ def _imply_sparse_ctor(preds: dict[str, OpPrediction], cls: _Classifier, call: O
         p.dtypes = [d for d in dict.fromkeys(call.in_dtypes + call.out_dtypes)]
     if not sup.sparse_mps and not any(pr.kind == "sparse" for pr in p.problems):
         tv = cls.db.torch_version
-        fixed = _later_release(tv, lambda d: d.lookup(SPARSE_CTOR).sparse_mps)
+        fixed = ops_api.later_release(tv, lambda d: d.lookup(SPARSE_CTOR).sparse_mps)
         p.problems.append(Problem("sparse", f"no SparseMPS kernel in torch {tv}: a sparse tensor cannot be put on "
                                             "the MPS device", sparse_message(SPARSE_CTOR), fixed))
 
