@@ -15,8 +15,9 @@ def _after(tmp_path, source: str, name: str = "t.py") -> str:
 def test_parenthesised_enabled_gets_no_second_pair_of_parentheses(tmp_path):
     # nanoGPT train.py: GradScaler(enabled=(dtype == 'float16')) became enabled=((dtype == 'float16')) and ...
     out = _after(tmp_path, "import torch\ndevice = 'cpu'\nscaler = torch.cuda.amp.GradScaler(enabled=(dtype == 'float16'))\n")
+    # (no PyTorch floor declared: the scaler stays on CUDA only, as the original was)
     assert "scaler = torch.amp.GradScaler(torch.device(device).type, enabled=(dtype == 'float16') and " \
-           "torch.device(device).type != 'cpu')\n" in out
+           "torch.device(device).type == 'cuda')\n" in out
 
 
 def test_torch_load_of_host_data_is_not_mapped_onto_the_gpu(tmp_path):

@@ -99,16 +99,21 @@ FIXES = {
                       "dist.init_process_group('nccl' if torch.cuda.is_available() else 'gloo')"),
     "API108": AutoFix("`torch.cuda.amp.autocast`/`GradScaler` (and `from torch.cuda.amp import ...`) become `torch.amp` "
                       "with the device type; positional autocast arguments become keywords (the order differs); "
-                      "`enabled` is gated off on the CPU, where the original disabled itself.",
+                      "`enabled` is gated off on the CPU, where the original disabled itself, and on MPS too "
+                      "(`== 'cuda'`, as before) unless the project's PyTorch floor has what MPS needs (autocast: "
+                      "2.5.1, GradScaler: 2.8.0 in the shipped ops tables); then it is `!= 'cpu'` and the edit is "
+                      "marked as changing the Mac path. The example has no floor declared.",
                       "with torch.cuda.amp.autocast():\n    out = model(x)",
-                      "with torch.amp.autocast(_mpsready_device().type, enabled=_mpsready_device().type != 'cpu'):\n"
+                      "with torch.amp.autocast(_mpsready_device().type, enabled=_mpsready_device().type == 'cuda'):\n"
                       "    out = model(x)"),
     "API109": AutoFix("`GradScaler()` without a device gets the device type (and the CPU gate of API108).",
                       "scaler = torch.amp.GradScaler()",
-                      "scaler = torch.amp.GradScaler(torch.device(device).type, enabled=torch.device(device).type != 'cpu')"),
+                      "scaler = torch.amp.GradScaler(torch.device(device).type, enabled=torch.device(device).type == 'cuda')"),
     "API113": AutoFix("`pin_memory=True` becomes `pin_memory=torch.cuda.is_available()`; `.pin_memory()` calls stay manual.",
                       "DataLoader(ds, pin_memory=True)", "DataLoader(ds, pin_memory=torch.cuda.is_available())"),
-    "API115": AutoFix("The string test becomes `torch.device(s).type`, so MPS is classified as 'mps'.",
+    "API115": AutoFix("The string test becomes `torch.device(s).type`, so MPS is classified as 'mps' (marked as "
+                      "changing the Mac path). In a file that calls autocast or GradScaler it is left as it is "
+                      "(manual) unless the project's PyTorch floor has what they need on MPS.",
                       "device_type = 'cuda' if 'cuda' in device else 'cpu'",
                       "device_type = torch.device(device).type"),
     "API119": AutoFix("`set_default_tensor_type(\"torch.cuda.FloatTensor\")` (string or class) and "

@@ -27,17 +27,23 @@ from mpsready.scan.walker import walk
 
 @dataclass(frozen=True)
 class EditRecord:
-    """One edit as reported: rule code, 1-based line (the notebook cell's line for notebooks), what changed."""
+    """One edit as reported: rule code, 1-based line (the notebook cell's line for notebooks), what changed;
+    ``review``: how it changes what a Mac runs (precision, device) where the original already ran there."""
 
     code: str
     line: int
     what: str
     cell: int | None = None
+    review: str | None = None
+    needs_torch: str | None = None
 
     def to_dict(self) -> dict:
         d = {"code": self.code, "line": self.line, "what": self.what}
         if self.cell is not None:
             d["cell"] = self.cell
+        if self.review is not None:
+            d["changes_mac_path"] = self.review
+            d["needs_torch"] = self.needs_torch
         return d
 
 
@@ -170,7 +176,7 @@ def migrate_path(path: str | os.PathLike[str], *, select: tuple[str, ...] = (), 
             else:
                 res = migrate_source(text, rel, findings, transforms, torch_floor=plan.torch_floor)
                 after, manual = res.text, res.manual
-                edits = [EditRecord(e.code, e.line, e.what) for e in res.edits]
+                edits = [EditRecord(e.code, e.line, e.what, review=e.review, needs_torch=e.needs_torch) for e in res.edits]
                 fixed = [f for e in res.edits for f in e.resolves()]
                 handled |= {id(f) for f in fixed}
                 plan.fixed += [FindingRef(f.code, f.location.path, f.location.line) for f in fixed]

@@ -45,6 +45,8 @@ class Edit:
     helper: bool = False
     finding: Finding | None = None  # None: detected by the transform itself (no scan rule locates it)
     covers: tuple[Finding, ...] = ()  # other findings the same edit resolves (another rule's view of the same call)
+    review: str | None = None  # how the edit changes what a Mac runs where the original already ran there
+    needs_torch: str | None = None  # with ``review``: first PyTorch release where what it turns on works on MPS
 
     def resolves(self) -> list[Finding]:
         """The scan findings this edit fixes: ``finding`` and ``covers``."""

@@ -100,7 +100,7 @@ def migrate_notebook(text: str, path: str, findings: list[Finding], transforms: 
         fixed += done
         handled += [originals[id(m.finding)] for m in res.manual if m.finding is not None and id(m.finding) in originals]
         manual += [dataclasses.replace(m, reason=f"cell {i}: {m.reason}") for m in res.manual]
-        records += [EditRecord(e.code, e.line, e.what, cell=i) for e in res.edits]
+        records += [EditRecord(e.code, e.line, e.what, cell=i, review=e.review, needs_torch=e.needs_torch) for e in res.edits]
         needs_helper = needs_helper or res.needs_helper
         if res.edits:
             _store(cell, _unmask(res.text, saved))

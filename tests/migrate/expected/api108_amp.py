@@ -12,18 +12,18 @@ def _mpsready_device(index=None):
 
 
 def train(model, x, args, device):
-    scaler = GradScaler(torch.device(device).type, enabled=args.amp and torch.device(device).type != 'cpu')
-    with autocast(torch.device(device).type, enabled=torch.device(device).type != 'cpu'):
+    scaler = GradScaler(torch.device(device).type, enabled=args.amp and torch.device(device).type == 'cuda')
+    with autocast(torch.device(device).type, enabled=torch.device(device).type == 'cuda'):
         loss = model(x)
-    with torch.amp.autocast(torch.device(device).type, enabled=torch.device(device).type != 'cpu', dtype=torch.float16):
+    with torch.amp.autocast(torch.device(device).type, enabled=torch.device(device).type == 'cuda', dtype=torch.float16):
         loss = loss + model(x)
     return scaler.scale(loss)
 
 
 def other(model, x):
-    s1 = torch.amp.GradScaler(_mpsready_device().type, 2.0**16, enabled=_mpsready_device().type != 'cpu')
-    s2 = torch.amp.GradScaler(_mpsready_device().type, enabled=_mpsready_device().type != 'cpu')
-    with torch.autocast(_mpsready_device().type, dtype=torch.bfloat16, enabled=_mpsready_device().type != 'cpu'):
+    s1 = torch.amp.GradScaler(_mpsready_device().type, 2.0**16, enabled=_mpsready_device().type == 'cuda')
+    s2 = torch.amp.GradScaler(_mpsready_device().type, enabled=_mpsready_device().type == 'cuda')
+    with torch.autocast(_mpsready_device().type, dtype=torch.bfloat16, enabled=_mpsready_device().type == 'cuda'):
         return model(x), s1, s2
 
 

@@ -19,7 +19,7 @@ def render_diff(plan: Plan) -> str:
 
 
 def render_summary(plan: Plan, *, applied: list[str] | None = None, refused: list[str] | None = None) -> str:
-    """Edits by rule, manual leftovers with their reasons, files not parsed, files written or refused."""
+    """Edits by rule, edits that change what a Mac runs (``review``), manual leftovers with their reasons, files not parsed, files written or refused."""
     lines: list[str] = []
     counts: dict[str, int] = {}
     for fp in plan.files:
@@ -30,6 +30,11 @@ def render_summary(plan: Plan, *, applied: list[str] | None = None, refused: lis
                  f"({', '.join(f'{c} {n}' for c, n in sorted(counts.items())) or 'none'}) fixing {len(plan.fixed)} "
                  "scan finding(s); "
                  f"{len(plan.manual)} manual, {len(plan.kept)} left as they are; PyTorch floor {floor}")
+    for fp in sorted(plan.files, key=lambda f: f.path):
+        for e in fp.edits:
+            if e.review:
+                cell = f" cell {e.cell}" if e.cell is not None else ""
+                lines.append(f"  review {e.code} {fp.path}{cell}:{e.line}: {e.review}")
     for m in plan.manual:
         where = f"{m.path}:{m.line}" if m.line else (m.path or "-")
         lines.append(f"  manual {m.code} {where}: {m.reason}")

@@ -9,9 +9,17 @@
 * ``autocast("cuda")`` / ``GradScaler("cuda")`` / ``GradScaler()`` (API109) -> ``<type>``.
 
 ``<type>`` is ``torch.device(device).type`` for the device in scope, else ``_mpsready_device().type``.
-Each rewritten call also gets ``enabled=... and <type> != "cpu"``: on a machine without CUDA the
-original autocast and scaler disabled themselves (with a warning), and CPU autocast would otherwise
-switch to bfloat16 and change the CPU run's numbers. On CUDA and MPS ``enabled`` is what it was.
+On a machine without CUDA the original autocast and scaler disabled themselves (with a warning), so a Mac
+ran float32 with an inert scaler. Each rewritten call is gated so the CPU stays as it was (CPU autocast
+would otherwise switch to bfloat16), and MPS is turned on only when the project's PyTorch floor has what
+it needs there (:mod:`mpsready.migrate.mac_path`, from the shipped ops tables):
+
+* floor at or above that release: ``enabled=... and <type> != "cpu"``, active on CUDA and MPS; the edit's
+  ``review`` says the Mac path changes and from which release it works;
+* floor below it or not declared: ``enabled=... and <type> == "cuda"``, active on CUDA only as before, and a
+  manual entry says how to turn MPS on.
+
+On CUDA ``enabled`` is what it was in both cases.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ import libcst as cst
 from mpsready.findings import Finding
 from mpsready.migrate.common import append_arg, device_in_scope, kwarg, device_type_of, expr, is_cuda_literal, string_value
 from mpsready.migrate.interface import Edit, FileContext, Manual, Transform, manual
+from mpsready.migrate.mac_path import GRADSCALER_OPS, autocast_release, floor_allows, floor_text, gradscaler_release
 
 AUTOCAST_POSITIONAL = ("enabled", "dtype", "cache_enabled")  # torch.cuda.amp.autocast(enabled, dtype, cache_enabled)
 SCALER_ENABLED_POSITION = 4  # torch.cuda.amp.GradScaler(init_scale, growth_factor, backoff_factor, growth_interval, enabled)
@@ -35,21 +44,34 @@ def _kind(names: set[str]) -> str | None:
     return None
 
 
-def _gated(args: list[cst.Arg], dtype: str) -> list[cst.Arg]:
-    """``args`` with ``enabled`` gated off on the CPU."""
+def gate(dtype: str, mps: bool) -> str:
+    """The test that keeps the call off where the original was off: the CPU always, MPS unless ``mps``."""
+    return f"{dtype} != 'cpu'" if mps else f"{dtype} == 'cuda'"
+
+
+def mac_needs(kind: str) -> tuple[str | None, str]:
+    """(first PyTorch release where ``kind`` works on MPS, what it needs there) from the shipped ops tables."""
+    if kind == "GradScaler":
+        return gradscaler_release(), "MPS kernels for " + " and ".join(GRADSCALER_OPS)
+    return autocast_release(), "AutocastMPS registrations, listed from this release in the shipped ops tables"
+
+
+def _gated(args: list[cst.Arg], dtype: str, mps: bool) -> list[cst.Arg]:
+    """``args`` with ``enabled`` gated off on the CPU (and on MPS unless ``mps``)."""
+    test = gate(dtype, mps)
     out, found = [], False
     for a in args:
         if a.keyword is not None and a.keyword.value == "enabled":
             value = cst.Module([]).code_for_node(a.value)
             if value == "True":
-                a = a.with_changes(value=expr(f"{dtype} != 'cpu'"))
+                a = a.with_changes(value=expr(test))
             else:
                 simple = isinstance(a.value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or bool(a.value.lpar)
-                a = a.with_changes(value=expr(f"{value if simple else '(' + value + ')'} and {dtype} != 'cpu'"))
+                a = a.with_changes(value=expr(f"{value if simple else '(' + value + ')'} and {test}"))
             found = True
         out.append(a)
     if not found:
-        return append_arg(out, kwarg("enabled", expr(f"{dtype} != 'cpu'")))
+        return append_arg(out, kwarg("enabled", expr(test)))
     return out
 
 
@@ -68,6 +90,14 @@ class Amp(Transform):
                 manuals.append(manual(f, result))
             else:
                 edits.append(result)
+                kind = "GradScaler" if "GradScaler" in result.what else "autocast"
+                release, needs = mac_needs(kind)
+                if not floor_allows(ctx.torch_floor, release):
+                    manuals.append(Manual(f.code, result.line, (
+                        f"{kind} left off on MPS (on CUDA only, as before): on MPS it needs PyTorch "
+                        f"{release or 'a release not in the shipped tables'} ({needs}) and the PyTorch floor is "
+                        f"{floor_text(ctx.torch_floor)}; to use it on MPS, declare torch>={release or '...'} and run "
+                        "migrate again, or change == 'cuda' to != 'cpu' in enabled= by hand")))
         if any(e.what.startswith("from-import") for e in edits):
             for imp in imports:
                 def rewrite(n: cst.CSTNode) -> cst.CSTNode:
@@ -97,15 +127,25 @@ class Amp(Transform):
             return "torch.cuda.amp name without a torch.amp counterpart here (custom_fwd/custom_bwd need device_type)"
         scoped = device_in_scope(ctx, call)
         dtype = device_type_of(scoped or "_mpsready_device()")
+        release, needs = mac_needs(kind)
+        mps = floor_allows(ctx.torch_floor, release)
+        review = (f"changes the Mac path: {kind} now active on MPS (the original was off without CUDA"
+                  f"{', so the Mac ran float32' if kind == 'autocast' else ', an inert scaler'}); works on MPS from "
+                  f"PyTorch {release} ({needs}), the floor {floor_text(ctx.torch_floor)} allows it") if mps else None
         legacy = any(q.startswith("torch.cuda.amp.") for q in names)
         if legacy:
             if isinstance(call.func, cst.Name) and not imports:
                 return "torch.cuda.amp imported under another name: import it from torch.amp"
-            return self._legacy(ctx, f, call, kind, dtype, scoped is None, via_import=isinstance(call.func, cst.Name))
-        return self._typed(ctx, f, call, kind, dtype, scoped is None)
+            out = self._legacy(ctx, f, call, kind, dtype, scoped is None, via_import=isinstance(call.func, cst.Name),
+                               mps=mps)
+        else:
+            out = self._typed(ctx, f, call, kind, dtype, scoped is None, mps=mps)
+        if isinstance(out, Edit) and review is not None:
+            out.review, out.needs_torch = review, release
+        return out
 
     def _legacy(self, ctx: FileContext, f: Finding, call: cst.Call, kind: str, dtype: str, helper: bool,
-                via_import: bool) -> Edit | str:
+                via_import: bool, mps: bool) -> Edit | str:
         pos = [a for a in call.args if a.keyword is None]
         if any(a.star for a in call.args):
             return "starred arguments: rewrite to torch.amp by hand"
@@ -121,21 +161,22 @@ class Amp(Transform):
                 eq = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
                 args = [cst.Arg(a.value, keyword=cst.Name(AUTOCAST_POSITIONAL[i]), equal=eq) if a.keyword is None else a
                         for i, a in enumerate(args)]
-            args = [cst.Arg(expr(dtype))] + _gated(args, dtype)
+            args = [cst.Arg(expr(dtype))] + _gated(args, dtype, mps)
             func = n.func if via_import else expr(f"torch.amp.{kind}")
             return n.with_changes(func=func, args=args)
 
         what = ("from-import " if via_import else "") + f"torch.cuda.amp.{kind} -> torch.amp.{kind}({dtype}, ...)"
         return Edit(call, rewrite, f.code, ctx.line_of(call), what, helper=helper, finding=f)
 
-    def _typed(self, ctx: FileContext, f: Finding, call: cst.Call, kind: str, dtype: str, helper: bool) -> Edit | str:
+    def _typed(self, ctx: FileContext, f: Finding, call: cst.Call, kind: str, dtype: str, helper: bool,
+               mps: bool) -> Edit | str:
         key = "device_type" if kind == "autocast" else "device"
         pos = [a for a in call.args if a.keyword is None][:1]
         arg = pos[0] if pos else next((a for a in call.args if a.keyword and a.keyword.value == key), None)
         if arg is None and kind == "GradScaler":
             def add(n: cst.CSTNode) -> cst.CSTNode:
                 assert isinstance(n, cst.Call)
-                return n.with_changes(args=[cst.Arg(expr(dtype))] + _gated(list(n.args), dtype))
+                return n.with_changes(args=[cst.Arg(expr(dtype))] + _gated(list(n.args), dtype, mps))
             return Edit(call, add, f.code, ctx.line_of(call), f"GradScaler() -> GradScaler({dtype}, ...)",
                         helper=helper, finding=f)
         if arg is None or not is_cuda_literal(string_value(arg.value)):
@@ -145,7 +186,7 @@ class Amp(Transform):
         def rewrite(n: cst.CSTNode) -> cst.CSTNode:
             assert isinstance(n, cst.Call)
             args = [a.with_changes(value=expr(dtype)) if a is target or a.deep_equals(target) else a for a in n.args]
-            return n.with_changes(args=_gated(args, dtype))
+            return n.with_changes(args=_gated(args, dtype, mps))
 
         return Edit(call, rewrite, f.code, ctx.line_of(call), f"{kind}('cuda') -> {kind}({dtype})", helper=helper,
                     finding=f)

@@ -118,7 +118,8 @@ class DeviceLiteral(Transform):
                     return self._to_call(ctx, f, n)
                 if "torch.device" in ctx.names(n.func):
                     return self._torch_device(ctx, f, n)
-        return "the CUDA literal was not found at this position"
+        return ("migrate has no rewrite for this form of CUDA device: pass the selected device (the `device` "
+                "variable, or _mpsready_device()) here by hand")
 
     def _literal(self, ctx: FileContext, f: Finding, lit: cst.SimpleString) -> Edit | str:
         value = string_value(lit) or ""
