@@ -105,6 +105,15 @@ def test_select_and_ignore(tmp_path, capsys):
     assert "torch.mps.synchronize()" not in out and ".to(_mpsready_device())" in out
 
 
+def test_unknown_codes_are_a_usage_error_as_in_scan(tmp_path, capsys):
+    (tmp_path / "t.py").write_text("import torch\nx = torch.ones(1).cuda()\n")
+    assert main(["migrate", str(tmp_path), "--select", "FOO"]) == 2
+    assert "--select: unknown rule code or prefix 'FOO'" in capsys.readouterr().err
+    assert main(["migrate", str(tmp_path), "--ignore", "api101,API10"]) == 2  # a prefix that matches no rule
+    assert "--ignore: unknown rule code or prefix 'API10'" in capsys.readouterr().err
+    assert (tmp_path / "t.py").read_text() == "import torch\nx = torch.ones(1).cuda()\n"
+
+
 def test_missing_path_is_a_usage_error(tmp_path, capsys):
     assert main(["migrate", str(tmp_path / "nope")]) == 2
     assert "no such file or directory" in capsys.readouterr().err

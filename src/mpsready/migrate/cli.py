@@ -12,13 +12,6 @@ import sys
 from mpsready.errors import ExitCode
 
 
-def _codes(values: list[str] | None) -> tuple[str, ...]:
-    out: list[str] = []
-    for v in values or []:
-        out += [c.strip().upper() for c in v.split(",") if c.strip()]
-    return tuple(out)
-
-
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("migrate", help="rewrite CUDA-only code to device-agnostic, Mac-ready code (a diff; --apply writes)",
                        description="Turn the scan's auto-fixable findings into edits (libcst: formatting and comments "
@@ -36,7 +29,12 @@ def run(args: argparse.Namespace) -> int:
     from mpsready.migrate.engine import migrate_path
     from mpsready.migrate.formats import render_diff, render_json, render_summary
 
-    plan = migrate_path(args.path, select=_codes(args.select), ignore=_codes(args.ignore))
+    from mpsready.scan.config import check_codes, split_codes
+
+    select, ignore = split_codes(args.select), split_codes(args.ignore)
+    check_codes(select, "--select")  # an unknown code is a usage error (exit 2), as in scan: the gate fails closed
+    check_codes(ignore, "--ignore")
+    plan = migrate_path(args.path, select=select, ignore=ignore)
     applied = refused = None
     if args.apply:
         from mpsready.migrate.apply import apply_plan

@@ -23,13 +23,6 @@ from mpsready.findings import Severity
 PROGRESS_MIN_FILES = 200
 
 
-def _codes(values: list[str] | None) -> tuple[str, ...]:
-    out: list[str] = []
-    for v in values or []:
-        out += [c.strip().upper() for c in v.split(",") if c.strip()]
-    return tuple(out)
-
-
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("scan", help="static audit: what ties a project to CUDA (never runs it)",
                        description="Read a project's files (never import or run them) and report everything that ties "
@@ -58,15 +51,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def build_config(args: argparse.Namespace):
     from mpsready.scan.cache import default_cache_dir
-    from mpsready.scan.config import ScanConfig, check_codes
+    from mpsready.scan.config import ScanConfig, check_codes, split_codes
 
     explicit: set[str] = set()
     kw: dict = {}
     if args.select:
-        kw["select"], _ = _codes(args.select), explicit.add("select")
+        kw["select"], _ = split_codes(args.select), explicit.add("select")
         check_codes(kw["select"], "--select")
     if args.ignore:
-        kw["ignore"], _ = _codes(args.ignore), explicit.add("ignore")
+        kw["ignore"], _ = split_codes(args.ignore), explicit.add("ignore")
         check_codes(kw["ignore"], "--ignore")
     if args.exclude:
         kw["exclude"], _ = tuple(args.exclude), explicit.add("exclude")

@@ -62,6 +62,15 @@ def _codes(value: Any) -> tuple[str, ...] | None:
     return None
 
 
+def split_codes(values: list[str] | None) -> tuple[str, ...]:
+    """Codes or prefixes from repeated, comma-separated command-line values (``["API101,api1", "DTY"]`` ->
+    ``("API101", "API1", "DTY")``), upper-cased; validate them with :func:`check_codes`."""
+    out: list[str] = []
+    for v in values or []:
+        out += [c.strip().upper() for c in v.split(",") if c.strip()]
+    return tuple(out)
+
+
 def check_codes(patterns: tuple[str, ...] | list[str], where: str) -> None:
     """Raise :class:`~mpsready.errors.UsageError` naming the first pattern that is neither a registered
     rule code nor a prefix of :data:`mpsready.rules.PREFIXES`; ``where`` says where it was given."""
