@@ -267,8 +267,10 @@ def would_change(ev: Evidence, items: list[CheckItem], result: VerdictResult, cr
                 by_version.setdefault(o.fixed_in, []).append(o.op)
         for ver in sorted(by_version, key=_version_key):
             ops = sorted(set(by_version[ver]))
+            minor = ".".join(ver.split(".")[:2])
             out.append(f"PyTorch {ver} fixes the {_count(len(ops))} operator{'s' if len(ops) > 1 else ''} "
-                       f"predicted to fail or fall back ({', '.join(ops)})")
+                       f"predicted to fail or fall back ({', '.join(ops)}): upgrade PyTorch to >= {ver} "
+                       f"(mpsready trace --torch {minor} checks it)")
         missing_kernel = sorted({o.op for o in missing if not o.fixed_in and "missing" in o.problems})
         other = [o for o in missing if not o.fixed_in and "missing" not in o.problems]
         if missing_kernel:
