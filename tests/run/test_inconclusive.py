@@ -177,6 +177,9 @@ def test_a_failure_nothing_clears_stays_on_cuda(tmp_path):
     assert run_failure_way(f) is None
     assert run_failure_way(RunFailure("shape", "aten::x", None, "m", None, "2.8.0")) == (
         "aten::x: upgrade PyTorch to >= 2.8.0 (mpsready run --torch 2.8 checks it)")
+    assert run_failure_way(RunFailure("macos", "aten::y", None, "m", "b.py:2", None)) == (
+        "aten::y at b.py:2: a newer macOS, where MPS has the kernel (the support table's macOS condition)")
+    assert run_failure_way(RunFailure("sparse", "aten::z", "bool", "m", None, None)) is None
 
 
 def test_old_documents_without_the_mac_flag_read_program_error_kinds_as_not_mac(tmp_path):
