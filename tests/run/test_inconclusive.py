@@ -99,6 +99,8 @@ def test_missing_module_leaves_item_4_not_checked_and_the_verdict_mac_for_dev(tm
     assert items[6].prediction is None and items[6].status.value == "not_checked"
     assert verdict.verdict.value == "mac_for_dev"
     assert not any("no known way" in r.text for r in verdict.reasons)
+    assert [r.text for r in verdict.reasons if r.item == 4] == [
+        f"item 4 (representative step on MPS) not checked, critical: runs_on_mac needs it observed ({i4.summary})"]
     assert (f"the emulated run ({path}) stopped at script.py:6 on ModuleNotFoundError, which is not a Mac failure: "
             "providing module mpsready_no_such_dependency and running `mpsready run -- python script.py` again "
             "checks item 4 past it") in verdict.would_change

@@ -145,7 +145,7 @@ def _item_caps(item: CheckItem, critical: bool, outlook: Outlook | None, trust_p
         if trust_predictions and item.prediction == "pass":
             return []
         return [Reason(Verdict.MAC_FOR_DEV, f"item {n} ({item.short}) {item.label}, critical: runs_on_mac needs "
-                       "it observed", n, None)]
+                       f"it observed ({item.summary})", n, None)]
     return []
 
 
