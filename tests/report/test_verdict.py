@@ -101,8 +101,24 @@ def test_missing_operator_with_fallback(tmp_path):
                                         "PYTORCH_ENABLE_MPS_FALLBACK=1), about 30% of step time")
     assert rep.verdict.verdict is Verdict.MAC_FOR_DEV
     assert ("PyTorch 2.14 fixes the two operators predicted to fail or fall back "
-            "(aten::_ctc_loss, aten::_ctc_loss_backward)") in rep.verdict.would_change
+            "(aten::_ctc_loss, aten::_ctc_loss_backward): upgrade PyTorch to >= 2.14 (mpsready trace --torch 2.14 "
+            "checks it)") in rep.verdict.would_change
     assert [f.code for f in rep.outlook.findings] == ["PRF202"]
+
+
+def test_trace_error_fixed_in_a_release_is_mac_for_dev_not_stay_on_cuda(tmp_path):
+    ev = clean_evidence(tmp_path)
+    ev.trace = trace.from_doc(fx.trace_doc(fx.CLEAN_OPS + [
+        fx.op("aten::_amp_foreach_non_finite_check_and_unscale_", "error", where="train.py:30", fixed_in="2.8.0")]))
+    rep = build_report(ev)
+    item4 = rep.checklist[3]
+    assert (item4.status, item4.basis, item4.workaround) == (
+        Status.FAILED, Basis.PREDICTED, "aten::_amp_foreach_non_finite_check_and_unscale_: PyTorch 2.8.0")
+    assert rep.verdict.verdict is Verdict.MAC_FOR_DEV
+    assert not any("no known way" in r.text for r in rep.verdict.reasons)
+    assert ("PyTorch 2.8.0 fixes the one operator predicted to fail or fall back "
+            "(aten::_amp_foreach_non_finite_check_and_unscale_): upgrade PyTorch to >= 2.8.0 (mpsready trace "
+            "--torch 2.8 checks it)") in rep.verdict.would_change
 
 
 def test_missing_operator_without_release_fix_fails_item4_with_the_fallback_as_way_around(tmp_path):

@@ -115,3 +115,21 @@ def test_bad_options_exit_2_before_the_program_runs(tmp_path, capsys, argv, msg)
     (tmp_path / "t.py").write_text("raise SystemExit('must not run')\n")
     assert main(["run", *argv, "--", str(tmp_path / "t.py")]) == 2
     assert msg in capsys.readouterr().err
+
+
+def test_missing_dependency_exits_2_and_says_what_is_missing(tmp_path):
+    """Pytorch-UNet without torchvision: not a Mac failure, exit 2, and report item 4 not checked."""
+    (tmp_path / "train.py").write_text("import torch\nx = torch.ones(2, device='mps')\nimport mpsready_absent_dep\n")
+    p = _mpsready("run", "--torch", "2.5", "--macos", "14.4", "--format", "json", "-o", "run.json", "--",
+                  "python", "train.py", cwd=tmp_path)
+    assert p.returncode == 2, p.stderr
+    assert "outcome: inconclusive; 0 optimizer step(s)" in p.stderr
+    assert "first failure on the Mac" not in p.stderr
+    assert "missing here: module mpsready_absent_dep;" in p.stderr
+    doc = json.loads((tmp_path / "run.json").read_text())
+    assert (doc["outcome"], doc["exit_code"], doc["program_error"]["kind"]) == ("inconclusive", 2, "environment")
+    r = _mpsready("report", "--run", "run.json", "--format", "json", "--out", "rep", cwd=tmp_path)
+    rep = json.loads((tmp_path / "rep" / "report.json").read_text())
+    item4 = next(i for i in rep["checklist"] if i["number"] == 4)
+    assert (item4["status"], item4["label"], rep["verdict"]["name"]) == ("not_checked", "not checked", "mac_for_dev"), \
+        r.stderr

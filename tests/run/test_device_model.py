@@ -91,7 +91,9 @@ def test_numpy_of_an_mps_tensor_raises_pytorchs_error(tmp_path):
     _r, doc, out, _e = emulate(write(tmp_path, NUMPY))
     ff = doc["first_failure"]
     assert out == "[1.0, 1.0]\n"
-    assert (ff["kind"], ff["exception"], ff["location"]["line"]) == ("program_error", "TypeError", 4)
+    # the emulated device raised it as PyTorch does on a Mac: a Mac failure (mac true), exit 1
+    assert (ff["kind"], ff["exception"], ff["location"]["line"], ff["mac"], doc["outcome"], doc["exit_code"]) == (
+        "mps_api", "TypeError", 4, True, "failed", 1)
     assert ff["message"].startswith("can't convert mps:0 device type tensor to numpy")
 
 

@@ -67,10 +67,12 @@ def test_run_documents_validate_against_the_shipped_schema(tmp_path):
     from importlib import resources
 
     from .test_device_model import KEEP_GOING
+    from .test_inconclusive import AMP_UNSCALE, MISSING_MODULE
 
     schema = json.loads(resources.files("mpsready.run").joinpath("data/run.schema.json").read_text())
     for i, (script, kw) in enumerate([(CTC, {"torch": "2.13"}), (CTC, {"torch": "2.13", "fallback": True}),
-                                      (CLEAN, {}), (KEEP_GOING, {"torch": "2.5", "keep_going": True})]):
+                                      (CLEAN, {}), (KEEP_GOING, {"torch": "2.5", "keep_going": True}),
+                                      (MISSING_MODULE, {}), (AMP_UNSCALE, {"torch": "2.5"})]):
         sub = tmp_path / str(i)
         sub.mkdir()
         _r, doc, _o, _e = emulate(write(sub, script), **kw)

@@ -42,7 +42,9 @@ net.cuda()
 def test_hardcoded_cuda_call(tmp_path):
     _r, doc, _o, _e = emulate(write(tmp_path, HARDCODED_CUDA))
     ff = doc["first_failure"]
-    assert (ff["kind"], ff["exception"], ff["location"]["line"]) == ("cuda_api", "AssertionError", 3)
+    assert (ff["kind"], ff["exception"], ff["location"]["line"], ff["mac"], doc["exit_code"]) == (
+        "cuda_api", "AssertionError", 3, True, 1)
+    assert doc["program_error"] is None
 
 
 CAST_BEFORE = '''\

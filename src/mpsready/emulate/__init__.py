@@ -8,6 +8,6 @@ torch API answers as on a Mac (:mod:`.torch_api`). :class:`~.session.Emulator` h
 design (and not a tensor subclass claiming ``device="mps"``): docs/emulation.md.
 """
 
-from mpsready.emulate.session import Emulator, Failure, MacCrash, StopRun, Target
+from mpsready.emulate.session import Emulator, Failure, MacCrash, StopRun, Target, mac_error_kind, mark_mac_error
 
-__all__ = ["Emulator", "Failure", "MacCrash", "StopRun", "Target"]
+__all__ = ["Emulator", "Failure", "MacCrash", "StopRun", "Target", "mac_error_kind", "mark_mac_error"]

@@ -18,7 +18,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from mpsready.emulate import autocast, residence
-from mpsready.emulate.session import Emulator
+from mpsready.emulate.session import Emulator, mark_mac_error
 
 _Tensor = torch.Tensor
 _to = torch.Tensor.to
@@ -63,8 +63,8 @@ class DeviceMode(TorchFunctionMode):
             return _to(args[0], "cpu", copy=True)
         if func is _numpy and args and isinstance(args[0], _Tensor) and residence.on_mps(args[0]):
             # torch/csrc/utils/tensor_numpy.cpp tensor_to_numpy (2.0-2.13)
-            raise TypeError("can't convert mps:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor "
-                            "to host memory first.")
+            raise mark_mac_error(TypeError("can't convert mps:0 device type tensor to numpy. Use Tensor.cpu() to "
+                                           "copy the tensor to host memory first."), "mps_api")
         if emu.autocast_used:
             policy = autocast.policy_for(emu, func)
             if policy == "lower_precision_fp":
@@ -85,7 +85,7 @@ class DeviceMode(TorchFunctionMode):
     def _onto(self, func, args, kwargs):
         emu = self.emu
         if not emu.judge.available:
-            raise RuntimeError(emu.judge.unavailable_message())
+            raise mark_mac_error(RuntimeError(emu.judge.unavailable_message()), "mps_unavailable")
         emu.creating += 1
         try:
             out = func(*args, **kwargs)
@@ -131,7 +131,7 @@ class DeviceMode(TorchFunctionMode):
             kwargs = dict(kwargs, copy=True)
             emu = self.emu
             if not emu.judge.available:
-                raise RuntimeError(emu.judge.unavailable_message())
+                raise mark_mac_error(RuntimeError(emu.judge.unavailable_message()), "mps_unavailable")
             out = _to(self_t, *rest, **kwargs)
             self._land(out, _to, self_t)
             return out

@@ -21,6 +21,36 @@ from mpsready.trace.frames import UserFrames
 from mpsready.trace.model import Frame
 
 
+# The attribute that marks an exception as one a Mac raises at that call (set by the emulator on what it raises,
+# and on the CUDA errors a non-CUDA build raises there too; :func:`mac_error_kind` reads it). Any exception
+# without it is the program's own (a missing module, a missing file): it says nothing about the Mac.
+MAC_ERROR_ATTR = "_mpsready_mac_failure"
+
+
+def mark_mac_error(exc: BaseException, kind: str) -> BaseException:
+    """Mark ``exc`` as raised on a Mac too, with ``kind`` (``cuda_api``, ``mps_api``, ``mps_unavailable`` or a
+    :class:`~mpsready.ops.judge.Judgement` kind); returns ``exc``. An exception object whose attributes cannot be
+    set (none of Python's or PyTorch's) is returned unmarked."""
+    try:
+        setattr(exc, MAC_ERROR_ATTR, kind)
+    except (AttributeError, TypeError):
+        pass
+    return exc
+
+
+def mac_error_kind(exc: BaseException | None) -> str | None:
+    """The kind the emulator marked ``exc`` with (also through ``raise ... from`` and implicit chaining, up to 8
+    links), or ``None``: the program's own exception, not a Mac prediction."""
+    seen = 0
+    while exc is not None and seen < 8:
+        kind = getattr(exc, MAC_ERROR_ATTR, None)
+        if isinstance(kind, str):
+            return kind
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return None
+
+
 class StopRun(BaseException):
     """Raised into the program to end it cleanly at ``--max-steps`` or ``--time-limit``. A BaseException, like
     KeyboardInterrupt, so that the program's own ``except Exception`` does not swallow it."""
@@ -203,6 +233,7 @@ class Emulator:
             cls = {"NotImplementedError": NotImplementedError, "TypeError": TypeError}.get(j.exception or "",
                                                                                             RuntimeError)
             exc = cls(j.message)
+        mark_mac_error(exc, j.kind or "error")
         self.raised[id(exc)] = failure
         return exc
 

@@ -13,6 +13,12 @@ Patched for the emulated process only (``install`` returns the undo):
   bytes of live resident tensors: emulated figures, said once on stderr;
 * ``torch.cuda.is_available()`` False and ``device_count()`` 0 (already so on a CPU build, where
   ``.cuda()`` raises PyTorch's own "Torch not compiled with CUDA enabled");
+* the CUDA errors a non-CUDA build raises on a Mac as here are marked as Mac failures (kind ``cuda_api``,
+  :func:`~mpsready.emulate.session.mark_mac_error`), at their source rather than by their text: what
+  ``torch.cuda._lazy_init`` raises (every ``.cuda()``, ``device="cuda"``, ``torch.cuda.*`` call reaches it; the
+  C++ side calls it by name, torch/csrc/utils/device_lazy_init.cpp, 2.0-2.13), what
+  ``torch.serialization._validate_device`` raises for a CUDA checkpoint loaded without ``map_location``, and
+  what ``init_process_group`` raises for an NCCL backend (macOS wheels have no NCCL);
 * ``torch.set_default_device("mps")`` / ``get_default_device``; ``torch.load(map_location="mps")``.
 * optimizer steps are counted (``register_optimizer_step_post_hook``, torch/optim/optimizer.py 2.0+)
   for ``--max-steps``.
@@ -26,7 +32,7 @@ from typing import Any, Callable
 import torch
 
 from mpsready.emulate import residence
-from mpsready.emulate.session import Emulator
+from mpsready.emulate.session import Emulator, mark_mac_error
 from mpsready.ops.api import _macos_lt
 
 _Base = torch._C.TensorBase
@@ -119,6 +125,7 @@ def install(emu: Emulator) -> Callable[[], None]:
     _install_accelerator(p, emu)
     p.set(torch.cuda, "is_available", lambda: False)
     p.set(torch.cuda, "device_count", lambda: 0)
+    _install_cuda_marks(p)
     _install_default_device(p, emu)
     p.set(torch, "Generator", _generator_class())
     _install_load(p, emu)
@@ -131,6 +138,38 @@ def install(emu: Emulator) -> Callable[[], None]:
         handle.remove()
         p.undo()
     return undo
+
+
+def _marking(real: Callable, applies: Callable[..., bool] = lambda *a, **k: True) -> Callable:
+    """``real``, with the exceptions it raises marked ``cuda_api`` when ``applies(*args, **kwargs)``."""
+    def wrapper(*args, **kwargs):
+        try:
+            return real(*args, **kwargs)
+        except Exception as exc:
+            if applies(*args, **kwargs):
+                mark_mac_error(exc, "cuda_api")
+            raise
+    wrapper.__wrapped__ = real
+    return wrapper
+
+
+def _install_cuda_marks(p: _Patches) -> None:
+    import torch.serialization as ser
+
+    p.set(torch.cuda, "_lazy_init", _marking(torch.cuda._lazy_init))
+    if hasattr(ser, "_validate_device"):  # _validate_device(location, backend_name), torch/serialization.py 2.1+
+        p.set(ser, "_validate_device", _marking(
+            ser._validate_device, lambda location, backend_name, *a, **k: backend_name == "cuda"))
+    if torch.distributed.is_available():
+        import torch.distributed.distributed_c10d as c10d
+
+        def nccl(backend=None, *a, **k) -> bool:  # "nccl", Backend.NCCL or "cpu:gloo,cuda:nccl"
+            return backend is not None and "nccl" in str(backend).lower()
+        real = c10d.init_process_group
+        wrapped = _marking(real, nccl)
+        p.set(c10d, "init_process_group", wrapped)
+        if getattr(torch.distributed, "init_process_group", None) is real:
+            p.set(torch.distributed, "init_process_group", wrapped)
 
 
 def _memory_note(emu: Emulator) -> None:

@@ -324,16 +324,24 @@ def item_step(ev: Evidence) -> CheckItem:
         for o in ev.trace.by_status("fallback"):
             lines.append(EvidenceLine("trace", o.line(), Basis.PREDICTED, source=ev.trace.source))
         workaround = _trace_workaround(ev)
-    # Predictions from an emulated Mac run (mpsready run): the program's own failures a Mac would hit.
+    # Predictions from an emulated Mac run (mpsready run): the failures the emulated device raised, as a Mac
+    # would. The exception that ended an inconclusive run is not one of them (a missing module, a missing file).
+    broken: list[str] = []
     if ev.run is not None:
         for f in ev.run.failures:
             lines.append(EvidenceLine("run", f.line(), Basis.PREDICTED, source=ev.run.source))
             errors.append(f"{f.op or f.kind} at {f.where}" if f.where else (f.op or f.kind))
         for fb in ev.run.fallbacks:
             lines.append(EvidenceLine("run", fb.line(), Basis.PREDICTED, source=ev.run.source))
+        pe = ev.run.program_error
+        if pe is not None:
+            lines.append(EvidenceLine("run", pe.line(), None, source=ev.run.source))
+            broken.append(f"the emulated run stopped at {pe.where or 'an unknown line'} on {pe.exception}"
+                          + (f", {pe.missing} missing" if pe.kind == "environment" and pe.missing else ""))
+        if ev.run.failures:
+            workaround = _combine_ways(workaround if _trace_has_problems(ev) else "", _run_workaround(ev.run))
     # Other devices. A failure that names CUDA (a .cuda() call, a CUDA-only kernel) will happen on MPS too;
     # any other failure means the step itself is broken here, which says nothing about MPS either way.
-    broken: list[str] = []
     device_calls = False  # a failure from a CUDA-only call ("Torch not compiled with CUDA enabled")
     for rec in ev.records:
         if rec.backend == "mps":
@@ -364,10 +372,17 @@ def item_step(ev: Evidence) -> CheckItem:
                          prediction="fail", workaround=workaround,
                          next_step="apply the fixes, then mpsready record ENTRY --device mps on a Mac")
     if broken:
+        next_step = "fix the entry or the step so it runs on the CPU, then check again"
+        pe = ev.run.program_error if ev.run is not None else None
+        if pe is not None and pe.kind == "environment" and pe.missing:
+            next_step = (f"provide {pe.missing} in the environment that runs mpsready (the project's own "
+                         f"requirements or data), then mpsready run again")
+        elif pe is not None:
+            next_step = "fix the program or its arguments so it runs here, then mpsready run again"
         return CheckItem(4, Status.NOT_CHECKED, None,
                          f"the step itself failed here ({_names(list(dict.fromkeys(broken)))}), for a reason that "
                          "does not involve CUDA: nothing about MPS can be concluded until it runs", lines,
-                         next_step="fix the entry or the step so it runs on the CPU, then check again")
+                         next_step=next_step)
     if ev.trace is None and not ev.records and ev.run is None:
         why = ev.skipped.get("trace") or ev.skipped.get("record") or "no trace and no run record"
         return CheckItem(4, Status.NOT_CHECKED, None, f"not checked: {why}",
@@ -395,6 +410,69 @@ def item_step(ev: Evidence) -> CheckItem:
     return CheckItem(4, Status.NOT_CHECKED, None,
                      "no MPS run observed; " + "; ".join(basis_txt), lines, prediction=prediction,
                      next_step="mpsready record ENTRY --device mps on a Mac")
+
+
+def _trace_has_problems(ev: Evidence) -> bool:
+    """True when the trace predicts an error or holds a blocker finding (``_trace_workaround`` then speaks)."""
+    return ev.trace is not None and (bool(ev.trace.by_status("error")) or any(
+        f.severity is Severity.BLOCKER for f in ev.trace.findings))
+
+
+def _combine_ways(*ways: str | None) -> str | None:
+    """Ways around from several sources: ``None`` when one has none; ``""`` stands for "nothing to get around"."""
+    if any(w is None for w in ways):
+        return None
+    return "; ".join(w for w in ways if w) or None
+
+
+def _minor(version: str) -> str:
+    """``2.8.0`` -> ``2.8`` (what ``mpsready run --torch`` takes)."""
+    return ".".join(version.split(".")[:2])
+
+
+# The cost of PyTorch's MPS fallback: the call runs on the CPU and its tensors are copied off the device and
+# back (aten/src/ATen/mps/MPSFallback.mm, 2.3-2.14).
+FALLBACK_COST = "each call runs on the CPU, its tensors copied off the device and back"
+
+
+def run_failure_way(f) -> str | None:
+    """The way around one predicted failure of an emulated run, or ``None`` when none is known.
+
+    A release that adds the kernel or lifts the refusal (``fixed_in``) is an upgrade; a missing kernel
+    (kind ``missing``) runs on the CPU with ``PYTORCH_ENABLE_MPS_FALLBACK=1`` (PyTorch's MPS fallback,
+    MPSFallback.mm); a float64 refusal (kind ``dtype``) goes away with a float32 cast before the device
+    (MPS has no float64, PyTorch docs notes/mps.rst); a CUDA-only call (``cuda_api``) with device-agnostic
+    code; ``.numpy()`` of an MPS tensor (``mps_api``) with ``.cpu()`` first; an op that needs a newer macOS
+    (``macos``) or a macOS below the release's minimum (``mps_unavailable``) with a macOS upgrade.
+    """
+    name = f.op or f.kind
+    ways = []
+    if f.fixed_in:
+        ways.append(f"upgrade PyTorch to >= {f.fixed_in} (mpsready run --torch {_minor(f.fixed_in)} checks it)")
+    if f.kind == "missing":
+        ways.append(f"PYTORCH_ENABLE_MPS_FALLBACK=1 runs it on the CPU (cost: {FALLBACK_COST}; "
+                    "mpsready run --fallback predicts its share of time)")
+    elif f.kind == "dtype":
+        ways.append("cast the float64 tensors to float32 before they reach the device")
+    elif f.kind == "cuda_api":
+        ways.append("replace the CUDA-only calls by device-agnostic ones (.to(device), torch.accelerator.*)")
+    elif f.kind == "mps_api":
+        ways.append("copy the tensor to the CPU first (.cpu())")
+    elif f.kind == "macos":
+        ways.append("a newer macOS, where MPS has the kernel (the support table's macOS condition)")
+    elif f.kind == "mps_unavailable":
+        ways.append("a macOS that this PyTorch release supports for MPS")
+    if not ways:
+        return None
+    return f"{name}" + (f" at {f.where}" if f.where else "") + ": " + " or ".join(ways)
+
+
+def _run_workaround(run) -> str | None:
+    """The way around every predicted failure of an emulated run, or ``None`` when one of them has none."""
+    parts = [run_failure_way(f) for f in run.failures]
+    if not parts or any(p is None for p in parts):
+        return None
+    return "; ".join(dict.fromkeys(parts))
 
 
 def _finding_for(ev: Evidence, op: str) -> Finding | None:
@@ -558,10 +636,15 @@ def item_fallback(ev: Evidence) -> CheckItem:
                              workaround="runs with those operators on the CPU"
                                         + (f"; fixed in {', '.join(fixes)}" if fixes else ""),
                              next_step="record on MPS with PYTORCH_ENABLE_MPS_FALLBACK=1 to count actual fallbacks")
-        if run.judged_ops:
+        if run.judged_ops and run.outcome in ("completed", "stopped"):
             return CheckItem(6, Status.NOT_CHECKED, None,
                              f"emulated Mac run ({run.outcome}): no operator fell back to the CPU; not observed on MPS",
                              lines, prediction="pass", next_step="mpsready record ENTRY --device mps on a Mac")
+        if run.judged_ops:  # ended early: what came after its end was never judged
+            return CheckItem(6, Status.NOT_CHECKED, None,
+                             f"emulated Mac run ({run.outcome}): no operator fell back to the CPU before it ended; the "
+                             "rest of the program was not run", lines,
+                             next_step="mpsready run again once the program runs to its end")
     if ev.trace is not None:
         fb = ev.trace.by_status("fallback")
         lines = [EvidenceLine("trace", o.line(), Basis.PREDICTED, source=ev.trace.source) for o in fb]

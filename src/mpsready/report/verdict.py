@@ -145,7 +145,7 @@ def _item_caps(item: CheckItem, critical: bool, outlook: Outlook | None, trust_p
         if trust_predictions and item.prediction == "pass":
             return []
         return [Reason(Verdict.MAC_FOR_DEV, f"item {n} ({item.short}) {item.label}, critical: runs_on_mac needs "
-                       "it observed", n, None)]
+                       f"it observed ({item.summary})", n, None)]
     return []
 
 
@@ -267,8 +267,10 @@ def would_change(ev: Evidence, items: list[CheckItem], result: VerdictResult, cr
                 by_version.setdefault(o.fixed_in, []).append(o.op)
         for ver in sorted(by_version, key=_version_key):
             ops = sorted(set(by_version[ver]))
+            minor = ".".join(ver.split(".")[:2])
             out.append(f"PyTorch {ver} fixes the {_count(len(ops))} operator{'s' if len(ops) > 1 else ''} "
-                       f"predicted to fail or fall back ({', '.join(ops)})")
+                       f"predicted to fail or fall back ({', '.join(ops)}): upgrade PyTorch to >= {ver} "
+                       f"(mpsready trace --torch {minor} checks it)")
         missing_kernel = sorted({o.op for o in missing if not o.fixed_in and "missing" in o.problems})
         other = [o for o in missing if not o.fixed_in and "missing" not in o.problems]
         if missing_kernel:
@@ -286,6 +288,8 @@ def would_change(ev: Evidence, items: list[CheckItem], result: VerdictResult, cr
                 where = "before they reach the device (" + ", ".join(sorted({str(f.location) for f in dty})[:3]) + ")"
             out.append(f"casting the float64/complex128 tensors to float32 {where} removes {len(dty)} dtype "
                        "blocker(s)")
+    if ev.run is not None:
+        out += _run_lines(ev.run)
     changes = len(out)  # lines so far propose changes to the project; the ones below only confirm
     for it in items:
         if it.number in critical and it.status is Status.NOT_CHECKED and it.next_step:
@@ -299,6 +303,42 @@ def would_change(ev: Evidence, items: list[CheckItem], result: VerdictResult, cr
 
 
 MAX_COMPONENT_LINES = 6
+
+
+def _run_lines(run) -> list[str]:
+    """What would clear the predicted failures and fallbacks of an emulated run (``mpsready run``), each naming
+    its run entries (op and line) and the run document."""
+    from mpsready.report.checklist import FALLBACK_COST, _minor
+
+    src = f" ({run.source})" if run.source else ""
+    prog = run.program
+    out = []
+    by_version: dict[str, list[str]] = {}
+    for f in run.failures:
+        if f.fixed_in:
+            by_version.setdefault(f.fixed_in, []).append(f"{f.op or f.kind}" + (f" at {f.where}" if f.where else ""))
+    for ver in sorted(by_version, key=_version_key):
+        out.append(f"upgrading PyTorch to >= {ver} clears what the emulated run predicts to fail "
+                   f"({', '.join(dict.fromkeys(by_version[ver]))}){src}: `mpsready run --torch {_minor(ver)} -- "
+                   f"{prog}` checks the rest of the program on it")
+    missing = [f for f in run.failures if f.kind == "missing"]
+    if missing:
+        ops = ", ".join(dict.fromkeys(f"{f.op}" + (f" at {f.where}" if f.where else "") for f in missing))
+        out.append(f"PYTORCH_ENABLE_MPS_FALLBACK=1 runs {ops}{src} on the CPU instead of failing (cost: "
+                   f"{FALLBACK_COST}); `mpsready run --fallback -- {prog}` predicts their share of the run's time")
+    fb_fixed: dict[str, list[str]] = {}
+    for fb in run.fallbacks:
+        if fb.fixed_in:
+            fb_fixed.setdefault(fb.fixed_in, []).append(fb.op)
+    for ver in sorted(fb_fixed, key=_version_key):
+        out.append(f"PyTorch {ver} has MPS kernels for {', '.join(sorted(set(fb_fixed[ver])))}, which the emulated "
+                   f"run{src} ran on the CPU: `mpsready run --torch {_minor(ver)} -- {prog}` checks it")
+    pe = run.program_error
+    if pe is not None and not run.failures:
+        what = f"providing {pe.missing}" if pe.kind == "environment" and pe.missing else "fixing that error"
+        out.append(f"the emulated run{src} stopped at {pe.where or 'an unknown line'} on {pe.exception}, which is "
+                   f"not a Mac failure: {what} and running `mpsready run -- {prog}` again checks item 4 past it")
+    return out
 
 
 def _code_blocker_lines(others: list, main: list) -> list[str]:

@@ -4,8 +4,11 @@
 fields), ``target`` (torch, macos, fallback), ``keep_going``, ``max_steps``, ``time_limit`` and ``out`` (where the
 result document goes). The program runs in this process as ``__main__`` (``runpy``), with its own
 ``sys.argv``; its output goes where this process's goes. Its uncaught exception is printed as Python would
-print it, then classified: a failure the emulator raised (op, dtype, MPS's message, the user's line), or the
-program's own error (e.g. PyTorch's "Torch not compiled with CUDA enabled"), or a clean stop.
+print it, then classified by the mark the emulator put on it (:func:`mpsready.emulate.mac_error_kind`), never by
+its text: a failure the emulator raised (op, dtype, MPS's message, the user's line) or marked (PyTorch's
+"Torch not compiled with CUDA enabled", an NCCL process group): a Mac fails there too; or an exception the
+emulated Mac did not raise (a module or file the environment lacks, the program's own bug): outcome
+``inconclusive``, which proves nothing about the Mac beyond the point reached; or a clean stop.
 """
 
 from __future__ import annotations
@@ -34,11 +37,33 @@ def _user_location(exc: BaseException, root: str) -> dict[str, Any] | None:
     return None
 
 
-def _program_kind(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}"
-    if "not compiled with CUDA" in text or "NCCL" in text or "CUDA" in text and "not available" in text:
-        return "cuda_api"
-    return "program_error"
+def _cuda_origin(exc: BaseException) -> bool:
+    """True when ``exc`` was raised inside ``torch.cuda`` itself (e.g. ``torch.cuda.set_device`` reaching a
+    ``torch._C._cuda_*`` function a non-CUDA build lacks): that code runs the same on a Mac's build."""
+    import torch.cuda
+
+    pkg = os.path.dirname(os.path.abspath(torch.cuda.__file__)) + os.sep
+    tb = traceback.extract_tb(exc.__traceback__)
+    return bool(tb) and os.path.abspath(tb[-1].filename).startswith(pkg)
+
+
+# Exceptions that mean the program's environment lacks something it needs (a module, a file): a property of
+# the machine running mpsready, not of the Mac.
+_ENVIRONMENT = (ImportError, FileNotFoundError)
+
+
+def _program_error(exc: BaseException, root: str) -> dict[str, Any]:
+    """The entry for an exception the emulated Mac did not raise (``mac`` False): ``kind`` ``environment``
+    (ImportError, ModuleNotFoundError, FileNotFoundError; ``missing`` names the module or file) or
+    ``program_error`` (anything else)."""
+    missing = None
+    if isinstance(exc, ImportError):
+        missing = f"module {exc.name}" if exc.name else None
+    elif isinstance(exc, FileNotFoundError):
+        missing = f"file {exc.filename}" if exc.filename else None
+    return {"kind": "environment" if isinstance(exc, _ENVIRONMENT) else "program_error",
+            "exception": type(exc).__name__, "message": str(exc)[:2000], "location": _user_location(exc, root),
+            "op": None, "dtype": None, "mac": False, "missing": missing}
 
 
 def _print_exception(exc: BaseException) -> None:
@@ -54,7 +79,7 @@ def _print_exception(exc: BaseException) -> None:
 
 def run(spec: dict[str, Any]) -> dict[str, Any]:
     """Run the program of ``spec`` under the emulator; returns the raw result (``run.document`` shapes it)."""
-    from mpsready.emulate import Emulator, MacCrash, StopRun, Target
+    from mpsready.emulate import Emulator, MacCrash, StopRun, Target, mac_error_kind
 
     prog = spec["program"]
     root = prog["root"]
@@ -75,7 +100,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     if emu.time_limit:
         signal.signal(signal.SIGALRM, _alarm(emu))
         signal.setitimer(signal.ITIMER_REAL, emu.time_limit + 0.5)
-    outcome, exit_code, error = "completed", 0, None
+    outcome, exit_code, error, program_error = "completed", 0, None, None
     os.environ["PYTORCH_ENABLE_MPS_FALLBACK"] = "1" if tgt["fallback"] else "0"
     emu.install()
     unwatch = _watch_fallback_variable(emu)  # after install, which imports torch modules itself
@@ -91,30 +116,37 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     except SystemExit as exc:
         code = exc.code
         exit_code = code if isinstance(code, int) else (0 if code is None else 1)
-        if exit_code != 0:
-            outcome = "failed"
-            error = {"kind": "exit", "exception": "SystemExit", "message": f"the program exited with status {code}",
-                     "location": _user_location(exc, root)}
+        if exit_code != 0:  # the program's own decision (argparse, a check of its own): no Mac prediction
+            outcome = "inconclusive"
+            program_error = {"kind": "exit", "exception": "SystemExit", "op": None, "dtype": None, "mac": False,
+                             "message": f"the program exited with status {code}", "missing": None,
+                             "location": _user_location(exc, root)}
     except MacCrash as exc:
         outcome = "failed"
         print(f"mpsready run: the process would abort here on a Mac: {exc}", file=sys.stderr)
-    except BaseException as exc:  # the program's own error, or one the emulator raised as a Mac would
-        outcome = "failed"
+    except BaseException as exc:  # one the emulator raised (or marked) as a Mac would, or the program's own
         _print_exception(exc)
-        if emu.failure_of(exc) is None:
-            error = {"kind": _program_kind(exc), "exception": type(exc).__name__, "message": str(exc)[:2000],
-                     "location": _user_location(exc, root), "op": None, "dtype": None}
+        if emu.failure_of(exc) is not None:
+            outcome = "failed"  # already in emu.failures, with op, dtype and the user's line
+        else:
+            kind = mac_error_kind(exc) or ("cuda_api" if _cuda_origin(exc) else None)
+            if kind is not None:
+                outcome = "failed"
+                error = {"kind": kind, "exception": type(exc).__name__, "message": str(exc)[:2000],
+                         "location": _user_location(exc, root), "op": None, "dtype": None, "mac": True}
+            else:
+                outcome = "inconclusive"
+                program_error = _program_error(exc, root)
     finally:
         seconds = time.perf_counter() - t0
         if emu.time_limit:
             signal.setitimer(signal.ITIMER_REAL, 0)
         unwatch()
         emu.uninstall()
-    if outcome == "completed" and emu.failures:
-        outcome = "failed"  # the program caught a predicted failure (a Mac raised it all the same)
-    if outcome == "stopped" and emu.failures:
-        outcome = "failed"
-    return {"emu": emu, "outcome": outcome, "exit_code": exit_code, "error": error, "seconds": seconds}
+    if emu.failures:
+        outcome = "failed"  # the program caught a predicted failure, or went on (--keep-going) and stopped later
+    return {"emu": emu, "outcome": outcome, "exit_code": exit_code, "error": error, "program_error": program_error,
+            "seconds": seconds}
 
 
 def _watch_fallback_variable(emu) -> callable:

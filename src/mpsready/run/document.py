@@ -7,16 +7,26 @@ Fields (every value predicted, none observed on a Mac):
 * ``target``: ``torch`` (the table release answered for), ``torch_requested``, ``macos``, ``fallback``
   (``PYTORCH_ENABLE_MPS_FALLBACK=1`` assumed), ``mps_available`` (what ``torch.backends.mps.is_available()`` said);
 * ``program``: ``kind`` (script | module), ``target``, ``argv``;
-* ``outcome``: ``completed`` | ``failed`` | ``stopped`` (``stop_reason`` says why: ``--max-steps``/``--time-limit``);
-* ``first_failure``: ``kind`` (missing, dtype, sparse, shape, always_fallback, guard, macos, cuda_api,
-  program_error, exit), ``op``, ``dtype``, ``exception``, ``message``, ``location`` {path, line, function},
-  ``stack``, ``fixed_in`` ; or null. ``failures``: all of them (more than one only with ``--keep-going``);
+* ``outcome``: ``completed`` | ``failed`` (a predicted Mac failure) | ``stopped`` (``stop_reason`` says why:
+  ``--max-steps``/``--time-limit``) | ``inconclusive`` (the program ended on an exception the emulated Mac did
+  not raise: see ``program_error``; the run proves nothing about the Mac beyond the point reached);
+* ``failures``: the predicted Mac failures (more than one only with ``--keep-going``), each with ``mac`` true,
+  ``kind`` (a judge kind: missing, dtype, sparse, shape, guard, macos, autocast; or cuda_api, mps_api,
+  mps_unavailable), ``op``, ``dtype``, ``exception``, ``message``, ``location`` {path, line, function},
+  ``stack``, ``fixed_in``;
+* ``program_error``: the exception that ended the program when the emulator neither raised nor marked it, with
+  ``mac`` false, ``kind`` ``environment`` (ImportError, ModuleNotFoundError, FileNotFoundError; ``missing``
+  names the module or file), ``program_error`` or ``exit`` (a non-zero ``sys.exit``); or null;
+* ``first_failure``: ``failures[0]``, else ``program_error``, else null (read ``mac`` before calling it a Mac
+  failure);
 * ``fallbacks``: per op ``calls``, ``seconds`` (CPU time here) and ``share`` of the run's wall time (0..1);
 * ``predictions``: every judged MPS op with ``outcome`` (runs, composite, error, fallback, crash, unknown),
   ``kind``, ``dtypes``, ``calls``, ``seconds``;
 * ``mps_used``: whether any tensor reached the MPS device (False: on a Mac the program would run on the CPU);
 * ``steps`` (optimizer steps seen), ``seconds`` (wall time of the program), ``memory`` (emulated);
-* ``exit_code``: what ``mpsready run`` returns (0 completed without a predicted failure, 1 predicted failure).
+* ``exit_code``: what ``mpsready run`` returns: 0 no predicted failure, 1 predicted failure(s), 2 no predicted
+  failure but the run is ``inconclusive`` (the program or its environment stopped it: like a usage or input
+  error, the command given could not be judged).
 """
 
 from __future__ import annotations
@@ -27,19 +37,25 @@ from mpsready.schema import check_envelope, envelope
 
 SCHEMA = "mpsready.run"
 VERSION = 1
+OUTCOMES = ("completed", "failed", "stopped", "inconclusive")
+# Failure kinds that are not a Mac prediction (documents written before ``mac`` was recorded carry only these).
+NOT_MAC_KINDS = ("environment", "program_error", "exit")
 LIMITS = ("numerics are this CPU's, not MPS kernels'", "speed and memory are not a Mac's",
           "C++/CUDA extensions and torch.compile are not emulated")
 
 
 def build_document(spec: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     emu = result["emu"]
-    failures = [f.to_dict() for f in emu.failures]
+    failures = [{**f.to_dict(), "mac": True} for f in emu.failures]
     if result.get("error"):
         err = dict(result["error"])
         err.setdefault("op", None)
         err.setdefault("dtype", None)
         err["basis"] = "predicted"
+        err["mac"] = True
         failures.append(err)
+    # no basis: it is a fact of this machine and this program, neither a prediction nor an observation of a Mac
+    program_error = dict(result["program_error"]) if result.get("program_error") else None
     total = result["seconds"] or 0.0
     fallbacks = [{"op": r.named or r.op, "kind": r.kind, "calls": r.calls, "seconds": round(r.seconds, 6),
                   "share": round(min(1.0, r.seconds / total), 4) if total else 0.0, "dtypes": r.dtypes,
@@ -53,7 +69,9 @@ def build_document(spec: dict[str, Any], result: dict[str, Any]) -> dict[str, An
                     **({"location": r.frame.to_dict()} if r.frame and r.outcome != "runs" else {})}
                    for r in preds]
     outcome = result["outcome"]
-    failed = outcome == "failed" or bool(failures)
+    if failures:
+        outcome = "failed"
+    exit_code = 1 if failures else 2 if outcome == "inconclusive" else 0
     tgt = spec["target"]
     return envelope(
         SCHEMA, VERSION,
@@ -66,8 +84,9 @@ def build_document(spec: dict[str, Any], result: dict[str, Any]) -> dict[str, An
                   "time_limit": spec.get("time_limit")},
         outcome=outcome,
         stop_reason=emu.stop_reason if outcome == "stopped" or emu.stop_reason else None,
-        first_failure=failures[0] if failures else None,
+        first_failure=failures[0] if failures else program_error,
         failures=failures,
+        program_error=program_error,
         fallbacks=fallbacks,
         predictions=predictions,
         mps_used=bool(predictions),  # False: nothing reached the MPS device (the program ran on the CPU)
@@ -77,9 +96,16 @@ def build_document(spec: dict[str, Any], result: dict[str, Any]) -> dict[str, An
         autocast={"used": emu.autocast_used, "list_known": emu.judge.autocast_known,
                   "note": None if emu.judge.autocast_known or not emu.autocast_used or emu.failures_of("autocast") else
                   f"the AutocastMPS list of torch {emu.judge.torch} is not shipped: the region ran uncast here"},
-        exit_code=1 if failed else 0,
+        exit_code=exit_code,
         limits=list(LIMITS),
     )
+
+
+def is_mac_failure(entry: dict[str, Any]) -> bool:
+    """Whether a failure entry is a predicted Mac failure: its ``mac`` flag, or for older documents its kind."""
+    if isinstance(entry.get("mac"), bool):
+        return entry["mac"]
+    return entry.get("kind") not in NOT_MAC_KINDS
 
 
 def load_document(doc: Any) -> dict[str, Any]:
@@ -88,6 +114,6 @@ def load_document(doc: Any) -> dict[str, Any]:
     for key in ("outcome", "target", "fallbacks", "predictions", "first_failure"):
         if key not in doc:
             raise ValueError(f"run document lacks {key!r}")
-    if doc["outcome"] not in ("completed", "failed", "stopped"):
-        raise ValueError(f"run document outcome {doc['outcome']!r} is not completed, failed or stopped")
+    if doc["outcome"] not in OUTCOMES:
+        raise ValueError(f"run document outcome {doc['outcome']!r} is not one of {', '.join(OUTCOMES)}")
     return doc

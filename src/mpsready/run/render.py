@@ -19,7 +19,10 @@ def render_terminal(doc: dict[str, Any]) -> str:
     lines.append(f"outcome: {outcome}{extra}; {doc['steps']} optimizer step(s), {doc['seconds']:.1f} s here")
     if not t.get("mps_available", True):
         lines.append(f"  torch.backends.mps.is_available() is False on macOS {t['macos']} with torch {t['torch']}")
-    ff = doc.get("first_failure")
+    ff = doc["failures"][0] if doc.get("failures") else None
+    pe = doc.get("program_error")
+    if pe and not ff:
+        lines += _program_error_lines(pe, doc)
     if ff:
         lines.append(f"first failure on the Mac: {_where(ff.get('location'))}")
         lines.append(f"  {ff.get('exception') or ff.get('effect') or ''}: {ff.get('message')}".rstrip())
@@ -40,9 +43,33 @@ def render_terminal(doc: dict[str, Any]) -> str:
         for fb in doc["fallbacks"]:
             lines.append(f"  {fb['op']}: {fb['calls']} call(s), {100 * fb['share']:.1f}% "
                          f"({fb['kind']}; first at {_where(fb.get('location'))})")
+    if pe and ff:
+        lines.append(f"then the program stopped on an error of its own, not a Mac prediction: {_where(pe.get('location'))} "
+                     f"{pe.get('exception')}: {str(pe.get('message'))[:160]}")
     judged = sum(p["calls"] for p in doc["predictions"])
-    if not doc["predictions"] and doc["outcome"] != "failed":
+    if not doc["predictions"] and doc["outcome"] in ("completed", "stopped"):
         lines.append("no tensor reached the emulated MPS device: on a Mac this program runs on the CPU "
                      "(a device selection that checks only CUDA, or no --device mps given)")
     lines.append(f"{len(doc['predictions'])} MPS ops judged over {judged} calls; limits: " + "; ".join(doc["limits"]))
     return "\n".join(lines) + "\n"
+
+
+def _program_error_lines(pe: dict[str, Any], doc: dict[str, Any]) -> list[str]:
+    """An exception the emulated Mac did not raise: what is missing, and that nothing is known past that point."""
+    where = _where(pe.get("location"))
+    lines = [f"not a Mac failure: the program stopped at {where} on an error of its own or of this environment",
+             f"  {pe.get('exception')}: {pe.get('message')}".rstrip()]
+    missing = pe.get("missing")
+    if pe.get("kind") == "environment" and missing:
+        fix = ("install the package that provides it in the environment that runs mpsready (the project's own "
+               "requirements)" if missing.startswith("module ") else "give the program the file it reads")
+        lines.append(f"  missing here: {missing}; {fix}, then run again")
+    elif pe.get("kind") == "exit":
+        lines.append("  the program ended itself (its own argument or input check)")
+    else:
+        lines.append("  the program's own error (the emulated MPS device did not raise it): fix it or its input, "
+                     "then run again")
+    stop = where if pe.get("location") else "the point reached"
+    lines.append(f"  this run proves nothing about the Mac beyond {stop}: "
+                 f"{len(doc['predictions'])} MPS op(s) judged up to there, none predicted to fail")
+    return lines

@@ -3,6 +3,9 @@
 The user's program ran on this machine with an emulated MPS device for a target PyTorch and macOS
 (:mod:`mpsready.emulate`). Its failures and fallbacks are **predicted** (basis ``emulated``, a kind of
 predicted evidence): nothing ran on a Mac. Report items 4 (the step on MPS) and 6 (CPU fallback) read it.
+Only the failures the emulated device raised or marked (``mac`` true) are predicted Mac failures; the exception
+that ended an ``inconclusive`` run (``program_error``: a missing module or file, the program's own bug) leaves
+item 4 not checked, never failed.
 """
 
 from __future__ import annotations
@@ -37,6 +40,30 @@ class RunFailure:
 
 
 @dataclass(frozen=True)
+class RunProgramError:
+    """The exception that ended an ``inconclusive`` run: the emulated Mac did not raise it (a module or file this
+    environment lacks, the program's own error, a non-zero exit). Not a Mac failure, not a prediction."""
+
+    kind: str  # environment | program_error | exit
+    exception: str
+    message: str
+    where: str | None
+    missing: str | None
+
+    def line(self) -> str:
+        """``emulated Mac run stopped at train.py:9 on ModuleNotFoundError: ...; not a Mac failure (...)``."""
+        s = "emulated Mac run stopped" + (f" at {self.where}" if self.where else "")
+        s += f" on {self.exception}: {self.message[:160]}; not a Mac failure ("
+        if self.kind == "environment" and self.missing:
+            s += f"this environment lacks {self.missing}"
+        elif self.kind == "exit":
+            s += "the program exited on its own"
+        else:
+            s += "the program's own error, not raised by the emulated MPS device"
+        return s + "): nothing is known about the Mac beyond that point"
+
+
+@dataclass(frozen=True)
 class RunFallback:
     op: str
     calls: int
@@ -56,7 +83,7 @@ class RunFallback:
 @dataclass
 class RunEvidence:
     source: str | None
-    outcome: str  # completed | failed | stopped
+    outcome: str  # completed | failed | stopped | inconclusive
     torch_target: str | None
     macos_target: str | None
     fallback_enabled: bool | None
@@ -64,7 +91,17 @@ class RunEvidence:
     fallbacks: list[RunFallback]
     judged_ops: int
     steps: int | None
+    program_error: RunProgramError | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def program(self) -> str:
+        """The program's command line as given to ``mpsready run`` (``python train.py --epochs 1``)."""
+        prog = self.raw.get("program") or {}
+        argv = [str(a) for a in prog.get("argv") or []]
+        if prog.get("kind") == "module":
+            return " ".join(["python", "-m", str(prog.get("target")), *argv[1:]])
+        return " ".join(["python", os.path.basename(argv[0]), *argv[1:]]) if argv else "PROGRAM"
 
     @property
     def fallback_share(self) -> float | None:
@@ -79,24 +116,31 @@ def _where(loc: Any) -> str | None:
 
 
 def from_doc(doc: dict[str, Any], source: str | None = None) -> RunEvidence:
-    from mpsready.run.document import load_document
+    from mpsready.run.document import is_mac_failure, load_document
 
     try:
         load_document(doc)
     except ValueError as exc:
         raise EvidenceError(f"{source or 'run output'}: {exc}") from None
     tgt = doc.get("target") or {}
+    entries = [f for f in doc.get("failures") or [] if isinstance(f, dict)]
     failures = [RunFailure(kind=str(f.get("kind") or "error"), op=f.get("op"), dtype=f.get("dtype"),
                            message=str(f.get("message") or ""), where=_where(f.get("location")),
                            fixed_in=f.get("fixed_in"))
-                for f in doc.get("failures") or [] if isinstance(f, dict)]
+                for f in entries if is_mac_failure(f)]
+    pe = doc.get("program_error")
+    if not isinstance(pe, dict):  # documents before program_error: a non-Mac kind among the failures
+        pe = next((f for f in entries if not is_mac_failure(f)), None)
+    program_error = None if pe is None else RunProgramError(
+        kind=str(pe.get("kind") or "program_error"), exception=str(pe.get("exception") or "error"),
+        message=str(pe.get("message") or ""), where=_where(pe.get("location")), missing=pe.get("missing"))
     fallbacks = [RunFallback(op=str(f.get("op")), calls=as_int(f.get("calls")) or 0, share=as_float(f.get("share")),
                              where=_where(f.get("location")), fixed_in=f.get("fixed_in"))
                  for f in doc.get("fallbacks") or [] if isinstance(f, dict) and f.get("op")]
     return RunEvidence(source=source, outcome=doc["outcome"], torch_target=tgt.get("torch"),
                        macos_target=tgt.get("macos"), fallback_enabled=tgt.get("fallback"), failures=failures,
                        fallbacks=fallbacks, judged_ops=len(doc.get("predictions") or []),
-                       steps=as_int(doc.get("steps")), raw=doc)
+                       steps=as_int(doc.get("steps")), program_error=program_error, raw=doc)
 
 
 def load(path: str | os.PathLike[str]) -> RunEvidence:
