@@ -9,7 +9,12 @@ seconds per MB at 100 KB. Linear work keeps both near 1 (start-up costs push the
 ratios below 1); a reader quadratic in its input gives ratios near 10 and 40. The last column checks the
 goal of each 4 MB input scanning in under 10 s (CPU) on this machine.
 
-    PYTHONPATH=src python benchmarks/hostile_bench.py [--kinds requirements,notebook] [--sizes 0.1,1,4]
+Each size is scanned ``--repeat`` times (default 3) and the least CPU time is kept: on a shared machine the
+same scan's CPU time varies by up to 40 % with the neighbours' load (caches, memory bandwidth), and the least
+of a few runs is the figure closest to the scan's own cost (as ``timeit`` reports). Peak memory is the
+largest of the runs.
+
+    PYTHONPATH=src python benchmarks/hostile_bench.py [--kinds requirements,notebook] [--sizes 0.1,1,4] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -102,13 +107,17 @@ print(json.dumps({"wall": dt, "seconds": dc, "findings": len(r.findings), "deps"
 """
 
 
-def measure(kind: str, size: int) -> dict:
+def measure(kind: str, size: int, repeat: int) -> dict:
     name, text = make(kind, size)
+    runs = []
     with tempfile.TemporaryDirectory() as d:
         Path(d, name).write_text(text, encoding="utf-8")
         env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
-        out = subprocess.run([sys.executable, "-c", CHILD, d], capture_output=True, text=True, env=env, check=True)
-    row = json.loads(out.stdout)
+        for _ in range(repeat):
+            out = subprocess.run([sys.executable, "-c", CHILD, d], capture_output=True, text=True, env=env, check=True)
+            runs.append(json.loads(out.stdout))
+    row = min(runs, key=lambda r: r["seconds"])
+    row["rss_mb"] = max(r["rss_mb"] for r in runs)
     row["bytes"] = len(text.encode())
     return row
 
@@ -117,21 +126,23 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--kinds", default=",".join(KINDS))
     ap.add_argument("--sizes", default="0.1,1,4", help="MB, comma-separated (the first is the ratios' base)")
+    ap.add_argument("--repeat", type=int, default=3, help="scans per size; the least CPU time is kept")
     args = ap.parse_args()
     sizes = [int(float(s) * 1_000_000) for s in args.sizes.split(",")]
     print(f"{'kind':<18}" + "".join(f"{f'{s / 1e6:g} MB cpu':>11}{'MB rss':>8}" for s in sizes)
           + "".join(f"{f'ratio {s / 1e6:g}':>10}" for s in sizes[1:]) + f"{'wall@max':>9}{'deps@max':>10}  max<10s")
-    worst = 0.0
+    worst = None
     for kind in args.kinds.split(","):
-        rows = [measure(kind, s) for s in sizes]
+        rows = [measure(kind, s, max(1, args.repeat)) for s in sizes]
         base = rows[0]["seconds"] / rows[0]["bytes"]
         ratios = [(r["seconds"] / r["bytes"]) / base for r in rows[1:]]
-        worst = max([worst, *ratios])
+        worst = max([worst or 0.0, *ratios]) if ratios else worst
         ok = "yes" if rows[-1]["seconds"] < 10 else "NO"
         print(f"{kind:<18}" + "".join(f"{r['seconds']:>11.2f}{r['rss_mb']:>8.0f}" for r in rows)
               + "".join(f"{x:>10.2f}" for x in ratios) + f"{rows[-1]['wall']:>9.2f}{rows[-1]['deps']:>10}  {ok}",
               flush=True)
-    print(f"largest per-MB ratio: {worst:.2f} (1.0 is linear)")
+    shown = f"{worst:.2f} (1.0 is linear)" if worst is not None else "n/a (one size only)"
+    print(f"largest per-MB ratio: {shown}; CPU seconds: the least of {max(1, args.repeat)} run(s)")
     return 0
 
 

@@ -48,9 +48,23 @@ def test_5000_digit_int_in_a_notebook(write_project):
 
 def test_5000_digit_int_in_the_root_pyproject(write_project):
     root = write_project({"pyproject.toml": "x = " + "1" * 5000 + '\n[project]\ndependencies=["flash-attn"]\n', "ok.py": GOOD})
-    r = scan_path(root)  # used to abort the scan: the config reader raised ValueError
-    assert found(r) == [API, ("INP108", "pyproject.toml", 1, "TOML does not parse: a number too long to read (at line 1): "
-                                                            "Exceeds the limit (4300 digits) for integer string conversion")]
+    r = scan_path(root)  # used to abort the scan (the config reader raised ValueError), then to lose the file
+    assert found(r) == [API, ("DEP101", "pyproject.toml", 3, f"dependency flash-attn: {FLASH}"),
+                        ("INP114", "pyproject.toml", 1, "an integer of more than 4,000 digits (past Python's int-to-str "
+                                                        "limit); that line was not read")]
+    assert declared(r) == [("flash-attn", 3)]
+
+
+def test_5000_digit_int_in_tool_mpsready_keeps_the_other_settings(write_project):
+    root = write_project({"pyproject.toml": '[tool.mpsready]\nfail-on = "info"\nx = ' + "2" * 5000 + "\n", "ok.py": GOOD})
+    r = scan_path(root)
+    assert r.config.fail_on.value == "info"
+    assert [(f.code, f.location.line) for f in r.findings] == [("API101", 2), ("INP114", 3)]
+
+
+def test_5000_digit_int_inside_a_toml_string_is_only_text(write_project):
+    r = scan_path(write_project({"pyproject.toml": '[project]\ndescription = "' + "7" * 5000 + '"\ndependencies = ["flash-attn"]\n'}))
+    assert found(r) == [("DEP101", "pyproject.toml", 3, f"dependency flash-attn: {FLASH}")]
 
 
 def test_tool_mpsready_nested_3000_deep_inline(write_project):

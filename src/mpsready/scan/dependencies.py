@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from packaging.markers import InvalidMarker, Marker
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -47,10 +49,13 @@ def excludes_mps_torch(dep: Dependency) -> bool:
 
 def installs_on_mac(dep: Dependency) -> bool:
     """False when the dependency's marker excludes macOS arm64 (e.g. ``sys_platform == 'linux'``)."""
-    if not dep.marker:
-        return True
+    return not dep.marker or _marker_on_mac(dep.marker)
+
+
+@functools.lru_cache(maxsize=1024)  # a project repeats a handful of markers on many lines
+def _marker_on_mac(marker: str) -> bool:
     try:
-        return Marker(dep.marker).evaluate(MAC_MARKER_ENV)
+        return Marker(marker).evaluate(MAC_MARKER_ENV)
     except (InvalidMarker, ValueError, KeyError):
         return True
 

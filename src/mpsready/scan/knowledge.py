@@ -18,6 +18,7 @@ from mpsready.findings import Severity
 _NORMALISE = re.compile(r"[-_.]+")  # PEP 503 name normalisation (over a package name, not Python source)
 
 
+@functools.lru_cache(maxsize=4096)  # a project names the same packages again and again (files, extras, locks)
 def canonical_name(name: str) -> str:
     """PEP 503 normalised distribution name: lower case, runs of ``-_.`` become ``-``."""
     return _NORMALISE.sub("-", name).lower().strip()
@@ -86,6 +87,7 @@ def entries() -> tuple[PackageEntry, ...]:
     return _index().entries
 
 
+@functools.lru_cache(maxsize=4096)
 def lookup(name: str) -> PackageEntry | None:
     """The entry for a distribution name (exact, alias or prefix match), or ``None``."""
     idx = _index()

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from mpsready.findings import Scope
 
 _DIRS = (
@@ -16,6 +18,7 @@ _DIRS = (
 )
 
 
+@functools.lru_cache(maxsize=8192)  # asked once per finding, and a file has many
 def scope_of(relpath: str) -> Scope:
     """Scope of a POSIX path relative to the scan root (``tests/test_x.py`` -> ``tests``)."""
     parts = relpath.lower().split("/")

@@ -114,3 +114,12 @@ READER_FAILED = rule(
     "Report the file to the mpsready maintainers; simplify the expression meanwhile.",
     SRC,
 )
+NUMBER_TOO_LONG = rule(
+    "INP114", "number-too-long", "info",
+    "A TOML file holds an integer of more than 4,000 digits, past what Python converts (its int-to-str limit, "
+    "4,300 digits by default: sys.get_int_max_str_digits, Python 3.11).",
+    "That line was not read; the rest of the file was.",
+    "x = 1111... (5,000 digits)",
+    "Write the number as a string, or remove it.",
+    SRC,
+)

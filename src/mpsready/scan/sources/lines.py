@@ -23,6 +23,9 @@ def _add(table: dict[str, list[int]], key: str, line: int) -> None:
 def string_literals(line: str) -> list[str]:
     """The contents of the quoted strings on one line (``'...'`` and ``"..."``; a backslash escapes a
     double quote), in order, without unescaping. Linear in the line: each quote character is found once."""
+    if "'" not in line and "\\" not in line and line.count('"') == 2:  # the common case: one plain "..." string
+        a = line.find('"')
+        return [line[a + 1:line.find('"', a + 1)]]
     out: list[str] = []
     i, n = 0, len(line)
     nd = ns = -2  # next double / single quote at or after i (-1: none left; -2: not looked up yet)
@@ -94,12 +97,19 @@ class LineIndex:
         """The first line at or after ``start`` holding ``needle``; the first anywhere when none follows
         ``start``; ``None`` when no line holds it."""
         needle = needle.strip()
-        hits = [self._at.get(needle), self._keys.get(needle)]
-        after = [h for h in (self._first(x, start or 1) for x in hits) if h is not None]
-        if after:
-            return min(after)
-        anywhere = [x[0] for x in hits if x]
-        return min(anywhere) if anywhere else None
+        at, keys = self._at.get(needle), self._keys.get(needle)
+        if not at and not keys:
+            return None
+        start = start or 1
+        best = None
+        for hits in (at, keys):
+            if hits:
+                i = bisect.bisect_left(hits, start)
+                if i < len(hits) and (best is None or hits[i] < best):
+                    best = hits[i]
+        if best is not None:
+            return best
+        return min(h[0] for h in (at, keys) if h)
 
     def key_line(self, key: str, start: int | None = None) -> int | None:
         """The first line at or after ``start`` that assigns ``key`` (``key =``, ``"key" =``), else ``start``."""

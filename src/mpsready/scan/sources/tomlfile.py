@@ -5,11 +5,17 @@ tables nested a few hundred deep, ``ValueError`` for an integer past Python's in
 (4,300 digits, ``sys.get_int_max_str_digits``), and it spends time and memory that grow with the
 square of a dotted key's length (``a.a.a...`` 10**5 parts took 12 GB). :func:`read` turns each into a
 finding: lines holding a dotted key longer than :data:`MAX_KEY_PARTS` or brackets nested more than
-:data:`MAX_LINE_NESTING` deep are blanked before parsing (so the rest of the file is still read) and the parsed data is cut at :data:`MAX_DEPTH` levels.
+:data:`MAX_LINE_NESTING` deep are blanked before parsing, and so are lines holding an over-long integer when
+the first parse meets one (so the rest of the file is still read); the parsed data is cut at :data:`MAX_DEPTH`
+levels.
+
+A scan reads the root pyproject.toml twice (its ``[tool.mpsready]`` settings, then its declarations):
+:func:`read` keeps its last answer so the second read costs no parse; :func:`forget` drops it.
 """
 
 from __future__ import annotations
 
+import functools
 import sys
 from dataclasses import dataclass, field
 
@@ -21,6 +27,7 @@ else:  # pragma: no cover - exercised on 3.10 only
 MAX_DEPTH = 64  # levels of tables and arrays a declaration reader follows
 MAX_KEY_PARTS = 32  # dots outside strings and comments on one line (tomllib spends parts**2 per key)
 MAX_LINE_NESTING = 100  # brackets opened on one line (tomllib recurses about three frames per level)
+LONG_DIGITS = 4000  # digits in a run that may pass Python's int-to-str limit (4,300 by default)
 
 
 class TOMLNestingError(ValueError):
@@ -52,29 +59,45 @@ def loads(text: str) -> dict:
 @dataclass
 class Loaded:
     """A parsed TOML file: ``doc`` (``None`` when it does not parse), ``error`` (the message, with
-    ``error_line``), the lines blanked for an over-long dotted key, and whether data was cut at MAX_DEPTH."""
+    ``error_line``), the lines blanked for an over-long dotted key or nesting (``blanked``) or for an
+    integer past the digit limit (``long_numbers``), and whether data was cut at MAX_DEPTH."""
 
     doc: dict | None
     error: str | None = None
     error_line: int | None = None
     blanked: list[int] = field(default_factory=list)
     cut: bool = False
+    long_numbers: list[int] = field(default_factory=list)
 
 
+@functools.lru_cache(maxsize=1)
 def read(text: str) -> Loaded:
-    """Parse ``text`` with the limits above; never raises."""
+    """Parse ``text`` with the limits above; never raises. The answer is shared by callers that read the
+    same text: treat its ``doc`` as read-only."""
     lines = text.split("\n")  # tomllib counts lines at "\n" only
     blanked = [n for n, line in enumerate(lines, 1) if _too_deep(line)]
+    for n in blanked:
+        lines[n - 1] = ""
     if blanked:
-        for n in blanked:
-            lines[n - 1] = ""
         text = "\n".join(lines)
+    long_numbers: list[int] = []
     try:
-        doc = loads(text)
+        try:
+            doc = loads(text)
+        except TOMLValueError:  # blank each line with a run of digits past the limit, then read the rest once
+            long_numbers = [n for n, line in enumerate(lines, 1) if len(line) > LONG_DIGITS and _long_number_line(line)]
+            for n in long_numbers:
+                lines[n - 1] = ""
+            doc = loads("\n".join(lines))
     except TOMLDecodeError as exc:
-        return Loaded(None, f"TOML does not parse: {exc}", error_line(exc, text), blanked)
+        return Loaded(None, f"TOML does not parse: {exc}", error_line(exc, text), blanked, long_numbers=long_numbers)
     doc, cut = prune(doc, MAX_DEPTH)
-    return Loaded(doc, blanked=blanked, cut=cut)
+    return Loaded(doc, blanked=blanked, cut=cut, long_numbers=long_numbers)
+
+
+def forget() -> None:
+    """Drop the text and data :func:`read` keeps (called when a scan ends)."""
+    read.cache_clear()
 
 
 def load_declaration(result, relpath: str, text: str) -> dict | None:
@@ -92,6 +115,9 @@ def load_declaration(result, relpath: str, text: str) -> dict | None:
     for n in loaded.blanked:
         result.findings.append(RawFinding(I.TOO_DEEP, relpath, n, f"a dotted key of more than {MAX_KEY_PARTS} parts "
                                           f"or brackets nested more than {MAX_LINE_NESTING} deep; that line was not read"))
+    for n in loaded.long_numbers:
+        result.findings.append(RawFinding(I.NUMBER_TOO_LONG, relpath, n, f"an integer of more than {LONG_DIGITS:,} "
+                                          "digits (past Python's int-to-str limit); that line was not read"))
     if loaded.cut:
         result.findings.append(RawFinding(I.TOO_DEEP, relpath, None, f"tables or arrays nested more than {MAX_DEPTH} "
                                           "levels deep; the values below that level were not read"))
@@ -155,13 +181,13 @@ def _key_dots(line: str) -> tuple[int, int]:
 
 
 def _long_number_line(text: str) -> int | None:
-    """The first line holding a run of more than 4,000 digits (underscores allowed, as TOML does)."""
+    """The first line holding a run of more than LONG_DIGITS digits (underscores allowed, as TOML does)."""
     run = 0
     line = 1
     for ch in text:
         if ch.isdigit() or (ch == "_" and run):
             run += 1
-            if run > 4000:
+            if run > LONG_DIGITS:
                 return line
         else:
             run = 0
