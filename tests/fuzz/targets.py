@@ -135,7 +135,10 @@ def scan_targets() -> list[Target]:
         (cfg_root / "pyproject.toml").write_bytes(text.encode("utf-8", "surrogatepass"))
         with_project_config(ScanConfig(), cfg_root)
 
-    out.append(Target("[tool.mpsready] config", config, (), [
+    from mpsready.errors import UsageError
+
+    # an unknown rule code in select/ignore fails closed (issue 13): a usage error, exit 2 with one line
+    out.append(Target("[tool.mpsready] config", config, (UsageError,), [
         '[tool.mpsready]\nselect = ["API"]\nignore = "DEP101"\nfail-on = "degrades"\nexclude = ["x/*"]\nmax-file-size = 10\n'],
         TOML_TOKENS))
     return out
