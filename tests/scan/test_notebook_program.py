@@ -63,3 +63,19 @@ def test_info_findings_inside_a_cuda_check_are_marked_guarded_too():
         "(inside a CUDA-availability check, so skipped on a Mac)")) for d in analyze_source(src).findings]
     # synchronize is a blocker outside the check, empty_cache info (harmless) anywhere: both say guarded
     assert found == [("API102", "info", 3, True, True), ("API102", "info", 4, True, True)]
+
+
+def test_pip_install_in_shell_cells_is_read_and_placed(write_project):
+    # used to be missed: only `!pip` / `%pip` lines were read, never the body of a %%bash cell
+    root = write_project({"nb.ipynb": _nb(["%%bash\n", "set -e\n", "pip install flash-attn \\\n", "  einops\n"],
+                                          ["%%shell\n", "pip install xformers\n"],
+                                          ["%%script bash\n", "pip install apex\n"],
+                                          ["%%writefile req.txt\n", "pip install deepspeed\n"],
+                                          ["%%script python\n", "pip install triton\n"])})
+    r = scan_path(root)
+    # the continued command is placed on its first line; %%writefile and %%script python bodies are not shell
+    assert [(d.name, d.line, d.group) for d in r.dependencies] == [
+        ("flash-attn", 14, "cell:1"), ("einops", 14, "cell:1"), ("xformers", 25, "cell:2"), ("apex", 35, "cell:3")]
+    assert [(f.code, f.location.line, f.message.split(":")[0]) for f in r.findings] == [
+        ("DEP101", 14, "dependency flash-attn (cell"), ("DEP101", 25, "dependency xformers (cell"),
+        ("DEP101", 35, "dependency apex (cell")]

@@ -1,4 +1,5 @@
-"""Jupyter notebooks (nbformat 4): ``!pip``/``%pip``/``%conda`` install lines and code cells.
+"""Jupyter notebooks (nbformat 4): ``!pip``/``%pip``/``%conda`` install lines, the install commands of shell
+cells (``%%bash``, ``%%sh``, Colab's ``%%shell``, ``%%script bash``), and code cells.
 
 Code cells are handed to the Python analysis with IPython magics blanked out (line numbers kept), all
 code cells together as the one program the kernel runs; a cell whose cell magic is not Python (``%%bash``)
@@ -17,7 +18,7 @@ from pathlib import PurePosixPath
 
 from mpsready.scan.rules import inputs as I
 from mpsready.scan.sources.interface import DependencySource, ProjectFiles, RawFinding, SourceResult, json_int
-from mpsready.scan.sources.shell import scan_command_line
+from mpsready.scan.sources.shell import logical_shell_lines, scan_command_line
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,29 @@ def code_cells(text: str, skipped: list[str] | None = None) -> list[Cell]:
 # cell magic (%%bash, %%sh, %%script, %%writefile, %%html, %%javascript, %%cython, %%sql, ...) makes the
 # cell's body another language or a file's content, so it is never analysed as the notebook's Python.
 PYTHON_CELL_MAGICS = frozenset(("time", "timeit", "capture", "prun", "debug", "python", "python3"))
+# cell magics whose body is a shell script (IPython's %%bash, %%sh, %%script bash|sh; Colab's %%shell): their
+# `pip install` lines install into the notebook's environment like `!pip install`
+SHELL_CELL_MAGICS = frozenset(("bash", "sh", "shell"))
+SHELLS = frozenset(("bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/usr/bin/env bash"))
+
+
+def shell_cell_body(cell_source: str) -> tuple[int, str] | None:
+    """For a shell cell, (1-based cell line of the body's first line, the body); ``None`` for any other cell."""
+    lines = cell_source.split("\n")
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if not stripped.startswith("%%"):
+            return None
+        words = stripped[2:].split()
+        if not words:
+            return None
+        name, args = words[0], [w for w in words[1:] if not w.startswith("-")]
+        if name in SHELL_CELL_MAGICS or name == "script" and args and args[0] in SHELLS:
+            return i + 2, "\n".join(lines[i + 1:])
+        return None
+    return None
 
 
 def cell_magic(cell_source: str) -> str | None:
@@ -171,16 +195,21 @@ class NotebookSource(DependencySource):
         for why in skipped:
             result.findings.append(RawFinding(I.BAD_NOTEBOOK, relpath, None, why))
         for cell in cells:
-            for n, line in enumerate(cell.source.split("\n"), 1):
-                stripped = line.strip()
-                if stripped.startswith(("!", "%pip", "%conda")):
-                    before = len(result.dependencies), len(result.findings)
-                    scan_command_line(result, stripped.lstrip("!%"), relpath, cell.file_line(n))
-                    for j in range(before[0], len(result.dependencies)):
-                        dep = result.dependencies[j]
-                        result.dependencies[j] = type(dep)(**{**dep.__dict__, "group": f"cell:{cell.index}"})
-                    for j in range(before[1], len(result.findings)):
-                        f = result.findings[j]
-                        result.findings[j] = RawFinding(f.rule, f.path, f.line, f.message, f.severity, f.fix,
-                                                        {**f.evidence, "cell": cell.index, "cell_line": n})
+            shell = shell_cell_body(cell.source)
+            if shell is not None:
+                first, body = shell
+                commands = [(first + k - 1, line) for k, line in logical_shell_lines(body)]
+            else:
+                commands = [(n, line.strip().lstrip("!%")) for n, line in enumerate(cell.source.split("\n"), 1)
+                            if line.strip().startswith(("!", "%pip", "%conda"))]
+            for n, command in commands:
+                before = len(result.dependencies), len(result.findings)
+                scan_command_line(result, command, relpath, cell.file_line(n))
+                for j in range(before[0], len(result.dependencies)):
+                    dep = result.dependencies[j]
+                    result.dependencies[j] = type(dep)(**{**dep.__dict__, "group": f"cell:{cell.index}"})
+                for j in range(before[1], len(result.findings)):
+                    f = result.findings[j]
+                    result.findings[j] = RawFinding(f.rule, f.path, f.line, f.message, f.severity, f.fix,
+                                                    {**f.evidence, "cell": cell.index, "cell_line": n})
         return result
