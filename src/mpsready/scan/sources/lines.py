@@ -61,37 +61,30 @@ class LineIndex:
     stripped line (with or without a ``#`` comment)."""
 
     def __init__(self, text: str) -> None:
-        at: dict[str, list[int]] = {}
-        keys: dict[str, list[int]] = {}
-        self._at, self._keys = at, keys
-        n = 0
-        # the hot loop of a 4 MB declaration file: no helper call per text of a line
+        self._at: dict[str, list[int]] = {}
+        self._keys: dict[str, list[int]] = {}
+        self.lines = 0
         for n, raw in enumerate(text.split("\n"), 1):  # parsers count lines at "\n" only (not at \x0c, \u2028)
+            self.lines = n
             line = raw.strip()
             if not line:
                 continue
-            found = [line]  # the texts this line holds, for ``at``
+            _add(self._at, line, n)
             if "#" in line:
-                found.append(line.split("#", 1)[0].strip())
+                _add(self._at, line.split("#", 1)[0].strip(), n)
             for sep in ("=", ":"):
-                if sep in line:
-                    head, _, tail = line.partition(sep)
-                    _add(keys, head.strip().strip("'\""), n)
-                    found.append(tail.strip())
-            if line[0] == "[" and line[-1] == "]":  # [a.b] and [[a.b]]: the table and its last part
+                head, found, tail = line.partition(sep)
+                if found:
+                    key = head.strip().strip("'\"")
+                    _add(self._keys, key, n)
+                    _add(self._at, tail.strip(), n)
+            if line.startswith("[") and line.endswith("]"):  # [a.b] and [[a.b]]: the table and its last part
                 header = line.strip("[]").strip()
-                _add(keys, header, n)
-                _add(keys, header.rsplit(".", 1)[-1].strip().strip("'\""), n)
+                _add(self._keys, header, n)
+                _add(self._keys, header.rsplit(".", 1)[-1].strip().strip("'\""), n)
             if '"' in line or "'" in line:
-                found += string_literals(line)
-            for key in found:
-                if key:
-                    hits = at.get(key)
-                    if hits is None:
-                        at[key] = [n]
-                    elif hits[-1] != n:
-                        hits.append(n)
-        self.lines = n
+                for lit in string_literals(line):
+                    _add(self._at, lit, n)
 
     @staticmethod
     def _first(hits: list[int] | None, start: int) -> int | None:
