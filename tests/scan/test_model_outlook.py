@@ -428,3 +428,21 @@ def test_auto_device_resolution_is_a_config_value(write_project):
         "        else:\n            self.device = config.device\n")}))
     assert rows(r) == [("API104", "lib/trainer.py", 5, "degrades")]
     assert outlook(r) == ("runs_on_mac", ["config.device='mps'"], [])
+
+
+def test_an_option_name_holding_the_letters_mps_is_not_mps_support(write_project):
+    # whisper: '--word_timestamps' contains "mps"; the CUDA-or-CPU default used to pass as MPS-aware
+    r = scan_path(write_project({"main.py": TORCH + (
+        "import argparse\n\ndef cli():\n    p = argparse.ArgumentParser()\n"
+        "    p.add_argument('--device', default='cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "    p.add_argument('--word_timestamps', action='store_true')\n"
+        "    a = p.parse_args()\n    torch.nn.Linear(4, 4).to(a.device)\n\n"
+        "if __name__ == '__main__':\n    cli()\n")}))
+    assert rows(r) == [("API104", "main.py", 6, "degrades")]
+    assert outlook(r) == ("runs_on_mac", ["--device mps"], [])
+
+
+def test_a_help_text_naming_mps_as_a_word_is_mps_support():
+    from mpsready.scan.code.analyzer import _names_mps_word
+    assert [_names_mps_word(s) for s in ("mps", "mps:0", "cuda, mps or cpu", "MPS", "--timestamps", "lamps", "mpsx")] == \
+        [True, True, True, True, False, False, False]

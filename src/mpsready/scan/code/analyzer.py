@@ -24,7 +24,7 @@ from mpsready.scan.model import surfaces
 from mpsready.scan.rules import inputs as I
 
 # Bump when the analysis changes so cached results are recomputed.
-ANALYZER_VERSION = 22
+ANALYZER_VERSION = 23
 
 # Skip the analysis of sources without a trigger word (see triggers.py); tests turn it off to compare.
 PREFILTER = True
@@ -270,6 +270,14 @@ def _only_called_under_fallback(tree: ast.Module, candidates: dict[str, ast.AST]
     return {name: name not in bad and calls[name] > 0 for name in candidates}
 
 
+def _names_mps_word(text: str) -> bool:
+    """Whether a string names MPS as a word ('mps', 'mps:0', 'cuda, mps or cpu'), not inside another word:
+    '--word_timestamps' and 'lamps' do not (whisper's CLI options hid its CUDA-or-CPU default)."""
+    if "mps" not in text.lower():
+        return False
+    return "mps" in "".join(c if c.isalnum() else " " for c in text.lower()).split()
+
+
 def _mentions_mps(tree: ast.AST) -> bool:
     """Whether the scope considers MPS as a device: an 'mps' string it can choose, or a ``.mps`` attribute
     (``torch.backends.mps.is_available()``). An 'mps' string that is only compared against
@@ -280,7 +288,7 @@ def _mentions_mps(tree: ast.AST) -> bool:
         if isinstance(n, ast.Compare):
             compared.update(id(c) for c in (n.left, *n.comparators) if isinstance(c, ast.Constant))
     for n in ast.walk(tree):
-        if isinstance(n, ast.Constant) and isinstance(n.value, str) and "mps" in n.value and id(n) not in compared:
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and _names_mps_word(n.value) and id(n) not in compared:
             return True
         if isinstance(n, ast.Attribute) and n.attr == "mps":
             return True
