@@ -163,6 +163,29 @@ def test_numpy_data_cast_before_the_move_is_fine(write_project):
     assert rows(r) == []
 
 
+def test_numpy_float64_through_arithmetic_numpy_functions_and_attributes(write_project):
+    # DiT: a float64 schedule, carried through 1.0 - x, np.cumprod, np.sqrt and self.<name>, reaches a device in a
+    # helper that casts only after the move; it used to be missed (only plain names of factories were followed)
+    r = scan_path(write_project({"diffusion.py": TORCH + "import numpy as np\n" + (
+        "def extract(arr, t):\n    return torch.from_numpy(arr).to(device=t.device)[t].float()\n"
+        "class D:\n    def __init__(self, n):\n        betas = np.linspace(1e-4, 0.02, n, dtype=np.float64)\n"
+        "        self.alphas_cumprod = np.cumprod(1.0 - betas, axis=0)\n"
+        "        self.sqrt_ac = np.sqrt(self.alphas_cumprod[:-1])\n"
+        "    def q(self, x, t):\n        return extract(self.sqrt_ac, t) * x\n")}))
+    assert rows(r) == [("DTY102", "diffusion.py", 4, "blocker")]
+    assert r.findings[0].evidence["caller"] == "diffusion.py:11"
+
+
+def test_numpy_float64_cast_to_float32_on_the_way_is_fine(write_project):
+    r = scan_path(write_project({"diffusion.py": TORCH + "import numpy as np\n" + (
+        "def extract(arr, t):\n    return torch.from_numpy(arr).to(device=t.device)[t]\n"
+        "class D:\n    def __init__(self, n):\n        betas = np.linspace(1e-4, 0.02, n, dtype=np.float64)\n"
+        "        self.ac = np.cumprod(1.0 - betas).astype(np.float32)\n"
+        "        self.n = np.sqrt(np.arange(3))\n"
+        "    def q(self, x, t):\n        return extract(self.ac, t) * extract(np.float32(self.n), t)\n")}))
+    assert rows(r) == []
+
+
 def test_double_on_forward_path_and_on_a_cpu_tensor(write_project):
     r = scan_path(write_project({"m.py": TORCH + "import numpy as np\n" + (
         "class Net(torch.nn.Module):\n    def forward(self, x):\n        return x.double()\n"

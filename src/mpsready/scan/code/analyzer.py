@@ -37,6 +37,17 @@ _NUMPY_F64_FACTORIES = {
     "numpy.eye", "numpy.identity", "numpy.loadtxt", "numpy.genfromtxt",
 }
 _TENSOR_FROM_ARRAY = {"torch.from_numpy", "torch.tensor", "torch.as_tensor", "torch.Tensor"}
+# NumPy functions whose result keeps a float64 argument's dtype (NumPy's type promotion: a float64 array
+# combined with Python numbers or float64 stays float64; NumPy 1.26/2.x "Type promotion" docs)
+_NUMPY_F64_KEEPERS = {f"numpy.{f}" for f in (
+    "cumprod", "cumsum", "sqrt", "log", "log1p", "log2", "log10", "exp", "expm1", "clip", "append", "concatenate",
+    "stack", "hstack", "vstack", "flip", "copy", "abs", "absolute", "maximum", "minimum", "power", "square", "sin",
+    "cos", "tan", "tanh", "arctan", "reshape", "diff", "array", "asarray", "ascontiguousarray", "interp", "outer",
+    "multiply", "divide", "add", "subtract", "pad", "repeat", "tile", "sort", "broadcast_to", "squeeze", "transpose")}
+# array methods that keep the dtype (``a.reshape(...)``, ``a.copy()``); ``astype`` is judged by its argument
+_NUMPY_F64_METHODS = {"copy", "reshape", "clip", "cumprod", "cumsum", "flatten", "ravel", "squeeze", "transpose",
+                      "repeat", "flip", "round"}
+_F64_DEPTH = 24  # nested expressions followed when asking whether a value is float64 (deeper: not known)
 _DEVICE_KWARGS = {"device", "map_location", "devices", "device_map"}
 _KERNEL_LIBS = {"triton", "cupy", "numba", "pycuda"}
 
@@ -885,10 +896,14 @@ class _Visitor(ast.NodeVisitor):
         names and attributes, for the units that read them at later statements."""
         lit = self._literal(node.value)
         for target in node.targets:
-            if isinstance(target, ast.Attribute) and lit is not None:
+            if isinstance(target, ast.Attribute):
                 key = _dotted(target)
-                if key:
+                if key and lit is not None:
                     self.string_vars[key] = (lit, node.lineno)
+                if key and self._is_numpy_f64(node.value):  # self.alphas_cumprod = np.cumprod(alphas)
+                    self.np_f64_vars.add(key)
+                elif key:
+                    self.np_f64_vars.discard(key)
             if isinstance(target, ast.Name):
                 if lit is not None:
                     self.string_vars[target.id] = (lit, node.lineno)
@@ -946,7 +961,23 @@ class _Visitor(ast.NodeVisitor):
                 return recv.id in self.cpu_vars
         return False
 
-    def _is_numpy_f64(self, value: ast.AST) -> bool:
+    def _is_numpy_f64(self, value: ast.AST, depth: int = 0) -> bool:
+        """Whether ``value`` is a NumPy float64 array: a factory without a narrower dtype, ``astype(float)``, a
+        name or attribute bound to one, or arithmetic, slicing and dtype-keeping NumPy functions over one
+        (``np.cumprod(1.0 - betas)``, ``self.alphas[:-1]``, ``np.sqrt(self.alphas_cumprod)``)."""
+        if depth > _F64_DEPTH:
+            return False
+        if isinstance(value, ast.Name):
+            return value.id in self.np_f64_vars
+        if isinstance(value, ast.Attribute):
+            key = _dotted(value)
+            return key is not None and key in self.np_f64_vars
+        if isinstance(value, ast.Subscript):
+            return self._is_numpy_f64(value.value, depth + 1)
+        if isinstance(value, ast.BinOp):
+            return self._is_numpy_f64(value.left, depth + 1) or self._is_numpy_f64(value.right, depth + 1)
+        if isinstance(value, ast.UnaryOp):
+            return self._is_numpy_f64(value.operand, depth + 1)
         if not isinstance(value, ast.Call):
             return False
         name = self.q(value.func) or ""
@@ -956,7 +987,12 @@ class _Visitor(ast.NodeVisitor):
         if name in ("numpy.array", "numpy.asarray") or (isinstance(value.func, ast.Attribute) and value.func.attr == "astype"):
             dtype = _kwarg(value, "dtype") or (value.args[0] if value.func.__class__ is ast.Attribute
                                                and getattr(value.func, "attr", "") == "astype" and value.args else None)
-            return dtype is not None and self._is_f64_dtype(dtype)
+            if dtype is not None:
+                return self._is_f64_dtype(dtype)
+        if name in _NUMPY_F64_KEEPERS:
+            return _kwarg(value, "dtype") is None and any(self._is_numpy_f64(a, depth + 1) for a in value.args)
+        if isinstance(value.func, ast.Attribute) and value.func.attr in _NUMPY_F64_METHODS and not name.startswith("torch."):
+            return self._is_numpy_f64(value.func.value, depth + 1)
         return False
 
     def _is_f64_dtype(self, node: ast.AST) -> bool:
