@@ -20,8 +20,6 @@ def test_code_fixture_exact_findings(scan_fixture):
         ("API110", "train.py", 21, "blocker", "main"),  # CUDAGraph
         ("API111", "train.py", 22, "blocker", "main"),  # nvtx
         ("API112", "train.py", 23, "blocker", "main"),  # Event(enable_timing=True)
-        ("DTY101", "train.py", 26, "blocker", "main"),  # dtype=torch.float64
-        ("DTY101", "train.py", 27, "blocker", "main"),  # .double()
         ("DTY102", "train.py", 29, "blocker", "main"),  # from_numpy(np.random.rand(...)).to(device)
         ("API115", "configs.py", 10, "degrades", "main"),  # 'cuda' if 'cuda' in ... else 'cpu'
         ("API104", "train.py", 8, "degrades", "main"),  # cuda if available else cpu
@@ -34,6 +32,8 @@ def test_code_fixture_exact_findings(scan_fixture):
         ("API106", "train.py", 16, "info", "main"),
         ("API113", "train.py", 24, "info", "main"),
         ("API114", "train.py", 25, "info", "main"),
+        ("DTY101", "train.py", 26, "info", "main"),  # dtype=torch.float64 without device=: a CPU tensor
+        ("DTY101", "train.py", 27, "info", "main"),  # .double() of that CPU tensor
         ("API101", "train.py", 34, "info", "main"),  # .cuda() under `if torch.cuda.is_available():`
     ]
     # line 30 casts before the move (no DTY102); line 35 is suppressed inline; portable.py is clean

@@ -469,3 +469,40 @@ def test_a_help_text_naming_mps_as_a_word_is_mps_support():
     from mpsready.scan.code.analyzer import _names_mps_word
     assert [_names_mps_word(s) for s in ("mps", "mps:0", "cuda, mps or cpu", "MPS", "--timestamps", "lamps", "mpsx")] == \
         [True, True, True, True, False, False, False]
+
+
+def test_float64_made_on_the_cpu_and_cast_before_it_moves_is_info(write_project):
+    # denoising-diffusion-pytorch: float64 schedules built on the CPU and cast before register_buffer used to
+    # be blockers; a CPU float64 tensor is legal on a Mac
+    r = scan_path(write_project({"pkg/diffusion.py": TORCH + (
+        "def schedule(n):\n    return torch.linspace(1e-4, 0.02, n, dtype=torch.float64)\n"
+        "class D(torch.nn.Module):\n    def __init__(self, n):\n        super().__init__()\n"
+        "        betas = schedule(n)\n        acc = torch.zeros(n, dtype=torch.float64)\n        acc = acc.float()\n"
+        "        self.register_buffer('betas', betas.to(torch.float32))\n        self.register_buffer('acc', acc)\n")}))
+    assert rows(r) == [("DTY101", "pkg/diffusion.py", 3, "info"), ("DTY101", "pkg/diffusion.py", 8, "info")]
+    assert [f.evidence.get("cpu_tensor") for f in r.findings if f.code == "DTY101"] == ["torch.linspace", "torch.zeros"]
+    assert outlook(r) == ("runs_on_mac", [], [])
+
+
+def test_float64_made_on_the_cpu_that_moves_before_a_cast_is_a_blocker_at_the_move(write_project):
+    r = scan_path(write_project({"m.py": TORCH + (
+        "class D(torch.nn.Module):\n    def __init__(self, n, dev):\n        super().__init__()\n"
+        "        betas = torch.linspace(1e-4, 0.02, n, dtype=torch.float64)\n"
+        "        alphas = torch.cumprod(1.0 - betas, 0)\n"
+        "        self.register_buffer('betas', betas)\n"
+        "        self.w = torch.nn.Parameter(alphas)\n"
+        "        self.a = alphas.to(dev)\n"
+        "        self.z = torch.zeros(3, dtype=torch.float64).to(dev)\n"
+        "        self.y = torch.ones(3, dtype=torch.double, device=dev)\n")}))
+    assert rows(r) == [("DTY101", "m.py", 7, "blocker"), ("DTY101", "m.py", 8, "blocker"),
+                       ("DTY101", "m.py", 9, "blocker"), ("DTY101", "m.py", 10, "blocker"),
+                       ("DTY101", "m.py", 11, "blocker"), ("DTY101", "m.py", 5, "info")]
+    assert [f.message.split(" (line")[0] for f in r.findings[:3]] == [
+        "betas holds a float64 tensor made on the CPU", "alphas holds a float64 tensor made on the CPU",
+        "alphas holds a float64 tensor made on the CPU"]
+
+
+def test_float64_factory_after_set_default_device_stays_a_blocker(write_project):
+    r = scan_path(write_project({"m.py": TORCH + "torch.set_default_device('mps')\n"
+                                                 "x = torch.zeros(3, dtype=torch.float64)\n"}))
+    assert rows(r) == [("DTY101", "m.py", 3, "blocker")]

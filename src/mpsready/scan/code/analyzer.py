@@ -48,6 +48,16 @@ _NUMPY_F64_KEEPERS = {f"numpy.{f}" for f in (
 _NUMPY_F64_METHODS = {"copy", "reshape", "clip", "cumprod", "cumsum", "flatten", "ravel", "squeeze", "transpose",
                       "repeat", "flip", "round"}
 _F64_DEPTH = 24  # nested expressions followed when asking whether a value is float64 (deeper: not known)
+# torch factories that make a tensor on the default device (the CPU unless torch.set_default_device says otherwise;
+# torch docs "torch.set_default_device", 2.13): with dtype=torch.float64 and no device= the tensor is a CPU tensor,
+# legal on a Mac, and fails only when it is moved to MPS before a cast
+_TORCH_FACTORIES = {f"torch.{f}" for f in (
+    "zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "tensor", "as_tensor", "rand", "randn",
+    "randint", "eye", "normal")}
+_F64_TORCH_NAMES = {"torch.float64", "torch.double"}
+# torch functions whose result keeps a float64 argument's dtype, for names followed from a CPU float64 factory
+_TORCH_F64_KEEPERS = {f"torch.{f}" for f in ("cumprod", "cumsum", "sqrt", "log", "exp", "clip", "clamp", "cat", "stack",
+                                              "flip", "abs", "sigmoid", "cos", "sin")}
 _DEVICE_KWARGS = {"device", "map_location", "devices", "device_map"}
 _KERNEL_LIBS = {"triton", "cupy", "numba", "pycuda"}
 
@@ -453,12 +463,20 @@ def _statements(body: list[ast.stmt], imports: list[ast.stmt], assigns: list[ast
                 _statements(handler.body, imports, assigns)
 
 
+def _mentions(node: ast.AST, names: set[str]) -> bool:
+    """Whether an expression uses one of ``names`` (as a name or as an attribute: ``self.betas``)."""
+    return any((n.__class__ is ast.Name and n.id in names) or (n.__class__ is ast.Attribute and n.attr in names)
+               for n in ast.walk(node))
+
+
 def _live_lines(tree: ast.Module, text: str) -> list[int]:
     """Lines on which a finding can start: those holding a trigger word, a name bound by an import to a
     trigger-bearing module path (`import torch.cuda as tc`, `from numpy import zeros`), or a variable the
     analyser follows from its assignment to its use: one assigned a CUDA device literal (`dev = "cuda"`,
-    later `.to(dev)`) or a NumPy call / `.astype` (`a = np.zeros(3)`, later `torch.from_numpy(a).to(d)`).
-    Those are the only variables it follows, and only from the assignment itself, so one round is enough."""
+    later `.to(dev)`), a NumPy call / `.astype` (`a = np.zeros(3)`, later `torch.from_numpy(a).to(d)`), a
+    call with a float64 `dtype=` (`b = torch.linspace(..., dtype=torch.float64)`, later `register_buffer("b", b)`),
+    or arithmetic, slicing or a call over a variable followed so far (`alphas = 1.0 - betas`). Assignments are
+    taken in source order, which is the order the analyser binds them in, so one round is enough."""
     words = set(line_trigger_words())
     imports: list[ast.stmt] = []
     assigns: list[ast.Assign] = []
@@ -481,7 +499,7 @@ def _live_lines(tree: ast.Module, text: str) -> list[int]:
     if extra:
         lines.update(trigger_lines(text, tuple(extra)))
     bound: set[str] = set()
-    for node in assigns:
+    for node in assigns:  # in source order, so a name bound from a followed one is followed too
         value = node.value
         if value.__class__ is ast.Constant:
             follow = is_cuda_literal(value.value)
@@ -491,9 +509,11 @@ def _live_lines(tree: ast.Module, text: str) -> list[int]:
             while root.__class__ is ast.Attribute:
                 root = root.value
             follow = (func.__class__ is ast.Attribute and func.attr == "astype") or (
-                root.__class__ is ast.Name and root.id in numpy_names)
-        else:
-            follow = False
+                root.__class__ is ast.Name and root.id in numpy_names) or any(
+                k.arg == "dtype" and k.value.__class__ is ast.Attribute and k.value.attr in ("float64", "double")
+                for k in value.keywords) or (bool(bound) and _mentions(value, bound))
+        else:  # arithmetic or slicing over a followed name: `alphas = 1.0 - betas`
+            follow = bool(bound) and value.__class__ in (ast.BinOp, ast.UnaryOp, ast.Subscript) and _mentions(value, bound)
         if follow:
             for target in node.targets:
                 name = target.id if target.__class__ is ast.Name else \
@@ -535,6 +555,10 @@ class _Visitor(ast.NodeVisitor):
         self.in_test = 0  # inside the condition of an if / conditional expression
         self.string_vars: dict[str, tuple[str, int]] = {}  # name -> (string literal, line) for simple assignments
         self.np_f64_vars: set[str] = set()
+        self.torch_f64_vars: dict[str, int] = {}  # name -> line of a CPU float64 torch tensor bound to it
+        self.cpu_f64_nodes: dict[int, str] = {}  # id() of float64 dtype names making a CPU tensor -> the factory
+        self._moved_calls: set[int] = set()  # id() of calls whose result is moved to a device in the same chain
+        self._default_device: bool | None = None  # whether the file sets a default device or tensor type
         self.cpu_vars: set[str] = set()  # names holding a CPU tensor made from NumPy (torch.from_numpy(a), x.cpu())
         self.call_vars: dict[str, str] = {}  # name -> short name of the project function whose result it holds
         self.selection_reported: set[int] = set()
@@ -915,6 +939,10 @@ class _Visitor(ast.NodeVisitor):
                     self.cpu_vars.add(target.id)
                 else:
                     self.cpu_vars.discard(target.id)
+                if self._is_torch_cpu_f64(node.value):
+                    self.torch_f64_vars[target.id] = node.lineno
+                else:
+                    self.torch_f64_vars.pop(target.id, None)
                 callee = _project_callee(node.value)
                 if callee is not None:
                     self.call_vars[target.id] = callee
@@ -994,6 +1022,80 @@ class _Visitor(ast.NodeVisitor):
         if isinstance(value.func, ast.Attribute) and value.func.attr in _NUMPY_F64_METHODS and not name.startswith("torch."):
             return self._is_numpy_f64(value.func.value, depth + 1)
         return False
+
+    def _sets_default_device(self) -> bool:
+        """Whether the file calls ``torch.set_default_device`` / ``set_default_tensor_type`` anywhere (then a
+        factory without ``device=`` may make its tensor on the GPU)."""
+        if self._default_device is None:
+            self._default_device = any(
+                n.__class__ is ast.Call and isinstance(n.func, ast.Attribute)
+                and n.func.attr in ("set_default_device", "set_default_tensor_type") for n in _walk(self.tree))
+        return self._default_device
+
+    def _cpu_f64_factory(self, node: ast.AST) -> bool:
+        """``torch.linspace(..., dtype=torch.float64)`` without ``device=``: a float64 tensor made on the CPU."""
+        if not isinstance(node, ast.Call) or (self.q(node.func) or "") not in _TORCH_FACTORIES:
+            return False
+        dtype = _kwarg(node, "dtype")
+        return dtype is not None and (self.q(dtype) or "") in _F64_TORCH_NAMES and _kwarg(node, "device") is None \
+            and not self._sets_default_device()
+
+    def _is_torch_cpu_f64(self, value: ast.AST, depth: int = 0) -> bool:
+        """A CPU float64 tensor: such a factory, a name bound to one, or arithmetic and dtype-keeping torch
+        functions over one (``torch.cumprod(1.0 - betas, 0)``)."""
+        if depth > _F64_DEPTH:
+            return False
+        if isinstance(value, ast.Name):
+            return value.id in self.torch_f64_vars
+        if isinstance(value, ast.Subscript):
+            return self._is_torch_cpu_f64(value.value, depth + 1)
+        if isinstance(value, ast.BinOp):
+            return self._is_torch_cpu_f64(value.left, depth + 1) or self._is_torch_cpu_f64(value.right, depth + 1)
+        if isinstance(value, ast.UnaryOp):
+            return self._is_torch_cpu_f64(value.operand, depth + 1)
+        if self._cpu_f64_factory(value):
+            return True
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "double" \
+                and isinstance(value.func.value, ast.Name) and (value.func.value.id in self.cpu_vars
+                                                               or value.func.value.id in self.torch_f64_vars):
+            return True  # t.double() of a CPU tensor
+        if isinstance(value, ast.Call) and (self.q(value.func) or "") in _TORCH_F64_KEEPERS:
+            return _kwarg(value, "dtype") is None and any(self._is_torch_cpu_f64(a, depth + 1) for a in value.args)
+        return False
+
+    def _casts(self, node: ast.Call) -> bool:
+        """Whether a ``.to(...)`` call names a dtype (a cast, with or without a move)."""
+        return any(self._is_dtype(a) for a in node.args) or any(k.arg == "dtype" for k in node.keywords)
+
+    def _note_cpu_f64(self, node: ast.Call, name: str, attr: str | None) -> None:
+        """Float64 made on the CPU is DTY101 info at its dtype; the move of such a tensor before a cast (``.to(dev)``,
+        ``.cuda()``, a module buffer or parameter, which move with the module) is DTY101 at the move."""
+        from mpsready.scan.rules import dtypes as T
+
+        moves = attr == "cuda" or (attr == "to" and node.args + node.keywords and not self._casts(node))
+        if moves:
+            recv = node.func.value  # type: ignore[union-attr]
+            while isinstance(recv, (ast.Call, ast.Subscript)):
+                if isinstance(recv, ast.Call):
+                    f = recv.func
+                    if isinstance(f, ast.Attribute) and (f.attr in _CAST_METHODS or f.attr == "to" and self._casts(recv)):
+                        break
+                    self._moved_calls.add(id(recv))
+                    recv = f.value if isinstance(f, ast.Attribute) else None
+                else:
+                    recv = recv.value
+        sunk = None
+        if moves and isinstance(node.func.value, ast.Name):  # type: ignore[union-attr]
+            sunk = node.func.value  # type: ignore[union-attr]
+        elif attr == "register_buffer" and len(node.args) >= 2 and isinstance(node.args[1], ast.Name):
+            sunk = node.args[1]
+        elif name in ("torch.nn.Parameter", "torch.nn.parameter.Parameter") and node.args and isinstance(node.args[0], ast.Name):
+            sunk = node.args[0]
+        if sunk is not None and sunk.id in self.torch_f64_vars:
+            self.add(T.FLOAT64, node, f"{sunk.id} holds a float64 tensor made on the CPU (line "
+                     f"{self.torch_f64_vars[sunk.id]}) and moves to a device before any cast: MPS has no float64")
+        if id(node) not in self._moved_calls and self._cpu_f64_factory(node):
+            self.cpu_f64_nodes[id(_kwarg(node, "dtype"))] = name
 
     def _is_f64_dtype(self, node: ast.AST) -> bool:
         if isinstance(node, ast.Constant):
@@ -1095,6 +1197,8 @@ class _Visitor(ast.NodeVisitor):
         attr = func.attr if isinstance(func, ast.Attribute) else None
         for unit in _CALL_UNITS:
             unit(self, node, name, attr)
+        if attr in ("to", "cuda", "register_buffer") or name in _TORCH_FACTORIES or name.endswith("Parameter"):
+            self._note_cpu_f64(node, name, attr)
         # a project call passing a NumPy float64 array, for the model to join with the callee's parameters; a
         # tensor made from an array and placed on a device by this call itself is the numpy_float64 unit's
         placed = name in _TENSOR_FROM_ARRAY and node.args and _kwarg(node, "dtype") is None \

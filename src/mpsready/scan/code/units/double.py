@@ -1,5 +1,6 @@
 """DTY101 ``float64`` for ``.double()``: a blocker on the forward path; info on a CPU tensor made from NumPy
-(``t = torch.from_numpy(w); t.double()``), where float64 works as long as it is not moved to MPS."""
+(``t = torch.from_numpy(w); t.double()``) or by a factory without ``device=``, where float64 works as long as it
+is not moved to MPS."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ def check(v, node: ast.Call, name: str, attr: str | None) -> None:
     if attr != "double" or node.args or node.keywords:
         return
     recv = node.func.value
-    if isinstance(recv, ast.Name) and recv.id in v.cpu_vars:
-        v.add(T.FLOAT64, node, f".double() on {recv.id}, a CPU tensor made from NumPy: float64 works on the "
+    if isinstance(recv, ast.Name) and (recv.id in v.cpu_vars or recv.id in v.torch_f64_vars):
+        made = "made from NumPy" if recv.id in v.cpu_vars else "made without device="
+        v.add(T.FLOAT64, node, f".double() on {recv.id}, a CPU tensor {made}: float64 works on the "
               "CPU (it must not be moved to MPS)", severity=Severity.INFO, evidence={"cpu_tensor": recv.id})
     else:
         v.add(T.FLOAT64, node, ".double() makes a float64 tensor; MPS has no float64")
