@@ -16,7 +16,7 @@ def test_code_fixture_exact_findings(scan_fixture):
         ("API103", "train.py", 12, "blocker", "main"),  # device="cuda:1"
         ("API103", "train.py", 13, "blocker", "main"),  # .to("cuda")
         ("API103", "train.py", 14, "blocker", "main"),  # torch.device("cuda", 0)
-        ("API107", "train.py", 17, "blocker", "distributed"),  # init_process_group(backend="nccl")
+        ("API107", "train.py", 17, "blocker", "main"),  # init_process_group(backend="nccl")
         ("API110", "train.py", 21, "blocker", "main"),  # CUDAGraph
         ("API111", "train.py", 22, "blocker", "main"),  # nvtx
         ("API112", "train.py", 23, "blocker", "main"),  # Event(enable_timing=True)

@@ -506,3 +506,21 @@ def test_float64_factory_after_set_default_device_stays_a_blocker(write_project)
     r = scan_path(write_project({"m.py": TORCH + "torch.set_default_device('mps')\n"
                                                  "x = torch.zeros(3, dtype=torch.float64)\n"}))
     assert rows(r) == [("DTY101", "m.py", 3, "blocker")]
+
+
+def test_nccl_in_a_ddp_only_training_entry_is_on_the_main_path(write_project):
+    # DiT's train.py: the process group is set up unconditionally, so a Mac needs an edit there
+    r = scan_path(write_project({"train.py": TORCH + (
+        "import torch.distributed as dist\n\ndef main():\n    dist.init_process_group('nccl')\n"
+        "    torch.nn.Linear(2, 2)\n\nif __name__ == '__main__':\n    main()\n")}))
+    assert [(f.code, f.location.line, f.scope.value) for f in r.findings] == [("API107", 5, "main"), ("DEP110", None, "main")]
+    assert outlook(r)[0] == "mac_for_dev"
+
+
+def test_nccl_in_distributed_only_code_stays_off_the_main_path(write_project):
+    r = scan_path(write_project({"train.py": TORCH + (
+        "import torch.distributed as dist\n\ndef init_distributed_mode(args):\n    dist.init_process_group('nccl')\n\n"
+        "def main(args):\n    if args.distributed:\n        dist.init_process_group(backend='nccl')\n")}))
+    assert [(f.code, f.location.line, f.scope.value) for f in r.findings] == [
+        ("API107", 5, "distributed"), ("API107", 9, "distributed"), ("DEP110", None, "main")]
+    assert outlook(r) == ("runs_on_mac", [], [])
