@@ -524,3 +524,35 @@ def test_nccl_in_distributed_only_code_stays_off_the_main_path(write_project):
     assert [(f.code, f.location.line, f.scope.value) for f in r.findings] == [
         ("API107", 5, "distributed"), ("API107", 9, "distributed"), ("DEP110", None, "main")]
     assert outlook(r) == ("runs_on_mac", [], [])
+
+
+SELECT = ("def select_device(device=''):\n"
+          "    if device == 'mps' and torch.backends.mps.is_available():\n        return torch.device('mps')\n"
+          "    if device != 'cpu' and torch.cuda.is_available():\n        return torch.device('cuda:0')\n"
+          "    return torch.device('cpu')\n")
+
+
+def test_a_device_option_that_picks_mps_only_when_asked_needs_the_flag(write_project):
+    # yolov5: `--device ""` means CUDA if available, else the CPU; MPS only for `--device mps`
+    r = scan_path(write_project({"utils.py": TORCH + SELECT, "train.py": TORCH + (
+        "import argparse\nfrom utils import select_device\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--device', default='')\na = p.parse_args()\n"
+        "torch.nn.Linear(2, 2).to(select_device(a.device))\n")}))
+    assert rows(r) == [("API103", "utils.py", 6, "info")]  # torch.device('cuda:0') inside the CUDA check
+    assert outlook(r) == ("runs_on_mac", ["--device mps"], [])
+
+
+def test_a_cpu_default_device_option_needs_the_flag_an_empty_one_without_mps_does_not(write_project):
+    cpu = scan_path(write_project({"train.py": TORCH + (
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('--device', default='cpu')\n"
+        "a = p.parse_args()\ntorch.nn.Linear(2, 2).to(a.device)\n")}))
+    assert outlook(cpu) == ("runs_on_mac", ["--device mps"], [])
+
+
+def test_device_options_that_need_no_flag(write_project, tmp_path):
+    r = scan_path(write_project({"train.py": TORCH + (
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('--device', default='')\n"
+        "p.add_argument('--gpu-device', default='mps')\np.add_argument('--cpu-device', default='cpu', "
+        "choices=['cpu', 'cuda'])\na = p.parse_args()\n"), "tests/test_x.py": TORCH + (
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('--device', default='cpu')\n")}))
+    assert outlook(r) == ("runs_on_mac", [], [])

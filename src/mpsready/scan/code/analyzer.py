@@ -98,10 +98,13 @@ class CodeResult:
     # a pure-PyTorch path wired correctly (what `mpsready migrate` makes of an EXT108 fallback keyed on the CPU)
     device_dispatch: list[int] = field(default_factory=list)
     places: bool = False  # the source moves or creates something on a device (.to(, .cuda(, device=)
+    # the source compares a value with 'mps' (`device == "mps"`, `"mps" in device`): it uses MPS when asked
+    mps_on_request: bool = False
     entry: bool = False  # runs as a program: `if __name__ == "__main__":` or module-level calls (a script)
 
     _FIELDS = ("findings", "imports", "suppress", "extensions", "parsed", "cu_refs", "surfaces", "f64_returns",
-               "f64_sinks", "param_sinks", "f64_calls", "pure_defs", "pure_refs", "places", "entry", "device_dispatch")
+               "f64_sinks", "param_sinks", "f64_calls", "pure_defs", "pure_refs", "places", "entry", "device_dispatch",
+               "mps_on_request")
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self._FIELDS}
@@ -199,6 +202,10 @@ def _model_summaries(tree: ast.Module, text: str, result: CodeResult) -> None:
     result.surfaces = surfaces.collect(tree, text)
     result.entry = _is_entry(tree)
     result.places = any(w in text for w in (".to(", ".cuda(", "device=", "torch.device", "set_default_device"))
+    if "mps" in text:  # the walk is worth it only then
+        result.mps_on_request = any(
+            n.__class__ is ast.Compare and any(c.__class__ is ast.Constant and c.value in ("mps", "mps:0")
+                                               for c in (n.left, *n.comparators)) for n in _walk(tree))
     defs = {}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.endswith(_PURE_SUFFIXES) \

@@ -66,7 +66,29 @@ def apply_surfaces(findings: list[Finding], results: Mapping[str, Any], config_t
     if hydra:
         extra += configs.mac_group_options(config_texts)
     extra += compile_flags(by_file, flagged_files, findings)
+    extra += request_flags(by_file, results, {f.evidence.get("flag") for f in out if f.evidence.get("flag")})
     return out, extra
+
+
+def request_flags(by_file: Mapping[str, list[dict]], results: Mapping[str, Any], flags: set[str]) -> list[str]:
+    """``--device mps`` for a main-path device option that keeps a Mac on the CPU unless it is given: its default
+    is ``"cpu"``, or empty (``""``/``None``) in a project that uses MPS only when a value equals ``'mps'``
+    (yolov5's ``select_device``: ``--device ""`` means CUDA if available, else the CPU). Such a project raises no
+    device finding (it is MPS-aware), yet without the flag it runs on the CPU."""
+    asks = any(res.mps_on_request for rel, (res, _c) in results.items() if scope_of(rel) is Scope.MAIN)
+    out: list[str] = []
+    for rel, surfaces in sorted(by_file.items()):
+        if scope_of(rel) is not Scope.MAIN:
+            continue
+        for s in surfaces:
+            default, choices = s.get("default"), s.get("choices")
+            if "device" not in s["dest"].lower() or s.get("computed") or (choices and "mps" not in choices):
+                continue
+            if default == "cpu" or (asks and default in ("", None)):
+                flag = flag_text(s, "mps")
+                if flag not in flags and flag not in out:
+                    out.append(flag)
+    return out
 
 
 def _surface_at(surfaces: Iterable[dict], line: int | None) -> dict | None:
