@@ -556,3 +556,33 @@ def test_device_options_that_need_no_flag(write_project, tmp_path):
         "choices=['cpu', 'cuda'])\na = p.parse_args()\n"), "tests/test_x.py": TORCH + (
         "import argparse\np = argparse.ArgumentParser()\np.add_argument('--device', default='cpu')\n")}))
     assert outlook(r) == ("runs_on_mac", [], [])
+
+
+def test_findings_in_a_function_called_only_behind_an_off_option_are_behind_it(write_project):
+    # whisper: transcribe() calls add_word_timestamps() only `if word_timestamps:`; the .double() MPS refuses
+    # sits two calls down, in another file
+    files = {"align.py": "def find(x):\n    return x.double().cpu()\n\ndef align(x):\n    return find(x)\n",
+             "main.py": TORCH + (
+                 "import argparse\nfrom align import align\n\ndef run(x, word_timestamps=False):\n"
+                 "    if word_timestamps:\n        align(x)\n    return x.sum()\n\ndef cli():\n"
+                 "    p = argparse.ArgumentParser()\n    p.add_argument('--device', default='mps')\n"
+                 "    p.add_argument('--word_timestamps', action='store_true')\n    a = p.parse_args()\n"
+                 "    run(torch.zeros(3, device=a.device), a.word_timestamps)\n\nif __name__ == '__main__':\n    cli()\n")}
+    r = scan_path(write_project(files))
+    assert [(f.code, f.location.path, f.location.line, f.evidence.get("behind_flag"), f.evidence.get("caller_guard"))
+            for f in r.findings if f.code == "DTY101"] == [("DTY101", "align.py", 2, "--word_timestamps", "find")]
+    assert outlook(r) == ("runs_on_mac", [], [])
+
+
+def test_one_unguarded_or_indirect_use_keeps_the_finding_limiting(write_project):
+    base = {"align.py": "def align(x):\n    return x.double().cpu()\n"}
+    head = TORCH + ("import argparse\nfrom align import align\np = argparse.ArgumentParser()\n"
+                    "p.add_argument('--word_timestamps', action='store_true')\np.add_argument('--fast', default=True)\n"
+                    "a = p.parse_args()\nx = torch.zeros(3, device='mps')\n")
+    for tail in ("if a.word_timestamps:\n    align(x)\nalign(x)\n",      # one call without the test
+                 "if a.word_timestamps:\n    align(x)\nhooks = [align]\n",  # used other than by a call
+                 "if a.fast:\n    align(x)\n"):                             # an option that is on by default
+        r = scan_path(write_project({**base, "main.py": head + tail}))
+        assert [(f.code, f.location.line, f.evidence.get("behind_flag")) for f in r.findings
+                if f.code == "DTY101"] == [("DTY101", 2, None)], tail
+        assert outlook(r)[0] == "mac_for_dev", tail

@@ -28,7 +28,8 @@ from mpsready.scan.code.notebook import analyze_cells
 from mpsready.scan.config import ScanConfig, with_project_config
 from mpsready.scan.model import flow
 from mpsready.scan.model.graph import example_collection, mark_reach
-from mpsready.scan.model.project import apply_surfaces, cpu_only_dtypes
+from mpsready.scan.model.callers import behind_caller_flags
+from mpsready.scan.model.project import apply_surfaces, cpu_only_dtypes, off_options
 from mpsready.scan.model.remedy import with_remedies
 from mpsready.scan.outlook import Edit, Subproject, collection_outlook, ladder
 from mpsready.scan.rules import deps as D
@@ -149,6 +150,7 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
     findings = _drop_own_packages(findings, files)
     findings, extra_flags = apply_surfaces(findings, code_results, _config_texts(files, project),
                                            _uses_hydra(code_results))
+    findings = behind_caller_flags(findings, code_results, project.read_text, off_options(code_results))
     findings = cpu_only_dtypes(findings, code_results)
     findings = mark_reach(findings, code_results)
     findings = with_remedies(findings)

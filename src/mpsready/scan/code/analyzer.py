@@ -100,11 +100,12 @@ class CodeResult:
     places: bool = False  # the source moves or creates something on a device (.to(, .cuda(, device=)
     # the source compares a value with 'mps' (`device == "mps"`, `"mps" in device`): it uses MPS when asked
     mps_on_request: bool = False
+    def_spans: list[list[Any]] = field(default_factory=list)  # [name, first line, last line] of functions/methods
     entry: bool = False  # runs as a program: `if __name__ == "__main__":` or module-level calls (a script)
 
     _FIELDS = ("findings", "imports", "suppress", "extensions", "parsed", "cu_refs", "surfaces", "f64_returns",
                "f64_sinks", "param_sinks", "f64_calls", "pure_defs", "pure_refs", "places", "entry", "device_dispatch",
-               "mps_on_request")
+               "mps_on_request", "def_spans")
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self._FIELDS}
@@ -201,6 +202,9 @@ def _model_summaries(tree: ast.Module, text: str, result: CodeResult) -> None:
     substring tests decide only whether a walk is worth it)."""
     result.surfaces = surfaces.collect(tree, text)
     result.entry = _is_entry(tree)
+    result.def_spans = [[item.name, item.lineno, item.end_lineno or item.lineno]
+                        for node in tree.body for item in (node.body if isinstance(node, ast.ClassDef) else [node])
+                        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))]
     result.places = any(w in text for w in (".to(", ".cuda(", "device=", "torch.device", "set_default_device"))
     if "mps" in text:  # the walk is worth it only then
         result.mps_on_request = any(

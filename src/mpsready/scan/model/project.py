@@ -70,6 +70,17 @@ def apply_surfaces(findings: list[Finding], results: Mapping[str, Any], config_t
     return out, extra
 
 
+def off_options(results: Mapping[str, Any]) -> dict[str, str]:
+    """The main path's options that are off by default: destination -> printed name (``--word_timestamps``)."""
+    out: dict[str, str] = {}
+    for rel, (res, _c) in results.items():
+        if scope_of(rel) is Scope.MAIN:
+            for s in res.surfaces:
+                if s.get("default") in _OFF and not s.get("computed"):
+                    out.setdefault(s["dest"], s["name"])
+    return out
+
+
 def request_flags(by_file: Mapping[str, list[dict]], results: Mapping[str, Any], flags: set[str]) -> list[str]:
     """``--device mps`` for a main-path device option that keeps a Mac on the CPU unless it is given: its default
     is ``"cpu"``, or empty (``""``/``None``) in a project that uses MPS only when a value equals ``'mps'``

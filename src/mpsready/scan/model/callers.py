@@ -1,0 +1,176 @@
+"""Findings inside a function that the project calls only behind an option that is off by default.
+
+The analyser marks a finding ``behind_flag`` when an ``if args.word_timestamps:`` surrounds the finding itself
+(:func:`mpsready.scan.model.project.apply_surfaces`). whisper puts the guard one call up: ``transcribe()`` calls
+``add_word_timestamps()`` only ``if word_timestamps:``, and the ``.double()`` that MPS refuses sits in the
+callee, in another file. This pass looks at the callers of each function that holds a limiting finding: when
+every use of the function's name in the project's main-path files is a call under an ``if <name>:`` test whose
+option (``--word_timestamps``) is off by default, the function's findings are behind that option too.
+
+Callers are followed up a few levels (``find_alignment`` <- ``add_word_timestamps`` <- ``transcribe``'s guarded
+call); functions are matched by their short name across the project (methods included), a function used other
+than by a call (passed as a callback, stored in a table) keeps its findings, and only main-path files that
+contain the function's name as text are parsed again, so the pass costs nothing for projects without such
+findings.
+"""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from typing import Any, Callable, Mapping
+
+from mpsready.findings import Finding, Scope
+from mpsready.scan.model.remedy import limits
+from mpsready.scan.scope import scope_of
+
+MAX_CALLEES = 64  # functions whose callers are looked up; more is a project this pass does not pay for
+MAX_HOPS = 4  # levels of callers followed up from the function holding the finding
+MAX_PARSED = 200  # files parsed again for their calls; past that the pass gives up and changes nothing
+# called by PyTorch or a framework, not by the project's code: their callers cannot be seen
+_IMPLICIT = {"forward", "training_step", "validation_step", "test_step", "predict_step", "configure_optimizers",
+             "setup", "run"}
+
+
+def behind_caller_flags(findings: list[Finding], results: Mapping[str, Any], read_text: Callable[[str], str],
+                        off_options: Mapping[str, str]) -> list[Finding]:
+    """``findings`` with ``evidence["behind_flag"]`` (the option's name) added to those inside a function
+    called only behind an option that is off by default (see the module doc).
+
+    ``results`` maps a relative path to (CodeResult, cells); ``read_text`` returns a project file's text (it may
+    raise); ``off_options`` maps an option's destination (``word_timestamps``) to its printed name for the
+    options of the main path that are off by default."""
+    if not off_options:
+        return findings
+    spans = {rel: res.def_spans for rel, (res, _c) in results.items() if getattr(res, "def_spans", None)}
+    wanted: dict[int, str] = {}  # index of a finding -> the function holding it
+    for i, f in enumerate(findings):
+        if f.location.path in spans and f.location.line and limits(f):
+            name = _innermost(spans[f.location.path], f.location.line)
+            if name and not name.startswith("__") and name not in _IMPLICIT:
+                wanted[i] = name
+    if not wanted:
+        return findings
+    uses: dict[str, set] = {}  # name -> {(guard or None, enclosing function or None)}
+    todo = set(wanted.values())
+    budget = [MAX_PARSED]
+    for _ in range(MAX_HOPS):  # callers of callers, a few levels up
+        todo -= set(uses)
+        if not todo or len(uses) + len(todo) > MAX_CALLEES:
+            break
+        found = _caller_guards(sorted(todo), results, read_text, budget)
+        if found is None:
+            return findings  # too many files to read again: nothing is marked
+        uses.update(found)
+        todo = {fn for seen in found.values() for guard, fn in seen if guard is None and fn}
+    out = list(findings)
+    for i, name in wanted.items():
+        option = _behind(name, uses, off_options, set())
+        if option:
+            f = out[i]
+            out[i] = Finding(f.code, f.severity, f.message, f.location, f.basis, f.fix, f.source, f.scope,
+                             {**f.evidence, "behind_flag": off_options[option], "caller_guard": name})
+    return out
+
+
+def _behind(name: str, uses: Mapping[str, set], off: Mapping[str, str], visiting: set[str]) -> str | None:
+    """The off-by-default option every use of ``name`` sits behind (directly, or through callers that are
+    themselves behind one), or ``None``."""
+    seen = uses.get(name)
+    if not seen or name in visiting:
+        return None
+    visiting = visiting | {name}
+    options = []
+    for guard, fn in seen:
+        if guard is not None:
+            if guard not in off:
+                return None
+            options.append(guard)
+        elif fn is None or fn == name:
+            return None
+        else:
+            up = _behind(fn, uses, off, visiting)
+            if up is None:
+                return None
+            options.append(up)
+    return sorted(options)[0] if options else None
+
+
+def _innermost(spans: list[list[Any]], line: int) -> str | None:
+    hits = [s for s in spans if s[1] <= line <= s[2]]
+    return min(hits, key=lambda s: s[2] - s[1])[0] if hits else None
+
+
+def _caller_guards(names: list[str], results: Mapping[str, Any], read_text: Callable[[str], str],
+                   budget: list[int]) -> dict[str, set] | None:
+    """For each name, its uses in main-path Python files as (guard, enclosing function): the option an enclosing
+    ``if`` tests (``word_timestamps`` for ``if word_timestamps:`` / ``if args.word_timestamps:``) or ``None``, and
+    the function the use sits in (``None`` at module level). A use that is not a call is ``(None, None)``: it
+    cannot be followed. ``None`` when more files than ``budget[0]`` (decremented) would be parsed."""
+    out: dict[str, set] = {n: set() for n in names}
+    for rel in sorted(results):
+        if scope_of(rel) is not Scope.MAIN or not rel.endswith(".py"):
+            continue
+        try:
+            text = read_text(rel)
+        except Exception:  # vanished or unreadable since the walk: its uses are unknown
+            for n in names:
+                out[n].add((None, None))
+            continue
+        present = [n for n in names if n in text]
+        if not present:
+            continue
+        budget[0] -= 1
+        if budget[0] < 0:
+            return None
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            for n in present:
+                out[n].add((None, None))
+            continue
+        _uses(tree, set(present), out)
+    return out
+
+
+def _uses(tree: ast.Module, names: set[str], out: dict[str, set]) -> None:
+    """Walk ``tree`` with the test of the enclosing ``if`` body and the enclosing function (iteratively)."""
+    stack: list[tuple[ast.AST, str | None, str | None]] = [(tree, None, None)]
+    while stack:
+        node, guard, fn = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            stack.extend((child, None, node.name) for child in node.body)  # a new function: no enclosing test
+            stack.extend((d, guard, fn) for d in node.decorator_list)
+            continue
+        if isinstance(node, ast.If):
+            switch = _switch(node.test)
+            stack.append((node.test, guard, fn))
+            stack.extend((child, switch or guard, fn) for child in node.body)
+            stack.extend((child, guard, fn) for child in node.orelse)
+            continue
+        if isinstance(node, ast.Call):
+            callee = node.func.id if isinstance(node.func, ast.Name) else \
+                node.func.attr if isinstance(node.func, ast.Attribute) else None
+            if callee in names:
+                out[callee].add((guard, fn))
+                stack.extend((child, guard, fn) for child in node.args)
+                stack.extend((k.value, guard, fn) for k in node.keywords)
+                if isinstance(node.func, ast.Attribute):
+                    stack.append((node.func.value, guard, fn))
+                continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue  # `from align import align` names the function without using it
+        if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load):
+            out[node.id].add((None, None))  # a use that is not a call: passed on, stored, returned
+        stack.extend((child, guard, fn) for child in ast.iter_child_nodes(node))
+
+
+def _switch(test: ast.AST) -> str | None:
+    """The option an ``if`` tests as a switch: ``word_timestamps`` or ``args.word_timestamps``."""
+    if isinstance(test, ast.Name):
+        return test.id
+    if isinstance(test, ast.Attribute) and isinstance(test.value, (ast.Name, ast.Attribute)):
+        return test.attr
+    return None
