@@ -78,9 +78,14 @@ class CodeResult:
     device_dispatch: list[int] = field(default_factory=list)
     places: bool = False  # the source moves or creates something on a device (.to(, .cuda(, device=)
     entry: bool = False  # runs as a program: `if __name__ == "__main__":` or module-level calls (a script)
+    # [first line, last line] of each module-level `if __name__ == "__main__":` body (its `else` runs on import)
+    main_guards: list[list[int]] = field(default_factory=list)
+    # string literals passed to a call that name a Python file ("scripts/ppo.py"): scripts a launcher starts
+    launches: list[str] = field(default_factory=list)
 
     _FIELDS = ("findings", "imports", "suppress", "extensions", "parsed", "cu_refs", "surfaces", "f64_returns",
-               "f64_sinks", "param_sinks", "f64_calls", "pure_defs", "pure_refs", "places", "entry", "device_dispatch")
+               "f64_sinks", "param_sinks", "f64_calls", "pure_defs", "pure_refs", "places", "entry", "device_dispatch",
+               "main_guards", "launches")
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self._FIELDS}
@@ -171,12 +176,45 @@ def _is_entry(tree: ast.Module) -> bool:
     return False
 
 
+def _main_guards(tree: ast.Module) -> list[list[int]]:
+    """[first, last] line of the body of each module-level ``if __name__ == "__main__":`` (either operand order)."""
+    out = []
+    for st in tree.body:
+        if isinstance(st, ast.If) and isinstance(st.test, ast.Compare) and len(st.test.ops) == 1 \
+                and isinstance(st.test.ops[0], ast.Eq) and st.body:
+            sides = [st.test.left, st.test.comparators[0]]
+            names = [s.id for s in sides if isinstance(s, ast.Name)]
+            consts = [s.value for s in sides if isinstance(s, ast.Constant)]
+            if names == ["__name__"] and consts == ["__main__"]:
+                out.append([st.lineno, st.body[-1].end_lineno or st.body[-1].lineno])
+    return out
+
+
+def _launched_paths(tree: ast.Module) -> list[str]:
+    """String literals given to a call, directly or in a list or tuple argument, that look like a path to a
+    Python file: ``subprocess.run(["python", "scripts/ppo.py"])``, ``Tuner(script="cleanrl/ppo.py")``.
+    Whether the file exists is the project model's question (:mod:`mpsready.scan.model.graph`)."""
+    found: dict[str, None] = {}
+    for node in _walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        for arg in [*node.args, *(k.value for k in node.keywords)]:
+            for item in (arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else [arg]):
+                if isinstance(item, ast.Constant) and isinstance(item.value, str) and item.value.endswith(".py") \
+                        and not any(c.isspace() for c in item.value):
+                    found[item.value] = None
+    return list(found)
+
+
 def _model_summaries(tree: ast.Module, text: str, result: CodeResult) -> None:
     """The per-file parts of the project model that do not need the visitor: configuration surfaces,
     pure-PyTorch reference functions and their uses, and whether anything is placed on a device (plain
     substring tests decide only whether a walk is worth it)."""
     result.surfaces = surfaces.collect(tree, text)
     result.entry = _is_entry(tree)
+    result.main_guards = _main_guards(tree)
+    if ".py'" in text or '.py"' in text:
+        result.launches = _launched_paths(tree)
     result.places = any(w in text for w in (".to(", ".cuda(", "device=", "torch.device", "set_default_device"))
     defs = {}
     for node in tree.body:

@@ -42,7 +42,7 @@ def migrate_can(f: Finding) -> bool:
 def limits(f: Finding) -> bool:
     """Whether ``f`` can limit the outlook of the main path (see the module doc)."""
     ev = f.evidence or {}
-    if f.scope is not Scope.MAIN or ev.get("behind_flag") or ev.get("reach") in ("off_main_path", "demo_notebook"):
+    if f.scope is not Scope.MAIN or ev.get("behind_flag") or ev.get("reach") in ("off_main_path", "demo_notebook", "module_demo"):
         return False
     if f.code.startswith("INP"):
         return False
