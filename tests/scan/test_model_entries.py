@@ -39,6 +39,16 @@ def test_a_readme_naming_a_missing_script_changes_nothing(write_project):
     assert outlook(r) == ("runs_on_mac", [], [])
 
 
+def test_the_readme_adds_entries_and_demotes_none(write_project):
+    # no script named for the main work: every root script starts the path, the README's first command too
+    r = scan_path(write_project({"README.md": "```\npython download.py\npython setup.py develop\n```\n",
+                                 "download.py": "import urllib.request\nurllib.request.urlretrieve('u', 'f')\n",
+                                 "setup.py": "from setuptools import setup\nsetup(name='x')\n",
+                                 "demo.py": CUDA_OR_CPU}))
+    assert reaches(r) == [("API104", "demo.py", 3, None)]
+    assert outlook(r) == ("mac_for_dev", [], [("demo.py", 3, "API104", "edit", True)])
+
+
 def test_readme_prose_outside_code_is_not_a_command(write_project):
     r = scan_path(write_project({"README.md": "Then run python sample.py to see samples.\n",
                                  "sample.py": CUDA_OR_CPU, "train.py": MPS_OR_CPU}))
@@ -66,13 +76,14 @@ def test_python_m_and_a_shell_script_in_the_readme(write_project):
     ("python -m pkg", ["pkg/__main__.py"]),
     ("python sample.py; python -W ignore train.py | tee log", ["sample.py", "train.py"]),
     ("python -c 'import sample'", []),
+    ("python -m pytest tests/test_sample.py", []),  # runs the tests, not a main entry
     ("python missing.py", []),
     ("python ../sample.py", []),
     ("python 'sample.py", []),  # an open quote splits into nothing
     ("pip install -r requirements.txt", []),
 ])
 def test_command_scripts(line, expected):
-    py = {"sample.py", "train.py", "pkg/train.py", "pkg/__init__.py", "pkg/__main__.py"}
+    py = {"sample.py", "train.py", "pkg/train.py", "pkg/__init__.py", "pkg/__main__.py", "tests/test_sample.py"}
     assert command_scripts(line, py) == expected
 
 

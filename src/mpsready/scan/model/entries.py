@@ -37,6 +37,8 @@ from mpsready.scan.sources.interface import ProjectFiles, SourceError
 READMES = ("README.md", "README.rst", "README.txt", "README", "readme.md", "Readme.md", "readme.rst")
 _PY_OPTS_WITH_ARG = {"-W", "-X", "-Q"}
 _LAUNCHERS = {"torchrun", "deepspeed", "accelerate"}
+_LAUNCH_MODULES = {"torch.distributed.launch", "torch.distributed.run", "accelerate.commands.launch", "deepspeed",
+                   "deepspeed.launcher.runner"}
 _SHELLS = {"bash", "sh", "zsh"}
 _WORDS = ("py", "torchrun", "deepspeed", "accelerate", "sh")  # a line without any of them runs no script
 # a larger README is not read: markdown-it-py spends seconds on a few hundred KB of one-character lines
@@ -163,7 +165,9 @@ def _python_args(args: list[str], py: Collection[str]) -> list[str]:
             return []  # inline code runs no script
         if a == "-m":
             hit = _module_file(args[i + 1], py) if i + 1 < len(args) else None
-            return [hit] if hit else _launched(args[i + 2:], py)  # -m torch.distributed.launch ... train.py
+            if hit or i + 1 >= len(args) or args[i + 1] not in _LAUNCH_MODULES:
+                return [hit] if hit else []  # python -m pytest tests/test_x.py runs the tests, not a main entry
+            return _launched(args[i + 2:], py)  # python -m torch.distributed.launch ... train.py
         if a in _PY_OPTS_WITH_ARG:
             i += 2
             continue

@@ -66,9 +66,9 @@ def main_path(results: Mapping[str, Any], readme: list[str] | tuple[str, ...] = 
     if not roots:
         return None, []
     primary = [rel for rel in roots if rel.startswith(PRIMARY)]
-    ran = [rel for rel in readme if rel in results]
-    ran_root = [rel for rel in ran if "/" not in rel]
-    starts = sorted({*(primary or ran_root or roots), *ran_root})
+    # the README adds entries, never demotes one: its first command is often a download or a setup step
+    ran = [rel for rel in readme if rel in results and PurePosixPath(rel).name not in SKIP_ENTRIES]
+    starts = sorted({*(primary or roots), *(rel for rel in ran if "/" not in rel)})
     # a script the README runs or a root launcher starts is a main entry of its own
     extra = [rel for rel in [*ran, *launched(results, starts)] if rel not in starts]
     roots = [*starts, *dict.fromkeys(extra)]
