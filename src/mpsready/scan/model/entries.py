@@ -141,7 +141,8 @@ def command_scripts(line: str, py_files: Collection[str], read_shell=None, depth
 def _one_command(tokens: list[str], py: Collection[str], read_shell, depth: int) -> list[str]:
     for i, tok in enumerate(tokens):
         name = PurePosixPath(tok).name
-        if name in ("python", "python2", "python3", "py") or (name.startswith("python") and name[6:].replace(".", "").isdigit()):
+        if name in ("python", "python2", "python3", "py") or (
+                name.startswith("python") and name[6:].replace(".", "").isdigit()):  # python3.11
             return _python_args(tokens[i + 1:], py)
         if name in _LAUNCHERS:
             return _launched(tokens[i + 1:], py)

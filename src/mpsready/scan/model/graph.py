@@ -5,8 +5,8 @@ Entries are modules that run as programs (a ``__main__`` guard or module-level c
 path* starts at those named for the main work (``train*.py``, ``main*.py``, ``run*.py``, ``app*.py``,
 ``cli*.py``; all root entries when none is), at every script the README runs
 (:mod:`mpsready.scan.model.entries`) and at every project script a starting root entry names as a string
-given to a call (a launcher: ``subprocess.run(["python", "scripts/ppo.py"])``, ``Tuner(script="cleanrl/ppo.py")``),
-and takes every project module they import, transitively; entry scripts in subdirectories that the main
+given to a call (a launcher: ``subprocess.run(["python", "scripts/ppo.py"])``,
+``Tuner(script="cleanrl/ppo.py")``), and takes every project module they import, transitively; entry scripts in subdirectories that the main
 path does not import (``checkpoints/convert.py``, ``tools/plot.py``) and modules reached only by string
 (a Hydra ``_target_``, a registry) are off it. A project without root-level entries (a library, a
 collection of scripts) has no single main entry: every file is on the main path.
@@ -57,7 +57,8 @@ def launched(results: Mapping[str, Any], rels: list[str]) -> list[str]:
     return list(out)
 
 
-def main_path(results: Mapping[str, Any], readme: list[str] | tuple[str, ...] = ()) -> tuple[set[str] | None, list[str]]:
+def main_path(results: Mapping[str, Any],
+              readme: list[str] | tuple[str, ...] = ()) -> tuple[set[str] | None, list[str]]:
     """(the files on the main path, the entries it starts from); ``(None, [])`` when the project has no
     root-level entry script (then every file counts). ``results`` maps a path to (CodeResult, cells);
     ``readme`` lists the scripts the project's README runs (:func:`mpsready.scan.model.entries.declared_entries`)."""
