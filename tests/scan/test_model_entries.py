@@ -172,11 +172,13 @@ def test_a_package_module_named_for_the_main_work_is_not_a_demo(write_project):
 
 
 def test_an_oversized_or_unreadable_readme_names_nothing(write_project, tmp_path):
-    from mpsready.scan.model.entries import MAX_README_BYTES
+    from mpsready.scan.model.entries import MAX_README_BYTES, MAX_README_LINES
 
-    big = "`python sample.py`\n" + "x" * MAX_README_BYTES
-    r = scan_path(write_project({"README.md": big, "sample.py": CUDA_OR_CPU, "train.py": MPS_OR_CPU}))
-    assert outlook(r) == ("runs_on_mac", [], [])
+    for big in ("`python sample.py`\n" + "x" * MAX_README_BYTES, "`python sample.py`\n" + "-\n" * MAX_README_LINES):
+        r = scan_path(write_project({"README.md": big, "sample.py": CUDA_OR_CPU, "train.py": MPS_OR_CPU}))
+        assert outlook(r) == ("runs_on_mac", [], [])
+    r = scan_path(write_project({"README.md": "`python sample.py`\n" + "-\n" * (MAX_README_LINES - 1)}))
+    assert outlook(r) == ("mac_for_dev", [], [("sample.py", 3, "API104", "edit", True)])  # at the limit: read
     (tmp_path / "proj" / "README.md").unlink()
     (tmp_path / "proj" / "README.md").mkdir()  # a directory where the README should be
     (tmp_path / "proj" / "README.rst").write_bytes(b"``python sample.py``\n\xff\xfe")  # not UTF-8
