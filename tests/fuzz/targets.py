@@ -141,7 +141,40 @@ def scan_targets() -> list[Target]:
     out.append(Target("[tool.mpsready] config", config, (UsageError,), [
         '[tool.mpsready]\nselect = ["API"]\nignore = "DEP101"\nfail-on = "degrades"\nexclude = ["x/*"]\nmax-file-size = 10\n'],
         TOML_TOKENS))
+    out += _entry_targets()
     return out
+
+
+def _entry_targets() -> list[Target]:
+    """The project's declared entries (scan.model.entries): README commands, console scripts. Total: a file
+    that cannot be read or parsed names nothing and raises nothing."""
+    from mpsready.scan.model.entries import declared_entries
+    from mpsready.scan.sources.interface import ProjectFiles
+
+    py = {"sample.py", "train.py", "pkg/__init__.py", "pkg/cli.py", "pkg/__main__.py"}
+
+    def project(name: str, files: tuple[str, ...]):
+        root = _WORK / name
+        (root / "scripts").mkdir(parents=True, exist_ok=True)
+
+        def run(text: str) -> None:
+            for rel in files:
+                (root / rel).write_bytes(text.encode("utf-8", "surrogatepass"))
+            declared_entries(ProjectFiles(root, 1 << 20), py)
+        return run
+
+    md = ["# x\n\n`python sample.py`\n\n```bash\ntorchrun --nproc_per_node=2 train.py \\\n  --lr 1\n"
+          "bash scripts/run.sh && python -m pkg\n```\n    accelerate launch train.py\n"]
+    other = ['[project]\nname = "x"\n[project.scripts]\nx = "pkg.cli:main"\n',
+             "from setuptools import setup\nsetup(entry_points={'console_scripts': ['x=pkg.cli:main']})\n",
+             "[options.entry_points]\nconsole_scripts =\n    x = pkg.cli:main\n", "Run ``python -m pkg`` or::\n\n  python train.py\n"]
+    tokens = ["python ", "python3 -m ", "torchrun ", "accelerate launch ", "deepspeed ", "bash ", "scripts/run.sh",
+              "sample.py", "pkg.cli", "-m", "\\\n", "`", "```", "~~~", "    ", "'", '"', "&&", "|", ";", "$(", "=",
+              "[project.scripts]", "setup(", "entry_points=", "{", "}", "[", "]", "console_scripts", ":"]
+    return [Target("README.md commands (model.entries)", project("readme-md", ("README.md", "scripts/run.sh")), (),
+                   md, tokens),
+            Target("README.rst and console scripts (model.entries)",
+                   project("readme-rst", ("README.rst", "pyproject.toml", "setup.py", "setup.cfg")), (), other, tokens)]
 
 
 def _manifest() -> str:

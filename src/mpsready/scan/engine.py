@@ -27,6 +27,7 @@ from mpsready.scan.code.analyzer import parse_suppression
 from mpsready.scan.code.notebook import analyze_cells
 from mpsready.scan.config import ScanConfig, with_project_config
 from mpsready.scan.model import flow
+from mpsready.scan.model.entries import declared_entries
 from mpsready.scan.model.graph import example_collection, mark_reach
 from mpsready.scan.model.callers import behind_caller_flags
 from mpsready.scan.model.project import apply_surfaces, cpu_only_dtypes, off_options
@@ -152,7 +153,7 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
                                            _uses_hydra(code_results))
     findings = behind_caller_flags(findings, code_results, project.read_text, off_options(code_results))
     findings = cpu_only_dtypes(findings, code_results)
-    findings = mark_reach(findings, code_results)
+    findings = mark_reach(findings, code_results, declared_entries(project, code_results))
     findings = with_remedies(findings)
 
     suppress = {rel: res.suppress for rel, (res, _cells) in code_results.items() if res.suppress}

@@ -24,7 +24,7 @@ from mpsready.scan.model import surfaces
 from mpsready.scan.rules import inputs as I
 
 # Bump when the analysis changes so cached results are recomputed.
-ANALYZER_VERSION = 23
+ANALYZER_VERSION = 24
 
 # Skip the analysis of sources without a trigger word (see triggers.py); tests turn it off to compare.
 PREFILTER = True
@@ -102,10 +102,14 @@ class CodeResult:
     mps_on_request: bool = False
     def_spans: list[list[Any]] = field(default_factory=list)  # [name, first line, last line] of functions/methods
     entry: bool = False  # runs as a program: `if __name__ == "__main__":` or module-level calls (a script)
+    # [first line, last line] of each module-level `if __name__ == "__main__":` body (its `else` runs on import)
+    main_guards: list[list[int]] = field(default_factory=list)
+    # string literals passed to a call that name a Python file ("scripts/ppo.py"): scripts a launcher starts
+    launches: list[str] = field(default_factory=list)
 
     _FIELDS = ("findings", "imports", "suppress", "extensions", "parsed", "cu_refs", "surfaces", "f64_returns",
                "f64_sinks", "param_sinks", "f64_calls", "pure_defs", "pure_refs", "places", "entry", "device_dispatch",
-               "mps_on_request", "def_spans")
+               "mps_on_request", "def_spans", "main_guards", "launches")
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self._FIELDS}
@@ -196,6 +200,36 @@ def _is_entry(tree: ast.Module) -> bool:
     return False
 
 
+def _main_guards(tree: ast.Module) -> list[list[int]]:
+    """[first, last] line of the body of each module-level ``if __name__ == "__main__":`` (either operand order)."""
+    out = []
+    for st in tree.body:
+        if isinstance(st, ast.If) and isinstance(st.test, ast.Compare) and len(st.test.ops) == 1 \
+                and isinstance(st.test.ops[0], ast.Eq) and st.body:
+            sides = [st.test.left, st.test.comparators[0]]
+            names = [s.id for s in sides if isinstance(s, ast.Name)]
+            consts = [s.value for s in sides if isinstance(s, ast.Constant)]
+            if names == ["__name__"] and consts == ["__main__"]:
+                out.append([st.lineno, st.body[-1].end_lineno or st.body[-1].lineno])
+    return out
+
+
+def _launched_paths(tree: ast.Module) -> list[str]:
+    """String literals given to a call, directly or in a list or tuple argument, that look like a path to a
+    Python file: ``subprocess.run(["python", "scripts/ppo.py"])``, ``Tuner(script="cleanrl/ppo.py")``.
+    Whether the file exists is the project model's question (:mod:`mpsready.scan.model.graph`)."""
+    found: dict[str, None] = {}
+    for node in _walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        for arg in [*node.args, *(k.value for k in node.keywords)]:
+            for item in (arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else [arg]):
+                if isinstance(item, ast.Constant) and isinstance(item.value, str) and item.value.endswith(".py") \
+                        and not any(c.isspace() for c in item.value):
+                    found[item.value] = None
+    return list(found)
+
+
 def _model_summaries(tree: ast.Module, text: str, result: CodeResult) -> None:
     """The per-file parts of the project model that do not need the visitor: configuration surfaces,
     pure-PyTorch reference functions and their uses, and whether anything is placed on a device (plain
@@ -205,6 +239,9 @@ def _model_summaries(tree: ast.Module, text: str, result: CodeResult) -> None:
     result.def_spans = [[item.name, item.lineno, item.end_lineno or item.lineno]
                         for node in tree.body for item in (node.body if isinstance(node, ast.ClassDef) else [node])
                         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    result.main_guards = _main_guards(tree)
+    if ".py'" in text or '.py"' in text:
+        result.launches = _launched_paths(tree)
     result.places = any(w in text for w in (".to(", ".cuda(", "device=", "torch.device", "set_default_device"))
     if "mps" in text:  # the walk is worth it only then
         result.mps_on_request = any(

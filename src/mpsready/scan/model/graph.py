@@ -3,17 +3,29 @@
 Entries are modules that run as programs (a ``__main__`` guard or module-level calls, see
 :func:`mpsready.scan.code.analyzer._is_entry`). When the project root holds entry scripts, the *main
 path* starts at those named for the main work (``train*.py``, ``main*.py``, ``run*.py``, ``app*.py``,
-``cli*.py``; all root entries when none is) and takes every project module they import, transitively;
-entry scripts in subdirectories that the main path does not import (``checkpoints/convert.py``,
-``tools/plot.py``) and modules reached only by string (a Hydra ``_target_``, a registry) are off it. A
-project without root-level entries (a library, a collection of scripts) has no single main entry:
-every file is on the main path. Imports are resolved from files only; nothing is imported.
+``cli*.py``; all root entries when none is), at every script the README runs
+(:mod:`mpsready.scan.model.entries`) and at every project script a starting root entry names as a string
+given to a call (a launcher: ``subprocess.run(["python", "scripts/ppo.py"])``,
+``Tuner(script="cleanrl/ppo.py")``), and takes every project module they import, transitively; entry scripts in subdirectories that the main
+path does not import (``checkpoints/convert.py``, ``tools/plot.py``) and modules reached only by string
+(a Hydra ``_target_``, a registry) are off it. A project without root-level entries (a library, a
+collection of scripts) has no single main entry: every file is on the main path.
+
+Apart from that, the ``if __name__ == "__main__":`` block of a package module (its directory holds an
+``__init__.py``) that is not itself a main entry is a demo of the module (``reach = "module_demo"``).
+Main entries here: root scripts, scripts the README runs or a root launcher names, console-script
+modules, ``__main__.py`` files and modules named for the main work (``pkg/train.py``).
+Imports are resolved from files only; nothing is imported.
 """
 
 from __future__ import annotations
 
+import posixpath
 from pathlib import PurePosixPath
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
+
+if TYPE_CHECKING:
+    from mpsready.scan.model.entries import DeclaredEntries
 
 SKIP_ENTRIES = {"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "tasks.py", "manage.py"}
 # root scripts that name the main work; when one exists, other root scripts (benchmark.py, generate.py,
@@ -28,15 +40,39 @@ def module_of(relpath: str) -> str:
     return ".".join(parts)
 
 
-def main_path(results: Mapping[str, Any]) -> tuple[set[str] | None, list[str]]:
-    """(the files on the main path, the root-level entries it starts from); ``(None, [])`` when the project has
-    no root-level entry script (then every file counts). ``results`` maps a path to (CodeResult, cells)."""
+def root_entries(results: Mapping[str, Any]) -> list[str]:
+    """Root-level entry scripts (setup.py and other tool files aside), sorted."""
+    return sorted(rel for rel in results if rel.endswith(".py") and "/" not in rel and rel not in SKIP_ENTRIES
+                  and results[rel][0].entry)
+
+
+def launched(results: Mapping[str, Any], rels: list[str]) -> list[str]:
+    """Project scripts that the files ``rels`` name by a string path given to a call, in order."""
+    out: dict[str, None] = {}
+    for rel in rels:
+        for path in results[rel][0].launches:
+            norm = posixpath.normpath(path)
+            if norm in results and norm != rel and norm.endswith(".py"):
+                out.setdefault(norm, None)
+    return list(out)
+
+
+def main_path(results: Mapping[str, Any],
+              readme: list[str] | tuple[str, ...] = ()) -> tuple[set[str] | None, list[str]]:
+    """(the files on the main path, the entries it starts from); ``(None, [])`` when the project has no
+    root-level entry script (then every file counts). ``results`` maps a path to (CodeResult, cells);
+    ``readme`` lists the scripts the project's README runs (:func:`mpsready.scan.model.entries.declared_entries`)."""
     py = [rel for rel in results if rel.endswith(".py")]
-    roots = sorted(rel for rel in py if "/" not in rel and rel not in SKIP_ENTRIES and results[rel][0].entry)
+    roots = root_entries(results)
     if not roots:
         return None, []
     primary = [rel for rel in roots if rel.startswith(PRIMARY)]
-    roots = primary or roots
+    # the README adds entries, never demotes one: its first command is often a download or a setup step
+    ran = [rel for rel in readme if rel in results and PurePosixPath(rel).name not in SKIP_ENTRIES]
+    starts = sorted({*(primary or roots), *(rel for rel in ran if "/" not in rel)})
+    # a script the README runs or a root launcher starts is a main entry of its own
+    extra = [rel for rel in [*ran, *launched(results, starts)] if rel not in starts]
+    roots = [*starts, *dict.fromkeys(extra)]
     by_module: dict[str, str] = {}
     for rel in py:
         mod = module_of(rel)
@@ -70,13 +106,17 @@ def main_path(results: Mapping[str, Any]) -> tuple[set[str] | None, list[str]]:
     return seen, roots
 
 
-def mark_reach(findings: list, results: Mapping[str, Any]) -> list:
+def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEntries | None = None) -> list:
     """Findings in Python files off the main path get ``evidence["reach"] = "off_main_path"`` (with the
-    entries), and notebook findings in a project that also has Python modules ``"demo_notebook"``; neither
-    limits the outlook (:func:`mpsready.scan.model.remedy.limits`). Other findings are returned unchanged."""
+    entries), findings in the ``__main__`` block of a package module that is no main entry ``"module_demo"``
+    (see the module docstring), and notebook findings in a project that also has Python modules
+    ``"demo_notebook"``; none of them limits the outlook (:func:`mpsready.scan.model.remedy.limits`). Other
+    findings are returned unchanged. ``declared`` holds the README's scripts and the console-script modules."""
     from mpsready.findings import Finding, Scope
 
-    on_path, roots = main_path(results)
+    readme = declared.readme if declared is not None else []
+    on_path, roots = main_path(results, readme)
+    mains = main_entries(results, roots, declared)
     has_modules = any(rel.endswith(".py") and PurePosixPath(rel).name not in SKIP_ENTRIES for rel in results)
     out = []
     for f in findings:
@@ -90,6 +130,10 @@ def mark_reach(findings: list, results: Mapping[str, Any]) -> list:
                 # a root-level module that no entry imports may be the project's API: it stays on the path;
                 # secondary root scripts and unreached files in subdirectories are off it
                 reach = "off_main_path"
+            elif path.endswith(".py") and path not in mains and f.location.line is not None \
+                    and _package_module(path, results) \
+                    and any(a <= f.location.line <= b for a, b in results[path][0].main_guards):
+                reach = "module_demo"
         if reach is not None:
             ev = {**f.evidence, "reach": reach}
             if reach == "off_main_path":
@@ -97,6 +141,24 @@ def mark_reach(findings: list, results: Mapping[str, Any]) -> list:
             f = Finding(f.code, f.severity, f.message, f.location, f.basis, f.fix, f.source, f.scope, ev)
         out.append(f)
     return out
+
+
+def main_entries(results: Mapping[str, Any], roots: list[str], declared: DeclaredEntries | None) -> set[str]:
+    """Files whose ``__main__`` block is a main entry rather than a demo: root scripts, the main path's
+    starting entries, scripts the README runs or a root launcher names, console-script modules,
+    ``__main__.py`` files and modules named for the main work (``pkg/train.py``)."""
+    out = {*root_entries(results), *roots, *launched(results, root_entries(results))}
+    if declared is not None:
+        out |= declared.all()
+    out |= {rel for rel in results if PurePosixPath(rel).name.startswith(PRIMARY)}
+    return out
+
+
+def _package_module(rel: str, results: Mapping[str, Any]) -> bool:
+    """A module of a package (its directory holds an ``__init__.py``): importable, so a ``__main__`` block in
+    it is run by hand, unlike a script's in a directory of scripts."""
+    parent = PurePosixPath(rel).parent
+    return "/" in rel and str(parent / "__init__.py") in results
 
 
 def example_collection(results: Mapping[str, Any], minimum: int = 3) -> list[str]:

@@ -11,8 +11,8 @@ A remedy is stored in the finding's evidence as ``evidence["remedy"]``::
 
 Which findings limit the outlook at all is decided by :func:`limits`: blockers on the main path, plus the
 device selections that silently keep a Mac on the CPU (API104). Findings in tests, docs, examples,
-vendored code, distributed-only code, demo notebooks, files off the main entries' import path
-(:mod:`mpsready.scan.model.graph`), or only behind a flag that is off by default never limit it.
+vendored code, distributed-only code, demo notebooks, files off the main entries' import path, a package
+module's ``__main__`` demo block (:mod:`mpsready.scan.model.graph`), or only behind a flag that is off by default never limit it.
 """
 
 from __future__ import annotations
@@ -39,10 +39,14 @@ def migrate_can(f: Finding) -> bool:
     return bucket(f)[0] == "auto"
 
 
+# evidence.reach values of findings the main path does not run (mpsready.scan.model.graph.mark_reach)
+NOT_REACHED = ("off_main_path", "demo_notebook", "module_demo")
+
+
 def limits(f: Finding) -> bool:
     """Whether ``f`` can limit the outlook of the main path (see the module doc)."""
     ev = f.evidence or {}
-    if f.scope is not Scope.MAIN or ev.get("behind_flag") or ev.get("reach") in ("off_main_path", "demo_notebook"):
+    if f.scope is not Scope.MAIN or ev.get("behind_flag") or ev.get("reach") in NOT_REACHED:
         return False
     if f.code.startswith("INP"):
         return False

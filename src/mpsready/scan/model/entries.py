@@ -1,0 +1,277 @@
+"""The project's declared main entries: scripts its README runs, and its console-script entry points.
+
+A README's commands say which scripts are the project's main work better than their names do (DiT's
+README runs ``python sample.py`` first, ``torchrun ... train.py`` second). The README at the scan root
+(``README.md``, ``README.rst``, ``README.txt`` or ``README``) is read as text, never run: in Markdown its
+fenced and indented code blocks and inline code spans (parsed with markdown-it-py, CommonMark), in other
+formats every line. Each line is split like a shell would (:mod:`shlex`, ``&&``, ``;`` and ``|`` ending a
+command, ``\\`` continuing a line) and these commands name a script of the project:
+
+- ``python X.py``, ``python3 X.py``, ``python -m pkg.mod`` (``pkg/mod.py``, ``pkg/mod/__main__.py``, also
+  under ``src/``), with any prefix (``CUDA_VISIBLE_DEVICES=0``, ``uv run``, ``nohup``);
+- launchers: ``torchrun ... X.py``, ``python -m torch.distributed.launch ... X.py``,
+  ``accelerate launch ... X.py``, ``deepspeed ... X.py`` (the first project script among their arguments,
+  or their ``-m``/``--module`` target);
+- ``bash X.sh`` / ``sh X.sh`` / ``./X.sh``: the Python commands in that shell script (one level deep).
+
+A command naming a file the project does not have names nothing; a README larger than
+:data:`MAX_README_BYTES` or longer than :data:`MAX_README_LINES` lines is not read. Console scripts come from
+``[project.scripts]`` / ``[project.gui-scripts]`` in pyproject.toml, ``console_scripts`` in setup.cfg's
+``[options.entry_points]`` and in a literal ``entry_points=`` of setup.py's ``setup()`` call (read with
+:mod:`ast`). Unreadable or malformed files name nothing (their own readers report them).
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import posixpath
+import shlex
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+from mpsready.scan.sources.interface import ProjectFiles, SourceError
+
+READMES = ("README.md", "README.rst", "README.txt", "README", "readme.md", "Readme.md", "readme.rst")
+_PY_OPTS_WITH_ARG = {"-W", "-X", "-Q"}
+_LAUNCHERS = {"torchrun", "deepspeed", "accelerate"}
+_LAUNCH_MODULES = {"torch.distributed.launch", "torch.distributed.run", "accelerate.commands.launch", "deepspeed",
+                   "deepspeed.launcher.runner"}
+_SHELLS = {"bash", "sh", "zsh"}
+_WORDS = ("py", "torchrun", "deepspeed", "accelerate", "sh")  # a line without any of them runs no script
+# a larger README is not read: markdown-it-py spends about 75 us a line (4.6 s on 256 KB of `1. a` lines,
+# two shared cores); real READMEs have a few hundred to a few thousand lines
+MAX_README_BYTES = 256 * 1024
+MAX_README_LINES = 10_000
+_COMMAND_ENDS = {";", "&&", "||", "|", "&", "(", ")", ">", ">>", "<", "2>"}
+
+
+@dataclass
+class DeclaredEntries:
+    """Files (paths relative to the scan root) the project itself declares as run: ``readme`` (scripts its
+    README's commands run, in the order met) and ``console`` (modules of console-script entry points)."""
+
+    readme: list[str] = field(default_factory=list)
+    console: list[str] = field(default_factory=list)
+
+    def all(self) -> set[str]:
+        return {*self.readme, *self.console}
+
+
+def declared_entries(project: ProjectFiles, py_files: Collection[str]) -> DeclaredEntries:
+    """The README's scripts and the console-script modules among ``py_files`` (relative POSIX paths)."""
+    py = set(py_files)
+    readme: dict[str, None] = {}
+    small = ProjectFiles(project.root, min(project.max_bytes, MAX_README_BYTES))
+    for name in READMES:
+        text = _read(small, name)
+        if text is None or text.count("\n") > MAX_README_LINES:
+            continue
+        for line in readme_lines(text, markdown=name.lower().endswith(".md")):
+            for rel in command_scripts(line, py, lambda sh: _read(project, sh)):
+                readme.setdefault(rel, None)
+        break  # the first README found is the project's
+    console = [rel for rel in (_module_file(m, py) for m in console_modules(project)) if rel]
+    return DeclaredEntries(list(readme), sorted(set(console)))
+
+
+def _read(project: ProjectFiles, relpath: str) -> str | None:
+    try:
+        return project.read_text(relpath)
+    except SourceError:
+        return None
+
+
+def readme_lines(text: str, *, markdown: bool) -> list[str]:
+    """The lines of a README that may hold commands: in Markdown the code blocks' lines and each inline code
+    span, elsewhere every line (reStructuredText's double backquotes removed); continuation lines joined."""
+    if not markdown:
+        return _joined(text.replace("``", " ").splitlines())
+    from markdown_it import MarkdownIt
+
+    # only code blocks and code spans matter: the link, HTML and emphasis rules are off (and their costs too)
+    md = MarkdownIt("commonmark").disable(["link", "image", "reference", "autolink", "html_inline", "html_block",
+                                           "emphasis", "entity"])
+    out: list[str] = []
+    for tok in md.parse(text):
+        if tok.type in ("fence", "code_block"):
+            out += _joined(tok.content.splitlines())
+        elif tok.type == "inline":
+            out += [child.content for child in tok.children or () if child.type == "code_inline"]
+    return out
+
+
+def _joined(lines: Iterable[str]) -> list[str]:
+    out: list[str] = []
+    pending = ""
+    for line in lines:
+        if line.rstrip().endswith("\\"):
+            pending += line.rstrip()[:-1] + " "
+            continue
+        out.append(pending + line)
+        pending = ""
+    if pending:
+        out.append(pending)
+    return out
+
+
+def command_scripts(line: str, py_files: Collection[str], read_shell=None, depth: int = 0) -> list[str]:
+    """Project scripts (members of ``py_files``) that the shell command ``line`` runs; ``read_shell(relpath)``
+    gives a shell script's text (or None) for ``bash X.sh``. A line that does not split (an open quote) runs
+    nothing."""
+    if not any(w in line for w in _WORDS):
+        return []
+    try:
+        lex = shlex.shlex(line, posix=True, punctuation_chars=True)
+        lex.whitespace_split = True
+        tokens = list(lex)
+    except ValueError:
+        return []
+    out: list[str] = []
+    command: list[str] = []
+    for tok in [*tokens, ";"]:
+        if tok in _COMMAND_ENDS or (tok and set(tok) <= set("();<>|&")):
+            out += _one_command(command, py_files, read_shell, depth)
+            command = []
+        else:
+            command.append(tok)
+    return list(dict.fromkeys(out))
+
+
+def _one_command(tokens: list[str], py: Collection[str], read_shell, depth: int) -> list[str]:
+    for i, tok in enumerate(tokens):
+        name = PurePosixPath(tok).name
+        if name in ("python", "python2", "python3", "py") or (
+                name.startswith("python") and name[6:].replace(".", "").isdigit()):  # python3.11
+            return _python_args(tokens[i + 1:], py)
+        if name in _LAUNCHERS:
+            return _launched(tokens[i + 1:], py)
+        if name in _SHELLS or tok.endswith(".sh"):
+            script = tok if tok.endswith(".sh") else next((t for t in tokens[i + 1:] if not t.startswith("-")), "")
+            rel = _relative(script)
+            if depth or rel is None or read_shell is None or not rel.endswith(".sh"):
+                return []
+            text = read_shell(rel)
+            if text is None:
+                return []
+            return [s for ln in _joined(text.splitlines()) for s in command_scripts(ln, py, None, depth + 1)]
+    return []
+
+
+def _python_args(args: list[str], py: Collection[str]) -> list[str]:
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "-c":
+            return []  # inline code runs no script
+        if a == "-m":
+            hit = _module_file(args[i + 1], py) if i + 1 < len(args) else None
+            if hit or i + 1 >= len(args) or args[i + 1] not in _LAUNCH_MODULES:
+                return [hit] if hit else []  # python -m pytest tests/test_x.py runs the tests, not a main entry
+            return _launched(args[i + 2:], py)  # python -m torch.distributed.launch ... train.py
+        if a in _PY_OPTS_WITH_ARG:
+            i += 2
+            continue
+        if a.startswith("-"):
+            i += 1
+            continue
+        rel = _relative(a)
+        return [rel] if rel in py else []
+    return []
+
+
+def _launched(args: list[str], py: Collection[str]) -> list[str]:
+    """The script a launcher (torchrun, accelerate launch, deepspeed) starts: its -m/--module target or
+    the first of its arguments that is a project script."""
+    for i, a in enumerate(args):
+        if a in ("-m", "--module") and i + 1 < len(args):
+            hit = _module_file(args[i + 1], py)
+            if hit:
+                return [hit]
+        rel = _relative(a)
+        if rel is not None and rel in py:
+            return [rel]
+    return []
+
+
+def _relative(token: str) -> str | None:
+    if not token or PurePosixPath(token).is_absolute() or "=" in token:
+        return None
+    rel = posixpath.normpath(token)
+    return None if rel.startswith("..") else rel
+
+
+def _module_file(module: str, py: Collection[str]) -> str | None:
+    """The project file that ``python -m module`` (or an entry point ``module:func``) runs, or None."""
+    base = module.split(":")[0].strip().replace(".", "/")
+    if not base or base.startswith("/"):
+        return None
+    for cand in (f"{base}.py", f"{base}/__main__.py", f"src/{base}.py", f"src/{base}/__main__.py",
+                 f"{base}/__init__.py", f"src/{base}/__init__.py"):
+        if cand in py:
+            return cand
+    return None
+
+
+def console_modules(project: ProjectFiles) -> list[str]:
+    """``module:function`` targets of the project's console (and GUI) scripts, as declared."""
+    from mpsready.scan.sources import tomlfile
+
+    out: list[str] = []
+    text = _read(project, "pyproject.toml")
+    if text is not None:
+        try:
+            data = tomlfile.loads(text)
+        except tomlfile.TOMLDecodeError:
+            data = {}
+        proj = data.get("project") if isinstance(data.get("project"), dict) else {}
+        for key in ("scripts", "gui-scripts"):
+            table = proj.get(key)
+            if isinstance(table, dict):
+                out += [v for v in table.values() if isinstance(v, str)]
+        poetry = data.get("tool", {}).get("poetry", {}) if isinstance(data.get("tool"), dict) else {}
+        if isinstance(poetry, dict) and isinstance(poetry.get("scripts"), dict):
+            out += [v for v in poetry["scripts"].values() if isinstance(v, str)]
+    text = _read(project, "setup.cfg")
+    if text is not None:
+        cfg = configparser.ConfigParser(interpolation=None)
+        try:
+            cfg.read_string(text)
+            spec = cfg.get("options.entry_points", "console_scripts", fallback="")
+        except configparser.Error:
+            spec = ""
+        out += [ln.split("=", 1)[1] for ln in spec.splitlines() if "=" in ln]
+    text = _read(project, "setup.py")
+    if text is not None:
+        out += _setup_py_scripts(text)
+    return [v.strip() for v in out]
+
+
+def _setup_py_scripts(text: str) -> list[str]:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _call_name(node.func) == "setup":
+            for kw in node.keywords:
+                if kw.arg == "entry_points" and isinstance(kw.value, ast.Dict):
+                    for k, v in zip(kw.value.keys, kw.value.values):
+                        if isinstance(k, ast.Constant) and k.value in ("console_scripts", "gui_scripts"):
+                            out += [s.split("=", 1)[1] for s in _strings(v) if "=" in s]
+    return out
+
+
+def _call_name(func: ast.AST) -> str:
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def _strings(node: Any) -> list[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return []
