@@ -72,9 +72,12 @@ def main_path(results: Mapping[str, Any]) -> tuple[set[str] | None, list[str]]:
 
 def mark_reach(findings: list, results: Mapping[str, Any]) -> list:
     """Findings in Python files off the main path get ``evidence["reach"] = "off_main_path"`` (with the
-    entries), and notebook findings in a project that also has Python modules ``"demo_notebook"``; neither
-    limits the outlook (:func:`mpsready.scan.model.remedy.limits`). Other findings are returned unchanged."""
+    entries), notebook findings in a project that also has Python modules ``"demo_notebook"``, and findings in
+    a container recipe (a Dockerfile, a container setup script: :func:`~mpsready.scan.sources.dockerfile.
+    is_container_recipe`) ``"container"``; none of them limits the outlook
+    (:func:`mpsready.scan.model.remedy.limits`). Other findings are returned unchanged."""
     from mpsready.findings import Finding, Scope
+    from mpsready.scan.sources.dockerfile import is_container_recipe
 
     on_path, roots = main_path(results)
     has_modules = any(rel.endswith(".py") and PurePosixPath(rel).name not in SKIP_ENTRIES for rel in results)
@@ -90,6 +93,8 @@ def mark_reach(findings: list, results: Mapping[str, Any]) -> list:
                 # a root-level module that no entry imports may be the project's API: it stays on the path;
                 # secondary root scripts and unreached files in subdirectories are off it
                 reach = "off_main_path"
+        elif path and is_container_recipe(path):
+            reach = "container"
         if reach is not None:
             ev = {**f.evidence, "reach": reach}
             if reach == "off_main_path":
