@@ -98,3 +98,24 @@ def test_a_magic_at_column_0_after_a_block_header_still_does_not_parse(write_pro
     r = scan_path(root)
     assert [(f.code, f.location.line) for f in r.findings if f.code != "DEP110"] == [("INP105", 15)]
     assert r.incomplete == ["nb.ipynb"]
+
+
+def test_an_unparsable_demo_notebook_or_unused_script_leaves_the_main_outlook_complete(write_project):
+    # used to mark the outlook incomplete: the SPEC's "a file that could not be read" means the main path's files
+    root = write_project({"train.py": "import torch\n\nif __name__ == '__main__':\n    print(torch.ones(1))\n",
+                          "demo.ipynb": _nb(["import torch\n", "x = (\n"]),
+                          "tools/old.py": "def f(:\n"})
+    r = scan_path(root)
+    assert [(f.code, f.location.path, f.evidence.get("reach")) for f in r.findings if f.code != "DEP110"] == [
+        ("INP105", "demo.ipynb", "demo_notebook"), ("INP105", "tools/old.py", "off_main_path")]
+    assert (r.outlook.value, r.incomplete) == ("runs_on_mac", [])
+
+
+def test_an_unparsable_module_the_entry_imports_still_makes_it_incomplete(write_project):
+    root = write_project({"train.py": "import torch\nfrom models.net import Net\n\n"
+                                      "if __name__ == '__main__':\n    print(Net)\n",
+                          "models/__init__.py": "", "models/net.py": "def f(:\n"})
+    r = scan_path(root)
+    assert [(f.code, f.location.path, f.evidence.get("reach")) for f in r.findings if f.code != "DEP110"] == [
+        ("INP105", "models/net.py", None)]
+    assert (r.outlook.value, r.incomplete) == ("runs_on_mac", ["models/net.py"])
