@@ -446,3 +446,21 @@ def test_a_help_text_naming_mps_as_a_word_is_mps_support():
     from mpsready.scan.code.analyzer import _names_mps_word
     assert [_names_mps_word(s) for s in ("mps", "mps:0", "cuda, mps or cpu", "MPS", "--timestamps", "lamps", "mpsx")] == \
         [True, True, True, True, False, False, False]
+
+
+# ---------------------------------------------------------------- knowledge base entries
+def test_isaacgym_import_is_cuda_only_with_no_alternative(write_project):
+    r = scan_path(write_project({"train.py": "from isaacgym import gymapi\nimport torch\n\n"
+                                             "if __name__ == '__main__':\n    gym = gymapi.acquire_gym()\n"}))
+    assert rows(r) == [("DEP107", "train.py", 1, "blocker")]
+    assert r.findings[0].evidence["package"] == "isaacgym" and r.findings[0].evidence["no_alternative"] is True
+    assert outlook(r) == ("stay_on_cuda", [], [])
+
+
+def test_isaacgym_in_an_optional_extra_or_a_lookalike_name_does_not_limit(write_project):
+    r = scan_path(write_project({"train.py": TORCH + "import gym\n",
+                                 "pyproject.toml": '[project]\nname = "p"\nversion = "0"\ndependencies = ["gym"]\n'
+                                                   '[project.optional-dependencies]\nsim = ["isaacgym"]\n'}))
+    assert rows(r) == [("DEP101", "pyproject.toml", 6, "blocker")]
+    assert r.findings[0].evidence["optional"] is True
+    assert outlook(r) == ("runs_on_mac", [], [])
