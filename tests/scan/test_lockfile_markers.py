@@ -134,6 +134,13 @@ def test_poetry_2_package_markers_and_pdm_requirement_markers(write_project):
     assert rows(scan(write_project, poetry2, "poetry.lock")) == []
     assert rows(scan(write_project, poetry2.replace('"linux', '"darwin'), "poetry.lock")) == [
         ("DEP101", "poetry.lock", 2, "blocker")]
+    per_group = poetry2.replace('groups = ["main"]', 'groups = ["main", "dev"]').replace(
+        'markers = "sys_platform == \\"linux\\""', 'markers = {main = "sys_platform == \\"linux\\""}')
+    assert 'groups = ["main", "dev"]\nmarkers = {main' in per_group
+    # the dev group installs triton with no marker: it stays
+    assert rows(scan(write_project, per_group, "poetry.lock")) == [("DEP101", "poetry.lock", 2, "blocker")]
+    assert rows(scan(write_project, per_group.replace("}", ', dev = "sys_platform == \'linux\'"}'),
+                     "poetry.lock")) == []
     pdm = ('[metadata]\nrequires_python = ">=3.9"\n\n'
            '[[package]]\nname = "torch"\nversion = "2.4.1"\n'
            'dependencies = ["filelock", "triton==3.0.0; platform_system == \\"Linux\\" and platform_machine == \\"x86_64\\""]\n\n'

@@ -152,9 +152,13 @@ def _edges(items: Any, edges: list[Edge]) -> bool:
 
 def _own_marker(pkg: dict) -> str | None:
     """A package's own PEP 508 marker: pdm / PEP 751 ``marker``, poetry 2 ``markers`` (a string, or one per
-    dependency group, any of which installs it); ``None`` when there is none or it is not text."""
+    dependency group, any of which installs it: a group of ``groups`` without a marker installs it anywhere);
+    ``None`` when there is none or it is not text."""
     marker = pkg.get("marker", pkg.get("markers"))
     if isinstance(marker, dict):
+        groups = pkg.get("groups")
+        if isinstance(groups, list) and any(not isinstance(g, str) or g not in marker for g in groups):
+            return None
         parts = [m for m in marker.values() if isinstance(m, str)]
         return " or ".join(f"({m})" for m in parts) if parts and len(parts) == len(marker) else None
     return marker if isinstance(marker, str) else None
