@@ -8,7 +8,7 @@ import json
 
 from mpsready.scan import scan_path
 from mpsready.scan.formats.json import JsonFormat
-from mpsready.scan.sources.lockgraph import Edge, Locked, left_out
+from mpsready.scan.sources.lockgraph import Edge, Locked, OnMac, classify, left_out
 from tests.scan.conftest import rows
 from tests.scan.test_model_outlook import outlook
 
@@ -68,12 +68,18 @@ def test_uv_lock_edge_without_marker_still_installs_triton(write_project):
     assert outlook(r)[0] == "mac_for_dev"
 
 
-def test_uv_lock_optional_dependency_edge_keeps_the_package(write_project):
+def test_uv_lock_optional_dependency_edge_keeps_the_package_as_optional(write_project):
     extra = '\n[package.optional-dependencies]\ngpu = [\n    { name = "nvidia-cudnn-cu12" },\n]\n'
     r = scan(write_project, uv_lock(LINUX_EDGES, extra=extra))
-    # the root's extra 'gpu' installs cudnn on any platform, and cudnn installs cublas
+    # the root's extra 'gpu' installs cudnn on any platform, and cudnn installs cublas: reported, but only
+    # `uv sync --extra gpu` installs them, so (as an optional dependency in pyproject.toml) they do not limit
     assert rows(r) == [("DEP101", "uv.lock", 10, "blocker"), ("DEP101", "uv.lock", 15, "blocker")]
-    assert outlook(r)[0] == "mac_for_dev"
+    assert [f.evidence["optional"] for f in r.findings] == [True, True]
+    assert outlook(r) == ("runs_on_mac", [], [])
+    # the look-alike: the same edge in a dev group, which `uv sync` installs by default
+    r = scan(write_project, uv_lock(LINUX_EDGES, extra=extra.replace("optional-dependencies", "dev-dependencies")))
+    assert rows(r) == [("DEP101", "uv.lock", 10, "blocker"), ("DEP101", "uv.lock", 15, "blocker")]
+    assert "optional" not in r.findings[0].evidence and outlook(r)[0] == "mac_for_dev"
 
 
 def test_uv_lock_requires_python_below_3_11_evaluates_markers_for_3_10(write_project):
@@ -98,7 +104,7 @@ def test_uv_lock_forked_torch_versions_follow_the_edge_version(write_project):
     assert outlook(r) == ("runs_on_mac", [], [])
     # the look-alike: both edges hold on the Mac, so the +cu124 build is installed there
     r = scan(write_project, lock.replace("sys_platform != 'darwin'", "sys_platform != 'win32'"))
-    assert rows(r) == [("DEP104", "uv.lock", 14, "blocker")]
+    assert rows(r) == [("DEP104", "uv.lock", 19, "blocker")]  # the second torch table (was placed at the first)
 
 
 def test_unreadable_edge_keeps_every_package(write_project):
@@ -162,3 +168,15 @@ def test_left_out_graph_rules():
     e = Locked("e", "1")
     root = Locked("p", "0", [Edge("d", None, "linux")], root=True, marker="linux")  # a root always stays
     assert left_out([torch, a, b, c, d, e, root], on_mac) == {1: "linux", 4: "linux", 5: "linux"}
+
+
+def test_optional_only_when_the_lock_lists_a_root():
+    def on_mac(marker: str) -> bool:
+        return marker != "linux"
+
+    root = Locked("p", "0", [Edge("torch"), Edge("torch-cu", None, None, optional=True)], root=True)
+    torch = Locked("torch", "1", [Edge("filelock")])
+    cu = Locked("torch-cu", "1", [Edge("filelock"), Edge("nccl")])  # filelock is also required through torch
+    assert classify([root, torch, cu, Locked("filelock"), Locked("nccl")], on_mac) == OnMac({}, {2, 4})
+    # no root (poetry.lock, pdm.lock): nothing can be called optional
+    assert classify([torch, cu, Locked("filelock"), Locked("nccl")], on_mac) == OnMac({}, set())

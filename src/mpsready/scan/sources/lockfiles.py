@@ -22,7 +22,7 @@ from mpsready.scan.sources import tomlfile
 from mpsready.scan.sources.interface import (Dependency, DependencySource, ProjectFiles, RawFinding, SourceResult,
                                              json_int, short_repr)
 from mpsready.scan.sources.lines import LineIndex
-from mpsready.scan.sources.lockgraph import Edge, Locked, left_out
+from mpsready.scan.sources.lockgraph import Edge, Locked, OnMac, classify
 
 TOML_LOCKS = ("poetry.lock", "uv.lock", "pdm.lock", "pylock.toml")
 
@@ -50,13 +50,15 @@ class LockfileSource(DependencySource):
                                               f"{key} = {short_repr(packages)} ignored: expected [[{key}]] tables"))
             return result
         tables = [pkg for pkg in packages or [] if isinstance(pkg, dict) and isinstance(pkg.get("name"), str)]
-        skipped = _left_out(doc, tables)
+        mac = _on_mac(doc, tables)
+        after = 1  # tables come in file order: a second `name = "torch"` (another version) is found below the first
         for i, pkg in enumerate(tables):
             version = pkg.get("version")
+            line = index.find(f'name = "{pkg["name"]}"', after)
+            after = line + 1 if line is not None and line >= after else after
             result.dependencies.append(Dependency(
-                name=pkg["name"], path=relpath, line=index.find(f'name = "{pkg["name"]}"'),
-                specifier=f"=={version}" if isinstance(version, str) else "", group="lock",
-                left_out_on_mac=skipped.get(i)))
+                name=pkg["name"], path=relpath, line=line, specifier=f"=={version}" if isinstance(version, str) else "",
+                optional=i in mac.optional, group="lock", left_out_on_mac=mac.left_out.get(i)))
         return result
 
     def _pipfile_lock(self, relpath: str, text: str, result: SourceResult) -> None:
@@ -88,21 +90,23 @@ class LockfileSource(DependencySource):
                                                       optional=optional, group=f"lock:{section}"))
 
 
-def _left_out(doc: dict, tables: list[dict]) -> dict[int, str]:
-    """Index of each package table a Mac install leaves out -> the lock's marker that excludes it; nothing
-    when some edge cannot be read (then no conclusion is safe and every package counts, as before)."""
+def _on_mac(doc: dict, tables: list[dict]) -> OnMac:
+    """Which package tables a Mac install leaves out (index -> the lock's marker that excludes it) and which
+    it installs only for an extra; nothing when some edge cannot be read (then no conclusion is safe and
+    every package counts as required)."""
     nodes: list[Locked] = []
     for pkg in tables:
         edges: list[Edge] = []
         readable = _edges(pkg.get("dependencies"), edges)
-        for key in ("optional-dependencies", "dev-dependencies"):  # uv: extras and dev groups may be installed
+        for key in ("optional-dependencies", "dev-dependencies"):  # uv: extras, and dev groups (installed by default)
             groups = pkg.get(key)
             if isinstance(groups, dict):
-                readable = all([readable] + [_edges(items, edges) for items in groups.values()])
+                readable = all([readable] + [_edges(items, edges, key == "optional-dependencies")
+                                             for items in groups.values()])
             elif groups is not None:
                 readable = False
         if not readable:
-            return {}
+            return OnMac({}, set())
         source = pkg.get("source")
         version = pkg.get("version")
         nodes.append(Locked(name=canonicalize_name(pkg["name"]), version=version if isinstance(version, str) else None,
@@ -112,10 +116,10 @@ def _left_out(doc: dict, tables: list[dict]) -> dict[int, str]:
     requires = doc.get("requires-python") or (meta.get("requires_python") or meta.get("python-versions")
                                               if isinstance(meta, dict) else None)
     python = mac_python(requires)
-    return left_out(nodes, lambda marker: marker_on_mac(marker, python))
+    return classify(nodes, lambda marker: marker_on_mac(marker, python))
 
 
-def _edges(items: Any, edges: list[Edge]) -> bool:
+def _edges(items: Any, edges: list[Edge], optional: bool = False) -> bool:
     """Append the edges of one ``dependencies`` value; False when part of it cannot be read.
 
     uv and PEP 751: ``[{ name = "x", version = "1", marker = "..." }]``; pdm: PEP 508 strings
@@ -129,7 +133,7 @@ def _edges(items: Any, edges: list[Edge]) -> bool:
                 marker = one.get("markers") if isinstance(one, dict) else None
                 if not isinstance(one, (str, dict)) or not (marker is None or isinstance(marker, str)):
                     return False
-                edges.append(Edge(canonicalize_name(name), None, marker))
+                edges.append(Edge(canonicalize_name(name), None, marker, optional))
         return True
     if not isinstance(items, list):
         return False
@@ -139,14 +143,15 @@ def _edges(items: Any, edges: list[Edge]) -> bool:
                 req = Requirement(item)
             except InvalidRequirement:
                 return False
-            edges.append(Edge(canonicalize_name(req.name), None, str(req.marker) if req.marker else None))
+            edges.append(Edge(canonicalize_name(req.name), None, str(req.marker) if req.marker else None, optional))
             continue
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             return False
         version, marker = item.get("version"), item.get("marker")
         if not (marker is None or isinstance(marker, str)):
             return False
-        edges.append(Edge(canonicalize_name(item["name"]), version if isinstance(version, str) else None, marker))
+        edges.append(Edge(canonicalize_name(item["name"]), version if isinstance(version, str) else None, marker,
+                          optional))
     return True
 
 

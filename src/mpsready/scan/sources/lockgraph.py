@@ -13,6 +13,10 @@ The project itself (uv: ``source = { editable = ... }`` / ``{ virtual = ... }``)
 points at (a direct dependency: poetry.lock and pdm.lock do not list the project) always stay. A cycle
 among packages keeps them (a package left out never depends on a guess). Linear in packages plus edges:
 a package's count of live edges drops once per edge.
+
+When the lock lists the project itself (uv), a package that stays but is reached from it only through an
+extra (``[package.optional-dependencies]``: the ``gpu = [torch+cu128]`` of a cpu/gpu pair) is *optional*:
+a plain ``uv sync`` does not install it. Dev groups count as required (``uv sync`` installs ``dev``).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ class Edge:
     name: str
     version: str | None = None
     marker: str | None = None
+    optional: bool = False  # from an extra (uv ``optional-dependencies``)
 
 
 @dataclass
@@ -43,17 +48,30 @@ class Locked:
     marker: str | None = None
 
 
-def left_out(packages: Sequence[Locked], on_mac: Callable[[str], bool]) -> dict[int, str]:
-    """The index of each package a Mac install leaves out, mapped to one marker of the lock that excludes it
-    (the package's own, an edge's, or the one that excludes the package pulling it in).
+@dataclass
+class OnMac:
+    """What a Mac install does with a lock's packages (indices into the list given to :func:`classify`)."""
 
-    ``on_mac(marker)`` says whether a PEP 508 marker holds on the Mac (it is called once per edge)."""
+    left_out: dict[int, str]  # never installed -> one marker of the lock that excludes it
+    optional: set[int]  # installed only when an extra is chosen
+
+
+def left_out(packages: Sequence[Locked], on_mac: Callable[[str], bool]) -> dict[int, str]:
+    """:attr:`OnMac.left_out` of :func:`classify`."""
+    return classify(packages, on_mac).left_out
+
+
+def classify(packages: Sequence[Locked], on_mac: Callable[[str], bool]) -> OnMac:
+    """Which packages a Mac install leaves out, each mapped to one marker of the lock that excludes it (the
+    package's own, an edge's, or the one that excludes the package pulling it in), and which it installs only
+    for an extra (only when the lock lists a root). ``on_mac(marker)``: whether a PEP 508 marker holds on the
+    Mac (called once per edge)."""
     by_name: dict[str, list[int]] = {}
     for i, pkg in enumerate(packages):
         by_name.setdefault(pkg.name, []).append(i)
     pointed = [False] * len(packages)
     live = [0] * len(packages)  # edges pointing here that a Mac install may follow
-    follows: list[list[int]] = [[] for _ in packages]  # per package: the targets of its live edges
+    follows: list[list[tuple[int, bool]]] = [[] for _ in packages]  # per package: (target, optional) of its live edges
     why: dict[int, str] = {}
     for i, pkg in enumerate(packages):
         for edge in pkg.edges:
@@ -68,7 +86,7 @@ def left_out(packages: Sequence[Locked], on_mac: Callable[[str], bool]) -> dict[
                 pointed[t] = True
                 if holds:
                     live[t] += 1
-                    follows[i].append(t)
+                    follows[i].append((t, edge.optional))
                 else:
                     why.setdefault(t, edge.marker)  # type: ignore[arg-type]  # not None: holds is False
     out: dict[int, str] = {}
@@ -82,9 +100,26 @@ def left_out(packages: Sequence[Locked], on_mac: Callable[[str], bool]) -> dict[
     stack = list(out)
     while stack:
         i = stack.pop()
-        for t in follows[i]:
+        for t, _ in follows[i]:
             live[t] -= 1
             if live[t] == 0 and t not in out and not packages[t].root:
                 out[t] = why.get(t, out[i])
                 stack.append(t)
-    return out
+    return OnMac(out, _optional_only(packages, follows, out))
+
+
+def _optional_only(packages: Sequence[Locked], follows: list[list[tuple[int, bool]]], out: dict[int, str]) -> set[int]:
+    """Packages kept but not reached from a root through required live edges; none when no root is listed
+    (poetry, pdm: their direct dependencies are only known as the packages nothing points at)."""
+    roots = [i for i, pkg in enumerate(packages) if pkg.root]
+    if not roots:
+        return set()
+    required = set(roots)
+    stack = list(roots)
+    while stack:
+        i = stack.pop()
+        for t, optional in follows[i]:
+            if not optional and t not in required and t not in out:
+                required.add(t)
+                stack.append(t)
+    return {i for i in range(len(packages)) if i not in required and i not in out}
