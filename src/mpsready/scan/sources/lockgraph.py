@@ -21,8 +21,8 @@ a plain ``uv sync`` does not install it. Dev groups count as required (``uv sync
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 
 @dataclass(frozen=True)
