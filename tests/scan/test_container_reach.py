@@ -5,6 +5,7 @@ main path's outlook. The same lines in a requirements file or a plain setup scri
 from __future__ import annotations
 
 from mpsready.scan import scan_path
+from mpsready.scan.formats.md import MarkdownFormat
 from mpsready.scan.formats.terminal import TerminalFormat
 from tests.scan.conftest import rows
 from tests.scan.test_model_outlook import outlook
@@ -30,6 +31,7 @@ def test_dockerfile_cuda_pins_do_not_limit_the_outlook(write_project):
     assert outlook(r) == ("runs_on_mac", [], []) and r.limiting == []
     text = TerminalFormat(width=200).render(r)
     assert "DEP103 Dockerfile:2 [container]  --index-url" in text
+    assert "| `DEP106` | `Dockerfile:1` | main (container) | base image" in MarkdownFormat().render(r)
 
 
 def test_same_pins_in_requirements_still_limit_it(write_project):
