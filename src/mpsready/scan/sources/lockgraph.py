@@ -17,6 +17,11 @@ a package's count of live edges drops once per edge.
 When the lock lists the project itself (uv), a package that stays but is reached from it only through an
 extra (``[package.optional-dependencies]``: the ``gpu = [torch+cu128]`` of a cpu/gpu pair) is *optional*:
 a plain ``uv sync`` does not install it. Dev groups count as required (``uv sync`` installs ``dev``).
+
+uv's ``resolution-markers`` (top level and per package, for forked resolutions) are not needed: uv writes
+each fork's marker on the edges too (``{ name = "torch", version = "2.5.1+cu124", marker = "sys_platform !=
+'darwin'" }``), and an edge's ``version`` picks which of the same-named packages it means. Markers are
+evaluated with ``extra`` empty, so uv's conflict markers (``extra == 'extra-8-proj-gpu'``) hold for no extra.
 """
 
 from __future__ import annotations
