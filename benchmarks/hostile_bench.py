@@ -67,6 +67,14 @@ def make(kind: str, size: int) -> tuple[str, str]:
                                                        for i in range(n)}}, indent=4)
     if kind == "poetry.lock":
         return "poetry.lock", "".join(_fill(lambda i: f'[[package]]\nname = "{CUDA[i % len(CUDA)]}-{i}"\nversion = "{i}"\n\n', size))
+    if kind == "uv.lock":  # a graph: each package points at the next two, one edge with its own Linux marker
+        def entry(i: int) -> str:
+            nxt = f"{CUDA[(i + 1) % len(CUDA)]}-{i + 1}"
+            return (f'[[package]]\nname = "{CUDA[i % len(CUDA)]}-{i}"\nversion = "{i}"\n'
+                    f'source = {{ registry = "https://pypi.org/simple" }}\ndependencies = [\n'
+                    f'    {{ name = "{nxt}", marker = "sys_platform == \'linux\' and python_full_version >= \'3.{i}\'" }},\n'
+                    f'    {{ name = "{CUDA[(i + 2) % len(CUDA)]}-{i + 2}" }},\n]\n\n')
+        return "uv.lock", "version = 1\nrequires-python = \">=3.9\"\n\n" + "".join(_fill(entry, size))
     if kind == "Dockerfile":
         return "Dockerfile", "FROM nvidia/cuda:12.1.0-devel\n" + "".join(_fill(lambda i: f"RUN pip install {pkg(i)} && echo {i}\n", size))
     if kind == "shell":
@@ -80,7 +88,7 @@ def make(kind: str, size: int) -> tuple[str, str]:
     raise SystemExit(f"unknown kind {kind}")
 
 
-KINDS = ["requirements", "pyproject", "setup.py", "setup.cfg", "conda", "Pipfile", "Pipfile.lock", "poetry.lock",
+KINDS = ["requirements", "pyproject", "setup.py", "setup.cfg", "conda", "Pipfile", "Pipfile.lock", "poetry.lock", "uv.lock",
          "Dockerfile", "shell", "notebook", "notebook-one-line"]
 
 CHILD = """

@@ -586,3 +586,21 @@ def test_one_unguarded_or_indirect_use_keeps_the_finding_limiting(write_project)
         assert [(f.code, f.location.line, f.evidence.get("behind_flag")) for f in r.findings
                 if f.code == "DTY101"] == [("DTY101", 2, None)], tail
         assert outlook(r)[0] == "mac_for_dev", tail
+
+
+# ---------------------------------------------------------------- knowledge base entries
+def test_isaacgym_import_is_cuda_only_with_no_alternative(write_project):
+    r = scan_path(write_project({"train.py": "from isaacgym import gymapi\nimport torch\n\n"
+                                             "if __name__ == '__main__':\n    gym = gymapi.acquire_gym()\n"}))
+    assert rows(r) == [("DEP107", "train.py", 1, "blocker")]
+    assert r.findings[0].evidence["package"] == "isaacgym" and r.findings[0].evidence["no_alternative"] is True
+    assert outlook(r) == ("stay_on_cuda", [], [])
+
+
+def test_isaacgym_in_an_optional_extra_or_a_lookalike_name_does_not_limit(write_project):
+    r = scan_path(write_project({"train.py": TORCH + "import gym\n",
+                                 "pyproject.toml": '[project]\nname = "p"\nversion = "0"\ndependencies = ["gym"]\n'
+                                                   '[project.optional-dependencies]\nsim = ["isaacgym"]\n'}))
+    assert rows(r) == [("DEP101", "pyproject.toml", 6, "blocker")]
+    assert r.findings[0].evidence["optional"] is True
+    assert outlook(r) == ("runs_on_mac", [], [])

@@ -79,3 +79,43 @@ def test_pip_install_in_shell_cells_is_read_and_placed(write_project):
     assert [(f.code, f.location.line, f.message.split(":")[0]) for f in r.findings] == [
         ("DEP101", 14, "dependency flash-attn (cell"), ("DEP101", 25, "dependency xformers (cell"),
         ("DEP101", 35, "dependency apex (cell")]
+
+
+def test_an_indented_magic_keeps_its_block(write_project):
+    # used to be INP105 ("expected an indented block"): the `%load_ext` line inside the if-block was blanked
+    root = write_project({"nb.ipynb": _nb(["import torch\n", "logger = 'tb'\n", "if logger == 'tb':\n",
+                                           "    %load_ext tensorboard\n", "else:\n", "    !echo no\n",
+                                           "x = torch.ones(1).cuda()\n"])})
+    r = scan_path(root)
+    assert _where(r) == [("API101", 18, 18, 1, 7)]
+    assert r.incomplete == [] and r.outlook.value == "mac_for_dev"
+
+
+def test_a_magic_at_column_0_after_a_block_header_still_does_not_parse(write_project):
+    # IPython rejects this too: the magic is not inside the block, so nothing is invented for it
+    root = write_project({"nb.ipynb": _nb(["import torch\n", "if True:\n", "%load_ext tensorboard\n",
+                                           "x = torch.ones(1).cuda()\n"])})
+    r = scan_path(root)
+    assert [(f.code, f.location.line) for f in r.findings if f.code != "DEP110"] == [("INP105", 15)]
+    assert r.incomplete == ["nb.ipynb"]
+
+
+def test_an_unparsable_demo_notebook_or_unused_script_leaves_the_main_outlook_complete(write_project):
+    # used to mark the outlook incomplete: the SPEC's "a file that could not be read" means the main path's files
+    root = write_project({"train.py": "import torch\n\nif __name__ == '__main__':\n    print(torch.ones(1))\n",
+                          "demo.ipynb": _nb(["import torch\n", "x = (\n"]),
+                          "tools/old.py": "def f(:\n"})
+    r = scan_path(root)
+    assert [(f.code, f.location.path, f.evidence.get("reach")) for f in r.findings if f.code != "DEP110"] == [
+        ("INP105", "demo.ipynb", "demo_notebook"), ("INP105", "tools/old.py", "off_main_path")]
+    assert (r.outlook.value, r.incomplete) == ("runs_on_mac", [])
+
+
+def test_an_unparsable_module_the_entry_imports_still_makes_it_incomplete(write_project):
+    root = write_project({"train.py": "import torch\nfrom models.net import Net\n\n"
+                                      "if __name__ == '__main__':\n    print(Net)\n",
+                          "models/__init__.py": "", "models/net.py": "def f(:\n"})
+    r = scan_path(root)
+    assert [(f.code, f.location.path, f.evidence.get("reach")) for f in r.findings if f.code != "DEP110"] == [
+        ("INP105", "models/net.py", None)]
+    assert (r.outlook.value, r.incomplete) == ("runs_on_mac", ["models/net.py"])

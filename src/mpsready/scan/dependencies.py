@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-import functools
-
-from packaging.markers import InvalidMarker, Marker
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from mpsready.findings import Severity
 from mpsready.scan import knowledge
+from mpsready.scan.markers import MAC_MARKER_ENV, marker_on_mac  # noqa: F401 (MAC_MARKER_ENV re-exported)
 from mpsready.scan.rules import deps as D
 from mpsready.scan.sources.interface import Dependency, RawFinding
 
-# The environment a Mac user installs into: Apple silicon, CPython 3.11 (PEP 508 marker variables).
-MAC_MARKER_ENV = {
-    "sys_platform": "darwin", "platform_system": "Darwin", "os_name": "posix", "platform_machine": "arm64",
-    "implementation_name": "cpython", "platform_python_implementation": "CPython", "python_version": "3.11",
-    "python_full_version": "3.11.9", "extra": "",
-}
 CONDA_CUDA_NAMES = {"cudatoolkit", "pytorch-cuda", "cudnn", "nccl", "magma-cuda"}
 TORCH_FAMILY = {"torch", "torchvision", "torchaudio", "pytorch", "torchtext", "torchdata"}
 # PyTorch releases that have the MPS backend (1.12 onwards), to test whether a pin allows any of them.
@@ -48,16 +40,9 @@ def excludes_mps_torch(dep: Dependency) -> bool:
 
 
 def installs_on_mac(dep: Dependency) -> bool:
-    """False when the dependency's marker excludes macOS arm64 (e.g. ``sys_platform == 'linux'``)."""
-    return not dep.marker or _marker_on_mac(dep.marker)
-
-
-@functools.lru_cache(maxsize=1024)  # a project repeats a handful of markers on many lines
-def _marker_on_mac(marker: str) -> bool:
-    try:
-        return Marker(marker).evaluate(MAC_MARKER_ENV)
-    except (InvalidMarker, ValueError, KeyError):
-        return True
+    """False when the dependency's marker excludes macOS arm64 (e.g. ``sys_platform == 'linux'``), or when
+    its lock file's graph leaves it out there (``Dependency.left_out_on_mac``)."""
+    return dep.left_out_on_mac is None and (not dep.marker or marker_on_mac(dep.marker))
 
 
 def judge(dep: Dependency) -> list[RawFinding]:

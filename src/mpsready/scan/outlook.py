@@ -9,13 +9,16 @@
   repository or on PyPI (remedy ``none``).
 
 Only findings that :func:`~mpsready.scan.model.remedy.limits` the main path count: tests, docs,
-examples, vendored and distributed-only code, and code behind a flag that is off by default, are reported
-with their scope and never limit it. Scale is not judged here (the record and time outlook do that).
+examples, vendored and distributed-only code, demo notebooks, files off the entries' import path, container
+recipes (Dockerfiles), and code behind a flag that is off by default, are reported with their scope or reach
+and never limit it. Scale is not judged here (the record and time outlook do that).
 
 A collection of subprojects gets an outlook per subproject; its headline is ``stay_on_cuda`` only when
-every subproject is, so one CUDA-only member never condemns the rest. Python files that could not be
-parsed (INP105/INP106) or read make the outlook *incomplete* (:attr:`Outlook.incomplete` names them): the
-verdict covers only what was read and says so, it never silently gets better.
+every subproject is, so one CUDA-only member never condemns the rest. Python files and notebooks on the main
+path that could not be parsed (INP105/INP106) or read make the outlook *incomplete* (:attr:`Outlook.incomplete`
+names them): the verdict covers only what was read and says so, it never silently gets better. An unread file
+off the main path (tests, docs, examples, a demo notebook, a script no entry imports) is still reported, but
+cannot change the main path's verdict, so it leaves the outlook complete.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from mpsready.findings import Finding, Scope, Severity, Verdict
-from mpsready.scan.model.remedy import EDIT, FLAG, NONE, SWAP, WIRE, limits, remedy_of
+from mpsready.scan.model.remedy import EDIT, FLAG, NONE, OFF_PATH_REACH, SWAP, WIRE, limits, remedy_of
 
 _UNREAD = {"INP101", "INP102", "INP103", "INP105", "INP106"}
 
@@ -101,8 +104,8 @@ def ladder(findings: Iterable[Finding], extra_flags: Iterable[str] = ()) -> Outl
     for flag in extra_flags:
         if flag not in flags:
             flags.append(flag)
-    incomplete = tuple(sorted({f.location.path for f in findings if f.code in _UNREAD and f.location.path
-                               and f.scope is Scope.MAIN and f.location.path.endswith((".py", ".ipynb"))}))
+    incomplete = tuple(sorted({f.location.path for f in findings if f.code in _UNREAD and on_main_path(f)
+                               and f.location.path.endswith((".py", ".ipynb"))}))
     if hard:
         verdict, limiting = Verdict.STAY_ON_CUDA, hard
     elif costly:
@@ -110,6 +113,12 @@ def ladder(findings: Iterable[Finding], extra_flags: Iterable[str] = ()) -> Outl
     else:
         verdict, limiting = Verdict.RUNS_ON_MAC, []
     return Outlook(verdict, tuple(limiting), tuple(flags), tuple(edits), incomplete)
+
+
+def on_main_path(f: Finding) -> bool:
+    """Whether ``f``'s file belongs to the main path: scope ``main`` and no off-path reach (a demo notebook, a
+    script no entry imports, a container recipe). Only such files make the outlook incomplete when unread."""
+    return bool(f.location.path) and f.scope is Scope.MAIN and (f.evidence or {}).get("reach") not in OFF_PATH_REACH
 
 
 def verdict_of(findings: Iterable[Finding]) -> tuple[Verdict, list[Finding]]:

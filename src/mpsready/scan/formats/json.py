@@ -12,7 +12,9 @@ Envelope (``schema``, ``mpsready``, ``created``) plus::
     effort       {"auto_fixable", "manual", "kept", "files_touched"}: the code findings `mpsready migrate` rewrites,
                  those left to a person, those that need no change, and the files it would touch
     subprojects  [{"path", "outlook", "flags", "edits"}]  (only for a collection of projects)
-    dependencies [{"name", "specifier", "path", "line", "optional", "group", "ecosystem"}]
+    dependencies [{"name", "specifier", "path", "line", "optional", "group", "ecosystem", "left_out_on_mac"}]
+                 (``left_out_on_mac``: the lock file's marker that keeps a Mac install from installing the
+                 package, which is then not judged; ``null`` otherwise)
     findings     [Finding.to_dict()]  (code, severity, basis, message, location, scope, fix, source, evidence)
 
 A limiting-finding ref is ``{"code", "path", "line"}``; refs are capped at 50 (``limiting_total`` counts all).
@@ -55,7 +57,8 @@ def to_document(result: ScanResult) -> dict:
         subprojects=[{"path": s.path, "outlook": s.outlook.value, "flags": list(s.flags),
                       "edits": [e.to_dict() for e in s.edits]} for s in result.subprojects],
         dependencies=[{"name": d.name, "specifier": d.specifier, "path": d.path, "line": d.line, "optional": d.optional,
-                       "group": d.group, "ecosystem": d.ecosystem} for d in result.dependencies],
+                       "group": d.group, "ecosystem": d.ecosystem, "left_out_on_mac": d.left_out_on_mac}
+                      for d in result.dependencies],
         findings=[f.to_dict() for f in result.findings],
     )
 

@@ -8,6 +8,7 @@ from mpsready.scan.engine import ScanResult
 from mpsready.scan.formats.interface import ScanFormat
 from mpsready.scan.formats.safe import md_cell as _cell
 from mpsready.scan.formats.safe import md_code, visible
+from mpsready.scan.model.remedy import OFF_PATH_REACH
 
 
 MAX_EDITS = 50
@@ -53,6 +54,12 @@ class MarkdownFormat(ScanFormat):
                 continue
             out += [f"## {sev.value} ({len(group)})", "", "| code | location | scope | message | fix |", "|---|---|---|---|---|"]
             for f in group:
-                out.append(f"| `{f.code}` | {md_code(str(f.location))} | {f.scope.value} | {_cell(f.message)} | {_cell(f.fix or '')} |")
+                out.append(f"| `{f.code}` | {md_code(str(f.location))} | {_scope(f)} | {_cell(f.message)} | {_cell(f.fix or '')} |")
             out.append("")
         return "\n".join(out)
+
+
+def _scope(f) -> str:
+    """The scope, and an off-path reach (never limits the outlook): ``main (container)``."""
+    reach = (f.evidence or {}).get("reach")
+    return f"{f.scope.value} ({str(reach).replace('_', ' ')})" if reach in OFF_PATH_REACH else f.scope.value

@@ -13,6 +13,7 @@ from mpsready.migrate.autofix import effort_line
 from mpsready.scan.engine import ScanResult
 from mpsready.scan.formats.interface import ScanFormat
 from mpsready.scan.formats.safe import visible
+from mpsready.scan.model.remedy import OFF_PATH_REACH
 
 STYLES = {Severity.BLOCKER: "bold red", Severity.DEGRADES: "yellow", Severity.INFO: "cyan"}
 VERDICT_STYLES = {Verdict.RUNS_ON_MAC: "bold green", Verdict.MAC_FOR_DEV: "bold yellow", Verdict.STAY_ON_CUDA: "bold red"}
@@ -43,6 +44,8 @@ class TerminalFormat(ScanFormat):
                 line.append(visible(str(f.location)), style="bold")
                 if f.scope.value != "main":
                     line.append(f" [{f.scope.value}]", style="dim")
+                if (f.evidence or {}).get("reach") in OFF_PATH_REACH:  # reported, but never limits the outlook
+                    line.append(f" [{str(f.evidence['reach']).replace('_', ' ')}]", style="dim")
                 line.append(f"  {visible(f.message)}")
                 console.print(line)
                 if f.fix:

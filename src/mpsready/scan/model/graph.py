@@ -109,10 +109,13 @@ def main_path(results: Mapping[str, Any],
 def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEntries | None = None) -> list:
     """Findings in Python files off the main path get ``evidence["reach"] = "off_main_path"`` (with the
     entries), findings in the ``__main__`` block of a package module that is no main entry ``"module_demo"``
-    (see the module docstring), and notebook findings in a project that also has Python modules
-    ``"demo_notebook"``; none of them limits the outlook (:func:`mpsready.scan.model.remedy.limits`). Other
-    findings are returned unchanged. ``declared`` holds the README's scripts and the console-script modules."""
+    (see the module docstring), notebook findings in a project that also has Python modules
+    ``"demo_notebook"``, and findings in a container recipe (a Dockerfile, a container setup script:
+    :func:`~mpsready.scan.sources.dockerfile.is_container_recipe`) ``"container"``; none of them limits the
+    outlook (:func:`mpsready.scan.model.remedy.limits`). Other findings are returned unchanged. ``declared``
+    holds the README's scripts and the console-script modules."""
     from mpsready.findings import Finding, Scope
+    from mpsready.scan.sources.dockerfile import is_container_recipe
 
     readme = declared.readme if declared is not None else []
     on_path, roots = main_path(results, readme)
@@ -134,6 +137,8 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
                     and _package_module(path, results) \
                     and any(a <= f.location.line <= b for a, b in results[path][0].main_guards):
                 reach = "module_demo"
+        elif path and is_container_recipe(path):
+            reach = "container"
         if reach is not None:
             ev = {**f.evidence, "reach": reach}
             if reach == "off_main_path":

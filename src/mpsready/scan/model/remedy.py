@@ -12,7 +12,8 @@ A remedy is stored in the finding's evidence as ``evidence["remedy"]``::
 Which findings limit the outlook at all is decided by :func:`limits`: blockers on the main path, plus the
 device selections that silently keep a Mac on the CPU (API104). Findings in tests, docs, examples,
 vendored code, distributed-only code, demo notebooks, files off the main entries' import path, a package
-module's ``__main__`` demo block (:mod:`mpsready.scan.model.graph`), or only behind a flag that is off by default never limit it.
+module's ``__main__`` demo block (:mod:`mpsready.scan.model.graph`), container recipes (a Dockerfile builds
+the CUDA server's environment, not the Mac's), or only behind a flag that is off by default never limit it.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ RUNG = {FLAG: 0, EDIT: 1, WIRE: 1, SWAP: 1, NONE: 2}
 # degrades that still need an edit before the Mac's GPU is used at all (the project silently runs on the CPU)
 SILENT_CPU = {"API104"}
 _DEP_SWAP = {"DEP101", "DEP102", "DEP103", "DEP104", "DEP105", "DEP106", "DEP107", "DEP109", "DEP111"}
+# evidence["reach"] values (model/graph.py: mark_reach) of findings that never limit the main path's outlook
+OFF_PATH_REACH = ("off_main_path", "demo_notebook", "module_demo", "container")
 _KERNELS = {"EXT101", "EXT102", "EXT103", "EXT104", "EXT105", "EXT106"}
 
 
@@ -39,14 +42,10 @@ def migrate_can(f: Finding) -> bool:
     return bucket(f)[0] == "auto"
 
 
-# evidence.reach values of findings the main path does not run (mpsready.scan.model.graph.mark_reach)
-NOT_REACHED = ("off_main_path", "demo_notebook", "module_demo")
-
-
 def limits(f: Finding) -> bool:
     """Whether ``f`` can limit the outlook of the main path (see the module doc)."""
     ev = f.evidence or {}
-    if f.scope is not Scope.MAIN or ev.get("behind_flag") or ev.get("reach") in NOT_REACHED:
+    if f.scope is not Scope.MAIN or ev.get("behind_flag") or ev.get("reach") in OFF_PATH_REACH:
         return False
     if f.code.startswith("INP"):
         return False

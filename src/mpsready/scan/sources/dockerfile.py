@@ -17,6 +17,21 @@ def is_dockerfile(relpath: str) -> bool:
         or name.endswith(".dockerfile")
 
 
+CONTAINER_DIRS = {"docker", ".docker", ".devcontainer", "container", "containers"}
+
+
+def is_container_recipe(relpath: str) -> bool:
+    """Whether ``relpath`` builds or sets up a container (the CUDA server's environment, not the Mac's): a
+    Dockerfile / Containerfile, or a shell script that says so by its place or name (``docker/entrypoint.sh``,
+    ``.devcontainer/post_create.sh``, ``build_docker.sh``). Requirements files never are: the Mac installs them."""
+    if is_dockerfile(relpath):
+        return True
+    path = PurePosixPath(relpath)
+    if path.suffix not in (".sh", ".bash"):
+        return False
+    return "docker" in path.stem.lower() or any(part.lower() in CONTAINER_DIRS for part in path.parts[:-1])
+
+
 def cuda_image(image: str) -> bool:
     low = image.lower()
     if low.startswith(CUDA_IMAGE_PREFIXES):

@@ -23,7 +23,9 @@ class Dependency:
 
     ``name`` as written (normalise with :func:`mpsready.scan.knowledge.canonical_name`); ``specifier``
     such as ``==2.1.0+cu121``; ``marker`` the PEP 508 marker text; ``optional`` True for extras,
-    optional groups and dev groups; ``ecosystem`` ``pip`` or ``conda``; ``path``/``line`` where declared.
+    optional groups and dev groups; ``ecosystem`` ``pip`` or ``conda``; ``path``/``line`` where declared;
+    ``left_out_on_mac`` when the source knows a Mac install skips the package although no marker sits on
+    its own line (a lock file's graph, :mod:`.lockgraph`): the marker of the lock that excludes it.
     """
 
     name: str
@@ -35,6 +37,7 @@ class Dependency:
     group: str | None = None
     ecosystem: str = "pip"
     raw: str = ""
+    left_out_on_mac: str | None = None
 
 
 @dataclass(frozen=True)

@@ -167,14 +167,21 @@ def cell_magic(cell_source: str) -> str | None:
 
 def python_of(cell_source: str) -> str:
     """Cell text with IPython magics and shell escapes blanked so ``ast`` can parse it (lines kept); a cell
-    whose cell magic does not run Python (``%%bash``, see :data:`PYTHON_CELL_MAGICS`) is blanked whole."""
+    whose cell magic does not run Python (``%%bash``, see :data:`PYTHON_CELL_MAGICS`) is blanked whole.
+
+    An indented magic (``    %load_ext tensorboard`` as the body of an ``if``) becomes ``pass`` at its
+    indentation: a blank line would leave the block empty and the cell would not parse."""
     magic = cell_magic(cell_source)
     if magic is not None and magic not in PYTHON_CELL_MAGICS:
         return "\n" * cell_source.count("\n")
     lines = []
     for line in cell_source.split("\n"):
         stripped = line.lstrip()
-        lines.append("" if stripped.startswith(("!", "%", "?")) or stripped.endswith("?") and stripped[:-1].isidentifier() else line)
+        if stripped.startswith(("!", "%", "?")) or stripped.endswith("?") and stripped[:-1].isidentifier():
+            indent = line[:len(line) - len(stripped)]
+            lines.append(indent + "pass" if indent else "")
+        else:
+            lines.append(line)
     return "\n".join(lines)
 
 
