@@ -30,6 +30,7 @@ from mpsready.scan.model import flow
 from mpsready.scan.model.graph import example_collection, mark_reach
 from mpsready.scan.model.project import apply_surfaces, cpu_only_dtypes
 from mpsready.scan.model.remedy import with_remedies
+from mpsready.scan.model.torch_pin import judge_by_torch_pin
 from mpsready.scan.outlook import Edit, Subproject, collection_outlook, ladder
 from mpsready.scan.rules import deps as D
 from mpsready.scan.rules import extensions as E
@@ -150,6 +151,7 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
     findings, extra_flags = apply_surfaces(findings, code_results, _config_texts(files, project),
                                            _uses_hydra(code_results))
     findings = cpu_only_dtypes(findings, code_results)
+    findings = judge_by_torch_pin(findings, deps)
     findings = mark_reach(findings, code_results)
     findings = with_remedies(findings)
 

@@ -183,10 +183,15 @@ SPARSE_BUFFER = rule(
     "A sparse tensor (`.to_sparse()`, torch.sparse_coo_tensor) registered as a module buffer.",
     "Moving the module to MPS copies the sparse buffer, which needs SparseMPS kernels: PyTorch before 2.9 has "
     "none ('Could not run aten::_sparse_coo_tensor_with_dims_and_tensors with arguments from the SparseMPS "
-    "backend'), and the CPU-fallback switch does not help.",
+    "backend'), and the CPU-fallback switch does not help. The finding is judged against the declared torch pin: "
+    "a blocker (remedy: raise the torch pin to >= 2.9) only when a pin stays below 2.9; with torch unpinned, "
+    "undeclared or pinned to admit 2.9 it degrades (needs PyTorch >= 2.9 on a Mac) and does not limit the outlook.",
     "self.register_buffer('heads', mask.to_sparse(), persistent=False)",
-    "Keep the buffer dense (or as an index tensor) and convert where needed.",
-    "https://github.com/pytorch/pytorch/issues/141711 ; native_functions.yaml (SparseMPS keys from 2.9)",
+    "Raise the torch pin to >= 2.9 (the first release with SparseMPS kernels), or keep the buffer dense (or as an "
+    "index tensor) and convert where needed.",
+    "https://github.com/pytorch/pytorch/issues/141711 ; native_functions.yaml SparseMPS dispatch keys per release, "
+    "shipped as src/mpsready/ops/data/tables/torch-*.json.gz: _sparse_coo_tensor_with_dims_and_tensors, _to_sparse, "
+    "_coalesce have a SparseMPS kernel from torch-2.9.0, no operator has one in torch-2.3.0 to 2.8.0",
     triggers=("to_sparse", "to_sparse_coo", "to_sparse_csr", "sparse_coo_tensor", "sparse_csr_tensor"),
 )
 CUDA_DEFAULT_TENSOR_TYPE = rule(
