@@ -64,3 +64,41 @@ def test_sparse_buffer_when_one_declaration_pins_below_2_9(write_project):
                                  "name: x\ndependencies:\n  - pytorch=2.3\n", "main.py": SPARSE}))
     assert [x for x in rows(r) if x[0] == "API118"] == [("API118", "main.py", 5, "blocker")]
     assert remedy(r, "API118") == {"kind": "swap", "what": "raise the torch pin to >= 2.9 (environment.yml:3)"}
+
+
+# ---------------------------------------------------------------- API120: asserting that CUDA is available
+def test_assert_cuda_available_on_the_main_path_is_an_edit(write_project):
+    r = scan_path(write_project({"train.py": TORCH + (
+        "def main():\n    assert torch.cuda.is_available(), 'needs a GPU'\n"
+        "    model = torch.nn.Linear(4, 4).to('cpu')\n"
+        "if __name__ == '__main__':\n    main()\n")}))
+    assert rows(r) == [("API120", "train.py", 3, "blocker")]
+    assert r.findings[0].message == ("assert torch.cuda.is_available(): the program stops on any machine without "
+                                     "CUDA, a Mac included")
+    assert outlook(r) == ("mac_for_dev", [], [("train.py", 3, "API120", "edit", False)])
+
+
+def test_raise_unless_cuda_is_available_is_the_same_edit(write_project):
+    r = scan_path(write_project({"train.py": TORCH + (
+        "if not torch.cuda.is_available():\n    raise RuntimeError('CUDA required')\n"
+        "x = torch.zeros(2)\n")}))
+    assert rows(r) == [("API120", "train.py", 2, "blocker")]
+    assert r.findings[0].message == ("if not torch.cuda.is_available(): raise: the program stops on any machine "
+                                     "without CUDA, a Mac included")
+    assert outlook(r) == ("mac_for_dev", [], [("train.py", 2, "API120", "edit", False)])
+
+
+def test_availability_tests_that_let_a_mac_through_are_not_api120(write_project):
+    r = scan_path(write_project({"train.py": TORCH + (
+        "def run():\n    if not torch.cuda.is_available():\n        return None\n    return 1\n"
+        "assert torch.cuda.is_available() or torch.backends.mps.is_available()\n"
+        "assert not torch.cuda.is_available() or True\n"
+        "if not torch.cuda.is_available():\n    print('no CUDA, using the CPU')\n")}))
+    assert rows(r) == []
+    assert outlook(r) == ("runs_on_mac", [], [])
+
+
+def test_assert_cuda_available_in_a_test_does_not_limit(write_project):
+    r = scan_path(write_project({"tests/test_gpu.py": TORCH + "def test_gpu():\n    assert torch.cuda.is_available()\n"}))
+    assert rows(r, with_scope=True) == [("API120", "tests/test_gpu.py", 3, "blocker", "tests")]
+    assert outlook(r) == ("runs_on_mac", [], [])

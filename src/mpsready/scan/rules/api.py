@@ -208,13 +208,18 @@ CUDA_DEFAULT_TENSOR_TYPE = rule(
 ASSERTS_CUDA = rule(
     "API120", "asserts-cuda-tensor", "blocker",
     "`assert x.is_cuda` (or `assert x.device.type == \"cuda\"`) in library code: the function exists only for CUDA "
-    "tensors.",
+    "tensors. Also an assertion that CUDA is available (`assert torch.cuda.is_available()`, `if not "
+    "torch.cuda.is_available(): raise ...`): the program exists only for CUDA machines.",
     "An MPS tensor fails the assertion: the path has no implementation for any other device. When the function "
-    "is the project's core (a fused renderer, an optimiser step in an extension), the project stays on CUDA.",
+    "is the project's core (a fused renderer, an optimiser step in an extension), the project stays on CUDA. "
+    "`torch.cuda.is_available()` is False on every Mac, so an availability assertion stops the program before "
+    "anything runs; that one is a local edit (the code after it is judged by its own findings).",
     "def volume_render_fused(self, rays):\n    assert rays.is_cuda\n    return _C.render(...)",
-    "Provide a pure-PyTorch implementation for other devices, or keep this path on CUDA.",
-    f"{TORCH} torch/_tensor.py (Tensor.is_cuda is False for MPS tensors)",
-    triggers=("is_cuda",),
+    "Provide a pure-PyTorch implementation for other devices, or keep this path on CUDA. For an availability "
+    "assertion: remove it, or accept MPS as well (`torch.cuda.is_available() or torch.backends.mps.is_available()`).",
+    f"{TORCH} torch/_tensor.py (Tensor.is_cuda is False for MPS tensors); torch/cuda/__init__.py is_available "
+    "(False in a build without CUDA)",
+    triggers=("is_cuda", "is_available"),
 )
 CONFIG_CUDA_DEVICE = rule(
     "API121", "config-cuda-device", "blocker",
