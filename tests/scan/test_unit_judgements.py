@@ -102,3 +102,53 @@ def test_assert_cuda_available_in_a_test_does_not_limit(write_project):
     r = scan_path(write_project({"tests/test_gpu.py": TORCH + "def test_gpu():\n    assert torch.cuda.is_available()\n"}))
     assert rows(r, with_scope=True) == [("API120", "tests/test_gpu.py", 3, "blocker", "tests")]
     assert outlook(r) == ("runs_on_mac", [], [])
+
+
+# ---------------------------------------------------------------- API104: a CUDA switch that picks no torch device
+def test_cuda_switch_that_only_chooses_onnx_providers_is_not_a_selection(write_project):
+    r = scan_path(write_project({"load.py": TORCH + (
+        "def load(weights, device):\n"
+        "    cuda = torch.cuda.is_available() and device.type != 'cpu'\n"
+        "    providers = ['CUDAExecutionProvider'] if cuda else ['CPUExecutionProvider']\n"
+        "    return make_session(weights, providers=providers)\n")}))
+    assert rows(r) == []
+    assert outlook(r) == ("runs_on_mac", [], [])
+
+
+def test_cuda_switch_that_builds_a_torch_device_is_a_selection(write_project):
+    r = scan_path(write_project({"load.py": TORCH + (
+        "def load(weights, no_cuda):\n"
+        "    use_cuda = torch.cuda.is_available() and not no_cuda\n"
+        "    kwargs = {'pin_memory': True} if use_cuda else {}\n"
+        "    device = torch.device('cuda' if use_cuda else 'cpu')\n"
+        "    return torch.load(weights, map_location=device), kwargs\n")}))
+    assert rows(r) == [("API104", "load.py", 3, "degrades")]
+    assert outlook(r) == ("mac_for_dev", [], [("load.py", 3, "API104", "edit", True)])
+
+
+def test_cuda_switch_whose_selection_is_moved_to_later_is_a_selection(write_project):
+    # the flag picks a name, and that name is the device
+    r = scan_path(write_project({"gan.py": TORCH + (
+        "cuda = torch.cuda.is_available() and True\n"
+        "where = 'cuda' if cuda else 'cpu'\n"
+        "net = torch.nn.Linear(2, 2)\n"
+        "def place(m):\n    return m.to(where)\n")}))
+    assert rows(r) == [("API104", "gan.py", 2, "degrades")]
+
+
+def test_cuda_switch_attribute_used_in_another_method(write_project):
+    r = scan_path(write_project({"m.py": TORCH + (
+        "class T:\n    def __init__(self, args):\n"
+        "        self.use_gpu = torch.cuda.is_available() and args.gpu\n"
+        "        self.log = 'gpu' if self.use_gpu else 'cpu'\n"
+        "    def run(self, x):\n        if self.use_gpu:\n            x = x.cuda()\n        return x\n")}))
+    assert rows(r) == [("API101", "m.py", 8, "blocker"), ("API104", "m.py", 4, "degrades")]
+
+
+def test_cuda_switch_attribute_that_only_labels_a_log_line(write_project):
+    r = scan_path(write_project({"m.py": TORCH + (
+        "class T:\n    def __init__(self, args):\n"
+        "        self.use_gpu = torch.cuda.is_available() and args.gpu\n"
+        "        self.log = 'gpu' if self.use_gpu else 'cpu'\n"
+        "    def run(self, x):\n        if self.use_gpu:\n            print(self.log)\n        return x\n")}))
+    assert rows(r) == []

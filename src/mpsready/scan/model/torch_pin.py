@@ -13,7 +13,7 @@ the outlook.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from mpsready.findings import Finding, Severity
 from mpsready.scan import knowledge
