@@ -152,3 +152,20 @@ def test_cuda_switch_attribute_that_only_labels_a_log_line(write_project):
         "        self.log = 'gpu' if self.use_gpu else 'cpu'\n"
         "    def run(self, x):\n        if self.use_gpu:\n            print(self.log)\n        return x\n")}))
     assert rows(r) == []
+
+
+# ---------------------------------------------------------------- API103: a CUDA device built only to compare
+def test_cuda_device_only_compared_against_is_not_a_move(write_project):
+    r = scan_path(write_project({"buffers.py": TORCH + (
+        "class Buffer:\n    def __init__(self, device):\n        self.device = device\n"
+        "    def get(self, x):\n        if self.device == torch.device('cuda'):\n            return x\n"
+        "        if torch.device('cuda:0') != x.device:\n            return None\n        return x\n")}))
+    assert rows(r) == []
+    assert outlook(r) == ("runs_on_mac", [], [])
+
+
+def test_cuda_device_that_is_assigned_or_passed_is_still_api103(write_project):
+    r = scan_path(write_project({"buffers.py": TORCH + (
+        "class Buffer:\n    def __init__(self):\n        self.device = torch.device('cuda')\n"
+        "    def same(self, x):\n        return x.to(torch.device('cuda')) == x\n")}))
+    assert rows(r) == [("API103", "buffers.py", 4, "blocker"), ("API103", "buffers.py", 6, "blocker")]
