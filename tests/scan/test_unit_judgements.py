@@ -169,3 +169,51 @@ def test_cuda_device_that_is_assigned_or_passed_is_still_api103(write_project):
         "class Buffer:\n    def __init__(self):\n        self.device = torch.device('cuda')\n"
         "    def same(self, x):\n        return x.to(torch.device('cuda')) == x\n")}))
     assert rows(r) == [("API103", "buffers.py", 4, "blocker"), ("API103", "buffers.py", 6, "blocker")]
+
+
+# ---------------------------------------------------------------- API103: a device default no call uses
+PYPROJECT = "[project]\nname = 'pkg'\nversion = '0'\ndependencies = ['torch']\n"
+FID = TORCH + "class FID:\n    def __init__(self, dims, device='cuda'):\n        self.net = torch.nn.Linear(dims, 4).to(device)\n"
+
+
+def test_device_default_that_every_call_in_another_file_overrides(write_project):
+    r = scan_path(write_project({"pyproject.toml": PYPROJECT, "pkg/__init__.py": "from pkg.trainer import Trainer\n",
+                                 "pkg/fid.py": FID, "pkg/trainer.py": TORCH + (
+                                     "from pkg.fid import FID\nclass Trainer:\n    def __init__(self, device):\n"
+                                     "        self.fid = FID(4, device=device)\n        self.val = FID(8, device)\n")}))
+    assert rows(r) == [("API103", "pkg/fid.py", 3, "info")]
+    assert r.findings[0].message == ("parameter device defaults to 'cuda'; every call of FID() in the project passes "
+                                     "device (2 calls), so the default is never used")
+    assert r.findings[0].evidence["default_unused"] == ["pkg/trainer.py:5", "pkg/trainer.py:6"]
+    assert outlook(r) == ("runs_on_mac", [], [])
+
+
+def test_device_default_of_a_function_called_in_its_own_file(write_project):
+    r = scan_path(write_project({"run.py": TORCH + (
+        "def load(path, device='cuda'):\n    return torch.load(path, map_location=device)\n"
+        "def main(dev):\n    return load('a.pt', dev), load(path='b.pt', device=dev)\n")}))
+    assert rows(r) == [("API103", "run.py", 2, "info")]
+
+
+def test_device_default_that_one_call_relies_on_still_limits(write_project):
+    r = scan_path(write_project({"run.py": TORCH + (
+        "def load(path, device='cuda'):\n    return torch.load(path, map_location=device)\n"
+        "def main(dev):\n    return load('a.pt', dev), load('b.pt')\n")}))
+    assert rows(r) == [("API103", "run.py", 2, "blocker")]
+    assert outlook(r) == ("mac_for_dev", [], [("run.py", 2, "API103", "edit", True)])
+
+
+def test_device_default_with_calls_that_cannot_be_read_still_limits(write_project):
+    # never called (a library API), called with **kwargs, or passed around: the default may be used
+    for caller in ("x = 1\n", "def main(kw):\n    return load('a.pt', **kw)\n",
+                   "def main(dev):\n    f = load\n    return load('a', dev), f('b')\n"):
+        r = scan_path(write_project({"run.py": TORCH + (
+            "def load(path, device='cuda'):\n    return torch.load(path, map_location=device)\n") + caller}))
+        assert rows(r) == [("API103", "run.py", 2, "blocker")], caller
+
+
+def test_device_default_relied_on_through_a_module_attribute_still_limits(write_project):
+    r = scan_path(write_project({"pyproject.toml": PYPROJECT, "pkg/__init__.py": "", "pkg/fid.py": FID,
+                                 "pkg/trainer.py": "import pkg.fid as F\nfrom pkg.fid import FID\n"
+                                                   "a = FID(4, device='cpu')\nb = F.FID(8)\n"}))
+    assert rows(r) == [("API103", "pkg/fid.py", 3, "blocker")]

@@ -29,6 +29,7 @@ from mpsready.scan.config import ScanConfig, with_project_config
 from mpsready.scan.model import flow
 from mpsready.scan.model.graph import example_collection, mark_reach
 from mpsready.scan.model.project import apply_surfaces, cpu_only_dtypes
+from mpsready.scan.model.call_sites import unused_device_defaults
 from mpsready.scan.model.remedy import with_remedies
 from mpsready.scan.model.torch_pin import judge_by_torch_pin
 from mpsready.scan.outlook import Edit, Subproject, collection_outlook, ladder
@@ -152,6 +153,7 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
                                            _uses_hydra(code_results))
     findings = cpu_only_dtypes(findings, code_results)
     findings = judge_by_torch_pin(findings, deps)
+    findings = unused_device_defaults(findings, code_results, project.read_text)
     findings = mark_reach(findings, code_results)
     findings = with_remedies(findings)
 
