@@ -217,3 +217,34 @@ def test_device_default_relied_on_through_a_module_attribute_still_limits(write_
                                  "pkg/trainer.py": "import pkg.fid as F\nfrom pkg.fid import FID\n"
                                                    "a = FID(4, device='cpu')\nb = F.FID(8)\n"}))
     assert rows(r) == [("API103", "pkg/fid.py", 3, "blocker")]
+
+
+# ---------------------------------------------------------------- wording: what the code tests
+def test_unset_device_selection_says_what_the_code_tests(write_project):
+    r = scan_path(write_project({"loader.py": TORCH + (
+        "def load_model(name, device=None):\n    if device is None:\n"
+        "        device = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+        "    return torch.nn.Linear(4, 4).to(device)\n")}))
+    assert rows(r) == [("API104", "loader.py", 4, "degrades")]
+    assert r.findings[0].message == ("when device is None the device picks 'cuda' if available, else 'cpu': on a "
+                                     "Mac that is the CPU")
+    assert outlook(r) == ("runs_on_mac", ["device='mps'"], [])
+
+
+def test_auto_device_selection_still_says_auto(write_project):
+    r = scan_path(write_project({"loader.py": TORCH + (
+        "def pick(config):\n    if config.device == 'auto':\n"
+        "        config.device = 'cuda' if torch.cuda.is_available() else 'cpu'\n    return config\n")}))
+    assert [f.message for f in r.findings if f.code != "DEP110"] == ["when config.device is 'auto' the device picks 'cuda' if available, "
+                                               "else 'cpu': on a Mac that is the CPU"]
+
+
+def test_autocast_disabled_on_cuda_says_no_warning(write_project):
+    r = scan_path(write_project({"q.py": TORCH + (
+        "from torch.amp import autocast\n@autocast('cuda', enabled=False)\ndef q_sample(x, a):\n    return x * a\n"
+        "def f(x):\n    with torch.autocast(device_type='cuda'):\n        return x\n")}))
+    assert rows(r) == [("API108", "q.py", 3, "degrades"), ("API108", "q.py", 7, "degrades")]
+    assert [f.message for f in r.findings if f.code != "DEP110"] == [
+        "autocast(device_type='cuda', enabled=False): switches off CUDA autocast only (silently); under MPS "
+        "autocast on a Mac this code is not kept in float32",
+        "autocast(device_type='cuda'): disabled with a warning on a Mac, the run silently stays float32"]

@@ -711,9 +711,9 @@ class _Visitor(ast.NodeVisitor):
     def q(self, node: ast.AST) -> str | None:
         return self.aliases.qualname(node)
 
-    def _auto_device_guard(self) -> str | None:
+    def _auto_device_guard(self) -> tuple[str, str] | None:
         """The device setting an enclosing `if config.device == 'auto':` / `if args.device is None:` tests (as
-        written, ``config.device``), or ``None``."""
+        written, ``config.device``) and the value it tests for (``'auto'`` or ``None``, as written), or ``None``."""
         for entry in reversed(self._lazy_guards):
             test = entry[1]
             if entry[0] != "cuda" or not isinstance(test, ast.Compare) or len(test.ops) != 1:
@@ -724,7 +724,7 @@ class _Visitor(ast.NodeVisitor):
                 continue
             if (isinstance(test.ops[0], ast.Eq) and isinstance(right, ast.Constant) and right.value == "auto") or (
                     isinstance(test.ops[0], ast.Is) and isinstance(right, ast.Constant) and right.value is None):
-                return _dotted(left) or label
+                return _dotted(left) or label, repr(right.value)
         return None
 
     def _flag_guard(self) -> str | None:

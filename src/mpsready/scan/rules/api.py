@@ -81,11 +81,14 @@ NCCL = rule(
 CUDA_AMP = rule(
     "API108", "cuda-amp", "degrades",
     "torch.cuda.amp (autocast, GradScaler) or autocast/GradScaler with device_type 'cuda'.",
-    "torch.cuda.amp is deprecated, and on a Mac autocast('cuda') warns 'CUDA is not available. Disabling' and "
-    "runs in float32: --amp silently does nothing.",
+    "torch.cuda.amp is deprecated, and on a Mac an enabled autocast('cuda') warns 'CUDA is not available or "
+    "torch_xla is imported. Disabling autocast.' and runs in float32: --amp silently does nothing. "
+    "autocast('cuda', enabled=False) is silent and switches off CUDA autocast only: inside an MPS autocast region "
+    "the code it was meant to keep in float32 runs in reduced precision.",
     "with torch.cuda.amp.autocast():\n    out = model(x)",
     "torch.amp.autocast(device_type=device.type) and torch.amp.GradScaler(device.type).",
-    "https://github.com/milesial/Pytorch-UNet/issues/393 ; PyTorch 2.13.0 torch/cuda/amp/autocast_mode.py",
+    "https://github.com/milesial/Pytorch-UNet/issues/393 ; PyTorch 2.13.0 torch/cuda/amp/autocast_mode.py, "
+    "torch/amp/autocast_mode.py (autocast.__init__ warns only `if enabled:`)",
     triggers=("cuda",),  # torch.cuda.amp, autocast("cuda"), GradScaler("cuda")
 )
 GRAD_SCALER = rule(

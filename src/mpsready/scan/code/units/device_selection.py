@@ -55,17 +55,18 @@ def report_selection(v, kind: str | None, node: ast.AST) -> bool:
         if id(scope) in v.selection_reported and isinstance(node, ast.Assign):
             return True  # a CUDA switch after a selection already reported in the same scope
         v.selection_reported.add(id(scope))
-        key = v._auto_device_guard()
+        guard = v._auto_device_guard()
         if v._param_default is not None and not v._param_default.startswith("_"):
             # the default of a public function's device parameter: callers pass device="mps" (CLIP's load)
             fn = v._param_default
             v.add(A.DEVICE_SELECTION, node, f"the default device of {fn}() picks 'cuda' if available, else "
                   "'cpu': callers that pass no device run on the CPU on a Mac",
                   evidence={"parameter_of": fn, "flag": f"{fn}(..., device='mps')"})
-        elif key is not None:
+        elif guard is not None:
             # only the 'auto' (or unset) value of a configurable device is resolved here (minGPT's
             # `if config.device == 'auto':`): setting the value to 'mps' is a config change
-            v.add(A.DEVICE_SELECTION, node, f"when {key} is 'auto' the device picks 'cuda' if available, else "
+            key, tested = guard
+            v.add(A.DEVICE_SELECTION, node, f"when {key} is {tested} the device picks 'cuda' if available, else "
                   "'cpu': on a Mac that is the CPU", evidence={"flag": f"{key}='mps'"})
         else:
             v.add(A.DEVICE_SELECTION, node, "device selection picks 'cuda' if available, else 'cpu': on a Mac "
