@@ -522,7 +522,7 @@ class _Visitor(ast.NodeVisitor):
         self.reported_packages: set[str] = set()  # DEP107 once per package per file
         self.passive_dtype = 0  # inside comparisons and dict tables: a dtype named there creates no tensor
         self.in_test = 0  # inside the condition of an if / conditional expression
-        self.compared: set[int] = set()  # id() of calls that are an operand of a comparison
+        self.compared: set[int] = set()  # id() of calls that are an operand of a comparison (or its attribute)
         self.string_vars: dict[str, tuple[str, int]] = {}  # name -> (string literal, line) for simple assignments
         self.np_f64_vars: set[str] = set()
         self.cpu_vars: set[str] = set()  # names holding a CPU tensor made from NumPy (torch.from_numpy(a), x.cpu())
@@ -679,8 +679,13 @@ class _Visitor(ast.NodeVisitor):
             self.result.cu_refs.append([value.replace("\\", "/").rsplit("/", 1)[-1], node.lineno, guard])
 
     def visit_Compare(self, node: ast.Compare) -> None:
-        # calls compared against directly (`dev == torch.device("cuda")`): they build a value to test, move nothing
-        self.compared.update(id(x) for x in (node.left, *node.comparators) if x.__class__ is ast.Call)
+        # calls compared against directly, or through one attribute (`dev == torch.device("cuda")`,
+        # `dev.type == torch.device("cuda").type`): they build a value to test, move nothing
+        for x in (node.left, *node.comparators):
+            if x.__class__ is ast.Attribute:
+                x = x.value
+            if x.__class__ is ast.Call:
+                self.compared.add(id(x))
         self.passive_dtype += 1
         self.generic_visit(node)
         self.passive_dtype -= 1
