@@ -249,3 +249,17 @@ def test_autocast_disabled_on_cuda_says_no_warning(write_project):
         "autocast(device_type='cuda', enabled=False): switches off CUDA autocast only (silently); under MPS "
         "autocast on a Mac this code is not kept in float32",
         "autocast(device_type='cuda'): disabled with a warning on a Mac, the run silently stays float32"]
+
+
+def test_assert_cuda_available_in_a_selection_that_handles_mps_is_info(write_project):
+    # yolov5's select_device: the assertion checks a CUDA device the user asked for; 'mps' takes another branch
+    r = scan_path(write_project({"sel.py": TORCH + (
+        "def select_device(device=''):\n    mps = device == 'mps'\n    if device == 'cpu' or mps:\n        pass\n"
+        "    elif device:\n        assert torch.cuda.is_available(), 'invalid CUDA device'\n"
+        "    if mps and torch.backends.mps.is_available():\n        return torch.device('mps')\n"
+        "    return torch.device('cpu')\n")}))
+    assert rows(r) == [("API120", "sel.py", 7, "info")]
+    assert [f.message for f in r.findings if f.code == "API120"] == [
+        "assert torch.cuda.is_available(): checks a CUDA device in code that also selects MPS, so a Mac takes "
+        "another branch"]
+    assert outlook(r) == ("runs_on_mac", [], [])

@@ -3,14 +3,16 @@ function exists only for CUDA tensors (svox2's fused renderer); inside ``if x.is
 assertion that CUDA is available, ``assert torch.cuda.is_available()`` (alone or in an ``and`` chain) or ``if not
 torch.cuda.is_available(): raise ...``: the program stops on every machine without CUDA. That one has a remedy (an
 edit: drop the check or let it accept MPS), so it carries no ``no_alternative``; a test that lets another device
-through (``or torch.backends.mps.is_available()``) or that only returns or warns is not reported. PyTorch 2.13.0
+through (``or torch.backends.mps.is_available()``) or that only returns or warns is not reported, and an assertion in
+a function (or module) that also selects MPS is info (it checks a CUDA device the user chose). PyTorch 2.13.0
 torch/cuda/__init__.py: ``is_available()`` is False in a build without CUDA (every macOS wheel)."""
 
 from __future__ import annotations
 
 import ast
 
-from mpsready.scan.code.analyzer import _dotted
+from mpsready.findings import Severity
+from mpsready.scan.code.analyzer import _dotted, _mentions_mps
 from mpsready.scan.code.units import on
 from mpsready.scan.rules import api as A
 
@@ -35,8 +37,7 @@ def check(v, node: ast.Assert) -> None:
                   "tensors", evidence={"no_alternative": True})
             return
         if _is_available(v, part):
-            v.add(A.ASSERTS_CUDA, node, f"assert torch.cuda.is_available(): {STOPS}", fix=FIX,
-                  evidence={"requires": "cuda"})
+            _report_stop(v, node, "assert torch.cuda.is_available()")
             return
 
 
@@ -47,5 +48,13 @@ def check_raise(v, node: ast.If) -> None:
             and isinstance(node.body[-1], ast.Raise)):
         return
     if _is_available(v, test.operand):  # `not (cuda or mps)` lets a Mac through: only the bare test stops it
-        v.add(A.ASSERTS_CUDA, node, f"if not torch.cuda.is_available(): raise: {STOPS}", fix=FIX,
-              evidence={"requires": "cuda"})
+        _report_stop(v, node, "if not torch.cuda.is_available(): raise")
+
+
+def _report_stop(v, node: ast.AST, what: str) -> None:
+    scope = v.functions[-1] if v.functions else v.tree
+    if _mentions_mps(scope):  # yolov5's select_device: the check validates a CUDA device the user chose
+        v.add(A.ASSERTS_CUDA, node, f"{what}: checks a CUDA device in code that also selects MPS, so a Mac takes "
+              "another branch", severity=Severity.INFO, fix=FIX, evidence={"requires": "cuda", "considers_mps": True})
+    else:
+        v.add(A.ASSERTS_CUDA, node, f"{what}: {STOPS}", fix=FIX, evidence={"requires": "cuda"})
