@@ -78,7 +78,8 @@ def _passes(call: ast.Call, parameter: str, position: int | None) -> bool:
     return len(call.args) > position and not any(isinstance(a, ast.Starred) for a in head)
 
 
-def _tree(rel: str, read: Callable[[str], str], cache: dict[str, Any]) -> Any:
+def _text(rel: str, read: Callable[[str], str], cache: dict[str, str | None]) -> str | None:
+    """A source's text (cached), or ``None`` when it cannot be read now."""
     if rel not in cache:
         try:
             text = read(rel)
@@ -95,7 +96,7 @@ def unused_device_defaults(findings: list[Finding], results: Mapping[str, Any],
     text by relative path."""
     if not any(f.code == "API103" and f.evidence.get("default_of") for f in findings):
         return findings
-    texts: dict[str, Any] = {}
+    texts: dict[str, str | None] = {}
     trees: dict[str, ast.AST | None] = {}
     out = []
     for f in findings:
@@ -113,14 +114,15 @@ def unused_device_defaults(findings: list[Finding], results: Mapping[str, Any],
 
 
 def _all_passing(name: str, method: bool, parameter: str, position: int | None, results: Mapping[str, Any],
-                 read: Callable[[str], str], texts: dict[str, Any], trees: dict[str, ast.AST | None]) -> list[str]:
+                 read: Callable[[str], str], texts: dict[str, str | None],
+                 trees: dict[str, ast.AST | None]) -> list[str]:
     """``path:line`` of every call of ``name``, when all of them pass the parameter; else an empty list."""
     sites: list[str] = []
     tops = {PurePosixPath(rel).parts[0].removesuffix(".py") for rel in results}
     for rel in sorted(results):
-        text = _tree(rel, read, texts)
+        text = _text(rel, read, texts)
         if text is None:
-            continue
+            return []  # unreadable now: its calls cannot be seen
         if name not in text:
             continue
         if rel.endswith(".ipynb"):

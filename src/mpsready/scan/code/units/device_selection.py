@@ -162,9 +162,9 @@ def _places(v, nodes: list[ast.AST]) -> bool:
                     return True
                 if (v.q(n.func) or "") == "torch.device" or any(k.arg in _DEVICE_KWARGS for k in n.keywords):
                     return True
-            elif isinstance(n, ast.Constant) and is_cuda_literal(n.value) or _cuda_text(n):
+            if (isinstance(n, ast.Constant) and is_cuda_literal(n.value)) or _cuda_text(n) is not None:
                 return True
-            elif isinstance(n, ast.Attribute) and (v.q(n) or "").startswith("torch.cuda."):
+            if isinstance(n, ast.Attribute) and (v.q(n) or "").startswith("torch.cuda."):
                 return True
     return False
 
@@ -179,8 +179,8 @@ def _returned(value: ast.AST | None, target: ast.AST) -> bool:
 def switch_picks_device(v, target: ast.AST, assign: ast.Assign, depth: int = 0) -> bool:
     """Whether a later use of ``target`` picks a torch device (:func:`_places`): a statement that reads it and
     places something itself, an if/while on it whose branches do, a return of the switch itself (the caller may
-    choose with it),
-    or a name assigned from it (`where = 'cuda' if cuda else 'cpu'`, one step) whose own uses do."""
+    choose with it), or a name assigned from it (`where = 'cuda' if cuda else 'cpu'`, one step) whose own uses
+    do."""
     for stmt in ast.walk(_search_scope(v, target)):
         if not isinstance(stmt, ast.stmt) or stmt is assign:
             continue
