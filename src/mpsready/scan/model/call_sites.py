@@ -1,12 +1,16 @@
 """Whether a CUDA device default is ever used: API103 for ``def f(..., device="cuda")`` is lowered to info when
 every call of ``f`` in the project passes the device (by keyword, or by position), so the default never runs.
 
-The call sites are read here, from the sources themselves, only for the few findings that need them (a Python
-file is parsed only when its text names the callee), not recorded for every call of every file. The answer is
-"used" (the finding stays) unless the calls are all visible: at least one call; none with ``*args`` before the
-parameter's position or ``**kwargs``; no other reference to the name (passed around, subclassed, wrapped in
-``functools.partial``); no notebook that names it. A method called through an attribute (``self.load(...)``) is
-matched by its name, so an unrelated method of the same name that omits the device keeps the finding too.
+The call sites are read here, from the sources themselves, only for the few findings that need them, and only in
+the files that can hold them by the imports the analyser recorded (``CodeResult.imports``): the defining file,
+files that import the name (or a method's class, or the defining module) by name, ``*`` included, and files
+that import the defining module or a package above it as a module and name ``.f`` in their text. More than
+:data:`MAX_FILES` such files, or any of them unreadable, keeps the finding (the work stays bounded on large
+trees). The answer is "used" (the finding stays) unless the calls are all visible: at least one call; none with
+``*args`` up to the parameter's position or ``**kwargs``; no other reference to the name (passed around,
+subclassed, wrapped in ``functools.partial``); no notebook that names it. A method called through an attribute
+(``self.load(...)``) is matched by its name, so an unrelated method of the same name that omits the device keeps
+the finding too.
 """
 
 from __future__ import annotations
@@ -98,12 +102,13 @@ def unused_device_defaults(findings: list[Finding], results: Mapping[str, Any],
         return findings
     texts: dict[str, str | None] = {}
     trees: dict[str, ast.AST | None] = {}
+    index = _ImportIndex(results)
     out = []
     for f in findings:
         ev = f.evidence
         if f.code == "API103" and ev.get("default_of") and f.severity is not Severity.INFO:
-            sites = _all_passing(ev["default_of"], bool(ev.get("method")), ev["parameter"], ev.get("position"),
-                                 results, read, texts, trees)
+            sites = _all_passing(ev["default_of"], bool(ev.get("method")), ev.get("owner"), f.location.path or "",
+                                 ev["parameter"], ev.get("position"), results, index, read, texts, trees)
             if sites:
                 f = Finding(f.code, Severity.INFO, f"{f.message}; every call of {ev['default_of']}() in the project "
                             f"passes {ev['parameter']} ({len(sites)} call{'s' if len(sites) > 1 else ''}), so the "
@@ -113,17 +118,54 @@ def unused_device_defaults(findings: list[Finding], results: Mapping[str, Any],
     return out
 
 
-def _all_passing(name: str, method: bool, parameter: str, position: int | None, results: Mapping[str, Any],
-                 read: Callable[[str], str], texts: dict[str, str | None],
-                 trees: dict[str, ast.AST | None]) -> list[str]:
-    """``path:line`` of every call of ``name``, when all of them pass the parameter; else an empty list."""
+MAX_FILES = 40  # sources read per finding; a name imported by more files keeps its finding (bounded work)
+
+
+def _module(rel: str) -> list[str]:
+    parts = list(PurePosixPath(rel).with_suffix("").parts)
+    return parts[:-1] if parts and parts[-1] == "__init__" else parts
+
+
+class _ImportIndex:
+    """The analyser's recorded imports, indexed once per scan: imported name -> files (``from x import name``,
+    ``*`` included), and last part of a plainly imported module -> files (``import pkg.fid`` -> ``fid``)."""
+
+    def __init__(self, results: Mapping[str, Any]) -> None:
+        self.by_name: dict[str, set[str]] = {}
+        self.by_module: dict[str, set[str]] = {}
+        for rel, (res, _cells) in results.items():
+            for level, mod, imported, _line, _guarded in res.imports:
+                if imported:
+                    for n in imported:
+                        self.by_name.setdefault(n, set()).add(rel)
+                elif not level:
+                    self.by_module.setdefault(mod.split(".")[-1], set()).add(rel)
+
+    def candidates(self, def_rel: str, names: set[str]) -> tuple[list[str], list[str]]:
+        """(the defining file and the files that import one of ``names``, its module or ``*`` by name; the files
+        that import the defining module or a package above it as a module)."""
+        module = _module(def_rel)
+        named = set().union(*(self.by_name.get(n, set()) for n in (*names, "*", *module[-1:])))
+        plain = set().union(*(self.by_module.get(part, set()) for part in module)) - named
+        return [def_rel, *sorted(named - {def_rel})], sorted(plain - {def_rel})
+
+
+def _all_passing(name: str, method: bool, owner: str | None, def_rel: str, parameter: str, position: int | None,
+                 results: Mapping[str, Any], index: _ImportIndex, read: Callable[[str], str],
+                 texts: dict[str, str | None], trees: dict[str, ast.AST | None]) -> list[str]:
+    """``path:line`` of every call of ``name``, when all of them can be seen and pass the parameter; else an
+    empty list. Calls are looked for in the defining file and the files that import the name (or, for a
+    method, its class) or the defining module, per the analyser's recorded imports."""
     sites: list[str] = []
     tops = {PurePosixPath(rel).parts[0].removesuffix(".py") for rel in results}
-    for rel in sorted(results):
+    by_name, by_module = index.candidates(def_rel, {name, owner} - {None})
+    if len(by_name) + len(by_module) > MAX_FILES:
+        return []
+    for rel in by_name + by_module:
         text = _text(rel, read, texts)
         if text is None:
             return []  # unreadable now: its calls cannot be seen
-        if name not in text:
+        if name not in text or (rel in by_module and "." + name not in text):
             continue
         if rel.endswith(".ipynb"):
             return []  # cells are not read here: a notebook naming the callee may rely on the default
