@@ -263,3 +263,14 @@ def test_assert_cuda_available_in_a_selection_that_handles_mps_is_info(write_pro
         "assert torch.cuda.is_available(): checks a CUDA device in code that also selects MPS, so a Mac takes "
         "another branch"]
     assert outlook(r) == ("runs_on_mac", [], [])
+
+
+def test_device_default_with_more_importers_than_read_keeps_the_finding(write_project, monkeypatch):
+    from mpsready.scan.model import call_sites
+
+    files = {"pyproject.toml": PYPROJECT, "pkg/__init__.py": "", "pkg/fid.py": FID,
+             "pkg/a.py": "from pkg.fid import FID\nx = FID(4, device='cpu')\n",
+             "pkg/b.py": "from pkg.fid import FID\ny = FID(4, 'cpu')\n"}
+    assert rows(scan_path(write_project(files))) == [("API103", "pkg/fid.py", 3, "info")]
+    monkeypatch.setattr(call_sites, "MAX_FILES", 2)  # the defining file and one importer: too few to see both
+    assert rows(scan_path(write_project(files))) == [("API103", "pkg/fid.py", 3, "blocker")]
