@@ -103,12 +103,13 @@ def unused_device_defaults(findings: list[Finding], results: Mapping[str, Any],
     texts: dict[str, str | None] = {}
     trees: dict[str, ast.AST | None] = {}
     index = _ImportIndex(results)
+    tops = {rel.split("/", 1)[0].removesuffix(".py") for rel in results}  # the project's top-level modules
     out = []
     for f in findings:
         ev = f.evidence
         if f.code == "API103" and ev.get("default_of") and f.severity is not Severity.INFO:
             sites = _all_passing(ev["default_of"], bool(ev.get("method")), ev.get("owner"), f.location.path or "",
-                                 ev["parameter"], ev.get("position"), results, index, read, texts, trees)
+                                 ev["parameter"], ev.get("position"), tops, index, read, texts, trees)
             if sites:
                 f = Finding(f.code, Severity.INFO, f"{f.message}; every call of {ev['default_of']}() in the project "
                             f"passes {ev['parameter']} ({len(sites)} call{'s' if len(sites) > 1 else ''}), so the "
@@ -151,13 +152,12 @@ class _ImportIndex:
 
 
 def _all_passing(name: str, method: bool, owner: str | None, def_rel: str, parameter: str, position: int | None,
-                 results: Mapping[str, Any], index: _ImportIndex, read: Callable[[str], str],
+                 tops: set[str], index: _ImportIndex, read: Callable[[str], str],
                  texts: dict[str, str | None], trees: dict[str, ast.AST | None]) -> list[str]:
     """``path:line`` of every call of ``name``, when all of them can be seen and pass the parameter; else an
     empty list. Calls are looked for in the defining file and the files that import the name (or, for a
     method, its class) or the defining module, per the analyser's recorded imports."""
     sites: list[str] = []
-    tops = {PurePosixPath(rel).parts[0].removesuffix(".py") for rel in results}
     by_name, by_module = index.candidates(def_rel, {name, owner} - {None})
     if len(by_name) + len(by_module) > MAX_FILES:
         return []
