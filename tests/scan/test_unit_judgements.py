@@ -274,3 +274,15 @@ def test_device_default_with_more_importers_than_read_keeps_the_finding(write_pr
     assert rows(scan_path(write_project(files))) == [("API103", "pkg/fid.py", 3, "info")]
     monkeypatch.setattr(call_sites, "MAX_FILES", 2)  # the defining file and one importer: too few to see both
     assert rows(scan_path(write_project(files))) == [("API103", "pkg/fid.py", 3, "blocker")]
+
+
+def test_the_sparse_mps_floor_is_the_first_shipped_table_with_sparse_mps_kernels():
+    # the floor API118 judges pins against is the data's: no SparseMPS kernel before 2.9.0, the COO constructor
+    # that module.to('mps') calls has one from 2.9.0 (ops tables, native_functions.yaml dispatch keys)
+    from mpsready.ops.api import load_db, shipped_versions
+    from mpsready.scan.model.torch_pin import SPARSE_MPS_SINCE
+
+    first = next(v for v in shipped_versions() if load_db(v).counts["yaml"].get("sparse_mps"))
+    assert first == "2.9.0" and first.startswith(SPARSE_MPS_SINCE + ".")
+    assert load_db("2.8.0").raw("_sparse_coo_tensor_with_dims_and_tensors").get("sp") is None
+    assert load_db("2.9.0").raw("_sparse_coo_tensor_with_dims_and_tensors")["sp"] == 1
