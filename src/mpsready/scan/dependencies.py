@@ -104,6 +104,20 @@ def admits_at_least(spec: str, floor: str) -> bool:
     return True
 
 
+def pin_admits_at_least(dep: Dependency, floor: str) -> bool:
+    """:func:`admits_at_least` for a declared dependency of either ecosystem. A conda match spec is read as
+    conda does: ``=2.3`` is any 2.3.x, ``==2.3.1`` that release, a build string after a space is ignored,
+    and ranges (``>=2.1,<3``) are PEP 440 specifiers."""
+    spec = dep.specifier.strip()
+    if dep.ecosystem == "conda" and spec:
+        spec = spec.split()[0]
+        if spec.startswith("=") and not spec.startswith("=="):
+            spec = "==" + spec[1:].rstrip(".*").rstrip(".") + ".*"
+        elif spec[0].isdigit():
+            spec = "==" + spec
+    return admits_at_least(spec, floor)
+
+
 def _judge_mps_since(dep: Dependency, entry, where: str, opt: dict) -> RawFinding | None:
     """DEP111 when the pin stays below the first release with Mac support; nothing when it reaches it."""
     if admits_at_least(dep.specifier, entry.mps_since):

@@ -29,9 +29,11 @@ from mpsready.scan.config import ScanConfig, with_project_config
 from mpsready.scan.model import flow
 from mpsready.scan.model.entries import declared_entries
 from mpsready.scan.model.graph import example_collection, mark_reach
+from mpsready.scan.model.call_sites import unused_device_defaults
 from mpsready.scan.model.callers import behind_caller_flags
 from mpsready.scan.model.project import apply_surfaces, cpu_only_dtypes, off_options
 from mpsready.scan.model.remedy import with_remedies
+from mpsready.scan.model.torch_pin import judge_by_torch_pin
 from mpsready.scan.outlook import Edit, Subproject, collection_outlook, ladder
 from mpsready.scan.rules import deps as D
 from mpsready.scan.rules import extensions as E
@@ -151,9 +153,12 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
     findings = _drop_own_packages(findings, files)
     findings, extra_flags = apply_surfaces(findings, code_results, _config_texts(files, project),
                                            _uses_hydra(code_results))
-    findings = behind_caller_flags(findings, code_results, project.read_text, off_options(code_results))
     findings = cpu_only_dtypes(findings, code_results)
+    findings = judge_by_torch_pin(findings, deps)
+    findings = unused_device_defaults(findings, code_results, project.read_text)
     findings = mark_reach(findings, code_results, declared_entries(project, code_results))
+    # last: it reads callers again only for the findings that still limit the outlook
+    findings = behind_caller_flags(findings, code_results, project.read_text, off_options(code_results))
     findings = with_remedies(findings)
 
     suppress = {rel: res.suppress for rel, (res, _cells) in code_results.items() if res.suppress}

@@ -24,7 +24,7 @@ from mpsready.scan.model import surfaces
 from mpsready.scan.rules import inputs as I
 
 # Bump when the analysis changes so cached results are recomputed.
-ANALYZER_VERSION = 24
+ANALYZER_VERSION = 25
 
 # Skip the analysis of sources without a trigger word (see triggers.py); tests turn it off to compare.
 PREFILTER = True
@@ -601,6 +601,7 @@ class _Visitor(ast.NodeVisitor):
         self.reported_packages: set[str] = set()  # DEP107 once per package per file
         self.passive_dtype = 0  # inside comparisons and dict tables: a dtype named there creates no tensor
         self.in_test = 0  # inside the condition of an if / conditional expression
+        self.compared: set[int] = set()  # id() of calls that are an operand of a comparison (or its attribute)
         self.string_vars: dict[str, tuple[str, int]] = {}  # name -> (string literal, line) for simple assignments
         self.np_f64_vars: set[str] = set()
         self.torch_f64_vars: dict[str, int] = {}  # name -> line of a CPU float64 torch tensor bound to it
@@ -761,6 +762,13 @@ class _Visitor(ast.NodeVisitor):
             self.result.cu_refs.append([value.replace("\\", "/").rsplit("/", 1)[-1], node.lineno, guard])
 
     def visit_Compare(self, node: ast.Compare) -> None:
+        # calls compared against directly, or through one attribute (`dev == torch.device("cuda")`,
+        # `dev.type == torch.device("cuda").type`): they build a value to test, move nothing
+        for x in (node.left, *node.comparators):
+            if x.__class__ is ast.Attribute:
+                x = x.value
+            if x.__class__ is ast.Call:
+                self.compared.add(id(x))
         self.passive_dtype += 1
         self.generic_visit(node)
         self.passive_dtype -= 1
@@ -791,9 +799,9 @@ class _Visitor(ast.NodeVisitor):
     def q(self, node: ast.AST) -> str | None:
         return self.aliases.qualname(node)
 
-    def _auto_device_guard(self) -> str | None:
+    def _auto_device_guard(self) -> tuple[str, str] | None:
         """The device setting an enclosing `if config.device == 'auto':` / `if args.device is None:` tests (as
-        written, ``config.device``), or ``None``."""
+        written, ``config.device``) and the value it tests for (``'auto'`` or ``None``, as written), or ``None``."""
         for entry in reversed(self._lazy_guards):
             test = entry[1]
             if entry[0] != "cuda" or not isinstance(test, ast.Compare) or len(test.ops) != 1:
@@ -804,7 +812,7 @@ class _Visitor(ast.NodeVisitor):
                 continue
             if (isinstance(test.ops[0], ast.Eq) and isinstance(right, ast.Constant) and right.value == "auto") or (
                     isinstance(test.ops[0], ast.Is) and isinstance(right, ast.Constant) and right.value is None):
-                return _dotted(left) or label
+                return _dotted(left) or label, repr(right.value)
         return None
 
     def _flag_guard(self) -> str | None:

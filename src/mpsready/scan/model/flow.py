@@ -91,7 +91,8 @@ def wire_pure_paths(findings: list[Finding], results: Mapping[str, Any]) -> list
             keyed.setdefault(rel, f"{rel}:{res.device_dispatch[0]}")
     out = []
     for f in findings:
-        if f.code in _KERNELS and f.severity is Severity.BLOCKER and f.location.path and not f.evidence.get("pure_path"):
+        if f.code in _KERNELS and f.severity is Severity.BLOCKER and f.location.path and not f.evidence.get("pure_path") \
+                and f.evidence.get("requires") != "cuda":  # an availability assertion (API120) has no kernel to stand in for
             path = keyed.get(f.location.path) or next((where for pkg, where, _l in pure if _inside(f.location.path, pkg)), None)
             if path is None and keyed and f.code == "EXT101":
                 cu_dir = str(PurePosixPath(f.location.path).parent)

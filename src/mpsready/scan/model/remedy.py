@@ -64,6 +64,9 @@ def remedy_of(f: Finding, migrate: bool | None = None) -> dict[str, Any]:
         if ev.get("pure_path"):
             return {"kind": WIRE, "path": ev["pure_path"]}
         return {"kind": NONE} if ev.get("no_alternative") else {"kind": EDIT, "migrate": False}
+    if ev.get("raise_torch_to"):  # a code finding that a newer PyTorch fixes (API118: SparseMPS kernels from 2.9)
+        at = f" ({ev['pin_at']})" if ev.get("pin_at") else ""
+        return {"kind": SWAP, "what": f"raise the torch pin to >= {ev['raise_torch_to']}{at}"}
     if f.code in _DEP_SWAP:
         if ev.get("no_alternative") and not ev.get("raise_to"):
             return {"kind": NONE}

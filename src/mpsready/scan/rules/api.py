@@ -81,11 +81,14 @@ NCCL = rule(
 CUDA_AMP = rule(
     "API108", "cuda-amp", "degrades",
     "torch.cuda.amp (autocast, GradScaler) or autocast/GradScaler with device_type 'cuda'.",
-    "torch.cuda.amp is deprecated, and on a Mac autocast('cuda') warns 'CUDA is not available. Disabling' and "
-    "runs in float32: --amp silently does nothing.",
+    "torch.cuda.amp is deprecated, and on a Mac an enabled autocast('cuda') warns 'CUDA is not available or "
+    "torch_xla is imported. Disabling autocast.' and runs in float32: --amp silently does nothing. "
+    "autocast('cuda', enabled=False) is silent and switches off CUDA autocast only: inside an MPS autocast region "
+    "the code it was meant to keep in float32 runs in reduced precision.",
     "with torch.cuda.amp.autocast():\n    out = model(x)",
     "torch.amp.autocast(device_type=device.type) and torch.amp.GradScaler(device.type).",
-    "https://github.com/milesial/Pytorch-UNet/issues/393 ; PyTorch 2.13.0 torch/cuda/amp/autocast_mode.py",
+    "https://github.com/milesial/Pytorch-UNet/issues/393 ; PyTorch 2.13.0 torch/cuda/amp/autocast_mode.py, "
+    "torch/amp/autocast_mode.py (autocast.__init__ warns only `if enabled:`)",
     triggers=("cuda",),  # torch.cuda.amp, autocast("cuda"), GradScaler("cuda")
 )
 GRAD_SCALER = rule(
@@ -183,10 +186,15 @@ SPARSE_BUFFER = rule(
     "A sparse tensor (`.to_sparse()`, torch.sparse_coo_tensor) registered as a module buffer.",
     "Moving the module to MPS copies the sparse buffer, which needs SparseMPS kernels: PyTorch before 2.9 has "
     "none ('Could not run aten::_sparse_coo_tensor_with_dims_and_tensors with arguments from the SparseMPS "
-    "backend'), and the CPU-fallback switch does not help.",
+    "backend'), and the CPU-fallback switch does not help. The finding is judged against the declared torch pin: "
+    "a blocker (remedy: raise the torch pin to >= 2.9) only when a pin stays below 2.9; with torch unpinned, "
+    "undeclared or pinned to admit 2.9 it degrades (needs PyTorch >= 2.9 on a Mac) and does not limit the outlook.",
     "self.register_buffer('heads', mask.to_sparse(), persistent=False)",
-    "Keep the buffer dense (or as an index tensor) and convert where needed.",
-    "https://github.com/pytorch/pytorch/issues/141711 ; native_functions.yaml (SparseMPS keys from 2.9)",
+    "Raise the torch pin to >= 2.9 (the first release with SparseMPS kernels), or keep the buffer dense (or as an "
+    "index tensor) and convert where needed.",
+    "https://github.com/pytorch/pytorch/issues/141711 ; native_functions.yaml SparseMPS dispatch keys per release, "
+    "shipped as src/mpsready/ops/data/tables/torch-*.json.gz: _sparse_coo_tensor_with_dims_and_tensors, _to_sparse, "
+    "_coalesce have a SparseMPS kernel from torch-2.9.0, no operator has one in torch-2.3.0 to 2.8.0",
     triggers=("to_sparse", "to_sparse_coo", "to_sparse_csr", "sparse_coo_tensor", "sparse_csr_tensor"),
 )
 CUDA_DEFAULT_TENSOR_TYPE = rule(
@@ -203,13 +211,18 @@ CUDA_DEFAULT_TENSOR_TYPE = rule(
 ASSERTS_CUDA = rule(
     "API120", "asserts-cuda-tensor", "blocker",
     "`assert x.is_cuda` (or `assert x.device.type == \"cuda\"`) in library code: the function exists only for CUDA "
-    "tensors.",
+    "tensors. Also an assertion that CUDA is available (`assert torch.cuda.is_available()`, `if not "
+    "torch.cuda.is_available(): raise ...`): the program exists only for CUDA machines.",
     "An MPS tensor fails the assertion: the path has no implementation for any other device. When the function "
-    "is the project's core (a fused renderer, an optimiser step in an extension), the project stays on CUDA.",
+    "is the project's core (a fused renderer, an optimiser step in an extension), the project stays on CUDA. "
+    "`torch.cuda.is_available()` is False on every Mac, so an availability assertion stops the program before "
+    "anything runs; that one is a local edit (the code after it is judged by its own findings).",
     "def volume_render_fused(self, rays):\n    assert rays.is_cuda\n    return _C.render(...)",
-    "Provide a pure-PyTorch implementation for other devices, or keep this path on CUDA.",
-    f"{TORCH} torch/_tensor.py (Tensor.is_cuda is False for MPS tensors)",
-    triggers=("is_cuda",),
+    "Provide a pure-PyTorch implementation for other devices, or keep this path on CUDA. For an availability "
+    "assertion: remove it, or accept MPS as well (`torch.cuda.is_available() or torch.backends.mps.is_available()`).",
+    f"{TORCH} torch/_tensor.py (Tensor.is_cuda is False for MPS tensors); torch/cuda/__init__.py is_available "
+    "(False in a build without CUDA)",
+    triggers=("is_cuda", "is_available"),
 )
 CONFIG_CUDA_DEVICE = rule(
     "API121", "config-cuda-device", "blocker",

@@ -2,7 +2,11 @@
 ``map_location``, ``devices``, ``device_map``; a literal, an f-string ``f"cuda:{rank}"``, or a name or attribute
 assigned one), ``torch.device("cuda")``, and an argparse option about the device whose ``default`` is a CUDA
 literal (``add_argument("--device", default="cuda")``, with the option and its line as evidence, so the
-project model can say that one flag moves the run)."""
+project model can say that one flag moves the run). A ``torch.device("cuda")`` that is only an operand of a
+comparison (``if self.device == torch.device("cuda"):``) moves nothing and is not reported: constructing a
+device object does not initialise CUDA (PyTorch 2.13.0 c10/core/Device.h: the string constructor parses
+``(cpu|cuda)[:<index>]``, ``operator==`` compares type and index; ``torch.device("cuda")`` raises nothing in the
+CPU-only 2.13.0 build), and the comparison is a CUDA test, so its body is judged as CUDA-guarded."""
 
 from __future__ import annotations
 
@@ -38,7 +42,7 @@ def check(v, node: ast.Call, name: str, attr: str | None) -> None:
                                and isinstance(a.value, str) and a.value.startswith("--")), None)
                 v.add(A.CUDA_DEVICE_LITERAL, kw.value, f"command-line device defaults to {kw.value.value!r}",
                       evidence={"option": option, "surface_line": node.lineno})
-    if name == "torch.device" and node.args:
+    if name == "torch.device" and node.args and id(node) not in v.compared:
         value, _ = _cuda_value(v, node.args[0])
         if value is not None:
             v.add(A.CUDA_DEVICE_LITERAL, node, f"torch.device({value!r}): a hard-coded CUDA device")

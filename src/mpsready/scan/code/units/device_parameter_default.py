@@ -1,5 +1,9 @@
 """API103 ``cuda-device-literal`` for a device-named parameter whose default is a CUDA literal
-(``def load(path, device="cuda")``, positional or keyword-only)."""
+(``def load(path, device="cuda")``, positional or keyword-only). The evidence names the callee its calls use
+(``default_of``: the function, or the class for ``__init__``; ``method`` when calls go through an attribute;
+``owner``: the defining class),
+the parameter and its position after ``self``/``cls`` (``None`` for keyword-only), so the project model can
+lower the finding when every call in the project passes the device (:mod:`mpsready.scan.model.call_sites`)."""
 
 from __future__ import annotations
 
@@ -8,6 +12,26 @@ import ast
 from mpsready.scan.code.analyzer import _device_like_name, is_cuda_literal
 from mpsready.scan.code.units import on
 from mpsready.scan.rules import api as A
+
+
+def _owner(v, fn: ast.FunctionDef) -> ast.ClassDef | None:
+    """The class whose body defines ``fn`` directly, else ``None``."""
+    for node in ast.walk(v.tree):
+        if isinstance(node, ast.ClassDef) and any(st is fn for st in node.body):
+            return node
+    return None
+
+
+def _callee(v, fn: ast.FunctionDef) -> tuple[str, bool, bool, str | None]:
+    """(the name calls use, whether it is a method called through an attribute, whether calls pass ``self``,
+    the class that defines it)."""
+    cls = _owner(v, fn)
+    if cls is None:
+        return fn.name, False, False, None
+    static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list)
+    if fn.name == "__init__":
+        return cls.name, False, True, cls.name
+    return fn.name, True, not static, cls.name
 
 
 @on(ast.FunctionDef, ast.AsyncFunctionDef)
@@ -19,4 +43,10 @@ def check(v, fn: ast.FunctionDef) -> None:
     for arg, default in pairs:
         lit = v._literal(default)
         if lit is not None and is_cuda_literal(lit) and _device_like_name(arg.arg):
-            v.add(A.CUDA_DEVICE_LITERAL, default, f"parameter {arg.arg} defaults to {lit!r}")
+            name, method, bound, owner = _callee(v, fn)
+            index = next((i for i, a in enumerate(positional) if a is arg), None)
+            if index is not None and bound:
+                index -= 1
+            v.add(A.CUDA_DEVICE_LITERAL, default, f"parameter {arg.arg} defaults to {lit!r}",
+                  evidence={"default_of": name, "method": method, "owner": owner, "parameter": arg.arg,
+                            "position": index})

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import ast
 
-from mpsready.scan.code.analyzer import _mentions_mps, _names_cpu, _names_cuda, _target_key, _walk
+from mpsready.scan.code.analyzer import (_DEVICE_KWARGS, _cuda_text, _dotted, _mentions_mps, _names_cpu,
+                                         _names_cuda, _target_key, _walk, is_cuda_literal)
 from mpsready.scan.code.units import on
 from mpsready.scan.rules import api as A
 
@@ -54,17 +55,18 @@ def report_selection(v, kind: str | None, node: ast.AST) -> bool:
         if id(scope) in v.selection_reported and isinstance(node, ast.Assign):
             return True  # a CUDA switch after a selection already reported in the same scope
         v.selection_reported.add(id(scope))
-        key = v._auto_device_guard()
+        guard = v._auto_device_guard()
         if v._param_default is not None and not v._param_default.startswith("_"):
             # the default of a public function's device parameter: callers pass device="mps" (CLIP's load)
             fn = v._param_default
             v.add(A.DEVICE_SELECTION, node, f"the default device of {fn}() picks 'cuda' if available, else "
                   "'cpu': callers that pass no device run on the CPU on a Mac",
                   evidence={"parameter_of": fn, "flag": f"{fn}(..., device='mps')"})
-        elif key is not None:
+        elif guard is not None:
             # only the 'auto' (or unset) value of a configurable device is resolved here (minGPT's
             # `if config.device == 'auto':`): setting the value to 'mps' is a config change
-            v.add(A.DEVICE_SELECTION, node, f"when {key} is 'auto' the device picks 'cuda' if available, else "
+            key, tested = guard
+            v.add(A.DEVICE_SELECTION, node, f"when {key} is {tested} the device picks 'cuda' if available, else "
                   "'cpu': on a Mac that is the CPU", evidence={"flag": f"{key}='mps'"})
         else:
             v.add(A.DEVICE_SELECTION, node, "device selection picks 'cuda' if available, else 'cpu': on a Mac "
@@ -100,7 +102,8 @@ def check_if(v, node: ast.If) -> None:
 @on(ast.Assign)
 def check_switch(v, node: ast.Assign) -> None:
     """`cuda = True if torch.cuda.is_available() else False`, `use_gpu = torch.cuda.is_available() and ...`:
-    a CUDA-or-CPU switch that later picks `.cuda()` or the CPU, never MPS."""
+    a CUDA-or-CPU switch, reported only when the flag (or a name it selects) later picks a torch device
+    (:func:`switch_picks_device`); a flag that only chooses ONNX Runtime providers or a log label is not."""
     for target in node.targets:
         name = target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else ""
         low = name.lower()
@@ -110,5 +113,85 @@ def check_switch(v, node: ast.Assign) -> None:
         if isinstance(value, ast.IfExp) and isinstance(value.body, ast.Constant) and value.body.value is True:
             value = value.test
         parts = value.values if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And) else [value]
-        if any(isinstance(p, ast.Call) and (v.q(p.func) or "").endswith("cuda.is_available") for p in parts):
+        if any(isinstance(p, ast.Call) and (v.q(p.func) or "").endswith("cuda.is_available") for p in parts) \
+                and switch_picks_device(v, target, node):
             report_selection(v, "available", node)
+
+
+def _search_scope(v, target: ast.AST) -> ast.AST:
+    """Where the uses of a switch can be: the enclosing function for a local name; the module for a module-level
+    name (functions read it as a global) and for an attribute (`self.use_gpu` is read in other methods)."""
+    return v.functions[-1] if isinstance(target, ast.Name) and v.functions else v.tree
+
+
+def _own_parts(stmt: ast.stmt) -> tuple[list[ast.AST], list[ast.stmt]]:
+    """(the expressions a statement evaluates itself, the statements it controls with them): the test and the
+    branches of an if/while, a for's iterable and body, a with's items and body; a simple statement is its own
+    expression. Nested function and class definitions are searched as statements of their own."""
+    if isinstance(stmt, (ast.If, ast.While)):
+        return [stmt.test], [*stmt.body, *stmt.orelse]
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        return [stmt.iter], [*stmt.body, *stmt.orelse]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return [i.context_expr for i in stmt.items], stmt.body
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Try, ast.Match)) or \
+            stmt.__class__.__name__ == "TryStar":
+        return [], []
+    return [stmt], []
+
+
+def _reads(expr: ast.AST, target: ast.AST) -> bool:
+    """Whether ``expr`` reads the switch ``target`` (the same name, or the same attribute chain as written)."""
+    want = _dotted(target) if isinstance(target, ast.Attribute) else None
+    for n in ast.walk(expr):
+        if isinstance(n, ast.Name) and isinstance(target, ast.Name) and n.id == target.id \
+                and isinstance(n.ctx, ast.Load):
+            return True
+        if want and isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and _dotted(n) == want:
+            return True
+    return False
+
+
+def _places(v, nodes: list[ast.AST]) -> bool:
+    """Whether the code picks a torch device: torch.device(...), `.to(...)`/`.cuda(...)`, a device keyword
+    (`device=`, `map_location=`...), a 'cuda' device string or a `torch.cuda.*` name (`torch.cuda.FloatTensor`)."""
+    for part in nodes:
+        for n in ast.walk(part):
+            if isinstance(n, ast.Call):
+                if isinstance(n.func, ast.Attribute) and n.func.attr in ("to", "cuda"):
+                    return True
+                if (v.q(n.func) or "") == "torch.device" or any(k.arg in _DEVICE_KWARGS for k in n.keywords):
+                    return True
+            if (isinstance(n, ast.Constant) and is_cuda_literal(n.value)) or _cuda_text(n) is not None:
+                return True
+            if isinstance(n, ast.Attribute) and (v.q(n) or "").startswith("torch.cuda."):
+                return True
+    return False
+
+
+def _returned(value: ast.AST | None, target: ast.AST) -> bool:
+    """`return use_cuda` or `return model, use_cuda`: the switch itself leaves the function."""
+    items = value.elts if isinstance(value, ast.Tuple) else [value]
+    return any(item is not None and _reads(item, target) and isinstance(item, (ast.Name, ast.Attribute))
+               for item in items)
+
+
+def switch_picks_device(v, target: ast.AST, assign: ast.Assign, depth: int = 0) -> bool:
+    """Whether a later use of ``target`` picks a torch device (:func:`_places`): a statement that reads it and
+    places something itself, an if/while on it whose branches do, a return of the switch itself (the caller may
+    choose with it), or a name assigned from it (`where = 'cuda' if cuda else 'cpu'`, one step) whose own uses
+    do."""
+    for stmt in ast.walk(_search_scope(v, target)):
+        if not isinstance(stmt, ast.stmt) or stmt is assign:
+            continue
+        exprs, branches = _own_parts(stmt)
+        if not any(_reads(e, target) for e in exprs):
+            continue
+        if (depth == 0 and isinstance(stmt, ast.Return) and _returned(stmt.value, target)) \
+                or _places(v, exprs + branches):
+            return True
+        if depth == 0 and isinstance(stmt, ast.Assign):
+            for t in stmt.targets:
+                if isinstance(t, (ast.Name, ast.Attribute)) and switch_picks_device(v, t, stmt, 1):
+                    return True
+    return False

@@ -1,5 +1,8 @@
 """API118 ``sparse-buffer``: ``self.register_buffer(name, <sparse tensor>)`` (``.to_sparse()``,
-``torch.sparse_coo_tensor``...): moving the module to MPS needs SparseMPS kernels."""
+``torch.sparse_coo_tensor``...): moving the module to MPS needs SparseMPS kernels, which PyTorch has from 2.9.0
+(the shipped operator tables, ``ops/data/tables/torch-2.9.0.json.gz``: the first release whose
+``_sparse_coo_tensor_with_dims_and_tensors`` has a SparseMPS kernel). Reported as a blocker here; the engine
+judges it against the declared torch pin (:mod:`mpsready.scan.model.torch_pin`)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,186 @@
+"""Whether a CUDA device default is ever used: API103 for ``def f(..., device="cuda")`` is lowered to info when
+every call of ``f`` in the project passes the device (by keyword, or by position), so the default never runs.
+
+The call sites are read here, from the sources themselves, only for the few findings that need them, and only in
+the files that can hold them by the imports the analyser recorded (``CodeResult.imports``): the defining file,
+files that import the name (or a method's class, or the defining module) by name, ``*`` included, and files
+that import the defining module or a package above it as a module and name ``.f`` in their text. More than
+:data:`MAX_FILES` such files, or any of them unreadable, keeps the finding (the work stays bounded on large
+trees). The answer is "used" (the finding stays) unless the calls are all visible: at least one call; none with
+``*args`` up to the parameter's position or ``**kwargs``; no other reference to the name (passed around,
+subclassed, wrapped in ``functools.partial``); no notebook that names it. A method called through an attribute
+(``self.load(...)``) is matched by its name, so an unrelated method of the same name that omits the device keeps
+the finding too.
+"""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from collections.abc import Callable, Mapping
+from pathlib import PurePosixPath
+from typing import Any
+
+from mpsready.findings import Finding, Severity
+
+
+def _project_bindings(tree: ast.AST, tops: set[str]) -> set[str]:
+    """Local names a file binds to the project's own modules by import (``import pkg.fid``, ``from pkg import
+    fid``, ``from . import fid``): the receivers through which a module-level function can be called."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] in tops:
+                    out.add(a.asname or a.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] in tops):
+            out.update(a.asname or a.name for a in node.names)
+    return out
+
+
+def _root(node: ast.AST) -> str | None:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _calls(tree: ast.AST, name: str, method: bool, tops: set[str]) -> tuple[list[ast.Call], bool]:
+    """(the calls of ``name`` in ``tree``, whether the name is also referenced other than as a callee). A method
+    is matched through any attribute (``self.load``, ``model.load``); a function or class only as a bare name or
+    through a project module (``fid.FID``), so ``torch.load(...)`` is not a call of the project's ``load``."""
+    modules = set() if method else _project_bindings(tree, tops)
+
+    def ours(attr: ast.Attribute) -> bool:
+        return method or _root(attr.value) in modules
+
+    calls: list[ast.Call] = []
+    callees: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            if (isinstance(f, ast.Name) and f.id == name) or (isinstance(f, ast.Attribute) and f.attr == name
+                                                              and ours(f)):
+                calls.append(node)
+                callees.add(id(f))
+    other = False
+    for node in ast.walk(tree):
+        if id(node) in callees:
+            continue
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+            other = True
+        elif isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.ctx, ast.Load) and ours(node):
+            other = True
+    return calls, other
+
+
+def _passes(call: ast.Call, parameter: str, position: int | None) -> bool:
+    if any(k.arg == parameter for k in call.keywords):
+        return True
+    if position is None or any(k.arg is None for k in call.keywords):
+        return False
+    head = call.args[:position + 1]
+    return len(call.args) > position and not any(isinstance(a, ast.Starred) for a in head)
+
+
+def _text(rel: str, read: Callable[[str], str], cache: dict[str, str | None]) -> str | None:
+    """A source's text (cached), or ``None`` when it cannot be read now."""
+    if rel not in cache:
+        try:
+            text = read(rel)
+        except Exception:  # SourceError: vanished or unreadable since the scan read it
+            text = None
+        cache[rel] = text
+    return cache[rel]
+
+
+def unused_device_defaults(findings: list[Finding], results: Mapping[str, Any],
+                           read: Callable[[str], str]) -> list[Finding]:
+    """Findings with the API103 parameter defaults that no call uses lowered to info (see the module doc);
+    ``results`` maps the analysed sources' relative paths to (CodeResult, cells); ``read`` returns a source's
+    text by relative path."""
+    if not any(f.code == "API103" and f.evidence.get("default_of") for f in findings):
+        return findings
+    texts: dict[str, str | None] = {}
+    trees: dict[str, ast.AST | None] = {}
+    index = _ImportIndex(results)
+    tops = {rel.split("/", 1)[0].removesuffix(".py") for rel in results}  # the project's top-level modules
+    out = []
+    for f in findings:
+        ev = f.evidence
+        if f.code == "API103" and ev.get("default_of") and f.severity is not Severity.INFO:
+            sites = _all_passing(ev["default_of"], bool(ev.get("method")), ev.get("owner"), f.location.path or "",
+                                 ev["parameter"], ev.get("position"), tops, index, read, texts, trees)
+            if sites:
+                f = Finding(f.code, Severity.INFO, f"{f.message}; every call of {ev['default_of']}() in the project "
+                            f"passes {ev['parameter']} ({len(sites)} call{'s' if len(sites) > 1 else ''}), so the "
+                            "default is never used", f.location, f.basis, f.fix, f.source, f.scope,
+                            {**ev, "default_unused": sites})
+        out.append(f)
+    return out
+
+
+MAX_FILES = 40  # sources read per finding; a name imported by more files keeps its finding (bounded work)
+
+
+def _module(rel: str) -> list[str]:
+    parts = list(PurePosixPath(rel).with_suffix("").parts)
+    return parts[:-1] if parts and parts[-1] == "__init__" else parts
+
+
+class _ImportIndex:
+    """The analyser's recorded imports, indexed once per scan: imported name -> files (``from x import name``,
+    ``*`` included), and last part of a plainly imported module -> files (``import pkg.fid`` -> ``fid``)."""
+
+    def __init__(self, results: Mapping[str, Any]) -> None:
+        self.by_name: dict[str, set[str]] = {}
+        self.by_module: dict[str, set[str]] = {}
+        for rel, (res, _cells) in results.items():
+            for level, mod, imported, _line, _guarded in res.imports:
+                if imported:
+                    for n in imported:
+                        self.by_name.setdefault(n, set()).add(rel)
+                elif not level:
+                    self.by_module.setdefault(mod.split(".")[-1], set()).add(rel)
+
+    def candidates(self, def_rel: str, names: set[str]) -> tuple[list[str], list[str]]:
+        """(the defining file and the files that import one of ``names``, its module or ``*`` by name; the files
+        that import the defining module or a package above it as a module)."""
+        module = _module(def_rel)
+        named = set().union(*(self.by_name.get(n, set()) for n in (*names, "*", *module[-1:])))
+        plain = set().union(*(self.by_module.get(part, set()) for part in module)) - named
+        return [def_rel, *sorted(named - {def_rel})], sorted(plain - {def_rel})
+
+
+def _all_passing(name: str, method: bool, owner: str | None, def_rel: str, parameter: str, position: int | None,
+                 tops: set[str], index: _ImportIndex, read: Callable[[str], str],
+                 texts: dict[str, str | None], trees: dict[str, ast.AST | None]) -> list[str]:
+    """``path:line`` of every call of ``name``, when all of them can be seen and pass the parameter; else an
+    empty list. Calls are looked for in the defining file and the files that import the name (or, for a
+    method, its class) or the defining module, per the analyser's recorded imports."""
+    sites: list[str] = []
+    by_name, by_module = index.candidates(def_rel, {name, owner} - {None})
+    if len(by_name) + len(by_module) > MAX_FILES:
+        return []
+    for rel in by_name + by_module:
+        text = _text(rel, read, texts)
+        if text is None:
+            return []  # unreadable now: its calls cannot be seen
+        if name not in text or (rel in by_module and "." + name not in text):
+            continue
+        if rel.endswith(".ipynb"):
+            return []  # cells are not read here: a notebook naming the callee may rely on the default
+        if rel not in trees:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    trees[rel] = ast.parse(text)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                trees[rel] = None
+        tree = trees[rel]
+        if tree is None:
+            return []
+        calls, other = _calls(tree, name, method, tops)
+        if other or not all(_passes(c, parameter, position) for c in calls):
+            return []
+        sites += [f"{rel}:{c.lineno}" for c in calls]
+    return sites
