@@ -604,3 +604,42 @@ def test_isaacgym_in_an_optional_extra_or_a_lookalike_name_does_not_limit(write_
     assert rows(r) == [("DEP101", "pyproject.toml", 6, "blocker")]
     assert r.findings[0].evidence["optional"] is True
     assert outlook(r) == ("runs_on_mac", [], [])
+
+
+def test_a_negated_cuda_test_is_no_guard(write_project):
+    # stable-diffusion's samplers: `if attr.device != torch.device("cuda"): attr = attr.to(torch.device("cuda"))`
+    # is True on a Mac, so the move runs there; it used to be taken for a CUDA-availability check
+    r = scan_path(write_project({"sampler.py": TORCH + (
+        "class S:\n    def register_buffer(self, name, attr):\n"
+        "        if attr.device != torch.device('cuda'):\n            attr = attr.to(torch.device('cuda'))\n"
+        "        setattr(self, name, attr)\n"
+        "def f(x):\n    if not torch.cuda.is_available():\n        return x.cuda()\n"
+        "    if torch.cuda.is_available() and x.numel() > 2:\n        return x.cuda()\n"
+        "    return x\n")}))
+    assert [(f.code, f.location.line, f.severity.value, bool(f.evidence.get("guarded"))) for f in r.findings
+            if f.code != "DEP110"] == [("API103", 5, "blocker", False), ("API101", 9, "blocker", False),
+                                       ("API102", 10, "info", True), ("API101", 11, "info", True)]
+
+
+def test_a_cuda_kernel_dispatched_on_is_available_and_is_cuda_has_a_wired_pure_path(write_project):
+    # GroundingDINO: `if torch.cuda.is_available() and value.is_cuda:` kernel, else the pure-PyTorch function;
+    # the kernel's EXT101 used to have no alternative (stay_on_cuda)
+    r = scan_path(write_project({
+        "train.py": TORCH + "from pkg.ops.attn import attn\nprint(attn(torch.randn(4, device='mps')))\n",
+        "pkg/__init__.py": "", "pkg/ops/__init__.py": "", "pkg/ops/csrc/k_cuda.cu": "// kernel\n",
+        "pkg/ops/attn.py": TORCH + (
+            "from torch.autograd import Function\n"
+            "try:\n    from pkg import _C\nexcept ImportError:\n    _C = None\n"
+            "class KFn(Function):\n    @staticmethod\n    def forward(ctx, x):\n        return _C.k(x)\n"
+            "def k_pytorch(x):\n    return x * 2\n"
+            "def attn(x):\n    if torch.cuda.is_available() and x.is_cuda:\n        return KFn.apply(x)\n"
+            "    return k_pytorch(x)\n")}))
+    assert outlook(r) == ("mac_for_dev", [], [("pkg/ops/csrc/k_cuda.cu", None, "EXT101", "wire", False)])
+
+
+def test_an_unused_torch_helper_without_any_cuda_kernel_is_no_pure_path(write_project):
+    # hifi-gan: spectral_de_normalize_torch() is an unused helper, not a stand-in for a kernel (no EXT109)
+    r = scan_path(write_project({"audio.py": TORCH + "def norm_torch(x):\n    return x * 2\n"
+                                                     "def denorm_torch(x):\n    return x / 2\n",
+                                 "train.py": TORCH + "from audio import norm_torch\nprint(norm_torch(torch.ones(2)))\n"}))
+    assert rows(r) == []

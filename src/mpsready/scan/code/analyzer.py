@@ -24,7 +24,7 @@ from mpsready.scan.model import surfaces
 from mpsready.scan.rules import inputs as I
 
 # Bump when the analysis changes so cached results are recomputed.
-ANALYZER_VERSION = 25
+ANALYZER_VERSION = 26
 
 # Skip the analysis of sources without a trigger word (see triggers.py); tests turn it off to compare.
 PREFILTER = True
@@ -919,7 +919,18 @@ class _Visitor(ast.NodeVisitor):
         self.cuda_guard -= guarded
 
     def _is_cuda_test(self, test: ast.AST) -> bool:
-        """A condition that is False on a Mac: torch.cuda.is_available(), device == 'cuda', args.cuda, use_cuda."""
+        """A condition that is False on a Mac: torch.cuda.is_available(), device == 'cuda', args.cuda, use_cuda.
+        A negated one is True there, so its body runs on a Mac: ``not torch.cuda.is_available()``,
+        ``x.device != torch.device("cuda")`` (stable-diffusion's samplers then call ``.to("cuda")``); an ``and``
+        is False when one of its parts is, an ``or`` only when all are."""
+        cls = test.__class__
+        if cls is ast.UnaryOp and isinstance(test.op, ast.Not):
+            return False
+        if cls is ast.BoolOp:
+            parts = [self._is_cuda_test(v) for v in test.values]
+            return any(parts) if isinstance(test.op, ast.And) else all(parts)
+        if cls is ast.Compare and any(isinstance(op, (ast.NotEq, ast.IsNot, ast.NotIn)) for op in test.ops):
+            return False
         for n in _walk(test):
             if isinstance(n, ast.Call):
                 name = self.q(n.func) or ""
@@ -1396,6 +1407,11 @@ def _is_cuda_type_test(test: ast.AST) -> bool | None:
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         inner = _is_cuda_type_test(test.operand)
         return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        # `torch.cuda.is_available() and value.is_cuda` (GroundingDINO's deformable attention): the CUDA branch
+        # when one part is a CUDA type test and no part is the portable one
+        kinds = [_is_cuda_type_test(v) for v in test.values]
+        return True if True in kinds and False not in kinds else None
     if isinstance(test, ast.Attribute) and test.attr == "is_cuda":
         return True
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq))):

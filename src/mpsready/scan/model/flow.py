@@ -74,11 +74,14 @@ def wire_pure_paths(findings: list[Finding], results: Mapping[str, Any]) -> list
             used.update(res.pure_refs)
     pure: list[tuple[str, str, int]] = []  # (package, "file:line", ...)
     extra: list[Finding] = []
+    # a *_torch / *_naive helper stands in for nothing in a project without a CUDA kernel (hifi-gan's
+    # spectral_de_normalize_torch): EXT109 only where a kernel finding exists
+    kernels = any(f.code in _KERNELS and f.code != "API120" for f in findings)
     for rel, (res, _cells) in sorted(results.items()):
         if scope_of(rel) is not Scope.MAIN:
             continue
         for name, line in res.pure_defs:
-            if name not in used:
+            if name not in used and kernels:
                 pure.append((_package(rel), f"{rel}:{line}", line))
                 extra.append(Finding(E.PURE_PATH_UNWIRED.code, E.PURE_PATH_UNWIRED.severity,
                                      f"{name}() is a pure-PyTorch path that the main code never calls: wire it in for "
