@@ -643,3 +643,19 @@ def test_an_unused_torch_helper_without_any_cuda_kernel_is_no_pure_path(write_pr
                                                      "def denorm_torch(x):\n    return x / 2\n",
                                  "train.py": TORCH + "from audio import norm_torch\nprint(norm_torch(torch.ones(2)))\n"}))
     assert rows(r) == []
+
+
+def test_a_manifest_beside_code_the_main_path_never_runs_does_not_limit(write_project):
+    # Depth-Anything: metric_depth/environment.yml and a vendored hub model's requirements.txt used to limit the
+    # root's outlook although run.py imports nothing from those folders
+    root = write_project({
+        "requirements.txt": "torch>=2.2\n",
+        "run.py": TORCH + "dev = 'mps' if torch.backends.mps.is_available() else 'cpu'\nprint(torch.ones(2, device=dev))\n",
+        "sub/environment.yml": "dependencies:\n  - pytorch-cuda=11.7\n", "sub/train.py": TORCH + "x = 1\n",
+        "sub/lib/requirements.txt": "xformers==0.0.18\n", "sub/lib/layer.py": "y = 2\n",
+        "requirements/extra.txt": "flash-attn\n"})
+    r = scan_path(root)
+    assert [(f.code, f.location.path, f.evidence.get("reach")) for f in r.findings] == [
+        ("DEP101", "requirements/extra.txt", None), ("DEP105", "sub/environment.yml", "off_main_path"),
+        ("DEP101", "sub/lib/requirements.txt", "off_main_path")]
+    assert outlook(r)[0] == "mac_for_dev"  # only requirements/extra.txt (beside no code) still limits

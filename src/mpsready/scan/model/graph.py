@@ -139,6 +139,9 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
                 reach = "module_demo"
         elif path and is_container_recipe(path):
             reach = "container"
+        elif on_path is not None and f.scope is Scope.MAIN and "/" in path and f.code.startswith("DEP") \
+                and _serves_off_path_code(path, results, on_path):
+            reach = "off_main_path"
         if reach is not None:
             ev = {**f.evidence, "reach": reach}
             if reach == "off_main_path":
@@ -146,6 +149,15 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
             f = Finding(f.code, f.severity, f.message, f.location, f.basis, f.fix, f.source, f.scope, ev)
         out.append(f)
     return out
+
+
+def _serves_off_path_code(manifest: str, results: Mapping[str, Any], on_path: set[str]) -> bool:
+    """Whether a declaration file in a subdirectory belongs to code the main path never runs: its directory
+    holds Python files and none of them is on the main path (Depth-Anything's ``metric_depth/environment.yml``,
+    a vendored hub model's ``requirements.txt``). A ``requirements/train.txt`` beside no Python file stays."""
+    folder = manifest.rsplit("/", 1)[0] + "/"
+    code = [rel for rel in results if rel.startswith(folder) and rel.endswith(".py")]
+    return bool(code) and not any(rel in on_path for rel in code)
 
 
 def main_entries(results: Mapping[str, Any], roots: list[str], declared: DeclaredEntries | None) -> set[str]:
