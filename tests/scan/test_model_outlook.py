@@ -659,3 +659,23 @@ def test_a_manifest_beside_code_the_main_path_never_runs_does_not_limit(write_pr
         ("DEP101", "requirements/extra.txt", None), ("DEP105", "sub/environment.yml", "off_main_path"),
         ("DEP101", "sub/lib/requirements.txt", "off_main_path")]
     assert outlook(r)[0] == "mac_for_dev"  # only requirements/extra.txt (beside no code) still limits
+
+
+def test_a_cuda_dispatch_in_one_function_is_no_pure_path_for_an_assert_in_another(write_project):
+    # svox2: sample() dispatches `if use_kernel and x.is_cuda and _C is not None:` with a PyTorch else branch, but
+    # volume_render_fused() asserts CUDA and has no other path: the project stays on CUDA
+    r = scan_path(write_project({
+        "train.py": TORCH + "from grid import Grid\nGrid().render(torch.ones(2, device='mps'))\n",
+        "csrc/k.cu": "// kernel\n",
+        "grid.py": TORCH + (
+            "from torch.autograd import Function\n"
+            "try:\n    import _C\nexcept ImportError:\n    _C = None\n"
+            "class KFn(Function):\n    @staticmethod\n    def forward(ctx, x):\n        return _C.k(x)\n"
+            "class Grid:\n    def sample(self, x, use_kernel=True):\n"
+            "        if use_kernel and x.is_cuda and _C is not None:\n            return KFn.apply(x)\n"
+            "        return x * 2\n"
+            "    def render(self, x):\n        assert _C is not None and x.is_cuda, 'CUDA extension required'\n"
+            "        return KFn.apply(x)\n")}))
+    assert [(f.code, f.location.line, f.evidence.get("pure_path")) for f in r.findings if f.code == "API120"] == [
+        ("API120", 17, None)]
+    assert outlook(r)[0] == "stay_on_cuda"

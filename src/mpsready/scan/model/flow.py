@@ -49,6 +49,16 @@ def f64_findings(results: Mapping[str, Any]) -> list[Finding]:
     return out
 
 
+def _dispatch_in_function(f: Finding, results: Mapping[str, Any], lines: list[int]) -> str | None:
+    """``"file:line"`` of a CUDA dispatch inside the function that holds ``f``, or ``None``."""
+    rel, at = f.location.path or "", f.location.line or 0
+    spans = [s for s in getattr(results[rel][0], "def_spans", []) if s[1] <= at <= s[2]]
+    if not spans:
+        return None
+    _name, first, last = min(spans, key=lambda s: s[2] - s[1])
+    return next((f"{rel}:{n}" for n in lines if first <= n <= last), None)
+
+
 def _dty102(rel: str, line: int, col: int, message: str, evidence: dict) -> Finding:
     return Finding(T.NUMPY_FLOAT64.code, T.NUMPY_FLOAT64.severity, message, Location(rel, line, col), Basis.PREDICTED,
                    T.NUMPY_FLOAT64.fix, T.NUMPY_FLOAT64.source, scope_of(rel), evidence)
@@ -89,14 +99,20 @@ def wire_pure_paths(findings: list[Finding], results: Mapping[str, Any]) -> list
                                      E.PURE_PATH_UNWIRED.fix, E.PURE_PATH_UNWIRED.source, Scope.MAIN,
                                      {"function": name}))
     keyed = {f.location.path: f"{f.location.path}:{f.location.line}" for f in findings if f.code == E.FALLBACK_KEYED_ON_CPU.code}
+    dispatch: dict[str, list[int]] = {}
     for rel, (res, _cells) in sorted(results.items()):  # pure paths already keyed on CUDA (a migrated EXT108)
         if scope_of(rel) is Scope.MAIN and getattr(res, "device_dispatch", None):
             keyed.setdefault(rel, f"{rel}:{res.device_dispatch[0]}")
+            dispatch[rel] = res.device_dispatch
     out = []
     for f in findings:
         if f.code in _KERNELS and f.severity is Severity.BLOCKER and f.location.path and not f.evidence.get("pure_path") \
                 and f.evidence.get("requires") != "cuda":  # an availability assertion (API120) has no kernel to stand in for
             path = keyed.get(f.location.path) or next((where for pkg, where, _l in pure if _inside(f.location.path, pkg)), None)
+            if f.code == "API120" and f.location.path in dispatch and path == keyed.get(f.location.path):
+                # `assert x.is_cuda` stands for one function: only a CUDA dispatch in that same function is its
+                # pure path (svox2 dispatches in sample() but asserts CUDA in volume_render_fused())
+                path = _dispatch_in_function(f, results, dispatch[f.location.path])
             if path is None and keyed and f.code == "EXT101":
                 cu_dir = str(PurePosixPath(f.location.path).parent)
                 path = next((w for p, w in keyed.items() if _inside(p, str(PurePosixPath(cu_dir).parent))
