@@ -679,3 +679,17 @@ def test_a_cuda_dispatch_in_one_function_is_no_pure_path_for_an_assert_in_anothe
     assert [(f.code, f.location.line, f.evidence.get("pure_path")) for f in r.findings if f.code == "API120"] == [
         ("API120", 17, None)]
     assert outlook(r)[0] == "stay_on_cuda"
+
+
+def test_a_script_the_readme_runs_is_main_whatever_its_folder(write_project):
+    # GroundingDINO's README runs demo/inference_on_a_image.py: its findings limit the outlook, while a demo/
+    # script the README does not run stays an example
+    r = scan_path(write_project({
+        "README.md": "# x\n\n```bash\npython demo/infer.py --image a.png\n```\n",
+        "pkg/__init__.py": "", "pkg/model.py": TORCH + "class M(torch.nn.Module):\n    pass\n",
+        "demo/infer.py": TORCH + "torch.nn.Linear(2, 2).to('cuda')\n",
+        "demo/other.py": TORCH + "torch.nn.Linear(2, 2).to('cuda')\n"}))
+    assert [(f.code, f.location.path, f.scope.value, f.evidence.get("scope_from")) for f in r.findings
+            if f.code != "DEP110"] == [("API103", "demo/infer.py", "main", "readme"),
+                                       ("API103", "demo/other.py", "examples", None)]
+    assert outlook(r) == ("mac_for_dev", [], [("demo/infer.py", 2, "API103", "edit", True)])

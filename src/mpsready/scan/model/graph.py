@@ -121,10 +121,16 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
     on_path, roots = main_path(results, readme)
     mains = main_entries(results, roots, declared)
     has_modules = any(rel.endswith(".py") and PurePosixPath(rel).name not in SKIP_ENTRIES for rel in results)
+    run_by_readme = set(readme)
     out = []
     for f in findings:
         path = f.location.path or ""
         reach = None
+        if f.scope is Scope.EXAMPLES and path in run_by_readme:
+            # the README runs it (GroundingDINO's demo/inference_on_a_image.py): it is the project's main use,
+            # whatever its folder's name says
+            f = Finding(f.code, f.severity, f.message, f.location, f.basis, f.fix, f.source, Scope.MAIN,
+                        {**f.evidence, "scope_from": "readme"})
         if f.scope is Scope.MAIN and path in results:
             if path.endswith(".ipynb") and has_modules:
                 reach = "demo_notebook"
