@@ -693,3 +693,19 @@ def test_a_script_the_readme_runs_is_main_whatever_its_folder(write_project):
             if f.code != "DEP110"] == [("API103", "demo/infer.py", "main", "readme"),
                                        ("API103", "demo/other.py", "examples", None)]
     assert outlook(r) == ("mac_for_dev", [], [("demo/infer.py", 2, "API103", "edit", True)])
+
+
+def test_launcher_folders_importing_their_package_from_the_root_are_one_project(write_project):
+    # dinov2: proj/run/train/train.py does `from proj.train.train import main`; the folders used to be judged
+    # as four independent examples because only the first part of an import was compared
+    body = TORCH + "def main():\n    torch.nn.Linear(2, 2).cuda()\nif __name__ == '__main__':\n    main()\n"
+    r = scan_path(write_project({
+        "setup.py": "from setuptools import setup\nsetup(name='proj')\n", "proj/__init__.py": "",
+        "proj/train/__init__.py": "", "proj/train/train.py": body, "proj/eval/__init__.py": "", "proj/eval/knn.py": body,
+        "proj/run/__init__.py": "", "proj/run/train/__init__.py": "",
+        "proj/run/train/train.py": "from proj.train.train import main\nif __name__ == '__main__':\n    main()\n",
+        "proj/run/eval/__init__.py": "",
+        "proj/run/eval/knn.py": "from proj.eval import knn\nif __name__ == '__main__':\n    knn.main()\n"}))
+    assert r.subprojects == []
+    assert outlook(r) == ("mac_for_dev", [], [("proj/eval/knn.py", 3, "API101", "edit", True),
+                                              ("proj/train/train.py", 3, "API101", "edit", True)])

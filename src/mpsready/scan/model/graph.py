@@ -184,6 +184,15 @@ def _package_module(rel: str, results: Mapping[str, Any]) -> bool:
     return "/" in rel and str(parent / "__init__.py") in results
 
 
+def _prefixes(module: str, floor: str) -> set[str]:
+    """``module`` and its parent packages down to ``floor`` (``a.b.c`` over ``a.b`` -> {a.b.c, a.b})."""
+    out, parts = set(), module.split(".")
+    while parts and ".".join(parts).startswith(floor):
+        out.add(".".join(parts))
+        parts.pop()
+    return out
+
+
 def example_collection(results: Mapping[str, Any], minimum: int = 3) -> list[str]:
     """Directories that each hold their own entry script and import nothing from one another
     (``implementations/aae/aae.py``, ``tutorials/01-basics/linear_regression/main.py``, ...): a collection of
@@ -198,11 +207,18 @@ def example_collection(results: Mapping[str, Any], minimum: int = 3) -> list[str
     if len(dirs) < minimum:
         return []
     modules = {d: {module_of(rel).rsplit(".", 1)[-1] for rel in py if rel.startswith(d + "/")} for d in dirs}
+    # dotted module names of each directory's files and packages, for imports written from the root
+    # (`from proj.train.train import main` in proj/run/train/ links it to proj/train/: dinov2's launchers)
+    dotted = {d: {m for rel in py if rel.startswith(d + "/") for m in _prefixes(module_of(rel), module_of(d))}
+              for d in dirs}
     for d in dirs:
         others = set().union(*(modules[o] for o in dirs if o != d)) - modules[d]
+        others_dotted = set().union(*(dotted[o] for o in dirs if o != d))
         for rel in py:
             if rel.startswith(d + "/"):
-                imported = {imp[1].split(".")[0] for imp in results[rel][0].imports if not imp[0]}
-                if imported & others:
+                absolute = [imp for imp in results[rel][0].imports if not imp[0]]
+                imported = {imp[1].split(".")[0] for imp in absolute}
+                full = {imp[1] for imp in absolute} | {f"{imp[1]}.{n}" for imp in absolute for n in imp[2]}
+                if imported & others or full & others_dotted:
                     return []  # the directories use one another: one project, not a collection
     return dirs
