@@ -11,7 +11,8 @@ Callers are followed up a few levels (``find_alignment`` <- ``add_word_timestamp
 call); functions are matched by their short name across the project (methods included), a function used other
 than by a call (passed as a callback, stored in a table) keeps its findings, and only main-path files that
 contain the function's name as text are parsed again, so the pass costs nothing for projects without such
-findings.
+findings. A project of more than MAX_FILES Python files, or one where more than MAX_PARSED files would be parsed
+again, is left as it is (a large library such as the torch package: its findings keep limiting).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from mpsready.scan.scope import scope_of
 
 MAX_CALLEES = 64  # functions whose callers are looked up; more is a project this pass does not pay for
 MAX_HOPS = 4  # levels of callers followed up from the function holding the finding
-MAX_PARSED = 200  # files parsed again for their calls; past that the pass gives up and changes nothing
+MAX_PARSED = 100  # files parsed again for their calls; past that the pass gives up and changes nothing
+MAX_FILES = 400  # main-path Python files of a project this pass looks at (the torch package has 2,285: skipped)
 # called by PyTorch or a framework, not by the project's code: their callers cannot be seen
 _IMPLICIT = {"forward", "training_step", "validation_step", "test_step", "predict_step", "configure_optimizers",
              "setup", "run"}
@@ -40,7 +42,7 @@ def behind_caller_flags(findings: list[Finding], results: Mapping[str, Any], rea
     ``results`` maps a relative path to (CodeResult, cells); ``read_text`` returns a project file's text (it may
     raise); ``off_options`` maps an option's destination (``word_timestamps``) to its printed name for the
     options of the main path that are off by default."""
-    if not off_options:
+    if not off_options or sum(1 for rel in results if rel.endswith(".py")) > MAX_FILES:
         return findings
     spans = {rel: res.def_spans for rel, (res, _c) in results.items() if getattr(res, "def_spans", None)}
     wanted: dict[int, str] = {}  # index of a finding -> the function holding it
@@ -108,6 +110,7 @@ def _caller_guards(names: list[str], results: Mapping[str, Any], read_text: Call
     the function the use sits in (``None`` at module level). A use that is not a call is ``(None, None)``: it
     cannot be followed. ``None`` when more files than ``budget[0]`` (decremented) would be parsed."""
     out: dict[str, set] = {n: set() for n in names}
+    todo: list[tuple[str, list[str]]] = []  # files naming a function, all found before any is parsed
     for rel in sorted(results):
         if scope_of(rel) is not Scope.MAIN or not rel.endswith(".py"):
             continue
@@ -118,11 +121,12 @@ def _caller_guards(names: list[str], results: Mapping[str, Any], read_text: Call
                 out[n].add((None, None))
             continue
         present = [n for n in names if n in text]
-        if not present:
-            continue
-        budget[0] -= 1
-        if budget[0] < 0:
-            return None
+        if present:
+            todo.append((text, present))
+    budget[0] -= len(todo)
+    if budget[0] < 0:
+        return None
+    for text, present in todo:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
