@@ -165,6 +165,8 @@ def analyze_source(source: str | bytes, *, prefilter: bool | None = None) -> Cod
         if "\r" not in text:  # ast counts a lone \r as a line break too; trigger_lines splits at \n only
             live_lines = _live_lines(tree, text)
     visitor = _Visitor(build_alias_map(tree), tree, cu_literals=_names_cu_file(text), live_lines=live_lines)
+    if "set_default_" not in text:
+        visitor._default_device = False  # no set_default_device / set_default_tensor_type call: no walk needed
     try:
         visitor.visit(tree)
     except RecursionError:
@@ -243,7 +245,7 @@ def _model_summaries(tree: ast.Module, text: str, result: CodeResult) -> None:
     if ".py'" in text or '.py"' in text:
         result.launches = _launched_paths(tree)
     result.places = any(w in text for w in (".to(", ".cuda(", "device=", "torch.device", "set_default_device"))
-    if "mps" in text:  # the walk is worth it only then
+    if '"mps' in text or "'mps" in text:  # a compared 'mps' is a quoted literal: the walk is worth it only then
         result.mps_on_request = any(
             n.__class__ is ast.Compare and any(c.__class__ is ast.Constant and c.value in ("mps", "mps:0")
                                                for c in (n.left, *n.comparators)) for n in _walk(tree))
@@ -991,14 +993,15 @@ class _Visitor(ast.NodeVisitor):
                 key = _dotted(target)
                 if key and lit is not None:
                     self.string_vars[key] = (lit, node.lineno)
-                if key and self._is_numpy_f64(node.value):  # self.alphas_cumprod = np.cumprod(alphas)
+                if key and (self.np_f64_vars or node.value.__class__ is ast.Call) \
+                        and self._is_numpy_f64(node.value):  # self.alphas_cumprod = np.cumprod(alphas)
                     self.np_f64_vars.add(key)
                 elif key:
                     self.np_f64_vars.discard(key)
             if isinstance(target, ast.Name):
                 if lit is not None:
                     self.string_vars[target.id] = (lit, node.lineno)
-                if self._is_numpy_f64(node.value):
+                if (self.np_f64_vars or node.value.__class__ is ast.Call) and self._is_numpy_f64(node.value):
                     self.np_f64_vars.add(target.id)
                 else:
                     self.np_f64_vars.discard(target.id)
@@ -1006,7 +1009,8 @@ class _Visitor(ast.NodeVisitor):
                     self.cpu_vars.add(target.id)
                 else:
                     self.cpu_vars.discard(target.id)
-                if self._is_torch_cpu_f64(node.value):
+                if (self.torch_f64_vars or self.cpu_vars or node.value.__class__ is ast.Call
+                        and any(k.arg == "dtype" for k in node.value.keywords)) and self._is_torch_cpu_f64(node.value):
                     self.torch_f64_vars[target.id] = node.lineno
                 else:
                     self.torch_f64_vars.pop(target.id, None)
