@@ -709,3 +709,12 @@ def test_launcher_folders_importing_their_package_from_the_root_are_one_project(
     assert r.subprojects == []
     assert outlook(r) == ("mac_for_dev", [], [("proj/eval/knn.py", 3, "API101", "edit", True),
                                               ("proj/train/train.py", 3, "API101", "edit", True)])
+
+
+def test_cpm_kernels_is_left_out_on_the_mac(write_project):
+    # ChatGLM-6B: cpm_kernels raises 'Unknown platform: darwin' on import; it only serves CUDA quantization
+    r = scan_path(write_project({"requirements.txt": "torch>=2.1\ncpm_kernels\n",
+                                 "chat.py": TORCH + "m = torch.nn.Linear(2, 2).to('mps')\n"}))
+    assert rows(r) == [("DEP101", "requirements.txt", 2, "blocker")]
+    assert [(e.path, e.line, e.kind, e.what.split(":")[0]) for e in r.edits] == [
+        ("requirements.txt", 2, "swap", "use remove on macOS")]
