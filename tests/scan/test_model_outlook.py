@@ -718,3 +718,15 @@ def test_cpm_kernels_is_left_out_on_the_mac(write_project):
     assert rows(r) == [("DEP101", "requirements.txt", 2, "blocker")]
     assert [(e.path, e.line, e.kind, e.what.split(":")[0]) for e in r.edits] == [
         ("requirements.txt", 2, "swap", "use remove on macOS")]
+
+
+def test_a_backend_chosen_by_platform_is_nccl_on_a_mac(write_project):
+    # NVlabs/edm: `backend = 'gloo' if os.name == 'nt' else 'nccl'` is NCCL on macOS; the migrated form that asks
+    # for CUDA first is gloo there
+    r = scan_path(write_project({"train.py": TORCH + (
+        "import os\nimport torch.distributed as dist\n\ndef init():\n"
+        "    backend = 'gloo' if os.name == 'nt' else 'nccl'\n    dist.init_process_group(backend=backend)\n"
+        "    dist.init_process_group(backend='gloo' if sys.platform.startswith('win') else 'nccl')\n"
+        "    dist.init_process_group('nccl' if torch.cuda.is_available() else 'gloo')\n\n"
+        "if __name__ == '__main__':\n    init()\n")}))
+    assert [(f.code, f.location.line) for f in r.findings if f.code == "API107"] == [("API107", 7), ("API107", 8)]

@@ -24,7 +24,7 @@ from mpsready.scan.model import surfaces
 from mpsready.scan.rules import inputs as I
 
 # Bump when the analysis changes so cached results are recomputed.
-ANALYZER_VERSION = 26
+ANALYZER_VERSION = 27
 
 # Skip the analysis of sources without a trigger word (see triggers.py); tests turn it off to compare.
 PREFILTER = True
@@ -605,6 +605,7 @@ class _Visitor(ast.NodeVisitor):
         self.in_test = 0  # inside the condition of an if / conditional expression
         self.compared: set[int] = set()  # id() of calls that are an operand of a comparison (or its attribute)
         self.string_vars: dict[str, tuple[str, int]] = {}  # name -> (string literal, line) for simple assignments
+        self.choice_vars: dict[str, ast.IfExp] = {}  # name -> `"a" if test else "b"` it was assigned
         self.np_f64_vars: set[str] = set()
         self.torch_f64_vars: dict[str, int] = {}  # name -> line of a CPU float64 torch tensor bound to it
         self.cpu_f64_nodes: dict[int, str] = {}  # id() of float64 dtype names making a CPU tensor -> the factory
@@ -1001,6 +1002,10 @@ class _Visitor(ast.NodeVisitor):
             if isinstance(target, ast.Name):
                 if lit is not None:
                     self.string_vars[target.id] = (lit, node.lineno)
+                if isinstance(node.value, ast.IfExp):
+                    self.choice_vars[target.id] = node.value
+                else:
+                    self.choice_vars.pop(target.id, None)
                 if (self.np_f64_vars or node.value.__class__ is ast.Call) and self._is_numpy_f64(node.value):
                     self.np_f64_vars.add(target.id)
                 else:

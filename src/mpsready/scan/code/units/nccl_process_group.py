@@ -18,7 +18,38 @@ def check(v, node: ast.Call, name: str, attr: str | None) -> None:
     if name.rsplit(".", 1)[-1] != "init_process_group" or not ("distributed" in name or "dist" in name.split(".")[0]):
         return
     backend = node.args[0] if node.args else _kwarg(node, "backend")
+    if isinstance(backend, ast.Name) and backend.id in v.choice_vars:
+        backend = v.choice_vars[backend.id]
+    backend = _on_a_mac(v, backend)
     value, line = v._string_value(backend) if backend is not None else (None, None)
     if value is not None and "nccl" in value:
         where = f" (backend assigned at line {line})" if line else ""
         v.add(A.NCCL, node, f"init_process_group with backend {value!r}{where}: macOS PyTorch has no NCCL")
+
+
+def _on_a_mac(v, node):
+    """The branch a conditional backend takes on a Mac: ``"gloo" if os.name == "nt" else "nccl"`` (NVlabs/edm) is
+    ``"nccl"`` there; ``"nccl" if torch.cuda.is_available() else "gloo"`` is ``"gloo"``. A test this cannot
+    decide leaves the expression as it is (no finding)."""
+    while isinstance(node, ast.IfExp):
+        truth = False if v._is_cuda_test(node.test) else _platform_test(node.test)
+        if truth is None:
+            return node
+        node = node.body if truth else node.orelse
+    return node
+
+
+def _platform_test(test) -> bool | None:
+    """``os.name == "nt"``, ``sys.platform == "win32"`` / ``.startswith("linux")``, ``platform.system() ==
+    "Windows"`` evaluated for macOS (os.name "posix", sys.platform "darwin", platform.system() "Darwin")."""
+    mac = {"os.name": "posix", "sys.platform": "darwin", "platform.system()": "Darwin"}
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant):
+        key = ast.unparse(test.left) if isinstance(test.left, (ast.Attribute, ast.Call)) else None
+        if key in mac and isinstance(test.ops[0], (ast.Eq, ast.NotEq)):
+            equal = mac[key] == test.comparators[0].value
+            return equal if isinstance(test.ops[0], ast.Eq) else not equal
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr == "startswith" \
+            and ast.unparse(test.func.value) == "sys.platform" and test.args and isinstance(test.args[0], ast.Constant):
+        return "darwin".startswith(str(test.args[0].value))
+    return None
+
