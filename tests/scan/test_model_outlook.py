@@ -730,3 +730,31 @@ def test_a_backend_chosen_by_platform_is_nccl_on_a_mac(write_project):
         "    dist.init_process_group('nccl' if torch.cuda.is_available() else 'gloo')\n\n"
         "if __name__ == '__main__':\n    init()\n")}))
     assert [(f.code, f.location.line) for f in r.findings if f.code == "API107"] == [("API107", 7), ("API107", 8)]
+
+
+POST = ("import warnings\n\ndef components(mask):\n    from pkg import _C\n    return _C.components(mask)\n\n"
+        "def postprocess(m):\n    try:\n        m = components(m)\n    except Exception as e:\n"
+        "        warnings.warn(f'{e}: skipped')\n    return m\n")
+SETUP = ("from setuptools import setup\n\ndef exts():\n    try:\n        from torch.utils.cpp_extension import CUDAExtension\n"
+         "        return [CUDAExtension('pkg._C', ['pkg/csrc/k.cu'])]\n    except Exception as e:\n"
+         "        print('skipped', e)\n        return []\n\nsetup(name='pkg', ext_modules=exts())\n")
+
+
+def test_an_extension_called_under_try_except_in_every_importing_file_has_a_fallback(write_project):
+    # sam2: get_connected_components() imports _C and is called under try/except in misc.py and transforms.py;
+    # the import from a second file used to leave the extension without an alternative (stay_on_cuda)
+    files = {"setup.py": SETUP, "pkg/__init__.py": "", "pkg/csrc/k.cu": "// kernel\n", "pkg/post.py": POST,
+             "pkg/transforms.py": ("import warnings\n\ndef fill(m):\n    from pkg.post import components\n    try:\n"
+                                   "        m = components(m)\n    except Exception as e:\n        warnings.warn(str(e))\n"
+                                   "    return m\n")}
+    r = scan_path(write_project(files))
+    assert [(f.code, f.severity.value) for f in r.findings if f.code.startswith("EXT")] == [
+        ("EXT101", "degrades"), ("EXT102", "degrades")]
+    assert outlook(r)[0] == "runs_on_mac"
+
+
+def test_one_unguarded_call_from_another_file_keeps_the_extension_required(write_project):
+    files = {"setup.py": SETUP, "pkg/__init__.py": "", "pkg/csrc/k.cu": "// kernel\n", "pkg/post.py": POST,
+             "pkg/transforms.py": "from pkg.post import components\n\ndef fill(m):\n    return components(m)\n"}
+    r = scan_path(write_project(files))
+    assert outlook(r)[0] == "stay_on_cuda"

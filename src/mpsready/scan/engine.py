@@ -7,6 +7,7 @@ the rest of the tree is still scanned.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import gc
 import os
@@ -23,7 +24,7 @@ from mpsready.findings import Basis, Finding, Location, Scope, Severity, Verdict
 from mpsready.scan import dependencies as depjudge
 from mpsready.scan.cache import ScanCache, content_key
 from mpsready.scan.code import CodeResult, analyze_source
-from mpsready.scan.code.analyzer import parse_suppression
+from mpsready.scan.code.analyzer import _is_fallback_handler, parse_suppression
 from mpsready.scan.code.notebook import analyze_cells
 from mpsready.scan.config import ScanConfig, with_project_config
 from mpsready.scan.model import flow
@@ -148,7 +149,7 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
     findings += _code_findings(code_results)
     findings += flow.f64_findings(code_results)
     findings += _cuda_sources(files, code_results)
-    findings = _resolve_fallbacks(findings, code_results)
+    findings = _resolve_fallbacks(findings, code_results, project.read_text)
     findings = flow.wire_pure_paths(findings, code_results)
     findings = _drop_own_packages(findings, files)
     findings, extra_flags = apply_surfaces(findings, code_results, _config_texts(files, project),
@@ -510,18 +511,20 @@ def _lower(f: Finding, why: str) -> Finding:
                    f.scope, ev)
 
 
-def _resolve_fallbacks(findings: list[Finding], results) -> list[Finding]:
+def _resolve_fallbacks(findings: list[Finding], results, read_text: Callable[[str], str] | None = None) -> list[Finding]:
     """Lower kernels and extensions whose every import elsewhere in the project is guarded by a fallback."""
     index = _ImportIndex(_imports(results))
 
     def guarded(site: tuple[str, int, bool | str]) -> bool:
         # a str guard names the function the import sits in, called only under a fallback in its own
-        # file: that holds only while no other main-scope file imports the function (and may call it
-        # unguarded); tests calling it (whisper's test_timing.py) run on CUDA tensors anyway (API101 there)
+        # file: that holds while every other main-scope file importing the function calls it only under
+        # try/except with a fallback too (sam2's transforms.py around get_connected_components); tests calling
+        # it (whisper's test_timing.py) run on CUDA tensors anyway (API101 there)
         rel, _line, g = site
         if isinstance(g, str):
-            users = index.importers(f"{module_name(rel)}.{g}")
-            return not any(scope_of(other) is Scope.MAIN for other, _l, _g in users)
+            users = {other for other, _l, _g in index.importers(f"{module_name(rel)}.{g}")
+                     if scope_of(other) is Scope.MAIN and other != rel}
+            return all(read_text is not None and _called_only_under_fallback(read_text, other, g) for other in users)
         return bool(g)
 
     def where(site: tuple[str, int, bool | str]) -> str:
@@ -561,6 +564,39 @@ def _resolve_fallbacks(findings: list[Finding], results) -> list[Finding]:
         out = [_lower(f, "every CUDA extension built from these sources has a fallback")
                if f.code == E.CUDA_SOURCES.code else f for f in out]
     return out
+
+
+def _called_only_under_fallback(read_text: Callable[[str], str], rel: str, name: str) -> bool:
+    """Whether ``rel`` uses ``name`` only in calls inside a ``try`` whose handler falls back (and at least once);
+    a file that cannot be read or parsed, or passes the name on, counts as an unguarded use."""
+    try:
+        tree = ast.parse(read_text(rel))
+    except Exception:  # unreadable, not UTF-8, a syntax error: its uses are unknown
+        return False
+    calls = 0
+    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while stack:
+        node, safe = stack.pop()
+        if isinstance(node, ast.Try):
+            falls_back = any(_is_fallback_handler(h) for h in node.handlers)
+            stack.extend((child, safe or falls_back) for child in node.body)
+            stack.extend((child, safe) for h in node.handlers for child in h.body)
+            stack.extend((child, safe) for child in (*node.orelse, *node.finalbody))
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        if isinstance(node, ast.Call):
+            func = node.func
+            if (isinstance(func, ast.Name) and func.id == name) or (isinstance(func, ast.Attribute) and func.attr == name):
+                if not safe:
+                    return False
+                calls += 1
+                stack.extend((child, safe) for child in (*node.args, *(k.value for k in node.keywords)))
+                continue
+        if isinstance(node, ast.Name) and node.id == name:
+            return False  # passed on or stored: its calls cannot be followed
+        stack.extend((child, safe) for child in ast.iter_child_nodes(node))
+    return calls > 0
 
 
 def _drop_own_packages(findings: list[Finding], files: list[ProjectFile]) -> list[Finding]:
