@@ -758,3 +758,19 @@ def test_one_unguarded_call_from_another_file_keeps_the_extension_required(write
              "pkg/transforms.py": "from pkg.post import components\n\ndef fill(m):\n    return components(m)\n"}
     r = scan_path(write_project(files))
     assert outlook(r)[0] == "stay_on_cuda"
+
+
+def test_a_torch_device_cuda_default_every_call_overrides_is_info(write_project):
+    # sam2: load_video_frames(..., compute_device=torch.device("cuda")) is always called with compute_device=
+    files = {"pkg/__init__.py": "",
+             "pkg/io.py": TORCH + "def load(path, size, compute_device=torch.device('cuda')):\n"
+                                  "    return torch.zeros(size, device=compute_device)\n",
+             "pkg/pred.py": "from pkg.io import load\n\nclass P:\n    def __init__(self, device):\n"
+                            "        self.x = load('a', 3, compute_device=device)\n"}
+    r = scan_path(write_project(files))
+    assert [(f.code, f.location.line, f.severity.value) for f in r.findings if f.code == "API103"] == [
+        ("API103", 2, "info")]
+    files["pkg/other.py"] = "from pkg.io import load\nx = load('b', 2)\n"  # one call relies on the default
+    r = scan_path(write_project(files))
+    assert [(f.code, f.location.line, f.severity.value) for f in r.findings if f.code == "API103"] == [
+        ("API103", 2, "blocker")]

@@ -24,7 +24,7 @@ from mpsready.scan.model import surfaces
 from mpsready.scan.rules import inputs as I
 
 # Bump when the analysis changes so cached results are recomputed.
-ANALYZER_VERSION = 27
+ANALYZER_VERSION = 28
 
 # Skip the analysis of sources without a trigger word (see triggers.py); tests turn it off to compare.
 PREFILTER = True
@@ -604,6 +604,7 @@ class _Visitor(ast.NodeVisitor):
         self.passive_dtype = 0  # inside comparisons and dict tables: a dtype named there creates no tensor
         self.in_test = 0  # inside the condition of an if / conditional expression
         self.compared: set[int] = set()  # id() of calls that are an operand of a comparison (or its attribute)
+        self.device_defaults: set[int] = set()  # id() of torch.device('cuda') parameter defaults (reported as such)
         self.string_vars: dict[str, tuple[str, int]] = {}  # name -> (string literal, line) for simple assignments
         self.choice_vars: dict[str, ast.IfExp] = {}  # name -> `"a" if test else "b"` it was assigned
         self.np_f64_vars: set[str] = set()

@@ -42,7 +42,7 @@ def check(v, node: ast.Call, name: str, attr: str | None) -> None:
                                and isinstance(a.value, str) and a.value.startswith("--")), None)
                 v.add(A.CUDA_DEVICE_LITERAL, kw.value, f"command-line device defaults to {kw.value.value!r}",
                       evidence={"option": option, "surface_line": node.lineno})
-    if name == "torch.device" and node.args and id(node) not in v.compared:
+    if name == "torch.device" and node.args and id(node) not in v.compared and id(node) not in v.device_defaults:
         value, _ = _cuda_value(v, node.args[0])
         if value is not None:
             v.add(A.CUDA_DEVICE_LITERAL, node, f"torch.device({value!r}): a hard-coded CUDA device")

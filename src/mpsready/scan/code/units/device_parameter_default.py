@@ -42,6 +42,11 @@ def check(v, fn: ast.FunctionDef) -> None:
     pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
     for arg, default in pairs:
         lit = v._literal(default)
+        if lit is None and isinstance(default, ast.Call) and (v.q(default.func) or "") == "torch.device" \
+                and len(default.args) == 1 and not default.keywords:
+            lit = v._literal(default.args[0])  # compute_device=torch.device("cuda") (sam2's load_video_frames)
+            if lit is not None and is_cuda_literal(lit) and _device_like_name(arg.arg):
+                v.device_defaults.add(id(default))
         if lit is not None and is_cuda_literal(lit) and _device_like_name(arg.arg):
             name, method, bound, owner = _callee(v, fn)
             index = next((i for i, a in enumerate(positional) if a is arg), None)
