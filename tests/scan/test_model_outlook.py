@@ -774,3 +774,21 @@ def test_a_torch_device_cuda_default_every_call_overrides_is_info(write_project)
     r = scan_path(write_project(files))
     assert [(f.code, f.location.line, f.severity.value) for f in r.findings if f.code == "API103"] == [
         ("API103", 2, "blocker")]
+
+
+def test_code_under_a_test_on_an_options_value_its_default_fails_is_behind_the_option(write_project):
+    # ConvNeXt: `opt_lower = args.opt.lower()`, `if 'fused' in opt_lower: assert torch.cuda.is_available()` with
+    # --opt defaulting to 'adamw'
+    opt = (TORCH + "def make(args, model):\n    opt_lower = args.opt.lower()\n    if 'fused' in opt_lower:\n"
+           "        assert torch.cuda.is_available(), 'fused needs CUDA'\n    return torch.optim.AdamW(model.parameters())\n")
+    train = TORCH + ("import argparse\nfrom opt import make\np = argparse.ArgumentParser()\n"
+                     "p.add_argument('--opt', default=DEFAULT)\na = p.parse_args()\n"
+                     "m = torch.nn.Linear(2, 2).to('mps')\nmake(a, m)\n")
+    off = scan_path(write_project({"opt.py": opt, "train.py": train.replace("DEFAULT", "'adamw'")}))
+    assert [(f.code, f.location.line, f.evidence.get("behind_flag")) for f in off.findings if f.code == "API120"] == [
+        ("API120", 5, "--opt")]
+    assert outlook(off)[0] == "runs_on_mac"
+    on = scan_path(write_project({"opt.py": opt, "train.py": train.replace("DEFAULT", "'FusedLAMB'")}))
+    assert [(f.code, f.location.line, f.evidence.get("behind_flag")) for f in on.findings if f.code == "API120"] == [
+        ("API120", 5, None)]
+    assert outlook(on)[0] == "mac_for_dev"

@@ -24,7 +24,7 @@ from mpsready.scan.model import surfaces
 from mpsready.scan.rules import inputs as I
 
 # Bump when the analysis changes so cached results are recomputed.
-ANALYZER_VERSION = 28
+ANALYZER_VERSION = 29
 
 # Skip the analysis of sources without a trigger word (see triggers.py); tests turn it off to compare.
 PREFILTER = True
@@ -607,6 +607,7 @@ class _Visitor(ast.NodeVisitor):
         self.device_defaults: set[int] = set()  # id() of torch.device('cuda') parameter defaults (reported as such)
         self.string_vars: dict[str, tuple[str, int]] = {}  # name -> (string literal, line) for simple assignments
         self.choice_vars: dict[str, ast.IfExp] = {}  # name -> `"a" if test else "b"` it was assigned
+        self.option_vars: dict[str, str] = {}  # name -> the option it holds (`opt_lower = args.opt.lower()`)
         self.np_f64_vars: set[str] = set()
         self.torch_f64_vars: dict[str, int] = {}  # name -> line of a CPU float64 torch tensor bound to it
         self.cpu_f64_nodes: dict[int, str] = {}  # id() of float64 dtype names making a CPU tensor -> the factory
@@ -795,7 +796,9 @@ class _Visitor(ast.NodeVisitor):
         if self.dist_context and "scope" not in kw:
             kw["scope"] = "distributed"
         switch = self._flag_guard()
-        if switch is not None:
+        if isinstance(switch, tuple):  # `if 'fused' in args.opt.lower():` -> the option and the test on its value
+            evidence = {**evidence, "flag_guard": switch[0], "flag_test": [switch[1], switch[2]]}
+        elif switch is not None:
             evidence = {**evidence, "flag_guard": switch}
         self.result.findings.append(_raw(rule, getattr(node, "lineno", 1), getattr(node, "col_offset", 0), message,
                                          severity=severity, evidence=evidence, end=_end(node), **kw))
@@ -819,17 +822,36 @@ class _Visitor(ast.NodeVisitor):
                 return _dotted(left) or label, repr(right.value)
         return None
 
-    def _flag_guard(self) -> str | None:
-        """The option an enclosing `if args.use_triton:` (or `if use_triton:`) tests, innermost first; the engine
-        decides from the project's configuration surfaces whether it is off by default."""
+    def _flag_guard(self) -> str | tuple[str, str, str] | None:
+        """The option an enclosing `if args.use_triton:` (or `if use_triton:`) tests, innermost first, or
+        ``(option, "in" | "eq", value)`` for a test on an option's value (`if 'fused' in args.opt.lower():`,
+        `if opt_lower == 'lamb':` with `opt_lower = args.opt.lower()`, ConvNeXt's optimizer factory); the
+        engine decides from the project's configuration surfaces whether it is off by default."""
         for entry in reversed(self._lazy_guards):
             if entry[0] != "cuda":
                 continue
             test = entry[1]
+            if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.In, ast.Eq)):
+                left, right = test.left, test.comparators[0]
+                const, subject = (left, right) if isinstance(left, ast.Constant) else (right, left)
+                option = self._option_of(subject)
+                if isinstance(const, ast.Constant) and isinstance(const.value, str) and option:
+                    return option, "in" if isinstance(test.ops[0], ast.In) else "eq", const.value
             if isinstance(test, ast.Attribute) and isinstance(test.value, (ast.Name, ast.Attribute)):
                 return test.attr
             if isinstance(test, ast.Name):
                 return test.id
+        return None
+
+    def _option_of(self, node: ast.AST) -> str | None:
+        """The option a value reads: ``args.opt`` / ``args.opt.lower()`` -> ``opt``, or a name bound to one."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args \
+                and node.func.attr in ("lower", "strip", "upper", "casefold"):
+            node = node.func.value
+        if isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Name, ast.Attribute)):
+            return node.attr
+        if isinstance(node, ast.Name):
+            return self.option_vars.get(node.id)
         return None
 
     def _fallback_guard(self) -> str | None:
@@ -1007,6 +1029,11 @@ class _Visitor(ast.NodeVisitor):
                     self.choice_vars[target.id] = node.value
                 else:
                     self.choice_vars.pop(target.id, None)
+                option = self._option_of(node.value) if isinstance(node.value, (ast.Attribute, ast.Call)) else None
+                if option:
+                    self.option_vars[target.id] = option
+                else:
+                    self.option_vars.pop(target.id, None)
                 if (self.np_f64_vars or node.value.__class__ is ast.Call) and self._is_numpy_f64(node.value):
                     self.np_f64_vars.add(target.id)
                 else:

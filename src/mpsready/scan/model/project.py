@@ -56,8 +56,8 @@ def apply_surfaces(findings: list[Finding], results: Mapping[str, Any], config_t
                 else:
                     f = _with(f, flag=flag_text(s, "mps"), surface=s["name"])
                     flagged_files.add(path or "")
-        guard = f.evidence.get("flag_guard")
-        if guard and guard in by_dest and all(s.get("default") in _OFF and not s.get("computed")
+        guard, test = f.evidence.get("flag_guard"), f.evidence.get("flag_test")
+        if guard and guard in by_dest and all(not s.get("computed") and not _default_passes(s.get("default"), test)
                                                for s in by_dest[guard]):
             f = _with(f, behind_flag=by_dest[guard][0]["name"])
         out.append(f)
@@ -100,6 +100,18 @@ def request_flags(by_file: Mapping[str, list[dict]], results: Mapping[str, Any],
                 if flag not in flags and flag not in out:
                     out.append(flag)
     return out
+
+
+def _default_passes(default: Any, test: list | None) -> bool:
+    """Whether an option's default takes the guarded branch: truthy for ``if args.x:``; for a test on its value
+    (``["in", "fused"]``, ``["eq", "lamb"]``) the default string compared without case. An unknown default
+    (not a string) passes, so the finding keeps limiting."""
+    if not test:
+        return default not in _OFF
+    if not isinstance(default, str):
+        return True
+    op, value = test
+    return value.lower() in default.lower() if op == "in" else value.lower() == default.lower()
 
 
 def _surface_at(surfaces: Iterable[dict], line: int | None) -> dict | None:

@@ -63,9 +63,10 @@ def _argparse(call: ast.Call) -> dict[str, Any] | None:
     dest = _dest(names, call)
     ok, default = _literal(_kw(call, "default"))
     ok_action, action = _literal(_kw(call, "action"))
-    # every on/off switch counts (code behind an off switch is off the main path), other options only when
-    # they choose a device, a dtype or compilation
-    if not dest or not (_is_switch(dest) or isinstance(default, bool) or action in ("store_true", "store_false")):
+    # every on/off switch counts (code behind an off switch is off the main path), an option with a literal
+    # string default too (code under `if 'fused' in args.opt:` is off the path when the default is 'adamw'), other
+    # options only when they choose a device, a dtype or compilation
+    if not dest or not (_is_switch(dest) or isinstance(default, (bool, str)) or action in ("store_true", "store_false")):
         return None
     if not ok and ok_action and action in ("store_true", "store_false"):
         default, ok = action == "store_false", True
