@@ -792,3 +792,28 @@ def test_code_under_a_test_on_an_options_value_its_default_fails_is_behind_the_o
     assert [(f.code, f.location.line, f.evidence.get("behind_flag")) for f in on.findings if f.code == "API120"] == [
         ("API120", 5, None)]
     assert outlook(on)[0] == "mac_for_dev"
+
+
+README_API = ("# pkg\n\n```python\nimport torch\nfrom pkg.api import build\n\nmodel = build(<your_config>)\n```\n")
+
+
+def test_a_librarys_readme_code_sets_its_main_path_and_its_api_device_default_is_an_argument(write_project):
+    # sam2: no root entry script; the README's Python code imports sam2.build_sam, so training/ and the
+    # benchmark are off the main path, and build_sam2(..., device="cuda") is an argument a Mac user passes
+    files = {"README.md": README_API, "pkg/__init__.py": "",
+             "pkg/api.py": TORCH + "def build(cfg, device='cuda'):\n    return torch.nn.Linear(2, 2).to(device)\n",
+             "training/train.py": TORCH + "from pkg.api import build\nbuild(1).cuda()\ntorch.cuda.set_device(0)\n"}
+    r = scan_path(write_project(files))
+    assert [(f.code, f.location.path, f.evidence.get("reach"), f.evidence.get("flag")) for f in r.findings
+            if f.code != "DEP110"] == [("API103", "pkg/api.py", None, "build(..., device='mps')"),
+                                       ("API101", "training/train.py", "off_main_path", None),
+                                       ("API102", "training/train.py", "off_main_path", None)]
+    assert outlook(r) == ("runs_on_mac", ["build(..., device='mps')"], [])
+
+
+def test_a_library_whose_readme_shows_no_code_keeps_every_file_on_the_path(write_project):
+    files = {"README.md": "# pkg\n\n```bash\npip install pkg\n```\n", "pkg/__init__.py": "",
+             "pkg/api.py": TORCH + "def build(cfg, device='cpu'):\n    return torch.nn.Linear(2, 2).to(device)\n",
+             "training/train.py": TORCH + "from pkg.api import build\nbuild(1).cuda()\n"}
+    r = scan_path(write_project(files))
+    assert outlook(r) == ("mac_for_dev", [], [("training/train.py", 3, "API101", "edit", True)])

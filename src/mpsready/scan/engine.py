@@ -28,7 +28,7 @@ from mpsready.scan.code.analyzer import _is_fallback_handler, parse_suppression
 from mpsready.scan.code.notebook import analyze_cells
 from mpsready.scan.config import ScanConfig, with_project_config
 from mpsready.scan.model import flow
-from mpsready.scan.model.entries import declared_entries
+from mpsready.scan.model.entries import declared_entries, readme_api_flags
 from mpsready.scan.model.graph import example_collection, mark_reach
 from mpsready.scan.model.call_sites import unused_device_defaults
 from mpsready.scan.model.callers import behind_caller_flags
@@ -157,7 +157,9 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
     findings = cpu_only_dtypes(findings, code_results)
     findings = judge_by_torch_pin(findings, deps)
     findings = unused_device_defaults(findings, code_results, project.read_text)
-    findings = mark_reach(findings, code_results, declared_entries(project, code_results))
+    declared = declared_entries(project, code_results)
+    findings = mark_reach(findings, code_results, declared)
+    findings = readme_api_flags(findings, declared)
     # last: it reads callers again only for the findings that still limit the outlook
     findings = behind_caller_flags(findings, code_results, project.read_text, off_options(code_results))
     findings = with_remedies(findings)

@@ -55,6 +55,11 @@ class DeclaredEntries:
 
     readme: list[str] = field(default_factory=list)
     console: list[str] = field(default_factory=list)
+    # project modules the README's Python code blocks import (`from sam2.build_sam import build_sam2`): where a
+    # library's users start, the main path of a project without root entry scripts
+    imports: list[str] = field(default_factory=list)
+    # the names those blocks import from the project's modules (`build_sam2`): its public API
+    api_names: list[str] = field(default_factory=list)
 
     def all(self) -> set[str]:
         return {*self.readme, *self.console}
@@ -64,6 +69,8 @@ def declared_entries(project: ProjectFiles, py_files: Collection[str]) -> Declar
     """The README's scripts and the console-script modules among ``py_files`` (relative POSIX paths)."""
     py = set(py_files)
     readme: dict[str, None] = {}
+    imports: list[str] = []
+    api: list[str] = []
     small = ProjectFiles(project.root, min(project.max_bytes, MAX_README_BYTES))
     for name in READMES:
         text = _read(small, name)
@@ -72,9 +79,46 @@ def declared_entries(project: ProjectFiles, py_files: Collection[str]) -> Declar
         for line in readme_lines(text, markdown=name.lower().endswith(".md")):
             for rel in command_scripts(line, py, lambda sh: _read(project, sh)):
                 readme.setdefault(rel, None)
+        if name.lower().endswith(".md"):
+            modules = readme_python_imports(text)
+            imports = [rel for rel in (_module_file(m, py) for m in modules) if rel]
+            api = sorted({m.rsplit(".", 1)[1] for m in modules
+                          if "." in m and _module_file(m, py) is None and _module_file(m.rsplit(".", 1)[0], py)})
         break  # the first README found is the project's
     console = [rel for rel in (_module_file(m, py) for m in console_modules(project)) if rel]
-    return DeclaredEntries(list(readme), sorted(set(console)))
+    return DeclaredEntries(list(readme), sorted(set(console)), sorted(set(imports)), api)
+
+
+def readme_python_imports(text: str) -> list[str]:
+    """The absolute modules imported by a Markdown README's Python code blocks (fences tagged ``python``/``py``
+    or ``pycon``; ``>>>`` prompts stripped), parsed with :mod:`ast`; in a block that does not parse as a whole (a
+    placeholder such as ``<your_image>``) each top-level import line is parsed alone."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark").disable(["link", "image", "reference", "autolink", "html_inline", "html_block",
+                                           "emphasis", "entity"])
+    out: list[str] = []
+    for tok in md.parse(text):
+        if tok.type != "fence" or tok.info.strip().split(" ")[0].lower() not in ("python", "py", "python3", "pycon"):
+            continue
+        code = "\n".join(line[4:] if line.startswith((">>> ", "... ")) else line for line in tok.content.splitlines())
+        try:
+            trees = [ast.parse(code)]
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            # a README block with placeholders (`predictor.set_image(<your_image>)`): its import lines alone
+            trees = []
+            for line in code.splitlines():
+                if line.startswith(("import ", "from ")):
+                    try:
+                        trees.append(ast.parse(line))
+                    except (SyntaxError, ValueError, RecursionError, MemoryError):
+                        continue
+        for node in (n for tree in trees for n in ast.walk(tree)):
+            if isinstance(node, ast.Import):
+                out += [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                out += [node.module] + [f"{node.module}.{a.name}" for a in node.names if a.name != "*"]
+    return out
 
 
 def _read(project: ProjectFiles, relpath: str) -> str | None:
@@ -275,3 +319,25 @@ def _strings(node: Any) -> list[str]:
     if isinstance(node, (ast.List, ast.Tuple)):
         return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
     return []
+
+
+def readme_api_flags(findings: list, declared: DeclaredEntries) -> list:
+    """A ``device="cuda"`` default (API103 with ``default_of``) of a function the README shows users importing
+    (sam2's ``build_sam2(config, ckpt, device="cuda")``) is an argument the user passes, like a flag: its remedy
+    becomes ``build_sam2(..., device='mps')`` (as for CLIP's ``load``), unless the call sites already lowered it."""
+    from mpsready.findings import Finding, Severity
+
+    if not declared.api_names:
+        return findings
+    names = set(declared.api_names)
+    out = []
+    for f in findings:
+        ev = f.evidence or {}
+        fn, param = ev.get("default_of"), ev.get("parameter")
+        if f.code == "API103" and fn in names and param and not ev.get("method") and f.severity is not Severity.INFO:
+            flag = f"{fn}(..., {param}='mps')"
+            f = Finding(f.code, f.severity, f"{f.message}; the README's code calls {fn}(): pass {param}='mps' on a Mac",
+                        f.location, f.basis, f.fix, f.source, f.scope, {**ev, "flag": flag})
+        out.append(f)
+    return out
+

@@ -57,15 +57,26 @@ def launched(results: Mapping[str, Any], rels: list[str]) -> list[str]:
     return list(out)
 
 
-def main_path(results: Mapping[str, Any],
-              readme: list[str] | tuple[str, ...] = ()) -> tuple[set[str] | None, list[str]]:
+def main_path(results: Mapping[str, Any], readme: list[str] | tuple[str, ...] = (),
+              readme_imports: list[str] | tuple[str, ...] = ()) -> tuple[set[str] | None, list[str]]:
     """(the files on the main path, the entries it starts from); ``(None, [])`` when the project has no
-    root-level entry script (then every file counts). ``results`` maps a path to (CodeResult, cells);
-    ``readme`` lists the scripts the project's README runs (:func:`mpsready.scan.model.entries.declared_entries`)."""
+    root-level entry script and its README's Python code imports none of its modules (then every file
+    counts). ``results`` maps a path to (CodeResult, cells); ``readme`` lists the scripts the project's README
+    runs and ``readme_imports`` the modules its Python code blocks import
+    (:func:`mpsready.scan.model.entries.declared_entries`): a library's users start there (sam2's
+    ``from sam2.build_sam import build_sam2``), so its ``training/`` and benchmark scripts are off the path."""
     py = [rel for rel in results if rel.endswith(".py")]
     roots = root_entries(results)
     if not roots:
-        return None, []
+        ran = [rel for rel in readme if rel in results]
+        starts = sorted({*(rel for rel in readme_imports if rel in results), *ran})
+        if not starts:
+            return None, []
+        for rel in list(starts):  # importing pkg.mod runs pkg/__init__.py first
+            parts = PurePosixPath(rel).parts[:-1]
+            starts += [init for i in range(1, len(parts) + 1)
+                       if (init := "/".join(parts[:i]) + "/__init__.py") in results and init not in starts]
+        return _reach(results, py, starts), starts
     primary = [rel for rel in roots if rel.startswith(PRIMARY)]
     # the README adds entries, never demotes one: its first command is often a download or a setup step
     ran = [rel for rel in readme if rel in results and PurePosixPath(rel).name not in SKIP_ENTRIES]
@@ -73,6 +84,13 @@ def main_path(results: Mapping[str, Any],
     # a script the README runs or a root launcher starts is a main entry of its own
     extra = [rel for rel in [*ran, *launched(results, starts)] if rel not in starts]
     roots = [*starts, *dict.fromkeys(extra)]
+    return _reach(results, py, roots), roots
+
+
+
+def _reach(results: Mapping[str, Any], py: list[str], roots: list[str]) -> set[str]:
+    """The files reached from ``roots`` through the project's imports (relative imports resolved, parent
+    packages' ``__init__`` included, ``src/`` layouts too)."""
     by_module: dict[str, str] = {}
     for rel in py:
         mod = module_of(rel)
@@ -103,7 +121,7 @@ def main_path(results: Mapping[str, Any],
                 hit = by_module.get(t)
                 if hit is not None and hit not in seen:
                     stack.append(hit)
-    return seen, roots
+    return seen
 
 
 def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEntries | None = None) -> list:
@@ -118,7 +136,7 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
     from mpsready.scan.sources.dockerfile import is_container_recipe
 
     readme = declared.readme if declared is not None else []
-    on_path, roots = main_path(results, readme)
+    on_path, roots = main_path(results, readme, declared.imports if declared is not None else ())
     mains = main_entries(results, roots, declared)
     has_modules = any(rel.endswith(".py") and PurePosixPath(rel).name not in SKIP_ENTRIES for rel in results)
     run_by_readme = set(readme)
