@@ -1104,12 +1104,9 @@ class _Visitor(ast.NodeVisitor):
         if isinstance(value, ast.Attribute):
             key = _dotted(value)
             return key is not None and key in self.np_f64_vars
-        if isinstance(value, ast.Subscript):
-            return self._is_numpy_f64(value.value, depth + 1)
-        if isinstance(value, ast.BinOp):
-            return self._is_numpy_f64(value.left, depth + 1) or self._is_numpy_f64(value.right, depth + 1)
-        if isinstance(value, ast.UnaryOp):
-            return self._is_numpy_f64(value.operand, depth + 1)
+        parts = _dtype_operands(value)
+        if parts is not None:
+            return any(self._is_numpy_f64(p, depth + 1) for p in parts)
         if not isinstance(value, ast.Call):
             return False
         name = self.q(value.func) or ""
@@ -1151,12 +1148,9 @@ class _Visitor(ast.NodeVisitor):
             return False
         if isinstance(value, ast.Name):
             return value.id in self.torch_f64_vars
-        if isinstance(value, ast.Subscript):
-            return self._is_torch_cpu_f64(value.value, depth + 1)
-        if isinstance(value, ast.BinOp):
-            return self._is_torch_cpu_f64(value.left, depth + 1) or self._is_torch_cpu_f64(value.right, depth + 1)
-        if isinstance(value, ast.UnaryOp):
-            return self._is_torch_cpu_f64(value.operand, depth + 1)
+        parts = _dtype_operands(value)
+        if parts is not None:
+            return any(self._is_torch_cpu_f64(p, depth + 1) for p in parts)
         if self._cpu_f64_factory(value):
             return True
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "double" \
@@ -1436,6 +1430,18 @@ def _is_cpu_test(test: ast.AST) -> bool:
             and isinstance(left.args[0], ast.Attribute) and left.args[0].attr == "device":
         return True
     return isinstance(left, ast.Attribute) and left.attr == "device"
+
+
+def _dtype_operands(value: ast.AST) -> list[ast.AST] | None:
+    """The operands whose dtype an expression keeps (``x[i]`` -> x, ``a - b`` -> a and b, ``-x`` -> x, by NumPy's
+    and PyTorch's type promotion for float64 with Python numbers), or ``None`` for any other expression."""
+    if isinstance(value, ast.Subscript):
+        return [value.value]
+    if isinstance(value, ast.BinOp):
+        return [value.left, value.right]
+    if isinstance(value, ast.UnaryOp):
+        return [value.operand]
+    return None
 
 
 def _is_cuda_type_test(test: ast.AST) -> bool | None:
