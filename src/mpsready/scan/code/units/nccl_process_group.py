@@ -44,12 +44,23 @@ def _platform_test(test) -> bool | None:
     "Windows"`` evaluated for macOS (os.name "posix", sys.platform "darwin", platform.system() "Darwin")."""
     mac = {"os.name": "posix", "sys.platform": "darwin", "platform.system()": "Darwin"}
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant):
-        key = ast.unparse(test.left) if isinstance(test.left, (ast.Attribute, ast.Call)) else None
+        key = _short(test.left)
         if key in mac and isinstance(test.ops[0], (ast.Eq, ast.NotEq)):
             equal = mac[key] == test.comparators[0].value
             return equal if isinstance(test.ops[0], ast.Eq) else not equal
     if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr == "startswith" \
-            and ast.unparse(test.func.value) == "sys.platform" and test.args and isinstance(test.args[0], ast.Constant):
+            and _short(test.func.value) == "sys.platform" and test.args and isinstance(test.args[0], ast.Constant):
         return "darwin".startswith(str(test.args[0].value))
+    return None
+
+
+def _short(node) -> str | None:
+    """``os.name`` / ``sys.platform`` / ``platform.system()`` as written, for those shapes only (never a
+    whole expression: hostile sources nest them thousands deep)."""
+    if isinstance(node, ast.Call) and not node.args and not node.keywords:
+        inner = _short(node.func) if isinstance(node.func, ast.Attribute) else None
+        return f"{inner}()" if inner else None
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return f"{node.value.id}.{node.attr}"
     return None
 
