@@ -25,7 +25,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 CUDA = ["flash-attn", "nvidia-cudnn-cu12", "triton", "bitsandbytes", "cupy-cuda12x", "xformers", "apex", "deepspeed"]

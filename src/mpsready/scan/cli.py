@@ -80,7 +80,6 @@ def build_config(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     from mpsready.scan.engine import scan_path
-    from mpsready.scan.formats import FORMATS
 
     config, explicit = build_config(args)
     for path in args.paths:  # every path checked before any is scanned: a typo costs nothing and writes nothing

@@ -315,11 +315,10 @@ def _analyse_python(files, config: ScanConfig, cache: ScanCache | None, progress
         todo.append((pf.relpath, data))
     if progress:
         progress(done, total)
-    with gc_paused():
-        for rel, res in _run(todo, config.jobs, progress, done, total):
-            results[rel] = (CodeResult.from_dict(res), [])
-            if cache is not None:
-                cache.put(keys[rel], res)
+    for rel, res in _run(todo, config.jobs, progress, done, total):  # under scan_path's gc_paused
+        results[rel] = (CodeResult.from_dict(res), [])
+        if cache is not None:
+            cache.put(keys[rel], res)
     return results, lines, raw
 
 

@@ -33,11 +33,7 @@ def apply_surfaces(findings: list[Finding], results: Mapping[str, Any], config_t
     ``hydra`` says whether the project runs Hydra (imports ``hydra``), which decides the override syntax.
     """
     by_file: dict[str, list[dict]] = {rel: res.surfaces for rel, (res, _c) in results.items() if res.surfaces}
-    by_dest: dict[str, list[dict]] = {}
-    for rel, surfaces in by_file.items():
-        if scope_of(rel) is Scope.MAIN:
-            for s in surfaces:
-                by_dest.setdefault(s["dest"], []).append(s)
+    by_dest = _main_surfaces(results)
     out: list[Finding] = []
     flagged_files: set[str] = set()
     for f in findings:
@@ -70,14 +66,24 @@ def apply_surfaces(findings: list[Finding], results: Mapping[str, Any], config_t
     return out, extra
 
 
+def _main_surfaces(results: Mapping[str, Any]) -> dict[str, list[dict]]:
+    """The configuration surfaces of main-scope files by destination (``word_timestamps`` -> its options)."""
+    by_dest: dict[str, list[dict]] = {}
+    for rel, (res, _c) in results.items():
+        if res.surfaces and scope_of(rel) is Scope.MAIN:
+            for s in res.surfaces:
+                by_dest.setdefault(s["dest"], []).append(s)
+    return by_dest
+
+
 def off_options(results: Mapping[str, Any]) -> dict[str, str]:
     """The main path's options that are off by default: destination -> printed name (``--word_timestamps``)."""
     out: dict[str, str] = {}
-    for rel, (res, _c) in results.items():
-        if scope_of(rel) is Scope.MAIN:
-            for s in res.surfaces:
-                if s.get("default") in _OFF and not s.get("computed"):
-                    out.setdefault(s["dest"], s["name"])
+    for dest, surfaces in _main_surfaces(results).items():
+        name = next((s["name"] for s in surfaces if not s.get("computed") and not _default_passes(s.get("default"), None)),
+                    None)
+        if name is not None:
+            out[dest] = name
     return out
 
 

@@ -10,6 +10,7 @@ import ast
 
 from mpsready.scan.code.analyzer import _kwarg
 from mpsready.scan.code.units import on
+from mpsready.scan.markers import MAC_MARKER_ENV
 from mpsready.scan.rules import api as A
 
 
@@ -41,8 +42,11 @@ def _on_a_mac(v, node):
 
 def _platform_test(test) -> bool | None:
     """``os.name == "nt"``, ``sys.platform == "win32"`` / ``.startswith("linux")``, ``platform.system() ==
-    "Windows"`` evaluated for macOS (os.name "posix", sys.platform "darwin", platform.system() "Darwin")."""
-    mac = {"os.name": "posix", "sys.platform": "darwin", "platform.system()": "Darwin"}
+    "Windows"`` evaluated for macOS, with the values of the Mac's PEP 508 marker environment
+    (:data:`mpsready.scan.markers.MAC_MARKER_ENV`: os_name "posix", sys_platform "darwin", platform_system
+    "Darwin", the same values Python's os.name, sys.platform and platform.system() give on macOS)."""
+    mac = {"os.name": MAC_MARKER_ENV["os_name"], "sys.platform": MAC_MARKER_ENV["sys_platform"],
+           "platform.system()": MAC_MARKER_ENV["platform_system"]}
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant):
         key = _short(test.left)
         if key in mac and isinstance(test.ops[0], (ast.Eq, ast.NotEq)):
@@ -50,7 +54,7 @@ def _platform_test(test) -> bool | None:
             return equal if isinstance(test.ops[0], ast.Eq) else not equal
     if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr == "startswith" \
             and _short(test.func.value) == "sys.platform" and test.args and isinstance(test.args[0], ast.Constant):
-        return "darwin".startswith(str(test.args[0].value))
+        return MAC_MARKER_ENV["sys_platform"].startswith(str(test.args[0].value))
     return None
 
 
