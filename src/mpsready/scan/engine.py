@@ -32,6 +32,7 @@ from mpsready.scan.model.entries import declared_entries, readme_api_flags
 from mpsready.scan.model.graph import example_collection, mark_reach
 from mpsready.scan.model.call_sites import unused_device_defaults
 from mpsready.scan.model.callers import behind_caller_flags
+from mpsready.scan.model.reread import SourceTrees
 from mpsready.scan.model.project import apply_surfaces, cpu_only_dtypes, off_options
 from mpsready.scan.model.remedy import with_remedies
 from mpsready.scan.model.torch_pin import judge_by_torch_pin
@@ -149,19 +150,20 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
     findings += _code_findings(code_results)
     findings += flow.f64_findings(code_results)
     findings += _cuda_sources(files, code_results)
-    findings = _resolve_fallbacks(findings, code_results, project.read_text)
+    sources = SourceTrees(project.read_text)  # files the call-site passes read again, each read and parsed once
+    findings = _resolve_fallbacks(findings, code_results, sources)
     findings = flow.wire_pure_paths(findings, code_results)
     findings = _drop_own_packages(findings, files)
     findings, extra_flags = apply_surfaces(findings, code_results, _config_texts(files, project),
                                            _uses_hydra(code_results))
     findings = cpu_only_dtypes(findings, code_results)
     findings = judge_by_torch_pin(findings, deps)
-    findings = unused_device_defaults(findings, code_results, project.read_text)
+    findings = unused_device_defaults(findings, code_results, sources)
     declared = declared_entries(project, code_results)
     findings = mark_reach(findings, code_results, declared)
     findings = readme_api_flags(findings, declared)
     # last: it reads callers again only for the findings that still limit the outlook
-    findings = behind_caller_flags(findings, code_results, project.read_text, off_options(code_results))
+    findings = behind_caller_flags(findings, code_results, sources, off_options(code_results))
     findings = with_remedies(findings)
 
     suppress = {rel: res.suppress for rel, (res, _cells) in code_results.items() if res.suppress}
@@ -512,7 +514,7 @@ def _lower(f: Finding, why: str) -> Finding:
                    f.scope, ev)
 
 
-def _resolve_fallbacks(findings: list[Finding], results, read_text: Callable[[str], str] | None = None) -> list[Finding]:
+def _resolve_fallbacks(findings: list[Finding], results, sources: SourceTrees | None = None) -> list[Finding]:
     """Lower kernels and extensions whose every import elsewhere in the project is guarded by a fallback."""
     index = _ImportIndex(_imports(results))
 
@@ -525,7 +527,7 @@ def _resolve_fallbacks(findings: list[Finding], results, read_text: Callable[[st
         if isinstance(g, str):
             users = {other for other, _l, _g in index.importers(f"{module_name(rel)}.{g}")
                      if scope_of(other) is Scope.MAIN and other != rel}
-            return all(read_text is not None and _called_only_under_fallback(read_text, other, g) for other in users)
+            return all(sources is not None and _called_only_under_fallback(sources.tree(other), g) for other in users)
         return bool(g)
 
     def where(site: tuple[str, int, bool | str]) -> str:
@@ -567,12 +569,11 @@ def _resolve_fallbacks(findings: list[Finding], results, read_text: Callable[[st
     return out
 
 
-def _called_only_under_fallback(read_text: Callable[[str], str], rel: str, name: str) -> bool:
-    """Whether ``rel`` uses ``name`` only in calls inside a ``try`` whose handler falls back (and at least once);
-    a file that cannot be read or parsed, or passes the name on, counts as an unguarded use."""
-    try:
-        tree = ast.parse(read_text(rel))
-    except Exception:  # unreadable, not UTF-8, a syntax error: its uses are unknown
+def _called_only_under_fallback(tree: ast.Module | None, name: str) -> bool:
+    """Whether a file's ``tree`` uses ``name`` only in calls inside a ``try`` whose handler falls back (and at
+    least once); a file that cannot be read or parsed (``None``), or passes the name on, counts as an unguarded
+    use."""
+    if tree is None:
         return False
     calls = 0
     stack: list[tuple[ast.AST, bool]] = [(tree, False)]

@@ -16,12 +16,12 @@ the finding too.
 from __future__ import annotations
 
 import ast
-import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
 from mpsready.findings import Finding, Severity
+from mpsready.scan.model.reread import SourceTrees
 
 
 def _project_bindings(tree: ast.AST, tops: set[str]) -> set[str]:
@@ -82,26 +82,13 @@ def _passes(call: ast.Call, parameter: str, position: int | None) -> bool:
     return len(call.args) > position and not any(isinstance(a, ast.Starred) for a in head)
 
 
-def _text(rel: str, read: Callable[[str], str], cache: dict[str, str | None]) -> str | None:
-    """A source's text (cached), or ``None`` when it cannot be read now."""
-    if rel not in cache:
-        try:
-            text = read(rel)
-        except Exception:  # SourceError: vanished or unreadable since the scan read it
-            text = None
-        cache[rel] = text
-    return cache[rel]
-
-
 def unused_device_defaults(findings: list[Finding], results: Mapping[str, Any],
-                           read: Callable[[str], str]) -> list[Finding]:
+                           sources: SourceTrees) -> list[Finding]:
     """Findings with the API103 parameter defaults that no call uses lowered to info (see the module doc);
-    ``results`` maps the analysed sources' relative paths to (CodeResult, cells); ``read`` returns a source's
-    text by relative path."""
+    ``results`` maps the analysed sources' relative paths to (CodeResult, cells); ``sources`` reads and parses
+    the project's files again (shared with the other call-site passes)."""
     if not any(f.code == "API103" and f.evidence.get("default_of") for f in findings):
         return findings
-    texts: dict[str, str | None] = {}
-    trees: dict[str, ast.AST | None] = {}
     index = _ImportIndex(results)
     tops = {rel.split("/", 1)[0].removesuffix(".py") for rel in results}  # the project's top-level modules
     out = []
@@ -109,7 +96,7 @@ def unused_device_defaults(findings: list[Finding], results: Mapping[str, Any],
         ev = f.evidence
         if f.code == "API103" and ev.get("default_of") and f.severity is not Severity.INFO:
             sites = _all_passing(ev["default_of"], bool(ev.get("method")), ev.get("owner"), f.location.path or "",
-                                 ev["parameter"], ev.get("position"), tops, index, read, texts, trees)
+                                 ev["parameter"], ev.get("position"), tops, index, sources)
             if sites:
                 f = Finding(f.code, Severity.INFO, f"{f.message}; every call of {ev['default_of']}() in the project "
                             f"passes {ev['parameter']} ({len(sites)} call{'s' if len(sites) > 1 else ''}), so the "
@@ -152,8 +139,7 @@ class _ImportIndex:
 
 
 def _all_passing(name: str, method: bool, owner: str | None, def_rel: str, parameter: str, position: int | None,
-                 tops: set[str], index: _ImportIndex, read: Callable[[str], str],
-                 texts: dict[str, str | None], trees: dict[str, ast.AST | None]) -> list[str]:
+                 tops: set[str], index: _ImportIndex, sources: SourceTrees) -> list[str]:
     """``path:line`` of every call of ``name``, when all of them can be seen and pass the parameter; else an
     empty list. Calls are looked for in the defining file and the files that import the name (or, for a
     method, its class) or the defining module, per the analyser's recorded imports."""
@@ -162,21 +148,14 @@ def _all_passing(name: str, method: bool, owner: str | None, def_rel: str, param
     if len(by_name) + len(by_module) > MAX_FILES:
         return []
     for rel in by_name + by_module:
-        text = _text(rel, read, texts)
+        text = sources.text(rel)
         if text is None:
             return []  # unreadable now: its calls cannot be seen
         if name not in text or (rel in by_module and "." + name not in text):
             continue
         if rel.endswith(".ipynb"):
             return []  # cells are not read here: a notebook naming the callee may rely on the default
-        if rel not in trees:
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    trees[rel] = ast.parse(text)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                trees[rel] = None
-        tree = trees[rel]
+        tree = sources.tree(rel)
         if tree is None:
             return []
         calls, other = _calls(tree, name, method, tops)

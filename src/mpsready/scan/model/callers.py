@@ -18,11 +18,11 @@ again, is left as it is (a large library such as the torch package: its findings
 from __future__ import annotations
 
 import ast
-import warnings
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from mpsready.findings import Finding, Scope
 from mpsready.scan.model.remedy import limits
+from mpsready.scan.model.reread import SourceTrees
 from mpsready.scan.scope import scope_of
 
 MAX_CALLEES = 64  # functions whose callers are looked up; more is a project this pass does not pay for
@@ -34,13 +34,13 @@ _IMPLICIT = {"forward", "training_step", "validation_step", "test_step", "predic
              "setup", "run"}
 
 
-def behind_caller_flags(findings: list[Finding], results: Mapping[str, Any], read_text: Callable[[str], str],
+def behind_caller_flags(findings: list[Finding], results: Mapping[str, Any], sources: SourceTrees,
                         off_options: Mapping[str, str]) -> list[Finding]:
     """``findings`` with ``evidence["behind_flag"]`` (the option's name) added to those inside a function
     called only behind an option that is off by default (see the module doc).
 
-    ``results`` maps a relative path to (CodeResult, cells); ``read_text`` returns a project file's text (it may
-    raise); ``off_options`` maps an option's destination (``word_timestamps``) to its printed name for the
+    ``results`` maps a relative path to (CodeResult, cells); ``sources`` reads and parses project files again
+    (shared with the other call-site passes); ``off_options`` maps an option's destination (``word_timestamps``) to its printed name for the
     options of the main path that are off by default."""
     if not off_options or sum(1 for rel in results if rel.endswith(".py")) > MAX_FILES:
         return findings
@@ -60,7 +60,7 @@ def behind_caller_flags(findings: list[Finding], results: Mapping[str, Any], rea
         todo -= set(uses)
         if not todo or len(uses) + len(todo) > MAX_CALLEES:
             break
-        found = _caller_guards(sorted(todo), results, read_text, budget)
+        found = _caller_guards(sorted(todo), results, sources, budget)
         if found is None:
             return findings  # too many files to read again: nothing is marked
         uses.update(found)
@@ -103,7 +103,7 @@ def _innermost(spans: list[list[Any]], line: int) -> str | None:
     return min(hits, key=lambda s: s[2] - s[1])[0] if hits else None
 
 
-def _caller_guards(names: list[str], results: Mapping[str, Any], read_text: Callable[[str], str],
+def _caller_guards(names: list[str], results: Mapping[str, Any], sources: SourceTrees,
                    budget: list[int]) -> dict[str, set] | None:
     """For each name, its uses in main-path Python files as (guard, enclosing function): the option an enclosing
     ``if`` tests (``word_timestamps`` for ``if word_timestamps:`` / ``if args.word_timestamps:``) or ``None``, and
@@ -114,24 +114,20 @@ def _caller_guards(names: list[str], results: Mapping[str, Any], read_text: Call
     for rel in sorted(results):
         if scope_of(rel) is not Scope.MAIN or not rel.endswith(".py"):
             continue
-        try:
-            text = read_text(rel)
-        except Exception:  # vanished or unreadable since the walk: its uses are unknown
+        text = sources.text(rel)
+        if text is None:  # vanished or unreadable since the walk: its uses are unknown
             for n in names:
                 out[n].add((None, None))
             continue
         present = [n for n in names if n in text]
         if present:
-            todo.append((text, present))
+            todo.append((rel, present))
     budget[0] -= len(todo)
     if budget[0] < 0:
         return None
-    for text, present in todo:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+    for rel, present in todo:
+        tree = sources.tree(rel)
+        if tree is None:
             for n in present:
                 out[n].add((None, None))
             continue
