@@ -95,6 +95,10 @@ class FileContext:
                 self._starts.setdefault((r.start.line, r.start.column), []).append(n)
         return sorted(self._starts.get((line, column - 1), ()), key=lambda n: -self._size(n))
 
+    def nodes_of(self, f: Finding) -> list[cst.CSTNode]:
+        """:meth:`nodes_at` the finding's line and column (its location; line 0 when it has none)."""
+        return self.nodes_at(f.location.line or 0, f.location.column or 0)
+
     def _size(self, node: cst.CSTNode) -> int:
         r = self.positions[node]
         return (r.end.line - r.start.line) * 100000 + (r.end.column - r.start.column)

@@ -117,7 +117,7 @@ class Amp(Transform):
         return out
 
     def _one(self, ctx: FileContext, f: Finding, imports: list[cst.ImportFrom]) -> Edit | str:
-        nodes = ctx.nodes_at(f.location.line or 0, f.location.column or 0)
+        nodes = ctx.nodes_of(f)
         call = next((n for n in nodes if isinstance(n, cst.Call)), None)
         if call is None:
             return "torch.cuda.amp used outside a call (a decorator or a reference): use torch.amp with device_type"

@@ -120,7 +120,7 @@ class CpuKeyedFallback(Transform):
         manuals: list[Manual] = []
         claimed: set[cst.CSTNode] = set()
         for f in findings:
-            node = next((n for n in ctx.nodes_at(f.location.line or 0, f.location.column or 0)
+            node = next((n for n in ctx.nodes_of(f)
                          if isinstance(n, cst.If)), None)
             new = _scan_test_rewrite(node.test) if node is not None else None
             if node is None or new is None:

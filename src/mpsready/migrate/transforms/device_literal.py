@@ -98,7 +98,7 @@ class DeviceLiteral(Transform):
         return edits, manuals
 
     def _one(self, ctx: FileContext, f: Finding) -> Edit | str:
-        nodes = ctx.nodes_at(f.location.line or 0, f.location.column or 0)
+        nodes = ctx.nodes_of(f)
         for n in nodes:
             if isinstance(n, (cst.Assign, cst.AnnAssign)) and n.value is not None and runtime_index(n.value) is not None:
                 index = runtime_index(n.value)

@@ -75,7 +75,7 @@ class DeviceStringTest(Transform):
                 f"; the floor {floor_text(ctx.torch_floor)} allows it"
         needs_torch = max((r for _, r, _ in needs if r), key=vtuple, default=None)
         for f in findings:
-            node = next((n for n in ctx.nodes_at(f.location.line or 0, f.location.column or 0)
+            node = next((n for n in ctx.nodes_of(f)
                          if isinstance(n, cst.IfExp)), None)
             subject = _subject(node.test) if node is not None else None
             if node is None or subject is None or string_value(node.body) != "cuda" or string_value(node.orelse) != "cpu":

@@ -23,7 +23,7 @@ class DotCuda(Transform):
         for f in findings:
             if (f.evidence or {}).get("guarded"):
                 continue  # behind a CUDA check: never runs on a Mac, and right as it is on CUDA
-            call = next((n for n in ctx.nodes_at(f.location.line or 0, f.location.column or 0)
+            call = next((n for n in ctx.nodes_of(f)
                          if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
                          and n.func.attr.value == "cuda"), None)
             if call is None:

@@ -21,7 +21,7 @@ class Nccl(Transform):
         edits: list[Edit] = []
         manuals: list[Manual] = []
         for f in findings:
-            call = next((n for n in ctx.nodes_at(f.location.line or 0, f.location.column or 0)
+            call = next((n for n in ctx.nodes_of(f)
                          if isinstance(n, cst.Call)
                          and (cst.helpers.get_full_name_for_node(n.func) or "").endswith("init_process_group")), None)
             if call is None:

@@ -24,7 +24,7 @@ class NumpyFloat64(Transform):
         edits: list[Edit] = []
         manuals: list[Manual] = []
         for f in findings:
-            to_call = next((n for n in ctx.nodes_at(f.location.line or 0, f.location.column or 0)
+            to_call = next((n for n in ctx.nodes_of(f)
                             if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
                             and n.func.attr.value == "to"), None)
             attr = ctx.parents.get(to_call) if to_call is not None else None

@@ -21,11 +21,11 @@ class PinMemory(Transform):
         edits: list[Edit] = []
         manuals: list[Manual] = []
         for f in findings:
-            node = next((n for n in ctx.nodes_at(f.location.line or 0, f.location.column or 0)
+            node = next((n for n in ctx.nodes_of(f)
                          if isinstance(n, cst.Name) and n.value == "True"), None)
             arg = ctx.parents.get(node) if node is not None else None
             if not (isinstance(arg, cst.Arg) and arg.keyword is not None and arg.keyword.value == "pin_memory"):
-                call = next((n for n in ctx.nodes_at(f.location.line or 0, f.location.column or 0)
+                call = next((n for n in ctx.nodes_of(f)
                              if isinstance(n, cst.Call)), None)
                 if call is not None and under_cuda_guard(ctx, call):
                     manuals.append(kept(f, ".pin_memory() already runs only when CUDA is used"))

@@ -53,7 +53,7 @@ class Selection(Transform):
         edits: list[Edit] = []
         manuals: list[Manual] = []
         for f in findings:
-            nodes = ctx.nodes_at(f.location.line or 0, f.location.column or 0)
+            nodes = ctx.nodes_of(f)
             node = next((n for n in nodes if isinstance(n, (cst.IfExp, cst.If))), None)
             if isinstance(node, cst.IfExp):
                 edit = self._ifexp(ctx, f, node)

@@ -30,7 +30,7 @@ LEGACY_TYPES = {"FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntT
 
 def _node_for(ctx: FileContext, f: Finding) -> cst.CSTNode | None:
     api = (f.evidence or {}).get("api")
-    for n in ctx.nodes_at(f.location.line or 0, f.location.column or 0):
+    for n in ctx.nodes_of(f):
         if isinstance(n, (cst.Attribute, cst.Name)) and api in ctx.names(n):
             return n
     return None
