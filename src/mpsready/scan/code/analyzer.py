@@ -56,6 +56,7 @@ _TORCH_FACTORIES = {f"torch.{f}" for f in (
     "randint", "eye", "normal")}
 _F64_TORCH_NAMES = {"torch.float64", "torch.double"}
 # torch functions whose result keeps a float64 argument's dtype, for names followed from a CPU float64 factory
+# (PyTorch docs, "Tensor Attributes: Type Promotion", 2.13: float64 with Python scalars stays float64)
 _TORCH_F64_KEEPERS = {f"torch.{f}" for f in ("cumprod", "cumsum", "sqrt", "log", "exp", "clip", "clamp", "cat", "stack",
                                               "flip", "abs", "sigmoid", "cos", "sin")}
 _DEVICE_KWARGS = {"device", "map_location", "devices", "device_map"}

@@ -129,8 +129,8 @@ def code_cells(text: str, skipped: list[str] | None = None) -> list[Cell]:
 # cell magic (%%bash, %%sh, %%script, %%writefile, %%html, %%javascript, %%cython, %%sql, ...) makes the
 # cell's body another language or a file's content, so it is never analysed as the notebook's Python.
 PYTHON_CELL_MAGICS = frozenset(("time", "timeit", "capture", "prun", "debug", "python", "python3"))
-# cell magics whose body is a shell script (IPython's %%bash, %%sh, %%script bash|sh; Colab's %%shell): their
-# `pip install` lines install into the notebook's environment like `!pip install`
+# cell magics whose body is a shell script (IPython 8 docs, "Built-in magic commands": %%bash, %%sh, %%script
+# bash|sh; Google Colab's %%shell): their `pip install` lines install into the notebook's environment like `!pip`
 SHELL_CELL_MAGICS = frozenset(("bash", "sh", "shell"))
 SHELLS = frozenset(("bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/usr/bin/env bash"))
 
