@@ -62,6 +62,10 @@ def _kernel(emu: Emulator, name: str, op):
             return op.decompose(*args, **kwargs)
         facts = CallFacts(dtypes=tuple(_DTYPE_NAMES.get(t.dtype, "") for t in ins))
         j = emu.judge.op(name, facts, grad=torch.is_grad_enabled())
+        cpu = emu.cpu_operands
+        if j.outcome == "runs" and cpu and any(id(t) in cpu for t in ins):  # a CPU input into an MPS kernel
+            pj = emu.judge.placement(name, _operands(op, args, cpu), pointwise=False)
+            j = pj or j
         if j.fails:
             exc = emu.fail(j, name)
             if exc is not None:
@@ -82,6 +86,14 @@ def _kernel(emu: Emulator, name: str, op):
                 _MARKS[t] = True
         return out
     return kernel
+
+
+def _operands(op, args, cpu) -> list:
+    from mpsready.ops.placement import Operand
+
+    names = [a.name for a in op._schema.arguments]
+    return [Operand(names[i] if i < len(names) else f"arg{i}", id(a) not in cpu, a.dim())
+            for i, a in enumerate(args) if isinstance(a, _Tensor)]
 
 
 def install(emu: Emulator):

@@ -21,6 +21,7 @@ from mpsready.emulate import autocast, residence
 from mpsready.emulate.session import Emulator, mark_mac_error
 
 _Tensor = torch.Tensor
+_MARKS = residence._MARKS
 _to = torch.Tensor.to
 _cpu = torch.Tensor.cpu
 _numpy = torch.Tensor.numpy
@@ -79,7 +80,26 @@ class DeviceMode(TorchFunctionMode):
         elif dev is None and emu.default_mps and func in _DEFAULT_DEVICE_CTORS:
             onto = True
         if not onto:
-            return func(*args, **kwargs)
+            if func in _BACKWARD:
+                return func(*args, **kwargs)
+            resident, cpu = _split(args, kwargs)
+            if not resident:
+                return func(*args, **kwargs)
+            emu.mps_calls += 1
+            outer = None
+            if cpu and emu.mps_calls == 1:
+                # CPU tensors handed in beside MPS ones: what the placement check judges (dispatch.py). Tensors
+                # that C++ code makes inside the call are not among them: it allocates scratch tensors from the
+                # MPS input's options (one_hot's zeros) or moves them to MPS with a .to() that is a no-op on this
+                # CPU (ctc_loss's target lengths), so their device here says nothing
+                outer = emu.cpu_operands
+                emu.cpu_operands = {id(t): t for t in cpu}
+            try:
+                return func(*args, **kwargs)
+            finally:
+                emu.mps_calls -= 1
+                if outer is not None:
+                    emu.cpu_operands = outer
         return self._onto(func, args, kwargs)
 
     def _onto(self, func, args, kwargs):
@@ -158,6 +178,38 @@ class DeviceMode(TorchFunctionMode):
                 if exc is not None:
                     raise exc
             residence.mark(t)
+
+
+# Backward passes allocate gradients for CPU and MPS tensors alike: their factories are not the MPS input's
+_BACKWARD = frozenset(f for f in (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad)
+                      if f is not None)
+
+
+def _split(args, kwargs) -> tuple[bool, list]:
+    """Whether a tensor argument is on MPS, and the tensor arguments that are not (one list level deep)."""
+    resident = False
+    cpu = []
+    for v in args:
+        if isinstance(v, _Tensor):
+            if v in _MARKS:
+                resident = True
+            else:
+                cpu.append(v)
+        elif isinstance(v, (list, tuple)):
+            for w in v:
+                if isinstance(w, _Tensor):
+                    if w in _MARKS:
+                        resident = True
+                    else:
+                        cpu.append(w)
+    if kwargs:
+        for v in kwargs.values():
+            if isinstance(v, _Tensor):
+                if v in _MARKS:
+                    resident = True
+                else:
+                    cpu.append(v)
+    return resident, cpu
 
 
 def _sparse_facts(t):

@@ -45,6 +45,8 @@ _COPY_OPS = frozenset({"aten::_to_copy", "aten::to.device", "aten::to.dtype_layo
 _ARGS = ("transposed",)
 # ops whose arguments the shape rules read (mps_shape_rules.yaml); others get only dtypes and the first rank
 _SHAPED = frozenset({"aten::convolution", "aten::_convolution", "aten::bmm", "aten::baddbmm"})
+_POINTWISE = getattr(torch.Tag, "pointwise", None)
+_graph_task = torch._C._current_graph_task_id  # -1 outside a backward pass (torch/csrc/autograd/init.cpp)
 
 
 def op_name(func) -> str:
@@ -59,12 +61,16 @@ def _is_view(func) -> bool:
 
 
 class _Info:
-    __slots__ = ("name", "view", "schema_args")
+    __slots__ = ("name", "view", "schema_args", "pointwise", "inplace")
 
     def __init__(self, func):
         self.name = op_name(func)
         self.view = _is_view(func)
         self.schema_args = [a.name for a in func._schema.arguments]
+        # the installed release's tags (native_functions.yaml): the pointwise set is the same in 2.3-2.14
+        self.pointwise = _POINTWISE is not None and _POINTWISE in func.tags
+        self.inplace = bool(func._schema.arguments) and func._schema.arguments[0].alias_info is not None \
+            and func._schema.arguments[0].alias_info.is_write
 
 
 class MPSDispatch(TorchDispatchMode):
@@ -100,7 +106,22 @@ class MPSDispatch(TorchDispatchMode):
                     if isinstance(v, _Tensor) and v in _MARKS:
                         on = True
                         break
+        cpu = emu.cpu_operands
+        mixed = False  # a CPU tensor the program handed in beside MPS ones (device.py) reaches this op
+        if cpu:
+            for t in ins:
+                if id(t) in cpu:
+                    mixed = True
+                    break
+            if not mixed and kwargs:
+                mixed = any(isinstance(v, _Tensor) and id(v) in cpu for v in kwargs.values())
         if not on:
+            if mixed and info_view(self, func):
+                out = func(*args, **kwargs)  # a view of such a tensor is the same CPU data
+                for t in (out if isinstance(out, (list, tuple)) else (out,)):
+                    if isinstance(t, _Tensor):
+                        cpu[id(t)] = t
+                return out
             return func(*args, **kwargs)
         root = self.root
         info = root.infos.get(id(func))
@@ -124,6 +145,10 @@ class MPSDispatch(TorchDispatchMode):
                         message=f"{j.message} (reached inside a composite as torch {torch.__version__} decomposes "
                                 f"it; torch {emu.judge.torch}'s own decomposition may differ)")
         dtype = facts.dtypes[0] if facts.dtypes else None
+        if mixed and j.outcome == "runs" and emu.creating == 0 and _graph_task() == -1:
+            pj = emu.judge.placement(name, _operands(info, args, kwargs, cpu), info.pointwise)
+            if pj is not None:
+                j = pj
         if j.fails:
             exc = emu.fail(j, name)
             if exc is not None:
@@ -185,6 +210,36 @@ class MPSDispatch(TorchDispatchMode):
         finally:
             _pop(None)
         return func(*args, **kwargs)
+
+
+def info_view(mode: "MPSDispatch", func) -> bool:
+    root = mode.root
+    info = root.infos.get(id(func))
+    if info is None:
+        info = root.infos[id(func)] = _Info(func)
+    return info.view
+
+
+def _operands(info: _Info, args, kwargs, cpu) -> list:
+    """The tensor arguments of a call as :class:`mpsready.ops.placement.Operand` values, in schema order; only
+    the tensors in ``cpu`` (ids) count as CPU tensors."""
+    from mpsready.ops.placement import Operand
+
+    names = info.schema_args
+    out = []
+    for i, a in enumerate(args):
+        n = names[i] if i < len(names) else f"arg{i}"
+        output = i == 0 and info.inplace
+        if isinstance(a, _Tensor):
+            out.append(Operand(n, id(a) not in cpu, a.dim(), output))
+        elif isinstance(a, (list, tuple)):
+            for w in a:
+                if isinstance(w, _Tensor):
+                    out.append(Operand(n, id(w) not in cpu, w.dim(), output))
+    for k, v in kwargs.items():
+        if isinstance(v, _Tensor):
+            out.append(Operand(k, id(v) not in cpu, v.dim(), k == "out"))
+    return out
 
 
 def _mark_all(out) -> None:

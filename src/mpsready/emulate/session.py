@@ -136,6 +136,10 @@ class Emulator:
         self.deadline = None if time_limit is None else self.started + time_limit
         self.stop_reason: str | None = None
         self.creating = 0  # > 0 inside a factory or move whose results land on MPS
+        self.mps_calls = 0  # > 0 inside a torch function called with a tensor on MPS (device.py)
+        # id -> tensor: the CPU tensors the program passed, beside tensors on MPS, into the torch call now running
+        # (and views of them): the only tensors the placement check calls CPU tensors (device.py, dispatch.py)
+        self.cpu_operands: dict[int, Any] = {}
         self.inside_kernel = 0  # > 0 inside an MPS kernel (or CPU fallback) of a composite-implicit op
         self.default_mps = False  # torch.set_default_device("mps")
         self.cia_ops: list[str] = []  # composite-implicit ops judged whole (cia.py)

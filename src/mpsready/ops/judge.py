@@ -141,6 +141,19 @@ class Judge:
             self._memo[key] = hit
         return hit
 
+    def placement(self, name: str, operands, pointwise: bool) -> Judgement | None:
+        """A call of ``name`` that reaches its MPS kernel with ``operands``
+        (:class:`mpsready.ops.placement.Operand`, some on the CPU): None when PyTorch allows the placement, else
+        the ``RuntimeError`` MPS raises (kind ``placement``; :mod:`mpsready.ops.placement` for the rules and
+        their sources)."""
+        from mpsready.ops import placement
+
+        refusal = placement.judge(name, operands, pointwise)
+        if refusal is None:
+            return None
+        return Judgement(name, "error", "placement", refusal.exception, refusal.message, None, None, name,
+                         refusal.source)
+
     # ------------------------------------------------------------------ one op
     def target(self, op: str, grad: bool = True) -> str:
         """The overload MPS dispatches for a CPU-specific ``op`` (routing.yaml); ``grad``: grad mode is on
