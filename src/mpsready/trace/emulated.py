@@ -151,8 +151,18 @@ def merge(pred: Prediction, emu) -> Prediction:
     """Add the emulator's own judgements to ``pred`` (module docstring); returns ``pred``."""
     findings = list(pred.findings)  # the allocation refusals are already there: trace.dtype_events
     cia = set(getattr(emu, "cia_ops", ()))
+    listed = {o.op for o in pred.ops}
     for r in emu.records.values():
-        if r.op not in cia or r.outcome not in ("fallback", "error"):
+        if r.op not in cia:
+            continue
+        if r.outcome == "runs" and r.op not in listed:  # an MPS kernel of its own (linear): judged whole, runs
+            sup = emu.judge.db.lookup(r.op, macos=emu.judge.macos)
+            pred.ops.append(OpPrediction(op=r.op, verdict="runs", status=sup.status, how=sup.how, count=r.calls,
+                                         seconds=r.seconds, stages=[], dtypes=list(r.dtypes),
+                                         sources=list(sup.sources)))
+            listed.add(r.op)
+            continue
+        if r.outcome not in ("fallback", "error"):
             continue
         loc = Location(path=r.frame.path if r.frame else None, line=r.frame.line if r.frame else None,
                        operator=r.named or r.op)
