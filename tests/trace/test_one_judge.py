@@ -12,7 +12,6 @@ pytest.importorskip("numpy")
 from mpsready.ops.api import load_db  # noqa: E402
 from mpsready.step import load_entry  # noqa: E402
 from mpsready.trace.api import trace_entry  # noqa: E402
-
 from tests.run.helpers import emulate  # noqa: E402
 
 BODY = '''\

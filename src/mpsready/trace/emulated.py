@@ -37,8 +37,8 @@ def emulated_trace(entry: Any, torch_v: str, macos: str, fallback: bool, expand,
                    project: str | None):
     """``(OpTrace, Emulator)`` of ``entry`` run on the emulated device."""
     from mpsready.emulate import Emulator, Target
-    from mpsready.trace.recorder import Recorder
     from mpsready.step.runner import run_entry
+    from mpsready.trace.recorder import Recorder
 
     roots = [str(entry.root)] + ([str(project)] if project else [])
     emu = Emulator(Target(torch_v, macos, fallback), roots[-1] if project else roots[0], keep_going=True)

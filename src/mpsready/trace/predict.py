@@ -28,7 +28,9 @@ from typing import Any, Iterable
 
 from mpsready.findings import Basis, Finding, Location, Severity, sort_findings
 from mpsready.ops import api as ops_api
-from mpsready.ops.judge import CallFacts, Judge, Judgement, severity as judged_severity, verdict as judged_verdict
+from mpsready.ops.judge import CallFacts, Judge, Judgement
+from mpsready.ops.judge import severity as judged_severity
+from mpsready.ops.judge import verdict as judged_verdict
 from mpsready.ops.messages import ISSUE_NEW, ISSUE_OLD  # noqa: F401  (re-exported for older callers)
 from mpsready.trace import rules as R
 from mpsready.trace.model import DtypeEvent, Frame, OpCall, OpTrace
