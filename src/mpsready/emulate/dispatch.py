@@ -138,12 +138,8 @@ class MPSDispatch(TorchDispatchMode):
             emu.check_time()
         facts = _facts(info, args, kwargs, ins)
         j = emu.judge.op(name, facts, grad=torch.is_grad_enabled())
-        if j.fails and self.depth and not emu.exact_composites:
-            # a callee of a composite, decomposed by the installed torch: the target release's kernel of that
-            # composite may call other ops (_safe_softmax: eq in 2.5, isneginf later), so not a certain failure
-            j = replace(j, outcome="unknown", kind="callee_of_other_release",
-                        message=f"{j.message} (reached inside a composite as torch {torch.__version__} decomposes "
-                                f"it; torch {emu.judge.torch}'s own decomposition may differ)")
+        if j.fails and self.depth:  # a callee of a composite, decomposed by the installed torch
+            j = emu.judge.inside_composite(j, True, emu.exact_composites, torch.__version__)
         dtype = facts.dtypes[0] if facts.dtypes else None
         if mixed and j.outcome == "runs" and emu.creating == 0 and _graph_task() == -1:
             pj = emu.judge.placement(name, _operands(info, args, kwargs, cpu), info.pointwise)

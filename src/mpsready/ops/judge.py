@@ -18,7 +18,7 @@ A :class:`Judgement` says what a Mac does with the call:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Mapping, Sequence
 
@@ -249,6 +249,37 @@ class Judge:
         """Whether the data ships this release's AutocastMPS list (autocast_mps.yaml: 2.5.1 only so far)."""
         return bool(self.db.autocast_mps)
 
+    # ------------------------------------------------------------------ where the call was made (run and trace)
+    def same_release(self, version: str | None) -> bool:
+        """Whether ``version`` (the PyTorch that ran the program or recorded the trace, ``"2.13.0+cpu"``) is this
+        target's release (same major.minor): only then are a composite's callees the ones the target's own
+        kernel calls. An empty ``version`` (a trace saved before it was kept) counts as the same."""
+        if not version:
+            return True
+        return ops_api._vtuple(version)[:2] == ops_api._vtuple(self.torch)[:2]
+
+    def inside_composite(self, j: Judgement, inside_composite: bool, exact_composites: bool,
+                         installed: str) -> Judgement:
+        """``j`` for a call reached inside a composite's kernel (``inside_composite``) as the installed PyTorch
+        ``installed`` decomposes it. When that is not the target release (``exact_composites`` False, see
+        :meth:`same_release`), a failing callee is not a certain failure: the target's own kernel of that
+        composite may call other ops (``_safe_softmax``: ``eq`` in 2.5, ``isneginf`` later; docs/emulation.md),
+        so it is ``unknown`` with kind ``callee_of_other_release``. Any other ``j`` is returned unchanged."""
+        if not (j.fails and inside_composite and not exact_composites):
+            return j
+        return replace(j, outcome="unknown", kind="callee_of_other_release",
+                       message=f"{j.message} (reached inside a composite as torch {installed} decomposes "
+                               f"it; torch {self.torch}'s own decomposition may differ)")
+
+    def callees_unseen(self, j: Judgement) -> Judgement:
+        """``j`` for a composite whose callees were not recorded (a trace expanded for another release): never
+        assumed to run, ``unknown``. Other judgements are returned unchanged."""
+        if j.outcome != "composite":
+            return j
+        return replace(j, outcome="unknown", kind="composite_unseen",
+                       message="composite op whose callees were not recorded (trace with this --torch)")
+
+
 
 def _rule_fixed_in(rule: dict[str, Any]) -> str | None:
     """The first shipped release the rule's specifier excludes after it applied (``<2.8`` -> ``2.8.0``)."""
@@ -285,3 +316,25 @@ _SHAPE_TESTS = {
     "out_numel_gt": lambda n, f: f.out_numel > n,
     "empty_input": lambda flag, f: f.empty_input == bool(flag),
 }
+
+
+# What each outcome means for the user, worst first: the verdict of an op over all its calls is the worst outcome
+# among them; the severity of a finding follows the outcome (a predicted exception or abort blocks the move, a
+# CPU fallback degrades it, an unknown op is information: never assumed to run).
+SEVERITY_OF_OUTCOME = {"crash": "blocker", "error": "blocker", "fallback": "degrades", "unknown": "info"}
+
+
+def verdict(outcomes: Sequence[str], composite: bool = False) -> str:
+    """The verdict of one op from the ``outcomes`` of its judged calls: ``error`` (a crash counts as an error),
+    ``fallback``, ``unknown``, else ``composite`` when the op is a composite (``composite``) or ``runs``."""
+    seen = set(outcomes)
+    for o in ("crash", "error", "fallback", "unknown"):
+        if o in seen:
+            return "error" if o == "crash" else o
+    return "composite" if composite else "runs"
+
+
+def severity(outcome: str) -> str | None:
+    """``"blocker"``, ``"degrades"`` or ``"info"`` for a finding about a call judged ``outcome``
+    (:attr:`Judgement.outcome`); None for ``runs`` and ``composite``."""
+    return SEVERITY_OF_OUTCOME.get(outcome)

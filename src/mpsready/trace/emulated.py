@@ -3,11 +3,14 @@
 The step runs on the emulated device of :mod:`mpsready.emulate` (``--keep-going``: nothing raises), with the
 recorder attached. Only tensors that reach MPS are judged: the recorder sees the device of each call as
 ``mps`` for resident tensors and ``cpu`` for the rest, and :func:`mpsready.trace.predict.predict` leaves
-CPU calls out. What the emulator itself judged where the recorder cannot see it is merged into the
-prediction as findings:
+CPU calls out. Every call is judged by the same :class:`mpsready.ops.judge.Judge` as ``mpsready run``; a
+composite the recorder expands has its results marked resident as the emulator marks them
+(:func:`_land_composite`). What the emulator itself judged where the recorder cannot see it is added to the
+prediction (:func:`merge`; nothing is removed from it):
 
 * a dtype MPS cannot allocate (float64, complex128; bfloat16/complex64 before macOS 14) at the line where the
-  tensor is created on or moved to MPS (DTY201-DTY204), replacing the recorder's dtype findings for that dtype,
+  tensor is created on or moved to MPS: these refusals *are* the trace's dtype events (the recorder's own are
+  not used on this device), and :func:`~mpsready.trace.predict.predict` turns them into DTY201-DTY204 findings,
   so a NumPy array cast to float32 *before* the move is clean. A move the step runner makes (``Module.to`` of
   the Step's model in ``to_device``, the batch in ``data``) has no line of the user's: the finding then points
   at the line that made the tensor (a float64 ``register_buffer(torch.from_numpy(...))``), as the recorder saw
@@ -19,6 +22,7 @@ prediction as findings:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from mpsready.findings import Basis, Finding, Location, Severity, sort_findings
@@ -33,14 +37,15 @@ def emulated_trace(entry: Any, torch_v: str, macos: str, fallback: bool, expand,
                    project: str | None):
     """``(OpTrace, Emulator)`` of ``entry`` run on the emulated device."""
     from mpsready.emulate import Emulator, Target
-    from mpsready.trace.recorder import Recorder
     from mpsready.step.runner import run_entry
+    from mpsready.trace.recorder import Recorder
 
     roots = [str(entry.root)] + ([str(project)] if project else [])
     emu = Emulator(Target(torch_v, macos, fallback), roots[-1] if project else roots[0], keep_going=True)
     emu.frames = UserFrames(roots)
     rec = Recorder(roots, device="mps", expand=expand, sdpa_math=sdpa_math, simulate_moves=False)
     rec.suppress = lambda: emu.inside_kernel > 0
+    rec.expanded_hook = lambda name, args, kwargs, out, depth: _land_composite(emu, name, args, kwargs, out, depth)
     emu.origin_of = rec.origin_of
     stages = _FailureStages(emu)
     emu.install()
@@ -53,6 +58,44 @@ def emulated_trace(entry: Any, torch_v: str, macos: str, fallback: bool, expand,
     emu.failure_stages = stages.of_failures()
     trace.dtype_events = _dtype_events(emu)  # the recorder sees no move on this device: the emulator judged them
     return trace, emu
+
+
+def _land_composite(emu, name: str, args, kwargs, out, depth: int) -> None:
+    """What the emulated device does with the result of a composite it expands itself
+    (:meth:`mpsready.emulate.dispatch.MPSDispatch._land`), for a composite the recorder expanded: made from a
+    tensor resident on MPS (or inside a factory or move onto MPS), its results are resident too, after the
+    dtype of each is judged as an allocation (``zeros_like(x, dtype=torch.float64)``). Without this, a factory
+    callee (``empty_strided`` inside ``ones_like``) left the result on the CPU, and with it autograd's seed
+    gradient and every backward op fed only by it."""
+    import torch
+
+    from mpsready.emulate import residence
+
+    marks = residence._MARKS
+    ins = [t for t in _flat(args) + _flat(kwargs.values()) if isinstance(t, torch.Tensor)]
+    if not (emu.creating > 0 or any(t in marks for t in ins)):
+        return
+    check = depth == 0 and emu.creating == 0
+    for t in _flat([out]):
+        if not isinstance(t, torch.Tensor):
+            continue
+        if check and not any(i.dtype == t.dtype and i in marks for i in ins):
+            j = emu.judge.allocation(str(t.dtype).replace("torch.", ""))
+            if j is not None:
+                exc = emu.fail(replace(j, op=name, named=name), name)
+                if exc is not None:
+                    raise exc
+        marks[t] = True
+
+
+def _flat(values) -> list:
+    out = []
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            out.extend(v)
+        else:
+            out.append(v)
+    return out
 
 
 class _FailureStages(Observer):
@@ -74,12 +117,6 @@ class _FailureStages(Observer):
                     stage = name
             out.append(stage)
         return out
-
-
-# how the step runner moves tensors to the device in each stage (mpsready.step.runner)
-_RUNNER_MOVES = {"to_device": " (the runner's Module.to of the Step's model)",
-                 "data": " (the runner's move of the Step's batch)",
-                 "inference": " (the runner's move of the Step's inference_batch)"}
 
 
 def allocation_failures(emu) -> list[tuple[Any, str | None]]:
@@ -112,36 +149,20 @@ def _dtype_events(emu) -> list[DtypeEvent]:
 
 def merge(pred: Prediction, emu) -> Prediction:
     """Add the emulator's own judgements to ``pred`` (module docstring); returns ``pred``."""
-    findings = list(pred.findings)
-    kept = allocation_failures(emu)
-    dtypes = {f.judgement.dtype for f, _stage in kept}
-    findings = [f for f in findings if not (f.code in R.DTYPE_RULE_CODES.values()
-                                            and isinstance(f.evidence, dict) and f.evidence.get("dtype") in dtypes)]
-    for f, stage in kept:
-        j = f.judgement
-        evidence = {"dtype": j.dtype, "op": j.named or j.op, "how": "reaches_device", "emulated": True}
-        if f.frame is not None:
-            where, at = f" at {f.frame.path}:{f.frame.line}", f.frame
-        else:  # moved by the step runner (Module.to, the batch): no line of the user's made the move
-            by = _RUNNER_MOVES.get(stage or "", "")
-            where = f" in stage {stage}{by}" if stage else ""
-            at = f.origin
-            if f.origin is not None:
-                where += f"; the tensor was made at {f.origin.path}:{f.origin.line}"
-                evidence["origin_frame"] = f.origin.to_dict()
-        if stage:
-            evidence["stage"] = stage
-        findings.append(Finding(
-            code=R.DTYPE_RULE_CODES[j.dtype], severity=Severity.BLOCKER, basis=Basis.PREDICTED,
-            message=f"Predicted (emulated MPS device): a {j.dtype} tensor reaches MPS{where} ({j.named or j.op}). "
-                    f"On MPS: TypeError: {j.message}",
-            location=Location(path=at.path if at else None, line=at.line if at else None,
-                              operator=j.named or j.op, stage=stage),
-            fix="cast to a supported dtype before the tensor moves to the device (e.g. .float() before .to(device))",
-            source=j.source, evidence=evidence))
+    findings = list(pred.findings)  # the allocation refusals are already there: trace.dtype_events
     cia = set(getattr(emu, "cia_ops", ()))
+    listed = {o.op for o in pred.ops}
     for r in emu.records.values():
-        if r.op not in cia or r.outcome not in ("fallback", "error"):
+        if r.op not in cia:
+            continue
+        if r.outcome == "runs" and r.op not in listed:  # an MPS kernel of its own (linear): judged whole, runs
+            sup = emu.judge.db.lookup(r.op, macos=emu.judge.macos)
+            pred.ops.append(OpPrediction(op=r.op, verdict="runs", status=sup.status, how=sup.how, count=r.calls,
+                                         seconds=r.seconds, stages=[], dtypes=list(r.dtypes),
+                                         sources=list(sup.sources)))
+            listed.add(r.op)
+            continue
+        if r.outcome not in ("fallback", "error"):
             continue
         loc = Location(path=r.frame.path if r.frame else None, line=r.frame.line if r.frame else None,
                        operator=r.named or r.op)

@@ -28,8 +28,10 @@ from typing import Any, Iterable
 
 from mpsready.findings import Basis, Finding, Location, Severity, sort_findings
 from mpsready.ops import api as ops_api
-from mpsready.ops.messages import (ISSUE_NEW, ISSUE_OLD, fallback_warning, not_implemented_message,  # noqa: F401
-                                   sparse_message)
+from mpsready.ops.judge import CallFacts, Judge, Judgement
+from mpsready.ops.judge import severity as judged_severity
+from mpsready.ops.judge import verdict as judged_verdict
+from mpsready.ops.messages import ISSUE_NEW, ISSUE_OLD  # noqa: F401  (re-exported for older callers)
 from mpsready.trace import rules as R
 from mpsready.trace.model import DtypeEvent, Frame, OpCall, OpTrace
 
@@ -61,6 +63,7 @@ class Problem:
     message: str | None = None
     fixed_in: str | None = None
     dtype: str | None = None
+    outcome: str | None = field(default=None, compare=False)  # the judge's outcome (not in the JSON)
 
 
 @dataclass
@@ -103,7 +106,8 @@ class OpPrediction:
         if self.parents:
             d["called_by"] = self.parents
         if self.problems:
-            d["problems"] = [{k: v for k, v in p.__dict__.items() if v is not None} for p in self.problems]
+            d["problems"] = [{k: v for k, v in p.__dict__.items() if v is not None and k != "outcome"}
+                             for p in self.problems]
             d["call_share"] = round(self.call_share, 4)
             d["time_share"] = round(self.time_share, 4)
             d["fixed_in"] = self.fixed_in
@@ -134,81 +138,84 @@ def _stage_key(stage: str) -> int:
 
 
 
-def _macos_lt(a: str, b: str) -> bool:
-    return ops_api._macos_lt(a, b)
+GRAD_OFF_STAGES = frozenset({"inference", "checkpoint"})  # the runner's stages without autograd
 
 
 class _Classifier:
-    def __init__(self, db: ops_api.SupportDB, macos: str, fallback: bool, expanded: set[str],
-                 views: set[str] = frozenset()):
-        self.db, self.macos, self.fallback, self.expanded, self.views = db, macos, fallback, expanded, views
+    """Asks :class:`mpsready.ops.judge.Judge` about each recorded call; adds only what the trace knows: the stage
+    (grad mode), whether a composite's callees were recorded, whether a call was made inside a composite."""
+
+    def __init__(self, judge: Judge, expanded: set[str], views: set[str] = frozenset(), exact: bool = True,
+                 installed: str = ""):
+        self.judge, self.db, self.expanded, self.views = judge, judge.db, expanded, views
+        self.exact, self.installed = exact, installed
         self._sup: dict[str, ops_api.OpSupport] = {}
 
     def support(self, op: str) -> ops_api.OpSupport:
         s = self._sup.get(op)
         if s is None:
-            s = self._sup[op] = self.db.lookup(op, macos=self.macos)
+            s = self._sup[op] = self.db.lookup(op, macos=self.judge.macos)
         return s
 
     def target(self, op: str, stage: str = "") -> str:
-        """The op MPS dispatches for recorded ``op``. A conditional route (``otherwise``) whose condition is
-        grad mode (SDPA: ``_math_for_mps`` only without grad) takes ``otherwise`` outside ``inference``."""
-        info = self.db.route_info(op)
-        if not info:
-            return op
-        if info.get("otherwise") and stage not in ("inference", "checkpoint"):
-            return "aten::" + info["otherwise"]
-        return "aten::" + info["to"]
+        """The op MPS dispatches for recorded ``op``: grad is on outside ``inference`` and ``checkpoint``."""
+        return self.judge.target(op, grad=stage not in GRAD_OFF_STAGES)
 
-    def problems(self, call: OpCall, target: str, sup: ops_api.OpSupport, recorded_op: str) -> list[Problem]:
-        """Problems of one call group (empty: it runs, or it is a composite judged by its callees)."""
-        out: list[Problem] = []
-        st = sup.status
-        tv = self.db.torch_version
-        sparse_in = any(l.startswith("sparse") for l in call.layouts)
-        if sparse_in and st in ("kernel", "missing", "cpu_fallback_always", "guard"):
-            # a sparse argument dispatches to the SparseMPS key: only its kernel matters (the fallback does not
-            # cover it); a CompositeExplicitAutograd kernel serves SparseMPS too and is judged by its callees
-            if not sup.sparse_mps:
-                fixed = ops_api.later_release(tv, lambda d: d.lookup(target).sparse_mps)
-                out.append(Problem("sparse", f"no SparseMPS kernel in torch {tv}", sparse_message(target), fixed))
-        elif st == "missing":
-            kind = "missing"
-            msg = fallback_warning(target) if self.fallback else not_implemented_message(target, tv)
-            out.append(Problem(kind, f"no MPS kernel in torch {tv}", msg, sup.fixed_in))
-        elif st == "cpu_fallback_always":
-            out.append(Problem("always_fallback", f"on PyTorch's always-CPU list in torch {tv} (MPSFallback.mm)",
-                               fallback_warning(target), sup.fixed_in))
-        elif st == "guard":
-            out.append(Problem("guard", f"registered to raise on MPS in torch {tv}", None, sup.fixed_in))
-        elif st == "unknown":
-            ns = target.split("::", 1)[0]
-            detail = (f"custom operator namespace '{ns}': MPS support not in the shipped data" if ns != "aten"
-                      else f"not in the support table of torch {tv}")
-            out.append(Problem("unknown", detail))
-        elif (st == "composite" and recorded_op not in self.expanded and target not in self.expanded
-              and recorded_op not in self.views):
-            out.append(Problem("unknown", "composite op whose callees were not recorded (trace with this --torch)"))
-        if st == "kernel" and not sparse_in:
-            if sup.min_macos and _macos_lt(self.macos, sup.min_macos):
-                out.append(Problem("macos", f"the MPS kernel needs macOS {sup.min_macos}", None, None))
-            # dtype exceptions (common_mps.py OpInfo xfails) are about the op's input dtype, not about index
-            # arguments such as max_pool2d_with_indices_backward's int64 indices
-            main = call.in_dtypes[:1] or call.out_dtypes[:1]
-            for dt in main:
-                exc = sup.dtype_exceptions.get(dt)
-                if not exc:
-                    continue
-                if exc.get("unsupported"):
-                    fixed = ops_api.later_release(tv, lambda d: dt not in d.lookup(target, macos=self.macos).dtype_exceptions)
-                    out.append(Problem("dtype", f"{dt} unsupported by the MPS kernel", exc.get("message"), fixed, dt))
-                elif exc.get("min_macos") and _macos_lt(self.macos, exc["min_macos"]):
-                    out.append(Problem("dtype", f"{dt} needs macOS {exc['min_macos']}", exc.get("message"), None, dt))
-        return out
+    def judgement(self, call: OpCall, target: str, recorded_op: str, inside: bool) -> Judgement:
+        """The judge's answer for one call group, as dispatched where the trace saw it (``inside``: within a
+        composite's kernel as the recording PyTorch decomposed it)."""
+        sparse = any(l.startswith("sparse") for l in call.layouts)
+        j = self.judge.op(target, CallFacts(dtypes=call.in_dtypes, out_dtypes=call.out_dtypes, sparse=sparse),
+                          grad=call.stage not in GRAD_OFF_STAGES)
+        j = self.judge.inside_composite(j, inside, self.exact, self.installed)
+        if recorded_op in self.expanded or target in self.expanded or recorded_op in self.views:
+            return j
+        return self.judge.callees_unseen(j)
 
 
-def _mps_calls(cls: _Classifier, calls: Iterable[OpCall]) -> Iterable[tuple[OpCall, str]]:
-    """``(call, MPS op)`` for each recorded call, plus the calls a routed fused kernel stands for.
+def _problem(j: Judgement, sup: ops_api.OpSupport, tv: str) -> Problem | None:
+    """The trace's form of a judgement that does not simply run (None for ``runs`` and ``composite``): ``detail``
+    says why in a few words, ``message`` is what Python would print (exception class first)."""
+    if j.outcome in ("runs", "composite"):
+        return None
+    kind = j.kind or "unknown"
+    if j.outcome == "fallback":
+        msg = f"UserWarning: {j.message}" if j.message else None
+    elif j.exception and j.message:
+        msg = f"{j.exception}: {j.message}"
+    else:
+        msg = j.message
+    exc = (sup.dtype_exceptions.get(j.dtype or "") or {}) if kind == "dtype" else {}
+    if kind == "missing":
+        detail = f"no MPS kernel in torch {tv}"
+    elif kind == "always_fallback":
+        detail = f"on PyTorch's always-CPU list in torch {tv} (MPSFallback.mm)"
+    elif kind == "guard":
+        detail = f"registered to raise on MPS in torch {tv}"
+    elif kind == "sparse":
+        detail = f"no SparseMPS kernel in torch {tv}"
+    elif kind == "macos" and sup.min_macos:
+        detail = f"the MPS kernel needs macOS {sup.min_macos}"
+    elif kind == "dtype" and exc.get("unsupported"):
+        detail = f"{j.dtype} unsupported by the MPS kernel"
+    elif kind == "dtype" and exc.get("min_macos"):
+        detail = f"{j.dtype} needs macOS {exc['min_macos']}"
+    elif kind == "composite_unseen":
+        kind, detail, msg = "unknown", "composite op whose callees were not recorded (trace with this --torch)", None
+    elif kind == "unknown":
+        ns = j.op.split("::", 1)[0]
+        msg = None
+        detail = (f"custom operator namespace '{ns}': MPS support not in the shipped data" if ns != "aten"
+                  else f"not in the support table of torch {tv}")
+    else:  # callee_of_other_release, shape, and kinds the judge may add: its own words
+        detail = j.message or kind
+    return Problem(kind, detail, msg, j.fixed_in, j.dtype if kind == "dtype" else None, j.outcome)
+
+
+def _mps_calls(cls: _Classifier, calls: Iterable[OpCall]) -> Iterable[tuple[OpCall, str, bool]]:
+    """``(call, MPS op, inside a composite)`` for each recorded call, plus the calls a routed fused kernel stands
+    for (inside a composite only where the recorded call was: the route names MPS's own kernel, not a
+    decomposition of the installed PyTorch).
 
     A route with ``with`` (:meth:`mpsready.ops.api.SupportDB.route_info`) means the same Python call
     dispatches several ops on MPS: CUDA's fused ``aten::native_dropout`` is ``empty_like``,
@@ -228,27 +235,15 @@ def _mps_calls(cls: _Classifier, calls: Iterable[OpCall]) -> Iterable[tuple[OpCa
             cls.expanded.update("aten::" + w["parent"] for w in info["with"] if w.get("parent"))
     for call in calls:
         target = cls.target(call.op, call.stage)
-        yield call, target
+        yield call, target, call.parent is not None
         extra = extras.get(call.op) if target != call.op else None
         if not extra:
             continue
         dt = (call.in_dtypes[:1] or call.out_dtypes[:1])
         for w in extra:
             parent = "aten::" + w["parent"] if w.get("parent") else call.parent
-            yield replace(call, parent=parent, in_dtypes=dt, out_dtypes=dt, seconds=0.0), "aten::" + w["op"]
-
-
-def _verdict(problems: list[Problem], status: str, fallback: bool) -> str:
-    kinds = {p.kind for p in problems}
-    if kinds & {"sparse", "guard", "macos", "dtype"}:
-        return "error"
-    if "missing" in kinds:
-        return "fallback" if fallback else "error"
-    if "always_fallback" in kinds:
-        return "fallback"
-    if "unknown" in kinds:
-        return "unknown"
-    return "composite" if status == "composite" else "runs"
+            yield (replace(call, parent=parent, in_dtypes=dt, out_dtypes=dt, seconds=0.0), "aten::" + w["op"],
+                   call.parent is not None)
 
 
 # ------------------------------------------------------------------------------------ main entry
@@ -259,18 +254,21 @@ def predict(trace: OpTrace, torch: str, macos: str = DEFAULT_MACOS, fallback: bo
     to the CPU instead of raising). Raises ``ValueError`` for a torch version outside the shipped
     tables or a malformed macOS version.
     """
-    db = ops_api.load_db(torch)
-    ops_api._vtuple(macos)  # ValueError on garbage
+    judge = Judge(torch, macos, fallback)  # ValueError for a release without a table or a malformed macOS
+    db = judge.db
     expanded = set(getattr(trace, "expanded_ops", ()) or ())
     if not expanded:  # traces recorded before expanded_ops existed: every parent was expanded
         expanded = {c.parent for c in trace.calls if c.parent}
-    cls = _Classifier(db, macos, fallback, expanded, set(getattr(trace, "view_ops", ()) or ()))
+    installed = getattr(trace, "torch_version", "") or ""
+    cls = _Classifier(judge, expanded, set(getattr(trace, "view_ops", ()) or ()), judge.same_release(installed),
+                      installed)
+    outcomes: dict[str, list[str]] = {}  # the judged outcomes of each op's calls
     dev_type = trace.device.split(":")[0]
 
     preds: dict[str, OpPrediction] = {}
     problem_seconds: dict[str, float] = {}  # traced seconds of the calls that have a problem, per op
     total_calls = 0
-    for call, target in _mps_calls(cls, sorted(trace.calls, key=lambda c: _stage_key(c.stage))):
+    for call, target, inside in _mps_calls(cls, sorted(trace.calls, key=lambda c: _stage_key(c.stage))):
         sup = cls.support(target)
         host = (call.stage in HOST_STAGES or call.device not in (dev_type, "meta")
                 or (not call.in_dtypes and not call.out_dtypes))
@@ -286,7 +284,10 @@ def predict(trace: OpTrace, torch: str, macos: str = DEFAULT_MACOS, fallback: bo
         if host or simulated_inner:
             continue
         total_calls += call.count
-        probs = cls.problems(call, target, sup, call.op)
+        j = cls.judgement(call, target, call.op, inside)
+        outcomes.setdefault(target, []).append(j.outcome)
+        pr1 = _problem(j, sup, db.torch_version)
+        probs = [pr1] if pr1 is not None else []
         for pr in probs:
             if pr not in p.problems:
                 p.problems.append(pr)
@@ -307,20 +308,20 @@ def predict(trace: OpTrace, torch: str, macos: str = DEFAULT_MACOS, fallback: bo
         if call.parent and call.parent not in p.parents:
             p.parents.append(call.parent)
         if any(l.startswith("sparse") for l in call.layouts):
-            _imply_sparse_ctor(preds, cls, call)
+            _imply_sparse_ctor(preds, cls, call, outcomes)
 
     step_seconds = sum(v for k, v in trace.stage_seconds.items() if k not in HOST_STAGES) or 0.0
     for p in preds.values():
         if p.verdict == "host":
             continue
-        p.verdict = _verdict(p.problems, p.status, fallback)
+        p.verdict = judged_verdict(outcomes.get(p.op, ()), p.status == "composite")
         if p.problems:
             p.call_share = p.count / total_calls if total_calls else 0.0
             p.time_share = min(1.0, problem_seconds.get(p.op, 0.0) / step_seconds) if step_seconds else 0.0
             fixes = [pr.fixed_in for pr in p.problems if pr.kind != "unknown"]
             p.fixed_in = None if (not fixes or None in fixes) else max(fixes, key=ops_api._vtuple)
     ops = sorted(preds.values(), key=lambda o: (_VERDICT_RANK[o.verdict], o.op))
-    findings = _op_findings(ops, db.torch_version, fallback) + _dtype_findings(trace, db, macos)
+    findings = _op_findings(ops, db.torch_version, fallback) + _dtype_findings(trace, db, macos, judge)
     findings += _stage_findings(trace)
     if not db.macos_supported(macos):
         findings.append(Finding(
@@ -338,10 +339,12 @@ def predict(trace: OpTrace, torch: str, macos: str = DEFAULT_MACOS, fallback: bo
 _VERDICT_RANK = {"error": 0, "fallback": 1, "unknown": 2, "runs": 3, "composite": 4, "host": 5}
 
 
-def _imply_sparse_ctor(preds: dict[str, OpPrediction], cls: _Classifier, call: OpCall) -> None:
+def _imply_sparse_ctor(preds: dict[str, OpPrediction], cls: _Classifier, call: OpCall,
+                       outcomes: dict[str, list[str]]) -> None:
     """A sparse COO tensor on the device is built by ``_sparse_coo_tensor_with_dims_and_tensors`` on the
     SparseMPS key, whether it is moved there (``_to_copy``) or created there (``to_sparse``)
-    (aten/src/ATen/native/sparse/SparseTensor.cpp; pytorch#141711). Record that implied call."""
+    (aten/src/ATen/native/sparse/SparseTensor.cpp; pytorch#141711). Record that implied call, judged as the
+    emulated device judges a sparse tensor landing on MPS."""
     if "sparse_coo" not in call.layouts:
         return
     sup = cls.support(SPARSE_CTOR)
@@ -360,11 +363,13 @@ def _imply_sparse_ctor(preds: dict[str, OpPrediction], cls: _Classifier, call: O
         p.frame_stages.append(call.stage)
     if not p.dtypes:
         p.dtypes = [d for d in dict.fromkeys(call.in_dtypes + call.out_dtypes)]
-    if not sup.sparse_mps and not any(pr.kind == "sparse" for pr in p.problems):
-        tv = cls.db.torch_version
-        fixed = ops_api.later_release(tv, lambda d: d.lookup(SPARSE_CTOR).sparse_mps)
-        p.problems.append(Problem("sparse", f"no SparseMPS kernel in torch {tv}: a sparse tensor cannot be put on "
-                                            "the MPS device", sparse_message(SPARSE_CTOR), fixed))
+    j = cls.judge.op(SPARSE_CTOR, CallFacts(dtypes=tuple(p.dtypes[:1]), sparse=True))
+    outcomes.setdefault(SPARSE_CTOR, []).append(j.outcome)
+    pr = _problem(j, sup, cls.db.torch_version)
+    if pr is not None and not any(q.kind == pr.kind for q in p.problems):
+        if pr.kind == "sparse":
+            pr = replace(pr, detail=f"{pr.detail}: a sparse tensor cannot be put on the MPS device")
+        p.problems.append(pr)
 
 
 def _where(p: OpPrediction) -> Location:
@@ -407,10 +412,11 @@ def _op_findings(ops: list[OpPrediction], tv: str, fallback: bool) -> list[Findi
                      "traced step time would run on the CPU with PYTORCH_ENABLE_MPS_FALLBACK=1.")
             via = f" (called by {', '.join(p.parents[:3])})" if p.parents else ""
             pre = f"Predicted for torch {tv}{via}: "
+            falls = pr.outcome == "fallback" if pr.outcome else fallback
             if pr.kind == "missing":
-                code = R.OPS_FALLBACK.code if fallback else R.OPS_MISSING.code
-                sev = Severity.DEGRADES if fallback else Severity.BLOCKER
-                what = "falls back to the CPU (PYTORCH_ENABLE_MPS_FALLBACK=1)" if fallback else "raises on MPS"
+                code = R.OPS_FALLBACK.code if falls else R.OPS_MISSING.code
+                sev = Severity.DEGRADES if falls else Severity.BLOCKER
+                what = "falls back to the CPU (PYTORCH_ENABLE_MPS_FALLBACK=1)" if falls else "raises on MPS"
                 msg = f"{pre}{p.op} has no MPS kernel and {what}.{share}{fixed}"
             elif pr.kind == "always_fallback":
                 code, sev = R.OPS_FALLBACK.code, Severity.DEGRADES
@@ -432,6 +438,8 @@ def _op_findings(ops: list[OpPrediction], tv: str, fallback: bool) -> list[Findi
                 code = R.OPS_CUSTOM.code if custom else R.OPS_UNKNOWN.code
                 sev = Severity.INFO
                 msg = f"{pre}{p.op}: MPS support unknown ({pr.detail}); not assumed to run."
+            judged = judged_severity(pr.outcome) if pr.outcome else None
+            sev = Severity(judged) if judged else sev  # the judge's severity; the chain above only names the rule
             out.append(Finding(code=code, severity=sev, message=msg, location=loc, basis=Basis.PREDICTED,
                                fix=_fix(pr, p), source=src, evidence=ev))
     return out
@@ -454,8 +462,50 @@ def _fix(pr: Problem, p: OpPrediction) -> str:
     return "observe it on a Mac with `mpsready record ENTRY --device mps`"
 
 
-def _dtype_findings(trace: OpTrace, db: ops_api.SupportDB, macos: str) -> list[Finding]:
+# how the step runner moves tensors to the device in each stage (mpsready.step.runner)
+_RUNNER_MOVES = {"to_device": " (the runner's Module.to of the Step's model)",
+                 "data": " (the runner's move of the Step's batch)",
+                 "inference": " (the runner's move of the Step's inference_batch)"}
+
+
+def _emulated_dtype_findings(trace: OpTrace, judge: Judge) -> list[Finding]:
+    """On the emulated device the dtype events are the emulator's allocation refusals (trace/emulated.py):
+    each is the judge's :meth:`~mpsready.ops.judge.Judge.allocation` answer, at the line of the creation or
+    move, or, for a move the step runner made, in that stage with the line that made the tensor. Every stage
+    counts (the device judged it there), ``build`` included."""
+    out: list[Finding] = []
+    for ev in trace.dtype_events:
+        j = judge.allocation(ev.dtype)
+        code = R.DTYPE_RULE_CODES.get(ev.dtype)
+        if j is None or code is None:
+            continue
+        stage = ev.stage
+        evidence: dict[str, Any] = {"dtype": ev.dtype, "op": ev.op, "how": "reaches_device", "emulated": True}
+        if ev.frame is not None:
+            where, at = f" at {ev.frame.path}:{ev.frame.line}", ev.frame
+        else:  # moved by the step runner (Module.to, the batch): no line of the user's made the move
+            where = f" in stage {stage}{_RUNNER_MOVES.get(stage, '')}" if stage else ""
+            at = ev.origin_frame
+            if at is not None:
+                where += f"; the tensor was made at {at.path}:{at.line}"
+                evidence["origin_frame"] = at.to_dict()
+        if stage:
+            evidence["stage"] = stage
+        out.append(Finding(
+            code=code, severity=Severity.BLOCKER, basis=Basis.PREDICTED,
+            message=f"Predicted (emulated MPS device): a {ev.dtype} tensor reaches MPS{where} ({ev.op}). "
+                    f"On MPS: {j.exception}: {j.message}",
+            location=Location(path=at.path if at else None, line=at.line if at else None, operator=ev.op,
+                              stage=stage),
+            fix="cast to a supported dtype before the tensor moves to the device (e.g. .float() before .to(device))",
+            source=j.source, evidence=evidence))
+    return out
+
+
+def _dtype_findings(trace: OpTrace, db: ops_api.SupportDB, macos: str, judge: Judge | None = None) -> list[Finding]:
     rules = {r.dtype: r for r in db.dtype_rules(macos=macos)}
+    if trace.emulated and judge is not None:
+        return _emulated_dtype_findings(trace, judge) + _int64_finding(trace, rules, macos)
     out: list[Finding] = []
     groups: dict[tuple, list[DtypeEvent]] = {}
     events = [ev for ev in trace.dtype_events if ev.stage not in HOST_STAGES and ev.dtype in rules]
@@ -511,6 +561,11 @@ def _dtype_findings(trace: OpTrace, db: ops_api.SupportDB, macos: str) -> list[F
                        stage=stage)
         out.append(Finding(code=code, severity=sev, message=msg, location=loc, basis=Basis.PREDICTED,
                            fix=_dtype_fix(dtype), source=rule.source, evidence=ev))
+    return out + _int64_finding(trace, rules, macos)
+
+
+def _int64_finding(trace: OpTrace, rules: dict, macos: str) -> list[Finding]:
+    out: list[Finding] = []
     int64 = rules.get("int64")
     if int64 is not None:
         users = sorted({c.op for c in trace.calls if c.stage not in HOST_STAGES and "int64" in c.in_dtypes

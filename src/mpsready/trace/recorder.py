@@ -176,6 +176,8 @@ class _Mode(TorchDispatchMode):
         # name == parent: a view op's kernel re-enters itself (detach -> detach); expanding again adds nothing.
         if info.expand and depth < _MAX_DEPTH and info.name != self.parent:
             out = rec._expand(func, info.name, frame, depth, args, kwargs or {})
+            if rec.expanded_hook is not None:
+                rec.expanded_hook(info.name, args, kwargs or {}, out, depth)
         elif kwargs:
             out = info.call(*args, **kwargs)
         else:
@@ -218,6 +220,9 @@ class Recorder(Observer):
         self._expand_views = expand_views
         self.sdpa_math = sdpa_math
         self.suppress: Callable[[], bool] = lambda: False
+        # called as (op, args, kwargs, result, depth) after a composite the recorder expanded returns: the
+        # emulated device (trace/emulated.py) never sees such a composite whole, only its callees
+        self.expanded_hook: Callable[..., None] | None = None
 
     # -- Observer -------------------------------------------------------------------------
     @contextmanager
