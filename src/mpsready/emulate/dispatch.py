@@ -61,7 +61,7 @@ def _is_view(func) -> bool:
 
 
 class _Info:
-    __slots__ = ("name", "view", "schema_args", "pointwise", "inplace")
+    __slots__ = ("name", "view", "schema_args", "pointwise", "inplace", "wants")
 
     def __init__(self, func):
         self.name = op_name(func)
@@ -71,6 +71,7 @@ class _Info:
         self.pointwise = _POINTWISE is not None and _POINTWISE in func.tags
         self.inplace = bool(func._schema.arguments) and func._schema.arguments[0].alias_info is not None \
             and func._schema.arguments[0].alias_info.is_write
+        self.wants = None  # the extra facts the judge's kernel checks read for this op (set on first call)
 
 
 class MPSDispatch(TorchDispatchMode):
@@ -136,7 +137,7 @@ class MPSDispatch(TorchDispatchMode):
             return out
         if emu.deadline is not None:
             emu.check_time()
-        facts = _facts(info, args, kwargs, ins)
+        facts = _facts(info, args, kwargs, ins, emu.judge)
         j = emu.judge.op(name, facts, grad=torch.is_grad_enabled())
         if j.fails and self.depth:  # a callee of a composite, decomposed by the installed torch
             j = emu.judge.inside_composite(j, True, emu.exact_composites, torch.__version__)
@@ -247,7 +248,13 @@ def _mark_all(out) -> None:
                 _MARKS[t] = True
 
 
-def _facts(info: _Info, args, kwargs, ins) -> CallFacts:
+_INT_MAX = 2**31 - 1
+
+
+def _facts(info: _Info, args, kwargs, ins, judge=None) -> CallFacts:
+    """The plain facts of one call (:class:`~mpsready.ops.judge.CallFacts`); ``judge``: the target's judge,
+    asked once per op which extra facts its kernel checks read (``Judge.wants``), so that other ops pay
+    nothing for them."""
     names = _DTYPE_NAMES
     dtypes = tuple(names.get(t.dtype, "") for t in ins)
     sparse = False
@@ -270,8 +277,30 @@ def _facts(info: _Info, args, kwargs, ins) -> CallFacts:
                     empty = True
             elif n in _ARGS:
                 argv[n] = a
+    numel0 = dim_max = 0
+    if judge is not None:
+        wants = info.wants
+        if wants is None:
+            wants = info.wants = judge.wants(info.name)
+        if wants:
+            if "args" in wants:
+                argv = dict(argv or {})
+                for i, a in enumerate(args[:len(info.schema_args)]):
+                    if not isinstance(a, _Tensor):
+                        argv[info.schema_args[i]] = a
+                for k, v in kwargs.items():
+                    if not isinstance(v, _Tensor):
+                        argv[k] = v
+            if "numel0" in wants and ins:
+                numel0 = ins[0].numel()
+            if "dim_max" in wants and not info.view:
+                # a dimension > INT_MAX implies more than INT_MAX elements: sizes are read only then
+                for t in ins:
+                    if t.numel() > _INT_MAX:
+                        dim_max = max(dim_max, max(t.shape))
     return CallFacts(dtypes=dtypes, sparse=sparse, ndims=ndims, size0=size0, args=argv, empty_input=empty,
-                     out_numel=_bmm_numel(info.name, args), input_ndim=ins[0].dim() if ins else -1)
+                     out_numel=_bmm_numel(info.name, args), input_ndim=ins[0].dim() if ins else -1,
+                     numel0=numel0, dim_max=dim_max)
 
 
 def _bmm_numel(name: str, args) -> int:

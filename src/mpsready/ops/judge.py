@@ -68,7 +68,16 @@ def _shape_rules() -> tuple[dict[str, Any], ...]:
     return tuple(curated.load("mps_shape_rules")["rules"])
 
 
+@lru_cache(maxsize=None)
+def _kernel_checks() -> dict[str, tuple[dict[str, Any], ...]]:
+    """``data/curated/mps_dtype_checks.yaml``: ``{"dtype_checks": (...), "call_checks": (...)}``."""
+    from mpsready.ops.build import curated
 
+    doc = curated.load("mps_dtype_checks")
+    return {k: tuple(doc.get(k) or ()) for k in ("dtype_checks", "call_checks")}
+
+
+ANY_OP = "*"  # a call check of every op with an MPS kernel that is not a view (mps_dtype_checks.yaml)
 
 @dataclass(frozen=True)
 class CallFacts:
@@ -86,6 +95,8 @@ class CallFacts:
     out_numel: int = 0
     empty_input: bool = False
     input_ndim: int = -1  # dimensions of the first tensor argument (-1: none)
+    numel0: int = 0  # elements of the first tensor argument (fed only for ops with a ``numel_gt`` check)
+    dim_max: int = 0  # largest dimension size among the tensor arguments (fed only where one may pass INT_MAX)
 
 
 class Judge:
@@ -106,6 +117,20 @@ class Judge:
         for rule in _shape_rules():
             if rel in SpecifierSet(rule.get("torch") or ""):
                 self._shape.setdefault("aten::" + rule["op"], []).append(rule)
+        # per-kernel dtype and call checks of this release and macOS (mps_dtype_checks.yaml)
+        self._checks: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        self._any_checks: list[dict[str, Any]] = []
+        for kind, entries in _kernel_checks().items():
+            for e in entries:
+                if rel not in SpecifierSet(e.get("torch") or ""):
+                    continue
+                if e.get("macos_below") and not ops_api._macos_lt(macos, e["macos_below"]):
+                    continue
+                for op in e["ops"]:
+                    if op == ANY_OP:
+                        self._any_checks.append(e)
+                    else:
+                        self._checks.setdefault("aten::" + op, []).append((kind, e))
 
     def set_fallback(self, fallback: bool) -> None:
         """Change the ``PYTORCH_ENABLE_MPS_FALLBACK`` assumption (the program set it before importing torch)."""
@@ -165,24 +190,69 @@ class Judge:
             return "aten::" + info["otherwise"]
         return "aten::" + info["to"]
 
+    def wants(self, name: str) -> frozenset[str]:
+        """The extra facts a call of ``name`` needs for this target's kernel checks: ``"args"`` (named schema
+        arguments), ``"numel0"``, ``"dim_max"``; empty for most ops (the emulated device computes no more)."""
+        want = set()
+        for _kind, e in self._checks.get(name) or self._checks.get(self.target(name)) or ():
+            for test in (e.get("when") or {}):
+                want.add({"arg": "args", "numel_gt": "numel0", "dim_gt": "dim_max"}.get(test, test))
+        if self._any_checks:
+            want.add("dim_max")
+        return frozenset(want)
+
     def op(self, name: str, facts: CallFacts = CallFacts(), grad: bool = True) -> Judgement:
-        """Judge a call of ``name`` (``"aten::cumsum"``) with ``facts``. Shape rules are checked on every
-        call; the rest is memoised by (op, dtype, sparse, grad)."""
+        """Judge a call of ``name`` (``"aten::cumsum"``) with ``facts``. Shape rules and the per-kernel dtype
+        and call checks (mps_dtype_checks.yaml: any tensor argument, not only the first) are checked on every
+        call; the rest is memoised by (op, first dtype, sparse, grad), which is all it reads."""
         routed = self._routes.get((name, grad))
         if routed is None:  # routing and rule lookup once per op name (this runs for every emulated call)
             target = self.target(name, grad)
-            routed = self._routes[(name, grad)] = (target, self._shape.get(name) or self._shape.get(target))
-        target, rules = routed
-        if rules:
-            hit = self._shape_judgement(target, rules, facts)
-            if hit is not None:
-                return hit
+            routed = self._routes[(name, grad)] = (target, self._shape.get(name) or self._shape.get(target),
+                                                    self._checks.get(name) or self._checks.get(target))
+        target, rules, checks = routed
         main = (facts.dtypes[:1] or facts.out_dtypes[:1] or ("",))[0]
         key = (target, main, facts.sparse)
         hit = self._memo.get(key)
         if hit is None:
             hit = self._memo[key] = self._judge(target, main, facts.sparse)
+        # the kernel's own checks come first: they run before anything that could abort the process
+        if (checks or self._any_checks) and (hit.outcome in ("runs", "composite") or hit.kind == "dtype"):
+            found = self._kernel_check(target, checks or (), facts, hit.outcome == "runs")
+            if found is not None:
+                return found
+        if rules:
+            found = self._shape_judgement(target, rules, facts)
+            if found is not None:
+                return found
         return hit
+
+    def _kernel_check(self, target: str, checks, facts: CallFacts, kernel: bool) -> Judgement | None:
+        """The first check of mps_dtype_checks.yaml that refuses this call, as an ``error`` (kind ``dtype`` for
+        a dtype refusal, ``shape`` for a size or argument refusal) with ``fixed_in`` where a later release
+        drops the check; None when none does. ``kernel``: the op itself runs an MPS kernel (``*`` checks)."""
+        dtypes = facts.dtypes or facts.out_dtypes
+        for kind, e in checks:
+            if kind == "dtype_checks":
+                refused = e["refuses"]
+                if e.get("any_tensor"):
+                    bad = next((d for d in dtypes if d in refused), None)
+                else:
+                    i = e.get("tensor", 0)
+                    d = dtypes[i] if i < len(dtypes) else None
+                    bad = d if d is not None and ("*" in refused or d in refused) else None
+                if bad is not None:
+                    return Judgement(target, "error", "dtype", e["exception"], e["message"], bad,
+                                     _rule_fixed_in(e), target, e["source"])
+            elif all(_SHAPE_TESTS[k](v, facts) for k, v in e["when"].items()):
+                return Judgement(target, "error", "shape", e["exception"], e["message"],
+                                 (dtypes[:1] or (None,))[0], _rule_fixed_in(e), target, e["source"])
+        if kernel and facts.dim_max:
+            for e in self._any_checks:
+                if all(_SHAPE_TESTS[k](v, facts) for k, v in e["when"].items()):
+                    return Judgement(target, "error", "shape", e["exception"], e["message"],
+                                     (dtypes[:1] or (None,))[0], _rule_fixed_in(e), target, e["source"])
+        return None
 
     def _judge(self, target: str, dtype: str, sparse: bool) -> Judgement:
         sup = self.db.lookup(target, macos=self.macos)
@@ -306,7 +376,8 @@ def _size0_gt(want: Mapping[str, int], f: CallFacts) -> bool:
     return all((f.size0 or {}).get(k, 0) > v for k, v in want.items())
 
 
-SHAPE_TESTS = ("arg", "ndim", "input_ndim", "dtype_in", "size0_gt", "out_numel_gt", "empty_input")
+SHAPE_TESTS = ("arg", "ndim", "input_ndim", "dtype_in", "size0_gt", "out_numel_gt", "empty_input", "numel_gt",
+               "dim_gt")
 _SHAPE_TESTS = {
     "arg": _arg,
     "ndim": _ndim,
@@ -315,6 +386,8 @@ _SHAPE_TESTS = {
     "size0_gt": _size0_gt,
     "out_numel_gt": lambda n, f: f.out_numel > n,
     "empty_input": lambda flag, f: f.empty_input == bool(flag),
+    "numel_gt": lambda n, f: f.numel0 > n,
+    "dim_gt": lambda n, f: f.dim_max > n,
 }
 
 

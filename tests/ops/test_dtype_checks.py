@@ -1,0 +1,121 @@
+"""The per-kernel dtype, argument and size checks of mps_dtype_checks.yaml as the judge applies them."""
+
+from __future__ import annotations
+
+import pytest
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from mpsready.ops.api import load_db, shipped_versions
+from mpsready.ops.build import curated
+from mpsready.ops.judge import ANY_OP, SHAPE_TESTS, CallFacts, Judge
+
+DOC = curated.load("mps_dtype_checks")
+ENTRIES = [("dtype_checks", e) for e in DOC["dtype_checks"]] + [("call_checks", e) for e in DOC["call_checks"]]
+DTYPES = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "complex64", "*"}
+
+
+def test_table_size():
+    assert (len(DOC["dtype_checks"]), len(DOC["call_checks"])) == (16, 5)
+
+
+@pytest.mark.parametrize("kind,entry", ENTRIES, ids=[f"{k}:{e['ops'][0]}:{e['message'][:30]}" for k, e in ENTRIES])
+def test_every_entry_has_source_specifier_and_known_ops(kind, entry):
+    assert entry["source"].strip() and entry["message"].strip()
+    assert entry["exception"] in ("RuntimeError", "TypeError", "NotImplementedError")
+    spec = SpecifierSet(entry["torch"])  # raises on a malformed specifier
+    inside = [v for v in shipped_versions() if Version(v) in spec]
+    assert inside, entry["torch"]
+    if kind == "dtype_checks":
+        assert set(entry["refuses"]) <= DTYPES
+    else:
+        assert set(entry["when"]) <= set(SHAPE_TESTS)
+    if entry["ops"] != [ANY_OP]:
+        db = load_db(inside[0])
+        assert any(db.lookup("aten::" + op).status in ("kernel", "composite") for op in entry["ops"])
+
+
+def _facts(*dtypes, **kw):
+    return CallFacts(dtypes=tuple(dtypes), **kw)
+
+
+def test_mm_integer_refused_with_pytorch_message_until_2_14():
+    j = Judge("2.5", "14.4").op("aten::mm", _facts("int64", "int64"))
+    assert (j.outcome, j.kind, j.exception, j.message, j.dtype, j.fixed_in) == (
+        "error", "dtype", "RuntimeError", "MPS device does not support mm for non-float inputs", "int64", "2.14.0")
+    # 2.14.1: integral Metal GEMM (its common_mps.py lists no integer bmm failure)
+    assert Judge("2.14", "15.5").op("aten::bmm", _facts("int64", "int64")).outcome == "runs"
+    assert Judge("2.13", "15.5").op("aten::bmm", _facts("int64", "int64")).message == (
+        "MPS device does not support bmm for non-float inputs")
+    assert Judge("2.5", "14.4").op("aten::mm", _facts("float32", "float32")).outcome == "runs"
+
+
+def test_exact_message_replaces_common_mps_expected_failure():
+    # 2.9.1's common_mps.py lists integer 'mat' as an expected failure: the source's message is the one shown
+    j = Judge("2.9", "15.5").op("aten::mm", _facts("int32", "int32"))
+    assert (j.kind, j.message) == ("dtype", "MPS device does not support mm for non-float inputs")
+
+
+def test_check_on_second_tensor_argument_is_not_memoised_by_the_first():
+    judge = Judge("2.7", "15.5")
+    ok = judge.op("aten::index_add", _facts("float32", "int64", "float32"))
+    bad = judge.op("aten::index_add", _facts("float32", "int64", "int64"))
+    again = judge.op("aten::index_add", _facts("float32", "int64", "float32"))
+    assert (ok.outcome, again.outcome) == ("runs", "runs")
+    assert (bad.outcome, bad.message, bad.dtype, bad.fixed_in) == (
+        "error", "index_add(): Expected non int64 dtype for source.", "int64", "2.9.0")
+    assert Judge("2.9", "15.5").op("aten::index_add", _facts("float32", "int64", "int64")).outcome == "runs"
+
+
+def test_linear_weight_check_reads_the_second_argument():
+    j = Judge("2.13", "15.5").op("aten::linear", _facts("float32", "int64"))
+    assert (j.outcome, j.message, j.dtype) == ("error", "MPS device does not support linear for non-float weights",
+                                              "int64")
+
+
+@pytest.mark.parametrize("macos,outcome", [("13.0", "error"), ("13.2", "error"), ("13.3", "runs"), ("14.4", "runs")])
+def test_cumsum_int64_needs_macos_13_3(macos, outcome):
+    j = Judge("2.5", macos).op("aten::cumsum", _facts("int64"))
+    assert j.outcome == outcome
+    if outcome == "error":
+        assert j.message == "MPS does not support cumsum op with int64 input. Support has been added in macOS 13.3"
+
+
+def test_fft_macos_gate_any_dtype():
+    j = Judge("2.5", "13.5").op("aten::_fft_r2c", _facts("float32"))
+    assert (j.outcome, j.message, j.dtype) == ("error", "FFT operations are only supported on MacOS 14+", "float32")
+    assert Judge("2.5", "14.0").op("aten::_fft_r2c", _facts("float32")).outcome == "runs"
+
+
+def test_solve_triangular_complex_in_either_argument():
+    j = Judge("2.7", "14.4").op("aten::linalg_solve_triangular", _facts("float32", "complex64"))
+    assert (j.outcome, j.message, j.dtype) == ("error", "linalg.solve.triangular(); Not supported for complex yet!",
+                                              "complex64")
+
+
+def test_wants_only_for_ops_with_a_size_or_argument_check():
+    judge = Judge("2.13", "15.5")
+    assert judge.wants("aten::nonzero") == frozenset({"numel0", "dim_max"})
+    assert judge.wants("aten::gather") == frozenset({"args", "dim_max"})
+    assert judge.wants("aten::add.Tensor") == frozenset({"dim_max"})  # the INT_MAX dimension check (2.9+)
+    assert Judge("2.5", "14.4").wants("aten::add.Tensor") == frozenset()
+
+
+def test_size_checks():
+    big = 2**31
+    assert Judge("2.13", "15.5").op("aten::nonzero", _facts("bool", numel0=big)).message == (
+        "nonzero is not supported for tensors with more than INT_MAX elements")
+    assert Judge("2.12", "15.5").op("aten::nonzero", _facts("bool", numel0=big)).outcome == "runs"
+    dim = Judge("2.9", "15.5").op("aten::exp", _facts("float32", numel0=big, dim_max=big))
+    assert (dim.outcome, dim.kind, dim.message) == ("error", "shape",
+                                                    "MPSGraph does not support tensor dims larger than INT_MAX")
+    assert Judge("2.8", "15.5").op("aten::exp", _facts("float32", dim_max=big)).outcome == "runs"
+    assert Judge("2.9", "15.5").op("aten::exp", _facts("float32", dim_max=big - 1)).outcome == "runs"
+
+
+def test_bmm_tiling_refusal_precedes_the_abort_rule_below_macos_15():
+    j = Judge("2.5", "14.4").op("aten::bmm", _facts("float32", "float32", out_numel=2**32 + 1))
+    assert (j.outcome, j.exception, j.message) == (
+        "error", "RuntimeError", "Tiling of batch matmul for larger than 2**32 entries only available from MacOS15 onwards")
+    # macOS 15: the tiled path; the shape rule of mps_shape_rules.yaml still applies as before
+    assert Judge("2.5", "15.5").op("aten::bmm", _facts("float32", "float32", out_numel=2**32 + 1)).outcome == "crash"
