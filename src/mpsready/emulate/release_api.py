@@ -195,7 +195,8 @@ def _install_grouping(p: _Patches) -> None:
             if entry is None:
                 entry = out[key] = ([[] for _ in tensorlistlist], [])
             for k, lst in enumerate(tensorlistlist):
-                entry[0][k].append(lst[i] if lst else None)
+                if lst:  # an empty tensorlist stays empty (max_exp_avg_sqs without amsgrad)
+                    entry[0][k].append(lst[i])
             if with_indices:
                 entry[1].append(i)
         return out
