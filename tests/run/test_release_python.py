@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from .helpers import emulate, write  # noqa: E402
+from .helpers import emulate, write
 
 FUSED = '''\
 import torch
@@ -19,7 +19,7 @@ print("stepped")
 
 
 def test_fused_adam_refused_by_the_2_4_constructor(tmp_path):
-    _, doc, out, err = emulate(write(tmp_path, FUSED), torch="2.4")
+    _, doc, out, _ = emulate(write(tmp_path, FUSED), torch="2.4")
     ff = doc["first_failure"]
     # torch/optim/adam.py __init__ + _get_fused_kernels_supported_devices (2.4.0)
     assert (doc["outcome"], ff["kind"], ff["exception"], ff["location"]["line"], ff["fixed_in"]) == (
@@ -101,10 +101,10 @@ with torch.autocast("mps", dtype=torch.bfloat16):
 
 
 @pytest.mark.parametrize("torch_v,macos,enabled,warning", [
-    ("2.5", "14.4", "False", "In MPS autocast, but the target dtype is not supported. Disabling autocast.\n"
-                             "MPS Autocast only supports dtype of torch.bfloat16 currently."),
-    ("2.6", "13.6", "False", "In MPS autocast, but the target dtype torch.bfloat16 is not supported on macOS "
-                             "versions below 14. Disabling autocast."),
+    ("2.5", "14.4", "False", ("In MPS autocast, but the target dtype is not supported. Disabling autocast.\n"
+                              "MPS Autocast only supports dtype of torch.bfloat16 currently.")),
+    ("2.6", "13.6", "False", ("In MPS autocast, but the target dtype torch.bfloat16 is not supported on macOS "
+                              "versions below 14. Disabling autocast.")),
     ("2.6", "14.4", "True", None),
     ("2.10", "14.4", "True", None),  # 2.9+ need macOS 14 (global_rules.yaml min_macos)
 ])

@@ -38,7 +38,8 @@ import os
 import sys
 import types
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -226,7 +227,7 @@ class _Hiding(types.ModuleType):
         hidden = types.ModuleType.__getattribute__(self, "__dict__").get("_mpsready_hidden", ())
         if name in hidden:
             caller = sys._getframe(1).f_code.co_filename
-            if not (caller.startswith(_TORCH_DIR) or caller.startswith(_MPSREADY_DIR)):
+            if not caller.startswith((_TORCH_DIR, _MPSREADY_DIR)):
                 from mpsready.emulate.session import mark_mac_error
 
                 modname = types.ModuleType.__getattribute__(self, "__name__")
