@@ -3,6 +3,11 @@
 * Before 2.5 PyTorch has no MPS autocast (no AutocastMPS registrations in the 2.3/2.4 binaries, research note
   §2.3): ``torch.autocast(device_type="mps")`` raises ``RuntimeError: User specified an unsupported autocast
   device_type 'mps'`` (torch/amp/autocast_mode.py of those releases).
+* 2.5-2.9 check the region's dtype in Python: one the release does not accept for MPS (2.5: only float16;
+  2.6-2.9: bfloat16 and float16, bfloat16 only from macOS 14) gives that release's "Disabling autocast"
+  UserWarning and the region is disabled. These rules, with their texts and sources, are the ``autocast``
+  section of ``ops/data/curated/python_checks.yaml`` (see :mod:`~mpsready.emulate.release_api`); from 2.10 the
+  installed code's checks are the release's.
 * Where the data ships the release's AutocastMPS list (``autocast_mps.yaml``: 2.5.1), the casts are applied at
   the Python level, above autograd, so gradients stay right: inside an enabled MPS autocast region, a call of
   an op on the ``lower_precision_fp`` list casts its floating-point tensors to the region's dtype, one on the
@@ -43,23 +48,52 @@ def cast_args(args, kwargs, dtype):
 
 
 def install(emu: Emulator):
+    """Patch ``torch.autocast.__init__`` with the target's MPS device and dtype checks
+    (``python_checks.yaml`` ``autocast``); returns the undo."""
+    import inspect
+    import warnings
+
+    from mpsready.emulate.release_api import checks
+
     real_init = _Autocast.__init__
-    before_mps_autocast = _vtuple(emu.judge.torch)[:2] < (2, 5)
+    sig = inspect.signature(real_init)
+    rules = checks(emu.judge.torch)["autocast"]
+    rule = rules[0] if rules else None
 
-    def __init__(self, device_type, *args, **kwargs):
-        if device_type == "mps":
-            emu.autocast_used = True
-            if before_mps_autocast:
-                j = Judgement(op="torch.autocast", outcome="error", kind="autocast", exception="RuntimeError",
-                              message="User specified an unsupported autocast device_type 'mps'", fixed_in="2.5.0",
-                              named="torch.autocast", source="torch/amp/autocast_mode.py (2.3, 2.4); no AutocastMPS "
-                              "registrations before 2.5 (research note §2.3)")
-                exc = emu.fail(j, "torch.autocast")
-                if exc is not None:
-                    raise exc
-                return real_init(self, "cpu", *args, **{**kwargs, "enabled": False})
-        return real_init(self, device_type, *args, **kwargs)
+    def __init__(self, *args, **kwargs):
+        try:
+            bound = sig.bind(self, *args, **kwargs).arguments
+        except TypeError:
+            return real_init(self, *args, **kwargs)
+        if bound.get("device_type") != "mps":
+            return real_init(self, *args, **kwargs)
+        emu.autocast_used = True
+        if rule is None:
+            return real_init(self, *args, **kwargs)
+        bound.pop("self")
+        if "exception" in rule:  # no MPS autocast in this release
+            j = Judgement(op="torch.autocast", outcome="error", kind="autocast", exception=rule["exception"],
+                          message=rule["message"], fixed_in=rule.get("fixed_in"), named="torch.autocast",
+                          source=rule["source"])
+            exc = emu.fail(j, "torch.autocast")
+            if exc is not None:
+                raise exc
+            return real_init(self, **{**bound, "device_type": "cpu", "enabled": False})
+        if not bound.get("enabled", True):
+            return real_init(self, **bound)
+        dtype = bound.get("dtype") or torch.get_autocast_dtype("mps")
+        message = None
+        if dtype not in {getattr(torch, d) for d in rule["supported"]}:
+            message = rule["warning"]
+        elif dtype == torch.bfloat16 and rule.get("bfloat16_min_macos") and _vtuple(emu.target.macos)[:2] < \
+                _vtuple(rule["bfloat16_min_macos"])[:2]:
+            message = rule["bfloat16_warning"]
+        if message is None:
+            return real_init(self, **bound)
+        warnings.warn(message, UserWarning, stacklevel=2)  # the release's own warning; the region is disabled
+        return real_init(self, **{**bound, "enabled": False})
 
+    __init__.__wrapped__ = real_init
     _Autocast.__init__ = __init__
 
     def undo():

@@ -154,11 +154,11 @@ class Emulator:
     # ------------------------------------------------------------------ install
     def install(self) -> None:
         """Put the device model in place in this process (torch API, the two modes, CIA kernels, hooks)."""
-        from mpsready.emulate import autocast, cia, device, dispatch, residence, torch_api
+        from mpsready.emulate import autocast, cia, device, dispatch, release_api, residence, torch_api
 
         residence.clear()
-        self._installed = [torch_api.install(self), autocast.install(self), cia.install(self), dispatch.install(self),
-                           device.install(self)]
+        self._installed = [torch_api.install(self), autocast.install(self), release_api.install(self), cia.install(self),
+                           dispatch.install(self), device.install(self)]
 
     def uninstall(self) -> None:
         from mpsready.emulate import residence

@@ -11,7 +11,8 @@ Fields (every value predicted, none observed on a Mac):
   ``--max-steps``/``--time-limit``) | ``inconclusive`` (the program ended on an exception the emulated Mac did
   not raise: see ``program_error``; the run proves nothing about the Mac beyond the point reached);
 * ``failures``: the predicted Mac failures (more than one only with ``--keep-going``), each with ``mac`` true,
-  ``kind`` (a judge kind: missing, dtype, sparse, shape, guard, macos, autocast; or cuda_api, mps_api,
+  ``kind`` (a judge kind: missing, dtype, sparse, shape, guard, macos, autocast; release_api or compile, the
+  target release's Python checks, emulate/release_api.py; or cuda_api, mps_api,
   mps_unavailable), ``op``, ``dtype``, ``exception``, ``message``, ``location`` {path, line, function},
   ``stack``, ``fixed_in``;
 * ``program_error``: the exception that ended the program when the emulator neither raised nor marked it, with

@@ -1,0 +1,356 @@
+"""The target release's Python-level behaviour on MPS, where it differs from the installed torch's.
+
+The emulated Mac runs the installed torch's Python code (2.13 here) whatever release is the target, so the few
+checks that PyTorch makes in Python and that changed between releases are applied from a sourced table,
+``ops/data/curated/python_checks.yaml`` (each entry: releases, exception class and text or warning, source).
+Importing another release's Python files instead cannot work: they bind to the C++ library of their own
+release. ``install(emu)`` returns the undo, like the other installers of this package:
+
+* **optimizer constructors** (``optimizer_fused``): before 2.5, ``Adam``/``AdamW`` (and ``SGD``/``Adagrad`` in
+  2.4) check ``fused=True`` in ``__init__`` against a device list without ``mps``: the release's
+  ``RuntimeError`` is raised at the user's constructor line;
+* **capturable** (``optimizer_capturable``): ``Adam``/``AdamW`` with ``capturable=True`` and MPS params raise
+  the release's ``AssertionError`` at the user's ``step()`` line (a global step pre-hook);
+* **foreach default** (``optimizer_foreach``): ``torch._C._group_tensors_by_device_and_dtype`` keys emulated
+  tensors by their emulated device (``mps:0``), so ``clip_grad_norm_`` and the foreach paths take the
+  per-tensor branch a Mac takes, instead of foreach kernels a Mac never calls there;
+* **GradScaler** (``grad_scaler``): before 2.8 ``unscale_`` computes the inverse scale in float64 on the MPS
+  scale tensor: ``.double()`` of it is judged as on the Mac (the float64 ``TypeError``);
+* **autocast** (``autocast``): applied by :mod:`~mpsready.emulate.autocast` from the same table (the
+  ``RuntimeError`` before 2.5, the "Disabling autocast" warnings of 2.5-2.9);
+* **API surface** (``mps_api``): names of ``torch.mps`` / ``torch.backends.mps`` that the target lacks raise
+  ``AttributeError: module 'torch.mps' has no attribute '...'`` for the program's own code (accesses from
+  torch's and mpsready's own files still see them);
+* **torch.compile** (``compile``): ``unsupported`` releases raise ``BackendCompilerFailed`` at the first call
+  with MPS tensors, ``experimental`` ones give the release's warning; every release then runs the function
+  *eagerly* under the emulator, so its ops are judged. Compiling here would run Inductor's CPU kernels, which
+  the dispatch mode never sees (they are not aten calls), so the MPS ops would go unjudged.
+
+Every exception raised here is marked a Mac failure (kind ``release_api`` or ``compile``,
+:func:`~mpsready.emulate.session.mark_mac_error`) and recorded with the user's line.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import sys
+import types
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from mpsready.emulate import residence
+from mpsready.emulate.session import Emulator
+from mpsready.emulate.torch_api import _Patches
+from mpsready.ops.judge import Judgement
+
+KIND_API = "release_api"
+KIND_COMPILE = "compile"
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+_MPSREADY_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def checks(release: str) -> dict[str, Any]:
+    """The ``python_checks.yaml`` entries that apply to ``release`` (a full version, ``"2.4.1"``): a dict of
+    section -> list of entries (``optimizer_foreach`` as a one-entry list)."""
+    from mpsready.ops.build import curated
+
+    doc = curated.load("python_checks")
+    out: dict[str, Any] = {}
+    for section, entries in doc.items():
+        entries = entries if isinstance(entries, list) else [entries]
+        out[section] = curated.for_release(entries, release)
+    return out
+
+
+def _text(entry: dict[str, Any]) -> str:
+    return entry["message"].format(devices=list(entry.get("devices", [])))
+
+
+def _raise(emu: Emulator, j: Judgement, make: Callable[[str], BaseException] | None = None) -> None:
+    """Record ``j`` as a failure at the user's line and raise it (nothing with ``--keep-going``); ``make``
+    builds an exception of a class :meth:`Emulator.fail` does not make (AssertionError, BackendCompilerFailed)."""
+    exc = emu.fail(j, j.op)
+    if exc is None:
+        return
+    if make is not None:
+        from mpsready.emulate.session import mark_mac_error
+
+        new = make(j.message or "")
+        mark_mac_error(new, j.kind or KIND_API)
+        failure = emu.raised.pop(id(exc), None)
+        if failure is not None:
+            emu.raised[id(new)] = failure
+        exc = new
+    raise exc
+
+
+def install(emu: Emulator) -> Callable[[], None]:
+    p = _Patches()
+    found = checks(emu.judge.torch)
+    _install_fused(p, emu, found["optimizer_fused"])
+    _install_capturable(p, emu, found["optimizer_capturable"])
+    if found["optimizer_foreach"]:
+        _install_grouping(p)
+    if found["grad_scaler"]:
+        _install_grad_scaler(p, emu, found["grad_scaler"][0])
+    _install_surface(p, [e for e in checks_all("mps_api") if not _applies(e, emu.judge.torch)])
+    if found["compile"]:
+        _install_compile(p, emu, found["compile"][0])
+    return p.undo
+
+
+def checks_all(section: str) -> list[dict[str, Any]]:
+    from mpsready.ops.build import curated
+
+    return list(curated.load("python_checks")[section])
+
+
+def _applies(entry: dict[str, Any], release: str) -> bool:
+    from mpsready.ops.build import curated
+
+    return curated.applies(entry, release)
+
+
+# ---------------------------------------------------------------------------------------------- optimizers
+def _install_fused(p: _Patches, emu: Emulator, entries: list[dict[str, Any]]) -> None:
+    for entry in entries:
+        for name in entry["optimizers"]:
+            cls = getattr(torch.optim, name)
+            p.set(cls, "__init__", _fused_init(emu, cls, cls.__init__, entry))
+
+
+def _fused_init(emu: Emulator, cls: type, real: Callable, entry: dict[str, Any]) -> Callable:
+    sig = inspect.signature(real)
+    devices = entry["devices"]
+
+    def __init__(self, *args, **kwargs):
+        try:
+            fused = bool(sig.bind(self, *args, **kwargs).arguments.get("fused"))
+        except TypeError:
+            fused = False
+        try:
+            real(self, *args, **kwargs)
+        except RuntimeError as exc:
+            # the target checks devices before "`fused` and `foreach` cannot be `True` together."
+            if not (fused and "foreach" in str(exc) and hasattr(self, "param_groups")):
+                raise
+        if not fused or getattr(self, "defaults", {}).get("differentiable"):
+            return
+        if all(p.device.type in devices and torch.is_floating_point(p)
+               for g in self.param_groups for p in g["params"]):
+            return
+        j = Judgement(op=f"torch.optim.{cls.__name__}", outcome="error", kind=KIND_API,
+                      exception=entry["exception"], message=_text(entry), named=f"torch.optim.{cls.__name__}",
+                      fixed_in="2.5.0", source=entry["source"])
+        _raise(emu, j)
+        for g in self.param_groups:  # --keep-going: go on as the release would have, unfused
+            g["fused"] = False
+    __init__.__wrapped__ = real
+    return __init__
+
+
+def _install_capturable(p: _Patches, emu: Emulator, entries: list[dict[str, Any]]) -> None:
+    if not entries:
+        return
+    entry = entries[0]
+    classes = tuple(getattr(torch.optim, n) for n in entry["optimizers"])
+    from torch.optim.optimizer import register_optimizer_step_pre_hook
+
+    def hook(opt, args, kwargs):
+        if not isinstance(opt, classes):
+            return
+        for g in opt.param_groups:
+            if not g.get("capturable") or g.get("fused"):
+                continue
+            if any(p.grad is not None and residence.on_mps(p) for p in g["params"]):
+                name = type(opt).__name__
+                j = Judgement(op=f"torch.optim.{name}.step", outcome="error", kind=KIND_API,
+                              exception="AssertionError", message=_text(entry), named=f"torch.optim.{name}.step",
+                              source=entry["source"])
+                _raise(emu, j, AssertionError)
+                return
+
+    handle = register_optimizer_step_pre_hook(hook)
+    p.on_undo(handle.remove)
+
+
+def _install_grouping(p: _Patches) -> None:
+    """``_group_tensors_by_device_and_dtype`` with emulated tensors keyed ``mps:0`` (python_checks.yaml
+    ``optimizer_foreach``): same shape as the C++ function, ``{(device, dtype): ([list per tensorlist],
+    indices)}``, indices only ``with_indices``."""
+    real = torch._C._group_tensors_by_device_and_dtype
+
+    def group(tensorlistlist, with_indices=False):
+        first = tensorlistlist[0] if tensorlistlist else []
+        if not any(t is not None and residence.on_mps(t) for t in first):
+            return real(tensorlistlist, with_indices)
+        out: dict[tuple, tuple[list, list]] = {}
+        for i, t in enumerate(first):
+            key = (t.device, t.dtype)
+            entry = out.get(key)
+            if entry is None:
+                entry = out[key] = ([[] for _ in tensorlistlist], [])
+            for k, lst in enumerate(tensorlistlist):
+                if lst:  # an empty tensorlist stays empty (max_exp_avg_sqs without amsgrad)
+                    entry[0][k].append(lst[i])
+            if with_indices:
+                entry[1].append(i)
+        return out
+
+    p.set(torch._C, "_group_tensors_by_device_and_dtype", group)
+
+
+# ---------------------------------------------------------------------------------------------- amp
+def _install_grad_scaler(p: _Patches, emu: Emulator, entry: dict[str, Any]) -> None:
+    cls = torch.amp.GradScaler
+    real = cls.unscale_
+
+    def unscale_(self, optimizer):
+        scale = getattr(self, "_scale", None)
+        if self._enabled and isinstance(scale, torch.Tensor) and residence.on_mps(scale):
+            scale.double()  # the release's inverse scale in float64 (judged: MPS refuses float64)
+        return real(self, optimizer)
+
+    p.set(cls, "unscale_", unscale_)
+
+
+# ---------------------------------------------------------------------------------------------- API surface
+class _Hiding(types.ModuleType):
+    """A module whose names listed in ``_mpsready_hidden`` raise AttributeError for the program's code."""
+
+    def __getattribute__(self, name):
+        hidden = types.ModuleType.__getattribute__(self, "__dict__").get("_mpsready_hidden", ())
+        if name in hidden:
+            caller = sys._getframe(1).f_code.co_filename
+            if not caller.startswith((_TORCH_DIR, _MPSREADY_DIR)):
+                from mpsready.emulate.session import mark_mac_error
+
+                modname = types.ModuleType.__getattribute__(self, "__name__")
+                raise mark_mac_error(AttributeError(f"module '{modname}' has no attribute '{name}'"), KIND_API)
+        return types.ModuleType.__getattribute__(self, name)
+
+    def __dir__(self):
+        hidden = types.ModuleType.__getattribute__(self, "__dict__").get("_mpsready_hidden", ())
+        return [n for n in types.ModuleType.__dir__(self) if n not in hidden]
+
+
+def _install_surface(p: _Patches, missing: list[dict[str, Any]]) -> None:
+    by_module: dict[str, set[str]] = {}
+    for e in missing:
+        by_module.setdefault(e["module"], set()).add(e["name"])
+    for modname, names in by_module.items():
+        mod = sys.modules.get(modname)
+        if mod is None or type(mod) is not types.ModuleType:
+            continue
+        p.set(mod, "_mpsready_hidden", frozenset(names))
+        mod.__class__ = _Hiding
+
+        def restore(mod=mod):
+            mod.__class__ = types.ModuleType
+        p.on_undo(restore)
+
+
+# ---------------------------------------------------------------------------------------------- torch.compile
+def _has_mps(args, kwargs, module: Any = None) -> bool:
+    if isinstance(module, torch.nn.Module):
+        for t in module.parameters():
+            if residence.on_mps(t):
+                return True
+        for t in module.buffers():
+            if residence.on_mps(t):
+                return True
+    stack = list(args) + list(kwargs.values())
+    while stack:
+        v = stack.pop()
+        if isinstance(v, torch.Tensor):
+            if residence.on_mps(v):
+                return True
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+    return False
+
+
+def _install_compile(p: _Patches, emu: Emulator, entry: dict[str, Any]) -> None:
+    from torch._dynamo.eval_frame import DisableContext, OptimizedModule
+
+    outcome = entry["outcome"]
+    warned = [False]
+
+    def first_call(module: Any, args, kwargs) -> None:
+        if not _has_mps(args, kwargs, module):
+            return  # a CPU graph: Inductor's CPU backend on a Mac (needs a C++ compiler there; not judged)
+        if outcome == "unsupported":
+            import torch._dynamo.config as dcfg
+
+            if getattr(dcfg, "suppress_errors", False):
+                return  # the release falls back to eager (its own warning is not reproduced)
+            j = Judgement(op="torch.compile", outcome="error", kind=KIND_COMPILE,
+                          exception="BackendCompilerFailed", message=entry["message"], named="torch.compile",
+                          fixed_in="2.7.0", source=entry["source"])
+            _raise(emu, j, _compiler_failed)
+        elif outcome == "experimental" and not warned[0]:
+            warned[0] = True
+            frame = emu.frames.locate(3)
+            if frame is None:
+                warnings.warn(entry["warning"], UserWarning, stacklevel=4)
+            else:
+                warnings.warn_explicit(entry["warning"], UserWarning, os.path.join(emu.root, frame.path),
+                                       frame.line)
+
+    def eager(fn: Callable, module: Any = None) -> Callable:
+        state = {"compiled": False}
+
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            if not state["compiled"]:
+                first_call(module, args, kwargs)
+                state["compiled"] = _has_mps(args, kwargs, module)
+            return fn(*args, **kwargs)
+        return run
+
+    def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,
+                disable=False, **rest):
+        if model is None:
+            return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
+                                     options=options, disable=disable, **rest)
+        if disable or backend not in ("inductor", None):
+            # another backend (aot_eager, eager) or disabled: no Inductor, the ops run as they are
+            if disable or not isinstance(model, torch.nn.Module):
+                return model if disable else eager(model)
+            return OptimizedModule(model, _Eager(DisableContext, eager, model))
+        if isinstance(model, torch.nn.Module):
+            return OptimizedModule(model, _Eager(DisableContext, eager, model))
+        return eager(model)
+
+    compile.__wrapped__ = torch.compile
+    p.set(torch, "compile", compile)
+
+
+class _Eager:
+    """The ``dynamo_ctx`` of an eager OptimizedModule: ``_orig_mod`` and the state-dict prefix as a compiled
+    module has them, the forward run eagerly (OptimizedModule._initialize wraps the module's call with it)."""
+
+    def __new__(cls, disable_cls, eager, module):
+        class Ctx(disable_cls):
+            def __call__(self, fn):
+                return eager(fn, module)
+        return Ctx()
+
+
+def _compiler_failed(message: str) -> BaseException:
+    """``torch._dynamo.exc.BackendCompilerFailed`` with the target's text (its constructor builds the
+    "backend=... raised:" text from an inner exception; the installed class takes a frame as well)."""
+    from torch._dynamo.exc import BackendCompilerFailed
+
+    exc = BackendCompilerFailed.__new__(BackendCompilerFailed)
+    Exception.__init__(exc, message)
+    exc.backend_name = "inductor"
+    exc.inner_exception = RuntimeError("Unsupported device type: mps")
+    return exc
