@@ -27,6 +27,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from mpsready.emulate import residence
 from mpsready.emulate.session import Emulator
+from mpsready.ops.advisories import AdvisoryFacts
 from mpsready.ops.judge import CallFacts
 
 _AFTER_PYTHON = torch._C._dispatch_keyset_full_after(torch._C.DispatchKey.Python)
@@ -160,6 +161,9 @@ class MPSDispatch(TorchDispatchMode):
             emu.warn_fallback(j)
         if not j.fails:
             emu.note(j, name, dtype, seconds, emu.frames.locate(2) if j.outcome == "fallback" else None)
+            adv_ops = emu.advisories.ops  # known silent wrong results (mps_wrong_results.yaml): a set look-up
+            if adv_ops and (name in adv_ops or j.op in adv_ops) and j.outcome != "fallback":
+                _advise(emu, name if name in adv_ops else j.op, info, args, kwargs, ins)
         self._land(out, name, ins)
         return out
 
@@ -301,6 +305,23 @@ def _facts(info: _Info, args, kwargs, ins, judge=None) -> CallFacts:
     return CallFacts(dtypes=dtypes, sparse=sparse, ndims=ndims, size0=size0, args=argv, empty_input=empty,
                      out_numel=_bmm_numel(info.name, args), input_ndim=ins[0].dim() if ins else -1,
                      numel0=numel0, dim_max=dim_max)
+
+
+def _advise(emu: Emulator, op: str, info: _Info, args, kwargs, ins) -> None:
+    """Match a completed call of an op with a wrong-result advisory; on a hit, record it at the user's line."""
+    names = _DTYPE_NAMES
+    argv = {n: a for n, a in zip(info.schema_args, args) if not isinstance(a, (_Tensor, list, tuple))
+            or (isinstance(a, (list, tuple)) and not any(isinstance(w, _Tensor) for w in a))}
+    argv.update((k, v) for k, v in kwargs.items() if not isinstance(v, _Tensor))
+    strided = [t for t in ins if t.layout is _STRIDED]
+    facts = AdvisoryFacts(dtypes=tuple(names.get(t.dtype, "") for t in ins),
+                          shapes=tuple(tuple(t.shape) for t in ins),
+                          contiguous=tuple(t.is_contiguous() for t in strided), args=argv,
+                          strides=tuple(tuple(t.stride()) for t in strided),
+                          offsets=tuple(t.storage_offset() for t in strided))
+    adv = emu.advisories.match(op, facts)
+    if adv is not None:
+        emu.note_wrong_result(adv, emu.frames.locate(3))
 
 
 def _bmm_numel(name: str, args) -> int:

@@ -16,6 +16,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
+from mpsready.ops.advisories import Advisory, AdvisoryIndex
 from mpsready.ops.judge import Judge, Judgement
 from mpsready.trace.frames import UserFrames
 from mpsready.trace.model import Frame
@@ -117,6 +118,10 @@ class Emulator:
         self.target = target
         self.judge = Judge(target.torch, target.macos, target.fallback)
         self.frames = UserFrames(root)
+        # known silent wrong results of the target (mps_wrong_results.yaml); dispatch.py asks it per call
+        self.advisories = AdvisoryIndex(self.judge.torch, target.macos)
+        self.wrong_results: list[dict[str, Any]] = []  # one entry per (advisory id, user's file:line)
+        self._wrong_at: dict[tuple, dict[str, Any]] = {}
         import torch as _torch
 
         from mpsready.ops.api import _vtuple
@@ -203,6 +208,19 @@ class Emulator:
             rec.dtypes.append(dtype)
         if rec.frame is None and frame is not None:
             rec.frame = frame
+
+    def note_wrong_result(self, adv: Advisory, frame: Frame | None) -> None:
+        """A call that completes but matches a known wrong-result advisory: one entry per (advisory id, user's
+        file:line), ``calls`` counting the matching calls there. Only the program's own process records."""
+        if not self.owner():
+            return
+        key = (adv.id, frame.path if frame else None, frame.line if frame else None)
+        hit = self._wrong_at.get(key)
+        if hit is None:
+            hit = self._wrong_at[key] = {**adv.to_dict(), "location": frame.to_dict() if frame else None,
+                                         "calls": 0, "basis": "predicted"}
+            self.wrong_results.append(hit)
+        hit["calls"] += 1
 
     def warn_fallback(self, j: Judgement) -> None:
         """MPS's fallback UserWarning, once per op as TORCH_WARN_ONCE does (MPSFallback.mm)."""

@@ -25,9 +25,15 @@ Fields (every value predicted, none observed on a Mac):
   ``kind``, ``dtypes``, ``calls``, ``seconds``;
 * ``mps_used``: whether any tensor reached the MPS device (False: on a Mac the program would run on the CPU);
 * ``steps`` (optimizer steps seen), ``seconds`` (wall time of the program), ``memory`` (emulated);
-* ``exit_code``: what ``mpsready run`` returns: 0 no predicted failure, 1 predicted failure(s), 2 no predicted
-  failure but the run is ``inconclusive`` (the program or its environment stopped it: like a usage or input
-  error, the command given could not be judged).
+* ``wrong_results``: calls that complete on the Mac but match a known silent wrong-result advisory
+  (``mpsready/ops/data/curated/mps_wrong_results.yaml``, :mod:`mpsready.ops.advisories`): per advisory and user's
+  line ``id``, ``op``, ``dtype``, ``summary``, ``condition``, ``torch``/``macos`` (the affected range), ``fixed_in``,
+  ``report`` and ``source`` (public PyTorch issue / PR), ``location``, ``calls``, ``basis`` ``predicted``. A run
+  with wrong results keeps its ``outcome`` (``completed``): the program runs, its numbers are predicted wrong;
+* ``exit_code``: what ``mpsready run`` returns: 0 no predicted failure and no predicted wrong result, 1 predicted
+  failure(s) or predicted wrong result(s) (a completed run with ``wrong_results`` returns 1: "it runs" is not "it
+  is right"), 2 neither but the run is ``inconclusive`` (the program or its environment stopped it: like a usage
+  or input error, the command given could not be judged).
 """
 
 from __future__ import annotations
@@ -72,7 +78,8 @@ def build_document(spec: dict[str, Any], result: dict[str, Any]) -> dict[str, An
     outcome = result["outcome"]
     if failures:
         outcome = "failed"
-    exit_code = 1 if failures else 2 if outcome == "inconclusive" else 0
+    wrong_results = [dict(w) for w in getattr(emu, "wrong_results", [])]
+    exit_code = 1 if failures or wrong_results else 2 if outcome == "inconclusive" else 0
     tgt = spec["target"]
     return envelope(
         SCHEMA, VERSION,
@@ -89,6 +96,7 @@ def build_document(spec: dict[str, Any], result: dict[str, Any]) -> dict[str, An
         failures=failures,
         program_error=program_error,
         fallbacks=fallbacks,
+        wrong_results=wrong_results,
         predictions=predictions,
         mps_used=bool(predictions),  # False: nothing reached the MPS device (the program ran on the CPU)
         steps=emu.steps,

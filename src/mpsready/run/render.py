@@ -43,6 +43,15 @@ def render_terminal(doc: dict[str, Any]) -> str:
         for fb in doc["fallbacks"]:
             lines.append(f"  {fb['op']}: {fb['calls']} call(s), {100 * fb['share']:.1f}% "
                          f"({fb['kind']}; first at {_where(fb.get('location'))})")
+    wrong = doc.get("wrong_results") or []
+    if wrong:
+        lines.append(f"predicted wrong result(s): {len(wrong)} - the program completes, but MPS computes these "
+                     "silently wrong on this release (public PyTorch reports; a prediction, not observed)")
+        for w in wrong[:20]:
+            fixed = f"fixed in torch {w['fixed_in']}" if w.get("fixed_in") else "no fixed release known"
+            lines.append(f"  {_where(w.get('location'))}: {w['op']}" + (f" {w['dtype']}" if w.get("dtype") else "")
+                         + f" ({w['calls']} call(s)) - {w['summary']}")
+            lines.append(f"    advisory {w['id']}; {fixed}; {w['report']}")
     if pe and ff:
         lines.append(f"then the program stopped on an error of its own, not a Mac prediction: {_where(pe.get('location'))} "
                      f"{pe.get('exception')}: {str(pe.get('message'))[:160]}")

@@ -3,7 +3,8 @@
 The user's program ran on this machine with an emulated MPS device for a target PyTorch and macOS
 (:mod:`mpsready.emulate`). Its failures and fallbacks are **predicted** (basis ``emulated``, a kind of
 predicted evidence): nothing ran on a Mac. Report items 4 (the step on MPS) and 6 (CPU fallback) read it.
-Only the failures the emulated device raised or marked (``mac`` true) are predicted Mac failures; the exception
+Item 5 (results match) reads its ``wrong_results``: a call that matches a known silent wrong-result advisory
+cannot let that item pass. Only the failures the emulated device raised or marked (``mac`` true) are predicted Mac failures; the exception
 that ended an ``inconclusive`` run (``program_error``: a missing module or file, the program's own bug) leaves
 item 4 not checked, never failed.
 """
@@ -80,6 +81,26 @@ class RunFallback:
         return s
 
 
+@dataclass(frozen=True)
+class RunWrongResult:
+    """A predicted silent wrong result of the emulated run (an advisory of ``mps_wrong_results.yaml``)."""
+
+    id: str
+    op: str
+    dtype: str | None
+    summary: str
+    where: str | None
+    fixed_in: str | None
+    report: str
+
+    def line(self) -> str:
+        """``emulated Mac run: aten::addcdiv_ (float32) at train.py:6 is predicted wrong: ...; fixed in ...; URL``."""
+        s = f"emulated Mac run: {self.op}" + (f" ({self.dtype})" if self.dtype else "")
+        s += (f" at {self.where}" if self.where else "") + f" is predicted wrong: {self.summary[:160]}"
+        s += f"; fixed in PyTorch {self.fixed_in}" if self.fixed_in else "; no fixed release known"
+        return s + f" (advisory {self.id}, {self.report})"
+
+
 @dataclass
 class RunEvidence:
     source: str | None
@@ -92,6 +113,7 @@ class RunEvidence:
     judged_ops: int
     steps: int | None
     program_error: RunProgramError | None = None
+    wrong_results: list[RunWrongResult] = field(default_factory=list)
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -137,10 +159,15 @@ def from_doc(doc: dict[str, Any], source: str | None = None) -> RunEvidence:
     fallbacks = [RunFallback(op=str(f.get("op")), calls=as_int(f.get("calls")) or 0, share=as_float(f.get("share")),
                              where=_where(f.get("location")), fixed_in=f.get("fixed_in"))
                  for f in doc.get("fallbacks") or [] if isinstance(f, dict) and f.get("op")]
+    wrong = [RunWrongResult(id=str(w.get("id")), op=str(w.get("op")), dtype=w.get("dtype"),
+                            summary=str(w.get("summary") or ""), where=_where(w.get("location")),
+                            fixed_in=w.get("fixed_in"), report=str(w.get("report") or ""))
+             for w in doc.get("wrong_results") or [] if isinstance(w, dict) and w.get("id")]
     return RunEvidence(source=source, outcome=doc["outcome"], torch_target=tgt.get("torch"),
                        macos_target=tgt.get("macos"), fallback_enabled=tgt.get("fallback"), failures=failures,
                        fallbacks=fallbacks, judged_ops=len(doc.get("predictions") or []),
-                       steps=as_int(doc.get("steps")), program_error=program_error, raw=doc)
+                       steps=as_int(doc.get("steps")), program_error=program_error,
+                       wrong_results=wrong, raw=doc)
 
 
 def load(path: str | os.PathLike[str]) -> RunEvidence:

@@ -1,0 +1,202 @@
+"""Known silent wrong results of MPS kernels (``data/curated/mps_wrong_results.yaml``), matched per call.
+
+A call that completes on MPS can still return wrong numbers on some releases (a public PyTorch report or fix PR
+says so). :class:`AdvisoryIndex` holds the advisories of one target (PyTorch release and macOS) and matches a
+call, described by plain values (:class:`AdvisoryFacts`), against them. No torch import: the emulated device
+(:mod:`mpsready.emulate.dispatch`) builds the facts. A match is a *prediction* from the report, never an
+observation.
+
+The condition vocabulary is closed (:data:`CONDITIONS`, documented at the top of the YAML file); an entry with
+an unknown condition or field fails loading with ``ValueError``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import Any, Mapping
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+TABLE = "mps_wrong_results"
+FIELDS = frozenset({"id", "op", "dtypes", "when", "torch", "macos", "fixed_in", "summary", "report", "source",
+                    "note"})
+REQUIRED = ("id", "op", "torch", "summary", "report", "source")
+CONDITIONS = ("non_contiguous", "storage_offset", "channels_last", "expanded", "ndim_gt", "numel_gt",
+              "dim_size_gt", "negative_dim", "arg")
+_REPORT_PREFIX = "https://github.com/pytorch/pytorch/"
+
+
+@dataclass(frozen=True)
+class AdvisoryFacts:
+    """One call's tensor arguments in order: ``dtypes`` (``"float32"``), ``shapes``, ``contiguous``
+    (``Tensor.is_contiguous()``); ``args``: its non-tensor schema arguments by name (or None). Optional, same
+    order as the tensors: ``strides``, ``offsets`` (storage offsets); empty when not known (conditions that
+    need them then do not hold)."""
+
+    dtypes: tuple[str, ...]
+    shapes: tuple[tuple[int, ...], ...]
+    contiguous: tuple[bool, ...]
+    args: Mapping[str, Any] | None = None
+    strides: tuple[tuple[int, ...], ...] = ()
+    offsets: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Advisory:
+    """One entry of the table (fields as in the YAML file); ``dtype``: the dtype of the matched call, set by
+    :meth:`AdvisoryIndex.match`."""
+
+    id: str
+    ops: tuple[str, ...]
+    summary: str
+    torch: str
+    report: str
+    source: str
+    macos: str | None = None
+    fixed_in: str | None = None
+    dtypes: tuple[str, ...] | None = None
+    when: Mapping[str, Any] = field(default_factory=dict)
+    note: str | None = None
+    op: str | None = None  # the overload matched
+    dtype: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``id, op, dtype, summary, condition, torch, macos, fixed_in, report, source`` (all plain values)."""
+        return {"id": self.id, "op": self.op or self.ops[0], "dtype": self.dtype, "summary": self.summary,
+                "condition": dict(self.when), "torch": self.torch, "macos": self.macos, "fixed_in": self.fixed_in,
+                "report": self.report, "source": self.source}
+
+
+def _check(entry: Any, i: int) -> Advisory:
+    if not isinstance(entry, dict):
+        raise ValueError(f"{TABLE}.yaml entry {i}: not a mapping")
+    where = f"{TABLE}.yaml entry {entry.get('id', i)!r}"
+    extra = set(entry) - FIELDS
+    if extra:
+        raise ValueError(f"{where}: unknown field(s) {', '.join(sorted(extra))}")
+    for k in REQUIRED:
+        if not entry.get(k):
+            raise ValueError(f"{where}: lacks {k!r}")
+    when = entry.get("when") or {}
+    unknown = set(when) - set(CONDITIONS)
+    if unknown:
+        raise ValueError(f"{where}: unknown condition(s) {', '.join(sorted(unknown))} "
+                         f"(known: {', '.join(CONDITIONS)})")
+    for k in ("report", "source"):
+        if not str(entry[k]).startswith(_REPORT_PREFIX):
+            raise ValueError(f"{where}: {k} is not a {_REPORT_PREFIX} URL")
+    SpecifierSet(entry["torch"])  # raises InvalidSpecifier
+    if entry.get("macos"):
+        SpecifierSet(entry["macos"])
+    ops = entry["op"] if isinstance(entry["op"], list) else [entry["op"]]
+    if not all(isinstance(o, str) and o.startswith("aten::") for o in ops):
+        raise ValueError(f"{where}: op must be aten:: overloads")
+    dtypes = entry.get("dtypes")
+    return Advisory(id=entry["id"], ops=tuple(ops), summary=entry["summary"], torch=entry["torch"],
+                    report=entry["report"], source=entry["source"], macos=entry.get("macos"),
+                    fixed_in=entry.get("fixed_in"), dtypes=tuple(dtypes) if dtypes else None, when=dict(when),
+                    note=entry.get("note"))
+
+
+def parse(doc: Any) -> tuple[Advisory, ...]:
+    """Check and convert a loaded table (``{"advisories": [...]}``); raises ``ValueError`` on a malformed entry
+    (unknown field or condition, missing report/torch/summary, an id used twice)."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("advisories"), list):
+        raise ValueError(f"{TABLE}.yaml: expected a mapping with an 'advisories' list")
+    out = tuple(_check(e, i) for i, e in enumerate(doc["advisories"]))
+    ids = [a.id for a in out]
+    dup = {i for i in ids if ids.count(i) > 1}
+    if dup:
+        raise ValueError(f"{TABLE}.yaml: id(s) used twice: {', '.join(sorted(dup))}")
+    return out
+
+
+@lru_cache(maxsize=None)
+def load() -> tuple[Advisory, ...]:
+    """Every advisory of the shipped table."""
+    from mpsready.ops.build import curated
+
+    return parse(curated.load(TABLE))
+
+
+def _channels_last(shape: tuple[int, ...], stride: tuple[int, ...]) -> bool:
+    if len(shape) != 4 or len(stride) != 4:
+        return False
+    n, c, h, w = shape
+    want = (h * w * c, 1, w * c, c)
+    same = all(s == e for d, s, e in zip(shape, stride, want) if d > 1)
+    plain = (c * h * w, h * w, w, 1)
+    return same and not all(s == e for d, s, e in zip(shape, stride, plain) if d > 1)
+
+
+def _negative(v: Any) -> bool:
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, int):
+        return v < 0
+    if isinstance(v, (list, tuple)):
+        return any(_negative(x) for x in v)
+    return False
+
+
+def _numel(shape: tuple[int, ...]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _holds(key: str, want: Any, f: AdvisoryFacts) -> bool:
+    if key == "non_contiguous":
+        return any(not c for c in f.contiguous) == bool(want)
+    if key == "storage_offset":
+        return any(o != 0 for o in f.offsets) == bool(want)
+    if key == "channels_last":
+        return any(_channels_last(s, st) for s, st in zip(f.shapes, f.strides)) == bool(want)
+    if key == "expanded":
+        return any(st == 0 and d > 1 for s, sts in zip(f.shapes, f.strides) for d, st in zip(s, sts)) == bool(want)
+    if key == "ndim_gt":
+        return bool(f.shapes) and len(f.shapes[0]) > want
+    if key == "numel_gt":
+        return any(_numel(s) > want for s in f.shapes)
+    if key == "dim_size_gt":
+        return any(d > want for s in f.shapes for d in s)
+    if key == "negative_dim":
+        return _negative((f.args or {}).get("dim")) == bool(want)
+    if key == "arg":
+        args = f.args or {}
+        return all(k in args and args[k] == v for k, v in want.items())
+    raise ValueError(f"unknown advisory condition {key!r}")  # parse() keeps this unreachable
+
+
+class AdvisoryIndex:
+    """The advisories that apply to one target: ``torch`` a full release (``"2.5.1"``, as
+    ``mpsready.ops.api.load_db(x).torch_version`` gives it), ``macos`` (``"14.4"``). :attr:`ops` is the set of
+    overloads with any advisory in range, a cheap pre-check per call. Raises ``InvalidVersion`` for a malformed
+    version."""
+
+    def __init__(self, torch: str, macos: str, advisories: tuple[Advisory, ...] | None = None):
+        rel, mac = Version(torch), Version(macos)
+        self.torch, self.macos = torch, macos
+        self._by_op: dict[str, list[Advisory]] = {}
+        for a in load() if advisories is None else advisories:
+            if rel not in SpecifierSet(a.torch, prereleases=True):
+                continue
+            if a.macos and mac not in SpecifierSet(a.macos, prereleases=True):
+                continue
+            for op in a.ops:
+                self._by_op.setdefault(op, []).append(a)
+        self.ops: frozenset[str] = frozenset(self._by_op)
+
+    def match(self, op: str, facts: AdvisoryFacts) -> Advisory | None:
+        """The first advisory of ``op`` whose dtype and conditions the call meets (with ``op`` and ``dtype``
+        filled in), or None."""
+        dtype = facts.dtypes[0] if facts.dtypes else None
+        for a in self._by_op.get(op, ()):
+            if a.dtypes is not None and dtype not in a.dtypes:
+                continue
+            if all(_holds(k, v, facts) for k, v in a.when.items()):
+                return replace(a, op=op, dtype=dtype)
+        return None

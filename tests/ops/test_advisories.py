@@ -1,0 +1,85 @@
+"""The shipped wrong-result advisories (mps_wrong_results.yaml) and their matching (mpsready.ops.advisories)."""
+from __future__ import annotations
+
+import pytest
+from packaging.specifiers import SpecifierSet
+
+from mpsready.ops import advisories as A
+from mpsready.ops.advisories import AdvisoryFacts, AdvisoryIndex
+from mpsready.ops.build import curated
+
+T = ((2, 3),)
+
+
+def test_table_loads_with_sourced_entries():
+    advs = A.load()
+    assert len(advs) >= 25
+    assert len({a.id for a in advs}) == len(advs)
+    for a in advs:
+        assert a.report.startswith("https://github.com/pytorch/pytorch/")
+        assert a.source.startswith("https://github.com/pytorch/pytorch/")
+        assert a.summary and SpecifierSet(a.torch) is not None
+        assert all(op.startswith("aten::") for op in a.ops)
+        assert set(a.when) <= set(A.CONDITIONS)
+
+
+def test_unknown_condition_or_field_fails_loading():
+    entry = dict(curated.load(A.TABLE)["advisories"][0])
+    with pytest.raises(ValueError, match=r"unknown condition\(s\) strided"):
+        A.parse({"advisories": [dict(entry, when={"strided": True})]})
+    with pytest.raises(ValueError, match=r"unknown field\(s\) severity"):
+        A.parse({"advisories": [dict(entry, severity="high")]})
+    with pytest.raises(ValueError, match="lacks 'report'"):
+        A.parse({"advisories": [{k: v for k, v in entry.items() if k != "report"}]})
+    with pytest.raises(ValueError, match="id\\(s\\) used twice: gelu-noncontiguous"):
+        A.parse({"advisories": [entry, entry]})
+
+
+def test_index_keeps_only_advisories_in_range():
+    assert "aten::addcdiv_" in AdvisoryIndex("2.3.1", "14.4").ops
+    assert "aten::addcdiv_" not in AdvisoryIndex("2.4.0", "14.4").ops
+    # macOS-bound: SiLU before macOS 15 only, bitwise ops from macOS 15 only
+    assert "aten::silu" in AdvisoryIndex("2.5.1", "14.6").ops
+    assert "aten::silu" not in AdvisoryIndex("2.5.1", "15.0").ops
+    assert "aten::bitwise_and.Tensor" in AdvisoryIndex("2.6.0", "15.2").ops
+    assert "aten::bitwise_and.Tensor" not in AdvisoryIndex("2.6.0", "14.7").ops
+
+
+def test_match_conditions():
+    idx = AdvisoryIndex("2.3.1", "14.4")
+    hit = idx.match("aten::addcdiv_", AdvisoryFacts(("float32",) * 3, T * 3, (False, True, True)))
+    assert hit is not None and hit.id == "addcdiv-noncontiguous" and hit.op == "aten::addcdiv_"
+    assert hit.to_dict() == {
+        "id": "addcdiv-noncontiguous", "op": "aten::addcdiv_", "dtype": "float32", "summary": hit.summary,
+        "condition": {"non_contiguous": True}, "torch": "<2.4", "macos": None, "fixed_in": "2.4.0",
+        "report": "https://github.com/pytorch/pytorch/issues/118115",
+        "source": "https://github.com/pytorch/pytorch/pull/124442"}
+    assert idx.match("aten::addcdiv_", AdvisoryFacts(("float32",) * 3, T * 3, (True, True, True))) is None
+    # 5-D sum over a negative dim; not over a positive one, not on 4-D
+    five = AdvisoryFacts(("float32",), ((1, 2, 1, 1, 1),), (True,), {"dim": [-3]})
+    assert idx.match("aten::sum.dim_IntList", five).id == "reduction-5d-negative-dim"
+    assert idx.match("aten::sum.dim_IntList", AdvisoryFacts(("float32",), ((1, 2, 1, 1, 1),), (True,),
+                                                            {"dim": [2]})) is None
+    assert idx.match("aten::sum.dim_IntList", AdvisoryFacts(("float32",), ((2, 1, 1, 1),), (True,),
+                                                            {"dim": [-3]})) is None
+
+
+def test_match_dtype_offset_channels_last_expanded():
+    assert AdvisoryIndex("2.5.1", "15.0").match(
+        "aten::__rshift__.Scalar", AdvisoryFacts(("uint8",), ((1,),), (True,))).id == "shift-uint8"
+    assert AdvisoryIndex("2.5.1", "15.0").match(
+        "aten::__rshift__.Scalar", AdvisoryFacts(("int32",), ((1,),), (True,))) is None
+    bn = AdvisoryIndex("2.4.1", "14.0")
+    sliced = AdvisoryFacts(("float32",), ((3, 3, 5, 5),), (True,), strides=((75, 25, 5, 1),), offsets=(75,))
+    assert bn.match("aten::native_batch_norm", sliced).id == "batch-norm-sliced-input"
+    assert bn.match("aten::native_batch_norm", AdvisoryFacts(("float32",), ((3, 3, 5, 5),), (True,),
+                                                            strides=((75, 25, 5, 1),), offsets=(0,))) is None
+    cl = AdvisoryIndex("2.10.0", "15.0")
+    nhwc = AdvisoryFacts(("float32",), ((1, 64, 8, 8),), (False,), strides=((4096, 1, 512, 64),), offsets=(64,))
+    assert cl.match("aten::avg_pool2d", nhwc).id == "batch-norm-avg-pool-channels-last-offset"
+    assert cl.match("aten::avg_pool2d", AdvisoryFacts(("float32",), ((1, 64, 8, 8),), (True,),
+                                                     strides=((4096, 64, 8, 1),), offsets=(64,))) is None
+    mm = AdvisoryIndex("2.9.1", "15.5")
+    wide = AdvisoryFacts(("float32",) * 2, ((64, 1), (1, 16)), (False, True), strides=((0, 1), (16, 1)))
+    assert mm.match("aten::mm", wide).id == "mm-expanded-input-macos15"
+    assert AdvisoryIndex("2.9.1", "26.4").match("aten::mm", wide) is None
