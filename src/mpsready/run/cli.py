@@ -1,15 +1,20 @@
-"""``mpsready run [options] -- python script.py ARGS``: argument parsing and the child process only."""
+"""``mpsready run [options] -- python script.py ARGS``: argument parsing and the child process only.
+
+``--torch 2.3,2.13`` or ``--torch all`` runs one child per release (:mod:`mpsready.run.matrix`); a single
+``--torch 2.5`` runs one child as before."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 
 from mpsready.errors import ExitCode, UsageError
+from mpsready.run import matrix
 from mpsready.trace.predict import DEFAULT_MACOS  # the trace's default target: one default for both
 
 FORMATS = ("terminal", "json")
@@ -23,7 +28,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "CUDA absent, tensors on mps computed here but reporting mps, every operator judged where MPS "
                     "dispatches it. Stops at the first failure a Mac would hit. Every result is a prediction.",
         usage="mpsready run [options] -- python script.py ARGS")
-    p.add_argument("--torch", default=None, help="target PyTorch release (default: the installed one), e.g. 2.5")
+    p.add_argument("--torch", default=None,
+                   help="target PyTorch release (default: the installed one), e.g. 2.5; a comma-separated list "
+                        "(2.3,2.6,2.13) or 'all' (every shipped minor release) runs the program once per release, "
+                        "in parallel, and prints one table")
     p.add_argument("--macos", default=DEFAULT_MACOS, help=f"target macOS version (default: {DEFAULT_MACOS})")
     p.add_argument("--fallback", action="store_true", default=None,
                    help="PYTORCH_ENABLE_MPS_FALLBACK=1 on the Mac (default: as set in this environment)")
@@ -33,6 +41,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--time-limit", type=float, default=None, metavar="S", help="stop cleanly after S seconds")
     p.add_argument("--format", choices=FORMATS, default="terminal")
     p.add_argument("--output", "-o", default=None, help="write the result (terminal text or JSON) to FILE")
+    p.add_argument("--show-output", action="store_true",
+                   help="with several --torch releases: show every release's program output (default: the last "
+                        "lines of each release that did not end cleanly)")
     p.add_argument("program", nargs=argparse.REMAINDER, help="-- then the command line of your program")
     p.set_defaults(run=run)
 
@@ -53,11 +64,11 @@ def _target_torch(requested: str | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    import importlib.util
+
     from mpsready.ops import api as ops_api
     from mpsready.run.command import parse_program
     from mpsready.run.render import render_terminal
-
-    import importlib.util
 
     prog = parse_program(args.program)
     if importlib.util.find_spec("torch") is None:
@@ -70,21 +81,18 @@ def run(args: argparse.Namespace) -> int:
         ops_api._vtuple(args.macos)
     except ValueError:
         raise UsageError(f"--macos {args.macos!r} is not a macOS version such as 14.4") from None
-    torch_v = _target_torch(args.torch)
     fallback = args.fallback if args.fallback is not None else os.environ.get("PYTORCH_ENABLE_MPS_FALLBACK") == "1"
+    if matrix.is_matrix(args.torch):
+        return _run_matrix(args, prog, fallback)
+    if args.show_output:
+        raise UsageError("--show-output goes with several --torch releases (e.g. --torch 2.3,2.13)")
+    torch_v = _target_torch(args.torch)
     with tempfile.TemporaryDirectory(prefix="mpsready-run-") as tmp:
         out = os.path.join(tmp, "result.json")
-        spec = {"program": {**prog.to_dict(), "root": prog.root},
-                "target": {"torch": torch_v, "macos": args.macos, "fallback": fallback},
-                "keep_going": args.keep_going, "max_steps": args.max_steps, "time_limit": args.time_limit,
-                "out": out}
+        spec = _spec(args, prog, torch_v, fallback, out)
         spec_path = os.path.join(tmp, "spec.json")
         with open(spec_path, "w", encoding="utf-8") as fh:
             json.dump(spec, fh)
-        env = dict(os.environ)
-        env["PYTORCH_ENABLE_MPS_FALLBACK"] = "1" if fallback else "0"
-        src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         # the program's stdout is its own; with --format json on stdout, keep it apart from the document
         stdout = sys.stderr if (args.format == "json" and not args.output) else None
         proc = subprocess.run([sys.executable, "-m", "mpsready.run.child", spec_path], stdout=stdout)
@@ -103,6 +111,77 @@ def run(args: argparse.Namespace) -> int:
         print(f"run result: {args.output}", file=sys.stderr)
         if args.format == "json":
             sys.stderr.write(render_terminal(doc))
+    else:
+        sys.stdout.write(text)
+    return int(doc["exit_code"])
+
+
+def _spec(args: argparse.Namespace, prog, torch_v: str, fallback: bool, out: str) -> dict:
+    """The child's spec (:mod:`mpsready.run.child`)."""
+    return {"program": {**prog.to_dict(), "root": prog.root},
+            "target": {"torch": torch_v, "macos": args.macos, "fallback": fallback},
+            "keep_going": args.keep_going, "max_steps": args.max_steps, "time_limit": args.time_limit,
+            "out": out}
+
+
+def _child_env(fallback: bool) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTORCH_ENABLE_MPS_FALLBACK"] = "1" if fallback else "0"
+    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+def _write_atomically(path: str, text: str) -> None:
+    """``path`` replaced by ``text`` in one rename (a temporary file in the same folder); raises ``OSError``."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".mpsready-tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _run_matrix(args: argparse.Namespace, prog, fallback: bool) -> int:
+    """``--torch 2.3,2.13`` / ``--torch all``: one child per release (:mod:`mpsready.run.matrix`)."""
+    from mpsready.run.render import render_matrix_outputs, render_matrix_terminal
+
+    releases = matrix.parse_releases(args.torch)
+    quiet = getattr(args, "quiet", False)
+    jobs = matrix.default_jobs(len(releases))
+    if not quiet:
+        print(f"mpsready run: {len(releases)} release(s) ({', '.join(r for _q, r in releases)}), "
+              f"{jobs} at a time", file=sys.stderr)
+
+    def progress(rr: matrix.ReleaseRun) -> None:
+        if not quiet:
+            print(f"  torch {rr.release}: {rr.outcome} ({rr.seconds:.1f} s)", file=sys.stderr)
+
+    runs = matrix.run_releases(releases, lambda req, out: _spec(args, prog, req, fallback, out),
+                               _child_env(fallback), jobs=jobs, progress=progress)
+    doc = matrix.build_matrix_document(
+        runs, args.torch, {"macos": args.macos, "fallback": fallback}, {**prog.to_dict(), "root": prog.root},
+        {"keep_going": bool(args.keep_going), "max_steps": args.max_steps, "time_limit": args.time_limit,
+         "jobs": jobs}, show_output=args.show_output)
+    sys.stderr.write(render_matrix_outputs(doc))
+    if args.format == "json":
+        text = json.dumps(doc, indent=1) + "\n"
+    else:
+        tty = args.output is None and sys.stdout.isatty()
+        width = shutil.get_terminal_size((120, 24)).columns if tty else 160
+        text = render_matrix_terminal(doc, color=tty, width=width)
+    if args.output:
+        try:
+            _write_atomically(args.output, text)
+        except OSError as exc:
+            raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+        print(f"run matrix: {args.output}", file=sys.stderr)
+        if args.format == "json":
+            sys.stderr.write(render_matrix_terminal(doc, width=160))
     else:
         sys.stdout.write(text)
     return int(doc["exit_code"])

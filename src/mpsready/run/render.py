@@ -82,3 +82,81 @@ def _program_error_lines(pe: dict[str, Any], doc: dict[str, Any]) -> list[str]:
     lines.append(f"  this run proves nothing about the Mac beyond {stop}: "
                  f"{len(doc['predictions'])} MPS op(s) judged up to there, none predicted to fail")
     return lines
+
+
+_OUTCOME_STYLE = {"completed": "green", "stopped": "green", "failed": "red", "inconclusive": "yellow",
+                  "no_result": "red"}
+
+
+def _matrix_failure(entry: dict[str, Any]) -> tuple[str, str]:
+    """(what, where) of a release's first failure, for the matrix table."""
+    ff = entry.get("first_failure")
+    if ff is None:
+        if entry["outcome"] == "no_result":
+            return f"no result (child status {entry['child_status']})", "-"
+        return "-", "-"
+    what = " ".join(x for x in (ff.get("kind"), ff.get("op")) if x)
+    if ff.get("dtype"):
+        what += f" ({ff['dtype']})"
+    if ff.get("fixed_in"):
+        what += f"; fixed in {ff['fixed_in']}"
+    if not ff.get("mac"):
+        what = f"not a Mac failure: {what} {ff.get('exception') or ''}".rstrip()
+    return what, _where(ff.get("location")) if ff.get("location") else "-"
+
+
+def render_matrix_terminal(doc: dict[str, Any], color: bool = False, width: int | None = None) -> str:
+    """The ``mpsready.run_matrix`` document (:mod:`mpsready.run.matrix`) as one table, release x outcome, then
+    the first release where the program completes. Plain text (no escape codes) unless ``color``."""
+    import io
+
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    t = doc["target"]
+    buf = io.StringIO()
+    con = Console(file=buf, width=width or 120, force_terminal=bool(color), no_color=not color,
+                  color_system="auto" if color else None, highlight=False, emoji=False)
+    con.print(Text(f"mpsready run, release matrix (emulated Mac: macOS {t['macos']}, "
+                   f"PYTORCH_ENABLE_MPS_FALLBACK={'1' if t['fallback'] else 'unset'}) - predicted, "
+                   "not observed on a Mac"))
+    con.print(Text("program: " + " ".join(doc["program"]["argv"])))
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for col, just in (("release", "left"), ("outcome", "left"), ("first failure", "left"), ("where", "left"),
+                      ("CPU fallbacks", "right"), ("steps", "right"), ("seconds here", "right")):
+        table.add_column(col, justify=just, overflow="fold")
+    for e in doc["releases"]:
+        what, where = _matrix_failure(e)
+        run = e.get("run") or {}
+        outcome = e["outcome"] + (f" ({run['stop_reason']})" if run.get("stop_reason") else "")
+        fb = f"{e['fallback_calls']} ({e['fallback_ops']} op{'s' if e['fallback_ops'] != 1 else ''})" \
+            if e["fallback_ops"] else "0"
+        table.add_row(e["torch"], Text(outcome, style=_OUTCOME_STYLE.get(e["outcome"], "")), what, where, fb,
+                      str(run["steps"]) if run else "-",
+                      f"{e['seconds']:.1f}" if e["seconds"] is not None else "-")
+    con.print(table)
+    first = doc["summary"]["first_completing"]
+    con.print(Text(f"first release where it completes: {first or 'none'}"))
+    return buf.getvalue()
+
+
+def render_matrix_outputs(doc: dict[str, Any]) -> str:
+    """The program's own output of the releases the document shows it for (``output.shown`` tail or all),
+    one block per release under a header line naming it."""
+    parts = []
+    for e in doc["releases"]:
+        out = e["output"]
+        if out["shown"] == "none" or out["text"] is None:
+            continue
+        which = "all" if out["shown"] == "all" else f"last {min(out['lines'], _tail_lines())} of"
+        parts.append(f"--- torch {e['torch']} ({e['outcome']}): program output, {which} {out['lines']} line(s) ---\n")
+        parts.append(out["text"])
+    return "".join(parts)
+
+
+def _tail_lines() -> int:
+    from mpsready.run.matrix import TAIL_LINES
+
+    return TAIL_LINES
