@@ -62,7 +62,8 @@ class Result:
     check: Check
     misses: list[str] = field(default_factory=list)
     got: str = ""
-    seconds: float = 0.0
+    seconds: float = 0.0  # wall time of the mpsready run command here
+    program_seconds: float | None = None  # the run document's ``seconds`` (the program itself)
 
     @property
     def ok(self) -> bool:
@@ -73,7 +74,7 @@ def load_reports(path: Path = DATA / "reports.yaml") -> list[dict[str, Any]]:
     """The ``reports`` list of ``reports.yaml``; raises ``ValueError`` on a malformed file."""
     doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     if not isinstance(doc, dict) or not isinstance(doc.get("reports"), list):
-        raise ValueError(f"{path}: expected a mapping with a 'reports' list")
+        raise ValueError(f"{path}: expected a mapping with a 'reports' list")  # noqa: TRY004 (bad data, not type)
     return doc["reports"]
 
 
@@ -109,8 +110,8 @@ def compare(check: Check, doc: dict[str, Any]) -> tuple[list[str], str]:
         if outcome == "completed":
             return ["completed where the Mac failed"], summary
         if outcome == "inconclusive" or (ff and not mac):
-            return [f"inconclusive where the Mac failed (the program's own {ff.get('exception')}: "
-                    f"{_short(ff.get('message'))})"], summary
+            why = f"the program's own {ff.get('exception')}: {_short(ff.get('message'))}"
+            return [f"inconclusive where the Mac failed ({why})"], summary
         if outcome != "failed":
             return [f"{outcome} where the Mac failed"], summary
         got_cls = str(ff.get("exception") or "").rsplit(".", 1)[-1]
@@ -157,7 +158,7 @@ def run_check(check: Check, cli: list[str], timeout: float) -> Result:
         env.pop("PYTORCH_ENABLE_MPS_FALLBACK", None)
         t0 = time.perf_counter()
         try:
-            proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True, timeout=timeout)
+            proc = subprocess.run(cmd, check=False, cwd=tmp, env=env, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             res.seconds = time.perf_counter() - t0
             res.misses, res.got = [f"timed out after {timeout:.0f} s"], "timeout"
@@ -168,6 +169,7 @@ def run_check(check: Check, cli: list[str], timeout: float) -> Result:
             res.misses, res.got = [f"no run document (exit {proc.returncode}: {tail})"], "no document"
             return res
         doc = json.loads(out.read_text(encoding="utf-8"))
+    res.program_seconds = doc.get("seconds")
     res.misses, res.got = compare(check, doc)
     return res
 
@@ -205,8 +207,9 @@ def render(results: list[Result], sc: dict[str, Any], wall: float) -> str:
         lines.append(f"{c.report:36} {c.cause:14} {c.half:8} {c.stage:9} {c.torch:5} {_want(c):26} "
                      f"{_short(r.got, 34):34} {'yes' if r.ok else 'MISS'}")
     lines.append("")
+    slowest = max((r.program_seconds or 0.0 for r in results), default=0.0)
     lines.append(f"score: {sc['total'][0]}/{sc['total'][1]} reports, {sc['checks'][0]}/{sc['checks'][1]} checks "
-                 f"(wall {wall:.1f} s)")
+                 f"(wall {wall:.1f} s; slowest program {slowest:.1f} s)")
     lines.append("per half:  " + ", ".join(f"{k} {v[0]}/{v[1]}" for k, v in sc["half"].items()))
     lines.append("per cause: " + ", ".join(f"{k} {v[0]}/{v[1]}" for k, v in sc["cause"].items()))
     misses = [r for r in results if not r.ok]
@@ -248,7 +251,8 @@ def main(argv: list[str] | None = None) -> int:
         payload = {"half": args.half, "wall_seconds": round(wall, 1), "score": sc,
                    "checks": [{**{k: v for k, v in asdict(r.check).items() if k != "script"},
                                "script": r.check.script.name, "ok": r.ok, "misses": r.misses, "got": r.got,
-                               "seconds": round(r.seconds, 2)} for r in results]}
+                               "seconds": round(r.seconds, 2), "program_seconds": r.program_seconds}
+                              for r in results]}
         Path(args.json).write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
     return 0
 
