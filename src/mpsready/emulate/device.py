@@ -24,6 +24,7 @@ _Tensor = torch.Tensor
 _MARKS = residence._MARKS
 _to = torch.Tensor.to
 _cpu = torch.Tensor.cpu
+_PARSE_TO = torch._C._nn._parse_to  # torch/nn/modules/module.py Module.to (2.0-2.14)
 _numpy = torch.Tensor.numpy
 _DTYPE_NAMES = {d: str(d).replace("torch.", "") for d in (getattr(torch, n) for n in dir(torch))
                 if isinstance(d, torch.dtype)}
@@ -60,6 +61,8 @@ class DeviceMode(TorchFunctionMode):
         emu = self.emu
         if func is _to:
             return self._to(args, kwargs)
+        if func is _PARSE_TO:  # Module.to(device="mps", dtype=...): parsing names the device, creates nothing
+            return func(*args, **kwargs)
         if func is _cpu and args and isinstance(args[0], _Tensor) and residence.on_mps(args[0]):
             return _to(args[0], "cpu", copy=True)
         if func is _numpy and args and isinstance(args[0], _Tensor) and residence.on_mps(args[0]):
@@ -178,6 +181,7 @@ class DeviceMode(TorchFunctionMode):
                 if exc is not None:
                     raise exc
             residence.mark(t)
+            emu.placed += 1
 
 
 # Backward passes allocate gradients for CPU and MPS tensors alike: their factories are not the MPS input's

@@ -141,6 +141,10 @@ class Emulator:
         self.deadline = None if time_limit is None else self.started + time_limit
         self.stop_reason: str | None = None
         self.creating = 0  # > 0 inside a factory or move whose results land on MPS
+        # sys.platform, platform.*, os.uname() answer as the Mac in the program's own files, and its threads get
+        # the emulated device (identity.py); False leaves both as this machine has them
+        self.mac_identity = True
+        self.placed = 0  # tensors created on or moved to MPS (device.py), computed with or not
         self.mps_calls = 0  # > 0 inside a torch function called with a tensor on MPS (device.py)
         # id -> tensor: the CPU tensors the program passed, beside tensors on MPS, into the torch call now running
         # (and views of them): the only tensors the placement check calls CPU tensors (device.py, dispatch.py)
@@ -159,11 +163,13 @@ class Emulator:
     # ------------------------------------------------------------------ install
     def install(self) -> None:
         """Put the device model in place in this process (torch API, the two modes, CIA kernels, hooks)."""
-        from mpsready.emulate import autocast, cia, device, dispatch, release_api, residence, torch_api
+        from mpsready.emulate import autocast, cia, device, dispatch, identity, release_api, residence, torch_api
 
         residence.clear()
         self._installed = [torch_api.install(self), autocast.install(self), release_api.install(self), cia.install(self),
                            dispatch.install(self), device.install(self)]
+        if self.mac_identity:
+            self._installed.append(identity.install(self))
 
     def uninstall(self) -> None:
         from mpsready.emulate import residence

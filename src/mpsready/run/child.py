@@ -19,6 +19,7 @@ import os
 import runpy
 import signal
 import sys
+import tempfile
 import time
 import traceback
 from typing import Any
@@ -101,7 +102,15 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         signal.signal(signal.SIGALRM, _alarm(emu))
         signal.setitimer(signal.ITIMER_REAL, emu.time_limit + 0.5)
     outcome, exit_code, error, program_error = "completed", 0, None, None
-    os.environ["PYTORCH_ENABLE_MPS_FALLBACK"] = "1" if tgt["fallback"] else "0"
+    if tgt["fallback"]:
+        os.environ["PYTORCH_ENABLE_MPS_FALLBACK"] = "1"
+    # otherwise the environment stays as the user's shell has it, so that a program's own
+    # os.environ.setdefault("PYTORCH_ENABLE_MPS_FALLBACK", "1") before importing torch takes effect, as on a Mac
+    from mpsready.run import spawned
+
+    report_path = os.path.join(os.path.dirname(os.path.abspath(spec["out"])) if spec.get("out") else
+                               tempfile.gettempdir(), f"mpsready-spawn-{os.getpid()}-{id(spec)}.jsonl")
+    unspawn = spawned.patch_command_line(root, dict(tgt), report_path)
     emu.install()
     unwatch = _watch_fallback_variable(emu)  # after install, which imports torch modules itself
     t0 = time.perf_counter()
@@ -130,7 +139,11 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
             outcome = "failed"  # already in emu.failures, with op, dtype and the user's line
         else:
             kind = mac_error_kind(exc) or ("cuda_api" if _cuda_origin(exc) else None)
-            if kind is not None:
+            child = _child_failure(report_path)
+            if kind is None and child is not None:  # a spawned child (a DataLoader worker) failed as on a Mac
+                outcome = "failed"
+                error = {**child, "location": _user_location(exc, root), "op": None, "dtype": None, "mac": True}
+            elif kind is not None:
                 outcome = "failed"
                 error = {"kind": kind, "exception": type(exc).__name__, "message": str(exc)[:2000],
                          "location": _user_location(exc, root), "op": None, "dtype": None, "mac": True}
@@ -143,10 +156,29 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
             signal.setitimer(signal.ITIMER_REAL, 0)
         unwatch()
         emu.uninstall()
+        unspawn()
+        try:
+            os.unlink(report_path)
+        except OSError:
+            pass
     if emu.failures:
         outcome = "failed"  # the program caught a predicted failure, or went on (--keep-going) and stopped later
     return {"emu": emu, "outcome": outcome, "exit_code": exit_code, "error": error, "program_error": program_error,
             "seconds": seconds}
+
+
+def _child_failure(report_path: str) -> dict[str, Any] | None:
+    """The first Mac failure a spawned child of the program reported (:mod:`mpsready.run.spawned`), shaped as a
+    run document's failure (``kind`` ``spawn`` for a main module without a main guard, with the fix)."""
+    from mpsready.run.spawned import read_reports
+
+    for entry in read_reports(report_path):
+        message = entry.get("message") or ""
+        if entry.get("fix"):
+            message = f"{message} (raised in the spawned child process; {entry['fix']})"
+        return {"kind": entry.get("kind") or "spawn", "exception": entry.get("exception") or "RuntimeError",
+                "message": message[:2000]}
+    return None
 
 
 def _watch_fallback_variable(emu) -> callable:

@@ -98,7 +98,8 @@ def build_document(spec: dict[str, Any], result: dict[str, Any]) -> dict[str, An
         fallbacks=fallbacks,
         wrong_results=wrong_results,
         predictions=predictions,
-        mps_used=bool(predictions),  # False: nothing reached the MPS device (the program ran on the CPU)
+        # False: nothing reached the MPS device (the program ran on the CPU)
+        mps_used=bool(predictions) or getattr(emu, "placed", 0) > 0,
         steps=emu.steps,
         seconds=round(total, 3),
         memory={"emulated": True, "queried": emu.memory_queried},

@@ -56,7 +56,7 @@ def render_terminal(doc: dict[str, Any]) -> str:
         lines.append(f"then the program stopped on an error of its own, not a Mac prediction: {_where(pe.get('location'))} "
                      f"{pe.get('exception')}: {str(pe.get('message'))[:160]}")
     judged = sum(p["calls"] for p in doc["predictions"])
-    if not doc["predictions"] and doc["outcome"] in ("completed", "stopped"):
+    if not doc.get("mps_used", bool(doc["predictions"])) and doc["outcome"] in ("completed", "stopped"):
         lines.append("no tensor reached the emulated MPS device: on a Mac this program runs on the CPU "
                      "(a device selection that checks only CUDA, or no --device mps given)")
     lines.append(f"{len(doc['predictions'])} MPS ops judged over {judged} calls; limits: " + "; ".join(doc["limits"]))

@@ -1,0 +1,141 @@
+"""The Mac's identity where the program looks, and the emulated device in every thread of the program.
+
+* **Platform.** The program's own code (files under the run's root, not site-packages, not mpsready) reads
+  ``sys.platform == "darwin"``, ``platform.system() == "Darwin"``, ``platform.machine() == "arm64"``,
+  ``platform.mac_ver()[0] ==`` the target macOS, ``platform.platform()``/``uname()``/``release()`` to match and
+  ``os.uname()`` with ``sysname`` ``Darwin``, so ``dev = "mps" if sys.platform == "darwin" else "cuda"`` takes the
+  Mac's branch. Libraries keep seeing this machine: they choose native extensions by platform (psutil loads
+  ``_psosx`` on darwin), which a Linux machine does not have, and making them fail would say nothing about the
+  Mac. ``sys`` is a thin module proxy in ``sys.modules`` whose ``platform`` answers by the reading frame's file;
+  code imported before the run keeps the real module.
+* **Threads.** PyTorch keeps the torch-function and dispatch mode stacks per thread (torch/csrc/utils/
+  torch_dispatch_mode.h, python_torch_function_mode.h; threads started by ``threading`` do not inherit them,
+  unlike the autograd engine's workers), so every ``threading.Thread`` the program starts pushes the emulated
+  device's two modes first (``Thread._bootstrap_inner``, which every subclass's ``run`` goes through).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import threading
+import types
+from functools import lru_cache
+from typing import Any, Callable
+
+_REAL_SYS = sys
+
+
+class _SysProxy(types.ModuleType):
+    """``sys`` for the program: every attribute is the real module's, except ``platform`` read from the
+    program's own files."""
+
+    def __init__(self, is_user: Callable[[str], bool]):
+        super().__init__("sys")
+        object.__setattr__(self, "_is_user", is_user)
+
+    def __getattribute__(self, name: str) -> Any:
+        if name == "platform":
+            frame = _REAL_SYS._getframe(1)
+            if object.__getattribute__(self, "_is_user")(frame.f_code.co_filename):
+                return "darwin"
+            return _REAL_SYS.platform
+        if name in ("_is_user", "__class__", "__dict__"):
+            return object.__getattribute__(self, name)
+        return getattr(_REAL_SYS, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(_REAL_SYS, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        delattr(_REAL_SYS, name)
+
+    def __dir__(self):
+        return dir(_REAL_SYS)
+
+
+def user_file_test(root: str) -> Callable[[str], bool]:
+    """A cached test: is ``filename`` one of the program's own files (under ``root``, outside site-packages and
+    mpsready)?"""
+    root = os.path.abspath(root) + os.sep
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+    @lru_cache(maxsize=4096)
+    def is_user(filename: str) -> bool:
+        if not filename or filename.startswith("<"):
+            return False
+        path = os.path.abspath(filename)
+        return path.startswith(root) and "site-packages" not in path and not path.startswith(here)
+    return is_user
+
+
+def _mac_answers(macos: str) -> dict[str, Any]:
+    # what Python on Apple silicon answers (Lib/platform.py: mac_ver reads SystemVersion.plist; uname is the
+    # Darwin kernel's). The Darwin release tracks macOS: macOS 14 is Darwin 23, 15 is 24, 26 is 25.
+    major = int(macos.split(".")[0])
+    darwin = {11: 20, 12: 21, 13: 22, 14: 23, 15: 24}.get(major, 25 if major >= 26 else 20)
+    release = f"{darwin}.0.0"
+    node = platform.node()
+    return {"system": "Darwin", "machine": "arm64", "release": release,
+            "mac_ver": (macos, ("", "", ""), "arm64"),
+            "platform": f"macOS-{macos}-arm64-arm-64bit",
+            "uname": platform.uname_result("Darwin", node, release, f"Darwin Kernel Version {release}", "arm64"),
+            "os_uname": os.uname_result(("Darwin", node, release, f"Darwin Kernel Version {release}", "arm64"))}
+
+
+def install(emu) -> Callable[[], None]:
+    """Put the Mac's identity and the per-thread device in place for ``emu``
+    (:class:`~mpsready.emulate.session.Emulator`); returns the undo."""
+    is_user = user_file_test(emu.root)
+    answers = _mac_answers(emu.target.macos)
+    saved: list[tuple[Any, str, Any]] = []
+
+    def patch(owner: Any, name: str, value: Any) -> None:
+        saved.append((owner, name, getattr(owner, name)))
+        setattr(owner, name, value)
+
+    def by_caller(real: Callable, mac_value: Any) -> Callable:
+        def answer(*args, **kwargs):
+            if is_user(_REAL_SYS._getframe(1).f_code.co_filename):
+                return mac_value
+            return real(*args, **kwargs)
+        answer.__wrapped__ = real
+        answer.__name__ = getattr(real, "__name__", "answer")
+        return answer
+
+    for name in ("system", "machine", "release", "mac_ver", "platform", "uname"):
+        patch(platform, name, by_caller(getattr(platform, name), answers[name]))
+    patch(os, "uname", by_caller(os.uname, answers["os_uname"]))
+    proxy = _SysProxy(is_user)
+    real_entry = sys.modules.get("sys")
+    sys.modules["sys"] = proxy
+
+    real_bootstrap = threading.Thread._bootstrap_inner
+
+    def bootstrap_inner(self):
+        # the thread's own mode stacks start empty: push the emulated device's modes for the thread's life
+        from mpsready.emulate import device, dispatch
+
+        undo = []
+        try:
+            undo = [dispatch.install(emu), device.install(emu)]
+        except Exception:  # noqa: BLE001 - the thread runs, unemulated, rather than not at all
+            undo = []
+        try:
+            real_bootstrap(self)
+        finally:
+            for u in reversed(undo):
+                try:
+                    u()
+                except Exception:  # noqa: BLE001 - a mode stack already unwound by the thread itself
+                    pass
+
+    patch(threading.Thread, "_bootstrap_inner", bootstrap_inner)
+
+    def undo() -> None:
+        sys.modules["sys"] = real_entry if real_entry is not None else _REAL_SYS
+        for owner, name, old in reversed(saved):
+            setattr(owner, name, old)
+        saved.clear()
+    return undo
