@@ -188,3 +188,33 @@ def test_a_spawned_worker_sees_the_mac_too(tmp_path):
     doc = json.loads((tmp_path / "doc.json").read_text())
     assert (p.returncode, doc["outcome"]) == (0, "completed")
     assert "[1.0, 1.0, 0.0]" in p.stdout + p.stderr
+
+
+def test_a_scalar_overload_expanded_as_a_composite_computes(tmp_path):
+    # remainder.Scalar / bitwise_left_shift.Scalar_Tensor refuse a redispatch of their Scalar argument ("Unable
+    # to cast 37 to Tensor"); the emulator then computes them plainly instead of ending inconclusive
+    s = write(tmp_path, "import torch\n"
+                        "t = torch.as_tensor(50000017, device='mps')\n"
+                        "print(int(t % 37), (1 << torch.tensor([2], device='mps')).tolist())\n")
+    _r, doc, out, _e = emulate(s, torch="2.13")
+    assert (doc["outcome"], out) == ("completed", "30 [4]\n")  # 50000017 = 37 * 1351351 + 30
+
+
+def test_a_torch_mps_name_no_release_has_is_a_mac_failure(tmp_path):
+    s = write(tmp_path, "import torch\n"
+                        "x = torch.ones(2, device='mps')\n"
+                        "ok = hasattr(torch.mps, 'current_device')\n"
+                        "torch.mps.current_device()\n")
+    _r, doc, _o, _e = emulate(s, torch="2.6")
+    ff = doc["first_failure"]
+    assert (doc["outcome"], ff["kind"], ff["exception"], ff["message"], ff["location"]["line"], ff["mac"]) == (
+        "failed", "release_api", "AttributeError", "module 'torch.mps' has no attribute 'current_device'", 4, True)
+
+
+def test_more_than_65536_conv_output_channels_raise_not_implemented(tmp_path):
+    s = write(tmp_path, "import torch\n"
+                        "conv = torch.nn.Conv1d(1, 65537, 1).to('mps')\n"
+                        "y = conv(torch.ones(1, 1, 4, device='mps'))\n")
+    _r, doc, _o, _e = emulate(s, torch="2.7")
+    assert _first(doc) == ("shape", "NotImplementedError", "Output channels > 65536 not supported at the MPS device. ",
+                           "aten::convolution", 3)

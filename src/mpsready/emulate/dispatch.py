@@ -26,7 +26,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from mpsready.emulate import residence
-from mpsready.emulate.session import Emulator
+from mpsready.emulate.session import Emulator, mac_error_kind
 from mpsready.ops.advisories import AdvisoryFacts
 from mpsready.ops.judge import CallFacts
 
@@ -206,7 +206,10 @@ class MPSDispatch(TorchDispatchMode):
             try:
                 return func.redispatch(keys & _AFTER_PYTHON, *args, **kwargs)
             except (RuntimeError, TypeError) as exc:
-                if "redispatch" not in str(exc) and "Scalar" not in str(exc):
+                # a Mac failure of a callee stands; anything else is the redispatch refusing the overload's
+                # arguments (a Scalar overload such as remainder.Scalar: "Unable to cast 37 to Tensor"), and
+                # the plain call below computes the op (or raises the program's own error again)
+                if mac_error_kind(exc) is not None:
                     raise
         finally:
             _pop(None)

@@ -234,13 +234,25 @@ class _Hiding(types.ModuleType):
                 raise mark_mac_error(AttributeError(f"module '{modname}' has no attribute '{name}'"), KIND_API)
         return types.ModuleType.__getattribute__(self, name)
 
+    def __getattr__(self, name):
+        # a name no release has (torch.mps.current_device): the Mac's Python raises the same AttributeError, so it
+        # is a Mac failure too, not the program's own error
+        modname = types.ModuleType.__getattribute__(self, "__name__")
+        exc = AttributeError(f"module '{modname}' has no attribute '{name}'")
+        if not name.startswith("__") and not sys._getframe(1).f_code.co_filename.startswith((_TORCH_DIR,
+                                                                                              _MPSREADY_DIR)):
+            from mpsready.emulate.session import mark_mac_error
+
+            mark_mac_error(exc, KIND_API)
+        raise exc
+
     def __dir__(self):
         hidden = types.ModuleType.__getattribute__(self, "__dict__").get("_mpsready_hidden", ())
         return [n for n in types.ModuleType.__dir__(self) if n not in hidden]
 
 
 def _install_surface(p: _Patches, missing: list[dict[str, Any]]) -> None:
-    by_module: dict[str, set[str]] = {}
+    by_module: dict[str, set[str]] = {"torch.mps": set(), "torch.backends.mps": set()}
     for e in missing:
         by_module.setdefault(e["module"], set()).add(e["name"])
     for modname, names in by_module.items():
