@@ -17,6 +17,7 @@ import time
 import torch
 
 from mpsready.emulate import residence
+from mpsready.emulate.dispatch import operands
 from mpsready.emulate.session import Emulator
 from mpsready.ops.judge import CallFacts
 
@@ -64,7 +65,8 @@ def _kernel(emu: Emulator, name: str, op):
         j = emu.judge.op(name, facts, grad=torch.is_grad_enabled())
         cpu = emu.cpu_operands
         if j.outcome == "runs" and cpu and any(id(t) in cpu for t in ins):  # a CPU input into an MPS kernel
-            pj = emu.judge.placement(name, _operands(op, args, cpu), pointwise=False)
+            names = [a.name for a in op._schema.arguments]
+            pj = emu.judge.placement(name, operands(names, args, kwargs, cpu), pointwise=False)
             j = pj or j
         if j.fails:
             exc = emu.fail(j, name)
@@ -86,14 +88,6 @@ def _kernel(emu: Emulator, name: str, op):
                 _MARKS[t] = True
         return out
     return kernel
-
-
-def _operands(op, args, cpu) -> list:
-    from mpsready.ops.placement import Operand
-
-    names = [a.name for a in op._schema.arguments]
-    return [Operand(names[i] if i < len(names) else f"arg{i}", id(a) not in cpu, a.dim())
-            for i, a in enumerate(args) if isinstance(a, _Tensor)]
 
 
 def install(emu: Emulator):

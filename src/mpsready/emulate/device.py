@@ -86,23 +86,18 @@ class DeviceMode(TorchFunctionMode):
             if func in _BACKWARD:
                 return func(*args, **kwargs)
             resident, cpu = _split(args, kwargs)
-            if not resident:
+            if not (resident and cpu):
                 return func(*args, **kwargs)
-            emu.mps_calls += 1
-            outer = None
-            if cpu and emu.mps_calls == 1:
-                # CPU tensors handed in beside MPS ones: what the placement check judges (dispatch.py). Tensors
-                # that C++ code makes inside the call are not among them: it allocates scratch tensors from the
-                # MPS input's options (one_hot's zeros) or moves them to MPS with a .to() that is a no-op on this
-                # CPU (ctc_loss's target lengths), so their device here says nothing
-                outer = emu.cpu_operands
-                emu.cpu_operands = {id(t): t for t in cpu}
+            # CPU tensors handed in beside MPS ones: what the placement check judges (dispatch.py). Tensors that
+            # C++ code makes inside the call are not among them: it allocates scratch tensors from the MPS input's
+            # options (one_hot's zeros) or moves them to MPS with a .to() that is a no-op on this CPU (ctc_loss's
+            # target lengths), so their device here says nothing
+            outer = emu.cpu_operands
+            emu.cpu_operands = {id(t): t for t in cpu}
             try:
                 return func(*args, **kwargs)
             finally:
-                emu.mps_calls -= 1
-                if outer is not None:
-                    emu.cpu_operands = outer
+                emu.cpu_operands = outer
         return self._onto(func, args, kwargs)
 
     def _onto(self, func, args, kwargs):
@@ -193,27 +188,22 @@ def _split(args, kwargs) -> tuple[bool, list]:
     """Whether a tensor argument is on MPS, and the tensor arguments that are not (one list level deep)."""
     resident = False
     cpu = []
-    for v in args:
+    for t in _tensor_args(args, kwargs):
+        if t in _MARKS:
+            resident = True
+        else:
+            cpu.append(t)
+    return resident, cpu
+
+
+def _tensor_args(args, kwargs):
+    for v in (*args, *kwargs.values()) if kwargs else args:
         if isinstance(v, _Tensor):
-            if v in _MARKS:
-                resident = True
-            else:
-                cpu.append(v)
+            yield v
         elif isinstance(v, (list, tuple)):
             for w in v:
                 if isinstance(w, _Tensor):
-                    if w in _MARKS:
-                        resident = True
-                    else:
-                        cpu.append(w)
-    if kwargs:
-        for v in kwargs.values():
-            if isinstance(v, _Tensor):
-                if v in _MARKS:
-                    resident = True
-                else:
-                    cpu.append(v)
-    return resident, cpu
+                    yield w
 
 
 def _sparse_facts(t):

@@ -118,17 +118,14 @@ class MPSDispatch(TorchDispatchMode):
             if not mixed and kwargs:
                 mixed = any(isinstance(v, _Tensor) and id(v) in cpu for v in kwargs.values())
         if not on:
-            if mixed and info_view(self, func):
+            if mixed and self._info(func).view:
                 out = func(*args, **kwargs)  # a view of such a tensor is the same CPU data
                 for t in (out if isinstance(out, (list, tuple)) else (out,)):
                     if isinstance(t, _Tensor):
                         cpu[id(t)] = t
                 return out
             return func(*args, **kwargs)
-        root = self.root
-        info = root.infos.get(id(func))
-        if info is None:
-            info = root.infos[id(func)] = _Info(func)
+        info = self._info(func)
         name = info.name
         if name in _COPY_OPS and kwargs.get("device") is not None and emu.creating == 0:
             return func(*args, **kwargs)  # .cpu(): leaves the device, the result is not resident
@@ -166,6 +163,13 @@ class MPSDispatch(TorchDispatchMode):
                 _advise(emu, name if name in adv_ops else j.op, info, args, kwargs, ins)
         self._land(out, name, ins)
         return out
+
+    def _info(self, func) -> _Info:
+        infos = self.root.infos
+        info = infos.get(id(func))
+        if info is None:
+            info = infos[id(func)] = _Info(func)
+        return info
 
     def _land(self, out, name: str, ins=()) -> None:
         emu = self.emu
@@ -216,31 +220,26 @@ class MPSDispatch(TorchDispatchMode):
         return func(*args, **kwargs)
 
 
-def info_view(mode: "MPSDispatch", func) -> bool:
-    root = mode.root
-    info = root.infos.get(id(func))
-    if info is None:
-        info = root.infos[id(func)] = _Info(func)
-    return info.view
-
-
 def _operands(info: _Info, args, kwargs, cpu) -> list:
-    """The tensor arguments of a call as :class:`mpsready.ops.placement.Operand` values, in schema order; only
-    the tensors in ``cpu`` (ids) count as CPU tensors."""
+    return operands(info.schema_args, args, kwargs, cpu, info.inplace)
+
+
+def operands(names, args, kwargs, cpu, inplace: bool = False) -> list:
+    """The tensor arguments of a call as :class:`mpsready.ops.placement.Operand` values, in schema order
+    (``names``: the schema's argument names); only the tensors in ``cpu`` (ids) count as CPU tensors."""
     from mpsready.ops.placement import Operand
 
-    names = info.schema_args
     out = []
     for i, a in enumerate(args):
         n = names[i] if i < len(names) else f"arg{i}"
-        output = i == 0 and info.inplace
+        output = i == 0 and inplace
         if isinstance(a, _Tensor):
             out.append(Operand(n, id(a) not in cpu, a.dim(), output))
         elif isinstance(a, (list, tuple)):
             for w in a:
                 if isinstance(w, _Tensor):
                     out.append(Operand(n, id(w) not in cpu, w.dim(), output))
-    for k, v in kwargs.items():
+    for k, v in (kwargs or {}).items():
         if isinstance(v, _Tensor):
             out.append(Operand(k, id(v) not in cpu, v.dim(), k == "out"))
     return out

@@ -21,7 +21,6 @@ import platform
 import sys
 import threading
 import types
-from functools import lru_cache
 from typing import Any, Callable
 
 _REAL_SYS = sys
@@ -31,14 +30,14 @@ class _SysProxy(types.ModuleType):
     """``sys`` for the program: every attribute is the real module's, except ``platform`` read from the
     program's own files."""
 
-    def __init__(self, is_user: Callable[[str], bool]):
+    def __init__(self, is_user: Callable[[Any], bool]):
         super().__init__("sys")
         object.__setattr__(self, "_is_user", is_user)
 
     def __getattribute__(self, name: str) -> Any:
         if name == "platform":
             frame = _REAL_SYS._getframe(1)
-            if object.__getattribute__(self, "_is_user")(frame.f_code.co_filename):
+            if object.__getattribute__(self, "_is_user")(frame.f_code):
                 return "darwin"
             return _REAL_SYS.platform
         if name in ("_is_user", "__class__", "__dict__"):
@@ -53,21 +52,6 @@ class _SysProxy(types.ModuleType):
 
     def __dir__(self):
         return dir(_REAL_SYS)
-
-
-def user_file_test(root: str) -> Callable[[str], bool]:
-    """A cached test: is ``filename`` one of the program's own files (under ``root``, outside site-packages and
-    mpsready)?"""
-    root = os.path.abspath(root) + os.sep
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-    @lru_cache(maxsize=4096)
-    def is_user(filename: str) -> bool:
-        if not filename or filename.startswith("<"):
-            return False
-        path = os.path.abspath(filename)
-        return path.startswith(root) and "site-packages" not in path and not path.startswith(here)
-    return is_user
 
 
 def _mac_answers(macos: str) -> dict[str, Any]:
@@ -87,7 +71,8 @@ def _mac_answers(macos: str) -> dict[str, Any]:
 def install(emu) -> Callable[[], None]:
     """Put the Mac's identity and the per-thread device in place for ``emu``
     (:class:`~mpsready.emulate.session.Emulator`); returns the undo."""
-    is_user = user_file_test(emu.root)
+    def is_user(code) -> bool:  # the program's own files, as the emulator locates the user's line
+        return emu.frames.owns(code)
     answers = _mac_answers(emu.target.macos)
     saved: list[tuple[Any, str, Any]] = []
 
@@ -97,7 +82,7 @@ def install(emu) -> Callable[[], None]:
 
     def by_caller(real: Callable, mac_value: Any) -> Callable:
         def answer(*args, **kwargs):
-            if is_user(_REAL_SYS._getframe(1).f_code.co_filename):
+            if is_user(_REAL_SYS._getframe(1).f_code):
                 return mac_value
             return real(*args, **kwargs)
         answer.__wrapped__ = real

@@ -145,7 +145,6 @@ class Emulator:
         # the emulated device (identity.py); False leaves both as this machine has them
         self.mac_identity = True
         self.placed = 0  # tensors created on or moved to MPS (device.py), computed with or not
-        self.mps_calls = 0  # > 0 inside a torch function called with a tensor on MPS (device.py)
         # id -> tensor: the CPU tensors the program passed, beside tensors on MPS, into the torch call now running
         # (and views of them): the only tensors the placement check calls CPU tensors (device.py, dispatch.py)
         self.cpu_operands: dict[int, Any] = {}

@@ -26,6 +26,7 @@ Patched for the emulated process only (``install`` returns the undo):
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any, Callable
 
@@ -272,9 +273,16 @@ def _install_default_device(p: _Patches, emu: Emulator) -> None:
 def _install_load(p: _Patches, emu: Emulator) -> None:
     from mpsready.emulate.device import is_mps
 
+    from mpsready.emulate.release_api import checks
+
     real_load = torch.load
+    # the target release's default of weights_only (python_checks.yaml torch_load: False before 2.6)
+    rule = (checks(emu.judge.torch).get("torch_load") or [None])[0]
 
     def load(f, map_location=None, *args, **kwargs):
+        if rule is not None and kwargs.get("weights_only") is None and len(args) < 2 \
+                and os.environ.get(rule["force_true_variable"], "0").lower() not in ("1", "y", "yes", "true"):
+            kwargs["weights_only"] = rule["weights_only_default"]
         onto = map_location is not None and not callable(map_location) and not isinstance(map_location, dict) \
             and is_mps(map_location)
         obj = real_load(f, "cpu" if onto else map_location, *args, **kwargs)

@@ -21,7 +21,7 @@ import os
 import sys
 from typing import Any
 
-SPEC_VAR = "MPSREADY_SPAWN_SPEC"  # JSON: {"target": {...}, "root": ..., "path": [...]}
+SPEC_VAR = "MPSREADY_SPAWN_SPEC"  # JSON: {"target": {...}, "root": ...}
 REPORT_VAR = "MPSREADY_SPAWN_REPORT"
 
 SPAWN_FIX = ("on macOS, DataLoader workers and other processes start by spawn, which re-imports the main "
@@ -60,7 +60,7 @@ def patch_command_line(root: str, target: dict[str, Any], report_path: str):
     import multiprocessing.spawn as spawn
 
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    os.environ[SPEC_VAR] = json.dumps({"target": target, "root": root, "path": [here]})
+    os.environ[SPEC_VAR] = json.dumps({"target": target, "root": root})
     os.environ[REPORT_VAR] = report_path
     real = spawn.get_command_line
 
@@ -100,9 +100,6 @@ def install() -> None:
     if not raw:
         return
     spec = json.loads(raw)
-    for p in spec.get("path", []):
-        if p not in sys.path:
-            sys.path.insert(0, p)
     from mpsready.emulate import Emulator, Target, mac_error_kind
 
     tgt = spec["target"]

@@ -96,6 +96,13 @@ class UserFrames:
             return None
         return os.path.relpath(path, root)
 
+    def owns(self, code: CodeType) -> bool:
+        """Whether ``code`` is the user's (the classification :meth:`locate` uses, from the same cache)."""
+        rel = self._is_user.get(code, False)
+        if rel is False:
+            rel = self._is_user[code] = self._classify(code)
+        return rel is not None and rel is not _SKIP and rel is not _STOP
+
     def locate(self, skip: int = 1) -> Frame | None:
         f = sys._getframe(skip)
         is_user = self._is_user
