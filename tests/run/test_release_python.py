@@ -216,3 +216,27 @@ def test_cpu_only_program_is_unaffected(tmp_path):
     assert (doc["outcome"], doc["failures"], doc["mps_used"], out) == ("completed", [], False,
                                                                        "no device_count done\n")
     assert "protoype" not in err and "Disabling" not in err
+
+
+LOAD_NUMPY = """\
+import numpy as np
+import torch
+torch.save(np.arange(3.0), "arr.pt")
+print(torch.load("arr.pt").tolist())
+"""
+
+
+def test_torch_load_defaults_to_the_target_releases_weights_only(tmp_path, monkeypatch):
+    # before 2.6 torch.load's weights_only defaults to False (torch/serialization.py 2.5.0): a pickled NumPy
+    # array loads on that Mac; from 2.6 the default is True and the same call fails there as here
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", raising=False)
+    script = write(tmp_path, LOAD_NUMPY)
+    _r, doc, out, _e = emulate(script, torch="2.5")
+    assert (doc["outcome"], out) == ("completed", "[0.0, 1.0, 2.0]\n")
+    _r, doc, _o, _e = emulate(script, torch="2.13")
+    pe = doc["program_error"]
+    assert (doc["outcome"], pe["exception"], pe["location"]["line"]) == ("inconclusive", "UnpicklingError", 4)
+    monkeypatch.setenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "1")
+    _r, doc, _o, _e = emulate(script, torch="2.5")
+    assert doc["outcome"] == "inconclusive"
