@@ -172,27 +172,7 @@ class MPSDispatch(TorchDispatchMode):
         return info
 
     def _land(self, out, name: str, ins=()) -> None:
-        emu = self.emu
-        if isinstance(out, _Tensor):
-            outs = [out]
-        elif isinstance(out, (list, tuple)):
-            outs = [t for t in out if isinstance(t, _Tensor)]
-        else:
-            return
-        # a result of a dtype MPS cannot allocate (EmptyTensor.cpp TORCH_CHECK_TYPE), made from resident tensors
-        # (x.double()); factories and moves are judged once, where they land (device.py)
-        check = self.depth == 0 and emu.creating == 0
-        for t in outs:
-            # a result of the dtype of a resident input (a slice or detach of a float64 tensor that reached MPS
-            # under --keep-going) follows from the failure already listed where that input reached MPS: a Mac
-            # never gets this far, so it is not a failure of its own
-            if check:
-                j = emu.judge.allocation(_DTYPE_NAMES.get(t.dtype, ""))
-                if j is not None and not any(i.dtype == t.dtype and i in _MARKS for i in ins):
-                    exc = emu.fail(replace(j, op=name, named=name), name)
-                    if exc is not None:
-                        raise exc
-            _MARKS[t] = True
+        land(self.emu, out, name, ins, depth=self.depth)
 
     def _expand(self, func, ins, args, kwargs):
         if ins:
@@ -243,6 +223,31 @@ def operands(names, args, kwargs, cpu, inplace: bool = False) -> list:
         if isinstance(v, _Tensor):
             out.append(Operand(k, id(v) not in cpu, v.dim(), k == "out"))
     return out
+
+
+def land(emu: Emulator, out, name: str, ins=(), depth: int = 0) -> None:
+    """Mark the results ``out`` of op ``name`` (called with tensors ``ins``) resident on MPS, first judging
+    each result's dtype as an allocation there at depth 0 (``x.double()``: MPS cannot allocate float64,
+    EmptyTensor.cpp TORCH_CHECK_TYPE); factories and moves are judged once, where they land (device.py).
+    Raises the Mac's exception unless ``--keep-going``."""
+    if isinstance(out, _Tensor):
+        outs = [out]
+    elif isinstance(out, (list, tuple)):
+        outs = [t for t in out if isinstance(t, _Tensor)]
+    else:
+        return
+    check = depth == 0 and emu.creating == 0
+    for t in outs:
+        # a result of the dtype of a resident input (a slice or detach of a float64 tensor that reached MPS
+        # under --keep-going) follows from the failure already listed where that input reached MPS: a Mac
+        # never gets this far, so it is not a failure of its own
+        if check:
+            j = emu.judge.allocation(_DTYPE_NAMES.get(t.dtype, ""))
+            if j is not None and not any(i.dtype == t.dtype and i in _MARKS for i in ins):
+                exc = emu.fail(replace(j, op=name, named=name), name)
+                if exc is not None:
+                    raise exc
+        _MARKS[t] = True
 
 
 def _mark_all(out) -> None:

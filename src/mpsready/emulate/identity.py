@@ -21,7 +21,8 @@ import platform
 import sys
 import threading
 import types
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 _REAL_SYS = sys
 

@@ -14,9 +14,10 @@ with its PyTorch source, are in ``data/curated/mps_placement.yaml`` (the same in
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any, Sequence
+from functools import cache
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ class Refusal:
     source: str
 
 
-@lru_cache(maxsize=None)
+@cache
 def _rules() -> dict[str, Any]:
     from mpsready.ops.build import curated
 

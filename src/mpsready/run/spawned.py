@@ -57,7 +57,7 @@ def read_reports(path: str) -> list[dict[str, Any]]:
 
 def patch_command_line(root: str, target: dict[str, Any], report_path: str):
     """Make the spawned children of this process install the emulator; returns the undo."""
-    import multiprocessing.spawn as spawn
+    from multiprocessing import spawn
 
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     os.environ[SPEC_VAR] = json.dumps({"target": target, "root": root})
@@ -84,7 +84,7 @@ def patch_command_line(root: str, target: dict[str, Any], report_path: str):
 
 def install() -> None:
     """In a spawned child: the emulator for the parent's target, and the spawn-failure report."""
-    import multiprocessing.spawn as spawn
+    from multiprocessing import spawn
 
     real_check = spawn._check_not_importing_main
 

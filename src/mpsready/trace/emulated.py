@@ -22,7 +22,6 @@ prediction (:func:`merge`; nothing is removed from it):
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from mpsready.findings import Basis, Finding, Location, Severity, sort_findings
@@ -70,22 +69,12 @@ def _land_composite(emu, name: str, args, kwargs, out, depth: int) -> None:
     import torch
 
     from mpsready.emulate import residence
+    from mpsready.emulate.dispatch import land
 
     marks = residence._MARKS
     ins = [t for t in _flat(args) + _flat(kwargs.values()) if isinstance(t, torch.Tensor)]
-    if not (emu.creating > 0 or any(t in marks for t in ins)):
-        return
-    check = depth == 0 and emu.creating == 0
-    for t in _flat([out]):
-        if not isinstance(t, torch.Tensor):
-            continue
-        if check and not any(i.dtype == t.dtype and i in marks for i in ins):
-            j = emu.judge.allocation(str(t.dtype).replace("torch.", ""))
-            if j is not None:
-                exc = emu.fail(replace(j, op=name, named=name), name)
-                if exc is not None:
-                    raise exc
-        marks[t] = True
+    if emu.creating > 0 or any(t in marks for t in ins):
+        land(emu, out if isinstance(out, (list, tuple)) else [out], name, ins, depth)
 
 
 def _flat(values) -> list:
