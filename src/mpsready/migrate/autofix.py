@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
 from mpsready import rules as registry
 from mpsready.findings import Finding
 from mpsready.rules import AutoFix
@@ -157,8 +159,51 @@ def _one_placeholder(message: str) -> bool:
     return shown.startswith("{") and shown.endswith("}") and shown.count("{") == 1
 
 
-def bucket(f: Finding) -> tuple[str, str]:
-    """``("auto", what)``, ``("manual", why)``, ``("kept", why)`` or ``("other", "")`` (not a code finding)."""
+Floor = tuple[int, int] | None
+
+
+def declared_floor(dependencies: Iterable) -> Floor:
+    """The lowest (major, minor) PyTorch the project's declarations (scan ``Dependency`` records) allow; ``None``
+    without a lower bound."""
+    floors: list[tuple[int, int]] = []
+    for dep in dependencies:
+        if dep.name.lower() != "torch" or dep.optional:
+            continue
+        try:
+            spec = SpecifierSet(dep.specifier.split(";")[0].strip())
+        except InvalidSpecifier:
+            continue
+        for s in spec:
+            if s.operator in (">=", "==", "~=", ">"):
+                parts = s.version.split(".")
+                if len(parts) >= 2 and parts[0].isdigit() and parts[1].split("+")[0].isdigit():
+                    floors.append((int(parts[0]), int(parts[1].split("+")[0])))
+    return min(floors) if floors else None
+
+
+def _amp_below_floor(f: Finding, floor: Floor) -> str | None:
+    """Why migrate leaves an API108/API109 finding for a person at this PyTorch floor, or ``None``: below the
+    release where MPS has it, a CUDA-typed autocast/GradScaler call is already what the Mac path can run (no
+    edit), and ``torch.amp.GradScaler`` needs PyTorch 2.3 (the transform: transforms/amp.py)."""
+    from mpsready.migrate.mac_path import autocast_release, floor_allows, floor_text, gradscaler_release
+
+    api = str((f.evidence or {}).get("api", ""))
+    kind = "GradScaler" if "GradScaler" in (api or f.message.split(":", 1)[0]) else "autocast"
+    release = gradscaler_release() if kind == "GradScaler" else autocast_release()
+    if floor_allows(floor, release):
+        return None
+    if not api.startswith("torch.cuda.amp."):
+        return (f"{kind} left off on MPS (on CUDA only, as before): on MPS it needs PyTorch {release} and the "
+                f"PyTorch floor is {floor_text(floor)}")
+    if kind == "GradScaler" and floor is not None and floor < (2, 3):
+        return f"torch.amp.GradScaler exists from PyTorch 2.3 and the floor is {floor_text(floor)}"
+    return None
+
+
+def bucket(f: Finding, floor: Floor = None) -> tuple[str, str]:
+    """``("auto", what)``, ``("manual", why)``, ``("kept", why)`` or ``("other", "")`` (not a code finding).
+    ``floor``: the project's declared PyTorch floor (:func:`declared_floor`; ``None``: not declared), which decides
+    the API108/API109 edits."""
     if not f.code.startswith(CODE_PREFIXES) or not f.location.path:
         return "other", ""
     ev = f.evidence or {}
@@ -185,6 +230,10 @@ def bucket(f: Finding) -> tuple[str, str]:
                                    or any(f"{t!r}" in f.message for t in DEFAULT_TYPES)):
         return "manual", "this legacy CUDA tensor type changes the default dtype too: use torch.set_default_dtype(...) " \
                          "and torch.set_default_device(...)"
+    if f.code in ("API108", "API109"):
+        why = _amp_below_floor(f, floor)
+        if why is not None:
+            return "manual", why
     if f.code == "API103" and "'cuda:{" in f.message and not _one_placeholder(f.message):
         return "manual", "the CUDA device string is built at run time from more than one value: select the device instead"
     if f.code in ("API103", "API107") and "assigned at line" in f.message:
@@ -199,12 +248,12 @@ def bucket(f: Finding) -> tuple[str, str]:
     return "manual", fix
 
 
-def buckets(findings: Iterable[Finding]) -> list[tuple[Finding, str, str]]:
+def buckets(findings: Iterable[Finding], floor: Floor = None) -> list[tuple[Finding, str, str]]:
     """``(finding, kind, why)`` for each finding: :func:`bucket`, plus what one edit fixes for two findings: the
     API102 finding on the ``torch.cuda.FloatTensor`` argument of a ``set_default_tensor_type`` call that API119
     rewrites is fixed by that edit."""
     findings = list(findings)
-    out = [(f, *bucket(f)) for f in findings]
+    out = [(f, *bucket(f, floor)) for f in findings]
     api119 = {(f.location.path, f.location.line) for f, kind, _ in out if f.code == "API119" and kind == "auto"}
     for i, (f, kind, why) in enumerate(out):
         if f.code == "API102" and kind == "manual" and (f.evidence or {}).get("api") in DEFAULT_TYPES \
@@ -213,13 +262,13 @@ def buckets(findings: Iterable[Finding]) -> list[tuple[Finding, str, str]]:
     return out
 
 
-def effort(findings: Iterable[Finding]) -> dict[str, int]:
+def effort(findings: Iterable[Finding], floor: Floor = None) -> dict[str, int]:
     """``{"auto_fixable", "manual", "kept", "files_touched"}`` over the code findings: an **estimate** of what
     ``mpsready migrate`` will do (see the module doc); ``files_touched`` counts the files with an auto-fixable
     finding (migrate may touch more, for the edits no scan finding asks for)."""
     out = {"auto_fixable": 0, "manual": 0, "kept": 0, "files_touched": 0}
     files: set[str] = set()
-    for f, kind, _ in buckets(findings):
+    for f, kind, _ in buckets(findings, floor):
         if kind == "auto":
             out["auto_fixable"] += 1
             files.add(f.location.path or "")
@@ -229,8 +278,8 @@ def effort(findings: Iterable[Finding]) -> dict[str, int]:
     return out
 
 
-def effort_line(findings: Iterable[Finding]) -> str:
+def effort_line(findings: Iterable[Finding], floor: Floor = None) -> str:
     """One sentence for the scan's terminal and Markdown outputs (labelled an estimate: migrate gives the plan)."""
-    e = effort(findings)
+    e = effort(findings, floor)
     return (f"migrate effort (estimate): {e['auto_fixable']} auto-fixable finding(s) in {e['files_touched']} file(s) "
             f"(`mpsready migrate PATH` shows the diff), {e['manual']} manual, {e['kept']} need no change")

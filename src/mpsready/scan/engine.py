@@ -35,6 +35,7 @@ from mpsready.scan.model.callers import behind_caller_flags
 from mpsready.scan.model.reread import SourceTrees
 from mpsready.scan.model.project import apply_surfaces, cpu_only_dtypes, off_options
 from mpsready.scan.model.remedy import with_remedies
+from mpsready.migrate.autofix import declared_floor
 from mpsready.scan.model.torch_pin import judge_by_torch_pin
 from mpsready.scan.outlook import Edit, Subproject, collection_outlook, ladder
 from mpsready.scan.rules import deps as D
@@ -75,6 +76,11 @@ class ScanResult:
     flags: list[str] = field(default_factory=list)  # the flags / config values the Mac run needs (outlook.ladder)
     edits: list[Edit] = field(default_factory=list)  # the local edits, wirings and swaps it needs
     incomplete: list[str] = field(default_factory=list)  # main-path files that could not be read or parsed
+
+    @property
+    def torch_floor(self) -> tuple[int, int] | None:
+        """The lowest (major, minor) PyTorch the project declares; ``None`` without a lower bound."""
+        return declared_floor(self.dependencies)
 
     def counts(self) -> dict[str, int]:
         out = {s.value: 0 for s in Severity}
@@ -164,7 +170,7 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
     findings = readme_api_flags(findings, declared)
     # last: it reads callers again only for the findings that still limit the outlook
     findings = behind_caller_flags(findings, code_results, sources, off_options(code_results))
-    findings = with_remedies(findings)
+    findings = with_remedies(findings, declared_floor(deps))
 
     suppress = {rel: res.suppress for rel, (res, _cells) in code_results.items() if res.suppress}
     findings, silenced = _apply_suppressions(findings, suppress, texts, root)

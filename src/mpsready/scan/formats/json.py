@@ -53,7 +53,7 @@ def to_document(result: ScanResult) -> dict:
         },
         summary={"files": result.files_scanned, "lines": result.lines_scanned, "seconds": round(result.seconds, 3),
                  **counts, "suppressed": result.suppressed, "cache_hits": result.cache_hits},
-        effort=effort(result.findings),
+        effort=effort(result.findings, result.torch_floor),
         subprojects=[{"path": s.path, "outlook": s.outlook.value, "flags": list(s.flags),
                       "edits": [e.to_dict() for e in s.edits]} for s in result.subprojects],
         dependencies=[{"name": d.name, "specifier": d.specifier, "path": d.path, "line": d.line, "optional": d.optional,

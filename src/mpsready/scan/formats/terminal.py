@@ -59,7 +59,7 @@ class TerminalFormat(ScanFormat):
         table.add_row(str(result.files_scanned), str(result.lines_scanned), str(c["blocker"]), str(c["degrades"]),
                       str(c["info"]), str(result.suppressed), f"{result.seconds:.2f}")
         console.print(table)
-        console.print(Text(effort_line(result.findings)))
+        console.print(Text(effort_line(result.findings, result.torch_floor)))
         if result.subprojects:
             sub = Table(title="subprojects")
             sub.add_column("path")
