@@ -200,6 +200,19 @@ def _amp_below_floor(f: Finding, floor: Floor) -> str | None:
     return None
 
 
+def _amp_test_below_floor(kinds: list[str], floor: Floor) -> str | None:
+    """Why migrate keeps an API115 test in a file calling ``kinds`` (autocast, GradScaler) at this floor, or
+    ``None`` when the floor has them on MPS (transforms/device_string_test.py)."""
+    from mpsready.migrate.mac_path import autocast_release, floor_allows, floor_text, gradscaler_release
+
+    need = {"autocast": autocast_release(), "GradScaler": gradscaler_release()}
+    missing = [k for k in kinds if not floor_allows(floor, need.get(k))]
+    if not missing:
+        return None
+    return ("left as it is, to keep the Mac path: the file calls " + " and ".join(missing) + ", which MPS has from "
+            + ", ".join(f"{k} {need[k]}" for k in missing) + f", and the PyTorch floor is {floor_text(floor)}")
+
+
 def bucket(f: Finding, floor: Floor = None) -> tuple[str, str]:
     """``("auto", what)``, ``("manual", why)``, ``("kept", why)`` or ``("other", "")`` (not a code finding).
     ``floor``: the project's declared PyTorch floor (:func:`declared_floor`; ``None``: not declared), which decides
@@ -234,6 +247,13 @@ def bucket(f: Finding, floor: Floor = None) -> tuple[str, str]:
         why = _amp_below_floor(f, floor)
         if why is not None:
             return "manual", why
+    if f.code == "API115" and ev.get("amp_calls"):
+        why = _amp_test_below_floor(list(ev["amp_calls"]), floor)
+        if why is not None:
+            return "manual", why
+    if f.code == "DTY102" and not ev.get("cast_after_move"):
+        return "manual", ("float64 reaches the device with no float32 cast after it: check the value is not needed in "
+                          "float64 later, then add .float() before .to()")
     if f.code == "API103" and "'cuda:{" in f.message and not _one_placeholder(f.message):
         return "manual", "the CUDA device string is built at run time from more than one value: select the device instead"
     if f.code in ("API103", "API107") and "assigned at line" in f.message:

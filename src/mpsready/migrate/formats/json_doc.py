@@ -12,7 +12,8 @@ from mpsready.migrate.formats.diff import render_diff
 SCHEMA = {"name": "mpsready.migrate", "version": 1}
 
 
-def render_json(plan: Plan, *, applied: list[str] | None = None, refused: list[str] | None = None) -> str:
+def render_json(plan: Plan, *, applied: list[str] | None = None, refused: list[str] | None = None,
+                verify: dict | None = None) -> str:
     doc = {
         "schema": SCHEMA,
         "mpsready": __version__,
@@ -30,6 +31,8 @@ def render_json(plan: Plan, *, applied: list[str] | None = None, refused: list[s
         "not_parsed": plan.errors,
         "diff": render_diff(plan),
     }
+    if verify is not None:
+        doc["verify"] = verify
     if applied is not None:
         doc["applied"] = {"written": applied, "refused": refused or []}
     return json.dumps(doc, indent=2) + "\n"

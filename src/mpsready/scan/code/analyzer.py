@@ -354,17 +354,31 @@ def _mentions_mps(tree: ast.AST) -> bool:
     """Whether the scope considers MPS as a device: an 'mps' string it can choose, or a ``.mps`` attribute
     (``torch.backends.mps.is_available()``). An 'mps' string that is only compared against
     (``device.type != 'mps'``, ``'mps' in name``) tests a device chosen elsewhere and does not count
-    (Pytorch-UNet picks CUDA-or-CPU and only then asks whether the device is MPS)."""
+    (Pytorch-UNet picks CUDA-or-CPU and only then asks whether the device is MPS). The device helper
+    ``mpsready migrate`` adds (``def _mpsready_device``) does not count either: it is not the scope's own choice,
+    and counting it hid a selection migrate had left as it was from the re-scan."""
     compared: set[int] = set()
-    for n in ast.walk(tree):
+    nodes = list(_walk_without_helper(tree))
+    for n in nodes:
         if isinstance(n, ast.Compare):
             compared.update(id(c) for c in (n.left, *n.comparators) if isinstance(c, ast.Constant))
-    for n in ast.walk(tree):
+    for n in nodes:
         if isinstance(n, ast.Constant) and isinstance(n.value, str) and _names_mps_word(n.value) and id(n) not in compared:
             return True
         if isinstance(n, ast.Attribute) and n.attr == "mps":
             return True
     return False
+
+
+def _walk_without_helper(tree: ast.AST):
+    """``ast.walk`` that does not enter ``def _mpsready_device`` (mpsready.migrate.helper)."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not (isinstance(child, ast.FunctionDef) and child.name == "_mpsready_device"):
+                todo.append(child)
 
 
 def _raw(rule, line: int, col: int, message: str, *, severity: Severity | None = None, fix: str | None = None,
