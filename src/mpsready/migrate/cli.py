@@ -45,7 +45,9 @@ def run(args: argparse.Namespace) -> int:
 
     command = list(args.command or [])
     # options after PATH land in the remainder (argparse.REMAINDER): read them; the command is what follows --
-    split = command.index("--") if "--" in command else len(command)
+    # (argparse drops that -- when the remainder starts with it: a remainder that starts with no option is the command)
+    split = command.index("--") if "--" in command else len(command) if command[:1] and \
+        command[0].startswith("-") else 0
     head, command = command[:split], command[split + 1:]
     if head:
         args.migrate_parser.parse_args([*head, args.path], namespace=args)
