@@ -69,8 +69,12 @@ NOT_CODE = {
 DEFAULT_TYPES = ("torch.cuda.FloatTensor",)
 
 FIXES = {
-    "API101": AutoFix("`.cuda()` / `.cuda(i)` become `.to(device)` with the variable `device` in scope, else a small "
-                      "helper `_mpsready_device(i)` added once per file (CUDA with the same index, then MPS, then CPU).",
+    "API101": AutoFix("`.cuda()` / `.cuda(i)` become `.to(...)` the device the code around it already uses: the variable "
+                      "`device` in scope (or the one the migrated selection binds), `self.device`, a module input's "
+                      "`.device` inside a `Module`'s methods; in a project without a device selection of its own, a "
+                      "small helper `_mpsready_device(i)` added once per file (CUDA with the same index, then MPS, then "
+                      "CPU). Where the project selects its device and the code cannot see that choice, the finding is "
+                      "manual (an independent choice would mix devices).",
                       "model = Net().cuda()\nx = x.cuda(1)", "model = Net().to(_mpsready_device())\nx = x.to(_mpsready_device(1))"),
     "API102": AutoFix("`synchronize`, `empty_cache`, `manual_seed(_all)`, `seed(_all)` statements are put behind "
                       "`torch.cuda.is_available()` with the `torch.mps` equivalent in an `elif`; setters without one "
@@ -91,26 +95,33 @@ FIXES = {
                       "device = 'cuda'\nx = torch.zeros(3, device='cuda')\nstate = torch.load(path)",
                       "device = str(_mpsready_device())\nx = torch.zeros(3, device=device)\n"
                       "state = torch.load(path, map_location=device)"),
-    "API104": AutoFix("The selection gets an MPS branch after CUDA (CUDA keeps priority and its exact test); with a "
-                      "PyTorch floor of 2.6 or newer a plain `torch.cuda.is_available()` choice uses `torch.accelerator`.",
+    "API104": AutoFix("The selection gets an MPS branch after CUDA (CUDA keeps priority and its exact test; the MPS "
+                      "test keeps the rest of it, so `--no-cuda` still forces the CPU): conditional expressions, if/else "
+                      "with several statements per branch, functions returning the device, and CUDA switches "
+                      "(`args.cuda = not args.no_cuda and torch.cuda.is_available()`), whose `if args.cuda:` guards of "
+                      "`.cuda()` moves then move to the selected device; with a PyTorch floor of 2.6 or newer a plain "
+                      "`torch.cuda.is_available()` choice uses `torch.accelerator`.",
                       "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')",
                       "device = torch.device('cuda' if torch.cuda.is_available() else 'mps' if "
                       "torch.backends.mps.is_available() else 'cpu')"),
     "API107": AutoFix("A literal `'nccl'` backend becomes `'nccl'` on CUDA, `'gloo'` otherwise.",
                       "dist.init_process_group('nccl')",
                       "dist.init_process_group('nccl' if torch.cuda.is_available() else 'gloo')"),
-    "API108": AutoFix("`torch.cuda.amp.autocast`/`GradScaler` (and `from torch.cuda.amp import ...`) become `torch.amp` "
-                      "with the device type; positional autocast arguments become keywords (the order differs); "
-                      "`enabled` is gated off on the CPU, where the original disabled itself, and on MPS too "
-                      "(`== 'cuda'`, as before) unless the project's PyTorch floor has what MPS needs (autocast: "
-                      "2.5.1, GradScaler: 2.8.0 in the shipped ops tables); then it is `!= 'cpu'` and the edit is "
-                      "marked as changing the Mac path. The example has no floor declared.",
+    "API108": AutoFix("`torch.cuda.amp.autocast`/`GradScaler` (and `from torch.cuda.amp import ...`) become `torch.amp`; "
+                      "positional autocast arguments become keywords (the order differs). Where the project's PyTorch "
+                      "floor has what MPS needs (autocast: 2.5.1, GradScaler: 2.8.0 in the shipped ops tables) the "
+                      "device type is the selected device's and `enabled` is gated `!= 'cpu'` (the edit is marked as "
+                      "changing the Mac path); below it, or without a floor, the device type stays `'cuda'` (off "
+                      "without CUDA, as the original: `torch.amp.autocast('mps')` raises before 2.5 even when "
+                      "disabled) and a manual entry says which floor turns MPS on; `torch.cuda.amp.GradScaler` stays "
+                      "under a floor below 2.3 (no `torch.amp.GradScaler` there). The example has no floor declared.",
                       "with torch.cuda.amp.autocast():\n    out = model(x)",
-                      "with torch.amp.autocast(_mpsready_device().type, enabled=_mpsready_device().type == 'cuda'):\n"
-                      "    out = model(x)"),
-    "API109": AutoFix("`GradScaler()` without a device gets the device type (and the CPU gate of API108).",
+                      "with torch.amp.autocast('cuda'):\n    out = model(x)"),
+    "API109": AutoFix("With a PyTorch floor that has GradScaler on MPS (2.8.0), `GradScaler()` without a device gets the "
+                      "selected device's type (and the CPU gate of API108); below it the call is already what the Mac "
+                      "path can run (manual: declare the floor to turn MPS on).",
                       "scaler = torch.amp.GradScaler()",
-                      "scaler = torch.amp.GradScaler(torch.device(device).type, enabled=torch.device(device).type == 'cuda')"),
+                      "scaler = torch.amp.GradScaler(torch.device(device).type, enabled=torch.device(device).type != 'cpu')  # torch>=2.8"),
     "API113": AutoFix("`pin_memory=True` becomes `pin_memory=torch.cuda.is_available()`; `.pin_memory()` calls stay manual.",
                       "DataLoader(ds, pin_memory=True)", "DataLoader(ds, pin_memory=torch.cuda.is_available())"),
     "API115": AutoFix("The string test becomes `torch.device(s).type`, so MPS is classified as 'mps' (marked as "

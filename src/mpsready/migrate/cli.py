@@ -32,6 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-steps", type=int, default=3, help="with --verify: optimizer steps per run (default 3; 0: no limit)")
     p.add_argument("--time-limit", type=float, default=300.0, metavar="S",
                    help="with --verify: seconds per run (default 300)")
+    p.add_argument("--cwd", default=".", metavar="DIR",
+                   help="with --verify: the project folder to run the command from (default: its root)")
     p.add_argument("command", nargs=argparse.REMAINDER, help="with --verify: -- then the command that runs the project, "
                    "from its root (python train.py ARGS)")
     p.set_defaults(run=run, migrate_parser=p)
@@ -67,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
     if args.verify:
         from mpsready.migrate.verify import render_verify, verify_plan
 
-        verified = verify_plan(plan, command, releases=releases, max_steps=args.max_steps, time_limit=args.time_limit)
+        verified = verify_plan(plan, command, releases=releases, max_steps=args.max_steps, time_limit=args.time_limit,
+                               cwd=args.cwd)
         sys.stderr.write(render_verify(verified))
         if args.apply and not verified.verified:
             sys.stderr.write("nothing written: --apply --verify writes only a verified plan\n")

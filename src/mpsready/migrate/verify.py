@@ -119,8 +119,8 @@ class VerifyResult:
     @property
     def same_cpu_numbers(self) -> bool:
         o, m = self.original, self.migrated
-        if o.timed_out or m.timed_out or o.exit_code != m.exit_code:
-            return False
+        if o.timed_out or m.timed_out or o.exit_code != 0 or m.exit_code != 0:
+            return False  # an original that does not run to its end (or the step limit) here cannot be compared
         if o.sha256 is not None or m.sha256 is not None:
             return o.sha256 == m.sha256 and o.steps == m.steps
         return o.stdout == m.stdout
@@ -182,7 +182,8 @@ def _python(argv: list[str]) -> list[str]:
 
 
 def _cpu_run(cwd: Path, argv: list[str], site: Path, max_steps: int, time_limit: float) -> CpuRun:
-    digest = cwd.parent / f"{cwd.name}.digest.json"
+    digest = Path(tempfile.mkstemp(prefix="digest-", suffix=".json", dir=site)[1])
+    digest.unlink()
     env = dict(os.environ)
     env.update({"CUDA_VISIBLE_DEVICES": "", "PYTHONHASHSEED": "0", "MPSREADY_VERIFY_MAX_STEPS": str(max_steps),
                 "MPSREADY_VERIFY_DIGEST": str(digest),
@@ -201,8 +202,8 @@ def _cpu_run(cwd: Path, argv: list[str], site: Path, max_steps: int, time_limit:
     return run
 
 
-def _mac_run(cwd: Path, argv: list[str], release: str, max_steps: int, time_limit: float) -> MacRun:
-    doc_path = cwd.parent / f"run-{release}.json"
+def _mac_run(cwd: Path, argv: list[str], release: str, max_steps: int, time_limit: float, out: Path) -> MacRun:
+    doc_path = out / f"run-{release}.json"
     cmd = [sys.executable, "-m", "mpsready", "run", "--torch", release, "--format", "json", "-o", str(doc_path), "-q"]
     if max_steps:
         cmd += ["--max-steps", str(max_steps)]
@@ -230,9 +231,9 @@ def _mac_run(cwd: Path, argv: list[str], release: str, max_steps: int, time_limi
 
 
 def verify_plan(plan: Plan, command: list[str], *, releases: list[str], max_steps: int = 3,
-                time_limit: float = 300.0) -> VerifyResult:
+                time_limit: float = 300.0, cwd: str = ".") -> VerifyResult:
     """Run the checks of the module docstring for ``plan`` with ``command`` (an argv run from the project's
-    root). ``releases``: PyTorch releases for the emulated Mac (``mpsready run --torch``); ``max_steps``:
+    root, or from its folder ``cwd`` for a README that says ``cd pkg; python train.py``). ``releases``: PyTorch releases for the emulated Mac (``mpsready run --torch``); ``max_steps``:
     optimizer steps per run (0: no limit); ``time_limit``: seconds per run. Writes only under a temporary folder,
     removed at the end."""
     root = Path(plan.root)
@@ -248,10 +249,10 @@ def verify_plan(plan: Plan, command: list[str], *, releases: list[str], max_step
             target = migrated / fp.path
             target.unlink(missing_ok=True)  # a linked file is replaced, never written through
             target.write_text(fp.after, encoding="utf-8")
-        result = VerifyResult(list(command), _cpu_run(original, command, site, max_steps, time_limit),
-                              _cpu_run(migrated, command, site, max_steps, time_limit))
+        result = VerifyResult(list(command), _cpu_run(original / cwd, command, site, max_steps, time_limit),
+                              _cpu_run(migrated / cwd, command, site, max_steps, time_limit))
         for release in releases:
-            result.mac.append(_mac_run(migrated, command, release, max_steps, time_limit))
+            result.mac.append(_mac_run(migrated / cwd, command, release, max_steps, time_limit, base))
         return result
 
 
@@ -267,7 +268,8 @@ def render_verify(result: VerifyResult) -> str:
     if not result.same_cpu_numbers:
         m = result.migrated
         why = "a run timed out" if o.timed_out or m.timed_out else \
-            f"exit {o.exit_code} vs {m.exit_code}" if o.exit_code != m.exit_code else \
+            f"the original does not run on this CPU (exit {o.exit_code}): nothing to compare" if o.exit_code != 0 else \
+            f"the migrated copy exits {m.exit_code}" if m.exit_code != 0 else \
             "parameters differ after the same steps" if o.sha256 != m.sha256 else "printed output differs"
         for name, r in (("original", o), ("migrated", m)):
             if r.exit_code not in (0, None) and r.stderr_tail.strip():
