@@ -13,7 +13,7 @@ from typing import Any, Iterable, Mapping
 from mpsready.findings import Basis, Finding, Location, Scope, Severity
 from mpsready.scan.model import configs
 from mpsready.scan.model.remedy import EDIT
-from mpsready.scan.model.surfaces import flag_text
+from mpsready.scan.model.surfaces import flag_text, is_device_option
 from mpsready.scan.rules import api as A
 from mpsready.scan.scope import scope_of
 
@@ -41,7 +41,7 @@ def apply_surfaces(findings: list[Finding], results: Mapping[str, Any], config_t
         surfaces = by_file.get(path or "", [])
         if f.code in _DEVICE_CODES and surfaces:
             s = _surface_at(surfaces, f.evidence.get("surface_line") or line)
-            if s is not None and any(w in s["dest"].lower() for w in ("device", "accelerator")):
+            if s is not None and is_device_option(s):
                 choices = s.get("choices")
                 if choices and "mps" not in choices:
                     f = _with(f, remedy={"kind": EDIT, "migrate": False},
@@ -99,9 +99,11 @@ def request_flags(by_file: Mapping[str, list[dict]], results: Mapping[str, Any],
             continue
         for s in surfaces:
             default, choices = s.get("default"), s.get("choices")
-            if "device" not in s["dest"].lower() or s.get("computed") or (choices and "mps" not in choices):
+            if not is_device_option(s) or s.get("computed") or (choices and "mps" not in choices):
                 continue
-            if default == "cpu" or (asks and default in ("", None)):
+            # a CUDA default of an option that names no device (`--where cuda` into torch.device) raised no API103
+            cuda_default = isinstance(default, str) and default.split(":")[0].lower() == "cuda"
+            if default == "cpu" or cuda_default or (asks and default in ("", None)):
                 flag = flag_text(s, "mps")
                 if flag not in flags and flag not in out:
                     out.append(flag)
