@@ -44,3 +44,31 @@ def test_a_batch_size_per_device_is_no_device_flag(write_project):
         "model = torch.nn.Linear(2, 2).to(dev)\n")}))
     assert r.flags == ["--device mps"]
     assert r.outlook.value == "runs_on_mac"
+
+
+# ---------------------------------------------------------------- 6. the exit code says why
+def test_the_last_terminal_line_explains_exit_1_with_a_runs_on_mac_outlook(write_project, capsys):
+    from mpsready.cli import main
+
+    root = write_project({"train.py": TORCH + "model = torch.nn.Linear(2, 2)\n",
+                          "tests/test_gpu.py": TORCH + "x = torch.zeros(2).cuda()\n"})
+    code = main(["scan", str(root), "--no-cache", "-q"])
+    lines = [ln.strip() for ln in capsys.readouterr().out.splitlines() if ln.strip()]
+    assert code == 1
+    assert "static outlook: " in lines[-2] and "(runs_on_mac)" in lines[-2]
+    assert lines[-1] == ("exit 1: 1 finding at or above blocker, all off the main path (tests, examples, secondary "
+                         "parts, guarded or optional code), so the outlook stays runs_on_mac; the exit code follows "
+                         "--fail-on blocker (pass --exit-zero to exit 0)")
+
+
+def test_no_exit_line_when_nothing_reaches_fail_on_and_the_exit_zero_line_says_so(write_project, capsys):
+    from mpsready.cli import main
+
+    clean = write_project({"train.py": TORCH + "model = torch.nn.Linear(2, 2)\n"})
+    assert main(["scan", str(clean), "--no-cache", "-q"]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("static outlook: ")
+    dirty = write_project({"train.py": TORCH + "x = torch.zeros(2).cuda()\n"})
+    assert main(["scan", str(dirty), "--no-cache", "-q", "--exit-zero"]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1] == (
+        "exit 0 (--exit-zero): 1 finding at or above blocker, all on the main path (they set the outlook "
+        "mac_for_dev); the exit code follows --fail-on blocker")

@@ -75,6 +75,7 @@ class ScanResult:
     flags: list[str] = field(default_factory=list)  # the flags / config values the Mac run needs (outlook.ladder)
     edits: list[Edit] = field(default_factory=list)  # the local edits, wirings and swaps it needs
     incomplete: list[str] = field(default_factory=list)  # main-path files that could not be read or parsed
+    exit_zero: bool = False  # set by the command line's --exit-zero (the exit line says so: scan/exit_reason.py)
 
     def counts(self) -> dict[str, int]:
         out = {s.value: 0 for s in Severity}

@@ -11,6 +11,7 @@ from rich.text import Text
 from mpsready.findings import Severity, Verdict
 from mpsready.migrate.autofix import effort_line
 from mpsready.scan.engine import ScanResult
+from mpsready.scan.exit_reason import exit_reason
 from mpsready.scan.formats.interface import ScanFormat
 from mpsready.scan.formats.safe import visible
 from mpsready.scan.model.remedy import OFF_PATH_REACH
@@ -84,3 +85,6 @@ class TerminalFormat(ScanFormat):
         if result.incomplete:
             console.print(Text(f"incomplete: {len(result.incomplete)} file(s) could not be read or parsed, the outlook "
                                "covers the rest only: " + visible(", ".join(result.incomplete[:10])), style="yellow"))
+        reason = exit_reason(result)
+        if reason:  # the last line: why the exit code is not 0 whatever the outlook says
+            console.print(Text(reason, style="bold"), soft_wrap=True)
