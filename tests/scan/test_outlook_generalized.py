@@ -55,7 +55,8 @@ def test_the_last_terminal_line_explains_exit_1_with_a_runs_on_mac_outlook(write
     code = main(["scan", str(root), "--no-cache", "-q"])
     lines = [ln.strip() for ln in capsys.readouterr().out.splitlines() if ln.strip()]
     assert code == 1
-    assert "static outlook: " in lines[-2] and "(runs_on_mac)" in lines[-2]
+    assert "static outlook: " in lines[-3] and "(runs_on_mac)" in lines[-3]
+    assert lines[-2] == "secondary part tests: mac_for_dev, 1 edit"
     assert lines[-1] == ("exit 1: 1 finding at or above blocker, all off the main path (tests, examples, secondary "
                          "parts, guarded or optional code), so the outlook stays runs_on_mac; the exit code follows "
                          "--fail-on blocker (pass --exit-zero to exit 0)")
@@ -72,3 +73,48 @@ def test_no_exit_line_when_nothing_reaches_fail_on_and_the_exit_zero_line_says_s
     assert capsys.readouterr().out.strip().splitlines()[-1] == (
         "exit 0 (--exit-zero): 1 finding at or above blocker, all on the main path (they set the outlook "
         "mac_for_dev); the exit code follows --fail-on blocker")
+
+
+# ---------------------------------------------------------------- 1. main path from entry points
+LIB = {"lib/__init__.py": "from .core import Net\n",
+       "lib/core.py": TORCH + "class Net(torch.nn.Module):\n    pass\n"}
+
+
+def test_a_library_readme_makes_its_api_the_main_path_and_root_demos_secondary(write_project):
+    r = scan_path(write_project({
+        **LIB, "README.md": "# lib\n\n```python\nfrom lib import Net\nnet = Net()\n```\n",
+        "train_demo.py": TORCH + "from lib import Net\nif __name__ == '__main__':\n    Net().cuda()\n"}))
+    assert rows(r) == [("API101", "train_demo.py", 4, "blocker")]
+    assert r.findings[0].evidence["reach"] == "off_main_path"
+    assert outlook(r) == ("runs_on_mac", [], [])
+    assert [(s.part, s.outlook.value, len(s.edits)) for s in r.secondary] == [("train_demo.py", "mac_for_dev", 1)]
+
+
+def test_a_library_whose_readme_runs_a_root_script_keeps_it_on_the_main_path(write_project):
+    r = scan_path(write_project({
+        **LIB, "README.md": "```python\nfrom lib import Net\n```\n\n```bash\npython train_demo.py\n```\n",
+        "train_demo.py": TORCH + "from lib import Net\nif __name__ == '__main__':\n    Net().cuda()\n"}))
+    assert outlook(r) == ("mac_for_dev", [], [("train_demo.py", 4, "API101", "edit")])
+
+
+def test_a_readme_command_after_cd_runs_the_script_in_that_folder(write_project):
+    files = {"pkg/__init__.py": "", "pkg/model.py": TORCH + "class M(torch.nn.Module):\n    pass\n",
+             "pkg/train.py": TORCH + "from model import M\nif __name__ == '__main__':\n    M().cuda()\n",
+             "tools/plot.py": "if __name__ == '__main__':\n    print(1)\n",
+             "demo.py": TORCH + "if __name__ == '__main__':\n    print(torch.zeros(1))\n"}
+    r = scan_path(write_project({**files, "README.md": "```bash\ncd pkg\npython train.py --lr 1\ncd ..\n```\n"}))
+    assert outlook(r) == ("mac_for_dev", [], [("pkg/train.py", 4, "API101", "edit")])
+    # the same script without the cd names a root train.py the project lacks: pkg/train.py stays secondary
+    r = scan_path(write_project({**files, "README.md": "```bash\npython train.py --lr 1\n```\n"}))
+    assert outlook(r) == ("runs_on_mac", [], [])
+
+
+def test_cd_state_ends_with_its_block_and_a_cd_out_of_the_project_names_nothing(write_project):
+    from mpsready.scan.model.entries import block_scripts, readme_blocks
+
+    py = {"a/run.py", "a/b/run.py", "run.py"}
+    assert block_scripts(["cd a && python run.py", "cd b; python run.py", "cd ../..", "python run.py"], py) == [
+        "a/run.py", "a/b/run.py", "run.py"]
+    assert block_scripts(["cd $HOME/a", "python run.py", "cd ~", "python run.py"], py) == []
+    assert block_scripts(["cd missing", "python run.py"], py) == []
+    assert readme_blocks("```\ncd a\n```\n\n```\npython run.py\n```\n", markdown=True) == [["cd a"], ["python run.py"]]

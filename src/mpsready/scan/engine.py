@@ -36,7 +36,7 @@ from mpsready.scan.model.reread import SourceTrees
 from mpsready.scan.model.project import apply_surfaces, cpu_only_dtypes, off_options
 from mpsready.scan.model.remedy import with_remedies
 from mpsready.scan.model.torch_pin import judge_by_torch_pin
-from mpsready.scan.outlook import Edit, Subproject, collection_outlook, ladder
+from mpsready.scan.outlook import Edit, SecondaryPart, Subproject, collection_outlook, ladder, secondary_parts
 from mpsready.scan.rules import deps as D
 from mpsready.scan.rules import extensions as E
 from mpsready.scan.rules import inputs as I
@@ -75,6 +75,7 @@ class ScanResult:
     flags: list[str] = field(default_factory=list)  # the flags / config values the Mac run needs (outlook.ladder)
     edits: list[Edit] = field(default_factory=list)  # the local edits, wirings and swaps it needs
     incomplete: list[str] = field(default_factory=list)  # main-path files that could not be read or parsed
+    secondary: list[SecondaryPart] = field(default_factory=list)  # parts off the main path (outlook.secondary_parts)
     exit_zero: bool = False  # set by the command line's --exit-zero (the exit line says so: scan/exit_reason.py)
 
     def counts(self) -> dict[str, int]:
@@ -185,6 +186,7 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
         dependencies=deps, subprojects=subs, suppressed=len(silenced), cache_hits=cache.hits if cache else 0, config=config,
         suppressed_findings=sort_findings(_select(silenced, config)),
         flags=list(ladder_.flags), edits=list(ladder_.edits), incomplete=list(ladder_.incomplete),
+        secondary=secondary_parts(findings),
     )
 
 

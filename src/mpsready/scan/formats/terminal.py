@@ -80,6 +80,8 @@ class TerminalFormat(ScanFormat):
                 tag = "migrate can make it" if e.migrate else "by hand"
                 console.print(Text(f"  {e.code} {visible(where)} [{e.kind}, {tag}]  {visible(e.what)}"))
         console.print(verdict)
+        for part in result.secondary[:self.max_per_group]:  # off the main path: they never lower the outlook above
+            console.print(Text(f"  secondary part {visible(part.line())}", style="dim"))
         if result.flags:
             console.print(Text("run on the Mac with: " + visible(" ".join(result.flags)), style="bold"))
         if result.incomplete:
