@@ -118,3 +118,34 @@ def test_cd_state_ends_with_its_block_and_a_cd_out_of_the_project_names_nothing(
     assert block_scripts(["cd $HOME/a", "python run.py", "cd ~", "python run.py"], py) == []
     assert block_scripts(["cd missing", "python run.py"], py) == []
     assert readme_blocks("```\ncd a\n```\n\n```\npython run.py\n```\n", markdown=True) == [["cd a"], ["python run.py"]]
+
+
+# ---------------------------------------------------------------- 5. user flags vs CUDA-availability checks
+MOVE = "model = torch.nn.Linear(2, 2)\nif args.cuda:\n    model.cuda()\n"
+
+
+def test_a_user_cuda_flag_off_by_default_keeps_a_mac_on_the_cpu(write_project):
+    r = scan_path(write_project({"train.py": TORCH + ARGS + (
+        "p.add_argument('--cuda', action='store_true')\nargs = p.parse_args()\n" + MOVE)}))
+    assert rows(r) == [("API101", "train.py", 8, "blocker"), ("API104", "train.py", 4, "degrades")]
+    assert r.findings[0].evidence["behind_flag"] == "--cuda" and "guarded" not in r.findings[0].evidence
+    assert r.findings[1].message == ("the device is chosen only by the option --cuda (off by default; 1 device call(s) "
+                                     "behind it): on a Mac the program runs on the CPU, never on MPS")
+    assert outlook(r) == ("mac_for_dev", [], [("train.py", 4, "API104", "edit")])
+
+
+def test_a_user_cuda_flag_on_by_default_runs_its_cuda_calls_on_a_mac(write_project):
+    r = scan_path(write_project({"train.py": TORCH + ARGS + (
+        "p.add_argument('--no-cuda', dest='cuda', action='store_false')\nargs = p.parse_args()\n" + MOVE)}))
+    assert rows(r) == [("API101", "train.py", 8, "blocker")]
+    assert outlook(r) == ("mac_for_dev", [], [("train.py", 8, "API101", "edit")])
+
+
+def test_a_cuda_attribute_assigned_from_availability_is_a_cuda_check(write_project):
+    for setup in ("p.add_argument('--cuda', action='store_true')\nargs = p.parse_args()\n"
+                  "args.cuda = args.cuda and torch.cuda.is_available()\n",
+                  "p.add_argument('--cuda', default=torch.cuda.is_available())\nargs = p.parse_args()\n"):
+        r = scan_path(write_project({"train.py": TORCH + ARGS + setup + MOVE}))
+        api101 = [f for f in r.findings if f.code == "API101"]
+        assert [(f.severity.value, f.evidence.get("guarded")) for f in api101] == [("info", True)]
+        assert not any(f.code == "API104" and "option" in f.evidence for f in r.findings)

@@ -107,10 +107,13 @@ class CodeResult:
     main_guards: list[list[int]] = field(default_factory=list)
     # string literals passed to a call that name a Python file ("scripts/ppo.py"): scripts a launcher starts
     launches: list[str] = field(default_factory=list)
+    # attribute names assigned a value that asks torch.cuda (`args.cuda = not args.no_cuda and
+    # torch.cuda.is_available()`): a test on them is a CUDA-availability check whatever the option's default
+    availability_attrs: list[str] = field(default_factory=list)
 
     _FIELDS = ("findings", "imports", "suppress", "extensions", "parsed", "cu_refs", "surfaces", "f64_returns",
                "f64_sinks", "param_sinks", "f64_calls", "pure_defs", "pure_refs", "places", "entry", "device_dispatch",
-               "mps_on_request", "def_spans", "main_guards", "launches")
+               "mps_on_request", "def_spans", "main_guards", "launches", "availability_attrs")
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self._FIELDS}
@@ -791,6 +794,9 @@ class _Visitor(ast.NodeVisitor):
         evidence = kw.pop("evidence", None) or {}
         if self.cuda_guard and rule.code.startswith("API") and rule.code not in ("API104", "API115"):
             # every API finding inside a CUDA check says so, whatever its severity; those above info drop to it
+            user = self._user_flag_guard()
+            if user is not None:  # `if args.cuda:`: a check only if the option's value flows from availability
+                evidence = {**evidence, "user_flag_guard": user, "unguarded_severity": severity.value}
             severity = Severity.INFO if severity.rank > Severity.INFO.rank else severity
             evidence = {**evidence, "guarded": True}
             message += " (inside a CUDA-availability check, so skipped on a Mac)"
@@ -822,6 +828,22 @@ class _Visitor(ast.NodeVisitor):
                     isinstance(test.ops[0], ast.Is) and isinstance(right, ast.Constant) and right.value is None):
                 return _dotted(left) or label, repr(right.value)
         return None
+
+    def _user_flag_guard(self) -> str | None:
+        """The attribute (``cuda`` of ``if args.cuda:``) when every CUDA guard around this point is a plain test
+        of an attribute named for CUDA: maybe a user's flag rather than a CUDA-availability check. The engine
+        decides from the project's options and assignments (``model.project.user_flag_guards``)."""
+        guards = [e for e in self._lazy_guards if e[0] == "cuda" and e[2]]
+        if not guards or len(guards) != self.cuda_guard:
+            return None
+        names = set()
+        for e in guards:
+            test = e[1]
+            if not (isinstance(test, ast.Attribute) and isinstance(test.value, (ast.Name, ast.Attribute))
+                    and "cuda" in test.attr.lower()):
+                return None
+            names.add(test.attr)
+        return names.pop() if len(names) == 1 else None
 
     def _flag_guard(self) -> str | tuple[str, str, str] | None:
         """The option an enclosing `if args.use_triton:` (or `if use_triton:`) tests, innermost first, or
@@ -1005,6 +1027,12 @@ class _Visitor(ast.NodeVisitor):
     # ---------------------------------------------------------------- assignments (tiny data flow)
     def visit_Assign(self, node: ast.Assign) -> None:
         self._track_assign(node)
+        for target in node.targets:
+            if isinstance(target, ast.Attribute) and "cuda" in target.attr.lower() and any(
+                    isinstance(n, ast.Call) and (self.q(n.func) or "").startswith("torch.cuda.")
+                    for n in ast.walk(node.value)):
+                if target.attr not in self.result.availability_attrs:
+                    self.result.availability_attrs.append(target.attr)
         for unit in _UNITS.get(ast.Assign, ()):  # device_literal_assign, device_selection
             unit(self, node)
         self.generic_visit(node)
