@@ -149,3 +149,45 @@ def test_a_cuda_attribute_assigned_from_availability_is_a_cuda_check(write_proje
         api101 = [f for f in r.findings if f.code == "API101"]
         assert [(f.severity.value, f.evidence.get("guarded")) for f in api101] == [("info", True)]
         assert not any(f.code == "API104" and "option" in f.evidence for f in r.findings)
+
+
+# ---------------------------------------------------------------- 4. the CUDA-core rule
+ATTN = ("class Attention(torch.nn.Module):\n"
+        "    def forward(self, q, k, v):\n"
+        "        return {call}\n")
+
+
+def test_a_cuda_first_package_the_forward_calls_with_no_other_path_is_core(write_project):
+    r = scan_path(write_project({
+        "requirements.txt": "torch\n",
+        "train.py": TORCH + "from flash_attn import flash_attn_func\n"
+                    + ATTN.format(call="flash_attn_func(q, k, v)")
+                    + "if __name__ == '__main__':\n    Attention()\n"}))
+    dep = next(f for f in r.findings if f.code == "DEP107")
+    assert dep.evidence["core_op"] == "flash_attn_func in Attention.forward (train.py:5)"
+    assert dep.evidence["remedy"] == {"kind": "none"}
+    assert r.outlook.value == "stay_on_cuda" and [f.code for f in r.limiting] == ["DEP107"]
+
+
+def test_a_model_that_picks_mps_but_calls_a_cuda_only_kernel_in_its_core_stays_on_cuda(write_project):
+    r = scan_path(write_project({
+        "train.py": TORCH + "import triton\n"
+                    "@triton.jit\ndef fused_kernel(x_ptr):\n    pass\n"
+                    + ATTN.format(call="fused_kernel[(1,)](q)")
+                    + "if __name__ == '__main__':\n"
+                    "    dev = 'cuda' if torch.cuda.is_available() else 'mps' if torch.backends.mps.is_available() "
+                    "else 'cpu'\n    Attention().to(dev)\n"}))
+    assert r.outlook.value == "stay_on_cuda"
+    assert [(f.code, f.message) for f in r.limiting] == [("EXT103", "Triton kernel fused_kernel()")]
+
+
+def test_a_cuda_first_package_beside_another_path_or_outside_a_model_stays_a_swap(write_project):
+    beside = ATTN.format(call="flash_attn_func(q, k, v) if self.flash else "
+                              "torch.nn.functional.scaled_dot_product_attention(q, k, v)")
+    for files in ({"train.py": TORCH + "from flash_attn import flash_attn_func\n" + beside},
+                  {"train.py": TORCH + "from flash_attn import flash_attn_func\n"
+                               "def bench(q):\n    return flash_attn_func(q, q, q)\n"}):
+        r = scan_path(write_project(files))
+        dep = next(f for f in r.findings if f.code == "DEP107")
+        assert "core_op" not in dep.evidence
+        assert dep.evidence["remedy"]["kind"] == "swap" and r.outlook.value == "mac_for_dev"

@@ -80,6 +80,10 @@ class TerminalFormat(ScanFormat):
                 tag = "migrate can make it" if e.migrate else "by hand"
                 console.print(Text(f"  {e.code} {visible(where)} [{e.kind}, {tag}]  {visible(e.what)}"))
         console.print(verdict)
+        if result.outlook is Verdict.STAY_ON_CUDA and result.limiting:  # the reason names the core op
+            first = result.limiting[0]
+            console.print(Text(f"  because: {first.code} {visible(str(first.location))}  "
+                               f"{visible((first.evidence or {}).get('core_op') or first.message)}"), soft_wrap=True)
         for part in result.secondary[:self.max_per_group]:  # off the main path: they never lower the outlook above
             console.print(Text(f"  secondary part {visible(part.line())}", style="dim"))
         if result.flags:

@@ -1,0 +1,103 @@
+"""The CUDA-core rule (issue 23): a CUDA-first package that the project's core computation calls with no other
+path is CUDA-only for the outlook, whatever alternative the knowledge base names.
+
+The knowledge base gives packages such as flash-attn, mamba-ssm or causal-conv1d an alternative
+(``scaled_dot_product_attention``, a reference selective scan), so their import alone is a *swap*
+(``mac_for_dev``). When a model file (one that defines a ``forward`` method) uses the imported name
+unconditionally inside a function or method (a call, an instantiation, or passing it on, not under an ``if``,
+a conditional expression, a ``try`` or a boolean operator), the swap rewrites the model's core: the finding gets
+``evidence["core_op"]`` (``"flash_attn_func in Attention.forward (model.py:12)"``) and ``no_alternative``, so its
+remedy is ``none`` and the outlook ``stay_on_cuda``, the reason naming the core op. A use behind a condition (an
+``if self.use_flash:`` beside an SDPA path), a file with no ``forward`` (a benchmark, a converter) and an import
+under a try/except fallback (already ``degrades``) keep the swap. Kernels the project writes itself (Triton,
+CuPy, Numba, PyCUDA: EXT103-EXT106) and compiled extensions are CUDA-only already (``no_alternative``).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterable
+
+from mpsready.findings import Finding, Severity
+from mpsready.scan.model.remedy import limits
+
+_CONDITIONAL = (ast.If, ast.IfExp, ast.Try, ast.BoolOp, ast.While, ast.ExceptHandler)
+if hasattr(ast, "TryStar"):
+    _CONDITIONAL += (ast.TryStar,)
+
+
+def core_ops(findings: Iterable[Finding], sources) -> list[Finding]:
+    """``findings`` with the CUDA-core rule applied to main-path DEP107 blockers that would be swaps (see the
+    module doc); ``sources`` is a :class:`~mpsready.scan.model.reread.SourceTrees`."""
+    out = []
+    for f in findings:
+        ev = f.evidence or {}
+        if f.code == "DEP107" and f.severity is Severity.BLOCKER and ev.get("alternative") and limits(f) \
+                and not ev.get("fallback") and (f.location.path or "").endswith(".py"):
+            tree = sources.tree(f.location.path)
+            op = _core_use(tree, f.location.line) if tree is not None else None
+            if op is not None:
+                where = f"{op[0]} in {op[1]} ({f.location.path}:{op[2]})"
+                f = Finding(f.code, f.severity,
+                            f"{f.message}; the model's core calls it with no other path: {where}", f.location,
+                            f.basis, f"The core op {op[0]} needs CUDA; a Mac needs a pure-PyTorch path for it wired "
+                            f"in ({ev['alternative']}), which rewrites the model's core.", f.source, f.scope,
+                            {**ev, "core_op": where, "no_alternative": True})
+        out.append(f)
+    return out
+
+
+def _bound(tree: ast.Module, line: int | None) -> set[str]:
+    """Names the import statement at ``line`` binds (``import a.b`` binds ``a``)."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and node.lineno == line:
+            for a in node.names:
+                if a.name != "*":
+                    names.add(a.asname or a.name.split(".")[0])
+    return names
+
+
+def _core_use(tree: ast.Module, line: int | None) -> tuple[str, str, int] | None:
+    """(name, function, line) of the first unconditional use of a name the import at ``line`` binds, inside a
+    function or method of a file that defines a ``forward`` method; ``None`` otherwise."""
+    if not any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "forward" for n in ast.walk(tree)):
+        return None
+    bound = _bound(tree, line)
+    if not bound:
+        return None
+    hits: list[tuple[int, str, str]] = []
+
+    def visit(node: ast.AST, where: str | None, conditional: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                for stmt in child.body:
+                    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        function(stmt, f"{child.name}.{stmt.name}", where, conditional)
+                    else:
+                        visit(stmt, where, conditional)
+                continue
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                function(child, child.name if where is None else f"{where}.{child.name}", where, conditional)
+                continue
+            cond = conditional or isinstance(child, _CONDITIONAL)
+            if where is not None and not cond and isinstance(child, ast.Name) and child.id in bound \
+                    and isinstance(child.ctx, ast.Load):
+                hits.append((child.lineno, child.id, where))
+            if isinstance(child, ast.If) or isinstance(child, ast.IfExp):
+                visit(child, where, True)  # both branches and the test: a path exists beside it
+            else:
+                visit(child, where, cond)
+
+    def function(fn: ast.AST, name: str, outer: str | None, conditional: bool) -> None:
+        # decorators and defaults run where the function is defined (`@triton.jit` is no use inside the kernel)
+        for dec in [*fn.decorator_list, *fn.args.defaults, *(d for d in fn.args.kw_defaults if d is not None)]:
+            visit(ast.Expr(dec), outer, conditional)
+        for stmt in fn.body:
+            visit(ast.Module([stmt], []), name, False)
+
+    visit(tree, None, False)
+    if not hits:
+        return None
+    lineno, name, where = min(hits)
+    return name, where, lineno
