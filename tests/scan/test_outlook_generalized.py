@@ -191,3 +191,36 @@ def test_a_cuda_first_package_beside_another_path_or_outside_a_model_stays_a_swa
         dep = next(f for f in r.findings if f.code == "DEP107")
         assert "core_op" not in dep.evidence
         assert dep.evidence["remedy"]["kind"] == "swap" and r.outlook.value == "mac_for_dev"
+
+
+# ---------------------------------------------------------------- 2. the project's own MPS handling dominates
+def test_code_in_a_branch_that_mps_tensors_never_take_does_not_limit(write_project):
+    r = scan_path(write_project({"lib/__init__.py": "", "lib/ops.py": TORCH + (
+        "def dist(x, y):\n"
+        "    if x.device.type != 'mps':\n        x, y = x.double(), y.double()\n"
+        "    if x.is_mps:\n        pass\n    else:\n        x = x.to(torch.float64)\n"
+        "    return x - y\n")}))
+    assert [(f.code, f.location.line, f.severity.value, f.evidence.get("mps_excluded")) for f in r.findings
+            if f.code == "DTY101"] == [("DTY101", 4, "info", True), ("DTY101", 4, "info", True),
+                                       ("DTY101", 8, "info", True)]
+    assert outlook(r) == ("runs_on_mac", [], [])
+
+
+def test_the_branch_mps_tensors_take_still_limits(write_project):
+    r = scan_path(write_project({"lib/__init__.py": "", "lib/ops.py": TORCH + (
+        "def dist(x):\n    if x.device.type == 'mps':\n        x = x.double()\n    return x\n")}))
+    assert [(f.code, f.location.line, f.severity.value) for f in r.findings if f.code != "DEP110"] == [
+        ("DTY101", 4, "blocker")]
+    assert r.outlook.value == "mac_for_dev"
+
+
+def test_a_literal_listing_accepted_dtypes_makes_no_float64_tensor(write_project):
+    r = scan_path(write_project({"lib/__init__.py": "", "lib/q.py": TORCH + (
+        "from torch import float16, float32, float64\n"
+        "def check(x, allowed=(torch.float32, torch.float64)):\n"
+        "    assert x.dtype in allowed\n"
+        "    ok = [float16, float32, float64]\n"
+        "    return ok\n"
+        "def make(n):\n    return torch.zeros(n, dtype=(torch.float64,)[0], device='mps')\n")}))
+    assert [(f.code, f.location.line, f.severity.value) for f in r.findings if f.code != "DEP110"] == [
+        ("DTY101", 8, "blocker")]

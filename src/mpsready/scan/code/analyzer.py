@@ -606,6 +606,7 @@ class _Visitor(ast.NodeVisitor):
         self.dist_context = 0  # depth of enclosing distributed-only code (if ddp:, def all_gather)
         self.reported_packages: set[str] = set()  # DEP107 once per package per file
         self.passive_dtype = 0  # inside comparisons and dict tables: a dtype named there creates no tensor
+        self.mps_excluded = 0  # depth of branches a tensor on MPS never takes (`if x.device.type != "mps":`)
         self.in_test = 0  # inside the condition of an if / conditional expression
         self.compared: set[int] = set()  # id() of calls that are an operand of a comparison (or its attribute)
         self.device_defaults: set[int] = set()  # id() of torch.device('cuda') parameter defaults (reported as such)
@@ -787,6 +788,18 @@ class _Visitor(ast.NodeVisitor):
         self.generic_visit(node)
         self.passive_dtype -= 1
 
+    def visit_Tuple(self, node: ast.Tuple | ast.List | ast.Set) -> None:
+        """A literal naming two or more dtypes (``allowed=(torch.float32, torch.float64)``) is a list of accepted
+        types, like a dict table: a dtype named there creates no tensor (issue 23)."""
+        if len(node.elts) > 1 and sum(1 for e in node.elts if _dtype_like(e)) > 1:
+            self.passive_dtype += 1
+            self.generic_visit(node)
+            self.passive_dtype -= 1
+        else:
+            self.generic_visit(node)
+
+    visit_List = visit_Set = visit_Tuple
+
     # ---------------------------------------------------------------- helpers
     def add(self, rule, node: ast.AST, message: str, **kw: Any) -> None:
         self._resolve_guards()
@@ -800,6 +813,11 @@ class _Visitor(ast.NodeVisitor):
             severity = Severity.INFO if severity.rank > Severity.INFO.rank else severity
             evidence = {**evidence, "guarded": True}
             message += " (inside a CUDA-availability check, so skipped on a Mac)"
+        if self.mps_excluded and rule.code.startswith(("API", "DTY")) and severity.rank > Severity.INFO.rank:
+            # the project's own MPS check keeps this branch off MPS (issue 23: it already picks MPS)
+            severity = Severity.INFO
+            evidence = {**evidence, "mps_excluded": True}
+            message += " (in a branch that a tensor on MPS never takes)"
         if self.dist_context and "scope" not in kw:
             kw["scope"] = "distributed"
         switch = self._flag_guard()
@@ -922,8 +940,11 @@ class _Visitor(ast.NodeVisitor):
             unit(self, node)
         guarded = self._push_guard("cuda", node.test)
         dist = self._push_guard("dist", node.test)
+        off_mps = _mps_branch(node.test)
+        self.mps_excluded += off_mps == "body"
         for stmt in node.body:
             self.visit(stmt)
+        self.mps_excluded -= off_mps == "body"
         self._pop_guard(dist)
         self._pop_guard(guarded)
         if not node.orelse:
@@ -931,8 +952,10 @@ class _Visitor(ast.NodeVisitor):
         test = node.test
         negated = self._push_guard("cuda", test.operand) \
             if test.__class__ is ast.UnaryOp and test.op.__class__ is ast.Not else None
+        self.mps_excluded += off_mps == "orelse"
         for stmt in node.orelse:
             self.visit(stmt)
+        self.mps_excluded -= off_mps == "orelse"
         if negated is not None:
             self._pop_guard(negated)
 
@@ -944,9 +967,14 @@ class _Visitor(ast.NodeVisitor):
             if unit(self, node):
                 return  # judged whole (a device selection): its branches are not reported again
         guarded = self._push_guard("cuda", node.test)
+        off_mps = _mps_branch(node.test)
+        self.mps_excluded += off_mps == "body"
         self.visit(node.body)
+        self.mps_excluded -= off_mps == "body"
         self._pop_guard(guarded)
+        self.mps_excluded += off_mps == "orelse"
         self.visit(node.orelse)
+        self.mps_excluded -= off_mps == "orelse"
 
     def _is_distributed_test(self, test: ast.AST) -> bool:
         """`if ddp:`, `if args.distributed:`, `if world_size > 1:` and the like: multi-GPU-only code."""
@@ -1379,6 +1407,40 @@ def _is_fallback_handler(handler: ast.ExceptHandler) -> bool:
     if handler.type is not None and not (names & _FALLBACK_EXCEPTIONS):
         return False
     return not all(isinstance(s, ast.Raise) for s in handler.body)
+
+
+_DTYPE_WORDS = {"float16", "float32", "float64", "double", "half", "float", "bfloat16", "int8", "int16", "int32",
+                "int64", "long", "uint8", "bool", "complex64", "complex128", "cfloat", "cdouble"}
+
+
+def _dtype_like(node: ast.AST) -> bool:
+    """``torch.float32`` / ``float32`` (imported from torch): a dtype named as an attribute or a bare name."""
+    if node.__class__ is ast.Attribute:
+        return node.attr in _DTYPE_WORDS and node.value.__class__ is ast.Name
+    return node.__class__ is ast.Name and node.id in _DTYPE_WORDS and node.id not in ("float", "bool")
+
+
+def _mps_branch(test: ast.AST) -> str | None:
+    """Which branch of ``if test:`` a tensor or device on MPS never takes: ``"body"`` for ``x.device.type !=
+    "mps"``, ``"mps" not in str(d)``, ``not x.is_mps``; ``"orelse"`` for ``== "mps"``, ``"mps" in``, ``x.is_mps``;
+    else None."""
+    cls = test.__class__
+    if cls is ast.UnaryOp and test.op.__class__ is ast.Not:
+        inner = _mps_branch(test.operand)
+        return {"body": "orelse", "orelse": "body"}.get(inner) if inner else None
+    if cls is ast.Attribute:
+        return "orelse" if test.attr == "is_mps" else None
+    if cls is not ast.Compare or len(test.ops) != 1:
+        return None
+    sides = (test.left, test.comparators[0])
+    if not any(s.__class__ is ast.Constant and s.value == "mps" for s in sides):
+        return None
+    op = test.ops[0].__class__
+    if op in (ast.NotEq, ast.IsNot, ast.NotIn):
+        return "body"
+    if op in (ast.Eq, ast.Is, ast.In):
+        return "orelse"
+    return None
 
 
 _DTYPE_NAMES = {"torch.float64", "torch.double", "torch.complex128", "torch.cdouble", "torch.complex64", "torch.cfloat",
