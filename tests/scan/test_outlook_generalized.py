@@ -224,3 +224,19 @@ def test_a_literal_listing_accepted_dtypes_makes_no_float64_tensor(write_project
         "def make(n):\n    return torch.zeros(n, dtype=(torch.float64,)[0], device='mps')\n")}))
     assert [(f.code, f.location.line, f.severity.value) for f in r.findings if f.code != "DEP110"] == [
         ("DTY101", 8, "blocker")]
+
+
+def test_a_library_path_behind_an_off_by_default_keyword_does_not_limit_unless_the_project_turns_it_on(write_project):
+    lib = {"lib/__init__.py": "from .attend import Attend\n", "lib/attend.py": TORCH + (
+        "class Attend(torch.nn.Module):\n"
+        "    def __init__(self, packed=False):\n        super().__init__()\n        self.packed = packed\n"
+        "        if self.packed:\n            from flash_attn import flash_attn_varlen_func\n"
+        "            self.fn = flash_attn_varlen_func\n"
+        "    def forward(self, q):\n        if self.packed:\n            torch.cuda.synchronize()\n        return q\n")}
+    r = scan_path(write_project({**lib, "README.md": "```python\nfrom lib import Attend\n```\n"}))
+    assert [(f.code, f.evidence.get("behind_flag")) for f in r.findings if f.code in ("DEP107", "API102")] == [
+        ("DEP107", "packed=False (the default)"), ("API102", "packed=False (the default)")]
+    assert outlook(r) == ("runs_on_mac", [], [])
+    r = scan_path(write_project({**lib, "train.py": TORCH + "from lib import Attend\nm = Attend(packed=True)\n"}))
+    assert r.outlook.value == "mac_for_dev"
+    assert sorted(f.code for f in r.limiting) == ["API102", "DEP107"]

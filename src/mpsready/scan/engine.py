@@ -28,7 +28,7 @@ from mpsready.scan.code.analyzer import _is_fallback_handler, parse_suppression
 from mpsready.scan.code.notebook import analyze_cells
 from mpsready.scan.config import ScanConfig, with_project_config
 from mpsready.scan.model import flow
-from mpsready.scan.model.core import core_ops
+from mpsready.scan.model.core import behind_off_params, core_ops
 from mpsready.scan.model.entries import declared_entries, readme_api_flags
 from mpsready.scan.model.graph import example_collection, mark_reach
 from mpsready.scan.model.call_sites import unused_device_defaults
@@ -167,6 +167,7 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
     findings = readme_api_flags(findings, declared)
     # last: it reads callers again only for the findings that still limit the outlook
     findings = behind_caller_flags(findings, code_results, sources, off_options(code_results))
+    findings = behind_off_params(findings, code_results, sources)
     findings = core_ops(findings, sources)
     findings = with_remedies(findings)
 

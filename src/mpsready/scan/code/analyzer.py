@@ -606,6 +606,7 @@ class _Visitor(ast.NodeVisitor):
         self.dist_context = 0  # depth of enclosing distributed-only code (if ddp:, def all_gather)
         self.reported_packages: set[str] = set()  # DEP107 once per package per file
         self.passive_dtype = 0  # inside comparisons and dict tables: a dtype named there creates no tensor
+        self._inits: dict[int, list] | None = None  # id(method) -> [its class's __init__] (_param_off_by_default)
         self.mps_excluded = 0  # depth of branches a tensor on MPS never takes (`if x.device.type != "mps":`)
         self.in_test = 0  # inside the condition of an if / conditional expression
         self.compared: set[int] = set()  # id() of calls that are an operand of a comparison (or its attribute)
@@ -825,6 +826,8 @@ class _Visitor(ast.NodeVisitor):
             evidence = {**evidence, "flag_guard": switch[0], "flag_test": [switch[1], switch[2]]}
         elif switch is not None:
             evidence = {**evidence, "flag_guard": switch}
+            if self.functions and self._param_off_by_default(switch):
+                evidence["param_guard"] = switch
         self.result.findings.append(_raw(rule, getattr(node, "lineno", 1), getattr(node, "col_offset", 0), message,
                                          severity=severity, evidence=evidence, end=_end(node), **kw))
 
@@ -846,6 +849,30 @@ class _Visitor(ast.NodeVisitor):
                     isinstance(test.ops[0], ast.Is) and isinstance(right, ast.Constant) and right.value is None):
                 return _dotted(left) or label, repr(right.value)
         return None
+
+    def _param_off_by_default(self, name: str) -> bool:
+        """Whether ``name`` is a parameter of an enclosing function, or of the ``__init__`` of the class around the
+        innermost method (``if self.flash:`` in ``forward`` with ``__init__(self, flash=False)``), whose default is
+        ``False`` or ``None``: code behind it runs only when a caller turns it on (issue 23)."""
+        fns = list(self.functions)
+        if self._inits is None:  # method -> its class's __init__, built once per file on first need
+            self._inits = {}
+            for cls in ast.walk(self.tree) if self.tree is not None else ():
+                if isinstance(cls, ast.ClassDef):
+                    init = [s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"]
+                    for s in cls.body:
+                        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                            self._inits[id(s)] = init
+        fns += self._inits.get(id(self.functions[-1]), [])
+        for fn in fns:
+            args = fn.args
+            pos = args.posonlyargs + args.args
+            pairs = list(zip(pos[len(pos) - len(args.defaults):], args.defaults)) + [
+                (a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+            for a, d in pairs:
+                if a.arg == name:
+                    return isinstance(d, ast.Constant) and d.value in (False, None)
+        return False
 
     def _user_flag_guard(self) -> str | None:
         """The attribute (``cuda`` of ``if args.cuda:``) when every CUDA guard around this point is a plain test

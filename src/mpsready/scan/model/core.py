@@ -101,3 +101,102 @@ def _core_use(tree: ast.Module, line: int | None) -> tuple[str, str, int] | None
         return None
     lineno, name, where = min(hits)
     return name, where, lineno
+
+
+def behind_off_params(findings: list[Finding], results, sources) -> list[Finding]:
+    """Findings behind a function parameter whose default is off (``evidence["param_guard"]``: ``if self.flash:``
+    with ``__init__(self, flash=False)``) get ``behind_flag`` (``flash=False (the default)``) and stop limiting,
+    unless a main-path file of the project passes that keyword a true constant (``Attend(flash=True)``): a library's
+    opt-in path is not its main path (issue 23). Files are read again only when such a finding limits."""
+    findings = [_import_param_guard(f, sources) for f in findings]
+    names = {f.evidence["param_guard"] for f in findings if (f.evidence or {}).get("param_guard") and limits(f)}
+    if not names:
+        return findings
+    turned_on = _keywords_set_on(names, results, sources)
+    out = []
+    for f in findings:
+        name = (f.evidence or {}).get("param_guard")
+        if name and name not in turned_on and limits(f):
+            f = Finding(f.code, f.severity, f.message, f.location, f.basis, f.fix, f.source, f.scope,
+                        {**f.evidence, "behind_flag": f"{name}=False (the default)"})
+        out.append(f)
+    return out
+
+
+def _keywords_set_on(names: set[str], results, sources) -> set[str]:
+    """The names among ``names`` that some main-scope Python file passes as a keyword with a true constant."""
+    from mpsready.findings import Scope
+    from mpsready.scan.scope import scope_of
+
+    on: set[str] = set()
+    for rel in results:
+        if not rel.endswith(".py") or scope_of(rel) is not Scope.MAIN:
+            continue
+        text = sources.text(rel)
+        if text is None or not any(n in text for n in names - on):
+            continue
+        tree = sources.tree(rel)
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.keyword) and node.arg in names and isinstance(node.value, ast.Constant) \
+                    and node.value.value not in (False, None, 0, ""):
+                on.add(node.arg)
+        if on == names:
+            break
+    return on
+
+
+def _import_param_guard(f: Finding, sources) -> Finding:
+    """A limiting DEP107 import inside ``if self.x:`` / ``if x:`` where ``x`` is an off-by-default parameter of the
+    enclosing function or of its class's ``__init__`` gets ``param_guard`` (imports are judged before the
+    analyser knows their function, so this is read from the file again, for such findings only)."""
+    ev = f.evidence or {}
+    if f.code != "DEP107" or ev.get("param_guard") or not limits(f) or not (f.location.path or "").endswith(".py"):
+        return f
+    tree = sources.tree(f.location.path)
+    if tree is None:
+        return f
+    name = _guard_param(tree, f.location.line)
+    if name is None:
+        return f
+    return Finding(f.code, f.severity, f.message, f.location, f.basis, f.fix, f.source, f.scope,
+                   {**ev, "param_guard": name})
+
+
+def _guard_param(tree: ast.Module, line: int | None) -> str | None:
+    found: list[str] = []
+
+    def walk(node: ast.AST, tests: list[str], fns: list[ast.AST], cls: ast.ClassDef | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.Import, ast.ImportFrom)) and child.lineno == line and tests and fns:
+                inits = [s for s in (cls.body if cls is not None else ()) if
+                         isinstance(s, ast.FunctionDef) and s.name == "__init__"]
+                if _off_default(tests[-1], [*fns, *inits]):
+                    found.append(tests[-1])
+            if isinstance(child, ast.ClassDef):
+                walk(child, tests, fns, child)
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                walk(child, tests, [*fns, child], cls)
+            elif isinstance(child, ast.If):
+                t = child.test
+                name = t.attr if isinstance(t, ast.Attribute) else t.id if isinstance(t, ast.Name) else None
+                for stmt in child.body:
+                    walk(ast.Module([stmt], []), [*tests, name] if name else tests, fns, cls)
+                for stmt in child.orelse:
+                    walk(ast.Module([stmt], []), tests, fns, cls)
+            else:
+                walk(child, tests, fns, cls)
+
+    walk(tree, [], [], None)
+    return found[0] if found else None
+
+
+def _off_default(name: str, fns: list) -> bool:
+    for fn in fns:
+        args = fn.args
+        pos = args.posonlyargs + args.args
+        pairs = list(zip(pos[len(pos) - len(args.defaults):], args.defaults)) + [
+            (a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+        for a, d in pairs:
+            if a.arg == name:
+                return isinstance(d, ast.Constant) and d.value in (False, None)
+    return False
