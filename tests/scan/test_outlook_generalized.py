@@ -116,7 +116,10 @@ def test_cd_state_ends_with_its_block_and_a_cd_out_of_the_project_names_nothing(
     assert block_scripts(["cd a && python run.py", "cd b; python run.py", "cd ../..", "python run.py"], py) == [
         "a/run.py", "a/b/run.py", "run.py"]
     assert block_scripts(["cd $HOME/a", "python run.py", "cd ~", "python run.py"], py) == []
-    assert block_scripts(["cd missing", "python run.py"], py) == []
+    # the first cd into a folder the project lacks is the clone itself (`git clone .../Proj && cd Proj`)
+    assert block_scripts(["git clone https://x/Proj.git", "cd Proj", "python run.py"], py) == ["run.py"]
+    assert block_scripts(["cd Proj/a", "python run.py"], py) == ["a/run.py"]
+    assert block_scripts(["cd a", "cd missing", "python run.py"], py) == []
     assert readme_blocks("```\ncd a\n```\n\n```\npython run.py\n```\n", markdown=True) == [["cd a"], ["python run.py"]]
 
 

@@ -190,7 +190,15 @@ def _cd(tokens: list[str], state: dict, py_files: Collection[str]) -> None:
         state["cwd"] = None
         return
     rel = "" if rel == "." else rel
-    state["cwd"] = rel if not rel or any(p.startswith(rel + "/") for p in py_files) else None
+
+    def known(d: str) -> bool:
+        return not d or any(p.startswith(d + "/") for p in py_files)
+
+    if cwd == "" and not known(rel):
+        # `git clone .../Proj.git && cd Proj[/sub]`: the first folder is the clone, the project root itself
+        rest = rel.split("/", 1)[1] if "/" in rel else ""
+        rel = rest if not known(rel.split("/", 1)[0]) and known(rest) else rel
+    state["cwd"] = rel if known(rel) else None
 
 
 def _joined(lines: Iterable[str]) -> list[str]:
