@@ -243,3 +243,11 @@ def test_a_library_path_behind_an_off_by_default_keyword_does_not_limit_unless_t
     r = scan_path(write_project({**lib, "train.py": TORCH + "from lib import Attend\nm = Attend(packed=True)\n"}))
     assert r.outlook.value == "mac_for_dev"
     assert sorted(f.code for f in r.limiting) == ["API102", "DEP107"]
+
+
+def test_dtypes_a_loop_iterates_over_are_each_made(write_project):
+    r = scan_path(write_project({"lib/__init__.py": "", "lib/q.py": TORCH + (
+        "def make(n):\n    for dt in (torch.float32, torch.float64):\n"
+        "        yield torch.zeros(n, dtype=dt, device='mps')\n"
+        "    return [torch.ones(n, dtype=d) for d in [torch.float16, torch.float64]]\n")}))
+    assert [(f.code, f.location.line) for f in r.findings if f.code == "DTY101"] == [("DTY101", 3), ("DTY101", 5)]

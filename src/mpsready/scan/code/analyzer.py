@@ -607,6 +607,7 @@ class _Visitor(ast.NodeVisitor):
         self.reported_packages: set[str] = set()  # DEP107 once per package per file
         self.passive_dtype = 0  # inside comparisons and dict tables: a dtype named there creates no tensor
         self._inits: dict[int, list] | None = None  # id(method) -> [its class's __init__] (_param_off_by_default)
+        self.iterated: set[int] = set()  # id() of the iterables of for loops and comprehensions (visit_Tuple)
         self.mps_excluded = 0  # depth of branches a tensor on MPS never takes (`if x.device.type != "mps":`)
         self.in_test = 0  # inside the condition of an if / conditional expression
         self.compared: set[int] = set()  # id() of calls that are an operand of a comparison (or its attribute)
@@ -791,15 +792,29 @@ class _Visitor(ast.NodeVisitor):
 
     def visit_Tuple(self, node: ast.Tuple | ast.List | ast.Set) -> None:
         """A literal naming two or more dtypes (``allowed=(torch.float32, torch.float64)``) is a list of accepted
-        types, like a dict table: a dtype named there creates no tensor (issue 23)."""
-        if len(node.elts) > 1 and sum(1 for e in node.elts if _dtype_like(e)) > 1:
-            self.passive_dtype += 1
-            self.generic_visit(node)
-            self.passive_dtype -= 1
-        else:
-            self.generic_visit(node)
+        types, like a dict table: a dtype named there creates no tensor (issue 23); one a ``for`` loop or a
+        comprehension iterates over (``for dt in (torch.float32, torch.float64):``) makes each of them."""
+        elts = node.elts
+        if len(elts) > 1 and id(node) not in self.iterated:
+            n = 0
+            for e in elts:
+                cls = e.__class__
+                if (cls is ast.Attribute and e.attr in _DTYPE_WORDS) or (cls is ast.Name and e.id in _DTYPE_BARE):
+                    n += 1
+                    if n > 1:
+                        self.passive_dtype += 1
+                        self.generic_visit(node)
+                        self.passive_dtype -= 1
+                        return
+        self.generic_visit(node)
 
     visit_List = visit_Set = visit_Tuple
+
+    def visit_For(self, node: ast.For | ast.AsyncFor | ast.comprehension) -> None:
+        self.iterated.add(id(node.iter))
+        self.generic_visit(node)
+
+    visit_AsyncFor = visit_comprehension = visit_For
 
     # ---------------------------------------------------------------- helpers
     def add(self, rule, node: ast.AST, message: str, **kw: Any) -> None:
@@ -1440,11 +1455,7 @@ _DTYPE_WORDS = {"float16", "float32", "float64", "double", "half", "float", "bfl
                 "int64", "long", "uint8", "bool", "complex64", "complex128", "cfloat", "cdouble"}
 
 
-def _dtype_like(node: ast.AST) -> bool:
-    """``torch.float32`` / ``float32`` (imported from torch): a dtype named as an attribute or a bare name."""
-    if node.__class__ is ast.Attribute:
-        return node.attr in _DTYPE_WORDS and node.value.__class__ is ast.Name
-    return node.__class__ is ast.Name and node.id in _DTYPE_WORDS and node.id not in ("float", "bool")
+_DTYPE_BARE = _DTYPE_WORDS - {"float", "bool", "long", "double", "half"}  # bare names that are also Python's
 
 
 def _mps_branch(test: ast.AST) -> str | None:
