@@ -872,12 +872,20 @@ class _Visitor(ast.NodeVisitor):
         fns = list(self.functions)
         if self._inits is None:  # method -> its class's __init__, built once per file on first need
             self._inits = {}
-            for cls in ast.walk(self.tree) if self.tree is not None else ():
-                if isinstance(cls, ast.ClassDef):
-                    init = [s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"]
-                    for s in cls.body:
+            stack = list(self.tree.body) if self.tree is not None else []
+            while stack:  # statements only: classes sit in statement bodies, never inside expressions
+                stmt = stack.pop()
+                if stmt.__class__ is ast.ClassDef:
+                    init = [s for s in stmt.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"]
+                    for s in stmt.body:
                         if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
                             self._inits[id(s)] = init
+                for part in ("body", "orelse", "finalbody"):
+                    block = getattr(stmt, part, None)
+                    if block.__class__ is list:
+                        stack += block
+                for handler in getattr(stmt, "handlers", ()):
+                    stack += handler.body
         fns += self._inits.get(id(self.functions[-1]), [])
         for fn in fns:
             args = fn.args
