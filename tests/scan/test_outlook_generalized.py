@@ -251,3 +251,27 @@ def test_dtypes_a_loop_iterates_over_are_each_made(write_project):
         "        yield torch.zeros(n, dtype=dt, device='mps')\n"
         "    return [torch.ones(n, dtype=d) for d in [torch.float16, torch.float64]]\n")}))
     assert [(f.code, f.location.line) for f in r.findings if f.code == "DTY101"] == [("DTY101", 3), ("DTY101", 5)]
+
+
+def test_a_project_that_picks_its_device_through_the_accelerator_api_runs_as_shipped(write_project):
+    r = scan_path(write_project({
+        "train.py": TORCH + "from evaluation.bench import bench\n"
+                    "def main():\n"
+                    "    dev = torch.accelerator.current_accelerator() or torch.device('cpu')\n"
+                    "    model = torch.nn.Linear(2, 2).to(dev)\n"
+                    "if __name__ == '__main__':\n    main()\n",
+        "evaluation/__init__.py": "",
+        "evaluation/bench.py": TORCH + "def bench():\n    pass\n",
+        "evaluation/run_eval.py": TORCH + "if __name__ == '__main__':\n"
+                                  "    torch.cuda.synchronize()\n    x = torch.zeros(2, device='cuda')\n"}))
+    assert outlook(r) == ("runs_on_mac", [], [])
+    assert [s.line() for s in r.secondary] == ["evaluation: mac_for_dev, 2 edits"]
+
+
+def test_a_collection_whose_members_all_use_the_accelerator_api_runs_on_a_mac(write_project):
+    member = TORCH + ("if __name__ == '__main__':\n"
+                      "    dev = torch.accelerator.current_accelerator()\n    print(torch.ones(2, device=dev))\n")
+    r = scan_path(write_project({f"ex{i}/main.py": member for i in range(3)}))
+    assert [(s.path, s.outlook.value) for s in r.subprojects] == [
+        ("ex0", "runs_on_mac"), ("ex1", "runs_on_mac"), ("ex2", "runs_on_mac")]
+    assert outlook(r) == ("runs_on_mac", [], [])
