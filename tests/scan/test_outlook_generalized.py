@@ -145,8 +145,8 @@ def test_a_user_cuda_flag_on_by_default_runs_its_cuda_calls_on_a_mac(write_proje
 
 
 def test_a_cuda_attribute_assigned_from_availability_is_a_cuda_check(write_project):
-    for setup in ("p.add_argument('--cuda', action='store_true')\nargs = p.parse_args()\n"
-                  "args.cuda = args.cuda and torch.cuda.is_available()\n",
+    for setup in (("p.add_argument('--cuda', action='store_true')\nargs = p.parse_args()\n"
+                   "args.cuda = args.cuda and torch.cuda.is_available()\n"),
                   "p.add_argument('--cuda', default=torch.cuda.is_available())\nargs = p.parse_args()\n"):
         r = scan_path(write_project({"train.py": TORCH + ARGS + setup + MOVE}))
         api101 = [f for f in r.findings if f.code == "API101"]

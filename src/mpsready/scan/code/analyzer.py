@@ -1106,11 +1106,11 @@ class _Visitor(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         self._track_assign(node)
         for target in node.targets:
-            if isinstance(target, ast.Attribute) and "cuda" in target.attr.lower() and any(
+            if isinstance(target, ast.Attribute) and "cuda" in target.attr.lower() \
+                    and target.attr not in self.result.availability_attrs and any(
                     isinstance(n, ast.Call) and (self.q(n.func) or "").startswith("torch.cuda.")
                     for n in ast.walk(node.value)):
-                if target.attr not in self.result.availability_attrs:
-                    self.result.availability_attrs.append(target.attr)
+                self.result.availability_attrs.append(target.attr)
         for unit in _UNITS.get(ast.Assign, ()):  # device_literal_assign, device_selection
             unit(self, node)
         self.generic_visit(node)

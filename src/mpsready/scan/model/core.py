@@ -16,7 +16,7 @@ CuPy, Numba, PyCUDA: EXT103-EXT106) and compiled extensions are CUDA-only alread
 from __future__ import annotations
 
 import ast
-from typing import Iterable
+from collections.abc import Iterable
 
 from mpsready.findings import Finding, Severity
 from mpsready.scan.model.remedy import limits
@@ -84,7 +84,7 @@ def _core_use(tree: ast.Module, line: int | None) -> tuple[str, str, int] | None
             if where is not None and not cond and isinstance(child, ast.Name) and child.id in bound \
                     and isinstance(child.ctx, ast.Load):
                 hits.append((child.lineno, child.id, where))
-            if isinstance(child, ast.If) or isinstance(child, ast.IfExp):
+            if isinstance(child, (ast.If, ast.IfExp)):
                 visit(child, where, True)  # both branches and the test: a path exists beside it
             else:
                 visit(child, where, cond)

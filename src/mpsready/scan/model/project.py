@@ -84,7 +84,7 @@ def _unguarded(f: Finding, dest: str, name: str) -> Finding:
     behind that option (``flag_guard``), which the caller judges by the option's default."""
     ev = {k: v for k, v in f.evidence.items() if k not in ("guarded", "user_flag_guard", "unguarded_severity")}
     ev.update(flag_guard=dest, user_cuda_flag=name)
-    message = f.message[:-len(_GUARD_NOTE)] if f.message.endswith(_GUARD_NOTE) else f.message
+    message = f.message.removesuffix(_GUARD_NOTE)
     severity = Severity(f.evidence.get("unguarded_severity", f.severity.value))
     return Finding(f.code, severity, f"{message} (behind the option {name}, a user's flag, not a CUDA check)",
                    f.location, f.basis, f.fix, f.source, f.scope, ev)
