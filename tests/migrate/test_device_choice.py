@@ -103,3 +103,19 @@ def test_a_plain_function_does_not_follow_its_tensor_argument(tmp_path):
     # a preprocessing function receives CPU data to move: following x.device would keep it on the CPU under CUDA
     out = _after(tmp_path, {"t.py": "import torch\n\n\ndef prep(x):\n    return (x.float() / 255).cuda()\n"})
     assert "    return (x.float() / 255).to(_mpsready_device())\n" in out
+
+
+def test_a_device_keyword_or_attribute_does_not_make_the_name_device_taken(tmp_path):
+    src = ("import torch\nuse_cuda = torch.cuda.is_available()\nz = torch.zeros(1, device=x.device)\n"
+           "if use_cuda:\n    model.cuda()\n")
+    assert _after(tmp_path, {"t.py": src}) == (
+        "import torch\nuse_cuda = torch.cuda.is_available()\n"
+        'device = torch.device("cuda" if use_cuda else "mps" if torch.backends.mps.is_available() else "cpu")\n'
+        "z = torch.zeros(1, device=x.device)\nif device.type != 'cpu':\n    model.to(device)\n")
+
+
+def test_a_device_variable_already_bound_is_not_overwritten(tmp_path):
+    src = ("import torch\nuse_cuda = torch.cuda.is_available()\ndevice = pick()\nif use_cuda:\n    model.cuda()\n")
+    plan = _plan(tmp_path, {"t.py": src})
+    assert [(m.code, m.reason) for m in plan.manual] == [
+        ("API104", "device is already used in this file: select the device from use_cuda by hand")]

@@ -159,6 +159,26 @@ def _nodes_in(root: cst.CSTNode, kind: type) -> list:
     return found
 
 
+def _variables(root: cst.CSTNode) -> set[str]:
+    """Names used as variables under ``root``: not keyword names (``device=``) nor attributes (``x.device``)."""
+    found: set[str] = set()
+
+    class V(cst.CSTVisitor):
+        def visit_Arg(self, node: cst.Arg) -> bool:
+            node.value.visit(self)
+            return False
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)
+            return False
+
+        def visit_Name(self, node: cst.Name) -> None:
+            found.add(node.value)
+
+    root.visit(V())
+    return found
+
+
 def _is_move(node: cst.CSTNode) -> bool:
     """A ``.cuda()`` call without arguments (the current CUDA device)."""
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "cuda" \
@@ -429,7 +449,7 @@ class Selection(Transform):
             taken = any(_shown(a) == name for a in _nodes_in(ctx.module, cst.Attribute))
         else:
             name = "device"
-            taken = any(n.value == "device" for n in _nodes_in(_scope(ctx, assign), cst.Name))
+            taken = "device" in _variables(_scope(ctx, assign))
         if taken:
             return f"{name} is already used in this file: select the device from {flag_text} by hand"
         stmt = _statement_of(ctx, assign)
