@@ -15,7 +15,8 @@ knows which stage was running:
 The spec (written by :func:`mpsready.record.recorder.record_entry`) has ``entry``, ``device``,
 ``steps``, ``seed``, ``out``, ``events``, ``cwd``, ``save_tensors``, ``float64``,
 ``synthetic`` (the ``inputs`` section of a previous record, or null), ``project``, ``keep_output``
-(keep warning texts; otherwise only ``warning_counts`` by category).
+(keep warning texts; otherwise only ``warning_counts`` by category), ``nan_check`` (default true: the first
+NaN/Inf, :mod:`mpsready.numerics.record_hook`) and ``save_inputs`` (a layer name, or null).
 """
 
 from __future__ import annotations
@@ -165,11 +166,22 @@ def _run(spec: dict[str, Any], streams: Streams, mps_backend: Any) -> int:
     counter = FallbackCounter(backend) if backend is not None else None
     runner = StepRunner(entry, device=device, steps=int(spec["steps"]))
     random_ops = RandomOpCounter()
+    numerics = None
+    if spec.get("nan_check", True):
+        from mpsready.numerics.record_hook import RecordWatch
+
+        numerics = RecordWatch([str(entry.root)] + ([str(spec["project"])] if spec.get("project") else []), device)
     obs = RecordingObserver(streams.tensor, streams.event, device, results=runner.results,
                             raw=streams.raw if spec.get("save_tensors") else None, counter=counter, mps=backend,
-                            random_ops=random_ops)
+                            random_ops=random_ops, numerics=numerics)
 
     runner.observers = [obs]
+    saver = None
+    if spec.get("save_inputs"):
+        from mpsready.numerics.record_hook import LayerInputSaver
+
+        saver = LayerInputSaver(spec["save_inputs"], spec["out"])
+        runner.observers.append(saver)
     caught: list[str] = []
     counts: dict[str, int] = {}
     with warnings.catch_warnings(record=True) as seen:
@@ -196,7 +208,9 @@ def _run(spec: dict[str, Any], streams: Streams, mps_backend: Any) -> int:
                    "warnings": [m[:500] for m in caught[:50]] if spec.get("keep_output") else [],
                    "warning_counts": dict(sorted(counts.items())),
                    "inputs": {"structure": obs.input_structure, "tensors": obs.input_specs}
-                   if obs.input_structure else None})
+                   if obs.input_structure else None,
+                   "numerics": numerics.to_dict() if numerics is not None else {"nan_check": False},
+                   "layer_inputs": saver.to_dict() if saver is not None else None})
     return 0
 
 

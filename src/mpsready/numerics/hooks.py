@@ -1,0 +1,112 @@
+"""The numerics watch in ``mpsready run`` (the emulated device) and ``mpsready trace`` (the recorder).
+
+* :class:`RunWatch`: fed by :class:`mpsready.emulate.dispatch.MPSDispatch` for every call it judges (calls with
+  a tensor resident on the emulated MPS device; the program's CPU-only calls are not watched). The step is
+  the number of optimizer steps completed so far (``Emulator.steps``); the stage is ``backward`` inside an
+  autograd backward pass (``torch._C._current_graph_task_id() != -1``), ``optimizer`` inside
+  ``Optimizer.step`` (global step pre/post hooks, ``torch.optim.optimizer.register_optimizer_step_pre_hook``,
+  PyTorch 2.0+), else ``forward``. Shapes are counted for calls of the program (depth 0).
+* :class:`TraceWatch`: fed by :class:`mpsready.trace.recorder._Mode` with the frame it already located; stages
+  and steps are the step runner's.
+
+Both give :meth:`~mpsready.numerics.watch.OpWatch.to_dict` to the document and their findings
+(:mod:`mpsready.numerics.rules`: NUM301, PRF301), basis ``predicted``: what ran is this CPU's arithmetic on
+the emulated device (a NaN the program's own numerics make is real; MPS kernels' rounding is not reproduced).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mpsready.findings import Basis, Finding
+from mpsready.numerics.watch import DEFAULT_FRACTION, OpWatch
+
+
+def _inplace(func: Any) -> bool:
+    a = func._schema.arguments
+    return bool(a) and a[0].alias_info is not None and a[0].alias_info.is_write
+
+
+class RunWatch:
+    """The watch of one ``mpsready run`` (module docstring). ``install()`` / ``uninstall()`` put the optimizer
+    hooks in place and take them away."""
+
+    def __init__(self, emu: Any, nan_check: bool = True, shapes: bool = True):
+        import torch
+
+        self.emu = emu
+        self.watch = OpWatch(locate=lambda: emu.frames.locate(1), nan_check=nan_check, shapes=shapes)
+        self._graph_task = torch._C._current_graph_task_id
+        self._in_optimizer = 0
+        self._handles: list[Any] = []
+
+    def install(self) -> None:
+        from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+
+        def pre(opt, args, kwargs):
+            self._in_optimizer += 1
+
+        def post(opt, args, kwargs):
+            self._in_optimizer = max(0, self._in_optimizer - 1)
+
+        self._handles = [register_optimizer_step_pre_hook(pre), register_optimizer_step_post_hook(post)]
+        self.emu.numerics = self
+
+    def uninstall(self) -> None:
+        for h in self._handles:
+            h.remove()
+        self._handles = []
+        self.emu.numerics = None
+
+    def observe(self, name: str, inplace: bool, args: Any, kwargs: Any, out: Any, depth: int,
+                view: bool = False) -> None:
+        """One judged call (``depth`` > 0: a callee of an expanded composite; ``view``: the op only aliases its
+        input, which builds no graph on MPS, so its shapes are not counted)."""
+        w = self.watch
+        w.step = self.emu.steps
+        w.stage = "backward" if self._graph_task() != -1 else "optimizer" if self._in_optimizer else "forward"
+        w.observe(name, args, kwargs, out, inplace=inplace, top=depth == 0 and not view)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.watch.to_dict()
+
+    def findings(self, fraction: float = DEFAULT_FRACTION) -> list[Finding]:
+        return watch_findings(self.watch, "the emulated MPS device", fraction)
+
+
+class TraceWatch:
+    """The watch of one ``mpsready trace`` (module docstring)."""
+
+    def __init__(self, nan_check: bool = True, shapes: bool = True, deferred: bool = False):
+        self.watch = OpWatch(nan_check=nan_check, shapes=shapes, deferred=deferred)
+        self._kind: dict[int, tuple[bool, bool]] = {}  # id(func) -> (in place, view)
+
+    def at_stage(self, stage: str, step: int) -> None:
+        self.watch.stage, self.watch.step = stage, step
+
+    def observe(self, func: Any, name: str, args: Any, kwargs: Any, out: Any, top: bool, frame: Any) -> None:
+        kind = self._kind.get(id(func))
+        if kind is None:
+            rets = func._schema.returns
+            view = bool(rets) and all(r.alias_info is not None and not r.alias_info.is_write for r in rets)
+            kind = self._kind[id(func)] = (_inplace(func), view)
+        self.watch.observe(name, args, kwargs, out, inplace=kind[0], top=top and not kind[1], frame=frame)
+
+    def flush(self) -> None:
+        self.watch.flush()
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.watch.to_dict()
+
+
+def watch_findings(watch: OpWatch, on: str, fraction: float = DEFAULT_FRACTION) -> list[Finding]:
+    """NUM301 (the first non-finite result) and PRF301 (dynamic shapes) of a watch, basis ``predicted``."""
+    from mpsready.numerics.rules import dynamic_shape_findings, first_nonfinite_finding
+
+    out = []
+    f = first_nonfinite_finding(watch.first, Basis.PREDICTED, on)
+    if f is not None:
+        out.append(f)
+    if watch.shapes:
+        out += dynamic_shape_findings(watch.dynamic_shapes(fraction), Basis.PREDICTED)
+    return out

@@ -1,0 +1,265 @@
+"""Watch every aten call of a run: the first NaN/Inf made from finite inputs, and input shapes per line.
+
+:class:`OpWatch` is fed by the dispatch modes that already see every call (``record``'s observing mode,
+:func:`mpsready.record.randomness.observing_mode`; ``run``'s emulated device,
+:mod:`mpsready.emulate.dispatch`; ``trace``'s recorder, :mod:`mpsready.trace.recorder`): one Python call per
+aten call, no mode of its own.
+
+**First non-finite value.** Per floating (or complex) result the check is one reduction: ``t.sum()``
+(float32 accumulation for 16-bit dtypes) is NaN or Inf whenever an element is, so a finite sum proves the
+tensor finite; a non-finite sum is confirmed with ``torch.isfinite(t).all()`` (a sum of finite values can
+overflow) before anything is reported. The kernels run with the Python dispatch key and torch functions
+disabled (``torch._C._DisableTorchDispatch``, ``torch._C.DisableTorchFunction``), so no mode, the
+emulated device's included, sees the check. On the CPU the sum is read at once; on an accelerator
+(``deferred``) the 0-dim results are kept and read together at the end of each stage
+(:meth:`OpWatch.flush`, one synchronisation per stage or per 1024 calls), with weak references to the
+inputs, so the check adds no synchronisation per op.
+
+The call reported is the first whose result is non-finite while every floating input is finite: op name,
+result dtype, stage (``forward``, ``loss``, ``backward``, ``optimizer_step`` as the step runner names them;
+``backward``/``optimizer``/``forward`` in ``mpsready run``), step, the user's ``file:line`` and, per
+floating input, shape, dtype, min, max, mean (float64 over the finite elements) and the NaN/Inf counts.
+No element value of a tensor is kept. An in-place op whose only non-finite input is the tensor it writes
+counts as made from finite inputs (its input was read before it was overwritten). When the first
+non-finite result came from an input that was already non-finite (a batch holding NaN, a parameter set
+outside the watched calls), it is reported with ``from_finite_inputs`` false. After the first report the
+NaN check stops: everything downstream of it is propagation.
+
+**Shapes per line.** For each call at depth 0 the tuple of input shapes is looked up with the op name;
+a pair not seen before is attributed to the user's line (located then, so a steady step costs a dict
+look-up per call) and to the step it appeared in. :meth:`OpWatch.dynamic_shapes` lists the (op, line)
+whose shapes changed in more than ``fraction`` (default 1/2) of the steps after the first one it ran in,
+given at least :data:`MIN_STEPS` observed steps. A pair already seen at another line is not attributed
+again, so an op whose shapes change at two lines is listed at the first. MPS builds and caches an
+``MPSGraph`` per op and input shapes (aten/src/ATen/native/mps/OperationUtils.mm ``getTensorsStringKey``,
+``MPSGraphCache``; PyTorch 2.0-2.13), so each new shape costs a graph build on a Mac.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, Callable
+
+MIN_STEPS = 3  # steps observed before a shape can be called dynamic (step 0 plus two to change in)
+DEFAULT_FRACTION = 0.5
+MAX_SHAPES = 16  # shapes kept per (op, line) for the finding
+MAX_PENDING = 1024  # deferred checks read together at most this many calls apart
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def tensor_summary(t: Any) -> dict[str, Any]:
+    """``{"shape", "dtype", "min", "max", "mean", "nan", "inf"}`` of a tensor (float64 over finite elements;
+    min/max/mean ``None`` when no element is finite). One copy to the CPU; no element is returned."""
+    torch = _torch()
+    with torch._C._DisableTorchDispatch(), torch._C.DisableTorchFunction():
+        x = t.detach()
+        if x.is_complex():
+            x = torch.view_as_real(x)
+        x = x.to("cpu").reshape(-1).to(torch.float64)
+        fin = torch.isfinite(x)
+        nan = int(torch.isnan(x).sum())
+        inf = int(torch.isinf(x).sum())
+        f = x[fin] if (nan or inf) else x
+        stats = {"min": None, "max": None, "mean": None}
+        if f.numel():
+            stats = {"min": float(f.min()), "max": float(f.max()), "mean": float(f.mean())}
+    return {"shape": [int(s) for s in t.shape], "dtype": str(t.dtype).replace("torch.", ""), **stats,
+            "nan": nan, "inf": inf}
+
+
+def _floating(t: Any) -> bool:
+    return t.is_floating_point() or t.is_complex()
+
+
+def _flat(values: Any, out: list) -> None:
+    Tensor = _torch().Tensor
+    for v in values:
+        if isinstance(v, Tensor):
+            out.append(v)
+        elif isinstance(v, (list, tuple)):
+            for w in v:
+                if isinstance(w, Tensor):
+                    out.append(w)
+
+
+class OpWatch:
+    """See the module docstring. ``locate``: returns the user's frame (``Frame`` with ``to_dict()``, or
+    ``None``) for the call being observed. ``nan_check`` / ``shapes`` switch the two watches;
+    ``deferred``: read the checks at :meth:`flush` (accelerators) instead of per call (CPU).
+
+    Set ``stage`` and ``step`` as the run goes (the callers do). Results: :attr:`first` (a dict, or
+    ``None``) and :meth:`dynamic_shapes`.
+    """
+
+    def __init__(self, locate: Callable[[], Any] | None = None, nan_check: bool = True, shapes: bool = False,
+                 deferred: bool = False):
+        torch = _torch()
+        self.locate = locate or (lambda: None)
+        self.nan_check = nan_check
+        self.shapes = shapes
+        self.deferred = deferred
+        self.stage: str | None = None
+        self.step = 0
+        self.first: dict[str, Any] | None = None
+        self.checked = 0  # results checked (the cost is one reduction each)
+        self._pending: list[tuple] = []
+        self._half = (torch.float16, torch.bfloat16)
+        self._f32 = torch.float32
+        self._seen: dict[tuple, bool] = {}  # (op, input shapes) -> seen
+        self._lines: dict[tuple, dict[str, Any]] = {}  # (op, path, line) -> shapes, steps
+        self._steps: set[int] = set()
+        self._guard = (torch._C._DisableTorchDispatch, torch._C.DisableTorchFunction)
+
+    # ------------------------------------------------------------------ feeding
+    def observe(self, name: str, args: Any, kwargs: Any, out: Any, inplace: bool = False, top: bool = True,
+                frame: Any = None) -> None:
+        """One completed aten call ``name`` with its arguments and result. ``inplace``: the op writes its first
+        argument (results are then that argument when ``out`` holds none). ``top``: a call of the program's
+        (not a callee of an expanded composite), the only ones counted for shapes. ``frame``: the user's
+        frame when the caller already knows it."""
+        ins: list = []
+        _flat(args, ins)
+        if kwargs:
+            _flat(kwargs.values(), ins)
+        if self.shapes and top:
+            self._shape(name, ins, frame)
+        if not self.nan_check or self.first is not None:
+            return
+        Tensor = _torch().Tensor
+        if isinstance(out, Tensor):
+            outs = [out]
+        elif isinstance(out, (list, tuple)) and out:
+            outs = []
+            _flat(out, outs)
+        elif inplace and ins:
+            outs = [ins[0]] if not isinstance(args[0], (list, tuple)) else [t for t in args[0] if isinstance(t, Tensor)]
+        else:
+            return
+        dis, nof = self._guard
+        with dis(), nof():
+            for i, t in enumerate(outs):
+                if not _floating(t) or t.numel() == 0 or t.device.type == "meta":
+                    continue
+                self.checked += 1
+                s = t.sum(dtype=self._f32) if t.dtype in self._half else t.sum()
+                if self.deferred:
+                    self._pending.append((s, t, name, ins, inplace, frame or self.locate(), self.stage, self.step,
+                                          [(weakref.ref(x), x._version) for x in ins]))
+                    if len(self._pending) >= MAX_PENDING:
+                        self.flush()
+                    continue
+                if bool(torch_isfinite(s)):
+                    continue
+                if bool(_all_finite(t)):
+                    continue  # the sum overflowed; every element is finite
+                self._report(name, t, ins, outs, inplace, frame or self.locate(), self.stage, self.step)
+                return
+
+    def flush(self) -> None:
+        """Read the deferred checks (one synchronisation); report the first non-finite result among them."""
+        pending, self._pending = self._pending, []
+        if not pending or self.first is not None:
+            return
+        torch = _torch()
+        dis, nof = self._guard
+        with dis(), nof():
+            sums = torch.stack([p[0].reshape(()).to(torch.float32) if not p[0].is_complex()
+                                else torch.view_as_real(p[0]).sum().to(torch.float32) for p in pending])
+            bad = (~torch.isfinite(sums)).nonzero()
+            for (i,) in bad.tolist():
+                _s, t, name, ins, inplace, frame, stage, step, refs = pending[i]
+                if bool(_all_finite(t)):
+                    continue
+                alive = [r() for r, v in refs]
+                unchanged = all(x is not None and x._version == v for x, (_r, v) in zip(alive, refs))
+                self._report(name, t, ins if unchanged else [], [t], inplace, frame, stage, step,
+                             inputs_kept=unchanged)
+                return
+
+    # ------------------------------------------------------------------ non-finite
+    def _report(self, name: str, t: Any, ins: list, outs: list, inplace: bool, frame: Any, stage: str | None,
+                step: int, inputs_kept: bool = True) -> None:
+        written = {id(o) for o in outs} if inplace else set()
+        inputs = []
+        finite = True
+        for x in ins:
+            if not _floating(x) or x.device.type == "meta":
+                continue
+            s = tensor_summary(x)
+            s["written"] = id(x) in written
+            inputs.append(s)
+            if (s["nan"] or s["inf"]) and not s["written"]:
+                finite = False
+        res = tensor_summary(t)
+        self.first = {
+            "op": name, "dtype": res["dtype"], "stage": stage, "step": step,
+            "location": frame.to_dict() if frame is not None and hasattr(frame, "to_dict") else None,
+            "nan": res["nan"], "inf": res["inf"], "numel": int(t.numel()),
+            "from_finite_inputs": finite if inputs_kept else None,
+            "inputs": inputs if inputs_kept else None,
+            "check": "deferred: read at the end of the stage" if self.deferred else "per call",
+        }
+
+    # ------------------------------------------------------------------ shapes
+    def _shape(self, name: str, ins: list, frame: Any) -> None:
+        shapes = tuple(tuple(t.shape) for t in ins)
+        step = self.step
+        self._steps.add(step)
+        key = (name, shapes)
+        if key in self._seen:
+            return
+        self._seen[key] = True
+        if frame is None:
+            frame = self.locate()
+        if frame is None:
+            return
+        where = (name, frame.path, frame.line)
+        slot = self._lines.get(where)
+        if slot is None:
+            slot = self._lines[where] = {"op": name, "location": frame.to_dict(), "first_step": step,
+                                         "new_in_steps": [], "shapes": [], "distinct": 0}
+        slot["distinct"] += 1
+        if len(slot["shapes"]) < MAX_SHAPES:
+            slot["shapes"].append([list(s) for s in shapes])
+        if step != slot["first_step"] and (not slot["new_in_steps"] or slot["new_in_steps"][-1] != step):
+            slot["new_in_steps"].append(step)
+
+    @property
+    def steps_observed(self) -> int:
+        return len(self._steps)
+
+    def dynamic_shapes(self, fraction: float = DEFAULT_FRACTION) -> list[dict[str, Any]]:
+        """``[{"op", "location", "distinct", "shapes", "new_in_steps", "steps"}]``: the (op, line) pairs whose
+        input shapes were new in more than ``fraction`` of the observed steps after their first (module
+        docstring); empty with fewer than :data:`MIN_STEPS` steps observed."""
+        if len(self._steps) < MIN_STEPS:
+            return []
+        last = max(self._steps)
+        out = []
+        for slot in self._lines.values():
+            later = sum(1 for s in self._steps if slot["first_step"] < s <= last)
+            if later >= MIN_STEPS - 1 and len(slot["new_in_steps"]) > fraction * later:
+                out.append({**slot, "steps": later + 1})
+        out.sort(key=lambda d: (-d["distinct"], d["location"]["path"], d["location"]["line"], d["op"]))
+        return out
+
+    def to_dict(self, fraction: float = DEFAULT_FRACTION) -> dict[str, Any]:
+        """``{"nan_check", "checked", "first_nonfinite", "dynamic_shapes", "steps_observed"}``."""
+        return {"nan_check": self.nan_check, "checked": self.checked, "first_nonfinite": self.first,
+                "dynamic_shapes": self.dynamic_shapes(fraction) if self.shapes else None,
+                "steps_observed": self.steps_observed if self.shapes else None}
+
+
+def torch_isfinite(s: Any) -> Any:
+    return _torch().isfinite(s)
+
+
+def _all_finite(t: Any) -> Any:
+    torch = _torch()
+    with torch._C._DisableTorchDispatch(), torch._C.DisableTorchFunction():
+        return torch.isfinite(t).all()

@@ -1,0 +1,60 @@
+"""Entries of the numerics tests: tiny steps whose first NaN/Inf is made at a known line."""
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from mpsready.step import Step
+
+
+class LogHead(nn.Module):
+    """A linear layer whose output goes through log: its negative entries make the first NaN."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 3)
+
+    def forward(self, x):
+        y = self.lin(x)
+        return torch.log(y)  # LOG_LINE
+
+
+def log_negative(device="cpu"):
+    torch.manual_seed(0)
+    model = LogHead()
+    g = torch.Generator().manual_seed(1)
+    batch = (torch.randn(5, 4, generator=g), torch.randint(0, 3, (5,), generator=g))
+    return Step(model=model, batch=batch, loss_fn=F.cross_entropy,
+                optimizer=torch.optim.SGD(model.parameters(), lr=0.1))
+
+
+class Normalise(nn.Module):
+    """Divides by a tiny scale computed under float16 autocast: 1e-4 * 1e-4 underflows to 0 in float16."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        with torch.autocast("cpu", dtype=torch.float16):
+            y = self.lin(x)  # float16 under autocast
+            scale = torch.mm(torch.full((5, 1), 1e-4, device=x.device), torch.full((1, 4), 1e-4, device=x.device))
+            z = y / scale  # DIV_LINE
+        return z.float()
+
+
+def fp16_underflow(device="cpu"):
+    torch.manual_seed(0)
+    model = Normalise()
+    g = torch.Generator().manual_seed(1)
+    batch = (torch.randn(5, 4, generator=g), torch.randint(0, 4, (5,), generator=g))
+    return Step(model=model, batch=batch, loss_fn=F.cross_entropy,
+                optimizer=torch.optim.SGD(model.parameters(), lr=0.1))
+
+
+def finite(device="cpu"):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
+    g = torch.Generator().manual_seed(1)
+    batch = (torch.randn(5, 4, generator=g), torch.randint(0, 3, (5,), generator=g))
+    return Step(model=model, batch=batch, loss_fn=F.cross_entropy,
+                optimizer=torch.optim.SGD(model.parameters(), lr=0.1))

@@ -1,0 +1,69 @@
+"""The first NaN/Inf of a recorded step: the op and the user's line that made it, not the loss."""
+import json
+from pathlib import Path
+
+import pytest
+
+from mpsready.record.recorder import record_entry
+
+HERE = Path(__file__).parent
+ENTRIES = "entries.py"
+
+
+def _line(marker: str) -> int:
+    lines = (HERE / ENTRIES).read_text(encoding="utf-8").splitlines()
+    return next(i for i, text in enumerate(lines, 1) if text.rstrip().endswith(f"# {marker}"))
+
+
+def _record(tmp_path, fn, **kw):
+    return record_entry(f"{ENTRIES}:{fn}", device="cpu", steps=2, out=tmp_path / fn, cwd=str(HERE), isolate=False,
+                        **kw)
+
+
+def test_log_of_negative_values_is_reported_at_the_log_line_not_the_loss(tmp_path):
+    rec = _record(tmp_path, "log_negative")
+    first = rec.manifest["first_nonfinite"]
+    assert (first["op"], first["dtype"], first["stage"], first["step"]) == ("aten::log", "float32", "forward", 0)
+    assert first["location"] == {"path": "entries.py", "line": _line("LOG_LINE"), "function": "forward"}
+    assert first["from_finite_inputs"] is True
+    assert (first["nan"], first["inf"], first["numel"]) == (12, 0, 15)
+    (inp,) = first["inputs"]
+    assert inp["shape"] == [5, 3] and inp["dtype"] == "float32" and (inp["nan"], inp["inf"]) == (0, 0)
+    assert inp["min"] == pytest.approx(-1.1294881105422974) and inp["max"] == pytest.approx(0.5453260540962219)
+    num = [f for f in rec.manifest["findings"] if f["code"] == "NUM301"]
+    assert len(num) == 1
+    assert num[0]["location"]["line"] == _line("LOG_LINE") and num[0]["location"]["operator"] == "aten::log"
+    assert num[0]["message"].startswith(f"first NaN/Inf on cpu: aten::log (float32) at entries.py:{_line('LOG_LINE')} "
+                                        "in forward, stage forward, step 0: 12 NaN, 0 Inf from finite inputs")
+    # the loss is NaN too, but it is not what is named
+    assert rec.manifest["step_metrics"][0]["loss_nonfinite"] == "nan"
+    # no raw value of the tensor is kept, only statistics
+    assert set(inp) == {"shape", "dtype", "min", "max", "mean", "nan", "inf", "written"}
+
+
+def test_float16_underflow_divide_under_autocast(tmp_path):
+    rec = _record(tmp_path, "fp16_underflow")
+    first = rec.manifest["first_nonfinite"]
+    assert (first["op"], first["dtype"], first["stage"]) == ("aten::div.Tensor", "float16", "forward")
+    assert first["location"]["line"] == _line("DIV_LINE")
+    assert (first["nan"], first["inf"]) == (0, 20) and first["from_finite_inputs"] is True
+    scale = first["inputs"][1]
+    assert scale["dtype"] == "float16" and (scale["min"], scale["max"]) == (0.0, 0.0)  # 1e-8 underflowed to 0
+
+
+def test_finite_step_reports_nothing_and_the_check_can_be_switched_off(tmp_path):
+    rec = _record(tmp_path, "finite")
+    assert rec.manifest["nan_check"] is True and rec.manifest["first_nonfinite"] is None
+    off = _record(tmp_path, "log_negative", nan_check=False)
+    assert off.manifest.get("first_nonfinite") is None and off.manifest["nan_check"] is False
+    assert not [f for f in off.manifest["findings"] if f["code"] == "NUM301"]
+    assert json.loads((tmp_path / "log_negative" / "record.json").read_text())["nan_check"] is False
+
+
+def test_cli_flag_no_nan_check():
+    from mpsready.cli import build_parser
+
+    args = build_parser().parse_args(["record", "x.py:f", "--device", "cpu", "--out", "o", "--no-nan-check"])
+    assert args.nan_check is False
+    args = build_parser().parse_args(["record", "x.py:f", "--device", "cpu", "--out", "o", "--save-inputs", "enc.0"])
+    assert args.nan_check is True and args.save_inputs == "enc.0"

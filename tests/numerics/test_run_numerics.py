@@ -1,0 +1,102 @@
+"""``mpsready run``: the first NaN/Inf and input shapes that change every step, on the emulated Mac."""
+import textwrap
+
+from tests.run.helpers import emulate, write
+
+SEQ = textwrap.dedent("""\
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    dev = torch.device("mps")
+    model = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 1)).to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(6):
+        length = {lengths}
+        x = torch.randn(4, length, 8).to(dev)
+        y = model(x).mean(dim=1)  # MODEL_LINE
+        loss = (y ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    """)
+
+NAN = textwrap.dedent("""\
+    import torch
+
+    torch.manual_seed(0)
+    dev = torch.device("mps")
+    lin = torch.nn.Linear(3, 3).to(dev)
+    opt = torch.optim.SGD(lin.parameters(), lr=0.1)
+    x = torch.tensor([[1.0, -2.0, 3.0]]).to(dev)
+    for step in range(3):
+        scale = torch.sqrt(x - step)  # SQRT_LINE
+        loss = (lin(x) + scale).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    """)
+
+
+def _line(path, marker):
+    return next(i for i, t in enumerate(path.read_text().splitlines(), 1) if t.rstrip().endswith(f"# {marker}"))
+
+
+def test_new_sequence_length_every_step_is_reported_with_its_line(tmp_path):
+    script = write(tmp_path, SEQ.format(lengths="5 + step"))
+    _res, doc, _out, _err = emulate(script)
+    assert doc["outcome"] == "completed" and doc["steps_observed"] == 6
+    dyn = {(d["op"], d["location"]["line"]): d for d in doc["dynamic_shapes"]}
+    line = _line(script, "MODEL_LINE")
+    # aten::linear runs as one MPS kernel (judged whole): two layers, six lengths, new in each of steps 1..5
+    lin = dyn[("aten::linear", line)]
+    assert lin["distinct"] == 12 and lin["new_in_steps"] == [1, 2, 3, 4, 5] and lin["steps"] == 6
+    assert lin["shapes"][0] == [[4, 5, 8], [8, 8], [8]]
+    tanh = dyn[("aten::tanh", line)]
+    assert tanh["distinct"] == 6 and [s[0][1] for s in tanh["shapes"]] == [5, 6, 7, 8, 9, 10]
+    prf = [f for f in doc["findings"] if f["code"] == "PRF301" and f["location"]["operator"] == "aten::tanh"]
+    assert len(prf) == 1 and prf[0]["severity"] == "degrades" and prf[0]["basis"] == "predicted"
+    assert prf[0]["location"]["line"] == line
+    assert prf[0]["message"].startswith(f"aten::tanh at script.py:{line} in <module>: 6 distinct input shapes in "
+                                        "6 steps (new in steps 1, 2, 3, 4, 5;")
+    assert "drop_last=True" in prf[0]["fix"]
+    # views build no MPS graph: not counted
+    assert not [d for d in doc["dynamic_shapes"] if d["op"] in ("aten::view", "aten::t")]
+
+
+def test_fixed_shapes_are_not_reported(tmp_path):
+    script = write(tmp_path, SEQ.format(lengths="7"))
+    _res, doc, _out, _err = emulate(script)
+    assert doc["outcome"] == "completed" and doc["steps_observed"] == 6
+    assert doc["dynamic_shapes"] == []
+    assert not [f for f in doc["findings"] if f["code"] == "PRF301"]
+
+
+def test_first_nan_names_the_sqrt_line_in_the_emulated_run(tmp_path):
+    script = write(tmp_path, NAN)
+    _res, doc, _out, _err = emulate(script)
+    first = doc["first_nonfinite"]
+    assert (first["op"], first["dtype"], first["stage"], first["step"]) == ("aten::sqrt", "float32", "forward", 0)
+    assert first["location"]["line"] == _line(script, "SQRT_LINE") and first["location"]["path"] == "script.py"
+    assert (first["nan"], first["inf"]) == (1, 0) and first["from_finite_inputs"] is True
+    assert (first["inputs"][0]["min"], first["inputs"][0]["max"]) == (-2.0, 3.0)
+    (num,) = [f for f in doc["findings"] if f["code"] == "NUM301"]
+    assert num["basis"] == "predicted" and num["location"]["line"] == _line(script, "SQRT_LINE")
+    assert doc["outcome"] == "completed" and doc["exit_code"] == 0  # a NaN does not change the outcome
+
+
+def test_no_nan_check(tmp_path):
+    from mpsready.run.child import run
+    from mpsready.run.document import build_document
+
+    script = write(tmp_path, NAN)
+    spec = {"program": {"kind": "script", "target": str(script), "argv": [str(script)], "root": str(tmp_path)},
+            "target": {"torch": "2.13", "macos": "15.5", "fallback": False}, "keep_going": False,
+            "max_steps": None, "time_limit": None, "nan_check": False}
+    import sys
+    saved = list(sys.argv), list(sys.path)
+    try:
+        doc = build_document(spec, run(spec))
+    finally:
+        sys.argv[:], sys.path[:] = saved
+    assert doc["nan_check"] is False and doc["first_nonfinite"] is None and doc["checked"] == 0
