@@ -58,3 +58,43 @@ def finite(device="cpu"):
     batch = (torch.randn(5, 4, generator=g), torch.randint(0, 3, (5,), generator=g))
     return Step(model=model, batch=batch, loss_fn=F.cross_entropy,
                 optimizer=torch.optim.SGD(model.parameters(), lr=0.1))
+
+
+class SeqModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(6, 6)
+
+    def forward(self, x):
+        h = torch.tanh(self.proj(x))  # SEQ_LINE
+        return h.mean(dim=1)
+
+
+def _seq_step(lengths):
+    torch.manual_seed(0)
+    model = SeqModel()
+    calls = iter(lengths)
+
+    def batch():
+        n = next(calls)
+        g = torch.Generator().manual_seed(n)
+        return torch.randn(2, n, 6, generator=g), torch.randn(2, 6, generator=g)
+
+    return Step(model=model, batch=batch, loss_fn=F.mse_loss, optimizer=torch.optim.SGD(model.parameters(), lr=0.1))
+
+
+def variable_length(device="cpu"):
+    return _seq_step([3, 4, 5, 6, 7, 8])
+
+
+def fixed_length(device="cpu"):
+    return _seq_step([5] * 6)
+
+
+def nan_batch(device="cpu"):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 3))
+    x = torch.ones(5, 4)
+    x[2, 1] = float("nan")
+    return Step(model=model, batch=(x, torch.zeros(5, dtype=torch.long)), loss_fn=F.cross_entropy,
+                optimizer=torch.optim.SGD(model.parameters(), lr=0.1))

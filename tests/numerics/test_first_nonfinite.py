@@ -67,3 +67,38 @@ def test_cli_flag_no_nan_check():
     assert args.nan_check is False
     args = build_parser().parse_args(["record", "x.py:f", "--device", "cpu", "--out", "o", "--save-inputs", "enc.0"])
     assert args.nan_check is True and args.save_inputs == "enc.0"
+
+
+def test_a_nan_in_the_batch_is_reported_as_coming_from_a_nonfinite_input(tmp_path):
+    first = _record(tmp_path, "nan_batch").manifest["first_nonfinite"]
+    assert first["op"] == "aten::addmm" and first["stage"] == "forward" and first["from_finite_inputs"] is False
+    assert [(i["shape"], i["nan"]) for i in first["inputs"]] == [([3], 0), ([5, 4], 1), ([4, 3], 0)]
+
+
+def test_uninitialised_memory_is_not_a_nan_of_the_program():
+    import torch
+
+    from mpsready.numerics.watch import OpWatch
+
+    garbage = torch.full((3,), float("nan"))
+    w = OpWatch()
+    w.observe("aten::empty.memory_format", ([3],), {}, garbage)  # what torch.empty may hand back
+    assert w.result is None and w.checked == 0
+    w.observe("aten::clone", (torch.ones(3),), {}, garbage)
+    assert w.result["op"] == "aten::clone" and w.result["from_finite_inputs"] is True and w.result["nan"] == 3
+
+
+def test_a_sum_that_overflows_is_not_a_nonfinite_result():
+    import torch
+
+    from mpsready.numerics.watch import OpWatch
+
+    big = torch.full((4,), 60000.0, dtype=torch.float16)  # finite; the float16 sum would be inf
+    w = OpWatch()
+    w.observe("aten::mul.Tensor", (big, big.new_ones(4)), {}, big)
+    assert w.result is None and w.checked == 1
+    huge = torch.full((4,), 3e38)  # finite float32 whose float32 sum overflows to inf: confirmed element-wise
+    w.observe("aten::mul.Tensor", (huge, huge.new_ones(4)), {}, huge)
+    assert w.result is None and w.checked == 2
+    w.observe("aten::mul.Tensor", (big, big.new_ones(4)), {}, big * 2)  # 120000 is inf in float16
+    assert (w.result["op"], w.result["dtype"], w.result["inf"]) == ("aten::mul.Tensor", "float16", 4)

@@ -104,7 +104,7 @@ def watch_findings(watch: OpWatch, on: str, fraction: float = DEFAULT_FRACTION) 
     from mpsready.numerics.rules import dynamic_shape_findings, first_nonfinite_finding
 
     out = []
-    f = first_nonfinite_finding(watch.first, Basis.PREDICTED, on)
+    f = first_nonfinite_finding(watch.result, Basis.PREDICTED, on)
     if f is not None:
         out.append(f)
     if watch.shapes:

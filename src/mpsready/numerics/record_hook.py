@@ -47,7 +47,7 @@ class RecordWatch:
         self._infos: dict[int, tuple[str, bool]] = {}
 
     def watches(self, stage: str, step: int = 0) -> bool:
-        return self.watch.first is None and stage in WATCHED_STAGES
+        return self.watch.first is None and not self.watch.gave_up and stage in WATCHED_STAGES
 
     def set_stage(self, stage: str) -> None:
         self.watch.stage = stage

@@ -22,8 +22,11 @@ floating input, shape, dtype, min, max, mean (float64 over the finite elements) 
 No element value of a tensor is kept. An in-place op whose only non-finite input is the tensor it writes
 counts as made from finite inputs (its input was read before it was overwritten). When the first
 non-finite result came from an input that was already non-finite (a batch holding NaN, a parameter set
-outside the watched calls), it is reported with ``from_finite_inputs`` false. After the first report the
-NaN check stops: everything downstream of it is propagation.
+outside the watched calls), the check goes on (such a value may also be uninitialised memory that a later
+op overwrites) for up to :data:`MAX_PROPAGATED` such results; the first of them is reported, with
+``from_finite_inputs`` false, only if no op made a NaN/Inf from finite inputs. Ops that return
+uninitialised memory (``aten::empty`` and kin, :data:`_UNINITIALISED`) are not checked. After a report from
+finite inputs the NaN check stops: everything downstream of it is propagation.
 
 **Shapes per line.** For each call at depth 0 the tuple of input shapes is looked up with the op name;
 a pair not seen before is attributed to the user's line (located then, so a steady step costs a dict
@@ -44,6 +47,13 @@ MIN_STEPS = 3  # steps observed before a shape can be called dynamic (step 0 plu
 DEFAULT_FRACTION = 0.5
 MAX_SHAPES = 16  # shapes kept per (op, line) for the finding
 MAX_PENDING = 1024  # deferred checks read together at most this many calls apart
+MAX_PROPAGATED = 64  # non-finite results from non-finite inputs looked at before the check gives up
+# Ops whose result is memory never written (its contents are whatever was there, NaN patterns included):
+# aten::empty*, new_empty*, resize_ (native_functions.yaml: "Returns a tensor filled with uninitialized data").
+_UNINITIALISED = frozenset({"aten::empty.memory_format", "aten::empty.names", "aten::empty_like",
+                            "aten::empty_strided", "aten::new_empty", "aten::new_empty_strided", "aten::empty_permuted",
+                            "aten::resize_", "aten::resize_as_", "aten::set_.source_Storage",
+                            "aten::set_.source_Storage_storage_offset", "aten::set_.source_Tensor", "aten::set_"})
 
 
 def _torch():
@@ -106,6 +116,9 @@ class OpWatch:
         self.stage: str | None = None
         self.step = 0
         self.first: dict[str, Any] | None = None
+        self.propagated: dict[str, Any] | None = None  # the first non-finite result from non-finite inputs
+        self._propagated = 0
+        self.gave_up = False
         self.checked = 0  # results checked (the cost is one reduction each)
         self._pending: list[tuple] = []
         self._half = (torch.float16, torch.bfloat16)
@@ -128,7 +141,7 @@ class OpWatch:
             _flat(kwargs.values(), ins)
         if self.shapes and top:
             self._shape(name, ins, frame)
-        if not self.nan_check or self.first is not None:
+        if not self.nan_check or self.first is not None or self.gave_up or name in _UNINITIALISED:
             return
         Tensor = _torch().Tensor
         if isinstance(out, Tensor):
@@ -159,6 +172,8 @@ class OpWatch:
                     continue  # the sum overflowed; every element is finite
                 self._report(name, t, ins, outs, inplace, frame or self.locate(), self.stage, self.step)
                 return
+        if self._propagated >= MAX_PROPAGATED:
+            self.gave_up = True  # everything here is propagation: stop paying for the check
 
     def flush(self) -> None:
         """Read the deferred checks (one synchronisation); report the first non-finite result among them."""
@@ -179,24 +194,26 @@ class OpWatch:
                 unchanged = all(x is not None and x._version == v for x, (_r, v) in zip(alive, refs))
                 self._report(name, t, ins if unchanged else [], [t], inplace, frame, stage, step,
                              inputs_kept=unchanged)
-                return
+                if self.first is not None:
+                    return
 
     # ------------------------------------------------------------------ non-finite
     def _report(self, name: str, t: Any, ins: list, outs: list, inplace: bool, frame: Any, stage: str | None,
                 step: int, inputs_kept: bool = True) -> None:
         written = {id(o) for o in outs} if inplace else set()
+        floating = [x for x in ins if _floating(x) and x.device.type != "meta"]
+        finite = all(id(x) in written or bool(_all_finite(x)) for x in floating)
+        if not finite:
+            self._propagated += 1
+            if self.propagated is not None:
+                return
         inputs = []
-        finite = True
-        for x in ins:
-            if not _floating(x) or x.device.type == "meta":
-                continue
+        for x in floating:
             s = tensor_summary(x)
             s["written"] = id(x) in written
             inputs.append(s)
-            if (s["nan"] or s["inf"]) and not s["written"]:
-                finite = False
         res = tensor_summary(t)
-        self.first = {
+        doc = {
             "op": name, "dtype": res["dtype"], "stage": stage, "step": step,
             "location": frame.to_dict() if frame is not None and hasattr(frame, "to_dict") else None,
             "nan": res["nan"], "inf": res["inf"], "numel": int(t.numel()),
@@ -204,6 +221,10 @@ class OpWatch:
             "inputs": inputs if inputs_kept else None,
             "check": "deferred: read at the end of the stage" if self.deferred else "per call",
         }
+        if finite or not inputs_kept:
+            self.first = doc
+        else:
+            self.propagated = doc
 
     # ------------------------------------------------------------------ shapes
     def _shape(self, name: str, ins: list, frame: Any) -> None:
@@ -230,6 +251,11 @@ class OpWatch:
             slot["new_in_steps"].append(step)
 
     @property
+    def result(self) -> dict[str, Any] | None:
+        """The first non-finite result from finite inputs, else the first from non-finite inputs, else ``None``."""
+        return self.first or self.propagated
+
+    @property
     def steps_observed(self) -> int:
         return len(self._steps)
 
@@ -249,8 +275,9 @@ class OpWatch:
         return out
 
     def to_dict(self, fraction: float = DEFAULT_FRACTION) -> dict[str, Any]:
-        """``{"nan_check", "checked", "first_nonfinite", "dynamic_shapes", "steps_observed"}``."""
-        return {"nan_check": self.nan_check, "checked": self.checked, "first_nonfinite": self.first,
+        """``{"nan_check", "checked", "gave_up", "first_nonfinite", "dynamic_shapes", "steps_observed"}``."""
+        return {"nan_check": self.nan_check, "checked": self.checked, "gave_up": self.gave_up,
+                "first_nonfinite": self.result,
                 "dynamic_shapes": self.dynamic_shapes(fraction) if self.shapes else None,
                 "steps_observed": self.steps_observed if self.shapes else None}
 
