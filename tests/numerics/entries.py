@@ -98,3 +98,22 @@ def nan_batch(device="cpu"):
     x[2, 1] = float("nan")
     return Step(model=model, batch=(x, torch.zeros(5, dtype=torch.long)), loss_fn=F.cross_entropy,
                 optimizer=torch.optim.SGD(model.parameters(), lr=0.1))
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.tanh(self.lin(x))
+
+
+def replay_model(device="cpu"):
+    from collections import OrderedDict
+
+    torch.manual_seed(0)
+    model = nn.Sequential(OrderedDict(pre=nn.Linear(6, 8), mid=Block(), head=nn.Linear(8, 3)))
+    g = torch.Generator().manual_seed(1)
+    return Step(model=model, batch=(torch.randn(16, 6, generator=g), torch.randint(0, 3, (16,), generator=g)),
+                loss_fn=F.cross_entropy, optimizer=torch.optim.SGD(model.parameters(), lr=0.1))

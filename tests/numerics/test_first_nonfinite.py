@@ -102,3 +102,24 @@ def test_a_sum_that_overflows_is_not_a_nonfinite_result():
     assert w.result is None and w.checked == 2
     w.observe("aten::mul.Tensor", (big, big.new_ones(4)), {}, big * 2)  # 120000 is inf in float16
     assert (w.result["op"], w.result["dtype"], w.result["inf"]) == ("aten::mul.Tensor", "float16", 4)
+
+
+def test_masks_written_as_minus_inf_are_not_reported():
+    import torch
+
+    from mpsready.numerics.watch import OpWatch
+
+    w = OpWatch()
+    mask = torch.full((3, 3), float("-inf")).triu(1)
+    w.observe("aten::full", ([3, 3], float("-inf")), {}, torch.full((3, 3), float("-inf")))
+    w.observe("aten::add.Tensor", (torch.ones(3, 3), mask), {}, torch.ones(3, 3) + mask)  # Inf carried on
+    w.observe("aten::_softmax", (torch.ones(3, 3) + mask, -1, False), {}, torch.softmax(torch.ones(3, 3) + mask, -1))
+    assert w.result is None
+    # a row masked entirely: softmax makes NaN from a non-finite input, kept as the fallback report
+    full = torch.full((1, 3), float("-inf"))
+    w.observe("aten::_softmax", (full, -1, False), {}, torch.softmax(full, -1))
+    assert w.result["op"] == "aten::_softmax" and w.result["from_finite_inputs"] is False and w.result["nan"] == 3
+    # the second result of a multi-result op is not checked
+    v = OpWatch()
+    v.observe("aten::_ctc_loss", (torch.zeros(2),), {}, (torch.zeros(2), torch.full((2,), float("-inf"))))
+    assert v.result is None

@@ -24,8 +24,13 @@ counts as made from finite inputs (its input was read before it was overwritten)
 non-finite result came from an input that was already non-finite (a batch holding NaN, a parameter set
 outside the watched calls), the check goes on (such a value may also be uninitialised memory that a later
 op overwrites) for up to :data:`MAX_PROPAGATED` such results; the first of them is reported, with
-``from_finite_inputs`` false, only if no op made a NaN/Inf from finite inputs. Ops that return
-uninitialised memory (``aten::empty`` and kin, :data:`_UNINITIALISED`) are not checked. After a report from
+``from_finite_inputs`` false, only if no op made a NaN/Inf from finite inputs; only a NaN is kept so (an
+Inf carried from input to result, a ``-inf`` mask added to attention scores, is how masks work). Not
+checked: ops that return uninitialised memory (``aten::empty`` and kin, :data:`_UNINITIALISED`), calls
+with a non-finite Python float argument (``torch.full(..., float("-inf"))``, ``masked_fill(m, -inf)``: a
+constant the program wrote), and results after the first of an op with several (the rest are saved for
+backward: ``_ctc_loss``'s ``log_alpha`` holds ``-inf`` by design); every tensor of a ``Tensor[]`` result
+(``_foreach_*``) is checked. After a report from
 finite inputs the NaN check stops: everything downstream of it is propagation.
 
 **Shapes per line.** For each call at depth 0 the tuple of input shapes is looked up with the op name;
@@ -40,6 +45,7 @@ again, so an op whose shapes change at two lines is listed at the first. MPS bui
 
 from __future__ import annotations
 
+import math
 import weakref
 from typing import Any, Callable
 
@@ -143,10 +149,23 @@ class OpWatch:
             self._shape(name, ins, frame)
         if not self.nan_check or self.first is not None or self.gave_up or name in _UNINITIALISED:
             return
+        for v in args:
+            if v.__class__ is float and not math.isfinite(v):
+                return  # a NaN/Inf the program wrote as a constant (a -inf attention mask, masked_fill)
+        if kwargs:
+            for v in kwargs.values():
+                if v.__class__ is float and not math.isfinite(v):
+                    return
         Tensor = _torch().Tensor
         if isinstance(out, Tensor):
             outs = [out]
-        elif isinstance(out, (list, tuple)) and out:
+        elif isinstance(out, tuple) and out:
+            # several results: the first is the op's value; the rest are saved for backward (log_alpha of
+            # _ctc_loss holds -inf by design, native_layer_norm's mean/rstd, indices)
+            first = out[0]
+            outs = [first] if isinstance(first, Tensor) else [t for t in first if isinstance(t, Tensor)] \
+                if isinstance(first, list) else []
+        elif isinstance(out, list) and out:  # a Tensor[] result (_foreach_*): every tensor is a value
             outs = []
             _flat(out, outs)
         elif inplace and ins:
@@ -205,8 +224,8 @@ class OpWatch:
         finite = all(id(x) in written or bool(_all_finite(x)) for x in floating)
         if not finite:
             self._propagated += 1
-            if self.propagated is not None:
-                return
+            if self.propagated is not None or not bool(_torch().isnan(t).any()):
+                return  # an Inf carried on from an input (a mask added to scores) is not kept
         inputs = []
         for x in floating:
             s = tensor_summary(x)
