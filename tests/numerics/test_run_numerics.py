@@ -100,3 +100,27 @@ def test_no_nan_check(tmp_path):
     finally:
         sys.argv[:], sys.path[:] = saved
     assert doc["nan_check"] is False and doc["first_nonfinite"] is None and doc["checked"] == 0
+
+
+def test_the_report_carries_the_runs_first_nan_and_the_document_validates(tmp_path):
+    import json
+    from importlib import resources
+
+    import jsonschema
+
+    from mpsready.report.build import build_report
+    from mpsready.report.evidence import Evidence
+    from mpsready.report.evidence import run as run_ev
+
+    script = write(tmp_path, NAN)
+    _res, doc, _out, _err = emulate(script)
+    schema = json.loads(resources.files("mpsready.run").joinpath("data/run.schema.json").read_text())
+    jsonschema.validate(json.loads(json.dumps(doc)), schema)
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(doc))
+    report = build_report(Evidence(run=run_ev.load(path))).to_dict()
+    (num,) = [f for f in report["findings"] if f["code"] == "NUM301"]
+    assert num["location"]["line"] == _line(script, "SQRT_LINE") and num["location"]["operator"] == "aten::sqrt"
+    # the dynamic-shape document validates too
+    _res, doc2, _o, _e = emulate(write(tmp_path, SEQ.format(lengths="5 + step"), "seq.py"))
+    jsonschema.validate(json.loads(json.dumps(doc2)), schema)
