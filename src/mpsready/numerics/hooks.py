@@ -65,7 +65,7 @@ class RunWatch:
         w = self.watch
         w.step = self.emu.steps
         w.stage = "backward" if self._graph_task() != -1 else "optimizer" if self._in_optimizer else "forward"
-        w.observe(name, args, kwargs, out, inplace=inplace, top=depth == 0 and not view)
+        w.observe(name, args, kwargs, out, inplace=inplace, top=depth == 0, view=view)
 
     def to_dict(self) -> dict[str, Any]:
         return self.watch.to_dict()
@@ -90,7 +90,7 @@ class TraceWatch:
             rets = func._schema.returns
             view = bool(rets) and all(r.alias_info is not None and not r.alias_info.is_write for r in rets)
             kind = self._kind[id(func)] = (_inplace(func), view)
-        self.watch.observe(name, args, kwargs, out, inplace=kind[0], top=top and not kind[1], frame=frame)
+        self.watch.observe(name, args, kwargs, out, inplace=kind[0], top=top, frame=frame, view=kind[1])
 
     def flush(self) -> None:
         self.watch.flush()

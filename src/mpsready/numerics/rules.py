@@ -17,8 +17,9 @@ from mpsready.findings import Basis, Finding, Location, Severity
 from mpsready.rules import Rule, register
 
 _WATCH = "mpsready numerics watch (mpsready/numerics/watch.py): one reduction per floating result"
-_GRAPH = ("aten/src/ATen/native/mps/OperationUtils.mm (getTensorsStringKey, MPSGraphCache: one cached MPSGraph "
-          "per op and input shapes; PyTorch 2.0-2.13); https://github.com/pytorch/pytorch/issues/111645")
+_GRAPH = ("aten/src/ATen/native/mps/OperationUtils.mm (getTensorsStringKey: the shapes are part of each op's "
+          "MPSGraphCache key; PyTorch 2.0-2.13); https://github.com/pytorch/pytorch/pull/182648 (\"MPSGraph compiles "
+          "a new graph per unique shape combination\"; issues #77753, #164299)")
 
 NUM301 = register(Rule(
     "NUM301", "first-nonfinite-op", Severity.DEGRADES,

@@ -40,7 +40,8 @@ whose shapes changed in more than ``fraction`` (default 1/2) of the steps after 
 given at least :data:`MIN_STEPS` observed steps. A pair already seen at another line is not attributed
 again, so an op whose shapes change at two lines is listed at the first. MPS builds and caches an
 ``MPSGraph`` per op and input shapes (aten/src/ATen/native/mps/OperationUtils.mm ``getTensorsStringKey``,
-``MPSGraphCache``; PyTorch 2.0-2.13), so each new shape costs a graph build on a Mac.
+``MPSGraphCache``; PyTorch 2.0-2.13; https://github.com/pytorch/pytorch/pull/182648: "MPSGraph compiles a new
+graph per unique shape combination"), so each new shape costs a graph build on a Mac.
 """
 
 from __future__ import annotations
@@ -60,6 +61,23 @@ _UNINITIALISED = frozenset({"aten::empty.memory_format", "aten::empty.names", "a
                             "aten::empty_strided", "aten::new_empty", "aten::new_empty_strided", "aten::empty_permuted",
                             "aten::resize_", "aten::resize_as_", "aten::set_.source_Storage",
                             "aten::set_.source_Storage_storage_offset", "aten::set_.source_Tensor", "aten::set_"})
+# Ops whose result only holds values of their inputs (moved, selected, copied in the same dtype, or zeros):
+# they cannot make a NaN/Inf from finite inputs, so they are not checked (views are not either: the caller
+# says ``view=True``). Casts (_to_copy) are checked: float32 -> float16 overflows to inf.
+_PASSTHROUGH = frozenset({
+    "aten::clone", "aten::contiguous", "aten::detach", "aten::cat", "aten::stack", "aten::index_select",
+    "aten::gather", "aten::index.Tensor", "aten::embedding", "aten::embedding_dense_backward", "aten::relu",
+    "aten::relu_", "aten::threshold_backward", "aten::max_pool2d_with_indices", "aten::max_pool2d_with_indices_backward",
+    "aten::zeros_like", "aten::ones_like", "aten::zero_", "aten::zeros", "aten::ones", "aten::new_zeros",
+    "aten::new_ones", "aten::select_backward", "aten::slice_backward", "aten::constant_pad_nd", "aten::masked_fill.Scalar",
+    "aten::masked_fill_.Scalar", "aten::where.self", "aten::fill_.Scalar", "aten::repeat", "aten::flip", "aten::roll",
+    "aten::_unsafe_view", "aten::native_dropout_backward", "aten::_reshape_alias", "aten::lift_fresh",
+    "aten::bernoulli_.float", "aten::bernoulli_.Tensor", "aten::bernoulli.p", "aten::uniform_", "aten::normal_",
+    "aten::random_", "aten::rand", "aten::randn", "aten::rand_like", "aten::randn_like",
+})
+# Copies are checked only when they change the dtype (float32 -> float16 overflows to inf).
+_COPIES = frozenset({"aten::copy_", "aten::_to_copy", "aten::to.dtype", "aten::to.dtype_layout"})
+MAX_RECENT = 256  # results remembered as checked (a composite returns its callee's result: checked once)
 
 
 def _torch():
@@ -86,6 +104,9 @@ def tensor_summary(t: Any) -> dict[str, Any]:
             stats = {"min": float(f.min()), "max": float(f.max()), "mean": float(f.mean())}
     return {"shape": [int(s) for s in t.shape], "dtype": str(t.dtype).replace("torch.", ""), **stats,
             "nan": nan, "inf": inf}
+
+
+_SKIPPED = _UNINITIALISED | _PASSTHROUGH
 
 
 def _floating(t: Any) -> bool:
@@ -133,66 +154,97 @@ class OpWatch:
         self._lines: dict[tuple, dict[str, Any]] = {}  # (op, path, line) -> shapes, steps
         self._steps: set[int] = set()
         self._guard = (torch._C._DisableTorchDispatch, torch._C.DisableTorchFunction)
+        self._Tensor = torch.Tensor
+        self._recent: dict[int, tuple] = {}  # id -> (weakref, version) of results checked lately
+        self._floats = frozenset({torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex32,
+                                  torch.complex64, torch.complex128} | {getattr(torch, n) for n in
+                                  ("float8_e4m3fn", "float8_e5m2") if hasattr(torch, n)})
 
     # ------------------------------------------------------------------ feeding
     def observe(self, name: str, args: Any, kwargs: Any, out: Any, inplace: bool = False, top: bool = True,
-                frame: Any = None) -> None:
+                frame: Any = None, view: bool = False) -> None:
         """One completed aten call ``name`` with its arguments and result. ``inplace``: the op writes its first
         argument (results are then that argument when ``out`` holds none). ``top``: a call of the program's
         (not a callee of an expanded composite), the only ones counted for shapes. ``frame``: the user's
-        frame when the caller already knows it."""
-        ins: list = []
-        _flat(args, ins)
-        if kwargs:
-            _flat(kwargs.values(), ins)
-        if self.shapes and top:
-            self._shape(name, ins, frame)
-        if not self.nan_check or self.first is not None or self.gave_up or name in _UNINITIALISED:
+        frame when the caller already knows it. ``view``: the result aliases an input (neither checked nor
+        counted: a view computes nothing and builds no MPS graph)."""
+        if view:
             return
-        for v in args:
-            if v.__class__ is float and not math.isfinite(v):
-                return  # a NaN/Inf the program wrote as a constant (a -inf attention mask, masked_fill)
-        if kwargs:
-            for v in kwargs.values():
-                if v.__class__ is float and not math.isfinite(v):
-                    return
-        Tensor = _torch().Tensor
+        check = self.nan_check and self.first is None and not self.gave_up and name not in _SKIPPED
+        shapes = self.shapes and top
+        if not check and not shapes:
+            return
+        ins = None
+        if shapes:
+            ins = []
+            _flat(args, ins)
+            if kwargs:
+                _flat(kwargs.values(), ins)
+            self._shape(name, ins, frame)
+            if not check:
+                return
+        Tensor = self._Tensor
         if isinstance(out, Tensor):
-            outs = [out]
+            outs = (out,)
         elif isinstance(out, tuple) and out:
             # several results: the first is the op's value; the rest are saved for backward (log_alpha of
             # _ctc_loss holds -inf by design, native_layer_norm's mean/rstd, indices)
             first = out[0]
-            outs = [first] if isinstance(first, Tensor) else [t for t in first if isinstance(t, Tensor)] \
-                if isinstance(first, list) else []
+            outs = (first,) if isinstance(first, Tensor) else [t for t in first if isinstance(t, Tensor)] \
+                if isinstance(first, list) else ()
         elif isinstance(out, list) and out:  # a Tensor[] result (_foreach_*): every tensor is a value
-            outs = []
-            _flat(out, outs)
-        elif inplace and ins:
-            outs = [ins[0]] if not isinstance(args[0], (list, tuple)) else [t for t in args[0] if isinstance(t, Tensor)]
+            outs = [t for t in out if isinstance(t, Tensor)]
+        elif inplace and args:
+            a0 = args[0]
+            outs = (a0,) if isinstance(a0, Tensor) else [t for t in a0 if isinstance(t, Tensor)] \
+                if isinstance(a0, (list, tuple)) else ()
         else:
             return
+        if name in _COPIES:
+            src = args[1] if name == "aten::copy_" and len(args) > 1 else args[0] if args else None
+            if not isinstance(src, Tensor) or all(t.dtype == src.dtype for t in outs):
+                return
+        floats = self._floats
+        recent = self._recent
         dis, nof = self._guard
         with dis(), nof():
-            for i, t in enumerate(outs):
-                if not _floating(t) or t.numel() == 0 or t.device.type == "meta":
+            for t in outs:
+                dt = t.dtype
+                if dt not in floats or t.is_meta or t.numel() == 0:
                     continue
+                seen = recent.get(id(t))
+                if seen is not None and seen[0]() is t and seen[1] == t._version:
+                    continue  # checked already: the result of a composite's callee, returned by the composite
+                if len(recent) >= MAX_RECENT:
+                    recent.clear()
+                recent[id(t)] = (weakref.ref(t), t._version)
                 self.checked += 1
-                s = t.sum(dtype=self._f32) if t.dtype in self._half else t.sum()
+                s = t.sum(dtype=self._f32) if dt in self._half else t.sum()
                 if self.deferred:
+                    if ins is None:
+                        ins = []
+                        _flat(args, ins)
+                        if kwargs:
+                            _flat(kwargs.values(), ins)
                     self._pending.append((s, t, name, ins, inplace, frame or self.locate(), self.stage, self.step,
-                                          [(weakref.ref(x), x._version) for x in ins]))
+                                          [(weakref.ref(x), x._version) for x in ins], args, kwargs))
                     if len(self._pending) >= MAX_PENDING:
                         self.flush()
                     continue
-                if bool(torch_isfinite(s)):
+                v = s.item()
+                if v == v and v - v == 0:  # finite (NaN != NaN; inf - inf is NaN), for complex values too
                     continue
-                if bool(_all_finite(t)):
+                if bool(t.isfinite().all()):
                     continue  # the sum overflowed; every element is finite
-                self._report(name, t, ins, outs, inplace, frame or self.locate(), self.stage, self.step)
+                if _constant(args, kwargs):
+                    return  # a NaN/Inf the program wrote as a constant (a -inf attention mask, masked_fill)
+                if ins is None:
+                    ins = []
+                    _flat(args, ins)
+                    if kwargs:
+                        _flat(kwargs.values(), ins)
+                self._report(name, t, ins, list(outs), inplace, frame or self.locate(), self.stage, self.step)
                 return
-        if self._propagated >= MAX_PROPAGATED:
-            self.gave_up = True  # everything here is propagation: stop paying for the check
 
     def flush(self) -> None:
         """Read the deferred checks (one synchronisation); report the first non-finite result among them."""
@@ -206,8 +258,8 @@ class OpWatch:
                                 else torch.view_as_real(p[0]).sum().to(torch.float32) for p in pending])
             bad = (~torch.isfinite(sums)).nonzero()
             for (i,) in bad.tolist():
-                _s, t, name, ins, inplace, frame, stage, step, refs = pending[i]
-                if bool(_all_finite(t)):
+                _s, t, name, ins, inplace, frame, stage, step, refs, args, kwargs = pending[i]
+                if bool(_all_finite(t)) or _constant(args, kwargs):
                     continue
                 alive = [r() for r, v in refs]
                 unchanged = all(x is not None and x._version == v for x, (_r, v) in zip(alive, refs))
@@ -301,8 +353,16 @@ class OpWatch:
                 "steps_observed": self.steps_observed if self.shapes else None}
 
 
-def torch_isfinite(s: Any) -> Any:
-    return _torch().isfinite(s)
+def _constant(args: Any, kwargs: Any) -> bool:
+    """Whether a Python float argument is NaN/Inf (a constant the program wrote: ``full(..., -inf)``)."""
+    for v in args:
+        if v.__class__ is float and not math.isfinite(v):
+            return True
+    if kwargs:
+        for v in kwargs.values():
+            if v.__class__ is float and not math.isfinite(v):
+                return True
+    return False
 
 
 def _all_finite(t: Any) -> Any:
