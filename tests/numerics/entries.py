@@ -117,3 +117,23 @@ def replay_model(device="cpu"):
     g = torch.Generator().manual_seed(1)
     return Step(model=model, batch=(torch.randn(16, 6, generator=g), torch.randint(0, 3, (16,), generator=g)),
                 loss_fn=F.cross_entropy, optimizer=torch.optim.SGD(model.parameters(), lr=0.1))
+
+
+class LogInput(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.lin(torch.log(x))  # LATE_LINE
+
+
+def late_nan(device="cpu"):
+    torch.manual_seed(0)
+    model = LogInput()
+    shifts = iter([2.0, 1.0, -1.0, -2.0])
+
+    def batch():  # positive inputs in steps 0 and 1, some negative from step 2 on
+        return torch.linspace(0.0, 1.0, 20).reshape(5, 4) + next(shifts), torch.zeros(5, dtype=torch.long)
+
+    return Step(model=model, batch=batch, loss_fn=F.cross_entropy, optimizer=torch.optim.SGD(model.parameters(), lr=0.1))

@@ -123,3 +123,15 @@ def test_masks_written_as_minus_inf_are_not_reported():
     v = OpWatch()
     v.observe("aten::_ctc_loss", (torch.zeros(2),), {}, (torch.zeros(2), torch.full((2,), float("-inf"))))
     assert v.result is None
+
+
+def test_a_nan_first_made_in_a_later_step_is_located_by_a_rerun_up_to_that_step(tmp_path):
+    rec = record_entry(f"{ENTRIES}:late_nan", device="cpu", steps=4, out=tmp_path / "late", cwd=str(HERE),
+                       isolate=False)
+    first = rec.manifest["first_nonfinite"]
+    assert (first["op"], first["stage"], first["step"]) == ("aten::log", "forward", 2)
+    assert first["location"]["line"] == _line("LATE_LINE") and first["from_finite_inputs"] is True
+    assert (first["inputs"][0]["min"], first["inputs"][0]["max"]) == (-1.0, 0.0)
+    detail = rec.manifest["nan_check_detail"]
+    assert detail["rerun_steps"] == 3
+    assert detail["nonfinite_seen"] == {"key": "activation:lin#0", "kind": "activation", "step": 2, "nan": 15, "inf": 0}

@@ -1,9 +1,15 @@
 """What ``mpsready record`` adds for numerics triage: the NaN check and ``--save-inputs LAYER``.
 
-* :class:`RecordWatch`: an :class:`~mpsready.numerics.watch.OpWatch` as a watcher of record's one observing
-  dispatch mode (:func:`mpsready.record.randomness.observing_mode`, ``wants_result``), for every stage of
-  every step from ``data`` on (``build`` and ``to_device`` make and move the model; they are not watched).
-  On ``cuda``/``mps`` the checks are deferred to the end of each stage (no synchronisation per op).
+* The NaN check costs the recorded steps nothing. The recording itself already takes NaN/Inf counts of
+  every recorded tensor (inputs, each module's output, the loss, gradients, parameters after the optimizer
+  step; :mod:`mpsready.record.stats`); :class:`NonFiniteSeen` notes the first one that holds any. Only
+  then, after the recording, :func:`locate_nonfinite` runs the entry again in the worker from the same seed
+  for steps 0..k (k: that tensor's step) and watches every aten call of step k with a
+  :class:`RecordWatch` (an :class:`~mpsready.numerics.watch.OpWatch` as a watcher of record's observing
+  dispatch mode, :func:`mpsready.record.randomness.observing_mode`, ``wants_result``), from ``data`` on.
+  On ``cuda``/``mps`` the checks there are deferred to the end of each stage (no synchronisation per op).
+  A step that is not deterministic (unseeded randomness, nondeterministic kernels) may not make the NaN
+  again: the manifest then says so (``note``) and keeps the recorded tensor (``nonfinite_seen``).
 * :class:`LayerInputSaver`: a step-runner observer that hooks the module named ``LAYER`` once the model is
   on the device and, at the first call of that module in each step's ``forward``, writes its positional
   tensor inputs (``input.N``), keyword tensor inputs (``kwarg.NAME``), its tensor output(s) (``output`` or
@@ -17,8 +23,9 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from mpsready.numerics.watch import OpWatch
 from mpsready.step.runner import Observer
@@ -70,6 +77,83 @@ class RecordWatch:
 
     def to_dict(self) -> dict[str, Any]:
         return self.watch.to_dict()
+
+
+class NonFiniteSeen:
+    """A tensor sink (``tensors.jsonl`` lines) that passes every entry on and keeps the first whose statistics
+    count a NaN or Inf: ``{"key", "kind", "step", "nan", "inf"}``."""
+
+    def __init__(self, sink: Any):
+        self.sink = sink
+        self.first: dict[str, Any] | None = None
+
+    def __call__(self, doc: dict[str, Any]) -> None:
+        if self.first is None:
+            st = doc.get("stats") or {}
+            if st.get("nan") or st.get("inf"):
+                self.first = {"key": doc.get("key"), "kind": doc.get("kind"), "step": doc.get("step"),
+                              "nan": st.get("nan", 0), "inf": st.get("inf", 0)}
+        self.sink(doc)
+
+
+class _AtStep(Observer):
+    """Enters the observing mode with ``watch`` for the stages of training step ``step`` only."""
+
+    def __init__(self, watch: RecordWatch, step: int):
+        self.watch, self.step = watch, step
+
+    @contextmanager
+    def around_stage(self, ctx: Any, stage: str) -> Iterator[None]:
+        from mpsready.record.randomness import observing_mode
+
+        if ctx.step_index != self.step or not self.watch.watches(stage, ctx.step_index):
+            yield
+            return
+        self.watch.set_step(ctx.step_index)
+        self.watch.set_stage(stage)
+        with observing_mode([self.watch]):
+            yield
+
+    def stage_finished(self, ctx: Any, stage: str, ok: bool) -> None:
+        self.watch.flush()
+
+
+def locate_nonfinite(spec: dict[str, Any], seen: dict[str, Any] | None, roots: list[str],
+                     seed_everything: Any) -> dict[str, Any]:
+    """The manifest's numerics after a recording (module docstring): ``{"nan_check": True, "nonfinite_seen":
+    seen, "first_nonfinite": ..., "rerun_steps", "checked", "note"}``. ``spec``: the worker's spec;
+    ``seen``: :attr:`NonFiniteSeen.first`. Never raises: a failing re-run is described in ``note``."""
+    out: dict[str, Any] = {"nan_check": True, "nonfinite_seen": seen, "first_nonfinite": None,
+                           "method": "re-run of steps 0..k from the same seed, every aten call of step k checked"}
+    if seen is None:
+        return out
+    import warnings
+
+    from mpsready.record.transform import wrap_entry
+    from mpsready.step.entry import load_entry
+    from mpsready.step.runner import StepRunner
+
+    step = int(seen.get("step") or 0)
+    watch = RecordWatch(roots, spec["device"])
+    try:
+        seed = int(spec.get("seed", 0))
+        seed_everything(seed)
+        entry = wrap_entry(load_entry(spec["entry"], cwd=spec.get("cwd")), float64=bool(spec.get("float64")),
+                           synthetic=spec.get("synthetic"), seed=seed)
+        runner = StepRunner(entry, device=spec["device"], steps=step + 1)
+        runner.observers = [_AtStep(watch, step)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the recording already counted the step's warnings
+            runner.run()
+    except Exception as exc:  # the step raised in the re-run; the recording stands
+        out["note"] = f"the re-run to locate the op raised {type(exc).__name__}: {exc}"[:300]
+        return out
+    d = watch.to_dict()
+    out.update(first_nonfinite=d["first_nonfinite"], rerun_steps=step + 1, checked=d["checked"])
+    if d["first_nonfinite"] is None:
+        out["note"] = (f"{seen['key']} held NaN/Inf at step {step}, but the re-run from the same seed made none "
+                       "(the step is not deterministic here); the op is not located")
+    return out
 
 
 class LayerInputSaver(Observer):

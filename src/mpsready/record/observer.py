@@ -94,10 +94,9 @@ class RecordingObserver(Observer):
 
     def __init__(self, tensors: Sink, events: Sink, device: str, results: dict | None = None,
                  raw: Callable[[int, dict], None] | None = None, counter: Any = None, mps: Any = None,
-                 random_ops: Any = None, numerics: Any = None):
+                 random_ops: Any = None):
         self.tensors, self.events, self.device = tensors, events, device
         self.random_ops = random_ops
-        self.numerics = numerics  # the NaN check (mpsready.numerics.record_hook.RecordWatch), or None
         self.results = results if results is not None else {}
         self.raw = raw
         self.counter = counter
@@ -224,9 +223,7 @@ class RecordingObserver(Observer):
         from mpsready.record.randomness import observing_mode
 
         watchers = []
-        if self.numerics is not None:
-            self.numerics.set_step(ctx.step_index)
-        for w in (self.counter, self.random_ops, self.numerics):
+        for w in (self.counter, self.random_ops):
             if w is not None and getattr(w, "watches", lambda s, i: True)(stage, ctx.step_index):
                 w.set_stage(stage)
                 watchers.append(w)
@@ -238,8 +235,6 @@ class RecordingObserver(Observer):
         t0 = time.perf_counter()
         i = ctx.step_index
         self.stage = None
-        if self.numerics is not None:
-            self.numerics.flush()  # deferred NaN checks of the stage (cuda, mps): one synchronisation
         if ok:
             if stage == "build":
                 from mpsready.env.torchinfo import precision_settings

@@ -157,8 +157,10 @@ def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.P
     their contents; the worker's output and warning texts are kept only with ``keep_output`` (the record
     always counts the warnings by category, ``warning_counts``).
 
-    ``nan_check`` (default on; ``--no-nan-check``): the manifest's ``first_nonfinite`` names the first op whose
-    result held NaN/Inf from finite inputs (:mod:`mpsready.numerics.watch`). ``save_inputs``: a module path
+    ``nan_check`` (default on; ``--no-nan-check``): when a recorded tensor held NaN/Inf, the worker runs the
+    steps again up to that step with every aten call checked, and the manifest's ``first_nonfinite`` names
+    the first op whose result held NaN/Inf from finite inputs (:mod:`mpsready.numerics.record_hook`); the
+    recorded step times carry none of it. ``save_inputs``: a module path
     (``"encoder.layers.0"``) whose inputs, output and state are saved per step for ``mpsready replay``
     (:mod:`mpsready.numerics.record_hook`).
     """
@@ -402,6 +404,9 @@ def _numerics(done: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(num, dict):
         return {}
     out: dict[str, Any] = {"nan_check": bool(num.get("nan_check")), "first_nonfinite": num.get("first_nonfinite")}
+    if num.get("nan_check"):
+        out["nan_check_detail"] = {k: num.get(k) for k in ("method", "nonfinite_seen", "rerun_steps", "checked", "note")
+                                   if k in num}
     if done.get("layer_inputs"):
         out["layer_inputs"] = done["layer_inputs"]
     return out
