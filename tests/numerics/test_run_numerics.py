@@ -124,3 +124,34 @@ def test_the_report_carries_the_runs_first_nan_and_the_document_validates(tmp_pa
     # the dynamic-shape document validates too
     _res, doc2, _o, _e = emulate(write(tmp_path, SEQ.format(lengths="5 + step"), "seq.py"))
     jsonschema.validate(json.loads(json.dumps(doc2)), schema)
+
+
+DIVERGES = textwrap.dedent("""\
+    import torch
+
+    torch.manual_seed(0)
+    x = torch.arange(60.0, 110.0, 10.0).reshape(-1, 1)
+    y = 4 * x
+    model = torch.nn.Linear(1, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.002)
+    for epoch in range(200):
+        opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)  # LOSS_LINE
+        loss.backward()
+        opt.step()
+    """)
+
+
+def test_a_cpu_program_that_diverges_names_the_op_that_overflowed(tmp_path):
+    script = write(tmp_path, DIVERGES)
+    _res, doc, _out, _err = emulate(script)
+    first = doc["first_nonfinite"]
+    assert (first["op"], first["device"], first["stage"]) == ("aten::mse_loss", "cpu", "forward")
+    assert first["location"]["line"] == _line(script, "LOSS_LINE") and first["from_finite_inputs"] is True
+    assert (first["nan"], first["inf"]) == (0, 1)
+    pred = first["inputs"][0]
+    assert max(abs(pred["min"]), abs(pred["max"])) > 1.8e19  # its square overflows float32 (3.4e38)
+    from mpsready.run.render import render_terminal
+
+    assert f"NUM301 (degrades): first NaN/Inf on the CPU (a call of the program on CPU tensors, as a Mac runs it): " \
+           f"aten::mse_loss (float32) at script.py:{_line(script, 'LOSS_LINE')}" in render_terminal(doc)

@@ -124,6 +124,11 @@ class MPSDispatch(TorchDispatchMode):
                     if isinstance(t, _Tensor):
                         cpu[id(t)] = t
                 return out
+            if emu.numerics is not None and emu.numerics.nan_active:  # the program's CPU calls: NaN check only
+                out = func(*args, **kwargs)
+                info = self._info(func)
+                emu.numerics.observe_cpu(info.name, info.inplace, args, kwargs, out, info.view)
+                return out
             return func(*args, **kwargs)
         info = self._info(func)
         name = info.name

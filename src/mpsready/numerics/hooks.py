@@ -1,7 +1,8 @@
 """The numerics watch in ``mpsready run`` (the emulated device) and ``mpsready trace`` (the recorder).
 
 * :class:`RunWatch`: fed by :class:`mpsready.emulate.dispatch.MPSDispatch` for every call it judges (calls with
-  a tensor resident on the emulated MPS device; the program's CPU-only calls are not watched). The step is
+  a tensor resident on the emulated MPS device) and, for the NaN check only, the program's CPU calls (a Mac
+  runs them on its CPU; their shapes build no MPS graph): ``first_nonfinite["device"]`` says which. The step is
   the number of optimizer steps completed so far (``Emulator.steps``); the stage is ``backward`` inside an
   autograd backward pass (``torch._C._current_graph_task_id() != -1``), ``optimizer`` inside
   ``Optimizer.step`` (global step pre/post hooks, ``torch.optim.optimizer.register_optimizer_step_pre_hook``,
@@ -36,6 +37,7 @@ class RunWatch:
 
         self.emu = emu
         self.watch = OpWatch(locate=lambda: emu.frames.locate(1), nan_check=nan_check, shapes=shapes)
+        self.watch.device = "mps"  # the emulated device; "cpu" while a CPU call is observed
         self._graph_task = torch._C._current_graph_task_id
         self._in_optimizer = 0
         self._handles: list[Any] = []
@@ -57,6 +59,21 @@ class RunWatch:
             h.remove()
         self._handles = []
         self.emu.numerics = None
+
+    @property
+    def nan_active(self) -> bool:
+        """Whether the NaN check still looks at calls (off once it found one, or when switched off)."""
+        w = self.watch
+        return w.nan_check and w.first is None and not w.gave_up
+
+    def observe_cpu(self, name: str, inplace: bool, args: Any, kwargs: Any, out: Any, view: bool) -> None:
+        """A call of the program on CPU tensors only: the NaN check, no shapes."""
+        w = self.watch
+        w.step = self.emu.steps
+        w.stage = "backward" if self._graph_task() != -1 else "optimizer" if self._in_optimizer else "forward"
+        w.device = "cpu"
+        w.observe(name, args, kwargs, out, inplace=inplace, top=False, view=view)
+        w.device = "mps"
 
     def observe(self, name: str, inplace: bool, args: Any, kwargs: Any, out: Any, depth: int,
                 view: bool = False) -> None:
@@ -104,7 +121,10 @@ def watch_findings(watch: OpWatch, on: str, fraction: float = DEFAULT_FRACTION) 
     from mpsready.numerics.rules import dynamic_shape_findings, first_nonfinite_finding
 
     out = []
-    f = first_nonfinite_finding(watch.result, Basis.PREDICTED, on)
+    first = watch.result
+    if first is not None and first.get("device") == "cpu":
+        on = "the CPU (a call of the program on CPU tensors, as a Mac runs it)"
+    f = first_nonfinite_finding(first, Basis.PREDICTED, on)
     if f is not None:
         out.append(f)
     if watch.shapes:

@@ -142,6 +142,7 @@ class OpWatch:
         self.deferred = deferred
         self.stage: str | None = None
         self.step = 0
+        self.device: str | None = None  # named in the report when the caller sets it (mpsready run: mps / cpu)
         self.first: dict[str, Any] | None = None
         self.propagated: dict[str, Any] | None = None  # the first non-finite result from non-finite inputs
         self._propagated = 0
@@ -292,6 +293,8 @@ class OpWatch:
             "inputs": inputs if inputs_kept else None,
             "check": "deferred: read at the end of the stage" if self.deferred else "per call",
         }
+        if self.device is not None:
+            doc["device"] = self.device
         if finite or not inputs_kept:
             self.first = doc
         else:
