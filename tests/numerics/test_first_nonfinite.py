@@ -135,3 +135,15 @@ def test_a_nan_first_made_in_a_later_step_is_located_by_a_rerun_up_to_that_step(
     detail = rec.manifest["nan_check_detail"]
     assert detail["rerun_steps"] == 3
     assert detail["nonfinite_seen"] == {"key": "activation:lin#0", "kind": "activation", "step": 2, "nan": 15, "inf": 0}
+
+
+def test_inference_tensors_have_no_version_counter_and_are_checked_all_the_same():
+    import torch
+
+    from mpsready.numerics.watch import OpWatch
+
+    w = OpWatch()
+    with torch.inference_mode():
+        x = -torch.ones(2)
+        w.observe("aten::sqrt", (x,), {}, torch.sqrt(x))
+    assert w.result["op"] == "aten::sqrt" and w.result["nan"] == 2

@@ -213,12 +213,13 @@ class OpWatch:
                 dt = t.dtype
                 if dt not in floats or t.is_meta or t.numel() == 0:
                     continue
+                version = _version(t)
                 seen = recent.get(id(t))
-                if seen is not None and seen[0]() is t and seen[1] == t._version:
+                if seen is not None and seen[0]() is t and seen[1] == version:
                     continue  # checked already: the result of a composite's callee, returned by the composite
                 if len(recent) >= MAX_RECENT:
                     recent.clear()
-                recent[id(t)] = (weakref.ref(t), t._version)
+                recent[id(t)] = (weakref.ref(t), version)
                 self.checked += 1
                 s = t.sum(dtype=self._f32) if dt in self._half else t.sum()
                 if self.deferred:
@@ -228,7 +229,7 @@ class OpWatch:
                         if kwargs:
                             _flat(kwargs.values(), ins)
                     self._pending.append((s, t, name, ins, inplace, frame or self.locate(), self.stage, self.step,
-                                          [(weakref.ref(x), x._version) for x in ins], args, kwargs))
+                                          [(weakref.ref(x), _version(x)) for x in ins], args, kwargs))
                     if len(self._pending) >= MAX_PENDING:
                         self.flush()
                     continue
@@ -263,7 +264,7 @@ class OpWatch:
                 if bool(_all_finite(t)) or _constant(args, kwargs):
                     continue
                 alive = [r() for r, v in refs]
-                unchanged = all(x is not None and x._version == v for x, (_r, v) in zip(alive, refs))
+                unchanged = all(x is not None and _version(x) == v for x, (_r, v) in zip(alive, refs))
                 self._report(name, t, ins if unchanged else [], [t], inplace, frame, stage, step,
                              inputs_kept=unchanged)
                 if self.first is not None:
@@ -354,6 +355,15 @@ class OpWatch:
                 "first_nonfinite": self.result,
                 "dynamic_shapes": self.dynamic_shapes(fraction) if self.shapes else None,
                 "steps_observed": self.steps_observed if self.shapes else None}
+
+
+def _version(t: Any) -> int | None:
+    """The tensor's version counter; ``None`` for an inference tensor (``torch.inference_mode``), which has
+    none ("Inference tensors do not track version counter")."""
+    try:
+        return t._version
+    except RuntimeError:
+        return None
 
 
 def _constant(args: Any, kwargs: Any) -> bool:
