@@ -147,3 +147,31 @@ def test_inference_tensors_have_no_version_counter_and_are_checked_all_the_same(
         x = -torch.ones(2)
         w.observe("aten::sqrt", (x,), {}, torch.sqrt(x))
     assert w.result["op"] == "aten::sqrt" and w.result["nan"] == 2
+
+
+def test_deferred_checks_are_read_at_flush_in_call_order():
+    """The accelerator path (cuda/mps: no synchronisation per op), exercised on CPU tensors."""
+    import torch
+
+    from mpsready.numerics.watch import OpWatch
+
+    w = OpWatch(deferred=True)
+    w.stage, w.step = "forward", 3
+    a = torch.tensor([1.0, 4.0])
+    w.observe("aten::sqrt", (a,), {}, torch.sqrt(a))
+    b = torch.tensor([-1.0, 0.0])
+    w.observe("aten::log", (b,), {}, torch.log(b))  # the first non-finite: NaN and -inf
+    c = torch.tensor([0.0])
+    w.observe("aten::reciprocal", (c,), {}, torch.reciprocal(c))  # later: inf
+    assert w.result is None and w.checked == 3  # nothing read yet
+    w.flush()
+    first = w.result
+    assert (first["op"], first["stage"], first["step"], first["nan"], first["inf"]) == ("aten::log", "forward", 3, 1, 1)
+    assert first["inputs"][0]["min"] == -1.0 and first["check"] == "deferred: read at the end of the stage"
+    # an input overwritten before the flush: its statistics would be the new values, so none are given
+    v = OpWatch(deferred=True)
+    x = torch.tensor([-1.0])
+    v.observe("aten::log", (x,), {}, torch.log(x))
+    x.fill_(2.0)
+    v.flush()
+    assert v.result["op"] == "aten::log" and v.result["inputs"] is None and v.result["from_finite_inputs"] is None
