@@ -155,3 +155,30 @@ def test_a_cpu_program_that_diverges_names_the_op_that_overflowed(tmp_path):
 
     assert f"NUM301 (degrades): first NaN/Inf on the CPU (a call of the program on CPU tensors, as a Mac runs it): " \
            f"aten::mse_loss (float32) at script.py:{_line(script, 'LOSS_LINE')}" in render_terminal(doc)
+
+
+ADAM_NAN = textwrap.dedent("""\
+    import torch
+
+    torch.manual_seed(0)
+    dev = torch.device("mps")
+    lin = torch.nn.Linear(2, 1).to(dev)
+    opt = torch.optim.Adam(lin.parameters(), lr=0.1, eps=0.0)
+    x = torch.ones(3, 2).to(dev)
+    for step in range(3):
+        opt.zero_grad()
+        (lin(x) * 0).sum().backward()  # zero gradients: Adam divides 0 by sqrt(0) + eps = 0
+        opt.step()  # STEP_LINE
+    """)
+
+
+def test_the_optimizer_writing_nan_into_a_parameter_is_reported_in_the_optimizer_stage(tmp_path):
+    script = write(tmp_path, ADAM_NAN)
+    _res, doc, _out, _err = emulate(script)
+    first = doc["first_nonfinite"]
+    assert first["stage"] == "optimizer" and first["step"] == 0 and first["device"] == "mps"
+    assert first["location"]["line"] == _line(script, "STEP_LINE")
+    # param.addcdiv_(exp_avg, denom): 0 / 0 from finite inputs; the parameter itself is the written input
+    assert (first["op"], first["from_finite_inputs"], first["nan"]) == ("aten::addcdiv_", True, 2)
+    written, exp_avg, denom = first["inputs"]
+    assert written["written"] is True and (exp_avg["max"], denom["max"]) == (0.0, 0.0)

@@ -6,7 +6,10 @@
   the number of optimizer steps completed so far (``Emulator.steps``); the stage is ``backward`` inside an
   autograd backward pass (``torch._C._current_graph_task_id() != -1``), ``optimizer`` inside
   ``Optimizer.step`` (global step pre/post hooks, ``torch.optim.optimizer.register_optimizer_step_pre_hook``,
-  PyTorch 2.0+), else ``forward``. Shapes are counted for calls of the program (depth 0).
+  PyTorch 2.0+), else ``forward``. Shapes are counted for calls of the program (depth 0). Inside
+  ``Optimizer.step`` only the in-place writes to that optimizer's parameters are checked for NaN/Inf (a
+  NaN in Adam's moment buffers reaches the parameters through them; checking each of its intermediates
+  was most of the check's cost on a transformer step).
 * :class:`TraceWatch`: fed by :class:`mpsready.trace.recorder._Mode` with the frame it already located; stages
   and steps are the step runner's.
 
@@ -40,6 +43,7 @@ class RunWatch:
         self.watch.device = "mps"  # the emulated device; "cpu" while a CPU call is observed
         self._graph_task = torch._C._current_graph_task_id
         self._in_optimizer = 0
+        self._params: set[int] = set()  # ids of the parameters of the optimizer whose step is running
         self._handles: list[Any] = []
 
     def install(self) -> None:
@@ -47,6 +51,7 @@ class RunWatch:
 
         def pre(opt, args, kwargs):
             self._in_optimizer += 1
+            self._params = {id(p) for g in opt.param_groups for p in g["params"]}
 
         def post(opt, args, kwargs):
             self._in_optimizer = max(0, self._in_optimizer - 1)
@@ -82,7 +87,18 @@ class RunWatch:
         w = self.watch
         w.step = self.emu.steps
         w.stage = "backward" if self._graph_task() != -1 else "optimizer" if self._in_optimizer else "forward"
-        w.observe(name, args, kwargs, out, inplace=inplace, top=depth == 0, view=view)
+        w.observe(name, args, kwargs, out, inplace=inplace, top=depth == 0, view=view,
+                  nan=not self._in_optimizer or self._writes_param(inplace, args))
+
+    def _writes_param(self, inplace: bool, args: Any) -> bool:
+        """Inside ``Optimizer.step`` only the writes to its parameters are checked (the moment buffers and
+        intermediates of Adam and kin are checked through them: a NaN in them reaches the parameter)."""
+        if not inplace or not args:
+            return False
+        a0 = args[0]
+        if isinstance(a0, (list, tuple)):
+            return any(id(t) in self._params for t in a0)
+        return id(a0) in self._params
 
     def to_dict(self) -> dict[str, Any]:
         return self.watch.to_dict()

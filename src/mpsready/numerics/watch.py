@@ -25,11 +25,16 @@ non-finite result came from an input that was already non-finite (a batch holdin
 outside the watched calls), the check goes on (such a value may also be uninitialised memory that a later
 op overwrites) for up to :data:`MAX_PROPAGATED` such results; the first of them is reported, with
 ``from_finite_inputs`` false, only if no op made a NaN/Inf from finite inputs; only a NaN is kept so (an
-Inf carried from input to result, a ``-inf`` mask added to attention scores, is how masks work). Not
-checked: ops that return uninitialised memory (``aten::empty`` and kin, :data:`_UNINITIALISED`), calls
-with a non-finite Python float argument (``torch.full(..., float("-inf"))``, ``masked_fill(m, -inf)``: a
-constant the program wrote), and results after the first of an op with several (the rest are saved for
-backward: ``_ctc_loss``'s ``log_alpha`` holds ``-inf`` by design); every tensor of a ``Tensor[]`` result
+Inf carried from input to result, a ``-inf`` mask added to attention scores, is how masks work).
+
+Not checked: views; ops that only move or select their inputs' values (:data:`_PASSTHROUGH`: ``clone``,
+``cat``, ``relu``, random fills, ...); ops whose result is bounded when their input is finite
+(:data:`_BOUNDED`: ``tanh``, ``sigmoid``, ``softmax``, ``gelu``, ...: a NaN there came with the input);
+copies that keep the dtype; ops that return uninitialised memory (``aten::empty`` and kin,
+:data:`_UNINITIALISED`); calls with a non-finite Python float argument (``torch.full(..., float("-inf"))``,
+``masked_fill(m, -inf)``: a constant the program wrote); and the results after the first of an op with
+several (the rest are saved for backward: ``_ctc_loss``'s ``log_alpha`` holds ``-inf`` by design), except
+for ``*_backward`` ops, whose results are all gradients. Every tensor of a ``Tensor[]`` result
 (``_foreach_*``) is checked. After a report from
 finite inputs the NaN check stops: everything downstream of it is propagation.
 
@@ -74,7 +79,15 @@ _PASSTHROUGH = frozenset({
     "aten::_unsafe_view", "aten::native_dropout_backward", "aten::_reshape_alias", "aten::lift_fresh",
     "aten::bernoulli_.float", "aten::bernoulli_.Tensor", "aten::bernoulli.p", "aten::uniform_", "aten::normal_",
     "aten::random_", "aten::rand", "aten::randn", "aten::rand_like", "aten::randn_like",
+    "aten::as_strided_", "aten::detach_", "aten::scalar_tensor",
 })
+# Ops whose result is bounded (or no larger than the input) whenever the input is finite: a NaN/Inf in their
+# result was in their input, made (and reported) upstream. tanh/sigmoid/hardtanh/relu6/hardsigmoid in [-1, 1]
+# or [0, 6]; gelu, silu, hardswish, leaky_relu, elu at most |x| (plus 1 for elu); softmax in [0, 1]
+# (exp(x - max) / sum, sum >= 1).
+_BOUNDED = frozenset({"aten::tanh", "aten::sigmoid", "aten::hardtanh", "aten::relu6", "aten::hardsigmoid",
+                      "aten::hardswish", "aten::gelu", "aten::silu", "aten::leaky_relu", "aten::elu", "aten::_softmax",
+                      "aten::softmax.int", "aten::tanh_", "aten::sigmoid_", "aten::silu_", "aten::hardtanh_"})
 # Copies are checked only when they change the dtype (float32 -> float16 overflows to inf).
 _COPIES = frozenset({"aten::copy_", "aten::_to_copy", "aten::to.dtype", "aten::to.dtype_layout"})
 MAX_RECENT = 256  # results remembered as checked (a composite returns its callee's result: checked once)
@@ -106,7 +119,7 @@ def tensor_summary(t: Any) -> dict[str, Any]:
             "nan": nan, "inf": inf}
 
 
-_SKIPPED = _UNINITIALISED | _PASSTHROUGH
+_SKIPPED = _UNINITIALISED | _PASSTHROUGH | _BOUNDED
 
 
 def _floating(t: Any) -> bool:
@@ -163,15 +176,15 @@ class OpWatch:
 
     # ------------------------------------------------------------------ feeding
     def observe(self, name: str, args: Any, kwargs: Any, out: Any, inplace: bool = False, top: bool = True,
-                frame: Any = None, view: bool = False) -> None:
+                frame: Any = None, view: bool = False, nan: bool = True) -> None:
         """One completed aten call ``name`` with its arguments and result. ``inplace``: the op writes its first
         argument (results are then that argument when ``out`` holds none). ``top``: a call of the program's
         (not a callee of an expanded composite), the only ones counted for shapes. ``frame``: the user's
         frame when the caller already knows it. ``view``: the result aliases an input (neither checked nor
-        counted: a view computes nothing and builds no MPS graph)."""
+        counted: a view computes nothing and builds no MPS graph). ``nan``: False to count shapes only."""
         if view:
             return
-        check = self.nan_check and self.first is None and not self.gave_up and name not in _SKIPPED
+        check = nan and self.nan_check and self.first is None and not self.gave_up and name not in _SKIPPED
         shapes = self.shapes and top
         if not check and not shapes:
             return
@@ -191,8 +204,11 @@ class OpWatch:
             # several results: the first is the op's value; the rest are saved for backward (log_alpha of
             # _ctc_loss holds -inf by design, native_layer_norm's mean/rstd, indices)
             first = out[0]
-            outs = (first,) if isinstance(first, Tensor) else [t for t in first if isinstance(t, Tensor)] \
-                if isinstance(first, list) else ()
+            if "backward" in name:  # every result of a backward op is a gradient
+                outs = [t for t in out if isinstance(t, Tensor)]
+            else:
+                outs = (first,) if isinstance(first, Tensor) else [t for t in first if isinstance(t, Tensor)] \
+                    if isinstance(first, list) else ()
         elif isinstance(out, list) and out:  # a Tensor[] result (_foreach_*): every tensor is a value
             outs = [t for t in out if isinstance(t, Tensor)]
         elif inplace and args:
