@@ -38,7 +38,7 @@ def faulty_tanh():
 @pytest.fixture(scope="module")
 def records(tmp_path_factory):
     d = tmp_path_factory.mktemp("replay")
-    kw = dict(device="cpu", steps=1, cwd=str(HERE), isolate=False)
+    kw = {"device": "cpu", "steps": 1, "cwd": str(HERE), "isolate": False}
     for layer in ("mid", "head"):
         record_entry("entries.py:replay_model", out=d / f"a-{layer}", save_inputs=layer, **kw)
         with faulty_tanh():

@@ -47,7 +47,10 @@ class RunWatch:
         self._handles: list[Any] = []
 
     def install(self) -> None:
-        from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+        from torch.optim.optimizer import (
+            register_optimizer_step_post_hook,
+            register_optimizer_step_pre_hook,
+        )
 
         def pre(opt, args, kwargs):
             self._in_optimizer += 1

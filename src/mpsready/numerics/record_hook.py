@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from mpsready.numerics.watch import OpWatch
 from mpsready.step.runner import Observer
@@ -145,7 +146,7 @@ def locate_nonfinite(spec: dict[str, Any], seen: dict[str, Any] | None, roots: l
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the recording already counted the step's warnings
             runner.run()
-    except Exception as exc:  # the step raised in the re-run; the recording stands
+    except Exception as exc:  # noqa: BLE001 (the step raised in the re-run; the recording stands)
         out["note"] = f"the re-run to locate the op raised {type(exc).__name__}: {exc}"[:300]
         return out
     d = watch.to_dict()

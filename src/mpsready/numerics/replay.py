@@ -141,7 +141,7 @@ def _load(path: Path) -> tuple[dict[str, Any], dict[str, str]]:
         with safe_open(str(path), framework="pt") as fh:
             meta = fh.metadata() or {}
         return load_file(str(path)), meta
-    except Exception as exc:  # a truncated or foreign file
+    except Exception as exc:  # noqa: BLE001 (a truncated or foreign file: safetensors raises its own error types)
         raise UsageError(f"replay: cannot read {path}: {exc}") from None
 
 
@@ -196,7 +196,7 @@ def _build_module(manifest: dict[str, Any], layer: str, entry: str | None, cwd: 
     if layer not in mods:
         raise UsageError(f"replay: the entry's model has no module {layer!r}")
     mod = mods[layer]
-    missing, unexpected = mod.load_state_dict(state, strict=False)
+    _missing, unexpected = mod.load_state_dict(state, strict=False)
     if unexpected:
         raise UsageError(f"replay: the saved state of {layer!r} does not fit the entry's module "
                          f"(unexpected: {', '.join(unexpected[:5])})")
@@ -255,7 +255,7 @@ def _per_op(mod: Any, args: list[Any], kwargs: dict[str, Any], device: str) -> t
         name = op_name(func)
         try:
             ref = func(*_to(a, "cpu", True), **_to(k, "cpu", True))
-        except Exception:
+        except Exception:  # noqa: BLE001 (an op refusing float64 or CPU arguments: listed, not fatal)
             skipped.append(name)
             continue
         if isinstance(ref, (list, tuple)):
@@ -302,7 +302,7 @@ def _b_output(rb: Any, layer: str, step: int) -> Any:
     key = f"activation:{layer}#0"
     if p.is_file():
         with safe_open(str(p), framework="pt") as fh:
-            if key in fh.keys():
+            if key in fh.keys():  # noqa: SIM118 (safe_open has keys(), not __contains__)
                 return fh.get_tensor(key)
     return None
 

@@ -11,7 +11,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from mpsready.findings import Basis, Finding, Location, Severity
 from mpsready.rules import Rule, register
@@ -131,9 +132,9 @@ def compare_nonfinite_finding(ma: Mapping[str, Any], mb: Mapping[str, Any], basi
     fa, fb = ma.get("first_nonfinite"), mb.get("first_nonfinite")
     if not (ma.get("nan_check") and mb.get("nan_check")) or (not fa and not fb):
         return None
-    if fa and fb and fa.get("step") == fb.get("step"):
-        if (fa.get("op"), fa.get("location")) == (fb.get("op"), fb.get("location")):
-            return None
+    if fa and fb and fa.get("step") == fb.get("step") and \
+            (fa.get("op"), fa.get("location")) == (fb.get("op"), fb.get("location")):
+        return None  # both at the same op, line and step
     if fa and (not fb or fa["step"] < fb["step"]):
         side, other, first, later = "A", "B", fa, fb
         dev, odev = ma.get("device"), mb.get("device")

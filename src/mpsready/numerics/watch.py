@@ -53,7 +53,8 @@ from __future__ import annotations
 
 import math
 import weakref
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 MIN_STEPS = 3  # steps observed before a shape can be called dynamic (step 0 plus two to change in)
 DEFAULT_FRACTION = 0.5
@@ -250,7 +251,7 @@ class OpWatch:
                         self.flush()
                     continue
                 v = s.item()
-                if v == v and v - v == 0:  # finite (NaN != NaN; inf - inf is NaN), for complex values too
+                if v - v == 0:  # finite: inf - inf and NaN - NaN are NaN, for complex values too
                     continue
                 if bool(t.isfinite().all()):
                     continue  # the sum overflowed; every element is finite

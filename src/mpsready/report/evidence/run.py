@@ -16,7 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mpsready.findings import Finding
-from mpsready.report.evidence._util import EvidenceError, as_float, as_int, findings_of, load_json
+from mpsready.report.evidence._util import (
+    EvidenceError,
+    as_float,
+    as_int,
+    findings_of,
+    load_json,
+)
 
 
 @dataclass(frozen=True)
