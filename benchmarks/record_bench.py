@@ -7,6 +7,10 @@ training step with the step times that `record` stores (`seconds`: recording tim
 `seconds_with_recording`: as measured) and with the wall time of the whole `record` call
 (subprocess start, PyTorch import, env record). Both run with --threads intra-op threads
 (default 1: on a shared machine, OpenMP thread contention otherwise dominates the figures).
+
+Each entry is recorded twice, with the NaN check (the default: one reduction per floating result of every
+op, mpsready.numerics) and with ``--no-nan-check``; the last column is the check's cost as a share of the
+recorded step (``seconds``). Goal: <= 10 %.
 """
 from __future__ import annotations
 
@@ -67,17 +71,20 @@ def main() -> None:
     cases = [("tiny CNN (docs example)", f"{ROOT / 'docs/examples/tiny_cnn_entry.py'}:step", tiny_cnn_entry.step),
              ("wide CNN 32x3x32x32", f"{BENCH_ENTRY}:wide", wide)]
     print(f"{'entry':26} {'plain s':>9} {'recorded s':>11} {'ratio':>6} {'with rec s':>11} {'ratio':>6} "
-          f"{'record call s':>14}")
+          f"{'record call s':>14} {'no-nan s':>9} {'nan check':>9}")
     for name, spec, fn in cases:
         base = plain(fn, args.steps)
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.perf_counter()
             rec = record_entry(spec, device="cpu", steps=args.steps, out=Path(tmp) / "r")
             wall = time.perf_counter() - t0
+            off = record_entry(spec, device="cpu", steps=args.steps, out=Path(tmp) / "off", nan_check=False)
         sm = rec.step_metrics[1:] or rec.step_metrics
         r = statistics.median(m["seconds"] for m in sm)
         w = statistics.median(m["seconds_with_recording"] for m in sm)
-        print(f"{name:26} {base:9.4f} {r:11.4f} {r / base:6.2f} {w:11.4f} {w / base:6.2f} {wall:14.2f}")
+        o = statistics.median(m["seconds"] for m in (off.step_metrics[1:] or off.step_metrics))
+        print(f"{name:26} {base:9.4f} {r:11.4f} {r / base:6.2f} {w:11.4f} {w / base:6.2f} {wall:14.2f} "
+              f"{o:9.4f} {(r / o - 1) * 100:+8.1f}%")
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ SUBCOMMANDS = (
     ("trace", "mpsready.trace.cli"),
     ("record", "mpsready.record.cli"),
     ("compare", "mpsready.compare.cli"),
+    ("replay", "mpsready.numerics.replay_cli"),
     ("report", "mpsready.report.cli"),
     ("check", "mpsready.report.check_cli"),
     ("run", "mpsready.run.cli"),

@@ -50,6 +50,7 @@ RULE_MODULES = (
     "mpsready.record.rules",
     "mpsready.env.rules",
     "mpsready.compare.rules",
+    "mpsready.numerics.rules",
     "mpsready.report.rules",
     "mpsready.migrate.autofix",  # marks the rules `mpsready migrate` fixes (auto-fix docs)
 )

@@ -440,6 +440,13 @@ def compare_records(a: str | os.PathLike[str] | RunRecord, b: str | os.PathLike[
     from mpsready.compare.diagnose import findings_for
 
     comp.findings = findings_for(comp)
+    from mpsready.findings import Basis, sort_findings
+    from mpsready.numerics.rules import compare_nonfinite_finding
+
+    first = compare_nonfinite_finding(ra.manifest, rb.manifest,
+                                      Basis.OBSERVED if comp.basis == "observed" else Basis.PREDICTED)
+    if first is not None:  # NUM302: which run went non-finite first, at which op and line
+        comp.findings = sort_findings(comp.findings + [first])
     return comp
 
 

@@ -86,6 +86,8 @@ def _kernel(emu: Emulator, name: str, op):
         for t in (out if isinstance(out, (list, tuple)) else (out,)):
             if isinstance(t, _Tensor):
                 _MARKS[t] = True
+        if emu.numerics is not None:  # MPS runs the op as one kernel: watched whole (mpsready/numerics/hooks.py)
+            emu.numerics.observe(name, False, args, kwargs, out, 0)
         return out
     return kernel
 

@@ -124,6 +124,11 @@ class MPSDispatch(TorchDispatchMode):
                     if isinstance(t, _Tensor):
                         cpu[id(t)] = t
                 return out
+            if emu.numerics is not None and emu.numerics.nan_active:  # the program's CPU calls: NaN check only
+                out = func(*args, **kwargs)
+                info = self._info(func)
+                emu.numerics.observe_cpu(info.name, info.inplace, args, kwargs, out, info.view)
+                return out
             return func(*args, **kwargs)
         info = self._info(func)
         name = info.name
@@ -162,6 +167,8 @@ class MPSDispatch(TorchDispatchMode):
             if adv_ops and (name in adv_ops or j.op in adv_ops) and j.outcome != "fallback":
                 _advise(emu, name if name in adv_ops else j.op, info, args, kwargs, ins)
         self._land(out, name, ins)
+        if emu.numerics is not None:  # the first NaN/Inf and shapes per line (mpsready/numerics/hooks.py)
+            emu.numerics.observe(name, info.inplace, args, kwargs, out, self.depth, info.view)
         return out
 
     def _info(self, func) -> _Info:

@@ -153,6 +153,7 @@ class Emulator:
         self.cia_ops: list[str] = []  # composite-implicit ops judged whole (cia.py)
         self.autocast_used = False  # the program entered torch.autocast("mps") (autocast.py)
         self.memory_queried = False
+        self.numerics: Any = None  # mpsready.numerics.hooks.RunWatch, fed by dispatch.py per judged call
         self._warned: set[str] = set()
         # where a tensor moved to MPS was made (the trace's recorder knows; mpsready run does not ask)
         self.origin_of: Any = None  # Callable[[torch.Tensor], Frame | None] | None

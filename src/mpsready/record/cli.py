@@ -37,6 +37,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="kill the step and every process it started after this long (a crash; default 1800)")
     p.add_argument("--keep-output", action="store_true",
                    help="also keep the step's printed output and warning texts in the record (they may hold data)")
+    p.add_argument("--no-nan-check", dest="nan_check", action="store_false",
+                   help="do not watch each op's floating results for the first NaN/Inf (one reduction per result)")
+    p.add_argument("--save-inputs", metavar="LAYER", default=None,
+                   help="save the inputs, output and state of module LAYER per step (safetensors) for "
+                        "`mpsready replay`")
     p.add_argument("--force", action="store_true", help="replace an existing run record at --out")
     p.add_argument("--format", choices=("terminal", "json"), default="terminal",
                    help="what to print: a summary table or the manifest as JSON")
@@ -64,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
         rec = record_entry(args.entry, device=args.device, steps=args.steps, out=args.out, seed=args.seed,
                            save_tensors=args.save_tensors, synthetic_inputs=args.synthetic_inputs, dtype=args.dtype,
                            project=args.project, force=args.force, keep_output=args.keep_output,
+                           nan_check=args.nan_check, save_inputs=args.save_inputs,
                            timeout=DEFAULT_TIMEOUT if args.timeout is None else args.timeout)
     except Interrupted as exc:
         sys.stderr.write(f"mpsready record: {exc}: the step and every process it started were ended; "

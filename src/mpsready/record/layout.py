@@ -22,7 +22,9 @@ documented in ``docs/run-record.md``): ``device_kind`` (``cpu``/``cuda``/``mps``
 ``observed_on`` (the device in words), ``mps_run`` (true only for a run on MPS), ``dtype``,
 ``synthetic_inputs`` (the record whose input shapes were replayed, or null), ``raw_dir``,
 ``warnings`` (distinct warning texts of the run), ``worker`` (``returncode``, ``crashed``, ``how``,
-``output_tail``), ``findings`` (ENV2xx/OPS2xx/PRF1xx). ``inputs`` is
+``output_tail``), ``findings`` (ENV2xx/OPS2xx/PRF1xx, NUM301), ``nan_check``, ``first_nonfinite`` and
+``nan_check_detail`` (the first NaN/Inf op, :mod:`mpsready.numerics.record_hook`), ``layer_inputs``
+(``--save-inputs``). ``inputs`` is
 ``{"structure": batch tree, "tensors": [{"name", "shape", "dtype", "min", "max"}]}``; each
 ``step_metrics`` item also has ``seconds_with_recording``, ``memory_source`` and, for a non-finite
 loss, ``loss`` null with ``loss_nonfinite`` ("nan", "inf", "-inf"). The stage results may say

@@ -119,7 +119,8 @@ _MODE: type | None = None
 
 def observing_mode(watchers: list[Any]) -> Any:
     """One ``TorchDispatchMode`` that runs each call, then hands ``(func, args, kwargs)`` to every
-    watcher's ``observe`` (:class:`RandomOpCounter`, :class:`mpsready.record.mps.FallbackCounter`), so
+    watcher's ``observe`` (:class:`RandomOpCounter`, :class:`mpsready.record.mps.FallbackCounter`), or
+    ``(func, args, kwargs, result)`` to ``observe_call`` of a watcher with ``wants_result`` (the NaN check), so
     an MPS recording pays the Python dispatch of one mode per op, not one per watcher. A call that
     raises is not observed (without ``PYTORCH_ENABLE_MPS_FALLBACK`` an op without an MPS kernel raises
     instead of falling back: a failed stage, finding OPS201)."""
@@ -130,13 +131,17 @@ def observing_mode(watchers: list[Any]) -> Any:
         class _ObservingMode(TorchDispatchMode):
             def __init__(self, watchers: list[Any]):
                 super().__init__()
-                self.watchers = watchers
+                self.watchers = [w for w in watchers if not getattr(w, "wants_result", False)]
+                # watchers that also read the result (mpsready.numerics.record_hook.RecordWatch)
+                self.result_watchers = [w for w in watchers if getattr(w, "wants_result", False)]
 
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):
                 kwargs = kwargs or {}
                 out = func(*args, **kwargs)
                 for w in self.watchers:
                     w.observe(func, args, kwargs)
+                for w in self.result_watchers:
+                    w.observe_call(func, args, kwargs, out)
                 return out
 
         _MODE = _ObservingMode

@@ -138,7 +138,8 @@ def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.P
                  seed: int = 0, save_tensors: bool = False, synthetic_inputs: str | None = None,
                  dtype: str | None = None, project: str | None = None, cwd: str | None = None,
                  timeout: float | None = DEFAULT_TIMEOUT, force: bool = False, python: str | None = None,
-                 isolate: bool = True, keep_output: bool = False) -> RunRecord:
+                 isolate: bool = True, keep_output: bool = False, nan_check: bool = True,
+                 save_inputs: str | None = None) -> RunRecord:
     """Record ``spec`` (an ENTRY) on ``device`` for ``steps`` steps into the directory ``out``.
 
     Returns the written :class:`~mpsready.record.layout.RunRecord`. Raises
@@ -155,6 +156,13 @@ def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.P
     The record holds statistics of tensors and the structure (types) of non-tensor batch values, never
     their contents; the worker's output and warning texts are kept only with ``keep_output`` (the record
     always counts the warnings by category, ``warning_counts``).
+
+    ``nan_check`` (default on; ``--no-nan-check``): when a recorded tensor held NaN/Inf, the worker runs the
+    steps again up to that step with every aten call checked, and the manifest's ``first_nonfinite`` names
+    the first op whose result held NaN/Inf from finite inputs (:mod:`mpsready.numerics.record_hook`); the
+    recorded step times carry none of it. ``save_inputs``: a module path
+    (``"encoder.layers.0"``) whose inputs, output and state are saved per step for ``mpsready replay``
+    (:mod:`mpsready.numerics.record_hook`).
     """
     target, _ = split_spec(spec)
     if target.endswith(".py") and not (Path(cwd or os.getcwd()) / target).is_file():
@@ -197,7 +205,8 @@ def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.P
         worker_spec = {"entry": spec, "device": device, "steps": steps, "seed": seed, "out": str(partial.resolve()),
                        "events": str(events_path), "cwd": str(Path(cwd or os.getcwd()).resolve()),
                        "save_tensors": save_tensors, "float64": dtype == "float64", "synthetic": synthetic,
-                       "project": project, "keep_output": keep_output}
+                       "project": project, "keep_output": keep_output, "nan_check": nan_check,
+                       "save_inputs": save_inputs}
         spec_path = work / "spec.json"
         spec_path.write_text(json.dumps(worker_spec), encoding="utf-8")
         env = dict(os.environ)
@@ -385,7 +394,22 @@ def _manifest(events: list[dict[str, Any]], stages: list[dict[str, Any]], *, spe
         raw_dir=RAW_DIR if save_tensors else None, warnings=done.get("warnings", []),
         warning_counts=done.get("warning_counts", {}), worker=worker,
         # absent when the worker died before reporting them (unknown, not "none")
-        **({"random_ops": done["random_ops"]} if isinstance(done.get("random_ops"), dict) else {}))
+        **({"random_ops": done["random_ops"]} if isinstance(done.get("random_ops"), dict) else {}),
+        **_numerics(done))
+
+
+def _numerics(done: dict[str, Any]) -> dict[str, Any]:
+    """``nan_check``, ``first_nonfinite`` and ``layer_inputs`` of the manifest (docs/run-record.md)."""
+    num = done.get("numerics")
+    if not isinstance(num, dict):
+        return {}
+    out: dict[str, Any] = {"nan_check": bool(num.get("nan_check")), "first_nonfinite": num.get("first_nonfinite")}
+    if num.get("nan_check"):
+        out["nan_check_detail"] = {k: num.get(k) for k in ("method", "nonfinite_seen", "rerun_steps", "checked", "note")
+                                   if k in num}
+    if done.get("layer_inputs"):
+        out["layer_inputs"] = done["layer_inputs"]
+    return out
 
 
 def _finite(obj: Any) -> Any:

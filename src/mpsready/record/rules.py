@@ -139,6 +139,11 @@ def evaluate(manifest: Mapping[str, Any], out: Path | None = None) -> list[Findi
             stages = {s: c[op] for s, c in by_stage.items() if op in c}
             found.append(_f(OPS202, f"{op} ran on the CPU {n} time(s) via the MPS fallback", operator=op,
                             calls=n, by_stage=stages))
+    from mpsready.numerics.rules import first_nonfinite_finding
+
+    first = first_nonfinite_finding(manifest.get("first_nonfinite"), Basis.OBSERVED, str(device))
+    if first is not None:
+        found.append(first)
     for key, step, nan, inf in _nonfinite(out)[:10]:
         found.append(_f(ENV205, f"{key} at step {step}: nan={nan} inf={inf}", key=key, step=step, nan=nan, inf=inf))
     secs = [m["seconds"] for m in manifest.get("step_metrics", []) if m.get("seconds") is not None]

@@ -15,7 +15,9 @@ knows which stage was running:
 The spec (written by :func:`mpsready.record.recorder.record_entry`) has ``entry``, ``device``,
 ``steps``, ``seed``, ``out``, ``events``, ``cwd``, ``save_tensors``, ``float64``,
 ``synthetic`` (the ``inputs`` section of a previous record, or null), ``project``, ``keep_output``
-(keep warning texts; otherwise only ``warning_counts`` by category).
+(keep warning texts; otherwise only ``warning_counts`` by category), ``nan_check`` (default true: when a
+recorded tensor held NaN/Inf, the steps are run again up to that step with the op-level check,
+:func:`mpsready.numerics.record_hook.locate_nonfinite`) and ``save_inputs`` (a layer name, or null).
 """
 
 from __future__ import annotations
@@ -165,11 +167,20 @@ def _run(spec: dict[str, Any], streams: Streams, mps_backend: Any) -> int:
     counter = FallbackCounter(backend) if backend is not None else None
     runner = StepRunner(entry, device=device, steps=int(spec["steps"]))
     random_ops = RandomOpCounter()
-    obs = RecordingObserver(streams.tensor, streams.event, device, results=runner.results,
+    from mpsready.numerics.record_hook import NonFiniteSeen
+
+    seen_bad = NonFiniteSeen(streams.tensor)  # the first recorded tensor holding NaN/Inf (its statistics)
+    obs = RecordingObserver(seen_bad, streams.event, device, results=runner.results,
                             raw=streams.raw if spec.get("save_tensors") else None, counter=counter, mps=backend,
                             random_ops=random_ops)
 
     runner.observers = [obs]
+    saver = None
+    if spec.get("save_inputs"):
+        from mpsready.numerics.record_hook import LayerInputSaver
+
+        saver = LayerInputSaver(spec["save_inputs"], spec["out"])
+        runner.observers.append(saver)
     caught: list[str] = []
     counts: dict[str, int] = {}
     with warnings.catch_warnings(record=True) as seen:
@@ -180,6 +191,12 @@ def _run(spec: dict[str, Any], streams: Streams, mps_backend: Any) -> int:
             msg = str(w.message)
             if msg not in caught:
                 caught.append(msg)
+    numerics: dict[str, Any] = {"nan_check": False}
+    if spec.get("nan_check", True):
+        from mpsready.numerics.record_hook import locate_nonfinite
+
+        roots = [str(entry.root)] + ([str(spec["project"])] if spec.get("project") else [])
+        numerics = locate_nonfinite(spec, seen_bad.first, roots, seed_everything)
     warned = sorted({op for op in (parse_fallback_warning(m) for m in caught) if op})
     fallback = {
         "enabled": os.environ.get("PYTORCH_ENABLE_MPS_FALLBACK", "").strip() not in ("", "0"),
@@ -196,7 +213,9 @@ def _run(spec: dict[str, Any], streams: Streams, mps_backend: Any) -> int:
                    "warnings": [m[:500] for m in caught[:50]] if spec.get("keep_output") else [],
                    "warning_counts": dict(sorted(counts.items())),
                    "inputs": {"structure": obs.input_structure, "tensors": obs.input_specs}
-                   if obs.input_structure else None})
+                   if obs.input_structure else None,
+                   "numerics": numerics,
+                   "layer_inputs": saver.to_dict() if saver is not None else None})
     return 0
 
 

@@ -34,7 +34,7 @@ class Report:
     def all_findings(self) -> list[Finding]:
         ev = self.evidence
         out: list[Finding] = []
-        for part in (ev.scan, ev.env, ev.trace, ev.compare):
+        for part in (ev.scan, ev.env, ev.trace, ev.compare, ev.run):
             if part is not None:
                 out += part.findings
         for r in ev.records:

@@ -1,8 +1,8 @@
 """The child process of ``mpsready run``: install the emulated Mac, run the user's program, write the result.
 
 ``python -m mpsready.run.child SPEC.json`` where SPEC holds ``program`` (:class:`~mpsready.run.command.Program`
-fields), ``target`` (torch, macos, fallback), ``keep_going``, ``max_steps``, ``time_limit`` and ``out`` (where the
-result document goes). The program runs in this process as ``__main__`` (``runpy``), with its own
+fields), ``target`` (torch, macos, fallback), ``keep_going``, ``max_steps``, ``time_limit``, ``out`` (where the
+result document goes) and ``nan_check`` (default true: :class:`mpsready.numerics.hooks.RunWatch`). The program runs in this process as ``__main__`` (``runpy``), with its own
 ``sys.argv``; its output goes where this process's goes. Its uncaught exception is printed as Python would
 print it, then classified by the mark the emulator put on it (:func:`mpsready.emulate.mac_error_kind`), never by
 its text: a failure the emulator raised (op, dtype, MPS's message, the user's line) or marked (PyTorch's
@@ -112,6 +112,10 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
                                tempfile.gettempdir(), f"mpsready-spawn-{os.getpid()}-{id(spec)}.jsonl")
     unspawn = spawned.patch_command_line(root, dict(tgt), report_path)
     emu.install()
+    from mpsready.numerics.hooks import RunWatch
+
+    numerics = RunWatch(emu, nan_check=bool(spec.get("nan_check", True)))  # first NaN/Inf, shapes per line
+    numerics.install()
     unwatch = _watch_fallback_variable(emu)  # after install, which imports torch modules itself
     t0 = time.perf_counter()
     try:
@@ -155,6 +159,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         if emu.time_limit:
             signal.setitimer(signal.ITIMER_REAL, 0)
         unwatch()
+        numerics.uninstall()
         emu.uninstall()
         unspawn()
         try:
@@ -164,7 +169,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     if emu.failures:
         outcome = "failed"  # the program caught a predicted failure, or went on (--keep-going) and stopped later
     return {"emu": emu, "outcome": outcome, "exit_code": exit_code, "error": error, "program_error": program_error,
-            "seconds": seconds}
+            "seconds": seconds, "numerics": numerics}
 
 
 def _child_failure(report_path: str) -> dict[str, Any] | None:

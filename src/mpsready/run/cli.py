@@ -39,6 +39,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="do not stop at the first predicted failure: record it, compute on the CPU, go on")
     p.add_argument("--max-steps", type=int, default=None, help="stop cleanly after N optimizer steps")
     p.add_argument("--time-limit", type=float, default=None, metavar="S", help="stop cleanly after S seconds")
+    p.add_argument("--no-nan-check", dest="nan_check", action="store_false",
+                   help="do not watch each op's floating results for the first NaN/Inf (one reduction per result)")
     p.add_argument("--format", choices=FORMATS, default="terminal")
     p.add_argument("--output", "-o", default=None, help="write the result (terminal text or JSON) to FILE")
     p.add_argument("--show-output", action="store_true",
@@ -121,7 +123,7 @@ def _spec(args: argparse.Namespace, prog, torch_v: str, fallback: bool, out: str
     return {"program": {**prog.to_dict(), "root": prog.root},
             "target": {"torch": torch_v, "macos": args.macos, "fallback": fallback},
             "keep_going": args.keep_going, "max_steps": args.max_steps, "time_limit": args.time_limit,
-            "out": out}
+            "out": out, "nan_check": getattr(args, "nan_check", True)}
 
 
 def _child_env(fallback: bool) -> dict[str, str]:

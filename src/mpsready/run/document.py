@@ -33,7 +33,12 @@ Fields (every value predicted, none observed on a Mac):
 * ``exit_code``: what ``mpsready run`` returns: 0 no predicted failure and no predicted wrong result, 1 predicted
   failure(s) or predicted wrong result(s) (a completed run with ``wrong_results`` returns 1: "it runs" is not "it
   is right"), 2 neither but the run is ``inconclusive`` (the program or its environment stopped it: like a usage
-  or input error, the command given could not be judged).
+  or input error, the command given could not be judged);
+* ``nan_check``, ``checked`` (results checked), ``first_nonfinite`` (the first op whose result held NaN/Inf from
+  finite inputs: ``op``, ``dtype``, ``stage``, ``step``, ``location``, ``nan``, ``inf``, ``inputs`` statistics;
+  or null), ``dynamic_shapes`` (ops whose input shapes changed in most steps at one line), ``steps_observed``
+  and ``findings`` (NUM301, PRF301; basis ``predicted``), from :mod:`mpsready.numerics.hooks`. They do not
+  change ``outcome`` or ``exit_code``.
 """
 
 from __future__ import annotations
@@ -108,7 +113,16 @@ def build_document(spec: dict[str, Any], result: dict[str, Any]) -> dict[str, An
                   f"the AutocastMPS list of torch {emu.judge.torch} is not shipped: the region ran uncast here"},
         exit_code=exit_code,
         limits=list(LIMITS),
+        **_numerics(result.get("numerics")),
     )
+
+
+def _numerics(watch: Any) -> dict[str, Any]:
+    """``nan_check``, ``first_nonfinite``, ``dynamic_shapes``, ``steps_observed`` and ``findings`` (NUM301, PRF301)
+    of a :class:`mpsready.numerics.hooks.RunWatch` (absent without one)."""
+    if watch is None:
+        return {}
+    return {**watch.to_dict(), "findings": [f.to_dict() for f in watch.findings()]}
 
 
 def is_mac_failure(entry: dict[str, Any]) -> bool:

@@ -43,6 +43,8 @@ def render_terminal(doc: dict[str, Any]) -> str:
         for fb in doc["fallbacks"]:
             lines.append(f"  {fb['op']}: {fb['calls']} call(s), {100 * fb['share']:.1f}% "
                          f"({fb['kind']}; first at {_where(fb.get('location'))})")
+    for f in [f for f in doc.get("findings") or [] if f.get("code") in ("NUM301", "PRF301")][:10]:
+        lines.append(f"{f['code']} ({f['severity']}): {f['message']}")  # first NaN/Inf, shapes (docs/numerics.md)
     wrong = doc.get("wrong_results") or []
     if wrong:
         lines.append(f"predicted wrong result(s): {len(wrong)} - the program completes, but MPS computes these "

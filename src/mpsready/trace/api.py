@@ -58,6 +58,7 @@ class TraceResult:
             dtype_events=[dict(e.to_dict(), basis="observed", device=self.trace.device, **emu)
                           for e in self.trace.dtype_events],
             findings=[f.to_dict() for f in p.findings],
+            numerics=self.trace.settings.get("numerics"),
             summary=dict(p.summary, basis="predicted"),
             exit_code=self.exit_code,
             trace=self.trace.to_dict(),
@@ -120,7 +121,7 @@ DEFAULT_DEVICE = "mps"  # the emulated MPS device without a Mac, the real one on
 
 def trace_entry(spec: Any, torch: str | None = None, macos: str = DEFAULT_MACOS, device: str = DEFAULT_DEVICE,
                 fallback: bool | None = None, steps: int = 1, cwd: str | None = None,
-                project: str | None = None) -> TraceResult:
+                project: str | None = None, nan_check: bool = True) -> TraceResult:
     """Run the step named by ``spec`` (an ENTRY string or a loaded :class:`mpsready.step.Entry`) on
     ``device`` with the recorder attached, and classify it for PyTorch ``torch`` (default: installed)
     and macOS ``macos``.
@@ -137,6 +138,10 @@ def trace_entry(spec: Any, torch: str | None = None, macos: str = DEFAULT_MACOS,
     Raises :class:`mpsready.step.EntryError` (a UsageError) for a bad ENTRY and ``ValueError`` for a
     torch version outside the shipped tables. Failures of the user's step are not raised: they are
     in ``result.trace.stages`` and as OPS108 findings.
+
+    ``nan_check`` (default on; ``--no-nan-check``): the first op whose result held NaN/Inf from finite inputs
+    (NUM301); input shapes per op and line are counted always (PRF301, from 3 steps on). Both are in the
+    document's ``numerics`` (:mod:`mpsready.numerics.hooks`).
     """
     from mpsready.ops.api import load_db
     from mpsready.trace.recorder import record_entry
@@ -156,14 +161,34 @@ def trace_entry(spec: Any, torch: str | None = None, macos: str = DEFAULT_MACOS,
             v = composite[name] = db.lookup(name).status == "composite"
         return v
 
-    if device.split(":")[0] == "mps" and not _real_mps():
+    from mpsready.numerics.hooks import TraceWatch
+
+    kind = device.split(":")[0]
+    emulated = kind == "mps" and not _real_mps()
+    watch = TraceWatch(nan_check=nan_check, deferred=kind == "cuda" or (kind == "mps" and not emulated))
+    if emulated:
         from mpsready.trace.emulated import emulated_trace, merge
 
-        trace, emu = emulated_trace(entry, target, macos, fb, expand, steps, sdpa_math_stages(db), project or cwd)
-        return TraceResult(trace=trace, prediction=merge(predict(trace, torch=target, macos=macos, fallback=fb), emu))
-    trace = record_entry(entry, device=device, expand=expand, steps=steps, sdpa_math=sdpa_math_stages(db),
-                         project=project or cwd)
-    return TraceResult(trace=trace, prediction=predict(trace, torch=target, macos=macos, fallback=fb))
+        trace, emu = emulated_trace(entry, target, macos, fb, expand, steps, sdpa_math_stages(db), project or cwd,
+                                    numerics=watch)
+        result = TraceResult(trace=trace, prediction=merge(predict(trace, torch=target, macos=macos, fallback=fb),
+                                                           emu))
+    else:
+        trace = record_entry(entry, device=device, expand=expand, steps=steps, sdpa_math=sdpa_math_stages(db),
+                             project=project or cwd, numerics=watch)
+        result = TraceResult(trace=trace, prediction=predict(trace, torch=target, macos=macos, fallback=fb))
+    _add_numerics(result, watch)
+    return result
+
+
+def _add_numerics(result: TraceResult, watch: Any) -> None:
+    """The watch's ``numerics`` in the trace's settings, its findings (NUM301, PRF301) in the prediction."""
+    from mpsready.findings import sort_findings
+    from mpsready.numerics.hooks import watch_findings
+
+    result.trace.settings["numerics"] = watch.to_dict()
+    result.prediction.findings = sort_findings(result.prediction.findings
+                                               + watch_findings(watch.watch, result.trace.device_label))
 
 
 def _real_mps() -> bool:

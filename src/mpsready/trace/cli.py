@@ -35,6 +35,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--project", metavar="DIR", default=None,
                    help="the project the step exercises, when the ENTRY file lies outside it: its files count "
                         "as your code, so findings point at their lines (default: the ENTRY file's directory)")
+    p.add_argument("--no-nan-check", dest="nan_check", action="store_false",
+                   help="do not watch each op's floating results for the first NaN/Inf (one reduction per result)")
     p.add_argument("--format", choices=FORMATS, default="terminal")
     p.add_argument("--output", "-o", default=None, help="write the output to FILE instead of stdout")
     p.set_defaults(run=run)
@@ -68,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         with stdout_to_stderr():
             result = trace_entry(entry, torch=args.torch, macos=args.macos or DEFAULT_MACOS,
-                                 device=args.device, fallback=args.fallback, steps=args.steps, project=args.project)
+                                 device=args.device, fallback=args.fallback, steps=args.steps, project=args.project,
+                                 nan_check=args.nan_check)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     return _emit(result, args)

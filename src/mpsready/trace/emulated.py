@@ -33,8 +33,9 @@ from mpsready.trace.predict import OpPrediction, Prediction, Problem, _summary
 
 
 def emulated_trace(entry: Any, torch_v: str, macos: str, fallback: bool, expand, steps: int, sdpa_math,
-                   project: str | None):
-    """``(OpTrace, Emulator)`` of ``entry`` run on the emulated device."""
+                   project: str | None, numerics: Any = None):
+    """``(OpTrace, Emulator)`` of ``entry`` run on the emulated device (``numerics``: a
+    :class:`mpsready.numerics.hooks.TraceWatch` fed by the recorder, or ``None``)."""
     from mpsready.emulate import Emulator, Target
     from mpsready.step.runner import run_entry
     from mpsready.trace.recorder import Recorder
@@ -44,6 +45,7 @@ def emulated_trace(entry: Any, torch_v: str, macos: str, fallback: bool, expand,
     emu.frames = UserFrames(roots)
     rec = Recorder(roots, device="mps", expand=expand, sdpa_math=sdpa_math, simulate_moves=False)
     rec.suppress = lambda: emu.inside_kernel > 0
+    rec.numerics = numerics
     rec.expanded_hook = lambda name, args, kwargs, out, depth: _land_composite(emu, name, args, kwargs, out, depth)
     emu.origin_of = rec.origin_of
     stages = _FailureStages(emu)

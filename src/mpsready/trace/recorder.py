@@ -183,6 +183,8 @@ class _Mode(TorchDispatchMode):
         else:
             out = info.call(*args)
         rec._record(info.name, self.parent, frame, args, kwargs, out, _perf() - t0)
+        if rec.numerics is not None:  # the first NaN/Inf and shapes per line (mpsready/numerics/hooks.py)
+            rec.numerics.observe(func, info.name, args, kwargs, out, depth == 0, frame)
         return out
 
 
@@ -223,11 +225,14 @@ class Recorder(Observer):
         # called as (op, args, kwargs, result, depth) after a composite the recorder expanded returns: the
         # emulated device (trace/emulated.py) never sees such a composite whole, only its callees
         self.expanded_hook: Callable[..., None] | None = None
+        self.numerics: Any = None  # mpsready.numerics.hooks.TraceWatch, or None
 
     # -- Observer -------------------------------------------------------------------------
     @contextmanager
     def around_stage(self, ctx: StepContext, stage: str) -> Iterator[None]:
         self.stage = stage
+        if self.numerics is not None:
+            self.numerics.at_stage(stage, ctx.step_index)
         t0 = _perf()
         try:
             with _mps_python_paths(), self._sdpa_context(stage), _Mode(self):
@@ -236,6 +241,8 @@ class Recorder(Observer):
                 yield
                 if stage == "data" and self.simulate_moves:
                     self._simulate_move((ctx.inputs, ctx.target))
+            if self.numerics is not None:
+                self.numerics.flush()
         finally:
             self.frames.forget()  # the cached anchor frame would keep the stage's last call's locals alive
             self.stage_seconds[stage] = self.stage_seconds.get(stage, 0.0) + _perf() - t0
@@ -475,14 +482,16 @@ class Recorder(Observer):
 
 def record_entry(entry: Any, device: str = "cpu", expand: Callable[[str], bool] | None = None,
                  steps: int = 1, expand_views: bool = False, sdpa_math: str | None = None,
-                 project: str | None = None) -> OpTrace:
+                 project: str | None = None, numerics: Any = None) -> OpTrace:
     """Run ``entry`` (an :class:`mpsready.step.Entry`) through the step runner on ``device``
     with a :class:`Recorder` attached and return the :class:`OpTrace`. Stage failures are
     kept in ``OpTrace.stages`` (status, error, traceback), never raised. ``project``: a
-    directory whose files also count as the user's (an ENTRY kept outside the project)."""
+    directory whose files also count as the user's (an ENTRY kept outside the project). ``numerics``: a
+    :class:`mpsready.numerics.hooks.TraceWatch` fed every call, or ``None``."""
     from mpsready.step.runner import run_entry
 
     roots = [str(entry.root)] + ([str(project)] if project else [])
     rec = Recorder(roots, device=device, expand=expand, expand_views=expand_views, sdpa_math=sdpa_math)
+    rec.numerics = numerics
     results, _ctx = run_entry(entry, device=device, steps=steps, observers=[rec])
     return rec.to_trace(entry.spec, [r.to_dict() for r in results])

@@ -15,7 +15,14 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from mpsready.report.evidence._util import EvidenceError, as_float, as_int, load_json
+from mpsready.findings import Finding
+from mpsready.report.evidence._util import (
+    EvidenceError,
+    as_float,
+    as_int,
+    findings_of,
+    load_json,
+)
 
 
 @dataclass(frozen=True)
@@ -115,6 +122,8 @@ class RunEvidence:
     program_error: RunProgramError | None = None
     wrong_results: list[RunWrongResult] = field(default_factory=list)
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
+    # the run's own findings (NUM301 first NaN/Inf, PRF301 dynamic shapes: mpsready.numerics), basis predicted
+    findings: list[Finding] = field(default_factory=list)
 
     @property
     def program(self) -> str:
@@ -167,7 +176,7 @@ def from_doc(doc: dict[str, Any], source: str | None = None) -> RunEvidence:
                        macos_target=tgt.get("macos"), fallback_enabled=tgt.get("fallback"), failures=failures,
                        fallbacks=fallbacks, judged_ops=len(doc.get("predictions") or []),
                        steps=as_int(doc.get("steps")), program_error=program_error,
-                       wrong_results=wrong, raw=doc)
+                       wrong_results=wrong, raw=doc, findings=findings_of(doc))
 
 
 def load(path: str | os.PathLike[str]) -> RunEvidence:

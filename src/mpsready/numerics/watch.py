@@ -1,0 +1,401 @@
+"""Watch every aten call of a run: the first NaN/Inf made from finite inputs, and input shapes per line.
+
+:class:`OpWatch` is fed by the dispatch modes that already see every call (``record``'s observing mode,
+:func:`mpsready.record.randomness.observing_mode`; ``run``'s emulated device,
+:mod:`mpsready.emulate.dispatch`; ``trace``'s recorder, :mod:`mpsready.trace.recorder`): one Python call per
+aten call, no mode of its own.
+
+**First non-finite value.** Per floating (or complex) result the check is one reduction: ``t.sum()``
+(float32 accumulation for 16-bit dtypes) is NaN or Inf whenever an element is, so a finite sum proves the
+tensor finite; a non-finite sum is confirmed with ``torch.isfinite(t).all()`` (a sum of finite values can
+overflow) before anything is reported. The kernels run with the Python dispatch key and torch functions
+disabled (``torch._C._DisableTorchDispatch``, ``torch._C.DisableTorchFunction``), so no mode, the
+emulated device's included, sees the check. On the CPU the sum is read at once; on an accelerator
+(``deferred``) the 0-dim results are kept and read together at the end of each stage
+(:meth:`OpWatch.flush`, one synchronisation per stage or per 1024 calls), with weak references to the
+inputs, so the check adds no synchronisation per op.
+
+The call reported is the first whose result is non-finite while every floating input is finite: op name,
+result dtype, stage (``forward``, ``loss``, ``backward``, ``optimizer_step`` as the step runner names them;
+``backward``/``optimizer``/``forward`` in ``mpsready run``), step, the user's ``file:line`` and, per
+floating input, shape, dtype, min, max, mean (float64 over the finite elements) and the NaN/Inf counts.
+No element value of a tensor is kept. An in-place op whose only non-finite input is the tensor it writes
+counts as made from finite inputs (its input was read before it was overwritten). When the first
+non-finite result came from an input that was already non-finite (a batch holding NaN, a parameter set
+outside the watched calls), the check goes on (such a value may also be uninitialised memory that a later
+op overwrites) for up to :data:`MAX_PROPAGATED` such results; the first of them is reported, with
+``from_finite_inputs`` false, only if no op made a NaN/Inf from finite inputs; only a NaN is kept so (an
+Inf carried from input to result, a ``-inf`` mask added to attention scores, is how masks work).
+
+Not checked: views; ops that only move or select their inputs' values (:data:`_PASSTHROUGH`: ``clone``,
+``cat``, ``relu``, random fills, ...); ops whose result is bounded when their input is finite
+(:data:`_BOUNDED`: ``tanh``, ``sigmoid``, ``softmax``, ``gelu``, ...: a NaN there came with the input);
+copies that keep the dtype; ops that return uninitialised memory (``aten::empty`` and kin,
+:data:`_UNINITIALISED`); calls with a non-finite Python float argument (``torch.full(..., float("-inf"))``,
+``masked_fill(m, -inf)``: a constant the program wrote); and the results after the first of an op with
+several (the rest are saved for backward: ``_ctc_loss``'s ``log_alpha`` holds ``-inf`` by design), except
+for ``*_backward`` ops, whose results are all gradients. Every tensor of a ``Tensor[]`` result
+(``_foreach_*``) is checked. After a report from
+finite inputs the NaN check stops: everything downstream of it is propagation.
+
+**Shapes per line.** For each call at depth 0 the tuple of input shapes is looked up with the op name;
+a pair not seen before is attributed to the user's line (located then, so a steady step costs a dict
+look-up per call) and to the step it appeared in. :meth:`OpWatch.dynamic_shapes` lists the (op, line)
+whose shapes changed in more than ``fraction`` (default 1/2) of the steps after the first one it ran in,
+given at least :data:`MIN_STEPS` observed steps. A pair already seen at another line is not attributed
+again, so an op whose shapes change at two lines is listed at the first. MPS builds and caches an
+``MPSGraph`` per op and input shapes (aten/src/ATen/native/mps/OperationUtils.mm ``getTensorsStringKey``,
+``MPSGraphCache``; PyTorch 2.0-2.13; https://github.com/pytorch/pytorch/pull/182648: "MPSGraph compiles a new
+graph per unique shape combination"), so each new shape costs a graph build on a Mac.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+MIN_STEPS = 3  # steps observed before a shape can be called dynamic (step 0 plus two to change in)
+DEFAULT_FRACTION = 0.5
+MAX_SHAPES = 16  # shapes kept per (op, line) for the finding
+MAX_PENDING = 1024  # deferred checks read together at most this many calls apart
+MAX_PROPAGATED = 64  # non-finite results from non-finite inputs looked at before the check gives up
+# Ops whose result is memory never written (its contents are whatever was there, NaN patterns included):
+# aten::empty*, new_empty*, resize_ (native_functions.yaml: "Returns a tensor filled with uninitialized data").
+_UNINITIALISED = frozenset({"aten::empty.memory_format", "aten::empty.names", "aten::empty_like",
+                            "aten::empty_strided", "aten::new_empty", "aten::new_empty_strided", "aten::empty_permuted",
+                            "aten::resize_", "aten::resize_as_", "aten::set_.source_Storage",
+                            "aten::set_.source_Storage_storage_offset", "aten::set_.source_Tensor", "aten::set_"})
+# Ops whose result only holds values of their inputs (moved, selected, copied in the same dtype, or zeros):
+# they cannot make a NaN/Inf from finite inputs, so they are not checked (views are not either: the caller
+# says ``view=True``). Casts (_to_copy) are checked: float32 -> float16 overflows to inf.
+_PASSTHROUGH = frozenset({
+    "aten::clone", "aten::contiguous", "aten::detach", "aten::cat", "aten::stack", "aten::index_select",
+    "aten::gather", "aten::index.Tensor", "aten::embedding", "aten::embedding_dense_backward", "aten::relu",
+    "aten::relu_", "aten::threshold_backward", "aten::max_pool2d_with_indices", "aten::max_pool2d_with_indices_backward",
+    "aten::zeros_like", "aten::ones_like", "aten::zero_", "aten::zeros", "aten::ones", "aten::new_zeros",
+    "aten::new_ones", "aten::select_backward", "aten::slice_backward", "aten::constant_pad_nd", "aten::masked_fill.Scalar",
+    "aten::masked_fill_.Scalar", "aten::where.self", "aten::fill_.Scalar", "aten::repeat", "aten::flip", "aten::roll",
+    "aten::_unsafe_view", "aten::native_dropout_backward", "aten::_reshape_alias", "aten::lift_fresh",
+    "aten::bernoulli_.float", "aten::bernoulli_.Tensor", "aten::bernoulli.p", "aten::uniform_", "aten::normal_",
+    "aten::random_", "aten::rand", "aten::randn", "aten::rand_like", "aten::randn_like",
+    "aten::as_strided_", "aten::detach_", "aten::scalar_tensor",
+})
+# Ops whose result is bounded (or no larger than the input) whenever the input is finite: a NaN/Inf in their
+# result was in their input, made (and reported) upstream. tanh/sigmoid/hardtanh/relu6/hardsigmoid in [-1, 1]
+# or [0, 6]; gelu, silu, hardswish, leaky_relu, elu at most |x| (plus 1 for elu); softmax in [0, 1]
+# (exp(x - max) / sum, sum >= 1).
+_BOUNDED = frozenset({"aten::tanh", "aten::sigmoid", "aten::hardtanh", "aten::relu6", "aten::hardsigmoid",
+                      "aten::hardswish", "aten::gelu", "aten::silu", "aten::leaky_relu", "aten::elu", "aten::_softmax",
+                      "aten::softmax.int", "aten::tanh_", "aten::sigmoid_", "aten::silu_", "aten::hardtanh_"})
+# Copies are checked only when they change the dtype (float32 -> float16 overflows to inf).
+_COPIES = frozenset({"aten::copy_", "aten::_to_copy", "aten::to.dtype", "aten::to.dtype_layout"})
+MAX_RECENT = 256  # results remembered as checked (a composite returns its callee's result: checked once)
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def tensor_summary(t: Any) -> dict[str, Any]:
+    """``{"shape", "dtype", "min", "max", "mean", "nan", "inf"}`` of a tensor (float64 over finite elements;
+    min/max/mean ``None`` when no element is finite). One copy to the CPU; no element is returned."""
+    torch = _torch()
+    with torch._C._DisableTorchDispatch(), torch._C.DisableTorchFunction():
+        x = t.detach()
+        if x.is_complex():
+            x = torch.view_as_real(x)
+        x = x.to("cpu").reshape(-1).to(torch.float64)
+        fin = torch.isfinite(x)
+        nan = int(torch.isnan(x).sum())
+        inf = int(torch.isinf(x).sum())
+        f = x[fin] if (nan or inf) else x
+        stats = {"min": None, "max": None, "mean": None}
+        if f.numel():
+            stats = {"min": float(f.min()), "max": float(f.max()), "mean": float(f.mean())}
+    return {"shape": [int(s) for s in t.shape], "dtype": str(t.dtype).replace("torch.", ""), **stats,
+            "nan": nan, "inf": inf}
+
+
+_SKIPPED = _UNINITIALISED | _PASSTHROUGH | _BOUNDED
+
+
+def _floating(t: Any) -> bool:
+    return t.is_floating_point() or t.is_complex()
+
+
+def _flat(values: Any, out: list) -> None:
+    Tensor = _torch().Tensor
+    for v in values:
+        if isinstance(v, Tensor):
+            out.append(v)
+        elif isinstance(v, (list, tuple)):
+            for w in v:
+                if isinstance(w, Tensor):
+                    out.append(w)
+
+
+class OpWatch:
+    """See the module docstring. ``locate``: returns the user's frame (``Frame`` with ``to_dict()``, or
+    ``None``) for the call being observed. ``nan_check`` / ``shapes`` switch the two watches;
+    ``deferred``: read the checks at :meth:`flush` (accelerators) instead of per call (CPU).
+
+    Set ``stage`` and ``step`` as the run goes (the callers do). Results: :attr:`first` (a dict, or
+    ``None``) and :meth:`dynamic_shapes`.
+    """
+
+    def __init__(self, locate: Callable[[], Any] | None = None, nan_check: bool = True, shapes: bool = False,
+                 deferred: bool = False):
+        torch = _torch()
+        self.locate = locate or (lambda: None)
+        self.nan_check = nan_check
+        self.shapes = shapes
+        self.deferred = deferred
+        self.stage: str | None = None
+        self.step = 0
+        self.device: str | None = None  # named in the report when the caller sets it (mpsready run: mps / cpu)
+        self.first: dict[str, Any] | None = None
+        self.propagated: dict[str, Any] | None = None  # the first non-finite result from non-finite inputs
+        self._propagated = 0
+        self.gave_up = False
+        self.checked = 0  # results checked (the cost is one reduction each)
+        self._pending: list[tuple] = []
+        self._half = (torch.float16, torch.bfloat16)
+        self._f32 = torch.float32
+        self._seen: dict[tuple, bool] = {}  # (op, input shapes) -> seen
+        self._lines: dict[tuple, dict[str, Any]] = {}  # (op, path, line) -> shapes, steps
+        self._steps: set[int] = set()
+        self._guard = (torch._C._DisableTorchDispatch, torch._C.DisableTorchFunction)
+        self._Tensor = torch.Tensor
+        self._recent: dict[int, tuple] = {}  # id -> (weakref, version) of results checked lately
+        self._floats = frozenset({torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex32,
+                                  torch.complex64, torch.complex128} | {getattr(torch, n) for n in
+                                  ("float8_e4m3fn", "float8_e5m2") if hasattr(torch, n)})
+
+    # ------------------------------------------------------------------ feeding
+    def observe(self, name: str, args: Any, kwargs: Any, out: Any, inplace: bool = False, top: bool = True,
+                frame: Any = None, view: bool = False, nan: bool = True) -> None:
+        """One completed aten call ``name`` with its arguments and result. ``inplace``: the op writes its first
+        argument (results are then that argument when ``out`` holds none). ``top``: a call of the program's
+        (not a callee of an expanded composite), the only ones counted for shapes. ``frame``: the user's
+        frame when the caller already knows it. ``view``: the result aliases an input (neither checked nor
+        counted: a view computes nothing and builds no MPS graph). ``nan``: False to count shapes only."""
+        if view:
+            return
+        check = nan and self.nan_check and self.first is None and not self.gave_up and name not in _SKIPPED
+        shapes = self.shapes and top
+        if not check and not shapes:
+            return
+        ins = None
+        if shapes:
+            ins = []
+            _flat(args, ins)
+            if kwargs:
+                _flat(kwargs.values(), ins)
+            self._shape(name, ins, frame)
+            if not check:
+                return
+        Tensor = self._Tensor
+        if isinstance(out, Tensor):
+            outs = (out,)
+        elif isinstance(out, tuple) and out:
+            # several results: the first is the op's value; the rest are saved for backward (log_alpha of
+            # _ctc_loss holds -inf by design, native_layer_norm's mean/rstd, indices)
+            first = out[0]
+            if "backward" in name:  # every result of a backward op is a gradient
+                outs = [t for t in out if isinstance(t, Tensor)]
+            else:
+                outs = (first,) if isinstance(first, Tensor) else [t for t in first if isinstance(t, Tensor)] \
+                    if isinstance(first, list) else ()
+        elif isinstance(out, list) and out:  # a Tensor[] result (_foreach_*): every tensor is a value
+            outs = [t for t in out if isinstance(t, Tensor)]
+        elif inplace and args:
+            a0 = args[0]
+            outs = (a0,) if isinstance(a0, Tensor) else [t for t in a0 if isinstance(t, Tensor)] \
+                if isinstance(a0, (list, tuple)) else ()
+        else:
+            return
+        if name in _COPIES:
+            src = args[1] if name == "aten::copy_" and len(args) > 1 else args[0] if args else None
+            if not isinstance(src, Tensor) or all(t.dtype == src.dtype for t in outs):
+                return
+        floats = self._floats
+        recent = self._recent
+        dis, nof = self._guard
+        with dis(), nof():
+            for t in outs:
+                dt = t.dtype
+                if dt not in floats or t.is_meta or t.numel() == 0:
+                    continue
+                version = _version(t)
+                seen = recent.get(id(t))
+                if seen is not None and seen[0]() is t and seen[1] == version:
+                    continue  # checked already: the result of a composite's callee, returned by the composite
+                if len(recent) >= MAX_RECENT:
+                    recent.clear()
+                recent[id(t)] = (weakref.ref(t), version)
+                self.checked += 1
+                s = t.sum(dtype=self._f32) if dt in self._half else t.sum()
+                if self.deferred:
+                    if ins is None:
+                        ins = []
+                        _flat(args, ins)
+                        if kwargs:
+                            _flat(kwargs.values(), ins)
+                    self._pending.append((s, t, name, ins, inplace, frame or self.locate(), self.stage, self.step,
+                                          [(weakref.ref(x), _version(x)) for x in ins], args, kwargs))
+                    if len(self._pending) >= MAX_PENDING:
+                        self.flush()
+                    continue
+                v = s.item()
+                if v - v == 0:  # finite: inf - inf and NaN - NaN are NaN, for complex values too
+                    continue
+                if bool(t.isfinite().all()):
+                    continue  # the sum overflowed; every element is finite
+                if _constant(args, kwargs):
+                    return  # a NaN/Inf the program wrote as a constant (a -inf attention mask, masked_fill)
+                if ins is None:
+                    ins = []
+                    _flat(args, ins)
+                    if kwargs:
+                        _flat(kwargs.values(), ins)
+                self._report(name, t, ins, list(outs), inplace, frame or self.locate(), self.stage, self.step)
+                return
+
+    def flush(self) -> None:
+        """Read the deferred checks (one synchronisation); report the first non-finite result among them."""
+        pending, self._pending = self._pending, []
+        if not pending or self.first is not None:
+            return
+        torch = _torch()
+        dis, nof = self._guard
+        with dis(), nof():
+            sums = torch.stack([p[0].reshape(()).to(torch.float32) if not p[0].is_complex()
+                                else torch.view_as_real(p[0]).sum().to(torch.float32) for p in pending])
+            bad = (~torch.isfinite(sums)).nonzero()
+            for (i,) in bad.tolist():
+                _s, t, name, ins, inplace, frame, stage, step, refs, args, kwargs = pending[i]
+                if bool(_all_finite(t)) or _constant(args, kwargs):
+                    continue
+                alive = [r() for r, v in refs]
+                unchanged = all(x is not None and _version(x) == v for x, (_r, v) in zip(alive, refs))
+                self._report(name, t, ins if unchanged else [], [t], inplace, frame, stage, step,
+                             inputs_kept=unchanged)
+                if self.first is not None:
+                    return
+
+    # ------------------------------------------------------------------ non-finite
+    def _report(self, name: str, t: Any, ins: list, outs: list, inplace: bool, frame: Any, stage: str | None,
+                step: int, inputs_kept: bool = True) -> None:
+        written = {id(o) for o in outs} if inplace else set()
+        floating = [x for x in ins if _floating(x) and x.device.type != "meta"]
+        finite = all(id(x) in written or bool(_all_finite(x)) for x in floating)
+        if not finite:
+            self._propagated += 1
+            if self.propagated is not None or not bool(_torch().isnan(t).any()):
+                return  # an Inf carried on from an input (a mask added to scores) is not kept
+        inputs = []
+        for x in floating:
+            s = tensor_summary(x)
+            s["written"] = id(x) in written
+            inputs.append(s)
+        res = tensor_summary(t)
+        doc = {
+            "op": name, "dtype": res["dtype"], "stage": stage, "step": step,
+            "location": frame.to_dict() if frame is not None and hasattr(frame, "to_dict") else None,
+            "nan": res["nan"], "inf": res["inf"], "numel": int(t.numel()),
+            "from_finite_inputs": finite if inputs_kept else None,
+            "inputs": inputs if inputs_kept else None,
+            "check": "deferred: read at the end of the stage" if self.deferred else "per call",
+        }
+        if self.device is not None:
+            doc["device"] = self.device
+        if finite or not inputs_kept:
+            self.first = doc
+        else:
+            self.propagated = doc
+
+    # ------------------------------------------------------------------ shapes
+    def _shape(self, name: str, ins: list, frame: Any) -> None:
+        shapes = tuple(tuple(t.shape) for t in ins)
+        step = self.step
+        self._steps.add(step)
+        key = (name, shapes)
+        if key in self._seen:
+            return
+        self._seen[key] = True
+        if frame is None:
+            frame = self.locate()
+        if frame is None:
+            return
+        where = (name, frame.path, frame.line)
+        slot = self._lines.get(where)
+        if slot is None:
+            slot = self._lines[where] = {"op": name, "location": frame.to_dict(), "first_step": step,
+                                         "new_in_steps": [], "shapes": [], "distinct": 0}
+        slot["distinct"] += 1
+        if len(slot["shapes"]) < MAX_SHAPES:
+            slot["shapes"].append([list(s) for s in shapes])
+        if step != slot["first_step"] and (not slot["new_in_steps"] or slot["new_in_steps"][-1] != step):
+            slot["new_in_steps"].append(step)
+
+    @property
+    def result(self) -> dict[str, Any] | None:
+        """The first non-finite result from finite inputs, else the first from non-finite inputs, else ``None``."""
+        return self.first or self.propagated
+
+    @property
+    def steps_observed(self) -> int:
+        return len(self._steps)
+
+    def dynamic_shapes(self, fraction: float = DEFAULT_FRACTION) -> list[dict[str, Any]]:
+        """``[{"op", "location", "distinct", "shapes", "new_in_steps", "steps"}]``: the (op, line) pairs whose
+        input shapes were new in more than ``fraction`` of the observed steps after their first (module
+        docstring); empty with fewer than :data:`MIN_STEPS` steps observed."""
+        if len(self._steps) < MIN_STEPS:
+            return []
+        last = max(self._steps)
+        out = []
+        for slot in self._lines.values():
+            later = sum(1 for s in self._steps if slot["first_step"] < s <= last)
+            if later >= MIN_STEPS - 1 and len(slot["new_in_steps"]) > fraction * later:
+                out.append({**slot, "steps": later + 1})
+        out.sort(key=lambda d: (-d["distinct"], d["location"]["path"], d["location"]["line"], d["op"]))
+        return out
+
+    def to_dict(self, fraction: float = DEFAULT_FRACTION) -> dict[str, Any]:
+        """``{"nan_check", "checked", "gave_up", "first_nonfinite", "dynamic_shapes", "steps_observed"}``."""
+        return {"nan_check": self.nan_check, "checked": self.checked, "gave_up": self.gave_up,
+                "first_nonfinite": self.result,
+                "dynamic_shapes": self.dynamic_shapes(fraction) if self.shapes else None,
+                "steps_observed": self.steps_observed if self.shapes else None}
+
+
+def _version(t: Any) -> int | None:
+    """The tensor's version counter; ``None`` for an inference tensor (``torch.inference_mode``), which has
+    none ("Inference tensors do not track version counter")."""
+    try:
+        return t._version
+    except RuntimeError:
+        return None
+
+
+def _constant(args: Any, kwargs: Any) -> bool:
+    """Whether a Python float argument is NaN/Inf (a constant the program wrote: ``full(..., -inf)``)."""
+    for v in args:
+        if v.__class__ is float and not math.isfinite(v):
+            return True
+    if kwargs:
+        for v in kwargs.values():
+            if v.__class__ is float and not math.isfinite(v):
+                return True
+    return False
+
+
+def _all_finite(t: Any) -> Any:
+    torch = _torch()
+    with torch._C._DisableTorchDispatch(), torch._C.DisableTorchFunction():
+        return torch.isfinite(t).all()

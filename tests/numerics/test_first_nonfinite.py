@@ -1,0 +1,177 @@
+"""The first NaN/Inf of a recorded step: the op and the user's line that made it, not the loss."""
+import json
+from pathlib import Path
+
+import pytest
+
+from mpsready.record.recorder import record_entry
+
+HERE = Path(__file__).parent
+ENTRIES = "entries.py"
+
+
+def _line(marker: str) -> int:
+    lines = (HERE / ENTRIES).read_text(encoding="utf-8").splitlines()
+    return next(i for i, text in enumerate(lines, 1) if text.rstrip().endswith(f"# {marker}"))
+
+
+def _record(tmp_path, fn, **kw):
+    return record_entry(f"{ENTRIES}:{fn}", device="cpu", steps=2, out=tmp_path / fn, cwd=str(HERE), isolate=False,
+                        **kw)
+
+
+def test_log_of_negative_values_is_reported_at_the_log_line_not_the_loss(tmp_path):
+    rec = _record(tmp_path, "log_negative")
+    first = rec.manifest["first_nonfinite"]
+    assert (first["op"], first["dtype"], first["stage"], first["step"]) == ("aten::log", "float32", "forward", 0)
+    assert first["location"] == {"path": "entries.py", "line": _line("LOG_LINE"), "function": "forward"}
+    assert first["from_finite_inputs"] is True
+    assert (first["nan"], first["inf"], first["numel"]) == (12, 0, 15)
+    (inp,) = first["inputs"]
+    assert inp["shape"] == [5, 3] and inp["dtype"] == "float32" and (inp["nan"], inp["inf"]) == (0, 0)
+    assert inp["min"] == pytest.approx(-1.1294881105422974) and inp["max"] == pytest.approx(0.5453260540962219)
+    num = [f for f in rec.manifest["findings"] if f["code"] == "NUM301"]
+    assert len(num) == 1
+    assert num[0]["location"]["line"] == _line("LOG_LINE") and num[0]["location"]["operator"] == "aten::log"
+    assert num[0]["message"].startswith(f"first NaN/Inf on cpu: aten::log (float32) at entries.py:{_line('LOG_LINE')} "
+                                        "in forward, stage forward, step 0: 12 NaN, 0 Inf from finite inputs")
+    # the loss is NaN too, but it is not what is named
+    assert rec.manifest["step_metrics"][0]["loss_nonfinite"] == "nan"
+    # no raw value of the tensor is kept, only statistics
+    assert set(inp) == {"shape", "dtype", "min", "max", "mean", "nan", "inf", "written"}
+
+
+def test_float16_underflow_divide_under_autocast(tmp_path):
+    rec = _record(tmp_path, "fp16_underflow")
+    first = rec.manifest["first_nonfinite"]
+    assert (first["op"], first["dtype"], first["stage"]) == ("aten::div.Tensor", "float16", "forward")
+    assert first["location"]["line"] == _line("DIV_LINE")
+    assert (first["nan"], first["inf"]) == (0, 20) and first["from_finite_inputs"] is True
+    scale = first["inputs"][1]
+    assert scale["dtype"] == "float16" and (scale["min"], scale["max"]) == (0.0, 0.0)  # 1e-8 underflowed to 0
+
+
+def test_finite_step_reports_nothing_and_the_check_can_be_switched_off(tmp_path):
+    rec = _record(tmp_path, "finite")
+    assert rec.manifest["nan_check"] is True and rec.manifest["first_nonfinite"] is None
+    off = _record(tmp_path, "log_negative", nan_check=False)
+    assert off.manifest.get("first_nonfinite") is None and off.manifest["nan_check"] is False
+    assert not [f for f in off.manifest["findings"] if f["code"] == "NUM301"]
+    assert json.loads((tmp_path / "log_negative" / "record.json").read_text())["nan_check"] is False
+
+
+def test_cli_flag_no_nan_check():
+    from mpsready.cli import build_parser
+
+    args = build_parser().parse_args(["record", "x.py:f", "--device", "cpu", "--out", "o", "--no-nan-check"])
+    assert args.nan_check is False
+    args = build_parser().parse_args(["record", "x.py:f", "--device", "cpu", "--out", "o", "--save-inputs", "enc.0"])
+    assert args.nan_check is True and args.save_inputs == "enc.0"
+
+
+def test_a_nan_in_the_batch_is_reported_as_coming_from_a_nonfinite_input(tmp_path):
+    first = _record(tmp_path, "nan_batch").manifest["first_nonfinite"]
+    assert first["op"] == "aten::addmm" and first["stage"] == "forward" and first["from_finite_inputs"] is False
+    assert [(i["shape"], i["nan"]) for i in first["inputs"]] == [([3], 0), ([5, 4], 1), ([4, 3], 0)]
+
+
+def test_uninitialised_memory_is_not_a_nan_of_the_program():
+    import torch
+
+    from mpsready.numerics.watch import OpWatch
+
+    garbage = torch.full((3,), float("nan"))
+    w = OpWatch()
+    w.observe("aten::empty.memory_format", ([3],), {}, garbage)  # what torch.empty may hand back
+    assert w.result is None and w.checked == 0
+    w.observe("aten::log", (-torch.ones(3),), {}, garbage)
+    assert w.result["op"] == "aten::log" and w.result["from_finite_inputs"] is True and w.result["nan"] == 3
+
+
+def test_a_sum_that_overflows_is_not_a_nonfinite_result():
+    import torch
+
+    from mpsready.numerics.watch import OpWatch
+
+    big = torch.full((4,), 60000.0, dtype=torch.float16)  # finite; the float16 sum would be inf
+    w = OpWatch()
+    w.observe("aten::mul.Tensor", (big, big.new_ones(4)), {}, big)
+    assert w.result is None and w.checked == 1
+    huge = torch.full((4,), 3e38)  # finite float32 whose float32 sum overflows to inf: confirmed element-wise
+    w.observe("aten::mul.Tensor", (huge, huge.new_ones(4)), {}, huge)
+    assert w.result is None and w.checked == 2
+    w.observe("aten::mul.Tensor", (big, big.new_ones(4)), {}, big * 2)  # 120000 is inf in float16
+    assert (w.result["op"], w.result["dtype"], w.result["inf"]) == ("aten::mul.Tensor", "float16", 4)
+
+
+def test_masks_written_as_minus_inf_are_not_reported():
+    import torch
+
+    from mpsready.numerics.watch import OpWatch
+
+    w = OpWatch()
+    mask = torch.full((3, 3), float("-inf")).triu(1)
+    w.observe("aten::full", ([3, 3], float("-inf")), {}, torch.full((3, 3), float("-inf")))
+    w.observe("aten::add.Tensor", (torch.ones(3, 3), mask), {}, torch.ones(3, 3) + mask)  # Inf carried on
+    w.observe("aten::_softmax", (torch.ones(3, 3) + mask, -1, False), {}, torch.softmax(torch.ones(3, 3) + mask, -1))
+    assert w.result is None
+    # a row masked entirely: subtracting its max makes NaN from a non-finite input, kept as the fallback report
+    full = torch.full((1, 3), float("-inf"))
+    w.observe("aten::sub.Tensor", (full, full), {}, full - full)
+    assert w.result["op"] == "aten::sub.Tensor" and w.result["from_finite_inputs"] is False and w.result["nan"] == 3
+    # the second result of a multi-result op is not checked
+    v = OpWatch()
+    v.observe("aten::_ctc_loss", (torch.zeros(2),), {}, (torch.zeros(2), torch.full((2,), float("-inf"))))
+    assert v.result is None
+
+
+def test_a_nan_first_made_in_a_later_step_is_located_by_a_rerun_up_to_that_step(tmp_path):
+    rec = record_entry(f"{ENTRIES}:late_nan", device="cpu", steps=4, out=tmp_path / "late", cwd=str(HERE),
+                       isolate=False)
+    first = rec.manifest["first_nonfinite"]
+    assert (first["op"], first["stage"], first["step"]) == ("aten::log", "forward", 2)
+    assert first["location"]["line"] == _line("LATE_LINE") and first["from_finite_inputs"] is True
+    assert (first["inputs"][0]["min"], first["inputs"][0]["max"]) == (-1.0, 0.0)
+    detail = rec.manifest["nan_check_detail"]
+    assert detail["rerun_steps"] == 3
+    assert detail["nonfinite_seen"] == {"key": "activation:lin#0", "kind": "activation", "step": 2, "nan": 15, "inf": 0}
+
+
+def test_inference_tensors_have_no_version_counter_and_are_checked_all_the_same():
+    import torch
+
+    from mpsready.numerics.watch import OpWatch
+
+    w = OpWatch()
+    with torch.inference_mode():
+        x = -torch.ones(2)
+        w.observe("aten::sqrt", (x,), {}, torch.sqrt(x))
+    assert w.result["op"] == "aten::sqrt" and w.result["nan"] == 2
+
+
+def test_deferred_checks_are_read_at_flush_in_call_order():
+    """The accelerator path (cuda/mps: no synchronisation per op), exercised on CPU tensors."""
+    import torch
+
+    from mpsready.numerics.watch import OpWatch
+
+    w = OpWatch(deferred=True)
+    w.stage, w.step = "forward", 3
+    a = torch.tensor([1.0, 4.0])
+    w.observe("aten::sqrt", (a,), {}, torch.sqrt(a))
+    b = torch.tensor([-1.0, 0.0])
+    w.observe("aten::log", (b,), {}, torch.log(b))  # the first non-finite: NaN and -inf
+    c = torch.tensor([0.0])
+    w.observe("aten::reciprocal", (c,), {}, torch.reciprocal(c))  # later: inf
+    assert w.result is None and w.checked == 3  # nothing read yet
+    w.flush()
+    first = w.result
+    assert (first["op"], first["stage"], first["step"], first["nan"], first["inf"]) == ("aten::log", "forward", 3, 1, 1)
+    assert first["inputs"][0]["min"] == -1.0 and first["check"] == "deferred: read at the end of the stage"
+    # an input overwritten before the flush: its statistics would be the new values, so none are given
+    v = OpWatch(deferred=True)
+    x = torch.tensor([-1.0])
+    v.observe("aten::log", (x,), {}, torch.log(x))
+    x.fill_(2.0)
+    v.flush()
+    assert v.result["op"] == "aten::log" and v.result["inputs"] is None and v.result["from_finite_inputs"] is None
