@@ -1,5 +1,7 @@
 """pytest plugin: the project's own test suite on the emulated Mac of ``mpsready run`` (off unless asked).
 
+PYTEST_DONT_REWRITE (mpsready run imports this module before pytest starts; it has no asserts to rewrite).
+
 Registered through the ``pytest11`` entry point ``mpsready.pytest_plugin`` (or ``-p mpsready.pytest_plugin``).
 Without ``--mps-emulate`` it only registers the ``mac``/``not_mac`` markers and the ``emulated_mac`` fixture
 (which then skips its test); nothing is imported beyond pytest.
