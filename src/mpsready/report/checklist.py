@@ -346,10 +346,9 @@ def item_step(ev: Evidence) -> CheckItem:
         before = bool(errors)
         for tf in ev.tests.test_failures[:12]:
             lines.append(EvidenceLine("tests", tf.line(), Basis.PREDICTED, source=ev.tests.source))
-        for f in ev.tests.failures:
-            hit = sum(1 for tf in ev.tests.test_failures if tf.failure == f)
-            errors.append(f"{f.op or f.kind}" + (f" ({f.dtype})" if f.dtype else "") + (f" at {f.where}" if f.where
-                          else "") + f" in {hit} test{'s' if hit > 1 else ''}")
+        for f, hit in ev.tests.causes:
+            errors.append(f"{f.op or f.kind}" + (f" ({f.dtype})" if f.dtype else "") + f" in {hit} test"
+                          + ("s" if hit > 1 else "") + (f" (first at {f.where})" if f.where else ""))
         for op, n in ev.tests.fallback_ops.items():
             lines.append(EvidenceLine("tests", f"emulated Mac tests: {op} ran on the CPU in {n} test(s)",
                                       Basis.PREDICTED, source=ev.tests.source))

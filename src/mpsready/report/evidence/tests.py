@@ -46,13 +46,21 @@ class TestsEvidence:
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
-    def failures(self) -> list[RunFailure]:
-        """The distinct predicted failures (kind, op, dtype, line), for the checklist's ways around."""
-        out: list[RunFailure] = []
+    def causes(self) -> list[tuple[RunFailure, int]]:
+        """One row per cause (kind, op, dtype): its first failure (with the project's line) and how many tests
+        hit it; most tests first, then in the suite's order."""
+        rows: dict[tuple, list] = {}
         for tf in self.test_failures:
-            if tf.failure not in out:
-                out.append(tf.failure)
-        return out
+            key = (tf.failure.kind, tf.failure.op, tf.failure.dtype)
+            row = rows.setdefault(key, [tf.failure, set()])
+            row[1].add(tf.nodeid)
+        ordered = sorted(enumerate(rows.values()), key=lambda iv: (-len(iv[1][1]), iv[0]))
+        return [(first, len(ids)) for _i, (first, ids) in ordered]
+
+    @property
+    def failures(self) -> list[RunFailure]:
+        """The first failure of each cause (:attr:`causes`), for the checklist's ways around."""
+        return [first for first, _n in self.causes]
 
     def count(self, verdict: str) -> int:
         return self.counts.get(verdict, 0)
