@@ -267,3 +267,46 @@ def test_pytest_in_the_program_words():
 
     prog = parse_program(["--", "pytest", "-q", "tests/"], cwd="/tmp")
     assert (prog.kind, prog.target, prog.argv, prog.root) == ("module", "pytest", ("pytest", "-q", "tests/"), "/tmp")
+
+
+def test_ci_jobs_in_the_docs_run_as_written(pytester, monkeypatch):
+    """docs/ci.md: the GitHub Actions and GitLab jobs of the plugin parse, and their commands (less the installs)
+    run on a small suite with the exit codes the jobs rely on."""
+    import re
+    import shlex
+
+    import yaml
+
+    doc = (SRC.parent / "docs" / "ci.md").read_text(encoding="utf-8")
+    blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", doc, flags=re.S)]
+    github = blocks[3]["jobs"]["tests-on-emulated-mac"]
+    gitlab = blocks[4]["tests-on-emulated-mac"]
+    runs = [s["run"] for s in github["steps"] if "run" in s]
+    assert [s.get("continue-on-error") for s in github["steps"] if s.get("name") == "Checklist"] == [True]
+    assert gitlab["artifacts"] == {"when": "always", "paths": ["mpsready-tests.json", "mpsready-tests.md"]}
+    gate, report = runs[1], runs[2].split(" >> ")[0]
+    assert gitlab["script"][2] == gate and gitlab["after_script"][0].split(" > ")[0] == report
+    monkeypatch.setenv("PYTHONPATH", str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    monkeypatch.delenv("PYTORCH_ENABLE_MPS_FALLBACK", raising=False)
+    pytester.makepyfile(test_ci='''
+import torch
+
+def test_clean():
+    assert torch.ones(2, device="mps").sum().item() == 2.0
+
+def test_float64():
+    torch.zeros(2, dtype=torch.float64).to("mps")
+''')
+    argv = shlex.split(gate)
+    assert argv[0] == "pytest"
+    result = pytester.runpytest_subprocess("-p", "mpsready.pytest_plugin", "-p", "no:cacheprovider", *argv[1:])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(passed=1, failed=1)
+    assert "predicted Mac failure at test_ci.py:7: kind dtype, op aten::_to_copy, dtype float64" in result.stdout.str()
+    assert json.loads((pytester.path / "mpsready-tests.json").read_text())["target"]["torch"] == "2.5.1"
+    argv = shlex.split(report)
+    proc = subprocess.run([sys.executable, "-m", *argv], cwd=pytester.path, capture_output=True, text=True,
+                          env={**os.environ}, timeout=120)
+    assert proc.returncode == 1, proc.stderr  # the verdict is below runs_on_mac: the step must not fail the job
+    assert "| 4 | representative step on MPS (critical) | **FAIL (predicted)** | predicted | predicted to fail on MPS: " \
+        "aten::_to_copy (float64) in 1 test (first at test_ci.py:7) (no MPS run observed) |" in proc.stdout
