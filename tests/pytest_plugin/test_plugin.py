@@ -218,10 +218,24 @@ def test_fixture(emulated_mac):
     assert "SKIPPED [1] test_plain.py:12: emulated_mac needs pytest --mps-emulate" in result.stdout.str()
 
 
-def test_a_path_given_as_the_release_is_refused(suite):
-    result = _run(suite, "--mps-emulate", "test_suite.py")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "--mps-emulate takes TORCH[,MACOS] after '=' (got 'test_suite.py')" in result.stderr.str()
+def test_a_bare_flag_leaves_the_next_word_a_path():
+    from mpsready.pytest_plugin import _bare_flag
+
+    args = ["--mps-emulate", "tests/", "-q"]
+    assert (_bare_flag(args), args) == (True, ["--mps-emulate=", "tests/", "-q"])
+    args = ["--mps-emulate", "2.5,14.4", "tests/"]
+    assert (_bare_flag(args), args) == (False, ["--mps-emulate", "2.5,14.4", "tests/"])
+
+
+def test_a_release_without_a_table_is_refused():
+    from mpsready.pytest_plugin import _parse_target
+
+    assert _parse_target("2.5,14.4") == ("2.5", "14.4")
+    with pytest.raises(pytest.UsageError) as err:
+        _parse_target("1.9")
+    assert str(err.value).endswith("; --mps-emulate takes TORCH[,MACOS], e.g. --mps-emulate=2.5,14.4 (got '1.9')")
+    with pytest.raises(pytest.UsageError, match=r"^--mps-emulate: 'x' is not a macOS version such as 14.4$"):
+        _parse_target("2.5,x")
 
 
 def test_mpsready_run_pytest_with_the_fallback(suite):

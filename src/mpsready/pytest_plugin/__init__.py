@@ -10,8 +10,9 @@ Without ``--mps-emulate`` it only registers the ``mac``/``not_mac`` markers and 
 before the first conftest.py is imported (the same device model, judge and Mac identity ``mpsready run`` puts in
 its child: MPS available, CUDA absent, ``sys.platform == "darwin"`` in the project's files, the CPU fallback per
 ``PYTORCH_ENABLE_MPS_FALLBACK`` as set when the project first imports torch, processes started by ``spawn``).
-``TORCH`` defaults to the installed release, ``MACOS`` to 15.5; ``--mps-emulate=2.5,14.4``. Give the option with
-``=`` (``--mps-emulate tests/`` would read ``tests/`` as the release, and is refused with that hint).
+``TORCH`` defaults to the installed release, ``MACOS`` to 15.5; ``--mps-emulate=2.5,14.4``. A bare ``--mps-emulate``
+followed by a word that does not start with a digit or a comma (``--mps-emulate tests/``) takes no value: the word
+stays a test path.
 
 Each test keeps its own outcome; the plugin adds its verdict on the emulated Mac (:mod:`.watch`). A test whose
 exception the emulated Mac raised or marked is shown ``MAC-FAILED`` (``M``) instead of ``FAILED`` (it still counts
@@ -76,8 +77,7 @@ def _parse_target(value: str) -> tuple[str, str]:
     from mpsready.trace.predict import DEFAULT_MACOS
 
     torch_v, _, macos = value.partition(",")
-    hint = (f"--mps-emulate takes TORCH[,MACOS] after '=' (got {value!r}); write --mps-emulate=2.5,14.4, or "
-            "--mps-emulate alone after the test paths")
+    hint = f"--mps-emulate takes TORCH[,MACOS], e.g. --mps-emulate=2.5,14.4 (got {value!r})"
     try:
         torch_v = _target_torch(torch_v.strip() or None)
     except UsageError as exc:
@@ -94,7 +94,7 @@ def _parse_target(value: str) -> tuple[str, str]:
 def pytest_load_initial_conftests(early_config: pytest.Config, parser, args) -> None:
     """Install the emulated Mac before the first conftest.py is imported (so it sees the Mac too)."""
     ns = early_config.known_args_namespace
-    value = getattr(ns, "mps_emulate", None)
+    value = "" if _bare_flag(args) else getattr(ns, "mps_emulate", None)
     if _ATTACHED.get("emu") is not None:
         session = MacSession(early_config, _ATTACHED["emu"], _ATTACHED["torch"], installed=False)
     elif value is None:
@@ -103,6 +103,19 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser, args) -> 
         torch_v, macos = _parse_target(value)
         session = MacSession.install(early_config, torch_v, macos)
     early_config.pluginmanager.register(session, PLUGIN_NAME)
+
+
+def _bare_flag(args: list[str]) -> bool:
+    """``--mps-emulate WORD`` where WORD is no release (``tests/``): make it ``--mps-emulate= WORD`` in ``args``
+    (the list pytest parses next), so WORD stays a test path. True when it did."""
+    for i, word in enumerate(args[:-1]):
+        if word == "--":
+            return False
+        nxt = args[i + 1]
+        if word == "--mps-emulate" and not (nxt[:1].isdigit() or nxt.startswith(",")):
+            args[i] = "--mps-emulate="
+            return True
+    return False
 
 
 def pytest_configure(config: pytest.Config) -> None:
