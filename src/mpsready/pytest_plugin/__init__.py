@@ -124,7 +124,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "not_mac(reason=None): skipped on the emulated Mac (pytest --mps-emulate)")
 
 
-def _session(config: pytest.Config) -> "MacSession | None":
+def _session(config: pytest.Config) -> MacSession | None:
     return config.pluginmanager.get_plugin(PLUGIN_NAME)
 
 
@@ -134,7 +134,7 @@ class EmulatedMac:
     ``target``: ``{"torch", "macos", "fallback"}``; ``failures`` / ``fallbacks``: this test's so far (entries of
     the ``mpsready.pytest`` document); ``mps_used``: a tensor reached MPS during the test."""
 
-    def __init__(self, session: "MacSession", watch):
+    def __init__(self, session: MacSession, watch):
         self._session = session
         self._watch = watch
 
@@ -217,7 +217,7 @@ class MacSession:
         self.doc: dict[str, Any] | None = None
 
     @classmethod
-    def install(cls, config: pytest.Config, torch_v: str, macos: str) -> "MacSession":
+    def install(cls, config: pytest.Config, torch_v: str, macos: str) -> MacSession:
         import multiprocessing
         import tempfile
 

@@ -45,7 +45,7 @@ def render_summary(doc: dict[str, Any], width: int = 120, color: bool = False) -
                            _where(row["location"]), row["first"])
         console.print(causes)
     if s["fallback_ops"]:
-        fb = Table(title="CPU fallbacks (PYTORCH_ENABLE_MPS_FALLBACK=1)", show_header=True, header_style="bold")
+        fb = Table(title="operators run on the CPU (fallbacks)", show_header=True, header_style="bold")
         fb.add_column("op")
         fb.add_column("tests", justify="right")
         for op, n in s["fallback_ops"].items():

@@ -8,8 +8,8 @@ difference when it ends. Per test it keeps:
   ``op``, ``dtype``, ``exception``, ``message``, ``location`` {path, line, function} in the project's files,
   ``mac`` true, ``basis`` ``predicted``), also those the test caught itself, and the exceptions the emulated
   Mac marked without judging an op (``kind`` ``cuda_api``: "Torch not compiled with CUDA enabled"; ``mps_api``);
-* ``fallbacks``: per op run on the CPU by ``PYTORCH_ENABLE_MPS_FALLBACK=1``: ``op``, ``calls``, ``dtypes``,
-  ``location``;
+* ``fallbacks``: per op run on the CPU (by ``PYTORCH_ENABLE_MPS_FALLBACK=1``, or always, as MPS runs
+  ``linalg_svd``): ``op``, ``kind``, ``calls``, ``dtypes``, ``location``;
 * ``wrong_results``: calls matching a known silent wrong-result advisory (``id``, ``op``, ``dtype``, ``location``,
   ``calls``, ``report``);
 * ``mps_used``: a tensor was put on MPS or an MPS op judged during the test.
