@@ -262,6 +262,17 @@ def test_a_bare_flag_leaves_the_next_word_a_path():
     assert (_bare_flag(args), args) == (False, ["--mps-emulate", "2.5,14.4", "tests/"])
 
 
+def test_xdist_workers_are_refused():
+    from types import SimpleNamespace
+
+    from mpsready.pytest_plugin import _refuse_xdist
+
+    _refuse_xdist(SimpleNamespace(numprocesses=0))
+    _refuse_xdist(SimpleNamespace())
+    with pytest.raises(pytest.UsageError, match=r"^--mps-emulate runs in one process: drop pytest-xdist's -n 4 "):
+        _refuse_xdist(SimpleNamespace(numprocesses=4))
+
+
 def test_a_release_without_a_table_is_refused():
     from mpsready.pytest_plugin import _parse_target
 

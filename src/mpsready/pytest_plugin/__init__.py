@@ -100,9 +100,18 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser, args) -> 
     elif value is None:
         return
     else:
+        _refuse_xdist(ns)
         torch_v, macos = _parse_target(value)
         session = MacSession.install(early_config, torch_v, macos)
     early_config.pluginmanager.register(session, PLUGIN_NAME)
+
+
+def _refuse_xdist(ns) -> None:
+    """pytest-xdist's ``-n N`` runs the tests in workers, each of which would emulate a Mac of its own while the
+    document and the gate live in the controller: refused (``pytest.UsageError``) rather than an empty verdict."""
+    n = getattr(ns, "numprocesses", None)
+    if n not in (None, 0, "0"):
+        raise pytest.UsageError(f"--mps-emulate runs in one process: drop pytest-xdist's -n {n} (or add -n 0)")
 
 
 def _bare_flag(args: list[str]) -> bool:
