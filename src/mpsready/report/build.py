@@ -74,5 +74,6 @@ def build_report(ev: Evidence, situation: str | None = None, job_steps: int | No
     verdict = decide(ev, items, outlook, situation, job_steps)
     inputs = {"scan": ev.scan.source if ev.scan else None, "env": ev.env.source if ev.env else None,
               "trace": ev.trace.source if ev.trace else None, "records": [r.source for r in ev.records],
-              "compare": ev.compare.source if ev.compare else None, "run": ev.run.source if ev.run else None}
+              "compare": ev.compare.source if ev.compare else None, "run": ev.run.source if ev.run else None,
+              "tests": ev.tests.source if ev.tests else None}
     return Report(ev, items, outlook, verdict, project or (ev.scan.root if ev.scan else None), inputs)

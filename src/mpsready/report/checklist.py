@@ -340,6 +340,20 @@ def item_step(ev: Evidence) -> CheckItem:
                           + (f", {pe.missing} missing" if pe.kind == "environment" and pe.missing else ""))
         if ev.run.failures:
             workaround = _combine_ways(workaround if _trace_has_problems(ev) else "", _run_workaround(ev.run))
+    # Predictions from the project's own tests on the emulated Mac (pytest --mps-emulate, the device model of
+    # mpsready run): each distinct failure (kind, op, dtype, line) is one error, with the tests that hit it.
+    if ev.tests is not None:
+        before = bool(errors)
+        for tf in ev.tests.test_failures[:12]:
+            lines.append(EvidenceLine("tests", tf.line(), Basis.PREDICTED, source=ev.tests.source))
+        for f, hit in ev.tests.causes:
+            errors.append(f"{f.op or f.kind}" + (f" ({f.dtype})" if f.dtype else "") + f" in {hit} test"
+                          + ("s" if hit > 1 else "") + (f" (first at {f.where})" if f.where else ""))
+        for op, n in ev.tests.fallback_ops.items():
+            lines.append(EvidenceLine("tests", f"emulated Mac tests: {op} ran on the CPU in {n} test(s)",
+                                      Basis.PREDICTED, source=ev.tests.source))
+        if ev.tests.failures:
+            workaround = _combine_ways(workaround if before else "", _run_workaround(ev.tests))
     # Other devices. A failure that names CUDA (a .cuda() call, a CUDA-only kernel) will happen on MPS too;
     # any other failure means the step itself is broken here, which says nothing about MPS either way.
     device_calls = False  # a failure from a CUDA-only call ("Torch not compiled with CUDA enabled")
@@ -383,7 +397,7 @@ def item_step(ev: Evidence) -> CheckItem:
                          f"the step itself failed here ({_names(list(dict.fromkeys(broken)))}), for a reason that "
                          "does not involve CUDA: nothing about MPS can be concluded until it runs", lines,
                          next_step=next_step)
-    if ev.trace is None and not ev.records and ev.run is None:
+    if ev.trace is None and not ev.records and ev.run is None and ev.tests is None:
         why = ev.skipped.get("trace") or ev.skipped.get("record") or "no trace and no run record"
         return CheckItem(4, Status.NOT_CHECKED, None, f"not checked: {why}",
                          next_step="mpsready trace ENTRY (predicts, any machine), "
@@ -404,9 +418,20 @@ def item_step(ev: Evidence) -> CheckItem:
     if ev.run is not None:
         basis_txt.append(f"emulated Mac run (torch {ev.run.torch_target}, macOS {ev.run.macos_target}): "
                          f"{ev.run.outcome}, {ev.run.judged_ops} MPS operators judged, none predicted to fail")
+    tests_clean = False
+    if ev.tests is not None:
+        t = ev.tests
+        reached = t.count("clean") + t.count("fallback")
+        tests_clean = reached > 0
+        basis_txt.append(f"emulated Mac tests (torch {t.torch_target}, macOS {t.macos_target}): {t.count('tests')} "
+                         f"tests, {t.count('clean')} clean on MPS, none predicted to fail"
+                         + (f", {t.count('fallback')} with CPU fallbacks" if t.count("fallback") else "")
+                         + f", {t.count('no_mps')} never reached MPS"
+                         + (f", {t.count('inconclusive')} failed here for reasons of their own"
+                            if t.count("inconclusive") else ""))
     # An empty trace (no operator recorded) predicts nothing.
     prediction = "pass" if (ev.trace is not None and ev.trace.ops and not ev.trace.by_status("unknown")) \
-        or run_clean else None
+        or run_clean or tests_clean else None
     return CheckItem(4, Status.NOT_CHECKED, None,
                      "no MPS run observed; " + "; ".join(basis_txt), lines, prediction=prediction,
                      next_step="mpsready record ENTRY --device mps on a Mac")

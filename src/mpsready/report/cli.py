@@ -54,6 +54,9 @@ def register(subparsers) -> None:
     p.add_argument("--compare", metavar="COMPARE.json", help="output of mpsready compare --format json")
     p.add_argument("--run", metavar="RUN.json", dest="run_doc",
                    help="output of mpsready run --format json (an emulated Mac run: predicted evidence)")
+    p.add_argument("--tests", metavar="FILE", dest="tests_doc",
+                   help="output of pytest --mps-emulate --mps-json FILE (the test suite on an emulated Mac: "
+                        "predicted evidence for item 4)")
     p.add_argument("--format", choices=FORMATS, default=None,
                    help="default: terminal, or md+html+json files with --out")
     p.add_argument("--out", metavar="DIR", help="write report.{md,html,json} there (all three unless --format "
@@ -69,10 +72,11 @@ def exit_code(verdict: Verdict, fail_on: str) -> int:
 def run(args: argparse.Namespace) -> int:
     from mpsready.report.build import build_report
     from mpsready.report.evidence import Evidence
-    from mpsready.report.evidence import compare, env, record, run as run_ev, scan, trace
+    from mpsready.report.evidence import compare, env, record, run as run_ev, scan, tests as tests_ev, trace
 
-    if not any((args.scan, args.env, args.trace, args.record, args.compare, args.run_doc)):
-        raise UsageError("give at least one stage output: --scan, --env, --trace, --record, --compare or --run")
+    if not any((args.scan, args.env, args.trace, args.record, args.compare, args.run_doc, args.tests_doc)):
+        raise UsageError("give at least one stage output: --scan, --env, --trace, --record, --compare, --run or "
+                         "--tests")
     if args.job_steps is not None and args.job_steps <= 0:
         raise UsageError("--steps must be a positive number of steps")
     ev = Evidence(
@@ -82,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
         records=[record.load(r) for r in args.record],
         compare=compare.load(args.compare) if args.compare else None,
         run=run_ev.load(args.run_doc) if args.run_doc else None,
+        tests=tests_ev.load(args.tests_doc) if args.tests_doc else None,
     )
     report = build_report(ev, situation=args.situation, job_steps=args.job_steps,
                           mac_memory_gb=args.mac_memory_gb, time_budget_hours=args.time_budget_hours)

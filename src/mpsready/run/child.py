@@ -94,6 +94,12 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     except RuntimeError:
         pass
     sys.argv = list(prog["argv"])
+    tests = prog["kind"] == "module" and prog["target"] == "pytest"
+    if tests:  # the program is the test suite: each test gets its verdict (the plugin, attached to this emulator)
+        from mpsready import pytest_plugin
+
+        pytest_plugin.attach(emu, tgt["torch"])
+        sys.argv[1:1] = ["-p", "mpsready.pytest_plugin"]
     if prog["kind"] == "script":
         sys.path.insert(0, os.path.dirname(prog["target"]))
     else:
@@ -166,6 +172,13 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
             os.unlink(report_path)
         except OSError:
             pass
+    if tests and error is None:
+        from mpsready import pytest_plugin
+
+        marked = pytest_plugin.attached_failures()  # tests that ended on a failure the emulator only marked
+        if marked:
+            outcome, program_error = "failed", None
+            error = {k: marked[0][k] for k in ("kind", "exception", "message", "location", "op", "dtype", "mac")}
     if emu.failures:
         outcome = "failed"  # the program caught a predicted failure, or went on (--keep-going) and stopped later
     return {"emu": emu, "outcome": outcome, "exit_code": exit_code, "error": error, "program_error": program_error,

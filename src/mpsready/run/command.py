@@ -1,4 +1,5 @@
-"""Read the program after ``--``: ``python script.py ARGS``, ``python -m pkg.mod ARGS`` or ``script.py ARGS``."""
+"""Read the program after ``--``: ``python script.py ARGS``, ``python -m pkg.mod ARGS``, ``script.py ARGS`` or
+``pytest ARGS`` (run as ``python -m pytest ARGS``, with the pytest plugin attached: :mod:`mpsready.pytest_plugin`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from mpsready.errors import UsageError
 # interpreter flags that take no part in what runs (the child is always this mpsready's Python)
 _FLAGS_NO_VALUE = frozenset({"-u", "-B", "-O", "-OO", "-s", "-S", "-E", "-I", "-q"})
 _FLAGS_WITH_VALUE = frozenset({"-W", "-X"})
+# console scripts run as their module: `mpsready run -- pytest ARGS` is `python -m pytest ARGS`
+_PYTEST = frozenset({"pytest", "py.test"})
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,8 @@ def parse_program(words: list[str], cwd: str | None = None) -> Program:
             if not all(p.isidentifier() for p in mod.split(".")):
                 raise UsageError(f"{mod!r} is not a module name")
             return Program("module", mod, (mod, *words[2:]), cwd)
+    if os.path.basename(words[0]) in _PYTEST:  # the pytest console script: the same as python -m pytest
+        return Program("module", "pytest", ("pytest", *words[1:]), cwd)
     script = words[0]
     path = os.path.abspath(os.path.join(cwd, script))
     if not os.path.isfile(path):

@@ -16,6 +16,7 @@ from mpsready.report.evidence.env import EnvEvidence
 from mpsready.report.evidence.record import RecordEvidence
 from mpsready.report.evidence.run import RunEvidence
 from mpsready.report.evidence.scan import ScanEvidence
+from mpsready.report.evidence.tests import TestsEvidence
 from mpsready.report.evidence.trace import TraceEvidence, TracedOp
 
 
@@ -27,6 +28,7 @@ class Evidence:
     records: list[RecordEvidence] = field(default_factory=list)
     compare: CompareEvidence | None = None
     run: RunEvidence | None = None  # an emulated Mac run (mpsready run): predicted evidence for items 4 and 6
+    tests: TestsEvidence | None = None  # the test suite on the emulated Mac (pytest --mps-emulate): item 4
     skipped: dict[str, str] = field(default_factory=dict)  # stage -> why it did not run
 
     def record_on(self, backend: str) -> RecordEvidence | None:
@@ -44,9 +46,10 @@ class Evidence:
 
     def stages_present(self) -> list[str]:
         names = [("scan", self.scan), ("env", self.env), ("trace", self.trace),
-                 ("record", self.records or None), ("compare", self.compare), ("run", self.run)]
+                 ("record", self.records or None), ("compare", self.compare), ("run", self.run),
+                 ("tests", self.tests)]
         return [n for n, v in names if v is not None]
 
 
 __all__ = ["Evidence", "EvidenceError", "CompareEvidence", "EnvEvidence", "RecordEvidence", "RunEvidence", "ScanEvidence",
-           "TraceEvidence", "TracedOp"]
+           "TestsEvidence", "TraceEvidence", "TracedOp"]

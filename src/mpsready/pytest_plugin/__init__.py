@@ -1,0 +1,410 @@
+"""pytest plugin: the project's own test suite on the emulated Mac of ``mpsready run`` (off unless asked).
+
+PYTEST_DONT_REWRITE (mpsready run imports this module before pytest starts; it has no asserts to rewrite).
+
+Registered through the ``pytest11`` entry point ``mpsready.pytest_plugin`` (or ``-p mpsready.pytest_plugin``).
+Without ``--mps-emulate`` it only registers the ``mac``/``not_mac`` markers and the ``emulated_mac`` fixture
+(which then skips its test); nothing is imported beyond pytest.
+
+``pytest --mps-emulate[=TORCH[,MACOS]]`` installs one :class:`~mpsready.emulate.Emulator` for the whole session,
+before the first conftest.py is imported (the same device model, judge and Mac identity ``mpsready run`` puts in
+its child: MPS available, CUDA absent, ``sys.platform == "darwin"`` in the project's files, the CPU fallback per
+``PYTORCH_ENABLE_MPS_FALLBACK`` as set when the project first imports torch, processes started by ``spawn``).
+``TORCH`` defaults to the installed release, ``MACOS`` to 15.5; ``--mps-emulate=2.5,14.4``. A bare ``--mps-emulate``
+followed by a word that does not start with a digit or a comma (``--mps-emulate tests/``) takes no value: the word
+stays a test path.
+
+Each test keeps its own outcome; the plugin adds its verdict on the emulated Mac (:mod:`.watch`). A test whose
+exception the emulated Mac raised or marked is shown ``MAC-FAILED`` (``M``) instead of ``FAILED`` (it still counts
+as failed), with an "emulated Mac" section naming kind, op, dtype and the project's file:line.
+
+* ``@pytest.mark.mac``: the test must pass on the emulated Mac: a predicted Mac failure the test caught itself
+  fails it too. ``@pytest.mark.not_mac(reason=...)``: skipped on the emulated Mac, with the reason.
+* fixture ``emulated_mac`` (:class:`EmulatedMac`): the target, the test's failures and fallbacks so far,
+  ``expect_failure(kind=, op=, dtype=)`` to assert a Mac failure (then not counted against the test).
+* ``--mps-json FILE``: the ``mpsready.pytest`` document (:mod:`.document`), which ``mpsready report --tests FILE``
+  takes as predicted evidence. ``--mps-fail-on mac-failure|fallback|never`` (default ``mac-failure``): pytest
+  exits 1 when a test has a predicted Mac failure or wrong result (even one the test caught), or also CPU
+  fallbacks, or never for the plugin's sake (the project's own failing tests fail the run as always).
+
+``mpsready run -- pytest ARGS`` runs pytest in its child with this plugin attached to the child's emulator
+(:func:`attach`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Any
+
+import pytest
+
+FAIL_ON = ("mac-failure", "fallback", "never")
+PLUGIN_NAME = "mpsready-emulated-mac"
+_ATTACHED: dict[str, Any] = {}  # set by mpsready run's child: {"emu": Emulator, "torch": requested}
+
+
+def attach(emu, torch_requested: str) -> None:
+    """Use ``emu`` (installed by ``mpsready run``'s child) instead of installing one: the session is emulated
+    whether or not ``--mps-emulate`` is given."""
+    _ATTACHED.clear()
+    _ATTACHED.update(emu=emu, torch=torch_requested, entries=[])
+
+
+def attached_failures() -> list[dict[str, Any]]:
+    """The Mac failures the attached session's tests ended on (also those the emulator only marked)."""
+    return list(_ATTACHED.get("entries", []))
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("mpsready", "mpsready: the test suite on an emulated Mac (predicted)")
+    group.addoption("--mps-emulate", dest="mps_emulate", nargs="?", const="", default=None,
+                    metavar="TORCH[,MACOS]",
+                    help="run the tests on the emulated Mac of mpsready run (default: the installed torch release, "
+                         "macOS 15.5); e.g. --mps-emulate=2.5,14.4")
+    group.addoption("--mps-fail-on", dest="mps_fail_on", choices=FAIL_ON, default="mac-failure",
+                    help="with --mps-emulate: exit 1 on a predicted Mac failure (default), also on CPU fallbacks, "
+                         "or never because of the emulated Mac")
+    group.addoption("--mps-json", dest="mps_json", default=None, metavar="FILE",
+                    help="with --mps-emulate: write the mpsready.pytest document (for mpsready report --tests)")
+
+
+def _parse_target(value: str) -> tuple[str, str]:
+    """``--mps-emulate`` value -> (torch release, macOS); raises ``pytest.UsageError``."""
+    from mpsready.errors import UsageError
+    from mpsready.ops import api as ops_api
+    from mpsready.run.cli import _target_torch
+    from mpsready.trace.predict import DEFAULT_MACOS
+
+    torch_v, _, macos = value.partition(",")
+    hint = f"--mps-emulate takes TORCH[,MACOS], e.g. --mps-emulate=2.5,14.4 (got {value!r})"
+    try:
+        torch_v = _target_torch(torch_v.strip() or None)
+    except UsageError as exc:
+        raise pytest.UsageError(f"{exc}; {hint}") from None
+    macos = macos.strip() or DEFAULT_MACOS
+    try:
+        ops_api._vtuple(macos)
+    except ValueError:
+        raise pytest.UsageError(f"--mps-emulate: {macos!r} is not a macOS version such as 14.4") from None
+    return torch_v, macos
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser, args) -> None:
+    """Install the emulated Mac before the first conftest.py is imported (so it sees the Mac too)."""
+    ns = early_config.known_args_namespace
+    value = "" if _bare_flag(args) else getattr(ns, "mps_emulate", None)
+    if _ATTACHED.get("emu") is not None:
+        session = MacSession(early_config, _ATTACHED["emu"], _ATTACHED["torch"], installed=False)
+    elif value is None:
+        return
+    else:
+        _refuse_xdist(ns)
+        torch_v, macos = _parse_target(value)
+        session = MacSession.install(early_config, torch_v, macos)
+    early_config.pluginmanager.register(session, PLUGIN_NAME)
+
+
+def _refuse_xdist(ns) -> None:
+    """pytest-xdist's ``-n N`` runs the tests in workers, each of which would emulate a Mac of its own while the
+    document and the gate live in the controller: refused (``pytest.UsageError``) rather than an empty verdict."""
+    n = getattr(ns, "numprocesses", None)
+    if n not in (None, 0, "0"):
+        raise pytest.UsageError(f"--mps-emulate runs in one process: drop pytest-xdist's -n {n} (or add -n 0)")
+
+
+def _bare_flag(args: list[str]) -> bool:
+    """``--mps-emulate WORD`` where WORD is no release (``tests/``): make it ``--mps-emulate= WORD`` in ``args``
+    (the list pytest parses next), so WORD stays a test path. True when it did."""
+    for i, word in enumerate(args[:-1]):
+        if word == "--":
+            return False
+        nxt = args[i + 1]
+        if word == "--mps-emulate" and not (nxt[:1].isdigit() or nxt.startswith(",")):
+            args[i] = "--mps-emulate="
+            return True
+    return False
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "mac: must pass on the emulated Mac (pytest --mps-emulate); a predicted Mac "
+                                       "failure the test catches fails it too")
+    config.addinivalue_line("markers", "not_mac(reason=None): skipped on the emulated Mac (pytest --mps-emulate)")
+
+
+def _session(config: pytest.Config) -> MacSession | None:
+    return config.pluginmanager.get_plugin(PLUGIN_NAME)
+
+
+class EmulatedMac:
+    """The ``emulated_mac`` fixture: the emulated Mac as one test sees it.
+
+    ``target``: ``{"torch", "macos", "fallback"}``; ``failures`` / ``fallbacks``: this test's so far (entries of
+    the ``mpsready.pytest`` document); ``mps_used``: a tensor reached MPS during the test."""
+
+    def __init__(self, session: MacSession, watch):
+        self._session = session
+        self._watch = watch
+
+    @property
+    def target(self) -> dict[str, Any]:
+        emu = self._session.emu
+        return {"torch": emu.judge.torch, "macos": emu.target.macos, "fallback": emu.judge.fallback}
+
+    @property
+    def failures(self) -> list[dict[str, Any]]:
+        return self._watch.failures()
+
+    @property
+    def fallbacks(self) -> list[dict[str, Any]]:
+        return self._watch.fallbacks()
+
+    @property
+    def mps_used(self) -> bool:
+        return self._watch.mps_used()
+
+    def mac_failure(self, exc: BaseException) -> dict[str, Any] | None:
+        """The predicted Mac failure entry ``exc`` stands for, or ``None`` (an exception of the test's own)."""
+        from mpsready.pytest_plugin.watch import mac_entry
+
+        return mac_entry(self._session.emu, exc, self._session.root)
+
+    @contextlib.contextmanager
+    def expect_failure(self, kind: str | None = None, op: str | None = None, dtype: str | None = None):
+        """Assert that the block raises a predicted Mac failure (of ``kind``, ``op``, ``dtype`` where given):
+        yields an object whose ``failure`` is the entry once the block ended. The failure is declared, so it
+        does not count against the test; ``pytest.fail`` when none is raised or it does not match; any other
+        exception propagates."""
+        caught = _Caught()
+        try:
+            yield caught
+        except BaseException as exc:
+            entry = self.mac_failure(exc)
+            if entry is None:
+                raise
+            got = {"kind": entry["kind"], "op": entry["op"], "dtype": entry["dtype"]}
+            want = {k: v for k, v in (("kind", kind), ("op", op), ("dtype", dtype)) if v is not None}
+            if any(got[k] != v for k, v in want.items()):
+                pytest.fail(f"expected a Mac failure {want}, the emulated Mac raised {got}: {entry['message']}")
+            caught.failure = entry
+            self._watch.expected.append(entry)
+        else:
+            pytest.fail("expected a predicted Mac failure"
+                        + (f" ({', '.join(f'{k}={v}' for k, v in (('kind', kind), ('op', op), ('dtype', dtype)) if v)})"
+                           if kind or op or dtype else "") + ", the emulated Mac raised none")
+
+
+class _Caught:
+    failure: dict[str, Any] | None = None
+
+
+@pytest.fixture
+def emulated_mac(request: pytest.FixtureRequest) -> EmulatedMac:
+    """The emulated Mac of this test (:class:`EmulatedMac`); skips the test without ``--mps-emulate``."""
+    session = _session(request.config)
+    if session is None:
+        pytest.skip("emulated_mac needs pytest --mps-emulate")
+    return EmulatedMac(session, session.watch_of(request.node))
+
+
+_WATCH = pytest.StashKey[Any]()
+
+
+class MacSession:
+    """The plugin while the session is emulated: per-test watches, the document, the summary and the gate."""
+
+    def __init__(self, config: pytest.Config, emu, torch_requested: str, installed: bool, undo=()):
+        self.config = config
+        self.emu = emu
+        self.torch_requested = torch_requested
+        self.installed = installed
+        self.undo = list(undo)
+        self.root = str(config.rootpath) if getattr(config, "rootpath", None) else os.getcwd()
+        self.tests: list[dict[str, Any]] = []
+        self.reports: dict[str, list] = {}
+        self.doc: dict[str, Any] | None = None
+
+    @classmethod
+    def install(cls, config: pytest.Config, torch_v: str, macos: str) -> MacSession:
+        import multiprocessing
+        import tempfile
+
+        from mpsready.emulate import Emulator, Target
+        from mpsready.run import spawned
+        from mpsready.run.child import _watch_fallback_variable
+
+        root = str(config.rootpath)
+        fallback = os.environ.get("PYTORCH_ENABLE_MPS_FALLBACK") == "1"
+        emu = Emulator(Target(torch_v, macos, fallback), root)
+        undo = []
+        method = multiprocessing.get_start_method(allow_none=True)
+        multiprocessing.set_start_method("spawn", force=True)  # macOS starts processes by spawn
+        undo.append(lambda: multiprocessing.set_start_method(method, force=True))
+        report = os.path.join(tempfile.gettempdir(), f"mpsready-pytest-spawn-{os.getpid()}.jsonl")
+        undo.append(spawned.patch_command_line(root, {"torch": torch_v, "macos": macos, "fallback": fallback},
+                                               report))
+        undo.append(lambda: os.path.exists(report) and os.unlink(report))
+        emu.install()
+        undo.append(emu.uninstall)
+        undo.append(_watch_fallback_variable(emu))  # the project's first `import torch` reads the variable
+        return cls(config, emu, torch_v, installed=True, undo=undo)
+
+    # ------------------------------------------------------------------ hooks
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        for undo in reversed(self.undo):
+            undo()
+        self.undo = []
+
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        for item in items:
+            m = item.get_closest_marker("not_mac")
+            if m is not None:
+                why = m.kwargs.get("reason") or (m.args[0] if m.args else None)
+                item.add_marker(pytest.mark.skip(reason="not_mac: " + (why or "marked not_mac, not run on the "
+                                                                              "emulated Mac")))
+
+    def watch_of(self, item: pytest.Item):
+        return item.stash[_WATCH]
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem):
+        from mpsready.pytest_plugin.watch import TestWatch
+
+        item.stash[_WATCH] = TestWatch(self.emu, self.root)
+        self.reports[item.nodeid] = []
+        try:
+            return (yield)
+        finally:
+            self._finish(item)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
+        watch = item.stash.get(_WATCH, None)
+        real_filter = getattr(item, "_traceback_filter", None)
+        if watch is not None and call.excinfo is not None and real_filter is not None \
+                and _is_mac(watch, call.excinfo.value):
+            # the emulator stands in for PyTorch's C++ here: on a Mac the error comes out of the torch call itself
+            # (pytest's own filter re-walks the raw traceback, so the emulator's frames go after it)
+            item._traceback_filter = lambda excinfo: real_filter(excinfo).filter(_not_emulator)
+        try:
+            rep = yield
+        finally:
+            if "_traceback_filter" in getattr(item, "__dict__", {}):
+                del item._traceback_filter
+        if watch is None:
+            return rep
+        if call.excinfo is not None and rep.failed:
+            entry = watch.note_exception(call.excinfo.value)
+            if entry is not None:
+                rep.mpsready_mac = entry
+                rep.sections.append(("emulated Mac", _entry_text(entry)))
+                if _ATTACHED:
+                    _ATTACHED["entries"].append(entry)
+        elif rep.when == "call" and rep.passed and item.get_closest_marker("mac") is not None:
+            caught = watch.failures()
+            if caught:
+                watch.failed_by_mac = True
+                rep.outcome = "failed"
+                rep.mpsready_mac = caught[0]
+                rep.longrepr = ("marked mac (must pass on the emulated Mac), but the emulated Mac raised a failure "
+                                "the test caught:\n" + "\n".join(_entry_text(f) for f in caught))
+        return rep
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.nodeid in self.reports:
+            self.reports[report.nodeid].append(report)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_report_teststatus(self, report, config):
+        if getattr(report, "mpsready_mac", None) is not None and report.failed:
+            if report.when == "call":
+                return "failed", "M", ("MAC-FAILED", {"red": True})
+            return "error", "M", ("MAC-ERROR", {"red": True})
+        return None
+
+    def _finish(self, item: pytest.Item) -> None:
+        watch = item.stash.get(_WATCH, None)
+        if watch is None:
+            return
+        entry = {"nodeid": item.nodeid,
+                 "markers": [m for m in ("mac", "not_mac") if item.get_closest_marker(m) is not None],
+                 **watch.result(_outcome(self.reports.pop(item.nodeid, [])))}
+        self.tests.append(entry)
+        del item.stash[_WATCH]
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus) -> None:
+        import json
+
+        from mpsready.pytest_plugin.document import build_document
+
+        opt = self.config.option
+        self.doc = build_document(self.emu, self.tests, opt.mps_fail_on, list(self.config.invocation_params.args),
+                                  self.root, self.torch_requested)
+        path = opt.mps_json
+        if path:
+            tmp = path + ".tmp"
+            with open(tmp, "w", encoding="utf-8") as fh:
+                json.dump(self.doc, fh, indent=1, default=str)
+            os.replace(tmp, path)
+        if self.doc["gate"]["failed"] and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter, exitstatus, config) -> None:
+        if self.doc is None:
+            return
+        from mpsready.pytest_plugin.render import render_summary
+
+        tr = terminalreporter
+        tr.section("mpsready: the tests on an emulated Mac (predicted)")
+        width = tr._tw.fullwidth if tr.isatty else 160  # a CI log is not a terminal: keep table rows on one line
+        tr.write(render_summary(self.doc, width=max(100, width), color=tr.hasmarkup))
+        if config.option.mps_json:
+            tr.write_line(f"mpsready.pytest document: {config.option.mps_json}")
+
+
+_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _not_emulator(entry) -> bool:
+    return not str(entry.path).startswith(_PKG)
+
+
+def _is_mac(watch, exc: BaseException) -> bool:
+    from mpsready.pytest_plugin.watch import mac_entry
+
+    return mac_entry(watch.emu, exc, watch.root) is not None
+
+
+def _entry_text(f: dict[str, Any]) -> str:
+    loc = f.get("location")
+    where = f"{loc['path']}:{loc['line']}" if loc else "(no line in the project's files)"
+    bits = [f"kind {f.get('kind')}"] + ([f"op {f['op']}"] if f.get("op") else []) + \
+        ([f"dtype {f['dtype']}"] if f.get("dtype") else [])
+    fixed = f"; predicted fixed in torch {f['fixed_in']}" if f.get("fixed_in") else ""
+    return (f"predicted Mac failure at {where}: {', '.join(bits)}{fixed}\n"
+            f"  {f.get('exception') or 'error'}: {str(f.get('message') or '')[:400]}")
+
+
+def _outcome(reports: list) -> str:
+    """The test's own outcome from its phase reports: passed, failed, error, skipped, xfailed, xpassed."""
+    out = "passed"
+    for rep in reports:
+        xfail = hasattr(rep, "wasxfail")
+        if rep.when == "setup":
+            if rep.failed:
+                return "error"
+            if rep.skipped:
+                return "xfailed" if xfail else "skipped"
+        elif rep.when == "call":
+            if rep.failed:
+                out = "failed"
+            elif rep.skipped:
+                out = "xfailed" if xfail else "skipped"
+            elif xfail:
+                out = "xpassed"
+        elif rep.when == "teardown" and rep.failed and out == "passed":
+            out = "error"
+    return out

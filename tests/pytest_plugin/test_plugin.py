@@ -1,0 +1,339 @@
+"""The pytest plugin (``pytest --mps-emulate``) on a small suite run by pytester in a subprocess: each test's own
+outcome, its verdict on the emulated Mac, the summary, the JSON document, the gate, the markers and fixture,
+``mpsready report --tests`` and ``mpsready run -- pytest``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+pytest.importorskip("torch")
+
+SRC = Path(__file__).parents[2] / "src"
+
+SUITE = '''\
+import sys
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+dev = "mps" if torch.backends.mps.is_available() else "cpu"
+
+
+def test_clean():
+    x = torch.ones(3, device=dev)
+    assert (x * 2).sum().item() == 6.0
+
+
+def test_cuda():
+    x = torch.ones(3).cuda()
+    assert x.sum().item() == 3.0
+
+
+def test_float64():
+    x = torch.ones(3, dtype=torch.float64, device=dev)
+    assert x.sum().item() == 3.0
+
+
+def test_ctc():
+    logits = torch.randn(30, 2, 5, device=dev, requires_grad=True)
+    targets = torch.randint(1, 5, (2, 8), device=dev)
+    lens = torch.full((2,), 30, dtype=torch.long)
+    tl = torch.full((2,), 8, dtype=torch.long)
+    loss = F.ctc_loss(logits.log_softmax(-1), targets, lens, tl)
+    loss.backward()
+
+
+def test_cpu_only():
+    assert sys.platform == "darwin"  # the Mac's identity in the project's files
+    assert torch.ones(2).sum().item() == 2.0
+
+
+def test_own_bug():
+    x = torch.ones(3, device=dev)
+    assert x.sum().item() == 4.0
+
+
+@pytest.mark.not_mac(reason="uses CUDA graphs")
+def test_not_mac():
+    raise AssertionError("never runs on the emulated Mac")
+
+
+@pytest.mark.mac
+def test_mac_caught():
+    try:
+        torch.ones(3, dtype=torch.float64, device=dev)
+    except TypeError:
+        pass
+
+
+@pytest.mark.mac
+def test_mac_clean():
+    assert torch.zeros(2, device=dev).device.type == "mps"
+
+
+def test_caught_unmarked():
+    try:
+        torch.ones(3, dtype=torch.float64, device=dev)
+    except TypeError:
+        pass
+
+
+def test_expect(emulated_mac):
+    with emulated_mac.expect_failure(kind="dtype", dtype="float64") as caught:
+        torch.ones(2, dtype=torch.float64, device="mps")
+    assert (caught.failure["op"], caught.failure["location"]["line"]) == ("aten::ones", 71)
+    assert emulated_mac.target["torch"] == "2.5.1"
+'''
+
+EXPECTED = {  # nodeid -> (outcome, verdict, failures as (kind, op, dtype, line))
+    "test_clean": ("passed", "clean", []),
+    "test_cuda": ("failed", "mac_failure", [("cuda_api", None, None, 16)]),
+    "test_float64": ("failed", "mac_failure", [("dtype", "aten::ones", "float64", 21)]),
+    "test_ctc": ("failed", "mac_failure", [("missing", "aten::_ctc_loss.Tensor", "float32", 30)]),
+    "test_cpu_only": ("passed", "no_mps", []),
+    "test_own_bug": ("failed", "inconclusive", []),
+    "test_not_mac": ("skipped", "not_run", []),
+    "test_mac_caught": ("failed", "mac_failure", [("dtype", "aten::ones", "float64", 52)]),
+    "test_mac_clean": ("passed", "clean", []),
+    "test_caught_unmarked": ("passed", "mac_failure", [("dtype", "aten::ones", "float64", 64)]),
+    "test_expect": ("passed", "clean", []),
+}
+
+
+@pytest.fixture
+def suite(pytester, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    monkeypatch.delenv("PYTORCH_ENABLE_MPS_FALLBACK", raising=False)
+    pytester.makepyfile(test_suite=SUITE)
+    return pytester
+
+
+def _run(pytester, *args):
+    return pytester.runpytest_subprocess("-p", "mpsready.pytest_plugin", "-p", "no:cacheprovider", *args)
+
+
+def _tests(doc):
+    return {t["nodeid"].split("::")[1]: (t["outcome"], t["mac"], [(f["kind"], f["op"], f["dtype"],
+                                                                   f["location"]["line"]) for f in t["failures"]])
+            for t in doc["tests"]}
+
+
+def _ci_jobs():
+    """docs/ci.md's jobs for the plugin: (GitHub Actions job, GitLab job, the gate command, the report command)."""
+    import re
+
+    import yaml
+
+    doc = (SRC.parent / "docs" / "ci.md").read_text(encoding="utf-8")
+    blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", doc, flags=re.DOTALL)]
+    github, gitlab = blocks[3]["jobs"]["tests-on-emulated-mac"], blocks[4]["tests-on-emulated-mac"]
+    runs = [s["run"] for s in github["steps"] if "run" in s]
+    return github, gitlab, runs[1], runs[2].split(" >> ")[0]
+
+
+def test_suite_on_the_emulated_mac(suite, monkeypatch, capsys):
+    """The suite run by the gate command of docs/ci.md's jobs, then their report command on its document."""
+    import shlex
+
+    _github, _gitlab, gate, report_cmd = _ci_jobs()
+    argv = shlex.split(gate)
+    assert argv[:2] == ["pytest", "--mps-emulate=2.5,14.4"]
+    result = _run(suite, *argv[1:], "-v", "-rs")
+    out = suite.path / "mpsready-tests.json"
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(passed=5, failed=5, skipped=1)
+    text = result.stdout.str()
+    # the Mac failures are told apart from the project's own failure (they still count as failed)
+    assert [ln.split(" ")[1] for ln in result.stdout.lines if ln.startswith("test_suite.py::")
+            and (" FAILED" in ln or " MAC-FAILED" in ln)] == ["MAC-FAILED"] * 3 + ["FAILED", "MAC-FAILED"]
+    assert "SKIPPED [1] test_suite.py:44: not_mac: uses CUDA graphs" in text
+    assert "predicted Mac failure at test_suite.py:30: kind missing, op aten::_ctc_loss.Tensor, dtype float32; " \
+           "predicted fixed in torch 2.14.0" in text
+    assert "/mpsready/emulate/" not in text  # the emulator's frames are cut from the tracebacks
+    assert "marked mac (must pass on the emulated Mac), but the emulated Mac raised a failure the test caught" in text
+    doc = json.loads(out.read_text())
+    assert (doc["schema"], doc["basis_class"]) == ({"name": "mpsready.pytest", "version": 1}, "predicted")
+    assert (doc["target"]["torch"], doc["target"]["macos"], doc["target"]["fallback"]) == ("2.5.1", "14.4", False)
+    assert _tests(doc) == EXPECTED
+    s = doc["summary"]
+    assert {k: s[k] for k in ("tests", "clean", "mac_failure", "inconclusive", "no_mps", "not_run", "fallback")} == {
+        "tests": 11, "clean": 3, "mac_failure": 5, "inconclusive": 1, "no_mps": 1, "not_run": 1, "fallback": 0}
+    assert [(c["kind"], c["op"], c["dtype"], c["tests"], c["first"].split("::")[1]) for c in s["by_cause"]] == [
+        ("dtype", "aten::ones", "float64", 3, "test_float64"), ("cuda_api", None, None, 1, "test_cuda"),
+        ("missing", "aten::_ctc_loss.Tensor", "float32", 1, "test_ctc")]
+    assert doc["gate"] == {"fail_on": "mac-failure", "failed": True, "reason": "5 test(s) with a predicted Mac failure"}
+    by_id = {t["nodeid"].split("::")[1]: t for t in doc["tests"]}
+    assert [t for t in by_id if by_id[t]["failed_by_mac"]] == ["test_cuda", "test_float64", "test_ctc",
+                                                               "test_mac_caught"]
+    assert by_id["test_not_mac"]["markers"] == ["not_mac"] and by_id["test_mac_clean"]["markers"] == ["mac"]
+    # the summary table
+    assert "│ clean on the emulated Mac                  │     3 │" in text
+    assert "│ dtype    │ aten::ones             │ float64 │     3 │ test_suite.py:21 │ test_suite.py::test_float64 │" \
+        in text
+    assert "mpsready gate (--mps-fail-on=mac-failure): failed: 5 test(s) with a predicted Mac failure" in text
+
+    # mpsready report --tests: predicted evidence for checklist item 4, never a pass
+    from mpsready.report.checklist import item_step
+    from mpsready.report.evidence import Evidence
+    from mpsready.report.evidence import tests as tests_ev
+
+    item = item_step(Evidence(tests=tests_ev.load(out)))
+    assert (item.label, item.summary) == (
+        "failed (predicted)", ("predicted to fail on MPS: aten::ones (float64) in 3 tests (first at test_suite.py:21), "
+                               "cuda_api in 1 test (first at test_suite.py:16), aten::_ctc_loss.Tensor (float32) in 1 "
+                               "test (first at test_suite.py:30) (no MPS run observed)"))
+    assert item.workaround == (
+        "aten::ones at test_suite.py:21: cast the float64 tensors to float32 before they reach the device; cuda_api at "
+        "test_suite.py:16: replace the CUDA-only calls by device-agnostic ones (.to(device), torch.accelerator.*); "
+        "aten::_ctc_loss.Tensor at test_suite.py:30: upgrade PyTorch to >= 2.14.0 (mpsready run --torch 2.14 checks "
+        "it) or PYTORCH_ENABLE_MPS_FALLBACK=1 runs it on the CPU (cost: each call runs on the CPU, its tensors copied "
+        "off the device and back; mpsready run --fallback predicts its share of time)")
+    import jsonschema
+
+    from mpsready.report.build import build_report
+    from mpsready.report.formats import json as json_fmt
+
+    report = json.loads(json_fmt.render(build_report(Evidence(tests=tests_ev.load(out)))))
+    jsonschema.validate(report, json.loads((SRC / "mpsready/report/schema/report-v1.schema.json").read_text()))
+    assert (report["stages_present"], report["checklist"][3]["evidence"][0]["kind"]) == (["tests"], "tests")
+    assert item.evidence[0].text == ("emulated Mac tests: test_suite.py::test_cuda: cuda_api at test_suite.py:16: "
+                                     "Torch not compiled with CUDA enabled")
+    # the jobs' report command (its exit status is the verdict's: below runs_on_mac, so the job must not gate on it)
+    from mpsready.cli import main
+
+    monkeypatch.chdir(suite.path)
+    capsys.readouterr()
+    assert main(shlex.split(report_cmd)[1:]) == 1
+    assert "| 4 | representative step on MPS (critical) | **FAIL (predicted)** | predicted | predicted to fail on MPS: " \
+        "aten::ones (float64) in 3 tests (first at test_suite.py:21)," in capsys.readouterr().out
+
+
+def test_gate_levels():
+    from mpsready.pytest_plugin.document import gate
+
+    summary = {"mac_failure": 0, "wrong_result": 0, "fallback": 2}
+    assert gate(summary, "mac-failure") == {"fail_on": "mac-failure", "failed": False, "reason": None}
+    assert gate(summary, "fallback") == {"fail_on": "fallback", "failed": True,
+                                         "reason": "2 test(s) with CPU fallbacks"}
+    assert gate({**summary, "mac_failure": 1}, "never")["failed"] is False
+    assert gate({**summary, "wrong_result": 1}, "mac-failure")["reason"] == "1 test(s) with a predicted wrong result"
+
+
+def test_off_without_the_option(pytester, monkeypatch):
+    """Without --mps-emulate: markers registered (strict markers pass), not_mac runs, emulated_mac skips, and
+    the plugin imports neither torch nor the emulator."""
+    monkeypatch.setenv("PYTHONPATH", str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    pytester.makepyfile(test_plain='''
+import sys
+import pytest
+
+@pytest.mark.not_mac
+def test_not_mac():
+    assert "torch" not in sys.modules and "mpsready.emulate" not in sys.modules
+
+@pytest.mark.mac
+def test_mac():
+    pass
+
+def test_fixture(emulated_mac):
+    pass
+''')
+    result = pytester.runpytest_subprocess("-p", "mpsready.pytest_plugin", "-p", "no:cacheprovider",
+                                           "--strict-markers", "-rs")
+    result.assert_outcomes(passed=2, skipped=1)
+    assert "SKIPPED [1] test_plain.py:12: emulated_mac needs pytest --mps-emulate" in result.stdout.str()
+
+
+def test_a_bare_flag_leaves_the_next_word_a_path():
+    from mpsready.pytest_plugin import _bare_flag
+
+    args = ["--mps-emulate", "tests/", "-q"]
+    assert (_bare_flag(args), args) == (True, ["--mps-emulate=", "tests/", "-q"])
+    args = ["--mps-emulate", "2.5,14.4", "tests/"]
+    assert (_bare_flag(args), args) == (False, ["--mps-emulate", "2.5,14.4", "tests/"])
+
+
+def test_xdist_workers_are_refused():
+    from types import SimpleNamespace
+
+    from mpsready.pytest_plugin import _refuse_xdist
+
+    _refuse_xdist(SimpleNamespace(numprocesses=0))
+    _refuse_xdist(SimpleNamespace())
+    with pytest.raises(pytest.UsageError, match=r"^--mps-emulate runs in one process: drop pytest-xdist's -n 4 "):
+        _refuse_xdist(SimpleNamespace(numprocesses=4))
+
+
+def test_a_release_without_a_table_is_refused():
+    from mpsready.pytest_plugin import _parse_target
+
+    assert _parse_target("2.5,14.4") == ("2.5", "14.4")
+    with pytest.raises(pytest.UsageError) as err:
+        _parse_target("1.9")
+    assert str(err.value).endswith("; --mps-emulate takes TORCH[,MACOS], e.g. --mps-emulate=2.5,14.4 (got '1.9')")
+    with pytest.raises(pytest.UsageError, match=r"^--mps-emulate: 'x' is not a macOS version such as 14.4$"):
+        _parse_target("2.5,x")
+
+
+def test_mpsready_run_pytest_with_the_fallback(suite):
+    """``mpsready run --fallback -- pytest ARGS``: the program is pytest, the plugin attached to the run's emulator
+    (PYTORCH_ENABLE_MPS_FALLBACK=1 there); ``--mps-fail-on=never`` leaves a caught Mac failure to the document."""
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    env.pop("PYTORCH_ENABLE_MPS_FALLBACK", None)
+    proc = subprocess.run([sys.executable, "-m", "mpsready", "run", "--torch", "2.13", "--fallback", "--format", "json",
+                           "-o", "run.json", "--", "pytest", "-p", "no:cacheprovider", "-k",
+                           "ctc or caught_unmarked or clean or cuda", "--mps-fail-on=never", "--mps-json=fb.json"],
+                          check=False, cwd=suite.path, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr  # test_cuda fails: pytest exits 1, the run has a Mac failure
+    assert "MAC-FAILED test_suite.py::test_cuda - AssertionError: Torch not compiled with..." in proc.stdout
+    assert "1 failed, 4 passed, 6 deselected" in proc.stdout
+    doc = json.loads((suite.path / "run.json").read_text())
+    assert (doc["outcome"], doc["program"]["kind"], doc["program"]["target"]) == ("failed", "module", "pytest")
+    # the failure the emulator raised (caught by test_caught_unmarked), then the one it only marked (test_cuda)
+    assert [(f["kind"], f["op"], f["exception"], f["location"]["line"], f["mac"]) for f in doc["failures"]] == [
+        ("dtype", "aten::ones", "TypeError", 64, True), ("cuda_api", None, "AssertionError", 16, True)]
+    tests = json.loads((suite.path / "fb.json").read_text())
+    assert tests["target"]["fallback"] is True
+    assert {k: v[:2] for k, v in _tests(tests).items()} == {
+        "test_clean": ("passed", "clean"), "test_cuda": ("failed", "mac_failure"), "test_ctc": ("passed", "fallback"),
+        "test_mac_clean": ("passed", "clean"), "test_caught_unmarked": ("passed", "mac_failure")}
+    ctc = next(t for t in tests["tests"] if t["nodeid"].endswith("test_ctc"))
+    assert [(f["op"], f["calls"], f["location"]["line"]) for f in ctc["fallbacks"]] == [
+        ("aten::_ctc_loss.Tensor", 1, 30), ("aten::_ctc_loss_backward.Tensor", 1, 31)]
+    assert tests["gate"] == {"fail_on": "never", "failed": False, "reason": None}
+    assert tests["summary"]["fallback_ops"] == {"aten::_ctc_loss.Tensor": 1, "aten::_ctc_loss_backward.Tensor": 1}
+
+
+def test_entry_point_is_declared():
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    project = tomllib.loads((SRC.parent / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["entry-points"]["pytest11"] == {"mpsready.pytest_plugin": "mpsready.pytest_plugin"}
+
+
+def test_pytest_in_the_program_words():
+    from mpsready.run.command import parse_program
+
+    prog = parse_program(["--", "pytest", "-q", "tests/"], cwd="/tmp")
+    assert (prog.kind, prog.target, prog.argv, prog.root) == ("module", "pytest", ("pytest", "-q", "tests/"), "/tmp")
+
+
+def test_ci_jobs_in_the_docs():
+    """docs/ci.md: the GitHub Actions and GitLab jobs of the plugin run the same gate and report commands (the
+    suite test above runs them); the report step never fails the job, the documents are kept."""
+    github, gitlab, gate, report_cmd = _ci_jobs()
+    assert [s.get("continue-on-error") for s in github["steps"] if s.get("name") == "Checklist"] == [True]
+    assert gitlab["artifacts"] == {"when": "always", "paths": ["mpsready-tests.json", "mpsready-tests.md"]}
+    assert gitlab["script"][2] == gate and gitlab["after_script"] == [f"{report_cmd} > mpsready-tests.md"]
+    assert report_cmd == "mpsready report --tests mpsready-tests.json --format md"
