@@ -218,3 +218,20 @@ def test_more_than_65536_conv_output_channels_raise_not_implemented(tmp_path):
     _r, doc, _o, _e = emulate(s, torch="2.7")
     assert _first(doc) == ("shape", "NotImplementedError", "Output channels > 65536 not supported at the MPS device. ",
                            "aten::convolution", 3)
+
+
+def test_tensors_made_from_an_mps_tensor_live_where_pytorch_puts_them(tmp_path):
+    # kornia's suite: (x > .5).type_as(x) was left on the CPU here and gave 50 false placement failures;
+    # type_as is self.to(other.options()), new_tensor creates on self's device, an explicit device= wins
+    s = write(tmp_path, "import torch\n"
+                        "x = torch.rand(4, device='mps')\n"
+                        "made = {'type_as': torch.ones(4).type_as(x), 'mask_type_as': (x > .5).type_as(x),\n"
+                        "        'new_tensor': x.new_tensor([1., 2., 3., 4.]), 'new_zeros': x.new_zeros(4),\n"
+                        "        'ones_like_cpu': torch.ones_like(x, device='cpu'), 'to_cpu_type': x.type_as(torch.ones(1))}\n"
+                        "print(sorted((k, str(v.device)) for k, v in made.items()))\n"
+                        "print((x * made['type_as'] + made['new_tensor'] + made['new_zeros']).sum().item() > 0)\n")
+    _r, doc, out, _e = emulate(s)
+    assert doc["outcome"] == "completed"
+    assert out.splitlines() == [
+        "[('mask_type_as', 'mps:0'), ('new_tensor', 'mps:0'), ('new_zeros', 'mps:0'), ('ones_like_cpu', 'cpu'), "
+        "('to_cpu_type', 'cpu'), ('type_as', 'mps:0')]", "True"]

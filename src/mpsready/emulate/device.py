@@ -23,7 +23,11 @@ from mpsready.emulate.session import Emulator, mark_mac_error
 _Tensor = torch.Tensor
 _MARKS = residence._MARKS
 _to = torch.Tensor.to
+_type_as = torch.Tensor.type_as  # self.to(other.options()): the device follows other (aten TensorProperties.cpp, 2.13)
 _cpu = torch.Tensor.cpu
+# Tensor.new_tensor(data) creates on self's device (torch/_tensor_docs.py new_tensor, 2.13); the other new_* methods
+# reach the aten level with self as an input and are marked there
+_new_tensor = torch.Tensor.new_tensor
 _PARSE_TO = torch._C._nn._parse_to  # torch/nn/modules/module.py Module.to (2.0-2.14)
 _numpy = torch.Tensor.numpy
 _DTYPE_NAMES = {d: str(d).replace("torch.", "") for d in (getattr(torch, n) for n in dir(torch))
@@ -61,6 +65,8 @@ class DeviceMode(TorchFunctionMode):
         emu = self.emu
         if func is _to:
             return self._to(args, kwargs)
+        if func is _type_as and len(args) == 2 and not kwargs and isinstance(args[1], _Tensor):
+            return self._to(args, {})  # Tensor.to(other): other's dtype and device
         if func is _PARSE_TO:  # Module.to(device="mps", dtype=...): parsing names the device, creates nothing
             return func(*args, **kwargs)
         if func is _cpu and args and isinstance(args[0], _Tensor) and residence.on_mps(args[0]):
@@ -79,6 +85,16 @@ class DeviceMode(TorchFunctionMode):
         onto = False
         if dev is not None and is_mps(dev):
             kwargs = dict(kwargs, device="cpu")
+            onto = True
+        elif dev is not None and args and isinstance(args[0], _Tensor) and residence.on_mps(args[0]):
+            # torch.ones_like(x, device="cpu"), x.new_zeros(3, device="cpu"): an explicit device wins over the input's
+            out = func(*args, **kwargs)
+            for t in _tensors(out):
+                if t is not args[0]:
+                    residence.unmark(t)
+            return out
+        elif dev is None and func is _new_tensor and args and isinstance(args[0], _Tensor) \
+                and residence.on_mps(args[0]):
             onto = True
         elif dev is None and emu.default_mps and func in _DEFAULT_DEVICE_CTORS:
             onto = True
