@@ -81,6 +81,7 @@ class FileContext:
     parents: dict[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)
     qualified: dict[cst.CSTNode, object] | None = None
     _starts: dict[tuple[int, int], list[cst.CSTNode]] = field(default_factory=dict, repr=False)
+    memo: dict = field(default_factory=dict, repr=False)  # per-file results an analysis repeats per finding
 
     @property
     def accelerator_api(self) -> bool:
