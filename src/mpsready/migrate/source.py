@@ -13,8 +13,12 @@ import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider
 
 from mpsready.findings import Finding
+from mpsready.migrate.guard import check_nesting, on_big_stack
 from mpsready.migrate.helper import add_requirements
 from mpsready.migrate.interface import Edit, FileContext, Manual, MigrateError, Transform
+
+
+TOO_DEEP = "{path}: nested too deeply for libcst (RecursionError); left as it is"
 
 
 @dataclass
@@ -28,13 +32,18 @@ class SourceResult:
 
 
 def context(text: str, path: str, torch_floor: tuple[int, int] | None) -> FileContext:
-    """Parse ``text``; raises :class:`MigrateError` when libcst cannot parse it."""
+    """Parse ``text``; raises :class:`MigrateError` when libcst cannot parse it, or when it is nested too
+    deeply to parse safely (:mod:`mpsready.migrate.guard`)."""
+    check_nesting(text, path)
     try:
-        module = cst.parse_module(text)
-    except (cst.ParserSyntaxError, RecursionError) as exc:
+        module = on_big_stack(lambda: cst.parse_module(text))
+    except cst.ParserSyntaxError as exc:
         raise MigrateError(f"{path}: libcst cannot parse it ({str(exc).splitlines()[0]})") from None
-    wrapper = cst.MetadataWrapper(module)
-    meta = wrapper.resolve_many([PositionProvider, ParentNodeProvider])
+    try:
+        wrapper = cst.MetadataWrapper(module)
+        meta = wrapper.resolve_many([PositionProvider, ParentNodeProvider])
+    except RecursionError:
+        raise MigrateError(TOO_DEEP.format(path=path)) from None
     return FileContext(path, wrapper.module, wrapper, torch_floor, dict(meta[PositionProvider]),
                        dict(meta[ParentNodeProvider]))
 
@@ -44,7 +53,16 @@ def migrate_source(text: str, path: str, findings: list[Finding], transforms: li
     """Apply ``transforms`` to ``text`` for ``findings`` (this file's, any codes). ``add_helper=False`` leaves
     the device helper and ``import torch`` out even when an edit needs them (a notebook adds them once, to its
     first code cell).
-    Raises :class:`MigrateError` when the text does not parse."""
+    Raises :class:`MigrateError` when the text does not parse, or is nested too deeply for libcst's
+    recursion (at any step: parse, transforms, code generation)."""
+    try:
+        return _migrate(text, path, findings, transforms, torch_floor, add_helper)
+    except RecursionError:
+        raise MigrateError(TOO_DEEP.format(path=path)) from None
+
+
+def _migrate(text: str, path: str, findings: list[Finding], transforms: list[Transform],
+             torch_floor: tuple[int, int] | None, add_helper: bool) -> SourceResult:
     ctx = context(text, path, torch_floor)
     edits: list[Edit] = []
     manual: list[Manual] = []
