@@ -55,7 +55,118 @@ def test_the_estimate_counts_siblings_apart_so_long_flat_literals_pass():
     assert nesting("x = (\n") == (5, 1)  # an unterminated bracket ends the estimate, libcst reports the error
 
 
-def test_a_flat_list_of_10000_items_still_migrates(tmp_path):
-    (tmp_path / "a.py").write_text(GOOD + "y = [" + ", ".join(["1"] * 10000) + "]\n")
+def test_a_flat_list_of_5000_items_still_migrates(tmp_path):
+    (tmp_path / "a.py").write_text(GOOD + "y = [" + ", ".join(["1"] * 5000) + "]\n")
     plan = migrate_path(tmp_path)
     assert plan.errors == [] and plan.edits == 1
+
+
+# ------------------------------------------------------------------ notebooks
+import json  # noqa: E402
+import os  # noqa: E402
+import shutil  # noqa: E402
+import signal  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+import pytest  # noqa: E402
+
+from mpsready.migrate.apply import apply_plan  # noqa: E402
+
+CELL_SRC = ["import torch\n", "x = torch.ones(1).cuda()\n"]
+HELPER_LINE = "def _mpsready_device(index=None):\n"
+
+
+def _nb(*cells) -> dict:
+    return {"cells": list(cells), "metadata": {"kernelspec": {"name": "python3"}}, "nbformat": 4, "nbformat_minor": 5}
+
+
+def _code(source, n=1) -> dict:
+    return {"cell_type": "code", "execution_count": n, "metadata": {}, "outputs": [], "source": source}
+
+
+def test_a_5000_digit_execution_count_migrates_and_comes_back_as_it_was(tmp_path, capsys):
+    text = json.dumps(_nb(_code(CELL_SRC)), indent=1).replace('"execution_count": 1', '"execution_count": ' + "9" * 5000)
+    (tmp_path / "n.ipynb").write_text(text)
+    plan = migrate_path(tmp_path)
+    assert plan.errors == [] and plan.edits == 1
+    after = plan.files[0].after
+    assert '"execution_count": ' + "9" * 5000 + ",\n" in after
+    assert "    \"x = torch.ones(1).to(_mpsready_device())\\n\"\n" in after
+    assert main(["migrate", str(tmp_path)]) == 0  # was exit 3 (int() refuses 5,000 digits)
+
+
+def test_a_100000_deep_notebook_is_listed_not_parsed(tmp_path, capsys):
+    text = json.dumps(_nb(_code(CELL_SRC)), indent=1).replace('"metadata": {}', '"metadata": {"x": ' + "[" * 100000
+                                                                   + "]" * 100000 + "}", 1)
+    (tmp_path / "n.ipynb").write_text(text)
+    (tmp_path / "b.py").write_text(GOOD)
+    plan = migrate_path(tmp_path)
+    assert plan.errors == ["n.ipynb: JSON nested too deeply to read"]
+    assert [fp.path for fp in plan.files] == ["b.py"]
+    assert main(["migrate", str(tmp_path)]) == 0
+    assert "  not parsed: n.ipynb: JSON nested too deeply to read\n" in capsys.readouterr().err
+
+
+def test_a_source_list_holding_numbers_is_a_listed_cell_and_the_others_migrate(tmp_path):
+    nb = _nb(_code(["import torch\n", 5, None]), _code(CELL_SRC, 2))
+    (tmp_path / "n.ipynb").write_text(json.dumps(nb, indent=1))
+    plan = migrate_path(tmp_path)
+    assert plan.errors == []
+    assert [m.reason for m in plan.manual if m.code == "INP"] == ["cell 1 left as it is: its source is not text"]
+    assert [(e.code, e.cell, e.line) for e in plan.files[0].edits] == [("API101", 2, 2)]
+    doc = json.loads(plan.files[0].after)
+    assert doc["cells"][0]["source"] == ["import torch\n", 5, None]
+    assert HELPER_LINE in doc["cells"][1]["source"]
+
+
+@pytest.mark.parametrize("layout", [{"indent": "\t"}, {"separators": (",", ":")}, {"indent": 2, "ensure_ascii": True}])
+def test_tab_indented_and_compact_notebooks_keep_their_layout_only_the_edited_source_changes(tmp_path, layout):
+    nb = _nb({"cell_type": "markdown", "metadata": {}, "source": ["# Zürich\n"]}, _code(CELL_SRC))
+    text = json.dumps(nb, **layout)
+    (tmp_path / "n.ipynb").write_text(text)
+    after = migrate_path(tmp_path).files[0].after
+    new_source = json.loads(after)["cells"][1]["source"]
+    assert new_source[-1] == "x = torch.ones(1).to(_mpsready_device())\n"
+    expected = json.loads(text)
+    expected["cells"][1]["source"] = new_source
+    assert after == json.dumps(expected, **layout)  # everything else byte for byte, in the file's own layout
+
+
+# ------------------------------------------------------------------ BOM, size limit
+def test_a_utf8_bom_is_kept_byte_for_byte_in_sources_and_notebooks(tmp_path):
+    (tmp_path / "a.py").write_bytes(b"\xef\xbb\xbf" + GOOD.encode())
+    (tmp_path / "n.ipynb").write_bytes(b"\xef\xbb\xbf" + json.dumps(_nb(_code(CELL_SRC)), indent=1).encode())
+    plan = migrate_path(tmp_path)
+    assert plan.errors == [] and plan.edits == 2  # the notebook was "not JSON (Unexpected UTF-8 BOM)"
+    assert apply_plan(plan).written == ["a.py", "n.ipynb"]
+    data = (tmp_path / "a.py").read_bytes()
+    assert data.startswith(b"\xef\xbb\xbfimport torch\n") and b"x = torch.ones(1).to(_mpsready_device())\n" in data
+    assert (tmp_path / "n.ipynb").read_bytes().startswith(b'\xef\xbb\xbf{\n "cells": [\n')
+
+
+def test_single_file_mode_has_the_size_limit_of_directory_mode(tmp_path):
+    from mpsready.scan import ScanConfig
+
+    (tmp_path / "a.py").write_text(GOOD + "# pad\n" * 200)
+    for target in (tmp_path, tmp_path / "a.py"):
+        plan = migrate_path(target, config=ScanConfig(max_file_size=1000))
+        assert plan.files == []
+        assert plan.errors == (["a.py: above the 1000-byte limit (--max-file-size); not read"]
+                               if target.is_file() else [])  # a tree's walk skips it (the scan's INP103)
+
+
+def test_a_55_mb_single_file_is_refused_in_little_memory(tmp_path):
+    big = tmp_path / "big.py"
+    with open(big, "w") as fh:
+        fh.write("import torch\n")
+        fh.write("x = torch.ones(1).cuda()\n" * 2_200_000)  # 55 MB: it took 5 GB
+    code = ("import resource, sys; from mpsready.cli import main; rc = main(['migrate', sys.argv[1]]); "
+            "print(rc, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    done = subprocess.run([sys.executable, "-c", code, str(big)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")})
+    rc, peak_kb = done.stdout.split()
+    assert rc == "0"
+    assert "  not parsed: big.py: above the 5000000-byte limit (--max-file-size); not read\n" in done.stderr
+    assert int(peak_kb) < 400_000

@@ -35,16 +35,16 @@ def run(args: argparse.Namespace) -> int:
     check_codes(select, "--select")  # an unknown code is a usage error (exit 2), as in scan: the gate fails closed
     check_codes(ignore, "--ignore")
     plan = migrate_path(args.path, select=select, ignore=ignore)
-    applied = refused = None
+    applied = refused = removed = kept = None
     if args.apply:
         from mpsready.migrate.apply import apply_plan
 
         result = apply_plan(plan)
-        applied, refused = result.written, result.refused
+        applied, refused, removed, kept = result.written, result.refused, result.removed, result.leftovers_kept
     if args.format == "json":
-        sys.stdout.write(render_json(plan, applied=applied, refused=refused))
+        sys.stdout.write(render_json(plan, applied=applied, refused=refused, removed=removed, leftovers_kept=kept))
     else:
         if not args.apply:
             sys.stdout.write(render_diff(plan))
-        sys.stderr.write(render_summary(plan, applied=applied, refused=refused))
+        sys.stderr.write(render_summary(plan, applied=applied, refused=refused, removed=removed, leftovers_kept=kept))
     return ExitCode.FINDINGS if refused else ExitCode.OK

@@ -17,12 +17,16 @@ from mpsready import rules as registry
 from mpsready.findings import Finding
 from mpsready.migrate.autofix import bucket
 from mpsready.migrate.interface import MigrateError, Transform
+from mpsready.migrate.leftovers import find_leftovers
 from mpsready.migrate.notebook import migrate_notebook
 from mpsready.migrate.source import migrate_source
 from mpsready.migrate.transforms import all_transforms
 from mpsready.scan.config import ScanConfig
 from mpsready.scan.engine import ScanResult, scan_path
 from mpsready.scan.walker import walk
+
+
+BOM = "\ufeff"
 
 
 @dataclass(frozen=True)
@@ -91,7 +95,8 @@ class Plan:
     """Everything ``migrate`` would do. ``files`` holds changed files only; ``manual`` every code finding the
     tool leaves to a person; ``fixed`` every scan finding an edit fixes (edits the transforms found themselves,
     such as ``torch.load`` without ``map_location``, fix no scan finding); ``kept`` findings left as they are on purpose (harmless on a Mac or already
-    behind a CUDA check); ``errors`` files that could not be parsed (left untouched)."""
+    behind a CUDA check); ``errors`` files that could not be parsed or read (left untouched); ``leftovers``
+    temp files an earlier ``--apply`` left when it was killed (:mod:`mpsready.migrate.leftovers`)."""
 
     root: str
     files: list[FilePlan] = field(default_factory=list)
@@ -101,6 +106,7 @@ class Plan:
     errors: list[str] = field(default_factory=list)
     torch_floor: tuple[int, int] | None = None
     findings_before: int = 0
+    leftovers: list[str] = field(default_factory=list)  # temp files of an earlier, killed --apply (relative)
 
     @property
     def edits(self) -> int:
@@ -156,18 +162,26 @@ def migrate_path(path: str | os.PathLike[str], *, select: tuple[str, ...] = (), 
                  if pf.python or pf.notebook]
     else:
         files = [(target.name, str(target))]
+    limit = scan.config.max_file_size
+    plan.leftovers = find_leftovers(root, [abspath for _, abspath in files])
     handled: set[int] = set()
     for rel, abspath in files:
         findings = by_path.get(rel, [])
         if all(bucket(f)[0] == "kept" for f in findings) and not _worth_detecting(abspath, transforms):
             continue  # nothing a transform would change: the findings are reported as kept below
         try:
-            data = Path(abspath).read_bytes()
+            with open(abspath, "rb") as fh:
+                data = fh.read(limit + 1)  # the scan's limit, in single-file mode too (a 55 MB file took 5 GB)
+            if len(data) > limit:
+                plan.errors.append(f"{rel}: above the {limit}-byte limit (--max-file-size); not read")
+                continue
             text = data.decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             plan.errors.append(f"{rel}: not read ({exc})")
             continue
         fp = FilePlan(rel, abspath, text, text, hashlib.sha256(data).hexdigest())
+        bom = BOM if text.startswith(BOM) else ""  # libcst drops it and json refuses it: set aside, put back
+        text = text[len(bom):]
         try:
             if rel.endswith(".ipynb"):
                 after, edits, manual, done, fixed = migrate_notebook(text, rel, findings, transforms, plan.torch_floor)
@@ -187,7 +201,7 @@ def migrate_path(path: str | os.PathLike[str], *, select: tuple[str, ...] = (), 
             if m.finding is not None:
                 handled.add(id(m.finding))
             (plan.kept if m.kept else plan.manual).append(ManualRecord(m.code, rel, m.line, m.reason))
-        fp.after, fp.edits = after, edits
+        fp.after, fp.edits = bom + after, edits
         if fp.changed:
             plan.files.append(fp)
     for f in scan.findings:
