@@ -170,3 +170,65 @@ def test_a_55_mb_single_file_is_refused_in_little_memory(tmp_path):
     assert rc == "0"
     assert "  not parsed: big.py: above the 5000000-byte limit (--max-file-size); not read\n" in done.stderr
     assert int(peak_kb) < 400_000
+
+
+# ------------------------------------------------------------------ diff headers, leftovers of a killed --apply
+NAMES = ["sp ace.py", "new\nline.py", 'q"uote.py', "é.py", "t\tab.py", "back\\slash.py", "ff.py"]
+
+
+def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=cwd, capture_output=True,
+                          text=True)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
+def test_diff_headers_are_quoted_as_git_quotes_them_and_git_apply_accepts_the_diff(tmp_path, capsys):
+    for name in NAMES:  # ff.py holds a form feed: lines split at \n only
+        (tmp_path / name).write_text("import torch\n\x0c\nx = torch.ones(1).cuda()\n")
+    assert _git(tmp_path, "init", "-q").returncode == 0
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-qm", "init")
+    main(["migrate", str(tmp_path)])
+    diff = capsys.readouterr().out
+    heads = [line for line in diff.split("\n") if line.startswith("--- ")]
+    assert heads == ['--- "a/back\\\\slash.py"', "--- a/ff.py", '--- "a/new\\nline.py"', '--- "a/q\\"uote.py"',
+                     "--- a/sp ace.py\t", '--- "a/t\\tab.py"', '--- "a/\\303\\251.py"']
+    (tmp_path / "m.diff").write_text(diff)
+    done = _git(tmp_path, "apply", "--check", "m.diff")
+    assert (done.returncode, done.stderr) == (0, "")
+    assert _git(tmp_path, "apply", "m.diff").returncode == 0
+    for name in NAMES:
+        assert "x = torch.ones(1).to(_mpsready_device())\n" in (tmp_path / name).read_text()
+
+
+def test_temp_files_of_an_apply_killed_with_sigkill_are_reported_then_removed(tmp_path, capsys):
+    (tmp_path / "a.py").write_text(GOOD)
+    # a child that runs --apply and stops for good between writing the temp file and renaming it
+    code = ("import os, sys, time; os.replace = lambda *a: (print('tmp', flush=True), time.sleep(600)); "
+            "from mpsready.cli import main; main(['migrate', sys.argv[1], '--apply'])")
+    child = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")})
+    try:
+        assert child.stdout.readline() == "tmp\n"
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+    [tmp] = [p for p in tmp_path.iterdir() if p.name.endswith(".mpsready-tmp")]
+    assert tmp.name.startswith(".a.py.")
+    assert (tmp_path / "a.py").read_text() == GOOD  # the original is intact
+    assert main(["migrate", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert (f"  leftover: {tmp.name}: temp file of an interrupted --apply (the original is intact); the next --apply "
+            "removes it\n") in err
+    assert main(["migrate", str(tmp_path), "--apply", "--format", "json"]) == 0  # written seconds ago: left
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["leftovers"] == [tmp.name]
+    assert doc["applied"]["removed_leftovers"] == []
+    assert doc["applied"]["leftovers_kept"][0].startswith(f"{tmp.name}: written ")
+    (tmp_path / "a.py").write_text(GOOD)
+    old = time.time() - 120
+    os.utime(tmp, (old, old))
+    assert main(["migrate", str(tmp_path), "--apply"]) == 0
+    assert f"removed leftover: {tmp.name}\n" in capsys.readouterr().err
+    assert not tmp.exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".mpsready-tmp")] == []
