@@ -232,3 +232,44 @@ def test_temp_files_of_an_apply_killed_with_sigkill_are_reported_then_removed(tm
     assert f"removed leftover: {tmp.name}\n" in capsys.readouterr().err
     assert not tmp.exists()
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".mpsready-tmp")] == []
+
+
+# ------------------------------------------------------------------ progress
+import io  # noqa: E402
+
+from mpsready.migrate.progress import PlanProgress, for_cli  # noqa: E402
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+class _Clock:
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 0.0, step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def test_progress_is_drawn_on_the_terminal_only_once_planning_took_a_second(tmp_path):
+    for i in range(3):
+        (tmp_path / f"m{i}.py").write_text(GOOD)
+    quick = PlanProgress(_Tty(), clock=_Clock(0.01))
+    migrate_path(tmp_path, progress=quick)
+    quick.stop()
+    assert quick.stream.getvalue() == ""  # a small project finishes silently
+    slow = PlanProgress(_Tty(), clock=_Clock(0.6))
+    plan = migrate_path(tmp_path, progress=slow)
+    slow.stop()
+    assert plan.edits == 3
+    drawn = slow.stream.getvalue()
+    assert "planning edits" in drawn and "3/3" in drawn
+
+
+def test_progress_is_off_with_quiet_or_without_a_terminal():
+    assert for_cli(False, _Tty()) is not None
+    assert for_cli(True, _Tty()) is None
+    assert for_cli(False, io.StringIO()) is None

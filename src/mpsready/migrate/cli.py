@@ -34,7 +34,14 @@ def run(args: argparse.Namespace) -> int:
     select, ignore = split_codes(args.select), split_codes(args.ignore)
     check_codes(select, "--select")  # an unknown code is a usage error (exit 2), as in scan: the gate fails closed
     check_codes(ignore, "--ignore")
-    plan = migrate_path(args.path, select=select, ignore=ignore)
+    from mpsready.migrate.progress import for_cli
+
+    progress = for_cli(getattr(args, "quiet", False))  # stderr only, a terminal only, after a second
+    try:
+        plan = migrate_path(args.path, select=select, ignore=ignore, progress=progress)
+    finally:
+        if progress:
+            progress.stop()
     applied = refused = removed = kept = None
     if args.apply:
         from mpsready.migrate.apply import apply_plan

@@ -19,6 +19,7 @@ from mpsready.migrate.autofix import bucket
 from mpsready.migrate.interface import MigrateError, Transform
 from mpsready.migrate.leftovers import find_leftovers
 from mpsready.migrate.notebook import migrate_notebook
+from mpsready.migrate.progress import PlanProgress
 from mpsready.migrate.source import migrate_source
 from mpsready.migrate.transforms import all_transforms
 from mpsready.scan.config import ScanConfig
@@ -137,14 +138,16 @@ def _selected(codes: list[str], select: tuple[str, ...], ignore: tuple[str, ...]
 
 
 def migrate_path(path: str | os.PathLike[str], *, select: tuple[str, ...] = (), ignore: tuple[str, ...] = (),
-                 config: ScanConfig | None = None) -> Plan:
+                 config: ScanConfig | None = None, progress: PlanProgress | None = None) -> Plan:
     """Plan the migration of the project (or single file) at ``path``; writes nothing.
+
+    ``progress`` (:mod:`mpsready.migrate.progress`) hears the scan's and the plan's ``(done, total)``.
 
     ``select``/``ignore`` are rule codes or prefixes. Raises :class:`~mpsready.errors.UsageError` for a
     missing path. A file libcst cannot parse is listed in ``Plan.errors`` and left untouched.
     """
     target = Path(path)
-    scan = scan_path(target, config or ScanConfig())
+    scan = scan_path(target, config or ScanConfig(), progress=progress.scan if progress else None)
     root = target if target.is_dir() else target.parent
     transforms = all_transforms()
     codes = sorted({c for t in transforms for c in t.codes} | {f.code for f in scan.findings})
@@ -165,7 +168,9 @@ def migrate_path(path: str | os.PathLike[str], *, select: tuple[str, ...] = (), 
     limit = scan.config.max_file_size
     plan.leftovers = find_leftovers(root, [abspath for _, abspath in files])
     handled: set[int] = set()
-    for rel, abspath in files:
+    for done, (rel, abspath) in enumerate(files):
+        if progress:
+            progress.plan(done, len(files))
         findings = by_path.get(rel, [])
         if all(bucket(f)[0] == "kept" for f in findings) and not _worth_detecting(abspath, transforms):
             continue  # nothing a transform would change: the findings are reported as kept below
@@ -204,6 +209,8 @@ def migrate_path(path: str | os.PathLike[str], *, select: tuple[str, ...] = (), 
         fp.after, fp.edits = bom + after, edits
         if fp.changed:
             plan.files.append(fp)
+    if progress:
+        progress.plan(len(files), len(files))
     for f in scan.findings:
         if f.code not in chosen or id(f) in handled or not f.location.path:
             continue
