@@ -7,9 +7,12 @@ measures the neighbours), each the least of ``--repeat`` runs (as ``timeit`` rep
    temporary folder (training scripts, models with ``.cuda()`` in ``forward``, data and utility modules with no
    CUDA at all), or ``--tree PATH`` (for instance a public repository copied to /tmp; never commit one). Prints
    - floor: ``libcst.parse_module`` of every .py file of the tree (the least any libcst migration does),
-   - floor+meta: the same plus the position and parent metadata migrate resolves for each parsed file,
+   - + positions: the same plus libcst's ``PositionProvider`` (migrate needs every node's position to find
+     the scan's findings in the tree),
+   - + qualified names: plus libcst's ``QualifiedNameProvider`` (the scope analysis the transforms ask for
+     to resolve ``torch.device`` and ``torch.cuda.*`` through imports),
    - migrate: :func:`mpsready.migrate.engine.migrate_path` (scan included, nothing written),
-   and migrate / floor (goal: at most 1.5).
+   and migrate / floor (goal of issue 19: at most 1.5).
 2. **Edits.** One file with 250, 500 and 1,000 ``x = torch.ones(i).cuda()`` lines: migrate's CPU seconds, the
    seconds per edit, and the per-edit ratio to the 250-edit file (linear work keeps it near 1; one traversal of
    the file per edit, as before this issue, gives about 2 and 4).
@@ -220,9 +223,8 @@ def cpu(fn) -> float:
     return time.process_time() - start
 
 
-def parse_floor(tree: Path, meta: bool) -> None:
+def parse_floor(tree: Path, meta: tuple = ()) -> None:
     import libcst as cst
-    from libcst.metadata import ParentNodeProvider, PositionProvider
 
     for dirpath, dirnames, filenames in os.walk(tree):
         dirnames[:] = [d for d in dirnames if not d.startswith(".")]
@@ -233,7 +235,7 @@ def parse_floor(tree: Path, meta: bool) -> None:
                 text = Path(dirpath, name).read_text(encoding="utf-8")
                 module = cst.parse_module(text)
                 if meta:
-                    cst.MetadataWrapper(module).resolve_many([PositionProvider, ParentNodeProvider])
+                    cst.MetadataWrapper(module, unsafe_skip_copy=True).resolve_many(meta)
             except Exception:  # noqa: BLE001 - a file libcst cannot read costs what it cost
                 continue
 
@@ -253,16 +255,22 @@ def main(argv: list[str] | None = None) -> int:
         pys = sum(1 for p in tree.rglob("*.py") if not any(part.startswith(".") for part in p.parts))
         migrate_path(tree)  # warm: imports, the scan's data files, libcst's grammar
         plans = []
-        floor = min(cpu(lambda: parse_floor(tree, False)) for _ in range(args.repeat))
-        floor_meta = min(cpu(lambda: parse_floor(tree, True)) for _ in range(args.repeat))
+        from libcst.metadata import PositionProvider, QualifiedNameProvider
+
+        floor = min(cpu(lambda: parse_floor(tree)) for _ in range(args.repeat))
+        floor_pos = min(cpu(lambda: parse_floor(tree, (PositionProvider,))) for _ in range(args.repeat))
+        floor_qn = min(cpu(lambda: parse_floor(tree, (PositionProvider, QualifiedNameProvider)))
+                       for _ in range(args.repeat))
         mig = min(cpu(lambda: plans.append(migrate_path(tree))) for _ in range(args.repeat))
         plan = plans[-1]
         print(f"tree {tree if args.tree else f'synthetic ({args.files} files asked)'}: {pys} .py files; "
               f"{plan.edits} edits in {len(plan.files)} files, {len(plan.errors)} not parsed")
         print(f"  floor (libcst parse)          {floor:8.2f} s CPU")
-        print(f"  floor + positions/parents     {floor_meta:8.2f} s CPU")
+        print(f"  + positions                   {floor_pos:8.2f} s CPU   ({floor_pos / floor:.2f} x floor)")
+        print(f"  + qualified names             {floor_qn:8.2f} s CPU   ({floor_qn / floor:.2f} x floor)")
         print(f"  migrate (scan + plan)         {mig:8.2f} s CPU   migrate/floor {mig / floor:.2f} "
-              f"(goal <= 1.5: {'met' if mig / floor <= 1.5 else 'NOT met'})   migrate/floor+meta {mig / floor_meta:.2f}")
+              f"(goal <= 1.5: {'met' if mig / floor <= 1.5 else 'NOT met'}); migrate/(floor + positions + "
+              f"qualified names) {mig / floor_qn:.2f}")
 
         counts = [int(c) for c in args.edits.split(",")]
         base = None

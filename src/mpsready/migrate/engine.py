@@ -168,6 +168,7 @@ def migrate_path(path: str | os.PathLike[str], *, select: tuple[str, ...] = (), 
     limit = scan.config.max_file_size
     plan.leftovers = find_leftovers(root, [abspath for _, abspath in files])
     handled: set[int] = set()
+    unparsed: set[str] = set()  # files listed in plan.errors: their findings are left as they are, for that reason
     for done, (rel, abspath) in enumerate(files):
         if progress:
             progress.plan(done, len(files))
@@ -179,10 +180,12 @@ def migrate_path(path: str | os.PathLike[str], *, select: tuple[str, ...] = (), 
                 data = fh.read(limit + 1)  # the scan's limit, in single-file mode too (a 55 MB file took 5 GB)
             if len(data) > limit:
                 plan.errors.append(f"{rel}: above the {limit}-byte limit (--max-file-size); not read")
+                unparsed.add(rel)
                 continue
             text = data.decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             plan.errors.append(f"{rel}: not read ({exc})")
+            unparsed.add(rel)
             continue
         fp = FilePlan(rel, abspath, text, text, hashlib.sha256(data).hexdigest())
         bom = BOM if text.startswith(BOM) else ""  # libcst drops it and json refuses it: set aside, put back
@@ -201,6 +204,7 @@ def migrate_path(path: str | os.PathLike[str], *, select: tuple[str, ...] = (), 
                 plan.fixed += [FindingRef(f.code, f.location.path, f.location.line) for f in fixed]
         except MigrateError as exc:
             plan.errors.append(str(exc))
+            unparsed.add(rel)
             continue
         for m in manual:
             if m.finding is not None:
@@ -217,6 +221,8 @@ def migrate_path(path: str | os.PathLike[str], *, select: tuple[str, ...] = (), 
         kind, reason = bucket(f)
         if kind == "other":
             continue
+        if f.location.path in unparsed and kind != "kept":
+            kind, reason = "manual", "left as it is: the file was not parsed (see 'not parsed')"
         record = ManualRecord(f.code, f.location.path, f.location.line, reason)
         (plan.kept if kind == "kept" else plan.manual).append(record)
     plan.fixed.sort(key=lambda r: (r.path or "", r.line or 0, r.code))
