@@ -236,7 +236,7 @@ def parse_floor(tree: Path, meta: tuple = ()) -> None:
                 module = cst.parse_module(text)
                 if meta:
                     cst.MetadataWrapper(module, unsafe_skip_copy=True).resolve_many(meta)
-            except Exception:  # noqa: BLE001 - a file libcst cannot read costs what it cost
+            except Exception:  # noqa: BLE001, S112 - a file libcst cannot read costs what it cost
                 continue
 
 
@@ -278,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         for n in counts:
             folder = edits_file(Path(tmp), n)
             out = []
-            t = min(cpu(lambda: out.append(migrate_path(folder))) for _ in range(args.repeat))
+            t = min(cpu(lambda out=out, folder=folder: out.append(migrate_path(folder))) for _ in range(args.repeat))
             assert out[-1].edits == n, (out[-1].edits, n)
             per = t / n
             base = base or per

@@ -1,10 +1,22 @@
 """Hostile or large input (issue 19 item 6): migrate is total. Each case asserts the exact outcome."""
 
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+import pytest
+
 from mpsready.cli import main
+from mpsready.migrate.apply import apply_plan
 from mpsready.migrate.engine import migrate_path
 from mpsready.migrate.guard import LIMIT, nesting
+from mpsready.migrate.progress import PlanProgress, for_cli
 
 GOOD = "import torch\nx = torch.ones(1).cuda()\n"
 
@@ -45,7 +57,8 @@ def test_below_the_estimate_limit_a_recursion_error_of_libcst_is_a_listed_file(t
 
 def test_long_chains_are_refused_before_the_native_parser(tmp_path):
     root = _tree(tmp_path, "y = " + " or ".join(["a"] * 20000) + "\n")  # 10,000+ links segfaulted the parser
-    assert migrate_path(root).errors == ["a.py: nested too deeply to parse safely (estimate 40001 at line 3, limit 1000)"]
+    assert migrate_path(root).errors == ["a.py: nested too deeply to parse safely (estimate 40001 at line 3, "
+                                         "limit 1000)"]
 
 
 def test_the_estimate_counts_siblings_apart_so_long_flat_literals_pass():
@@ -65,17 +78,7 @@ def test_a_flat_list_of_5000_items_still_migrates(tmp_path):
 
 
 # ------------------------------------------------------------------ notebooks
-import json  # noqa: E402
-import os  # noqa: E402
-import shutil  # noqa: E402
-import signal  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
 
-import pytest  # noqa: E402
-
-from mpsready.migrate.apply import apply_plan  # noqa: E402
 
 CELL_SRC = ["import torch\n", "x = torch.ones(1).cuda()\n"]
 HELPER_LINE = "def _mpsready_device(index=None):\n"
@@ -90,7 +93,8 @@ def _code(source, n=1) -> dict:
 
 
 def test_a_5000_digit_execution_count_migrates_and_comes_back_as_it_was(tmp_path, capsys):
-    text = json.dumps(_nb(_code(CELL_SRC)), indent=1).replace('"execution_count": 1', '"execution_count": ' + "9" * 5000)
+    text = json.dumps(_nb(_code(CELL_SRC)), indent=1)
+    text = text.replace('"execution_count": 1', '"execution_count": ' + "9" * 5000)
     (tmp_path / "n.ipynb").write_text(text)
     plan = migrate_path(tmp_path)
     assert plan.errors == [] and plan.edits == 1
@@ -168,6 +172,7 @@ def test_a_55_mb_single_file_is_refused_in_little_memory(tmp_path):
     code = ("import resource, sys; from mpsready.cli import main; rc = main(['migrate', sys.argv[1]]); "
             "print(rc, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
     done = subprocess.run([sys.executable, "-c", code, str(big)], capture_output=True, text=True, timeout=120,
+                          check=False,
                           env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")})
     rc, peak_kb = done.stdout.split()
     assert rc == "0"
@@ -181,7 +186,7 @@ NAMES = ["sp ace.py", "new\nline.py", 'q"uote.py', "é.py", "t\tab.py", "back\\s
 
 def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=cwd, capture_output=True,
-                          text=True)
+                          check=False, text=True)
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
@@ -238,9 +243,6 @@ def test_temp_files_of_an_apply_killed_with_sigkill_are_reported_then_removed(tm
 
 
 # ------------------------------------------------------------------ progress
-import io  # noqa: E402
-
-from mpsready.migrate.progress import PlanProgress, for_cli  # noqa: E402
 
 
 class _Tty(io.StringIO):

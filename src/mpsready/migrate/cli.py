@@ -28,7 +28,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from mpsready.migrate.engine import migrate_path
     from mpsready.migrate.formats import render_diff, render_json, render_summary
-
     from mpsready.scan.config import check_codes, split_codes
 
     select, ignore = split_codes(args.select), split_codes(args.ignore)

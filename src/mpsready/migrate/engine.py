@@ -26,7 +26,6 @@ from mpsready.scan.config import ScanConfig
 from mpsready.scan.engine import ScanResult, scan_path
 from mpsready.scan.walker import walk
 
-
 BOM = "\ufeff"
 
 

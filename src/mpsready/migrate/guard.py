@@ -32,7 +32,8 @@ from __future__ import annotations
 import io
 import threading
 import tokenize
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 from mpsready.migrate.interface import MigrateError
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Callable, TextIO
+from collections.abc import Callable
+from typing import TextIO
 
 AFTER_S = 1.0
 REFRESH_S = 0.1

@@ -6,7 +6,6 @@ import difflib
 
 from mpsready.migrate.engine import Plan
 
-
 _ESCAPES = {7: "\\a", 8: "\\b", 9: "\\t", 10: "\\n", 11: "\\v", 12: "\\f", 13: "\\r", 34: '\\"', 92: "\\\\"}
 
 
