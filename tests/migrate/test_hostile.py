@@ -57,8 +57,8 @@ def test_below_the_estimate_limit_a_recursion_error_of_libcst_is_a_listed_file(t
 
 def test_long_chains_are_refused_before_the_native_parser(tmp_path):
     root = _tree(tmp_path, "y = " + " or ".join(["a"] * 20000) + "\n")  # 10,000+ links segfaulted the parser
-    assert migrate_path(root).errors == ["a.py: nested too deeply to parse safely (estimate 40001 at line 3, "
-                                         "limit 1000)"]
+    expected = "a.py: nested too deeply to parse safely (estimate 40001 at line 3, limit 1000)"
+    assert migrate_path(root).errors == [expected]
 
 
 def test_the_estimate_counts_siblings_apart_so_long_flat_literals_pass():
@@ -278,3 +278,17 @@ def test_progress_is_off_with_quiet_or_without_a_terminal():
     assert for_cli(False, _Tty()) is not None
     assert for_cli(True, _Tty()) is None
     assert for_cli(False, io.StringIO()) is None
+
+
+def test_the_parse_runs_on_a_big_stack_thread_and_falls_back_to_the_callers(monkeypatch):
+    import threading
+
+    from mpsready.migrate import guard
+
+    seen = []
+    assert guard.on_big_stack(lambda: seen.append(threading.current_thread().name) or 7) == 7
+    assert seen == ["mpsready-parse"]
+    with pytest.raises(ZeroDivisionError):
+        guard.on_big_stack(lambda: 1 / 0)  # the worker's exception is raised in the caller
+    monkeypatch.setattr(threading, "stack_size", lambda *a: (_ for _ in ()).throw(ValueError("size not valid")))
+    assert guard.on_big_stack(lambda: threading.current_thread().name) == threading.current_thread().name

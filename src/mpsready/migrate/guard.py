@@ -108,7 +108,9 @@ def check_nesting(text: str, path: str) -> None:
 
 
 def on_big_stack(fn: Callable[[], T]) -> T:
-    """``fn()`` run on a new thread with a :data:`STACK_BYTES` stack; its exception is raised here."""
+    """``fn()`` run on a new thread with a :data:`STACK_BYTES` stack; its exception is raised here. Where no
+    such thread can be started (the platform refuses the size, an address-space limit), ``fn()`` runs here:
+    the nesting estimate then keeps the margin of an 8 MiB stack."""
     result: list = []
     error: list[BaseException] = []
 
@@ -119,11 +121,19 @@ def on_big_stack(fn: Callable[[], T]) -> T:
             error.append(exc)
 
     worker = threading.Thread(target=body, name="mpsready-parse", daemon=True)
-    old = threading.stack_size(STACK_BYTES)  # applies to threads started from now on
+    try:
+        old = threading.stack_size(STACK_BYTES)  # applies to threads started from now on
+    except (ValueError, RuntimeError):  # a platform that cannot set it: the caller's stack, as before
+        return fn()
     try:
         worker.start()
+        started = True
+    except RuntimeError:  # no thread with that stack (an address-space limit): the caller's stack
+        started = False
     finally:
         threading.stack_size(old)
+    if not started:
+        return fn()
     worker.join()
     if error:
         raise error[0]
