@@ -27,7 +27,7 @@ OPS = "aten::_amp_foreach_non_finite_check_and_unscale_ and aten::_amp_update_sc
 SCALER_OFF = (
     "  manual API108 train.py:11: GradScaler left off on MPS (on CUDA only, as before): on MPS it needs PyTorch 2.8.0 "
     f"(MPS kernels for {OPS}) and the PyTorch floor is not declared; to use it on MPS, declare torch>=2.8.0 and run "
-    "migrate again, or change == 'cuda' to != 'cpu' in enabled= by hand")
+    "migrate again")
 TEST_KEPT = (
     "  manual API115 train.py:8: left as it is, to keep the Mac path: torch.device(...).type would give 'mps' on a Mac, "
     "turning on autocast and GradScaler there; on MPS GradScaler needs PyTorch 2.8.0 (MPS kernels for "

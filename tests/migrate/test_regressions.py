@@ -14,10 +14,22 @@ def _after(tmp_path, source: str, name: str = "t.py") -> str:
 
 def test_parenthesised_enabled_gets_no_second_pair_of_parentheses(tmp_path):
     # nanoGPT train.py: GradScaler(enabled=(dtype == 'float16')) became enabled=((dtype == 'float16')) and ...
+    (tmp_path / "requirements.txt").write_text("torch>=2.8\n")
     out = _after(tmp_path, "import torch\ndevice = 'cpu'\nscaler = torch.cuda.amp.GradScaler(enabled=(dtype == 'float16'))\n")
-    # (no PyTorch floor declared: the scaler stays on CUDA only, as the original was)
     assert "scaler = torch.amp.GradScaler(torch.device(device).type, enabled=(dtype == 'float16') and " \
-           "torch.device(device).type == 'cuda')\n" in out
+           "torch.device(device).type != 'cpu')\n" in out
+
+
+def test_below_the_floor_autocast_keeps_cuda_as_its_device_type(tmp_path):
+    # torch.amp.autocast('mps', enabled=False) raises "User specified an unsupported autocast device_type 'mps'" before
+    # 2.5: a floor of 2.1 keeps 'cuda' (off without CUDA, as the original), never the selected device's type
+    (tmp_path / "requirements.txt").write_text("torch>=2.1\n")
+    src = ("import torch\ndevice = 'cpu'\nscaler = torch.cuda.amp.GradScaler(enabled=True)\n"
+           "with torch.cuda.amp.autocast(True, torch.float16):\n    pass\nwith torch.autocast('cuda'):\n    pass\n")
+    assert _after(tmp_path, src) == (
+        "import torch\ndevice = 'cpu'\nscaler = torch.cuda.amp.GradScaler(enabled=True)\n"
+        "with torch.amp.autocast('cuda', enabled=True, dtype=torch.float16):\n    pass\n"
+        "with torch.autocast('cuda'):\n    pass\n")
 
 
 def test_torch_load_of_host_data_is_not_mapped_onto_the_gpu(tmp_path):
@@ -49,10 +61,19 @@ def test_pin_memory_call_already_behind_a_cuda_test_is_kept(tmp_path):
     assert [(m.code, m.line) for m in plan.manual] == [("API113", 4)]
 
 
-def test_guarded_dot_cuda_is_left_alone(tmp_path):
-    # PyTorch-GAN: 121 `.cuda()` calls under `if cuda:` were rewritten although they never run on a Mac
+def test_dot_cuda_behind_a_cuda_check_is_left_alone(tmp_path):
+    # PyTorch-GAN: 121 `.cuda()` calls under `if cuda:` were rewritten although they never run on a Mac; behind the
+    # availability test itself they still are left alone (no flag to follow)
+    src = "import torch\nif torch.cuda.is_available():\n    model.cuda()\n"
+    assert _after(tmp_path, src) == src
+
+
+def test_moves_behind_a_cuda_flag_follow_the_device_selected_from_it(tmp_path):
+    # the same PyTorch-GAN shape: the flag now selects CUDA, then MPS, then the CPU, and its guard moves to that device
     out = _after(tmp_path, "import torch\ncuda = torch.cuda.is_available()\nif cuda:\n    model.cuda()\n")
-    assert out == "import torch\ncuda = torch.cuda.is_available()\nif cuda:\n    model.cuda()\n"
+    assert out == ("import torch\ncuda = torch.cuda.is_available()\n"
+                   'device = torch.device("cuda" if cuda else "mps" if torch.backends.mps.is_available() else "cpu")\n'
+                   "if device.type != 'cpu':\n    model.to(device)\n")
 
 
 def test_info_level_seed_inside_a_guard_is_not_guarded_twice(tmp_path):

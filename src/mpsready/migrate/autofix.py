@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
 from mpsready import rules as registry
 from mpsready.findings import Finding
 from mpsready.rules import AutoFix
@@ -67,8 +69,12 @@ NOT_CODE = {
 DEFAULT_TYPES = ("torch.cuda.FloatTensor",)
 
 FIXES = {
-    "API101": AutoFix("`.cuda()` / `.cuda(i)` become `.to(device)` with the variable `device` in scope, else a small "
-                      "helper `_mpsready_device(i)` added once per file (CUDA with the same index, then MPS, then CPU).",
+    "API101": AutoFix("`.cuda()` / `.cuda(i)` become `.to(...)` the device the code around it already uses: the variable "
+                      "`device` in scope (or the one the migrated selection binds), `self.device`, a module input's "
+                      "`.device` inside a `Module`'s methods; in a project without a device selection of its own, a "
+                      "small helper `_mpsready_device(i)` added once per file (CUDA with the same index, then MPS, then "
+                      "CPU). Where the project selects its device and the code cannot see that choice, the finding is "
+                      "manual (an independent choice would mix devices).",
                       "model = Net().cuda()\nx = x.cuda(1)", "model = Net().to(_mpsready_device())\nx = x.to(_mpsready_device(1))"),
     "API102": AutoFix("`synchronize`, `empty_cache`, `manual_seed(_all)`, `seed(_all)` statements are put behind "
                       "`torch.cuda.is_available()` with the `torch.mps` equivalent in an `elif`; setters without one "
@@ -89,26 +95,33 @@ FIXES = {
                       "device = 'cuda'\nx = torch.zeros(3, device='cuda')\nstate = torch.load(path)",
                       "device = str(_mpsready_device())\nx = torch.zeros(3, device=device)\n"
                       "state = torch.load(path, map_location=device)"),
-    "API104": AutoFix("The selection gets an MPS branch after CUDA (CUDA keeps priority and its exact test); with a "
-                      "PyTorch floor of 2.6 or newer a plain `torch.cuda.is_available()` choice uses `torch.accelerator`.",
+    "API104": AutoFix("The selection gets an MPS branch after CUDA (CUDA keeps priority and its exact test; the MPS "
+                      "test keeps the rest of it, so `--no-cuda` still forces the CPU): conditional expressions, if/else "
+                      "with several statements per branch, functions returning the device, and CUDA switches "
+                      "(`args.cuda = not args.no_cuda and torch.cuda.is_available()`), whose `if args.cuda:` guards of "
+                      "`.cuda()` moves then move to the selected device; with a PyTorch floor of 2.6 or newer a plain "
+                      "`torch.cuda.is_available()` choice uses `torch.accelerator`.",
                       "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')",
                       "device = torch.device('cuda' if torch.cuda.is_available() else 'mps' if "
                       "torch.backends.mps.is_available() else 'cpu')"),
     "API107": AutoFix("A literal `'nccl'` backend becomes `'nccl'` on CUDA, `'gloo'` otherwise.",
                       "dist.init_process_group('nccl')",
                       "dist.init_process_group('nccl' if torch.cuda.is_available() else 'gloo')"),
-    "API108": AutoFix("`torch.cuda.amp.autocast`/`GradScaler` (and `from torch.cuda.amp import ...`) become `torch.amp` "
-                      "with the device type; positional autocast arguments become keywords (the order differs); "
-                      "`enabled` is gated off on the CPU, where the original disabled itself, and on MPS too "
-                      "(`== 'cuda'`, as before) unless the project's PyTorch floor has what MPS needs (autocast: "
-                      "2.5.1, GradScaler: 2.8.0 in the shipped ops tables); then it is `!= 'cpu'` and the edit is "
-                      "marked as changing the Mac path. The example has no floor declared.",
+    "API108": AutoFix("`torch.cuda.amp.autocast`/`GradScaler` (and `from torch.cuda.amp import ...`) become `torch.amp`; "
+                      "positional autocast arguments become keywords (the order differs). Where the project's PyTorch "
+                      "floor has what MPS needs (autocast: 2.5.1, GradScaler: 2.8.0 in the shipped ops tables) the "
+                      "device type is the selected device's and `enabled` is gated `!= 'cpu'` (the edit is marked as "
+                      "changing the Mac path); below it, or without a floor, the device type stays `'cuda'` (off "
+                      "without CUDA, as the original: `torch.amp.autocast('mps')` raises before 2.5 even when "
+                      "disabled) and a manual entry says which floor turns MPS on; `torch.cuda.amp.GradScaler` stays "
+                      "under a floor below 2.3 (no `torch.amp.GradScaler` there). The example has no floor declared.",
                       "with torch.cuda.amp.autocast():\n    out = model(x)",
-                      "with torch.amp.autocast(_mpsready_device().type, enabled=_mpsready_device().type == 'cuda'):\n"
-                      "    out = model(x)"),
-    "API109": AutoFix("`GradScaler()` without a device gets the device type (and the CPU gate of API108).",
+                      "with torch.amp.autocast('cuda'):\n    out = model(x)"),
+    "API109": AutoFix("With a PyTorch floor that has GradScaler on MPS (2.8.0), `GradScaler()` without a device gets the "
+                      "selected device's type (and the CPU gate of API108); below it the call is already what the Mac "
+                      "path can run (manual: declare the floor to turn MPS on).",
                       "scaler = torch.amp.GradScaler()",
-                      "scaler = torch.amp.GradScaler(torch.device(device).type, enabled=torch.device(device).type == 'cuda')"),
+                      "scaler = torch.amp.GradScaler(torch.device(device).type, enabled=torch.device(device).type != 'cpu')  # torch>=2.8"),
     "API113": AutoFix("`pin_memory=True` becomes `pin_memory=torch.cuda.is_available()`; `.pin_memory()` calls stay manual.",
                       "DataLoader(ds, pin_memory=True)", "DataLoader(ds, pin_memory=torch.cuda.is_available())"),
     "API115": AutoFix("The string test becomes `torch.device(s).type`, so MPS is classified as 'mps' (marked as "
@@ -157,8 +170,64 @@ def _one_placeholder(message: str) -> bool:
     return shown.startswith("{") and shown.endswith("}") and shown.count("{") == 1
 
 
-def bucket(f: Finding) -> tuple[str, str]:
-    """``("auto", what)``, ``("manual", why)``, ``("kept", why)`` or ``("other", "")`` (not a code finding)."""
+Floor = tuple[int, int] | None
+
+
+def declared_floor(dependencies: Iterable) -> Floor:
+    """The lowest (major, minor) PyTorch the project's declarations (scan ``Dependency`` records) allow; ``None``
+    without a lower bound."""
+    floors: list[tuple[int, int]] = []
+    for dep in dependencies:
+        if dep.name.lower() != "torch" or dep.optional:
+            continue
+        try:
+            spec = SpecifierSet(dep.specifier.split(";")[0].strip())
+        except InvalidSpecifier:
+            continue
+        for s in spec:
+            if s.operator in (">=", "==", "~=", ">"):
+                parts = s.version.split(".")
+                if len(parts) >= 2 and parts[0].isdigit() and parts[1].split("+")[0].isdigit():
+                    floors.append((int(parts[0]), int(parts[1].split("+")[0])))
+    return min(floors) if floors else None
+
+
+def _amp_below_floor(f: Finding, floor: Floor) -> str | None:
+    """Why migrate leaves an API108/API109 finding for a person at this PyTorch floor, or ``None``: below the
+    release where MPS has it, a CUDA-typed autocast/GradScaler call is already what the Mac path can run (no
+    edit), and ``torch.amp.GradScaler`` needs PyTorch 2.3 (the transform: transforms/amp.py)."""
+    from mpsready.migrate.mac_path import autocast_release, floor_allows, floor_text, gradscaler_release
+
+    api = str((f.evidence or {}).get("api", ""))
+    kind = "GradScaler" if "GradScaler" in (api or f.message.split(":", 1)[0]) else "autocast"
+    release = gradscaler_release() if kind == "GradScaler" else autocast_release()
+    if floor_allows(floor, release):
+        return None
+    if not api.startswith("torch.cuda.amp."):
+        return (f"{kind} left off on MPS (on CUDA only, as before): on MPS it needs PyTorch {release} and the "
+                f"PyTorch floor is {floor_text(floor)}")
+    if kind == "GradScaler" and floor is not None and floor < (2, 3):
+        return f"torch.amp.GradScaler exists from PyTorch 2.3 and the floor is {floor_text(floor)}"
+    return None
+
+
+def _amp_test_below_floor(kinds: list[str], floor: Floor) -> str | None:
+    """Why migrate keeps an API115 test in a file calling ``kinds`` (autocast, GradScaler) at this floor, or
+    ``None`` when the floor has them on MPS (transforms/device_string_test.py)."""
+    from mpsready.migrate.mac_path import autocast_release, floor_allows, floor_text, gradscaler_release
+
+    need = {"autocast": autocast_release(), "GradScaler": gradscaler_release()}
+    missing = [k for k in kinds if not floor_allows(floor, need.get(k))]
+    if not missing:
+        return None
+    return ("left as it is, to keep the Mac path: the file calls " + " and ".join(missing) + ", which MPS has from "
+            + ", ".join(f"{k} {need[k]}" for k in missing) + f", and the PyTorch floor is {floor_text(floor)}")
+
+
+def bucket(f: Finding, floor: Floor = None) -> tuple[str, str]:
+    """``("auto", what)``, ``("manual", why)``, ``("kept", why)`` or ``("other", "")`` (not a code finding).
+    ``floor``: the project's declared PyTorch floor (:func:`declared_floor`; ``None``: not declared), which decides
+    the API108/API109 edits."""
     if not f.code.startswith(CODE_PREFIXES) or not f.location.path:
         return "other", ""
     ev = f.evidence or {}
@@ -185,6 +254,17 @@ def bucket(f: Finding) -> tuple[str, str]:
                                    or any(f"{t!r}" in f.message for t in DEFAULT_TYPES)):
         return "manual", "this legacy CUDA tensor type changes the default dtype too: use torch.set_default_dtype(...) " \
                          "and torch.set_default_device(...)"
+    if f.code in ("API108", "API109"):
+        why = _amp_below_floor(f, floor)
+        if why is not None:
+            return "manual", why
+    if f.code == "API115" and ev.get("amp_calls"):
+        why = _amp_test_below_floor(list(ev["amp_calls"]), floor)
+        if why is not None:
+            return "manual", why
+    if f.code == "DTY102" and not ev.get("cast_after_move"):
+        return "manual", ("float64 reaches the device with no float32 cast after it: check the value is not needed in "
+                          "float64 later, then add .float() before .to()")
     if f.code == "API103" and "'cuda:{" in f.message and not _one_placeholder(f.message):
         return "manual", "the CUDA device string is built at run time from more than one value: select the device instead"
     if f.code in ("API103", "API107") and "assigned at line" in f.message:
@@ -199,12 +279,12 @@ def bucket(f: Finding) -> tuple[str, str]:
     return "manual", fix
 
 
-def buckets(findings: Iterable[Finding]) -> list[tuple[Finding, str, str]]:
+def buckets(findings: Iterable[Finding], floor: Floor = None) -> list[tuple[Finding, str, str]]:
     """``(finding, kind, why)`` for each finding: :func:`bucket`, plus what one edit fixes for two findings: the
     API102 finding on the ``torch.cuda.FloatTensor`` argument of a ``set_default_tensor_type`` call that API119
     rewrites is fixed by that edit."""
     findings = list(findings)
-    out = [(f, *bucket(f)) for f in findings]
+    out = [(f, *bucket(f, floor)) for f in findings]
     api119 = {(f.location.path, f.location.line) for f, kind, _ in out if f.code == "API119" and kind == "auto"}
     for i, (f, kind, why) in enumerate(out):
         if f.code == "API102" and kind == "manual" and (f.evidence or {}).get("api") in DEFAULT_TYPES \
@@ -213,13 +293,13 @@ def buckets(findings: Iterable[Finding]) -> list[tuple[Finding, str, str]]:
     return out
 
 
-def effort(findings: Iterable[Finding]) -> dict[str, int]:
+def effort(findings: Iterable[Finding], floor: Floor = None) -> dict[str, int]:
     """``{"auto_fixable", "manual", "kept", "files_touched"}`` over the code findings: an **estimate** of what
     ``mpsready migrate`` will do (see the module doc); ``files_touched`` counts the files with an auto-fixable
     finding (migrate may touch more, for the edits no scan finding asks for)."""
     out = {"auto_fixable": 0, "manual": 0, "kept": 0, "files_touched": 0}
     files: set[str] = set()
-    for f, kind, _ in buckets(findings):
+    for f, kind, _ in buckets(findings, floor):
         if kind == "auto":
             out["auto_fixable"] += 1
             files.add(f.location.path or "")
@@ -229,8 +309,8 @@ def effort(findings: Iterable[Finding]) -> dict[str, int]:
     return out
 
 
-def effort_line(findings: Iterable[Finding]) -> str:
+def effort_line(findings: Iterable[Finding], floor: Floor = None) -> str:
     """One sentence for the scan's terminal and Markdown outputs (labelled an estimate: migrate gives the plan)."""
-    e = effort(findings)
+    e = effort(findings, floor)
     return (f"migrate effort (estimate): {e['auto_fixable']} auto-fixable finding(s) in {e['files_touched']} file(s) "
             f"(`mpsready migrate PATH` shows the diff), {e['manual']} manual, {e['kept']} need no change")

@@ -1,7 +1,8 @@
-"""``mpsready migrate PATH``: parse arguments, plan, render; ``--apply`` writes.
+"""``mpsready migrate PATH``: parse arguments, plan, render; ``--apply`` writes; ``--verify -- CMD`` proves.
 
-Exit codes: 0 done (or nothing to do), 1 ``--apply`` refused at least one file (changed since the
-scan, or not writable), 2 usage or input error.
+Exit codes: 0 done (or nothing to do; with ``--verify``: verified), 1 ``--apply`` refused at least one file
+(changed since the scan, or not writable) or ``--verify`` did not verify the plan (with ``--apply``: nothing
+written), 2 usage or input error.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mpsready.errors import ExitCode
+from mpsready.errors import ExitCode, UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,7 +23,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ignore", action="append", metavar="CODES", help="leave these codes or prefixes alone")
     p.add_argument("--apply", action="store_true", help="write the edits in place (atomically, file by file)")
     p.add_argument("--format", choices=("diff", "json"), default="diff")
-    p.set_defaults(run=run)
+    p.add_argument("--verify", action="store_true",
+                   help="apply the plan to a temporary copy and prove it with the command after --: the same CPU numbers "
+                   "as the original, and the emulated Mac (mpsready run) completes with tensors on MPS; with --apply, "
+                   "write only a verified plan")
+    p.add_argument("--torch", default="2.3,2.13", metavar="RELEASES",
+                   help="with --verify: PyTorch releases for the emulated Mac, comma-separated (default: 2.3,2.13)")
+    p.add_argument("--max-steps", type=int, default=3, help="with --verify: optimizer steps per run (default 3; 0: no limit)")
+    p.add_argument("--time-limit", type=float, default=300.0, metavar="S",
+                   help="with --verify: seconds per run (default 300)")
+    p.add_argument("--cwd", default=".", metavar="DIR",
+                   help="with --verify: the project folder to run the command from (default: its root)")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="with --verify: -- then the command that runs the project, "
+                   "from its root (python train.py ARGS)")
+    p.set_defaults(run=run, migrate_parser=p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -30,9 +44,25 @@ def run(args: argparse.Namespace) -> int:
     from mpsready.migrate.formats import render_diff, render_json, render_summary
     from mpsready.scan.config import check_codes, split_codes
 
+    command = list(args.command or [])
+    # options after PATH land in the remainder (argparse.REMAINDER): read them; the command is what follows --
+    # (argparse drops that -- when the remainder starts with it: a remainder that starts with no option is the command)
+    split = command.index("--") if "--" in command else len(command) if command[:1] and \
+        command[0].startswith("-") else 0
+    head, command = command[:split], command[split + 1:]
+    if head:
+        args.migrate_parser.parse_args([*head, args.path], namespace=args)
     select, ignore = split_codes(args.select), split_codes(args.ignore)
     check_codes(select, "--select")  # an unknown code is a usage error (exit 2), as in scan: the gate fails closed
     check_codes(ignore, "--ignore")
+    if args.verify and not command:
+        raise UsageError("--verify needs the command that runs the project: mpsready migrate PATH --verify -- python "
+                         "train.py ARGS")
+    if command and not args.verify:
+        raise UsageError(f"unexpected arguments {' '.join(command)!r} (a command goes with --verify)")
+    if args.max_steps < 0 or args.time_limit <= 0:
+        raise UsageError("--max-steps must be 0 or more and --time-limit positive")
+    releases = [r.strip() for r in str(args.torch).split(",") if r.strip()]
     from mpsready.migrate.progress import for_cli
 
     progress = for_cli(getattr(args, "quiet", False))  # stderr only, a terminal only, after a second
@@ -41,6 +71,18 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if progress:
             progress.stop()
+    verified = None
+    if args.verify:
+        from mpsready.migrate.verify import render_verify, verify_plan
+
+        verified = verify_plan(plan, command, releases=releases, max_steps=args.max_steps, time_limit=args.time_limit,
+                               cwd=args.cwd)
+        sys.stderr.write(render_verify(verified))
+        if args.apply and not verified.verified:
+            sys.stderr.write("nothing written: --apply --verify writes only a verified plan\n")
+            if args.format == "json":
+                sys.stdout.write(render_json(plan, verify=verified.to_dict()))
+            return ExitCode.FINDINGS
     applied = refused = removed = kept = None
     if args.apply:
         from mpsready.migrate.apply import apply_plan
@@ -48,9 +90,12 @@ def run(args: argparse.Namespace) -> int:
         result = apply_plan(plan)
         applied, refused, removed, kept = result.written, result.refused, result.removed, result.leftovers_kept
     if args.format == "json":
-        sys.stdout.write(render_json(plan, applied=applied, refused=refused, removed=removed, leftovers_kept=kept))
+        sys.stdout.write(render_json(plan, applied=applied, refused=refused, removed=removed, leftovers_kept=kept,
+                                     verify=verified.to_dict() if verified is not None else None))
     else:
         if not args.apply:
             sys.stdout.write(render_diff(plan))
         sys.stderr.write(render_summary(plan, applied=applied, refused=refused, removed=removed, leftovers_kept=kept))
+    if verified is not None and not verified.verified:
+        return ExitCode.FINDINGS
     return ExitCode.FINDINGS if refused else ExitCode.OK

@@ -87,6 +87,10 @@ def device_in_scope(ctx: FileContext, node: cst.CSTNode) -> str | None:
     ``torch.device(...)`` call, a cuda-or-cpu selection, the helper, a device string). ``None`` when there is none:
     the caller then uses the helper."""
     line = ctx.line_of(node)
+    ancestors = set(ctx.ancestors(node))
+    for scope, name, bound in ctx.introduced:  # bound by the migrated selection (transforms/selection.py)
+        if (scope is ctx.module or scope in ancestors) and bound < line:
+            return name
     scopes: list[cst.CSTNode] = [a for a in ctx.ancestors(node) if isinstance(a, cst.FunctionDef)][:1]
     scopes.append(ctx.module)
     for scope in scopes:

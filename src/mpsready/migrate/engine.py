@@ -11,11 +11,9 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
 from mpsready import rules as registry
 from mpsready.findings import Finding
-from mpsready.migrate.autofix import bucket
+from mpsready.migrate.autofix import bucket, declared_floor
 from mpsready.migrate.interface import MigrateError, Transform
 from mpsready.migrate.leftovers import find_leftovers
 from mpsready.migrate.notebook import migrate_notebook
@@ -115,20 +113,7 @@ class Plan:
 
 def torch_floor(scan: ScanResult) -> tuple[int, int] | None:
     """The lowest (major, minor) PyTorch the project's declarations allow; ``None`` without a lower bound."""
-    floors: list[tuple[int, int]] = []
-    for dep in scan.dependencies:
-        if dep.name.lower() != "torch" or dep.optional:
-            continue
-        try:
-            spec = SpecifierSet(dep.specifier.split(";")[0].strip())
-        except InvalidSpecifier:
-            continue
-        for s in spec:
-            if s.operator in (">=", "==", "~=", ">"):
-                parts = s.version.split(".")
-                if len(parts) >= 2 and parts[0].isdigit() and parts[1].split("+")[0].isdigit():
-                    floors.append((int(parts[0]), int(parts[1].split("+")[0])))
-    return min(floors) if floors else None
+    return declared_floor(scan.dependencies)
 
 
 def _selected(codes: list[str], select: tuple[str, ...], ignore: tuple[str, ...]) -> set[str]:
@@ -158,6 +143,9 @@ def migrate_path(path: str | os.PathLike[str], *, select: tuple[str, ...] = (), 
         if f.location.path and f.code in chosen:
             by_path.setdefault(f.location.path, []).append(f)
     plan.findings_before = sum(len(v) for v in by_path.values())
+    # where the project selects its device itself: code that cannot see it makes no choice of its own
+    selections = tuple(f"{f.location.path}:{f.location.line}" for f in scan.findings
+                       if f.code == "API104" and f.location.path)
     if target.is_dir():
         cfg = scan.config
         files = [(pf.relpath, pf.abspath) for pf in walk(root, exclude=cfg.exclude, max_file_size=cfg.max_file_size).files
@@ -168,11 +156,11 @@ def migrate_path(path: str | os.PathLike[str], *, select: tuple[str, ...] = (), 
     plan.leftovers = find_leftovers(root, [abspath for _, abspath in files])
     handled: set[int] = set()
     unparsed: set[str] = set()  # files listed in plan.errors: their findings are left as they are, for that reason
-    for done, (rel, abspath) in enumerate(files):
+    for index, (rel, abspath) in enumerate(files):
         if progress:
-            progress.plan(done, len(files))
+            progress.plan(index, len(files))
         findings = by_path.get(rel, [])
-        if all(bucket(f)[0] == "kept" for f in findings) and not _worth_detecting(abspath, transforms):
+        if all(bucket(f, plan.torch_floor)[0] == "kept" for f in findings) and not _worth_detecting(abspath, transforms):
             continue  # nothing a transform would change: the findings are reported as kept below
         try:
             with open(abspath, "rb") as fh:
@@ -191,11 +179,13 @@ def migrate_path(path: str | os.PathLike[str], *, select: tuple[str, ...] = (), 
         text = text[len(bom):]
         try:
             if rel.endswith(".ipynb"):
-                after, edits, manual, done, fixed = migrate_notebook(text, rel, findings, transforms, plan.torch_floor)
+                after, edits, manual, done, fixed = migrate_notebook(text, rel, findings, transforms, plan.torch_floor,
+                                                                      selections=selections)
                 handled |= {id(f) for f in done}
                 plan.fixed += [FindingRef(f.code, f.location.path, f.location.line) for f in fixed]
             else:
-                res = migrate_source(text, rel, findings, transforms, torch_floor=plan.torch_floor)
+                res = migrate_source(text, rel, findings, transforms, torch_floor=plan.torch_floor,
+                                     selections=selections)
                 after, manual = res.text, res.manual
                 edits = [EditRecord(e.code, e.line, e.what, review=e.review, needs_torch=e.needs_torch) for e in res.edits]
                 fixed = [f for e in res.edits for f in e.resolves()]
@@ -217,7 +207,7 @@ def migrate_path(path: str | os.PathLike[str], *, select: tuple[str, ...] = (), 
     for f in scan.findings:
         if f.code not in chosen or id(f) in handled or not f.location.path:
             continue
-        kind, reason = bucket(f)
+        kind, reason = bucket(f, plan.torch_floor)
         if kind == "other":
             continue
         if f.location.path in unparsed and kind != "kept":

@@ -80,6 +80,12 @@ class FileContext:
     positions: dict[cst.CSTNode, CodeRange] = field(default_factory=dict)
     parents: dict[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)
     qualified: dict[cst.CSTNode, object] | None = None
+    # the places ("train.py:4") where the project selects its device itself (its API104 findings): code that
+    # cannot see that choice must not make an independent one (mpsready.migrate.device_source)
+    selections: tuple[str, ...] = ()
+    findings: list[Finding] = field(default_factory=list)  # every scan finding of this file, all codes
+    # device names the selection transform binds: (scope node, name, first line where it is bound)
+    introduced: list[tuple[cst.CSTNode, str, int]] = field(default_factory=list)
     _starts: dict[tuple[int, int], list[cst.CSTNode]] = field(default_factory=dict, repr=False)
     memo: dict = field(default_factory=dict, repr=False)  # per-file results an analysis repeats per finding
 

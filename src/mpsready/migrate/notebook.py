@@ -54,7 +54,7 @@ def _text(cell: dict) -> str | None:
 
 
 def migrate_notebook(text: str, path: str, findings: list[Finding], transforms: list[Transform],
-                     torch_floor: tuple[int, int] | None):
+                     torch_floor: tuple[int, int] | None, selections: tuple[str, ...] = ()):
     """``(new_text, edit_records, manual, handled_findings, fixed_findings)`` for one nbformat-4 notebook; raises
     :class:`MigrateError` for a notebook that is not JSON with a ``cells`` list, or JSON nested too deeply to
     read. Only the ``source`` of edited cells changes in ``new_text`` (:mod:`mpsready.migrate.nbsplice`): the
@@ -94,7 +94,8 @@ def migrate_notebook(text: str, path: str, findings: list[Finding], transforms: 
                 for f in findings if (f.evidence or {}).get("cell") == i]
         masked, saved = _mask(source)
         try:
-            res = migrate_source(masked, f"{path} cell {i}", mine, transforms, torch_floor=torch_floor, add_helper=False)
+            res = migrate_source(masked, f"{path} cell {i}", mine, transforms, torch_floor=torch_floor, add_helper=False,
+                                 selections=selections)
         except MigrateError as exc:
             manual.append(Manual("INP", None, f"cell {i} left as it is: {exc}"))
             continue

@@ -77,21 +77,24 @@ def parents_of(module: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
 
 
 def migrate_source(text: str, path: str, findings: list[Finding], transforms: list[Transform], *,
-                   torch_floor: tuple[int, int] | None = None, add_helper: bool = True) -> SourceResult:
+                   torch_floor: tuple[int, int] | None = None, add_helper: bool = True,
+                   selections: tuple[str, ...] = ()) -> SourceResult:
     """Apply ``transforms`` to ``text`` for ``findings`` (this file's, any codes). ``add_helper=False`` leaves
     the device helper and ``import torch`` out even when an edit needs them (a notebook adds them once, to its
-    first code cell).
+    first code cell). ``selections``: where the project selects its device itself (see
+    :attr:`FileContext.selections`).
     Raises :class:`MigrateError` when the text does not parse, or is nested too deeply for libcst's
     recursion (at any step: parse, transforms, code generation)."""
     try:
-        return _migrate(text, path, findings, transforms, torch_floor, add_helper)
+        return _migrate(text, path, findings, transforms, torch_floor, add_helper, selections)
     except RecursionError:
         raise MigrateError(TOO_DEEP.format(path=path)) from None
 
 
 def _migrate(text: str, path: str, findings: list[Finding], transforms: list[Transform],
-             torch_floor: tuple[int, int] | None, add_helper: bool) -> SourceResult:
+             torch_floor: tuple[int, int] | None, add_helper: bool, selections: tuple[str, ...]) -> SourceResult:
     ctx = context(text, path, torch_floor)
+    ctx.selections, ctx.findings = selections, list(findings)
     edits: list[Edit] = []
     manual: list[Manual] = []
     for t in transforms:

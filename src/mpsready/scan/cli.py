@@ -97,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"mpsready scan {path}: {result.files_scanned} files, {result.lines_scanned} lines in "
                   f"{result.seconds:.2f} s; {result.cache_hits} from the cache; {result.suppressed} suppressed",
                   file=sys.stderr)
+        result.exit_zero = bool(args.exit_zero)
         results.append(result)
     _write(results, args.format, args.output)
     if args.exit_zero:

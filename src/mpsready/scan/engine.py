@@ -28,6 +28,7 @@ from mpsready.scan.code.analyzer import _is_fallback_handler, parse_suppression
 from mpsready.scan.code.notebook import analyze_cells
 from mpsready.scan.config import ScanConfig, with_project_config
 from mpsready.scan.model import flow
+from mpsready.scan.model.core import behind_off_params, core_ops
 from mpsready.scan.model.entries import declared_entries, readme_api_flags
 from mpsready.scan.model.graph import example_collection, mark_reach
 from mpsready.scan.model.call_sites import unused_device_defaults
@@ -35,8 +36,9 @@ from mpsready.scan.model.callers import behind_caller_flags
 from mpsready.scan.model.reread import SourceTrees
 from mpsready.scan.model.project import apply_surfaces, cpu_only_dtypes, off_options
 from mpsready.scan.model.remedy import with_remedies
+from mpsready.migrate.autofix import declared_floor
 from mpsready.scan.model.torch_pin import judge_by_torch_pin
-from mpsready.scan.outlook import Edit, Subproject, collection_outlook, ladder
+from mpsready.scan.outlook import Edit, SecondaryPart, Subproject, collection_outlook, ladder, secondary_parts
 from mpsready.scan.rules import deps as D
 from mpsready.scan.rules import extensions as E
 from mpsready.scan.rules import inputs as I
@@ -75,6 +77,13 @@ class ScanResult:
     flags: list[str] = field(default_factory=list)  # the flags / config values the Mac run needs (outlook.ladder)
     edits: list[Edit] = field(default_factory=list)  # the local edits, wirings and swaps it needs
     incomplete: list[str] = field(default_factory=list)  # main-path files that could not be read or parsed
+    secondary: list[SecondaryPart] = field(default_factory=list)  # parts off the main path (outlook.secondary_parts)
+    exit_zero: bool = False  # set by the command line's --exit-zero (the exit line says so: scan/exit_reason.py)
+
+    @property
+    def torch_floor(self) -> tuple[int, int] | None:
+        """The lowest (major, minor) PyTorch the project declares; ``None`` without a lower bound."""
+        return declared_floor(self.dependencies)
 
     def counts(self) -> dict[str, int]:
         out = {s.value: 0 for s in Severity}
@@ -164,7 +173,9 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
     findings = readme_api_flags(findings, declared)
     # last: it reads callers again only for the findings that still limit the outlook
     findings = behind_caller_flags(findings, code_results, sources, off_options(code_results))
-    findings = with_remedies(findings)
+    findings = behind_off_params(findings, code_results, sources)
+    findings = core_ops(findings, sources)
+    findings = with_remedies(findings, declared_floor(deps))
 
     suppress = {rel: res.suppress for rel, (res, _cells) in code_results.items() if res.suppress}
     findings, silenced = _apply_suppressions(findings, suppress, texts, root)
@@ -184,6 +195,7 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
         dependencies=deps, subprojects=subs, suppressed=len(silenced), cache_hits=cache.hits if cache else 0, config=config,
         suppressed_findings=sort_findings(_select(silenced, config)),
         flags=list(ladder_.flags), edits=list(ladder_.edits), incomplete=list(ladder_.incomplete),
+        secondary=secondary_parts(findings),
     )
 
 

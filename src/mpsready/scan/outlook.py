@@ -115,6 +115,58 @@ def ladder(findings: Iterable[Finding], extra_flags: Iterable[str] = ()) -> Outl
     return Outlook(verdict, tuple(limiting), tuple(flags), tuple(edits), incomplete)
 
 
+@dataclass(frozen=True)
+class SecondaryPart:
+    """A part of the project off the main path (issue 23): a folder (``evaluation``, ``tests``) or a root script no
+    entry runs (``train_demo.py``), with the outlook its own findings would give it if it were run on a Mac. It is
+    printed on its own line (``evaluation: mac_for_dev, 3 edits``) and never lowers the main outlook."""
+
+    part: str
+    outlook: Verdict
+    limiting: tuple[Finding, ...]
+    flags: tuple[str, ...] = ()
+    edits: tuple[Edit, ...] = ()
+
+    def line(self) -> str:
+        n = len(self.edits)
+        cost = f", {n} edit{'s' if n != 1 else ''}" if n else ""
+        flags = f", flags {' '.join(self.flags)}" if self.flags else ""
+        return f"{self.part}: {self.outlook.value}{cost}{flags}"
+
+
+# scopes whose code is a part of its own; vendored code and container recipes are someone else's, never a part
+_PART_SCOPES = (Scope.TESTS, Scope.DOCS, Scope.EXAMPLES, Scope.DISTRIBUTED)
+_PART_REACH = ("off_main_path", "module_demo", "demo_notebook")
+
+
+def secondary_parts(findings: Iterable[Finding]) -> list[SecondaryPart]:
+    """The secondary parts whose findings would cost something on a Mac, by part name: each finding off the main
+    path (its scope in :data:`_PART_SCOPES`, or its reach off the main path, a module demo or a demo notebook) is
+    judged by :func:`ladder` as if its part were the main path; parts that would run as they are are left out."""
+    from mpsready.scan.model.remedy import remedy_of
+
+    groups: dict[str, list[Finding]] = {}
+    for f in findings:
+        ev = f.evidence or {}
+        path = f.location.path or ""
+        off = ev.get("reach") in _PART_REACH or (f.scope in _PART_SCOPES and not ev.get("behind_flag"))
+        if not path or not off or f.code.startswith("INP") or ev.get("optional"):
+            continue
+        part = path.split("/", 1)[0] if "/" in path else path
+        moved = {k: v for k, v in ev.items() if k not in ("reach", "entries")}
+        as_main = Finding(f.code, f.severity, f.message, f.location, f.basis, f.fix, f.source, Scope.MAIN, moved)
+        if limits(as_main):
+            moved["remedy"] = remedy_of(as_main)
+            as_main = Finding(f.code, f.severity, f.message, f.location, f.basis, f.fix, f.source, Scope.MAIN, moved)
+        groups.setdefault(part, []).append(as_main)
+    out = []
+    for part in sorted(groups):
+        o = ladder(groups[part])
+        if o.verdict is not Verdict.RUNS_ON_MAC or o.flags:
+            out.append(SecondaryPart(part, o.verdict, o.limiting, o.flags, o.edits))
+    return out
+
+
 def on_main_path(f: Finding) -> bool:
     """Whether ``f``'s file belongs to the main path: scope ``main`` and no off-path reach (a demo notebook, a
     script no entry imports, a container recipe). Only such files make the outlook incomplete when unread."""

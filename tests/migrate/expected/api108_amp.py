@@ -2,28 +2,19 @@ import torch
 from torch.amp import GradScaler, autocast
 
 
-def _mpsready_device(index=None):
-    """CUDA (device `index` when given), else MPS, else the CPU. Added by `mpsready migrate`."""
-    if torch.cuda.is_available():
-        return torch.device("cuda", index) if isinstance(index, int) else torch.device(index or "cuda")  # mpsready: ignore[API103]
-    if torch.backends.mps.is_available():
-        return torch.device("mps")
-    return torch.device("cpu")
-
-
 def train(model, x, args, device):
-    scaler = GradScaler(torch.device(device).type, enabled=args.amp and torch.device(device).type == 'cuda')
-    with autocast(torch.device(device).type, enabled=torch.device(device).type == 'cuda'):
+    scaler = GradScaler('cuda', enabled=args.amp)
+    with autocast('cuda'):
         loss = model(x)
-    with torch.amp.autocast(torch.device(device).type, enabled=torch.device(device).type == 'cuda', dtype=torch.float16):
+    with torch.amp.autocast('cuda', enabled=True, dtype=torch.float16):
         loss = loss + model(x)
     return scaler.scale(loss)
 
 
 def other(model, x):
-    s1 = torch.amp.GradScaler(_mpsready_device().type, 2.0**16, enabled=_mpsready_device().type == 'cuda')
-    s2 = torch.amp.GradScaler(_mpsready_device().type, enabled=_mpsready_device().type == 'cuda')
-    with torch.autocast(_mpsready_device().type, dtype=torch.bfloat16, enabled=_mpsready_device().type == 'cuda'):
+    s1 = torch.amp.GradScaler('cuda', 2.0**16)
+    s2 = torch.amp.GradScaler()
+    with torch.autocast("cuda", dtype=torch.bfloat16):
         return model(x), s1, s2
 
 

@@ -13,7 +13,8 @@ SCHEMA = {"name": "mpsready.migrate", "version": 1}
 
 
 def render_json(plan: Plan, *, applied: list[str] | None = None, refused: list[str] | None = None,
-                removed: list[str] | None = None, leftovers_kept: list[str] | None = None) -> str:
+                removed: list[str] | None = None, leftovers_kept: list[str] | None = None,
+                verify: dict | None = None) -> str:
     doc = {
         "schema": SCHEMA,
         "mpsready": __version__,
@@ -32,6 +33,8 @@ def render_json(plan: Plan, *, applied: list[str] | None = None, refused: list[s
         "leftovers": plan.leftovers,
         "diff": render_diff(plan),
     }
+    if verify is not None:
+        doc["verify"] = verify
     if applied is not None:
         doc["applied"] = {"written": applied, "refused": refused or [], "removed_leftovers": removed or [],
                           "leftovers_kept": leftovers_kept or []}

@@ -1,7 +1,8 @@
 """The transform registry: one module per rule code (or family), each exporting one Transform subclass.
 
 A new rule code plugs in with one module here and one line in ``TRANSFORM_MODULES``.
-Order matters only for readability of the plan; edits on nested nodes compose in any order.
+Edits on nested nodes compose in any order; the selection plans first because the device variables it
+registers on the file context are what the other transforms move tensors to.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ import inspect
 from mpsready.migrate.interface import Transform
 
 TRANSFORM_MODULES = (
+    "selection",  # API104 (first: the device variables it registers are what the others move tensors to)
     "dot_cuda",  # API101
     "torch_cuda_api",  # API102
     "device_literal",  # API103
-    "selection",  # API104
     "device_string_test",  # API115
     "cpu_keyed_fallback",  # EXT108 (a fallback keyed on device.type == "cpu"; also detected here)
     "nccl",  # API107

@@ -27,7 +27,8 @@ from __future__ import annotations
 import libcst as cst
 
 from mpsready.findings import Finding
-from mpsready.migrate.common import append_arg, device_in_scope, kwarg, device_type_of, expr, is_cuda_literal, string_value
+from mpsready.migrate.common import append_arg, kwarg, device_type_of, expr, is_cuda_literal, string_value
+from mpsready.migrate.device_source import resolve
 from mpsready.migrate.interface import Edit, FileContext, Manual, Transform, manual
 from mpsready.migrate.mac_path import GRADSCALER_OPS, autocast_release, floor_allows, floor_text, gradscaler_release
 
@@ -88,16 +89,18 @@ class Amp(Transform):
             result = self._one(ctx, f, imports)
             if isinstance(result, str):
                 manuals.append(manual(f, result))
-            else:
+                continue
+            kind = "GradScaler" if "GradScaler" in (result.what if result else self._kind_at(ctx, f)) else "autocast"
+            release, needs = mac_needs(kind)
+            if result is not None:
                 edits.append(result)
-                kind = "GradScaler" if "GradScaler" in result.what else "autocast"
-                release, needs = mac_needs(kind)
-                if not floor_allows(ctx.torch_floor, release):
-                    manuals.append(Manual(f.code, result.line, (
-                        f"{kind} left off on MPS (on CUDA only, as before): on MPS it needs PyTorch "
-                        f"{release or 'a release not in the shipped tables'} ({needs}) and the PyTorch floor is "
-                        f"{floor_text(ctx.torch_floor)}; to use it on MPS, declare torch>={release or '...'} and run "
-                        "migrate again, or change == 'cuda' to != 'cpu' in enabled= by hand")))
+            if not floor_allows(ctx.torch_floor, release):
+                line = result.line if result is not None else f.location.line
+                manuals.append(Manual(f.code, line, (
+                    f"{kind} left off on MPS (on CUDA only, as before): on MPS it needs PyTorch "
+                    f"{release or 'a release not in the shipped tables'} ({needs}) and the PyTorch floor is "
+                    f"{floor_text(ctx.torch_floor)}; to use it on MPS, declare torch>={release or '...'} and run "
+                    f"migrate again"), f if result is None else None))
         if any(e.what.startswith("from-import") for e in edits):
             for imp in imports:
                 def rewrite(n: cst.CSTNode) -> cst.CSTNode:
@@ -116,7 +119,13 @@ class Amp(Transform):
                 out.append(node)
         return out
 
-    def _one(self, ctx: FileContext, f: Finding, imports: list[cst.ImportFrom]) -> Edit | str:
+    def _kind_at(self, ctx: FileContext, f: Finding) -> str:
+        call = next((n for n in ctx.nodes_of(f) if isinstance(n, cst.Call)), None)
+        return (_kind(ctx.names(call.func)) if call is not None else None) or "autocast"
+
+    def _one(self, ctx: FileContext, f: Finding, imports: list[cst.ImportFrom]) -> Edit | str | None:
+        """The edit, the reason there is none, or ``None``: below the floor a CUDA-typed call (API109) is already
+        what the Mac path needs (off without CUDA, as before)."""
         nodes = ctx.nodes_of(f)
         call = next((n for n in nodes if isinstance(n, cst.Call)), None)
         if call is None:
@@ -125,17 +134,32 @@ class Amp(Transform):
         kind = _kind(names)
         if kind is None:
             return "torch.cuda.amp name without a torch.amp counterpart here (custom_fwd/custom_bwd need device_type)"
-        scoped = device_in_scope(ctx, call)
-        dtype = device_type_of(scoped or "_mpsready_device()")
         release, needs = mac_needs(kind)
         mps = floor_allows(ctx.torch_floor, release)
+        legacy = any(q.startswith("torch.cuda.amp.") for q in names)
+        if legacy and isinstance(call.func, cst.Name) and not imports:
+            return "torch.cuda.amp imported under another name: import it from torch.amp"
+        if not mps:
+            # below the release where MPS has it, 'mps' must not reach torch.amp at all: torch.amp.autocast('mps')
+            # raises "User specified an unsupported autocast device_type 'mps'" before 2.5 even with
+            # enabled=False (torch/amp/autocast_mode.py 2.3.0, 2.4.0). 'cuda' keeps the original's behaviour
+            # exactly: on CUDA as before, off (with PyTorch's warning) without it.
+            if not legacy:
+                return None
+            if kind == "GradScaler" and ctx.torch_floor is not None and ctx.torch_floor < (2, 3):
+                return ("torch.amp.GradScaler exists from PyTorch 2.3 (torch/amp/grad_scaler.py) and the floor is "
+                        f"{floor_text(ctx.torch_floor)}: torch.cuda.amp.GradScaler stays (off on a Mac, as before)")
+            return self._legacy(ctx, f, call, kind, "'cuda'", False, via_import=isinstance(call.func, cst.Name),
+                                mps=False, gate=False)
+        found = resolve(ctx, call)
+        if isinstance(found, str):
+            return found
+        dtype = device_type_of(cst.Module([]).code_for_node(found.expr))
+        scoped = None if found.helper else found.shown
         review = (f"changes the Mac path: {kind} now active on MPS (the original was off without CUDA"
                   f"{', so the Mac ran float32' if kind == 'autocast' else ', an inert scaler'}); works on MPS from "
                   f"PyTorch {release} ({needs}), the floor {floor_text(ctx.torch_floor)} allows it") if mps else None
-        legacy = any(q.startswith("torch.cuda.amp.") for q in names)
         if legacy:
-            if isinstance(call.func, cst.Name) and not imports:
-                return "torch.cuda.amp imported under another name: import it from torch.amp"
             out = self._legacy(ctx, f, call, kind, dtype, scoped is None, via_import=isinstance(call.func, cst.Name),
                                mps=mps)
         else:
@@ -145,7 +169,7 @@ class Amp(Transform):
         return out
 
     def _legacy(self, ctx: FileContext, f: Finding, call: cst.Call, kind: str, dtype: str, helper: bool,
-                via_import: bool, mps: bool) -> Edit | str:
+                via_import: bool, mps: bool, gate: bool = True) -> Edit | str:
         pos = [a for a in call.args if a.keyword is None]
         if any(a.star for a in call.args):
             return "starred arguments: rewrite to torch.amp by hand"
@@ -161,7 +185,7 @@ class Amp(Transform):
                 eq = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
                 args = [cst.Arg(a.value, keyword=cst.Name(AUTOCAST_POSITIONAL[i]), equal=eq) if a.keyword is None else a
                         for i, a in enumerate(args)]
-            args = [cst.Arg(expr(dtype))] + _gated(args, dtype, mps)
+            args = [cst.Arg(expr(dtype))] + (_gated(args, dtype, mps) if gate else args)
             func = n.func if via_import else expr(f"torch.amp.{kind}")
             return n.with_changes(func=func, args=args)
 

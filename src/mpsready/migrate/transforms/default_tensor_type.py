@@ -20,9 +20,10 @@ from __future__ import annotations
 import libcst as cst
 
 from mpsready.findings import Finding
-from mpsready.migrate.common import (cuda_index, device_in_scope, expr, helper_call, is_cuda_literal, string_value,
+from mpsready.migrate.common import (cuda_index, expr, is_cuda_literal, string_value,
                                      under_cuda_guard)
 from mpsready.migrate.interface import Edit, FileContext, Manual, Transform, manual
+from mpsready.migrate.device_source import resolve
 
 _SETTERS = ("torch.set_default_tensor_type", "torch.set_default_device")
 _FLOAT = "torch.cuda.FloatTensor"
@@ -86,16 +87,20 @@ class DefaultTensorType(Transform):
                     manuals.append(manual(finding, f"the device {shown_arg(arg)} is not a plain CUDA literal: pass the "
                                                    "selected device"))
                 continue
-            scoped = device_in_scope(ctx, node) if index is None else None
-            target = cst.Name(scoped) if scoped else helper_call(index)
+            found = resolve(ctx, node, index)
+            if isinstance(found, str):
+                if finding is not None:
+                    manuals.append(manual(finding, found))
+                continue
+            target = found.expr
             new = cst.Call(expr("torch.set_default_device"), [cst.Arg(target)])
             apos = ctx.positions[arg].start
             covers = tuple(f for f in (args.get((apos.line, apos.column + 1)),) if f is not None)
             shown = shown_arg(arg)
             edits.append(Edit(node, lambda n, new=new: new, "API119", ctx.line_of(node),
                               f"{setter.rsplit('.', 1)[1]}({shown}) -> set_default_device("
-                              f"{scoped or cst.Module([]).code_for_node(target)})",
-                              helper=scoped is None, finding=finding, covers=covers))
+                              f"{found.shown if not found.helper else cst.Module([]).code_for_node(target)})",
+                              helper=found.helper, finding=finding, covers=covers))
         for f in findings:
             if f.code == "API119" and id(f) not in seen and not (f.evidence or {}).get("guarded"):
                 manuals.append(manual(f, "the default tensor type or device call was not found at this position"))

@@ -19,7 +19,8 @@ from __future__ import annotations
 import libcst as cst
 
 from mpsready.findings import Finding
-from mpsready.migrate.common import cuda_index, device_in_scope, helper_call, is_cuda_literal, quote_like, string_value
+from mpsready.migrate.common import cuda_index, helper_call, is_cuda_literal, quote_like, string_value
+from mpsready.migrate.device_source import resolve
 from mpsready.migrate.interface import Edit, FileContext, Manual, Transform, manual
 
 
@@ -129,10 +130,11 @@ class DeviceLiteral(Transform):
             return Edit(lit, lambda _n, i=cuda_index(value): _str_of_helper(i), f.code, ctx.line_of(lit),
                         f"--device default {value!r} -> str(_mpsready_device())", helper=True, finding=f)
         if kw in ("device", "map_location"):
-            scoped = device_in_scope(ctx, lit) if cuda_index(value) is None else None
-            target: cst.BaseExpression = cst.Name(scoped) if scoped else helper_call(cuda_index(value))
-            return Edit(lit, lambda _n, t=target: t, f.code, ctx.line_of(lit),
-                        f"{kw}={value!r} -> {kw}={scoped or '_mpsready_device()'}", helper=scoped is None, finding=f)
+            found = resolve(ctx, lit, cuda_index(value))
+            if isinstance(found, str):
+                return found
+            return Edit(lit, lambda _n, t=found.expr: t, f.code, ctx.line_of(lit),
+                        f"{kw}={value!r} -> {kw}={found.shown}", helper=found.helper, finding=f)
         return f"{kw}={value!r}: a keyword of another library; check which devices it accepts"
 
     def _runtime(self, ctx: FileContext, f: Finding, node: cst.BaseExpression) -> Edit | str:
@@ -154,10 +156,11 @@ class DeviceLiteral(Transform):
         value = string_value(first.value) if first is not None else None
         if first is None or not is_cuda_literal(value):
             return "the CUDA device reaches .to() through a variable assigned elsewhere: change that assignment"
-        scoped = device_in_scope(ctx, call) if cuda_index(value) is None else None
-        target: cst.BaseExpression = cst.Name(scoped) if scoped else helper_call(cuda_index(value))
-        return Edit(first.value, lambda _n, t=target: t, f.code, ctx.line_of(call),
-                    f".to({value!r}) -> .to({scoped or '_mpsready_device()'})", helper=scoped is None, finding=f)
+        found = resolve(ctx, call, cuda_index(value))
+        if isinstance(found, str):
+            return found
+        return Edit(first.value, lambda _n, t=found.expr: t, f.code, ctx.line_of(call),
+                    f".to({value!r}) -> .to({found.shown})", helper=found.helper, finding=f)
 
     def _torch_device(self, ctx: FileContext, f: Finding, call: cst.Call) -> Edit | str:
         pos = [a for a in call.args if a.keyword is None]

@@ -2,8 +2,9 @@
 
 ``Tensor.cuda(device=None, non_blocking=False, memory_format=...)`` and ``Module.cuda(device=None)``
 (PyTorch 2.13.0 torch/_tensor_docs.py, torch/nn/modules/module.py) both equal ``.to(<that CUDA
-device>, ...)``; ``Module.to`` returns the module as ``Module.cuda`` does. The device is the variable
-``device`` in scope, else the helper, which keeps index ``i`` on CUDA.
+device>, ...)``; ``Module.to`` returns the module as ``Module.cuda`` does. The device is the one the code
+around it uses (:func:`mpsready.migrate.device_source.resolve`): the device in scope, a module input's
+``.device``, else the helper (which keeps index ``i`` on CUDA) in a project without a selection of its own.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mpsready.findings import Finding
-from mpsready.migrate.common import device_in_scope, helper_call
+from mpsready.migrate.device_source import resolve
 from mpsready.migrate.interface import Edit, FileContext, Manual, Transform, manual
 
 
@@ -35,10 +36,11 @@ class DotCuda(Transform):
             if len(index) > 1 or any(a.star for a in call.args):
                 manuals.append(manual(f, ".cuda() with unusual arguments"))
                 continue
-            scoped = device_in_scope(ctx, call) if not index else None
-            uses_helper = scoped is None
-            target = cst.Name(scoped) if scoped else helper_call(index[0].value if index else None)
-            what = f".cuda() -> .to({scoped or ('_mpsready_device(...)' if index else '_mpsready_device()')})"
+            found = resolve(ctx, call, index[0].value if index else None)
+            if isinstance(found, str):
+                manuals.append(manual(f, found))
+                continue
+            target, uses_helper, what = found.expr, found.helper, f".cuda() -> .to({found.shown})"
 
             def rewrite(node: cst.CSTNode, target=target, rest=rest) -> cst.CSTNode:
                 assert isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)

@@ -107,10 +107,13 @@ class CodeResult:
     main_guards: list[list[int]] = field(default_factory=list)
     # string literals passed to a call that name a Python file ("scripts/ppo.py"): scripts a launcher starts
     launches: list[str] = field(default_factory=list)
+    # attribute names assigned a value that asks torch.cuda (`args.cuda = not args.no_cuda and
+    # torch.cuda.is_available()`): a test on them is a CUDA-availability check whatever the option's default
+    availability_attrs: list[str] = field(default_factory=list)
 
     _FIELDS = ("findings", "imports", "suppress", "extensions", "parsed", "cu_refs", "surfaces", "f64_returns",
                "f64_sinks", "param_sinks", "f64_calls", "pure_defs", "pure_refs", "places", "entry", "device_dispatch",
-               "mps_on_request", "def_spans", "main_guards", "launches")
+               "mps_on_request", "def_spans", "main_guards", "launches", "availability_attrs")
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self._FIELDS}
@@ -354,17 +357,31 @@ def _mentions_mps(tree: ast.AST) -> bool:
     """Whether the scope considers MPS as a device: an 'mps' string it can choose, or a ``.mps`` attribute
     (``torch.backends.mps.is_available()``). An 'mps' string that is only compared against
     (``device.type != 'mps'``, ``'mps' in name``) tests a device chosen elsewhere and does not count
-    (Pytorch-UNet picks CUDA-or-CPU and only then asks whether the device is MPS)."""
+    (Pytorch-UNet picks CUDA-or-CPU and only then asks whether the device is MPS). The device helper
+    ``mpsready migrate`` adds (``def _mpsready_device``) does not count either: it is not the scope's own choice,
+    and counting it hid a selection migrate had left as it was from the re-scan."""
     compared: set[int] = set()
-    for n in ast.walk(tree):
+    nodes = list(_walk_without_helper(tree))
+    for n in nodes:
         if isinstance(n, ast.Compare):
             compared.update(id(c) for c in (n.left, *n.comparators) if isinstance(c, ast.Constant))
-    for n in ast.walk(tree):
+    for n in nodes:
         if isinstance(n, ast.Constant) and isinstance(n.value, str) and _names_mps_word(n.value) and id(n) not in compared:
             return True
         if isinstance(n, ast.Attribute) and n.attr == "mps":
             return True
     return False
+
+
+def _walk_without_helper(tree: ast.AST):
+    """``ast.walk`` that does not enter ``def _mpsready_device`` (mpsready.migrate.helper)."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not (isinstance(child, ast.FunctionDef) and child.name == "_mpsready_device"):
+                todo.append(child)
 
 
 def _raw(rule, line: int, col: int, message: str, *, severity: Severity | None = None, fix: str | None = None,
@@ -603,6 +620,9 @@ class _Visitor(ast.NodeVisitor):
         self.dist_context = 0  # depth of enclosing distributed-only code (if ddp:, def all_gather)
         self.reported_packages: set[str] = set()  # DEP107 once per package per file
         self.passive_dtype = 0  # inside comparisons and dict tables: a dtype named there creates no tensor
+        self._inits: dict[int, list] | None = None  # id(method) -> [its class's __init__] (_param_off_by_default)
+        self.iterated: set[int] = set()  # id() of the iterables of for loops and comprehensions (visit_Tuple)
+        self.mps_excluded = 0  # depth of branches a tensor on MPS never takes (`if x.device.type != "mps":`)
         self.in_test = 0  # inside the condition of an if / conditional expression
         self.compared: set[int] = set()  # id() of calls that are an operand of a comparison (or its attribute)
         self.device_defaults: set[int] = set()  # id() of torch.device('cuda') parameter defaults (reported as such)
@@ -784,6 +804,32 @@ class _Visitor(ast.NodeVisitor):
         self.generic_visit(node)
         self.passive_dtype -= 1
 
+    def visit_Tuple(self, node: ast.Tuple | ast.List | ast.Set) -> None:
+        """A literal naming two or more dtypes (``allowed=(torch.float32, torch.float64)``) is a list of accepted
+        types, like a dict table: a dtype named there creates no tensor (issue 23); one a ``for`` loop or a
+        comprehension iterates over (``for dt in (torch.float32, torch.float64):``) makes each of them."""
+        elts = node.elts
+        if len(elts) > 1 and id(node) not in self.iterated:
+            n = 0
+            for e in elts:
+                cls = e.__class__
+                if (cls is ast.Attribute and e.attr in _DTYPE_WORDS) or (cls is ast.Name and e.id in _DTYPE_BARE):
+                    n += 1
+                    if n > 1:
+                        self.passive_dtype += 1
+                        self.generic_visit(node)
+                        self.passive_dtype -= 1
+                        return
+        self.generic_visit(node)
+
+    visit_List = visit_Set = visit_Tuple
+
+    def visit_For(self, node: ast.For | ast.AsyncFor | ast.comprehension) -> None:
+        self.iterated.add(id(node.iter))
+        self.generic_visit(node)
+
+    visit_AsyncFor = visit_comprehension = visit_For
+
     # ---------------------------------------------------------------- helpers
     def add(self, rule, node: ast.AST, message: str, **kw: Any) -> None:
         self._resolve_guards()
@@ -791,9 +837,17 @@ class _Visitor(ast.NodeVisitor):
         evidence = kw.pop("evidence", None) or {}
         if self.cuda_guard and rule.code.startswith("API") and rule.code not in ("API104", "API115"):
             # every API finding inside a CUDA check says so, whatever its severity; those above info drop to it
+            user = self._user_flag_guard()
+            if user is not None:  # `if args.cuda:`: a check only if the option's value flows from availability
+                evidence = {**evidence, "user_flag_guard": user, "unguarded_severity": severity.value}
             severity = Severity.INFO if severity.rank > Severity.INFO.rank else severity
             evidence = {**evidence, "guarded": True}
             message += " (inside a CUDA-availability check, so skipped on a Mac)"
+        if self.mps_excluded and rule.code.startswith(("API", "DTY")) and severity.rank > Severity.INFO.rank:
+            # the project's own MPS check keeps this branch off MPS (issue 23: it already picks MPS)
+            severity = Severity.INFO
+            evidence = {**evidence, "mps_excluded": True}
+            message += " (in a branch that a tensor on MPS never takes)"
         if self.dist_context and "scope" not in kw:
             kw["scope"] = "distributed"
         switch = self._flag_guard()
@@ -801,6 +855,8 @@ class _Visitor(ast.NodeVisitor):
             evidence = {**evidence, "flag_guard": switch[0], "flag_test": [switch[1], switch[2]]}
         elif switch is not None:
             evidence = {**evidence, "flag_guard": switch}
+            if self.functions and self._param_off_by_default(switch):
+                evidence["param_guard"] = switch
         self.result.findings.append(_raw(rule, getattr(node, "lineno", 1), getattr(node, "col_offset", 0), message,
                                          severity=severity, evidence=evidence, end=_end(node), **kw))
 
@@ -822,6 +878,54 @@ class _Visitor(ast.NodeVisitor):
                     isinstance(test.ops[0], ast.Is) and isinstance(right, ast.Constant) and right.value is None):
                 return _dotted(left) or label, repr(right.value)
         return None
+
+    def _param_off_by_default(self, name: str) -> bool:
+        """Whether ``name`` is a parameter of an enclosing function, or of the ``__init__`` of the class around the
+        innermost method (``if self.flash:`` in ``forward`` with ``__init__(self, flash=False)``), whose default is
+        ``False`` or ``None``: code behind it runs only when a caller turns it on (issue 23)."""
+        fns = list(self.functions)
+        if self._inits is None:  # method -> its class's __init__, built once per file on first need
+            self._inits = {}
+            stack = list(self.tree.body) if self.tree is not None else []
+            while stack:  # statements only: classes sit in statement bodies, never inside expressions
+                stmt = stack.pop()
+                if stmt.__class__ is ast.ClassDef:
+                    init = [s for s in stmt.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"]
+                    for s in stmt.body:
+                        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                            self._inits[id(s)] = init
+                for part in ("body", "orelse", "finalbody"):
+                    block = getattr(stmt, part, None)
+                    if block.__class__ is list:
+                        stack += block
+                for handler in getattr(stmt, "handlers", ()):
+                    stack += handler.body
+        fns += self._inits.get(id(self.functions[-1]), [])
+        for fn in fns:
+            args = fn.args
+            pos = args.posonlyargs + args.args
+            pairs = list(zip(pos[len(pos) - len(args.defaults):], args.defaults)) + [
+                (a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+            for a, d in pairs:
+                if a.arg == name:
+                    return isinstance(d, ast.Constant) and d.value in (False, None)
+        return False
+
+    def _user_flag_guard(self) -> str | None:
+        """The attribute (``cuda`` of ``if args.cuda:``) when every CUDA guard around this point is a plain test
+        of an attribute named for CUDA: maybe a user's flag rather than a CUDA-availability check. The engine
+        decides from the project's options and assignments (``model.project.user_flag_guards``)."""
+        guards = [e for e in self._lazy_guards if e[0] == "cuda" and e[2]]
+        if not guards or len(guards) != self.cuda_guard:
+            return None
+        names = set()
+        for e in guards:
+            test = e[1]
+            if not (isinstance(test, ast.Attribute) and isinstance(test.value, (ast.Name, ast.Attribute))
+                    and "cuda" in test.attr.lower()):
+                return None
+            names.add(test.attr)
+        return names.pop() if len(names) == 1 else None
 
     def _flag_guard(self) -> str | tuple[str, str, str] | None:
         """The option an enclosing `if args.use_triton:` (or `if use_triton:`) tests, innermost first, or
@@ -900,8 +1004,11 @@ class _Visitor(ast.NodeVisitor):
             unit(self, node)
         guarded = self._push_guard("cuda", node.test)
         dist = self._push_guard("dist", node.test)
+        off_mps = _mps_branch(node.test)
+        self.mps_excluded += off_mps == "body"
         for stmt in node.body:
             self.visit(stmt)
+        self.mps_excluded -= off_mps == "body"
         self._pop_guard(dist)
         self._pop_guard(guarded)
         if not node.orelse:
@@ -909,8 +1016,10 @@ class _Visitor(ast.NodeVisitor):
         test = node.test
         negated = self._push_guard("cuda", test.operand) \
             if test.__class__ is ast.UnaryOp and test.op.__class__ is ast.Not else None
+        self.mps_excluded += off_mps == "orelse"
         for stmt in node.orelse:
             self.visit(stmt)
+        self.mps_excluded -= off_mps == "orelse"
         if negated is not None:
             self._pop_guard(negated)
 
@@ -922,9 +1031,14 @@ class _Visitor(ast.NodeVisitor):
             if unit(self, node):
                 return  # judged whole (a device selection): its branches are not reported again
         guarded = self._push_guard("cuda", node.test)
+        off_mps = _mps_branch(node.test)
+        self.mps_excluded += off_mps == "body"
         self.visit(node.body)
+        self.mps_excluded -= off_mps == "body"
         self._pop_guard(guarded)
+        self.mps_excluded += off_mps == "orelse"
         self.visit(node.orelse)
+        self.mps_excluded -= off_mps == "orelse"
 
     def _is_distributed_test(self, test: ast.AST) -> bool:
         """`if ddp:`, `if args.distributed:`, `if world_size > 1:` and the like: multi-GPU-only code."""
@@ -1005,6 +1119,12 @@ class _Visitor(ast.NodeVisitor):
     # ---------------------------------------------------------------- assignments (tiny data flow)
     def visit_Assign(self, node: ast.Assign) -> None:
         self._track_assign(node)
+        for target in node.targets:
+            if isinstance(target, ast.Attribute) and "cuda" in target.attr.lower() \
+                    and target.attr not in self.result.availability_attrs and any(
+                    isinstance(n, ast.Call) and (self.q(n.func) or "").startswith("torch.cuda.")
+                    for n in ast.walk(node.value)):
+                self.result.availability_attrs.append(target.attr)
         for unit in _UNITS.get(ast.Assign, ()):  # device_literal_assign, device_selection
             unit(self, node)
         self.generic_visit(node)
@@ -1351,6 +1471,36 @@ def _is_fallback_handler(handler: ast.ExceptHandler) -> bool:
     if handler.type is not None and not (names & _FALLBACK_EXCEPTIONS):
         return False
     return not all(isinstance(s, ast.Raise) for s in handler.body)
+
+
+_DTYPE_WORDS = {"float16", "float32", "float64", "double", "half", "float", "bfloat16", "int8", "int16", "int32",
+                "int64", "long", "uint8", "bool", "complex64", "complex128", "cfloat", "cdouble"}
+
+
+_DTYPE_BARE = _DTYPE_WORDS - {"float", "bool", "long", "double", "half"}  # bare names that are also Python's
+
+
+def _mps_branch(test: ast.AST) -> str | None:
+    """Which branch of ``if test:`` a tensor or device on MPS never takes: ``"body"`` for ``x.device.type !=
+    "mps"``, ``"mps" not in str(d)``, ``not x.is_mps``; ``"orelse"`` for ``== "mps"``, ``"mps" in``, ``x.is_mps``;
+    else None."""
+    cls = test.__class__
+    if cls is ast.UnaryOp and test.op.__class__ is ast.Not:
+        inner = _mps_branch(test.operand)
+        return {"body": "orelse", "orelse": "body"}.get(inner) if inner else None
+    if cls is ast.Attribute:
+        return "orelse" if test.attr == "is_mps" else None
+    if cls is not ast.Compare or len(test.ops) != 1:
+        return None
+    sides = (test.left, test.comparators[0])
+    if not any(s.__class__ is ast.Constant and s.value == "mps" for s in sides):
+        return None
+    op = test.ops[0].__class__
+    if op in (ast.NotEq, ast.IsNot, ast.NotIn):
+        return "body"
+    if op in (ast.Eq, ast.Is, ast.In):
+        return "orelse"
+    return None
 
 
 _DTYPE_NAMES = {"torch.float64", "torch.double", "torch.complex128", "torch.cdouble", "torch.complex64", "torch.cfloat",

@@ -7,7 +7,9 @@ Envelope (``schema``, ``mpsready``, ``created``) plus::
     outlook      {"verdict": runs_on_mac | mac_for_dev | stay_on_cuda, "title", "limiting": [finding refs],
                   "flags": ["--device mps", ...]  the exact flags / config values the Mac run needs,
                   "edits": [{"path", "line", "code", "kind": edit | wire | swap, "what", "migrate"}],
-                  "complete": bool, "incomplete": [paths of main-path files that could not be read or parsed]}
+                  "complete": bool, "incomplete": [paths of main-path files that could not be read or parsed],
+                  "secondary": [{"part", "outlook", "flags", "edits"}]  parts off the main path that would need
+                  something on a Mac (a folder or a root script no entry runs); they never lower "verdict"}
     summary      {"files", "lines", "seconds", "blocker", "degrades", "info", "suppressed", "cache_hits"}
     effort       {"auto_fixable", "manual", "kept", "files_touched"}: the code findings `mpsready migrate` rewrites,
                  those left to a person, those that need no change, and the files it would touch
@@ -50,10 +52,12 @@ def to_document(result: ScanResult) -> dict:
             "edits": [e.to_dict() for e in result.edits],
             "complete": not result.incomplete,
             "incomplete": list(result.incomplete),
+            "secondary": [{"part": s.part, "outlook": s.outlook.value, "flags": list(s.flags),
+                           "edits": [e.to_dict() for e in s.edits]} for s in result.secondary],
         },
         summary={"files": result.files_scanned, "lines": result.lines_scanned, "seconds": round(result.seconds, 3),
                  **counts, "suppressed": result.suppressed, "cache_hits": result.cache_hits},
-        effort=effort(result.findings),
+        effort=effort(result.findings, result.torch_floor),
         subprojects=[{"path": s.path, "outlook": s.outlook.value, "flags": list(s.flags),
                       "edits": [e.to_dict() for e in s.edits]} for s in result.subprojects],
         dependencies=[{"name": d.name, "specifier": d.specifier, "path": d.path, "line": d.line, "optional": d.optional,

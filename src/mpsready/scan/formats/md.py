@@ -43,7 +43,7 @@ class MarkdownFormat(ScanFormat):
                     + ", ".join(md_code(p) for p in result.incomplete), ""]
         out += ["| files | lines | blocker | degrades | info | suppressed |", "|---|---|---|---|---|---|",
                 f"| {result.files_scanned} | {result.lines_scanned} | {c['blocker']} | {c['degrades']} | {c['info']} | {result.suppressed} |", "",
-                effort_line(result.findings), ""]
+                effort_line(result.findings, result.torch_floor), ""]
         if result.subprojects:
             out += ["## Subprojects", "", "| subproject | outlook |", "|---|---|"]
             out += [f"| {md_code(s.path)} | `{s.outlook.value}` |" for s in result.subprojects]

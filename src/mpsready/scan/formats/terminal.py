@@ -11,6 +11,7 @@ from rich.text import Text
 from mpsready.findings import Severity, Verdict
 from mpsready.migrate.autofix import effort_line
 from mpsready.scan.engine import ScanResult
+from mpsready.scan.exit_reason import exit_reason
 from mpsready.scan.formats.interface import ScanFormat
 from mpsready.scan.formats.safe import visible
 from mpsready.scan.model.remedy import OFF_PATH_REACH
@@ -59,7 +60,7 @@ class TerminalFormat(ScanFormat):
         table.add_row(str(result.files_scanned), str(result.lines_scanned), str(c["blocker"]), str(c["degrades"]),
                       str(c["info"]), str(result.suppressed), f"{result.seconds:.2f}")
         console.print(table)
-        console.print(Text(effort_line(result.findings)))
+        console.print(Text(effort_line(result.findings, result.torch_floor)))
         if result.subprojects:
             sub = Table(title="subprojects")
             sub.add_column("path")
@@ -79,8 +80,17 @@ class TerminalFormat(ScanFormat):
                 tag = "migrate can make it" if e.migrate else "by hand"
                 console.print(Text(f"  {e.code} {visible(where)} [{e.kind}, {tag}]  {visible(e.what)}"))
         console.print(verdict)
+        if result.outlook is Verdict.STAY_ON_CUDA and result.limiting:  # the reason names the core op
+            first = result.limiting[0]
+            console.print(Text(f"  because: {first.code} {visible(str(first.location))}  "
+                               f"{visible((first.evidence or {}).get('core_op') or first.message)}"), soft_wrap=True)
+        for part in result.secondary[:self.max_per_group]:  # off the main path: they never lower the outlook above
+            console.print(Text(f"  secondary part {visible(part.line())}", style="dim"))
         if result.flags:
             console.print(Text("run on the Mac with: " + visible(" ".join(result.flags)), style="bold"))
         if result.incomplete:
             console.print(Text(f"incomplete: {len(result.incomplete)} file(s) could not be read or parsed, the outlook "
                                "covers the rest only: " + visible(", ".join(result.incomplete[:10])), style="yellow"))
+        reason = exit_reason(result)
+        if reason:  # the last line: why the exit code is not 0 whatever the outlook says
+            console.print(Text(reason, style="bold"), soft_wrap=True)

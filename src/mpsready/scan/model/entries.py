@@ -76,8 +76,8 @@ def declared_entries(project: ProjectFiles, py_files: Collection[str]) -> Declar
         text = _read(small, name)
         if text is None or text.count("\n") > MAX_README_LINES:
             continue
-        for line in readme_lines(text, markdown=name.lower().endswith(".md")):
-            for rel in command_scripts(line, py, lambda sh: _read(project, sh)):
+        for block in readme_blocks(text, markdown=name.lower().endswith(".md")):
+            for rel in block_scripts(block, py, lambda sh: _read(project, sh)):
                 readme.setdefault(rel, None)
         if name.lower().endswith(".md"):
             modules = readme_python_imports(text)
@@ -147,6 +147,60 @@ def readme_lines(text: str, *, markdown: bool) -> list[str]:
     return out
 
 
+def readme_blocks(text: str, *, markdown: bool) -> list[list[str]]:
+    """:func:`readme_lines` grouped by code block (each inline code span a block of its own; the whole text one
+    block outside Markdown): a ``cd`` holds until its block ends (:func:`block_scripts`)."""
+    if not markdown:
+        return [readme_lines(text, markdown=False)]
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark").disable(["link", "image", "reference", "autolink", "html_inline", "html_block",
+                                           "emphasis", "entity"])
+    out: list[list[str]] = []
+    for tok in md.parse(text):
+        if tok.type in ("fence", "code_block"):
+            out.append(_joined(tok.content.splitlines()))
+        elif tok.type == "inline":
+            out += [[child.content] for child in tok.children or () if child.type == "code_inline"]
+    return out
+
+
+def block_scripts(lines: Iterable[str], py_files: Collection[str], read_shell=None, depth: int = 0) -> list[str]:
+    """Project scripts the shell lines run, in order, following ``cd DIR`` (issue 23): ``cd pkg`` then
+    ``python train.py`` runs ``pkg/train.py``, ``cd ../..`` comes back. A ``cd`` out of the project, to ``~``, to
+    a variable (``cd $ROOT``) or to a folder the project lacks makes the lines after it name nothing until a
+    ``cd`` back to a known folder; a bare ``cd`` goes home (out of the project)."""
+    out: dict[str, None] = {}
+    state = {"cwd": ""}
+    for line in lines:
+        for rel in command_scripts(line, py_files, read_shell, depth, state):
+            out.setdefault(rel, None)
+    return list(out)
+
+
+def _cd(tokens: list[str], state: dict, py_files: Collection[str]) -> None:
+    """Apply ``cd X`` to ``state["cwd"]`` (None: somewhere outside the project, or unknown)."""
+    target = tokens[1] if len(tokens) > 1 else "~"
+    cwd = state.get("cwd")
+    if target.startswith(("~", "/", "$", "-")) or cwd is None and not target.startswith(".."):
+        state["cwd"] = None
+        return
+    rel = posixpath.normpath(posixpath.join(cwd or "", target)) if cwd is not None else None
+    if rel is None or rel.startswith(".."):
+        state["cwd"] = None
+        return
+    rel = "" if rel == "." else rel
+
+    def known(d: str) -> bool:
+        return not d or any(p.startswith(d + "/") for p in py_files)
+
+    if cwd == "" and not known(rel):
+        # `git clone .../Proj.git && cd Proj[/sub]`: the first folder is the clone, the project root itself
+        rest = rel.split("/", 1)[1] if "/" in rel else ""
+        rel = rest if not known(rel.split("/", 1)[0]) and known(rest) else rel
+    state["cwd"] = rel if known(rel) else None
+
+
 def _joined(lines: Iterable[str]) -> list[str]:
     out: list[str] = []
     pending = ""
@@ -161,11 +215,14 @@ def _joined(lines: Iterable[str]) -> list[str]:
     return out
 
 
-def command_scripts(line: str, py_files: Collection[str], read_shell=None, depth: int = 0) -> list[str]:
+def command_scripts(line: str, py_files: Collection[str], read_shell=None, depth: int = 0,
+                    state: dict | None = None) -> list[str]:
     """Project scripts (members of ``py_files``) that the shell command ``line`` runs; ``read_shell(relpath)``
     gives a shell script's text (or None) for ``bash X.sh``. A line that does not split (an open quote) runs
-    nothing."""
-    if not any(w in line for w in _WORDS):
+    nothing. ``state`` carries the working directory (``{"cwd": "pkg"}``) that a ``cd`` on this or an earlier
+    line of the block set (:func:`block_scripts`); paths are resolved from it."""
+    state = {"cwd": ""} if state is None else state
+    if not any(w in line for w in _WORDS) and "cd" not in line:
         return []
     try:
         lex = shlex.shlex(line, posix=True, punctuation_chars=True)
@@ -177,14 +234,46 @@ def command_scripts(line: str, py_files: Collection[str], read_shell=None, depth
     command: list[str] = []
     for tok in [*tokens, ";"]:
         if tok in _COMMAND_ENDS or (tok and set(tok) <= set("();<>|&")):
-            out += _one_command(command, py_files, read_shell, depth)
+            if command and command[0] == "cd":
+                _cd(command, state, py_files)
+            elif command and state.get("cwd") is not None:
+                out += _one_command(command, _Under(py_files, state["cwd"]), read_shell, depth)
             command = []
         else:
             command.append(tok)
     return list(dict.fromkeys(out))
 
 
-def _one_command(tokens: list[str], py: Collection[str], read_shell, depth: int) -> list[str]:
+_FULL = "\x00full:"
+
+
+class _Under:
+    """The project's files as seen from the folder ``cwd``: ``"train.py" in _Under(py, "pkg")`` asks for
+    ``pkg/train.py``; :meth:`full` gives the project path back (a module name resolves from ``cwd`` first)."""
+
+    def __init__(self, py: Collection[str], cwd: str) -> None:
+        self.py, self.cwd = py, cwd
+
+    def full(self, rel: str) -> str:
+        return posixpath.normpath(posixpath.join(self.cwd, rel)) if self.cwd else rel
+
+    def __contains__(self, rel: object) -> bool:
+        return isinstance(rel, str) and self.full(rel) in self.py
+
+    def __iter__(self):
+        return iter(self.py)
+
+    def __len__(self) -> int:
+        return len(self.py)
+
+
+def _one_command(tokens: list[str], under: _Under, read_shell, depth: int) -> list[str]:
+    # a path a shell script named comes back marked (_FULL): it is a project path already
+    return [rel[len(_FULL):] if rel.startswith(_FULL) else under.full(rel)
+            for rel in _command(tokens, under, read_shell, depth)]
+
+
+def _command(tokens: list[str], py: _Under, read_shell, depth: int) -> list[str]:
     for i, tok in enumerate(tokens):
         name = PurePosixPath(tok).name
         if name in ("python", "python2", "python3", "py") or (
@@ -197,10 +286,13 @@ def _one_command(tokens: list[str], py: Collection[str], read_shell, depth: int)
             rel = _relative(script)
             if depth or rel is None or read_shell is None or not rel.endswith(".sh"):
                 return []
-            text = read_shell(rel)
+            text = read_shell(py.full(rel))
             if text is None:
                 return []
-            return [s for ln in _joined(text.splitlines()) for s in command_scripts(ln, py, None, depth + 1)]
+            # a script's own commands run from the same folder; their paths are already full project paths
+            inner = {"cwd": py.cwd}
+            return [_FULL + s for ln in _joined(text.splitlines())
+                    for s in command_scripts(ln, py.py, None, depth + 1, inner)]
     return []
 
 

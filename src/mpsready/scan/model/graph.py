@@ -80,6 +80,16 @@ def main_path(results: Mapping[str, Any], readme: list[str] | tuple[str, ...] = 
     primary = [rel for rel in roots if rel.startswith(PRIMARY)]
     # the README adds entries, never demotes one: its first command is often a download or a setup step
     ran = [rel for rel in readme if rel in results and PurePosixPath(rel).name not in SKIP_ENTRIES]
+    api = sorted(rel for rel in readme_imports if rel in results and "/" in rel)
+    if api and not any("/" not in rel for rel in ran):
+        # a library (issue 23): its README shows users importing its package and runs none of its root scripts,
+        # so the public API is the main path and root scripts nothing imports (train_*.py demos) are secondary
+        starts = sorted({*api, *ran})
+        for rel in list(starts):
+            parts = PurePosixPath(rel).parts[:-1]
+            starts += [init for i in range(1, len(parts) + 1)
+                       if (init := "/".join(parts[:i]) + "/__init__.py") in results and init not in starts]
+        return _reach(results, py, starts), starts
     starts = sorted({*(primary or roots), *(rel for rel in ran if "/" not in rel)})
     # a script the README runs or a root launcher starts is a main entry of its own
     extra = [rel for rel in [*ran, *launched(results, starts)] if rel not in starts]

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Mapping
 from mpsready.findings import Basis, Finding, Location, Scope, Severity
 from mpsready.scan.model import configs
 from mpsready.scan.model.remedy import EDIT
-from mpsready.scan.model.surfaces import flag_text
+from mpsready.scan.model.surfaces import flag_text, is_device_option
 from mpsready.scan.rules import api as A
 from mpsready.scan.scope import scope_of
 
@@ -34,14 +34,20 @@ def apply_surfaces(findings: list[Finding], results: Mapping[str, Any], config_t
     """
     by_file: dict[str, list[dict]] = {rel: res.surfaces for rel, (res, _c) in results.items() if res.surfaces}
     by_dest = _main_surfaces(results)
+    availability = {a for res, _c in results.values() for a in getattr(res, "availability_attrs", ())}
     out: list[Finding] = []
     flagged_files: set[str] = set()
+    behind_user: dict[str, int] = {}
     for f in findings:
         path, line = f.location.path, f.location.line
+        user = f.evidence.get("user_flag_guard")
+        if user and user not in availability and user in by_dest and all(
+                not s.get("computed") for s in by_dest[user]):
+            f = _unguarded(f, user, by_dest[user][0]["name"])
         surfaces = by_file.get(path or "", [])
         if f.code in _DEVICE_CODES and surfaces:
             s = _surface_at(surfaces, f.evidence.get("surface_line") or line)
-            if s is not None and any(w in s["dest"].lower() for w in ("device", "accelerator")):
+            if s is not None and is_device_option(s):
                 choices = s.get("choices")
                 if choices and "mps" not in choices:
                     f = _with(f, remedy={"kind": EDIT, "migrate": False},
@@ -56,7 +62,10 @@ def apply_surfaces(findings: list[Finding], results: Mapping[str, Any], config_t
         if guard and guard in by_dest and all(not s.get("computed") and not _default_passes(s.get("default"), test)
                                                for s in by_dest[guard]):
             f = _with(f, behind_flag=by_dest[guard][0]["name"])
+            if f.evidence.get("user_cuda_flag"):
+                behind_user[guard] = behind_user.get(guard, 0) + 1
         out.append(f)
+    out += cpu_by_user_flag(behind_user, by_dest, results)
     out += config_findings(config_texts, hydra)
     extra: list[str] = []
     if hydra:
@@ -64,6 +73,42 @@ def apply_surfaces(findings: list[Finding], results: Mapping[str, Any], config_t
     extra += compile_flags(by_file, flagged_files, findings)
     extra += request_flags(by_file, results, {f.evidence.get("flag") for f in out if f.evidence.get("flag")})
     return out, extra
+
+
+_GUARD_NOTE = " (inside a CUDA-availability check, so skipped on a Mac)"
+
+
+def _unguarded(f: Finding, dest: str, name: str) -> Finding:
+    """A finding under ``if args.cuda:`` where ``cuda`` is the user's option (a literal default, never assigned
+    from ``torch.cuda``): not a CUDA-availability check (issue 23), so it keeps its own severity, and it sits
+    behind that option (``flag_guard``), which the caller judges by the option's default."""
+    ev = {k: v for k, v in f.evidence.items() if k not in ("guarded", "user_flag_guard", "unguarded_severity")}
+    ev.update(flag_guard=dest, user_cuda_flag=name)
+    message = f.message.removesuffix(_GUARD_NOTE)
+    severity = Severity(f.evidence.get("unguarded_severity", f.severity.value))
+    return Finding(f.code, severity, f"{message} (behind the option {name}, a user's flag, not a CUDA check)",
+                   f.location, f.basis, f.fix, f.source, f.scope, ev)
+
+
+def cpu_by_user_flag(behind: Mapping[str, int], by_dest: Mapping[str, list[dict]],
+                     results: Mapping[str, Any]) -> list[Finding]:
+    """API104 at the option for each user CUDA flag off by default that device code sits behind, in a project
+    whose main path never uses MPS when asked (no comparison with ``'mps'``): without the flag a Mac runs on the
+    CPU, with it the program calls CUDA, so choosing MPS needs an edit."""
+    if any(res.mps_on_request for rel, (res, _c) in results.items() if scope_of(rel) is Scope.MAIN):
+        return []
+    out = []
+    for dest, n in sorted(behind.items()):
+        s = by_dest[dest][0]
+        path = next((rel for rel, (res, _c) in results.items() if s in (res.surfaces or ())), None)
+        if path is None:
+            continue
+        out.append(Finding(
+            A.DEVICE_SELECTION.code, A.DEVICE_SELECTION.severity,
+            f"the device is chosen only by the option {s['name']} (off by default; {n} device call(s) behind it): "
+            "on a Mac the program runs on the CPU, never on MPS", Location(path, s["line"]), Basis.PREDICTED,
+            A.DEVICE_SELECTION.fix, A.DEVICE_SELECTION.source, scope_of(path), {"option": s["name"], "behind": n}))
+    return out
 
 
 def _main_surfaces(results: Mapping[str, Any]) -> dict[str, list[dict]]:
@@ -99,9 +144,11 @@ def request_flags(by_file: Mapping[str, list[dict]], results: Mapping[str, Any],
             continue
         for s in surfaces:
             default, choices = s.get("default"), s.get("choices")
-            if "device" not in s["dest"].lower() or s.get("computed") or (choices and "mps" not in choices):
+            if not is_device_option(s) or s.get("computed") or (choices and "mps" not in choices):
                 continue
-            if default == "cpu" or (asks and default in ("", None)):
+            # a CUDA default of an option that names no device (`--where cuda` into torch.device) raised no API103
+            cuda_default = isinstance(default, str) and default.split(":")[0].lower() == "cuda"
+            if default == "cpu" or cuda_default or (asks and default in ("", None)):
                 flag = flag_text(s, "mps")
                 if flag not in flags and flag not in out:
                     out.append(flag)

@@ -91,7 +91,7 @@ def with_remedy(f: Finding, migrate: bool | None = None) -> Finding:
     return Finding(f.code, f.severity, f.message, f.location, f.basis, f.fix, f.source, f.scope, ev)
 
 
-def with_remedies(findings: Iterable[Finding]) -> list[Finding]:
+def with_remedies(findings: Iterable[Finding], floor: tuple[int, int] | None = None) -> list[Finding]:
     """:func:`with_remedy` for every finding, the migrate mark taken from the findings together
     (:func:`mpsready.migrate.autofix.buckets`), so the outlook marks exactly what the effort counts as auto-fixable."""
-    return [with_remedy(f, kind == "auto") for f, kind, _ in buckets(findings)]
+    return [with_remedy(f, kind == "auto") for f, kind, _ in buckets(findings, floor)]

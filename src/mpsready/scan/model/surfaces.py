@@ -130,8 +130,55 @@ def _trainer(call: ast.Call) -> list[dict[str, Any]]:
     return out
 
 
+_DEVICE_NAMES = {"cpu", "cuda", "mps", "auto", "gpu", "xpu", "cuda:0"}
+_DEVICE_SINKS = {"device", "accelerator", "map_location"}
+
+
+def is_device_option(surface: dict[str, Any]) -> bool:
+    """Whether an option chooses the device (issue 23): its ``choices`` name a device (``{cuda,cpu,mps}``), or its
+    destination's last word is ``device``/``accelerator`` (``--device``, ``--train_device``, ``--device_type``),
+    or its value flows in the same file into ``torch.device(...)``, ``.to(...)`` or a ``device=``/``accelerator=``
+    keyword (``flows``, filled by :func:`collect`). Never an option whose default is a number, nor one whose
+    name only starts with ``device`` (``--device-batch-size``, ``--devices``: a count)."""
+    choices = surface.get("choices")
+    if choices:
+        return any(isinstance(c, str) and c.lower() in _DEVICE_NAMES for c in choices)
+    default = surface.get("default")
+    if isinstance(default, (int, float)) and not isinstance(default, bool):
+        return False
+    words = [w for w in str(surface.get("dest") or "").lower().replace("-", "_").split("_") if w]
+    if words and (words[-1] in ("device", "accelerator") or words[-2:] == ["device", "type"]):
+        return True
+    return bool(surface.get("flows")) and (default is None or isinstance(default, str))
+
+
+def _device_sinks(tree: ast.Module) -> set[str]:
+    """Names and attribute names (``args.dev`` -> ``dev``) given to ``torch.device(...)``, ``.to(...)`` or a
+    ``device=``/``accelerator=``/``map_location=`` keyword anywhere in the module: where option values flow."""
+    out: set[str] = set()
+
+    def note(node: ast.AST) -> None:
+        if isinstance(node, ast.Attribute):
+            out.add(node.attr)
+        elif isinstance(node, ast.Name):
+            out.add(node.id)
+
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name in ("device", "to") and node.args:
+            note(node.args[0])
+        for k in node.keywords:
+            if k.arg in _DEVICE_SINKS:
+                note(k.value)
+    return out
+
+
 def collect(tree: ast.Module, text: str) -> list[dict[str, Any]]:
-    """Every configuration surface of one module (see the module doc), in source order."""
+    """Every configuration surface of one module (see the module doc), in source order. An argparse option whose
+    value the module passes to a device sink carries ``"flows": True`` (:func:`is_device_option`)."""
     if not any(w in text for w in ("add_argument", "click", "typer", "exec(", "Trainer")):
         return []
     out: list[dict[str, Any]] = []
@@ -163,6 +210,11 @@ def collect(tree: ast.Module, text: str) -> list[dict[str, Any]]:
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and "typer" in text:
             out += _typer_params(node)
     out.sort(key=lambda s: s["line"])
+    if any(s["kind"] == "argparse" for s in out):
+        sinks = _device_sinks(tree)
+        for s in out:
+            if s["kind"] == "argparse" and s["dest"] in sinks:
+                s["flows"] = True
     return out
 
 

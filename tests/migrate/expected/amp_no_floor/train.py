@@ -18,7 +18,7 @@ dtype = "float16"
 device_type = "cuda" if "cuda" in device else "cpu"
 ptdtype = {"float32": torch.float32, "float16": torch.float16}[dtype]
 ctx = nullcontext() if device_type == "cpu" else torch.amp.autocast(device_type=device_type, dtype=ptdtype)
-scaler = torch.amp.GradScaler(torch.device(device).type, enabled=(dtype == "float16") and torch.device(device).type == 'cuda')
+scaler = torch.amp.GradScaler('cuda', enabled=(dtype == "float16"))
 
 
 def step(model, x, optimizer):

@@ -45,6 +45,20 @@ def is_switch_test(v, test: ast.AST) -> bool:
     return False
 
 
+# calls whose behaviour on MPS follows the device type (PyTorch 2.13.0 torch/amp/autocast_mode.py, grad_scaler.py)
+AMP_CALLS = {"autocast": ("torch.amp.autocast", "torch.autocast", "torch.amp.autocast_mode.autocast",
+                          "torch.cuda.amp.autocast"),
+             "GradScaler": ("torch.amp.GradScaler", "torch.GradScaler", "torch.amp.grad_scaler.GradScaler",
+                            "torch.cuda.amp.GradScaler")}
+
+
+def amp_calls(v) -> list[str]:
+    """Which of autocast / GradScaler the file calls (an API115 test then decides whether they turn on for MPS,
+    which migrate keeps off below the PyTorch floor where MPS has them)."""
+    names = {v.q(n.func) or "" for n in ast.walk(v.tree) if isinstance(n, ast.Call)}
+    return [kind for kind, qual in AMP_CALLS.items() if names & set(qual)]
+
+
 def report_selection(v, kind: str | None, node: ast.AST) -> bool:
     """Report a selection of ``kind`` at ``node``; True when ``kind`` is a selection (reported or not)."""
     if kind == "available":
@@ -73,8 +87,10 @@ def report_selection(v, kind: str | None, node: ast.AST) -> bool:
                   "everything silently runs on the CPU, never on MPS")
         return True
     if kind == "string":
+        amp = amp_calls(v)
         v.add(A.DEVICE_STRING_TEST, node, "device type derived from a 'cuda' string test defaults to 'cpu': an "
-              "'mps' device is treated as the CPU (autocast, pin_memory, dtype choices)")
+              "'mps' device is treated as the CPU (autocast, pin_memory, dtype choices)",
+              evidence={"amp_calls": amp} if amp else None)
         return True
     return False
 

@@ -15,6 +15,10 @@ from mpsready.scan.rules import dtypes as T
 
 @on(ast.Call)
 def check(v, node: ast.Call, name: str, attr: str | None) -> None:
+    if attr in _CAST_METHODS and not node.args and isinstance(node.func.value, ast.Call):  # type: ignore[union-attr]
+        # `X.to(dev).float()`: the visitor meets the cast before the move it follows (outer calls first); the move's
+        # finding says so, since migrate can then move the cast before it
+        v.__dict__.setdefault("_casts_after", set()).add(id(node.func.value))  # type: ignore[union-attr]
     if attr == "to":
         has_dtype = any(v._is_dtype(a) for a in node.args) or any(k.arg == "dtype" for k in node.keywords)
         if not has_dtype:
@@ -48,8 +52,9 @@ def _check_source(v, src: ast.AST, name: str, at: ast.AST) -> None:
     engine to join across files (the function returns float64 / a caller passes float64)."""
     if (isinstance(src, ast.Name) and src.id in v.np_f64_vars) or v._is_numpy_f64(src):
         label = src.id if isinstance(src, ast.Name) else "a NumPy array"
+        cast = id(at) in v.__dict__.get("_casts_after", ())
         v.add(T.NUMPY_FLOAT64, at, f"{name}({label}) is float64 (NumPy's default) and is moved to a device "
-              "before any cast: MPS refuses float64")
+              "before any cast: MPS refuses float64", evidence={"cast_after_move": True} if cast else None)
         return
     if not isinstance(src, ast.Name):
         callee = _project_callee(src)

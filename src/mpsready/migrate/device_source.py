@@ -1,0 +1,135 @@
+"""Which device a rewritten CUDA move or literal takes: never one the surrounding code does not use.
+
+A ``.cuda()`` rewritten to an independent choice can mix devices: the migrated layer moves its mask to MPS
+while the project's own selection (left as it was, or forced to the CPU by ``--no-cuda``) keeps the model and
+its input on the CPU, and the first MPS kernel then refuses the CPU operand ("Expected all tensors to be on the
+same device", see ``docs/emulation.md``, placement). So :func:`resolve` answers, in this order:
+
+1. the device the code already holds: a ``device`` parameter of the enclosing function, ``device`` bound to a
+   device expression earlier in that function or at module level, or ``self.device`` assigned in the class's
+   ``__init__``;
+2. inside a method of a ``Module`` or autograd ``Function`` subclass, the device of the first parameter the
+   method uses as a tensor (``x.shape``, ``x.size()``, ``x.device``...): a module computes on the device of
+   its inputs (``DataParallel`` replicas and DDP ranks included: the original ``.cuda()`` went to the current
+   CUDA device, which they set to the input's);
+3. the helper ``_mpsready_device()`` (CUDA, then MPS, then the CPU), but only in a project that has no device
+   selection of its own (no API104 finding anywhere): there every choice is the helper's, so all agree. In a
+   project that selects its device itself, code that cannot see that selection is left for a person, with
+   the selection's place in the reason.
+
+An explicit CUDA index (``.cuda(1)``, ``"cuda:1"``) keeps step 3's helper (it keeps the index on CUDA) under the
+same condition.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from mpsready.migrate.common import device_in_scope, helper_call
+from mpsready.migrate.interface import FileContext
+
+# attribute uses that only a tensor has among the values research code passes to a module's methods
+TENSOR_ATTRS = frozenset({
+    "shape", "size", "device", "dtype", "dim", "ndim", "numel", "view", "reshape", "is_cuda", "new_zeros",
+    "new_ones", "new_empty", "new_full", "new_tensor", "permute", "transpose", "unsqueeze", "squeeze",
+    "contiguous", "type_as", "expand", "masked_fill", "float", "half", "bfloat16", "detach", "softmax",
+})
+
+
+@dataclass(frozen=True)
+class Target:
+    """A device expression to write (``expr``), how the plan shows it, and whether it is the helper."""
+
+    expr: cst.BaseExpression
+    shown: str
+    helper: bool
+
+
+def _class_of(ctx: FileContext, fn: cst.FunctionDef) -> cst.ClassDef | None:
+    parent = ctx.parents.get(fn)
+    block = ctx.parents.get(parent) if isinstance(parent, cst.IndentedBlock) else None
+    return block if isinstance(block, cst.ClassDef) else None
+
+
+def _base_names(cls: cst.ClassDef) -> list[str]:
+    out = []
+    for b in cls.bases:
+        name = cst.helpers.get_full_name_for_node(b.value) or ""
+        out.append(name.rsplit(".", 1)[-1])
+    return out
+
+
+def _is_module_class(cls: cst.ClassDef) -> bool:
+    """A subclass of ``nn.Module`` (any base whose name ends in ``Module``) or of ``autograd.Function``."""
+    return any(b.endswith("Module") or b == "Function" for b in _base_names(cls))
+
+
+def _enclosing_function(ctx: FileContext, node: cst.CSTNode) -> cst.FunctionDef | None:
+    return next((a for a in ctx.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
+
+
+def _self_device(ctx: FileContext, cls: cst.ClassDef) -> bool:
+    """Whether ``__init__`` assigns ``self.device``."""
+    init = next((s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
+    if init is None:
+        return False
+    found: list[bool] = []
+
+    class V(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for t in node.targets:
+                if isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name) \
+                        and t.target.value.value == "self" and t.target.attr.value == "device":
+                    found.append(True)
+
+    init.visit(V())
+    return bool(found)
+
+
+def tensor_parameter(ctx: FileContext, node: cst.CSTNode) -> str | None:
+    """The first parameter of the enclosing method (of a Module or Function subclass) that the method uses as a
+    tensor, or ``None``. ``self``/``ctx``/``cls`` are not candidates."""
+    fn = _enclosing_function(ctx, node)
+    cls = _class_of(ctx, fn) if fn is not None else None
+    if fn is None or cls is None or not _is_module_class(cls):
+        return None
+    params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)][1:]
+    used: set[str] = set()
+
+    class V(cst.CSTVisitor):
+        def visit_Attribute(self, a: cst.Attribute) -> None:
+            if isinstance(a.value, cst.Name) and a.attr.value in TENSOR_ATTRS:
+                used.add(a.value.value)
+
+    fn.body.visit(V())
+    return next((p for p in params if p in used), None)
+
+
+def self_device(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """Whether ``node`` sits in a method whose class's ``__init__`` assigns ``self.device``."""
+    fn = _enclosing_function(ctx, node)
+    cls = _class_of(ctx, fn) if fn is not None else None
+    return cls is not None and fn.name.value != "__init__" and _self_device(ctx, cls)  # type: ignore[union-attr]
+
+
+def resolve(ctx: FileContext, node: cst.CSTNode, index: cst.BaseExpression | str | None = None) -> Target | str:
+    """The device for a CUDA move or literal at ``node`` (see the module docstring), or the reason it is left
+    for a person. ``index`` is the explicit CUDA index of the original (``None``: the current CUDA device)."""
+    if index is None:
+        scoped = device_in_scope(ctx, node)
+        if scoped:
+            return Target(cst.Name(scoped), scoped, False)
+        if self_device(ctx, node):
+            return Target(cst.parse_expression("self.device"), "self.device", False)
+        param = tensor_parameter(ctx, node)
+        if param:
+            return Target(cst.parse_expression(f"{param}.device"), f"{param}.device", False)
+    if ctx.selections:
+        where = ", ".join(ctx.selections[:3]) + (" ..." if len(ctx.selections) > 3 else "")
+        return (f"the project selects its device itself ({where}) and this code cannot see that choice: pass the "
+                "selected device here (a parameter, or a tensor argument's .device); an independent choice could "
+                "put this tensor on MPS while the rest stays on the CPU")
+    shown = "_mpsready_device(...)" if index is not None else "_mpsready_device()"
+    return Target(helper_call(index), shown, True)

@@ -1,0 +1,34 @@
+"""The line that explains the scan's exit code (issue 23): the exit code follows ``--fail-on`` (any finding at or
+above it, wherever it is), the outlook follows the main path, so a project can be ``runs_on_mac`` and still exit 1.
+The terminal output ends with this line whenever the exit code is not 0 (or would not be, under ``--exit-zero``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mpsready.scan.model.remedy import limits
+
+if TYPE_CHECKING:
+    from mpsready.scan.engine import ScanResult
+
+
+def exit_reason(result: ScanResult) -> str | None:
+    """``None`` when the scan exits 0 on its findings; else one line, e.g. ``exit 1: 4 blocker findings, all off
+    the main path (tests, examples, secondary parts, guarded or optional code), so the outlook stays runs_on_mac;
+    the exit code follows --fail-on blocker (pass --exit-zero to exit 0)``."""
+    if not result.failed():
+        return None
+    fail_on = result.config.fail_on
+    hits = [f for f in result.findings if f.severity.rank >= fail_on.rank]
+    main = sum(1 for f in hits if limits(f) and not (f.evidence or {}).get("optional"))
+    what = f"{len(hits)} {'finding' if len(hits) == 1 else 'findings'} at or above {fail_on.value}"
+    if main == 0:
+        where = (f"all off the main path (tests, examples, secondary parts, guarded or optional code), so the "
+                 f"outlook stays {result.outlook.value}")
+    elif main == len(hits):
+        where = f"all on the main path (they set the outlook {result.outlook.value})"
+    else:
+        where = f"{main} on the main path (they set the outlook {result.outlook.value}), {len(hits) - main} off it"
+    code = "exit 0 (--exit-zero)" if getattr(result, "exit_zero", False) else "exit 1"
+    tail = "" if getattr(result, "exit_zero", False) else " (pass --exit-zero to exit 0)"
+    return f"{code}: {what}, {where}; the exit code follows --fail-on {fail_on.value}{tail}"

@@ -1,0 +1,202 @@
+"""The CUDA-core rule (issue 23): a CUDA-first package that the project's core computation calls with no other
+path is CUDA-only for the outlook, whatever alternative the knowledge base names.
+
+The knowledge base gives packages such as flash-attn, mamba-ssm or causal-conv1d an alternative
+(``scaled_dot_product_attention``, a reference selective scan), so their import alone is a *swap*
+(``mac_for_dev``). When a model file (one that defines a ``forward`` method) uses the imported name
+unconditionally inside a function or method (a call, an instantiation, or passing it on, not under an ``if``,
+a conditional expression, a ``try`` or a boolean operator), the swap rewrites the model's core: the finding gets
+``evidence["core_op"]`` (``"flash_attn_func in Attention.forward (model.py:12)"``) and ``no_alternative``, so its
+remedy is ``none`` and the outlook ``stay_on_cuda``, the reason naming the core op. A use behind a condition (an
+``if self.use_flash:`` beside an SDPA path), a file with no ``forward`` (a benchmark, a converter) and an import
+under a try/except fallback (already ``degrades``) keep the swap. Kernels the project writes itself (Triton,
+CuPy, Numba, PyCUDA: EXT103-EXT106) and compiled extensions are CUDA-only already (``no_alternative``).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from mpsready.findings import Finding, Severity
+from mpsready.scan.model.remedy import limits
+
+_CONDITIONAL = (ast.If, ast.IfExp, ast.Try, ast.BoolOp, ast.While, ast.ExceptHandler)
+if hasattr(ast, "TryStar"):
+    _CONDITIONAL += (ast.TryStar,)
+
+
+def core_ops(findings: Iterable[Finding], sources) -> list[Finding]:
+    """``findings`` with the CUDA-core rule applied to main-path DEP107 blockers that would be swaps (see the
+    module doc); ``sources`` is a :class:`~mpsready.scan.model.reread.SourceTrees`."""
+    out = []
+    for f in findings:
+        ev = f.evidence or {}
+        if f.code == "DEP107" and f.severity is Severity.BLOCKER and ev.get("alternative") and limits(f) \
+                and not ev.get("fallback") and (f.location.path or "").endswith(".py"):
+            tree = sources.tree(f.location.path)
+            op = _core_use(tree, f.location.line) if tree is not None else None
+            if op is not None:
+                where = f"{op[0]} in {op[1]} ({f.location.path}:{op[2]})"
+                f = Finding(f.code, f.severity,
+                            f"{f.message}; the model's core calls it with no other path: {where}", f.location,
+                            f.basis, f"The core op {op[0]} needs CUDA; a Mac needs a pure-PyTorch path for it wired "
+                            f"in ({ev['alternative']}), which rewrites the model's core.", f.source, f.scope,
+                            {**ev, "core_op": where, "no_alternative": True})
+        out.append(f)
+    return out
+
+
+def _bound(tree: ast.Module, line: int | None) -> set[str]:
+    """Names the import statement at ``line`` binds (``import a.b`` binds ``a``)."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and node.lineno == line:
+            for a in node.names:
+                if a.name != "*":
+                    names.add(a.asname or a.name.split(".")[0])
+    return names
+
+
+def _core_use(tree: ast.Module, line: int | None) -> tuple[str, str, int] | None:
+    """(name, function, line) of the first unconditional use of a name the import at ``line`` binds, inside a
+    function or method of a file that defines a ``forward`` method; ``None`` otherwise."""
+    if not any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "forward" for n in ast.walk(tree)):
+        return None
+    bound = _bound(tree, line)
+    if not bound:
+        return None
+    hits: list[tuple[int, str, str]] = []
+
+    def visit(node: ast.AST, where: str | None, conditional: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                for stmt in child.body:
+                    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        function(stmt, f"{child.name}.{stmt.name}", where, conditional)
+                    else:
+                        visit(stmt, where, conditional)
+                continue
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                function(child, child.name if where is None else f"{where}.{child.name}", where, conditional)
+                continue
+            cond = conditional or isinstance(child, _CONDITIONAL)
+            if where is not None and not cond and isinstance(child, ast.Name) and child.id in bound \
+                    and isinstance(child.ctx, ast.Load):
+                hits.append((child.lineno, child.id, where))
+            if isinstance(child, (ast.If, ast.IfExp)):
+                visit(child, where, True)  # both branches and the test: a path exists beside it
+            else:
+                visit(child, where, cond)
+
+    def function(fn: ast.AST, name: str, outer: str | None, conditional: bool) -> None:
+        # decorators and defaults run where the function is defined (`@triton.jit` is no use inside the kernel)
+        for dec in [*fn.decorator_list, *fn.args.defaults, *(d for d in fn.args.kw_defaults if d is not None)]:
+            visit(ast.Expr(dec), outer, conditional)
+        for stmt in fn.body:
+            visit(ast.Module([stmt], []), name, False)
+
+    visit(tree, None, False)
+    if not hits:
+        return None
+    lineno, name, where = min(hits)
+    return name, where, lineno
+
+
+def behind_off_params(findings: list[Finding], results, sources) -> list[Finding]:
+    """Findings behind a function parameter whose default is off (``evidence["param_guard"]``: ``if self.flash:``
+    with ``__init__(self, flash=False)``) get ``behind_flag`` (``flash=False (the default)``) and stop limiting,
+    unless a main-path file of the project passes that keyword a true constant (``Attend(flash=True)``): a library's
+    opt-in path is not its main path (issue 23). Files are read again only when such a finding limits."""
+    findings = [_import_param_guard(f, sources) for f in findings]
+    names = {f.evidence["param_guard"] for f in findings if (f.evidence or {}).get("param_guard") and limits(f)}
+    if not names:
+        return findings
+    turned_on = _keywords_set_on(names, results, sources)
+    out = []
+    for f in findings:
+        name = (f.evidence or {}).get("param_guard")
+        if name and name not in turned_on and limits(f):
+            f = Finding(f.code, f.severity, f.message, f.location, f.basis, f.fix, f.source, f.scope,
+                        {**f.evidence, "behind_flag": f"{name}=False (the default)"})
+        out.append(f)
+    return out
+
+
+def _keywords_set_on(names: set[str], results, sources) -> set[str]:
+    """The names among ``names`` that some main-scope Python file passes as a keyword with a true constant."""
+    from mpsready.findings import Scope
+    from mpsready.scan.scope import scope_of
+
+    on: set[str] = set()
+    for rel in results:
+        if not rel.endswith(".py") or scope_of(rel) is not Scope.MAIN:
+            continue
+        text = sources.text(rel)
+        if text is None or not any(n in text for n in names - on):
+            continue
+        tree = sources.tree(rel)
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.keyword) and node.arg in names and isinstance(node.value, ast.Constant) \
+                    and node.value.value not in (False, None, 0, ""):
+                on.add(node.arg)
+        if on == names:
+            break
+    return on
+
+
+def _import_param_guard(f: Finding, sources) -> Finding:
+    """A limiting DEP107 import inside ``if self.x:`` / ``if x:`` where ``x`` is an off-by-default parameter of the
+    enclosing function or of its class's ``__init__`` gets ``param_guard`` (imports are judged before the
+    analyser knows their function, so this is read from the file again, for such findings only)."""
+    ev = f.evidence or {}
+    if f.code != "DEP107" or ev.get("param_guard") or not limits(f) or not (f.location.path or "").endswith(".py"):
+        return f
+    tree = sources.tree(f.location.path)
+    if tree is None:
+        return f
+    name = _guard_param(tree, f.location.line)
+    if name is None:
+        return f
+    return Finding(f.code, f.severity, f.message, f.location, f.basis, f.fix, f.source, f.scope,
+                   {**ev, "param_guard": name})
+
+
+def _guard_param(tree: ast.Module, line: int | None) -> str | None:
+    found: list[str] = []
+
+    def walk(node: ast.AST, tests: list[str], fns: list[ast.AST], cls: ast.ClassDef | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.Import, ast.ImportFrom)) and child.lineno == line and tests and fns:
+                inits = [s for s in (cls.body if cls is not None else ()) if
+                         isinstance(s, ast.FunctionDef) and s.name == "__init__"]
+                if _off_default(tests[-1], [*fns, *inits]):
+                    found.append(tests[-1])
+            if isinstance(child, ast.ClassDef):
+                walk(child, tests, fns, child)
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                walk(child, tests, [*fns, child], cls)
+            elif isinstance(child, ast.If):
+                t = child.test
+                name = t.attr if isinstance(t, ast.Attribute) else t.id if isinstance(t, ast.Name) else None
+                for stmt in child.body:
+                    walk(ast.Module([stmt], []), [*tests, name] if name else tests, fns, cls)
+                for stmt in child.orelse:
+                    walk(ast.Module([stmt], []), tests, fns, cls)
+            else:
+                walk(child, tests, fns, cls)
+
+    walk(tree, [], [], None)
+    return found[0] if found else None
+
+
+def _off_default(name: str, fns: list) -> bool:
+    for fn in fns:
+        args = fn.args
+        pos = args.posonlyargs + args.args
+        pairs = list(zip(pos[len(pos) - len(args.defaults):], args.defaults)) + [
+            (a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+        for a, d in pairs:
+            if a.arg == name:
+                return isinstance(d, ast.Constant) and d.value in (False, None)
+    return False
