@@ -4,7 +4,9 @@
 libcst (formatting and comments survive) and prints a unified diff; ``--apply`` writes it. Layout:
 :mod:`.interface` (the Transform interface), :mod:`.transforms` (one module per rule code),
 :mod:`.engine` (the plan), :mod:`.apply` (atomic writes), :mod:`.formats` (diff and JSON),
-:mod:`.autofix` (which findings are auto-fixable: light, used by scan and report too).
+:mod:`.autofix` (which findings are auto-fixable: light, used by scan and report too). Hostile input:
+:mod:`.guard` (nesting estimate, guarded parse), :mod:`.nbsplice` (notebooks written back cell source by
+cell source), :mod:`.leftovers` (temp files of a killed ``--apply``), :mod:`.progress` (the stderr bar).
 
 This package's ``__init__`` imports nothing: scan and report import :mod:`.autofix` without libcst.
 """

@@ -16,12 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mpsready.migrate.engine import FilePlan, Plan
+from mpsready.migrate.leftovers import remove_leftovers
 
 
 @dataclass
 class ApplyResult:
     written: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)  # "path: reason"
+    removed: list[str] = field(default_factory=list)  # temp files of an earlier killed run, removed
+    leftovers_kept: list[str] = field(default_factory=list)  # "path: reason" of those left
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -50,8 +53,10 @@ class _suppress:
 
 
 def apply_plan(plan: Plan) -> ApplyResult:
-    """Write every changed file of ``plan``; a file changed since the plan read it is refused."""
+    """Write every changed file of ``plan``; a file changed since the plan read it is refused. First removes
+    the temp files an earlier killed ``--apply`` left (``plan.leftovers``, :mod:`mpsready.migrate.leftovers`)."""
     out = ApplyResult()
+    out.removed, out.leftovers_kept = remove_leftovers(Path(plan.root), plan.leftovers)
     for fp in plan.files:
         reason = _changed_since(fp)
         if reason:

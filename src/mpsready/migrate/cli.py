@@ -42,7 +42,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from mpsready.migrate.engine import migrate_path
     from mpsready.migrate.formats import render_diff, render_json, render_summary
-
     from mpsready.scan.config import check_codes, split_codes
 
     command = list(args.command or [])
@@ -64,7 +63,14 @@ def run(args: argparse.Namespace) -> int:
     if args.max_steps < 0 or args.time_limit <= 0:
         raise UsageError("--max-steps must be 0 or more and --time-limit positive")
     releases = [r.strip() for r in str(args.torch).split(",") if r.strip()]
-    plan = migrate_path(args.path, select=select, ignore=ignore)
+    from mpsready.migrate.progress import for_cli
+
+    progress = for_cli(getattr(args, "quiet", False))  # stderr only, a terminal only, after a second
+    try:
+        plan = migrate_path(args.path, select=select, ignore=ignore, progress=progress)
+    finally:
+        if progress:
+            progress.stop()
     verified = None
     if args.verify:
         from mpsready.migrate.verify import render_verify, verify_plan
@@ -77,19 +83,19 @@ def run(args: argparse.Namespace) -> int:
             if args.format == "json":
                 sys.stdout.write(render_json(plan, verify=verified.to_dict()))
             return ExitCode.FINDINGS
-    applied = refused = None
+    applied = refused = removed = kept = None
     if args.apply:
         from mpsready.migrate.apply import apply_plan
 
         result = apply_plan(plan)
-        applied, refused = result.written, result.refused
+        applied, refused, removed, kept = result.written, result.refused, result.removed, result.leftovers_kept
     if args.format == "json":
-        sys.stdout.write(render_json(plan, applied=applied, refused=refused,
+        sys.stdout.write(render_json(plan, applied=applied, refused=refused, removed=removed, leftovers_kept=kept,
                                      verify=verified.to_dict() if verified is not None else None))
     else:
         if not args.apply:
             sys.stdout.write(render_diff(plan))
-        sys.stderr.write(render_summary(plan, applied=applied, refused=refused))
+        sys.stderr.write(render_summary(plan, applied=applied, refused=refused, removed=removed, leftovers_kept=kept))
     if verified is not None and not verified.verified:
         return ExitCode.FINDINGS
     return ExitCode.FINDINGS if refused else ExitCode.OK

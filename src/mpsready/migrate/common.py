@@ -99,13 +99,18 @@ def device_in_scope(ctx: FileContext, node: cst.CSTNode) -> str | None:
             if any(p.name.value == "device" for p in params):
                 return "device"
             # a nested def or class would bind its own names: only this function's own statements count
-        for assign in _assigns(scope):
+        for assign in _assigns(ctx, scope):
             if ctx.positions[assign].start.line < line and _is_device_value(ctx, assign.value):
                 return "device"
     return None
 
 
-def _assigns(scope: cst.CSTNode) -> list[cst.Assign]:
+def _assigns(ctx: FileContext, scope: cst.CSTNode) -> list[cst.Assign]:
+    """The ``device = ...`` assignments of ``scope``'s own statements, found once per scope and file (kept in
+    ``ctx.memo``): without it every ``.cuda()`` edit walked the whole module again, quadratic in the edits."""
+    key = ("device_assigns", id(scope))
+    if key in ctx.memo:
+        return ctx.memo[key]
     out: list[cst.Assign] = []
 
     class V(cst.CSTVisitor):
@@ -121,6 +126,7 @@ def _assigns(scope: cst.CSTNode) -> list[cst.Assign]:
                 out.append(node)
 
     scope.visit(V())
+    ctx.memo[key] = out  # the tree holds ``scope`` as long as ctx lives, so its id is not reused meanwhile
     return out
 
 

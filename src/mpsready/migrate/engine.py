@@ -15,12 +15,16 @@ from mpsready import rules as registry
 from mpsready.findings import Finding
 from mpsready.migrate.autofix import bucket, declared_floor
 from mpsready.migrate.interface import MigrateError, Transform
+from mpsready.migrate.leftovers import find_leftovers
 from mpsready.migrate.notebook import migrate_notebook
+from mpsready.migrate.progress import PlanProgress
 from mpsready.migrate.source import migrate_source
 from mpsready.migrate.transforms import all_transforms
 from mpsready.scan.config import ScanConfig
 from mpsready.scan.engine import ScanResult, scan_path
 from mpsready.scan.walker import walk
+
+BOM = "\ufeff"
 
 
 @dataclass(frozen=True)
@@ -89,7 +93,8 @@ class Plan:
     """Everything ``migrate`` would do. ``files`` holds changed files only; ``manual`` every code finding the
     tool leaves to a person; ``fixed`` every scan finding an edit fixes (edits the transforms found themselves,
     such as ``torch.load`` without ``map_location``, fix no scan finding); ``kept`` findings left as they are on purpose (harmless on a Mac or already
-    behind a CUDA check); ``errors`` files that could not be parsed (left untouched)."""
+    behind a CUDA check); ``errors`` files that could not be parsed or read (left untouched); ``leftovers``
+    temp files an earlier ``--apply`` left when it was killed (:mod:`mpsready.migrate.leftovers`)."""
 
     root: str
     files: list[FilePlan] = field(default_factory=list)
@@ -99,6 +104,7 @@ class Plan:
     errors: list[str] = field(default_factory=list)
     torch_floor: tuple[int, int] | None = None
     findings_before: int = 0
+    leftovers: list[str] = field(default_factory=list)  # temp files of an earlier, killed --apply (relative)
 
     @property
     def edits(self) -> int:
@@ -116,14 +122,16 @@ def _selected(codes: list[str], select: tuple[str, ...], ignore: tuple[str, ...]
 
 
 def migrate_path(path: str | os.PathLike[str], *, select: tuple[str, ...] = (), ignore: tuple[str, ...] = (),
-                 config: ScanConfig | None = None) -> Plan:
+                 config: ScanConfig | None = None, progress: PlanProgress | None = None) -> Plan:
     """Plan the migration of the project (or single file) at ``path``; writes nothing.
+
+    ``progress`` (:mod:`mpsready.migrate.progress`) hears the scan's and the plan's ``(done, total)``.
 
     ``select``/``ignore`` are rule codes or prefixes. Raises :class:`~mpsready.errors.UsageError` for a
     missing path. A file libcst cannot parse is listed in ``Plan.errors`` and left untouched.
     """
     target = Path(path)
-    scan = scan_path(target, config or ScanConfig())
+    scan = scan_path(target, config or ScanConfig(), progress=progress.scan if progress else None)
     root = target if target.is_dir() else target.parent
     transforms = all_transforms()
     codes = sorted({c for t in transforms for c in t.codes} | {f.code for f in scan.findings})
@@ -144,18 +152,31 @@ def migrate_path(path: str | os.PathLike[str], *, select: tuple[str, ...] = (), 
                  if pf.python or pf.notebook]
     else:
         files = [(target.name, str(target))]
+    limit = scan.config.max_file_size
+    plan.leftovers = find_leftovers(root, [abspath for _, abspath in files])
     handled: set[int] = set()
-    for rel, abspath in files:
+    unparsed: set[str] = set()  # files listed in plan.errors: their findings are left as they are, for that reason
+    for index, (rel, abspath) in enumerate(files):
+        if progress:
+            progress.plan(index, len(files))
         findings = by_path.get(rel, [])
         if all(bucket(f, plan.torch_floor)[0] == "kept" for f in findings) and not _worth_detecting(abspath, transforms):
             continue  # nothing a transform would change: the findings are reported as kept below
         try:
-            data = Path(abspath).read_bytes()
+            with open(abspath, "rb") as fh:
+                data = fh.read(limit + 1)  # the scan's limit, in single-file mode too (a 55 MB file took 5 GB)
+            if len(data) > limit:
+                plan.errors.append(f"{rel}: above the {limit}-byte limit (--max-file-size); not read")
+                unparsed.add(rel)
+                continue
             text = data.decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             plan.errors.append(f"{rel}: not read ({exc})")
+            unparsed.add(rel)
             continue
         fp = FilePlan(rel, abspath, text, text, hashlib.sha256(data).hexdigest())
+        bom = BOM if text.startswith(BOM) else ""  # libcst drops it and json refuses it: set aside, put back
+        text = text[len(bom):]
         try:
             if rel.endswith(".ipynb"):
                 after, edits, manual, done, fixed = migrate_notebook(text, rel, findings, transforms, plan.torch_floor,
@@ -172,20 +193,25 @@ def migrate_path(path: str | os.PathLike[str], *, select: tuple[str, ...] = (), 
                 plan.fixed += [FindingRef(f.code, f.location.path, f.location.line) for f in fixed]
         except MigrateError as exc:
             plan.errors.append(str(exc))
+            unparsed.add(rel)
             continue
         for m in manual:
             if m.finding is not None:
                 handled.add(id(m.finding))
             (plan.kept if m.kept else plan.manual).append(ManualRecord(m.code, rel, m.line, m.reason))
-        fp.after, fp.edits = after, edits
+        fp.after, fp.edits = bom + after, edits
         if fp.changed:
             plan.files.append(fp)
+    if progress:
+        progress.plan(len(files), len(files))
     for f in scan.findings:
         if f.code not in chosen or id(f) in handled or not f.location.path:
             continue
         kind, reason = bucket(f, plan.torch_floor)
         if kind == "other":
             continue
+        if f.location.path in unparsed and kind != "kept":
+            kind, reason = "manual", "left as it is: the file was not parsed (see 'not parsed')"
         record = ManualRecord(f.code, f.location.path, f.location.line, reason)
         (plan.kept if kind == "kept" else plan.manual).append(record)
     plan.fixed.sort(key=lambda r: (r.path or "", r.line or 0, r.code))

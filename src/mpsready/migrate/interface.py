@@ -87,6 +87,7 @@ class FileContext:
     # device names the selection transform binds: (scope node, name, first line where it is bound)
     introduced: list[tuple[cst.CSTNode, str, int]] = field(default_factory=list)
     _starts: dict[tuple[int, int], list[cst.CSTNode]] = field(default_factory=dict, repr=False)
+    memo: dict = field(default_factory=dict, repr=False)  # per-file results an analysis repeats per finding
 
     @property
     def accelerator_api(self) -> bool:

@@ -6,15 +6,20 @@ The rewrite happens on libcst's concrete syntax tree, so everything the transfor
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider, PositionProvider
+from libcst.metadata import PositionProvider
 
 from mpsready.findings import Finding
+from mpsready.migrate.guard import check_nesting, on_big_stack
 from mpsready.migrate.helper import add_requirements
 from mpsready.migrate.interface import Edit, FileContext, Manual, MigrateError, Transform
+
+
+TOO_DEEP = "{path}: nested too deeply for libcst (RecursionError); left as it is"
 
 
 @dataclass
@@ -28,15 +33,47 @@ class SourceResult:
 
 
 def context(text: str, path: str, torch_floor: tuple[int, int] | None) -> FileContext:
-    """Parse ``text``; raises :class:`MigrateError` when libcst cannot parse it."""
+    """Parse ``text``; raises :class:`MigrateError` when libcst cannot parse it, or when it is nested too
+    deeply to parse safely (:mod:`mpsready.migrate.guard`)."""
+    check_nesting(text, path)
     try:
-        module = cst.parse_module(text)
-    except (cst.ParserSyntaxError, RecursionError) as exc:
+        module = on_big_stack(lambda: cst.parse_module(text))
+    except cst.ParserSyntaxError as exc:
         raise MigrateError(f"{path}: libcst cannot parse it ({str(exc).splitlines()[0]})") from None
-    wrapper = cst.MetadataWrapper(module)
-    meta = wrapper.resolve_many([PositionProvider, ParentNodeProvider])
-    return FileContext(path, wrapper.module, wrapper, torch_floor, dict(meta[PositionProvider]),
-                       dict(meta[ParentNodeProvider]))
+    try:
+        # the module was parsed here and is shared with no one: the wrapper's defensive deep copy is skipped
+        wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
+        positions = dict(wrapper.resolve(PositionProvider))
+    except RecursionError:
+        raise MigrateError(TOO_DEEP.format(path=path)) from None
+    return FileContext(path, wrapper.module, wrapper, torch_floor, positions, parents_of(wrapper.module))
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def parents_of(module: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
+    """Each node's parent, as libcst's ``ParentNodeProvider`` gives it (the same mapping: checked on the
+    tests' fixtures, a synthetic tree and torch/nn/modules), from the nodes' dataclass fields with an explicit
+    stack: the provider's visitor rebuilds every node on the way and costs about 12 times as much."""
+    out: dict[cst.CSTNode, cst.CSTNode] = {}
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        names = _FIELDS.get(type(node))
+        if names is None:
+            names = _FIELDS[type(node)] = tuple(f.name for f in dataclasses.fields(node))
+        for name in names:
+            value = getattr(node, name)
+            if isinstance(value, cst.CSTNode):
+                out[value] = node
+                stack.append(value)
+            elif isinstance(value, (tuple, list)):
+                for child in value:
+                    if isinstance(child, cst.CSTNode):
+                        out[child] = node
+                        stack.append(child)
+    return out
 
 
 def migrate_source(text: str, path: str, findings: list[Finding], transforms: list[Transform], *,
@@ -46,7 +83,16 @@ def migrate_source(text: str, path: str, findings: list[Finding], transforms: li
     the device helper and ``import torch`` out even when an edit needs them (a notebook adds them once, to its
     first code cell). ``selections``: where the project selects its device itself (see
     :attr:`FileContext.selections`).
-    Raises :class:`MigrateError` when the text does not parse."""
+    Raises :class:`MigrateError` when the text does not parse, or is nested too deeply for libcst's
+    recursion (at any step: parse, transforms, code generation)."""
+    try:
+        return _migrate(text, path, findings, transforms, torch_floor, add_helper, selections)
+    except RecursionError:
+        raise MigrateError(TOO_DEEP.format(path=path)) from None
+
+
+def _migrate(text: str, path: str, findings: list[Finding], transforms: list[Transform],
+             torch_floor: tuple[int, int] | None, add_helper: bool, selections: tuple[str, ...]) -> SourceResult:
     ctx = context(text, path, torch_floor)
     ctx.selections, ctx.findings = selections, list(findings)
     edits: list[Edit] = []
@@ -61,10 +107,16 @@ def migrate_source(text: str, path: str, findings: list[Finding], transforms: li
     if not edits:
         return SourceResult(text, [], manual)
     by_node: dict[cst.CSTNode, list[Edit]] = defaultdict(list)
+    on_path: set[cst.CSTNode] = set()  # the edited nodes and their ancestors: the only subtrees visited
     for e in edits:
         by_node[e.node].append(e)
+        on_path.add(e.node)
+        on_path.update(ctx.ancestors(e.node))
 
     class Apply(cst.CSTTransformer):
+        def on_visit(self, node):  # type: ignore[override]
+            return node in on_path  # a subtree without edits is kept as it is, not rebuilt
+
         def on_leave(self, original_node, updated_node):  # type: ignore[override]
             for e in by_node.get(original_node, ()):
                 updated_node = e.rewrite(updated_node)

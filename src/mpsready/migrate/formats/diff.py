@@ -6,20 +6,47 @@ import difflib
 
 from mpsready.migrate.engine import Plan
 
+_ESCAPES = {7: "\\a", 8: "\\b", 9: "\\t", 10: "\\n", 11: "\\v", 12: "\\f", 13: "\\r", 34: '\\"', 92: "\\\\"}
+
+
+def git_path(prefix: str, path: str) -> str:
+    """``prefix + path`` for a ``---``/``+++`` line, as git writes it (git quote.c ``quote_c_style`` with the
+    default ``core.quotePath``): a name holding a control character, ``"``, ``\\`` or a non-ASCII byte is
+    put in double quotes with C escapes (``\\n``, ``\\"``, octal ``\\303\\251`` per UTF-8 byte); a name holding a
+    space ends with a tab, so ``git apply`` and ``patch`` know where it ends."""
+    name = prefix + path
+    raw = name.encode("utf-8", "surrogateescape")
+    if not any(b < 0x20 or b >= 0x7F or b in (34, 92) for b in raw):
+        return name + ("\t" if " " in name else "")
+    return '"' + "".join(_ESCAPES.get(b) or (f"\\{b:03o}" if b < 0x20 or b >= 0x7F else chr(b)) for b in raw) + '"'
+
 
 def render_diff(plan: Plan) -> str:
-    """One ``--- a/PATH`` / ``+++ b/PATH`` section per changed file, in path order."""
+    """One ``--- a/PATH`` / ``+++ b/PATH`` section per changed file, in path order (paths quoted as git
+    quotes them: :func:`git_path`)."""
     out: list[str] = []
     for fp in sorted(plan.files, key=lambda f: f.path):
-        before = fp.before.splitlines(keepends=True)
-        after = fp.after.splitlines(keepends=True)
-        for line in difflib.unified_diff(before, after, f"a/{fp.path}", f"b/{fp.path}"):
+        before, after = _lines(fp.before), _lines(fp.after)
+        lines = difflib.unified_diff(before, after, "a", "b", lineterm="\n")
+        for k, line in enumerate(lines):
+            if k < 2:  # the headers: difflib writes names as they are
+                line = f"{line[:4]}{git_path(line[4] + '/', fp.path)}\n"
             out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(out)
 
 
-def render_summary(plan: Plan, *, applied: list[str] | None = None, refused: list[str] | None = None) -> str:
-    """Edits by rule, edits that change what a Mac runs (``review``), manual leftovers with their reasons, files not parsed, files written or refused."""
+def _lines(text: str) -> list[str]:
+    """Lines as ``git diff`` sees them: split at ``\\n`` only (``str.splitlines`` also splits at form feeds
+    and other separators Python source may hold, which would put a "No newline" marker mid-file)."""
+    parts = text.split("\n")
+    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
+def render_summary(plan: Plan, *, applied: list[str] | None = None, refused: list[str] | None = None,
+                   removed: list[str] | None = None, leftovers_kept: list[str] | None = None) -> str:
+    """Edits by rule, edits that change what a Mac runs (``review``), manual leftovers with their reasons, files
+    not parsed, temp files of an earlier killed ``--apply`` (found, or ``removed``/``leftovers_kept`` by this
+    one), files written or refused."""
     lines: list[str] = []
     counts: dict[str, int] = {}
     for fp in plan.files:
@@ -40,6 +67,14 @@ def render_summary(plan: Plan, *, applied: list[str] | None = None, refused: lis
         lines.append(f"  manual {m.code} {where}: {m.reason}")
     for e in plan.errors:
         lines.append(f"  not parsed: {e}")
+    if applied is None:
+        for t in plan.leftovers:
+            lines.append(f"  leftover: {t}: temp file of an interrupted --apply (the original is intact); "
+                         "the next --apply removes it")
+    for t in removed or []:
+        lines.append(f"removed leftover: {t}")
+    for t in leftovers_kept or []:
+        lines.append(f"leftover: {t}")
     if applied is not None:
         lines.append(f"written: {len(applied)} files" + (": " + ", ".join(applied) if applied else ""))
     for r in refused or []:

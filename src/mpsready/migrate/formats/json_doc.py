@@ -13,6 +13,7 @@ SCHEMA = {"name": "mpsready.migrate", "version": 1}
 
 
 def render_json(plan: Plan, *, applied: list[str] | None = None, refused: list[str] | None = None,
+                removed: list[str] | None = None, leftovers_kept: list[str] | None = None,
                 verify: dict | None = None) -> str:
     doc = {
         "schema": SCHEMA,
@@ -29,10 +30,12 @@ def render_json(plan: Plan, *, applied: list[str] | None = None, refused: list[s
         "manual": [m.to_dict() for m in plan.manual],
         "kept": [m.to_dict() for m in plan.kept],
         "not_parsed": plan.errors,
+        "leftovers": plan.leftovers,
         "diff": render_diff(plan),
     }
     if verify is not None:
         doc["verify"] = verify
     if applied is not None:
-        doc["applied"] = {"written": applied, "refused": refused or []}
+        doc["applied"] = {"written": applied, "refused": refused or [], "removed_leftovers": removed or [],
+                          "leftovers_kept": leftovers_kept or []}
     return json.dumps(doc, indent=2) + "\n"

@@ -1,0 +1,140 @@
+"""Keep hostile sources away from libcst: a cheap nesting estimate before parsing, and a guarded parse.
+
+libcst's native parser recurses once per level of nesting on the C stack: a source nested a few thousand
+levels deep (5,000 brackets, 10,000 ``+``) overflows it and kills the process (SIGSEGV, exit 139, measured
+with libcst 1.x on CPython 3.11, 8 MiB main-thread stack); its Python half (metadata, visitors, code
+generation) raises ``RecursionError`` from about 150 nested brackets. One such file must not stop the
+migration of a tree: :func:`check_nesting` estimates the depth of the tree libcst would build from the
+tokens alone (``tokenize``, linear, no recursion, works on text that is not valid Python) and
+:func:`parse_guarded` parses only what passes, on a thread of its own with a fixed stack, so the margin
+does not depend on the caller's thread or platform (Windows' main thread has 1 MiB).
+
+The estimate, per token, is ``5 x bracket depth + chain + 5 x indentation + 2 x elif run``:
+
+- *brackets*: each ``(``/``[``/``{`` costs 5 (the native parser's frames per bracket level are several
+  times those of an operator: 2,000 nested brackets overflow the 8 MiB stack where 5,000 ``+`` do not).
+  CPython itself refuses more than 200 (``SyntaxError: too many nested parentheses``, Parser/tokenizer.c
+  ``MAXLEVEL``), so any file Python can run stays at or under 1,000 from brackets alone.
+- *chain*: tokens since the last ``,``/``:``/``;`` at the same bracket level (operators, names, dots,
+  adjacent strings): ``a + b + c`` and ``a or b or c`` and ``"a" "b" "c"`` nest one node per link in
+  libcst, while the items of a list are siblings (a 50,000-item list literal passes).
+- *indentation*: CPython refuses more than 100 levels (``IndentationError: too many levels of
+  indentation``, ``MAXINDENT``).
+- *elif run*: libcst nests each ``elif`` in the previous one's ``orelse``.
+
+A source whose estimate exceeds :data:`LIMIT` is refused before libcst sees it; below it a
+``RecursionError`` of libcst's Python half is caught by the caller (:mod:`mpsready.migrate.source`)
+and the file is listed as not parsed too.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+import tokenize
+from collections.abc import Callable
+from typing import TypeVar
+
+from mpsready.migrate.interface import MigrateError
+
+LIMIT = 1000
+BRACKET = 5
+INDENT = 5
+ELIF = 2
+STACK_BYTES = 256 * 1024 * 1024  # reserved address space; pages are touched only as deep as the parse goes
+
+_OPEN, _CLOSE = "([{", ")]}"
+_SIBLING = {",", ":", ";"}
+_SKIP = {tokenize.NL, tokenize.COMMENT, tokenize.ENCODING, tokenize.ENDMARKER}
+
+T = TypeVar("T")
+
+
+def nesting(text: str) -> tuple[int, int]:
+    """``(estimate, line)``: the largest nesting estimate of ``text`` (see the module docstring) and the
+    1-based line where it is reached (0 for an empty text). Tokenizer errors end the estimate where they
+    occur (libcst then reports the syntax error itself)."""
+    best, best_line = 0, 0
+    runs = [0]  # chain length per open bracket level, outermost first
+    indent = 0
+    elifs: dict[int, int] = {}
+    line_start = True
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            kind, s = tok.type, tok.string
+            if kind in _SKIP:
+                continue
+            if kind == tokenize.INDENT:
+                indent += 1
+                continue
+            if kind == tokenize.DEDENT:
+                elifs.pop(indent, None)
+                indent -= 1
+                continue
+            if kind == tokenize.NEWLINE:
+                runs, line_start = [0], True
+                continue
+            if line_start:
+                line_start = False
+                if s == "elif":
+                    elifs[indent] = elifs.get(indent, 0) + 1
+                elif s != "else":
+                    elifs[indent] = 0
+            if kind == tokenize.OP and s in _OPEN:
+                runs[-1] += 1
+                runs.append(0)
+            elif kind == tokenize.OP and s in _CLOSE:
+                if len(runs) > 1:
+                    runs.pop()
+            elif kind == tokenize.OP and s in _SIBLING:
+                runs[-1] = 0
+            else:
+                runs[-1] += 1
+            depth = BRACKET * (len(runs) - 1) + runs[-1] + INDENT * indent + ELIF * elifs.get(indent, 0)
+            if depth > best:
+                best, best_line = depth, tok.start[0]
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
+    return best, best_line
+
+
+def check_nesting(text: str, path: str) -> None:
+    """Raise :class:`MigrateError` ``"PATH: nested too deeply to parse safely (estimate N at line L, limit
+    1000)"`` when :func:`nesting` exceeds :data:`LIMIT`."""
+    depth, line = nesting(text)
+    if depth > LIMIT:
+        raise MigrateError(f"{path}: nested too deeply to parse safely (estimate {depth} at line {line}, "
+                           f"limit {LIMIT})")
+
+
+def on_big_stack(fn: Callable[[], T]) -> T:
+    """``fn()`` run on a new thread with a :data:`STACK_BYTES` stack; its exception is raised here. Where no
+    such thread can be started (the platform refuses the size, an address-space limit), ``fn()`` runs here:
+    the nesting estimate then keeps the margin of an 8 MiB stack."""
+    result: list = []
+    error: list[BaseException] = []
+
+    def body() -> None:
+        try:
+            result.append(fn())
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread as it is
+            error.append(exc)
+
+    worker = threading.Thread(target=body, name="mpsready-parse", daemon=True)
+    try:
+        old = threading.stack_size(STACK_BYTES)  # applies to threads started from now on
+    except (ValueError, RuntimeError):  # a platform that cannot set it: the caller's stack, as before
+        return fn()
+    try:
+        worker.start()
+        started = True
+    except RuntimeError:  # no thread with that stack (an address-space limit): the caller's stack
+        started = False
+    finally:
+        threading.stack_size(old)
+    if not started:
+        return fn()
+    worker.join()
+    if error:
+        raise error[0]
+    return result[0]
