@@ -302,3 +302,11 @@ def test_conda_text_with_a_lone_surrogate():
     res = CondaSource().collect("environment.yml", "dependencies:\n  - py\udc99torch\n", ProjectFiles(Path("."), 10))
     assert [(f.rule.code, f.line, f.message) for f in res.findings] == [
         ("INP109", None, "YAML does not parse: not valid Unicode (a lone surrogate at character 20)")]
+
+
+def test_an_elif_chain_deeper_than_the_analysis_can_walk_is_a_finding_of_its_own(write_project):
+    # 1,000 branches parse (Python's parser copes) but are 1,000 nested If nodes: the scan exited 3 (RecursionError)
+    chain = "x = 1\nif x == 0:\n    pass\n" + "".join(f"elif x == {i}:\n    pass\n" for i in range(1, 1000))
+    r = scan_path(write_project({"deep.py": chain, "ok.py": GOOD}))
+    assert found(r) == [API, ("INP105", "deep.py", 1, "cannot analyse: the code nests deeper than the analysis can walk "
+                                                       "(RecursionError); the file's code was not checked")]

@@ -128,6 +128,17 @@ class CodeResult:
 
 
 def analyze_source(source: str | bytes, *, prefilter: bool | None = None) -> CodeResult:
+    """Analyse one Python source: :func:`_analyze_source`, total. A tree Python parses but nests deeper than the
+    analysis can walk (a 1,000-branch ``elif`` chain is 1,000 nested ``If`` nodes) is one INP105 finding, never
+    an error of the whole scan."""
+    try:
+        return _analyze_source(source, prefilter=prefilter)
+    except RecursionError:
+        return CodeResult([_raw(I.SYNTAX_ERROR, 1, 0, "cannot analyse: the code nests deeper than the analysis can "
+                                "walk (RecursionError); the file's code was not checked")], parsed=False)
+
+
+def _analyze_source(source: str | bytes, *, prefilter: bool | None = None) -> CodeResult:
     """Analyse one Python source (text, or bytes decoded per PEP 263).
 
     Returns a :class:`CodeResult`; a source that does not parse yields one INP105 (or INP106 for
