@@ -113,7 +113,8 @@ class CpuKeyedFallback(Transform):
     words = ("cpu",)
 
     def wants(self, text: str) -> bool:
-        return "cpu" in text and ".type" in text
+        # the self-detected form needs a CUDA-only name in the other branch (_C, *_ext, *cuda*, triton)
+        return "cpu" in text and ".type" in text and any(w in text for w in ("_C", "_ext", "cuda", "triton"))
 
     def plan(self, ctx: FileContext, findings: list[Finding]) -> tuple[list[Edit], list[Manual]]:
         edits: list[Edit] = []

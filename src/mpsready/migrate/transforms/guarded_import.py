@@ -62,6 +62,12 @@ class GuardedImport(Transform):
     detects = True
     words = ("is not None", "is None")
 
+    def wants(self, text: str) -> bool:
+        # self-detected only for in-repo extension modules (DEP107 findings reach plan() anyway): a file needs both
+        # a None test and a name an extension build gives (the prefilter that keeps migrate near the parse floor)
+        return "is" in text and ("is None" in text or "is not None" in text) and (
+            "_cuda" in text or "cuda_ext" in text or "_C" in text)
+
     def plan(self, ctx: FileContext, findings: list[Finding]) -> tuple[list[Edit], list[Manual]]:
         edits: list[Edit] = []
         tested = None
