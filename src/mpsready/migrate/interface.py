@@ -154,8 +154,8 @@ def _import_aliases(module: cst.Module) -> dict[str, str]:
             base = "." * len(node.relative) + (base or "")
             for alias in node.names:
                 name = cst.helpers.get_full_name_for_node(alias.name) or ""
-                local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) \
-                    else name
+                asname = alias.asname.name if alias.asname is not None else None
+                local = asname.value if isinstance(asname, cst.Name) else name
                 out[local] = f"{base}.{name}" if base and not base.endswith(".") else f"{base}{name}"
 
     module.visit(V())

@@ -233,7 +233,8 @@ def _mac_run(cwd: Path, argv: list[str], release: str, max_steps: int, time_limi
 def verify_plan(plan: Plan, command: list[str], *, releases: list[str], max_steps: int = 3,
                 time_limit: float = 300.0, cwd: str = ".") -> VerifyResult:
     """Run the checks of the module docstring for ``plan`` with ``command`` (an argv run from the project's
-    root, or from its folder ``cwd`` for a README that says ``cd pkg; python train.py``). ``releases``: PyTorch releases for the emulated Mac (``mpsready run --torch``); ``max_steps``:
+    root, or from its folder ``cwd`` for a README that says ``cd pkg; python train.py``). ``releases``: PyTorch
+    releases for the emulated Mac (``mpsready run --torch``); ``max_steps``:
     optimizer steps per run (0: no limit); ``time_limit``: seconds per run. Writes only under a temporary folder,
     removed at the end."""
     root = Path(plan.root)
@@ -264,7 +265,8 @@ def render_verify(result: VerifyResult) -> str:
              "emulated Mac: predicted, not observed on a Mac)",
              f"  {'torch':<8} {'same CPU numbers':<17} {'emulated Mac':<14} {'tensors on MPS':<15} first failure"]
     for r in result.mac:
-        lines.append(f"  {r.torch:<8} {same:<17} {r.outcome:<14} {'yes' if r.mps_used else 'no':<15} {r.failure or '-'}")
+        mps = "yes" if r.mps_used else "no"
+        lines.append(f"  {r.torch:<8} {same:<17} {r.outcome:<14} {mps:<15} {r.failure or '-'}")
     if not result.same_cpu_numbers:
         m = result.migrated
         why = "a run timed out" if o.timed_out or m.timed_out else \

@@ -299,7 +299,8 @@ class Selection(Transform):
             acc = "torch.accelerator.current_accelerator()" + (".type" if as_str else "")
             new = expr(f"{acc} if torch.accelerator.is_available() else {_shown(node.orelse)}")
             return [Edit(node, lambda n: new.with_changes(lpar=n.lpar, rpar=n.rpar), f.code, line,
-                         "cuda-or-cpu -> torch.accelerator (CUDA, MPS or another accelerator), else the CPU", finding=f)]
+                         "cuda-or-cpu -> torch.accelerator (CUDA, MPS or another accelerator), else the CPU",
+                         finding=f)]
         mps = mps_variant(node.orelse)
         if mps is None:
             return "the CPU side of the selection names 'cpu' indirectly; add an MPS branch by hand"
@@ -356,7 +357,7 @@ class Selection(Transform):
         """Names the CUDA branch binds to a value naming CUDA (``device = torch.device("cuda")``)."""
         out = set()
         for a in _nodes_in(body, cst.Assign):
-            if any(isinstance(s, cst.SimpleString) and is_cuda_literal(string_value(s)) for s in _nodes_in(a.value, cst.SimpleString)):
+            if any(is_cuda_literal(string_value(s)) for s in _nodes_in(a.value, cst.SimpleString)):
                 out |= {_shown(t.target) for t in a.targets if isinstance(t.target, (cst.Name, cst.Attribute))}
         return out
 
