@@ -177,7 +177,9 @@ def test_a_55_mb_single_file_is_refused_in_little_memory(tmp_path):
     rc, peak_kb = done.stdout.split()
     assert rc == "0"
     assert "  not parsed: big.py: above the 5000000-byte limit (--max-file-size); not read\n" in done.stderr
-    assert int(peak_kb) < 400_000
+    # the refusal reads at most limit + 1 bytes: about 45 MB alone here, up to 560 MB seen in a loaded full-suite run
+    # (other tests' environment); the old path reached 5 GB
+    assert int(peak_kb) < 1_000_000
 
 
 # ------------------------------------------------------------------ diff headers, leftovers of a killed --apply
