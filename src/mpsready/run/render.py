@@ -17,6 +17,8 @@ def render_terminal(doc: dict[str, Any]) -> str:
     outcome = doc["outcome"]
     extra = f" ({doc['stop_reason']})" if doc.get("stop_reason") else ""
     lines.append(f"outcome: {outcome}{extra}; {doc['steps']} optimizer step(s), {doc['seconds']:.1f} s here")
+    if doc.get("program_exit"):
+        lines.append(f"  {doc['program_exit']['note']}")
     if not t.get("mps_available", True):
         lines.append(f"  torch.backends.mps.is_available() is False on macOS {t['macos']} with torch {t['torch']}")
     ff = doc["failures"][0] if doc.get("failures") else None

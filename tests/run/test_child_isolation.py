@@ -1,0 +1,200 @@
+"""Issue 22: ``run``'s child starts with the import path a Mac would have, and ends with its parent.
+
+The parent is started as the ``mpsready`` console script starts it (``mpsready.cli.main``, nothing of the
+current folder on its path); process checks read a real process listing (``ps``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+REPO = Path(__file__).resolve().parents[2]
+LAUNCH = "import sys; del sys.path[0]; from mpsready.cli import main; sys.exit(main(sys.argv[1:]))"
+
+MPS_PROGRAM = 'import torch\nx = torch.ones(3, device="mps")\nprint("sum", (x * 2).sum().item(), x.device)\n'
+
+
+def mpsready(cwd: Path, *args: str, **kw) -> subprocess.Popen:
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+    return subprocess.Popen([sys.executable, "-c", LAUNCH, *args], cwd=str(cwd), env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **kw)
+
+
+def finish(proc: subprocess.Popen, timeout: float = 120) -> tuple[int, str, str]:
+    out, err = proc.communicate(timeout=timeout)
+    return proc.returncode, out, err
+
+
+def hostile_folder(tmp_path: Path) -> Path:
+    """The current folder of the attacks: a ``json.py`` and a ``mpsready/`` package that end the process."""
+    (tmp_path / "json.py").write_text('raise SystemExit("the user\'s json.py was imported")\n')
+    (tmp_path / "mpsready").mkdir()
+    (tmp_path / "mpsready" / "__init__.py").write_text('raise SystemExit("the user\'s mpsready/ was imported")\n')
+    (tmp_path / "sub").mkdir()
+    return tmp_path
+
+
+def test_a_json_py_and_a_mpsready_package_in_the_current_folder_change_nothing(tmp_path):
+    cwd = hostile_folder(tmp_path)
+    (cwd / "sub" / "prog.py").write_text(MPS_PROGRAM)
+    rc, out, err = finish(mpsready(cwd, "run", "--format", "json", "--", "python", "sub/prog.py"))
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["outcome"] == "completed"
+    assert doc["mps_used"] is True
+    assert "sum 6.0 mps:0" in err  # the program's own output (stdout goes to stderr with --format json on stdout)
+    assert "imported" not in err
+
+
+def test_the_script_folder_is_first_and_the_current_folder_is_absent(tmp_path):
+    cwd = hostile_folder(tmp_path)
+    (cwd / "helper.py").write_text("WHERE = 'cwd'\n")
+    (cwd / "sub" / "helper.py").write_text("WHERE = 'script folder'\n")
+    (cwd / "sub" / "prog.py").write_text(
+        "import os, sys\nimport helper\nprint('helper from', helper.WHERE)\n"
+        "print('cwd on path', os.getcwd() in sys.path or '' in sys.path)\n")
+    rc, _out, err = finish(mpsready(cwd, "run", "--format", "json", "--", "python", "sub/prog.py"))
+    assert rc == 0, err
+    assert "helper from script folder" in err
+    assert "cwd on path False" in err
+
+
+def test_python_m_has_the_current_folder_and_still_the_real_emulator(tmp_path):
+    cwd = hostile_folder(tmp_path)
+    (cwd / "pkg").mkdir()
+    (cwd / "pkg" / "__init__.py").write_text("")
+    (cwd / "pkg" / "train.py").write_text(MPS_PROGRAM)
+    rc, out, err = finish(mpsready(cwd, "run", "--format", "json", "--", "python", "-m", "pkg.train"))
+    assert rc == 0, err
+    assert json.loads(out)["outcome"] == "completed"
+    assert "sum 6.0 mps:0" in err
+
+
+def test_the_users_pythonpath_reaches_the_program_after_its_folder(tmp_path):
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "extra_mod.py").write_text("VALUE = 42\n")
+    (tmp_path / "prog.py").write_text("import os, extra_mod\nprint('extra', extra_mod.VALUE, os.environ['PYTHONPATH'])\n")
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src") + os.pathsep + str(lib))
+    proc = subprocess.run([sys.executable, "-c", LAUNCH, "run", "--format", "json", "--", "python", "prog.py"],
+                          cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert f"extra 42 {REPO / 'src'}{os.pathsep}{lib}" in proc.stderr
+
+
+def _live(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def _ps_has(marker: str) -> list[str]:
+    out = subprocess.run(["ps", "-ww", "-eo", "pid=,stat=,args="], capture_output=True, text=True, check=True).stdout
+    return [line for line in out.splitlines() if marker in line and line.split(None, 2)[1][:1] != "Z"]
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
+def test_the_child_ends_with_its_parent(tmp_path, how):
+    marker = f"mpsready-loop-{uuid.uuid4().hex}"
+    pidfile = tmp_path / "child.pid"
+    (tmp_path / "loop.py").write_text(
+        "import os, sys, time\n"
+        f"open({str(pidfile)!r}, 'w').write(str(os.getpid()))\n"
+        "while True:\n    time.sleep(0.05)\n")
+    proc = mpsready(tmp_path, "run", "--", "python", "loop.py", marker)
+    end = time.time() + 120
+    while not pidfile.exists() or not pidfile.read_text():
+        assert time.time() < end and proc.poll() is None, "the program never started"
+        time.sleep(0.1)
+    child = int(pidfile.read_text())
+    spec = open(f"/proc/{child}/cmdline", "rb").read().split(b"\0")[-2].decode()
+    tmp = Path(spec).parent
+    assert tmp.name.startswith("mpsready-run-") and tmp.is_dir()
+    assert _ps_has(marker)
+    proc.send_signal(how)
+    rc, _out, err = finish(proc, 60)
+    assert rc == (-how if how == signal.SIGKILL else 128 + how)
+    end = time.time() + 20
+    while _live(child) and time.time() < end:
+        time.sleep(0.1)
+    assert not _live(child)
+    assert _ps_has(marker) == []
+    end = time.time() + 10
+    while tmp.exists() and time.time() < end:
+        time.sleep(0.1)
+    assert not tmp.exists()
+    if how == signal.SIGTERM:
+        assert err.strip().splitlines()[-1] == ("mpsready run: interrupted by SIGTERM; the program and every process "
+                                                "it started were ended")
+
+
+@pytest.mark.parametrize("target, message", [
+    ("missing/x.json", "folder {tmp}/missing does not exist"),
+    (".", "is a folder; give a file name"),
+])
+def test_output_is_checked_before_the_program_runs(tmp_path, target, message):
+    (tmp_path / "prog.py").write_text(f"open({str(tmp_path / 'ran')!r}, 'w').close()\n")
+    rc, _out, err = finish(mpsready(tmp_path, "run", "-o", target, "--", "python", "prog.py"))
+    assert rc == 2
+    assert err.strip().splitlines()[-1] == f"mpsready run: error: -o {target}: " + message.format(tmp=tmp_path)
+    assert not (tmp_path / "ran").exists()
+
+
+def test_output_is_written_atomically(tmp_path):
+    (tmp_path / "prog.py").write_text("print('hi')\n")
+    (tmp_path / "r.json").write_text("old")
+    rc, _out, err = finish(mpsready(tmp_path, "run", "--format", "json", "-o", "r.json", "--", "python", "prog.py"))
+    assert rc == 0, err
+    assert json.loads((tmp_path / "r.json").read_text())["outcome"] == "completed"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["prog.py", "r.json"]  # no temporary file left
+
+
+@pytest.mark.parametrize("status, rc, outcome", [(0, 0, "completed"), (2, 2, "inconclusive"), (7, 2, "inconclusive")])
+def test_os_exit_is_the_programs_exit_and_is_said(tmp_path, status, rc, outcome):
+    (tmp_path / "prog.py").write_text(f"import os, torch\nx = torch.ones(2, device='mps') + 1\nos._exit({status})\n")
+    code, out, err = finish(mpsready(tmp_path, "run", "--format", "json", "--", "python", "prog.py"))
+    assert code == rc, err
+    doc = json.loads(out)
+    assert doc["outcome"] == outcome
+    assert doc["program_exit"] == {"how": "os._exit", "status": status,
+                                   "note": f"the program ended its process with os._exit({status}); nothing ran after it"}
+    assert f"mpsready run: the program ended its process with os._exit({status}); nothing ran after it" in err
+    if status:
+        assert doc["program_error"]["message"] == f"the program exited with status {status} (os._exit)"
+
+
+def test_the_default_time_limit_stops_the_program_and_says_so(tmp_path, monkeypatch, capsys):
+    from mpsready.cli import main
+    from mpsready.run import cli as run_cli
+
+    monkeypatch.setattr(run_cli, "DEFAULT_TIME_LIMIT", 1.5)
+    (tmp_path / "prog.py").write_text("import time, torch\nwhile True:\n    x = torch.ones(2, device='mps') + 1\n"
+                                      "    time.sleep(0.05)\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--format", "json", "-o", "r.json", "--", "python", "prog.py"]) == 0
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["outcome"] == "stopped"
+    assert doc["stop_reason"] == "stopped by the default time limit of 1.5 s (--time-limit S to change it, 0 for none)"
+    assert doc["settings"]["time_limit"] == 1.5
+
+
+def test_time_limit_zero_is_no_limit_and_a_negative_one_is_refused(tmp_path, monkeypatch):
+    from mpsready.cli import main
+
+    (tmp_path / "prog.py").write_text("print('done')\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--time-limit", "0", "--format", "json", "-o", "r.json", "--", "python", "prog.py"]) == 0
+    assert json.loads((tmp_path / "r.json").read_text())["settings"]["time_limit"] is None
+    assert main(["run", "--time-limit", "-1", "--", "python", "prog.py"]) == 2
