@@ -188,7 +188,8 @@ def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.P
         if out_p.parent.exists() and not out_p.parent.is_dir():
             raise NotADirectoryError(20, "Not a directory")
         out_p.parent.mkdir(parents=True, exist_ok=True)
-        partial = Path(tempfile.mkdtemp(prefix=f".{out_p.name}.partial-", dir=out_p.parent))
+        clean_leftovers(out_p)
+        partial = Path(tempfile.mkdtemp(prefix=f".{out_p.name}.partial-{os.getpid()}-", dir=out_p.parent))
         (partial / TENSORS).write_text("", encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"cannot create run record {out_p}: {exc.strerror or exc}") from None
@@ -250,12 +251,55 @@ def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.P
     return RunRecord.open(out_p)
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_leftovers(out_p: Path) -> list[str]:
+    """Folders a killed ``mpsready record`` of ``out_p`` left next to it, dealt with before a new one starts:
+    ``.OUT.partial-PID-*`` (an unfinished record) removed and ``.OUT.old-PID-*`` (the previous record, renamed
+    aside just before the new one took its place) put back as ``OUT`` when ``OUT`` is missing, else removed,
+    when process PID is gone. One whose process still runs, or without a PID (an older mpsready), is left and
+    named on stderr. Returns the notes printed."""
+    notes: list[str] = []
+    try:
+        entries = sorted(out_p.parent.iterdir())
+    except OSError:
+        return notes
+    for p in entries:
+        for kind in ("partial", "old"):
+            prefix = f".{out_p.name}.{kind}-"
+            if p.name.startswith(prefix) and p.is_dir():
+                break
+        else:
+            continue
+        pid_text = p.name[len(prefix):].split("-", 1)[0]
+        pid = int(pid_text) if pid_text.isdigit() and "-" in p.name[len(prefix):] else None
+        if pid is None or (pid != os.getpid() and _alive(pid)):
+            why = f"process {pid} still runs" if pid else "left by an older mpsready run; remove it by hand"
+            notes.append(f"mpsready record: left in place: {p} ({why})")
+            continue
+        if kind == "old" and not out_p.exists() and (p / "record").is_dir():
+            os.replace(p / "record", out_p)
+            notes.append(f"mpsready record: {out_p} restored from {p.name} (a killed run had set it aside)")
+        shutil.rmtree(p, ignore_errors=True)
+    for note in notes:
+        print(note, file=sys.stderr)
+    return notes
+
+
 def _move_into_place(partial: Path, out_p: Path) -> None:
     """Rename the finished record to ``out_p``. A previous record there is renamed aside first and removed only
     after the new one is in place: at every moment one complete record exists."""
     old = None
     if out_p.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{out_p.name}.old-", dir=out_p.parent))
+        old = Path(tempfile.mkdtemp(prefix=f".{out_p.name}.old-{os.getpid()}-", dir=out_p.parent))
         os.replace(out_p, old / "record")
     try:
         os.replace(partial, out_p)
