@@ -266,10 +266,7 @@ def console_modules(project: ProjectFiles) -> list[str]:
     out: list[str] = []
     text = _read(project, "pyproject.toml")
     if text is not None:
-        try:
-            data = tomlfile.loads(text)
-        except tomlfile.TOMLDecodeError:
-            data = {}
+        data = tomlfile.read(text).doc or {}  # the parse the declaration reader made (bounded; never raises)
         proj = data.get("project") if isinstance(data.get("project"), dict) else {}
         for key in ("scripts", "gui-scripts"):
             table = proj.get(key)
@@ -280,10 +277,10 @@ def console_modules(project: ProjectFiles) -> list[str]:
             out += [v for v in poetry["scripts"].values() if isinstance(v, str)]
     text = _read(project, "setup.cfg")
     if text is not None:
-        cfg = configparser.ConfigParser(interpolation=None)
-        try:
-            cfg.read_string(text)
-            spec = cfg.get("options.entry_points", "console_scripts", fallback="")
+        from mpsready.scan.sources.setup_cfg import read_config
+
+        try:  # read_config: configparser after the lines its regex is super-linear on are blanked
+            spec = read_config(text).get("options.entry_points", "console_scripts", fallback="")
         except configparser.Error:
             spec = ""
         out += [ln.split("=", 1)[1] for ln in spec.splitlines() if "=" in ln]

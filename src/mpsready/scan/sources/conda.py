@@ -10,6 +10,7 @@ from mpsready.findings import Severity
 from mpsready.scan.rules import deps as D
 from mpsready.scan.rules import inputs as I
 from mpsready.scan.sources import pip_options
+from mpsready.scan.sources.interface import line_guard
 from mpsready.scan.sources.interface import Dependency, DependencySource, ProjectFiles, RawFinding, SourceResult
 from mpsready.scan.sources.pep508 import add_requirement
 
@@ -164,27 +165,29 @@ class CondaSource(DependencySource):
             result.findings.append(RawFinding(I.BROKEN_YAML, relpath, _line(deps), "'dependencies' is not a list"))
             return result
         for item in deps.value:
-            spec = _text(item)
-            pip = _get(item, "pip") if isinstance(item, yaml.MappingNode) else None
-            if spec is not None:
-                name = conda_spec_name(spec)
-                if name:
-                    if "::" in spec and spec.split("::")[0].lower() == "nvidia":
-                        conda_channel_finding(result, "nvidia", relpath, _line(item))
-                    result.dependencies.append(Dependency(name=name, path=relpath, line=_line(item),
-                                                          specifier=spec[len(name):] if spec.startswith(name) else "",
-                                                          ecosystem="conda", raw=spec))
-            elif isinstance(pip, yaml.SequenceNode):
-                for node in pip.value:
-                    req = _text(node)
-                    if req is None:
-                        continue
-                    if req.startswith("-"):
-                        opt, _, value = req.replace("=", " ", 1).partition(" ")
-                        pip_options.check_index_option(result, relpath, _line(node), opt, value.strip())
-                    elif "://" not in req and not req.startswith((".", "/")):
-                        add_requirement(result, req, relpath, _line(node))
-            else:
-                result.findings.append(RawFinding(I.BROKEN_YAML, relpath, _line(item),
-                                                  f"unexpected dependency entry {_describe(item)}"))
+            with line_guard(result, relpath, _line(item), "dependency entry"):
+                spec = _text(item)
+                pip = _get(item, "pip") if isinstance(item, yaml.MappingNode) else None
+                if spec is not None:
+                    name = conda_spec_name(spec)
+                    if name:
+                        if "::" in spec and spec.split("::")[0].lower() == "nvidia":
+                            conda_channel_finding(result, "nvidia", relpath, _line(item))
+                        result.dependencies.append(Dependency(name=name, path=relpath, line=_line(item),
+                                                              specifier=spec[len(name):] if spec.startswith(name) else "",
+                                                              ecosystem="conda", raw=spec))
+                elif isinstance(pip, yaml.SequenceNode):
+                    for node in pip.value:
+                        with line_guard(result, relpath, _line(node), "pip entry"):
+                            req = _text(node)
+                            if req is None:
+                                continue
+                            if req.startswith("-"):
+                                opt, _, value = req.replace("=", " ", 1).partition(" ")
+                                pip_options.check_index_option(result, relpath, _line(node), opt, value.strip())
+                            elif "://" not in req and not req.startswith((".", "/")):
+                                add_requirement(result, req, relpath, _line(node))
+                else:
+                    result.findings.append(RawFinding(I.BROKEN_YAML, relpath, _line(item),
+                                                      f"unexpected dependency entry {_describe(item)}"))
         return result

@@ -19,8 +19,8 @@ def add_requirement(result: SourceResult, text: str, path: str, line: int | None
         return
     try:
         req = Requirement(text)
-    except InvalidRequirement as exc:
-        first = str(exc).splitlines()[0]
+    except (InvalidRequirement, ValueError) as exc:  # ValueError: urllib's "Invalid IPv6 URL" in `pkg @ https://[x`
+        first = str(exc).splitlines()[0][:300]
         result.findings.append(RawFinding(I.MALFORMED_REQUIREMENT, path, line,
                                           f"malformed requirement {text!r}: {first}", evidence={"text": text}))
         return
@@ -37,7 +37,10 @@ def add_requirement(result: SourceResult, text: str, path: str, line: int | None
 def wheel_version(url: str) -> str | None:
     """The version (local label included: ``2.0.1+cu118``) of a wheel URL's file name, or ``None`` when the URL
     does not name a wheel (``parse_wheel_filename``, PEP 427; ``%2B`` is the URL-encoded ``+``)."""
-    name = unquote(urlparse(url).path).rsplit("/", 1)[-1]
+    try:
+        name = unquote(urlparse(url).path).rsplit("/", 1)[-1]
+    except ValueError:  # "Invalid IPv6 URL"
+        return None
     if not name.endswith(".whl"):
         return None
     try:
@@ -50,7 +53,10 @@ def wheel_version(url: str) -> str | None:
 def add_wheel_url(result: SourceResult, url: str, path: str, line: int | None) -> bool:
     """A bare wheel URL or file (``https://.../torchvision-0.16.0+cu122-cp310-...whl``) as a dependency pinned to
     the wheel's version; ``False`` when ``url`` does not name a wheel file."""
-    name = unquote(urlparse(url).path).rsplit("/", 1)[-1]
+    try:
+        name = unquote(urlparse(url).path).rsplit("/", 1)[-1]
+    except ValueError:  # "Invalid IPv6 URL"
+        return False
     if not name.endswith(".whl"):
         return False
     try:
