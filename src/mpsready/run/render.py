@@ -62,7 +62,15 @@ def render_terminal(doc: dict[str, Any]) -> str:
         lines.append("no tensor reached the emulated MPS device: on a Mac this program runs on the CPU "
                      "(a device selection that checks only CUDA, or no --device mps given)")
     lines.append(f"{len(doc['predictions'])} MPS ops judged over {judged} calls; limits: " + "; ".join(doc["limits"]))
-    return "\n".join(lines) + "\n"
+    return _visible_lines(lines)
+
+
+def _visible_lines(lines: list[str]) -> str:
+    """The lines joined, each control character other than the line breaks written ``\\xNN``: messages and
+    paths come from the program (an exception text may carry ESC or BEL)."""
+    from mpsready.scan.formats.safe import visible
+
+    return "".join("\n".join(visible(part) for part in line.split("\n")) + "\n" for line in lines)
 
 
 def _program_error_lines(pe: dict[str, Any], doc: dict[str, Any]) -> list[str]:
