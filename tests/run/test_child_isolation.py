@@ -46,50 +46,41 @@ def hostile_folder(tmp_path: Path) -> Path:
 
 def test_a_json_py_and_a_mpsready_package_in_the_current_folder_change_nothing(tmp_path):
     cwd = hostile_folder(tmp_path)
-    (cwd / "sub" / "prog.py").write_text(MPS_PROGRAM)
+    (cwd / "helper.py").write_text("WHERE = 'cwd'\n")
+    (cwd / "sub" / "helper.py").write_text("WHERE = 'script folder'\n")
+    (cwd / "sub" / "prog.py").write_text(
+        MPS_PROGRAM + "import os, sys\nimport helper\nprint('helper from', helper.WHERE)\n"
+        "print('cwd on path', os.getcwd() in sys.path or '' in sys.path)\n")
     rc, out, err = finish(mpsready(cwd, "run", "--format", "json", "--", "python", "sub/prog.py"))
     assert rc == 0, err
     doc = json.loads(out)
     assert doc["outcome"] == "completed"
     assert doc["mps_used"] is True
-    assert "sum 6.0 mps:0" in err  # the program's own output (stdout goes to stderr with --format json on stdout)
+    # the program's own output (its stdout goes to stderr with --format json on stdout)
+    assert "sum 6.0 mps:0" in err
+    assert "helper from script folder" in err  # python sub/prog.py: the script's folder first
+    assert "cwd on path False" in err  # and the current folder absent, as on a Mac
     assert "imported" not in err
 
 
-def test_the_script_folder_is_first_and_the_current_folder_is_absent(tmp_path):
+def test_python_m_has_the_current_folder_then_pythonpath_and_still_the_real_emulator(tmp_path):
     cwd = hostile_folder(tmp_path)
-    (cwd / "helper.py").write_text("WHERE = 'cwd'\n")
-    (cwd / "sub" / "helper.py").write_text("WHERE = 'script folder'\n")
-    (cwd / "sub" / "prog.py").write_text(
-        "import os, sys\nimport helper\nprint('helper from', helper.WHERE)\n"
-        "print('cwd on path', os.getcwd() in sys.path or '' in sys.path)\n")
-    rc, _out, err = finish(mpsready(cwd, "run", "--format", "json", "--", "python", "sub/prog.py"))
-    assert rc == 0, err
-    assert "helper from script folder" in err
-    assert "cwd on path False" in err
-
-
-def test_python_m_has_the_current_folder_and_still_the_real_emulator(tmp_path):
-    cwd = hostile_folder(tmp_path)
-    (cwd / "pkg").mkdir()
-    (cwd / "pkg" / "__init__.py").write_text("")
-    (cwd / "pkg" / "train.py").write_text(MPS_PROGRAM)
-    rc, out, err = finish(mpsready(cwd, "run", "--format", "json", "--", "python", "-m", "pkg.train"))
-    assert rc == 0, err
-    assert json.loads(out)["outcome"] == "completed"
-    assert "sum 6.0 mps:0" in err
-
-
-def test_the_users_pythonpath_reaches_the_program_after_its_folder(tmp_path):
     lib = tmp_path / "lib"
     lib.mkdir()
     (lib / "extra_mod.py").write_text("VALUE = 42\n")
-    (tmp_path / "prog.py").write_text("import os, extra_mod\nprint('extra', extra_mod.VALUE, os.environ['PYTHONPATH'])\n")
+    (cwd / "pkg").mkdir()
+    (cwd / "pkg" / "__init__.py").write_text("")
+    (cwd / "pkg" / "train.py").write_text(
+        MPS_PROGRAM + "import os, sys, extra_mod\nprint('extra', extra_mod.VALUE, os.environ['PYTHONPATH'])\n"
+        "print('first', sys.path[0] == os.getcwd(), sys.path[1])\n")
     env = dict(os.environ, PYTHONPATH=str(REPO / "src") + os.pathsep + str(lib))
-    proc = subprocess.run([sys.executable, "-c", LAUNCH, "run", "--format", "json", "--", "python", "prog.py"],
-                          cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-c", LAUNCH, "run", "--format", "json", "--", "python", "-m", "pkg.train"],
+                          cwd=str(cwd), env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert f"extra 42 {REPO / 'src'}{os.pathsep}{lib}" in proc.stderr
+    assert json.loads(proc.stdout)["outcome"] == "completed"
+    assert "sum 6.0 mps:0" in proc.stderr
+    assert f"extra 42 {REPO / 'src'}{os.pathsep}{lib}" in proc.stderr  # restored for the program's subprocesses
+    assert f"first True {REPO / 'src'}" in proc.stderr  # python -m: the current folder, then PYTHONPATH
 
 
 def _live(pid: int) -> bool:
@@ -152,16 +143,7 @@ def test_output_is_checked_before_the_program_runs(tmp_path, target, message):
     assert not (tmp_path / "ran").exists()
 
 
-def test_output_is_written_atomically(tmp_path):
-    (tmp_path / "prog.py").write_text("print('hi')\n")
-    (tmp_path / "r.json").write_text("old")
-    rc, _out, err = finish(mpsready(tmp_path, "run", "--format", "json", "-o", "r.json", "--", "python", "prog.py"))
-    assert rc == 0, err
-    assert json.loads((tmp_path / "r.json").read_text())["outcome"] == "completed"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["prog.py", "r.json"]  # no temporary file left
-
-
-@pytest.mark.parametrize("status, rc, outcome", [(0, 0, "completed"), (2, 2, "inconclusive"), (7, 2, "inconclusive")])
+@pytest.mark.parametrize("status, rc, outcome", [(0, 0, "completed"), (2, 2, "inconclusive")])
 def test_os_exit_is_the_programs_exit_and_is_said(tmp_path, status, rc, outcome):
     (tmp_path / "prog.py").write_text(f"import os, torch\nx = torch.ones(2, device='mps') + 1\nos._exit({status})\n")
     code, out, err = finish(mpsready(tmp_path, "run", "--format", "json", "--", "python", "prog.py"))
@@ -190,11 +172,13 @@ def test_the_default_time_limit_stops_the_program_and_says_so(tmp_path, monkeypa
     assert doc["settings"]["time_limit"] == 1.5
 
 
-def test_time_limit_zero_is_no_limit_and_a_negative_one_is_refused(tmp_path, monkeypatch):
+def test_time_limit_zero_is_no_limit_output_is_atomic_and_a_negative_limit_is_refused(tmp_path, monkeypatch):
     from mpsready.cli import main
 
     (tmp_path / "prog.py").write_text("print('done')\n")
+    (tmp_path / "r.json").write_text("old")
     monkeypatch.chdir(tmp_path)
     assert main(["run", "--time-limit", "0", "--format", "json", "-o", "r.json", "--", "python", "prog.py"]) == 0
     assert json.loads((tmp_path / "r.json").read_text())["settings"]["time_limit"] is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["prog.py", "r.json"]  # replaced by a rename, no temporary
     assert main(["run", "--time-limit", "-1", "--", "python", "prog.py"]) == 2

@@ -105,9 +105,6 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     # (python -m), then PYTHONPATH; the emulator and this runner are loaded before any of it
     import mpsready.emulate  # noqa: F401
     enter_user_path(os.path.dirname(prog["target"]) if prog["kind"] == "script" else os.getcwd())
-    if emu.time_limit:
-        signal.signal(signal.SIGALRM, _alarm(emu))
-        signal.setitimer(signal.ITIMER_REAL, emu.time_limit + 0.5)
     outcome, exit_code, error, program_error = "completed", 0, None, None
     if tgt["fallback"]:
         os.environ["PYTORCH_ENABLE_MPS_FALLBACK"] = "1"
@@ -121,11 +118,16 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     emu.install()
     unwatch = _watch_fallback_variable(emu)  # after install, which imports torch modules itself
     t0 = time.perf_counter()
+    if emu.time_limit:  # the limit counts the program's time, not the emulator's start-up (slow on a busy machine)
+        emu.deadline = t0 + emu.time_limit
     real_exit = os._exit
     os._exit = _on_os_exit(spec, emu, t0, real_exit)
     if spec.get("out"):
         open(spec["out"] + STARTED, "w").close()  # the parent tells the program's exit from the child's own
     try:
+        if emu.time_limit:  # armed here, inside the try: installing the emulator may take longer than a short limit
+            signal.signal(signal.SIGALRM, _alarm(emu))
+            signal.setitimer(signal.ITIMER_REAL, max(0.01, emu.time_limit + 0.5 - (time.perf_counter() - t0)))
         if prog["kind"] == "script":
             runpy.run_path(prog["target"], run_name="__main__")
         else:

@@ -123,16 +123,16 @@ def run(args: argparse.Namespace) -> int:
             if rc == CHILD_SETUP_ERROR and not started:
                 return ExitCode.USAGE
             if timed_out:
-                how = f"killed {KILL_GRACE:g} s after the time limit of {args.time_limit:g} s (it did not stop)"
+                how = (f"the program was killed {KILL_GRACE:g} s after the time limit of {args.time_limit:g} s (it "
+                       "did not stop) before its result was written")
             elif rc < 0:
-                how = f"killed by {_signal_name(rc)}"
+                how = f"the program was killed by {_signal_name(rc)} before its result was written"
             elif started:
-                how = (f"ended its process with status {rc} outside Python's exit (C exit(), or a library "
-                       "ending the process)")
+                how = (f"the program ended its process with status {rc} outside Python's exit (C exit(), or a "
+                       "library ending the process) before its result was written")
             else:
-                how = f"ended with status {rc} before the program started"
-            print(f"mpsready run: the program {how} before the result was written; nothing is predicted past "
-                  "that point", file=sys.stderr)
+                how = f"the child process ended with status {rc} before the program started"
+            print(f"mpsready run: {how}; nothing is predicted past that point", file=sys.stderr)
             return 3
         with open(out, encoding="utf-8") as fh:
             doc = json.load(fh)
