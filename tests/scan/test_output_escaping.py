@@ -111,3 +111,10 @@ def test_run_terminal_shows_an_exception_text_escaped():
     assert raw_bytes(out) == []
     assert "  ValueError: bad \\x1b[2J\\x07 value\n" in out
     assert f"{SHOWN_NAME}:3" in out
+
+
+def test_trace_cells_escape_program_text():
+    from mpsready.trace.render import _md, _t
+
+    assert _t("boom \x1b[2J [bold]x[/bold]\x07") == "boom \\x1b[2J \\[bold]x\\[/bold]\\x07"
+    assert _md(f"a|b\n{SCRIPT}\x07") == "a\\|b &lt;script&gt;alert(1)&lt;/script&gt;\\x07"
