@@ -261,10 +261,10 @@ def test_odd_file_names_cannot_break_markdown_or_drive_the_terminal(write_projec
     md_rows = [line for line in MarkdownFormat().render(r).splitlines() if line.startswith("| `API101`")]
     # each row used to be cut by the '|' or the newline in its file name, and the ESC went to the reader
     assert [row.split(" | ")[1] for row in md_rows] == [
-        "`` `tick`.py:2:5 ``", "`ansi\\x1b[31mred.py:2:5`", "`a\\|b.py:2:5`", "`new\\nline.py:2:5`"]
+        "`` `tick`.py:2:5 ``", "`ansi\\x1b[31mred.py:2:5`", "`a\\|b.py:2:5`", "`new\\x0aline.py:2:5`"]
     assert all(row.count(" | ") == 4 for row in md_rows)
     text = TerminalFormat(color=False).render(r)
-    assert "\x1b" not in text and "ansi\\x1b[31mred.py:2:5" in text and "new\\nline.py:2:5" in text
+    assert "\x1b" not in text and "ansi\\x1b[31mred.py:2:5" in text and "new\\x0aline.py:2:5" in text
 
 
 def test_json_keeps_odd_file_names_exactly(write_project):
