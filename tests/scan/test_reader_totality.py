@@ -99,10 +99,10 @@ def test_the_per_file_time_budget_stops_a_reader_with_a_finding(write_project, m
     root = write_project({"requirements.txt": "flash-attn\n", "environment.yml": "dependencies:\n  - cudatoolkit=11.8\n"})
     r = scan(root)
     assert found(r) == [
-        ("INP116", "environment.yml", 2, "conda environment reader stopped at line 2: the file's time budget of "
-                                         "-1 s CPU was spent; 0 dependencies read before that are kept"),
-        ("INP116", "requirements.txt", 1, "requirements reader stopped at line 1: the file's time budget of -1 s CPU "
-                                          "was spent; 0 dependencies read before that are kept"),
+        ("INP116", "environment.yml", 2, ("conda environment reader stopped at line 2: the file's time budget of "
+                                         "-1 s CPU was spent; 0 dependencies read before that are kept")),
+        ("INP116", "requirements.txt", 1, ("requirements reader stopped at line 1: the file's time budget of -1 s CPU "
+                                          "was spent; 0 dependencies read before that are kept")),
     ]
 
 
@@ -120,8 +120,8 @@ def _fail_first(real):
 @pytest.mark.parametrize("module, files, expected", [
     ("pyproject", {"pyproject.toml": '[project]\nname = "x"\ndependencies = ["numpy", "flash-attn"]\n'},
      [("DEP101", "pyproject.toml", 3, f"dependency flash-attn: {FLASH}"),
-      ("INP115", "pyproject.toml", None, "[project] dependencies entry not read: RuntimeError: boom; the rest of the "
-                                         "file was read")]),
+      ("INP115", "pyproject.toml", None, ("[project] dependencies entry not read: RuntimeError: boom; the rest of the "
+                                         "file was read"))]),
     ("conda", {"environment.yml": "dependencies:\n  - pip:\n    - numpy\n    - flash-attn\n"},
      [("DEP101", "environment.yml", 4, f"dependency flash-attn: {FLASH}"),
       ("INP115", "environment.yml", 3, "line 3 not read: RuntimeError: boom; the rest of the file was read")]),

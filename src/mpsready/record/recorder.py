@@ -25,7 +25,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import mpsready
 from mpsready import childproc
 from mpsready.errors import UsageError
 from mpsready.record.layout import MANIFEST, RAW_DIR, SCHEMA_NAME, SCHEMA_VERSION, TENSORS, RunRecord, RecordError
