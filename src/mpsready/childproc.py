@@ -13,7 +13,7 @@ would have in front: the script's folder for ``python script.py``, the current f
 ``PYTHONPATH``, restored in ``os.environ`` for the program's own subprocesses.
 
 **Lifetime.** :func:`run_group` starts the child in its own session (a process group holding everything the
-child starts) and ends that group: on the timeout, on SIGTERM/SIGINT/SIGHUP to the parent (then
+child starts; for an interactive ``run``, a group of its own that holds the terminal) and ends that group: on the timeout, on SIGTERM/SIGINT/SIGHUP to the parent (then
 :class:`Interrupted` is raised in the parent), after the child exits, and when the parent dies by any means
 (SIGKILL included): the child's :func:`watch_parent` thread reads a pipe whose only write end the parent holds
 and kills the group at end of file; on Linux the parent also sets ``PR_SET_PDEATHSIG`` (SIGTERM) before
@@ -118,16 +118,98 @@ def _die_with_parent() -> None:
     PRCTL(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
 
 
+def _terminal() -> int | None:
+    """The file descriptor of this process's controlling terminal on stdin when this process's group is the
+    terminal's foreground group (an interactive ``mpsready run``); else ``None``."""
+    try:
+        fd = sys.stdin.fileno()
+        return fd if os.isatty(fd) and os.tcgetpgrp(fd) == os.getpgrp() else None
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _take_terminal(fd: int) -> None:
+    """In the child before exec: its own process group (same session), made the terminal's foreground group,
+    so that the program reads the terminal and gets Ctrl-C as it would when started from the shell."""
+    os.setpgid(0, 0)
+    old = signal.signal(signal.SIGTTOU, signal.SIG_IGN)  # tcsetpgrp from a background group raises SIGTTOU
+    try:
+        os.tcsetpgrp(fd, os.getpgrp())
+    finally:
+        signal.signal(signal.SIGTTOU, old)
+    if PRCTL:
+        _die_with_parent()
+
+
+def _give_back_terminal(fd: int) -> None:
+    old = signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+    try:
+        os.tcsetpgrp(fd, os.getpgrp())
+    except OSError:
+        pass
+    finally:
+        signal.signal(signal.SIGTTOU, old)
+
+
+def _wait_at_terminal(proc: subprocess.Popen, tty: int, timeout: float | None) -> int:
+    """``proc.wait`` for a child that holds the terminal, passing job control through: when the program is
+    stopped (Ctrl-Z stops the terminal's foreground group, the child's), this process gives the terminal back
+    and stops itself, so the shell sees its job stopped; when the shell continues it (``fg``), the terminal goes
+    back to the child's group and the group is continued. Raises ``subprocess.TimeoutExpired`` after
+    ``timeout`` seconds. Stop events are read with ``waitid(WSTOPPED | WNOHANG)``, which never reaps an exit
+    (``proc.wait`` gets the status)."""
+    import time
+
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            raise subprocess.TimeoutExpired(proc.args, timeout)
+        try:
+            return proc.wait(timeout=0.2 if left is None else min(0.2, left))
+        except subprocess.TimeoutExpired:
+            pass
+        try:
+            stopped = os.waitid(os.P_PID, proc.pid, os.WSTOPPED | os.WNOHANG)
+        except (OSError, AttributeError):
+            stopped = None
+        if stopped is None:
+            continue
+        _give_back_terminal(tty)
+        os.kill(os.getpid(), signal.SIGSTOP)  # resumed here by the shell's fg or bg
+        try:
+            if os.tcgetpgrp(tty) == os.getpgrp():  # fg: the program gets the terminal again
+                old = signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+                try:
+                    os.tcsetpgrp(tty, proc.pid)
+                finally:
+                    signal.signal(signal.SIGTTOU, old)
+        except OSError:
+            pass
+        try:
+            os.killpg(proc.pid, signal.SIGCONT)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
 def run_group(argv: list[str], *, env: dict[str, str], cwd: str | None = None, stdin: Any = None,
-              stdout: Any = None, stderr: Any = None, timeout: float | None = None) -> tuple[int, bool]:
-    """Run ``argv`` as the leader of a new session; ``(returncode, timed_out)`` (negative returncode: the
-    signal that ended it). Raises :class:`Interrupted` after SIGTERM/SIGINT/SIGHUP reached this process (from
-    the main thread only; the child's group is killed first). The group is killed on the timeout and after
-    the child exits (what it left running). When this process dies the child's :func:`watch_parent` ends it."""
+              stdout: Any = None, stderr: Any = None, timeout: float | None = None,
+              foreground: bool = False) -> tuple[int, bool]:
+    """Run ``argv`` as the leader of a process group of its own; ``(returncode, timed_out)`` (negative
+    returncode: the signal that ended it). Raises :class:`Interrupted` after SIGTERM/SIGINT/SIGHUP reached this
+    process (from the main thread only; the child's group is killed first). The group is killed on the timeout
+    and after the child exits (what it left running). When this process dies the child's :func:`watch_parent`
+    ends it.
+
+    The group leads a new session, except with ``foreground`` when this process is the foreground of a terminal
+    (an interactive ``mpsready run``): then the child's group is made the terminal's foreground group (same
+    session), so the program can read the terminal (``input()``, ``pdb``) and Ctrl-C reaches the program, not
+    this process; the terminal is given back when the child ends."""
     read_fd, write_fd = os.pipe()
     env = dict(env, **{PARENT_FD: str(read_fd)})
     previous: dict[int, Any] = {}
     proc = None
+    tty = _terminal() if foreground and stdin is None else None
 
     def on_signal(signum, _frame):
         if proc is not None:
@@ -135,15 +217,20 @@ def run_group(argv: list[str], *, env: dict[str, str], cwd: str | None = None, s
         raise Interrupted(signum)
 
     try:
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True,
-                                pass_fds=(read_fd,), preexec_fn=_die_with_parent if PRCTL else None)
+        if tty is not None:
+            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=stdin, stdout=stdout, stderr=stderr,
+                                    pass_fds=(read_fd,), preexec_fn=lambda: _take_terminal(tty))
+        else:
+            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=stdin, stdout=stdout, stderr=stderr,
+                                    start_new_session=True, pass_fds=(read_fd,),
+                                    preexec_fn=_die_with_parent if PRCTL else None)
         os.close(read_fd)
         read_fd = -1
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
                 previous[sig] = signal.signal(sig, on_signal)
         try:
-            return proc.wait(timeout=timeout), False
+            return (proc.wait(timeout=timeout) if tty is None else _wait_at_terminal(proc, tty, timeout)), False
         except subprocess.TimeoutExpired:
             kill_group(proc.pid)
             return proc.wait(), True
@@ -151,6 +238,8 @@ def run_group(argv: list[str], *, env: dict[str, str], cwd: str | None = None, s
             kill_group(proc.pid)  # whatever the child started and left running
             if proc.poll() is None:
                 proc.wait()
+            if tty is not None:
+                _give_back_terminal(tty)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

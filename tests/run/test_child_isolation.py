@@ -182,3 +182,74 @@ def test_time_limit_zero_is_no_limit_output_is_atomic_and_a_negative_limit_is_re
     assert json.loads((tmp_path / "r.json").read_text())["settings"]["time_limit"] is None
     assert sorted(p.name for p in tmp_path.iterdir()) == ["prog.py", "r.json"]  # replaced by a rename, no temporary
     assert main(["run", "--time-limit", "-1", "--", "python", "prog.py"]) == 2
+
+
+def _at_terminal(tmp_path, program: str):
+    """``mpsready run -- python prog.py`` started on a pseudo-terminal it controls (as from a shell): the
+    pid of ``mpsready run`` and the terminal's master side."""
+    import pty
+
+    (tmp_path / "prog.py").write_text(program)
+    pid, master = pty.fork()
+    if pid == 0:  # the child: a new session whose controlling terminal is the pty
+        os.chdir(tmp_path)
+        os.execve(sys.executable, [sys.executable, "-c", LAUNCH, "run", "--", "python", "prog.py"],
+                  dict(os.environ, PYTHONPATH=str(REPO / "src")))
+    return pid, master
+
+
+def _read_until(master: int, text: str, seconds: float = 120) -> str:
+    import select
+
+    got = b""
+    end = time.time() + seconds
+    while text.encode() not in got and time.time() < end:
+        ready, _, _ = select.select([master], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            got += chunk
+    return got.decode(errors="replace")
+
+
+def _status(pid: int, seconds: float = 60) -> int:
+    end = time.time() + seconds
+    while time.time() < end:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.1)
+    os.kill(pid, signal.SIGKILL)
+    raise AssertionError("mpsready run did not end")
+
+
+def test_an_interactive_program_reads_the_terminal_and_gets_ctrl_c_and_ctrl_z(tmp_path):
+    pid, master = _at_terminal(tmp_path, "import time\nname = input('name? ')\nprint('hello', name, flush=True)\n"
+                                         "for i in range(600):\n    print('tick', i, flush=True)\n    time.sleep(0.1)\n")
+    try:
+        assert "name? " in _read_until(master, "name? ")
+        os.write(master, b"bob\n")  # the program holds the terminal: no SIGTTIN stop of a background group
+        assert "hello bob" in _read_until(master, "tick 1")
+        os.write(master, b"\x1a")  # Ctrl-Z: the program stops, and mpsready run stops with it (job control)
+        end = time.time() + 20
+        while time.time() < end and open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] != "T":
+            time.sleep(0.1)
+        assert open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "T"
+        os.kill(pid, signal.SIGCONT)  # what the shell's fg does: the program goes on
+        _read_until(master, "tick", 5)
+        assert "tick" in _read_until(master, "tick", 20)
+        os.write(master, b"\x03")  # Ctrl-C reaches the program (KeyboardInterrupt), as from a shell
+        out = _read_until(master, "limits:")
+        assert "KeyboardInterrupt" in out
+        assert "not a Mac failure" in out
+        assert _status(pid) == 2  # inconclusive: the program's own end
+    finally:
+        os.close(master)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass

@@ -114,7 +114,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             rc, timed_out = childproc.run_group(
                 childproc.command(sys.executable, "mpsready.run.child", [spec_path]),
-                env=childproc.child_env(dict(os.environ), cleanup=[tmp]), stdout=stdout, timeout=wait)
+                env=childproc.child_env(dict(os.environ), cleanup=[tmp]), stdout=stdout, timeout=wait,
+                foreground=True)
         except childproc.Interrupted as exc:
             print(f"mpsready run: {exc}; the program and every process it started were ended", file=sys.stderr)
             return 128 + exc.signum
