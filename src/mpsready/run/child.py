@@ -1,6 +1,7 @@
 """The child process of ``mpsready run``: install the emulated Mac, run the user's program, write the result.
 
-``python -m mpsready.run.child SPEC.json`` where SPEC holds ``program`` (:class:`~mpsready.run.command.Program`
+``main([SPEC.json])``, started by :func:`mpsready.childproc.command` (the import path of a Mac's ``python``
+for the program, set only once the emulator is loaded), where SPEC holds ``program`` (:class:`~mpsready.run.command.Program`
 fields), ``target`` (torch, macos, fallback), ``keep_going``, ``max_steps``, ``time_limit`` and ``out`` (where the
 result document goes). The program runs in this process as ``__main__`` (``runpy``), with its own
 ``sys.argv``; its output goes where this process's goes. Its uncaught exception is printed as Python would
