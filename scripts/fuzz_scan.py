@@ -81,7 +81,8 @@ def main() -> int:
                 try:
                     scan_path(root, ScanConfig(cache_dir=None, jobs=1))
                 except Exception as exc:  # noqa: BLE001 - any escape is an internal error
-                    errors.append({"input": text[:2000], "bytes": len(text), "error": f"{type(exc).__name__}: {exc}"[:300],
+                    errors.append({"input": text[:2000], "bytes": len(text),
+                                   "error": f"{type(exc).__name__}: {exc}"[:300],
                                    "where": traceback.format_exc().splitlines()[-3][:300]})
                 dc = time.process_time() - c
                 if dc > args.slow:

@@ -13,11 +13,12 @@ would have in front: the script's folder for ``python script.py``, the current f
 ``PYTHONPATH``, restored in ``os.environ`` for the program's own subprocesses.
 
 **Lifetime.** :func:`run_group` starts the child in its own session (a process group holding everything the
-child starts; for an interactive ``run``, a group of its own that holds the terminal) and ends that group: on the timeout, on SIGTERM/SIGINT/SIGHUP to the parent (then
-:class:`Interrupted` is raised in the parent), after the child exits, and when the parent dies by any means
-(SIGKILL included): the child's :func:`watch_parent` thread reads a pipe whose only write end the parent holds
-and kills the group at end of file; on Linux the parent also sets ``PR_SET_PDEATHSIG`` (SIGTERM) before
-exec. Paths named in :data:`CLEANUP` (the parent's temporary folders) are removed by the watchdog first.
+child starts; for an interactive ``run``, a group of its own that holds the terminal) and ends that group: on
+the timeout, on SIGTERM/SIGINT/SIGHUP to the parent (then :class:`Interrupted` is raised in the parent), after
+the child exits, and when the parent dies by any means (SIGKILL included): the child's :func:`watch_parent`
+thread reads a pipe whose only write end the parent holds and kills the group at end of file; on Linux the
+parent also sets ``PR_SET_PDEATHSIG`` (SIGTERM) before exec. Paths named in :data:`CLEANUP` (the parent's
+temporary folders) are removed by the watchdog first.
 """
 
 from __future__ import annotations

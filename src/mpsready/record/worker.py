@@ -1,5 +1,6 @@
 """The child process of ``mpsready record``: ``main([SPEC.json])``, started by :func:`mpsready.childproc.command`
-(nothing of the user's importable until the entry is loaded; ``python -m mpsready.record.worker SPEC.json`` also works).
+(nothing of the user's importable until the entry is loaded; ``python -m mpsready.record.worker SPEC.json``
+also works).
 
 It runs the entry with the shared step runner and streams everything to files as it goes,
 so that when the process dies (``abort()``, a segfault, the OOM killer) the parent still

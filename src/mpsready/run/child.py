@@ -1,15 +1,16 @@
 """The child process of ``mpsready run``: install the emulated Mac, run the user's program, write the result.
 
-``main([SPEC.json])``, started by :func:`mpsready.childproc.command` (the import path of a Mac's ``python``
-for the program, set only once the emulator is loaded), where SPEC holds ``program`` (:class:`~mpsready.run.command.Program`
-fields), ``target`` (torch, macos, fallback), ``keep_going``, ``max_steps``, ``time_limit`` and ``out`` (where the
-result document goes). The program runs in this process as ``__main__`` (``runpy``), with its own
-``sys.argv``; its output goes where this process's goes. Its uncaught exception is printed as Python would
-print it, then classified by the mark the emulator put on it (:func:`mpsready.emulate.mac_error_kind`), never by
-its text: a failure the emulator raised (op, dtype, MPS's message, the user's line) or marked (PyTorch's
-"Torch not compiled with CUDA enabled", an NCCL process group): a Mac fails there too; or an exception the
-emulated Mac did not raise (a module or file the environment lacks, the program's own bug): outcome
-``inconclusive``, which proves nothing about the Mac beyond the point reached; or a clean stop.
+``main([SPEC.json])``, started by :func:`mpsready.childproc.command` (the import path of a Mac's ``python`` for
+the program, set only once the emulator is loaded), where SPEC holds ``program``
+(:class:`~mpsready.run.command.Program` fields), ``target`` (torch, macos, fallback), ``keep_going``,
+``max_steps``, ``time_limit`` and ``out`` (where the result document goes). The program runs in this process as
+``__main__`` (``runpy``), with its own ``sys.argv``; its output goes where this process's goes. Its uncaught
+exception is printed as Python would print it, then classified by the mark the emulator put on it
+(:func:`mpsready.emulate.mac_error_kind`), never by its text: a failure the emulator raised (op, dtype, MPS's
+message, the user's line) or marked (PyTorch's "Torch not compiled with CUDA enabled", an NCCL process group): a
+Mac fails there too; or an exception the emulated Mac did not raise (a module or file the environment lacks, the
+program's own bug): outcome ``inconclusive``, which proves nothing about the Mac beyond the point reached; or a
+clean stop.
 """
 
 from __future__ import annotations
