@@ -106,7 +106,8 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     # the path a Mac's python gives the program: its script's folder (python script.py) or the current folder
     # (python -m), then PYTHONPATH; the emulator and this runner are loaded before any of it
     import mpsready.emulate  # noqa: F401
-    enter_user_path(os.path.dirname(prog["target"]) if prog["kind"] == "script" else os.getcwd())
+    # python resolves a symbolic link to the script before taking its folder (docs: "sys.path[0]")
+    enter_user_path(os.path.dirname(os.path.realpath(prog["target"])) if prog["kind"] == "script" else os.getcwd())
     outcome, exit_code, error, program_error = "completed", 0, None, None
     if tgt["fallback"]:
         os.environ["PYTORCH_ENABLE_MPS_FALLBACK"] = "1"
