@@ -159,3 +159,16 @@ def test_a_version_past_the_int_digit_limit_is_a_finding_not_an_internal_error(w
 def test_the_judge_survives_a_long_version_from_any_reader(write_project):
     root = write_project({"Pipfile": f'[packages]\ntorch = ">=2{"1" * 5000}"\nflash-attn = "*"\n'})
     assert [c for c, _p, _l, _m in found(scan(root))] == ["DEP101"]
+
+
+def test_odd_literals_in_setup_py_print_no_syntax_warning(write_project):
+    import warnings
+
+    # found by scripts/fuzz_scan.py: the console-script reader's ast.parse printed "invalid decimal literal"
+    root = write_project({"setup.py": "from setuptools import setup\nx = 1 if 0else 2\n"
+                                      "setup(entry_points={'console_scripts': ['a=b:c']}, install_requires=['flash-attn'])\n"})
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        r = scan(root)
+    assert [w.category.__name__ for w in seen if issubclass(w.category, SyntaxWarning)] == []
+    assert [c for c, _p, _l, _m in found(r)] == ["DEP101"]

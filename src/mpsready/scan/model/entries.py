@@ -27,6 +27,7 @@ import ast
 import configparser
 import posixpath
 import shlex
+import warnings
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -103,14 +104,14 @@ def readme_python_imports(text: str) -> list[str]:
             continue
         code = "\n".join(line[4:] if line.startswith((">>> ", "... ")) else line for line in tok.content.splitlines())
         try:
-            trees = [ast.parse(code)]
+            trees = [_quiet_parse(code)]
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             # a README block with placeholders (`predictor.set_image(<your_image>)`): its import lines alone
             trees = []
             for line in code.splitlines():
                 if line.startswith(("import ", "from ")):
                     try:
-                        trees.append(ast.parse(line))
+                        trees.append(_quiet_parse(line))
                     except (SyntaxError, ValueError, RecursionError, MemoryError):
                         continue
         for node in (n for tree in trees for n in ast.walk(tree)):
@@ -290,9 +291,17 @@ def console_modules(project: ProjectFiles) -> list[str]:
     return [v.strip() for v in out]
 
 
+def _quiet_parse(text: str) -> ast.Module:
+    """``ast.parse`` without the SyntaxWarnings CPython prints for odd literals (``1_a``, invalid escapes) of
+    the project's text, which would reach the user's terminal; raises what ``ast.parse`` raises."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text)
+
+
 def _setup_py_scripts(text: str) -> list[str]:
     try:
-        tree = ast.parse(text)
+        tree = _quiet_parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     out: list[str] = []
