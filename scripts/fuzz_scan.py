@@ -6,7 +6,8 @@ For each reader of tests/fuzz/targets.py (the scan_targets with a file name), ea
 file into an otherwise empty project and scanned with ``mpsready.scan.scan_path`` (no cache, one job), as
 ``mpsready scan`` does. Inputs are the seeded mutations of tests/fuzz (``mutate``), and one input in four also
 gets a long line: a run of 5,000 to 60,000 digits, blanks, brackets or letters, quoted or bare. An internal
-error is any exception out of ``scan_path``; a slow input is one over ``--slow`` seconds of CPU (2 by default).
+error is any exception out of ``scan_path`` but ``UsageError`` (a bad ``[tool.mpsready]`` setting in a
+mutated pyproject.toml: the documented exit 2, counted apart); a slow input is one over ``--slow`` seconds of CPU (2 by default).
 Prints and writes per reader: inputs, internal errors, slow inputs, the slowest input's CPU seconds and size.
 """
 
@@ -56,6 +57,7 @@ def main() -> int:
     ap.add_argument("--max-seconds", type=float, default=None, help="stop each reader after this many seconds")
     args = ap.parse_args()
 
+    from mpsready.errors import UsageError
     from mpsready.scan import ScanConfig, scan_path
 
     work = Path(tempfile.mkdtemp(prefix="mpsready-fuzz-scan-"))
@@ -69,7 +71,7 @@ def main() -> int:
             root = work / name.replace(".", "_")
             root.mkdir()
             (root / "base.txt").write_text("numpy\n")
-            errors, slow, slowest, t0, n = [], [], (0.0, 0, ""), time.time(), 0
+            errors, slow, slowest, t0, n, usage = [], [], (0.0, 0, ""), time.time(), 0, 0
             for n in range(1, args.per_reader + 1):
                 text = mutate(rng, target)
                 if rng.random() < 0.25:
@@ -80,7 +82,9 @@ def main() -> int:
                 c = time.process_time()
                 try:
                     scan_path(root, ScanConfig(cache_dir=None, jobs=1))
-                except Exception as exc:  # noqa: BLE001 - any escape is an internal error
+                except UsageError:  # documented: a bad [tool.mpsready] setting fails closed (exit 2, one line)
+                    usage += 1
+                except Exception as exc:  # noqa: BLE001 - any other escape is an internal error
                     errors.append({"input": text[:2000], "bytes": len(text),
                                    "error": f"{type(exc).__name__}: {exc}"[:300],
                                    "where": traceback.format_exc().splitlines()[-3][:300]})
@@ -92,10 +96,12 @@ def main() -> int:
                 if args.max_seconds and time.time() - t0 > args.max_seconds:
                     break
             row = {"reader": target.name, "inputs": n, "internal_errors": len(errors), "slow_inputs": len(slow),
+                   "usage_errors": usage,
                    "first_errors": errors[:5], "first_slow": slow[:5], "slowest_cpu_seconds": round(slowest[0], 4),
                    "slowest_chars": slowest[1], "slowest_input": slowest[2], "wall_seconds": round(time.time() - t0, 1)}
             summary.append(row)
-            print(f"{target.name}: {n} inputs, {len(errors)} internal errors, {len(slow)} over {args.slow:g} s, "
+            print(f"{target.name}: {n} inputs, {len(errors)} internal errors, {usage} usage errors (exit 2, "
+                  f"documented), {len(slow)} over {args.slow:g} s, "
                   f"slowest {slowest[0]:.3f} s CPU ({slowest[1]} chars), {row['wall_seconds']} s", flush=True)
             Path(args.out).write_text(json.dumps({"seed": args.seed, "readers": summary}, indent=1))
     finally:
