@@ -290,7 +290,9 @@ def test_toml_and_yaml_nested_too_deeply(write_project):
         ("API101", "ok.py", ".cuda() moves to CUDA; on a Mac it raises 'Torch not compiled with CUDA enabled'"),
         # issue 14: the over-deep line is blanked and the rest of the TOML file is read
         ("INP112", "Pipfile", "a dotted key of more than 32 parts or brackets nested more than 100 deep; that line was not read"),
-        ("INP109", "environment.yml", "YAML nested too deeply to read"),
+        # issue 22: the line the YAML parser stops on is skipped and the rest read (here nothing is left)
+        ("INP109", "environment.yml", "'dependencies' is not a list"),
+        ("INP109", "environment.yml", "YAML nested too deeply to read; line 3 skipped, the rest of the file read"),
         ("INP112", "pyproject.toml", "a dotted key of more than 32 parts or brackets nested more than 100 deep; that line was not read"),
     ]
 

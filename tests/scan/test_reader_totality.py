@@ -172,3 +172,12 @@ def test_odd_literals_in_setup_py_print_no_syntax_warning(write_project):
         r = scan(root)
     assert [w.category.__name__ for w in seen if issubclass(w.category, SyntaxWarning)] == []
     assert [c for c, _p, _l, _m in found(r)] == ["DEP101"]
+
+
+def test_a_yaml_line_the_parser_stops_on_is_skipped_and_the_rest_is_read(write_project):
+    root = write_project({"environment.yml": "dependencies:\n  - pip:\n    - x\n  - " + "[" * 30_000 + "\n"
+                                             "  - cudatoolkit=11.8\n"})
+    assert found(scan(root)) == [
+        ("DEP105", "environment.yml", 5, "conda package cudatoolkit=11.8: no osx-arm64 build"),
+        ("INP109", "environment.yml", 4, "YAML nested too deeply to read; line 4 skipped, the rest of the file read"),
+    ]

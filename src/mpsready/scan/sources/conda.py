@@ -50,6 +50,9 @@ _KINDS = {"tag:yaml.org,2002:int": "int", "tag:yaml.org,2002:float": "float", "t
 MAX_FLOW_NESTING = 200  # without libyaml: PyYAML's Python scanner slows down with the square of the nesting
 
 
+MAX_SKIPPED_LINES = 10  # lines a broken YAML file may have skipped, each with a new parse, before it is given up
+
+
 def compose(text: str) -> yaml.Node | None:
     """The YAML node tree of ``text`` (PyYAML's safe composer), without building Python values: nodes keep
     their own line (``start_mark``), aliases stay shared nodes, and scalars stay text (a 5,000-digit
@@ -128,20 +131,32 @@ class CondaSource(DependencySource):
 
     def collect(self, relpath: str, text: str, files: ProjectFiles, result: SourceResult | None = None) -> SourceResult:
         result = SourceResult() if result is None else result
-        try:
-            doc = compose(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            line = mark.line + 1 if mark is not None else None
-            if "maximum nesting depth" in str(exc):  # libyaml's own limit (1,000 levels)
-                result.findings.append(RawFinding(I.BROKEN_YAML, relpath, line, "YAML nested too deeply to read"))
-            else:
-                result.findings.append(RawFinding(I.BROKEN_YAML, relpath, line,
-                                                  f"YAML does not parse: {str(exc).splitlines()[0]}"))
-            return result
-        except RecursionError:  # PyYAML composes nested collections recursively
-            result.findings.append(RawFinding(I.BROKEN_YAML, relpath, None, "YAML nested too deeply to read"))
-            return result
+        lines: list[str] | None = None
+        for attempt in range(MAX_SKIPPED_LINES + 1):
+            try:
+                doc = compose(text)
+                break
+            except yaml.YAMLError as exc:
+                mark = getattr(exc, "problem_mark", None)
+                line = mark.line + 1 if mark is not None else None
+                deep = "maximum nesting depth" in str(exc)  # libyaml's own limit (1,000 levels)
+                why = "YAML nested too deeply to read" if deep else f"YAML does not parse: {str(exc).splitlines()[0]}"
+                lines = text.split("\n") if lines is None else lines
+                # the line the parser stopped on is skipped and the file read again (a bounded number of times),
+                # so a bad line does not hide the dependencies after it
+                if attempt < MAX_SKIPPED_LINES and line is not None and line <= len(lines) and lines[line - 1].strip():
+                    with line_guard(result, relpath, line):  # the file's time budget, between two parses
+                        pass
+                    result.findings.append(RawFinding(I.BROKEN_YAML, relpath, line,
+                                                      f"{why}; line {line} skipped, the rest of the file read"))
+                    lines[line - 1] = ""
+                    text = "\n".join(lines)
+                    continue
+                result.findings.append(RawFinding(I.BROKEN_YAML, relpath, line, why))
+                return result
+            except RecursionError:  # PyYAML composes nested collections recursively
+                result.findings.append(RawFinding(I.BROKEN_YAML, relpath, None, "YAML nested too deeply to read"))
+                return result
         kind = _kind(doc)
         if kind not in ("NoneType", "dict") and PurePosixPath(relpath).stem.lower().startswith(("environment", "conda")):
             # environment.yml by name, yet not a mapping: conda would refuse it, and nothing in it was read
