@@ -7,7 +7,10 @@ several users, so wall time measures the neighbours; the wall time of the 4 MB i
 child's peak resident memory, and two ratios: CPU seconds per MB at 1 MB and at 4 MB divided by CPU
 seconds per MB at 100 KB. Linear work keeps both near 1 (start-up costs push the first size up and the
 ratios below 1); a reader quadratic in its input gives ratios near 10 and 40. The last column checks the
-goal of each 4 MB input scanning in under 10 s (CPU) on this machine.
+goal of each 4 MB input scanning in under 10 s (CPU) on this machine. The last two kinds are issue 22's
+attacks made large: ``setup.cfg-blanks`` (lines with 15,000 blanks and no ``=``, and option names with long blank
+runs, which configparser's option regex took hours on) and ``shell-quoted-digits`` (quoted ``pip install``
+arguments of 19,000 digits, which shlex lexed in quadratic time).
 
 Each size is scanned ``--repeat`` times (default 3) and the least CPU time is kept: on a shared machine the
 same scan's CPU time varies by up to 40 % with the neighbours' load (caches, memory bandwidth), and the least
@@ -78,6 +81,12 @@ def make(kind: str, size: int) -> tuple[str, str]:
         return "Dockerfile", "FROM nvidia/cuda:12.1.0-devel\n" + "".join(_fill(lambda i: f"RUN pip install {pkg(i)} && echo {i}\n", size))
     if kind == "shell":
         return "install.sh", "".join(_fill(lambda i: f"pip install --extra-index-url https://x/cu121 {pkg(i)}\n", size))
+    # issue 22's attacks, at every size: lines configparser's option regex and shlex were super-linear on
+    if kind == "setup.cfg-blanks":  # option lines with long blank runs and no delimiter, between real ones
+        return "setup.cfg", "[options]\ninstall_requires =\n    flash-attn\n" + "".join(
+            _fill(lambda i: f"x{' ' * 15000}x\nname{' ' * 300}more = {i}\n", size))
+    if kind == "shell-quoted-digits":  # quoted pip install arguments of long digit runs (under the line bound)
+        return "install.sh", "".join(_fill(lambda i: f'pip install "{str(i % 10) * 19000}" {pkg(i)}\n', size))
     if kind in ("notebook", "notebook-one-line"):
         cell = lambda i: {"cell_type": "code", "execution_count": i, "metadata": {}, "outputs": [],  # noqa: E731
                           "source": [f"!pip install {pkg(i)}\n", "import torch\n", f"x{i} = torch.ones({i}).cuda()\n"]}
@@ -88,7 +97,7 @@ def make(kind: str, size: int) -> tuple[str, str]:
 
 
 KINDS = ["requirements", "pyproject", "setup.py", "setup.cfg", "conda", "Pipfile", "Pipfile.lock", "poetry.lock", "uv.lock",
-         "Dockerfile", "shell", "notebook", "notebook-one-line"]
+         "Dockerfile", "shell", "notebook", "notebook-one-line", "setup.cfg-blanks", "shell-quoted-digits"]
 
 CHILD = """
 import json, resource, sys, time

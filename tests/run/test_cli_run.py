@@ -106,7 +106,7 @@ def test_parse_program_errors(tmp_path, words, msg):
 
 
 @pytest.mark.parametrize("argv,msg", [
-    (["--max-steps", "0"], "--max-steps must be at least 1"), (["--time-limit", "-1"], "--time-limit must be positive"),
+    (["--max-steps", "0"], "--max-steps must be at least 1"), (["--time-limit", "-1"], "--time-limit must be 0 (no limit) or a positive number of seconds"),
     (["--macos", "sonoma"], "not a macOS version"), (["--torch", "2.2"], "no MPS support table for torch 2.2"),
 ])
 def test_bad_options_exit_2_before_the_program_runs(tmp_path, capsys, argv, msg):

@@ -117,7 +117,8 @@ def test_pipfile_lock_nested_too_deeply(write_project):
 
 def test_dockerfile_exec_form_nested_too_deeply(write_project):
     root = write_project({"Dockerfile": "FROM python\nRUN " + "[" * 100_000 + "\nRUN pip install flash-attn\n"})
-    assert rows(scan_path(root)) == [("DEP101", "Dockerfile", 3, "blocker")]
+    # issue 22: the 100,004-character line is over the bound a line may have (INP115); the next line is read
+    assert rows(scan_path(root)) == [("DEP101", "Dockerfile", 3, "blocker"), ("INP115", "Dockerfile", 2, "info")]
 
 
 def test_damaged_cache_is_a_cold_cache(write_project, tmp_path):
@@ -260,10 +261,10 @@ def test_odd_file_names_cannot_break_markdown_or_drive_the_terminal(write_projec
     md_rows = [line for line in MarkdownFormat().render(r).splitlines() if line.startswith("| `API101`")]
     # each row used to be cut by the '|' or the newline in its file name, and the ESC went to the reader
     assert [row.split(" | ")[1] for row in md_rows] == [
-        "`` `tick`.py:2:5 ``", "`ansi\\x1b[31mred.py:2:5`", "`a\\|b.py:2:5`", "`new\\nline.py:2:5`"]
+        "`` `tick`.py:2:5 ``", "`ansi\\x1b[31mred.py:2:5`", "`a\\|b.py:2:5`", "`new\\x0aline.py:2:5`"]
     assert all(row.count(" | ") == 4 for row in md_rows)
     text = TerminalFormat(color=False).render(r)
-    assert "\x1b" not in text and "ansi\\x1b[31mred.py:2:5" in text and "new\\nline.py:2:5" in text
+    assert "\x1b" not in text and "ansi\\x1b[31mred.py:2:5" in text and "new\\x0aline.py:2:5" in text
 
 
 def test_json_keeps_odd_file_names_exactly(write_project):
@@ -289,7 +290,9 @@ def test_toml_and_yaml_nested_too_deeply(write_project):
         ("API101", "ok.py", ".cuda() moves to CUDA; on a Mac it raises 'Torch not compiled with CUDA enabled'"),
         # issue 14: the over-deep line is blanked and the rest of the TOML file is read
         ("INP112", "Pipfile", "a dotted key of more than 32 parts or brackets nested more than 100 deep; that line was not read"),
-        ("INP109", "environment.yml", "YAML nested too deeply to read"),
+        # issue 22: the line the YAML parser stops on is skipped and the rest read (here nothing is left)
+        ("INP109", "environment.yml", "'dependencies' is not a list"),
+        ("INP109", "environment.yml", "YAML nested too deeply to read; line 3 skipped, the rest of the file read"),
         ("INP112", "pyproject.toml", "a dotted key of more than 32 parts or brackets nested more than 100 deep; that line was not read"),
     ]
 

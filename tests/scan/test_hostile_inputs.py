@@ -246,10 +246,24 @@ def test_reader_bug_keeps_what_was_read(monkeypatch, write_project):
         return real(result, text, *a, **k)
 
     monkeypatch.setattr(requirements, "add_requirement", flaky)
-    r = scan_path(write_project({"requirements.txt": "flash-attn\nnumpy\n"}))
-    assert found(r) == [("DEP101", "requirements.txt", 1, f"dependency flash-attn: {FLASH}"),
-                        ("INP113", "requirements.txt", None, "requirements reader stopped: KeyError: 'boom'; "
-                                                             "1 dependencies read before that are kept")]
+    # issue 22: the line the bug hit is a finding, and the reader goes on with the next line
+    r = scan_path(write_project({"requirements.txt": "numpy\nscipy\nflash-attn\n"}))
+    assert found(r) == [("DEP101", "requirements.txt", 3, f"dependency flash-attn: {FLASH}"),
+                        ("INP115", "requirements.txt", 2, "line 2 not read: KeyError: 'boom'; the rest of the file "
+                                                          "was read")]
+
+
+def test_a_reader_bug_outside_a_line_still_stops_that_reader_only(monkeypatch, write_project):
+    from mpsready.scan.sources import requirements
+
+    def broken(text):
+        raise KeyError("boom")
+
+    monkeypatch.setattr(requirements, "_logical_lines", broken)
+    r = scan_path(write_project({"requirements.txt": "flash-attn\n", "environment.yml": "dependencies:\n  - cudatoolkit=11.8\n"}))
+    assert ("INP113", "requirements.txt", None, "requirements reader stopped: KeyError: 'boom'; 0 dependencies read "
+            "before that are kept") in found(r)
+    assert [(c, line) for c, p, line, _m in found(r) if p == "environment.yml"] == [("DEP105", 2)]
 
 
 @pytest.mark.parametrize("text,expected", [

@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import mpsready
+from mpsready import childproc
 from mpsready.errors import UsageError
 from mpsready.record.layout import MANIFEST, RAW_DIR, SCHEMA_NAME, SCHEMA_VERSION, TENSORS, RunRecord, RecordError
 from mpsready.record.layout import write_manifest
@@ -195,7 +195,8 @@ def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.P
         if out_p.parent.exists() and not out_p.parent.is_dir():
             raise NotADirectoryError(20, "Not a directory")
         out_p.parent.mkdir(parents=True, exist_ok=True)
-        partial = Path(tempfile.mkdtemp(prefix=f".{out_p.name}.partial-", dir=out_p.parent))
+        clean_leftovers(out_p)
+        partial = Path(tempfile.mkdtemp(prefix=f".{out_p.name}.partial-{os.getpid()}-", dir=out_p.parent))
         (partial / TENSORS).write_text("", encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"cannot create run record {out_p}: {exc.strerror or exc}") from None
@@ -210,8 +211,6 @@ def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.P
         spec_path = work / "spec.json"
         spec_path.write_text(json.dumps(worker_spec), encoding="utf-8")
         env = dict(os.environ)
-        pkg_root = str(Path(mpsready.__file__).resolve().parent.parent)
-        env["PYTHONPATH"] = pkg_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         stderr_path = work / "stderr.txt"
         stderr_path.write_bytes(b"")
         timed_out = False
@@ -221,7 +220,7 @@ def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.P
             rc = worker.run(worker_spec)
         else:
             rc, timed_out = _spawn(python or sys.executable, spec_path, worker_spec["cwd"], env, stderr_path,
-                                   timeout)
+                                   timeout, cleanup=[str(work), str(partial)])
         stderr_bytes = stderr_path.stat().st_size
         stderr_tail = stderr_path.read_text(encoding="utf-8", errors="replace")[-STDERR_TAIL:] if keep_output else None
         events = read_events(events_path)
@@ -260,12 +259,55 @@ def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.P
     return RunRecord.open(out_p)
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_leftovers(out_p: Path) -> list[str]:
+    """Folders a killed ``mpsready record`` of ``out_p`` left next to it, dealt with before a new one starts:
+    ``.OUT.partial-PID-*`` (an unfinished record) removed and ``.OUT.old-PID-*`` (the previous record, renamed
+    aside just before the new one took its place) put back as ``OUT`` when ``OUT`` is missing, else removed,
+    when process PID is gone. One whose process still runs, or without a PID (an older mpsready), is left and
+    named on stderr. Returns the notes printed."""
+    notes: list[str] = []
+    try:
+        entries = sorted(out_p.parent.iterdir())
+    except OSError:
+        return notes
+    for p in entries:
+        for kind in ("partial", "old"):
+            prefix = f".{out_p.name}.{kind}-"
+            if p.name.startswith(prefix) and p.is_dir():
+                break
+        else:
+            continue
+        pid_text = p.name[len(prefix):].split("-", 1)[0]
+        pid = int(pid_text) if pid_text.isdigit() and "-" in p.name[len(prefix):] else None
+        if pid is None or (pid != os.getpid() and _alive(pid)):
+            why = f"process {pid} still runs" if pid else "left by an older mpsready run; remove it by hand"
+            notes.append(f"mpsready record: left in place: {p} ({why})")
+            continue
+        if kind == "old" and not out_p.exists() and (p / "record").is_dir():
+            os.replace(p / "record", out_p)
+            notes.append(f"mpsready record: {out_p} restored from {p.name} (a killed run had set it aside)")
+        shutil.rmtree(p, ignore_errors=True)
+    for note in notes:
+        print(note, file=sys.stderr)
+    return notes
+
+
 def _move_into_place(partial: Path, out_p: Path) -> None:
     """Rename the finished record to ``out_p``. A previous record there is renamed aside first and removed only
     after the new one is in place: at every moment one complete record exists."""
     old = None
     if out_p.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{out_p.name}.old-", dir=out_p.parent))
+        old = Path(tempfile.mkdtemp(prefix=f".{out_p.name}.old-{os.getpid()}-", dir=out_p.parent))
         os.replace(out_p, old / "record")
     try:
         os.replace(partial, out_p)
@@ -278,87 +320,21 @@ def _move_into_place(partial: Path, out_p: Path) -> None:
 
 
 def _spawn(python: str, spec_path: Path, cwd: str, env: dict[str, str], stderr_path: Path,
-           timeout: float | None) -> tuple[int, bool]:
+           timeout: float | None, cleanup: list[str] | None = None) -> tuple[int, bool]:
     """Run the worker in a child process; ``(returncode, timed_out)`` (negative returncode: signal).
 
-    The worker leads a new session (so its own process group, holding every process the step starts). The
-    group is killed on the timeout, on SIGTERM/SIGINT/SIGHUP to this process (which then re-raises as
-    :class:`Interrupted`), and after the worker exits (daemons the step left behind). The worker gets the read
-    end of a pipe whose write end only this process holds: when this process dies, the worker sees end of
-    file and kills its group (:func:`mpsready.record.worker.watch_parent`)."""
-    import threading
-
-    read_fd, write_fd = os.pipe()
-    env = dict(env, MPSREADY_PARENT_FD=str(read_fd))
-    got: list[int] = []
-    previous: dict[int, Any] = {}
-
-    def on_signal(signum, _frame):
-        got.append(signum)
-        _kill_group(proc.pid)
-        raise Interrupted(signum)
-
-    try:
-        with stderr_path.open("wb") as err:
-            proc = subprocess.Popen([python, "-m", "mpsready.record.worker", str(spec_path)], cwd=cwd, env=env,
-                                    stdout=err, stderr=subprocess.STDOUT, start_new_session=True,
-                                    pass_fds=(read_fd,), preexec_fn=_die_with_parent if _PRCTL else None)
-            os.close(read_fd)
-            read_fd = -1
-            if threading.current_thread() is threading.main_thread():
-                for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-                    previous[sig] = signal.signal(sig, on_signal)
-            try:
-                return proc.wait(timeout=timeout), False
-            except subprocess.TimeoutExpired:
-                _kill_group(proc.pid)
-                return proc.wait(), True
-            finally:
-                _kill_group(proc.pid)  # whatever the step started and left running
-                if proc.poll() is None:
-                    proc.wait()
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        for fd in (read_fd, write_fd):
-            if fd >= 0:
-                os.close(fd)
+    :func:`mpsready.childproc.run_group`: the worker leads a new session (its own process group, holding every
+    process the step starts), killed on the timeout, on SIGTERM/SIGINT/SIGHUP to this process (which then
+    raises :class:`Interrupted`), after the worker exits, and when this process dies (the worker's pipe
+    watchdog, :func:`mpsready.childproc.watch_parent`, which also removes ``cleanup``). The worker starts
+    with nothing of the user's importable (:func:`mpsready.childproc.command`)."""
+    with stderr_path.open("wb") as err:
+        return childproc.run_group(childproc.command(python, "mpsready.record.worker", [str(spec_path)]),
+                                   env=childproc.child_env(env, cleanup), cwd=cwd, stdout=err,
+                                   stderr=subprocess.STDOUT, timeout=timeout)
 
 
-class Interrupted(BaseException):
-    """A signal reached ``mpsready record`` while the worker ran; the worker's group is already killed."""
-
-    def __init__(self, signum: int):
-        super().__init__(f"interrupted by {signal.Signals(signum).name}")
-        self.signum = signum
-
-
-def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass  # already gone
-
-
-def _load_prctl():
-    """libc's ``prctl`` on Linux (``None`` elsewhere, e.g. macOS, where the parent pipe alone is the watchdog)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        import ctypes
-
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-_PRCTL = _load_prctl()
-_PR_SET_PDEATHSIG = 1  # linux/prctl.h
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: SIGTERM when the parent dies (the worker's handler then kills its group)."""
-    _PRCTL(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+Interrupted = childproc.Interrupted
 
 
 def _manifest(events: list[dict[str, Any]], stages: list[dict[str, Any]], *, spec: str, device: str, steps: int,

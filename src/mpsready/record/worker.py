@@ -1,4 +1,6 @@
-"""The child process of ``mpsready record``: ``python -m mpsready.record.worker SPEC.json``.
+"""The child process of ``mpsready record``: ``main([SPEC.json])``, started by :func:`mpsready.childproc.command`
+(nothing of the user's importable until the entry is loaded; ``python -m mpsready.record.worker SPEC.json``
+also works).
 
 It runs the entry with the shared step runner and streams everything to files as it goes,
 so that when the process dies (``abort()``, a segfault, the OOM killer) the parent still
@@ -82,32 +84,11 @@ def seed_everything(seed: int) -> str:
 
 
 def watch_parent() -> None:
-    """End this process group when the parent (``mpsready record``) dies.
+    """End this process group when the parent (``mpsready record``) dies: :func:`mpsready.childproc.watch_parent`
+    (a pipe from the parent; on Linux also ``PR_SET_PDEATHSIG``)."""
+    from mpsready.childproc import watch_parent as watch
 
-    The parent passes the read end of a pipe in ``MPSREADY_PARENT_FD`` and keeps the only write end: a
-    thread blocked on it wakes at end of file (the parent is gone, however it died) and kills the group,
-    which holds this worker and every process the step started. On Linux the parent also sets
-    ``PR_SET_PDEATHSIG`` to SIGTERM, handled here the same way. Portable: macOS has the pipe."""
-    import signal
-    import threading
-
-    def end_group(*_args: Any) -> None:
-        os.killpg(os.getpgrp(), signal.SIGKILL)
-
-    fd = os.environ.pop("MPSREADY_PARENT_FD", None)
-    if fd is None or os.getpgrp() != os.getpid():  # not started by record_entry in its own group
-        return
-    signal.signal(signal.SIGTERM, end_group)
-
-    def wait() -> None:
-        try:
-            while os.read(int(fd), 1024):
-                pass
-        except OSError:
-            pass
-        end_group()
-
-    threading.Thread(target=wait, name="mpsready-parent-watch", daemon=True).start()
+    watch()
 
 
 def run(spec: dict[str, Any], mps_backend: Any = None) -> int:
@@ -154,6 +135,11 @@ def _run(spec: dict[str, Any], streams: Streams, mps_backend: Any) -> int:
     seed = int(spec.get("seed", 0))
     how = seed_everything(seed)
     streams.event({"event": "seed", "seed": {"value": seed, "how": how}})
+    from mpsready.childproc import enter_user_path
+
+    # the machinery above is loaded; only now the user's PYTHONPATH (load_entry adds the entry's folder, or the
+    # current folder for a module ENTRY, as python -m does)
+    enter_user_path(None)
     try:
         entry = load_entry(spec["entry"], cwd=spec.get("cwd"))
     except EntryError as exc:

@@ -1,14 +1,17 @@
 """The child process of ``mpsready run``: install the emulated Mac, run the user's program, write the result.
 
-``python -m mpsready.run.child SPEC.json`` where SPEC holds ``program`` (:class:`~mpsready.run.command.Program`
-fields), ``target`` (torch, macos, fallback), ``keep_going``, ``max_steps``, ``time_limit``, ``out`` (where the
-result document goes) and ``nan_check`` (default true: :class:`mpsready.numerics.hooks.RunWatch`). The program runs in this process as ``__main__`` (``runpy``), with its own
-``sys.argv``; its output goes where this process's goes. Its uncaught exception is printed as Python would
-print it, then classified by the mark the emulator put on it (:func:`mpsready.emulate.mac_error_kind`), never by
-its text: a failure the emulator raised (op, dtype, MPS's message, the user's line) or marked (PyTorch's
-"Torch not compiled with CUDA enabled", an NCCL process group): a Mac fails there too; or an exception the
-emulated Mac did not raise (a module or file the environment lacks, the program's own bug): outcome
-``inconclusive``, which proves nothing about the Mac beyond the point reached; or a clean stop.
+``main([SPEC.json])``, started by :func:`mpsready.childproc.command` (the import path of a Mac's ``python`` for
+the program, set only once the emulator is loaded), where SPEC holds ``program``
+(:class:`~mpsready.run.command.Program` fields), ``target`` (torch, macos, fallback), ``keep_going``,
+``max_steps``, ``time_limit``, ``out`` (where the result document goes) and ``nan_check`` (default true:
+:class:`mpsready.numerics.hooks.RunWatch`). The program runs in this process as
+``__main__`` (``runpy``), with its own ``sys.argv``; its output goes where this process's goes. Its uncaught
+exception is printed as Python would print it, then classified by the mark the emulator put on it
+(:func:`mpsready.emulate.mac_error_kind`), never by its text: a failure the emulator raised (op, dtype, MPS's
+message, the user's line) or marked (PyTorch's "Torch not compiled with CUDA enabled", an NCCL process group): a
+Mac fails there too; or an exception the emulated Mac did not raise (a module or file the environment lacks, the
+program's own bug): outcome ``inconclusive``, which proves nothing about the Mac beyond the point reached; or a
+clean stop.
 """
 
 from __future__ import annotations
@@ -24,9 +27,14 @@ import time
 import traceback
 from typing import Any
 
+from mpsready.run.document import build_document
+from mpsready.run.spawned import read_reports
+
 # Exit status of this child, read by the parent before the result document is.
 CHILD_OK = 0
 CHILD_SETUP_ERROR = 2
+# next to the result document: written just before the program starts (a status after it is the program's)
+STARTED = ".started"
 
 
 def _user_location(exc: BaseException, root: str) -> dict[str, Any] | None:
@@ -100,13 +108,13 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
 
         pytest_plugin.attach(emu, tgt["torch"])
         sys.argv[1:1] = ["-p", "mpsready.pytest_plugin"]
-    if prog["kind"] == "script":
-        sys.path.insert(0, os.path.dirname(prog["target"]))
-    else:
-        sys.path.insert(0, os.getcwd())
-    if emu.time_limit:
-        signal.signal(signal.SIGALRM, _alarm(emu))
-        signal.setitimer(signal.ITIMER_REAL, emu.time_limit + 0.5)
+    from mpsready.childproc import enter_user_path
+
+    # the path a Mac's python gives the program: its script's folder (python script.py) or the current folder
+    # (python -m), then PYTHONPATH; the emulator and this runner are loaded before any of it
+    import mpsready.emulate  # noqa: F401
+    # python resolves a symbolic link to the script before taking its folder (docs: "sys.path[0]")
+    enter_user_path(os.path.dirname(os.path.realpath(prog["target"])) if prog["kind"] == "script" else os.getcwd())
     outcome, exit_code, error, program_error = "completed", 0, None, None
     if tgt["fallback"]:
         os.environ["PYTORCH_ENABLE_MPS_FALLBACK"] = "1"
@@ -124,7 +132,16 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     numerics.install()
     unwatch = _watch_fallback_variable(emu)  # after install, which imports torch modules itself
     t0 = time.perf_counter()
+    if emu.time_limit:  # the limit counts the program's time, not the emulator's start-up (slow on a busy machine)
+        emu.deadline = t0 + emu.time_limit
+    real_exit = os._exit
+    os._exit = _on_os_exit(spec, emu, t0, real_exit)
+    if spec.get("out"):
+        open(spec["out"] + STARTED, "w").close()  # the parent tells the program's exit from the child's own
     try:
+        if emu.time_limit:  # armed here, inside the try: installing the emulator may take longer than a short limit
+            signal.signal(signal.SIGALRM, _alarm(emu))
+            signal.setitimer(signal.ITIMER_REAL, max(0.01, emu.time_limit + 0.5 - (time.perf_counter() - t0)))
         if prog["kind"] == "script":
             runpy.run_path(prog["target"], run_name="__main__")
         else:
@@ -162,6 +179,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
                 program_error = _program_error(exc, root)
     finally:
         seconds = time.perf_counter() - t0
+        os._exit = real_exit
         if emu.time_limit:
             signal.setitimer(signal.ITIMER_REAL, 0)
         unwatch()
@@ -181,15 +199,49 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
             error = {k: marked[0][k] for k in ("kind", "exception", "message", "location", "op", "dtype", "mac")}
     if emu.failures:
         outcome = "failed"  # the program caught a predicted failure, or went on (--keep-going) and stopped later
+    if outcome == "stopped" and spec.get("time_limit_default") and (emu.stop_reason or "").startswith("--time-limit"):
+        emu.stop_reason = (f"stopped by the default time limit of {emu.time_limit:g} s (--time-limit S to change "
+                           "it, 0 for none)")
     return {"emu": emu, "outcome": outcome, "exit_code": exit_code, "error": error, "program_error": program_error,
             "seconds": seconds, "numerics": numerics}
+
+
+def _on_os_exit(spec: dict[str, Any], emu, t0: float, real_exit):
+    """``os._exit`` for the program: the result so far is written (the status is the program's exit, said in
+    ``program_exit``), then the process ends as the program asked. Only in this process: a forked child of the
+    program exits plainly."""
+    pid = os.getpid()
+
+    def program_exit(status):
+        if os.getpid() == pid and spec.get("out"):
+            try:
+                code = int(status)
+                note = f"the program ended its process with os._exit({code}); nothing ran after it"
+                program_error = None if code == 0 else {
+                    "kind": "exit", "exception": "os._exit", "op": None, "dtype": None, "mac": False,
+                    "message": f"the program exited with status {code} (os._exit)", "missing": None,
+                    "location": None}
+                _write_result(spec, {"emu": emu, "outcome": "completed" if code == 0 else "inconclusive",
+                                     "exit_code": code, "error": None, "program_error": program_error,
+                                     "seconds": time.perf_counter() - t0,
+                                     "program_exit": {"how": "os._exit", "status": code, "note": note}})
+            except BaseException:  # noqa: BLE001 - the program's exit must happen whatever the report does
+                pass
+        real_exit(status)
+    return program_exit
+
+
+def _write_result(spec: dict[str, Any], result: dict[str, Any]) -> None:
+    doc = build_document(spec, result)
+    tmp = spec["out"] + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(doc, fh, indent=1)
+    os.replace(tmp, spec["out"])
 
 
 def _child_failure(report_path: str) -> dict[str, Any] | None:
     """The first Mac failure a spawned child of the program reported (:mod:`mpsready.run.spawned`), shaped as a
     run document's failure (``kind`` ``spawn`` for a main module without a main guard, with the fix)."""
-    from mpsready.run.spawned import read_reports
-
     for entry in read_reports(report_path):
         message = entry.get("message") or ""
         if entry.get("fix"):
@@ -236,6 +288,9 @@ def _alarm(emu):
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    from mpsready.childproc import watch_parent
+
+    watch_parent()  # started by mpsready run: the group ends when it does
     with open(argv[0], encoding="utf-8") as fh:
         spec = json.load(fh)
     try:
@@ -243,13 +298,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:  # a target without a table
         print(f"mpsready run: error: {exc}", file=sys.stderr)
         return CHILD_SETUP_ERROR
-    from mpsready.run.document import build_document
-
-    doc = build_document(spec, result)
-    tmp = spec["out"] + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(doc, fh, indent=1)
-    os.replace(tmp, spec["out"])
+    _write_result(spec, result)
     return CHILD_OK
 
 

@@ -9,15 +9,21 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
+from mpsready import childproc
 from mpsready.errors import ExitCode, UsageError
 from mpsready.run import matrix
 from mpsready.trace.predict import DEFAULT_MACOS  # the trace's default target: one default for both
 
 FORMATS = ("terminal", "json")
+# seconds: the program is stopped cleanly (outcome "stopped") after this long unless --time-limit says otherwise
+# (0: no limit). A first Mac failure shows within minutes of a training run's start; a run past half an hour is
+# hung or is the real training, which the emulator's CPU speed makes no faster.
+DEFAULT_TIME_LIMIT = 1800.0
+# seconds past the time limit before the child's process group is killed (a program that blocks SIGALRM)
+KILL_GRACE = 60.0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -38,7 +44,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--keep-going", action="store_true",
                    help="do not stop at the first predicted failure: record it, compute on the CPU, go on")
     p.add_argument("--max-steps", type=int, default=None, help="stop cleanly after N optimizer steps")
-    p.add_argument("--time-limit", type=float, default=None, metavar="S", help="stop cleanly after S seconds")
+    p.add_argument("--time-limit", type=float, default=None, metavar="S",
+                   help=f"stop cleanly after S seconds (default: {DEFAULT_TIME_LIMIT:g}; 0: no limit)")
     p.add_argument("--no-nan-check", dest="nan_check", action="store_false",
                    help="do not watch each op's floating results for the first NaN/Inf (one reduction per result)")
     p.add_argument("--format", choices=FORMATS, default="terminal")
@@ -69,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
     import importlib.util
 
     from mpsready.ops import api as ops_api
+    from mpsready.run.child import CHILD_SETUP_ERROR, STARTED
     from mpsready.run.command import parse_program
     from mpsready.run.render import render_terminal
 
@@ -77,8 +85,15 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("mpsready run needs PyTorch in this environment: pip install 'mpsready[torch]'")
     if args.max_steps is not None and args.max_steps < 1:
         raise UsageError("--max-steps must be at least 1")
-    if args.time_limit is not None and args.time_limit <= 0:
-        raise UsageError("--time-limit must be positive")
+    if args.time_limit is not None and not args.time_limit >= 0:
+        raise UsageError("--time-limit must be 0 (no limit) or a positive number of seconds")
+    args.time_limit_default = args.time_limit is None
+    if args.time_limit is None:
+        args.time_limit = DEFAULT_TIME_LIMIT
+    elif args.time_limit == 0:
+        args.time_limit = None
+    if args.output:
+        check_output(args.output)
     try:
         ops_api._vtuple(args.macos)
     except ValueError:
@@ -97,19 +112,41 @@ def run(args: argparse.Namespace) -> int:
             json.dump(spec, fh)
         # the program's stdout is its own; with --format json on stdout, keep it apart from the document
         stdout = sys.stderr if (args.format == "json" and not args.output) else None
-        proc = subprocess.run([sys.executable, "-m", "mpsready.run.child", spec_path], stdout=stdout)
-        if proc.returncode == 2 and not os.path.exists(out):
-            return ExitCode.USAGE
+        wait = None if args.time_limit is None else args.time_limit + KILL_GRACE
+        try:
+            rc, timed_out = childproc.run_group(
+                childproc.command(sys.executable, "mpsready.run.child", [spec_path]),
+                env=childproc.child_env(dict(os.environ), cleanup=[tmp]), stdout=stdout, timeout=wait,
+                foreground=True)
+        except childproc.Interrupted as exc:
+            print(f"mpsready run: {exc}; the program and every process it started were ended", file=sys.stderr)
+            return 128 + exc.signum
+        started = os.path.exists(out + STARTED)
         if not os.path.exists(out):
-            print(f"mpsready run: the child process ended with status {proc.returncode} before writing its "
-                  "result (killed, or an abort outside Python)", file=sys.stderr)
+            if rc == CHILD_SETUP_ERROR and not started:
+                return ExitCode.USAGE
+            if timed_out:
+                how = (f"the program was killed {KILL_GRACE:g} s after the time limit of {args.time_limit:g} s (it "
+                       "did not stop) before its result was written")
+            elif rc < 0:
+                how = f"the program was killed by {_signal_name(rc)} before its result was written"
+            elif started:
+                how = (f"the program ended its process with status {rc} outside Python's exit (C exit(), or a "
+                       "library ending the process) before its result was written")
+            else:
+                how = f"the child process ended with status {rc} before the program started"
+            print(f"mpsready run: {how}; nothing is predicted past that point", file=sys.stderr)
             return 3
         with open(out, encoding="utf-8") as fh:
             doc = json.load(fh)
+    if doc.get("program_exit"):
+        print(f"mpsready run: {doc['program_exit']['note']}", file=sys.stderr)
     text = json.dumps(doc, indent=1) + "\n" if args.format == "json" else render_terminal(doc)
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        try:
+            _write_atomically(args.output, text)
+        except OSError as exc:
+            raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from None
         print(f"run result: {args.output}", file=sys.stderr)
         if args.format == "json":
             sys.stderr.write(render_terminal(doc))
@@ -123,15 +160,36 @@ def _spec(args: argparse.Namespace, prog, torch_v: str, fallback: bool, out: str
     return {"program": {**prog.to_dict(), "root": prog.root},
             "target": {"torch": torch_v, "macos": args.macos, "fallback": fallback},
             "keep_going": args.keep_going, "max_steps": args.max_steps, "time_limit": args.time_limit,
-            "out": out, "nan_check": getattr(args, "nan_check", True)}
+            "time_limit_default": bool(getattr(args, "time_limit_default", False)), "out": out,
+            "nan_check": getattr(args, "nan_check", True)}
 
 
 def _child_env(fallback: bool) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTORCH_ENABLE_MPS_FALLBACK"] = "1" if fallback else "0"
-    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return env
+    return env  # mpsready's own folder is given by childproc.command, never through PYTHONPATH
+
+
+def _signal_name(returncode: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
+
+
+def check_output(path: str) -> None:
+    """Before the program runs: ``-o PATH`` must be writable as a file. Raises
+    :class:`~mpsready.errors.UsageError` when ``path`` is a folder, its folder is missing or not a folder, or
+    the folder is not writable."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise UsageError(f"-o {path}: is a folder; give a file name")
+    if not os.path.isdir(folder):
+        raise UsageError(f"-o {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"-o {path}: folder {folder} is not writable")
 
 
 def _write_atomically(path: str, text: str) -> None:

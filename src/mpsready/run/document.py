@@ -30,6 +30,9 @@ Fields (every value predicted, none observed on a Mac):
   line ``id``, ``op``, ``dtype``, ``summary``, ``condition``, ``torch``/``macos`` (the affected range), ``fixed_in``,
   ``report`` and ``source`` (public PyTorch issue / PR), ``location``, ``calls``, ``basis`` ``predicted``. A run
   with wrong results keeps its ``outcome`` (``completed``): the program runs, its numbers are predicted wrong;
+* ``program_exit``: ``{"how": "os._exit", "status": N, "note": ...}`` when the program ended its process with
+  ``os._exit(N)`` (the result is written then; a status 0 is ``completed``, another ``inconclusive`` with a
+  ``program_error`` of kind ``exit``), else null;
 * ``exit_code``: what ``mpsready run`` returns: 0 no predicted failure and no predicted wrong result, 1 predicted
   failure(s) or predicted wrong result(s) (a completed run with ``wrong_results`` returns 1: "it runs" is not "it
   is right"), 2 neither but the run is ``inconclusive`` (the program or its environment stopped it: like a usage
@@ -112,6 +115,7 @@ def build_document(spec: dict[str, Any], result: dict[str, Any]) -> dict[str, An
                   "note": None if emu.judge.autocast_known or not emu.autocast_used or emu.failures_of("autocast") else
                   f"the AutocastMPS list of torch {emu.judge.torch} is not shipped: the region ran uncast here"},
         exit_code=exit_code,
+        program_exit=result.get("program_exit"),
         limits=list(LIMITS),
         **_numerics(result.get("numerics")),
     )

@@ -39,6 +39,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from mpsready import childproc
 from mpsready.errors import UsageError
 from mpsready.schema import envelope
 
@@ -128,9 +129,10 @@ def run_releases(releases: list[tuple[str, str]], make_spec: Callable[[str, str]
                 json.dump(spec, fh)
             t0 = time.perf_counter()
             with open(base + ".output.txt", "wb") as log:
-                proc = subprocess.run([sys.executable, "-m", "mpsready.run.child", base + ".spec.json"],
-                                      stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
-                                      check=False)
+                # the child's import path and lifetime as a single run's (mpsready.childproc)
+                returncode, _timed_out = childproc.run_group(
+                    childproc.command(sys.executable, "mpsready.run.child", [base + ".spec.json"]),
+                    env=childproc.child_env(env), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
             seconds = time.perf_counter() - t0
             with open(base + ".output.txt", "rb") as fh:
                 output = fh.read().decode("utf-8", "replace")
@@ -138,7 +140,7 @@ def run_releases(releases: list[tuple[str, str]], make_spec: Callable[[str, str]
             if os.path.exists(spec["out"]):
                 with open(spec["out"], encoding="utf-8") as fh:
                     doc = json.load(fh)
-            rr = ReleaseRun(requested, release, doc, proc.returncode, output, round(seconds, 3))
+            rr = ReleaseRun(requested, release, doc, returncode, output, round(seconds, 3))
             if progress is not None:
                 with lock:
                     progress(rr)

@@ -17,6 +17,8 @@ def render_terminal(doc: dict[str, Any]) -> str:
     outcome = doc["outcome"]
     extra = f" ({doc['stop_reason']})" if doc.get("stop_reason") else ""
     lines.append(f"outcome: {outcome}{extra}; {doc['steps']} optimizer step(s), {doc['seconds']:.1f} s here")
+    if doc.get("program_exit"):
+        lines.append(f"  {doc['program_exit']['note']}")
     if not t.get("mps_available", True):
         lines.append(f"  torch.backends.mps.is_available() is False on macOS {t['macos']} with torch {t['torch']}")
     ff = doc["failures"][0] if doc.get("failures") else None
@@ -62,7 +64,15 @@ def render_terminal(doc: dict[str, Any]) -> str:
         lines.append("no tensor reached the emulated MPS device: on a Mac this program runs on the CPU "
                      "(a device selection that checks only CUDA, or no --device mps given)")
     lines.append(f"{len(doc['predictions'])} MPS ops judged over {judged} calls; limits: " + "; ".join(doc["limits"]))
-    return "\n".join(lines) + "\n"
+    return _visible_lines(lines)
+
+
+def _visible_lines(lines: list[str]) -> str:
+    """The lines joined, each control character other than the line breaks written ``\\xNN``: messages and
+    paths come from the program (an exception text may carry ESC or BEL)."""
+    from mpsready.scan.formats.safe import visible
+
+    return "".join("\n".join(visible(part) for part in line.split("\n")) + "\n" for line in lines)
 
 
 def _program_error_lines(pe: dict[str, Any], doc: dict[str, Any]) -> list[str]:

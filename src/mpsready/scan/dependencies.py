@@ -46,7 +46,18 @@ def installs_on_mac(dep: Dependency) -> bool:
 
 
 def judge(dep: Dependency) -> list[RawFinding]:
-    """The findings for one dependency (empty when it is fine on a Mac, or not installed there)."""
+    """The findings for one dependency (empty when it is fine on a Mac, or not installed there). A specifier
+    packaging cannot turn into versions (a number past Python's int-to-str limit of 4,300 digits raises
+    ``ValueError`` in ``packaging.version``) is judged as no specifier: the package is still judged by name."""
+    try:
+        return _judge(dep)
+    except ValueError:
+        import dataclasses
+
+        return _judge(dataclasses.replace(dep, specifier=""))
+
+
+def _judge(dep: Dependency) -> list[RawFinding]:
     if not installs_on_mac(dep):
         return []
     out: list[RawFinding] = []

@@ -46,14 +46,14 @@ def render_terminal(r: TraceResult, width: int = 120, color: bool | None = None)
     buf = io.StringIO()
     con = Console(file=buf, width=width, force_terminal=bool(color), no_color=not color, highlight=False)
     p = r.prediction
-    con.print(f"[bold]mpsready trace[/bold]: {_head(r)}")
+    con.print(f"[bold]mpsready trace[/bold]: {_t(_head(r))}")
     stages = Table(title="Stages (observed on the trace device)", show_lines=False)
     for col in ("stage", "status", "seconds", "note"):
         stages.add_column(col)
     for s in r.trace.stages:
         err = (": " + s.get("error", "")[:60]) if s.get("error") else ""
         note = (s.get("error_type", "") + err) or s.get("reason", "")
-        stages.add_row(s["stage"], s["status"], f"{s.get('seconds', 0):.4f}", note or "")
+        stages.add_row(_t(s["stage"]), _t(s["status"]), f"{s.get('seconds', 0):.4f}", _t(note or ""))
     con.print(stages)
     ops = [o for o in p.ops if o.verdict in _SHOWN]
     table = Table(title=f"Predicted problems ({len(ops)} of {p.summary['ops']} ops; prediction, not observed)")
@@ -61,9 +61,9 @@ def render_terminal(r: TraceResult, width: int = 120, color: bool | None = None)
         table.add_column(col, overflow="fold")
     for o in ops:
         reason = "; ".join(pr.detail for pr in o.problems)
-        table.add_row("predicted", o.op + (f"\n(recorded as {', '.join(o.recorded_as)})" if o.recorded_as else ""),
-                      f"{_LABEL[o.verdict]}: {reason}", o.fixed_in or "-", str(o.count),
-                      _pct(o.time_share), _where(o), ", ".join(o.stages))
+        table.add_row("predicted", _t(o.op) + (f"\n(recorded as {_t(', '.join(o.recorded_as))})" if o.recorded_as else ""),
+                      f"{_LABEL[o.verdict]}: {_t(reason)}", o.fixed_in or "-", str(o.count),
+                      _pct(o.time_share), _t(_where(o)), _t(", ".join(o.stages)))
     if ops:
         con.print(table)
     if p.findings:
@@ -71,7 +71,7 @@ def render_terminal(r: TraceResult, width: int = 120, color: bool | None = None)
         for col in ("basis", "code", "severity", "location", "message"):
             ft.add_column(col, overflow="fold")
         for f in p.findings:
-            ft.add_row(f.basis.value, f.code, f.severity.value, str(f.location), f.message)
+            ft.add_row(f.basis.value, f.code, f.severity.value, _t(str(f.location)), _t(f.message))
         con.print(ft)
     s = p.summary
     v = s["verdicts"]
@@ -81,7 +81,7 @@ def render_terminal(r: TraceResult, width: int = 120, color: bool | None = None)
               f"Exit code {r.exit_code}.")
     incomplete = _incomplete(r)
     if incomplete:
-        con.print(incomplete)
+        con.print(_t(incomplete))
     return buf.getvalue()
 
 
@@ -98,7 +98,7 @@ def _incomplete(r: TraceResult) -> str:
 
 def render_markdown(r: TraceResult) -> str:
     p = r.prediction
-    lines = ["# mpsready trace (prediction)", "", f"> {_head(r)}", "",
+    lines = ["# mpsready trace (prediction)", "", f"> {_md(_head(r))}", "",
              "Every row below is **predicted** from the support data; nothing ran on MPS.", "",
              "## Stages (observed on the trace device)", "", "| stage | status | seconds | error |",
              "|---|---|---|---|"]
@@ -135,7 +135,19 @@ def render_markdown(r: TraceResult) -> str:
 
 
 def _md(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """A Markdown table cell: newlines as spaces, control characters ``\\xNN``, HTML and ``|`` escaped."""
+    from mpsready.scan.formats.safe import md_cell
+
+    return md_cell(str(text).replace("\n", " "))
+
+
+def _t(text: Any) -> str:
+    """Program text (an exception message, a path) for rich markup: control characters ``\\xNN``, markup escaped."""
+    from rich.markup import escape
+
+    from mpsready.scan.formats.safe import visible
+
+    return escape(visible(str(text)))
 
 
 RENDERERS = {"terminal": render_terminal, "json": render_json, "md": render_markdown}

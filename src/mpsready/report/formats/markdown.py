@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 from mpsready.report.build import Report
+from mpsready.scan.formats.safe import md_cell, md_code, md_text
 from mpsready.report.formats.common import (MARK, PLOTS_NOTHING, VERDICT_BLURB, basis_word, gib, project_name,
                                             projected, seconds, shown_inputs, spread)
 
 
 def _esc(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """A table cell: newlines as spaces, other control characters ``\\xNN``, HTML and ``|`` escaped."""
+    return md_cell(str(text).replace("\n", " "))
+
+
+def _txt(text: object) -> str:
+    """Prose from the project or the evidence: control characters ``\\xNN``, HTML escaped."""
+    return md_text(str(text))
 
 
 def render(report: Report, plots: dict[str, str] | None = None, plots_note: str | None = None) -> str:
@@ -17,7 +24,7 @@ def render(report: Report, plots: dict[str, str] | None = None, plots_note: str 
     v = report.verdict
     out = ["# mpsready report", ""]
     if report.project:
-        out += [f"Project: `{project_name(report.project)}`", ""]
+        out += [f"Project: {md_code(project_name(report.project))}", ""]
     out += [f"## Verdict: **{v.verdict.title}** (`{v.verdict.value}`, {basis_word(v.basis)})", "",
             VERDICT_BLURB[v.verdict], ""]
     if v.predicted is not v.verdict:
@@ -25,15 +32,15 @@ def render(report: Report, plots: dict[str, str] | None = None, plots_note: str 
                 ""]
     sit = v.situation
     out += [f"Situation: **{sit.situation.title}** (`{sit.situation.value}`, "
-            f"{'inferred: ' + sit.why if sit.inferred else sit.why}); critical checklist items: "
+            f"{_txt('inferred: ' + sit.why if sit.inferred else sit.why)}); critical checklist items: "
             f"{', '.join(str(n) for n in sorted(set(_critical(report))))}.", ""]
     if v.reasons:
         out += ["### Why", ""]
-        out += [f"- `{r.cap.value}`: {r.text}" + (f" *({r.basis.value})*" if r.basis else "") for r in v.reasons]
+        out += [f"- `{r.cap.value}`: {_txt(r.text)}" + (f" *({r.basis.value})*" if r.basis else "") for r in v.reasons]
         out.append("")
     if v.would_change:
         out += ["### What would change it", ""]
-        out += [f"- {w}" for w in v.would_change]
+        out += [f"- {_txt(w)}" for w in v.would_change]
         out.append("")
     out += ["## Acceptance checklist", "",
             "Passed needs an observation; a prediction can fail an item but never pass it. Item 2, a review "
@@ -46,22 +53,22 @@ def render(report: Report, plots: dict[str, str] | None = None, plots_note: str 
                    f"{_esc(it.summary)} |")
     out.append("")
     for it in report.checklist:
-        out += [f"### {it.number}. {it.title}", "", f"**{it.label}**: {it.summary}", ""]
+        out += [f"### {it.number}. {_txt(it.title)}", "", f"**{it.label}**: {_txt(it.summary)}", ""]
         for e in it.evidence[:12]:
-            out.append(f"- *{basis_word(e.basis)}* {e.kind}: {_esc(e.text)}")
+            out.append(f"- *{basis_word(e.basis)}* {_txt(e.kind)}: {_esc(e.text)}")
         if len(it.evidence) > 12:
             out.append(f"- ... and {len(it.evidence) - 12} more (see the JSON report)")
         if it.workaround:
-            out.append(f"- way around: {it.workaround}")
+            out.append(f"- way around: {_txt(it.workaround)}")
         if it.next_step and it.status.value != "passed":
-            out.append(f"- next: {it.next_step}")
+            out.append(f"- next: {_txt(it.next_step)}")
         out.append("")
     out += _outlook(report)
     findings = report.all_findings()
     if findings:
         out += ["## Findings", "", "| code | severity | basis | where | message |", "|---|---|---|---|---|"]
         for f in findings[:60]:
-            out.append(f"| {f.code} | {f.severity.value} | {f.basis.value} | {_esc(str(f.location))} | "
+            out.append(f"| {_esc(f.code)} | {f.severity.value} | {f.basis.value} | {_esc(str(f.location))} | "
                        f"{_esc(f.message)} |")
         if len(findings) > 60:
             out.append(f"\n{len(findings) - 60} more findings in the JSON report.")
@@ -73,9 +80,9 @@ def render(report: Report, plots: dict[str, str] | None = None, plots_note: str 
     out += ["## Inputs", ""]
     for stage, src in shown_inputs(report.inputs).items():
         if src:
-            out.append(f"- {stage}: {', '.join(src) if isinstance(src, list) else src}")
+            out.append(f"- {_txt(stage)}: {_txt(', '.join(src) if isinstance(src, list) else src)}")
     for stage, why in report.evidence.skipped.items():
-        out.append(f"- {stage}: not run ({why})")
+        out.append(f"- {_txt(stage)}: not run ({_txt(why)})")
     out.append("")
     return "\n".join(out)
 
@@ -95,21 +102,22 @@ def _outlook(report: Report) -> list[str]:
                 "|---|---|---|---|---|---|---|"]
         for t in o.timings:
             mem = gib(t.peak_memory_bytes) + (f" ({t.memory_source})" if t.memory_source and t.peak_memory_bytes else "")
-            out.append(f"| {t.device} | {t.basis.value} | {seconds(t.step_seconds)} | {spread(t)} | {t.steps_text} | "
+            out.append(f"| {_esc(t.device)} | {t.basis.value} | {seconds(t.step_seconds)} | {spread(t)} | "
+                       f"{t.steps_text} | "
                        f"{mem} | {_esc(projected(t, o.job_steps))} |")
         out += ["", "Each projection stands for the device and step it was measured with, and assumes the real "
                 "job runs that same step:", ""]
-        out += [f"- {t.device}: {_esc(t.stands_for)}" for t in o.timings]
+        out += [f"- {_txt(t.device)}: {_txt(t.stands_for)}" for t in o.timings]
     for rec in report.evidence.records:
         if rec.warning_counts:
             from mpsready.record.render import warning_summary
 
-            out.append(f"\nWarnings in the run on {rec.device}: {warning_summary(rec.warning_counts)} "
+            out.append(f"\nWarnings in the run on {_txt(rec.device)}: {_txt(warning_summary(rec.warning_counts))} "
                        "(counts; the record keeps texts only with --keep-output).")
     if o.fallback_share is not None:
         out.append(f"\nCPU-fallback share of step time: {o.fallback_share:.0%} ({o.fallback_basis.value}).")
     if o.mac_memory_bytes:
-        out.append(f"\nMac memory: {gib(o.mac_memory_bytes)} (from {o.mac_memory_source}).")
+        out.append(f"\nMac memory: {gib(o.mac_memory_bytes)} (from {_txt(o.mac_memory_source)}).")
     else:
         out.append("\nMac memory: unknown (give --mac-memory-gb, or an env record from the Mac).")
     if not o.timing("mps"):

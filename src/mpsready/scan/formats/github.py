@@ -17,13 +17,18 @@ from mpsready.findings import Finding
 from mpsready.scan.engine import ScanResult
 from mpsready.scan.formats.interface import ScanFormat
 from mpsready.scan.formats.locate import Locator
+from mpsready.scan.formats.safe import visible
 from mpsready.scan.formats.sarif import sentence
 
 COMMANDS = {"blocker": "error", "degrades": "warning", "info": "notice"}
 
 
 def escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """Percent-encoding of GitHub's workflow commands; other control characters (ESC, BEL) that a project
+    string may carry are written ``\\xNN`` (:func:`~mpsready.scan.formats.safe.visible`): the Actions log
+    interprets ANSI sequences."""
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return visible(text)
 
 
 def escape_property(text: str) -> str:
@@ -64,6 +69,6 @@ class GithubFormat(ScanFormat):
         loc = Locator(result.root)
         lines = [annotation(f, loc) for f in result.findings]
         c = result.counts()
-        lines.append(f"mpsready scan {loc.prefix or '.'}: {c['blocker']} blocker, {c['degrades']} degrades, "
+        lines.append(f"mpsready scan {visible(loc.prefix or '.')}: {c['blocker']} blocker, {c['degrades']} degrades, "
                      f"{c['info']} info; static outlook (predicted): {result.outlook.value}")
         return "\n".join(lines) + "\n"

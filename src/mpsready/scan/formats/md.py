@@ -6,8 +6,9 @@ from mpsready.findings import Severity
 from mpsready.migrate.autofix import effort_line
 from mpsready.scan.engine import ScanResult
 from mpsready.scan.formats.interface import ScanFormat
+from mpsready.scan.formats.safe import md_cell
 from mpsready.scan.formats.safe import md_cell as _cell
-from mpsready.scan.formats.safe import md_code, visible
+from mpsready.scan.formats.safe import md_code, md_text
 from mpsready.scan.model.remedy import OFF_PATH_REACH
 
 
@@ -26,7 +27,7 @@ class MarkdownFormat(ScanFormat):
         out = [f"# mpsready scan: {md_code(str(result.root))}", "",
                f"**Static outlook: {result.outlook.title}** (`{result.outlook.value}`, predicted from files; nothing was run).", ""]
         if result.limiting:
-            out.append("Limited by: " + ", ".join(f"`{f.code}` {visible(str(f.location))}" for f in result.limiting[:10])
+            out.append("Limited by: " + ", ".join(f"`{f.code}` {md_text(str(f.location))}" for f in result.limiting[:10])
                        + (f" and {len(result.limiting) - 10} more" if len(result.limiting) > 10 else "") + ".")
             out.append("")
         if result.flags:
@@ -54,7 +55,7 @@ class MarkdownFormat(ScanFormat):
                 continue
             out += [f"## {sev.value} ({len(group)})", "", "| code | location | scope | message | fix |", "|---|---|---|---|---|"]
             for f in group:
-                out.append(f"| `{f.code}` | {md_code(str(f.location))} | {_scope(f)} | {_cell(f.message)} | {_cell(f.fix or '')} |")
+                out.append(f"| `{md_cell(f.code)}` | {md_code(str(f.location))} | {_scope(f)} | {_cell(f.message)} | {_cell(f.fix or '')} |")
             out.append("")
         return "\n".join(out)
 

@@ -50,7 +50,7 @@ class TerminalFormat(ScanFormat):
                 line.append(f"  {visible(f.message)}")
                 console.print(line)
                 if f.fix:
-                    console.print(Text(f"    fix: {f.fix}", style="dim"))
+                    console.print(Text(f"    fix: {visible(f.fix)}", style="dim"))
             if len(group) > self.max_per_group:
                 console.print(Text(f"    ... and {len(group) - self.max_per_group} more (use --format json)", style="dim"))
         c = result.counts()

@@ -27,6 +27,7 @@ import ast
 import configparser
 import posixpath
 import shlex
+import warnings
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -103,14 +104,14 @@ def readme_python_imports(text: str) -> list[str]:
             continue
         code = "\n".join(line[4:] if line.startswith((">>> ", "... ")) else line for line in tok.content.splitlines())
         try:
-            trees = [ast.parse(code)]
+            trees = [_quiet_parse(code)]
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             # a README block with placeholders (`predictor.set_image(<your_image>)`): its import lines alone
             trees = []
             for line in code.splitlines():
                 if line.startswith(("import ", "from ")):
                     try:
-                        trees.append(ast.parse(line))
+                        trees.append(_quiet_parse(line))
                     except (SyntaxError, ValueError, RecursionError, MemoryError):
                         continue
         for node in (n for tree in trees for n in ast.walk(tree)):
@@ -358,10 +359,7 @@ def console_modules(project: ProjectFiles) -> list[str]:
     out: list[str] = []
     text = _read(project, "pyproject.toml")
     if text is not None:
-        try:
-            data = tomlfile.loads(text)
-        except tomlfile.TOMLDecodeError:
-            data = {}
+        data = tomlfile.read(text).doc or {}  # the parse the declaration reader made (bounded; never raises)
         proj = data.get("project") if isinstance(data.get("project"), dict) else {}
         for key in ("scripts", "gui-scripts"):
             table = proj.get(key)
@@ -372,10 +370,10 @@ def console_modules(project: ProjectFiles) -> list[str]:
             out += [v for v in poetry["scripts"].values() if isinstance(v, str)]
     text = _read(project, "setup.cfg")
     if text is not None:
-        cfg = configparser.ConfigParser(interpolation=None)
-        try:
-            cfg.read_string(text)
-            spec = cfg.get("options.entry_points", "console_scripts", fallback="")
+        from mpsready.scan.sources.setup_cfg import read_config
+
+        try:  # read_config: configparser after the lines its regex is super-linear on are blanked
+            spec = read_config(text).get("options.entry_points", "console_scripts", fallback="")
         except configparser.Error:
             spec = ""
         out += [ln.split("=", 1)[1] for ln in spec.splitlines() if "=" in ln]
@@ -385,9 +383,17 @@ def console_modules(project: ProjectFiles) -> list[str]:
     return [v.strip() for v in out]
 
 
+def _quiet_parse(text: str) -> ast.Module:
+    """``ast.parse`` without the SyntaxWarnings CPython prints for odd literals (``1_a``, invalid escapes) of
+    the project's text, which would reach the user's terminal; raises what ``ast.parse`` raises."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text)
+
+
 def _setup_py_scripts(text: str) -> list[str]:
     try:
-        tree = ast.parse(text)
+        tree = _quiet_parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     out: list[str] = []

@@ -123,3 +123,22 @@ NUMBER_TOO_LONG = rule(
     "Write the number as a string, or remove it.",
     SRC,
 )
+LINE_NOT_READ = rule(
+    "INP115", "line-not-read", "info",
+    "One line or entry of a declaration file could not be read (a value its parser refuses, such as "
+    "`pkg @ https://[x/y`, an invalid IPv6 URL; or a line of more than 20,000 characters); the reader went on "
+    "with the next one.",
+    "A CUDA tie declared on that line may be missed; every other line of the file was read.",
+    "pkg @ https://[x/y",
+    "Fix or remove the line.",
+    SRC,
+)
+READER_TIME_BUDGET = rule(
+    "INP116", "reader-time-budget", "info",
+    "A declaration reader spent the time one file may take (30 s of CPU) and stopped there: the last guard "
+    "against input that makes a parser slow.",
+    "The lines after that point were not read; the dependencies read before it are kept and the scan goes on.",
+    "a generated setup.cfg of pathological lines",
+    "Report the file to the mpsready maintainers; split or simplify the file meanwhile.",
+    SRC,
+)

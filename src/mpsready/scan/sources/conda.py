@@ -10,6 +10,7 @@ from mpsready.findings import Severity
 from mpsready.scan.rules import deps as D
 from mpsready.scan.rules import inputs as I
 from mpsready.scan.sources import pip_options
+from mpsready.scan.sources.interface import line_guard
 from mpsready.scan.sources.interface import Dependency, DependencySource, ProjectFiles, RawFinding, SourceResult
 from mpsready.scan.sources.pep508 import add_requirement
 
@@ -47,6 +48,9 @@ _KINDS = {"tag:yaml.org,2002:int": "int", "tag:yaml.org,2002:float": "float", "t
 
 
 MAX_FLOW_NESTING = 200  # without libyaml: PyYAML's Python scanner slows down with the square of the nesting
+
+
+MAX_SKIPPED_LINES = 10  # lines a broken YAML file may have skipped, each with a new parse, before it is given up
 
 
 def compose(text: str) -> yaml.Node | None:
@@ -127,20 +131,32 @@ class CondaSource(DependencySource):
 
     def collect(self, relpath: str, text: str, files: ProjectFiles, result: SourceResult | None = None) -> SourceResult:
         result = SourceResult() if result is None else result
-        try:
-            doc = compose(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            line = mark.line + 1 if mark is not None else None
-            if "maximum nesting depth" in str(exc):  # libyaml's own limit (1,000 levels)
-                result.findings.append(RawFinding(I.BROKEN_YAML, relpath, line, "YAML nested too deeply to read"))
-            else:
-                result.findings.append(RawFinding(I.BROKEN_YAML, relpath, line,
-                                                  f"YAML does not parse: {str(exc).splitlines()[0]}"))
-            return result
-        except RecursionError:  # PyYAML composes nested collections recursively
-            result.findings.append(RawFinding(I.BROKEN_YAML, relpath, None, "YAML nested too deeply to read"))
-            return result
+        lines: list[str] | None = None
+        for attempt in range(MAX_SKIPPED_LINES + 1):
+            try:
+                doc = compose(text)
+                break
+            except yaml.YAMLError as exc:
+                mark = getattr(exc, "problem_mark", None)
+                line = mark.line + 1 if mark is not None else None
+                deep = "maximum nesting depth" in str(exc)  # libyaml's own limit (1,000 levels)
+                why = "YAML nested too deeply to read" if deep else f"YAML does not parse: {str(exc).splitlines()[0]}"
+                lines = text.split("\n") if lines is None else lines
+                # the line the parser stopped on is skipped and the file read again (a bounded number of times),
+                # so a bad line does not hide the dependencies after it
+                if attempt < MAX_SKIPPED_LINES and line is not None and line <= len(lines) and lines[line - 1].strip():
+                    with line_guard(result, relpath, line):  # the file's time budget, between two parses
+                        pass
+                    result.findings.append(RawFinding(I.BROKEN_YAML, relpath, line,
+                                                      f"{why}; line {line} skipped, the rest of the file read"))
+                    lines[line - 1] = ""
+                    text = "\n".join(lines)
+                    continue
+                result.findings.append(RawFinding(I.BROKEN_YAML, relpath, line, why))
+                return result
+            except RecursionError:  # PyYAML composes nested collections recursively
+                result.findings.append(RawFinding(I.BROKEN_YAML, relpath, None, "YAML nested too deeply to read"))
+                return result
         kind = _kind(doc)
         if kind not in ("NoneType", "dict") and PurePosixPath(relpath).stem.lower().startswith(("environment", "conda")):
             # environment.yml by name, yet not a mapping: conda would refuse it, and nothing in it was read
@@ -164,27 +180,29 @@ class CondaSource(DependencySource):
             result.findings.append(RawFinding(I.BROKEN_YAML, relpath, _line(deps), "'dependencies' is not a list"))
             return result
         for item in deps.value:
-            spec = _text(item)
-            pip = _get(item, "pip") if isinstance(item, yaml.MappingNode) else None
-            if spec is not None:
-                name = conda_spec_name(spec)
-                if name:
-                    if "::" in spec and spec.split("::")[0].lower() == "nvidia":
-                        conda_channel_finding(result, "nvidia", relpath, _line(item))
-                    result.dependencies.append(Dependency(name=name, path=relpath, line=_line(item),
-                                                          specifier=spec[len(name):] if spec.startswith(name) else "",
-                                                          ecosystem="conda", raw=spec))
-            elif isinstance(pip, yaml.SequenceNode):
-                for node in pip.value:
-                    req = _text(node)
-                    if req is None:
-                        continue
-                    if req.startswith("-"):
-                        opt, _, value = req.replace("=", " ", 1).partition(" ")
-                        pip_options.check_index_option(result, relpath, _line(node), opt, value.strip())
-                    elif "://" not in req and not req.startswith((".", "/")):
-                        add_requirement(result, req, relpath, _line(node))
-            else:
-                result.findings.append(RawFinding(I.BROKEN_YAML, relpath, _line(item),
-                                                  f"unexpected dependency entry {_describe(item)}"))
+            with line_guard(result, relpath, _line(item), "dependency entry"):
+                spec = _text(item)
+                pip = _get(item, "pip") if isinstance(item, yaml.MappingNode) else None
+                if spec is not None:
+                    name = conda_spec_name(spec)
+                    if name:
+                        if "::" in spec and spec.split("::")[0].lower() == "nvidia":
+                            conda_channel_finding(result, "nvidia", relpath, _line(item))
+                        result.dependencies.append(Dependency(name=name, path=relpath, line=_line(item),
+                                                              specifier=spec[len(name):] if spec.startswith(name) else "",
+                                                              ecosystem="conda", raw=spec))
+                elif isinstance(pip, yaml.SequenceNode):
+                    for node in pip.value:
+                        with line_guard(result, relpath, _line(node), "pip entry"):
+                            req = _text(node)
+                            if req is None:
+                                continue
+                            if req.startswith("-"):
+                                opt, _, value = req.replace("=", " ", 1).partition(" ")
+                                pip_options.check_index_option(result, relpath, _line(node), opt, value.strip())
+                            elif "://" not in req and not req.startswith((".", "/")):
+                                add_requirement(result, req, relpath, _line(node))
+                else:
+                    result.findings.append(RawFinding(I.BROKEN_YAML, relpath, _line(item),
+                                                      f"unexpected dependency entry {_describe(item)}"))
         return result

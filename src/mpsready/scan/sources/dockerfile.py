@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 
 from mpsready.scan.rules import deps as D
+from mpsready.scan.sources.interface import MAX_LINE, line_guard, long_line_finding
 from mpsready.scan.sources.interface import DependencySource, ProjectFiles, RawFinding, SourceResult
 from mpsready.scan.sources.shell import logical_shell_lines, scan_command_line
 
@@ -51,38 +52,42 @@ class DockerfileSource(DependencySource):
         args: dict[str, str] = {}
         heredoc: str | None = None  # the end marker of a RUN <<EOF body being read
         for lineno, line in logical_shell_lines(text):
-            if heredoc is not None:
-                if line.strip() == heredoc:
-                    heredoc = None
-                else:
-                    scan_command_line(result, line, relpath, lineno)
+            if len(line) > MAX_LINE:
+                long_line_finding(result, relpath, lineno, len(line))
                 continue
-            word, _, rest = line.partition(" ")
-            word = word.upper()
-            if word == "ARG":
-                name, eq, value = rest.strip().partition("=")
-                if eq:
-                    args[name.strip()] = expand_args(value.strip().strip("\"'"), args)
-            elif word == "FROM":
-                image = expand_args(next((w for w in rest.split() if not w.startswith("--")), ""), args)
-                if cuda_image(image):
-                    result.findings.append(RawFinding(D.CUDA_DOCKER_IMAGE, relpath, lineno,
-                                                      f"base image {image} is a CUDA image", evidence={"image": image}))
-            elif word == "RUN":
-                body = rest.strip()
-                if body.startswith("["):  # exec form: RUN ["pip", "install", "x"]
-                    import json
-                    try:
-                        body = " ".join(json.loads(body))
-                    except (ValueError, TypeError, RecursionError):  # RecursionError: nested too deeply
-                        continue
-                while body.startswith("--"):  # RUN --mount=... flags
-                    body = body.partition(" ")[2]
-                if body.startswith("<<"):  # heredoc: RUN <<EOF / RUN <<-'EOF', the commands follow until EOF
-                    marker = body[2:].lstrip("-").split()[0].strip("\"'") if body[2:].strip() else ""
-                    heredoc = marker or None
+            with line_guard(result, relpath, lineno):
+                if heredoc is not None:
+                    if line.strip() == heredoc:
+                        heredoc = None
+                    else:
+                        scan_command_line(result, line, relpath, lineno)
                     continue
-                scan_command_line(result, body, relpath, lineno)
+                word, _, rest = line.partition(" ")
+                word = word.upper()
+                if word == "ARG":
+                    name, eq, value = rest.strip().partition("=")
+                    if eq:
+                        args[name.strip()] = expand_args(value.strip().strip("\"'"), args)
+                elif word == "FROM":
+                    image = expand_args(next((w for w in rest.split() if not w.startswith("--")), ""), args)
+                    if cuda_image(image):
+                        result.findings.append(RawFinding(D.CUDA_DOCKER_IMAGE, relpath, lineno,
+                                                          f"base image {image} is a CUDA image", evidence={"image": image}))
+                elif word == "RUN":
+                    body = rest.strip()
+                    if body.startswith("["):  # exec form: RUN ["pip", "install", "x"]
+                        import json
+                        try:
+                            body = " ".join(json.loads(body))
+                        except (ValueError, TypeError, RecursionError):  # RecursionError: nested too deeply
+                            continue
+                    while body.startswith("--"):  # RUN --mount=... flags
+                        body = body.partition(" ")[2]
+                    if body.startswith("<<"):  # heredoc: RUN <<EOF / RUN <<-'EOF', the commands follow until EOF
+                        marker = body[2:].lstrip("-").split()[0].strip("\"'") if body[2:].strip() else ""
+                        heredoc = marker or None
+                        continue
+                    scan_command_line(result, body, relpath, lineno)
         return result
 
 

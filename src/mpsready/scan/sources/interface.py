@@ -10,6 +10,8 @@ from __future__ import annotations
 import abc
 import reprlib
 import stat
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -134,15 +136,87 @@ class DependencySource(abc.ABC):
         which also keeps what was read when a reader bug raises half-way."""
 
 
+# CPU seconds one declaration file may take (this thread's CPU time, not wall time, so a busy machine does not
+# trip it). The readers are linear (the 4 MB inputs of benchmarks/hostile_bench.py take under 10 s); this is
+# the last guard against a parser that is not: the reader stops at its next line and says so (INP116).
+FILE_TIME_BUDGET = 30.0
+# characters of one (logical) line a reader hands to a parser or a regex; longer lines are a finding (INP115)
+MAX_LINE = 20_000
+
+
+class BudgetSpent(BaseException):
+    """Raised by :func:`line_guard` once the file's :data:`FILE_TIME_BUDGET` is spent; caught by
+    :func:`read_source` (a ``BaseException``, so that a reader's own ``except Exception`` lets it through)."""
+
+    def __init__(self, line: int | None):
+        super().__init__(line)
+        self.line = line
+
+
+_budget = threading.local()  # .deadline: this thread's time.thread_time() at which the file's budget is spent
+
+
+def _deadline() -> float:
+    return getattr(_budget, "deadline", float("inf"))
+
+
+class line_guard:
+    """``with line_guard(result, relpath, line, what):`` around the reading of one line or one entry: an
+    exception there becomes one INP115 finding (the line, the reader's error) and the reader goes on with the
+    next line; the file's time budget is checked on entry (:class:`BudgetSpent`)."""
+
+    __slots__ = ("result", "relpath", "line", "what")
+
+    def __init__(self, result: "SourceResult", relpath: str, line: int | None, what: str = "line"):
+        self.result, self.relpath, self.line, self.what = result, relpath, line, what
+
+    def __enter__(self) -> None:
+        if time.thread_time() > _deadline():
+            raise BudgetSpent(self.line)
+
+    def __exit__(self, kind, exc, _tb) -> bool:
+        if exc is None or not isinstance(exc, Exception):
+            return False
+        from mpsready.scan.rules import inputs as I
+
+        why = str(exc).splitlines()[0][:200] if str(exc) else ""
+        where = f"line {self.line}" if self.line else self.what
+        self.result.findings.append(RawFinding(
+            I.LINE_NOT_READ, self.relpath, self.line,
+            f"{where} not read: {type(exc).__name__}{': ' + why if why else ''}; the rest of the file was read",
+            evidence={"error": type(exc).__name__}))
+        return True
+
+
+def long_line_finding(result: "SourceResult", relpath: str, line: int | None, length: int) -> None:
+    """The INP115 finding for a line over :data:`MAX_LINE` characters that a reader skips."""
+    from mpsready.scan.rules import inputs as I
+
+    result.findings.append(RawFinding(I.LINE_NOT_READ, relpath, line,
+                                      f"line {line} not read: {length:,} characters, over the {MAX_LINE:,} a "
+                                      "declaration line may have; the rest of the file was read",
+                                      evidence={"error": "line too long", "characters": length}))
+
+
 def read_source(source: DependencySource, relpath: str, text: str, files: ProjectFiles) -> SourceResult:
     """``source.collect`` made total: whatever it raises (a bug in the reader, ``RecursionError`` or
     ``MemoryError`` from a parser on absurd input) becomes one INP113 finding naming the file and the
-    reason, and the dependencies and findings read before that point are kept."""
+    reason, and the dependencies and findings read before that point are kept. A reader that spends the
+    file's :data:`FILE_TIME_BUDGET` is stopped at its next :func:`line_guard` (one INP116 finding)."""
     from mpsready.scan.rules import inputs as I
 
     result = SourceResult()
+    outer = _deadline()
+    _budget.deadline = min(outer, time.thread_time() + FILE_TIME_BUDGET)
     try:
         source.collect(relpath, text, files, result)
+    except BudgetSpent as spent:
+        at = f" at line {spent.line}" if spent.line else ""
+        result.findings.append(RawFinding(
+            I.READER_TIME_BUDGET, relpath, spent.line,
+            f"{source.name} reader stopped{at}: the file's time budget of {FILE_TIME_BUDGET:g} s CPU was spent; "
+            f"{len(result.dependencies)} dependencies read before that are kept",
+            evidence={"reader": source.name, "budget_seconds": FILE_TIME_BUDGET}))
     except Exception as exc:  # includes RecursionError and MemoryError
         why = str(exc).splitlines()[0][:200] if str(exc) else ""
         result.findings.append(RawFinding(
@@ -150,6 +224,8 @@ def read_source(source: DependencySource, relpath: str, text: str, files: Projec
             f"{source.name} reader stopped: {type(exc).__name__}{': ' + why if why else ''}; "
             f"{len(result.dependencies)} dependencies read before that are kept",
             evidence={"reader": source.name, "error": type(exc).__name__}))
+    finally:
+        _budget.deadline = outer
     return result
 
 

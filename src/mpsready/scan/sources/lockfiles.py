@@ -19,6 +19,7 @@ from packaging.utils import canonicalize_name
 from mpsready.scan.markers import mac_python, marker_on_mac
 from mpsready.scan.rules import inputs as I
 from mpsready.scan.sources import tomlfile
+from mpsready.scan.sources.interface import line_guard
 from mpsready.scan.sources.interface import (Dependency, DependencySource, ProjectFiles, RawFinding, SourceResult,
                                              json_int, short_repr)
 from mpsready.scan.sources.lines import LineIndex
@@ -53,12 +54,13 @@ class LockfileSource(DependencySource):
         mac = _on_mac(doc, tables)
         after = 1  # tables come in file order: a second `name = "torch"` (another version) is found below the first
         for i, pkg in enumerate(tables):
-            version = pkg.get("version")
-            line = index.find(f'name = "{pkg["name"]}"', after)
-            after = line + 1 if line is not None and line >= after else after
-            result.dependencies.append(Dependency(
-                name=pkg["name"], path=relpath, line=line, specifier=f"=={version}" if isinstance(version, str) else "",
-                optional=i in mac.optional, group="lock", left_out_on_mac=mac.left_out.get(i)))
+            with line_guard(result, relpath, None, f"package {str(pkg.get('name'))[:60]!r}"):
+                version = pkg.get("version")
+                line = index.find(f'name = "{pkg["name"]}"', after)
+                after = line + 1 if line is not None and line >= after else after
+                result.dependencies.append(Dependency(
+                    name=pkg["name"], path=relpath, line=line, specifier=f"=={version}" if isinstance(version, str) else "",
+                    optional=i in mac.optional, group="lock", left_out_on_mac=mac.left_out.get(i)))
         return result
 
     def _pipfile_lock(self, relpath: str, text: str, result: SourceResult) -> None:
@@ -84,10 +86,11 @@ class LockfileSource(DependencySource):
                                                   f"Pipfile.lock {section!r} is {short_repr(table)}, not an object; ignored"))
                 continue
             for name, spec in table.items():
-                version = spec.get("version", "") if isinstance(spec, dict) else ""
-                result.dependencies.append(Dependency(name=name, path=relpath, line=index.find(name),
-                                                      specifier=version if isinstance(version, str) else "",
-                                                      optional=optional, group=f"lock:{section}"))
+                with line_guard(result, relpath, None, f"{section} {str(name)[:60]!r}"):
+                    version = spec.get("version", "") if isinstance(spec, dict) else ""
+                    result.dependencies.append(Dependency(name=name, path=relpath, line=index.find(name),
+                                                          specifier=version if isinstance(version, str) else "",
+                                                          optional=optional, group=f"lock:{section}"))
 
 
 def _on_mac(doc: dict, tables: list[dict]) -> OnMac:

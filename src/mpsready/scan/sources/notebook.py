@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from mpsready.scan.rules import inputs as I
+from mpsready.scan.sources.interface import line_guard
 from mpsready.scan.sources.interface import DependencySource, ProjectFiles, RawFinding, SourceResult, json_int
 from mpsready.scan.sources.shell import logical_shell_lines, scan_command_line
 
@@ -210,13 +211,14 @@ class NotebookSource(DependencySource):
                 commands = [(n, line.strip().lstrip("!%")) for n, line in enumerate(cell.source.split("\n"), 1)
                             if line.strip().startswith(("!", "%pip", "%conda"))]
             for n, command in commands:
-                before = len(result.dependencies), len(result.findings)
-                scan_command_line(result, command, relpath, cell.file_line(n))
-                for j in range(before[0], len(result.dependencies)):
-                    dep = result.dependencies[j]
-                    result.dependencies[j] = type(dep)(**{**dep.__dict__, "group": f"cell:{cell.index}"})
-                for j in range(before[1], len(result.findings)):
-                    f = result.findings[j]
-                    result.findings[j] = RawFinding(f.rule, f.path, f.line, f.message, f.severity, f.fix,
-                                                    {**f.evidence, "cell": cell.index, "cell_line": n})
+                with line_guard(result, relpath, cell.file_line(n)):
+                    before = len(result.dependencies), len(result.findings)
+                    scan_command_line(result, command, relpath, cell.file_line(n))
+                    for j in range(before[0], len(result.dependencies)):
+                        dep = result.dependencies[j]
+                        result.dependencies[j] = type(dep)(**{**dep.__dict__, "group": f"cell:{cell.index}"})
+                    for j in range(before[1], len(result.findings)):
+                        f = result.findings[j]
+                        result.findings[j] = RawFinding(f.rule, f.path, f.line, f.message, f.severity, f.fix,
+                                                        {**f.evidence, "cell": cell.index, "cell_line": n})
         return result

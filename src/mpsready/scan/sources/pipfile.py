@@ -6,6 +6,7 @@ from pathlib import PurePosixPath
 
 from mpsready.scan.rules import inputs as I
 from mpsready.scan.sources import pip_options, tomlfile
+from mpsready.scan.sources.interface import line_guard
 from mpsready.scan.sources.interface import (Dependency, DependencySource, ProjectFiles, RawFinding, SourceResult,
                                              short_repr)
 from mpsready.scan.sources.lines import LineIndex
@@ -32,12 +33,13 @@ class PipfileSource(DependencySource):
                                                   f"[{section}] = {short_repr(table)} ignored: expected a table"))
                 continue
             for name, spec in table.items():
-                version = spec if isinstance(spec, str) else (spec.get("version", "") if isinstance(spec, dict) else "")
-                version = version if isinstance(version, str) else ""
-                result.dependencies.append(Dependency(name=name, path=relpath, line=index.find(name),
-                                                      specifier="" if version == "*" else version,
-                                                      optional=optional, group=section,
-                                                      raw=f"{name} = {short_repr(spec)}"))
+                with line_guard(result, relpath, None, f"[{section}] {str(name)[:60]!r}"):
+                    version = spec if isinstance(spec, str) else (spec.get("version", "") if isinstance(spec, dict) else "")
+                    version = version if isinstance(version, str) else ""
+                    result.dependencies.append(Dependency(name=name, path=relpath, line=index.find(name),
+                                                          specifier="" if version == "*" else version,
+                                                          optional=optional, group=section,
+                                                          raw=f"{name} = {short_repr(spec)}"))
         sources = doc.get("source")
         if sources is not None and not isinstance(sources, list):
             result.findings.append(RawFinding(I.MALFORMED_CONFIG, relpath, index.find("source"),

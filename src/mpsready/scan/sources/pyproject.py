@@ -6,6 +6,7 @@ from pathlib import PurePosixPath
 
 from mpsready.scan.rules import inputs as I
 from mpsready.scan.sources import pip_options, tomlfile
+from mpsready.scan.sources.interface import line_guard
 from mpsready.scan.sources.interface import (Dependency, DependencySource, ProjectFiles, RawFinding, SourceResult,
                                              short_repr)
 from mpsready.scan.sources.lines import LineIndex
@@ -67,21 +68,23 @@ class PyprojectSource(DependencySource):
                                               f"{where} = {short_repr(reqs)} ignored: expected a list of requirement strings"))
             return
         for req in reqs:
-            if isinstance(req, str):
-                add_requirement(result, req, relpath, index.find(req, start), optional=optional, group=group)
-            else:
-                result.findings.append(RawFinding(I.MALFORMED_CONFIG, relpath, None,
-                                                  f"{where}: {short_repr(req)} ignored: a requirement must be a string"))
+            with line_guard(result, relpath, None, f"{where} entry"):
+                if isinstance(req, str):
+                    add_requirement(result, req, relpath, index.find(req, start), optional=optional, group=group)
+                else:
+                    result.findings.append(RawFinding(I.MALFORMED_CONFIG, relpath, None,
+                                                      f"{where}: {short_repr(req)} ignored: a requirement must be a string"))
 
     def _poetry(self, result, index, relpath, deps, *, optional, group) -> None:
         for name, spec in _items(deps):
-            if name.lower() == "python":
-                continue
-            opt = optional or (isinstance(spec, dict) and bool(spec.get("optional")))
-            version = spec if isinstance(spec, str) else (spec.get("version", "") if isinstance(spec, dict) else "")
-            result.dependencies.append(Dependency(name=name, path=relpath, line=index.find(name),
-                                                  specifier=version if isinstance(version, str) else "",
-                                                  optional=opt, group=group, raw=f"{name} = {short_repr(spec)}"))
+            with line_guard(result, relpath, None, f"poetry dependency {str(name)[:60]!r}"):
+                if name.lower() == "python":
+                    continue
+                opt = optional or (isinstance(spec, dict) and bool(spec.get("optional")))
+                version = spec if isinstance(spec, str) else (spec.get("version", "") if isinstance(spec, dict) else "")
+                result.dependencies.append(Dependency(name=name, path=relpath, line=index.find(name),
+                                                      specifier=version if isinstance(version, str) else "",
+                                                      optional=opt, group=group, raw=f"{name} = {short_repr(spec)}"))
 
 
 def _table(result: SourceResult, index: LineIndex, relpath: str, parent: dict, key: str, where: str) -> dict:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import shlex
 from pathlib import PurePosixPath
 
 from mpsready.scan.sources import pip_options
+from mpsready.scan.sources.interface import MAX_LINE, line_guard, long_line_finding
+from mpsready.scan.sources.shell import lex_words
 from mpsready.scan.sources.interface import DependencySource, ProjectFiles, SourceError, SourceResult
 from mpsready.findings import Severity
 from mpsready.scan.rules import deps as D
@@ -38,25 +39,29 @@ class RequirementsSource(DependencySource):
     def _collect(self, relpath: str, text: str, files: ProjectFiles, result: SourceResult, seen: set[str],
                  depth: int) -> None:
         for lineno, line in _logical_lines(text):
-            if line.startswith("-"):
-                self._option(relpath, lineno, line, files, result, seen, depth)
-            else:
-                req, options = split_options(line)
-                for opt, value in options:
-                    pip_options.check_index_option(result, relpath, lineno, opt, value)
-                if " @ " in req or not ("://" in req.split(";")[0] or req.startswith((".", "/"))):
-                    add_requirement(result, req, relpath, lineno)  # PEP 508, `name @ url` included
-                else:  # a bare URL or local path: a wheel file names its distribution and version
-                    add_wheel_url(result, req.split(";")[0].strip(), relpath, lineno)
-                    tag = pip_options.cuda_index_tag(req)
-                    if tag is not None and "://" in req:
-                        result.findings.append(RawFinding(D.CUDA_WHEEL_INDEX, relpath, lineno,
-                                                          f"{req.split(';')[0].strip()} is a {tag} wheel URL",
-                                                          severity=Severity.BLOCKER, evidence={"url": req, "cuda": tag}))
+            if len(line) > MAX_LINE:
+                long_line_finding(result, relpath, lineno, len(line))
+                continue
+            with line_guard(result, relpath, lineno):
+                if line.startswith("-"):
+                    self._option(relpath, lineno, line, files, result, seen, depth)
+                else:
+                    req, options = split_options(line)
+                    for opt, value in options:
+                        pip_options.check_index_option(result, relpath, lineno, opt, value)
+                    if " @ " in req or not ("://" in req.split(";")[0] or req.startswith((".", "/"))):
+                        add_requirement(result, req, relpath, lineno)  # PEP 508, `name @ url` included
+                    else:  # a bare URL or local path: a wheel file names its distribution and version
+                        add_wheel_url(result, req.split(";")[0].strip(), relpath, lineno)
+                        tag = pip_options.cuda_index_tag(req)
+                        if tag is not None and "://" in req:
+                            result.findings.append(RawFinding(D.CUDA_WHEEL_INDEX, relpath, lineno,
+                                                              f"{req.split(';')[0].strip()} is a {tag} wheel URL",
+                                                              severity=Severity.BLOCKER, evidence={"url": req, "cuda": tag}))
 
     def _option(self, relpath, lineno, line, files, result, seen, depth) -> None:
         try:
-            words = shlex.split(line)
+            words = lex_words(line, punctuation=False, comments=False)
         except ValueError:
             words = line.split()
         opt, value = words[0], words[1] if len(words) > 1 else ""
@@ -95,7 +100,7 @@ def split_options(line: str) -> tuple[str, list[tuple[str, str]]]:
         return line, []
     req, rest = line[:cut].strip(), line[cut:]
     try:
-        words = shlex.split(rest)
+        words = lex_words(rest, punctuation=False, comments=False)
     except ValueError:
         words = rest.split()
     options, i = [], 0

@@ -7,6 +7,7 @@ import configparser
 from pathlib import PurePosixPath
 
 from mpsready.scan.rules import inputs as I
+from mpsready.scan.sources.interface import MAX_LINE, line_guard
 from mpsready.scan.sources.interface import DependencySource, ProjectFiles, RawFinding, SourceError, SourceResult
 from mpsready.scan.sources.lines import LineIndex
 from mpsready.scan.sources.pep508 import add_requirement
@@ -37,9 +38,10 @@ class SetupCfgSource(DependencySource):
                 self._file(result, relpath, name.strip(), optional, group, files, index.find(value.strip()))
             return
         for item in value.replace(";\n", "\n").splitlines():
-            item = item.split("#")[0].strip()
-            if item:
-                add_requirement(result, item, relpath, index.find(item), optional=optional, group=group)
+            with line_guard(result, relpath, None, "requirement"):
+                item = item.split("#")[0].strip()
+                if item:
+                    add_requirement(result, item, relpath, index.find(item), optional=optional, group=group)
 
     def _file(self, result, relpath, name, optional, group, files: ProjectFiles, line) -> None:
         if not name:
@@ -66,6 +68,8 @@ def _parse(result: SourceResult, relpath: str, text: str) -> configparser.Config
     the end: lines before the first ``[section]`` are then skipped (line numbers kept) and duplicates
     merged, so one bad line does not hide the rest of the file."""
     lines = text.splitlines()
+    for n, why in prefilter(lines):
+        result.findings.append(RawFinding(I.MALFORMED_CONFIG, relpath, n, f"setup.cfg: line {n}: {why}; ignored"))
     strict = True
     for _attempt in range(3):
         parser = _parser(strict)
@@ -94,6 +98,75 @@ def _parse(result: SourceResult, relpath: str, text: str) -> configparser.Config
             result.findings.append(RawFinding(I.MALFORMED_CONFIG, relpath, getattr(exc, "lineno", None),
                                               f"setup.cfg does not parse: {str(exc).splitlines()[0][:200]}"))
             return _parser(False)
+    return parser
+
+
+MAX_BLANK_RUN = 16  # blanks in a row inside an option name before its "=" or ":"
+
+
+def prefilter(lines: list[str]) -> list[tuple[int, str]]:
+    """Blank (in place) the lines configparser would reject only after a regex super-linear in them, and
+    return ``(line number, why)`` for each; one linear pass. configparser matches an option line with
+    ``(?P<option>.*?)\\s*(?P<vi>=|:)...`` (Lib/configparser.py, ``_OPT_TMPL``): on a line without ``=`` or ``:``,
+    or with a long run of blanks inside the option name, each start of the lazy group rescans the blanks
+    (a 20,000-character line took 2 s, one of 1 MB hours). Such a line is neither an option nor a section, so
+    configparser would reject it anyway; a line over :data:`MAX_LINE` characters is blanked too. Lines
+    configparser reads as a continuation of the option above (indented deeper) never meet that regex and are
+    kept, as are section headers and comments; its own rules are followed (``RawConfigParser._read``)."""
+    out: list[tuple[int, str]] = []
+    in_section = has_option = False
+    indent_level = 0
+    for n, line in enumerate(lines, 1):
+        value = line.strip()
+        if len(line) > MAX_LINE:
+            lines[n - 1] = ""
+            out.append((n, f"{len(line):,} characters, over the {MAX_LINE:,} a line may have"))
+            continue
+        if not value or value.startswith(("#", ";")):
+            continue
+        indent = len(line) - len(line.lstrip())
+        if in_section and has_option and indent > indent_level:
+            continue  # a continuation line: appended to the value, no regex
+        indent_level = indent
+        if value.startswith("[") and value.rfind("]") >= 2:
+            in_section, has_option = True, False
+            continue
+        if not in_section:
+            continue  # configparser's MissingSectionHeaderError (a linear regex); handled by _parse
+        cut = min((i for i in (value.find("="), value.find(":")) if i >= 0), default=-1)
+        if cut < 0:
+            lines[n - 1] = ""
+            out.append((n, f"{_shown(value)} is neither 'key = value' nor a [section]"))
+            continue
+        name = value[:cut].rstrip()
+        if _longest_blank_run(name) > MAX_BLANK_RUN:
+            lines[n - 1] = ""
+            out.append((n, f"option name {_shown(name)} has more than {MAX_BLANK_RUN} blanks in a row"))
+            continue
+        has_option = True
+    return out
+
+
+def _longest_blank_run(text: str) -> int:
+    if "  " not in text and "\t" not in text:
+        return 1 if " " in text else 0
+    best = run = 0
+    for ch in text:
+        run = run + 1 if ch in " \t" else 0
+        best = max(best, run)
+    return best
+
+
+def read_config(text: str) -> configparser.ConfigParser:
+    """``text`` read by configparser after :func:`prefilter` (for callers that need no findings: the console
+    scripts of :mod:`mpsready.scan.model.entries`); never raises."""
+    lines = text.splitlines()
+    prefilter(lines)
+    parser = _parser(False)
+    try:
+        parser.read_string("\n".join(lines))
+    except configparser.Error:
+        pass
     return parser
 
 

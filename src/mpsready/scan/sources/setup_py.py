@@ -16,6 +16,7 @@ from pathlib import PurePosixPath
 
 from mpsready.scan.rules import deps as D
 from mpsready.scan.rules import inputs as I
+from mpsready.scan.sources.interface import line_guard
 from mpsready.scan.sources.interface import DependencySource, ProjectFiles, RawFinding, SourceError, SourceResult
 from mpsready.scan.sources.pep508 import add_requirement
 from mpsready.scan.sources.requirements import RequirementsSource
@@ -76,10 +77,11 @@ class _Reader:
             return self._dynamic(node)
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
             for elt in node.elts:
-                if isinstance(elt, ast.Constant) and isinstance(elt.value, str):
-                    add_requirement(self.result, elt.value, self.relpath, elt.lineno, optional=optional, group=group)
-                else:
-                    self.requirements(elt, optional=optional, group=group, depth=depth + 1)
+                with line_guard(self.result, self.relpath, getattr(elt, 'lineno', None)):
+                    if isinstance(elt, ast.Constant) and isinstance(elt.value, str):
+                        add_requirement(self.result, elt.value, self.relpath, elt.lineno, optional=optional, group=group)
+                    else:
+                        self.requirements(elt, optional=optional, group=group, depth=depth + 1)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             for line in node.value.splitlines():
                 add_requirement(self.result, line.split("#")[0], self.relpath, node.lineno, optional=optional, group=group)
