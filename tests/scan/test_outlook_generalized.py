@@ -275,3 +275,27 @@ def test_a_collection_whose_members_all_use_the_accelerator_api_runs_on_a_mac(wr
     assert [(s.path, s.outlook.value) for s in r.subprojects] == [
         ("ex0", "runs_on_mac"), ("ex1", "runs_on_mac"), ("ex2", "runs_on_mac")]
     assert outlook(r) == ("runs_on_mac", [], [])
+
+
+SCRIPT_NAMED_LIKE_A_TEST = ("import argparse\nimport torch\np = argparse.ArgumentParser()\n"
+                            "p.add_argument('--cuda', action='store_false')\nargs = p.parse_args()\n"
+                            "model = torch.nn.Linear(2, 2)\nif args.cuda:\n    model.cuda()\n"
+                            "def train(epoch):\n    return model(torch.ones(1, 2))\ntrain(1)\n")
+
+
+def test_a_script_named_like_a_test_is_the_main_path(write_project):
+    # locuslab/TCN runs `python add_test.py`: its --cuda is store_false (on by default), so a Mac calls .cuda()
+    r = scan_path(write_project({"add_test.py": SCRIPT_NAMED_LIKE_A_TEST}))
+    assert [(f.code, f.location.line, f.severity.value, f.scope.value) for f in r.findings if f.code == "API101"] == [
+        ("API101", 8, "blocker", "main")]
+    assert r.outlook.value == "mac_for_dev"
+
+
+def test_a_test_module_or_a_script_in_a_tests_folder_stays_tests(write_project):
+    unit = ("import unittest\nimport torch\n\n\nclass T(unittest.TestCase):\n    def test_move(self):\n"
+            "        torch.ones(1).cuda()\n\n\nif __name__ == '__main__':\n    unittest.main()\n")
+    r = scan_path(write_project({"model_test.py": unit, "tests/run_test.py": SCRIPT_NAMED_LIKE_A_TEST,
+                                 "train.py": "import torch\nmodel = torch.nn.Linear(2, 2)\n"}))
+    assert sorted((f.location.path, f.scope.value) for f in r.findings if f.code == "API101") == [
+        ("model_test.py", "tests"), ("tests/run_test.py", "tests")]
+    assert r.outlook.value == "runs_on_mac"

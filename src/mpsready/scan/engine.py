@@ -42,7 +42,7 @@ from mpsready.scan.outlook import Edit, SecondaryPart, Subproject, collection_ou
 from mpsready.scan.rules import deps as D
 from mpsready.scan.rules import extensions as E
 from mpsready.scan.rules import inputs as I
-from mpsready.scan.scope import scope_of
+from mpsready.scan.scope import scope_of, scripts_named_like_tests, set_scripts
 from mpsready.scan.sources import ALL_SOURCES, Dependency, ProjectFiles, RawFinding, tomlfile
 from mpsready.scan.sources.interface import read_source
 from mpsready.scan.sources.notebook import NotebookError, code_cells
@@ -108,7 +108,8 @@ def scan_path(path: str | os.PathLike[str], config: ScanConfig | None = None, *,
         with gc_paused():  # the whole scan: see gc_paused (declaration readers and findings build no cycles either)
             return _scan(path, config, progress, explicit)
     finally:
-        tomlfile.forget()  # the parsed root pyproject.toml, shared by the config and the declaration reads
+        tomlfile.forget()
+        set_scripts(frozenset())  # the parsed root pyproject.toml, shared by the config and the declaration reads
 
 
 def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: frozenset[str]) -> ScanResult:
@@ -151,6 +152,7 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
 
     cache = ScanCache(config.cache_dir, root) if config.cache_dir else None
     code_results, lines, code_raw = _analyse_python(files, config, cache, progress)
+    set_scripts(scripts_named_like_tests(code_results))  # before any finding gets its scope
     raw += code_raw
     if cache is not None:
         cache.save()
