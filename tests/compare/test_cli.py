@@ -112,3 +112,33 @@ def test_terminal_output_to_file(recs, tmp_path, capsys):
     # head.* differ too: fc3's initialisation consumed random numbers before head's
     assert text.rstrip().endswith("DIFFERS: 53 of 60 tensors out of tolerance, 0 incomparable, "
                                   "6 structure difference(s), 3 step loss(es) differ")
+
+
+def test_record_text_is_escaped_in_terminal_and_markdown_output():
+    # a record may come from anywhere: a module name holding ESC or HTML must neither drive the terminal nor become
+    # markup (issue 22's rule for every renderer of project text)
+    from mpsready.compare.formats import markdown, terminal
+
+    assert terminal.escape("enc\x1b[2J[red]x") == "enc\\x1b[2J\\[red]x"
+    assert markdown._cell("a|<img onerror=x>\x07") == "a\\|&lt;img onerror=x&gt;\\x07"
+
+
+def test_record_summary_escapes_manifest_text(tmp_path):
+    import io
+
+    from rich.console import Console
+
+    from mpsready.record.render import render_terminal
+
+    class Rec:
+        path = tmp_path / "rec"
+        manifest = {"observed_on": "cpu", "entry": "train.py:step\x1b]0;pwned\x07", "tensor_count": 1,
+                    "findings": [{"code": "NUM101", "severity": "info", "basis": "observed", "message": "<b>\x1b[2J"}]}
+        stages: list = []
+        step_metrics: list = []
+
+    buf = io.StringIO()
+    render_terminal(Rec(), Console(file=buf, width=200, color_system=None))
+    text = buf.getvalue()
+    assert "\x1b" not in text and "\x07" not in text
+    assert "entry train.py:step\\x1b]0;pwned\\x07," in text and "NUM101 info (observed): <b>\\x1b[2J" in text

@@ -12,20 +12,30 @@ def render_json(rec: RunRecord) -> str:
     return json.dumps(rec.manifest, indent=2) + "\n"
 
 
+def _shown(text: Any) -> str:
+    """Manifest text (a record may come from anywhere): control characters as ``\\xNN``, rich markup escaped."""
+    from rich.markup import escape
+
+    from mpsready.scan.formats.safe import visible
+
+    return escape(visible(str(text)))
+
+
 def render_terminal(rec: RunRecord, console: Any = None) -> None:
     from rich.console import Console
     from rich.table import Table
 
     console = console or Console()
     m = rec.manifest
-    console.print(f"run record {rec.path} — observed on {m.get('observed_on')}, entry {m.get('entry')}, "
-                  f"{m.get('tensor_count')} tensors")
+    console.print(f"run record {_shown(rec.path)} — observed on {_shown(m.get('observed_on'))}, entry "
+                  f"{_shown(m.get('entry'))}, {_shown(m.get('tensor_count'))} tensors")
     t = Table(title="stages")
     for col in ("stage", "status", "steps", "seconds", "error / reason"):
         t.add_column(col)
     for s in rec.stages:
-        t.add_row(s["stage"], s["status"], str(s.get("steps_run", 0)), f"{s.get('seconds', 0):.4f}",
-                  (f"{s.get('error_type')}: {s.get('error')}" if s.get("error") else s.get("reason") or "")[:120])
+        why = f"{s.get('error_type')}: {s.get('error')}" if s.get("error") else s.get("reason") or ""
+        t.add_row(_shown(s["stage"]), _shown(s["status"]), str(s.get("steps_run", 0)), f"{s.get('seconds', 0):.4f}",
+                  _shown(why[:120]))
     console.print(t)
     steps = Table(title="steps")
     for col in ("step", "loss", "seconds", "peak memory"):
@@ -44,7 +54,8 @@ def render_terminal(rec: RunRecord, console: Any = None) -> None:
         console.print(f"warnings: {warning_summary(counts)}" + ("" if m.get("warnings") else
                                                                " (texts kept only with --keep-output)"))
     for f in m.get("findings", []):
-        console.print(f"[bold]{f['code']}[/bold] {f['severity']} ({f['basis']}): {f['message']}")
+        console.print(f"[bold]{_shown(f['code'])}[/bold] {_shown(f['severity'])} ({_shown(f['basis'])}): "
+                      f"{_shown(f['message'])}")
 
 
 def warning_summary(counts: dict[str, Any]) -> str:

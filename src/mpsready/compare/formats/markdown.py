@@ -7,10 +7,13 @@ from typing import Any
 from mpsready.compare.diagnose import fmt
 from mpsready.compare.formats.common import (cosine, devices_line, headline, method_word, rows_to_show, share,
                                              shape_dtype_note, status_word, three_way_short, uniform_tolerance)
+from mpsready.scan.formats.safe import md_cell, md_code
 
 
 def _cell(x: Any) -> str:
-    return str(x).replace("|", "\\|")
+    """Text from the records (module names, messages: a record may come from anywhere) for a table cell or prose:
+    control characters as ``\\xNN``, HTML-significant characters as entities, ``|`` escaped."""
+    return md_cell(str(x))
 
 
 def _loss(x: Any) -> str:
@@ -24,9 +27,9 @@ def render(comp: Any, show_all: bool = False, plots: dict[str, str] | None = Non
         out.append("First divergence:")
         out.append("")
         if comp.first_forward:
-            out.append(f"- forward: `{comp.first_forward.key}` (step {comp.first_forward.step})")
+            out.append(f"- forward: {md_code(comp.first_forward.key)} (step {comp.first_forward.step})")
         if comp.first_backward:
-            out.append(f"- backward: `{comp.first_backward.key}` (step {comp.first_backward.step})")
+            out.append(f"- backward: {md_code(comp.first_backward.key)} (step {comp.first_backward.step})")
         if comp.random_ops:
             out.append(f"- random operators used: {', '.join(comp.random_ops)} (differences may be RNG)")
         out.append("")
@@ -56,7 +59,7 @@ def render(comp: Any, show_all: bool = False, plots: dict[str, str] | None = Non
     for t in rows:
         m = t.metrics
         note = shape_dtype_note(t)
-        name = f"`{_cell(t.key)}`" + (f" ({_cell(note)})" if note else "")
+        name = md_code(t.key) + (f" ({_cell(note)})" if note else "")
         out.append(f"| {t.step} | {name} | {fmt(m.max_abs if m else None)} | {fmt(m.max_rel if m else None)} "
                    f"| {cosine(t)} | {share(t)} | {fmt(t.tolerance.rtol)}/{fmt(t.tolerance.atol)} | {method_word(t)} "
                    f"| {status_word(t)}" + (f" | {three_way_short(t)}" if comp.reference else "") + " |")

@@ -5,12 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
+from rich.markup import escape as _markup_escape
 from rich.table import Table
 
 from mpsready.compare.diagnose import fmt
 from mpsready.compare.formats.common import (cosine, devices_line, headline, rows_to_show, share,
                                              shape_dtype_note, status_word, three_way_short, uniform_tolerance)
+from mpsready.scan.formats.safe import visible
+
+
+def escape(text: str) -> str:
+    """Record text (module names, messages) for the terminal: control characters as ``\\xNN`` (a crafted name
+    cannot drive the terminal), then rich markup escaped."""
+    return _markup_escape(visible(str(text)))
+
 
 STYLE = {"ok": "green", "identical": "green", "FAIL": "bold red", "SHAPE": "bold red", "WORSE": "bold red"}
 
