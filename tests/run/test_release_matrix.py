@@ -215,3 +215,18 @@ def test_output_written_atomically(tmp_path, monkeypatch):
 def test_parse_releases_raises_usage_error():
     with pytest.raises(UsageError, match=r"^--torch release 'foo': not a version: 'foo'$"):
         matrix.parse_releases("2.3,foo")
+
+
+def test_matrix_table_shows_paths_and_ops_as_written_and_control_characters_escaped():
+    # a file name with "[red]" stayed rich markup in the table, and an ESC in it drove the terminal
+    ff = {"kind": "op", "op": "aten::foo", "mac": True, "location": {"path": "m[red]od\x1b[2J.py", "line": 3}}
+    doc = {"outcome": "failed", "exit_code": 1, "first_failure": ff, "fallbacks": [], "seconds": 0.5, "steps": 0,
+           "stop_reason": None}
+    m = matrix.build_matrix_document([matrix.ReleaseRun("2.3", "2.3.1", doc, 1, "", 1.0)], "2.3",
+                                     {"macos": "15.5", "fallback": False},
+                                     {"kind": "script", "target": "/x/t\x07.py", "argv": ["t\x07.py"], "root": "/x"},
+                                     {"keep_going": False, "max_steps": None, "time_limit": None, "jobs": 1},
+                                     show_output=False)
+    text = render_matrix_terminal(m, width=200)
+    assert "\x1b" not in text and "\x07" not in text
+    assert "m[red]od\\x1b[2J.py:3" in text and "program: t\\x07.py" in text

@@ -134,7 +134,9 @@ def render_matrix_terminal(doc: dict[str, Any], color: bool = False, width: int 
     con.print(Text(f"mpsready run, release matrix (emulated Mac: macOS {t['macos']}, "
                    f"PYTORCH_ENABLE_MPS_FALLBACK={'1' if t['fallback'] else 'unset'}) - predicted, "
                    "not observed on a Mac"))
-    con.print(Text("program: " + " ".join(doc["program"]["argv"])))
+    from mpsready.scan.formats.safe import visible
+
+    con.print(Text("program: " + visible(" ".join(doc["program"]["argv"]))))
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     for col, just in (("release", "left"), ("outcome", "left"), ("first failure", "left"), ("where", "left"),
                       ("CPU fallbacks", "right"), ("steps", "right"), ("seconds here", "right")):
@@ -145,7 +147,9 @@ def render_matrix_terminal(doc: dict[str, Any], color: bool = False, width: int 
         outcome = e["outcome"] + (f" ({run['stop_reason']})" if run.get("stop_reason") else "")
         fb = f"{e['fallback_calls']} ({e['fallback_ops']} op{'s' if e['fallback_ops'] != 1 else ''})" \
             if e["fallback_ops"] else "0"
-        table.add_row(e["torch"], Text(outcome, style=_OUTCOME_STYLE.get(e["outcome"], "")), what, where, fb,
+        # Text, not markup: a path or an op name with "[" stays as written; control characters as \xNN
+        table.add_row(e["torch"], Text(visible(outcome), style=_OUTCOME_STYLE.get(e["outcome"], "")),
+                      Text(visible(what)), Text(visible(where)), fb,
                       str(run["steps"]) if run else "-",
                       f"{e['seconds']:.1f}" if e["seconds"] is not None else "-")
     con.print(table)
