@@ -1,6 +1,6 @@
 """Temp files an earlier ``--apply`` left behind when it was killed (``kill -9`` between write and rename).
 
-:func:`mpsready.migrate.apply.write_atomically` writes ``.NAME.XXXXXXXX.mpsready-tmp`` beside ``NAME`` and
+:func:`mpsready.migrate.apply.write_atomically` writes ``.NAME.<8 random characters>.mpsready-tmp`` beside ``NAME`` and
 renames it over ``NAME``; a process killed in between leaves the temp file (the original is intact: the
 rename is atomic). Every plan lists those found beside the files it considers (:func:`find_leftovers`);
 ``--apply`` removes the ones older than :data:`MIN_AGE_S` (:func:`remove_leftovers`), so a temp file that a
