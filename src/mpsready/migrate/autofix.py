@@ -196,7 +196,8 @@ def _amp_below_floor(f: Finding, floor: Floor) -> str | None:
     """Why migrate leaves an API108/API109 finding for a person at this PyTorch floor, or ``None``: below the
     release where MPS has it, a CUDA-typed autocast/GradScaler call is already what the Mac path can run (no
     edit), and ``torch.amp.GradScaler`` needs PyTorch 2.3 (the transform: transforms/amp.py)."""
-    from mpsready.migrate.mac_path import autocast_release, floor_allows, floor_text, gradscaler_release
+    from mpsready.migrate.mac_path import (TORCH_AMP_GRADSCALER, autocast_release, floor_allows, floor_text,
+                                           gradscaler_release)
 
     api = str((f.evidence or {}).get("api", ""))
     kind = "GradScaler" if "GradScaler" in (api or f.message.split(":", 1)[0]) else "autocast"
@@ -206,7 +207,7 @@ def _amp_below_floor(f: Finding, floor: Floor) -> str | None:
     if not api.startswith("torch.cuda.amp."):
         return (f"{kind} left off on MPS (on CUDA only, as before): on MPS it needs PyTorch {release} and the "
                 f"PyTorch floor is {floor_text(floor)}")
-    if kind == "GradScaler" and floor is not None and floor < (2, 3):
+    if kind == "GradScaler" and floor is not None and floor < TORCH_AMP_GRADSCALER:
         return f"torch.amp.GradScaler exists from PyTorch 2.3 and the floor is {floor_text(floor)}"
     return None
 

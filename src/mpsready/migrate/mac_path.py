@@ -13,6 +13,10 @@ from functools import lru_cache
 
 from mpsready.ops.api import load_db, shipped_versions
 
+# torch.amp.GradScaler (device first) exists from PyTorch 2.3 (torch/amp/grad_scaler.py added in 2.3.0); before it
+# only torch.cuda.amp.GradScaler
+TORCH_AMP_GRADSCALER = (2, 3)
+
 # GradScaler.unscale_/update dispatch these two (PyTorch 2.13.0 torch/amp/grad_scaler.py _unscale_grads_, update)
 GRADSCALER_OPS = ("aten::_amp_foreach_non_finite_check_and_unscale_", "aten::_amp_update_scale_")
 

@@ -6,7 +6,7 @@ The plan is applied to a temporary copy of the project, never to the project. Th
    both on this machine's CPU (``CUDA_VISIBLE_DEVICES=""``, so a CUDA machine takes the CPU branch too), both
    seeded the same way (``random``, NumPy and ``torch.manual_seed(0)`` before the program, which may seed again)
    and both stopped after ``max_steps`` optimizer steps (a global optimizer step hook,
-   ``torch.optim.optimizer.register_optimizer_step_post_hook``, PyTorch >= 2.0). What they print and a sha256
+   ``register_optimizer_step_post_hook``, torch/optim/optimizer.py, PyTorch >= 2.0). What they print and a sha256
    of every parameter their optimizers hold are compared;
 2. **the emulated Mac**: the migrated copy runs under ``mpsready run`` once per ``--torch`` release, with the
    same step limit. Its outcome (completed, or the predicted Mac failure) and whether any tensor reached MPS

@@ -142,16 +142,7 @@ def run(args: argparse.Namespace) -> int:
     if doc.get("program_exit"):
         print(f"mpsready run: {doc['program_exit']['note']}", file=sys.stderr)
     text = json.dumps(doc, indent=1) + "\n" if args.format == "json" else render_terminal(doc)
-    if args.output:
-        try:
-            _write_atomically(args.output, text)
-        except OSError as exc:
-            raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from None
-        print(f"run result: {args.output}", file=sys.stderr)
-        if args.format == "json":
-            sys.stderr.write(render_terminal(doc))
-    else:
-        sys.stdout.write(text)
+    _emit(args, text, "run result", lambda: render_terminal(doc))
     return int(doc["exit_code"])
 
 
@@ -190,6 +181,21 @@ def check_output(path: str) -> None:
         raise UsageError(f"-o {path}: folder {folder} does not exist")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise UsageError(f"-o {path}: folder {folder} is not writable")
+
+
+def _emit(args: argparse.Namespace, text: str, label: str, summary) -> None:
+    """``text`` to ``-o`` (atomically, then ``label: PATH`` and, for JSON, the terminal ``summary()`` on stderr) or
+    to stdout. Raises :class:`UsageError` when the file cannot be written."""
+    if args.output:
+        try:
+            _write_atomically(args.output, text)
+        except OSError as exc:
+            raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+        print(f"{label}: {args.output}", file=sys.stderr)
+        if args.format == "json":
+            sys.stderr.write(summary())
+    else:
+        sys.stdout.write(text)
 
 
 def _write_atomically(path: str, text: str) -> None:
@@ -234,14 +240,5 @@ def _run_matrix(args: argparse.Namespace, prog, fallback: bool) -> int:
         tty = args.output is None and sys.stdout.isatty()
         width = shutil.get_terminal_size((120, 24)).columns if tty else 160
         text = render_matrix_terminal(doc, color=tty, width=width)
-    if args.output:
-        try:
-            _write_atomically(args.output, text)
-        except OSError as exc:
-            raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from None
-        print(f"run matrix: {args.output}", file=sys.stderr)
-        if args.format == "json":
-            sys.stderr.write(render_matrix_terminal(doc, width=160))
-    else:
-        sys.stdout.write(text)
+    _emit(args, text, "run matrix", lambda: render_matrix_terminal(doc, width=160))
     return int(doc["exit_code"])

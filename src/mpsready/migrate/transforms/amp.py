@@ -30,7 +30,8 @@ from mpsready.findings import Finding
 from mpsready.migrate.common import append_arg, kwarg, device_type_of, expr, is_cuda_literal, string_value
 from mpsready.migrate.device_source import resolve
 from mpsready.migrate.interface import Edit, FileContext, Manual, Transform, manual
-from mpsready.migrate.mac_path import GRADSCALER_OPS, autocast_release, floor_allows, floor_text, gradscaler_release
+from mpsready.migrate.mac_path import (GRADSCALER_OPS, TORCH_AMP_GRADSCALER, autocast_release, floor_allows,
+                                       floor_text, gradscaler_release)
 
 AUTOCAST_POSITIONAL = ("enabled", "dtype", "cache_enabled")  # torch.cuda.amp.autocast(enabled, dtype, cache_enabled)
 SCALER_ENABLED_POSITION = 4  # torch.cuda.amp.GradScaler(init_scale, growth_factor, backoff_factor, growth_interval, enabled)
@@ -146,7 +147,7 @@ class Amp(Transform):
             # exactly: on CUDA as before, off (with PyTorch's warning) without it.
             if not legacy:
                 return None
-            if kind == "GradScaler" and ctx.torch_floor is not None and ctx.torch_floor < (2, 3):
+            if kind == "GradScaler" and ctx.torch_floor is not None and ctx.torch_floor < TORCH_AMP_GRADSCALER:
                 return ("torch.amp.GradScaler exists from PyTorch 2.3 (torch/amp/grad_scaler.py) and the floor is "
                         f"{floor_text(ctx.torch_floor)}: torch.cuda.amp.GradScaler stays (off on a Mac, as before)")
             return self._legacy(ctx, f, call, kind, "'cuda'", False, via_import=isinstance(call.func, cst.Name),

@@ -23,13 +23,7 @@ from mpsready.migrate.common import string_value
 from mpsready.migrate.interface import Edit, FileContext, Manual, Transform, manual
 from mpsready.migrate.mac_path import vtuple, floor_allows, floor_text
 from mpsready.migrate.transforms.amp import mac_needs
-
-# calls whose behaviour on MPS follows the device type (PyTorch 2.13.0 torch/amp/autocast_mode.py, grad_scaler.py)
-AMP_CALLS = {"autocast": ("torch.amp.autocast", "torch.autocast", "torch.amp.autocast_mode.autocast",
-                          "torch.cuda.amp.autocast"),
-             "GradScaler": ("torch.amp.GradScaler", "torch.GradScaler", "torch.amp.grad_scaler.GradScaler",
-                            "torch.cuda.amp.GradScaler")}
-
+from mpsready.scan.code.units.device_selection import AMP_CALLS  # the scan's API115 evidence reads the same table
 
 def amp_calls(ctx: FileContext) -> list[str]:
     """Which of autocast / GradScaler the file calls (through imports too), in that order."""

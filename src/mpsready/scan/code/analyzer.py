@@ -384,6 +384,20 @@ def _mentions_mps(tree: ast.AST) -> bool:
     return False
 
 
+def off_by_default(name: str, fns: list) -> bool:
+    """Whether ``name`` is a parameter of one of ``fns`` (``ast.FunctionDef``, innermost first) whose default is
+    ``False`` or ``None``; the first function that has the parameter decides."""
+    for fn in fns:
+        args = fn.args
+        pos = args.posonlyargs + args.args
+        pairs = list(zip(pos[len(pos) - len(args.defaults):], args.defaults)) + [
+            (a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+        for a, d in pairs:
+            if a.arg == name:
+                return isinstance(d, ast.Constant) and d.value in (False, None)
+    return False
+
+
 def _walk_without_helper(tree: ast.AST):
     """``ast.walk`` that does not enter ``def _mpsready_device`` (mpsready.migrate.helper)."""
     todo = [tree]
@@ -912,15 +926,7 @@ class _Visitor(ast.NodeVisitor):
                 for handler in getattr(stmt, "handlers", ()):
                     stack += handler.body
         fns += self._inits.get(id(self.functions[-1]), [])
-        for fn in fns:
-            args = fn.args
-            pos = args.posonlyargs + args.args
-            pairs = list(zip(pos[len(pos) - len(args.defaults):], args.defaults)) + [
-                (a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
-            for a, d in pairs:
-                if a.arg == name:
-                    return isinstance(d, ast.Constant) and d.value in (False, None)
-        return False
+        return off_by_default(name, fns)
 
     def _user_flag_guard(self) -> str | None:
         """The attribute (``cuda`` of ``if args.cuda:``) when every CUDA guard around this point is a plain test

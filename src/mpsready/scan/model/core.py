@@ -19,6 +19,7 @@ import ast
 from collections.abc import Iterable
 
 from mpsready.findings import Finding, Severity
+from mpsready.scan.code.analyzer import off_by_default
 from mpsready.scan.model.remedy import limits
 
 _CONDITIONAL = (ast.If, ast.IfExp, ast.Try, ast.BoolOp, ast.While, ast.ExceptHandler)
@@ -170,7 +171,7 @@ def _guard_param(tree: ast.Module, line: int | None) -> str | None:
             if isinstance(child, (ast.Import, ast.ImportFrom)) and child.lineno == line and tests and fns:
                 inits = [s for s in (cls.body if cls is not None else ()) if
                          isinstance(s, ast.FunctionDef) and s.name == "__init__"]
-                if _off_default(tests[-1], [*fns, *inits]):
+                if off_by_default(tests[-1], [*fns, *inits]):
                     found.append(tests[-1])
             if isinstance(child, ast.ClassDef):
                 walk(child, tests, fns, child)
@@ -190,13 +191,3 @@ def _guard_param(tree: ast.Module, line: int | None) -> str | None:
     return found[0] if found else None
 
 
-def _off_default(name: str, fns: list) -> bool:
-    for fn in fns:
-        args = fn.args
-        pos = args.posonlyargs + args.args
-        pairs = list(zip(pos[len(pos) - len(args.defaults):], args.defaults)) + [
-            (a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
-        for a, d in pairs:
-            if a.arg == name:
-                return isinstance(d, ast.Constant) and d.value in (False, None)
-    return False
