@@ -19,6 +19,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Callable
 
+from mpsready import versions
 from mpsready.ops.format import INDEX_NAME, SCHEMA_NAME, SCHEMA_VERSION, table_name
 
 TABLES = "mpsready.ops.data.tables"
@@ -26,32 +27,9 @@ TABLES = "mpsready.ops.data.tables"
 BAD_STATUSES = ("missing", "cpu_fallback_always", "guard")
 
 
-# ---------------------------------------------------------------- versions -----------------------------------
-def _vtuple(text: str) -> tuple[int, ...]:
-    """``"2.13.0+cpu"`` -> ``(2, 13, 0)``; ``"14.4"`` -> ``(14, 4)``. Raises ValueError for garbage."""
-    core = str(text).strip().split("+", 1)[0]
-    parts = []
-    for piece in core.split("."):
-        digits = ""
-        for ch in piece:  # the leading digits only: "0a0" -> "0", "0rc1" -> "0"
-            if not ch.isdigit():
-                break
-            digits += ch
-        if not digits:
-            if parts:
-                break  # "2.5.0a0" / "2.6.0.dev2024" -> keep the numeric prefix
-            raise ValueError(f"not a version: {text!r}")
-        parts.append(int(digits))
-        if not piece.isdigit():
-            break
-    return tuple(parts)
-
-
-def _macos_lt(a: str, b: str) -> bool:
-    """``a < b`` for macOS versions (``"13.5" < "14.0"``), padding with zeros."""
-    ta, tb = _vtuple(a), _vtuple(b)
-    n = max(len(ta), len(tb))
-    return ta + (0,) * (n - len(ta)) < tb + (0,) * (n - len(tb))
+# versions: one parser for every stage (mpsready.versions); the old private names stay for this module
+_vtuple = versions.release
+_macos_lt = versions.macos_lt
 
 
 def _read_gz(name: str) -> dict[str, Any]:
