@@ -165,7 +165,7 @@ def _wait_at_terminal(proc: subprocess.Popen, tty: int, timeout: float | None) -
     while True:
         left = None if deadline is None else deadline - time.monotonic()
         if left is not None and left <= 0:
-            raise subprocess.TimeoutExpired(proc.args, timeout)
+            raise subprocess.TimeoutExpired(proc.args, timeout if timeout is not None else 0.0)
         try:
             return proc.wait(timeout=0.2 if left is None else min(0.2, left))
         except subprocess.TimeoutExpired:
@@ -208,7 +208,7 @@ def run_group(argv: list[str], *, env: dict[str, str], cwd: str | None = None, s
     this process; the terminal is given back when the child ends."""
     read_fd, write_fd = os.pipe()
     env = dict(env, **{PARENT_FD: str(read_fd)})
-    previous: dict[int, Any] = {}
+    previous: dict[signal.Signals, Any] = {}
     proc = None
     tty = _terminal() if foreground and stdin is None else None
 

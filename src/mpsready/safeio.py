@@ -24,7 +24,7 @@ import math
 import os
 import stat
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 MAX_INT = 2**64  # |n| below this: 64-bit seeds, byte counts and element counts all fit
 MAX_INT_DIGITS = 20
@@ -34,7 +34,7 @@ class BadArtifact(ValueError):
     """A file that is not a regular file, or JSON with a number out of range; the message is one line."""
 
 
-def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+def open_regular(path: str | os.PathLike[str]) -> io.BufferedReader:
     """``path`` opened for binary reading, if it is a regular file; raises :class:`BadArtifact` otherwise
     (a directory, a named pipe, a socket, a device) and ``OSError`` when it cannot be opened."""
     p = os.fspath(path)

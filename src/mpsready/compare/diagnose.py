@@ -92,6 +92,7 @@ def findings_for(c: "Comparison") -> list[Finding]:
     if nonfinite:
         t = nonfinite[0]
         m = t.metrics
+        assert m is not None  # nonfinite keeps tensors with metrics only
         add(rules.NUM102, f"NaN/Inf in one run only, first at {t.key} (step {t.step}): NaN {m.nan_a} in A / "
             f"{m.nan_b} in B, Inf {m.inf_a} in A / {m.inf_b} in B; {len(nonfinite)} tensor(s) affected ({devices}).",
             _loc(t), key=t.key, step=t.step, tensors=len(nonfinite))

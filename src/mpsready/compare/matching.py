@@ -45,7 +45,7 @@ class StructureIssue:
                 "steps": self.steps}
 
 
-def _steps_text(steps: Sequence[int]) -> str:
+def _steps_text(steps: Iterable[int]) -> str:
     s = sorted(set(steps))
     if len(s) == 1:
         return f"step {s[0]}"

@@ -17,12 +17,13 @@ float32, which is exact. float16 is widened with numpy's own ``float16``.
 
 from __future__ import annotations
 
+import io
 import mmap
 import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import Iterator
 
 import numpy as np
 
@@ -105,7 +106,7 @@ class RawTensorFile:
     def __init__(self, path: str | os.PathLike[str]):
         self.path = Path(path)
         try:  # a directory or a named pipe in place of the file is refused, never read (a FIFO would block)
-            self._fh: BinaryIO = open_regular(self.path)
+            self._fh: io.BufferedReader = open_regular(self.path)
         except BadArtifact as exc:
             raise RawTensorError(str(exc)) from None
         except OSError as exc:
@@ -170,7 +171,7 @@ class RawTensorFile:
         item = info.itemsize
         nbytes = count * item
         self._fh.seek(info.offset + start * item)
-        view = memoryview(buf)[:nbytes]
+        view = buf.data[:nbytes]  # the array's own buffer (uint8, contiguous)
         got = self._fh.readinto(view)
         if got != nbytes:
             raise RawTensorError(f"{self.path}: tensor {info.name!r} is truncated")

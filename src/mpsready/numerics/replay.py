@@ -350,7 +350,7 @@ def replay(a: str | Path, b: str | Path, layer: str | None = None, step: int | N
     divergence = rel(out_b, out_a)
     err_a = rel(out_a, ref_a)
     err_b = inputs = None
-    if tb is not None:
+    if tb is not None and meta_b is not None:  # loaded together
         args_b, kwargs_b = _args(tb, meta_b)
         state_b = {k[len("state."):]: v for k, v in tb.items() if k.startswith("state.")}
         mod_b = copy.deepcopy(mod)
@@ -362,7 +362,7 @@ def replay(a: str | Path, b: str | Path, layer: str | None = None, step: int | N
     for dev in devices or local_devices():
         out_d, ops, skipped = _per_op(mod, args_a, kwargs_a, dev)
         runs.append(DeviceRun(dev, rel(out_d, ref_a), ops, skipped))
-    best = max(runs, key=lambda r: r.error, default=None)
+    best = max(runs, key=lambda r: r.error)  # runs holds the CPU at least (local_devices)
     own = max([err_a] + ([err_b] if err_b is not None else []) + [r.error for r in runs])
     da, db = ra.manifest.get("device"), rb.manifest.get("device")
     if divergence == 0:
@@ -370,7 +370,7 @@ def replay(a: str | Path, b: str | Path, layer: str | None = None, step: int | N
         note = "the recorded outputs of A and B are identical"
     elif own >= REPRODUCE * divergence:
         verdict = "op"
-        here = best is not None and best.error >= REPRODUCE * divergence
+        here = best.error >= REPRODUCE * divergence
         op = best.ops[0].op if here and best.ops else None
         where = best.device if here else None
         who = ("B's recorded output" if err_b is not None and err_b == own else

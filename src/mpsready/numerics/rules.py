@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Sequence
 
 from mpsready.findings import Basis, Finding, Location, Severity
 from mpsready.rules import Rule, register
@@ -110,7 +110,7 @@ def first_nonfinite_finding(first: Mapping[str, Any] | None, basis: Basis, on: s
                    basis=basis, fix=NUM301.fix, source=NUM301.source, evidence=dict(first))
 
 
-def dynamic_shape_findings(items: list[Mapping[str, Any]] | None, basis: Basis, limit: int = 10) -> list[Finding]:
+def dynamic_shape_findings(items: Sequence[Mapping[str, Any]] | None, basis: Basis, limit: int = 10) -> list[Finding]:
     """PRF301 per item of :meth:`mpsready.numerics.watch.OpWatch.dynamic_shapes`."""
     out = []
     for d in (items or [])[:limit]:

@@ -44,6 +44,11 @@ PLUGIN_NAME = "mpsready-emulated-mac"
 _ATTACHED: dict[str, Any] = {}  # set by mpsready run's child: {"emu": Emulator, "torch": requested}
 
 
+def _remove(path: str) -> None:
+    if os.path.exists(path):
+        os.unlink(path)
+
+
 def attach(emu, torch_requested: str) -> None:
     """Use ``emu`` (installed by ``mpsready run``'s child) instead of installing one: the session is emulated
     whether or not ``--mps-emulate`` is given."""
@@ -244,7 +249,7 @@ class MacSession:
         report = os.path.join(tempfile.gettempdir(), f"mpsready-pytest-spawn-{os.getpid()}.jsonl")
         undo.append(spawned.patch_command_line(root, {"torch": torch_v, "macos": macos, "fallback": fallback},
                                                report))
-        undo.append(lambda: os.path.exists(report) and os.unlink(report))
+        undo.append(lambda: _remove(report))
         emu.install()
         undo.append(emu.uninstall)
         undo.append(_watch_fallback_variable(emu))  # the project's first `import torch` reads the variable
@@ -287,7 +292,7 @@ class MacSession:
                 and _is_mac(watch, call.excinfo.value):
             # the emulator stands in for PyTorch's C++ here: on a Mac the error comes out of the torch call itself
             # (pytest's own filter re-walks the raw traceback, so the emulator's frames go after it)
-            item._traceback_filter = lambda excinfo: real_filter(excinfo).filter(_not_emulator)
+            item._traceback_filter = lambda excinfo: real_filter(excinfo).filter(_not_emulator)  # type: ignore[method-assign]  # per item, on purpose
         try:
             rep = yield
         finally:

@@ -197,7 +197,8 @@ def _json_type(value: Any) -> str:
         return "a boolean"
     if isinstance(value, (int, float)):
         return "a number"
-    return {str: "a string", list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
+    names: dict[type, str] = {str: "a string", list: "a list", dict: "an object"}
+    return names.get(type(value), type(value).__name__)
 
 
 def raw_file(step: int) -> str:

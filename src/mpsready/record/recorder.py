@@ -64,7 +64,7 @@ def _signal_name(returncode: int) -> str:
 
 def read_events(path: Path) -> list[dict[str, Any]]:
     """Events the worker streamed; a last line cut short by the crash is dropped."""
-    out = []
+    out: list[dict[str, Any]] = []
     if not path.exists():
         return out
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
@@ -219,7 +219,7 @@ def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.P
 
             rc = worker.run(worker_spec)
         else:
-            rc, timed_out = _spawn(python or sys.executable, spec_path, worker_spec["cwd"], env, stderr_path,
+            rc, timed_out = _spawn(python or sys.executable, spec_path, str(worker_spec["cwd"]), env, stderr_path,
                                    timeout, cleanup=[str(work), str(partial)])
         stderr_bytes = stderr_path.stat().st_size
         stderr_tail = stderr_path.read_text(encoding="utf-8", errors="replace")[-STDERR_TAIL:] if keep_output else None

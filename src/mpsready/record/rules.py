@@ -157,7 +157,7 @@ def evaluate(manifest: Mapping[str, Any], out: Path | None = None) -> list[Findi
                            if mem.get("peak_bytes") else ""),
                         median_seconds=median, steps=len(timing.measured), warmup_steps=timing.warmup_steps,
                         peak_memory_bytes=mem.get("peak_bytes"), memory_source=mem.get("source")))
-        if len(secs) >= 3 and median > 0 and secs[0] > 5 * median:
+        if len(secs) >= 3 and median is not None and median > 0 and secs[0] > 5 * median:
             found.append(_f(PRF102, f"step 0 took {secs[0]:.3f} s, {secs[0] / median:.1f}x the later median",
                             first_seconds=secs[0], median_seconds=median))
     return found

@@ -53,7 +53,7 @@ def synthesize(spec: Mapping[str, Any], generator: Any) -> Any:
         # records keep a value's type, not its contents (older records kept "value"): replay a neutral one
         if "value" in node:
             return node["value"]
-        return _NEUTRAL.get(node.get("value_type"))
+        return _NEUTRAL.get(node.get("value_type") or "")
 
     inputs = build(spec["structure"]["inputs"])
     target = build(spec["structure"].get("target") or {"type": "value", "value": None})

@@ -307,7 +307,7 @@ def item_step(ev: Evidence) -> CheckItem:
                              f"all {len(mps.stages)} stages passed on {mps.device}", lines)
         return CheckItem(4, Status.NOT_CHECKED, None, f"the {mps.device} record holds no completed stage",
                          lines, next_step="mpsready record ENTRY --device mps on a Mac")
-    lines: list[EvidenceLine] = []
+    lines = []
     errors: list[str] = []
     workaround = None
     # Predictions: the trace's operator classification and its dtype findings.
@@ -495,9 +495,10 @@ def run_failure_way(f) -> str | None:
 def _run_workaround(run) -> str | None:
     """The way around every predicted failure of an emulated run, or ``None`` when one of them has none."""
     parts = [run_failure_way(f) for f in run.failures]
-    if not parts or any(p is None for p in parts):
+    ways = [p for p in parts if p is not None]
+    if not parts or len(ways) < len(parts):
         return None
-    return "; ".join(dict.fromkeys(parts))
+    return "; ".join(dict.fromkeys(ways))
 
 
 def _finding_for(ev: Evidence, op: str) -> Finding | None:

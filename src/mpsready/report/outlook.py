@@ -109,7 +109,7 @@ def build_outlook(ev: Evidence, job_steps: int | None = None, mac_memory_gb: flo
         timings.append(DeviceTiming(
             device=r.device, basis=Basis.OBSERVED, step_seconds=step, steps_measured=len(timing.measured),
             peak_memory_bytes=r.peak_memory_bytes,
-            projected_seconds=step * job_steps if project else None, source=r.source,
+            projected_seconds=step * job_steps if project and step is not None and job_steps else None, source=r.source,
             memory_source=r.memory_source, warmup_steps=timing.warmup_steps, spread_seconds=timing.spread_seconds,
             observed_on=r.observed_on, parameters=r.parameters, batch=r.batch))
     mac_mem, mac_src = None, None

@@ -47,7 +47,7 @@ class Situation(str, enum.Enum):
     DEPLOYMENT = "deployment"
 
     @property
-    def title(self) -> str:
+    def title(self) -> str:  # type: ignore[override]  # a str enum: its display name shadows str.title
         return {"prototype": "coursework or prototype", "extensions": "project with CUDA extensions",
                 "long_training": "long training or many runs",
                 "deployment": "checking a macOS deployment"}[self.value]

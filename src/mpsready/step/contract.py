@@ -141,7 +141,7 @@ class StageResult:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        d = {"stage": self.stage, "status": self.status.value, "seconds": round(self.seconds, 6),
+        d: dict[str, Any] = {"stage": self.stage, "status": self.status.value, "seconds": round(self.seconds, 6),
              "steps_run": self.steps_run}
         for k in ("error_type", "error", "traceback", "reason"):
             if getattr(self, k):

@@ -13,7 +13,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from mpsready.errors import UsageError
 
@@ -32,7 +32,7 @@ class Entry:
     def call(self, device: str) -> Any:
         """Call the entry function, passing ``device=`` if it accepts that keyword."""
         try:
-            params = inspect.signature(self.function).parameters
+            params: Mapping[str, inspect.Parameter] = inspect.signature(self.function).parameters
         except (TypeError, ValueError):
             params = {}
         if "device" in params or any(p.kind is p.VAR_KEYWORD for p in params.values()):
@@ -80,7 +80,8 @@ def load_entry(spec: str, cwd: str | os.PathLike[str] | None = None) -> Entry:
             if exc.name and target.startswith(exc.name):
                 raise EntryError(f"module {target!r} not found (looked in {base} and sys.path)") from None
             raise
-        source = Path(module.__file__).resolve() if getattr(module, "__file__", None) else None
+        file = getattr(module, "__file__", None)
+        source = Path(file).resolve() if file else None
         root = base
         if source is not None and base not in source.parents:
             root = source.parent

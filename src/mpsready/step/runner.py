@@ -271,8 +271,11 @@ class StepRunner:
             ctx.step_index = i
             t0 = time.perf_counter()
 
+            step_fn = step.step_fn
+            assert step_fn is not None  # _run_whole is only chosen for a bare step function
+
             def whole() -> None:
-                ctx.loss = step.step_fn()
+                ctx.loss = step_fn()
 
             ok = self._run("step", whole)
             seconds = time.perf_counter() - t0

@@ -112,9 +112,9 @@ def _panel(ax: Any, tensors: list[Any], title: str, comp: Any) -> None:
     if comp.reference is not None:
         series["A vs reference"] = [_ref_error(t, "a_vs_ref") for t in tensors]
         series["B vs reference"] = [_ref_error(t, "b_vs_ref") for t in tensors]
-    every = [v for vals in series.values() for v in vals if v is not None and _finite(v)]
-    floor = _floor(every)  # one floor below every plotted value, so exact zeros never hide a real error
-    top = max([v for v in every if v > 0], default=floor * 10)
+    plotted = [v for vals in series.values() for v in vals if v is not None and _finite(v)]
+    floor = _floor(plotted)  # one floor below every plotted value, so exact zeros never hide a real error
+    top = max([v for v in plotted if v > 0], default=floor * 10)
 
     def place(v: float | None) -> float:
         if v is None:

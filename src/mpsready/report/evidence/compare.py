@@ -67,7 +67,7 @@ def _rows(doc: dict[str, Any]) -> list[CompareRow]:
         name = first_str([r.get("key"), r.get("name"), r.get("tensor")])
         if not name:
             continue
-        m = r.get("metrics") if isinstance(r.get("metrics"), dict) else r
+        m = r["metrics"] if isinstance(r.get("metrics"), dict) else r
         ok = as_bool(r.get("ok", r.get("passed", r.get("within_tolerance", r.get("allclose")))))
         if ok is None and isinstance(r.get("status"), str):
             # "incomparable" (shapes differ) counts as not within tolerance.
@@ -119,7 +119,7 @@ def from_doc(doc: dict[str, Any], source: str | None = None) -> CompareEvidence:
              "first_divergence.key", "first_divergence.name", "summary.first_divergence")
     if fd is None and isinstance(doc.get("first_divergence"), str):
         fd = doc["first_divergence"]
-    plots = doc.get("plots") if isinstance(doc.get("plots"), dict) else {}
+    plots = doc["plots"] if isinstance(doc.get("plots"), dict) else {}
     la, lb = _losses(doc)
     return CompareEvidence(
         source=source,

@@ -105,7 +105,7 @@ def from_manifest(m: dict[str, Any], source: str) -> RecordEvidence:
     peak = as_int(dig(m, "memory.peak_bytes", "memory.peak_memory_bytes", "memory.peak"))
     if peak is None and peaks:
         peak = max(peaks)
-    fb = m.get("fallback") if isinstance(m.get("fallback"), dict) else {}
+    fb = m["fallback"] if isinstance(m.get("fallback"), dict) else {}
     ops_raw = fb.get("ops") or fb.get("operators") or fb.get("calls") or {}
     fallback_ops: dict[str, int] = {}
     if isinstance(ops_raw, dict):

@@ -85,7 +85,7 @@ def from_doc(doc: dict[str, Any], source: str | None = None) -> TestsEvidence:
                     message=str(f.get("message") or ""), where=_where(f.get("location")), fixed_in=f.get("fixed_in"))))
     summary = doc.get("summary") or {}
     counts = {k: as_int(v) or 0 for k, v in summary.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-    fb = summary.get("fallback_ops") if isinstance(summary.get("fallback_ops"), dict) else {}
+    fb = summary["fallback_ops"] if isinstance(summary.get("fallback_ops"), dict) else {}
     return TestsEvidence(source=source, torch_target=tgt.get("torch"), macos_target=tgt.get("macos"),
                          fallback_enabled=tgt.get("fallback"), counts=counts, test_failures=failures,
                          fallback_ops={str(k): as_int(v) or 0 for k, v in fb.items()}, raw=doc)

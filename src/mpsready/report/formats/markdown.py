@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from mpsready.findings import Basis
 from mpsready.report.build import Report
 from mpsready.scan.formats.safe import md_cell, md_code, md_text
 from mpsready.report.formats.common import (MARK, PLOTS_NOTHING, VERDICT_BLURB, basis_word, gib, project_name,
@@ -24,7 +25,7 @@ def render(report: Report, plots: dict[str, str] | None = None, plots_note: str 
     v = report.verdict
     out = ["# mpsready report", ""]
     if report.project:
-        out += [f"Project: {md_code(project_name(report.project))}", ""]
+        out += [f"Project: {md_code(project_name(report.project) or report.project)}", ""]
     out += [f"## Verdict: **{v.verdict.title}** (`{v.verdict.value}`, {basis_word(v.basis)})", "",
             VERDICT_BLURB[v.verdict], ""]
     if v.predicted is not v.verdict:
@@ -115,7 +116,7 @@ def _outlook(report: Report) -> list[str]:
             out.append(f"\nWarnings in the run on {_txt(rec.device)}: {_txt(warning_summary(rec.warning_counts))} "
                        "(counts; the record keeps texts only with --keep-output).")
     if o.fallback_share is not None:
-        out.append(f"\nCPU-fallback share of step time: {o.fallback_share:.0%} ({o.fallback_basis.value}).")
+        out.append(f"\nCPU-fallback share of step time: {o.fallback_share:.0%} ({(o.fallback_basis or Basis.PREDICTED).value}).")
     if o.mac_memory_bytes:
         out.append(f"\nMac memory: {gib(o.mac_memory_bytes)} (from {_txt(o.mac_memory_source)}).")
     else:
