@@ -55,7 +55,7 @@ def main() -> int:
             continue
         rng = random.Random(f"{args.seed}:{target.name}")
         crashes, slowest, t0, max_wall = [], (0.0, 0, ""), time.time(), 0.0
-        for n in range(args.per_reader):
+        for _ in range(args.per_reader):
             text = mutate(rng, target)
             signal.setitimer(signal.ITIMER_REAL, args.timeout)
             t, c = time.perf_counter(), time.process_time()

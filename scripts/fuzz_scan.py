@@ -72,7 +72,7 @@ def main() -> int:
             root.mkdir()
             (root / "base.txt").write_text("numpy\n")
             errors, slow, slowest, t0, n, usage = [], [], (0.0, 0, ""), time.time(), 0, 0
-            for n in range(1, args.per_reader + 1):
+            for n in range(1, args.per_reader + 1):  # noqa: B007  # n is the count reported after the loop
                 text = mutate(rng, target)
                 if rng.random() < 0.25:
                     lines = text.split("\n")

@@ -32,7 +32,7 @@ SUBCOMMANDS = (
     ("trace", "mpsready.trace.cli"),
     ("record", "mpsready.record.cli"),
     ("compare", "mpsready.compare.cli"),
-    ("replay", "mpsready.numerics.replay_cli"),
+    ("replay", "mpsready.replay.cli"),
     ("report", "mpsready.report.cli"),
     ("check", "mpsready.report.check_cli"),
     ("run", "mpsready.run.cli"),

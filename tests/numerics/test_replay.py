@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from mpsready.errors import UsageError
-from mpsready.numerics.replay import replay
+from mpsready.replay.engine import replay
 from mpsready.record.recorder import record_entry
 
 HERE = Path(__file__).parent

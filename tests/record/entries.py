@@ -161,7 +161,7 @@ class NoteModel(nn.Module):
     def forward(self, x, note):
         import warnings
 
-        warnings.warn(f"odd sample {note}")  # a warning text that quotes the user's data
+        warnings.warn(f"odd sample {note}")  # noqa: B028  # a warning text that quotes the user's data
         return self.fc(x)
 
 

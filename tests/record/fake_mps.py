@@ -46,7 +46,7 @@ class FakeMPS:
     def warn_fallback(self, op):
         if op not in self._warned:  # TORCH_WARN_ONCE
             self._warned.add(op)
-            warnings.warn(FALLBACK_WARNING.format(op=op), UserWarning)
+            warnings.warn(FALLBACK_WARNING.format(op=op), UserWarning)  # noqa: B028  # as TORCH_WARN_ONCE: no user frame
 
     def to_float64(self, t):
         raise TypeError(FLOAT64_REFUSAL)

@@ -3,7 +3,6 @@ no raw data by default. The process checks read a real process listing (``ps``).
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess

@@ -93,7 +93,7 @@ def write_record(path: Path, device="cpu", failed_stage=None, losses=(2.3, 2.1, 
             dead = True
         else:
             stages.append({"stage": s, "status": "passed", "seconds": 0.01, "steps_run": 1})
-    metrics = [{"index": i, "loss": l, "seconds": t, "peak_memory_bytes": peak} for i, (l, t)
+    metrics = [{"index": i, "loss": loss, "seconds": t, "peak_memory_bytes": peak} for i, (loss, t)
                in enumerate(zip(losses, seconds))] if not failed_stage else []
     with RecordWriter(path, device=device, entry="step.py:step", steps=len(losses), stages=stages,
                       step_metrics=metrics, env=env or env_doc(mac=device == "mps"),

@@ -1,12 +1,12 @@
 from __future__ import annotations
 
-collect_ignore_glob = ["fixtures/*"]  # fixture projects are scanned, never collected or run
-
 from pathlib import Path
 
 import pytest
 
 from mpsready.scan import ScanConfig, scan_path
+
+collect_ignore_glob = ["fixtures/*"]  # fixture projects are scanned, never collected or run
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -211,7 +211,7 @@ def test_distributed_branch_does_not_limit(write_project):
     r = scan_path(write_project({"train.py": TORCH + (
         "import torch.distributed as dist\nworld_size = 2\n"
         "if world_size > 1:\n    dist.init_process_group('nccl')\n    torch.cuda.set_device(0)\n")}))
-    assert [(c, p, l, s, sc) for c, p, l, s, sc in rows(r, with_scope=True)] == [
+    assert [(c, p, ln, s, sc) for c, p, ln, s, sc in rows(r, with_scope=True)] == [
         ("API107", "train.py", 5, "blocker", "distributed"), ("API102", "train.py", 6, "blocker", "distributed")]
     assert outlook(r) == ("runs_on_mac", [], [])
 

@@ -20,7 +20,7 @@ _EXPORTS = {
     "Tolerance": "tolerances", "ToleranceSpec": "tolerances", "build_spec": "tolerances",
     "default_tolerance": "tolerances", "DTYPE_DEFAULTS": "tolerances",
 }
-__all__ = sorted(_EXPORTS)
+__all__ = sorted(_EXPORTS)  # noqa: PLE0605  # a list: the lazy exports' names
 
 
 def __getattr__(name: str) -> Any:

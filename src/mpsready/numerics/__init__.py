@@ -5,7 +5,8 @@
   ``trace`` (the recorder's mode). It keeps the first call whose floating result held NaN/Inf while its
   floating inputs were finite (op, dtype, stage, step, the user's file:line, input statistics; never
   values) and counts the distinct input shapes per op and user line over the steps.
-* :mod:`mpsready.numerics.replay`: ``mpsready replay A B [--layer NAME]``, the first diverging layer
-  re-run alone from inputs a record saved (``record --save-inputs LAYER``, safetensors).
 * :mod:`mpsready.numerics.rules`: NUM301-NUM304 and PRF301.
+
+The stages feed this package and it imports none of them: ``record`` keeps its hook
+(:mod:`mpsready.record.numerics_hook`) and ``mpsready replay`` is a package of its own (:mod:`mpsready.replay`).
 """

@@ -51,7 +51,7 @@ NUM303 = register(Rule(
     "aten::addmm 3.1e-03",
     "Run that op in float32 (or on the CPU) on MPS, or upgrade to a release that fixes its kernel; report it "
     "upstream with the replay's inputs.",
-    "mpsready replay (mpsready/numerics/replay.py)"))
+    "mpsready replay (mpsready/replay/engine.py)"))
 NUM304 = register(Rule(
     "NUM304", "replay-accumulated", Severity.INFO,
     "Re-run alone from the same recorded inputs, the diverging layer does not reproduce the divergence: the "
@@ -59,7 +59,7 @@ NUM304 = register(Rule(
     "The first layer out of tolerance is where accumulated rounding crossed the threshold, not a faulty op.",
     "layer head (Linear): alone 0.01 of the recorded divergence; its inputs differ by 2.0e-02 between A and B",
     "Replay an earlier layer (`--layer`), or loosen tolerances for a deep stack of float32 layers.",
-    "mpsready replay (mpsready/numerics/replay.py)"))
+    "mpsready replay (mpsready/replay/engine.py)"))
 PRF301 = register(Rule(
     "PRF301", "dynamic-input-shapes", Severity.DEGRADES,
     "An op at one line of the program got new input shapes in more than half of the observed steps.",

@@ -23,7 +23,7 @@ documented in ``docs/run-record.md``): ``device_kind`` (``cpu``/``cuda``/``mps``
 ``synthetic_inputs`` (the record whose input shapes were replayed, or null), ``raw_dir``,
 ``warnings`` (distinct warning texts of the run), ``worker`` (``returncode``, ``crashed``, ``how``,
 ``output_tail``), ``findings`` (ENV2xx/OPS2xx/PRF1xx, NUM301), ``nan_check``, ``first_nonfinite`` and
-``nan_check_detail`` (the first NaN/Inf op, :mod:`mpsready.numerics.record_hook`), ``layer_inputs``
+``nan_check_detail`` (the first NaN/Inf op, :mod:`mpsready.record.numerics_hook`), ``layer_inputs``
 (``--save-inputs``). ``inputs`` is
 ``{"structure": batch tree, "tensors": [{"name", "shape", "dtype", "min", "max"}]}``; each
 ``step_metrics`` item also has ``seconds_with_recording``, ``memory_source`` and, for a non-finite

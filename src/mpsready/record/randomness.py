@@ -132,7 +132,7 @@ def observing_mode(watchers: list[Any]) -> Any:
             def __init__(self, watchers: list[Any]):
                 super().__init__()
                 self.watchers = [w for w in watchers if not getattr(w, "wants_result", False)]
-                # watchers that also read the result (mpsready.numerics.record_hook.RecordWatch)
+                # watchers that also read the result (mpsready.record.numerics_hook.RecordWatch)
                 self.result_watchers = [w for w in watchers if getattr(w, "wants_result", False)]
 
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):

@@ -159,10 +159,10 @@ def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.P
 
     ``nan_check`` (default on; ``--no-nan-check``): when a recorded tensor held NaN/Inf, the worker runs the
     steps again up to that step with every aten call checked, and the manifest's ``first_nonfinite`` names
-    the first op whose result held NaN/Inf from finite inputs (:mod:`mpsready.numerics.record_hook`); the
+    the first op whose result held NaN/Inf from finite inputs (:mod:`mpsready.record.numerics_hook`); the
     recorded step times carry none of it. ``save_inputs``: a module path
     (``"encoder.layers.0"``) whose inputs, output and state are saved per step for ``mpsready replay``
-    (:mod:`mpsready.numerics.record_hook`).
+    (:mod:`mpsready.record.numerics_hook`).
     """
     target, _ = split_spec(spec)
     if target.endswith(".py") and not (Path(cwd or os.getcwd()) / target).is_file():

@@ -19,7 +19,7 @@ The spec (written by :func:`mpsready.record.recorder.record_entry`) has ``entry`
 ``synthetic`` (the ``inputs`` section of a previous record, or null), ``project``, ``keep_output``
 (keep warning texts; otherwise only ``warning_counts`` by category), ``nan_check`` (default true: when a
 recorded tensor held NaN/Inf, the steps are run again up to that step with the op-level check,
-:func:`mpsready.numerics.record_hook.locate_nonfinite`) and ``save_inputs`` (a layer name, or null).
+:func:`mpsready.record.numerics_hook.locate_nonfinite`) and ``save_inputs`` (a layer name, or null).
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ def _run(spec: dict[str, Any], streams: Streams, mps_backend: Any) -> int:
     counter = FallbackCounter(backend) if backend is not None else None
     runner = StepRunner(entry, device=device, steps=int(spec["steps"]))
     random_ops = RandomOpCounter()
-    from mpsready.numerics.record_hook import NonFiniteSeen
+    from mpsready.record.numerics_hook import NonFiniteSeen
 
     seen_bad = NonFiniteSeen(streams.tensor)  # the first recorded tensor holding NaN/Inf (its statistics)
     obs = RecordingObserver(seen_bad, streams.event, device, results=runner.results,
@@ -163,7 +163,7 @@ def _run(spec: dict[str, Any], streams: Streams, mps_backend: Any) -> int:
     runner.observers = [obs]
     saver = None
     if spec.get("save_inputs"):
-        from mpsready.numerics.record_hook import LayerInputSaver
+        from mpsready.record.numerics_hook import LayerInputSaver
 
         saver = LayerInputSaver(spec["save_inputs"], spec["out"])
         runner.observers.append(saver)
@@ -179,7 +179,7 @@ def _run(spec: dict[str, Any], streams: Streams, mps_backend: Any) -> int:
                 caught.append(msg)
     numerics: dict[str, Any] = {"nan_check": False}
     if spec.get("nan_check", True):
-        from mpsready.numerics.record_hook import locate_nonfinite
+        from mpsready.record.numerics_hook import locate_nonfinite
 
         roots = [str(entry.root)] + ([str(spec["project"])] if spec.get("project") else [])
         numerics = locate_nonfinite(spec, seen_bad.first, roots, seed_everything)

@@ -267,12 +267,11 @@ class StepRunner:
 
     def _run_whole(self, step: Step) -> list[StageResult]:
         ctx = self.ctx
+        step_fn = step.step_fn
+        assert step_fn is not None  # _run_whole is only chosen for a bare step function
         for i in range(self.steps):
             ctx.step_index = i
             t0 = time.perf_counter()
-
-            step_fn = step.step_fn
-            assert step_fn is not None  # _run_whole is only chosen for a bare step function
 
             def whole() -> None:
                 ctx.loss = step_fn()

@@ -41,9 +41,9 @@ def findings_by_kind(report: Report) -> bytes | None:
     for sev in ("blocker", "degrades", "info"):
         vals = [counts[k].get(sev, 0) for k in kinds]
         ax.barh(kinds, vals, left=left, color=SEVERITY_COLORS[sev], label=sev)
-        for i, (l, v) in enumerate(zip(left, vals)):
+        for i, (start, v) in enumerate(zip(left, vals)):
             if v:
-                ax.text(l + v / 2, i, str(v), ha="center", va="center", color="white", fontsize=9)
+                ax.text(start + v / 2, i, str(v), ha="center", va="center", color="white", fontsize=9)
         left = [a + b for a, b in zip(left, vals)]
     ax.set_xlabel("findings")
     ax.set_title("Findings by kind and severity", pad=22)

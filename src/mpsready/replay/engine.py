@@ -2,7 +2,7 @@
 
 The layer is the first diverging activation of ``compare A B`` (or ``--layer``), at the step of that
 divergence (or ``--step``). Record A must hold the layer's saved inputs (``mpsready record --save-inputs
-LAYER``: ``layer_inputs/LAYER/step-NNNN.safetensors``, :mod:`mpsready.numerics.record_hook`); record B's own
+LAYER``: ``layer_inputs/LAYER/step-NNNN.safetensors``, :mod:`mpsready.record.numerics_hook`); record B's own
 saved inputs are used when present. Files are read with ``safetensors`` only; nothing is unpickled.
 
 The module is rebuilt from the record's ENTRY (the entry function is called; its ``model`` is taken), the
@@ -38,7 +38,7 @@ from typing import Any
 
 from mpsready.errors import UsageError
 from mpsready.findings import Basis, Finding, Location
-from mpsready.numerics.record_hook import layer_file
+from mpsready.record.numerics_hook import layer_file
 from mpsready.numerics.rules import NUM303, NUM304
 
 REPRODUCE = 0.5
@@ -364,7 +364,16 @@ def replay(a: str | Path, b: str | Path, layer: str | None = None, step: int | N
         runs.append(DeviceRun(dev, rel(out_d, ref_a), ops, skipped))
     best = max(runs, key=lambda r: r.error)  # runs holds the CPU at least (local_devices)
     own = max([err_a] + ([err_b] if err_b is not None else []) + [r.error for r in runs])
-    da, db = ra.manifest.get("device"), rb.manifest.get("device")
+    verdict, op, where, note = _verdict(divergence, own, err_a, err_b, inputs, best,
+                                        ra.manifest.get("device"), rb.manifest.get("device"))
+    return ReplayResult(layer=layer, module_type=meta.get("module_type") or None, step=step, a=str(a), b=str(b),
+                        divergence=divergence, err_a=err_a, err_b=err_b, inputs=inputs, devices=runs,
+                        verdict=verdict, op=op, reproduced_on=where, note=note)
+
+
+def _verdict(divergence: float, own: float, err_a: float, err_b: float | None, inputs: float | None,
+             best: DeviceRun, da: Any, db: Any) -> tuple[str, str | None, str | None, str]:
+    """(verdict, op, device that reproduced it, note) of a replay: "none", "op" or "accumulated"."""
     if divergence == 0:
         verdict, op, where = "none", None, None
         note = "the recorded outputs of A and B are identical"
@@ -387,6 +396,4 @@ def replay(a: str | Path, b: str | Path, layer: str | None = None, step: int | N
         note = (f"alone, on the same inputs, the layer makes only {own / divergence:.2g} of the recorded divergence "
                 f"{divergence:.3g} (largest own error {own:.3g}): the error accumulated upstream"
                 + (f"; its inputs differ by {inputs:.3g} between A and B" if inputs is not None else ""))
-    return ReplayResult(layer=layer, module_type=meta.get("module_type") or None, step=step, a=str(a), b=str(b),
-                        divergence=divergence, err_a=err_a, err_b=err_b, inputs=inputs, devices=runs,
-                        verdict=verdict, op=op, reproduced_on=where, note=note)
+    return verdict, op, where, note

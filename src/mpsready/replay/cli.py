@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     from mpsready.record.cli import require_torch
 
     require_torch("replay")
-    from mpsready.numerics.replay import replay
+    from mpsready.replay.engine import replay
 
     res = replay(args.a, args.b, layer=args.layer, step=args.step, entry=args.entry, devices=args.device)
     if args.format == "json":
