@@ -25,13 +25,14 @@ from __future__ import annotations
 import fnmatch
 import os
 from dataclasses import dataclass, field
+import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-try:  # Python 3.11+
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 from mpsready.errors import UsageError
 

@@ -138,9 +138,10 @@ def render_matrix_terminal(doc: dict[str, Any], color: bool = False, width: int 
 
     con.print(Text("program: " + visible(" ".join(doc["program"]["argv"]))))
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    for col, just in (("release", "left"), ("outcome", "left"), ("first failure", "left"), ("where", "left"),
-                      ("CPU fallbacks", "right"), ("steps", "right"), ("seconds here", "right")):
-        table.add_column(col, justify=just, overflow="fold")
+    for col in ("release", "outcome", "first failure", "where"):
+        table.add_column(col, justify="left", overflow="fold")
+    for col in ("CPU fallbacks", "steps", "seconds here"):
+        table.add_column(col, justify="right", overflow="fold")
     for e in doc["releases"]:
         what, where = _matrix_failure(e)
         run = e.get("run") or {}
