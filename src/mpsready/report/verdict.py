@@ -308,7 +308,7 @@ MAX_COMPONENT_LINES = 6
 def _run_lines(run) -> list[str]:
     """What would clear the predicted failures and fallbacks of an emulated run (``mpsready run``), each naming
     its run entries (op and line) and the run document."""
-    from mpsready.report.checklist import FALLBACK_COST, _minor
+    from mpsready.report.checklist_step import FALLBACK_COST, minor_release
 
     src = f" ({run.source})" if run.source else ""
     prog = run.program
@@ -319,7 +319,7 @@ def _run_lines(run) -> list[str]:
             by_version.setdefault(f.fixed_in, []).append(f"{f.op or f.kind}" + (f" at {f.where}" if f.where else ""))
     for ver in sorted(by_version, key=_version_key):
         out.append(f"upgrading PyTorch to >= {ver} clears what the emulated run predicts to fail "
-                   f"({', '.join(dict.fromkeys(by_version[ver]))}){src}: `mpsready run --torch {_minor(ver)} -- "
+                   f"({', '.join(dict.fromkeys(by_version[ver]))}){src}: `mpsready run --torch {minor_release(ver)} -- "
                    f"{prog}` checks the rest of the program on it")
     missing = [f for f in run.failures if f.kind == "missing"]
     if missing:
@@ -332,7 +332,7 @@ def _run_lines(run) -> list[str]:
             fb_fixed.setdefault(fb.fixed_in, []).append(fb.op)
     for ver in sorted(fb_fixed, key=_version_key):
         out.append(f"PyTorch {ver} has MPS kernels for {', '.join(sorted(set(fb_fixed[ver])))}, which the emulated "
-                   f"run{src} ran on the CPU: `mpsready run --torch {_minor(ver)} -- {prog}` checks it")
+                   f"run{src} ran on the CPU: `mpsready run --torch {minor_release(ver)} -- {prog}` checks it")
     pe = run.program_error
     if pe is not None and not run.failures:
         what = f"providing {pe.missing}" if pe.kind == "environment" and pe.missing else "fixing that error"
