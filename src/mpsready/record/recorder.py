@@ -164,42 +164,10 @@ def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.P
     (``"encoder.layers.0"``) whose inputs, output and state are saved per step for ``mpsready replay``
     (:mod:`mpsready.record.numerics_hook`).
     """
-    target, _ = split_spec(spec)
-    if target.endswith(".py") and not (Path(cwd or os.getcwd()) / target).is_file():
-        raise UsageError(f"entry file not found: {(Path(cwd or os.getcwd()) / target).resolve()}")
-    _check_device(device)
-    if steps < 1:
-        raise UsageError("--steps must be >= 1")
-    # checked here, before the worker starts: otherwise each shows up as a crash of the user's step
-    if not 0 <= seed < 2**32:  # numpy.random.seed takes 0 .. 2**32 - 1 (numpy.random.RandomState.seed docs)
-        raise UsageError(f"--seed must be between 0 and {2**32 - 1}; got {seed}")
-    if timeout is not None and not timeout > 0:
-        raise UsageError(f"--timeout must be a positive number of seconds; got {timeout}")
-    if project is not None and not Path(project).is_dir():
-        raise UsageError(f"project directory not found: {project}")
-    if dtype not in (None, "float32", "float64"):
-        raise UsageError(f"--dtype must be float64 (the CPU reference) or float32; got {dtype!r}")
-    if dtype == "float64" and device.startswith("mps"):
-        from mpsready.record.mps import FLOAT64_REFUSAL
-
-        raise UsageError(f"--dtype float64 cannot run on MPS: {FLOAT64_REFUSAL} Record the float64 reference "
-                         "with --device cpu.")
+    _check_arguments(spec, device, steps, seed, timeout, project, dtype, cwd)
     synthetic = _load_synthetic(synthetic_inputs) if synthetic_inputs else None
     out_p = Path(out)
-    if out_p.exists() and (not out_p.is_dir() or any(out_p.iterdir())):
-        if not force:
-            raise UsageError(f"output {out_p} exists and is not empty (use --force to replace a run record)")
-        if not (out_p / MANIFEST).exists() and (not out_p.is_dir() or any(out_p.iterdir())):
-            raise UsageError(f"--force only replaces a run record; {out_p} has no {MANIFEST}")
-    try:  # checked before the step runs, so no work is lost; the old record stays until the new one is complete
-        if out_p.parent.exists() and not out_p.parent.is_dir():
-            raise NotADirectoryError(20, "Not a directory")
-        out_p.parent.mkdir(parents=True, exist_ok=True)
-        clean_leftovers(out_p)
-        partial = Path(tempfile.mkdtemp(prefix=f".{out_p.name}.partial-{os.getpid()}-", dir=out_p.parent))
-        (partial / TENSORS).write_text("", encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot create run record {out_p}: {exc.strerror or exc}") from None
+    partial = _prepare_output(out_p, force)
     work = Path(tempfile.mkdtemp(prefix="mpsready-record-"))
     try:
         events_path = work / "events.jsonl"
@@ -208,35 +176,14 @@ def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.P
                        "save_tensors": save_tensors, "float64": dtype == "float64", "synthetic": synthetic,
                        "project": project, "keep_output": keep_output, "nan_check": nan_check,
                        "save_inputs": save_inputs}
-        spec_path = work / "spec.json"
-        spec_path.write_text(json.dumps(worker_spec), encoding="utf-8")
-        env = dict(os.environ)
-        stderr_path = work / "stderr.txt"
-        stderr_path.write_bytes(b"")
-        timed_out = False
-        if not isolate:
-            from mpsready.record import worker
-
-            rc = worker.run(worker_spec)
-        else:
-            rc, timed_out = _spawn(python or sys.executable, spec_path, str(worker_spec["cwd"]), env, stderr_path,
-                                   timeout, cleanup=[str(work), str(partial)])
-        stderr_bytes = stderr_path.stat().st_size
-        stderr_tail = stderr_path.read_text(encoding="utf-8", errors="replace")[-STDERR_TAIL:] if keep_output else None
+        rc, timed_out, stderr_bytes, stderr_tail = _run_worker(worker_spec, work, partial, isolate, python,
+                                                               timeout, keep_output)
         events = read_events(events_path)
         for e in events:
             if e.get("event") in ("entry_error", "device_error"):
                 raise UsageError(e["message"])
         done = next((e for e in events if e.get("event") == "done"), None)
-        died = None
-        if done is None:
-            if timed_out:
-                died = (f"killed after the --timeout of {timeout:g} s" if timeout != DEFAULT_TIMEOUT else
-                        f"killed after the default timeout of {timeout:g} s (raise it with --timeout)")
-            elif rc < 0:
-                died = f"killed by {_signal_name(rc)}"
-            else:
-                died = f"exited with status {rc} before finishing"
+        died = None if done is not None else _how_it_died(timed_out, timeout, rc)
         stages = stages_from_events(events, died)
         manifest = _manifest(events, stages, spec=spec, device=device, steps=steps, seed=seed, dtype=dtype,
                              save_tensors=save_tensors, synthetic_inputs=synthetic_inputs,
@@ -258,6 +205,81 @@ def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.P
         shutil.rmtree(work, ignore_errors=True)
     return RunRecord.open(out_p)
 
+
+def _run_worker(worker_spec: dict[str, Any], work: Path, partial: Path, isolate: bool, python: str | None,
+                timeout: float | None, keep_output: bool) -> tuple[int, bool, int, str | None]:
+    """Run the record worker on ``worker_spec`` (in a child unless ``isolate`` is false): its return code,
+    whether it timed out, the size of its output (bytes) and, with ``keep_output``, the output's tail."""
+    spec_path = work / "spec.json"
+    spec_path.write_text(json.dumps(worker_spec), encoding="utf-8")
+    env = dict(os.environ)
+    stderr_path = work / "stderr.txt"
+    stderr_path.write_bytes(b"")
+    timed_out = False
+    if not isolate:
+        from mpsready.record import worker
+
+        rc = worker.run(worker_spec)
+    else:
+        rc, timed_out = _spawn(python or sys.executable, spec_path, str(worker_spec["cwd"]), env, stderr_path,
+                               timeout, cleanup=[str(work), str(partial)])
+    stderr_bytes = stderr_path.stat().st_size
+    stderr_tail = stderr_path.read_text(encoding="utf-8", errors="replace")[-STDERR_TAIL:] if keep_output else None
+    return rc, timed_out, stderr_bytes, stderr_tail
+
+def _check_arguments(spec: str, device: str, steps: int, seed: int, timeout: float | None, project: str | None,
+                     dtype: str | None, cwd: str | None) -> None:
+    """:func:`record_entry`'s argument checks (``UsageError``), made before the worker starts: otherwise each
+    shows up as a crash of the user's step."""
+    target, _ = split_spec(spec)
+    if target.endswith(".py") and not (Path(cwd or os.getcwd()) / target).is_file():
+        raise UsageError(f"entry file not found: {(Path(cwd or os.getcwd()) / target).resolve()}")
+    _check_device(device)
+    if steps < 1:
+        raise UsageError("--steps must be >= 1")
+    if not 0 <= seed < 2**32:  # numpy.random.seed takes 0 .. 2**32 - 1 (numpy.random.RandomState.seed docs)
+        raise UsageError(f"--seed must be between 0 and {2**32 - 1}; got {seed}")
+    if timeout is not None and not timeout > 0:
+        raise UsageError(f"--timeout must be a positive number of seconds; got {timeout}")
+    if project is not None and not Path(project).is_dir():
+        raise UsageError(f"project directory not found: {project}")
+    if dtype not in (None, "float32", "float64"):
+        raise UsageError(f"--dtype must be float64 (the CPU reference) or float32; got {dtype!r}")
+    if dtype == "float64" and device.startswith("mps"):
+        from mpsready.record.mps import FLOAT64_REFUSAL
+
+        raise UsageError(f"--dtype float64 cannot run on MPS: {FLOAT64_REFUSAL} Record the float64 reference "
+                         "with --device cpu.")
+
+
+def _prepare_output(out_p: Path, force: bool) -> Path:
+    """The partial directory the worker writes into, beside ``out_p``; ``UsageError`` when ``out_p`` holds
+    something other than a run record (or a record and no ``force``), or cannot be created."""
+    if out_p.exists() and (not out_p.is_dir() or any(out_p.iterdir())):
+        if not force:
+            raise UsageError(f"output {out_p} exists and is not empty (use --force to replace a run record)")
+        if not (out_p / MANIFEST).exists() and (not out_p.is_dir() or any(out_p.iterdir())):
+            raise UsageError(f"--force only replaces a run record; {out_p} has no {MANIFEST}")
+    try:  # checked before the step runs, so no work is lost; the old record stays until the new one is complete
+        if out_p.parent.exists() and not out_p.parent.is_dir():
+            raise NotADirectoryError(20, "Not a directory")
+        out_p.parent.mkdir(parents=True, exist_ok=True)
+        clean_leftovers(out_p)
+        partial = Path(tempfile.mkdtemp(prefix=f".{out_p.name}.partial-{os.getpid()}-", dir=out_p.parent))
+        (partial / TENSORS).write_text("", encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot create run record {out_p}: {exc.strerror or exc}") from None
+    return partial
+
+
+def _how_it_died(timed_out: bool, timeout: float | None, rc: int) -> str:
+    """Why a worker that never reported ``done`` ended, for the record's ``worker.how``."""
+    if timed_out and timeout is not None:
+        return (f"killed after the --timeout of {timeout:g} s" if timeout != DEFAULT_TIMEOUT else
+                f"killed after the default timeout of {timeout:g} s (raise it with --timeout)")
+    if rc < 0:
+        return f"killed by {_signal_name(rc)}"
+    return f"exited with status {rc} before finishing"
 
 def _alive(pid: int) -> bool:
     try:

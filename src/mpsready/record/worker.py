@@ -111,7 +111,7 @@ def _run(spec: dict[str, Any], streams: Streams, mps_backend: Any) -> int:
     streams.event({"event": "env", "env": collect_env(project=spec.get("project"))})
     import torch  # noqa: F401  (after env: an import failure is then already on record)
 
-    from mpsready.record.mps import FallbackCounter, TorchMPS, parse_fallback_warning, unavailable_reason
+    from mpsready.record.mps import FallbackCounter, TorchMPS
     from mpsready.record.observer import RecordingObserver
     from mpsready.record.randomness import RandomOpCounter
     from mpsready.record.transform import wrap_entry
@@ -119,18 +119,12 @@ def _run(spec: dict[str, Any], streams: Streams, mps_backend: Any) -> int:
     from mpsready.step.runner import StepRunner
 
     device = spec["device"]
-    kind = device.split(":")[0]
     backend = mps_backend
-    if kind == "mps" and backend is None:
+    if device.split(":")[0] == "mps" and backend is None:
         backend = TorchMPS()
-    if kind == "mps":
-        reason = unavailable_reason(backend)
-        if reason:
-            streams.event({"event": "device_error", "message": reason})
-            return 3
-    if kind == "cuda" and not torch.cuda.is_available():
-        streams.event({"event": "device_error", "message": "CUDA is not available here "
-                       "(torch.cuda.is_available() is False)"})
+    reason = _unavailable(device, backend)
+    if reason:
+        streams.event({"event": "device_error", "message": reason})
         return 3
     seed = int(spec.get("seed", 0))
     how = seed_everything(seed)
@@ -167,32 +161,14 @@ def _run(spec: dict[str, Any], streams: Streams, mps_backend: Any) -> int:
 
         saver = LayerInputSaver(spec["save_inputs"], spec["out"])
         runner.observers.append(saver)
-    caught: list[str] = []
-    counts: dict[str, int] = {}
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
-        results = runner.run()
-        for w in seen:
-            counts[w.category.__name__] = counts.get(w.category.__name__, 0) + 1
-            msg = str(w.message)
-            if msg not in caught:
-                caught.append(msg)
+    results, caught, counts = _run_catching_warnings(runner)
     numerics: dict[str, Any] = {"nan_check": False}
     if spec.get("nan_check", True):
         from mpsready.record.numerics_hook import locate_nonfinite
 
         roots = [str(entry.root)] + ([str(spec["project"])] if spec.get("project") else [])
         numerics = locate_nonfinite(spec, seen_bad.first, roots, seed_everything)
-    warned = sorted({op for op in (parse_fallback_warning(m) for m in caught) if op})
-    fallback = {
-        "enabled": os.environ.get("PYTORCH_ENABLE_MPS_FALLBACK", "").strip() not in ("", "0"),
-        "checked": counter is not None,
-        "backend": getattr(backend, "name", None),
-        "method": ("per-call dispatch check (TorchDispatchMode + torch._C._dispatch_has_kernel_for_dispatch_key)"
-                   if counter is not None else None),
-        **(counter.to_dict() if counter is not None else {"calls": {}, "by_stage": {}}),
-        "warned_ops": warned,
-    }
+    fallback = _fallback_summary(counter, backend, caught)
     streams.event({"event": "done", "stages": [r.to_dict() for r in results], "fallback": fallback,
                    "random_ops": random_ops.to_dict(),
                    # warning texts may quote the user's data: only counts by category, unless asked
@@ -204,6 +180,51 @@ def _run(spec: dict[str, Any], streams: Streams, mps_backend: Any) -> int:
                    "layer_inputs": saver.to_dict() if saver is not None else None})
     return 0
 
+
+def _run_catching_warnings(runner: Any) -> tuple[list[Any], list[str], dict[str, int]]:
+    """``runner.run()`` with every warning caught: the stage results, the distinct warning texts in order and
+    the count per warning category."""
+    caught: list[str] = []
+    counts: dict[str, int] = {}
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        results = runner.run()
+        for w in seen:
+            counts[w.category.__name__] = counts.get(w.category.__name__, 0) + 1
+            msg = str(w.message)
+            if msg not in caught:
+                caught.append(msg)
+    return results, caught, counts
+
+def _unavailable(device: str, backend: Any) -> str | None:
+    """Why ``device`` cannot run here (the worker then reports ``device_error``), or ``None``."""
+    import torch
+
+    from mpsready.record.mps import unavailable_reason
+
+    kind = device.split(":")[0]
+    if kind == "mps":
+        return unavailable_reason(backend)
+    if kind == "cuda" and not torch.cuda.is_available():
+        return "CUDA is not available here (torch.cuda.is_available() is False)"
+    return None
+
+
+def _fallback_summary(counter: Any, backend: Any, caught: list[str]) -> dict[str, Any]:
+    """The record's ``fallback`` section: whether PYTORCH_ENABLE_MPS_FALLBACK was set, the per-call counts and
+    the ops PyTorch's fallback warning named."""
+    from mpsready.record.mps import parse_fallback_warning
+
+    warned = sorted({op for op in (parse_fallback_warning(m) for m in caught) if op})
+    return {
+        "enabled": os.environ.get("PYTORCH_ENABLE_MPS_FALLBACK", "").strip() not in ("", "0"),
+        "checked": counter is not None,
+        "backend": getattr(backend, "name", None),
+        "method": ("per-call dispatch check (TorchDispatchMode + torch._C._dispatch_has_kernel_for_dispatch_key)"
+                   if counter is not None else None),
+        **(counter.to_dict() if counter is not None else {"calls": {}, "by_stage": {}}),
+        "warned_ops": warned,
+    }
 
 def _import_failed(exc: Exception) -> list[dict[str, Any]]:
     """Stage results when importing the ENTRY's module raised (``build`` failed, the rest not run)."""
