@@ -467,8 +467,8 @@ def test_an_option_name_holding_the_letters_mps_is_not_mps_support(write_project
 
 
 def test_a_help_text_naming_mps_as_a_word_is_mps_support():
-    from mpsready.scan.code.analyzer import _names_mps_word
-    assert [_names_mps_word(s) for s in ("mps", "mps:0", "cuda, mps or cpu", "MPS", "--timestamps", "lamps", "mpsx")] == \
+    from mpsready.scan.code.astutil import names_mps_word
+    assert [names_mps_word(s) for s in ("mps", "mps:0", "cuda, mps or cpu", "MPS", "--timestamps", "lamps", "mpsx")] == \
         [True, True, True, True, False, False, False]
 
 

@@ -24,7 +24,8 @@ from mpsready.findings import Basis, Finding, Location, Scope, Severity, Verdict
 from mpsready.scan import dependencies as depjudge
 from mpsready.scan.cache import ScanCache, content_key
 from mpsready.scan.code import CodeResult, analyze_source
-from mpsready.scan.code.analyzer import _is_fallback_handler, parse_suppression
+from mpsready.scan.code.astutil import is_fallback_handler
+from mpsready.scan.code.suppress import parse_suppression
 from mpsready.scan.code.notebook import analyze_cells
 from mpsready.scan.config import ScanConfig, with_project_config
 from mpsready.scan.model import flow
@@ -218,7 +219,7 @@ def _config_texts(files: list[ProjectFile], project: ProjectFiles) -> dict[str, 
 
 
 def _uses_hydra(results) -> bool:
-    return any(imp[1].split(".")[0] in ("hydra", "omegaconf") for res, _c in results.values() for imp in res.imports)
+    return any(imp.module.split(".")[0] in ("hydra", "omegaconf") for res, _c in results.values() for imp in res.imports)
 
 
 # ------------------------------------------------------------------ declarations
@@ -428,8 +429,8 @@ def _cuda_sources(files: list[ProjectFile], results) -> list[Finding]:
     that catches the build failure and falls back (``try: plugin = load(...) except: use the reference``)."""
     refs: dict[str, list[tuple[str, int, int | None]]] = {}
     for rel, (res, _cells) in results.items():
-        for name, line, guard in res.cu_refs:
-            refs.setdefault(name, []).append((rel, line, guard))
+        for ref in res.cu_refs:
+            refs.setdefault(ref.name, []).append((rel, ref.line, ref.fallback_line))
     by_dir: dict[str, list[str]] = {}
     for pf in files:
         if pf.cuda:
@@ -480,16 +481,16 @@ def _imports(results) -> tuple[dict[str, list], dict[str, list]]:
         pkg = module_name(rel).split(".")
         if not rel.endswith("__init__.py"):
             pkg = pkg[:-1]
-        for level, module, names, line, guarded in res.imports:
-            if level:
-                base = pkg[:len(pkg) - (level - 1)] if level - 1 <= len(pkg) else []
-                full = ".".join([*base, *([module] if module else [])])
+        for imp in res.imports:
+            if imp.level:
+                base = pkg[:len(pkg) - (imp.level - 1)] if imp.level - 1 <= len(pkg) else []
+                full = ".".join([*base, *([imp.module] if imp.module else [])])
             else:
-                full = module
-            site = (rel, line, guarded)
+                full = imp.module
+            site = (rel, imp.line, imp.guard)
             modules.setdefault(full, []).append(site)
-            if names:
-                froms.setdefault(full, []).append((names, site))
+            if imp.names:
+                froms.setdefault(full, []).append((imp.names, site))
     return modules, froms
 
 
@@ -594,7 +595,7 @@ def _called_only_under_fallback(tree: ast.Module | None, name: str) -> bool:
     while stack:
         node, safe = stack.pop()
         if isinstance(node, ast.Try):
-            falls_back = any(_is_fallback_handler(h) for h in node.handlers)
+            falls_back = any(is_fallback_handler(h) for h in node.handlers)
             stack.extend((child, safe or falls_back) for child in node.body)
             stack.extend((child, safe) for h in node.handlers for child in h.body)
             stack.extend((child, safe) for child in (*node.orelse, *node.finalbody))

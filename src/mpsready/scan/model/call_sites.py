@@ -122,7 +122,8 @@ class _ImportIndex:
         self.by_name: dict[str, set[str]] = {}
         self.by_module: dict[str, set[str]] = {}
         for rel, (res, _cells) in results.items():
-            for level, mod, imported, _line, _guarded in res.imports:
+            for imp in res.imports:
+                level, mod, imported = imp.level, imp.module, imp.names
                 if imported:
                     for n in imported:
                         self.by_name.setdefault(n, set()).add(rel)

@@ -21,6 +21,7 @@ import ast
 from typing import Any, Mapping
 
 from mpsready.findings import Finding, Scope
+from mpsready.scan.code.result import DefSpan
 from mpsready.scan.model.remedy import limits
 from mpsready.scan.model.reread import SourceTrees
 from mpsready.scan.scope import scope_of
@@ -44,7 +45,7 @@ def behind_caller_flags(findings: list[Finding], results: Mapping[str, Any], sou
     options of the main path that are off by default."""
     if not off_options or sum(1 for rel in results if rel.endswith(".py")) > MAX_FILES:
         return findings
-    spans = {rel: res.def_spans for rel, (res, _c) in results.items() if getattr(res, "def_spans", None)}
+    spans = {rel: res.def_spans for rel, (res, _c) in results.items() if res.def_spans}
     wanted: dict[int, str] = {}  # index of a finding -> the function holding it
     for i, f in enumerate(findings):
         if f.location.path in spans and f.location.line and limits(f):
@@ -98,9 +99,9 @@ def _behind(name: str, uses: Mapping[str, set], off: Mapping[str, str], visiting
     return sorted(options)[0] if options else None
 
 
-def _innermost(spans: list[list[Any]], line: int) -> str | None:
-    hits = [s for s in spans if s[1] <= line <= s[2]]
-    return min(hits, key=lambda s: s[2] - s[1])[0] if hits else None
+def _innermost(spans: list[DefSpan], line: int) -> str | None:
+    hits = [s for s in spans if s.first <= line <= s.last]
+    return min(hits, key=lambda s: s.last - s.first).name if hits else None
 
 
 def _caller_guards(names: list[str], results: Mapping[str, Any], sources: SourceTrees,

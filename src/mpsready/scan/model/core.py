@@ -19,7 +19,7 @@ import ast
 from collections.abc import Iterable
 
 from mpsready.findings import Finding, Severity
-from mpsready.scan.code.analyzer import off_by_default
+from mpsready.scan.code.astutil import off_by_default
 from mpsready.scan.model.remedy import limits
 
 _CONDITIONAL = (ast.If, ast.IfExp, ast.Try, ast.BoolOp, ast.While, ast.ExceptHandler)

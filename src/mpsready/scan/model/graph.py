@@ -118,7 +118,8 @@ def _reach(results: Mapping[str, Any], py: list[str], roots: list[str]) -> set[s
         pkg = module_of(rel).split(".")
         if not rel.endswith("__init__.py"):
             pkg = pkg[:-1]
-        for level, module, names, _line, _guard in res.imports:
+        for imp in res.imports:
+            level, module, names = imp.level, imp.module, imp.names
             if level:
                 base = pkg[:len(pkg) - (level - 1)] if level - 1 <= len(pkg) else []
                 full = ".".join([*base, *([module] if module else [])])
@@ -169,7 +170,7 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
                 reach = "off_main_path"
             elif path.endswith(".py") and path not in mains and f.location.line is not None \
                     and _package_module(path, results) \
-                    and any(a <= f.location.line <= b for a, b in results[path][0].main_guards):
+                    and any(g.first <= f.location.line <= g.last for g in results[path][0].main_guards):
                 reach = "module_demo"
         elif path and is_container_recipe(path):
             reach = "container"
@@ -244,9 +245,9 @@ def example_collection(results: Mapping[str, Any], minimum: int = 3) -> list[str
         others_dotted = set().union(*(dotted[o] for o in dirs if o != d))
         for rel in py:
             if rel.startswith(d + "/"):
-                absolute = [imp for imp in results[rel][0].imports if not imp[0]]
-                imported = {imp[1].split(".")[0] for imp in absolute}
-                full = {imp[1] for imp in absolute} | {f"{imp[1]}.{n}" for imp in absolute for n in imp[2]}
+                absolute = [imp for imp in results[rel][0].imports if not imp.level]
+                imported = {imp.module.split(".")[0] for imp in absolute}
+                full = {imp.module for imp in absolute} | {f"{imp.module}.{n}" for imp in absolute for n in imp.names}
                 if imported & others or full & others_dotted:
                     return []  # the directories use one another: one project, not a collection
     return dirs
