@@ -10,9 +10,11 @@ from __future__ import annotations
 import ast
 import contextlib
 import gc
+import io
 import os
 import stat
 import time
+import tokenize
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -24,7 +26,8 @@ from mpsready.findings import Basis, Finding, Location, Scope, Severity, Verdict
 from mpsready.scan import dependencies as depjudge
 from mpsready.scan.cache import ScanCache, content_key
 from mpsready.scan.code import CodeResult, analyze_source
-from mpsready.scan.code.astutil import is_fallback_handler
+from mpsready.scan.code.analyzer import analyze_source_tree
+from mpsready.scan.code.astutil import is_fallback_handler, spans_a_line
 from mpsready.scan.code.suppress import parse_suppression
 from mpsready.scan.code.notebook import analyze_cells
 from mpsready.scan.config import ScanConfig, with_project_config
@@ -51,6 +54,10 @@ from mpsready.scan.walker import ProjectFile, walk
 
 Progress = Callable[[int, int], None]  # (done, total) over Python files
 POOL_MIN_FILES = 64  # below this a process pool costs more than it saves
+# Python analysed in this process up to this many bytes in all keeps its texts and trees for the project passes
+# (model.reread.SourceTrees), so no file is parsed twice; a larger tree (the torch package, 50 MB) would hold
+# gigabytes of syntax trees for the few files those passes read, so there they read and parse those few again
+KEEP_TREES_BYTES = 8 << 20
 _KERNEL_CODES = {"EXT103", "EXT104", "EXT105", "EXT106"}
 _DECLARATION_NAMES = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "environment.yml",
                       "environment.yaml", "Pipfile")
@@ -152,7 +159,7 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
         raw.append(_no_declaration())
 
     cache = ScanCache(config.cache_dir, root) if config.cache_dir else None
-    code_results, lines, code_raw = _analyse_python(files, config, cache, progress)
+    code_results, lines, code_raw, parsed = _analyse_python(files, config, cache, progress)
     set_scripts(scripts_named_like_tests(code_results))  # before any finding gets its scope
     raw += code_raw
     if cache is not None:
@@ -162,7 +169,7 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
     findings += _code_findings(code_results)
     findings += flow.f64_findings(code_results)
     findings += _cuda_sources(files, code_results)
-    sources = SourceTrees(project.read_text)  # files the call-site passes read again, each read and parsed once
+    sources = SourceTrees(project.read_text, parsed)  # what the project passes read: each file parsed once
     findings = _resolve_fallbacks(findings, code_results, sources)
     findings = flow.wire_pure_paths(findings, code_results)
     findings = _drop_own_packages(findings, files)
@@ -262,6 +269,25 @@ def _analyse_one(data: bytes) -> dict[str, Any]:
     return analyze_source(data).to_dict()
 
 
+def _analyse_here(data: bytes) -> tuple[dict[str, Any], tuple[str, ast.Module] | None]:
+    """The analysis of one source in this process, with (text, tree) when the text is what
+    ``ProjectFiles.read_text`` returns for the file (UTF-8), so the project passes can use the same tree."""
+    res, tree = analyze_source_tree(data)
+    if tree is None:
+        return res.to_dict(), None
+    if not data.isascii():
+        try:
+            encoding = tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+            text = data.decode("utf-8-sig")
+        except (SyntaxError, LookupError, UnicodeDecodeError):
+            return res.to_dict(), None
+        if encoding not in ("utf-8", "utf-8-sig"):  # the tree was parsed from another decoding
+            return res.to_dict(), None
+    else:
+        text = data.decode("ascii")
+    return res.to_dict(), (text, tree)
+
+
 def _analyse_batch(items: list[tuple[str, bytes]]) -> list[tuple[str, dict[str, Any]]]:
     with gc_paused():
         return [(key, _analyse_one(data)) for key, data in items]
@@ -287,7 +313,9 @@ def gc_paused():
 
 
 def _analyse_python(files, config: ScanConfig, cache: ScanCache | None, progress: Progress | None):
-    """{relpath: (CodeResult, cells)} where ``cells`` maps finding index -> notebook cell; total lines."""
+    """({relpath: (CodeResult, cells)} where ``cells`` maps finding index -> notebook cell, total lines, the INP
+    findings of files that could not be read, {relpath: (text, tree)} of the sources parsed in this process when
+    they are kept for the project passes (see KEEP_TREES_BYTES))."""
     results: dict[str, tuple[CodeResult, list[int | None]]] = {}
     raw: list[RawFinding] = []
     todo: list[tuple[str, bytes]] = []
@@ -332,11 +360,15 @@ def _analyse_python(files, config: ScanConfig, cache: ScanCache | None, progress
         todo.append((pf.relpath, data))
     if progress:
         progress(done, total)
-    for rel, res in _run(todo, config.jobs, progress, done, total):  # under scan_path's gc_paused
+    parsed: dict[str, tuple[str, ast.Module]] = {}
+    keep = sum(len(data) for _rel, data in todo) <= KEEP_TREES_BYTES
+    for rel, res, seen in _run(todo, config.jobs, progress, done, total):  # under scan_path's gc_paused
         results[rel] = (CodeResult.from_dict(res), [])
         if cache is not None:
             cache.put(keys[rel], res)
-    return results, lines, raw
+        if keep and seen is not None:
+            parsed[rel] = seen
+    return results, lines, raw, parsed
 
 
 def _from_cache(value: Any) -> CodeResult | None:
@@ -356,15 +388,15 @@ def _run(todo, jobs: int, progress: Progress | None, done: int, total: int):
         batches = [todo[i:i + size] for i in range(0, len(todo), size)]
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             for batch_out in pool.map(_analyse_batch, batches):
-                for item in batch_out:
+                for rel, res in batch_out:
                     done += 1
-                    yield item
+                    yield rel, res, None  # parsed in a worker: the project passes parse what they need again
                 if progress:
                     progress(done, total)
         return
     for rel, data in todo:
         done += 1
-        yield rel, _analyse_one(data)
+        yield (rel, *_analyse_here(data))
         if progress and (done % 50 == 0 or done == total):
             progress(done, total)
 
@@ -542,7 +574,8 @@ def _resolve_fallbacks(findings: list[Finding], results, sources: SourceTrees | 
         if isinstance(g, str):
             users = {other for other, _l, _g in index.importers(f"{module_name(rel)}.{g}")
                      if scope_of(other) is Scope.MAIN and other != rel}
-            return all(sources is not None and _called_only_under_fallback(sources.tree(other), g) for other in users)
+            return all(sources is not None and _called_only_under_fallback(sources.tree(other), g, sources.lines(other, (g,)))
+                       for other in users)
         return bool(g)
 
     def where(site: tuple[str, int, bool | str]) -> str:
@@ -584,16 +617,18 @@ def _resolve_fallbacks(findings: list[Finding], results, sources: SourceTrees | 
     return out
 
 
-def _called_only_under_fallback(tree: ast.Module | None, name: str) -> bool:
+def _called_only_under_fallback(tree: ast.Module | None, name: str, lines: list[int] | None = None) -> bool:
     """Whether a file's ``tree`` uses ``name`` only in calls inside a ``try`` whose handler falls back (and at
     least once); a file that cannot be read or parsed (``None``), or passes the name on, counts as an unguarded
-    use."""
+    use. With ``lines`` (those that hold the name), only the statements spanning one are entered."""
     if tree is None:
         return False
     calls = 0
     stack: list[tuple[ast.AST, bool]] = [(tree, False)]
     while stack:
         node, safe = stack.pop()
+        if lines is not None and isinstance(node, ast.stmt) and not spans_a_line(node, lines):
+            continue
         if isinstance(node, ast.Try):
             falls_back = any(is_fallback_handler(h) for h in node.handlers)
             stack.extend((child, safe or falls_back) for child in node.body)

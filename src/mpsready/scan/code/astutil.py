@@ -7,6 +7,7 @@ per-file state (aliases, guards, value flow) is :class:`mpsready.scan.code.conte
 from __future__ import annotations
 
 import ast
+from bisect import bisect_left
 from typing import Any, Iterator
 
 FALLBACK_EXCEPTIONS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError", "RuntimeError"}
@@ -359,3 +360,13 @@ def statements(body: list[ast.stmt], imports: list[ast.stmt], assigns: list[ast.
             for handler in getattr(stmt, "handlers", ()):
                 statements(handler.body, imports, assigns)
 
+
+def spans_a_line(stmt: ast.stmt, lines: list[int]) -> bool:
+    """Whether one of the sorted 1-based ``lines`` falls within the statement (its decorators included): a walk
+    looking for names that occur only on ``lines`` need not enter a statement for which this is False."""
+    start = stmt.lineno
+    decorators = getattr(stmt, "decorator_list", None)
+    if decorators:
+        start = min(start, *(d.lineno for d in decorators))
+    i = bisect_left(lines, start)
+    return i < len(lines) and lines[i] <= (stmt.end_lineno or stmt.lineno)

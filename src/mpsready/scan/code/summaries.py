@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from bisect import bisect_left
 
-from mpsready.scan.code.astutil import (is_cuda_literal, is_fallback_handler, mentions, statements,
-                                        walk)
+from mpsready.scan.code.astutil import (is_cuda_literal, is_fallback_handler, mentions, spans_a_line,
+                                        statements, walk)
 from mpsready.scan.code.result import CodeResult, DefSpan, ImportRecord, LineSpan, PureDef
 from mpsready.scan.code.triggers import line_trigger_words, trigger_lines
 from mpsready.scan.model import surfaces
@@ -137,16 +136,6 @@ def guard_by_callers(tree: ast.Module, text: str, imports: list[ImportRecord]) -
 _ALL_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def _names_a_line(stmt: ast.stmt, lines: list[int]) -> bool:
-    """Whether one of the sorted ``lines`` falls within the statement (its decorators included)."""
-    start = stmt.lineno
-    decorators = getattr(stmt, "decorator_list", None)
-    if decorators:
-        start = min(start, *(d.lineno for d in decorators))
-    i = bisect_left(lines, start)
-    return i < len(lines) and lines[i] <= (stmt.end_lineno or stmt.lineno)
-
-
 def only_called_under_fallback(tree: ast.Module, candidates: dict[str, ast.AST],
                                lines: list[int] | None = None) -> dict[str, bool]:
     """For each module-level function in ``candidates`` (name -> definition): whether it is referenced at least
@@ -160,7 +149,7 @@ def only_called_under_fallback(tree: ast.Module, candidates: dict[str, ast.AST],
     while stack:
         node, guarded, owner = stack.pop()
         cls = node.__class__
-        if lines is not None and isinstance(node, ast.stmt) and not _names_a_line(node, lines):
+        if lines is not None and isinstance(node, ast.stmt) and not spans_a_line(node, lines):
             continue  # every reference to a candidate is a name on a line that holds it
         if cls is ast.FunctionDef or cls is ast.AsyncFunctionDef or cls is ast.ClassDef:
             name = own.get(id(node))

@@ -21,6 +21,7 @@ import ast
 from typing import Any, Mapping
 
 from mpsready.findings import Finding, Scope
+from mpsready.scan.code.astutil import spans_a_line
 from mpsready.scan.code.result import DefSpan
 from mpsready.scan.model.remedy import limits
 from mpsready.scan.model.reread import SourceTrees
@@ -132,15 +133,18 @@ def _caller_guards(names: list[str], results: Mapping[str, Any], sources: Source
             for n in present:
                 out[n].add((None, None))
             continue
-        _uses(tree, set(present), out)
+        _uses(tree, set(present), out, sources.lines(rel, tuple(present)))
     return out
 
 
-def _uses(tree: ast.Module, names: set[str], out: dict[str, set]) -> None:
-    """Walk ``tree`` with the test of the enclosing ``if`` body and the enclosing function (iteratively)."""
+def _uses(tree: ast.Module, names: set[str], out: dict[str, set], lines: list[int] | None) -> None:
+    """Walk ``tree`` with the test of the enclosing ``if`` body and the enclosing function (iteratively); with
+    ``lines`` (those that hold one of ``names``, :meth:`SourceTrees.lines`), only the statements spanning one."""
     stack: list[tuple[ast.AST, str | None, str | None]] = [(tree, None, None)]
     while stack:
         node, guard, fn = stack.pop()
+        if lines is not None and isinstance(node, ast.stmt) and not spans_a_line(node, lines):
+            continue  # a use is a name on a line that holds it
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             stack.extend((child, None, node.name) for child in node.body)  # a new function: no enclosing test
             stack.extend((d, guard, fn) for d in node.decorator_list)
