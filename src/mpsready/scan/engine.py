@@ -269,9 +269,11 @@ def _analyse_one(data: bytes) -> dict[str, Any]:
     return analyze_source(data).to_dict()
 
 
-def _analyse_here(data: bytes) -> tuple[dict[str, Any], tuple[str, ast.Module] | None]:
-    """The analysis of one source in this process, with (text, tree) when the text is what
+def _analyse_here(data: bytes, keep: bool) -> tuple[dict[str, Any], tuple[str, ast.Module] | None]:
+    """The analysis of one source in this process, with (text, tree) when ``keep`` and the text is what
     ``ProjectFiles.read_text`` returns for the file (UTF-8), so the project passes can use the same tree."""
+    if not keep:
+        return _analyse_one(data), None
     res, tree = analyze_source_tree(data)
     if tree is None:
         return res.to_dict(), None
@@ -362,11 +364,11 @@ def _analyse_python(files, config: ScanConfig, cache: ScanCache | None, progress
         progress(done, total)
     parsed: dict[str, tuple[str, ast.Module]] = {}
     keep = sum(len(data) for _rel, data in todo) <= KEEP_TREES_BYTES
-    for rel, res, seen in _run(todo, config.jobs, progress, done, total):  # under scan_path's gc_paused
+    for rel, res, seen in _run(todo, config.jobs, progress, done, total, keep):  # under scan_path's gc_paused
         results[rel] = (CodeResult.from_dict(res), [])
         if cache is not None:
             cache.put(keys[rel], res)
-        if keep and seen is not None:
+        if seen is not None:
             parsed[rel] = seen
     return results, lines, raw, parsed
 
@@ -382,7 +384,7 @@ def _from_cache(value: Any) -> CodeResult | None:
         return None
 
 
-def _run(todo, jobs: int, progress: Progress | None, done: int, total: int):
+def _run(todo, jobs: int, progress: Progress | None, done: int, total: int, keep: bool):
     if jobs > 1 and len(todo) >= POOL_MIN_FILES:
         size = max(8, len(todo) // (jobs * 8))
         batches = [todo[i:i + size] for i in range(0, len(todo), size)]
@@ -396,7 +398,7 @@ def _run(todo, jobs: int, progress: Progress | None, done: int, total: int):
         return
     for rel, data in todo:
         done += 1
-        yield (rel, *_analyse_here(data))
+        yield (rel, *_analyse_here(data, keep))
         if progress and (done % 50 == 0 or done == total):
             progress(done, total)
 
