@@ -24,7 +24,7 @@ def test_kernel_imported_only_under_fallbacks_degrades(scan_fixture):
     r = scan_fixture("kernel_callers")
     assert rows(r) == [("DEP107", "pkg/fastops.py", 1, "degrades"), ("EXT103", "pkg/fastops.py", 5, "degrades")]
     ext = next(f for f in r.findings if f.code == "EXT103")
-    assert ext.evidence == {"library": "triton", "fallback": "imported in fast() at pkg/ops.py:9, which is "
+    assert ext.output_evidence() == {"library": "triton", "fallback": "imported in fast() at pkg/ops.py:9, which is "
                             "called only under try/except"}
     assert r.outlook.value == "runs_on_mac"  # tests/test_ops.py imports fast(): tests do not count
 

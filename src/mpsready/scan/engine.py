@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import dataclasses
 import gc
 import io
 import os
@@ -475,6 +476,7 @@ def _cuda_sources(files: list[ProjectFile], results) -> list[Finding]:
         evidence: dict = {"files": len(paths), "no_alternative": True}
         severity = E.CUDA_SOURCES.severity
         message = f"{len(paths)} CUDA source file(s) in {where}: need nvcc and an NVIDIA GPU"
+        fallback = None
         guards = []
         for p in paths:
             name = p.rsplit("/", 1)[-1]
@@ -483,13 +485,13 @@ def _cuda_sources(files: list[ProjectFile], results) -> list[Finding]:
                 guards.append(guarded[0] if guarded else None)
         if guards and all(guards):
             rel, line = guards[0]
-            evidence = {"files": len(paths), "fallback": f"{rel}:{line}"}
+            evidence, fallback = {"files": len(paths)}, f"{rel}:{line}"
             severity = Severity.DEGRADES
             message += f"; built under try/except with a fallback ({rel}:{line})"
         out.append(Finding(
             code=E.CUDA_SOURCES.code, severity=severity, message=message, location=Location(path=sorted(paths)[0]),
             fix=E.CUDA_SOURCES.fix, source=E.CUDA_SOURCES.source, scope=scope_of(paths[0]), evidence=evidence,
-        ))
+        ).with_state(fallback=fallback))
     return out
 
 
@@ -557,10 +559,9 @@ class _ImportIndex:
 
 
 def _lower(f: Finding, why: str) -> Finding:
-    ev = {k: v for k, v in f.evidence.items() if k != "no_alternative"}
-    ev["fallback"] = why
-    return Finding(f.code, Severity.DEGRADES, f"{f.message}; fallback: {why}", f.location, f.basis, f.fix, f.source,
-                   f.scope, ev)
+    """``f`` lowered to degrades by the fallback ``why``: it has an alternative after all."""
+    return dataclasses.replace(f, severity=Severity.DEGRADES, message=f"{f.message}; fallback: {why}").with_evidence(
+        {k: v for k, v in f.evidence.items() if k != "no_alternative"}).with_state(fallback=why)
 
 
 def _resolve_fallbacks(findings: list[Finding], results, sources: SourceTrees | None = None) -> list[Finding]:
@@ -613,7 +614,7 @@ def _resolve_fallbacks(findings: list[Finding], results, sources: SourceTrees | 
             if sites and all(guarded(site) for site in sites):
                 out[i] = _lower(f, f"its Python wrappers are {where(sites[0])}")
     builds = [f for f in out if f.code == E.CUDA_EXTENSION_BUILD.code]
-    if builds and all(f.evidence.get("fallback") for f in builds):
+    if builds and all(f.fallback or f.evidence.get("fallback") for f in builds):
         out = [_lower(f, "every CUDA extension built from these sources has a fallback")
                if f.code == E.CUDA_SOURCES.code else f for f in out]
     return out

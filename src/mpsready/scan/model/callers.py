@@ -72,8 +72,7 @@ def behind_caller_flags(findings: list[Finding], results: Mapping[str, Any], sou
         option = _behind(name, uses, off_options, set())
         if option:
             f = out[i]
-            out[i] = Finding(f.code, f.severity, f.message, f.location, f.basis, f.fix, f.source, f.scope,
-                             {**f.evidence, "behind_flag": off_options[option], "caller_guard": name})
+            out[i] = out[i].with_state(behind_flag=off_options[option], caller_guard=name)
     return out
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Any, Mapping
 
+from dataclasses import replace
+
 from mpsready.findings import Basis, Finding, Location, Scope, Severity
 from mpsready.scan.rules import dtypes as T
 from mpsready.scan.rules import extensions as E
@@ -110,7 +112,7 @@ def wire_pure_paths(findings: list[Finding], results: Mapping[str, Any]) -> list
             dispatch[rel] = res.device_dispatch
     out = []
     for f in findings:
-        if f.code in _KERNELS and f.severity is Severity.BLOCKER and f.location.path and not f.evidence.get("pure_path") \
+        if f.code in _KERNELS and f.severity is Severity.BLOCKER and f.location.path and not f.pure_path \
                 and f.evidence.get("requires") != "cuda":  # an availability assertion (API120) has no kernel to stand in for
             path = keyed.get(f.location.path) or next((where for pkg, where, _l in pure if _inside(f.location.path, pkg)), None)
             if f.code == "API120" and f.location.path in dispatch and path == keyed.get(f.location.path):
@@ -122,9 +124,7 @@ def wire_pure_paths(findings: list[Finding], results: Mapping[str, Any]) -> list
                 path = next((w for p, w in keyed.items() if _inside(p, str(PurePosixPath(cu_dir).parent))
                              or _inside(cu_dir, str(PurePosixPath(p).parent))), None)
             if path is not None:
-                ev = {k: v for k, v in f.evidence.items() if k != "no_alternative"}
-                ev["pure_path"] = path
-                f = Finding(f.code, f.severity, f"{f.message}; a pure-PyTorch path exists at {path}", f.location, f.basis,
-                            f.fix, f.source, f.scope, ev)
+                f = replace(f, message=f"{f.message}; a pure-PyTorch path exists at {path}").with_evidence(
+                    {k: v for k, v in f.evidence.items() if k != "no_alternative"}).with_state(pure_path=path)
         out.append(f)
     return out + extra

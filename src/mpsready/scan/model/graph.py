@@ -21,6 +21,7 @@ Imports are resolved from files only; nothing is imported.
 from __future__ import annotations
 
 import posixpath
+from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -136,14 +137,14 @@ def _reach(results: Mapping[str, Any], py: list[str], roots: list[str]) -> set[s
 
 
 def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEntries | None = None) -> list:
-    """Findings in Python files off the main path get ``evidence["reach"] = "off_main_path"`` (with the
+    """Findings in Python files off the main path get ``reach = "off_main_path"`` (with the
     entries), findings in the ``__main__`` block of a package module that is no main entry ``"module_demo"``
     (see the module docstring), notebook findings in a project that also has Python modules
     ``"demo_notebook"``, and findings in a container recipe (a Dockerfile, a container setup script:
     :func:`~mpsready.scan.sources.dockerfile.is_container_recipe`) ``"container"``; none of them limits the
     outlook (:func:`mpsready.scan.model.remedy.limits`). Other findings are returned unchanged. ``declared``
     holds the README's scripts and the console-script modules."""
-    from mpsready.findings import Finding, Scope
+    from mpsready.findings import Scope
     from mpsready.scan.sources.dockerfile import is_container_recipe
 
     readme = declared.readme if declared is not None else []
@@ -158,8 +159,7 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
         if f.scope is Scope.EXAMPLES and path in run_by_readme:
             # the README runs it (GroundingDINO's demo/inference_on_a_image.py): it is the project's main use,
             # whatever its folder's name says
-            f = Finding(f.code, f.severity, f.message, f.location, f.basis, f.fix, f.source, Scope.MAIN,
-                        {**f.evidence, "scope_from": "readme"})
+            f = replace(f, scope=Scope.MAIN).with_evidence({**f.evidence, "scope_from": "readme"})
         if f.scope is Scope.MAIN and path in results:
             if path.endswith(".ipynb") and has_modules:
                 reach = "demo_notebook"
@@ -178,10 +178,7 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
                 and _serves_off_path_code(path, results, on_path):
             reach = "off_main_path"
         if reach is not None:
-            ev = {**f.evidence, "reach": reach}
-            if reach == "off_main_path":
-                ev["entries"] = roots[:5]
-            f = Finding(f.code, f.severity, f.message, f.location, f.basis, f.fix, f.source, f.scope, ev)
+            f = f.with_state(reach=reach, entries=roots[:5] if reach == "off_main_path" else None)
         out.append(f)
     return out
 
