@@ -2,7 +2,7 @@
 
 Four project-model passes look at call sites the per-file summaries do not keep: the options a caller tests
 (:mod:`mpsready.scan.model.callers`), the device arguments calls pass (:mod:`mpsready.scan.model.call_sites`),
-the try/except around the calls of an extension's wrapper (``engine._resolve_fallbacks``) and the core use of an
+the try/except around the calls of an extension's wrapper (:mod:`mpsready.scan.model.fallbacks`) and the core use of an
 imported CUDA package (:mod:`mpsready.scan.model.core`). They share one :class:`SourceTrees`. When the Python
 analysis ran in this process, the engine hands it the texts and trees that analysis parsed
 (:data:`mpsready.scan.engine.KEEP_TREES_BYTES` bounds how much is kept), so those files are not read or parsed
