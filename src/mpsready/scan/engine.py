@@ -162,27 +162,7 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
     if cache is not None:
         cache.save()
 
-    findings: list[Finding] = [_to_finding(r) for r in raw]
-    findings += _code_findings(code_results)
-    findings += flow.f64_findings(code_results)
-    findings += fallbacks.cuda_sources(files, code_results)
-    sources = SourceTrees(project.read_text, parsed)  # what the project passes read: each file parsed once
-    findings = fallbacks.resolve_fallbacks(findings, code_results, sources)
-    findings = flow.wire_pure_paths(findings, code_results)
-    findings = fallbacks.drop_own_packages(findings, files)
-    findings, extra_flags = apply_surfaces(findings, code_results, _config_texts(files, project),
-                                           _uses_hydra(code_results))
-    findings = cpu_only_dtypes(findings, code_results)
-    findings = judge_by_torch_pin(findings, deps)
-    findings = unused_device_defaults(findings, code_results, sources)
-    declared = declared_entries(project, code_results)
-    findings = mark_reach(findings, code_results, declared)
-    findings = readme_api_flags(findings, declared)
-    # last: it reads callers again only for the findings that still limit the outlook
-    findings = behind_caller_flags(findings, code_results, sources, off_options(code_results))
-    findings = behind_off_params(findings, code_results, sources)
-    findings = core_ops(findings, sources)
-    findings = with_remedies(findings, declared_floor(deps))
+    findings, extra_flags = _project_passes(raw, code_results, parsed, files, project, deps)
 
     suppress = {rel: res.suppress for rel, (res, _cells) in code_results.items() if res.suppress}
     findings, silenced = _apply_suppressions(findings, suppress, texts, root)
@@ -204,6 +184,36 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
         flags=list(ladder_.flags), edits=list(ladder_.edits), incomplete=list(ladder_.incomplete),
         secondary=secondary_parts(findings),
     )
+
+
+def _project_passes(raw: list[RawFinding], code_results, parsed: dict[str, tuple[str, ast.Module]],
+                    files: list[ProjectFile], project: ProjectFiles,
+                    deps: list[Dependency]) -> tuple[list[Finding], list[str]]:
+    """(every finding with the project model's passes applied in order, the extra flags the config surfaces
+    need): the declaration and code findings joined across files. ``parsed`` holds the texts and trees the
+    analysis kept (:class:`SourceTrees`), so the passes that read call sites parse no file twice."""
+    findings: list[Finding] = [_to_finding(r) for r in raw]
+    findings += _code_findings(code_results)
+    findings += flow.f64_findings(code_results)
+    findings += fallbacks.cuda_sources(files, code_results)
+    sources = SourceTrees(project.read_text, parsed)  # what the project passes read: each file parsed once
+    findings = fallbacks.resolve_fallbacks(findings, code_results, sources)
+    findings = flow.wire_pure_paths(findings, code_results)
+    findings = fallbacks.drop_own_packages(findings, files)
+    findings, extra_flags = apply_surfaces(findings, code_results, _config_texts(files, project),
+                                           _uses_hydra(code_results))
+    findings = cpu_only_dtypes(findings, code_results)
+    findings = judge_by_torch_pin(findings, deps)
+    findings = unused_device_defaults(findings, code_results, sources)
+    declared = declared_entries(project, code_results)
+    findings = mark_reach(findings, code_results, declared)
+    findings = readme_api_flags(findings, declared)
+    # last: it reads callers again only for the findings that still limit the outlook
+    findings = behind_caller_flags(findings, code_results, sources, off_options(code_results))
+    findings = behind_off_params(findings, code_results, sources)
+    findings = core_ops(findings, sources)
+    findings = with_remedies(findings, declared_floor(deps))
+    return findings, extra_flags
 
 
 MAX_CONFIG_BYTES = 256 * 1024  # config files are small; a large YAML file is data, not a surface
