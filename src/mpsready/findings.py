@@ -9,9 +9,10 @@ on the device it names. The report never mixes the two up.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 
 class Severity(str, enum.Enum):
@@ -62,7 +63,7 @@ class Verdict(str, enum.Enum):
         return max(verdicts, key=lambda v: v.rank, default=Verdict.RUNS_ON_MAC)
 
     @property
-    def title(self) -> str:
+    def title(self) -> str:  # type: ignore[override]  # shadows str.title on purpose: the verdict's display name
         return _VERDICT_TITLES[self]
 
 
@@ -121,6 +122,12 @@ class Location:
         return cls(**{k: d.get(k) for k in ("path", "line", "column", "operator", "stage", "end_line", "end_column")})
 
 
+# The typed state the static scan's project passes hand on to later passes and to the outlook (mpsready.scan.model,
+# mpsready.scan.outlook), in the order the passes set them. Documents still show each under ``evidence`` where the
+# pass put it (Finding.output_evidence), so the JSON is what it was when this state lived in ``evidence``.
+STATE_FIELDS = ("fallback", "pure_path", "reach", "entries", "behind_flag", "caller_guard", "core_op", "remedy")
+
+
 @dataclass(frozen=True)
 class Finding:
     """One piece of evidence.
@@ -130,6 +137,15 @@ class Finding:
     text, the package name, the dtype); ``source`` names where the fact about
     PyTorch or MPS comes from (a PyTorch file or doc and its version, a data
     table, an issue URL).
+
+    The fields after ``evidence`` are the scan's pass state (:data:`STATE_FIELDS`), ``None`` unless a pass set
+    them; set them with :meth:`with_state` (never positionally), so ``state_order`` records where each stood
+    among the evidence keys: ``fallback`` the fallback that lowered a kernel or extension (``"imported under
+    try/except at a.py:3"``); ``pure_path`` the ``file:line`` of a pure-PyTorch path wired in for it; ``reach`` where the finding sits relative to
+    the project's main path (``off_main_path``, mpsready.scan.model.graph) and ``entries`` the entry scripts
+    that reach it; ``behind_flag`` the off-by-default option it sits behind and ``caller_guard`` the function
+    whose callers put it there; ``core_op`` the model's core use of a CUDA-only package; ``remedy`` what a Mac
+    needs (``{"kind": "flag" | "edit" | "wire" | "swap" | "none", ...}``, mpsready.scan.model.remedy).
     """
 
     code: str
@@ -141,6 +157,63 @@ class Finding:
     source: str | None = None
     scope: Scope = Scope.MAIN
     evidence: Mapping[str, Any] = field(default_factory=dict)
+    fallback: str | None = None
+    pure_path: str | None = None
+    reach: str | None = None
+    entries: Sequence[str] | None = None
+    behind_flag: str | None = None
+    caller_guard: str | None = None
+    core_op: str | None = None
+    remedy: Mapping[str, Any] | None = None
+    # (state field, number of evidence keys before it) in the order the fields were first set: where
+    # output_evidence writes each
+    state_order: tuple[tuple[str, int], ...] = ()
+
+    def with_state(self, **state: Any) -> "Finding":
+        """A copy with the given :data:`STATE_FIELDS` set (``None`` clears one); raises ``TypeError`` on any
+        other name. A field set for the first time is written after the evidence keys there are now."""
+        unknown = set(state) - set(STATE_FIELDS)
+        if unknown:
+            raise TypeError(f"not a state field of Finding: {', '.join(sorted(unknown))}")
+        order = list(self.state_order)
+        placed = {name for name, _at in order}
+        for name, value in state.items():
+            if value is None:
+                order = [(n, at) for n, at in order if n != name]
+                placed.discard(name)
+            elif name not in placed:
+                order.append((name, len(self.evidence)))
+                placed.add(name)
+        return dataclasses.replace(self, state_order=tuple(order), **state)
+
+    def with_evidence(self, evidence: Mapping[str, Any]) -> "Finding":
+        """A copy whose evidence facts are ``evidence`` (keys kept in place, removed, or added at the end), the
+        state fields keeping their places among the facts that remain."""
+        old = list(self.evidence)
+        kept = [k in evidence for k in old]
+        order = tuple((name, sum(kept[:at])) for name, at in self.state_order)
+        return dataclasses.replace(self, evidence=evidence, state_order=order)
+
+    def output_evidence(self) -> dict[str, Any]:
+        """The evidence as documents show it: the facts, with each state field set (:data:`STATE_FIELDS`) at the
+        place it was set (a state field named like a fact takes that fact's place)."""
+        if not self.state_order:
+            return dict(self.evidence)
+        facts = list(self.evidence.items())
+        out: dict[str, Any] = {}
+        pending = sorted(range(len(self.state_order)), key=lambda i: (self.state_order[i][1], i))
+        j = 0
+        for i, (key, value) in enumerate(facts + [(None, None)]):
+            while j < len(pending) and self.state_order[pending[j]][1] <= i:
+                name = self.state_order[pending[j]][0]
+                out[name] = getattr(self, name)
+                j += 1
+            if key is not None and key not in out:
+                out[key] = value
+        for k in pending[j:]:
+            name = self.state_order[k][0]
+            out[name] = getattr(self, name)
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -155,8 +228,9 @@ class Finding:
             d["fix"] = self.fix
         if self.source:
             d["source"] = self.source
-        if self.evidence:
-            d["evidence"] = dict(self.evidence)
+        evidence = self.output_evidence()
+        if evidence:
+            d["evidence"] = evidence
         return d
 
     @classmethod

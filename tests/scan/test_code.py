@@ -44,12 +44,12 @@ def test_code_fixture_exact_findings(scan_fixture):
 def test_torch_cuda_mapping_names_mps_and_accelerator_equivalents(scan_fixture):
     r = scan_fixture("code")
     sync = next(f for f in r.findings if f.code == "API102" and f.location.line == 10)
-    assert sync.evidence == {"api": "torch.cuda.synchronize", "mps": "torch.mps.synchronize()",
+    assert sync.output_evidence() == {"api": "torch.cuda.synchronize", "mps": "torch.mps.synchronize()",
                              "accelerator": "torch.accelerator.synchronize()",
                              "remedy": {"kind": "edit", "migrate": True}}
     assert sync.fix == "Use torch.mps.synchronize() or torch.accelerator.synchronize()."
     guarded = next(f for f in r.findings if f.location.line == 34)
-    assert guarded.evidence == {"guarded": True}
+    assert guarded.output_evidence() == {"guarded": True}
 
 
 def codes(src: str) -> list[tuple[str, int, str]]:

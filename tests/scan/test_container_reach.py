@@ -19,7 +19,7 @@ DOCKERFILE = ("FROM nvidia/cuda:12.1.0-runtime-ubuntu22.04\n"
 
 
 def reaches(r):
-    return [(f.code, f.location.path, (f.evidence or {}).get("reach")) for f in r.findings]
+    return [(f.code, f.location.path, (f.output_evidence() or {}).get("reach")) for f in r.findings]
 
 
 def test_dockerfile_cuda_pins_do_not_limit_the_outlook(write_project):

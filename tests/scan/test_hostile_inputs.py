@@ -186,7 +186,7 @@ def test_setup_py_deep_expression_in_unparse(write_project):
     r = scan_path(write_project({"setup.py": text}))  # ast.unparse raised RecursionError: the file was lost
     assert found(r) == [("DEP101", "setup.py", 2, f"dependency flash-attn: {FLASH}"),
                         ("DEP108", "setup.py", 2, "dependencies computed at run time; not read (setup.py is never executed)")]
-    assert r.findings[1].evidence == {"expression": "<BinOp nested too deeply to show>"}
+    assert r.findings[1].output_evidence() == {"expression": "<BinOp nested too deeply to show>"}
 
 
 def test_one_line_notebook_maps_every_cell_to_line_1(write_project):
@@ -195,7 +195,7 @@ def test_one_line_notebook_maps_every_cell_to_line_1(write_project):
     r = scan_path(write_project({"a.ipynb": json.dumps({"cells": cells})}))  # the search per cell was quadratic
     assert found(r) == [("API101", "a.ipynb", 1, API[3]), ("DEP101", "a.ipynb", 1, f"dependency flash-attn (cell:1001): {FLASH}")]
     # the cell position is kept; the project model adds the remedy (a local edit that migrate makes)
-    assert r.findings[0].evidence == {"cell": 1001, "cell_line": 2, "remedy": {"kind": "edit", "migrate": True}}
+    assert r.findings[0].output_evidence() == {"cell": 1001, "cell_line": 2, "remedy": {"kind": "edit", "migrate": True}}
 
 
 def test_directory_tree_1000_levels_deep(write_project):

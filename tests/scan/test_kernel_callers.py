@@ -5,6 +5,7 @@ from pathlib import Path
 
 from mpsready.scan import scan_path
 from mpsready.scan.code.analyzer import analyze_source
+from mpsready.scan.code.result import ImportRecord
 from tests.scan.conftest import FIXTURES, rows
 
 OPS = (FIXTURES / "kernel_callers" / "pkg" / "ops.py").read_text(encoding="utf-8")
@@ -13,9 +14,9 @@ FASTOPS = (FIXTURES / "kernel_callers" / "pkg" / "fastops.py").read_text(encodin
 
 def test_import_sites_record_their_guard():
     assert analyze_source(OPS).imports == [
-        [0, "subprocess", [], 1, False],
-        [1, "fastops", ["scale_kernel"], 9, "fast"],  # in fast(), called only under try/except (line 26)
-        [0, "pkg.fastops", ["scale_kernel"], 16, True],  # in a try whose handler falls back (line 19)
+        ImportRecord(0, "subprocess", (), 1, False),
+        ImportRecord(1, "fastops", ("scale_kernel",), 9, "fast"),  # in fast(), called only under try/except (line 26)
+        ImportRecord(0, "pkg.fastops", ("scale_kernel",), 16, True),  # in a try whose handler falls back (line 19)
     ]
 
 
@@ -23,7 +24,7 @@ def test_kernel_imported_only_under_fallbacks_degrades(scan_fixture):
     r = scan_fixture("kernel_callers")
     assert rows(r) == [("DEP107", "pkg/fastops.py", 1, "degrades"), ("EXT103", "pkg/fastops.py", 5, "degrades")]
     ext = next(f for f in r.findings if f.code == "EXT103")
-    assert ext.evidence == {"library": "triton", "fallback": "imported in fast() at pkg/ops.py:9, which is "
+    assert ext.output_evidence() == {"library": "triton", "fallback": "imported in fast() at pkg/ops.py:9, which is "
                             "called only under try/except"}
     assert r.outlook.value == "runs_on_mac"  # tests/test_ops.py imports fast(): tests do not count
 
@@ -58,4 +59,4 @@ def test_main_code_importing_the_function_keeps_the_blocker(write_project):
 
 def test_function_passed_by_value_is_not_guarded():
     src = OPS + "\n\nHANDLERS = [fast]\n"
-    assert [i[4] for i in analyze_source(src).imports] == [False, False, True]
+    assert [i.guard for i in analyze_source(src).imports] == [False, False, True]

@@ -19,9 +19,9 @@ def test_kernels_fixture_exact_findings(scan_fixture):
         ("EXT107", "jit_load.py", 4, "info"),  # load_inline with C++ sources only
     ]
     ext = next(f for f in r.findings if f.code == "EXT102" and f.location.path == "setup.py")
-    assert ext.evidence["fallback"] == "the extension is imported under try/except at fused/__init__.py:2"
+    assert ext.output_evidence()["fallback"] == "the extension is imported under try/except at fused/__init__.py:2"
     tri = next(f for f in r.findings if f.code == "EXT103")
-    assert tri.evidence["fallback"] == "imported under try/except at model.py:2"
+    assert tri.output_evidence()["fallback"] == "imported under try/except at model.py:2"
     assert r.outlook.value == "stay_on_cuda"
     assert [(f.code, f.location.path) for f in r.limiting] == [
         ("EXT101", "csrc/fused_kernel.cu"), ("EXT104", "cupy_ops.py"), ("EXT102", "jit_load.py"),

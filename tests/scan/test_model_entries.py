@@ -19,7 +19,7 @@ MPS_OR_CPU = TORCH + ("if __name__ == '__main__':\n"
 
 def reaches(r):
     """(code, path, line, reach) of every finding but DEP110 (most projects here declare nothing)."""
-    return [(f.code, f.location.path, f.location.line, f.evidence.get("reach"))
+    return [(f.code, f.location.path, f.location.line, f.output_evidence().get("reach"))
             for f in r.findings if f.code != "DEP110"]
 
 

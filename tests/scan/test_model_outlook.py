@@ -141,7 +141,7 @@ def test_numpy_float64_through_a_function_return(write_project):
         "pkg/gen.py": TORCH + "class G:\n    def run(self, pts):\n        t = self.tr.apply_coords(pts)\n"
                               "        return torch.as_tensor(t, device=self.device)\n"}))
     assert rows(r) == [("DTY102", "pkg/gen.py", 5, "blocker")]
-    assert r.findings[0].evidence["via"] == "return"
+    assert r.findings[0].output_evidence()["via"] == "return"
     # no float32 cast follows the move: migrate lists it for the user, so the outlook does not promise the edit
     assert outlook(r) == ("mac_for_dev", [], [("pkg/gen.py", 5, "DTY102", "edit", False)])
 
@@ -151,7 +151,7 @@ def test_numpy_float64_through_a_parameter(write_project):
         "data.py": TORCH + "def load(arr, dev):\n    return torch.from_numpy(arr).to(dev)\n",
         "train.py": "import numpy as np\nfrom data import load\nx = load(np.random.rand(4, 3), 'mps')\n"}))
     assert rows(r) == [("DTY102", "data.py", 3, "blocker")]
-    assert r.findings[0].evidence == {"via": "parameter", "function": "load", "caller": "train.py:3",
+    assert r.findings[0].output_evidence() == {"via": "parameter", "function": "load", "caller": "train.py:3",
                                       "remedy": {"kind": "edit", "migrate": False}}  # no cast after: manual
 
 
@@ -174,7 +174,7 @@ def test_numpy_float64_through_arithmetic_numpy_functions_and_attributes(write_p
         "        self.sqrt_ac = np.sqrt(self.alphas_cumprod[:-1])\n"
         "    def q(self, x, t):\n        return extract(self.sqrt_ac, t) * x\n")}))
     assert rows(r) == [("DTY102", "diffusion.py", 4, "blocker")]
-    assert r.findings[0].evidence["caller"] == "diffusion.py:11"
+    assert r.findings[0].output_evidence()["caller"] == "diffusion.py:11"
 
 
 def test_numpy_float64_cast_to_float32_on_the_way_is_fine(write_project):
@@ -221,7 +221,7 @@ def test_code_behind_a_flag_off_by_default_does_not_limit(write_project):
         "import argparse\np = argparse.ArgumentParser()\np.add_argument('--profile', action='store_true')\n"
         "args = p.parse_args()\nif args.profile:\n    torch.cuda.nvtx.range_push('step')\n")}))
     assert rows(r) == [("API111", "train.py", 7, "blocker")]
-    assert r.findings[0].evidence["behind_flag"] == "--profile"
+    assert r.findings[0].output_evidence()["behind_flag"] == "--profile"
     assert outlook(r) == ("runs_on_mac", [], [])
 
 
@@ -238,7 +238,7 @@ def test_scripts_off_the_main_entry_path_do_not_limit(write_project):
         "model.py": TORCH + "class Net(torch.nn.Module):\n    pass\n",
         "tools/convert.py": TORCH + "w = torch.load('a.pt').cuda()\n"}))
     assert rows(r) == [("API101", "tools/convert.py", 2, "blocker")]
-    assert r.findings[0].evidence == {"reach": "off_main_path", "entries": ["train.py"]}
+    assert r.findings[0].output_evidence() == {"reach": "off_main_path", "entries": ["train.py"]}
     assert outlook(r) == ("runs_on_mac", [], [])
 
 
@@ -255,7 +255,7 @@ def test_demo_notebook_beside_a_package_does_not_limit(write_project):
                      "metadata": {}, "outputs": [], "execution_count": None}],
           "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     r = scan_path(write_project({"pkg/__init__.py": TORCH, "notebooks/demo.ipynb": json.dumps(nb)}))
-    assert [f.evidence.get("reach") for f in r.findings if f.code == "API101"] == ["demo_notebook"]
+    assert [f.output_evidence().get("reach") for f in r.findings if f.code == "API101"] == ["demo_notebook"]
     assert outlook(r) == ("runs_on_mac", [], [])
 
 
@@ -293,7 +293,7 @@ def test_migrated_fallback_keyed_on_cuda_keeps_the_wire_remedy(write_project):
         "def act(x):\n    if x.device.type != 'cuda':\n        return torch.relu(x)\n    else:\n"
         "        return Op.apply(x)\n"), "op/op_kernel.cu": "__global__ void k() {}\n"}))
     assert rows(r) == [("EXT102", "op/act.py", 5, "blocker"), ("EXT101", "op/op_kernel.cu", None, "blocker")]
-    assert r.findings[0].evidence["pure_path"] == "op/act.py:11"
+    assert r.findings[0].output_evidence()["pure_path"] == "op/act.py:11"
     assert outlook(r) == ("mac_for_dev", [], [("op/act.py", 5, "EXT102", "wire", False),
                                               ("op/op_kernel.cu", None, "EXT101", "wire", False)])
 
@@ -467,8 +467,8 @@ def test_an_option_name_holding_the_letters_mps_is_not_mps_support(write_project
 
 
 def test_a_help_text_naming_mps_as_a_word_is_mps_support():
-    from mpsready.scan.code.analyzer import _names_mps_word
-    assert [_names_mps_word(s) for s in ("mps", "mps:0", "cuda, mps or cpu", "MPS", "--timestamps", "lamps", "mpsx")] == \
+    from mpsready.scan.code.astutil import names_mps_word
+    assert [names_mps_word(s) for s in ("mps", "mps:0", "cuda, mps or cpu", "MPS", "--timestamps", "lamps", "mpsx")] == \
         [True, True, True, True, False, False, False]
 
 
@@ -481,7 +481,7 @@ def test_float64_made_on_the_cpu_and_cast_before_it_moves_is_info(write_project)
         "        betas = schedule(n)\n        acc = torch.zeros(n, dtype=torch.float64)\n        acc = acc.float()\n"
         "        self.register_buffer('betas', betas.to(torch.float32))\n        self.register_buffer('acc', acc)\n")}))
     assert rows(r) == [("DTY101", "pkg/diffusion.py", 3, "info"), ("DTY101", "pkg/diffusion.py", 8, "info")]
-    assert [f.evidence.get("cpu_tensor") for f in r.findings if f.code == "DTY101"] == ["torch.linspace", "torch.zeros"]
+    assert [f.output_evidence().get("cpu_tensor") for f in r.findings if f.code == "DTY101"] == ["torch.linspace", "torch.zeros"]
     assert outlook(r) == ("runs_on_mac", [], [])
 
 
@@ -570,7 +570,7 @@ def test_findings_in_a_function_called_only_behind_an_off_option_are_behind_it(w
                  "    p.add_argument('--word_timestamps', action='store_true')\n    a = p.parse_args()\n"
                  "    run(torch.zeros(3, device=a.device), a.word_timestamps)\n\nif __name__ == '__main__':\n    cli()\n")}
     r = scan_path(write_project(files))
-    assert [(f.code, f.location.path, f.location.line, f.evidence.get("behind_flag"), f.evidence.get("caller_guard"))
+    assert [(f.code, f.location.path, f.location.line, f.output_evidence().get("behind_flag"), f.output_evidence().get("caller_guard"))
             for f in r.findings if f.code == "DTY101"] == [("DTY101", "align.py", 2, "--word_timestamps", "find")]
     assert outlook(r) == ("runs_on_mac", [], [])
 
@@ -584,7 +584,7 @@ def test_one_unguarded_or_indirect_use_keeps_the_finding_limiting(write_project)
                  "if a.word_timestamps:\n    align(x)\nhooks = [align]\n",  # used other than by a call
                  "if a.fast:\n    align(x)\n"):                             # an option that is on by default
         r = scan_path(write_project({**base, "main.py": head + tail}))
-        assert [(f.code, f.location.line, f.evidence.get("behind_flag")) for f in r.findings
+        assert [(f.code, f.location.line, f.output_evidence().get("behind_flag")) for f in r.findings
                 if f.code == "DTY101"] == [("DTY101", 2, None)], tail
         assert outlook(r)[0] == "mac_for_dev", tail
 
@@ -594,7 +594,7 @@ def test_isaacgym_import_is_cuda_only_with_no_alternative(write_project):
     r = scan_path(write_project({"train.py": "from isaacgym import gymapi\nimport torch\n\n"
                                              "if __name__ == '__main__':\n    gym = gymapi.acquire_gym()\n"}))
     assert rows(r) == [("DEP107", "train.py", 1, "blocker")]
-    assert r.findings[0].evidence["package"] == "isaacgym" and r.findings[0].evidence["no_alternative"] is True
+    assert r.findings[0].output_evidence()["package"] == "isaacgym" and r.findings[0].output_evidence()["no_alternative"] is True
     assert outlook(r) == ("stay_on_cuda", [], [])
 
 
@@ -603,7 +603,7 @@ def test_isaacgym_in_an_optional_extra_or_a_lookalike_name_does_not_limit(write_
                                  "pyproject.toml": '[project]\nname = "p"\nversion = "0"\ndependencies = ["gym"]\n'
                                                    '[project.optional-dependencies]\nsim = ["isaacgym"]\n'}))
     assert rows(r) == [("DEP101", "pyproject.toml", 6, "blocker")]
-    assert r.findings[0].evidence["optional"] is True
+    assert r.findings[0].output_evidence()["optional"] is True
     assert outlook(r) == ("runs_on_mac", [], [])
 
 
@@ -617,7 +617,7 @@ def test_a_negated_cuda_test_is_no_guard(write_project):
         "def f(x):\n    if not torch.cuda.is_available():\n        return x.cuda()\n"
         "    if torch.cuda.is_available() and x.numel() > 2:\n        return x.cuda()\n"
         "    return x\n")}))
-    assert [(f.code, f.location.line, f.severity.value, bool(f.evidence.get("guarded"))) for f in r.findings
+    assert [(f.code, f.location.line, f.severity.value, bool(f.output_evidence().get("guarded"))) for f in r.findings
             if f.code != "DEP110"] == [("API103", 5, "blocker", False), ("API101", 9, "blocker", False),
                                        ("API102", 10, "info", True), ("API101", 11, "info", True)]
 
@@ -656,7 +656,7 @@ def test_a_manifest_beside_code_the_main_path_never_runs_does_not_limit(write_pr
         "sub/lib/requirements.txt": "xformers==0.0.18\n", "sub/lib/layer.py": "y = 2\n",
         "requirements/extra.txt": "flash-attn\n"})
     r = scan_path(root)
-    assert [(f.code, f.location.path, f.evidence.get("reach")) for f in r.findings] == [
+    assert [(f.code, f.location.path, f.output_evidence().get("reach")) for f in r.findings] == [
         ("DEP101", "requirements/extra.txt", None), ("DEP105", "sub/environment.yml", "off_main_path"),
         ("DEP101", "sub/lib/requirements.txt", "off_main_path")]
     assert outlook(r)[0] == "mac_for_dev"  # only requirements/extra.txt (beside no code) still limits
@@ -677,7 +677,7 @@ def test_a_cuda_dispatch_in_one_function_is_no_pure_path_for_an_assert_in_anothe
             "        return x * 2\n"
             "    def render(self, x):\n        assert _C is not None and x.is_cuda, 'CUDA extension required'\n"
             "        return KFn.apply(x)\n")}))
-    assert [(f.code, f.location.line, f.evidence.get("pure_path")) for f in r.findings if f.code == "API120"] == [
+    assert [(f.code, f.location.line, f.output_evidence().get("pure_path")) for f in r.findings if f.code == "API120"] == [
         ("API120", 17, None)]
     assert outlook(r)[0] == "stay_on_cuda"
 
@@ -690,7 +690,7 @@ def test_a_script_the_readme_runs_is_main_whatever_its_folder(write_project):
         "pkg/__init__.py": "", "pkg/model.py": TORCH + "class M(torch.nn.Module):\n    pass\n",
         "demo/infer.py": TORCH + "torch.nn.Linear(2, 2).to('cuda')\n",
         "demo/other.py": TORCH + "torch.nn.Linear(2, 2).to('cuda')\n"}))
-    assert [(f.code, f.location.path, f.scope.value, f.evidence.get("scope_from")) for f in r.findings
+    assert [(f.code, f.location.path, f.scope.value, f.output_evidence().get("scope_from")) for f in r.findings
             if f.code != "DEP110"] == [("API103", "demo/infer.py", "main", "readme"),
                                        ("API103", "demo/other.py", "examples", None)]
     assert outlook(r) == ("mac_for_dev", [], [("demo/infer.py", 2, "API103", "edit", True)])
@@ -786,11 +786,11 @@ def test_code_under_a_test_on_an_options_value_its_default_fails_is_behind_the_o
                      "p.add_argument('--opt', default=DEFAULT)\na = p.parse_args()\n"
                      "m = torch.nn.Linear(2, 2).to('mps')\nmake(a, m)\n")
     off = scan_path(write_project({"opt.py": opt, "train.py": train.replace("DEFAULT", "'adamw'")}))
-    assert [(f.code, f.location.line, f.evidence.get("behind_flag")) for f in off.findings if f.code == "API120"] == [
+    assert [(f.code, f.location.line, f.output_evidence().get("behind_flag")) for f in off.findings if f.code == "API120"] == [
         ("API120", 5, "--opt")]
     assert outlook(off)[0] == "runs_on_mac"
     on = scan_path(write_project({"opt.py": opt, "train.py": train.replace("DEFAULT", "'FusedLAMB'")}))
-    assert [(f.code, f.location.line, f.evidence.get("behind_flag")) for f in on.findings if f.code == "API120"] == [
+    assert [(f.code, f.location.line, f.output_evidence().get("behind_flag")) for f in on.findings if f.code == "API120"] == [
         ("API120", 5, None)]
     assert outlook(on)[0] == "mac_for_dev"
 
@@ -805,7 +805,7 @@ def test_a_librarys_readme_code_sets_its_main_path_and_its_api_device_default_is
              "pkg/api.py": TORCH + "def build(cfg, device='cuda'):\n    return torch.nn.Linear(2, 2).to(device)\n",
              "training/train.py": TORCH + "from pkg.api import build\nbuild(1).cuda()\ntorch.cuda.set_device(0)\n"}
     r = scan_path(write_project(files))
-    assert [(f.code, f.location.path, f.evidence.get("reach"), f.evidence.get("flag")) for f in r.findings
+    assert [(f.code, f.location.path, f.output_evidence().get("reach"), f.output_evidence().get("flag")) for f in r.findings
             if f.code != "DEP110"] == [("API103", "pkg/api.py", None, "build(..., device='mps')"),
                                        ("API101", "training/train.py", "off_main_path", None),
                                        ("API102", "training/train.py", "off_main_path", None)]

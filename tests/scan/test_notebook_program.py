@@ -15,7 +15,7 @@ def _nb(*cells: list[str]) -> str:
 
 
 def _where(r):
-    return [(f.code, f.location.line, f.location.end_line, f.evidence.get("cell"), f.evidence.get("cell_line"))
+    return [(f.code, f.location.line, f.location.end_line, f.output_evidence().get("cell"), f.output_evidence().get("cell_line"))
             for f in r.findings if f.code != "DEP110"]
 
 
@@ -41,7 +41,7 @@ def test_an_import_in_an_earlier_cell_binds_in_a_later_one(write_project):
 def test_a_cell_that_does_not_parse_is_reported_and_the_others_stay_one_program(write_project):
     root = write_project({"nb.ipynb": _nb(["import torch\n"], ["x = (\n"], ["torch.ones(1).cuda()\n"])})
     r = scan_path(root)
-    assert [(f.code, f.location.line, f.evidence["cell"], f.evidence["cell_line"]) for f in r.findings
+    assert [(f.code, f.location.line, f.output_evidence()["cell"], f.output_evidence()["cell_line"]) for f in r.findings
             if f.code != "DEP110"] == [("API101", 30, 3, 1), ("INP105", 21, 2, 1)]
 
 
@@ -106,7 +106,7 @@ def test_an_unparsable_demo_notebook_or_unused_script_leaves_the_main_outlook_co
                           "demo.ipynb": _nb(["import torch\n", "x = (\n"]),
                           "tools/old.py": "def f(:\n"})
     r = scan_path(root)
-    assert [(f.code, f.location.path, f.evidence.get("reach")) for f in r.findings if f.code != "DEP110"] == [
+    assert [(f.code, f.location.path, f.output_evidence().get("reach")) for f in r.findings if f.code != "DEP110"] == [
         ("INP105", "demo.ipynb", "demo_notebook"), ("INP105", "tools/old.py", "off_main_path")]
     assert (r.outlook.value, r.incomplete) == ("runs_on_mac", [])
 
@@ -116,6 +116,6 @@ def test_an_unparsable_module_the_entry_imports_still_makes_it_incomplete(write_
                                       "if __name__ == '__main__':\n    print(Net)\n",
                           "models/__init__.py": "", "models/net.py": "def f(:\n"})
     r = scan_path(root)
-    assert [(f.code, f.location.path, f.evidence.get("reach")) for f in r.findings if f.code != "DEP110"] == [
+    assert [(f.code, f.location.path, f.output_evidence().get("reach")) for f in r.findings if f.code != "DEP110"] == [
         ("INP105", "models/net.py", None)]
     assert (r.outlook.value, r.incomplete) == ("runs_on_mac", ["models/net.py"])

@@ -85,7 +85,7 @@ def test_a_library_readme_makes_its_api_the_main_path_and_root_demos_secondary(w
         **LIB, "README.md": "# lib\n\n```python\nfrom lib import Net\nnet = Net()\n```\n",
         "train_demo.py": TORCH + "from lib import Net\nif __name__ == '__main__':\n    Net().cuda()\n"}))
     assert rows(r) == [("API101", "train_demo.py", 4, "blocker")]
-    assert r.findings[0].evidence["reach"] == "off_main_path"
+    assert r.findings[0].output_evidence()["reach"] == "off_main_path"
     assert outlook(r) == ("runs_on_mac", [], [])
     assert [(s.part, s.outlook.value, len(s.edits)) for s in r.secondary] == [("train_demo.py", "mac_for_dev", 1)]
 
@@ -131,7 +131,7 @@ def test_a_user_cuda_flag_off_by_default_keeps_a_mac_on_the_cpu(write_project):
     r = scan_path(write_project({"train.py": TORCH + ARGS + (
         "p.add_argument('--cuda', action='store_true')\nargs = p.parse_args()\n" + MOVE)}))
     assert rows(r) == [("API101", "train.py", 8, "blocker"), ("API104", "train.py", 4, "degrades")]
-    assert r.findings[0].evidence["behind_flag"] == "--cuda" and "guarded" not in r.findings[0].evidence
+    assert r.findings[0].output_evidence()["behind_flag"] == "--cuda" and "guarded" not in r.findings[0].output_evidence()
     assert r.findings[1].message == ("the device is chosen only by the option --cuda (off by default; 1 device call(s) "
                                      "behind it): on a Mac the program runs on the CPU, never on MPS")
     assert outlook(r) == ("mac_for_dev", [], [("train.py", 4, "API104", "edit")])
@@ -150,8 +150,8 @@ def test_a_cuda_attribute_assigned_from_availability_is_a_cuda_check(write_proje
                   "p.add_argument('--cuda', default=torch.cuda.is_available())\nargs = p.parse_args()\n"):
         r = scan_path(write_project({"train.py": TORCH + ARGS + setup + MOVE}))
         api101 = [f for f in r.findings if f.code == "API101"]
-        assert [(f.severity.value, f.evidence.get("guarded")) for f in api101] == [("info", True)]
-        assert not any(f.code == "API104" and "option" in f.evidence for f in r.findings)
+        assert [(f.severity.value, f.output_evidence().get("guarded")) for f in api101] == [("info", True)]
+        assert not any(f.code == "API104" and "option" in f.output_evidence() for f in r.findings)
 
 
 # ---------------------------------------------------------------- 4. the CUDA-core rule
@@ -167,8 +167,8 @@ def test_a_cuda_first_package_the_forward_calls_with_no_other_path_is_core(write
                     + ATTN.format(call="flash_attn_func(q, k, v)")
                     + "if __name__ == '__main__':\n    Attention()\n"}))
     dep = next(f for f in r.findings if f.code == "DEP107")
-    assert dep.evidence["core_op"] == "flash_attn_func in Attention.forward (train.py:5)"
-    assert dep.evidence["remedy"] == {"kind": "none"}
+    assert dep.output_evidence()["core_op"] == "flash_attn_func in Attention.forward (train.py:5)"
+    assert dep.output_evidence()["remedy"] == {"kind": "none"}
     assert r.outlook.value == "stay_on_cuda" and [f.code for f in r.limiting] == ["DEP107"]
 
 
@@ -192,8 +192,8 @@ def test_a_cuda_first_package_beside_another_path_or_outside_a_model_stays_a_swa
                                "def bench(q):\n    return flash_attn_func(q, q, q)\n"}):
         r = scan_path(write_project(files))
         dep = next(f for f in r.findings if f.code == "DEP107")
-        assert "core_op" not in dep.evidence
-        assert dep.evidence["remedy"]["kind"] == "swap" and r.outlook.value == "mac_for_dev"
+        assert "core_op" not in dep.output_evidence()
+        assert dep.output_evidence()["remedy"]["kind"] == "swap" and r.outlook.value == "mac_for_dev"
 
 
 # ---------------------------------------------------------------- 2. the project's own MPS handling dominates
@@ -203,7 +203,7 @@ def test_code_in_a_branch_that_mps_tensors_never_take_does_not_limit(write_proje
         "    if x.device.type != 'mps':\n        x, y = x.double(), y.double()\n"
         "    if x.is_mps:\n        pass\n    else:\n        x = x.to(torch.float64)\n"
         "    return x - y\n")}))
-    assert [(f.code, f.location.line, f.severity.value, f.evidence.get("mps_excluded")) for f in r.findings
+    assert [(f.code, f.location.line, f.severity.value, f.output_evidence().get("mps_excluded")) for f in r.findings
             if f.code == "DTY101"] == [("DTY101", 4, "info", True), ("DTY101", 4, "info", True),
                                        ("DTY101", 8, "info", True)]
     assert outlook(r) == ("runs_on_mac", [], [])
@@ -237,7 +237,7 @@ def test_a_library_path_behind_an_off_by_default_keyword_does_not_limit_unless_t
         "            self.fn = flash_attn_varlen_func\n"
         "    def forward(self, q):\n        if self.packed:\n            torch.cuda.synchronize()\n        return q\n")}
     r = scan_path(write_project({**lib, "README.md": "```python\nfrom lib import Attend\n```\n"}))
-    assert [(f.code, f.evidence.get("behind_flag")) for f in r.findings if f.code in ("DEP107", "API102")] == [
+    assert [(f.code, f.output_evidence().get("behind_flag")) for f in r.findings if f.code in ("DEP107", "API102")] == [
         ("DEP107", "packed=False (the default)"), ("API102", "packed=False (the default)")]
     assert outlook(r) == ("runs_on_mac", [], [])
     r = scan_path(write_project({**lib, "train.py": TORCH + "from lib import Attend\nm = Attend(packed=True)\n"}))

@@ -17,6 +17,7 @@ from mpsready import rules as registry
 from mpsready.scan import ScanConfig, scan_path
 from mpsready.scan.code import analyzer
 from mpsready.scan.code.analyzer import analyze_source
+from mpsready.scan.code.result import ImportRecord
 from mpsready.scan.code.triggers import (find_word, line_trigger_words, may_fire, rule_triggers, trigger_lines,
                                           trigger_words)
 from mpsready.scan.sources.notebook import code_cells, python_of
@@ -144,7 +145,7 @@ def test_trigger_less_source_keeps_its_imports_and_suppressions():
     assert not may_fire(text)
     res = analyze_source(text)
     assert res.findings == [] and res.parsed
-    assert res.imports == [[1, "kernels", ["fused"], 2, True]]
+    assert res.imports == [ImportRecord(1, "kernels", ("fused",), 2, True)]
     assert res.suppress == {"5": ["DEP101"]}
 
 

@@ -23,7 +23,7 @@ def test_and_chain_after_cuda_check_is_guarded(write_project):
                                   "bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()\n"})
     r = scan_path(root)
     assert rows(r) == [("API102", "a.py", 2, "info")]
-    assert r.findings[1].evidence["guarded"] is True  # [0] is DEP110
+    assert r.findings[1].output_evidence()["guarded"] is True  # [0] is DEP110
 
 
 def test_attribute_assigned_nccl_backend_and_distributed_helpers(write_project):
@@ -68,7 +68,7 @@ def test_setup_py_tuple_unpacked_requirement_helper(write_project):
     })
     r = scan_path(root)
     assert rows(r) == [("DEP101", "requirements-main.in", 2, "blocker"), ("DEP101", "requirements-x.in", 1, "blocker")]
-    assert [f.evidence.get("optional", False) for f in r.findings] == [False, True]
+    assert [f.output_evidence().get("optional", False) for f in r.findings] == [False, True]
 
 
 def test_project_importing_its_own_package_is_not_a_dependency(write_project):
@@ -144,7 +144,7 @@ def test_cu_sources_built_under_a_fallback_are_lowered(write_project):
     r = scan_path(root)
     assert rows(r) == [("EXT101", "other/raw.cu", None, "blocker"), ("EXT101", "ops/act.cu", None, "degrades"),
                        ("EXT107", "ops/custom_ops.py", 4, "info")]
-    assert r.findings[1].evidence == {"files": 1, "fallback": "ops/act.py:11"}
+    assert r.findings[1].output_evidence() == {"files": 1, "fallback": "ops/act.py:11"}
 
 
 def test_fix_hints_name_a_call_not_a_note(write_project):

@@ -23,7 +23,7 @@ def outlook(r):
 
 
 def remedy(r, code):
-    return next(f.evidence.get("remedy") for f in r.findings if f.code == code)
+    return next(f.output_evidence().get("remedy") for f in r.findings if f.code == code)
 
 
 # ---------------------------------------------------------------- API118: the torch pin decides
@@ -33,7 +33,7 @@ def test_sparse_buffer_with_a_pin_below_2_9_is_a_pin_raise(write_project):
     assert outlook(r) == ("mac_for_dev", [], [("main.py", 5, "API118", "swap", False)])
     assert remedy(r, "API118") == {"kind": "swap", "what": "raise the torch pin to >= 2.9 (requirements.txt:1)"}
     f = r.findings[0]
-    assert f.evidence["torch_pin"] == "==2.3.1" and f.evidence["raise_torch_to"] == "2.9"
+    assert f.output_evidence()["torch_pin"] == "==2.3.1" and f.output_evidence()["raise_torch_to"] == "2.9"
     assert f.fix.startswith("Raise the torch pin to torch>=2.9")
 
 
@@ -42,7 +42,7 @@ def test_sparse_buffer_with_an_unpinned_torch_needs_only_a_recent_release(write_
     assert rows(r) == [("API118", "main.py", 5, "degrades")]
     assert outlook(r) == ("runs_on_mac", [], [])
     assert r.findings[0].message.endswith("needs PyTorch >= 2.9 on a Mac")
-    assert "remedy" not in r.findings[0].evidence
+    assert "remedy" not in r.findings[0].output_evidence()
 
 
 def test_sparse_buffer_with_a_pin_that_admits_2_9(write_project):
@@ -185,7 +185,7 @@ def test_device_default_that_every_call_in_another_file_overrides(write_project)
     assert rows(r) == [("API103", "pkg/fid.py", 3, "info")]
     assert r.findings[0].message == ("parameter device defaults to 'cuda'; every call of FID() in the project passes "
                                      "device (2 calls), so the default is never used")
-    assert r.findings[0].evidence["default_unused"] == ["pkg/trainer.py:5", "pkg/trainer.py:6"]
+    assert r.findings[0].output_evidence()["default_unused"] == ["pkg/trainer.py:5", "pkg/trainer.py:6"]
     assert outlook(r) == ("runs_on_mac", [], [])
 
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 import ast
 import contextlib
 import gc
+import io
 import os
 import stat
 import time
+import tokenize
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -24,10 +26,11 @@ from mpsready.findings import Basis, Finding, Location, Scope, Severity, Verdict
 from mpsready.scan import dependencies as depjudge
 from mpsready.scan.cache import ScanCache, content_key
 from mpsready.scan.code import CodeResult, analyze_source
-from mpsready.scan.code.analyzer import _is_fallback_handler, parse_suppression
+from mpsready.scan.code.analyzer import analyze_source_tree
+from mpsready.scan.code.suppress import parse_suppression
 from mpsready.scan.code.notebook import analyze_cells
 from mpsready.scan.config import ScanConfig, with_project_config
-from mpsready.scan.model import flow
+from mpsready.scan.model import fallbacks, flow
 from mpsready.scan.model.core import behind_off_params, core_ops
 from mpsready.scan.model.entries import declared_entries, readme_api_flags
 from mpsready.scan.model.graph import example_collection, mark_reach
@@ -40,7 +43,6 @@ from mpsready.migrate.autofix import declared_floor
 from mpsready.scan.model.torch_pin import judge_by_torch_pin
 from mpsready.scan.outlook import Edit, SecondaryPart, Subproject, collection_outlook, ladder, secondary_parts
 from mpsready.scan.rules import deps as D
-from mpsready.scan.rules import extensions as E
 from mpsready.scan.rules import inputs as I
 from mpsready.scan.scope import scope_of, scripts_named_like_tests, set_scripts
 from mpsready.scan.sources import ALL_SOURCES, Dependency, ProjectFiles, RawFinding, tomlfile
@@ -50,7 +52,10 @@ from mpsready.scan.walker import ProjectFile, walk
 
 Progress = Callable[[int, int], None]  # (done, total) over Python files
 POOL_MIN_FILES = 64  # below this a process pool costs more than it saves
-_KERNEL_CODES = {"EXT103", "EXT104", "EXT105", "EXT106"}
+# Python analysed in this process up to this many bytes in all keeps its texts and trees for the project passes
+# (model.reread.SourceTrees), so no file is parsed twice; a larger tree (the torch package, 50 MB) would hold
+# gigabytes of syntax trees for the few files those passes read, so there they read and parse those few again
+KEEP_TREES_BYTES = 8 << 20
 _DECLARATION_NAMES = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "environment.yml",
                       "environment.yaml", "Pipfile")
 
@@ -151,33 +156,13 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
         raw.append(_no_declaration())
 
     cache = ScanCache(config.cache_dir, root) if config.cache_dir else None
-    code_results, lines, code_raw = _analyse_python(files, config, cache, progress)
+    code_results, lines, code_raw, parsed = _analyse_python(files, config, cache, progress)
     set_scripts(scripts_named_like_tests(code_results))  # before any finding gets its scope
     raw += code_raw
     if cache is not None:
         cache.save()
 
-    findings: list[Finding] = [_to_finding(r) for r in raw]
-    findings += _code_findings(code_results)
-    findings += flow.f64_findings(code_results)
-    findings += _cuda_sources(files, code_results)
-    sources = SourceTrees(project.read_text)  # files the call-site passes read again, each read and parsed once
-    findings = _resolve_fallbacks(findings, code_results, sources)
-    findings = flow.wire_pure_paths(findings, code_results)
-    findings = _drop_own_packages(findings, files)
-    findings, extra_flags = apply_surfaces(findings, code_results, _config_texts(files, project),
-                                           _uses_hydra(code_results))
-    findings = cpu_only_dtypes(findings, code_results)
-    findings = judge_by_torch_pin(findings, deps)
-    findings = unused_device_defaults(findings, code_results, sources)
-    declared = declared_entries(project, code_results)
-    findings = mark_reach(findings, code_results, declared)
-    findings = readme_api_flags(findings, declared)
-    # last: it reads callers again only for the findings that still limit the outlook
-    findings = behind_caller_flags(findings, code_results, sources, off_options(code_results))
-    findings = behind_off_params(findings, code_results, sources)
-    findings = core_ops(findings, sources)
-    findings = with_remedies(findings, declared_floor(deps))
+    findings, extra_flags = _project_passes(raw, code_results, parsed, files, project, deps)
 
     suppress = {rel: res.suppress for rel, (res, _cells) in code_results.items() if res.suppress}
     findings, silenced = _apply_suppressions(findings, suppress, texts, root)
@@ -201,6 +186,36 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
     )
 
 
+def _project_passes(raw: list[RawFinding], code_results, parsed: dict[str, tuple[str, ast.Module]],
+                    files: list[ProjectFile], project: ProjectFiles,
+                    deps: list[Dependency]) -> tuple[list[Finding], list[str]]:
+    """(every finding with the project model's passes applied in order, the extra flags the config surfaces
+    need): the declaration and code findings joined across files. ``parsed`` holds the texts and trees the
+    analysis kept (:class:`SourceTrees`), so the passes that read call sites parse no file twice."""
+    findings: list[Finding] = [_to_finding(r) for r in raw]
+    findings += _code_findings(code_results)
+    findings += flow.f64_findings(code_results)
+    findings += fallbacks.cuda_sources(files, code_results)
+    sources = SourceTrees(project.read_text, parsed)  # what the project passes read: each file parsed once
+    findings = fallbacks.resolve_fallbacks(findings, code_results, sources)
+    findings = flow.wire_pure_paths(findings, code_results)
+    findings = fallbacks.drop_own_packages(findings, files)
+    findings, extra_flags = apply_surfaces(findings, code_results, _config_texts(files, project),
+                                           _uses_hydra(code_results))
+    findings = cpu_only_dtypes(findings, code_results)
+    findings = judge_by_torch_pin(findings, deps)
+    findings = unused_device_defaults(findings, code_results, sources)
+    declared = declared_entries(project, code_results)
+    findings = mark_reach(findings, code_results, declared)
+    findings = readme_api_flags(findings, declared)
+    # last: it reads callers again only for the findings that still limit the outlook
+    findings = behind_caller_flags(findings, code_results, sources, off_options(code_results))
+    findings = behind_off_params(findings, code_results, sources)
+    findings = core_ops(findings, sources)
+    findings = with_remedies(findings, declared_floor(deps))
+    return findings, extra_flags
+
+
 MAX_CONFIG_BYTES = 256 * 1024  # config files are small; a large YAML file is data, not a surface
 
 
@@ -218,7 +233,7 @@ def _config_texts(files: list[ProjectFile], project: ProjectFiles) -> dict[str, 
 
 
 def _uses_hydra(results) -> bool:
-    return any(imp[1].split(".")[0] in ("hydra", "omegaconf") for res, _c in results.values() for imp in res.imports)
+    return any(imp.module.split(".")[0] in ("hydra", "omegaconf") for res, _c in results.values() for imp in res.imports)
 
 
 # ------------------------------------------------------------------ declarations
@@ -261,6 +276,27 @@ def _analyse_one(data: bytes) -> dict[str, Any]:
     return analyze_source(data).to_dict()
 
 
+def _analyse_here(data: bytes, keep: bool) -> tuple[dict[str, Any], tuple[str, ast.Module] | None]:
+    """The analysis of one source in this process, with (text, tree) when ``keep`` and the text is what
+    ``ProjectFiles.read_text`` returns for the file (UTF-8), so the project passes can use the same tree."""
+    if not keep:
+        return _analyse_one(data), None
+    res, tree = analyze_source_tree(data)
+    if tree is None:
+        return res.to_dict(), None
+    if not data.isascii():
+        try:
+            encoding = tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+            text = data.decode("utf-8-sig")
+        except (SyntaxError, LookupError, UnicodeDecodeError):
+            return res.to_dict(), None
+        if encoding not in ("utf-8", "utf-8-sig"):  # the tree was parsed from another decoding
+            return res.to_dict(), None
+    else:
+        text = data.decode("ascii")
+    return res.to_dict(), (text, tree)
+
+
 def _analyse_batch(items: list[tuple[str, bytes]]) -> list[tuple[str, dict[str, Any]]]:
     with gc_paused():
         return [(key, _analyse_one(data)) for key, data in items]
@@ -286,7 +322,9 @@ def gc_paused():
 
 
 def _analyse_python(files, config: ScanConfig, cache: ScanCache | None, progress: Progress | None):
-    """{relpath: (CodeResult, cells)} where ``cells`` maps finding index -> notebook cell; total lines."""
+    """({relpath: (CodeResult, cells)} where ``cells`` maps finding index -> notebook cell, total lines, the INP
+    findings of files that could not be read, {relpath: (text, tree)} of the sources parsed in this process when
+    they are kept for the project passes (see KEEP_TREES_BYTES))."""
     results: dict[str, tuple[CodeResult, list[int | None]]] = {}
     raw: list[RawFinding] = []
     todo: list[tuple[str, bytes]] = []
@@ -331,11 +369,15 @@ def _analyse_python(files, config: ScanConfig, cache: ScanCache | None, progress
         todo.append((pf.relpath, data))
     if progress:
         progress(done, total)
-    for rel, res in _run(todo, config.jobs, progress, done, total):  # under scan_path's gc_paused
+    parsed: dict[str, tuple[str, ast.Module]] = {}
+    keep = sum(len(data) for _rel, data in todo) <= KEEP_TREES_BYTES
+    for rel, res, seen in _run(todo, config.jobs, progress, done, total, keep):  # under scan_path's gc_paused
         results[rel] = (CodeResult.from_dict(res), [])
         if cache is not None:
             cache.put(keys[rel], res)
-    return results, lines, raw
+        if seen is not None:
+            parsed[rel] = seen
+    return results, lines, raw, parsed
 
 
 def _from_cache(value: Any) -> CodeResult | None:
@@ -349,21 +391,21 @@ def _from_cache(value: Any) -> CodeResult | None:
         return None
 
 
-def _run(todo, jobs: int, progress: Progress | None, done: int, total: int):
+def _run(todo, jobs: int, progress: Progress | None, done: int, total: int, keep: bool):
     if jobs > 1 and len(todo) >= POOL_MIN_FILES:
         size = max(8, len(todo) // (jobs * 8))
         batches = [todo[i:i + size] for i in range(0, len(todo), size)]
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             for batch_out in pool.map(_analyse_batch, batches):
-                for item in batch_out:
+                for rel, res in batch_out:
                     done += 1
-                    yield item
+                    yield rel, res, None  # parsed in a worker: the project passes parse what they need again
                 if progress:
                     progress(done, total)
         return
     for rel, data in todo:
         done += 1
-        yield rel, _analyse_one(data)
+        yield (rel, *_analyse_here(data, keep))
         if progress and (done % 50 == 0 or done == total):
             progress(done, total)
 
@@ -420,212 +462,6 @@ def _to_finding(r: RawFinding) -> Finding:
     return Finding(code=rule.code, severity=r.severity or rule.severity, message=r.message,
                    location=Location(path=r.path, line=r.line), basis=Basis.PREDICTED, fix=r.fix or rule.fix,
                    source=source, scope=scope_of(r.path), evidence=ev)
-
-
-# ------------------------------------------------------------------ CUDA sources and fallbacks
-def _cuda_sources(files: list[ProjectFile], results) -> list[Finding]:
-    """EXT101, one per directory of .cu/.cuh files; lowered when every file there is built by Python code
-    that catches the build failure and falls back (``try: plugin = load(...) except: use the reference``)."""
-    refs: dict[str, list[tuple[str, int, int | None]]] = {}
-    for rel, (res, _cells) in results.items():
-        for name, line, guard in res.cu_refs:
-            refs.setdefault(name, []).append((rel, line, guard))
-    by_dir: dict[str, list[str]] = {}
-    for pf in files:
-        if pf.cuda:
-            by_dir.setdefault(str(PurePosixPath(pf.relpath).parent), []).append(pf.relpath)
-    out = []
-    for d, paths in sorted(by_dir.items()):
-        where = "the project root" if d == "." else f"{d}/"
-        evidence: dict = {"files": len(paths), "no_alternative": True}
-        severity = E.CUDA_SOURCES.severity
-        message = f"{len(paths)} CUDA source file(s) in {where}: need nvcc and an NVIDIA GPU"
-        guards = []
-        for p in paths:
-            name = p.rsplit("/", 1)[-1]
-            guarded = [(rel, g) for rel, _line, g in refs.get(name, ()) if g]
-            if not name.endswith(".cuh"):  # headers are built through the .cu files that include them
-                guards.append(guarded[0] if guarded else None)
-        if guards and all(guards):
-            rel, line = guards[0]
-            evidence = {"files": len(paths), "fallback": f"{rel}:{line}"}
-            severity = Severity.DEGRADES
-            message += f"; built under try/except with a fallback ({rel}:{line})"
-        out.append(Finding(
-            code=E.CUDA_SOURCES.code, severity=severity, message=message, location=Location(path=sorted(paths)[0]),
-            fix=E.CUDA_SOURCES.fix, source=E.CUDA_SOURCES.source, scope=scope_of(paths[0]), evidence=evidence,
-        ))
-    return out
-
-
-def module_name(relpath: str) -> str:
-    """Dotted module name of a .py path relative to the root (``pkg/__init__.py`` -> ``pkg``)."""
-    parts = list(PurePosixPath(relpath).with_suffix("").parts)
-    if parts and parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def _imports(results) -> tuple[dict[str, list], dict[str, list]]:
-    """Imported modules -> sites, and from-imports ``module -> [(names, site)]``, relative imports resolved.
-
-    A site is ``(importing file, line, guard)``: the guard is True under a try/except fallback, the name of
-    the enclosing function when every call of it in that file is under one, else False.
-    """
-    modules: dict[str, list] = {}
-    froms: dict[str, list] = {}
-    for rel, (res, _cells) in results.items():
-        if not res.imports:
-            continue
-        pkg = module_name(rel).split(".")
-        if not rel.endswith("__init__.py"):
-            pkg = pkg[:-1]
-        for level, module, names, line, guarded in res.imports:
-            if level:
-                base = pkg[:len(pkg) - (level - 1)] if level - 1 <= len(pkg) else []
-                full = ".".join([*base, *([module] if module else [])])
-            else:
-                full = module
-            site = (rel, line, guarded)
-            modules.setdefault(full, []).append(site)
-            if names:
-                froms.setdefault(full, []).append((names, site))
-    return modules, froms
-
-
-class _ImportIndex:
-    """Find importers of a module by exact name or dotted suffix (``pkg.mod`` matches ``src.pkg.mod``
-    and ``mod``), including ``from pkg import mod``, without indexing every imported name."""
-
-    def __init__(self, imports: tuple[dict[str, list], dict[str, list]]) -> None:
-        self.modules, self.froms = imports
-        self._suffix: dict[str, list] | None = None
-
-    def _by_suffix(self) -> dict[str, list]:
-        if self._suffix is None:
-            self._suffix = {}
-            for name, sites in self.modules.items():
-                parts = name.split(".")
-                for i in range(1, len(parts)):
-                    self._suffix.setdefault(".".join(parts[i:]), []).extend(sites)
-        return self._suffix
-
-    def importers(self, module: str) -> list[tuple[str, int, bool]]:
-        parts = module.split(".")
-        hits = list(self.modules.get(module, ())) + list(self._by_suffix().get(module, ()))
-        for i in range(1, len(parts)):  # an import of a shorter name that the module's path ends with
-            hits += self.modules.get(".".join(parts[i:]), ())
-        for i in range(len(parts) - 1):  # from <parent> import <child>
-            parent, child = ".".join(parts[i:-1]), parts[-1]
-            hits += [site for names, site in self.froms.get(parent, ()) if child in names]
-        return hits
-
-
-def _lower(f: Finding, why: str) -> Finding:
-    ev = {k: v for k, v in f.evidence.items() if k != "no_alternative"}
-    ev["fallback"] = why
-    return Finding(f.code, Severity.DEGRADES, f"{f.message}; fallback: {why}", f.location, f.basis, f.fix, f.source,
-                   f.scope, ev)
-
-
-def _resolve_fallbacks(findings: list[Finding], results, sources: SourceTrees | None = None) -> list[Finding]:
-    """Lower kernels and extensions whose every import elsewhere in the project is guarded by a fallback."""
-    index = _ImportIndex(_imports(results))
-
-    def guarded(site: tuple[str, int, bool | str]) -> bool:
-        # a str guard names the function the import sits in, called only under a fallback in its own
-        # file: that holds while every other main-scope file importing the function calls it only under
-        # try/except with a fallback too (sam2's transforms.py around get_connected_components); tests calling
-        # it (whisper's test_timing.py) run on CUDA tensors anyway (API101 there)
-        rel, _line, g = site
-        if isinstance(g, str):
-            users = {other for other, _l, _g in index.importers(f"{module_name(rel)}.{g}")
-                     if scope_of(other) is Scope.MAIN and other != rel}
-            return all(sources is not None and _called_only_under_fallback(sources.tree(other), g) for other in users)
-        return bool(g)
-
-    def where(site: tuple[str, int, bool | str]) -> str:
-        rel, line, g = site
-        if isinstance(g, str):
-            return f"imported in {g}() at {rel}:{line}, which is called only under try/except"
-        return f"imported under try/except at {rel}:{line}"
-
-    out = []
-    for f in findings:
-        if f.severity is Severity.BLOCKER and f.code in _KERNEL_CODES | {"DEP107"} and f.location.path \
-                and f.location.path.endswith(".py"):
-            sites = index.importers(module_name(f.location.path))
-            if sites and all(guarded(s) for s in sites):
-                f = _lower(f, where(sites[0]))
-        elif f.code == E.CUDA_EXTENSION_BUILD.code and f.evidence.get("extension"):
-            sites = index.importers(f.evidence["extension"])
-            if sites and all(guarded(s) for s in sites):
-                f = _lower(f, f"the extension is {where(sites[0])}")
-        out.append(f)
-    # CUDA sources whose Python wrappers (the .py modules beside them) are imported elsewhere only under a
-    # fallback (s4's `try: from extensions.kernels.cauchy import ...` with a pure-PyTorch except branch)
-    wrappers: dict[str, list[str]] = {}
-    for rel in results:
-        if rel.endswith(".py"):
-            wrappers.setdefault(str(PurePosixPath(rel).parent), []).append(rel)
-    for i, f in enumerate(out):
-        if f.code == E.CUDA_SOURCES.code and f.severity is Severity.BLOCKER and f.location.path:
-            d = str(PurePosixPath(f.location.path).parent)
-            mods = [m for m in wrappers.get(d, []) if not m.endswith(("setup.py", "__init__.py"))]
-            sites = [site for m in mods for site in index.importers(module_name(m))
-                     if not site[0].startswith(d + "/")]
-            if sites and all(guarded(site) for site in sites):
-                out[i] = _lower(f, f"its Python wrappers are {where(sites[0])}")
-    builds = [f for f in out if f.code == E.CUDA_EXTENSION_BUILD.code]
-    if builds and all(f.evidence.get("fallback") for f in builds):
-        out = [_lower(f, "every CUDA extension built from these sources has a fallback")
-               if f.code == E.CUDA_SOURCES.code else f for f in out]
-    return out
-
-
-def _called_only_under_fallback(tree: ast.Module | None, name: str) -> bool:
-    """Whether a file's ``tree`` uses ``name`` only in calls inside a ``try`` whose handler falls back (and at
-    least once); a file that cannot be read or parsed (``None``), or passes the name on, counts as an unguarded
-    use."""
-    if tree is None:
-        return False
-    calls = 0
-    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
-    while stack:
-        node, safe = stack.pop()
-        if isinstance(node, ast.Try):
-            falls_back = any(_is_fallback_handler(h) for h in node.handlers)
-            stack.extend((child, safe or falls_back) for child in node.body)
-            stack.extend((child, safe) for h in node.handlers for child in h.body)
-            stack.extend((child, safe) for child in (*node.orelse, *node.finalbody))
-            continue
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            continue
-        if isinstance(node, ast.Call):
-            func = node.func
-            if (isinstance(func, ast.Name) and func.id == name) or (isinstance(func, ast.Attribute) and func.attr == name):
-                if not safe:
-                    return False
-                calls += 1
-                stack.extend((child, safe) for child in (*node.args, *(k.value for k in node.keywords)))
-                continue
-        if isinstance(node, ast.Name) and node.id == name:
-            return False  # passed on or stored: its calls cannot be followed
-        stack.extend((child, safe) for child in ast.iter_child_nodes(node))
-    return calls > 0
-
-
-def _drop_own_packages(findings: list[Finding], files: list[ProjectFile]) -> list[Finding]:
-    """A project that *is* a CUDA package (mamba imports mamba_ssm) is judged by its kernels and
-    extensions (EXT1xx), not by importing itself (DEP107)."""
-    local: set[str] = set()
-    for pf in files:
-        if pf.python:
-            parts = pf.relpath.split("/")
-            if parts[0] == "src" and len(parts) > 1:
-                parts = parts[1:]
-            local.add(parts[0][:-3] if len(parts) == 1 and parts[0].endswith(".py") else parts[0])
-    return [f for f in findings if not (f.code == "DEP107" and f.evidence.get("module") in local)]
 
 
 # ------------------------------------------------------------------ suppression and selection

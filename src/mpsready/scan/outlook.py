@@ -23,7 +23,7 @@ cannot change the main path's verdict, so it leaves the outlook complete.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 from mpsready.findings import Finding, Scope, Severity, Verdict
@@ -149,15 +149,13 @@ def secondary_parts(findings: Iterable[Finding]) -> list[SecondaryPart]:
     for f in findings:
         ev = f.evidence or {}
         path = f.location.path or ""
-        off = ev.get("reach") in _PART_REACH or (f.scope in _PART_SCOPES and not ev.get("behind_flag"))
+        off = f.reach in _PART_REACH or (f.scope in _PART_SCOPES and not f.behind_flag)
         if not path or not off or f.code.startswith("INP") or ev.get("optional"):
             continue
         part = path.split("/", 1)[0] if "/" in path else path
-        moved = {k: v for k, v in ev.items() if k not in ("reach", "entries")}
-        as_main = Finding(f.code, f.severity, f.message, f.location, f.basis, f.fix, f.source, Scope.MAIN, moved)
+        as_main = replace(f, scope=Scope.MAIN).with_state(reach=None, entries=None)
         if limits(as_main):
-            moved["remedy"] = remedy_of(as_main)
-            as_main = Finding(f.code, f.severity, f.message, f.location, f.basis, f.fix, f.source, Scope.MAIN, moved)
+            as_main = as_main.with_state(remedy=remedy_of(as_main))
         groups.setdefault(part, []).append(as_main)
     out = []
     for part in sorted(groups):
@@ -170,7 +168,7 @@ def secondary_parts(findings: Iterable[Finding]) -> list[SecondaryPart]:
 def on_main_path(f: Finding) -> bool:
     """Whether ``f``'s file belongs to the main path: scope ``main`` and no off-path reach (a demo notebook, a
     script no entry imports, a container recipe). Only such files make the outlook incomplete when unread."""
-    return bool(f.location.path) and f.scope is Scope.MAIN and (f.evidence or {}).get("reach") not in OFF_PATH_REACH
+    return bool(f.location.path) and f.scope is Scope.MAIN and f.reach not in OFF_PATH_REACH
 
 
 def verdict_of(findings: Iterable[Finding]) -> tuple[Verdict, list[Finding]]:

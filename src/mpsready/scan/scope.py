@@ -43,8 +43,7 @@ def scripts_named_like_tests(results) -> frozenset[str]:
             continue
         if any(d in dict(_DIRS)[Scope.TESTS] for d in rel.lower().split("/")[:-1]):
             continue  # in a tests folder: a test module, whatever it runs
-        if getattr(res, "entry", False) and not any(str(span[0]).startswith("test") for span in
-                                                         getattr(res, "def_spans", ())):
+        if res.entry and not any(span.name.startswith("test") for span in res.def_spans):
             out.add(rel)
     return frozenset(out)
 

@@ -12,10 +12,12 @@ keep their cell line, suppressions are keyed ``"cell:line"``.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import warnings
 from collections.abc import Callable, Sequence
 
-from mpsready.scan.code.analyzer import CodeResult, analyze_source
+from mpsready.scan.code.analyzer import analyze_source
+from mpsready.scan.code.result import CodeResult
 from mpsready.scan.sources.notebook import Cell, python_of
 
 
@@ -68,7 +70,7 @@ def _merge(merged: CodeResult, res: CodeResult, where: Callable[[int], tuple[Cel
             moved["end_line"] = end_cell.file_line(end_line)
         merged.findings.append(moved)
     for entry in res.imports:
-        merged.imports.append([*entry[:3], where(entry[3])[1], *entry[4:]])
+        merged.imports.append(dataclasses.replace(entry, line=where(entry.line)[1]))
     merged.extensions += res.extensions
     for line, codes in res.suppress.items():
         cell, cell_line = where(int(line))

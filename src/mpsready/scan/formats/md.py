@@ -62,5 +62,5 @@ class MarkdownFormat(ScanFormat):
 
 def _scope(f) -> str:
     """The scope, and an off-path reach (never limits the outlook): ``main (container)``."""
-    reach = (f.evidence or {}).get("reach")
+    reach = f.reach
     return f"{f.scope.value} ({str(reach).replace('_', ' ')})" if reach in OFF_PATH_REACH else f.scope.value

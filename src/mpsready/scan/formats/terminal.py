@@ -45,8 +45,8 @@ class TerminalFormat(ScanFormat):
                 line.append(visible(str(f.location)), style="bold")
                 if f.scope.value != "main":
                     line.append(f" [{f.scope.value}]", style="dim")
-                if (f.evidence or {}).get("reach") in OFF_PATH_REACH:  # reported, but never limits the outlook
-                    line.append(f" [{str(f.evidence['reach']).replace('_', ' ')}]", style="dim")
+                if f.reach in OFF_PATH_REACH:  # reported, but never limits the outlook
+                    line.append(f" [{str(f.reach).replace('_', ' ')}]", style="dim")
                 line.append(f"  {visible(f.message)}")
                 console.print(line)
                 if f.fix:
@@ -83,7 +83,7 @@ class TerminalFormat(ScanFormat):
         if result.outlook is Verdict.STAY_ON_CUDA and result.limiting:  # the reason names the core op
             first = result.limiting[0]
             console.print(Text(f"  because: {first.code} {visible(str(first.location))}  "
-                               f"{visible((first.evidence or {}).get('core_op') or first.message)}"), soft_wrap=True)
+                               f"{visible(first.core_op or first.message)}"), soft_wrap=True)
         for part in result.secondary[:self.max_per_group]:  # off the main path: they never lower the outlook above
             console.print(Text(f"  secondary part {visible(part.line())}", style="dim"))
         if result.flags:

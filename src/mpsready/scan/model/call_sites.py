@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -98,10 +99,9 @@ def unused_device_defaults(findings: list[Finding], results: Mapping[str, Any],
             sites = _all_passing(ev["default_of"], bool(ev.get("method")), ev.get("owner"), f.location.path or "",
                                  ev["parameter"], ev.get("position"), tops, index, sources)
             if sites:
-                f = Finding(f.code, Severity.INFO, f"{f.message}; every call of {ev['default_of']}() in the project "
-                            f"passes {ev['parameter']} ({len(sites)} call{'s' if len(sites) > 1 else ''}), so the "
-                            "default is never used", f.location, f.basis, f.fix, f.source, f.scope,
-                            {**ev, "default_unused": sites})
+                f = replace(f, severity=Severity.INFO, message=f"{f.message}; every call of {ev['default_of']}() in "
+                            f"the project passes {ev['parameter']} ({len(sites)} call{'s' if len(sites) > 1 else ''}), "
+                            "so the default is never used").with_evidence({**ev, "default_unused": sites})
         out.append(f)
     return out
 
@@ -122,7 +122,8 @@ class _ImportIndex:
         self.by_name: dict[str, set[str]] = {}
         self.by_module: dict[str, set[str]] = {}
         for rel, (res, _cells) in results.items():
-            for level, mod, imported, _line, _guarded in res.imports:
+            for imp in res.imports:
+                level, mod, imported = imp.level, imp.module, imp.names
                 if imported:
                     for n in imported:
                         self.by_name.setdefault(n, set()).add(rel)

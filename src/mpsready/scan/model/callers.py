@@ -21,6 +21,8 @@ import ast
 from typing import Any, Mapping
 
 from mpsready.findings import Finding, Scope
+from mpsready.scan.code.astutil import spans_a_line
+from mpsready.scan.code.result import DefSpan
 from mpsready.scan.model.remedy import limits
 from mpsready.scan.model.reread import SourceTrees
 from mpsready.scan.scope import scope_of
@@ -44,7 +46,7 @@ def behind_caller_flags(findings: list[Finding], results: Mapping[str, Any], sou
     options of the main path that are off by default."""
     if not off_options or sum(1 for rel in results if rel.endswith(".py")) > MAX_FILES:
         return findings
-    spans = {rel: res.def_spans for rel, (res, _c) in results.items() if getattr(res, "def_spans", None)}
+    spans = {rel: res.def_spans for rel, (res, _c) in results.items() if res.def_spans}
     wanted: dict[int, str] = {}  # index of a finding -> the function holding it
     for i, f in enumerate(findings):
         if f.location.path in spans and f.location.line and limits(f):
@@ -70,8 +72,7 @@ def behind_caller_flags(findings: list[Finding], results: Mapping[str, Any], sou
         option = _behind(name, uses, off_options, set())
         if option:
             f = out[i]
-            out[i] = Finding(f.code, f.severity, f.message, f.location, f.basis, f.fix, f.source, f.scope,
-                             {**f.evidence, "behind_flag": off_options[option], "caller_guard": name})
+            out[i] = out[i].with_state(behind_flag=off_options[option], caller_guard=name)
     return out
 
 
@@ -98,9 +99,9 @@ def _behind(name: str, uses: Mapping[str, set], off: Mapping[str, str], visiting
     return sorted(options)[0] if options else None
 
 
-def _innermost(spans: list[list[Any]], line: int) -> str | None:
-    hits = [s for s in spans if s[1] <= line <= s[2]]
-    return min(hits, key=lambda s: s[2] - s[1])[0] if hits else None
+def _innermost(spans: list[DefSpan], line: int) -> str | None:
+    hits = [s for s in spans if s.first <= line <= s.last]
+    return min(hits, key=lambda s: s.last - s.first).name if hits else None
 
 
 def _caller_guards(names: list[str], results: Mapping[str, Any], sources: SourceTrees,
@@ -131,15 +132,18 @@ def _caller_guards(names: list[str], results: Mapping[str, Any], sources: Source
             for n in present:
                 out[n].add((None, None))
             continue
-        _uses(tree, set(present), out)
+        _uses(tree, set(present), out, sources.lines(rel, tuple(present)))
     return out
 
 
-def _uses(tree: ast.Module, names: set[str], out: dict[str, set]) -> None:
-    """Walk ``tree`` with the test of the enclosing ``if`` body and the enclosing function (iteratively)."""
+def _uses(tree: ast.Module, names: set[str], out: dict[str, set], lines: list[int] | None) -> None:
+    """Walk ``tree`` with the test of the enclosing ``if`` body and the enclosing function (iteratively); with
+    ``lines`` (those that hold one of ``names``, :meth:`SourceTrees.lines`), only the statements spanning one."""
     stack: list[tuple[ast.AST, str | None, str | None]] = [(tree, None, None)]
     while stack:
         node, guard, fn = stack.pop()
+        if lines is not None and isinstance(node, ast.stmt) and not spans_a_line(node, lines):
+            continue  # a use is a name on a line that holds it
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             stack.extend((child, None, node.name) for child in node.body)  # a new function: no enclosing test
             stack.extend((d, guard, fn) for d in node.decorator_list)

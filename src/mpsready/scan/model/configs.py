@@ -14,7 +14,7 @@ from typing import Any, Iterable
 
 import yaml
 
-from mpsready.scan.code.analyzer import is_cuda_literal
+from mpsready.scan.code.astutil import is_cuda_literal
 
 DEVICE_KEYS = ("device", "accelerator", "map_location")
 _MAC_OPTIONS = ("mps", "mac", "macos", "apple", "cpu_mps")

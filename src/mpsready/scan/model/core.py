@@ -6,7 +6,7 @@ The knowledge base gives packages such as flash-attn, mamba-ssm or causal-conv1d
 (``mac_for_dev``). When a model file (one that defines a ``forward`` method) uses the imported name
 unconditionally inside a function or method (a call, an instantiation, or passing it on, not under an ``if``,
 a conditional expression, a ``try`` or a boolean operator), the swap rewrites the model's core: the finding gets
-``evidence["core_op"]`` (``"flash_attn_func in Attention.forward (model.py:12)"``) and ``no_alternative``, so its
+``core_op`` (``"flash_attn_func in Attention.forward (model.py:12)"``) and ``no_alternative``, so its
 remedy is ``none`` and the outlook ``stay_on_cuda``, the reason naming the core op. A use behind a condition (an
 ``if self.use_flash:`` beside an SDPA path), a file with no ``forward`` (a benchmark, a converter) and an import
 under a try/except fallback (already ``degrades``) keep the swap. Kernels the project writes itself (Triton,
@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
+from dataclasses import replace
 
 from mpsready.findings import Finding, Severity
-from mpsready.scan.code.analyzer import off_by_default
+from mpsready.scan.code.astutil import off_by_default
 from mpsready.scan.model.remedy import limits
 
 _CONDITIONAL = (ast.If, ast.IfExp, ast.Try, ast.BoolOp, ast.While, ast.ExceptHandler)
@@ -34,16 +35,15 @@ def core_ops(findings: Iterable[Finding], sources) -> list[Finding]:
     for f in findings:
         ev = f.evidence or {}
         if f.code == "DEP107" and f.severity is Severity.BLOCKER and ev.get("alternative") and limits(f) \
-                and not ev.get("fallback") and (f.location.path or "").endswith(".py"):
+                and not (f.fallback or ev.get("fallback")) and (f.location.path or "").endswith(".py"):
             tree = sources.tree(f.location.path)
             op = _core_use(tree, f.location.line) if tree is not None else None
             if op is not None:
                 where = f"{op[0]} in {op[1]} ({f.location.path}:{op[2]})"
-                f = Finding(f.code, f.severity,
-                            f"{f.message}; the model's core calls it with no other path: {where}", f.location,
-                            f.basis, f"The core op {op[0]} needs CUDA; a Mac needs a pure-PyTorch path for it wired "
-                            f"in ({ev['alternative']}), which rewrites the model's core.", f.source, f.scope,
-                            {**ev, "core_op": where, "no_alternative": True})
+                f = replace(f, message=f"{f.message}; the model's core calls it with no other path: {where}",
+                            fix=f"The core op {op[0]} needs CUDA; a Mac needs a pure-PyTorch path for it wired "
+                            f"in ({ev['alternative']}), which rewrites the model's core.").with_state(core_op=where)
+                f = f.with_evidence({**ev, "no_alternative": True})
         out.append(f)
     return out
 
@@ -118,8 +118,7 @@ def behind_off_params(findings: list[Finding], results, sources) -> list[Finding
     for f in findings:
         name = (f.evidence or {}).get("param_guard")
         if name and name not in turned_on and limits(f):
-            f = Finding(f.code, f.severity, f.message, f.location, f.basis, f.fix, f.source, f.scope,
-                        {**f.evidence, "behind_flag": f"{name}=False (the default)"})
+            f = f.with_state(behind_flag=f"{name}=False (the default)")
         out.append(f)
     return out
 
@@ -159,8 +158,7 @@ def _import_param_guard(f: Finding, sources) -> Finding:
     name = _guard_param(tree, f.location.line)
     if name is None:
         return f
-    return Finding(f.code, f.severity, f.message, f.location, f.basis, f.fix, f.source, f.scope,
-                   {**ev, "param_guard": name})
+    return f.with_evidence({**ev, "param_guard": name})
 
 
 def _guard_param(tree: ast.Module, line: int | None) -> str | None:

@@ -29,7 +29,7 @@ import posixpath
 import shlex
 import warnings
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -423,7 +423,7 @@ def readme_api_flags(findings: list, declared: DeclaredEntries) -> list:
     """A ``device="cuda"`` default (API103 with ``default_of``) of a function the README shows users importing
     (sam2's ``build_sam2(config, ckpt, device="cuda")``) is an argument the user passes, like a flag: its remedy
     becomes ``build_sam2(..., device='mps')`` (as for CLIP's ``load``), unless the call sites already lowered it."""
-    from mpsready.findings import Finding, Severity
+    from mpsready.findings import Severity
 
     if not declared.api_names:
         return findings
@@ -434,8 +434,8 @@ def readme_api_flags(findings: list, declared: DeclaredEntries) -> list:
         fn, param = ev.get("default_of"), ev.get("parameter")
         if f.code == "API103" and fn in names and param and not ev.get("method") and f.severity is not Severity.INFO:
             flag = f"{fn}(..., {param}='mps')"
-            f = Finding(f.code, f.severity, f"{f.message}; the README's code calls {fn}(): pass {param}='mps' on a Mac",
-                        f.location, f.basis, f.fix, f.source, f.scope, {**ev, "flag": flag})
+            f = replace(f, message=f"{f.message}; the README's code calls {fn}(): pass {param}='mps' on a Mac"
+                        ).with_evidence({**ev, "flag": flag})
         out.append(f)
     return out
 

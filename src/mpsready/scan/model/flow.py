@@ -15,6 +15,8 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Any, Mapping
 
+from dataclasses import replace
+
 from mpsready.findings import Basis, Finding, Location, Scope, Severity
 from mpsready.scan.rules import dtypes as T
 from mpsready.scan.rules import extensions as E
@@ -31,19 +33,21 @@ def f64_findings(results: Mapping[str, Any]) -> list[Finding]:
     for rel, (res, _cells) in results.items():
         for name in res.f64_returns:
             returns.setdefault(name, rel)
-        for callee, idx, line in res.f64_calls:
-            calls.setdefault((callee, idx), (rel, line))
+        for call in res.f64_calls:
+            calls.setdefault((call.callee, call.index), (rel, call.line))
     out = []
     for rel, (res, _cells) in sorted(results.items()):
-        for callee, line, col, factory in res.f64_sinks:
+        for sink in res.f64_sinks:
+            callee = sink.callee
             if callee in returns:
-                out.append(_dty102(rel, line, col, f"{factory}() of {callee}() moves a float64 array to a device before "
+                out.append(_dty102(rel, sink.line, sink.column, f"{sink.factory}() of {callee}() moves a float64 array to a device before "
                                    f"any cast ({callee} returns NumPy float64, {returns[callee]}): MPS refuses float64",
                                    {"via": "return", "function": callee, "defined_in": returns[callee]}))
-        for fn, idx, line, col, factory in res.param_sinks:
+        for ps in res.param_sinks:
+            fn, idx = ps.function, ps.index
             hit = calls.get((fn, idx))
             if hit is not None:
-                out.append(_dty102(rel, line, col, f"{factory}() in {fn}() moves parameter {idx + 1} to a device before "
+                out.append(_dty102(rel, ps.line, ps.column, f"{ps.factory}() in {fn}() moves parameter {idx + 1} to a device before "
                                    f"any cast; {hit[0]}:{hit[1]} passes a NumPy float64 array: MPS refuses float64",
                                    {"via": "parameter", "function": fn, "caller": f"{hit[0]}:{hit[1]}"}))
     return out
@@ -52,10 +56,11 @@ def f64_findings(results: Mapping[str, Any]) -> list[Finding]:
 def _dispatch_in_function(f: Finding, results: Mapping[str, Any], lines: list[int]) -> str | None:
     """``"file:line"`` of a CUDA dispatch inside the function that holds ``f``, or ``None``."""
     rel, at = f.location.path or "", f.location.line or 0
-    spans = [s for s in getattr(results[rel][0], "def_spans", []) if s[1] <= at <= s[2]]
+    spans = [s for s in results[rel][0].def_spans if s.first <= at <= s.last]
     if not spans:
         return None
-    _name, first, last = min(spans, key=lambda s: s[2] - s[1])
+    inner = min(spans, key=lambda s: s.last - s.first)
+    first, last = inner.first, inner.last
     return next((f"{rel}:{n}" for n in lines if first <= n <= last), None)
 
 
@@ -90,7 +95,8 @@ def wire_pure_paths(findings: list[Finding], results: Mapping[str, Any]) -> list
     for rel, (res, _cells) in sorted(results.items()):
         if scope_of(rel) is not Scope.MAIN:
             continue
-        for name, line in res.pure_defs:
+        for pure_def in res.pure_defs:
+            name, line = pure_def.name, pure_def.line
             if name not in used and kernels:
                 pure.append((_package(rel), f"{rel}:{line}", line))
                 extra.append(Finding(E.PURE_PATH_UNWIRED.code, E.PURE_PATH_UNWIRED.severity,
@@ -106,7 +112,7 @@ def wire_pure_paths(findings: list[Finding], results: Mapping[str, Any]) -> list
             dispatch[rel] = res.device_dispatch
     out = []
     for f in findings:
-        if f.code in _KERNELS and f.severity is Severity.BLOCKER and f.location.path and not f.evidence.get("pure_path") \
+        if f.code in _KERNELS and f.severity is Severity.BLOCKER and f.location.path and not f.pure_path \
                 and f.evidence.get("requires") != "cuda":  # an availability assertion (API120) has no kernel to stand in for
             path = keyed.get(f.location.path) or next((where for pkg, where, _l in pure if _inside(f.location.path, pkg)), None)
             if f.code == "API120" and f.location.path in dispatch and path == keyed.get(f.location.path):
@@ -118,9 +124,7 @@ def wire_pure_paths(findings: list[Finding], results: Mapping[str, Any]) -> list
                 path = next((w for p, w in keyed.items() if _inside(p, str(PurePosixPath(cu_dir).parent))
                              or _inside(cu_dir, str(PurePosixPath(p).parent))), None)
             if path is not None:
-                ev = {k: v for k, v in f.evidence.items() if k != "no_alternative"}
-                ev["pure_path"] = path
-                f = Finding(f.code, f.severity, f"{f.message}; a pure-PyTorch path exists at {path}", f.location, f.basis,
-                            f.fix, f.source, f.scope, ev)
+                f = replace(f, message=f"{f.message}; a pure-PyTorch path exists at {path}").with_evidence(
+                    {k: v for k, v in f.evidence.items() if k != "no_alternative"}).with_state(pure_path=path)
         out.append(f)
     return out + extra

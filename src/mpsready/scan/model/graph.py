@@ -21,6 +21,7 @@ Imports are resolved from files only; nothing is imported.
 from __future__ import annotations
 
 import posixpath
+from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -118,7 +119,8 @@ def _reach(results: Mapping[str, Any], py: list[str], roots: list[str]) -> set[s
         pkg = module_of(rel).split(".")
         if not rel.endswith("__init__.py"):
             pkg = pkg[:-1]
-        for level, module, names, _line, _guard in res.imports:
+        for imp in res.imports:
+            level, module, names = imp.level, imp.module, imp.names
             if level:
                 base = pkg[:len(pkg) - (level - 1)] if level - 1 <= len(pkg) else []
                 full = ".".join([*base, *([module] if module else [])])
@@ -135,14 +137,14 @@ def _reach(results: Mapping[str, Any], py: list[str], roots: list[str]) -> set[s
 
 
 def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEntries | None = None) -> list:
-    """Findings in Python files off the main path get ``evidence["reach"] = "off_main_path"`` (with the
+    """Findings in Python files off the main path get ``reach = "off_main_path"`` (with the
     entries), findings in the ``__main__`` block of a package module that is no main entry ``"module_demo"``
     (see the module docstring), notebook findings in a project that also has Python modules
     ``"demo_notebook"``, and findings in a container recipe (a Dockerfile, a container setup script:
     :func:`~mpsready.scan.sources.dockerfile.is_container_recipe`) ``"container"``; none of them limits the
     outlook (:func:`mpsready.scan.model.remedy.limits`). Other findings are returned unchanged. ``declared``
     holds the README's scripts and the console-script modules."""
-    from mpsready.findings import Finding, Scope
+    from mpsready.findings import Scope
     from mpsready.scan.sources.dockerfile import is_container_recipe
 
     readme = declared.readme if declared is not None else []
@@ -157,8 +159,7 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
         if f.scope is Scope.EXAMPLES and path in run_by_readme:
             # the README runs it (GroundingDINO's demo/inference_on_a_image.py): it is the project's main use,
             # whatever its folder's name says
-            f = Finding(f.code, f.severity, f.message, f.location, f.basis, f.fix, f.source, Scope.MAIN,
-                        {**f.evidence, "scope_from": "readme"})
+            f = replace(f, scope=Scope.MAIN).with_evidence({**f.evidence, "scope_from": "readme"})
         if f.scope is Scope.MAIN and path in results:
             if path.endswith(".ipynb") and has_modules:
                 reach = "demo_notebook"
@@ -169,7 +170,7 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
                 reach = "off_main_path"
             elif path.endswith(".py") and path not in mains and f.location.line is not None \
                     and _package_module(path, results) \
-                    and any(a <= f.location.line <= b for a, b in results[path][0].main_guards):
+                    and any(g.first <= f.location.line <= g.last for g in results[path][0].main_guards):
                 reach = "module_demo"
         elif path and is_container_recipe(path):
             reach = "container"
@@ -177,10 +178,7 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
                 and _serves_off_path_code(path, results, on_path):
             reach = "off_main_path"
         if reach is not None:
-            ev = {**f.evidence, "reach": reach}
-            if reach == "off_main_path":
-                ev["entries"] = roots[:5]
-            f = Finding(f.code, f.severity, f.message, f.location, f.basis, f.fix, f.source, f.scope, ev)
+            f = f.with_state(reach=reach, entries=roots[:5] if reach == "off_main_path" else None)
         out.append(f)
     return out
 
@@ -244,9 +242,9 @@ def example_collection(results: Mapping[str, Any], minimum: int = 3) -> list[str
         others_dotted = set().union(*(dotted[o] for o in dirs if o != d))
         for rel in py:
             if rel.startswith(d + "/"):
-                absolute = [imp for imp in results[rel][0].imports if not imp[0]]
-                imported = {imp[1].split(".")[0] for imp in absolute}
-                full = {imp[1] for imp in absolute} | {f"{imp[1]}.{n}" for imp in absolute for n in imp[2]}
+                absolute = [imp for imp in results[rel][0].imports if not imp.level]
+                imported = {imp.module.split(".")[0] for imp in absolute}
+                full = {imp.module for imp in absolute} | {f"{imp.module}.{n}" for imp in absolute for n in imp.names}
                 if imported & others or full & others_dotted:
                     return []  # the directories use one another: one project, not a collection
     return dirs

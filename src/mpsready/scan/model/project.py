@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
+from dataclasses import replace
+
 from mpsready.findings import Basis, Finding, Location, Scope, Severity
 from mpsready.scan.model import configs
 from mpsready.scan.model.remedy import EDIT
@@ -22,7 +24,8 @@ _OFF = (False, None, "", 0, "none", "None", "false", "False")
 
 
 def _with(f: Finding, **ev: Any) -> Finding:
-    return Finding(f.code, f.severity, f.message, f.location, f.basis, f.fix, f.source, f.scope, {**f.evidence, **ev})
+    """``f`` with the facts ``ev`` added to its evidence."""
+    return f.with_evidence({**f.evidence, **ev})
 
 
 def apply_surfaces(findings: list[Finding], results: Mapping[str, Any], config_texts: Mapping[str, str],
@@ -50,18 +53,16 @@ def apply_surfaces(findings: list[Finding], results: Mapping[str, Any], config_t
             if s is not None and is_device_option(s):
                 choices = s.get("choices")
                 if choices and "mps" not in choices:
-                    f = _with(f, remedy={"kind": EDIT, "migrate": False},
-                              surface=s["name"])
-                    f = Finding(f.code, f.severity, f"{f.message}; its choices {choices} leave out 'mps'", f.location,
-                                f.basis, f"Add 'mps' to the choices of {s['name']}, then pass {flag_text(s, 'mps')}.",
-                                f.source, f.scope, f.evidence)
+                    f = f.with_state(remedy={"kind": EDIT, "migrate": False})
+                    f = replace(_with(f, surface=s["name"]), message=f"{f.message}; its choices {choices} leave out 'mps'",
+                                fix=f"Add 'mps' to the choices of {s['name']}, then pass {flag_text(s, 'mps')}.")
                 else:
                     f = _with(f, flag=flag_text(s, "mps"), surface=s["name"])
                     flagged_files.add(path or "")
         guard, test = f.evidence.get("flag_guard"), f.evidence.get("flag_test")
         if guard and guard in by_dest and all(not s.get("computed") and not _default_passes(s.get("default"), test)
                                                for s in by_dest[guard]):
-            f = _with(f, behind_flag=by_dest[guard][0]["name"])
+            f = f.with_state(behind_flag=by_dest[guard][0]["name"])
             if f.evidence.get("user_cuda_flag"):
                 behind_user[guard] = behind_user.get(guard, 0) + 1
         out.append(f)
@@ -86,8 +87,8 @@ def _unguarded(f: Finding, dest: str, name: str) -> Finding:
     ev.update(flag_guard=dest, user_cuda_flag=name)
     message = f.message.removesuffix(_GUARD_NOTE)
     severity = Severity(f.evidence.get("unguarded_severity", f.severity.value))
-    return Finding(f.code, severity, f"{message} (behind the option {name}, a user's flag, not a CUDA check)",
-                   f.location, f.basis, f.fix, f.source, f.scope, ev)
+    return replace(f, severity=severity, message=f"{message} (behind the option {name}, a user's flag, not a CUDA "
+                   "check)").with_evidence(ev)
 
 
 def cpu_by_user_flag(behind: Mapping[str, int], by_dest: Mapping[str, list[dict]],
@@ -208,8 +209,7 @@ def cpu_only_dtypes(findings: list[Finding], results: Mapping[str, Any]) -> list
         path = f.location.path or ""
         entry = path.endswith(".ipynb") or (path in results and results[path][0].entry)
         if f.code in ("DTY101", "DTY104") and f.severity is Severity.BLOCKER and entry:
-            f = Finding(f.code, Severity.INFO, f"{f.message} (nothing in the project is placed on a device: it runs on "
-                        "the CPU, where this dtype works)", f.location, f.basis, f.fix, f.source, f.scope,
-                        {**f.evidence, "cpu_only": True})
+            f = replace(f, severity=Severity.INFO, message=f"{f.message} (nothing in the project is placed on a device: "
+                        "it runs on the CPU, where this dtype works)").with_evidence({**f.evidence, "cpu_only": True})
         out.append(f)
     return out

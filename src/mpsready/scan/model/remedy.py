@@ -1,6 +1,6 @@
 """The cost of fixing one finding: the rung of the outlook's cost ladder it puts the project on.
 
-A remedy is stored in the finding's evidence as ``evidence["remedy"]``::
+A remedy is stored in the finding's ``remedy`` (shown in documents as ``evidence["remedy"]``)::
 
     {"kind": "flag",  "flag": "--device mps"}                  only a command-line flag or config value
     {"kind": "edit",  "migrate": true | false}                  a local code edit (migrate: `mpsready migrate` makes it,
@@ -44,8 +44,7 @@ def migrate_can(f: Finding) -> bool:
 
 def limits(f: Finding) -> bool:
     """Whether ``f`` can limit the outlook of the main path (see the module doc)."""
-    ev = f.evidence or {}
-    if f.scope is not Scope.MAIN or ev.get("behind_flag") or ev.get("reach") in OFF_PATH_REACH:
+    if f.scope is not Scope.MAIN or f.behind_flag or f.reach in OFF_PATH_REACH:
         return False
     if f.code.startswith("INP"):
         return False
@@ -56,13 +55,13 @@ def remedy_of(f: Finding, migrate: bool | None = None) -> dict[str, Any]:
     """The remedy of one finding, from its evidence (a flag or pure path the engine found) and its rule.
     ``migrate`` (for an edit): whether `mpsready migrate` makes it; ``None``: :func:`migrate_can`."""
     ev = f.evidence or {}
-    if ev.get("remedy"):
-        return dict(ev["remedy"])
+    if f.remedy:
+        return dict(f.remedy)
     if ev.get("flag"):
         return {"kind": FLAG, "flag": ev["flag"]}
     if f.code in _KERNELS:
-        if ev.get("pure_path"):
-            return {"kind": WIRE, "path": ev["pure_path"]}
+        if f.pure_path:
+            return {"kind": WIRE, "path": f.pure_path}
         return {"kind": NONE} if ev.get("no_alternative") else {"kind": EDIT, "migrate": False}
     if ev.get("raise_torch_to"):  # a code finding that a newer PyTorch fixes (API118: SparseMPS kernels from 2.9)
         at = f" ({ev['pin_at']})" if ev.get("pin_at") else ""
@@ -81,14 +80,13 @@ def remedy_of(f: Finding, migrate: bool | None = None) -> dict[str, Any]:
 
 
 def with_remedy(f: Finding, migrate: bool | None = None) -> Finding:
-    """``f`` with ``evidence["remedy"]`` filled in (every finding that can limit the outlook has one)."""
+    """``f`` with ``remedy`` filled in (every finding that can limit the outlook has one)."""
     if not limits(f):
         return f
-    ev = dict(f.evidence or {})
-    ev["remedy"] = remedy_of(f, migrate)
-    if ev["remedy"]["kind"] == EDIT and migrate is not None:  # an edit the project model chose (argparse choices)
-        ev["remedy"]["migrate"] = migrate
-    return Finding(f.code, f.severity, f.message, f.location, f.basis, f.fix, f.source, f.scope, ev)
+    remedy = remedy_of(f, migrate)
+    if remedy["kind"] == EDIT and migrate is not None:  # an edit the project model chose (argparse choices)
+        remedy["migrate"] = migrate
+    return f.with_state(remedy=remedy)
 
 
 def with_remedies(findings: Iterable[Finding], floor: tuple[int, int] | None = None) -> list[Finding]:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from dataclasses import replace
+
 from mpsready.findings import Finding, Severity
 from mpsready.scan import knowledge
 from mpsready.scan.dependencies import installs_on_mac, pin_admits_at_least
@@ -53,14 +55,15 @@ def judge_by_torch_pin(findings: list[Finding], deps: list[Dependency]) -> list[
             ev = {**f.evidence, "torch_pin": pin.specifier, "pin_at": where, "raise_torch_to": SPARSE_MPS_SINCE}
             fix = (f"Raise the torch pin to torch>={SPARSE_MPS_SINCE} ({where} declares {pin.raw or pin.specifier}), "
                    "the first release with SparseMPS kernels; or keep the buffer dense and convert where needed.")
-            out.append(Finding(f.code, f.severity, f"{f.message}; {where} pins {pin.raw or pin.specifier}", f.location,
-                               f.basis, fix, f.source, f.scope, ev))
+            out.append(replace(f, message=f"{f.message}; {where} pins {pin.raw or pin.specifier}", fix=fix)
+                       .with_evidence(ev))
         else:
             pins = [d.specifier for d in torch_pins(deps) if d.specifier.strip()]
             why = "the torch pin admits it" if pins else "torch is not pinned"
             ev = {**f.evidence, "mps_since": SPARSE_MPS_SINCE, "torch_pin": pins[0] if pins else None}
             severity = Severity.DEGRADES if f.severity is Severity.BLOCKER else f.severity
-            out.append(Finding(f.code, severity, f"{f.message}; {why}: needs PyTorch >= {SPARSE_MPS_SINCE} on a Mac",
-                               f.location, f.basis, f"Install PyTorch >= {SPARSE_MPS_SINCE} on the Mac (declare "
-                               f"torch>={SPARSE_MPS_SINCE} to make sure).", f.source, f.scope, ev))
+            out.append(replace(f, severity=severity,
+                               message=f"{f.message}; {why}: needs PyTorch >= {SPARSE_MPS_SINCE} on a Mac",
+                               fix=f"Install PyTorch >= {SPARSE_MPS_SINCE} on the Mac (declare "
+                               f"torch>={SPARSE_MPS_SINCE} to make sure).").with_evidence(ev))
     return out

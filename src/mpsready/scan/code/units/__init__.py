@@ -1,8 +1,8 @@
 """Rule units: one small module per check of the syntax tree, each documented by the rule it reports.
 
-The visitor in :mod:`mpsready.scan.code.analyzer` is the per-file model: it resolves import aliases,
-tracks CUDA guards, try/except fallbacks, distributed context, the literals and NumPy arrays bound to
-names, and reports through ``visitor.add``. A unit only looks at one node with that context and reports
+Each unit reads the per-file context (:class:`mpsready.scan.code.context.FileContext`: import aliases, CUDA
+guards, try/except fallbacks, distributed context, the literals and NumPy arrays bound to names) and reports
+through ``ctx.add``; the visitor (:mod:`mpsready.scan.code.visitor`) dispatches each node to the units of its class. A unit only looks at one node with that context and reports
 one rule, so a new pattern is a new unit file (plus its rule in ``scan/rules/``)::
 
     @on(ast.Call)
@@ -42,7 +42,7 @@ class ImportedModule:
 
 class QualifiedName:
     """Dispatch key of the units that judge a qualified ``torch.``/``cupy.`` name (an attribute chain or an
-    imported alias); every name they report starts with one of the visitor's ``_QUALIFIED_HEADS``."""
+    imported alias); every name they report starts with one of the visitor's ``QUALIFIED_HEADS``."""
 
 
 UNIT_MODULES = ("to_device_literal", "numpy_float64",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 
-from mpsready.scan.code.analyzer import _kwarg, is_cuda_literal
+from mpsready.scan.code.astutil import kwarg, is_cuda_literal
 from mpsready.scan.code.units import on
 from mpsready.scan.rules import api as A
 
@@ -21,9 +21,9 @@ SCALER = ("torch.amp.GradScaler", "torch.GradScaler", "torch.amp.grad_scaler.Gra
 @on(ast.Call)
 def check(v, node: ast.Call, name: str, attr: str | None) -> None:
     if name in AUTOCAST:
-        dev = node.args[0] if node.args else _kwarg(node, "device_type")
-        value, _ = v._string_value(dev) if dev is not None else (None, None)
-        enabled = _kwarg(node, "enabled")
+        dev = node.args[0] if node.args else kwarg(node, "device_type")
+        value, _ = v.string_value(dev) if dev is not None else (None, None)
+        enabled = kwarg(node, "enabled")
         if value is not None and is_cuda_literal(value) and isinstance(enabled, ast.Constant) \
                 and enabled.value is False:
             v.add(A.CUDA_AMP, node, f"autocast(device_type={value!r}, enabled=False): switches off CUDA autocast "
@@ -32,8 +32,8 @@ def check(v, node: ast.Call, name: str, attr: str | None) -> None:
             v.add(A.CUDA_AMP, node, f"autocast(device_type={value!r}): disabled with a warning on a Mac, the run "
                   "silently stays float32")
     elif name in SCALER:
-        dev = node.args[0] if node.args else _kwarg(node, "device")
-        value, _ = v._string_value(dev) if dev is not None else (None, None)
+        dev = node.args[0] if node.args else kwarg(node, "device")
+        value, _ = v.string_value(dev) if dev is not None else (None, None)
         if dev is None:
             v.add(A.GRAD_SCALER, node, "GradScaler() defaults to device 'cuda'")
         elif value is not None and is_cuda_literal(value):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 
 from mpsready.findings import Severity
-from mpsready.scan.code.analyzer import _dotted, _mentions_mps
+from mpsready.scan.code.astutil import dotted, mentions_mps
 from mpsready.scan.code.units import on
 from mpsready.scan.rules import api as A
 
@@ -33,7 +33,7 @@ def _is_available(v, node: ast.AST) -> bool:
 def check(v, node: ast.Assert) -> None:
     for part in _and_parts(node.test):
         if isinstance(part, ast.Attribute) and part.attr == "is_cuda":
-            v.add(A.ASSERTS_CUDA, node, f"assert {_dotted(part) or 'x.is_cuda'}: this path exists only for CUDA "
+            v.add(A.ASSERTS_CUDA, node, f"assert {dotted(part) or 'x.is_cuda'}: this path exists only for CUDA "
                   "tensors", evidence={"no_alternative": True})
             return
         if _is_available(v, part):
@@ -53,7 +53,7 @@ def check_raise(v, node: ast.If) -> None:
 
 def _report_stop(v, node: ast.AST, what: str) -> None:
     scope = v.functions[-1] if v.functions else v.tree
-    if _mentions_mps(scope):  # yolov5's select_device: the check validates a CUDA device the user chose
+    if mentions_mps(scope):  # yolov5's select_device: the check validates a CUDA device the user chose
         v.add(A.ASSERTS_CUDA, node, f"{what}: checks a CUDA device in code that also selects MPS, so a Mac takes "
               "another branch", severity=Severity.INFO, fix=FIX, evidence={"requires": "cuda", "considers_mps": True})
     else:

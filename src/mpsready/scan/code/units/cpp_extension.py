@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 
 from mpsready.findings import Severity
-from mpsready.scan.code.analyzer import _kwarg
+from mpsready.scan.code.astutil import kwarg
 from mpsready.scan.code.units import on
 from mpsready.scan.rules import extensions as E
 
@@ -24,9 +24,9 @@ def check(v, node: ast.Call, name: str, attr: str | None) -> None:
     strings = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
     has_cu = any(s.endswith((".cu", ".cuh")) for s in strings) or any("-lcuda" in s for s in strings)
     kwnames = {k.arg for k in node.keywords}
-    ext_name = node.args[0] if node.args else _kwarg(node, "name")
-    ext = v._literal(ext_name) if ext_name is not None else None
-    guard = v._fallback_guard()
+    ext_name = node.args[0] if node.args else kwarg(node, "name")
+    ext = v.literal(ext_name) if ext_name is not None else None
+    guard = v.fallback_guard()
     if guard is not None and last in ("load", "load_inline"):
         # built at run time under try/except with a fallback: a failed build on a Mac is caught
         if has_cu or "cuda_sources" in kwnames or "extra_cuda_cflags" in kwnames:

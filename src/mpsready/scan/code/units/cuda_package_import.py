@@ -10,7 +10,8 @@ from typing import Any
 
 from mpsready.findings import Severity
 from mpsready.scan import knowledge
-from mpsready.scan.code.analyzer import _end, _raw
+from mpsready.scan.code.astutil import end_of
+from mpsready.scan.code.result import raw_finding
 from mpsready.scan.code.units import ImportedModule, on
 from mpsready.scan.rules import deps as D
 
@@ -38,5 +39,5 @@ def check(v, node: ast.AST, module: str, guard: str | None) -> None:
         evidence["no_alternative"] = True
     fix = f"Use: {entry.alternative}." if entry.alternative else rule.fix
     # reported as found: an import is judged by the knowledge base, not by the CUDA guards around it
-    v.result.findings.append(_raw(rule, node.lineno, node.col_offset, msg, severity=severity, fix=fix,
-                                  evidence=evidence, end=_end(node)) | {"source": entry.source})
+    v.result.findings.append(raw_finding(rule, node.lineno, node.col_offset, msg, severity=severity, fix=fix,
+                                  evidence=evidence, end=end_of(node)) | {"source": entry.source})

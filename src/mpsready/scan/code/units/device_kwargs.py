@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import ast
 
-from mpsready.scan.code.analyzer import _DEVICE_KWARGS, _cuda_text, is_cuda_literal
+from mpsready.scan.code.astutil import DEVICE_KWARGS, cuda_text, is_cuda_literal
 from mpsready.scan.code.units import on
 from mpsready.scan.rules import api as A
 
 
 def _cuda_value(v, node: ast.AST) -> tuple[str | None, int | None]:
     """The CUDA device a value names (as written) and the line of the assignment it came from, else None."""
-    value, line = v._string_value(node)
-    text = _cuda_text(node)
+    value, line = v.string_value(node)
+    text = cuda_text(node)
     value = value if value is not None else text
-    if value is not None and (is_cuda_literal(value) or value == text) and not v._flagged_name(node):
+    if value is not None and (is_cuda_literal(value) or value == text) and not v.flagged_name(node):
         return value, line
     return None, None
 
@@ -30,7 +30,7 @@ def _cuda_value(v, node: ast.AST) -> tuple[str | None, int | None]:
 @on(ast.Call)
 def check(v, node: ast.Call, name: str, attr: str | None) -> None:
     for kw in node.keywords:
-        if kw.arg in _DEVICE_KWARGS:
+        if kw.arg in DEVICE_KWARGS:
             value, line = _cuda_value(v, kw.value)
             if value is not None:
                 where = f" (assigned at line {line})" if line else ""

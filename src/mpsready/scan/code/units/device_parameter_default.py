@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import ast
 
-from mpsready.scan.code.analyzer import _device_like_name, is_cuda_literal
+from mpsready.scan.code.astutil import device_like_name, is_cuda_literal
+from mpsready.scan.code.context import FileContext
 from mpsready.scan.code.units import on
 from mpsready.scan.rules import api as A
 
 
-def _owner(v, fn: ast.FunctionDef) -> ast.ClassDef | None:
-    """The class whose body defines ``fn`` directly, else ``None``."""
-    for node in ast.walk(v.tree):
-        if isinstance(node, ast.ClassDef) and any(st is fn for st in node.body):
-            return node
-    return None
+def _owner(v: FileContext, fn: ast.FunctionDef) -> ast.ClassDef | None:
+    """The class whose body defines ``fn`` directly, else ``None``: the innermost enclosing class, when ``fn`` is
+    one of its statements (a function inside an ``if`` of a class body, or inside a method, has none)."""
+    cls = v.classes[-1] if v.classes else None
+    return cls if cls is not None and any(st is fn for st in cls.body) else None
 
 
 def _callee(v, fn: ast.FunctionDef) -> tuple[str, bool, bool, str | None]:
@@ -41,13 +41,13 @@ def check(v, fn: ast.FunctionDef) -> None:
     pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
     pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
     for arg, default in pairs:
-        lit = v._literal(default)
+        lit = v.literal(default)
         if lit is None and isinstance(default, ast.Call) and (v.q(default.func) or "") == "torch.device" \
                 and len(default.args) == 1 and not default.keywords:
-            lit = v._literal(default.args[0])  # compute_device=torch.device("cuda") (sam2's load_video_frames)
-            if lit is not None and is_cuda_literal(lit) and _device_like_name(arg.arg):
+            lit = v.literal(default.args[0])  # compute_device=torch.device("cuda") (sam2's load_video_frames)
+            if lit is not None and is_cuda_literal(lit) and device_like_name(arg.arg):
                 v.device_defaults.add(id(default))
-        if lit is not None and is_cuda_literal(lit) and _device_like_name(arg.arg):
+        if lit is not None and is_cuda_literal(lit) and device_like_name(arg.arg):
             name, method, bound, owner = _callee(v, fn)
             index = next((i for i, a in enumerate(positional) if a is arg), None)
             if index is not None and bound:

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import ast
 
-from mpsready.scan.code.analyzer import (_DEVICE_KWARGS, _cuda_text, _dotted, _mentions_mps, _names_cpu,
-                                         _names_cuda, _target_key, _walk, is_cuda_literal)
+from mpsready.scan.code.astutil import (DEVICE_KWARGS, cuda_text, dotted, mentions_mps, names_cpu,
+                                         names_cuda, target_key, walk, is_cuda_literal)
 from mpsready.scan.code.units import on
 from mpsready.scan.rules import api as A
 
 
 def selection_kind(v, test: ast.AST, cuda_side: ast.AST, other: ast.AST) -> str | None:
     """'available' for cuda-if-available-else-cpu, 'string' for 'cuda'-in-device tests, else None."""
-    if not _names_cuda(cuda_side) or not _names_cpu(other):
+    if not names_cuda(cuda_side) or not names_cpu(other):
         return None
     for n in ast.walk(test):
         if isinstance(n, ast.Call) and (v.q(n.func) or "").endswith("cuda.is_available"):
@@ -35,7 +35,7 @@ def selection_kind(v, test: ast.AST, cuda_side: ast.AST, other: ast.AST) -> str 
 
 def is_switch_test(v, test: ast.AST) -> bool:
     """An availability test, or a name or attribute that says CUDA or GPU (`use_gpu`, `args.cuda`)."""
-    for n in _walk(test):
+    for n in walk(test):
         if isinstance(n, ast.Call) and ((v.q(n.func) or "").endswith("cuda.is_available")
                                         or isinstance(n.func, ast.Attribute) and n.func.attr == "device_count"):
             return True
@@ -64,15 +64,15 @@ def report_selection(v, kind: str | None, node: ast.AST) -> bool:
     if kind == "available":
         # judged on the enclosing function (or the module): does it consider MPS anywhere?
         scope = v.functions[-1] if v.functions else v.tree
-        if _mentions_mps(scope):
+        if mentions_mps(scope):
             return True
         if id(scope) in v.selection_reported and isinstance(node, ast.Assign):
             return True  # a CUDA switch after a selection already reported in the same scope
         v.selection_reported.add(id(scope))
-        guard = v._auto_device_guard()
-        if v._param_default is not None and not v._param_default.startswith("_"):
+        guard = v.auto_device_guard()
+        if v.param_default is not None and not v.param_default.startswith("_"):
             # the default of a public function's device parameter: callers pass device="mps" (CLIP's load)
-            fn = v._param_default
+            fn = v.param_default
             v.add(A.DEVICE_SELECTION, node, f"the default device of {fn}() picks 'cuda' if available, else "
                   "'cpu': callers that pass no device run on the CPU on a Mac",
                   evidence={"parameter_of": fn, "flag": f"{fn}(..., device='mps')"})
@@ -109,8 +109,8 @@ def check_if(v, node: ast.If) -> None:
                 return
     # longer branches (Informer's _acquire_device): the same name set to a CUDA device in the body and to
     # the CPU in the else branch, under an availability test or a CUDA/GPU switch (`if self.args.use_gpu:`)
-    cuda_side = {_target_key(st): st for st in node.body if isinstance(st, ast.Assign) and _names_cuda(st.value)}
-    cpu_side = {_target_key(st) for st in node.orelse if isinstance(st, ast.Assign) and _names_cpu(st.value)}
+    cuda_side = {target_key(st): st for st in node.body if isinstance(st, ast.Assign) and names_cuda(st.value)}
+    cpu_side = {target_key(st) for st in node.orelse if isinstance(st, ast.Assign) and names_cpu(st.value)}
     if any(k is not None and k in cpu_side for k in cuda_side) and is_switch_test(v, node.test):
         report_selection(v, "available", node)
 
@@ -158,12 +158,12 @@ def _own_parts(stmt: ast.stmt) -> tuple[list[ast.AST], list[ast.stmt]]:
 
 def _reads(expr: ast.AST, target: ast.AST) -> bool:
     """Whether ``expr`` reads the switch ``target`` (the same name, or the same attribute chain as written)."""
-    want = _dotted(target) if isinstance(target, ast.Attribute) else None
+    want = dotted(target) if isinstance(target, ast.Attribute) else None
     for n in ast.walk(expr):
         if isinstance(n, ast.Name) and isinstance(target, ast.Name) and n.id == target.id \
                 and isinstance(n.ctx, ast.Load):
             return True
-        if want and isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and _dotted(n) == want:
+        if want and isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and dotted(n) == want:
             return True
     return False
 
@@ -176,9 +176,9 @@ def _places(v, nodes: list[ast.AST]) -> bool:
             if isinstance(n, ast.Call):
                 if isinstance(n.func, ast.Attribute) and n.func.attr in ("to", "cuda"):
                     return True
-                if (v.q(n.func) or "") == "torch.device" or any(k.arg in _DEVICE_KWARGS for k in n.keywords):
+                if (v.q(n.func) or "") == "torch.device" or any(k.arg in DEVICE_KWARGS for k in n.keywords):
                     return True
-            if (isinstance(n, ast.Constant) and is_cuda_literal(n.value)) or _cuda_text(n) is not None:
+            if (isinstance(n, ast.Constant) and is_cuda_literal(n.value)) or cuda_text(n) is not None:
                 return True
             if isinstance(n, ast.Attribute) and (v.q(n) or "").startswith("torch.cuda."):
                 return True

@@ -11,5 +11,5 @@ from mpsready.scan.rules import api as A
 
 @on(ast.Call)
 def check(v, node: ast.Call, name: str, attr: str | None) -> None:
-    if attr == "cuda" and not name.startswith("torch.cuda") and not v._is_module(node.func.value):
+    if attr == "cuda" and not name.startswith("torch.cuda") and not v.is_module(node.func.value):
         v.add(A.DOT_CUDA, node, ".cuda() moves to CUDA; on a Mac it raises 'Torch not compiled with CUDA enabled'")

@@ -9,14 +9,14 @@ from __future__ import annotations
 import ast
 
 from mpsready.findings import Severity
-from mpsready.scan.code.analyzer import _DTYPE_NAMES
+from mpsready.scan.code.astutil import DTYPE_NAMES
 from mpsready.scan.code.units import QualifiedName, on
 from mpsready.scan.rules import dtypes as T
 
 
 @on(QualifiedName)
 def check(v, node: ast.AST, name: str) -> bool:
-    if name not in _DTYPE_NAMES:
+    if name not in DTYPE_NAMES:
         return False
     if v.passive_dtype:
         return True

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from mpsready.scan.code.analyzer import _is_cpu_test, _is_cuda_type_test, _walk
+from mpsready.scan.code.astutil import is_cpu_test, is_cuda_type_test, walk
 from mpsready.scan.code.units import on
 from mpsready.scan.rules import extensions as E
 
@@ -16,13 +16,13 @@ def check(v, fn: ast.FunctionDef) -> None:
     for i, st in enumerate(body):
         if not isinstance(st, ast.If):
             continue
-        cuda_body = _is_cuda_type_test(st.test)
+        cuda_body = is_cuda_type_test(st.test)
         if cuda_body is not None:  # keyed on CUDA: the portable path serves MPS tensors (recorded, no finding)
             cuda_side = st.body if cuda_body else (st.orelse or body[i + 1:])
             if _applies(cuda_side):
                 v.result.device_dispatch.append(st.lineno)
             continue
-        if not _is_cpu_test(st.test):
+        if not is_cpu_test(st.test):
             continue
         rest = st.orelse or body[i + 1:]
         if _applies(rest):
@@ -33,4 +33,4 @@ def check(v, fn: ast.FunctionDef) -> None:
 def _applies(stmts: list[ast.stmt]) -> bool:
     """Whether the statements call a custom autograd Function (``X.apply(...)``)."""
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "apply"
-               for part in stmts for n in _walk(part))
+               for part in stmts for n in walk(part))

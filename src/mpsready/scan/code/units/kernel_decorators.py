@@ -1,6 +1,6 @@
 """EXT103 ``triton-kernel`` and EXT105 ``numba-cuda-kernel`` for functions decorated ``@triton.jit``
 (``autotune``, ``heuristics``) or ``@numba.cuda.jit`` (``cuda.jit`` when ``cuda`` is numba's); degrades when the
-library is imported under a try/except with a fallback (``visitor._kernel``). The first kernel decorator decides."""
+library is imported under a try/except with a fallback (``visitor.kernel``). The first kernel decorator decides."""
 
 from __future__ import annotations
 
@@ -29,9 +29,9 @@ def check(v, fn: ast.FunctionDef) -> None:
     for dec in fn.decorator_list:
         lib = kernel_library(v, dec)
         if lib == "triton":
-            v._kernel(E.TRITON_KERNEL, fn, f"Triton kernel {fn.name}()", lib)
+            v.kernel(E.TRITON_KERNEL, fn, f"Triton kernel {fn.name}()", lib)
             return
         if lib == "numba":
-            v._kernel(E.NUMBA_CUDA_KERNEL, fn, f"Numba CUDA kernel {fn.name}()", lib)
+            v.kernel(E.NUMBA_CUDA_KERNEL, fn, f"Numba CUDA kernel {fn.name}()", lib)
             return
 

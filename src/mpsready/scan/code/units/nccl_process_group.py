@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from mpsready.scan.code.analyzer import _kwarg
+from mpsready.scan.code.astutil import kwarg
 from mpsready.scan.code.units import on
 from mpsready.scan.markers import MAC_MARKER_ENV
 from mpsready.scan.rules import api as A
@@ -18,11 +18,11 @@ from mpsready.scan.rules import api as A
 def check(v, node: ast.Call, name: str, attr: str | None) -> None:
     if name.rsplit(".", 1)[-1] != "init_process_group" or not ("distributed" in name or "dist" in name.split(".")[0]):
         return
-    backend = node.args[0] if node.args else _kwarg(node, "backend")
+    backend = node.args[0] if node.args else kwarg(node, "backend")
     if isinstance(backend, ast.Name) and backend.id in v.choice_vars:
         backend = v.choice_vars[backend.id]
     backend = _on_a_mac(v, backend)
-    value, line = v._string_value(backend) if backend is not None else (None, None)
+    value, line = v.string_value(backend) if backend is not None else (None, None)
     if value is not None and "nccl" in value:
         where = f" (backend assigned at line {line})" if line else ""
         v.add(A.NCCL, node, f"init_process_group with backend {value!r}{where}: macOS PyTorch has no NCCL")
@@ -33,7 +33,7 @@ def _on_a_mac(v, node):
     ``"nccl"`` there; ``"nccl" if torch.cuda.is_available() else "gloo"`` is ``"gloo"``. A test this cannot
     decide leaves the expression as it is (no finding)."""
     while isinstance(node, ast.IfExp):
-        truth = False if v._is_cuda_test(node.test) else _platform_test(node.test)
+        truth = False if v.is_cuda_test(node.test) else _platform_test(node.test)
         if truth is None:
             return node
         node = node.body if truth else node.orelse

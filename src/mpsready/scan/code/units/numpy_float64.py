@@ -8,23 +8,24 @@ from __future__ import annotations
 
 import ast
 
-from mpsready.scan.code.analyzer import _CAST_METHODS, _TENSOR_FROM_ARRAY, _kwarg, _project_callee
+from mpsready.scan.code.astutil import CAST_METHODS, TENSOR_FROM_ARRAY, kwarg, project_callee
+from mpsready.scan.code.result import F64Sink, ParamSink
 from mpsready.scan.code.units import on
 from mpsready.scan.rules import dtypes as T
 
 
 @on(ast.Call)
 def check(v, node: ast.Call, name: str, attr: str | None) -> None:
-    if attr in _CAST_METHODS and not node.args and isinstance(node.func.value, ast.Call):  # type: ignore[union-attr]
+    if attr in CAST_METHODS and not node.args and isinstance(node.func.value, ast.Call):  # type: ignore[union-attr]
         # `X.to(dev).float()`: the visitor meets the cast before the move it follows (outer calls first); the move's
         # finding says so, since migrate can then move the cast before it
-        v.__dict__.setdefault("_casts_after", set()).add(id(node.func.value))  # type: ignore[union-attr]
+        v.casts_after.add(id(node.func.value))  # type: ignore[union-attr]
     if attr == "to":
-        has_dtype = any(v._is_dtype(a) for a in node.args) or any(k.arg == "dtype" for k in node.keywords)
+        has_dtype = any(v.is_dtype(a) for a in node.args) or any(k.arg == "dtype" for k in node.keywords)
         if not has_dtype:
             _check_chain(v, node)
-    elif name in _TENSOR_FROM_ARRAY and node.args and _kwarg(node, "dtype") is None \
-            and _kwarg(node, "device") is not None:
+    elif name in TENSOR_FROM_ARRAY and node.args and kwarg(node, "dtype") is None \
+            and kwarg(node, "device") is not None:
         _check_source(v, node.args[0], name, node)
 
 
@@ -32,16 +33,16 @@ def _check_chain(v, to_call: ast.Call) -> None:
     """torch.from_numpy(<float64 array>)....to(device) with no cast before the move."""
     recv = to_call.func.value  # type: ignore[union-attr]
     while isinstance(recv, ast.Call) and isinstance(recv.func, ast.Attribute):
-        if (v.q(recv.func) or "") in _TENSOR_FROM_ARRAY:
+        if (v.q(recv.func) or "") in TENSOR_FROM_ARRAY:
             break
-        if recv.func.attr in _CAST_METHODS or (recv.func.attr == "to" and (
-                any(v._is_dtype(a) for a in recv.args) or any(k.arg == "dtype" for k in recv.keywords))):
+        if recv.func.attr in CAST_METHODS or (recv.func.attr == "to" and (
+                any(v.is_dtype(a) for a in recv.args) or any(k.arg == "dtype" for k in recv.keywords))):
             return
         recv = recv.func.value
     if not isinstance(recv, ast.Call):
         return
     name = v.q(recv.func) or ""
-    if name not in _TENSOR_FROM_ARRAY or not recv.args or _kwarg(recv, "dtype") is not None:
+    if name not in TENSOR_FROM_ARRAY or not recv.args or kwarg(recv, "dtype") is not None:
         return
     _check_source(v, recv.args[0], name, to_call)
 
@@ -50,19 +51,19 @@ def _check_source(v, src: ast.AST, name: str, at: ast.AST) -> None:
     """The array a tensor is made from, where the tensor then lands on a device before any cast: a NumPy
     float64 array here is DTY102 now; the result of a project function, or a parameter, is recorded for the
     engine to join across files (the function returns float64 / a caller passes float64)."""
-    if (isinstance(src, ast.Name) and src.id in v.np_f64_vars) or v._is_numpy_f64(src):
+    if (isinstance(src, ast.Name) and src.id in v.np_f64_vars) or v.is_numpy_f64(src):
         label = src.id if isinstance(src, ast.Name) else "a NumPy array"
-        cast = id(at) in v.__dict__.get("_casts_after", ())
+        cast = id(at) in v.casts_after
         v.add(T.NUMPY_FLOAT64, at, f"{name}({label}) is float64 (NumPy's default) and is moved to a device "
               "before any cast: MPS refuses float64", evidence={"cast_after_move": True} if cast else None)
         return
     if not isinstance(src, ast.Name):
-        callee = _project_callee(src)
+        callee = project_callee(src)
         if callee is not None:
-            v.result.f64_sinks.append([callee, at.lineno, at.col_offset + 1, name])
+            v.result.f64_sinks.append(F64Sink(callee, at.lineno, at.col_offset + 1, name))
         return
     if src.id in v.call_vars:
-        v.result.f64_sinks.append([v.call_vars[src.id], at.lineno, at.col_offset + 1, name])
+        v.result.f64_sinks.append(F64Sink(v.call_vars[src.id], at.lineno, at.col_offset + 1, name))
         return
     if v.functions:
         fn = v.functions[-1]
@@ -70,4 +71,4 @@ def _check_source(v, src: ast.AST, name: str, at: ast.AST) -> None:
         if params and params[0] in ("self", "cls"):
             params = params[1:]
         if src.id in params:
-            v.result.param_sinks.append([fn.name, params.index(src.id), at.lineno, at.col_offset + 1, name])
+            v.result.param_sinks.append(ParamSink(fn.name, params.index(src.id), at.lineno, at.col_offset + 1, name))

@@ -1,6 +1,6 @@
 """EXT104 ``cupy-kernel`` and EXT106 ``pycuda-kernel``: CUDA C compiled at run time (``cupy.RawKernel``,
 ``RawModule``, ``ElementwiseKernel``, ``ReductionKernel``; ``pycuda.compiler.SourceModule``). Lowered to
-degrades when the library is imported under try/except with a fallback (``visitor._kernel``)."""
+degrades when the library is imported under try/except with a fallback (``visitor.kernel``)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,6 @@ CUPY = ("cupy.RawKernel", "cupy.RawModule", "cupy.ElementwiseKernel", "cupy.Redu
 @on(ast.Call)
 def check(v, node: ast.Call, name: str, attr: str | None) -> None:
     if name in CUPY:
-        v._kernel(E.CUPY_KERNEL, node, f"CuPy {name.rsplit('.', 1)[-1]}", "cupy")
+        v.kernel(E.CUPY_KERNEL, node, f"CuPy {name.rsplit('.', 1)[-1]}", "cupy")
     elif name == "pycuda.compiler.SourceModule":
-        v._kernel(E.PYCUDA_KERNEL, node, "PyCUDA SourceModule compiles CUDA C at run time", "pycuda")
+        v.kernel(E.PYCUDA_KERNEL, node, "PyCUDA SourceModule compiles CUDA C at run time", "pycuda")

@@ -39,7 +39,7 @@ def check(v, node: ast.AST, name: str) -> bool:
     if info.get("accelerator"):
         evidence["accelerator"] = info["accelerator"]
     fix = ("Use " + " or ".join(alts) + ".") if alts else "No MPS equivalent: guard it with torch.cuda.is_available()."
-    v._resolve_guards()
+    v.resolve_guards()
     if attr == "is_available" and isinstance(node, ast.Attribute) and not v.cuda_guard:
         # a bare availability check is only a finding when it drives a device choice (API104)
         return True

@@ -1,0 +1,394 @@
+"""The per-file context the rule units read: import aliases, the guards around the current node, the literals
+bound to names, the value flow (:class:`mpsready.scan.code.valueflow.ValueFlow`) and :meth:`FileContext.add`, the one
+way a unit reports.
+
+Guards: :attr:`FileContext.cuda_guard` (depth of enclosing CUDA-availability checks, computed lazily: call
+:meth:`FileContext.resolve_guards` before reading it), :attr:`FileContext.dist_context` (distributed-only code),
+:attr:`FileContext.mps_excluded` (branches an MPS tensor never takes), :meth:`FileContext.fallback_guard` (an
+enclosing try/except with a fallback), :meth:`FileContext.flag_guard` (the option an enclosing ``if`` tests).
+Literals: :meth:`FileContext.literal` and :meth:`FileContext.string_value` (a string, or the string a name was
+assigned). Position: :attr:`FileContext.functions` and :attr:`FileContext.classes` (innermost last),
+:attr:`FileContext.tree`. The visitor (:mod:`mpsready.scan.code.visitor`) keeps them up to date; units only read
+them, report, and mark what they reported (``reported_packages``, ``selection_reported``, ...)."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from mpsready.findings import Severity
+from mpsready.scan import knowledge
+from mpsready.scan.code.astutil import (CAST_METHODS, dotted, end_of, is_cuda_literal,
+                                        is_distributed_test, is_fallback_handler, kwarg, off_by_default,
+                                        device_like_name, project_callee, walk)
+from mpsready.scan.code.valueflow import ValueFlow
+from mpsready.scan.code.names import AliasMap
+from mpsready.scan.code.result import CodeResult, raw_finding
+
+class FileContext(ValueFlow):
+    """The per-file model of one Python source (see the module doc); ``tree`` is the module's syntax tree."""
+
+    def __init__(self, aliases: AliasMap, tree: ast.Module) -> None:
+        super().__init__(aliases, tree)
+        self.result = CodeResult()
+        self.api = knowledge.cuda_api_table()
+        # guards
+        self.try_stack: list[ast.Try] = []  # enclosing try statements whose handlers are fallbacks
+        self.cuda_guard = 0  # depth of enclosing `if <cuda available>:` bodies
+        self.dist_context = 0  # depth of enclosing distributed-only code (if ddp:, def all_gather)
+        self.mps_excluded = 0  # depth of branches a tensor on MPS never takes (`if x.device.type != "mps":`)
+        self.in_test = 0  # inside the condition of an if / conditional expression
+        # `if` conditions whose guard value is computed only when a finding (or an import) needs it:
+        # [kind ('cuda' or 'dist'), test, None (not computed) or the result]; innermost last
+        self.lazy_guards: list[list[Any]] = []
+        self.unresolved = 0  # entries of lazy_guards not computed yet
+        self.kernel_lib_guard: dict[str, str | None] = {}  # triton/cupy/... -> fallback location or None
+        self.guarded_build: dict[int, int | None | bool] = {}  # id(function) -> fallback line (cached)
+        # where the visitor is
+        self.functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []  # enclosing definitions, innermost last
+        self.classes: list[ast.ClassDef] = []  # enclosing class definitions, innermost last
+        self.param_default: str | None = None  # the function whose parameter defaults are being visited
+        self.passive_dtype = 0  # inside comparisons and dict tables: a dtype named there creates no tensor
+        self.iterated: set[int] = set()  # id() of the iterables of for loops and comprehensions (visit_Tuple)
+        self.compared: set[int] = set()  # id() of calls that are an operand of a comparison (or its attribute)
+        self.inits: dict[int, list] | None = None  # id(method) -> [its class's __init__] (param_off_by_default)
+        # literals bound to names
+        self.string_vars: dict[str, tuple[str, int]] = {}  # name -> (string literal, line) for simple assignments
+        self.choice_vars: dict[str, ast.IfExp] = {}  # name -> `"a" if test else "b"` it was assigned
+        self.option_vars: dict[str, str] = {}  # name -> the option it holds (`opt_lower = args.opt.lower()`)
+        # what the rule units have reported, so each reports once
+        self.reported_packages: set[str] = set()  # DEP107 once per package per file
+        self.device_defaults: set[int] = set()  # id() of torch.device('cuda') parameter defaults (reported as such)
+        self.selection_reported: set[int] = set()  # id() of functions (or the module) with an API104 already
+        self.casts_after: set[int] = set()  # id() of calls a cast follows in the same chain (`x.to(d).float()`)
+
+    # ---------------------------------------------------------------- reporting
+    def add(self, rule, node: ast.AST, message: str, **kw: Any) -> None:
+        self.resolve_guards()
+        severity = kw.pop("severity", None) or rule.severity
+        evidence = kw.pop("evidence", None) or {}
+        if self.cuda_guard and rule.code.startswith("API") and rule.code not in ("API104", "API115"):
+            # every API finding inside a CUDA check says so, whatever its severity; those above info drop to it
+            user = self.user_flag_guard()
+            if user is not None:  # `if args.cuda:`: a check only if the option's value flows from availability
+                evidence = {**evidence, "user_flag_guard": user, "unguarded_severity": severity.value}
+            severity = Severity.INFO if severity.rank > Severity.INFO.rank else severity
+            evidence = {**evidence, "guarded": True}
+            message += " (inside a CUDA-availability check, so skipped on a Mac)"
+        if self.mps_excluded and rule.code.startswith(("API", "DTY")) and severity.rank > Severity.INFO.rank:
+            # the project's own MPS check keeps this branch off MPS (issue 23: it already picks MPS)
+            severity = Severity.INFO
+            evidence = {**evidence, "mps_excluded": True}
+            message += " (in a branch that a tensor on MPS never takes)"
+        if self.dist_context and "scope" not in kw:
+            kw["scope"] = "distributed"
+        switch = self.flag_guard()
+        if isinstance(switch, tuple):  # `if 'fused' in args.opt.lower():` -> the option and the test on its value
+            evidence = {**evidence, "flag_guard": switch[0], "flag_test": [switch[1], switch[2]]}
+        elif switch is not None:
+            evidence = {**evidence, "flag_guard": switch}
+            if self.functions and self.param_off_by_default(switch):
+                evidence["param_guard"] = switch
+        self.result.findings.append(raw_finding(rule, getattr(node, "lineno", 1), getattr(node, "col_offset", 0), message,
+                                         severity=severity, evidence=evidence, end=end_of(node), **kw))
+
+
+    def kernel(self, rule, node: ast.AST, message: str, lib: str) -> None:
+        """Report a GPU kernel of ``lib`` (triton, numba, cupy, pycuda): degrades when the library is imported
+        only under a try/except with a fallback in this file, else a blocker with no alternative."""
+        guard = self.kernel_lib_guard.get(lib)
+        evidence: dict[str, Any] = {"library": lib}
+        severity = rule.severity
+        if guard is not None:
+            severity = Severity.DEGRADES
+            evidence["fallback"] = f"line {guard}"
+            message += f"; {lib} is imported under try/except with a fallback (line {guard})"
+        else:
+            evidence["no_alternative"] = True
+        self.add(rule, node, message, severity=severity, evidence=evidence)
+
+    # ---------------------------------------------------------------- guards
+    def push_guard(self, kind: str, test: ast.AST) -> list[Any]:
+        entry = [kind, test, None]
+        self.lazy_guards.append(entry)
+        self.unresolved += 1
+        return entry
+
+
+    def pop_guard(self, entry: list[Any]) -> None:
+        self.lazy_guards.pop()
+        if entry[2] is None:
+            self.unresolved -= 1
+        elif entry[2]:
+            if entry[0] == "cuda":
+                self.cuda_guard -= 1
+            else:
+                self.dist_context -= 1
+
+
+    def resolve_guards(self) -> None:
+        """Compute the pending guard tests (before reading cuda_guard/dist_context, and before an import
+        changes the aliases the tests are resolved with). Most `if` bodies hold no finding, so most tests
+        are never computed."""
+        if not self.unresolved:
+            return
+        for entry in self.lazy_guards:
+            if entry[2] is None:
+                if entry[0] == "cuda":
+                    entry[2] = self.is_cuda_test(entry[1])
+                    self.cuda_guard += entry[2]
+                else:
+                    entry[2] = is_distributed_test(entry[1])
+                    self.dist_context += entry[2]
+        self.unresolved = 0
+
+
+    def is_cuda_test(self, test: ast.AST) -> bool:
+        """A condition that is False on a Mac: torch.cuda.is_available(), device == 'cuda', args.cuda, use_cuda.
+        A negated one is True there, so its body runs on a Mac: ``not torch.cuda.is_available()``,
+        ``x.device != torch.device("cuda")`` (stable-diffusion's samplers then call ``.to("cuda")``); an ``and``
+        is False when one of its parts is, an ``or`` only when all are."""
+        cls = test.__class__
+        if cls is ast.UnaryOp and isinstance(test.op, ast.Not):
+            return False
+        if cls is ast.BoolOp:
+            parts = [self.is_cuda_test(v) for v in test.values]
+            return any(parts) if isinstance(test.op, ast.And) else all(parts)
+        if cls is ast.Compare and any(isinstance(op, (ast.NotEq, ast.IsNot, ast.NotIn)) for op in test.ops):
+            return False
+        for n in walk(test):
+            if isinstance(n, ast.Call):
+                name = self.q(n.func) or ""
+                if name.startswith("torch.cuda.") or name.endswith("cuda.is_available"):
+                    return True
+            elif isinstance(n, ast.Constant) and is_cuda_literal(n.value):
+                return True
+            elif isinstance(n, ast.Name) and "cuda" in n.id.lower():
+                return True
+            elif isinstance(n, ast.Attribute) and "cuda" in n.attr.lower() and not isinstance(n.ctx, ast.Store):
+                name = self.q(n) or ""
+                if not name.startswith("torch.cuda"):
+                    return True
+        return False
+
+
+    def fallback_guard(self) -> str | None:
+        """Line of the nearest enclosing try/except whose handler provides a fallback, or ``None``."""
+        for tr in reversed(self.try_stack):
+            for h in tr.handlers:
+                if is_fallback_handler(h):
+                    return str(h.lineno)
+        return None
+
+
+    def auto_device_guard(self) -> tuple[str, str] | None:
+        """The device setting an enclosing `if config.device == 'auto':` / `if args.device is None:` tests (as
+        written, ``config.device``) and the value it tests for (``'auto'`` or ``None``, as written), or ``None``."""
+        for entry in reversed(self.lazy_guards):
+            test = entry[1]
+            if entry[0] != "cuda" or not isinstance(test, ast.Compare) or len(test.ops) != 1:
+                continue
+            left, right = test.left, test.comparators[0]
+            label = left.attr if isinstance(left, ast.Attribute) else left.id if isinstance(left, ast.Name) else ""
+            if "device" not in label.lower():
+                continue
+            if (isinstance(test.ops[0], ast.Eq) and isinstance(right, ast.Constant) and right.value == "auto") or (
+                    isinstance(test.ops[0], ast.Is) and isinstance(right, ast.Constant) and right.value is None):
+                return dotted(left) or label, repr(right.value)
+        return None
+
+
+    def param_off_by_default(self, name: str) -> bool:
+        """Whether ``name`` is a parameter of an enclosing function, or of the ``__init__`` of the class around the
+        innermost method (``if self.flash:`` in ``forward`` with ``__init__(self, flash=False)``), whose default is
+        ``False`` or ``None``: code behind it runs only when a caller turns it on (issue 23)."""
+        fns = list(self.functions)
+        if self.inits is None:  # method -> its class's __init__, built once per file on first need
+            self.inits = {}
+            stack = list(self.tree.body) if self.tree is not None else []
+            while stack:  # statements only: classes sit in statement bodies, never inside expressions
+                stmt = stack.pop()
+                if stmt.__class__ is ast.ClassDef:
+                    init = [s for s in stmt.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"]
+                    for s in stmt.body:
+                        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                            self.inits[id(s)] = init
+                for part in ("body", "orelse", "finalbody"):
+                    block = getattr(stmt, part, None)
+                    if block.__class__ is list:
+                        stack += block
+                for handler in getattr(stmt, "handlers", ()):
+                    stack += handler.body
+        fns += self.inits.get(id(self.functions[-1]), [])
+        return off_by_default(name, fns)
+
+
+    def user_flag_guard(self) -> str | None:
+        """The attribute (``cuda`` of ``if args.cuda:``) when every CUDA guard around this point is a plain test
+        of an attribute named for CUDA: maybe a user's flag rather than a CUDA-availability check. The engine
+        decides from the project's options and assignments (``model.project.user_flag_guards``)."""
+        guards = [e for e in self.lazy_guards if e[0] == "cuda" and e[2]]
+        if not guards or len(guards) != self.cuda_guard:
+            return None
+        names = set()
+        for e in guards:
+            test = e[1]
+            if not (isinstance(test, ast.Attribute) and isinstance(test.value, (ast.Name, ast.Attribute))
+                    and "cuda" in test.attr.lower()):
+                return None
+            names.add(test.attr)
+        return names.pop() if len(names) == 1 else None
+
+
+    def flag_guard(self) -> str | tuple[str, str, str] | None:
+        """The option an enclosing `if args.use_triton:` (or `if use_triton:`) tests, innermost first, or
+        ``(option, "in" | "eq", value)`` for a test on an option's value (`if 'fused' in args.opt.lower():`,
+        `if opt_lower == 'lamb':` with `opt_lower = args.opt.lower()`, ConvNeXt's optimizer factory); the
+        engine decides from the project's configuration surfaces whether it is off by default."""
+        for entry in reversed(self.lazy_guards):
+            if entry[0] != "cuda":
+                continue
+            test = entry[1]
+            if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.In, ast.Eq)):
+                left, right = test.left, test.comparators[0]
+                const, subject = (left, right) if isinstance(left, ast.Constant) else (right, left)
+                option = self.option_of(subject)
+                if isinstance(const, ast.Constant) and isinstance(const.value, str) and option:
+                    return option, "in" if isinstance(test.ops[0], ast.In) else "eq", const.value
+            if isinstance(test, ast.Attribute) and isinstance(test.value, (ast.Name, ast.Attribute)):
+                return test.attr
+            if isinstance(test, ast.Name):
+                return test.id
+        return None
+
+
+    def option_of(self, node: ast.AST) -> str | None:
+        """The option a value reads: ``args.opt`` / ``args.opt.lower()`` -> ``opt``, or a name bound to one."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args \
+                and node.func.attr in ("lower", "strip", "upper", "casefold"):
+            node = node.func.value
+        if isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Name, ast.Attribute)):
+            return node.attr
+        if isinstance(node, ast.Name):
+            return self.option_vars.get(node.id)
+        return None
+
+    # ---------------------------------------------------------------- literals and names
+    def literal(self, node: ast.AST) -> str | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        return None
+
+
+    def string_value(self, node: ast.AST) -> tuple[str | None, int | None]:
+        """A string literal, or the literal a simple name was assigned (with that line)."""
+        lit = self.literal(node)
+        if lit is not None:
+            return lit, None
+        if isinstance(node, ast.Name) and node.id in self.string_vars:
+            return self.string_vars[node.id]
+        if isinstance(node, ast.Attribute):
+            key = dotted(node)
+            if key and key in self.string_vars:
+                return self.string_vars[key]
+        return None, None
+
+
+    def is_module(self, node: ast.AST) -> bool:
+        name = self.q(node) or ""
+        head = name.split(".")[0]
+        return isinstance(node, (ast.Name, ast.Attribute)) and self.aliases.is_imported(head) and head in (
+            "torch", "numba", "cupy", "pycuda", "cuda")
+
+
+    def flagged_name(self, arg: ast.AST) -> bool:
+        """A device-named variable was already reported where it was assigned."""
+        return isinstance(arg, ast.Name) and device_like_name(arg.id)
+
+    # ---------------------------------------------------------------- assignments (tiny data flow)
+    def track_assign(self, node: ast.Assign) -> None:
+        """Remember the string literals, NumPy float64 arrays, CPU tensors and project-call results bound to
+        names and attributes, for the units that read them at later statements."""
+        lit = self.literal(node.value)
+        for target in node.targets:
+            if isinstance(target, ast.Attribute):
+                key = dotted(target)
+                if key and lit is not None:
+                    self.string_vars[key] = (lit, node.lineno)
+                if key and (self.np_f64_vars or node.value.__class__ is ast.Call) \
+                        and self.is_numpy_f64(node.value):  # self.alphas_cumprod = np.cumprod(alphas)
+                    self.np_f64_vars.add(key)
+                elif key:
+                    self.np_f64_vars.discard(key)
+            if isinstance(target, ast.Name):
+                if lit is not None:
+                    self.string_vars[target.id] = (lit, node.lineno)
+                if isinstance(node.value, ast.IfExp):
+                    self.choice_vars[target.id] = node.value
+                else:
+                    self.choice_vars.pop(target.id, None)
+                option = self.option_of(node.value) if isinstance(node.value, (ast.Attribute, ast.Call)) else None
+                if option:
+                    self.option_vars[target.id] = option
+                else:
+                    self.option_vars.pop(target.id, None)
+                if (self.np_f64_vars or node.value.__class__ is ast.Call) and self.is_numpy_f64(node.value):
+                    self.np_f64_vars.add(target.id)
+                else:
+                    self.np_f64_vars.discard(target.id)
+                if self.is_cpu_tensor(node.value):
+                    self.cpu_vars.add(target.id)
+                else:
+                    self.cpu_vars.discard(target.id)
+                if (self.torch_f64_vars or self.cpu_vars or node.value.__class__ is ast.Call
+                        and any(k.arg == "dtype" for k in node.value.keywords)) and self.is_torch_cpu_f64(node.value):
+                    self.torch_f64_vars[target.id] = node.lineno
+                else:
+                    self.torch_f64_vars.pop(target.id, None)
+                callee = project_callee(node.value)
+                if callee is not None:
+                    self.call_vars[target.id] = callee
+                else:
+                    self.call_vars.pop(target.id, None)
+
+
+    def note_return(self, node: ast.Return) -> None:
+        """A function returning a NumPy float64 array (a factory, ``.astype(float)``, or a name bound to one)."""
+        if not self.functions or node.value is None:
+            return
+        value = node.value
+        if (isinstance(value, ast.Name) and value.id in self.np_f64_vars) or self.is_numpy_f64(value):
+            name = self.functions[-1].name
+            if name not in self.result.f64_returns:
+                self.result.f64_returns.append(name)
+
+
+    def note_cpu_f64(self, node: ast.Call, name: str, attr: str | None) -> None:
+        """Float64 made on the CPU is DTY101 info at its dtype; the move of such a tensor before a cast (``.to(dev)``,
+        ``.cuda()``, a module buffer or parameter, which move with the module) is DTY101 at the move."""
+        from mpsready.scan.rules import dtypes as T
+
+        moves = attr == "cuda" or (attr == "to" and node.args + node.keywords and not self.casts(node))
+        if moves:
+            recv = node.func.value  # type: ignore[union-attr]
+            while isinstance(recv, (ast.Call, ast.Subscript)):
+                if isinstance(recv, ast.Call):
+                    f = recv.func
+                    if isinstance(f, ast.Attribute) and (f.attr in CAST_METHODS or f.attr == "to" and self.casts(recv)):
+                        break
+                    self.moved_calls.add(id(recv))
+                    recv = f.value if isinstance(f, ast.Attribute) else None
+                else:
+                    recv = recv.value
+        sunk = None
+        if moves and isinstance(node.func.value, ast.Name):  # type: ignore[union-attr]
+            sunk = node.func.value  # type: ignore[union-attr]
+        elif attr == "register_buffer" and len(node.args) >= 2 and isinstance(node.args[1], ast.Name):
+            sunk = node.args[1]
+        elif name in ("torch.nn.Parameter", "torch.nn.parameter.Parameter") and node.args and isinstance(node.args[0], ast.Name):
+            sunk = node.args[0]
+        if sunk is not None and sunk.id in self.torch_f64_vars:
+            self.add(T.FLOAT64, node, f"{sunk.id} holds a float64 tensor made on the CPU (line "
+                     f"{self.torch_f64_vars[sunk.id]}) and moves to a device before any cast: MPS has no float64")
+        if id(node) not in self.moved_calls and self.cpu_f64_factory(node):
+            self.cpu_f64_nodes[id(kwarg(node, "dtype"))] = name
