@@ -125,7 +125,7 @@ def _assigns(ctx: FileContext, scope: cst.CSTNode) -> list[cst.Assign]:
                     and node.targets[0].target.value == "device":
                 out.append(node)
 
-    scope.visit(V())
+    ctx.visit(scope, V())
     ctx.memo[key] = out  # the tree holds ``scope`` as long as ctx lives, so its id is not reused meanwhile
     return out
 
@@ -161,7 +161,7 @@ def _is_cuda_test(ctx: FileContext, test: cst.BaseExpression) -> bool:
             if "cuda" in node.value.lower() and node.value != "torch":
                 found.append(node)
 
-    test.visit(V())
+    ctx.visit(test, V())
     return bool(found)
 
 

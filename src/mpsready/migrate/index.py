@@ -10,6 +10,12 @@ with a :class:`IndexState` that records the same ranges (syntactic where the nod
 inclusive otherwise: exactly ``PositionProvider``'s rule, in the same insertion order) and each node's
 parent, as plain tuples; :class:`Positions` turns a tuple into libcst's ``CodeRange`` only when asked.
 ``tests/migrate/test_index.py`` checks the result equals both providers on the fixtures and a synthetic tree.
+
+A tree deeper than :data:`MAX_DEPTH` nodes raises ``RecursionError`` here, as ``PositionProvider`` did
+from about that depth at Python's default recursion limit (measured with libcst 1.9: 140 nested lists,
+depth 284; 140 nested calls, depth 283), so the same hostile files are listed as too deep, whatever the
+caller's recursion limit, and the recursive libcst passes that follow (the rewrite, code generation) stay
+well inside it.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import libcst as cst
 from libcst.metadata import CodePosition, CodeRange
 from libcst._nodes.internal import CodegenState  # noqa: PLC2701 - the documented hook code generation calls
 
+MAX_DEPTH = 280
 Span = tuple[int, int, int, int]  # start line (1-based), start column (0-based), end line, end column
 
 # what libcst's position provider splits tokens on (libcst/metadata/position_provider.py NEWLINE_RE)
@@ -50,14 +57,18 @@ class _Syntactic:
 
 
 class IndexState(CodegenState):
-    """A code generation state that tracks the line and column of every token, the span of every node and
-    every node's parent (libcst calls ``before_codegen``/``after_codegen`` around each node)."""
+    """A code generation state that tracks the line and column of every token, the span of every node,
+    every node's parent and the nodes in order, each subtree a slice of it (libcst calls
+    ``before_codegen``/``after_codegen`` around each node, in the order its visitors visit them)."""
 
     def __init__(self, module: cst.Module) -> None:
         super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
         self.line, self.column = 1, 0
         self.spans: dict[cst.CSTNode, Span] = {}
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        self.order: list[cst.CSTNode] = []  # every node, in the order libcst's visitors meet them
+        self.at: dict[cst.CSTNode, int] = {}  # a node's place in ``order``
+        self.ends: dict[cst.CSTNode, int] = {}  # the place after its last descendant
         self._stack: list[cst.CSTNode] = []
         self._starts: list[tuple[int, int]] = []
 
@@ -75,13 +86,18 @@ class IndexState(CodegenState):
             self.column += len(value)
 
     def before_codegen(self, node: cst.CSTNode) -> None:
+        if len(self._stack) >= MAX_DEPTH:
+            raise RecursionError(f"syntax tree deeper than {MAX_DEPTH} nodes")
         if self._stack:
             self.parents[node] = self._stack[-1]
         self._stack.append(node)
         self._starts.append((self.line, self.column))
+        self.at[node] = len(self.order)
+        self.order.append(node)
 
     def after_codegen(self, node: cst.CSTNode) -> None:
         self._stack.pop()
+        self.ends[node] = len(self.order)
         start = self._starts.pop()
         if node not in self.spans:  # no syntactic range recorded: the whitespace-inclusive one, as libcst
             self.spans[node] = start + (self.line, self.column)
@@ -117,3 +133,19 @@ def index(module: cst.Module) -> IndexState:
     state = IndexState(module)
     module._codegen(state)
     return state
+
+
+def walk(state: IndexState, root: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+    """``root.visit(visitor)`` for a read-only visitor (``visit_*`` methods only, no ``leave_*``) over a node of
+    the indexed tree: the same nodes in the same order, a subtree skipped where ``visit_*`` returns False, without
+    libcst's rebuild of every node on the way (its visitors reconstruct each node they pass). A node that is
+    not in the index (built by a transform) is visited by libcst."""
+    i = state.at.get(root)
+    if i is None:
+        root.visit(visitor)
+        return
+    order, ends = state.order, state.ends
+    end = ends[root]
+    while i < end:
+        node = order[i]
+        i = i + 1 if visitor.on_visit(node) else ends[node]

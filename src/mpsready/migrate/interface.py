@@ -19,7 +19,7 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from mpsready.findings import Finding
-from mpsready.migrate.index import Positions
+from mpsready.migrate.index import IndexState, Positions, walk
 
 Rewrite = Callable[[cst.CSTNode], cst.CSTNode]
 
@@ -88,6 +88,15 @@ class FileContext:
     introduced: list[tuple[cst.CSTNode, str, int]] = field(default_factory=list)
     _starts: dict[tuple[int, int], list[cst.CSTNode]] = field(default_factory=dict, repr=False)
     memo: dict = field(default_factory=dict, repr=False)  # per-file results an analysis repeats per finding
+    index: IndexState | None = field(default=None, repr=False)  # the node order that :meth:`visit` walks
+
+    def visit(self, root: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+        """``root.visit(visitor)`` for a read-only visitor, walking the file's index (no rebuild of each node:
+        :func:`mpsready.migrate.index.walk`)."""
+        if self.index is None:
+            root.visit(visitor)
+        else:
+            walk(self.index, root, visitor)
 
     @property
     def accelerator_api(self) -> bool:
@@ -126,7 +135,7 @@ class FileContext:
         map; libcst's scope analysis (``QualifiedNameProvider``) gave the same answers on the fixtures at several
         times the cost of the whole parse."""
         if self.qualified is None:
-            self.qualified = _import_aliases(self.module)
+            self.qualified = _import_aliases(self)
         dotted = cst.helpers.get_full_name_for_node(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
         if not dotted:
             return set()
@@ -140,7 +149,7 @@ class FileContext:
             yield node
 
 
-def _import_aliases(module: cst.Module) -> dict[str, str]:
+def _import_aliases(ctx: FileContext) -> dict[str, str]:
     """``{local name: dotted module or object}`` for every import statement of ``module``, at any depth."""
     out: dict[str, str] = {}
 
@@ -164,7 +173,7 @@ def _import_aliases(module: cst.Module) -> dict[str, str]:
                 local = asname.value if isinstance(asname, cst.Name) else name
                 out[local] = f"{base}.{name}" if base and not base.endswith(".") else f"{base}{name}"
 
-    module.visit(V())
+    ctx.visit(ctx.module, V())
     return out
 
 

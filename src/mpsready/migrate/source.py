@@ -44,7 +44,7 @@ def context(text: str, path: str, torch_floor: tuple[int, int] | None) -> FileCo
         state = index(module)
     except RecursionError:
         raise MigrateError(TOO_DEEP.format(path=path)) from None
-    return FileContext(path, module, torch_floor, Positions(state.spans), state.parents)
+    return FileContext(path, module, torch_floor, Positions(state.spans), state.parents, index=state)
 
 
 def migrate_source(text: str, path: str, findings: list[Finding], transforms: list[Transform], *,

@@ -45,7 +45,7 @@ def _cuda_only_name(name: str) -> bool:
     return False
 
 
-def _calls_cuda_only(nodes: list[cst.CSTNode]) -> bool:
+def _calls_cuda_only(ctx: FileContext, nodes: list[cst.CSTNode]) -> bool:
     found = []
 
     class V(cst.CSTVisitor):
@@ -55,7 +55,7 @@ def _calls_cuda_only(nodes: list[cst.CSTNode]) -> bool:
                 found.append(node)
 
     for n in nodes:
-        n.visit(V())
+        ctx.visit(n, V())
     return bool(found)
 
 
@@ -140,7 +140,7 @@ class CpuKeyedFallback(Transform):
                 continue
             test, is_equal = found
             off_cpu = self._off_cpu_branch(ctx, node, is_equal)
-            if not off_cpu or not _calls_cuda_only(off_cpu):
+            if not off_cpu or not _calls_cuda_only(ctx, off_cpu):
                 continue
 
             def rewrite(n: cst.CSTNode, is_equal=is_equal) -> cst.CSTNode:
