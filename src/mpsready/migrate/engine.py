@@ -13,7 +13,7 @@ from pathlib import Path
 
 from mpsready import rules as registry
 from mpsready.findings import Finding
-from mpsready.migrate.autofix import bucket, declared_floor
+from mpsready.migrate.fixability import bucket, declared_floor
 from mpsready.migrate.interface import MigrateError, Transform
 from mpsready.migrate.leftovers import find_leftovers
 from mpsready.migrate.notebook import migrate_notebook

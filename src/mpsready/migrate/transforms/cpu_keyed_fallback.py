@@ -23,6 +23,7 @@ import libcst as cst
 from mpsready.findings import Finding
 from mpsready.migrate.common import quote_like, string_value
 from mpsready.migrate.interface import Edit, FileContext, Manual, Transform, manual
+from mpsready.migrate.specs.cpu_keyed_fallback import SPEC
 
 
 def _type_test(test: cst.BaseExpression) -> tuple[cst.Comparison, bool] | None:
@@ -108,7 +109,7 @@ def _scan_test_rewrite(test: cst.BaseExpression) -> cst.Comparison | None:
 
 
 class CpuKeyedFallback(Transform):
-    codes = ("EXT108",)
+    codes = SPEC.codes  # what it answers and fixes: specs/cpu_keyed_fallback.py
     detects = True
     words = ("cpu",)
 

@@ -22,6 +22,7 @@ from mpsready.findings import Finding
 from mpsready.migrate.common import cuda_index, helper_call, is_cuda_literal, quote_like, string_value
 from mpsready.migrate.device_source import resolve
 from mpsready.migrate.interface import Edit, FileContext, Manual, Transform, manual
+from mpsready.migrate.specs.device_literal import SPEC
 
 
 def _str_of_helper(index: cst.BaseExpression | str | None) -> cst.Call:
@@ -82,7 +83,7 @@ def _choices_gain_mps(ctx: FileContext, edit: Edit) -> list[Edit]:
 
 
 class DeviceLiteral(Transform):
-    codes = ("API103",)
+    codes = SPEC.codes  # what it answers and fixes: specs/device_literal.py
 
     def plan(self, ctx: FileContext, findings: list[Finding]) -> tuple[list[Edit], list[Manual]]:
         edits: list[Edit] = []

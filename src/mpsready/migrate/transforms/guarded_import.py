@@ -16,6 +16,7 @@ import libcst as cst
 
 from mpsready.findings import Finding
 from mpsready.migrate.interface import Edit, FileContext, Manual, Transform
+from mpsready.migrate.specs.guarded_import import SPEC
 
 
 def _cuda_module(name: str) -> bool:
@@ -58,7 +59,7 @@ def _none_tested(ctx: FileContext) -> set[str]:
 
 
 class GuardedImport(Transform):
-    codes = ("DEP107", "EXT102")
+    codes = SPEC.codes  # what it answers and fixes: specs/guarded_import.py
     detects = True
     words = ("is not None", "is None")
 

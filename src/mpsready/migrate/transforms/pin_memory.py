@@ -12,10 +12,11 @@ import libcst as cst
 from mpsready.findings import Finding
 from mpsready.migrate.common import expr, under_cuda_guard
 from mpsready.migrate.interface import Edit, FileContext, Manual, Transform, kept, manual
+from mpsready.migrate.specs.pin_memory import SPEC
 
 
 class PinMemory(Transform):
-    codes = ("API113",)
+    codes = SPEC.codes  # what it answers and fixes: specs/pin_memory.py
 
     def plan(self, ctx: FileContext, findings: list[Finding]) -> tuple[list[Edit], list[Manual]]:
         edits: list[Edit] = []

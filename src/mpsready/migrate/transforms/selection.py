@@ -39,6 +39,7 @@ import libcst as cst
 from mpsready.findings import Finding
 from mpsready.migrate.common import MPS_AVAILABLE, expr, is_cuda_literal, quote_like, string_value
 from mpsready.migrate.interface import Edit, FileContext, Manual, Transform, manual
+from mpsready.migrate.specs.selection import SPEC
 
 
 class _CpuToMps(cst.CSTTransformer):
@@ -243,7 +244,7 @@ def _guard_edits(ctx: FileContext, guard: cst.If | cst.IfExp, dev: str, code: st
 
 
 class Selection(Transform):
-    codes = ("API104",)
+    codes = SPEC.codes  # what it answers and fixes: specs/selection.py
     detects = True  # is_cuda guards of moves: no scan rule locates them
     words = ("is_cuda",)
 

@@ -16,13 +16,14 @@ import libcst as cst
 from mpsready.findings import Finding
 from mpsready.migrate.common import append_arg, expr, kwarg
 from mpsready.migrate.interface import Edit, FileContext, Manual, Transform
+from mpsready.migrate.specs.torch_load import SPEC
 
 
 MAP_LOCATION = 'None if torch.cuda.is_available() else "cpu"'
 
 
 class TorchLoad(Transform):
-    codes = ("API103",)
+    codes = SPEC.codes  # what it answers and fixes: specs/torch_load.py
     detects = True
     words = ("torch.load", "import load")
 
