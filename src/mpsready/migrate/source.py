@@ -6,7 +6,9 @@ The rewrite happens on libcst's concrete syntax tree, so everything the transfor
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -49,22 +51,33 @@ def context(text: str, path: str, torch_floor: tuple[int, int] | None) -> FileCo
 
 def migrate_source(text: str, path: str, findings: list[Finding], transforms: list[Transform], *,
                    torch_floor: tuple[int, int] | None = None, add_helper: bool = True,
-                   selections: tuple[str, ...] = ()) -> SourceResult:
+                   selections: tuple[str, ...] = (), time_limit: float | None = None,
+                   clock: Callable[[], float] = time.monotonic) -> SourceResult:
     """Apply ``transforms`` to ``text`` for ``findings`` (this file's, any codes). ``add_helper=False`` leaves
     the device helper and ``import torch`` out even when an edit needs them (a notebook adds them once, to its
     first code cell). ``selections``: where the project selects its device itself (see
     :attr:`FileContext.selections`).
-    Raises :class:`MigrateError` when the text does not parse, or is nested too deeply for libcst's
-    recursion (at any step: parse, transforms, code generation)."""
+    ``time_limit``: seconds the planning may take, checked after the parse and after each transform
+    (``clock`` returns seconds; tests pass a fake one).
+    Raises :class:`MigrateError` when the text does not parse, is nested too deeply for libcst's
+    recursion (at any step: parse, transforms, code generation), or passes ``time_limit``."""
+    deadline = None if time_limit is None else clock() + time_limit
+
+    def in_time() -> None:
+        if deadline is not None and clock() > deadline:
+            raise MigrateError(f"{path}: planning took longer than {time_limit:g} s (the per-file limit); left as it is")
+
     try:
-        return _migrate(text, path, findings, transforms, torch_floor, add_helper, selections)
+        return _migrate(text, path, findings, transforms, torch_floor, add_helper, selections, in_time)
     except RecursionError:
         raise MigrateError(TOO_DEEP.format(path=path)) from None
 
 
 def _migrate(text: str, path: str, findings: list[Finding], transforms: list[Transform],
-             torch_floor: tuple[int, int] | None, add_helper: bool, selections: tuple[str, ...]) -> SourceResult:
+             torch_floor: tuple[int, int] | None, add_helper: bool, selections: tuple[str, ...],
+             in_time: Callable[[], None]) -> SourceResult:
     ctx = context(text, path, torch_floor)
+    in_time()
     ctx.selections, ctx.findings = selections, list(findings)
     edits: list[Edit] = []
     manual: list[Manual] = []
@@ -75,6 +88,7 @@ def _migrate(text: str, path: str, findings: list[Finding], transforms: list[Tra
         e, m = t.plan(ctx, mine)
         edits += e
         manual += m
+        in_time()
     if not edits:
         return SourceResult(text, [], manual)
     by_node: dict[cst.CSTNode, list[Edit]] = defaultdict(list)
