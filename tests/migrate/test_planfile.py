@@ -43,6 +43,6 @@ def test_the_time_limit_is_checked_after_the_parse_and_each_transform():
 
 
 def test_a_file_over_the_size_limit_is_not_read(tmp_path):
-    (tmp_path / "big.py").write_text(TRAIN + "#" * 100 + "\n")
-    plan = migrate_path(tmp_path, config=ScanConfig(cache_dir=None, max_file_size=len(TRAIN) + 10))
+    (tmp_path / "big.py").write_text(TRAIN + "#" * 100 + "\n")  # (a tree's walk leaves such a file out already)
+    plan = migrate_path(tmp_path / "big.py", config=ScanConfig(cache_dir=None, max_file_size=len(TRAIN) + 10))
     assert plan.errors == [f"big.py: above the {len(TRAIN) + 10}-byte limit (--max-file-size); not read"]
