@@ -92,9 +92,9 @@ def run(args: argparse.Namespace) -> int:
     applied = refused = removed = kept = None
     if args.apply:
         from mpsready.migrate.apply import apply_plan
-        from mpsready.migrate.progress import progress
+        from mpsready.migrate.progress import progress as progress_bar
 
-        with progress(len(plan.files), "writing files", getattr(args, "quiet", False)) as advance:
+        with progress_bar(len(plan.files), "writing files", getattr(args, "quiet", False)) as advance:
             # stderr only, a terminal only, after a second; without a bar, the plain call
             result = apply_plan(plan, on_file=advance) if advance.bar is not None else apply_plan(plan)
         applied, refused, removed, kept = result.written, result.refused, result.removed, result.leftovers_kept

@@ -21,7 +21,7 @@ from libcst.metadata import CodeRange
 from mpsready.findings import Finding
 from mpsready.migrate.index import IndexState, Positions, walk
 
-Rewrite = Callable[[cst.CSTNode], cst.CSTNode]
+Rewrite = Callable[..., cst.CSTNode]  # called with the updated node (lambdas bind their values as defaults)
 
 
 class MigrateError(Exception):

@@ -85,9 +85,9 @@ def _migrate(text: str, path: str, findings: list[Finding], transforms: list[Tra
         mine = [f for f in findings if f.code in t.codes]
         if not mine and not t.wants(text):
             continue
-        e, m = t.plan(ctx, mine)
-        edits += e
-        manual += m
+        planned, left = t.plan(ctx, mine)
+        edits += planned
+        manual += left
         in_time()
     if not edits:
         return SourceResult(text, [], manual)

@@ -34,6 +34,7 @@ class PinMemory(Transform):
                 manuals.append(manual(f, "Tensor.pin_memory() raises without an accelerator: call it only when "
                                          "torch.cuda.is_available()"))
                 continue
+            assert node is not None  # the Arg test above failed for None
             edits.append(Edit(node, lambda _n: expr("torch.cuda.is_available()"), f.code, ctx.line_of(node),
                               "pin_memory=True -> pin_memory=torch.cuda.is_available()", finding=f))
         return edits, manuals

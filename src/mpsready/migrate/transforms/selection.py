@@ -34,6 +34,8 @@ transforms move tensors to that variable rather than to a choice of their own.
 
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
 
 from mpsready.findings import Finding
@@ -57,7 +59,7 @@ def mps_variant(node: cst.CSTNode) -> cst.CSTNode | None:
     """``node`` with its ``"cpu"`` literal turned into ``"mps"``; ``None`` when it has none (or several)."""
     t = _CpuToMps()
     out = node.visit(t)
-    return out if t.replaced == 1 else None
+    return out if t.replaced == 1 and isinstance(out, cst.CSTNode) else None
 
 
 def _shown(node: cst.CSTNode) -> str:
@@ -138,7 +140,7 @@ def _block_of(ctx: FileContext, stmt: cst.CSTNode) -> tuple[cst.CSTNode, int] | 
     """The block (module or indented block) holding ``stmt`` and its index there."""
     parent = ctx.parents.get(stmt)
     if isinstance(parent, (cst.Module, cst.IndentedBlock)):
-        body = list(parent.body)
+        body: list[cst.CSTNode] = list(parent.body)
         return (parent, body.index(stmt)) if stmt in body else None
     return None
 
@@ -316,7 +318,7 @@ class Selection(Transform):
         def rewrite(n: cst.CSTNode) -> cst.CSTNode:
             assert isinstance(n, cst.IfExp)
             sp = cst.SimpleWhitespace(" ")
-            return n.with_changes(orelse=cst.IfExp(test=test, body=mps, orelse=n.orelse, whitespace_before_if=sp,
+            return n.with_changes(orelse=cst.IfExp(test=test, body=cast(cst.BaseExpression, mps), orelse=n.orelse, whitespace_before_if=sp,
                                                    whitespace_after_if=sp, whitespace_before_else=sp,
                                                    whitespace_after_else=sp))
 
@@ -378,7 +380,7 @@ class Selection(Transform):
         mps = mps_variant(after)
         if mps is None:
             return "the CPU return names 'cpu' indirectly; add an MPS branch by hand"
-        branch = mps.with_changes(leading_lines=[])
+        branch = cast(cst.BaseStatement, mps.with_changes(leading_lines=[]))
 
         def rewrite(n: cst.CSTNode) -> cst.CSTNode:
             assert isinstance(n, cst.If)

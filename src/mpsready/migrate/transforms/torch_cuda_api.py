@@ -85,7 +85,7 @@ class TorchCudaApi(Transform):
                 continue
             call = _call_of(ctx, node)
             stmt = _statement_of(ctx, call) if call is not None else None
-            if attr in STATEMENTS and stmt is not None:
+            if attr in STATEMENTS and stmt is not None and call is not None:  # (a statement only around a call)
                 edits.append(self._guard(ctx, f, stmt, call, STATEMENTS[attr]))
             elif attr in QUERIES and call is not None and len(call.args) <= 1:
                 edits.append(self._query(ctx, f, call, QUERIES[attr]))

@@ -39,7 +39,7 @@ class TorchLoad(Transform):
                 continue
             def rewrite(n: cst.CSTNode) -> cst.CSTNode:
                 assert isinstance(n, cst.Call)
-                return n.with_changes(args=append_arg(n.args, kwarg("map_location", expr(MAP_LOCATION))))
+                return n.with_changes(args=append_arg(list(n.args), kwarg("map_location", expr(MAP_LOCATION))))
 
             edits.append(Edit(node, rewrite, "API103", ctx.line_of(node),
                               f"torch.load without map_location -> map_location={MAP_LOCATION}"))
