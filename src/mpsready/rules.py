@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+from types import ModuleType
 
 from mpsready.findings import Severity
 
@@ -52,7 +53,7 @@ RULE_MODULES = (
     "mpsready.compare.rules",
     "mpsready.numerics.rules",
     "mpsready.report.rules",
-    "mpsready.migrate.autofix",  # marks the rules `mpsready migrate` fixes (auto-fix docs)
+    "mpsready.migrate.fixability",  # marks the rules `mpsready migrate` fixes (auto-fix docs)
 )
 
 
@@ -105,6 +106,13 @@ def autofix_of(code: str) -> AutoFix | None:
     """The auto-fix of ``code``, or ``None`` when ``mpsready migrate`` leaves its findings to a person."""
     _load_all()
     return _AUTOFIX.get(code)
+
+
+def fixability() -> ModuleType:
+    """What ``mpsready migrate`` fixes, per finding: :mod:`mpsready.migrate.fixability` (``bucket``, ``buckets``,
+    ``effort``, ``effort_line``, ``declared_floor``), put together from each transform's declaration and
+    importable without libcst. Stages read it here, so none imports the migrate package itself."""
+    return importlib.import_module("mpsready.migrate.fixability")
 
 
 def register(rule: Rule) -> Rule:

@@ -3,10 +3,12 @@
 ``mpsready migrate PATH`` scans the project, turns the findings of auto-fixable rules into edits with
 libcst (formatting and comments survive) and prints a unified diff; ``--apply`` writes it. Layout:
 :mod:`.interface` (the Transform interface), :mod:`.transforms` (one module per rule code),
-:mod:`.engine` (the plan), :mod:`.apply` (atomic writes), :mod:`.formats` (diff and JSON),
-:mod:`.autofix` (which findings are auto-fixable: light, used by scan and report too). Hostile input:
+:mod:`.specs` (what each transform fixes, declared beside it without libcst), :mod:`.fixability` (those
+declarations put together: read by scan and report through ``mpsready.rules.fixability``), :mod:`.engine` (the
+plan), :mod:`.planfile` (one file's plan, in a process pool for many), :mod:`.index` (positions and parents
+in one pass), :mod:`.apply` (atomic writes), :mod:`.formats` (diff and JSON). Hostile input:
 :mod:`.guard` (nesting estimate, guarded parse), :mod:`.nbsplice` (notebooks written back cell source by
 cell source), :mod:`.leftovers` (temp files of a killed ``--apply``), :mod:`.progress` (the stderr bar).
 
-This package's ``__init__`` imports nothing: scan and report import :mod:`.autofix` without libcst.
+This package's ``__init__`` imports nothing, so :mod:`.fixability` loads without libcst.
 """

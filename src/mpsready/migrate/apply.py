@@ -12,6 +12,7 @@ import hashlib
 import os
 import stat
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,23 +53,30 @@ class _suppress:
         return exc[0] is not None and issubclass(exc[0], OSError)
 
 
-def apply_plan(plan: Plan) -> ApplyResult:
+def apply_plan(plan: Plan, on_file: Callable[[], None] | None = None) -> ApplyResult:
     """Write every changed file of ``plan``; a file changed since the plan read it is refused. First removes
-    the temp files an earlier killed ``--apply`` left (``plan.leftovers``, :mod:`mpsready.migrate.leftovers`)."""
+    the temp files an earlier killed ``--apply`` left (``plan.leftovers``, :mod:`mpsready.migrate.leftovers`).
+    ``on_file`` is called after each file of ``plan.files`` (written or refused): the progress bar."""
     out = ApplyResult()
     out.removed, out.leftovers_kept = remove_leftovers(Path(plan.root), plan.leftovers)
     for fp in plan.files:
-        reason = _changed_since(fp)
-        if reason:
-            out.refused.append(f"{fp.path}: {reason}")
-            continue
-        try:
-            write_atomically(Path(fp.abspath), fp.after)
-        except OSError as exc:
-            out.refused.append(f"{fp.path}: not written ({exc.strerror or exc})")
-            continue
-        out.written.append(fp.path)
+        _apply_one(fp, out)
+        if on_file is not None:
+            on_file()
     return out
+
+
+def _apply_one(fp: FilePlan, out: ApplyResult) -> None:
+    reason = _changed_since(fp)
+    if reason:
+        out.refused.append(f"{fp.path}: {reason}")
+        return
+    try:
+        write_atomically(Path(fp.abspath), fp.after)
+    except OSError as exc:
+        out.refused.append(f"{fp.path}: not written ({exc.strerror or exc})")
+        return
+    out.written.append(fp.path)
 
 
 def _changed_since(fp: FilePlan) -> str | None:

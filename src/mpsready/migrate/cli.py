@@ -8,6 +8,7 @@ written), 2 usage or input error.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from mpsready.errors import ExitCode, UsageError
@@ -23,6 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ignore", action="append", metavar="CODES", help="leave these codes or prefixes alone")
     p.add_argument("--apply", action="store_true", help="write the edits in place (atomically, file by file)")
     p.add_argument("--format", choices=("diff", "json"), default="diff")
+    p.add_argument("--jobs", "-j", type=int, default=None,
+                   help="processes for the scan and the plan of many files (default: CPU count)")
     p.add_argument("--verify", action="store_true",
                    help="apply the plan to a temporary copy and prove it with the command after --: the same CPU numbers "
                    "as the original, and the emulated Mac (mpsready run) completes with tensors on MPS; with --apply, "
@@ -42,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from mpsready.migrate.engine import migrate_path
     from mpsready.migrate.formats import render_diff, render_json, render_summary
-    from mpsready.scan.config import check_codes, split_codes
+    from mpsready.scan.config import ScanConfig, check_codes, split_codes
 
     command = list(args.command or [])
     # options after PATH land in the remainder (argparse.REMAINDER): read them; the command is what follows --
@@ -60,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
                          "train.py ARGS")
     if command and not args.verify:
         raise UsageError(f"unexpected arguments {' '.join(command)!r} (a command goes with --verify)")
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
     if args.max_steps < 0 or args.time_limit <= 0:
         raise UsageError("--max-steps must be 0 or more and --time-limit positive")
     releases = [r.strip() for r in str(args.torch).split(",") if r.strip()]
@@ -67,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
 
     progress = for_cli(getattr(args, "quiet", False))  # stderr only, a terminal only, after a second
     try:
-        plan = migrate_path(args.path, select=select, ignore=ignore, progress=progress)
+        plan = migrate_path(args.path, select=select, ignore=ignore, progress=progress,
+                            config=ScanConfig(jobs=args.jobs or (os.cpu_count() or 1)))
     finally:
         if progress:
             progress.stop()
@@ -86,8 +92,11 @@ def run(args: argparse.Namespace) -> int:
     applied = refused = removed = kept = None
     if args.apply:
         from mpsready.migrate.apply import apply_plan
+        from mpsready.migrate.progress import progress as progress_bar
 
-        result = apply_plan(plan)
+        with progress_bar(len(plan.files), "writing files", getattr(args, "quiet", False)) as advance:
+            # stderr only, a terminal only, after a second; without a bar, the plain call
+            result = apply_plan(plan, on_file=advance) if advance.bar is not None else apply_plan(plan)
         applied, refused, removed, kept = result.written, result.refused, result.removed, result.leftovers_kept
     if args.format == "json":
         sys.stdout.write(render_json(plan, applied=applied, refused=refused, removed=removed, leftovers_kept=kept,

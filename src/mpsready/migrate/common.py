@@ -8,6 +8,7 @@ Every expression the transforms write calls only documented PyTorch API: ``torch
 from __future__ import annotations
 
 import ast
+from typing import TypeGuard
 
 import libcst as cst
 
@@ -30,7 +31,7 @@ def string_value(node: cst.CSTNode) -> str | None:
     return None
 
 
-def is_cuda_literal(value: object) -> bool:
+def is_cuda_literal(value: object) -> TypeGuard[str]:
     """``"cuda"`` or ``"cuda:N"``: the device strings the scan reports (API103)."""
     return isinstance(value, str) and (value == "cuda" or (value.startswith("cuda:") and value[5:].isdigit()))
 
@@ -91,7 +92,8 @@ def device_in_scope(ctx: FileContext, node: cst.CSTNode) -> str | None:
     for scope, name, bound in ctx.introduced:  # bound by the migrated selection (transforms/selection.py)
         if (scope is ctx.module or scope in ancestors) and bound < line:
             return name
-    scopes: list[cst.CSTNode] = [a for a in ctx.ancestors(node) if isinstance(a, cst.FunctionDef)][:1]
+    scopes: list[cst.CSTNode] = []
+    scopes += [a for a in ctx.ancestors(node) if isinstance(a, cst.FunctionDef)][:1]
     scopes.append(ctx.module)
     for scope in scopes:
         if isinstance(scope, cst.FunctionDef):
@@ -125,7 +127,7 @@ def _assigns(ctx: FileContext, scope: cst.CSTNode) -> list[cst.Assign]:
                     and node.targets[0].target.value == "device":
                 out.append(node)
 
-    scope.visit(V())
+    ctx.visit(scope, V())
     ctx.memo[key] = out  # the tree holds ``scope`` as long as ctx lives, so its id is not reused meanwhile
     return out
 
@@ -146,7 +148,7 @@ def _is_device_value(ctx: FileContext, value: cst.BaseExpression) -> bool:
 
 def _is_cuda_test(ctx: FileContext, test: cst.BaseExpression) -> bool:
     """A condition that is False without CUDA: ``torch.cuda.is_available()``, ``x == "cuda"``, ``use_cuda``, ``args.cuda``."""
-    found = []
+    found: list[cst.CSTNode] = []
 
     class V(cst.CSTVisitor):
         def visit_Call(self, node: cst.Call) -> None:
@@ -161,7 +163,7 @@ def _is_cuda_test(ctx: FileContext, test: cst.BaseExpression) -> bool:
             if "cuda" in node.value.lower() and node.value != "torch":
                 found.append(node)
 
-    test.visit(V())
+    ctx.visit(test, V())
     return bool(found)
 
 

@@ -84,7 +84,7 @@ def _self_device(ctx: FileContext, cls: cst.ClassDef) -> bool:
                         and t.target.value.value == "self" and t.target.attr.value == "device":
                     found.append(True)
 
-    init.visit(V())
+    ctx.visit(init, V())
     return bool(found)
 
 
@@ -103,7 +103,7 @@ def tensor_parameter(ctx: FileContext, node: cst.CSTNode) -> str | None:
             if isinstance(a.value, cst.Name) and a.attr.value in TENSOR_ATTRS:
                 used.add(a.value.value)
 
-    fn.body.visit(V())
+    ctx.visit(fn.body, V())
     return next((p for p in params if p in used), None)
 
 

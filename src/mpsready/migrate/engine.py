@@ -6,26 +6,20 @@ node there with libcst. Nothing is written here: :mod:`mpsready.migrate.apply` w
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from mpsready import rules as registry
 from mpsready.findings import Finding
-from mpsready.migrate.autofix import bucket, declared_floor
-from mpsready.migrate.interface import MigrateError, Transform
+from mpsready.migrate.fixability import bucket, declared_floor
 from mpsready.migrate.leftovers import find_leftovers
-from mpsready.migrate.notebook import migrate_notebook
+from mpsready.migrate.planfile import FILE_TIME_LIMIT_S, FileJob, outcomes as _outcomes
 from mpsready.migrate.progress import PlanProgress
-from mpsready.migrate.source import migrate_source
 from mpsready.migrate.transforms import all_transforms
 from mpsready.scan.config import ScanConfig
 from mpsready.scan.engine import ScanResult, scan_path
 from mpsready.scan.walker import walk
-
-BOM = "\ufeff"
-
 
 @dataclass(frozen=True)
 class EditRecord:
@@ -122,10 +116,15 @@ def _selected(codes: list[str], select: tuple[str, ...], ignore: tuple[str, ...]
 
 
 def migrate_path(path: str | os.PathLike[str], *, select: tuple[str, ...] = (), ignore: tuple[str, ...] = (),
-                 config: ScanConfig | None = None, progress: PlanProgress | None = None) -> Plan:
+                 config: ScanConfig | None = None, progress: PlanProgress | None = None,
+                 file_time_limit: float = FILE_TIME_LIMIT_S) -> Plan:
     """Plan the migration of the project (or single file) at ``path``; writes nothing.
 
     ``progress`` (:mod:`mpsready.migrate.progress`) hears the scan's and the plan's ``(done, total)``.
+    ``config.jobs`` > 1 plans the files in a process pool when there are many (as the scan analyses them);
+    the plan is the same. A file above ``config.max_file_size`` bytes, or whose planning passes
+    ``file_time_limit`` seconds (checked between the steps of its planning: see :mod:`mpsready.migrate.planfile`),
+    is listed in ``Plan.errors`` and its findings as manual, with the reason.
 
     ``select``/``ignore`` are rule codes or prefixes. Raises :class:`~mpsready.errors.UsageError` for a
     missing path. A file libcst cannot parse is listed in ``Plan.errors`` and left untouched.
@@ -156,52 +155,23 @@ def migrate_path(path: str | os.PathLike[str], *, select: tuple[str, ...] = (), 
     plan.leftovers = find_leftovers(root, [abspath for _, abspath in files])
     handled: set[int] = set()
     unparsed: set[str] = set()  # files listed in plan.errors: their findings are left as they are, for that reason
-    for index, (rel, abspath) in enumerate(files):
+    jobs = [FileJob(rel, abspath, by_path.get(rel, []), tuple(sorted(chosen)), plan.torch_floor, selections, limit,
+                    file_time_limit) for rel, abspath in files]
+    for index, (job, out) in enumerate(zip(jobs, _outcomes(jobs, scan.config.jobs))):
         if progress:
             progress.plan(index, len(files))
-        findings = by_path.get(rel, [])
-        if all(bucket(f, plan.torch_floor)[0] == "kept" for f in findings) and not _worth_detecting(abspath, transforms):
+        if out is None:
             continue  # nothing a transform would change: the findings are reported as kept below
-        try:
-            with open(abspath, "rb") as fh:
-                data = fh.read(limit + 1)  # the scan's limit, in single-file mode too (a 55 MB file took 5 GB)
-            if len(data) > limit:
-                plan.errors.append(f"{rel}: above the {limit}-byte limit (--max-file-size); not read")
-                unparsed.add(rel)
-                continue
-            text = data.decode("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            plan.errors.append(f"{rel}: not read ({exc})")
-            unparsed.add(rel)
+        if out.error is not None:
+            plan.errors.append(out.error)
+            unparsed.add(job.rel)
             continue
-        fp = FilePlan(rel, abspath, text, text, hashlib.sha256(data).hexdigest())
-        bom = BOM if text.startswith(BOM) else ""  # libcst drops it and json refuses it: set aside, put back
-        text = text[len(bom):]
-        try:
-            if rel.endswith(".ipynb"):
-                after, edits, manual, done, fixed = migrate_notebook(text, rel, findings, transforms, plan.torch_floor,
-                                                                      selections=selections)
-                handled |= {id(f) for f in done}
-                plan.fixed += [FindingRef(f.code, f.location.path, f.location.line) for f in fixed]
-            else:
-                res = migrate_source(text, rel, findings, transforms, torch_floor=plan.torch_floor,
-                                     selections=selections)
-                after, manual = res.text, res.manual
-                edits = [EditRecord(e.code, e.line, e.what, review=e.review, needs_torch=e.needs_torch) for e in res.edits]
-                fixed = [f for e in res.edits for f in e.resolves()]
-                handled |= {id(f) for f in fixed}
-                plan.fixed += [FindingRef(f.code, f.location.path, f.location.line) for f in fixed]
-        except MigrateError as exc:
-            plan.errors.append(str(exc))
-            unparsed.add(rel)
-            continue
-        for m in manual:
-            if m.finding is not None:
-                handled.add(id(m.finding))
-            (plan.kept if m.kept else plan.manual).append(ManualRecord(m.code, rel, m.line, m.reason))
-        fp.after, fp.edits = bom + after, edits
-        if fp.changed:
-            plan.files.append(fp)
+        handled |= {id(job.findings[i]) for i in out.handled}
+        plan.fixed += [FindingRef(f.code, f.location.path, f.location.line) for f in (job.findings[i] for i in out.fixed)]
+        plan.manual += out.manual
+        plan.kept += out.kept
+        if out.file is not None:
+            plan.files.append(out.file)
     if progress:
         progress.plan(len(files), len(files))
     for f in scan.findings:
@@ -219,14 +189,3 @@ def migrate_path(path: str | os.PathLike[str], *, select: tuple[str, ...] = (), 
     plan.kept.sort(key=lambda m: (m.path or "", m.line or 0, m.code))
     return plan
 
-
-def _worth_detecting(abspath: str, transforms: list[Transform]) -> bool:
-    """Files without findings are parsed only when a word a self-detecting transform needs appears in them
-    (a cheap prefilter, as the scan's triggers: the transform then decides on the syntax tree)."""
-    if not any(t.detects for t in transforms):
-        return False
-    try:
-        text = Path(abspath).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
-    return any(t.wants(text) for t in transforms)

@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 import libcst as cst
 from libcst.metadata import CodeRange
 
 from mpsready.findings import Finding
+from mpsready.migrate.index import IndexState, Positions, walk
 
-Rewrite = Callable[[cst.CSTNode], cst.CSTNode]
+Rewrite = Callable[..., cst.CSTNode]  # called with the updated node (lambdas bind their values as defaults)
 
 
 class MigrateError(Exception):
@@ -68,16 +69,15 @@ class Manual:
 class FileContext:
     """One file as the transforms see it.
 
-    ``module`` is the libcst tree, ``wrapper`` its metadata wrapper (positions, parents, scopes,
-    qualified names), ``torch_floor`` the lowest PyTorch version the project allows (``None``:
+    ``module`` is the libcst tree, ``positions`` and ``parents`` every node's range (as libcst's
+    ``PositionProvider`` gives it) and parent (:mod:`mpsready.migrate.index`), ``torch_floor`` the lowest PyTorch version the project allows (``None``:
     not declared), ``path`` the file's path relative to the scan root.
     """
 
     path: str
     module: cst.Module
-    wrapper: cst.MetadataWrapper
     torch_floor: tuple[int, int] | None = None
-    positions: dict[cst.CSTNode, CodeRange] = field(default_factory=dict)
+    positions: Mapping[cst.CSTNode, CodeRange] = field(default_factory=dict)
     parents: dict[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)
     qualified: dict[str, str] | None = None  # local name -> what the file's imports bind it to
     # the places ("train.py:4") where the project selects its device itself (its API104 findings): code that
@@ -88,6 +88,15 @@ class FileContext:
     introduced: list[tuple[cst.CSTNode, str, int]] = field(default_factory=list)
     _starts: dict[tuple[int, int], list[cst.CSTNode]] = field(default_factory=dict, repr=False)
     memo: dict = field(default_factory=dict, repr=False)  # per-file results an analysis repeats per finding
+    index: IndexState | None = field(default=None, repr=False)  # the node order that :meth:`visit` walks
+
+    def visit(self, root: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+        """``root.visit(visitor)`` for a read-only visitor, walking the file's index (no rebuild of each node:
+        :func:`mpsready.migrate.index.walk`)."""
+        if self.index is None:
+            root.visit(visitor)
+        else:
+            walk(self.index, root, visitor)
 
     @property
     def accelerator_api(self) -> bool:
@@ -98,20 +107,26 @@ class FileContext:
     def nodes_at(self, line: int, column: int) -> list[cst.CSTNode]:
         """Nodes starting at a 1-based ``line`` and 1-based ``column`` (the scan's convention), outermost first."""
         if not self._starts:
-            for n, r in self.positions.items():
-                self._starts.setdefault((r.start.line, r.start.column), []).append(n)
+            for n, (a, b, _, _) in self._spans().items():
+                self._starts.setdefault((a, b), []).append(n)
         return sorted(self._starts.get((line, column - 1), ()), key=lambda n: -self._size(n))
+
+    def _spans(self) -> Mapping[cst.CSTNode, tuple[int, int, int, int]]:
+        if isinstance(self.positions, Positions):
+            return self.positions.spans
+        return {n: (r.start.line, r.start.column, r.end.line, r.end.column) for n, r in self.positions.items()}
 
     def nodes_of(self, f: Finding) -> list[cst.CSTNode]:
         """:meth:`nodes_at` the finding's line and column (its location; line 0 when it has none)."""
         return self.nodes_at(f.location.line or 0, f.location.column or 0)
 
     def _size(self, node: cst.CSTNode) -> int:
-        r = self.positions[node]
-        return (r.end.line - r.start.line) * 100000 + (r.end.column - r.start.column)
+        a, b, c, d = self._spans()[node]
+        return (c - a) * 100000 + (d - b)
 
     def line_of(self, node: cst.CSTNode) -> int:
-        return self.positions[node].start.line
+        """The 1-based line where ``node`` starts."""
+        return self._spans()[node][0]
 
     def names(self, node: cst.CSTNode) -> set[str]:
         """Qualified names of a Name/Attribute (``torch.cuda.synchronize``), resolved through the file's imports:
@@ -120,7 +135,7 @@ class FileContext:
         map; libcst's scope analysis (``QualifiedNameProvider``) gave the same answers on the fixtures at several
         times the cost of the whole parse."""
         if self.qualified is None:
-            self.qualified = _import_aliases(self.module)
+            self.qualified = _import_aliases(self)
         dotted = cst.helpers.get_full_name_for_node(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
         if not dotted:
             return set()
@@ -134,7 +149,7 @@ class FileContext:
             yield node
 
 
-def _import_aliases(module: cst.Module) -> dict[str, str]:
+def _import_aliases(ctx: FileContext) -> dict[str, str]:
     """``{local name: dotted module or object}`` for every import statement of ``module``, at any depth."""
     out: dict[str, str] = {}
 
@@ -158,7 +173,7 @@ def _import_aliases(module: cst.Module) -> dict[str, str]:
                 local = asname.value if isinstance(asname, cst.Name) else name
                 out[local] = f"{base}.{name}" if base and not base.endswith(".") else f"{base}{name}"
 
-    module.visit(V())
+    ctx.visit(ctx.module, V())
     return out
 
 

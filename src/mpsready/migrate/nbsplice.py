@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import re
-from json.decoder import scanstring
+from typing import Any
+from json.decoder import scanstring  # type: ignore[attr-defined]  # public in CPython, absent from typeshed
 
 _STRUCT = re.compile(r'["{}\[\]:,]')
 _SPACE = re.compile(r"\s*")
@@ -33,7 +34,7 @@ def source_spans(text: str) -> dict[int, tuple[int, int]]:
             break
         c, at = m.group(), m.start()
         pos = at + 1
-        top = stack[-1] if stack else None
+        top: Any = stack[-1] if stack else None  # a frame, or None at the top level (':' and ',' never are)
         if c == '"':
             value, pos = scanstring(text, pos)
             if top is not None and top[0] and not top[3]:
@@ -74,7 +75,8 @@ def encode_like(raw: str, new: str) -> str:
         return json.dumps(new, ensure_ascii=ascii_only)
     elems = _elements(raw)
     inner = raw[1:-1]
-    open_ws = _SPACE.match(inner).group()
+    match = _SPACE.match(inner)
+    open_ws = match.group() if match is not None else ""
     close_ws = inner[len(inner.rstrip()):] if inner.strip() else ""
     if len(elems) >= 2:
         sep = raw[elems[0][1]:elems[1][0]]
@@ -100,7 +102,8 @@ def _text_of(value: object) -> str:
 
 def _elements(raw: str) -> list[tuple[int, int]]:
     """Spans of the string elements of the JSON list ``raw`` (a cell's source holds strings only)."""
-    out, pos = [], 1
+    out: list[tuple[int, int]] = []
+    pos = 1
     while True:
         at = raw.find('"', pos)
         if at < 0:

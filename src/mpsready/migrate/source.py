@@ -6,16 +6,17 @@ The rewrite happens on libcst's concrete syntax tree, so everything the transfor
 
 from __future__ import annotations
 
-import dataclasses
+import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import PositionProvider
 
 from mpsready.findings import Finding
 from mpsready.migrate.guard import check_nesting, on_big_stack
 from mpsready.migrate.helper import add_requirements
+from mpsready.migrate.index import Positions, index
 from mpsready.migrate.interface import Edit, FileContext, Manual, MigrateError, Transform
 
 
@@ -33,67 +34,50 @@ class SourceResult:
 
 
 def context(text: str, path: str, torch_floor: tuple[int, int] | None) -> FileContext:
-    """Parse ``text``; raises :class:`MigrateError` when libcst cannot parse it, or when it is nested too
-    deeply to parse safely (:mod:`mpsready.migrate.guard`)."""
+    """Parse ``text`` and index it (positions and parents in one pass, :mod:`mpsready.migrate.index`); raises
+    :class:`MigrateError` when libcst cannot parse it, or when it is nested too deeply to parse safely
+    (:mod:`mpsready.migrate.guard`)."""
     check_nesting(text, path)
     try:
         module = on_big_stack(lambda: cst.parse_module(text))
     except cst.ParserSyntaxError as exc:
         raise MigrateError(f"{path}: libcst cannot parse it ({str(exc).splitlines()[0]})") from None
     try:
-        # the module was parsed here and is shared with no one: the wrapper's defensive deep copy is skipped
-        wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
-        positions = dict(wrapper.resolve(PositionProvider))
+        state = index(module)
     except RecursionError:
         raise MigrateError(TOO_DEEP.format(path=path)) from None
-    return FileContext(path, wrapper.module, wrapper, torch_floor, positions, parents_of(wrapper.module))
-
-
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def parents_of(module: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
-    """Each node's parent, as libcst's ``ParentNodeProvider`` gives it (the same mapping: checked on the
-    tests' fixtures, a synthetic tree and torch/nn/modules), from the nodes' dataclass fields with an explicit
-    stack: the provider's visitor rebuilds every node on the way and costs about 12 times as much."""
-    out: dict[cst.CSTNode, cst.CSTNode] = {}
-    stack: list[cst.CSTNode] = [module]
-    while stack:
-        node = stack.pop()
-        names = _FIELDS.get(type(node))
-        if names is None:
-            names = _FIELDS[type(node)] = tuple(f.name for f in dataclasses.fields(node))
-        for name in names:
-            value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
-                out[value] = node
-                stack.append(value)
-            elif isinstance(value, (tuple, list)):
-                for child in value:
-                    if isinstance(child, cst.CSTNode):
-                        out[child] = node
-                        stack.append(child)
-    return out
+    return FileContext(path, module, torch_floor, Positions(state.spans), state.parents, index=state)
 
 
 def migrate_source(text: str, path: str, findings: list[Finding], transforms: list[Transform], *,
                    torch_floor: tuple[int, int] | None = None, add_helper: bool = True,
-                   selections: tuple[str, ...] = ()) -> SourceResult:
+                   selections: tuple[str, ...] = (), time_limit: float | None = None,
+                   clock: Callable[[], float] = time.monotonic) -> SourceResult:
     """Apply ``transforms`` to ``text`` for ``findings`` (this file's, any codes). ``add_helper=False`` leaves
     the device helper and ``import torch`` out even when an edit needs them (a notebook adds them once, to its
     first code cell). ``selections``: where the project selects its device itself (see
     :attr:`FileContext.selections`).
-    Raises :class:`MigrateError` when the text does not parse, or is nested too deeply for libcst's
-    recursion (at any step: parse, transforms, code generation)."""
+    ``time_limit``: seconds the planning may take, checked after the parse and after each transform
+    (``clock`` returns seconds; tests pass a fake one).
+    Raises :class:`MigrateError` when the text does not parse, is nested too deeply for libcst's
+    recursion (at any step: parse, transforms, code generation), or passes ``time_limit``."""
+    deadline = None if time_limit is None else clock() + time_limit
+
+    def in_time() -> None:
+        if deadline is not None and clock() > deadline:
+            raise MigrateError(f"{path}: planning took longer than {time_limit:g} s (the per-file limit); left as it is")
+
     try:
-        return _migrate(text, path, findings, transforms, torch_floor, add_helper, selections)
+        return _migrate(text, path, findings, transforms, torch_floor, add_helper, selections, in_time)
     except RecursionError:
         raise MigrateError(TOO_DEEP.format(path=path)) from None
 
 
 def _migrate(text: str, path: str, findings: list[Finding], transforms: list[Transform],
-             torch_floor: tuple[int, int] | None, add_helper: bool, selections: tuple[str, ...]) -> SourceResult:
+             torch_floor: tuple[int, int] | None, add_helper: bool, selections: tuple[str, ...],
+             in_time: Callable[[], None]) -> SourceResult:
     ctx = context(text, path, torch_floor)
+    in_time()
     ctx.selections, ctx.findings = selections, list(findings)
     edits: list[Edit] = []
     manual: list[Manual] = []
@@ -101,9 +85,10 @@ def _migrate(text: str, path: str, findings: list[Finding], transforms: list[Tra
         mine = [f for f in findings if f.code in t.codes]
         if not mine and not t.wants(text):
             continue
-        e, m = t.plan(ctx, mine)
-        edits += e
-        manual += m
+        planned, left = t.plan(ctx, mine)
+        edits += planned
+        manual += left
+        in_time()
     if not edits:
         return SourceResult(text, [], manual)
     by_node: dict[cst.CSTNode, list[Edit]] = defaultdict(list)

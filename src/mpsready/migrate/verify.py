@@ -273,9 +273,9 @@ def render_verify(result: VerifyResult) -> str:
             f"the original does not run on this CPU (exit {o.exit_code}): nothing to compare" if o.exit_code != 0 else \
             f"the migrated copy exits {m.exit_code}" if m.exit_code != 0 else \
             "parameters differ after the same steps" if o.sha256 != m.sha256 else "printed output differs"
-        for name, r in (("original", o), ("migrated", m)):
-            if r.exit_code not in (0, None) and r.stderr_tail.strip():
-                why += f"; the {name} ends with: {r.stderr_tail.strip().splitlines()[-1][:200]}"
+        for name, run in (("original", o), ("migrated", m)):
+            if run.exit_code not in (0, None) and run.stderr_tail.strip():
+                why += f"; the {name} ends with: {run.stderr_tail.strip().splitlines()[-1][:200]}"
         lines.append(f"  CPU: not the same ({why})")
     elif not result.same_output:
         lines.append(f"  CPU: same parameters, printed output differs (timings?): {result.first_output_difference()}")

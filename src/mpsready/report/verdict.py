@@ -343,8 +343,9 @@ def _run_lines(run) -> list[str]:
 
 def _code_blocker_lines(others: list, main: list) -> list[str]:
     """Code blockers split into what ``mpsready migrate`` rewrites and what a person must change, with the effort."""
-    from mpsready.migrate.autofix import bucket, effort
+    from mpsready.rules import fixability
 
+    bucket, effort = fixability().bucket, fixability().effort
     auto = [f for f in others if bucket(f)[0] == "auto"]
     rest = [f for f in others if bucket(f)[0] != "auto"]
     out = []

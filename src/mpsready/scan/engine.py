@@ -39,7 +39,6 @@ from mpsready.scan.model.callers import behind_caller_flags
 from mpsready.scan.model.reread import SourceTrees
 from mpsready.scan.model.project import apply_surfaces, cpu_only_dtypes, off_options
 from mpsready.scan.model.remedy import with_remedies
-from mpsready.migrate.autofix import declared_floor
 from mpsready.scan.model.torch_pin import judge_by_torch_pin
 from mpsready.scan.outlook import Edit, SecondaryPart, Subproject, collection_outlook, ladder, secondary_parts
 from mpsready.scan.rules import deps as D
@@ -88,7 +87,7 @@ class ScanResult:
     @property
     def torch_floor(self) -> tuple[int, int] | None:
         """The lowest (major, minor) PyTorch the project declares; ``None`` without a lower bound."""
-        return declared_floor(self.dependencies)
+        return registry.fixability().declared_floor(self.dependencies)
 
     def counts(self) -> dict[str, int]:
         out = {s.value: 0 for s in Severity}
@@ -212,7 +211,7 @@ def _project_passes(raw: list[RawFinding], code_results, parsed: dict[str, tuple
     findings = behind_caller_flags(findings, code_results, sources, off_options(code_results))
     findings = behind_off_params(findings, code_results, sources)
     findings = core_ops(findings, sources)
-    findings = with_remedies(findings, declared_floor(deps))
+    findings = with_remedies(findings, registry.fixability().declared_floor(deps))
     return findings, extra_flags
 
 

@@ -65,8 +65,8 @@ def render_summary(plan: Plan, *, applied: list[str] | None = None, refused: lis
     for m in plan.manual:
         where = f"{m.path}:{m.line}" if m.line else (m.path or "-")
         lines.append(f"  manual {m.code} {where}: {m.reason}")
-    for e in plan.errors:
-        lines.append(f"  not parsed: {e}")
+    for err in plan.errors:
+        lines.append(f"  not parsed: {err}")
     if applied is None:
         for t in plan.leftovers:
             lines.append(f"  leftover: {t}: temp file of an interrupted --apply (the original is intact); "

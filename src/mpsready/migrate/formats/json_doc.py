@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
+from typing import Any
 
 from mpsready import __version__
 from mpsready.migrate.engine import Plan
@@ -15,7 +16,7 @@ SCHEMA = {"name": "mpsready.migrate", "version": 1}
 def render_json(plan: Plan, *, applied: list[str] | None = None, refused: list[str] | None = None,
                 removed: list[str] | None = None, leftovers_kept: list[str] | None = None,
                 verify: dict | None = None) -> str:
-    doc = {
+    doc: dict[str, Any] = {
         "schema": SCHEMA,
         "mpsready": __version__,
         "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),

@@ -1,6 +1,7 @@
 """The transform registry: one module per rule code (or family), each exporting one Transform subclass.
 
-A new rule code plugs in with one module here and one line in ``TRANSFORM_MODULES``.
+A new rule code plugs in with one module here, its spec in :mod:`mpsready.migrate.specs` (what it fixes,
+importable without libcst) and one line in ``TRANSFORM_MODULES`` there.
 Edits on nested nodes compose in any order; the selection plans first because the device variables it
 registers on the file context are what the other transforms move tensors to.
 """
@@ -11,22 +12,7 @@ import importlib
 import inspect
 
 from mpsready.migrate.interface import Transform
-
-TRANSFORM_MODULES = (
-    "selection",  # API104 (first: the device variables it registers are what the others move tensors to)
-    "dot_cuda",  # API101
-    "torch_cuda_api",  # API102
-    "device_literal",  # API103
-    "device_string_test",  # API115
-    "cpu_keyed_fallback",  # EXT108 (a fallback keyed on device.type == "cpu"; also detected here)
-    "nccl",  # API107
-    "amp",  # API108, API109
-    "pin_memory",  # API113
-    "default_tensor_type",  # API119 (and the API102 finding on its torch.cuda.FloatTensor argument)
-    "torch_load",  # API103 (torch.load without map_location: detected here)
-    "numpy_float64",  # DTY102
-    "guarded_import",  # DEP107, EXT102 (a hard import whose file already falls back on None: detected here)
-)
+from mpsready.migrate.specs import TRANSFORM_MODULES  # the order the transforms plan in, beside their specs
 
 
 def all_transforms() -> list[Transform]:

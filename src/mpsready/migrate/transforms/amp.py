@@ -30,6 +30,7 @@ from mpsready.findings import Finding
 from mpsready.migrate.common import append_arg, kwarg, device_type_of, expr, is_cuda_literal, string_value
 from mpsready.migrate.device_source import resolve
 from mpsready.migrate.interface import Edit, FileContext, Manual, Transform, manual
+from mpsready.migrate.specs.amp import SPEC
 from mpsready.migrate.mac_path import (GRADSCALER_OPS, TORCH_AMP_GRADSCALER, autocast_release, floor_allows,
                                        floor_text, gradscaler_release)
 
@@ -78,7 +79,7 @@ def _gated(args: list[cst.Arg], dtype: str, mps: bool) -> list[cst.Arg]:
 
 
 class Amp(Transform):
-    codes = ("API108", "API109")
+    codes = SPEC.codes  # what it answers and fixes: specs/amp.py
 
     def plan(self, ctx: FileContext, findings: list[Finding]) -> tuple[list[Edit], list[Manual]]:
         edits: list[Edit] = []

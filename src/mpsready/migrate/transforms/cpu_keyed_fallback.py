@@ -23,6 +23,7 @@ import libcst as cst
 from mpsready.findings import Finding
 from mpsready.migrate.common import quote_like, string_value
 from mpsready.migrate.interface import Edit, FileContext, Manual, Transform, manual
+from mpsready.migrate.specs.cpu_keyed_fallback import SPEC
 
 
 def _type_test(test: cst.BaseExpression) -> tuple[cst.Comparison, bool] | None:
@@ -45,7 +46,7 @@ def _cuda_only_name(name: str) -> bool:
     return False
 
 
-def _calls_cuda_only(nodes: list[cst.CSTNode]) -> bool:
+def _calls_cuda_only(ctx: FileContext, nodes: list[cst.CSTNode]) -> bool:
     found = []
 
     class V(cst.CSTVisitor):
@@ -55,7 +56,7 @@ def _calls_cuda_only(nodes: list[cst.CSTNode]) -> bool:
                 found.append(node)
 
     for n in nodes:
-        n.visit(V())
+        ctx.visit(n, V())
     return bool(found)
 
 
@@ -108,7 +109,7 @@ def _scan_test_rewrite(test: cst.BaseExpression) -> cst.Comparison | None:
 
 
 class CpuKeyedFallback(Transform):
-    codes = ("EXT108",)
+    codes = SPEC.codes  # what it answers and fixes: specs/cpu_keyed_fallback.py
     detects = True
     words = ("cpu",)
 
@@ -132,15 +133,16 @@ class CpuKeyedFallback(Transform):
             edits.append(Edit(node.test, lambda n, new=new: new.with_changes(lpar=n.lpar, rpar=n.rpar), "EXT108",
                               ctx.line_of(node), "fallback keyed on the CPU -> keyed on not CUDA (.type != 'cuda')",
                               finding=f))
-        for node in list(ctx.positions):
-            if not isinstance(node, cst.If) or node in claimed:
+        for each in list(ctx.positions):
+            if not isinstance(each, cst.If) or each in claimed:
                 continue
-            found = _type_test(node.test)
+            stmt: cst.If = each
+            found = _type_test(stmt.test)
             if found is None:
                 continue
             test, is_equal = found
-            off_cpu = self._off_cpu_branch(ctx, node, is_equal)
-            if not off_cpu or not _calls_cuda_only(off_cpu):
+            off_cpu = self._off_cpu_branch(ctx, stmt, is_equal)
+            if not off_cpu or not _calls_cuda_only(ctx, off_cpu):
                 continue
 
             def rewrite(n: cst.CSTNode, is_equal=is_equal) -> cst.CSTNode:
@@ -148,15 +150,16 @@ class CpuKeyedFallback(Transform):
                 comp = n.comparisons[0]
                 lit = comp.comparator
                 assert isinstance(lit, cst.SimpleString)
-                op = (cst.NotEqual(whitespace_before=comp.operator.whitespace_before,
-                                   whitespace_after=comp.operator.whitespace_after) if is_equal
-                      else cst.Equal(whitespace_before=comp.operator.whitespace_before,
-                                     whitespace_after=comp.operator.whitespace_after))
+                old = comp.operator
+                assert isinstance(old, (cst.Equal, cst.NotEqual))  # what _type_test matched
+                op = (cst.NotEqual(whitespace_before=old.whitespace_before, whitespace_after=old.whitespace_after)
+                      if is_equal else cst.Equal(whitespace_before=old.whitespace_before,
+                                                 whitespace_after=old.whitespace_after))
                 return n.with_changes(comparisons=[comp.with_changes(operator=op, comparator=quote_like(lit, "cuda"))])
 
             what = ("fallback keyed on .type == 'cpu' -> .type != 'cuda'" if is_equal
                     else "CUDA path keyed on .type != 'cpu' -> .type == 'cuda'")
-            edits.append(Edit(test, rewrite, "EXT108", ctx.line_of(node), what))
+            edits.append(Edit(test, rewrite, "EXT108", ctx.line_of(stmt), what))
         return edits, manuals
 
     def _off_cpu_branch(self, ctx: FileContext, node: cst.If, is_equal: bool) -> list[cst.CSTNode]:
@@ -167,6 +170,6 @@ class CpuKeyedFallback(Transform):
         if node.orelse is None and _returns(node.body):
             block = ctx.parents.get(node)
             if isinstance(block, (cst.IndentedBlock, cst.Module)):
-                body = list(block.body)
+                body: list[cst.CSTNode] = list(block.body)
                 return body[body.index(node) + 1:]
         return []

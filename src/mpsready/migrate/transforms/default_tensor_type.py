@@ -23,6 +23,7 @@ from mpsready.findings import Finding
 from mpsready.migrate.common import (cuda_index, expr, is_cuda_literal, string_value,
                                      under_cuda_guard)
 from mpsready.migrate.interface import Edit, FileContext, Manual, Transform, manual
+from mpsready.migrate.specs.default_tensor_type import SPEC
 from mpsready.migrate.device_source import resolve
 
 _SETTERS = ("torch.set_default_tensor_type", "torch.set_default_device")
@@ -42,7 +43,7 @@ def _names_cuda(ctx: FileContext, arg: cst.BaseExpression) -> bool:
 
 
 class DefaultTensorType(Transform):
-    codes = ("API119", "API102")  # API102 only for the torch.cuda.FloatTensor argument of the tensor-type form
+    codes = SPEC.codes  # what it answers and fixes: specs/default_tensor_type.py
     detects = True
     words = ("set_default_tensor_type", "set_default_device")
 

@@ -22,6 +22,7 @@ from mpsready.findings import Finding
 from mpsready.migrate.common import cuda_index, helper_call, is_cuda_literal, quote_like, string_value
 from mpsready.migrate.device_source import resolve
 from mpsready.migrate.interface import Edit, FileContext, Manual, Transform, manual
+from mpsready.migrate.specs.device_literal import SPEC
 
 
 def _str_of_helper(index: cst.BaseExpression | str | None) -> cst.Call:
@@ -82,7 +83,7 @@ def _choices_gain_mps(ctx: FileContext, edit: Edit) -> list[Edit]:
 
 
 class DeviceLiteral(Transform):
-    codes = ("API103",)
+    codes = SPEC.codes  # what it answers and fixes: specs/device_literal.py
 
     def plan(self, ctx: FileContext, findings: list[Finding]) -> tuple[list[Edit], list[Manual]]:
         edits: list[Edit] = []
@@ -103,6 +104,7 @@ class DeviceLiteral(Transform):
         for n in nodes:
             if isinstance(n, (cst.Assign, cst.AnnAssign)) and n.value is not None and runtime_index(n.value) is not None:
                 index = runtime_index(n.value)
+                assert index is not None  # tested just above
                 return Edit(n.value, lambda _n, i=index: _str_of_helper(i), f.code, ctx.line_of(n),
                             f"{_shown(n.value)} -> str(_mpsready_device({_shown(index)}))", helper=True, finding=f)
             if isinstance(n, (cst.FormattedString, cst.Call)) and runtime_index(n) is not None:
@@ -139,6 +141,7 @@ class DeviceLiteral(Transform):
 
     def _runtime(self, ctx: FileContext, f: Finding, node: cst.BaseExpression) -> Edit | str:
         index = runtime_index(node)
+        assert index is not None  # the caller found one
         arg = ctx.parents.get(node)
         kw = arg.keyword.value if isinstance(arg, cst.Arg) and arg.keyword is not None else None
         if kw not in (None, "default", "device", "map_location"):
@@ -151,6 +154,7 @@ class DeviceLiteral(Transform):
         first = next((a for a in call.args if a.keyword is None), None)
         if first is not None and runtime_index(first.value) is not None:
             index = runtime_index(first.value)
+            assert index is not None  # tested just above
             return Edit(first.value, lambda _n, i=index: helper_call(i), f.code, ctx.line_of(call),
                         f".to({_shown(first.value)}) -> .to(_mpsready_device({_shown(index)}))", helper=True, finding=f)
         value = string_value(first.value) if first is not None else None
@@ -165,9 +169,10 @@ class DeviceLiteral(Transform):
     def _torch_device(self, ctx: FileContext, f: Finding, call: cst.Call) -> Edit | str:
         pos = [a for a in call.args if a.keyword is None]
         if len(call.args) == 1 and pos and runtime_index(pos[0].value) is not None:
-            index = runtime_index(pos[0].value)
-            return Edit(call, lambda _n, i=index: helper_call(i), f.code, ctx.line_of(call),
-                        f"torch.device({_shown(pos[0].value)}) -> _mpsready_device({_shown(index)})", helper=True,
+            found_index = runtime_index(pos[0].value)
+            assert found_index is not None  # tested just above
+            return Edit(call, lambda _n, i=found_index: helper_call(i), f.code, ctx.line_of(call),
+                        f"torch.device({_shown(pos[0].value)}) -> _mpsready_device({_shown(found_index)})", helper=True,
                         finding=f)
         value = string_value(pos[0].value) if pos else None
         if not pos or not is_cuda_literal(value) or len(call.args) > 2:

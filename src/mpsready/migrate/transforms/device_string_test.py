@@ -21,6 +21,7 @@ import libcst as cst
 from mpsready.findings import Finding
 from mpsready.migrate.common import string_value
 from mpsready.migrate.interface import Edit, FileContext, Manual, Transform, manual
+from mpsready.migrate.specs.device_string_test import SPEC
 from mpsready.migrate.mac_path import vtuple, floor_allows, floor_text
 from mpsready.migrate.transforms.amp import mac_needs
 from mpsready.scan.code.units.device_selection import AMP_CALLS  # the scan's API115 evidence reads the same table
@@ -54,7 +55,7 @@ def _subject(test: cst.BaseExpression) -> cst.BaseExpression | None:
 
 
 class DeviceStringTest(Transform):
-    codes = ("API115",)
+    codes = SPEC.codes  # what it answers and fixes: specs/device_string_test.py
 
     def plan(self, ctx: FileContext, findings: list[Finding]) -> tuple[list[Edit], list[Manual]]:
         edits: list[Edit] = []

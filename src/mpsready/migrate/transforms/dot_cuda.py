@@ -14,10 +14,11 @@ import libcst as cst
 from mpsready.findings import Finding
 from mpsready.migrate.device_source import resolve
 from mpsready.migrate.interface import Edit, FileContext, Manual, Transform, manual
+from mpsready.migrate.specs.dot_cuda import SPEC
 
 
 class DotCuda(Transform):
-    codes = ("API101",)
+    codes = SPEC.codes  # what it answers and fixes: specs/dot_cuda.py
 
     def plan(self, ctx: FileContext, findings: list[Finding]) -> tuple[list[Edit], list[Manual]]:
         edits, manuals = [], []

@@ -16,6 +16,7 @@ import libcst as cst
 
 from mpsready.findings import Finding
 from mpsready.migrate.interface import Edit, FileContext, Manual, Transform
+from mpsready.migrate.specs.guarded_import import SPEC
 
 
 def _cuda_module(name: str) -> bool:
@@ -42,7 +43,7 @@ def _bound(stmt: cst.Import | cst.ImportFrom) -> list[tuple[str, str]] | None:
     return out
 
 
-def _none_tested(module: cst.Module) -> set[str]:
+def _none_tested(ctx: FileContext) -> set[str]:
     names: set[str] = set()
 
     class V(cst.CSTVisitor):
@@ -53,12 +54,12 @@ def _none_tested(module: cst.Module) -> set[str]:
                     and node.comparisons[0].comparator.value == "None":
                 names.add(node.left.value)
 
-    module.visit(V())
+    ctx.visit(ctx.module, V())
     return names
 
 
 class GuardedImport(Transform):
-    codes = ("DEP107", "EXT102")
+    codes = SPEC.codes  # what it answers and fixes: specs/guarded_import.py
     detects = True
     words = ("is not None", "is None")
 
@@ -81,7 +82,7 @@ class GuardedImport(Transform):
             finding = by_line.get(line)
             if not bound or not (finding or all(_cuda_module(m) for _b, m in bound)):
                 continue
-            tested = _none_tested(ctx.module) if tested is None else tested
+            tested = _none_tested(ctx) if tested is None else tested
             if not all(b in tested for b, _m in bound):
                 continue
             names = [b for b, _m in bound]

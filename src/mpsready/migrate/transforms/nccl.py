@@ -12,10 +12,11 @@ import libcst as cst
 from mpsready.findings import Finding
 from mpsready.migrate.common import expr, quote_like, string_value
 from mpsready.migrate.interface import Edit, FileContext, Manual, Transform, manual
+from mpsready.migrate.specs.nccl import SPEC
 
 
 class Nccl(Transform):
-    codes = ("API107",)
+    codes = SPEC.codes  # what it answers and fixes: specs/nccl.py
 
     def plan(self, ctx: FileContext, findings: list[Finding]) -> tuple[list[Edit], list[Manual]]:
         edits: list[Edit] = []

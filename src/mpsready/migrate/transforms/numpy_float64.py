@@ -13,12 +13,13 @@ import libcst as cst
 
 from mpsready.findings import Finding
 from mpsready.migrate.interface import Edit, FileContext, Manual, Transform, manual
+from mpsready.migrate.specs.numpy_float64 import SPEC
 
 CASTS = ("float",)
 
 
 class NumpyFloat64(Transform):
-    codes = ("DTY102",)
+    codes = SPEC.codes  # what it answers and fixes: specs/numpy_float64.py
 
     def plan(self, ctx: FileContext, findings: list[Finding]) -> tuple[list[Edit], list[Manual]]:
         edits: list[Edit] = []

@@ -12,10 +12,11 @@ import libcst as cst
 from mpsready.findings import Finding
 from mpsready.migrate.common import expr, under_cuda_guard
 from mpsready.migrate.interface import Edit, FileContext, Manual, Transform, kept, manual
+from mpsready.migrate.specs.pin_memory import SPEC
 
 
 class PinMemory(Transform):
-    codes = ("API113",)
+    codes = SPEC.codes  # what it answers and fixes: specs/pin_memory.py
 
     def plan(self, ctx: FileContext, findings: list[Finding]) -> tuple[list[Edit], list[Manual]]:
         edits: list[Edit] = []
@@ -33,6 +34,7 @@ class PinMemory(Transform):
                 manuals.append(manual(f, "Tensor.pin_memory() raises without an accelerator: call it only when "
                                          "torch.cuda.is_available()"))
                 continue
+            assert node is not None  # the Arg test above failed for None
             edits.append(Edit(node, lambda _n: expr("torch.cuda.is_available()"), f.code, ctx.line_of(node),
                               "pin_memory=True -> pin_memory=torch.cuda.is_available()", finding=f))
         return edits, manuals

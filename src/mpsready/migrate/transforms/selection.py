@@ -34,11 +34,14 @@ transforms move tensors to that variable rather than to a choice of their own.
 
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
 
 from mpsready.findings import Finding
 from mpsready.migrate.common import MPS_AVAILABLE, expr, is_cuda_literal, quote_like, string_value
 from mpsready.migrate.interface import Edit, FileContext, Manual, Transform, manual
+from mpsready.migrate.specs.selection import SPEC
 
 
 class _CpuToMps(cst.CSTTransformer):
@@ -56,7 +59,7 @@ def mps_variant(node: cst.CSTNode) -> cst.CSTNode | None:
     """``node`` with its ``"cpu"`` literal turned into ``"mps"``; ``None`` when it has none (or several)."""
     t = _CpuToMps()
     out = node.visit(t)
-    return out if t.replaced == 1 else None
+    return out if t.replaced == 1 and isinstance(out, cst.CSTNode) else None
 
 
 def _shown(node: cst.CSTNode) -> str:
@@ -137,7 +140,7 @@ def _block_of(ctx: FileContext, stmt: cst.CSTNode) -> tuple[cst.CSTNode, int] | 
     """The block (module or indented block) holding ``stmt`` and its index there."""
     parent = ctx.parents.get(stmt)
     if isinstance(parent, (cst.Module, cst.IndentedBlock)):
-        body = list(parent.body)
+        body: list[cst.CSTNode] = list(parent.body)
         return (parent, body.index(stmt)) if stmt in body else None
     return None
 
@@ -146,36 +149,40 @@ def _statement_of(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode | None:
     return next((a for a in [node, *ctx.ancestors(node)] if isinstance(a, (cst.SimpleStatementLine, cst.If))), None)
 
 
-def _nodes_in(root: cst.CSTNode, kind: type) -> list:
-    found: list = []
+def _nodes_in(ctx: FileContext, root: cst.CSTNode, kind: type | tuple[type, ...]) -> list:
+    """The nodes of ``kind`` under ``root`` (``root`` included), in visiting order: a slice of the file's index."""
+    index = ctx.index
+    if index is None or root not in index.at:
+        found: list = []
 
-    class V(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            if isinstance(node, kind):
-                found.append(node)
-            return True
+        class V(cst.CSTVisitor):
+            def on_visit(self, node: cst.CSTNode) -> bool:
+                if isinstance(node, kind):
+                    found.append(node)
+                return True
 
-    root.visit(V())
-    return found
+        root.visit(V())
+        return found
+    return [n for n in index.order[index.at[root]:index.ends[root]] if isinstance(n, kind)]
 
 
-def _variables(root: cst.CSTNode) -> set[str]:
+def _variables(ctx: FileContext, root: cst.CSTNode) -> set[str]:
     """Names used as variables under ``root``: not keyword names (``device=``) nor attributes (``x.device``)."""
     found: set[str] = set()
 
     class V(cst.CSTVisitor):
         def visit_Arg(self, node: cst.Arg) -> bool:
-            node.value.visit(self)
+            ctx.visit(node.value, self)
             return False
 
         def visit_Attribute(self, node: cst.Attribute) -> bool:
-            node.value.visit(self)
+            ctx.visit(node.value, self)
             return False
 
         def visit_Name(self, node: cst.Name) -> None:
             found.add(node.value)
 
-    root.visit(V())
+    ctx.visit(root, V())
     return found
 
 
@@ -188,7 +195,7 @@ def _is_move(node: cst.CSTNode) -> bool:
 def _mentions_cuda(ctx: FileContext, node: cst.CSTNode) -> bool:
     """Whether ``node`` holds anything CUDA besides plain ``.cuda()`` moves: a ``torch.cuda`` name, a CUDA
     literal, ``.cuda(i)``, ``DataParallel``."""
-    for n in _nodes_in(node, cst.CSTNode):
+    for n in _nodes_in(ctx, node, cst.CSTNode):
         if isinstance(n, cst.SimpleString) and is_cuda_literal(string_value(n)):
             return True
         if isinstance(n, (cst.Name, cst.Attribute)) and any(q.startswith("torch.cuda") or q.endswith("DataParallel")
@@ -202,7 +209,7 @@ def _mentions_cuda(ctx: FileContext, node: cst.CSTNode) -> bool:
 def _moves_only(ctx: FileContext, block: cst.BaseSuite) -> bool:
     """Every statement of ``block`` moves a tensor or module with ``.cuda()`` and holds nothing else CUDA."""
     stmts = block.body if isinstance(block, cst.IndentedBlock) else [block]
-    return bool(stmts) and all(_nodes_in(s, cst.Call) and any(_is_move(c) for c in _nodes_in(s, cst.Call))
+    return bool(stmts) and all(_nodes_in(ctx, s, cst.Call) and any(_is_move(c) for c in _nodes_in(ctx, s, cst.Call))
                                and not _mentions_cuda(ctx, s) for s in stmts)
 
 
@@ -217,7 +224,7 @@ def _finding_at(ctx: FileContext, node: cst.CSTNode, code: str) -> Finding | Non
 def _move_edits(ctx: FileContext, root: cst.CSTNode, dev: str, code: str) -> list[Edit]:
     """``.cuda()`` -> ``.to(dev)`` for every move under ``root`` (each fixing its API101 finding)."""
     edits = []
-    for call in _nodes_in(root, cst.Call):
+    for call in _nodes_in(ctx, root, cst.Call):
         if not _is_move(call):
             continue
         f = _finding_at(ctx, call, "API101")
@@ -239,7 +246,7 @@ def _guard_edits(ctx: FileContext, guard: cst.If | cst.IfExp, dev: str, code: st
 
 
 class Selection(Transform):
-    codes = ("API104",)
+    codes = SPEC.codes  # what it answers and fixes: specs/selection.py
     detects = True  # is_cuda guards of moves: no scan rule locates them
     words = ("is_cuda",)
 
@@ -285,7 +292,7 @@ class Selection(Transform):
         text, line = _shown(use), ctx.line_of(use)
         best = None
         for scope in {_scope(ctx, use), ctx.module}:
-            for a in _nodes_in(scope, cst.Assign):
+            for a in _nodes_in(ctx, scope, cst.Assign):
                 if len(a.targets) == 1 and _shown(a.targets[0].target) == text and ctx.line_of(a) < line \
                         and _scope(ctx, a) is scope and (best is None or ctx.line_of(a) > ctx.line_of(best)):
                     best = a
@@ -311,7 +318,7 @@ class Selection(Transform):
         def rewrite(n: cst.CSTNode) -> cst.CSTNode:
             assert isinstance(n, cst.IfExp)
             sp = cst.SimpleWhitespace(" ")
-            return n.with_changes(orelse=cst.IfExp(test=test, body=mps, orelse=n.orelse, whitespace_before_if=sp,
+            return n.with_changes(orelse=cst.IfExp(test=test, body=cast(cst.BaseExpression, mps), orelse=n.orelse, whitespace_before_if=sp,
                                                    whitespace_after_if=sp, whitespace_before_else=sp,
                                                    whitespace_after_else=sp))
 
@@ -326,11 +333,11 @@ class Selection(Transform):
             return self._return_form(ctx, f, node, test)
         if not isinstance(node.orelse, cst.Else) or not isinstance(node.orelse.body, cst.IndentedBlock):
             return "an if/elif chain: add the MPS branch by hand"
-        targets = self._device_targets(node.body)
+        targets = self._device_targets(ctx, node.body)
         branch = []
         changed = 0
         for stmt in node.orelse.body.body:
-            assigns = _nodes_in(stmt, cst.Assign)
+            assigns = _nodes_in(ctx, stmt, cst.Assign)
             if any(_shown(t.target) in targets for a in assigns for t in a.targets):
                 new = mps_variant(stmt)
                 if new is None:
@@ -353,27 +360,27 @@ class Selection(Transform):
         return [Edit(node, rewrite, f.code, ctx.line_of(node),
                      f"if cuda / else cpu -> elif {_shown(test)} (the else branch with 'mps')", finding=f)]
 
-    def _device_targets(self, body: cst.BaseSuite) -> set[str]:
+    def _device_targets(self, ctx: FileContext, body: cst.BaseSuite) -> set[str]:
         """Names the CUDA branch binds to a value naming CUDA (``device = torch.device("cuda")``)."""
         out = set()
-        for a in _nodes_in(body, cst.Assign):
-            if any(is_cuda_literal(string_value(s)) for s in _nodes_in(a.value, cst.SimpleString)):
+        for a in _nodes_in(ctx, body, cst.Assign):
+            if any(is_cuda_literal(string_value(s)) for s in _nodes_in(ctx, a.value, cst.SimpleString)):
                 out |= {_shown(t.target) for t in a.targets if isinstance(t.target, (cst.Name, cst.Attribute))}
         return out
 
     def _return_form(self, ctx: FileContext, f: Finding, node: cst.If, test: cst.BaseExpression) -> list[Edit] | str:
         block = _block_of(ctx, node)
         stmts = node.body.body if isinstance(node.body, cst.IndentedBlock) else []
-        if block is None or len(stmts) != 1 or not _nodes_in(stmts[0], cst.Return):
+        if block is None or len(stmts) != 1 or not _nodes_in(ctx, stmts[0], cst.Return):
             return "an if without else that does not return the device: add the MPS branch by hand"
         parent, i = block
         after = list(parent.body)[i + 1] if i + 1 < len(list(parent.body)) else None  # type: ignore[attr-defined]
-        if after is None or not _nodes_in(after, cst.Return):
+        if after is None or not _nodes_in(ctx, after, cst.Return):
             return "the CPU device is not returned right after the CUDA branch: add the MPS branch by hand"
         mps = mps_variant(after)
         if mps is None:
             return "the CPU return names 'cpu' indirectly; add an MPS branch by hand"
-        branch = mps.with_changes(leading_lines=[])
+        branch = cast(cst.BaseStatement, mps.with_changes(leading_lines=[]))
 
         def rewrite(n: cst.CSTNode) -> cst.CSTNode:
             assert isinstance(n, cst.If)
@@ -392,9 +399,9 @@ class Selection(Transform):
         if test is None:
             return f"the CUDA switch {flag_text} is not read from torch.cuda.is_available() alone"
         scope = _scope(ctx, assign)
-        reads = [n for n in _nodes_in(scope, (cst.IfExp, cst.If)) if _shown(n.test) == flag_text
+        reads = [n for n in _nodes_in(ctx, scope, (cst.IfExp, cst.If)) if _shown(n.test) == flag_text
                  and ctx.line_of(n) > line and n not in done]
-        selections = [n for n in reads if self._selects(n)]
+        selections = [n for n in reads if self._selects(ctx, n)]
         guards = [n for n in reads if n not in selections and self._moves(ctx, n)]
         edits: list[Edit] = []
         dev: str | None = None
@@ -406,8 +413,8 @@ class Selection(Transform):
             done.add(sel)
             if dev is None:
                 dev = _assigned_name(ctx, sel) if isinstance(sel, cst.IfExp) else \
-                    next(iter(sorted(self._device_targets(sel.body))), None)
-        bad = [g for g in reads if g not in selections and g not in guards and self._has_move(g)]
+                    next(iter(sorted(self._device_targets(ctx, sel.body))), None)
+        bad = [g for g in reads if g not in selections and g not in guards and self._has_move(ctx, g)]
         if bad:
             return (f"{flag_text} guards .cuda() moves beside other CUDA code (line {ctx.line_of(bad[0])}): split "
                     "the moves from the CUDA-only calls, then run migrate again")
@@ -427,30 +434,30 @@ class Selection(Transform):
         edits[0].finding = f
         return edits
 
-    def _selects(self, node: cst.IfExp | cst.If) -> bool:
+    def _selects(self, ctx: FileContext, node: cst.IfExp | cst.If) -> bool:
         if isinstance(node, cst.IfExp):
             return mps_variant(node.orelse) is not None and any(
-                is_cuda_literal(string_value(s)) for s in _nodes_in(node.body, cst.SimpleString))
-        return isinstance(node.orelse, cst.Else) and bool(self._device_targets(node.body))
+                is_cuda_literal(string_value(s)) for s in _nodes_in(ctx, node.body, cst.SimpleString))
+        return isinstance(node.orelse, cst.Else) and bool(self._device_targets(ctx, node.body))
 
-    def _has_move(self, node: cst.IfExp | cst.If) -> bool:
-        return any(_is_move(c) for c in _nodes_in(node.body, cst.Call))
+    def _has_move(self, ctx: FileContext, node: cst.IfExp | cst.If) -> bool:
+        return any(_is_move(c) for c in _nodes_in(ctx, node.body, cst.Call))
 
     def _moves(self, ctx: FileContext, node: cst.IfExp | cst.If) -> bool:
         if isinstance(node, cst.If):
             return node.orelse is None and _moves_only(ctx, node.body)
-        return self._has_move(node) and not _mentions_cuda(ctx, node.body) and not self._has_move(
-            cst.IfExp(test=node.test, body=node.orelse, orelse=node.orelse))
+        return self._has_move(ctx, node) and not _mentions_cuda(ctx, node.body) and not self._has_move(
+            ctx, cst.IfExp(test=node.test, body=node.orelse, orelse=node.orelse))
 
     def _bind_device(self, ctx: FileContext, f: Finding, assign: cst.Assign, flag: cst.BaseExpression,
                      test: cst.BaseExpression) -> tuple[Edit, str] | str:
         flag_text = _shown(flag)
         if isinstance(flag, cst.Attribute):
             name = f"{_shown(flag.value)}.device"
-            taken = any(_shown(a) == name for a in _nodes_in(ctx.module, cst.Attribute))
+            taken = any(_shown(a) == name for a in _nodes_in(ctx, ctx.module, cst.Attribute))
         else:
             name = "device"
-            taken = "device" in _variables(_scope(ctx, assign))
+            taken = "device" in _variables(ctx, _scope(ctx, assign))
         if taken:
             return f"{name} is already used in this file: select the device from {flag_text} by hand"
         stmt = _statement_of(ctx, assign)
@@ -471,7 +478,7 @@ class Selection(Transform):
     # --- is_cuda guards ---------------------------------------------------------------------------------------
     def _is_cuda_guards(self, ctx: FileContext, done: set) -> list[Edit]:
         edits: list[Edit] = []
-        for node in _nodes_in(ctx.module, cst.If):
+        for node in _nodes_in(ctx, ctx.module, cst.If):
             test = node.test
             if node in done or node.orelse is not None or not isinstance(test, cst.Attribute) \
                     or test.attr.value != "is_cuda" or not _moves_only(ctx, node.body):

@@ -21,9 +21,9 @@ import dataclasses
 import libcst as cst
 
 from mpsready.findings import Finding, Severity
-from mpsready.migrate.autofix import HARMLESS_WHEN_INFO, QUERIES, STATEMENTS
 from mpsready.migrate.common import CUDA_AVAILABLE, MPS_AVAILABLE, expr, under_cuda_guard
 from mpsready.migrate.interface import Edit, FileContext, Manual, Transform, kept, manual
+from mpsready.migrate.specs.torch_cuda_api import HARMLESS_WHEN_INFO, QUERIES, SPEC, STATEMENTS
 
 LEGACY_TYPES = {"FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor"}
 
@@ -57,7 +57,7 @@ def in_default_tensor_type(ctx: FileContext, node: cst.CSTNode) -> bool:
 
 
 class TorchCudaApi(Transform):
-    codes = ("API102",)
+    codes = SPEC.codes  # what it answers and fixes: specs/torch_cuda_api.py
 
     def plan(self, ctx: FileContext, findings: list[Finding]) -> tuple[list[Edit], list[Manual]]:
         edits: list[Edit] = []
@@ -85,7 +85,7 @@ class TorchCudaApi(Transform):
                 continue
             call = _call_of(ctx, node)
             stmt = _statement_of(ctx, call) if call is not None else None
-            if attr in STATEMENTS and stmt is not None:
+            if attr in STATEMENTS and stmt is not None and call is not None:  # (a statement only around a call)
                 edits.append(self._guard(ctx, f, stmt, call, STATEMENTS[attr]))
             elif attr in QUERIES and call is not None and len(call.args) <= 1:
                 edits.append(self._query(ctx, f, call, QUERIES[attr]))

@@ -16,13 +16,14 @@ import libcst as cst
 from mpsready.findings import Finding
 from mpsready.migrate.common import append_arg, expr, kwarg
 from mpsready.migrate.interface import Edit, FileContext, Manual, Transform
+from mpsready.migrate.specs.torch_load import SPEC
 
 
 MAP_LOCATION = 'None if torch.cuda.is_available() else "cpu"'
 
 
 class TorchLoad(Transform):
-    codes = ("API103",)
+    codes = SPEC.codes  # what it answers and fixes: specs/torch_load.py
     detects = True
     words = ("torch.load", "import load")
 
@@ -38,7 +39,7 @@ class TorchLoad(Transform):
                 continue
             def rewrite(n: cst.CSTNode) -> cst.CSTNode:
                 assert isinstance(n, cst.Call)
-                return n.with_changes(args=append_arg(n.args, kwarg("map_location", expr(MAP_LOCATION))))
+                return n.with_changes(args=append_arg(list(n.args), kwarg("map_location", expr(MAP_LOCATION))))
 
             edits.append(Edit(node, rewrite, "API103", ctx.line_of(node),
                               f"torch.load without map_location -> map_location={MAP_LOCATION}"))

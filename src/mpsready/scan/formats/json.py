@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 
-from mpsready.migrate.autofix import effort
+from mpsready.rules import fixability
 from mpsready.schema import envelope
 from mpsready.scan.engine import ScanResult
 from mpsready.scan.formats.interface import ScanFormat
@@ -57,7 +57,7 @@ def to_document(result: ScanResult) -> dict:
         },
         summary={"files": result.files_scanned, "lines": result.lines_scanned, "seconds": round(result.seconds, 3),
                  **counts, "suppressed": result.suppressed, "cache_hits": result.cache_hits},
-        effort=effort(result.findings, result.torch_floor),
+        effort=fixability().effort(result.findings, result.torch_floor),
         subprojects=[{"path": s.path, "outlook": s.outlook.value, "flags": list(s.flags),
                       "edits": [e.to_dict() for e in s.edits]} for s in result.subprojects],
         dependencies=[{"name": d.name, "specifier": d.specifier, "path": d.path, "line": d.line, "optional": d.optional,

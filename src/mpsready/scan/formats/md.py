@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mpsready.findings import Severity
-from mpsready.migrate.autofix import effort_line
+from mpsready.rules import fixability
 from mpsready.scan.engine import ScanResult
 from mpsready.scan.formats.interface import ScanFormat
 from mpsready.scan.formats.safe import md_cell
@@ -44,7 +44,7 @@ class MarkdownFormat(ScanFormat):
                     + ", ".join(md_code(p) for p in result.incomplete), ""]
         out += ["| files | lines | blocker | degrades | info | suppressed |", "|---|---|---|---|---|---|",
                 f"| {result.files_scanned} | {result.lines_scanned} | {c['blocker']} | {c['degrades']} | {c['info']} | {result.suppressed} |", "",
-                effort_line(result.findings, result.torch_floor), ""]
+                fixability().effort_line(result.findings, result.torch_floor), ""]
         if result.subprojects:
             out += ["## Subprojects", "", "| subproject | outlook |", "|---|---|"]
             out += [f"| {md_code(s.path)} | `{s.outlook.value}` |" for s in result.subprojects]

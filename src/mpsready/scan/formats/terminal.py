@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from mpsready.findings import Severity, Verdict
-from mpsready.migrate.autofix import effort_line
+from mpsready.rules import fixability
 from mpsready.scan.engine import ScanResult
 from mpsready.scan.exit_reason import exit_reason
 from mpsready.scan.formats.interface import ScanFormat
@@ -60,7 +60,7 @@ class TerminalFormat(ScanFormat):
         table.add_row(str(result.files_scanned), str(result.lines_scanned), str(c["blocker"]), str(c["degrades"]),
                       str(c["info"]), str(result.suppressed), f"{result.seconds:.2f}")
         console.print(table)
-        console.print(Text(effort_line(result.findings, result.torch_floor)))
+        console.print(Text(fixability().effort_line(result.findings, result.torch_floor)))
         if result.subprojects:
             sub = Table(title="subprojects")
             sub.add_column("path")

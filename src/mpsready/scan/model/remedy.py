@@ -4,7 +4,7 @@ A remedy is stored in the finding's ``remedy`` (shown in documents as ``evidence
 
     {"kind": "flag",  "flag": "--device mps"}                  only a command-line flag or config value
     {"kind": "edit",  "migrate": true | false}                  a local code edit (migrate: `mpsready migrate` makes it,
-                                                                as :func:`mpsready.migrate.autofix.buckets` says)
+                                                                as :func:`mpsready.migrate.fixability.buckets` says)
     {"kind": "wire",  "path": "models/ops/functions/x.py:41"}   an in-repo pure-PyTorch path must be wired in
     {"kind": "swap",  "what": "raise the pin to >= 0.50.0"}     a declared dependency is left out, swapped or raised
     {"kind": "none"}                                            no usable path in the repository or on PyPI
@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from mpsready.findings import Finding, Scope, Severity
-from mpsready.migrate.autofix import bucket, buckets  # the auto-fix registry's per-finding answer (no libcst)
+from mpsready.rules import fixability  # the transforms' declared per-finding answer (no libcst)
 
 FLAG, EDIT, WIRE, SWAP, NONE = "flag", "edit", "wire", "swap", "none"
 RUNG = {FLAG: 0, EDIT: 1, WIRE: 1, SWAP: 1, NONE: 2}
@@ -37,9 +37,9 @@ _KERNELS = {"EXT101", "EXT102", "EXT103", "EXT104", "EXT105", "EXT106"}
 def migrate_can(f: Finding) -> bool:
     """Whether `mpsready migrate` makes the edit for ``f``: its rule has an auto-fix in the registry
     (:func:`mpsready.rules.autofix_of`, filled by :mod:`mpsready.migrate.autofix`) and the finding's shape is one
-    the transform rewrites (:func:`mpsready.migrate.autofix.bucket`). Findings seen alone; :func:`with_remedies`
+    the transform rewrites (:func:`mpsready.migrate.fixability.bucket`). Findings seen alone; :func:`with_remedies`
     also counts an edit that fixes two findings of one call."""
-    return bucket(f)[0] == "auto"
+    return fixability().bucket(f)[0] == "auto"
 
 
 def limits(f: Finding) -> bool:
@@ -92,4 +92,4 @@ def with_remedy(f: Finding, migrate: bool | None = None) -> Finding:
 def with_remedies(findings: Iterable[Finding], floor: tuple[int, int] | None = None) -> list[Finding]:
     """:func:`with_remedy` for every finding, the migrate mark taken from the findings together
     (:func:`mpsready.migrate.autofix.buckets`), so the outlook marks exactly what the effort counts as auto-fixable."""
-    return [with_remedy(f, kind == "auto") for f, kind, _ in buckets(findings, floor)]
+    return [with_remedy(f, kind == "auto") for f, kind, _ in fixability().buckets(findings, floor)]

@@ -1,0 +1,68 @@
+"""The file index (one code generation pass) gives what libcst's providers and visitors give, exactly."""
+
+from pathlib import Path
+
+import libcst as cst
+import pytest
+from libcst.metadata import ParentNodeProvider, PositionProvider
+
+from mpsready.migrate.index import MAX_DEPTH, index, walk
+
+HERE = Path(__file__).parent
+SOURCES = sorted(p for p in (HERE / "fixtures").rglob("*.py")) + sorted((HERE / "projects").rglob("*.py"))
+EXTRA = ["x = {'a': [1, (2, 3)]}\r\nif x:\r\n    y = f'{x!r:>10}' if x else lambda q, *r, k=1, **s: q\r\n",
+         "@dec(1)\nclass C(B, metaclass=M):\n    def f(self, /, a, *, b=2) -> int:\n        return (a\n"
+         "                + b)  # comment\n", "x = 1"]
+
+
+def _texts():
+    return [p.read_text(encoding="utf-8") for p in SOURCES] + EXTRA
+
+
+def test_positions_parents_and_code_equal_libcst_providers():
+    assert len(SOURCES) == 20
+    for text in _texts():
+        module = cst.parse_module(text)
+        state = index(module)
+        wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
+        positions = dict(wrapper.resolve(PositionProvider))
+        assert list(state.spans) == list(positions)  # the same keys in the same order
+        assert state.spans == {n: (r.start.line, r.start.column, r.end.line, r.end.column) for n, r in positions.items()}
+        assert state.parents == dict(wrapper.resolve(ParentNodeProvider))
+        assert "".join(state.tokens) == module.code == text
+
+
+class _Collect(cst.CSTVisitor):
+    def __init__(self, skip: type) -> None:
+        self.seen: list[cst.CSTNode] = []
+        self.skip = skip
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.seen.append(node)
+        return not isinstance(node, self.skip)
+
+
+WHITESPACE = (cst.SimpleWhitespace, cst.ParenthesizedWhitespace, cst.TrailingWhitespace, cst.EmptyLine, cst.Newline,
+              cst.Comment)
+
+
+def test_the_walk_meets_the_nodes_libcst_visitors_meet_in_the_same_order():
+    """The same nodes; the same order but for whitespace and comments, which code generation emits in a few
+    places (``import a as b``) before a sibling the visitor visits first and which no transform looks at."""
+    for text in _texts():
+        module = cst.parse_module(text)
+        state = index(module)
+        for skip in (cst.FunctionDef, cst.Call, type(None)):
+            ours, theirs = _Collect(skip), _Collect(skip)
+            walk(state, module, ours)
+            module.visit(theirs)
+            assert sorted(map(id, ours.seen)) == sorted(map(id, theirs.seen))
+            assert [n for n in ours.seen if not isinstance(n, WHITESPACE)] == \
+                [n for n in theirs.seen if not isinstance(n, WHITESPACE)]
+
+
+def test_a_tree_deeper_than_the_limit_raises_recursion_error():
+    depth_ok = "y = " + "[" * 130 + "]" * 130 + "\n"
+    index(cst.parse_module(depth_ok))
+    with pytest.raises(RecursionError, match=f"deeper than {MAX_DEPTH}"):
+        index(cst.parse_module("y = " + "[" * 150 + "]" * 150 + "\n"))
