@@ -18,26 +18,27 @@ import argparse
 import importlib
 import os
 import sys
-import traceback
 
 from mpsready import __version__
 from mpsready.errors import ExitCode, UsageError
 
-# (subcommand, module providing register()), in pipeline order.
+# (subcommand, module providing register()), in pipeline order. Each module holds argument definitions only
+# (mpsready.commands): building the parser imports no stage, and each command imports what it runs when it
+# runs. migrate's arguments stay in its own light cli module (its package imports nothing at import time).
 SUBCOMMANDS = (
-    ("scan", "mpsready.scan.cli"),
-    ("rules", "mpsready.rules_cli"),
-    ("env", "mpsready.env.cli"),
-    ("ops", "mpsready.ops.cli"),
-    ("trace", "mpsready.trace.cli"),
-    ("record", "mpsready.record.cli"),
-    ("compare", "mpsready.compare.cli"),
-    ("replay", "mpsready.numerics.replay_cli"),
-    ("report", "mpsready.report.cli"),
-    ("check", "mpsready.report.check_cli"),
-    ("run", "mpsready.run.cli"),
+    ("scan", "mpsready.commands.scan"),
+    ("rules", "mpsready.commands.rules"),
+    ("env", "mpsready.commands.env"),
+    ("ops", "mpsready.commands.ops"),
+    ("trace", "mpsready.commands.trace"),
+    ("record", "mpsready.commands.record"),
+    ("compare", "mpsready.commands.compare"),
+    ("replay", "mpsready.commands.replay"),
+    ("report", "mpsready.commands.report"),
+    ("check", "mpsready.commands.check"),
+    ("run", "mpsready.commands.run"),
     ("migrate", "mpsready.migrate.cli"),
-    ("demo", "mpsready.report.demo_cli"),
+    ("demo", "mpsready.commands.demo"),
 )
 
 
@@ -89,6 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _internal_error(where: str, exc: BaseException, verbose: bool) -> int:
     """One line on stderr (the traceback first with -v or MPSREADY_DEBUG=1); the exit code 3."""
     if verbose or os.environ.get(DEBUG_ENV, "") not in ("", "0"):
+        import traceback  # only on the error path: start-up stays cheap
+
         traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
     text = " ".join(str(exc).split())
     detail = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
