@@ -26,6 +26,7 @@ def run_check(path: str | Path, out: str | Path, entry: str | None = None, basel
 
     from mpsready.report.build import build_report
     from mpsready.check.pipeline import CheckPipeline
+    from mpsready.progress import progress
     from mpsready.report.write import write_report
 
     project = Path(path)
@@ -61,10 +62,11 @@ def run_check(path: str | Path, out: str | Path, entry: str | None = None, basel
     console = Console(stderr=True, quiet=quiet)
     marks = {"done": "[green]done[/]", "skipped": "[yellow]skipped[/]", "failed": "[red]failed[/]"}
 
-    with console.status("starting") as status:
-        def progress(stage) -> None:
+    # a status line (stage name, the stage's elapsed time) on a terminal; the finished stages' lines print above it
+    with progress(console, quiet, None, "starting") as status:
+        def on_stage(stage) -> None:
             if stage.status == "running":
-                status.update(f"[bold]{stage.name}[/] running ...")
+                status.update(description=f"[bold]{stage.name}[/] running ...", reset=True)
             else:
                 console.print(f"  {stage.name:<8} {marks.get(stage.status, stage.status)} "
                               f"[dim]({stage.seconds:.1f} s)[/] {stage.detail}", highlight=False)
@@ -72,11 +74,11 @@ def run_check(path: str | Path, out: str | Path, entry: str | None = None, basel
                     # the failing stage's exception, as Python printed it (also in OUT/<stage>.error.txt)
                     console.print(stage.error, highlight=False, markup=False)
 
-        pipe = CheckPipeline(project, out, entry=entry, baseline=baseline, steps=record_steps, progress=progress,
+        pipe = CheckPipeline(project, out, entry=entry, baseline=baseline, steps=record_steps, progress=on_stage,
                              torch=torch, macos=macos, skip_record=skip_record, trace_device=trace_device)
         with stdout_to_stderr():  # the user's step prints while traced: keep stdout for the report and its paths
             ev = pipe.run()
-        status.update("[bold]report[/] writing ...")
+        status.update(description="[bold]report[/] writing ...", reset=True)
         report = build_report(ev, situation=situation, job_steps=job_steps, mac_memory_gb=mac_memory_gb,
                               time_budget_hours=time_budget_hours, project=str(project.resolve()))
         written = write_report(report, out)

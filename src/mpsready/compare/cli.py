@@ -6,9 +6,7 @@ Imports numpy lazily (in ``run``), never torch, so ``mpsready --help`` stays fas
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
-from typing import Any
 
 from mpsready.commands.compare import DESCRIPTION, EPILOG, register  # noqa: F401  (the arguments: cheap to import)
 from mpsready.errors import ExitCode, UsageError
@@ -77,25 +75,11 @@ def run(args: argparse.Namespace) -> int:
 
         _emit(markdown.render(comp, args.all, plots), args.output)
     else:
-        from rich.console import Console
-
         from mpsready.compare.formats import terminal
+        from mpsready.output import console_for, option_cannot_write
 
-        if args.output:
-            try:
-                with open(args.output, "w", encoding="utf-8") as fh:
-                    console = Console(file=fh, width=160, no_color=True)
-                    terminal.render(comp, console, args.all)
-                    if plots:
-                        console.print("plots: " + ", ".join(plots.values()), highlight=False)
-            except OSError as exc:
-                raise UsageError(f"--output {args.output}: cannot write: {exc.strerror or exc}") from None
-        else:
-            import os
-
-            # rich falls back to 80 columns when stdout is not a terminal; a piped table reads better wider
-            width = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 140
-            console = Console(width=width)
+        # rich falls back to 80 columns when stdout is not a terminal; a piped table reads better wider
+        with console_for(args.output, pipe_width=140, error=option_cannot_write("--output")) as console:
             terminal.render(comp, console, args.all)
             if plots:
                 console.print("plots: " + ", ".join(plots.values()), highlight=False)
@@ -118,10 +102,6 @@ def _check_outputs(args: argparse.Namespace) -> None:
 
 
 def _emit(text: str, output: str | None) -> None:
-    if output:
-        try:
-            Path(output).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"--output {output}: cannot write: {exc.strerror or exc}") from None
-    else:
-        sys.stdout.write(text)
+    from mpsready.output import emit, option_cannot_write
+
+    emit(text, output, error=option_cannot_write("--output"))

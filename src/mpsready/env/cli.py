@@ -6,7 +6,6 @@ Exit codes: 0 ok; 1 a blocker finding (env) or any difference (``--diff``); 2 us
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from mpsready.errors import ExitCode, UsageError
@@ -14,13 +13,9 @@ from mpsready.commands.env import register  # noqa: F401  (the arguments: cheap 
 
 
 def _emit(text: str, output: str | None) -> None:
-    if output:
-        try:
-            Path(output).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"cannot write {output}: {exc}") from None
-    else:
-        sys.stdout.write(text)
+    from mpsready.output import cannot_write_verbatim, emit
+
+    emit(text, output, error=cannot_write_verbatim)
 
 
 def run(args: argparse.Namespace) -> int:

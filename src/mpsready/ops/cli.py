@@ -131,11 +131,9 @@ def _run_dump(args: argparse.Namespace, dispatcher=None, system: str | None = No
     doc = installed.dump(dispatcher, shipped=shipped, created=utc_now())
     text = json.dumps(doc, indent=1, sort_keys=True)
     if args.output:
-        try:
-            with open(args.output, "w", encoding="utf-8") as fh:
-                fh.write(text + "\n")
-        except OSError as exc:
-            raise UsageError(f"cannot write {args.output}: {exc}") from None
+        from mpsready.output import cannot_write_verbatim, emit
+
+        emit(text + "\n", args.output, error=cannot_write_verbatim)
         diffs = installed.compare(doc, shipped) if shipped is not None else []
         print(f"wrote {args.output}: {len(doc['ops'])} aten overloads observed on torch {dispatcher.torch_version}"
               + (f"; {len(diffs)} differ from the shipped table {shipped.torch_version}" if shipped else

@@ -150,30 +150,13 @@ def check_output(path: str) -> None:
 def _emit(args: argparse.Namespace, text: str, label: str, summary) -> None:
     """``text`` to ``-o`` (atomically, then ``label: PATH`` and, for JSON, the terminal ``summary()`` on stderr) or
     to stdout. Raises :class:`UsageError` when the file cannot be written."""
+    from mpsready.output import emit
+
+    emit(text, args.output, atomic=True)
     if args.output:
-        try:
-            _write_atomically(args.output, text)
-        except OSError as exc:
-            raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from None
         print(f"{label}: {args.output}", file=sys.stderr)
         if args.format == "json":
             sys.stderr.write(summary())
-    else:
-        sys.stdout.write(text)
-
-
-def _write_atomically(path: str, text: str) -> None:
-    """``path`` replaced by ``text`` in one rename (a temporary file in the same folder); raises ``OSError``."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".mpsready-tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _run_matrix(args: argparse.Namespace, prog, fallback: bool) -> int:

@@ -21,7 +21,8 @@ from mpsready.errors import ExitCode, UsageError
 from mpsready.findings import Severity
 from mpsready.commands.scan import register  # noqa: F401  (the arguments: cheap to import)
 
-PROGRESS_MIN_FILES = 200
+PROGRESS_MIN_FILES = 200  # Python files: a smaller tree is scanned before a bar would be read
+PROGRESS_TEXT = "analysing Python files"
 
 
 def build_config(args: argparse.Namespace):
@@ -54,6 +55,7 @@ def build_config(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
+    from mpsready.progress import progress
     from mpsready.scan.engine import scan_path
 
     config, explicit = build_config(args)
@@ -63,11 +65,10 @@ def run(args: argparse.Namespace) -> int:
     quiet, verbose = getattr(args, "quiet", False), getattr(args, "verbose", False)
     results = []
     for path in args.paths:
-        progress, stop = _progress_bar() if not quiet else (None, lambda: None)
-        try:
-            result = scan_path(path, config, progress=progress, explicit=explicit)
-        finally:
-            stop()
+        # stderr only, a terminal only, a large tree only: stdout (json, sarif) never sees it
+        with progress(sys.stderr, quiet, None, PROGRESS_TEXT, min_total=PROGRESS_MIN_FILES) as bar:
+            update = (lambda done, total: bar.update(done, total=total)) if bar.live else None
+            result = scan_path(path, config, progress=update, explicit=explicit)
         if verbose:
             print(f"mpsready scan {path}: {result.files_scanned} files, {result.lines_scanned} lines in "
                   f"{result.seconds:.2f} s; {result.cache_hits} from the cache; {result.suppressed} suppressed",
@@ -81,60 +82,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write(results: list, fmt_name: str, output: str | None) -> None:
-    from mpsready.scan.formats import FORMATS
-    from mpsready.scan.formats.json import JsonFormat, to_document
-    from mpsready.scan.formats.sarif import SarifFormat
+    """Render ``results`` with the format registered as ``fmt_name``: through a rich console on a terminal
+    (formats that print so, without ``-o``), else as text to ``output`` or stdout."""
+    from mpsready.output import emit, stdout_console
+    from mpsready.scan import formats
 
-    fmt = FORMATS[fmt_name]()
-    if fmt_name == "terminal" and not output:
-        from rich.console import Console
-
-        console = Console()
-        for result in results:
-            if len(results) > 1:
-                console.rule(f"mpsready scan {result.root}")
-            fmt.print(result, console)
+    fmt = formats.get(fmt_name)()
+    if fmt.prints_to_console and not output:
+        fmt.print_many(results, stdout_console())
         return
-    if len(results) == 1:
-        text = fmt.render(results[0])
-    elif isinstance(fmt, SarifFormat):
-        text = fmt.render_many(results)
-    elif isinstance(fmt, JsonFormat):
-        import json
-
-        text = "".join(json.dumps(to_document(r)) + "\n" for r in results)  # JSON Lines: one scan a line
-    else:
-        text = "\n".join(fmt.render(r) for r in results)
-    if output:
-        try:
-            Path(output).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
-    else:
-        sys.stdout.write(text)
-
-
-def _progress_bar():
-    """A rich progress bar on stderr for large trees (shown only on a terminal)."""
-    if not sys.stderr.isatty():
-        return None, lambda: None
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
-    state: dict = {}
-
-    def update(done: int, total: int) -> None:
-        if total < PROGRESS_MIN_FILES:
-            return
-        if "bar" not in state:
-            bar = Progress("analysing Python files", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                           console=Console(stderr=True), transient=True)
-            bar.start()
-            state["bar"], state["task"] = bar, bar.add_task("scan", total=total)
-        state["bar"].update(state["task"], completed=done)
-
-    def stop() -> None:
-        if "bar" in state:
-            state["bar"].stop()
-
-    return update, stop
+    emit(fmt.render_all(results), output)

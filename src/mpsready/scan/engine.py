@@ -22,6 +22,7 @@ from mpsready import rules as registry
 from mpsready.errors import UsageError
 from mpsready.findings import Basis, Finding, Location, Scope, Severity, Verdict, sort_findings
 from mpsready.scan import dependencies as depjudge
+from mpsready.scan import knowledge
 from mpsready.scan.cache import ScanCache, content_key
 from mpsready.scan.code import CodeResult, analyze_source
 from mpsready.scan.code.analyzer import _is_fallback_handler, parse_suppression
@@ -353,6 +354,7 @@ def _run(todo, jobs: int, progress: Progress | None, done: int, total: int):
     if jobs > 1 and len(todo) >= POOL_MIN_FILES:
         size = max(8, len(todo) // (jobs * 8))
         batches = [todo[i:i + size] for i in range(0, len(todo), size)]
+        knowledge.preload()  # the workers fork with the shipped tables parsed, instead of each parsing them
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             for batch_out in pool.map(_analyse_batch, batches):
                 for item in batch_out:

@@ -96,18 +96,12 @@ def _from_json(args: argparse.Namespace) -> int:
 
 
 def _emit(result, args: argparse.Namespace) -> int:
+    from mpsready.output import cannot_write_verbatim, emit
     from mpsready.trace.render import RENDERERS
 
     if args.format == "terminal":
         text = RENDERERS["terminal"](result, color=args.output is None and sys.stdout.isatty())
     else:
         text = RENDERERS[args.format](result)
-    if args.output:
-        try:
-            with open(args.output, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        except OSError as exc:
-            raise UsageError(f"cannot write {args.output}: {exc}") from None
-    else:
-        sys.stdout.write(text)
+    emit(text, args.output, error=cannot_write_verbatim)
     return result.exit_code
