@@ -96,6 +96,12 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     emu = Emulator(Target(tgt["torch"], tgt["macos"], bool(tgt["fallback"])), root,
                    keep_going=bool(spec.get("keep_going")), max_steps=spec.get("max_steps"),
                    time_limit=spec.get("time_limit"))
+    status = None
+    if spec.get("status"):  # the parent prints a status line from it (mpsready.run.status)
+        from mpsready.run.status import StatusWriter
+
+        status = StatusWriter(spec["status"], emu)
+        status.start()  # before the emulator is installed: the thread is mpsready's, not the program's
     # macOS starts DataLoader workers and other child processes by "spawn" (Python 3.8+ default there)
     try:
         multiprocessing.set_start_method("spawn", force=True)
@@ -179,6 +185,8 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
                 program_error = _program_error(exc, root)
     finally:
         seconds = time.perf_counter() - t0
+        if status is not None:
+            status.stop()
         os._exit = real_exit
         if emu.time_limit:
             signal.setitimer(signal.ITIMER_REAL, 0)

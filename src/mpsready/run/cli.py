@@ -72,11 +72,12 @@ def run(args: argparse.Namespace) -> int:
         out = os.path.join(tmp, "result.json")
         spec = _spec(args, prog, torch_v, fallback, out)
         spec_path = os.path.join(tmp, "spec.json")
-        with open(spec_path, "w", encoding="utf-8") as fh:
-            json.dump(spec, fh)
         # the program's stdout is its own; with --format json on stdout, keep it apart from the document
         stdout = sys.stderr if (args.format == "json" and not args.output) else None
         wait = None if args.time_limit is None else args.time_limit + KILL_GRACE
+        line = _status_line(spec, out, getattr(args, "quiet", False))
+        with open(spec_path, "w", encoding="utf-8") as fh:
+            json.dump(spec, fh)
         try:
             rc, timed_out = childproc.run_group(
                 childproc.command(sys.executable, "mpsready.run.child", [spec_path]),
@@ -85,6 +86,9 @@ def run(args: argparse.Namespace) -> int:
         except childproc.Interrupted as exc:
             print(f"mpsready run: {exc}; the program and every process it started were ended", file=sys.stderr)
             return 128 + exc.signum
+        finally:
+            if line is not None:
+                line.stop()
         started = os.path.exists(out + STARTED)
         if not os.path.exists(out):
             if rc == CHILD_SETUP_ERROR and not started:
@@ -108,6 +112,21 @@ def run(args: argparse.Namespace) -> int:
     text = json.dumps(doc, indent=1) + "\n" if args.format == "json" else render_terminal(doc)
     _emit(args, text, "run result", lambda: render_terminal(doc))
     return int(doc["exit_code"])
+
+
+def _status_line(spec: dict, out: str, quiet: bool):
+    """A started :class:`~mpsready.run.status.StatusLine` on stderr, and ``spec["status"]`` set so that the child
+    writes its counts, when stderr is a terminal and not ``-q``; else ``None`` (the spec unchanged)."""
+    from mpsready.progress import enabled
+
+    if not enabled(sys.stderr, quiet):
+        return None
+    from mpsready.run.status import SUFFIX, StatusLine
+
+    spec["status"] = out + SUFFIX
+    line = StatusLine(spec["status"], sys.stderr)
+    line.start()
+    return line
 
 
 def _spec(args: argparse.Namespace, prog, torch_v: str, fallback: bool, out: str) -> dict:
