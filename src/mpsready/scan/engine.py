@@ -13,7 +13,6 @@ import gc
 import os
 import stat
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable
@@ -354,6 +353,8 @@ def _run(todo, jobs: int, progress: Progress | None, done: int, total: int):
     if jobs > 1 and len(todo) >= POOL_MIN_FILES:
         size = max(8, len(todo) // (jobs * 8))
         batches = [todo[i:i + size] for i in range(0, len(todo), size)]
+        from concurrent.futures import ProcessPoolExecutor  # here: a small scan never loads multiprocessing
+
         knowledge.preload()  # the workers fork with the shipped tables parsed, instead of each parsing them
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             for batch_out in pool.map(_analyse_batch, batches):
