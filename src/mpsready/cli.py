@@ -1,9 +1,10 @@
 """Command line: parses arguments and hands over to the stage packages.
 
-Each subcommand lives in its stage's ``cli`` module, which exposes
-``register(subparsers)``; the parser it adds sets ``run=callable(args) -> int``.
-Stage CLI modules import nothing heavy (no torch) at import time so that
-``mpsready scan`` stays fast and works without PyTorch.
+Each subcommand's arguments live in :mod:`mpsready.commands` (``register(subparsers)``, argument
+definitions only); the parser it adds sets ``run`` to a :class:`~mpsready.commands.LazyRun` of the stage's
+``cli`` module, imported only when that command runs. Building the parser (``mpsready --help``) therefore
+imports no stage (``tests/foundation/test_startup.py``; cost: ``benchmarks/startup_bench.py``), and
+``mpsready scan`` works without PyTorch.
 
 Global flags, accepted before or after the subcommand: ``-q/--quiet`` (no progress or status lines on
 stderr) and ``-v/--verbose`` (the traceback of an internal error; ``scan`` adds per-path counts). Exit codes

@@ -16,7 +16,7 @@ class Situation(str, enum.Enum):
     DEPLOYMENT = "deployment"
 
     @property
-    def title(self) -> str:
+    def title(self) -> str:  # type: ignore[override]  # the label shown; str.title is never used on it
         return {"prototype": "coursework or prototype", "extensions": "project with CUDA extensions",
                 "long_training": "long training or many runs",
                 "deployment": "checking a macOS deployment"}[self.value]

@@ -29,22 +29,22 @@ def build_config(args: argparse.Namespace):
     from mpsready.scan.cache import default_cache_dir
     from mpsready.scan.config import ScanConfig, check_codes, split_codes
 
-    explicit: set[str] = set()
     kw: dict = {}
     if args.select:
-        kw["select"], _ = split_codes(args.select), explicit.add("select")
+        kw["select"] = split_codes(args.select)
         check_codes(kw["select"], "--select")
     if args.ignore:
-        kw["ignore"], _ = split_codes(args.ignore), explicit.add("ignore")
+        kw["ignore"] = split_codes(args.ignore)
         check_codes(kw["ignore"], "--ignore")
     if args.exclude:
-        kw["exclude"], _ = tuple(args.exclude), explicit.add("exclude")
+        kw["exclude"] = tuple(args.exclude)
     if args.fail_on:
-        kw["fail_on"], _ = Severity.parse(args.fail_on), explicit.add("fail_on")
+        kw["fail_on"] = Severity.parse(args.fail_on)
     if args.max_file_size is not None:
         if args.max_file_size <= 0:
             raise UsageError("--max-file-size must be a positive number of bytes")
-        kw["max_file_size"], _ = args.max_file_size, explicit.add("max_file_size")
+        kw["max_file_size"] = args.max_file_size
+    explicit = set(kw)  # given on the command line: these override [tool.mpsready]
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
     kw["jobs"] = args.jobs or (os.cpu_count() or 1)
