@@ -45,7 +45,8 @@ def test_help_imports_no_stage():
 @pytest.mark.parametrize("command", ["scan", "run", "check", "report", "trace", "compare"])
 def test_subcommand_help_imports_no_stage(command):
     mods = _modules_after("import contextlib, io\nfrom mpsready.cli import main\n"
-                          f"with contextlib.redirect_stdout(io.StringIO()):\n    assert main([{command!r}, '--help']) == 0")
+                          "with contextlib.redirect_stdout(io.StringIO()):\n"
+                          f"    assert main([{command!r}, '--help']) == 0")
     assert _stage_modules(mods) == []
 
 

@@ -96,12 +96,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     emu = Emulator(Target(tgt["torch"], tgt["macos"], bool(tgt["fallback"])), root,
                    keep_going=bool(spec.get("keep_going")), max_steps=spec.get("max_steps"),
                    time_limit=spec.get("time_limit"))
-    status = None
-    if spec.get("status"):  # the parent prints a status line from it (mpsready.run.status)
-        from mpsready.run.status import StatusWriter
-
-        status = StatusWriter(spec["status"], emu)
-        status.start()  # before the emulator is installed: the thread is mpsready's, not the program's
+    status = _start_status(spec, emu)  # before the emulator is installed: the thread is mpsready's
     # macOS starts DataLoader workers and other child processes by "spawn" (Python 3.8+ default there)
     try:
         multiprocessing.set_start_method("spawn", force=True)
@@ -212,6 +207,18 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
                            "it, 0 for none)")
     return {"emu": emu, "outcome": outcome, "exit_code": exit_code, "error": error, "program_error": program_error,
             "seconds": seconds, "numerics": numerics}
+
+
+def _start_status(spec: dict[str, Any], emu):
+    """The started :class:`~mpsready.run.status.StatusWriter` of ``spec["status"]`` (the parent prints a status
+    line from it), or ``None`` when the parent asked for none."""
+    if not spec.get("status"):
+        return None
+    from mpsready.run.status import StatusWriter
+
+    writer = StatusWriter(spec["status"], emu)
+    writer.start()
+    return writer
 
 
 def _on_os_exit(spec: dict[str, Any], emu, t0: float, real_exit):
