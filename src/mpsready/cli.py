@@ -1,9 +1,10 @@
 """Command line: parses arguments and hands over to the stage packages.
 
-Each subcommand lives in its stage's ``cli`` module, which exposes
-``register(subparsers)``; the parser it adds sets ``run=callable(args) -> int``.
-Stage CLI modules import nothing heavy (no torch) at import time so that
-``mpsready scan`` stays fast and works without PyTorch.
+Each subcommand's arguments live in :mod:`mpsready.commands` (``register(subparsers)``, argument
+definitions only); the parser it adds sets ``run`` to a :class:`~mpsready.commands.LazyRun` of the stage's
+``cli`` module, imported only when that command runs. Building the parser (``mpsready --help``) therefore
+imports no stage (``tests/foundation/test_startup.py``; cost: ``benchmarks/startup_bench.py``), and
+``mpsready scan`` works without PyTorch.
 
 Global flags, accepted before or after the subcommand: ``-q/--quiet`` (no progress or status lines on
 stderr) and ``-v/--verbose`` (the traceback of an internal error; ``scan`` adds per-path counts). Exit codes
@@ -18,26 +19,27 @@ import argparse
 import importlib
 import os
 import sys
-import traceback
 
 from mpsready import __version__
 from mpsready.errors import ExitCode, UsageError
 
-# (subcommand, module providing register()), in pipeline order.
+# (subcommand, module providing register()), in pipeline order. Each module holds argument definitions only
+# (mpsready.commands): building the parser imports no stage, and each command imports what it runs when it
+# runs. migrate's arguments stay in its own light cli module (its package imports nothing at import time).
 SUBCOMMANDS = (
-    ("scan", "mpsready.scan.cli"),
-    ("rules", "mpsready.rules_cli"),
-    ("env", "mpsready.env.cli"),
-    ("ops", "mpsready.ops.cli"),
-    ("trace", "mpsready.trace.cli"),
-    ("record", "mpsready.record.cli"),
-    ("compare", "mpsready.compare.cli"),
-    ("replay", "mpsready.replay.cli"),
-    ("report", "mpsready.report.cli"),
-    ("check", "mpsready.report.check_cli"),
-    ("run", "mpsready.run.cli"),
+    ("scan", "mpsready.commands.scan"),
+    ("rules", "mpsready.commands.rules"),
+    ("env", "mpsready.commands.env"),
+    ("ops", "mpsready.commands.ops"),
+    ("trace", "mpsready.commands.trace"),
+    ("record", "mpsready.commands.record"),
+    ("compare", "mpsready.commands.compare"),
+    ("replay", "mpsready.commands.replay"),
+    ("report", "mpsready.commands.report"),
+    ("check", "mpsready.commands.check"),
+    ("run", "mpsready.commands.run"),
     ("migrate", "mpsready.migrate.cli"),
-    ("demo", "mpsready.report.demo_cli"),
+    ("demo", "mpsready.commands.demo"),
 )
 
 
@@ -89,6 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _internal_error(where: str, exc: BaseException, verbose: bool) -> int:
     """One line on stderr (the traceback first with -v or MPSREADY_DEBUG=1); the exit code 3."""
     if verbose or os.environ.get(DEBUG_ENV, "") not in ("", "0"):
+        import traceback  # only on the error path: start-up stays cheap
+
         traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
     text = " ".join(str(exc).split())
     detail = f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -20,7 +20,10 @@ prefix   kind
 =======  =============================================================
 
 Stages register their rules at import time through :func:`register`;
-:func:`all_rules` imports every stage's rule module so the registry is complete.
+:func:`all_rules` imports every stage's rule module (:data:`RULE_MODULES`) so the registry is complete.
+A rule module holds the rules' metadata and imports no stage logic at import time, and the stage packages'
+``__init__`` import nothing, so loading the registry (a static scan's SARIF lists every rule) loads rule
+metadata only (``tests/foundation/test_startup.py``).
 ``docs/rules.md`` is generated from it (``python -m mpsready.rules > docs/rules.md``).
 """
 

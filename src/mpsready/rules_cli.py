@@ -7,13 +7,7 @@ import json
 
 from mpsready import rules
 from mpsready.errors import UsageError
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("rules", help="list every rule with its code and explanation")
-    p.add_argument("codes", nargs="*", help="codes or prefixes to show (default: all)")
-    p.add_argument("--format", choices=("terminal", "json", "md"), default="terminal")
-    p.set_defaults(run=run)
+from mpsready.commands.rules import register  # noqa: F401  (the arguments: cheap to import)
 
 
 def _auto(code: str) -> str | None:

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from mpsready.cli import main
-from mpsready.report.demo_cli import demo_project
+from mpsready.check.demo import demo_project
 
 
 def test_check_without_entry_skips_trace_and_record(tmp_path, capsys):

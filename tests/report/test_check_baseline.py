@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from mpsready.cli import main
-from mpsready.report.demo_cli import DEMO_ENTRY, demo_project
+from mpsready.check.demo import DEMO_ENTRY, demo_project
 
 pytest.importorskip("torch", reason="check records the example step with PyTorch")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import textwrap
 
 from mpsready.cli import main
-from mpsready.report.check_cli import print_written
+from mpsready.check.cli import print_written
 
 STEP = textwrap.dedent('''
     import os

@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("torch")
 
 from mpsready.errors import UsageError  # noqa: E402
-from mpsready.report.check_cli import run_check  # noqa: E402
+from mpsready.check.cli import run_check  # noqa: E402
 
 ENTRY = '''\
 import torch

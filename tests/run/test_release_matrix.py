@@ -195,6 +195,7 @@ def test_fallback_counts_and_show_output(tmp_path):
 
 
 def test_output_written_atomically(tmp_path, monkeypatch):
+    from mpsready.output import write_text
     from mpsready.run import cli
 
     target = tmp_path / "m.json"
@@ -205,10 +206,10 @@ def test_output_written_atomically(tmp_path, monkeypatch):
 
     monkeypatch.setattr(cli.os, "replace", refuse)
     with pytest.raises(OSError):
-        cli._write_atomically(str(target), "new")
+        write_text(str(target), "new", atomic=True)
     assert target.read_text() == "old" and os.listdir(tmp_path) == ["m.json"]
     monkeypatch.undo()
-    cli._write_atomically(str(target), "new")
+    write_text(str(target), "new", atomic=True)
     assert target.read_text() == "new" and os.listdir(tmp_path) == ["m.json"]
 
 

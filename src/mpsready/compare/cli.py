@@ -6,44 +6,10 @@ Imports numpy lazily (in ``run``), never torch, so ``mpsready --help`` stays fas
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
-from typing import Any
 
+from mpsready.commands.compare import DESCRIPTION, EPILOG, register  # noqa: F401  (the arguments: cheap to import)
 from mpsready.errors import ExitCode, UsageError
-
-DESCRIPTION = """Compare two run records (A: baseline, e.g. CUDA; B: candidate, e.g. MPS), tensor by tensor
-and step by step. With --reference C (e.g. the same step on the CPU in float64) also judge, per tensor,
-whether B is at least as close to C as A is. Exit 0: everything within tolerance; 1: something is not
-(or could not be matched); 2: usage or input error."""
-
-EPILOG = """Tolerances (most specific first): --tolerance PATTERN=RTOL,ATOL (fnmatch on keys such as
-'activation:encoder.*' or 'grad:*', last match wins), [tool.mpsready.compare.tolerances] in pyproject.toml,
---rtol/--atol, rtol/atol in [tool.mpsready.compare], then torch.testing.assert_close's dtype defaults."""
-
-
-def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("compare", help="compare two run records (and a reference)", description=DESCRIPTION,
-                              epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("a", metavar="A", help="baseline run record (directory or its record.json)")
-    p.add_argument("b", metavar="B", help="candidate run record")
-    p.add_argument("--reference", metavar="C", help="high-precision reference record (e.g. CPU float64)")
-    p.add_argument("--rtol", type=float, help="relative tolerance for every tensor without a pattern")
-    p.add_argument("--atol", type=float, help="absolute tolerance for every tensor without a pattern")
-    p.add_argument("--tolerance", action="append", default=[], metavar="PATTERN=RTOL,ATOL",
-                   help="tolerance for keys matching an fnmatch pattern (repeatable; last match wins)")
-    p.add_argument("--config", metavar="PYPROJECT",
-                   help="pyproject.toml to read [tool.mpsready.compare] from (default: the nearest one)")
-    p.add_argument("--no-config", action="store_true", help="ignore pyproject.toml")
-    p.add_argument("-k", "--k", dest="k", type=float, default=None,
-                   help="three-way factor: B is worse when err(B,C) > k*err(A,C) (default 2)")
-    p.add_argument("--format", choices=("terminal", "json", "md"), default="terminal")
-    p.add_argument("--output", "-o", metavar="FILE", help="write the output to FILE instead of stdout")
-    p.add_argument("--plots", metavar="DIR", help="write loss.png and layer_error.png into DIR")
-    p.add_argument("--all", action="store_true", help="list every tensor, also when many pass")
-    p.add_argument("--verify-bytes", action="store_true",
-                   help="compare raw tensors even when their checksums are equal (slower; checks the record)")
-    p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -109,25 +75,11 @@ def run(args: argparse.Namespace) -> int:
 
         _emit(markdown.render(comp, args.all, plots), args.output)
     else:
-        from rich.console import Console
-
         from mpsready.compare.formats import terminal
+        from mpsready.output import console_for, option_cannot_write
 
-        if args.output:
-            try:
-                with open(args.output, "w", encoding="utf-8") as fh:
-                    console = Console(file=fh, width=160, no_color=True)
-                    terminal.render(comp, console, args.all)
-                    if plots:
-                        console.print("plots: " + ", ".join(plots.values()), highlight=False)
-            except OSError as exc:
-                raise UsageError(f"--output {args.output}: cannot write: {exc.strerror or exc}") from None
-        else:
-            import os
-
-            # rich falls back to 80 columns when stdout is not a terminal; a piped table reads better wider
-            width = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 140
-            console = Console(width=width)
+        # rich falls back to 80 columns when stdout is not a terminal; a piped table reads better wider
+        with console_for(args.output, pipe_width=140, error=option_cannot_write("--output")) as console:
             terminal.render(comp, console, args.all)
             if plots:
                 console.print("plots: " + ", ".join(plots.values()), highlight=False)
@@ -150,10 +102,6 @@ def _check_outputs(args: argparse.Namespace) -> None:
 
 
 def _emit(text: str, output: str | None) -> None:
-    if output:
-        try:
-            Path(output).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"--output {output}: cannot write: {exc.strerror or exc}") from None
-    else:
-        sys.stdout.write(text)
+    from mpsready.output import emit, option_cannot_write
+
+    emit(text, output, error=option_cannot_write("--output"))

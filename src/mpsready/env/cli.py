@@ -6,31 +6,16 @@ Exit codes: 0 ok; 1 a blocker finding (env) or any difference (``--diff``); 2 us
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from mpsready.errors import ExitCode, UsageError
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("env", help="record Python, OS, chip, PyTorch/MPS/CUDA facts, settings and packages",
-                       description="Record the environment (observed here), or diff two env records.")
-    p.add_argument("--format", choices=("terminal", "json"), default="terminal")
-    p.add_argument("--output", "-o", metavar="FILE", help="write the output to FILE instead of stdout")
-    p.add_argument("--project", metavar="PATH", help="project directory whose git commit and dirty state to record")
-    p.add_argument("--diff", nargs=2, metavar=("A.json", "B.json"),
-                   help="list what differs between two env records (numerics-changing first)")
-    p.set_defaults(run=run)
+from mpsready.commands.env import register  # noqa: F401  (the arguments: cheap to import)
 
 
 def _emit(text: str, output: str | None) -> None:
-    if output:
-        try:
-            Path(output).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"cannot write {output}: {exc}") from None
-    else:
-        sys.stdout.write(text)
+    from mpsready.output import cannot_write_verbatim, emit
+
+    emit(text, output, error=cannot_write_verbatim)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -16,25 +16,7 @@ import sys
 from importlib import metadata
 
 from mpsready.errors import ExitCode, UsageError
-
-
-def register(subparsers) -> None:
-    p = subparsers.add_parser(
-        "ops", help="MPS operator support per PyTorch release (shipped data, predicted)",
-        description="Look up MPS support of aten operator overloads in the shipped per-release tables "
-                    "(predicted from PyTorch's own files; sources on every fact).")
-    p.add_argument("ops", nargs="*", metavar="OP", help="e.g. aten::add.Tensor, add.Tensor, aten.relu.default")
-    p.add_argument("--torch", metavar="VERSION",
-                   help="PyTorch release (2.5, 2.5.1, 2.13.0+cpu); default: the installed torch, else the newest table")
-    p.add_argument("--macos", metavar="VERSION", help="target macOS, e.g. 14.4 (filters macOS-dependent rules)")
-    p.add_argument("--format", choices=("terminal", "json"), default="terminal")
-    p.add_argument("--diff", nargs=2, metavar=("OLD", "NEW"), help="what changed between two releases")
-    p.add_argument("--dump-installed", action="store_true",
-                   help="on a Mac: read the installed torch's live MPS dispatcher and write a table (observed)")
-    p.add_argument("-o", "--output", metavar="FILE", help="with --dump-installed: where to write (default stdout)")
-    p.add_argument("--table", metavar="FILE", help="query a table written by --dump-installed instead")
-    p.add_argument("--versions", action="store_true", help="list the shipped tables with wheel checksums")
-    p.set_defaults(run=run)
+from mpsready.commands.ops import register  # noqa: F401  (the arguments: cheap to import)
 
 
 def _default_torch() -> str:
@@ -149,11 +131,9 @@ def _run_dump(args: argparse.Namespace, dispatcher=None, system: str | None = No
     doc = installed.dump(dispatcher, shipped=shipped, created=utc_now())
     text = json.dumps(doc, indent=1, sort_keys=True)
     if args.output:
-        try:
-            with open(args.output, "w", encoding="utf-8") as fh:
-                fh.write(text + "\n")
-        except OSError as exc:
-            raise UsageError(f"cannot write {args.output}: {exc}") from None
+        from mpsready.output import cannot_write_verbatim, emit
+
+        emit(text + "\n", args.output, error=cannot_write_verbatim)
         diffs = installed.compare(doc, shipped) if shipped is not None else []
         print(f"wrote {args.output}: {len(doc['ops'])} aten overloads observed on torch {dispatcher.torch_version}"
               + (f"; {len(diffs)} differ from the shipped table {shipped.torch_version}" if shipped else

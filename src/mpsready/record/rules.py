@@ -11,8 +11,6 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from mpsready.findings import Basis, Finding, Location, Severity
-from mpsready.record.mps import classify_error
-from mpsready.record.timing import step_timing
 from mpsready.rules import Rule, register
 
 _MPS_NOTES = "PyTorch 2.13 docs, notes/mps.html"
@@ -112,6 +110,10 @@ def _nonfinite(out: Path | None) -> list[tuple[str, int, int, int]]:
 
 def evaluate(manifest: Mapping[str, Any], out: Path | None = None) -> list[Finding]:
     """Findings for a record manifest (``record.json`` as a dict); ``out`` lets it read tensors.jsonl."""
+    # imported here: the rule registry imports this module for the rules' metadata alone
+    from mpsready.record.mps import classify_error
+    from mpsready.record.timing import step_timing
+
     found: list[Finding] = []
     kind = manifest.get("device_kind") or str(manifest.get("device", "")).split(":")[0]
     device = manifest.get("device")

@@ -29,7 +29,6 @@ one without a way around it always yields ``stay_on_cuda``.
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,19 +37,7 @@ from mpsready.report.checklist import CheckItem, Status
 from mpsready.report.evidence import Evidence
 from mpsready.report.evidence import scan as scan_adapter
 from mpsready.report.outlook import FALLBACK_SHARE_LIMIT, Outlook
-
-
-class Situation(str, enum.Enum):
-    PROTOTYPE = "prototype"
-    EXTENSIONS = "extensions"
-    LONG_TRAINING = "long_training"
-    DEPLOYMENT = "deployment"
-
-    @property
-    def title(self) -> str:  # type: ignore[override]  # a str enum: its display name shadows str.title
-        return {"prototype": "coursework or prototype", "extensions": "project with CUDA extensions",
-                "long_training": "long training or many runs",
-                "deployment": "checking a macOS deployment"}[self.value]
+from mpsready.situation import Situation  # a leaf module, so that the argument definitions list its values
 
 
 # Critical checklist items per situation (SPEC "Four typical situations").

@@ -96,6 +96,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     emu = Emulator(Target(tgt["torch"], tgt["macos"], bool(tgt["fallback"])), root,
                    keep_going=bool(spec.get("keep_going")), max_steps=spec.get("max_steps"),
                    time_limit=spec.get("time_limit"))
+    status = _start_status(spec, emu)  # before the emulator is installed: the thread is mpsready's
     # macOS starts DataLoader workers and other child processes by "spawn" (Python 3.8+ default there)
     try:
         multiprocessing.set_start_method("spawn", force=True)
@@ -179,6 +180,8 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
                 program_error = _program_error(exc, root)
     finally:
         seconds = time.perf_counter() - t0
+        if status is not None:
+            status.stop()
         os._exit = real_exit
         if emu.time_limit:
             signal.setitimer(signal.ITIMER_REAL, 0)
@@ -204,6 +207,18 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
                            "it, 0 for none)")
     return {"emu": emu, "outcome": outcome, "exit_code": exit_code, "error": error, "program_error": program_error,
             "seconds": seconds, "numerics": numerics}
+
+
+def _start_status(spec: dict[str, Any], emu):
+    """The started :class:`~mpsready.run.status.StatusWriter` of ``spec["status"]`` (the parent prints a status
+    line from it), or ``None`` when the parent asked for none."""
+    if not spec.get("status"):
+        return None
+    from mpsready.run.status import StatusWriter
+
+    writer = StatusWriter(spec["status"], emu)
+    writer.start()
+    return writer
 
 
 def _on_os_exit(spec: dict[str, Any], emu, t0: float, real_exit):

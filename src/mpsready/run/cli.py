@@ -15,46 +15,10 @@ import tempfile
 from mpsready import childproc
 from mpsready.errors import ExitCode, UsageError
 from mpsready.run import matrix
-from mpsready.trace.predict import DEFAULT_MACOS  # the trace's default target: one default for both
+from mpsready.commands.run import DEFAULT_TIME_LIMIT, FORMATS, register  # noqa: F401  (the arguments: cheap to import)
 
-FORMATS = ("terminal", "json")
-# seconds: the program is stopped cleanly (outcome "stopped") after this long unless --time-limit says otherwise
-# (0: no limit). A first Mac failure shows within minutes of a training run's start; a run past half an hour is
-# hung or is the real training, which the emulator's CPU speed makes no faster.
-DEFAULT_TIME_LIMIT = 1800.0
 # seconds past the time limit before the child's process group is killed (a program that blocks SIGALRM)
 KILL_GRACE = 60.0
-
-
-def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "run", help="run your unmodified program as it would run on a Mac (emulated MPS device; predicted)",
-        description="Run PROGRAM (python script.py ARGS, python -m pkg.mod ARGS or script.py ARGS) in a child "
-                    "process on this machine as on a Mac with the given PyTorch release and macOS: MPS available, "
-                    "CUDA absent, tensors on mps computed here but reporting mps, every operator judged where MPS "
-                    "dispatches it. Stops at the first failure a Mac would hit. Every result is a prediction.",
-        usage="mpsready run [options] -- python script.py ARGS")
-    p.add_argument("--torch", default=None,
-                   help="target PyTorch release (default: the installed one), e.g. 2.5; a comma-separated list "
-                        "(2.3,2.6,2.13) or 'all' (every shipped minor release) runs the program once per release, "
-                        "in parallel, and prints one table")
-    p.add_argument("--macos", default=DEFAULT_MACOS, help=f"target macOS version (default: {DEFAULT_MACOS})")
-    p.add_argument("--fallback", action="store_true", default=None,
-                   help="PYTORCH_ENABLE_MPS_FALLBACK=1 on the Mac (default: as set in this environment)")
-    p.add_argument("--keep-going", action="store_true",
-                   help="do not stop at the first predicted failure: record it, compute on the CPU, go on")
-    p.add_argument("--max-steps", type=int, default=None, help="stop cleanly after N optimizer steps")
-    p.add_argument("--time-limit", type=float, default=None, metavar="S",
-                   help=f"stop cleanly after S seconds (default: {DEFAULT_TIME_LIMIT:g}; 0: no limit)")
-    p.add_argument("--no-nan-check", dest="nan_check", action="store_false",
-                   help="do not watch each op's floating results for the first NaN/Inf (one reduction per result)")
-    p.add_argument("--format", choices=FORMATS, default="terminal")
-    p.add_argument("--output", "-o", default=None, help="write the result (terminal text or JSON) to FILE")
-    p.add_argument("--show-output", action="store_true",
-                   help="with several --torch releases: show every release's program output (default: the last "
-                        "lines of each release that did not end cleanly)")
-    p.add_argument("program", nargs=argparse.REMAINDER, help="-- then the command line of your program")
-    p.set_defaults(run=run)
 
 
 def _target_torch(requested: str | None) -> str:
@@ -108,11 +72,12 @@ def run(args: argparse.Namespace) -> int:
         out = os.path.join(tmp, "result.json")
         spec = _spec(args, prog, torch_v, fallback, out)
         spec_path = os.path.join(tmp, "spec.json")
-        with open(spec_path, "w", encoding="utf-8") as fh:
-            json.dump(spec, fh)
         # the program's stdout is its own; with --format json on stdout, keep it apart from the document
         stdout = sys.stderr if (args.format == "json" and not args.output) else None
         wait = None if args.time_limit is None else args.time_limit + KILL_GRACE
+        line = _status_line(spec, out, getattr(args, "quiet", False))
+        with open(spec_path, "w", encoding="utf-8") as fh:
+            json.dump(spec, fh)
         try:
             rc, timed_out = childproc.run_group(
                 childproc.command(sys.executable, "mpsready.run.child", [spec_path]),
@@ -121,6 +86,9 @@ def run(args: argparse.Namespace) -> int:
         except childproc.Interrupted as exc:
             print(f"mpsready run: {exc}; the program and every process it started were ended", file=sys.stderr)
             return 128 + exc.signum
+        finally:
+            if line is not None:
+                line.stop()
         started = os.path.exists(out + STARTED)
         if not os.path.exists(out):
             if rc == CHILD_SETUP_ERROR and not started:
@@ -144,6 +112,21 @@ def run(args: argparse.Namespace) -> int:
     text = json.dumps(doc, indent=1) + "\n" if args.format == "json" else render_terminal(doc)
     _emit(args, text, "run result", lambda: render_terminal(doc))
     return int(doc["exit_code"])
+
+
+def _status_line(spec: dict, out: str, quiet: bool):
+    """A started :class:`~mpsready.run.status.StatusLine` on stderr, and ``spec["status"]`` set so that the child
+    writes its counts, when stderr is a terminal and not ``-q``; else ``None`` (the spec unchanged)."""
+    from mpsready.progress import enabled
+
+    if not enabled(sys.stderr, quiet):
+        return None
+    from mpsready.run.status import SUFFIX, StatusLine
+
+    spec["status"] = out + SUFFIX
+    line = StatusLine(spec["status"], sys.stderr)
+    line.start()
+    return line
 
 
 def _spec(args: argparse.Namespace, prog, torch_v: str, fallback: bool, out: str) -> dict:
@@ -186,30 +169,13 @@ def check_output(path: str) -> None:
 def _emit(args: argparse.Namespace, text: str, label: str, summary) -> None:
     """``text`` to ``-o`` (atomically, then ``label: PATH`` and, for JSON, the terminal ``summary()`` on stderr) or
     to stdout. Raises :class:`UsageError` when the file cannot be written."""
+    from mpsready.output import emit
+
+    emit(text, args.output, atomic=True)
     if args.output:
-        try:
-            _write_atomically(args.output, text)
-        except OSError as exc:
-            raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from None
         print(f"{label}: {args.output}", file=sys.stderr)
         if args.format == "json":
             sys.stderr.write(summary())
-    else:
-        sys.stdout.write(text)
-
-
-def _write_atomically(path: str, text: str) -> None:
-    """``path`` replaced by ``text`` in one rename (a temporary file in the same folder); raises ``OSError``."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".mpsready-tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _run_matrix(args: argparse.Namespace, prog, fallback: bool) -> int:

@@ -7,7 +7,23 @@ syntax-tree analysis), ``rules/`` (documented rules, registered into :mod:`mpsre
 never imports torch.
 """
 
-from mpsready.scan.config import ScanConfig
-from mpsready.scan.engine import ScanResult, scan_path
+from __future__ import annotations
 
-__all__ = ["ScanConfig", "ScanResult", "scan_path"]
+import importlib
+from typing import Any
+
+# name -> the module defining it, imported on first use: importing a submodule (the rules, the argument
+# definitions) must not load the engine
+_EXPORTS = {
+    "ScanConfig": "mpsready.scan.config",
+    "ScanResult": "mpsready.scan.engine",
+    "scan_path": "mpsready.scan.engine",
+}
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name]), name)

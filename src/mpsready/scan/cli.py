@@ -19,56 +19,32 @@ from pathlib import Path
 
 from mpsready.errors import ExitCode, UsageError
 from mpsready.findings import Severity
+from mpsready.commands.scan import register  # noqa: F401  (the arguments: cheap to import)
 
-PROGRESS_MIN_FILES = 200
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("scan", help="static audit: what ties a project to CUDA (never runs it)",
-                       description="Read a project's files (never import or run them) and report everything that ties "
-                       "it to CUDA or would break or degrade on a Mac (MPS), with a static outlook.")
-    p.add_argument("paths", nargs="+", metavar="PATH", help="project directory (or a single file); several "
-                   "paths are scanned one by one and the exit code is the worst")
-    p.add_argument("--format", choices=("terminal", "json", "sarif", "md", "github"), default="terminal",
-                   help="github: workflow-command annotations for GitHub Actions (::error file=...,line=...::)")
-    p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
-    p.add_argument("--fail-on", choices=[s.value for s in Severity], default=None,
-                   help="exit 1 when a finding is at or above this severity (default: blocker)")
-    p.add_argument("--exit-zero", action="store_true",
-                   help="exit 0 even when findings are at or above --fail-on (usage and internal errors still "
-                        "exit 2 and 3)")
-    p.add_argument("--select", action="append", metavar="CODES", help="only these codes or prefixes (comma-separated)")
-    p.add_argument("--ignore", action="append", metavar="CODES", help="drop these codes or prefixes (comma-separated)")
-    p.add_argument("--exclude", action="append", metavar="GLOB", help="skip paths matching this glob (repeatable)")
-    p.add_argument("--max-file-size", type=int, metavar="BYTES", help="skip larger files with INP103 (default 5000000)")
-    p.add_argument("--cache-dir", metavar="DIR", help="content-hash cache directory (default ~/.cache/mpsready)")
-    p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
-    p.add_argument("--jobs", "-j", type=int, default=None, help="processes for Python analysis (default: CPU count)")
-    p.add_argument("--no-config", action="store_true", help="ignore [tool.mpsready] in the project's pyproject.toml")
-    p.add_argument("--no-gitignore", action="store_true", help="also scan what the project's .gitignore files ignore")
-    p.set_defaults(run=run)
+PROGRESS_MIN_FILES = 200  # Python files: a smaller tree is scanned before a bar would be read
+PROGRESS_TEXT = "analysing Python files"
 
 
 def build_config(args: argparse.Namespace):
     from mpsready.scan.cache import default_cache_dir
     from mpsready.scan.config import ScanConfig, check_codes, split_codes
 
-    explicit: set[str] = set()
     kw: dict = {}
     if args.select:
-        kw["select"], _ = split_codes(args.select), explicit.add("select")
+        kw["select"] = split_codes(args.select)
         check_codes(kw["select"], "--select")
     if args.ignore:
-        kw["ignore"], _ = split_codes(args.ignore), explicit.add("ignore")
+        kw["ignore"] = split_codes(args.ignore)
         check_codes(kw["ignore"], "--ignore")
     if args.exclude:
-        kw["exclude"], _ = tuple(args.exclude), explicit.add("exclude")
+        kw["exclude"] = tuple(args.exclude)
     if args.fail_on:
-        kw["fail_on"], _ = Severity.parse(args.fail_on), explicit.add("fail_on")
+        kw["fail_on"] = Severity.parse(args.fail_on)
     if args.max_file_size is not None:
         if args.max_file_size <= 0:
             raise UsageError("--max-file-size must be a positive number of bytes")
-        kw["max_file_size"], _ = args.max_file_size, explicit.add("max_file_size")
+        kw["max_file_size"] = args.max_file_size
+    explicit = set(kw)  # given on the command line: these override [tool.mpsready]
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
     kw["jobs"] = args.jobs or (os.cpu_count() or 1)
@@ -79,6 +55,7 @@ def build_config(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
+    from mpsready.progress import progress
     from mpsready.scan.engine import scan_path
 
     config, explicit = build_config(args)
@@ -88,11 +65,10 @@ def run(args: argparse.Namespace) -> int:
     quiet, verbose = getattr(args, "quiet", False), getattr(args, "verbose", False)
     results = []
     for path in args.paths:
-        progress, stop = _progress_bar() if not quiet else (None, lambda: None)
-        try:
-            result = scan_path(path, config, progress=progress, explicit=explicit)
-        finally:
-            stop()
+        # stderr only, a terminal only, a large tree only: stdout (json, sarif) never sees it
+        with progress(sys.stderr, quiet, None, PROGRESS_TEXT, min_total=PROGRESS_MIN_FILES) as bar:
+            update = (lambda done, total: bar.update(done, total=total)) if bar.live else None
+            result = scan_path(path, config, progress=update, explicit=explicit)
         if verbose:
             print(f"mpsready scan {path}: {result.files_scanned} files, {result.lines_scanned} lines in "
                   f"{result.seconds:.2f} s; {result.cache_hits} from the cache; {result.suppressed} suppressed",
@@ -106,60 +82,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write(results: list, fmt_name: str, output: str | None) -> None:
-    from mpsready.scan.formats import FORMATS
-    from mpsready.scan.formats.json import JsonFormat, to_document
-    from mpsready.scan.formats.sarif import SarifFormat
+    """Render ``results`` with the format registered as ``fmt_name``: through a rich console on a terminal
+    (formats that print so, without ``-o``), else as text to ``output`` or stdout."""
+    from mpsready.output import emit, stdout_console
+    from mpsready.scan import formats
 
-    fmt = FORMATS[fmt_name]()
-    if fmt_name == "terminal" and not output:
-        from rich.console import Console
-
-        console = Console()
-        for result in results:
-            if len(results) > 1:
-                console.rule(f"mpsready scan {result.root}")
-            fmt.print(result, console)
+    fmt = formats.get(fmt_name)()
+    if fmt.prints_to_console and not output:
+        fmt.print_many(results, stdout_console())
         return
-    if len(results) == 1:
-        text = fmt.render(results[0])
-    elif isinstance(fmt, SarifFormat):
-        text = fmt.render_many(results)
-    elif isinstance(fmt, JsonFormat):
-        import json
-
-        text = "".join(json.dumps(to_document(r)) + "\n" for r in results)  # JSON Lines: one scan a line
-    else:
-        text = "\n".join(fmt.render(r) for r in results)
-    if output:
-        try:
-            Path(output).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
-    else:
-        sys.stdout.write(text)
-
-
-def _progress_bar():
-    """A rich progress bar on stderr for large trees (shown only on a terminal)."""
-    if not sys.stderr.isatty():
-        return None, lambda: None
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
-    state: dict = {}
-
-    def update(done: int, total: int) -> None:
-        if total < PROGRESS_MIN_FILES:
-            return
-        if "bar" not in state:
-            bar = Progress("analysing Python files", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                           console=Console(stderr=True), transient=True)
-            bar.start()
-            state["bar"], state["task"] = bar, bar.add_task("scan", total=total)
-        state["bar"].update(state["task"], completed=done)
-
-    def stop() -> None:
-        if "bar" in state:
-            state["bar"].stop()
-
-    return update, stop
+    emit(fmt.render_all(results), output)

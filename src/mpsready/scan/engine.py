@@ -15,7 +15,6 @@ import os
 import stat
 import time
 import tokenize
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable
@@ -24,6 +23,7 @@ from mpsready import rules as registry
 from mpsready.errors import UsageError
 from mpsready.findings import Basis, Finding, Location, Scope, Severity, Verdict, sort_findings
 from mpsready.scan import dependencies as depjudge
+from mpsready.scan import knowledge
 from mpsready.scan.cache import ScanCache, content_key
 from mpsready.scan.code import CodeResult, analyze_source
 from mpsready.scan.code.analyzer import analyze_source_tree
@@ -394,6 +394,9 @@ def _run(todo, jobs: int, progress: Progress | None, done: int, total: int, keep
     if jobs > 1 and len(todo) >= POOL_MIN_FILES:
         size = max(8, len(todo) // (jobs * 8))
         batches = [todo[i:i + size] for i in range(0, len(todo), size)]
+        from concurrent.futures import ProcessPoolExecutor  # here: a small scan never loads multiprocessing
+
+        knowledge.preload()  # the workers fork with the shipped tables parsed, instead of each parsing them
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             for batch_out in pool.map(_analyse_batch, batches):
                 for rel, res in batch_out:

@@ -16,6 +16,24 @@ import yaml
 from mpsready.findings import Severity
 
 _NORMALISE = re.compile(r"[-_.]+")  # PEP 503 name normalisation (over a package name, not Python source)
+# libyaml's loader when PyYAML was built with it (about 10x the pure-Python SafeLoader on these files); the
+# same safe constructors either way, so the tables read identically.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def load_shipped_yaml(name: str):
+    """``mpsready/scan/data/NAME`` parsed with the safe YAML constructors (C loader when available): plain
+    dicts, lists, strings, numbers, booleans and ``None``. Raises ``FileNotFoundError`` for a missing file and
+    ``yaml.YAMLError`` for a malformed one (a packaging bug). Each caller caches its result once per process."""
+    text = resources.files("mpsready.scan").joinpath(f"data/{name}").read_text(encoding="utf-8")
+    return yaml.load(text, Loader=_LOADER)
+
+
+def preload() -> None:
+    """Read and index every shipped table now (each is cached for the process): the scan calls this before it
+    forks its process pool, so the workers inherit the tables instead of parsing them again each."""
+    _index()
+    cuda_api_table()
 
 
 @functools.lru_cache(maxsize=4096)  # a project names the same packages again and again (files, extras, locks)
@@ -57,8 +75,7 @@ class _Index:
 
 @functools.lru_cache(maxsize=1)
 def _index() -> _Index:
-    text = resources.files("mpsready.scan").joinpath("data/packages.yaml").read_text(encoding="utf-8")
-    raw = yaml.safe_load(text)["packages"]
+    raw = load_shipped_yaml("packages.yaml")["packages"]
     by_name: dict[str, PackageEntry] = {}
     prefixes: list[tuple[str, PackageEntry]] = []
     by_import: dict[str, PackageEntry] = {}
@@ -120,5 +137,4 @@ def lookup_import(module: str) -> PackageEntry | None:
 @functools.lru_cache(maxsize=1)
 def cuda_api_table() -> dict:
     """``data/cuda_api.yaml``: ``{"source", "default", "names": {name: {severity, mps, accelerator, code?}}}``."""
-    text = resources.files("mpsready.scan").joinpath("data/cuda_api.yaml").read_text(encoding="utf-8")
-    return yaml.safe_load(text)
+    return load_shipped_yaml("cuda_api.yaml")

@@ -35,7 +35,7 @@ from mpsready.ops.messages import ISSUE_NEW, ISSUE_OLD  # noqa: F401  (re-export
 from mpsready.trace import rules as R
 from mpsready.trace.model import DtypeEvent, Frame, OpCall, OpTrace
 
-DEFAULT_MACOS = "15.5"
+from mpsready.defaults import DEFAULT_MACOS  # noqa: F401  (shared with the argument definitions)
 _GRAD_SCALER = "torch/amp/grad_scaler.py"
 HOST_STAGES = frozenset({"build"})
 STAGE_ORDER = ("build", "to_device", "data", "forward", "loss", "backward", "optimizer_step", "checkpoint",

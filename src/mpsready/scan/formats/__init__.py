@@ -1,12 +1,45 @@
-"""Output formats for scan results; each a :class:`~.interface.ScanFormat`."""
+"""Output formats for scan results: a registry of name -> :class:`~.interface.ScanFormat`.
 
-from mpsready.scan.formats.github import GithubFormat
-from mpsready.scan.formats.json import JsonFormat
-from mpsready.scan.formats.md import MarkdownFormat
-from mpsready.scan.formats.sarif import SarifFormat
-from mpsready.scan.formats.terminal import TerminalFormat
+Each format lives in its own module, imported when it is asked for (:func:`get`): a JSON scan never loads
+rich, a terminal one never loads the SARIF writer. A new format is one module with a ``ScanFormat``
+subclass and one line in :data:`REGISTRY` (and its name in ``mpsready.commands.scan.FORMAT_NAMES``, which
+``--help`` lists without importing this package; a test keeps the two equal).
+"""
 
-FORMATS = {"terminal": TerminalFormat, "json": JsonFormat, "sarif": SarifFormat, "md": MarkdownFormat,
-           "github": GithubFormat}
+from __future__ import annotations
 
-__all__ = ["FORMATS", "GithubFormat", "JsonFormat", "MarkdownFormat", "SarifFormat", "TerminalFormat"]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mpsready.scan.formats.interface import ScanFormat
+
+# format name -> (module, class), in the order ``--format`` lists them
+REGISTRY: dict[str, tuple[str, str]] = {
+    "terminal": ("mpsready.scan.formats.terminal", "TerminalFormat"),
+    "json": ("mpsready.scan.formats.json", "JsonFormat"),
+    "sarif": ("mpsready.scan.formats.sarif", "SarifFormat"),
+    "md": ("mpsready.scan.formats.md", "MarkdownFormat"),
+    "github": ("mpsready.scan.formats.github", "GithubFormat"),
+}
+_CLASSES = {cls: module for module, cls in REGISTRY.values()}
+
+
+def get(name: str) -> type[ScanFormat]:
+    """The format class registered as ``name``; raises ``KeyError`` for a name not in :data:`REGISTRY`."""
+    module, cls = REGISTRY[name]
+    found: type[ScanFormat] = getattr(importlib.import_module(module), cls)
+    return found
+
+
+def __getattr__(name: str) -> Any:
+    # the format classes by name, and FORMATS ({name: class}, every format imported), as before the registry
+    if name in _CLASSES:
+        return getattr(importlib.import_module(_CLASSES[name]), name)
+    if name == "FORMATS":
+        return {n: get(n) for n in REGISTRY}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["REGISTRY", "FORMATS", "get", "GithubFormat", "JsonFormat", "MarkdownFormat", "SarifFormat",
+           "TerminalFormat"]

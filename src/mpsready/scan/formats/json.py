@@ -72,3 +72,7 @@ class JsonFormat(ScanFormat):
 
     def render(self, result: ScanResult) -> str:
         return json.dumps(to_document(result), indent=2) + "\n"
+
+    def render_many(self, results: list[ScanResult]) -> str:
+        """JSON Lines: one scan's document a line, in the order the paths were given."""
+        return "".join(json.dumps(to_document(r)) + "\n" for r in results)

@@ -22,6 +22,7 @@ VERDICT_STYLES = {Verdict.RUNS_ON_MAC: "bold green", Verdict.MAC_FOR_DEV: "bold 
 
 class TerminalFormat(ScanFormat):
     name = "terminal"
+    prints_to_console = True
 
     def __init__(self, width: int | None = None, color: bool | None = None, max_per_group: int = 200) -> None:
         self.width, self.color, self.max_per_group = width, color, max_per_group
@@ -32,6 +33,13 @@ class TerminalFormat(ScanFormat):
                           highlight=False)
         self.print(result, console)
         return buf.getvalue()
+
+    def print_many(self, results: list[ScanResult], console: Console) -> None:
+        """Each scan in turn, under a rule naming its path when there are several."""
+        for result in results:
+            if len(results) > 1:
+                console.rule(f"mpsready scan {result.root}")
+            self.print(result, console)
 
     def print(self, result: ScanResult, console: Console) -> None:
         for sev in (Severity.BLOCKER, Severity.DEGRADES, Severity.INFO):

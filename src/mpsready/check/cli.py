@@ -5,40 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from mpsready.commands.check import DEFAULT_OUT, DEFAULT_STEPS, register  # noqa: F401  (the arguments)
 from mpsready.errors import UsageError
+from mpsready.report.cli import exit_code
 from mpsready.step.output import stdout_to_stderr
-from mpsready.report.cli import add_judgement_options, exit_code
-
-DEFAULT_OUT = "mpsready-out"
-DEFAULT_STEPS = 6  # as `mpsready record`: 1 warm-up + 5 measured (mpsready.record.timing.MIN_MEASURED)
-
-
-def register(subparsers) -> None:
-    p = subparsers.add_parser(
-        "check", help="run scan, env, trace, record and compare as far as this machine allows, then report",
-        description="Runs the stages in order (scan; env; trace when --entry is given and PyTorch is installed; "
-                    "record on the devices present; compare against --baseline), writes each stage's output and "
-                    "the report (report.md, report.html, report.json) into --out. Exit 0: runs_on_mac; 1: the "
-                    "verdict is --fail-on or worse; 2: usage or input error.")
-    p.add_argument("path", metavar="PATH", help="the project directory")
-    p.add_argument("--entry", metavar="ENTRY", help="the representative step, 'file.py:function' or "
-                   "'package.module:function', relative to PATH")
-    p.add_argument("--baseline", metavar="RECORD", help="a run record made elsewhere (e.g. on the CUDA server) "
-                   "to compare this machine's run against")
-    p.add_argument("--out", metavar="DIR", default=DEFAULT_OUT, help=f"output directory (default: {DEFAULT_OUT})")
-    p.add_argument("--record-steps", type=int, default=DEFAULT_STEPS, metavar="N",
-                   help=f"steps of the representative step to record on each device (default: {DEFAULT_STEPS}: "
-                        "step 0 is warm-up, the time table needs 5 measured steps)")
-    p.add_argument("--skip-record", action="store_true",
-                   help="do not run the record stage (the trace alone predicts; no run is observed)")
-    p.add_argument("--torch", default=None, help="target PyTorch release for the trace (default: the installed one)")
-    p.add_argument("--macos", default=None, help="target macOS for the trace (default: 15.5), e.g. 14.4")
-    p.add_argument("--trace-device", choices=("mps", "cpu"), default="mps",
-                   help="where the trace runs the step: mps (default; without a Mac the emulated MPS device of "
-                        "`mpsready run`, where only tensors that reach MPS are judged; on a Mac the real one), or "
-                        "cpu (the CPU trace: every op of the step judged as the CPU dispatches it)")
-    add_judgement_options(p)
-    p.set_defaults(run=run)
 
 
 def run_check(path: str | Path, out: str | Path, entry: str | None = None, baseline: str | None = None,
@@ -55,7 +25,8 @@ def run_check(path: str | Path, out: str | Path, entry: str | None = None, basel
     from rich.console import Console
 
     from mpsready.report.build import build_report
-    from mpsready.report.pipeline import CheckPipeline
+    from mpsready.check.pipeline import CheckPipeline
+    from mpsready.progress import progress
     from mpsready.report.write import write_report
 
     project = Path(path)
@@ -91,10 +62,11 @@ def run_check(path: str | Path, out: str | Path, entry: str | None = None, basel
     console = Console(stderr=True, quiet=quiet)
     marks = {"done": "[green]done[/]", "skipped": "[yellow]skipped[/]", "failed": "[red]failed[/]"}
 
-    with console.status("starting") as status:
-        def progress(stage) -> None:
+    # a status line (stage name, the stage's elapsed time) on a terminal; the finished stages' lines print above it
+    with progress(console, quiet, None, "starting") as status:
+        def on_stage(stage) -> None:
             if stage.status == "running":
-                status.update(f"[bold]{stage.name}[/] running ...")
+                status.update(description=f"[bold]{stage.name}[/] running ...", reset=True)
             else:
                 console.print(f"  {stage.name:<8} {marks.get(stage.status, stage.status)} "
                               f"[dim]({stage.seconds:.1f} s)[/] {stage.detail}", highlight=False)
@@ -102,11 +74,11 @@ def run_check(path: str | Path, out: str | Path, entry: str | None = None, basel
                     # the failing stage's exception, as Python printed it (also in OUT/<stage>.error.txt)
                     console.print(stage.error, highlight=False, markup=False)
 
-        pipe = CheckPipeline(project, out, entry=entry, baseline=baseline, steps=record_steps, progress=progress,
+        pipe = CheckPipeline(project, out, entry=entry, baseline=baseline, steps=record_steps, progress=on_stage,
                              torch=torch, macos=macos, skip_record=skip_record, trace_device=trace_device)
         with stdout_to_stderr():  # the user's step prints while traced: keep stdout for the report and its paths
             ev = pipe.run()
-        status.update("[bold]report[/] writing ...")
+        status.update(description="[bold]report[/] writing ...", reset=True)
         report = build_report(ev, situation=situation, job_steps=job_steps, mac_memory_gb=mac_memory_gb,
                               time_budget_hours=time_budget_hours, project=str(project.resolve()))
         written = write_report(report, out)

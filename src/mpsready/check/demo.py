@@ -6,27 +6,16 @@ import argparse
 import shutil
 from pathlib import Path
 
+from mpsready.commands.demo import DEFAULT_OUT, register  # noqa: F401  (the arguments: cheap to import)
 from mpsready.errors import ExitCode, UsageError
 
 DEMO_ENTRY = "mpsready_step.py:step"
 DEMO_JOB_STEPS = 20000  # the example's train.py default: the projection of the real job uses it
-DEFAULT_OUT = "mpsready-demo"
 
 
 def demo_project() -> Path:
     """The example project shipped inside the package (``mpsready/examples/demo_project``)."""
     return Path(__file__).resolve().parent.parent / "examples" / "demo_project"
-
-
-def register(subparsers) -> None:
-    p = subparsers.add_parser(
-        "demo", help="run check on the bundled example project and print where the report is",
-        description="Copies the bundled example project (a small CUDA-flavoured transformer) into --out, runs "
-                    "mpsready check on it with its representative step, and prints the paths of the Markdown and "
-                    "HTML reports. Opens nothing. Exit 0 when the report was written (whatever the verdict), 2 on "
-                    "a usage error.")
-    p.add_argument("--out", metavar="DIR", default=DEFAULT_OUT, help=f"output directory (default: {DEFAULT_OUT})")
-    p.set_defaults(run=run)
 
 
 def prepare(out: Path) -> Path:
@@ -42,7 +31,7 @@ def prepare(out: Path) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mpsready.report.check_cli import print_written, run_check
+    from mpsready.check.cli import print_written, run_check
     from mpsready.report.formats.terminal import print_report
 
     from mpsready.report.write import prepare_out_dir

@@ -1,0 +1,125 @@
+"""A progress bar or status line on stderr for long work, shown only where a person is watching.
+
+    with progress(sys.stderr, quiet=args.quiet, total=None, description="scan") as bar:
+        bar.update(done, total=total)              # a bar: done / total, elapsed time
+        bar.update(description="trace", reset=True)  # a new phase: its own elapsed time
+
+It draws nothing (every call is a no-op) when ``quiet`` (``-q``) is set or when the stream is not a
+terminal (a pipe, a file, CI logs), and it only ever writes to the stream given (stderr), so a command's
+stdout (``--format json``/``sarif``) is never touched. ``total=None`` is a status line (a spinner, the
+description, the elapsed time); a number is a bar (done of total). ``min_total`` keeps small jobs silent:
+nothing is drawn until an update brings a total of at least that many (then a bar). The bar is transient: it is erased
+when the block ends, so the terminal keeps only what the command printed.
+
+``target`` is a text stream (``sys.stderr``) or a rich ``Console`` already used for the command's stderr
+lines: lines it prints while the bar runs appear above the bar instead of tearing it. rich is imported only
+when something will be drawn.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator, TextIO
+
+# Columns of a bar: description, bar, done/total, elapsed. A status line: spinner, description, elapsed.
+
+
+class NullBar:
+    """What :func:`progress` yields when nothing is drawn: accepts every call, does nothing."""
+
+    drawn = False  # whether a bar is on the screen now
+    live = False  # whether updates can draw one (False: the caller may skip computing them)
+
+    def update(self, completed: int | None = None, *, total: int | None = None, description: str | None = None,
+               reset: bool = False) -> None:
+        """See :meth:`RichBar.update`; here nothing."""
+
+
+class RichBar(NullBar):
+    """A rich ``Progress`` with one task, started on the first update that reaches ``min_total``."""
+
+    live = True
+
+    def __init__(self, console: Any, total: int | None, description: str, min_total: int) -> None:
+        self.console, self.total, self.description, self.min_total = console, total, description, min_total
+        self.completed = 0
+        self.bar: Any = None
+        self.task: Any = None
+
+    @property
+    def drawn(self) -> bool:  # type: ignore[override]
+        return self.bar is not None
+
+    def update(self, completed: int | None = None, *, total: int | None = None, description: str | None = None,
+               reset: bool = False) -> None:
+        """``completed`` of ``total`` done (either left out: unchanged); ``description`` the text shown;
+        ``reset``: start the elapsed time again (a new phase). Draws the bar the first time the total is at
+        least ``min_total`` (a status line, ``total=None``, draws at once)."""
+        if completed is not None:
+            self.completed = completed
+        if total is not None:
+            self.total = total
+        if description is not None:
+            self.description = description
+        if self.bar is None:
+            if not self.due():
+                return
+            self._start()
+        if reset:
+            self.bar.reset(self.task, description=self.description)
+        self.bar.update(self.task, completed=self.completed, total=self.total, description=self.description)
+
+    def due(self) -> bool:
+        """Whether the bar is to be drawn: always without ``min_total``, else once a total reaches it."""
+        return not self.min_total or (self.total is not None and self.total >= self.min_total)
+
+    def _start(self) -> None:
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
+                                   TimeElapsedColumn)
+
+        columns: tuple[Any, ...]
+        if self.total is None:
+            columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
+        else:
+            columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        self.bar = Progress(*columns, console=self.console, transient=True)
+        self.bar.start()
+        self.task = self.bar.add_task(self.description, total=self.total)
+
+    def stop(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def enabled(target: Any, quiet: bool) -> bool:
+    """Whether :func:`progress` draws on ``target``: not ``quiet``, and ``target`` (a stream, or a rich
+    ``Console``'s file) is a terminal. A rich ``Console`` made with ``quiet=True`` draws nothing either."""
+    if quiet or target is None:
+        return False
+    if hasattr(target, "is_terminal"):  # a rich Console
+        return bool(target.is_terminal) and not getattr(target, "quiet", False)
+    isatty = getattr(target, "isatty", None)
+    return bool(isatty and isatty())
+
+
+@contextlib.contextmanager
+def progress(target: TextIO | Any, quiet: bool, total: int | None, description: str, *,
+             min_total: int = 0) -> Iterator[NullBar]:
+    """A bar (``total`` a number) or status line (``total=None``) on ``target`` for the block; a
+    :class:`NullBar` when :func:`enabled` says no. ``min_total``: draw only once the total reaches it."""
+    if not enabled(target, quiet):
+        yield NullBar()
+        return
+    if hasattr(target, "is_terminal"):
+        console = target
+    else:
+        from rich.console import Console
+
+        console = Console(file=target)
+    bar = RichBar(console, total, description, min_total)
+    if bar.due():
+        bar.update()
+    try:
+        yield bar
+    finally:
+        bar.stop()
