@@ -107,7 +107,7 @@ def main() -> None:
         _, wall, cpu = timed(lambda: parse_floor(tree, gc_off=True))
         runs.setdefault("floor  GC paused", []).append((wall, cpu))
         for label, flag in modes:
-            results[label], wall, cpu = timed(lambda: cold(flag))
+            results[label], wall, cpu = timed(lambda flag=flag: cold(flag))
             runs.setdefault(label, []).append((wall, cpu))
     floor_wall = statistics.median(w for w, _ in runs["floor  ast.parse only"])
     floor_cpu = statistics.median(c for _, c in runs["floor  ast.parse only"])

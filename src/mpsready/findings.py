@@ -141,7 +141,8 @@ class Finding:
     The fields after ``evidence`` are the scan's pass state (:data:`STATE_FIELDS`), ``None`` unless a pass set
     them; set them with :meth:`with_state` (never positionally), so ``state_order`` records where each stood
     among the evidence keys: ``fallback`` the fallback that lowered a kernel or extension (``"imported under
-    try/except at a.py:3"``); ``pure_path`` the ``file:line`` of a pure-PyTorch path wired in for it; ``reach`` where the finding sits relative to
+    try/except at a.py:3"``); ``pure_path`` the ``file:line`` of a pure-PyTorch path wired in for it; ``reach`` where
+    the finding sits relative to
     the project's main path (``off_main_path``, mpsready.scan.model.graph) and ``entries`` the entry scripts
     that reach it; ``behind_flag`` the off-by-default option it sits behind and ``caller_guard`` the function
     whose callers put it there; ``core_op`` the model's core use of a CUDA-only package; ``remedy`` what a Mac

@@ -86,7 +86,8 @@ class FindingRef:
 class Plan:
     """Everything ``migrate`` would do. ``files`` holds changed files only; ``manual`` every code finding the
     tool leaves to a person; ``fixed`` every scan finding an edit fixes (edits the transforms found themselves,
-    such as ``torch.load`` without ``map_location``, fix no scan finding); ``kept`` findings left as they are on purpose (harmless on a Mac or already
+    such as ``torch.load`` without ``map_location``, fix no scan finding); ``kept`` findings left as they are on
+    purpose (harmless on a Mac or already
     behind a CUDA check); ``errors`` files that could not be parsed or read (left untouched); ``leftovers``
     temp files an earlier ``--apply`` left when it was killed (:mod:`mpsready.migrate.leftovers`)."""
 

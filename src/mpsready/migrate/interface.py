@@ -70,7 +70,8 @@ class FileContext:
     """One file as the transforms see it.
 
     ``module`` is the libcst tree, ``positions`` and ``parents`` every node's range (as libcst's
-    ``PositionProvider`` gives it) and parent (:mod:`mpsready.migrate.index`), ``torch_floor`` the lowest PyTorch version the project allows (``None``:
+    ``PositionProvider`` gives it) and parent (:mod:`mpsready.migrate.index`), ``torch_floor`` the lowest PyTorch
+    version the project allows (``None``:
     not declared), ``path`` the file's path relative to the scan root.
     """
 

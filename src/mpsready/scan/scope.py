@@ -33,7 +33,8 @@ def scope_of(relpath: str) -> Scope:
 def scripts_named_like_tests(results) -> frozenset[str]:
     """The files of ``results`` (relpath -> (CodeResult, cells)) that only their name puts in ``tests``
     (``test_*.py``, ``*_test.py`` outside a tests folder) but that run as programs (an ``if __name__ ==
-    "__main__":`` block, or a script's module-level calls) and define no test (no function or method named ``test*``): locuslab/TCN's entry points
+    "__main__":`` block, or a script's module-level calls) and define no test (no function or method named
+    ``test*``): locuslab/TCN's entry points
     are ``add_test.py``, ``char_cnn_test.py``... , which the README runs with ``python add_test.py``. "Runs as a
     program" is the analyzer's ``entry``: a ``__main__`` block or module-level calls beyond set-up."""
     out = set()

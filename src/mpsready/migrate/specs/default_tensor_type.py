@@ -1,4 +1,5 @@
-"""API119 (and the API102 finding on its ``torch.cuda.FloatTensor`` argument): the default tensor type becomes ``set_default_device`` (transforms/default_tensor_type.py)."""
+"""API119 (and the API102 finding on its ``torch.cuda.FloatTensor`` argument): the default tensor type becomes
+``set_default_device`` (transforms/default_tensor_type.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""DEP107, EXT102: a hard import of a CUDA-only package becomes guarded where the file falls back on None (transforms/guarded_import.py); EXT102 only labels the edits it finds itself."""
+"""DEP107, EXT102: a hard import of a CUDA-only package becomes guarded where the file falls back on None
+(transforms/guarded_import.py); EXT102 only labels the edits it finds itself."""
 
 from __future__ import annotations
 

@@ -43,7 +43,8 @@ class MarkdownFormat(ScanFormat):
             out += ["**Incomplete:** these files could not be read or parsed, so the outlook covers the rest only: "
                     + ", ".join(md_code(p) for p in result.incomplete), ""]
         out += ["| files | lines | blocker | degrades | info | suppressed |", "|---|---|---|---|---|---|",
-                f"| {result.files_scanned} | {result.lines_scanned} | {c['blocker']} | {c['degrades']} | {c['info']} | {result.suppressed} |", "",
+                f"| {result.files_scanned} | {result.lines_scanned} | {c['blocker']} | {c['degrades']} | {c['info']} "
+                f"| {result.suppressed} |", "",
                 fixability().effort_line(result.findings, result.torch_floor), ""]
         if result.subprojects:
             out += ["## Subprojects", "", "| subproject | outlook |", "|---|---|"]
@@ -55,7 +56,8 @@ class MarkdownFormat(ScanFormat):
                 continue
             out += [f"## {sev.value} ({len(group)})", "", "| code | location | scope | message | fix |", "|---|---|---|---|---|"]
             for f in group:
-                out.append(f"| `{md_cell(f.code)}` | {md_code(str(f.location))} | {_scope(f)} | {_cell(f.message)} | {_cell(f.fix or '')} |")
+                out.append(f"| `{md_cell(f.code)}` | {md_code(str(f.location))} | {_scope(f)} | {_cell(f.message)} "
+                           f"| {_cell(f.fix or '')} |")
             out.append("")
         return "\n".join(out)
 

@@ -82,7 +82,8 @@ def _inside(path: str, pkg: str) -> bool:
 
 def wire_pure_paths(findings: list[Finding], results: Mapping[str, Any]) -> list[Finding]:
     """EXT109 for unwired pure-PyTorch paths, and ``evidence["pure_path"]`` on the kernel findings they (or an
-    EXT108 fallback keyed on the CPU, or a dispatch already keyed on CUDA) stand in for. Findings are returned in their order, EXT109 appended."""
+    EXT108 fallback keyed on the CPU, or a dispatch already keyed on CUDA) stand in for. Findings are returned in
+    their order, EXT109 appended."""
     used: set[str] = set()
     for rel, (res, _cells) in results.items():
         if scope_of(rel) is Scope.MAIN:

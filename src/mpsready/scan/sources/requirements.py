@@ -17,6 +17,9 @@ from mpsready.scan.sources.interface import RawFinding
 _MAX_INCLUDE_DEPTH = 10
 
 
+# what may follow the "-" of an option (-r, --hash): a letter or a second dash
+_OPTION_START = "-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
 def is_requirements_file(relpath: str) -> bool:
     p = PurePosixPath(relpath)
     name = p.name.lower()
@@ -93,7 +96,7 @@ def split_options(line: str) -> tuple[str, list[tuple[str, str]]]:
     Options start at the first word that begins with ``-`` after whitespace."""
     cut = -1
     for i in range(1, len(line)):
-        if line[i] == "-" and line[i - 1] in " \t" and (i + 1 < len(line) and line[i + 1] in "-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"):
+        if line[i] == "-" and line[i - 1] in " \t" and (i + 1 < len(line) and line[i + 1] in _OPTION_START):
             cut = i
             break
     if cut < 0:

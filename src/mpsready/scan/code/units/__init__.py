@@ -2,7 +2,8 @@
 
 Each unit reads the per-file context (:class:`mpsready.scan.code.context.FileContext`: import aliases, CUDA
 guards, try/except fallbacks, distributed context, the literals and NumPy arrays bound to names) and reports
-through ``ctx.add``; the visitor (:mod:`mpsready.scan.code.visitor`) dispatches each node to the units of its class. A unit only looks at one node with that context and reports
+through ``ctx.add``; the visitor (:mod:`mpsready.scan.code.visitor`) dispatches each node to the units of its class.
+A unit only looks at one node with that context and reports
 one rule, so a new pattern is a new unit file (plus its rule in ``scan/rules/``)::
 
     @on(ast.Call)
