@@ -39,26 +39,16 @@ from typing import Any
 
 import pytest
 
+from mpsready.run.attached import ATTACHED as _ATTACHED
+from mpsready.run.attached import attach, attached_failures  # noqa: F401  # the plugin's public API, kept
+
 FAIL_ON = ("mac-failure", "fallback", "never")
 PLUGIN_NAME = "mpsready-emulated-mac"
-_ATTACHED: dict[str, Any] = {}  # set by mpsready run's child: {"emu": Emulator, "torch": requested}
 
 
 def _remove(path: str) -> None:
     if os.path.exists(path):
         os.unlink(path)
-
-
-def attach(emu, torch_requested: str) -> None:
-    """Use ``emu`` (installed by ``mpsready run``'s child) instead of installing one: the session is emulated
-    whether or not ``--mps-emulate`` is given."""
-    _ATTACHED.clear()
-    _ATTACHED.update(emu=emu, torch=torch_requested, entries=[])
-
-
-def attached_failures() -> list[dict[str, Any]]:
-    """The Mac failures the attached session's tests ended on (also those the emulator only marked)."""
-    return list(_ATTACHED.get("entries", []))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -78,13 +68,13 @@ def _parse_target(value: str) -> tuple[str, str]:
     """``--mps-emulate`` value -> (torch release, macOS); raises ``pytest.UsageError``."""
     from mpsready.errors import UsageError
     from mpsready.ops import api as ops_api
-    from mpsready.run.cli import _target_torch
+    from mpsready.run.cli import target_torch
     from mpsready.trace.predict import DEFAULT_MACOS
 
     torch_v, _, macos = value.partition(",")
     hint = f"--mps-emulate takes TORCH[,MACOS], e.g. --mps-emulate=2.5,14.4 (got {value!r})"
     try:
-        torch_v = _target_torch(torch_v.strip() or None)
+        torch_v = target_torch(torch_v.strip() or None)
     except UsageError as exc:
         raise pytest.UsageError(f"{exc}; {hint}") from None
     macos = macos.strip() or DEFAULT_MACOS
@@ -237,7 +227,7 @@ class MacSession:
 
         from mpsready.emulate import Emulator, Target
         from mpsready.run import spawned
-        from mpsready.run.child import _watch_fallback_variable
+        from mpsready.run.child import watch_fallback_variable
 
         root = str(config.rootpath)
         fallback = os.environ.get("PYTORCH_ENABLE_MPS_FALLBACK") == "1"
@@ -252,7 +242,7 @@ class MacSession:
         undo.append(lambda: _remove(report))
         emu.install()
         undo.append(emu.uninstall)
-        undo.append(_watch_fallback_variable(emu))  # the project's first `import torch` reads the variable
+        undo.append(watch_fallback_variable(emu))  # the project's first `import torch` reads the variable
         return cls(config, emu, torch_v, installed=True, undo=undo)
 
     # ------------------------------------------------------------------ hooks

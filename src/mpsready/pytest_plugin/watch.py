@@ -57,12 +57,12 @@ def mac_entry(emu, exc: BaseException | None, root: str) -> dict[str, Any] | Non
     if exc is None:
         return None
     from mpsready.emulate import mac_error_kind
-    from mpsready.run.child import _cuda_origin
+    from mpsready.run.child import cuda_origin
 
     hit = emu.failure_of(exc)
     if hit is not None:
         return {**hit.to_dict(), "mac": True}
-    kind = mac_error_kind(exc) or ("cuda_api" if _cuda_origin(exc) else None)
+    kind = mac_error_kind(exc) or ("cuda_api" if cuda_origin(exc) else None)
     if kind is None:
         return None
     return {"kind": kind, "op": None, "called_as": None, "dtype": None, "exception": type(exc).__name__,

@@ -25,7 +25,7 @@ import sys
 import tempfile
 import time
 import traceback
-from typing import Any
+from typing import Any, Callable
 
 from mpsready.run.document import build_document
 from mpsready.run.spawned import read_reports
@@ -46,7 +46,7 @@ def _user_location(exc: BaseException, root: str) -> dict[str, Any] | None:
     return None
 
 
-def _cuda_origin(exc: BaseException) -> bool:
+def cuda_origin(exc: BaseException) -> bool:
     """True when ``exc`` was raised inside ``torch.cuda`` itself (e.g. ``torch.cuda.set_device`` reaching a
     ``torch._C._cuda_*`` function a non-CUDA build lacks): that code runs the same on a Mac's build."""
     import torch.cuda
@@ -105,9 +105,9 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     sys.argv = list(prog["argv"])
     tests = prog["kind"] == "module" and prog["target"] == "pytest"
     if tests:  # the program is the test suite: each test gets its verdict (the plugin, attached to this emulator)
-        from mpsready import pytest_plugin
+        from mpsready.run.attached import attach
 
-        pytest_plugin.attach(emu, tgt["torch"])
+        attach(emu, tgt["torch"])
         sys.argv[1:1] = ["-p", "mpsready.pytest_plugin"]
     from mpsready.childproc import enter_user_path
 
@@ -131,7 +131,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
 
     numerics = RunWatch(emu, nan_check=bool(spec.get("nan_check", True)))  # first NaN/Inf, shapes per line
     numerics.install()
-    unwatch = _watch_fallback_variable(emu)  # after install, which imports torch modules itself
+    unwatch = watch_fallback_variable(emu)  # after install, which imports torch modules itself
     t0 = time.perf_counter()
     if emu.time_limit:  # the limit counts the program's time, not the emulator's start-up (slow on a busy machine)
         emu.deadline = t0 + emu.time_limit
@@ -166,7 +166,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         if emu.failure_of(exc) is not None:
             outcome = "failed"  # already in emu.failures, with op, dtype and the user's line
         else:
-            kind = mac_error_kind(exc) or ("cuda_api" if _cuda_origin(exc) else None)
+            kind = mac_error_kind(exc) or ("cuda_api" if cuda_origin(exc) else None)
             child = _child_failure(report_path)
             if kind is None and child is not None:  # a spawned child (a DataLoader worker) failed as on a Mac
                 outcome = "failed"
@@ -194,9 +194,9 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         except OSError:
             pass
     if tests and error is None:
-        from mpsready import pytest_plugin
+        from mpsready.run.attached import attached_failures
 
-        marked = pytest_plugin.attached_failures()  # tests that ended on a failure the emulator only marked
+        marked = attached_failures()  # tests that ended on a failure the emulator only marked
         if marked:
             outcome, program_error = "failed", None
             error = {k: marked[0][k] for k in ("kind", "exception", "message", "location", "op", "dtype", "mac")}
@@ -266,7 +266,7 @@ def _child_failure(report_path: str) -> dict[str, Any] | None:
     return None
 
 
-def _watch_fallback_variable(emu) -> callable:
+def watch_fallback_variable(emu) -> Callable[[], None]:
     """PyTorch reads ``PYTORCH_ENABLE_MPS_FALLBACK`` once, when its library loads (MPSFallback.mm, a static
     initialiser; research note §2.3). Here torch is loaded before the program starts, so the program's first
     ``import torch`` (direct, or inside another package) stands for that moment: the variable's value then is

@@ -21,7 +21,7 @@ from mpsready.commands.run import DEFAULT_TIME_LIMIT, FORMATS, register  # noqa:
 KILL_GRACE = 60.0
 
 
-def _target_torch(requested: str | None) -> str:
+def target_torch(requested: str | None) -> str:
     from mpsready.ops import api as ops_api
 
     if requested is None:
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         return _run_matrix(args, prog, fallback)
     if args.show_output:
         raise UsageError("--show-output goes with several --torch releases (e.g. --torch 2.3,2.13)")
-    torch_v = _target_torch(args.torch)
+    torch_v = target_torch(args.torch)
     with tempfile.TemporaryDirectory(prefix="mpsready-run-") as tmp:
         out = os.path.join(tmp, "result.json")
         spec = _spec(args, prog, torch_v, fallback, out)
