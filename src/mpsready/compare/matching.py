@@ -75,7 +75,22 @@ def match_entries(entries_a: Iterable[Any], entries_b: Iterable[Any]) -> tuple[l
     only_a = [e for e in only_a if e.step in common]
     only_b = [e for e in only_b if e.step in common]
 
-    # 1. the same module called a different number of times
+    only_a, only_b = _call_counts(a, b, only_a, only_b, issues)  # 1. the same module called a different number of times
+    rest_a, rest_b = _renamed(only_a, only_b, issues)  # 2. same place, shape and module type, other name
+    _missing(rest_a, rest_b, issues)  # 3. plainly missing on one side
+    for issue in issues:
+        if issue.steps and issue.type != "steps":
+            issue.message += f" ({_steps_text(issue.steps)})"
+            issue.steps = sorted(set(issue.steps))
+        issue.keys_a = sorted(set(issue.keys_a))
+        issue.keys_b = sorted(set(issue.keys_b))
+    return pairs, issues
+
+
+def _call_counts(a: dict[Any, Any], b: dict[Any, Any], only_a: list[Any], only_b: list[Any],
+                 issues: list[StructureIssue]) -> tuple[list[Any], list[Any]]:
+    """Entries explained by a module called a different number of times per step (one issue per module and
+    pair of counts, appended to ``issues``); returns the unexplained rest of each side."""
     calls_a: dict[tuple[str, str], dict[int, int]] = defaultdict(lambda: defaultdict(int))
     calls_b: dict[tuple[str, str], dict[int, int]] = defaultdict(lambda: defaultdict(int))
     for e in a.values():
@@ -100,8 +115,12 @@ def match_entries(entries_a: Iterable[Any], entries_b: Iterable[Any]) -> tuple[l
             explained.add(id(e))
     only_a = [e for e in only_a if id(e) not in explained]
     only_b = [e for e in only_b if id(e) not in explained]
+    return only_a, only_b
 
-    # 2. same place, same shape and module type, other name: probably renamed
+
+def _renamed(only_a: list[Any], only_b: list[Any], issues: list[StructureIssue]) -> tuple[list[Any], list[Any]]:
+    """Pairs at the same position with the same shape and module type but another name (probably renamed; an
+    issue each, appended to ``issues``); returns the rest of each side."""
     slot_b = {(e.step, e.kind, e.order, tuple(e.shape), e.module_type): e for e in only_b}
     renamed: dict[tuple[str, str], StructureIssue] = {}
     used_b: set[int] = set()
@@ -120,8 +139,11 @@ def match_entries(entries_a: Iterable[Any], entries_b: Iterable[Any]) -> tuple[l
         else:
             rest_a.append(e)
     rest_b = [e for e in only_b if id(e) not in used_b]
+    return rest_a, rest_b
 
-    # 3. plainly missing on one side
+
+def _missing(rest_a: list[Any], rest_b: list[Any], issues: list[StructureIssue]) -> None:
+    """One issue per key recorded on one side only, appended to ``issues``."""
     for side, rest in (("a", rest_a), ("b", rest_b)):
         other = "B" if side == "a" else "A"
         by_key: dict[str, StructureIssue] = {}
@@ -132,13 +154,6 @@ def match_entries(entries_a: Iterable[Any], entries_b: Iterable[Any]) -> tuple[l
                 (by_key[e.key].keys_a if side == "a" else by_key[e.key].keys_b).append(e.key)
                 issues.append(by_key[e.key])
             by_key[e.key].steps.append(e.step)
-    for issue in issues:
-        if issue.steps and issue.type != "steps":
-            issue.message += f" ({_steps_text(issue.steps)})"
-            issue.steps = sorted(set(issue.steps))
-        issue.keys_a = sorted(set(issue.keys_a))
-        issue.keys_b = sorted(set(issue.keys_b))
-    return pairs, issues
 
 
 def match_stages(stages_a: Sequence[dict[str, Any]], stages_b: Sequence[dict[str, Any]]) -> list[StructureIssue]:
