@@ -5,8 +5,8 @@ from pathlib import Path
 
 REPORT = Path(__file__).resolve().parents[2] / "src" / "mpsready" / "report"
 
-# What report/ may import from other packages: readers of stage outputs and their formats, and shared text
-# helpers. Engines (scan.engine, trace.api, record.recorder, env.collect, compare.engine, run.child, emulate,
+# What report/ may import from other packages: readers of stage outputs and their formats (shared modules,
+# the text escaping among them, are in SHARED). Engines (scan.engine, trace.api, record.recorder, env.collect, compare.engine, run.child, emulate,
 # ...) are not here.
 READERS = {
     "mpsready.record.layout",  # the run-record format (a record is a folder: manifest + tensors)
@@ -14,11 +14,10 @@ READERS = {
     "mpsready.record.render",  # the warning summary of a record's manifest
     "mpsready.run.document",  # the run document's schema and loader
     "mpsready.pytest_plugin.document",  # the emulated test run's document and loader
-    "mpsready.scan.formats.safe",  # escaping of project text in Markdown and the terminal
-    "mpsready.migrate.autofix",  # which findings migrate fixes (issue 20 step 5 moves it to the registry)
 }
 SHARED = ("mpsready.findings", "mpsready.errors", "mpsready.schema", "mpsready.safeio", "mpsready.rules",
-          "mpsready.situation", "mpsready.defaults", "mpsready.output", "mpsready.commands")
+          "mpsready.situation", "mpsready.defaults", "mpsready.output", "mpsready.commands",
+          "mpsready.escape", "mpsready.versions")
 
 
 def _imports(path: Path) -> set[str]:

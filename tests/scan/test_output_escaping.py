@@ -37,7 +37,7 @@ def run_cli(capsys, *argv: str) -> tuple[int, str]:
 
 
 def test_safe_helpers_exact():
-    from mpsready.scan.formats.safe import md_cell, md_code, md_text, visible
+    from mpsready.escape import md_cell, md_code, md_text, visible
 
     assert visible("a\x1b[2J\x07\n\x7f\x85b") == "a\\x1b[2J\\x07\\x0a\\x7f\\x85b"
     assert md_text(f"x {SCRIPT}") == "x &lt;script&gt;alert(1)&lt;/script&gt;"

@@ -16,7 +16,7 @@ def _shown(text: Any) -> str:
     """Manifest text (a record may come from anywhere): control characters as ``\\xNN``, rich markup escaped."""
     from rich.markup import escape
 
-    from mpsready.scan.formats.safe import visible
+    from mpsready.escape import visible
 
     return escape(visible(str(text)))
 

@@ -70,7 +70,7 @@ def render_terminal(doc: dict[str, Any]) -> str:
 def _visible_lines(lines: list[str]) -> str:
     """The lines joined, each control character other than the line breaks written ``\\xNN``: messages and
     paths come from the program (an exception text may carry ESC or BEL)."""
-    from mpsready.scan.formats.safe import visible
+    from mpsready.escape import visible
 
     return "".join("\n".join(visible(part) for part in line.split("\n")) + "\n" for line in lines)
 
@@ -134,7 +134,7 @@ def render_matrix_terminal(doc: dict[str, Any], color: bool = False, width: int 
     con.print(Text(f"mpsready run, release matrix (emulated Mac: macOS {t['macos']}, "
                    f"PYTORCH_ENABLE_MPS_FALLBACK={'1' if t['fallback'] else 'unset'}) - predicted, "
                    "not observed on a Mac"))
-    from mpsready.scan.formats.safe import visible
+    from mpsready.escape import visible
 
     con.print(Text("program: " + visible(" ".join(doc["program"]["argv"]))))
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)

@@ -136,7 +136,7 @@ def render_markdown(r: TraceResult) -> str:
 
 def _md(text: Any) -> str:
     """A Markdown table cell: newlines as spaces, control characters ``\\xNN``, HTML and ``|`` escaped."""
-    from mpsready.scan.formats.safe import md_cell
+    from mpsready.escape import md_cell
 
     return md_cell(str(text).replace("\n", " "))
 
@@ -145,7 +145,7 @@ def _t(text: Any) -> str:
     """Program text (an exception message, a path) for rich markup: control characters ``\\xNN``, markup escaped."""
     from rich.markup import escape
 
-    from mpsready.scan.formats.safe import visible
+    from mpsready.escape import visible
 
     return escape(visible(str(text)))
 

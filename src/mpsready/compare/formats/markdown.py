@@ -7,7 +7,7 @@ from typing import Any
 from mpsready.compare.diagnose import fmt
 from mpsready.compare.formats.common import (cosine, devices_line, headline, method_word, rows_to_show, share,
                                              shape_dtype_note, status_word, three_way_short, uniform_tolerance)
-from mpsready.scan.formats.safe import md_cell, md_code
+from mpsready.escape import md_cell, md_code
 
 
 def _cell(x: Any) -> str:

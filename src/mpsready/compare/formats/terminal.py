@@ -11,7 +11,7 @@ from rich.table import Table
 from mpsready.compare.diagnose import fmt
 from mpsready.compare.formats.common import (cosine, devices_line, headline, rows_to_show, share,
                                              shape_dtype_note, status_word, three_way_short, uniform_tolerance)
-from mpsready.scan.formats.safe import visible
+from mpsready.escape import visible
 
 
 def escape(text: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mpsready.findings import Basis
 from mpsready.report.build import Report
-from mpsready.scan.formats.safe import md_cell, md_code, md_text
+from mpsready.escape import md_cell, md_code, md_text
 from mpsready.report.formats.common import (MARK, PLOTS_NOTHING, VERDICT_BLURB, basis_word, gib, project_name,
                                             projected, seconds, shown_inputs, spread)
 

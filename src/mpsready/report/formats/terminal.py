@@ -11,7 +11,7 @@ from rich.table import Table
 
 from mpsready.findings import Verdict
 from mpsready.report.build import Report
-from mpsready.scan.formats.safe import visible
+from mpsready.escape import visible
 from mpsready.report.formats.common import VERDICT_BLURB, basis_word, css_class, gib, projected, seconds, spread
 
 _STYLE = {"pass": "green", "pass-static": "green", "fail": "bold red", "fail-predicted": "red",
@@ -21,7 +21,7 @@ _VERDICT_STYLE = {Verdict.RUNS_ON_MAC: "green", Verdict.MAC_FOR_DEV: "yellow", V
 
 def _m(text: object) -> str:
     """Project or evidence text for a rich cell or markup string: control characters ``\\xNN``
-    (:func:`~mpsready.scan.formats.safe.visible`), rich markup escaped (``[bold]`` in a name stays text)."""
+    (:func:`~mpsready.escape.visible`), rich markup escaped (``[bold]`` in a name stays text)."""
     return escape(visible(str(text)))
 
 

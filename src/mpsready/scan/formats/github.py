@@ -17,7 +17,7 @@ from mpsready.findings import Finding
 from mpsready.scan.engine import ScanResult
 from mpsready.scan.formats.interface import ScanFormat
 from mpsready.scan.formats.locate import Locator
-from mpsready.scan.formats.safe import visible
+from mpsready.escape import visible
 from mpsready.scan.formats.sarif import sentence
 
 COMMANDS = {"blocker": "error", "degrades": "warning", "info": "notice"}
@@ -25,7 +25,7 @@ COMMANDS = {"blocker": "error", "degrades": "warning", "info": "notice"}
 
 def escape_data(text: str) -> str:
     """Percent-encoding of GitHub's workflow commands; other control characters (ESC, BEL) that a project
-    string may carry are written ``\\xNN`` (:func:`~mpsready.scan.formats.safe.visible`): the Actions log
+    string may carry are written ``\\xNN`` (:func:`~mpsready.escape.visible`): the Actions log
     interprets ANSI sequences."""
     text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
     return visible(text)

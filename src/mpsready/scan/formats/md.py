@@ -6,9 +6,9 @@ from mpsready.findings import Severity
 from mpsready.rules import fixability
 from mpsready.scan.engine import ScanResult
 from mpsready.scan.formats.interface import ScanFormat
-from mpsready.scan.formats.safe import md_cell
-from mpsready.scan.formats.safe import md_cell as _cell
-from mpsready.scan.formats.safe import md_code, md_text
+from mpsready.escape import md_cell
+from mpsready.escape import md_cell as _cell
+from mpsready.escape import md_code, md_text
 from mpsready.scan.model.remedy import OFF_PATH_REACH
 
 

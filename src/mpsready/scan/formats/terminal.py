@@ -13,7 +13,7 @@ from mpsready.rules import fixability
 from mpsready.scan.engine import ScanResult
 from mpsready.scan.exit_reason import exit_reason
 from mpsready.scan.formats.interface import ScanFormat
-from mpsready.scan.formats.safe import visible
+from mpsready.escape import visible
 from mpsready.scan.model.remedy import OFF_PATH_REACH
 
 STYLES = {Severity.BLOCKER: "bold red", Severity.DEGRADES: "yellow", Severity.INFO: "cyan"}
