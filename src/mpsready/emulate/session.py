@@ -18,8 +18,7 @@ from typing import Any
 
 from mpsready.ops.advisories import Advisory, AdvisoryIndex
 from mpsready.ops.judge import Judge, Judgement
-from mpsready.trace.frames import UserFrames
-from mpsready.trace.model import Frame
+from mpsready.frames import Frame, UserFrames
 
 
 # The attribute that marks an exception as one a Mac raises at that call (set by the emulator on what it raises,

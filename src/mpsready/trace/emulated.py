@@ -27,7 +27,7 @@ from typing import Any
 from mpsready.findings import Basis, Finding, Location, Severity, sort_findings
 from mpsready.step.runner import Observer
 from mpsready.trace import rules as R
-from mpsready.trace.frames import UserFrames
+from mpsready.frames import UserFrames
 from mpsready.trace.model import DtypeEvent
 from mpsready.trace.predict import OpPrediction, Prediction, Problem, _summary
 

@@ -7,7 +7,7 @@ mode, so every op is attributed to a stage (``forward``, ``backward``, ...).
 
 Per call it keeps the overload name, the dtypes of tensor arguments and results, the
 device, non-strided layouts (sparse), wall time, and the innermost frame of the user's
-project (:mod:`mpsready.trace.frames`). Calls are aggregated on the fly, so memory does
+project (:mod:`mpsready.frames`). Calls are aggregated on the fly, so memory does
 not grow with the number of steps.
 
 Composite ops. A ``CompositeExplicitAutograd`` kernel is backend-agnostic C++ that calls
@@ -47,8 +47,8 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from mpsready.step.runner import Observer, StepContext, to_device
-from mpsready.trace.frames import UserFrames
-from mpsready.trace.model import DtypeEvent, Frame, OpCall, OpTrace
+from mpsready.frames import Frame, UserFrames
+from mpsready.trace.model import DtypeEvent, OpCall, OpTrace
 
 # Keys below Python: the real kernel runs there with our child mode active (research Appendix B).
 _AFTER_PYTHON = torch._C._dispatch_keyset_full_after(torch._C.DispatchKey.Python)
@@ -192,7 +192,7 @@ class Recorder(Observer):
     """Records the ops of each stage of a step run (see the module docstring).
 
     ``root``: the user's project directory (``Entry.root``), or a list of directories whose files
-    count as the user's (see :class:`~mpsready.trace.frames.UserFrames`). ``expand``: ``op name -> bool``,
+    count as the user's (see :class:`~mpsready.frames.UserFrames`). ``expand``: ``op name -> bool``,
     True for ops to expand as composites (the support data's ``status == "composite"``);
     ``None`` expands nothing. ``device``: the device the step runs on. ``simulate_moves``:
     copy model and batch tensors to ``meta`` in ``to_device``/``data`` (default: when
