@@ -62,12 +62,11 @@ def _kernel(emu: Emulator, name: str, op):
         if emu.inside_kernel or not any(t in _MARKS for t in ins):
             return op.decompose(*args, **kwargs)
         facts = CallFacts(dtypes=tuple(_DTYPE_NAMES.get(t.dtype, "") for t in ins))
-        j = emu.judge.op(name, facts, grad=torch.is_grad_enabled())
         cpu = emu.cpu_operands
-        if j.outcome == "runs" and cpu and any(id(t) in cpu for t in ins):  # a CPU input into an MPS kernel
-            names = [a.name for a in op._schema.arguments]
-            pj = emu.judge.placement(name, operands(names, args, kwargs, cpu), pointwise=False)
-            j = pj or j
+        placement = None
+        if cpu and any(id(t) in cpu for t in ins):  # a CPU input into an MPS kernel
+            placement = (operands([a.name for a in op._schema.arguments], args, kwargs, cpu), False)
+        j = emu.judge.call(name, facts, torch.is_grad_enabled(), placement=placement)
         if j.fails:
             exc = emu.fail(j, name)
             if exc is not None:

@@ -196,12 +196,17 @@ class Recorder(Observer):
     True for ops to expand as composites (the support data's ``status == "composite"``);
     ``None`` expands nothing. ``device``: the device the step runs on. ``simulate_moves``:
     copy model and batch tensors to ``meta`` in ``to_device``/``data`` (default: when
-    ``device`` is the CPU, where real moves dispatch nothing).
+    ``device`` is the CPU, where real moves dispatch nothing). ``frames``: the user-frame finder to share (one
+    is made for ``root`` otherwise); ``numerics``: a :class:`mpsready.numerics.hooks.TraceWatch` fed every
+    call; ``suppress``: True while calls are not to be recorded; ``expanded_hook``: called as ``(op, args,
+    kwargs, result, depth)`` after a composite the recorder expanded returns.
     """
 
     def __init__(self, root: str | list[str], device: str = "cpu", expand: Callable[[str], bool] | None = None,
-                 simulate_moves: bool | None = None, expand_views: bool = False, sdpa_math: str | None = None):
-        self.frames = UserFrames(root)
+                 simulate_moves: bool | None = None, expand_views: bool = False, sdpa_math: str | None = None,
+                 frames: UserFrames | None = None, numerics: Any = None, suppress: Callable[[], bool] | None = None,
+                 expanded_hook: Callable[..., None] | None = None):
+        self.frames = frames if frames is not None else UserFrames(root)
         self.device = device
         self.device_type = torch.device(device).type
         self._expand_pred = expand or (lambda name: False)
@@ -221,11 +226,13 @@ class Recorder(Observer):
         self.views: set[str] = set()  # composite views recorded without their callees
         self._expand_views = expand_views
         self.sdpa_math = sdpa_math
-        self.suppress: Callable[[], bool] = lambda: False
+        # True while the calls dispatched are not to be recorded (inside an op the emulated MPS device runs as a
+        # whole, trace/emulated.py)
+        self.suppress: Callable[[], bool] = suppress or (lambda: False)
         # called as (op, args, kwargs, result, depth) after a composite the recorder expanded returns: the
         # emulated device (trace/emulated.py) never sees such a composite whole, only its callees
-        self.expanded_hook: Callable[..., None] | None = None
-        self.numerics: Any = None  # mpsready.numerics.hooks.TraceWatch, or None
+        self.expanded_hook = expanded_hook
+        self.numerics: Any = numerics  # mpsready.numerics.hooks.TraceWatch, or None
 
     # -- Observer -------------------------------------------------------------------------
     @contextmanager
@@ -491,7 +498,7 @@ def record_entry(entry: Any, device: str = "cpu", expand: Callable[[str], bool] 
     from mpsready.step.runner import run_entry
 
     roots = [str(entry.root)] + ([str(project)] if project else [])
-    rec = Recorder(roots, device=device, expand=expand, expand_views=expand_views, sdpa_math=sdpa_math)
-    rec.numerics = numerics
+    rec = Recorder(roots, device=device, expand=expand, expand_views=expand_views, sdpa_math=sdpa_math,
+                   numerics=numerics)
     results, _ctx = run_entry(entry, device=device, steps=steps, observers=[rec])
     return rec.to_trace(entry.spec, [r.to_dict() for r in results])
