@@ -93,9 +93,10 @@ def _kernel(emu: Emulator, name: str, op):
 
 def install(emu: Emulator):
     lib = torch.library.Library("aten", "IMPL")
-    for name, op in targets(emu):
+    found = targets(emu)
+    for name, op in found:
         lib.impl(op, _kernel(emu, name, op), "AutogradCPU")
-    emu.cia_ops = sorted(n for n, _ in targets(emu))
+    emu.cia_ops = sorted(n for n, _ in found)
 
     def undo():
         lib._destroy()

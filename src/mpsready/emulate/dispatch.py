@@ -34,6 +34,7 @@ _pop = torch._C._pop_torch_dispatch_stack
 _Tensor = torch.Tensor
 _perf = time.perf_counter
 _MARKS = residence._MARKS
+_REFS = _MARKS._refs
 _MAX_DEPTH = 6
 _DTYPE_NAMES = {d: str(d).replace("torch.", "") for d in (getattr(torch, n) for n in dir(torch))
                 if isinstance(d, torch.dtype)}
@@ -83,10 +84,11 @@ class _Plan:
     an expanded composite, the op to match against the wrong-result advisories (or None) and the emulator's
     record of it (``record``: filled on the first call that completes)."""
 
-    __slots__ = ("j", "dtype", "expand", "advise", "record")
+    __slots__ = ("j", "dtype", "expand", "advise", "record", "fails", "fallback")
 
     def __init__(self, j, dtype, expand: bool, advise: str | None):
         self.j, self.dtype, self.expand, self.advise = j, dtype, expand, advise
+        self.fails, self.fallback = j.fails, j.outcome == "fallback"
         self.record = None
 
 
@@ -119,8 +121,10 @@ class MPSDispatch(TorchDispatchMode):
                         ins.append(w)
         on = emu.creating > 0
         if not on:
+            refs = _REFS  # ``t in _MARKS`` without the method call: this runs for every argument of every call
             for t in ins:
-                if t in _MARKS:
+                r = refs.get(id(t))
+                if r is not None and r() is t:
                     on = True
                     break
             if not on and kwargs:
@@ -171,17 +175,17 @@ class MPSDispatch(TorchDispatchMode):
             if key is not None:
                 info.plans[grad + 2 * (self.depth > 0)][key] = plan
         j = plan.j
-        if j.fails:
+        if plan.fails:
             exc = emu.fail(j, name)
             if exc is not None:
                 raise exc
         t0 = _perf()
         out = self._expand(func, ins, args, kwargs) if plan.expand else func(*args, **kwargs)
         seconds = _perf() - t0
-        if j.outcome == "fallback":
+        if plan.fallback:
             emu.warn_fallback(j)
             emu.note(j, name, plan.dtype, seconds, emu.frames.locate(2))
-        elif not j.fails:
+        elif not plan.fails:
             rec = plan.record
             if rec is None:
                 rec = plan.record = emu.note(j, name, plan.dtype, seconds, None)
