@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import CodeType, FrameType
-from typing import Any, Mapping
+from typing import Any, Mapping, cast
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,7 @@ class UserFrames:
         return rel is not None and rel is not _SKIP and rel is not _STOP
 
     def locate(self, skip: int = 1) -> Frame | None:
-        f = sys._getframe(skip)
+        f: FrameType | None = sys._getframe(skip)
         is_user = self._is_user
         anchor = self._anchor
         first = None  # the first frame of this walk that may anchor the next one
@@ -148,7 +148,7 @@ class UserFrames:
                 key = (code, f.f_lineno)
                 result = self._frames.get(key)
                 if result is None:
-                    result = self._frames[key] = Frame(rel, f.f_lineno, code.co_name)
+                    result = self._frames[key] = Frame(cast(str, rel), f.f_lineno, code.co_name)
                 break
             f = f.f_back
         self._anchor, self._anchored = first, result

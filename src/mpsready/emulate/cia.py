@@ -41,7 +41,7 @@ def targets(emu: Emulator) -> list[tuple[str, object]]:
     out = []
     for key in db.op_names():
         rec = db.raw(key)
-        if rec["s"] not in ("kernel", "cpu_fallback_always", "missing") or rec["h"] == "yaml:implicit":
+        if rec is None or rec["s"] not in ("kernel", "cpu_fallback_always", "missing") or rec["h"] == "yaml:implicit":
             continue
         qual = "aten::" + key
         try:

@@ -20,6 +20,7 @@ backward ops are judged too.
 from __future__ import annotations
 
 import time
+
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 

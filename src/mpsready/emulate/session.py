@@ -279,7 +279,7 @@ class Emulator:
                 out.append(f"{os.path.relpath(path, self.root)}:{fs.lineno} in {fs.name}")
         return out[-12:]
 
-    def failure_of(self, exc: BaseException) -> Failure | None:
+    def failure_of(self, exc: BaseException | None) -> Failure | None:
         """The predicted failure ``exc`` carries, if the emulator raised it (also through ``raise ... from``)."""
         seen = 0
         while exc is not None and seen < 8:

@@ -30,7 +30,7 @@ BAD_STATUSES = ("missing", "cpu_fallback_always", "guard")
 def _vtuple(text: str) -> tuple[int, ...]:
     """``"2.13.0+cpu"`` -> ``(2, 13, 0)``; ``"14.4"`` -> ``(14, 4)``. Raises ValueError for garbage."""
     core = str(text).strip().split("+", 1)[0]
-    parts = []
+    parts: list[int] = []
     for piece in core.split("."):
         digits = ""
         for ch in piece:  # the leading digits only: "0a0" -> "0", "0rc1" -> "0"

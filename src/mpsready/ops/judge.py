@@ -124,7 +124,7 @@ class Judge:
         self._alloc: dict[str, Judgement | None] = {}  # dtype -> allocation refusal (the fallback flag never matters)
         self._routes: dict[tuple, tuple] = {}
         rel = Version(self.torch)
-        self._shape = {}
+        self._shape: dict[str, list[dict[str, Any]]] = {}
         for rule in _shape_rules():
             if rel in SpecifierSet(rule.get("torch") or ""):
                 self._shape.setdefault("aten::" + rule["op"], []).append(rule)

@@ -153,7 +153,7 @@ def trace_entry(spec: Any, torch: str | None = None, macos: str = DEFAULT_MACOS,
     _vtuple(macos)  # ValueError on a malformed macOS version, before the step runs
     entry = _load_entry_or_failing_build(spec, cwd) if isinstance(spec, str) else spec
     fb = default_fallback() if fallback is None else fallback
-    composite = {}
+    composite: dict[str, bool] = {}
 
     def expand(name: str) -> bool:
         v = composite.get(name)

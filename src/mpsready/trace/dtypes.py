@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from mpsready.findings import Basis, Finding, Location, Severity
+from mpsready.frames import Frame
 from mpsready.ops import api as ops_api
 from mpsready.ops.judge import Judge
 from mpsready.trace import rules as R
@@ -49,6 +50,7 @@ def _emulated_dtype_findings(trace: OpTrace, judge: Judge) -> list[Finding]:
             continue
         stage = ev.stage
         evidence: dict[str, Any] = {"dtype": ev.dtype, "op": ev.op, "how": "reaches_device", "emulated": True}
+        at: Frame | None
         if ev.frame is not None:
             where, at = f" at {ev.frame.path}:{ev.frame.line}", ev.frame
         else:  # moved by the step runner (Module.to, the batch): no line of the user's made the move
@@ -119,18 +121,18 @@ def dtype_findings(trace: OpTrace, db: ops_api.SupportDB, macos: str, judge: Jud
                    "kernels are judged as ops (_amp_foreach_non_finite_check_and_unscale_, _amp_update_scale_)."
                    if frame else f"Predicted: torch.amp.GradScaler ({internal}) creates a float64 inverse scale "
                    "on this device; on MPS PyTorch keeps it float32.")
-        ev = {"dtype": dtype, "op": op, "how": how, "count": sum(e.count for e in evs),
-              "expected_message": rule.message, "fixed_in": None}
+        evidence: dict[str, Any] = {"dtype": dtype, "op": op, "how": how, "count": sum(e.count for e in evs),
+                                    "expected_message": rule.message, "fixed_in": None}
         if origin:
-            ev["origin"] = origin
+            evidence["origin"] = origin
         if internal:
-            ev["internal"] = internal
+            evidence["internal"] = internal
         if how == "created" and folded.get(dtype):
-            ev["also_used_by"] = folded.pop(dtype)[:10]
+            evidence["also_used_by"] = folded.pop(dtype)[:10]
         loc = Location(path=frame.path if frame else None, line=frame.line if frame else None, operator=op,
                        stage=stage)
         out.append(Finding(code=code, severity=sev, message=msg, location=loc, basis=Basis.PREDICTED,
-                           fix=_dtype_fix(dtype), source=rule.source, evidence=ev))
+                           fix=_dtype_fix(dtype), source=rule.source, evidence=evidence))
     return out + _int64_finding(trace, rules, macos)
 
 

@@ -98,8 +98,8 @@ def _land_composite(emu: Emulator, name: str, args, kwargs, out, depth: int) -> 
         land(emu, out if isinstance(out, (list, tuple)) else [out], name, ins, depth)
 
 
-def _flat(values) -> list:
-    out = []
+def _flat(values) -> list[Any]:
+    out: list[Any] = []
     for v in values:
         if isinstance(v, (list, tuple)):
             out.extend(v)
@@ -143,7 +143,7 @@ def allocation_failures(failures: Sequence[Failure], stage_of: Sequence[str | No
         stage = stage_of[i] if i < len(stage_of) else None
         if stage == "checkpoint" and f.frame is None and j.dtype in failed_dtypes:
             continue
-        failed_dtypes.add(j.dtype)  # type: ignore[arg-type]  (DTYPE_RULE_CODES holds it: not None)
+        failed_dtypes.add(j.dtype or "")  # never empty: DTYPE_RULE_CODES holds it
         out.append((f, stage))
     return out
 

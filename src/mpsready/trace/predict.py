@@ -23,8 +23,9 @@ All results are predictions (``basis: "predicted"``); none was observed on a Mac
 
 from __future__ import annotations
 
+from collections.abc import Set
 from dataclasses import replace
-from typing import Any, Iterable
+from typing import Any, Iterable, cast
 
 from mpsready.findings import Basis, Finding, Location, Severity, sort_findings
 from mpsready.ops import api as ops_api
@@ -53,7 +54,7 @@ class _Classifier:
     """Asks :class:`mpsready.ops.judge.Judge` about each recorded call; adds only what the trace knows: the stage
     (grad mode), whether a composite's callees were recorded, whether a call was made inside a composite."""
 
-    def __init__(self, judge: Judge, expanded: set[str], views: set[str] = frozenset(), exact: bool = True,
+    def __init__(self, judge: Judge, expanded: set[str], views: Set[str] = frozenset(), exact: bool = True,
                  installed: str = ""):
         self.judge, self.db, self.expanded, self.views = judge, judge.db, expanded, views
         self.exact, self.installed = exact, installed
@@ -199,7 +200,7 @@ def predict(trace: OpTrace, torch: str, macos: str = DEFAULT_MACOS, fallback: bo
             p.call_share = p.count / total_calls if total_calls else 0.0
             p.time_share = min(1.0, problem_seconds.get(p.op, 0.0) / step_seconds) if step_seconds else 0.0
             fixes = [pr.fixed_in for pr in p.problems if pr.kind != "unknown"]
-            p.fixed_in = None if (not fixes or None in fixes) else max(fixes, key=ops_api._vtuple)
+            p.fixed_in = None if (not fixes or None in fixes) else max(cast(list[str], fixes), key=ops_api._vtuple)
     ops = sorted(preds.values(), key=lambda o: (_VERDICT_RANK[o.verdict], o.op))
     findings = _op_findings(ops, db.torch_version, fallback) + dtype_findings(trace, db, macos, judge)
     findings += _stage_findings(trace)

@@ -41,13 +41,14 @@ import sys
 import time
 import weakref
 from contextlib import contextmanager
+from types import FrameType
 from typing import Any, Callable, Iterator
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from mpsready.step.runner import Observer, StepContext, to_device
 from mpsready.frames import Frame, UserFrames
+from mpsready.step.runner import Observer, StepContext, to_device
 from mpsready.trace.model import DtypeEvent, OpCall, OpTrace
 
 # Keys below Python: the real kernel runs there with our child mode active (research Appendix B).
@@ -65,7 +66,7 @@ _STRIDED = torch.strided
 _DTYPE_NAMES = {d: str(d).replace("torch.", "") for d in (getattr(torch, n) for n in dir(torch))
                 if isinstance(d, torch.dtype)}
 _LAYOUT_NAMES = {torch.sparse_coo: "sparse_coo", torch.sparse_csr: "sparse_csr", torch.sparse_csc: "sparse_csc",
-                 torch.sparse_bsr: "sparse_bsr", torch.sparse_bsc: "sparse_bsc", torch._mkldnn: "mkldnn"}
+                 torch.sparse_bsr: "sparse_bsr", torch.sparse_bsc: "sparse_bsc", getattr(torch, "_mkldnn"): "mkldnn"}  # no stub names it
 
 
 def op_name(func: Any) -> str:
@@ -84,7 +85,7 @@ def _torch_caller() -> str | None:
     """The innermost PyTorch Python frame that made the current call, as ``torch/amp/grad_scaler.py:unscale_``
     (only computed for the rare creation of a float64/complex/bfloat16 tensor). Lets the prediction tell a
     PyTorch internal (GradScaler's float64 inverse scale) from the user's own code."""
-    f = sys._getframe(2)
+    f: FrameType | None = sys._getframe(2)
     here = os.path.abspath(__file__)
     while f is not None:
         fn = f.f_code.co_filename
@@ -368,18 +369,18 @@ class Recorder(Observer):
         names = _DTYPE_NAMES
         strided = _STRIDED
         odd = False  # a non-strided (sparse, mkldnn) argument or result
-        in_dt = []
+        in_names = []
         for t in ins:
-            in_dt.append(names[t.dtype])
+            in_names.append(names[t.dtype])
             if t.layout is not strided:
                 odd = True
-        out_dt = []
+        out_names = []
         for t in outs:
-            out_dt.append(names[t.dtype])
+            out_names.append(names[t.dtype])
             if t.layout is not strided:
                 odd = True
-        in_dt = tuple(in_dt)
-        out_dt = tuple(out_dt)
+        in_dt = tuple(in_names)
+        out_dt = tuple(out_names)
         # The result's device: a copy (``_to_copy``) is attributed to where it lands.
         first = outs[0] if outs else (ins[0] if ins else None)
         if self._simulating:
