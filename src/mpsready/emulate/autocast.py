@@ -93,9 +93,9 @@ def install(emu: Emulator):
         warnings.warn(message, UserWarning, stacklevel=2)  # the release's own warning; the region is disabled
         return real_init(self, **{**bound, "enabled": False})
 
-    __init__.__wrapped__ = real_init
-    _Autocast.__init__ = __init__
+    setattr(__init__, "__wrapped__", real_init)
+    setattr(_Autocast, "__init__", __init__)
 
     def undo():
-        _Autocast.__init__ = real_init
+        setattr(_Autocast, "__init__", real_init)
     return undo

@@ -41,7 +41,7 @@ def targets(emu: Emulator) -> list[tuple[str, object]]:
     out = []
     for key in db.op_names():
         rec = db.raw(key)
-        if rec["s"] not in ("kernel", "cpu_fallback_always", "missing") or rec["h"] == "yaml:implicit":
+        if rec is None or rec["s"] not in ("kernel", "cpu_fallback_always", "missing") or rec["h"] == "yaml:implicit":
             continue
         qual = "aten::" + key
         try:
@@ -62,12 +62,11 @@ def _kernel(emu: Emulator, name: str, op):
         if emu.inside_kernel or not any(t in _MARKS for t in ins):
             return op.decompose(*args, **kwargs)
         facts = CallFacts(dtypes=tuple(_DTYPE_NAMES.get(t.dtype, "") for t in ins))
-        j = emu.judge.op(name, facts, grad=torch.is_grad_enabled())
         cpu = emu.cpu_operands
-        if j.outcome == "runs" and cpu and any(id(t) in cpu for t in ins):  # a CPU input into an MPS kernel
-            names = [a.name for a in op._schema.arguments]
-            pj = emu.judge.placement(name, operands(names, args, kwargs, cpu), pointwise=False)
-            j = pj or j
+        placement = None
+        if cpu and any(id(t) in cpu for t in ins):  # a CPU input into an MPS kernel
+            placement = (operands([a.name for a in op._schema.arguments], args, kwargs, cpu), False)
+        j = emu.judge.call(name, facts, torch.is_grad_enabled(), placement=placement)
         if j.fails:
             exc = emu.fail(j, name)
             if exc is not None:
@@ -94,9 +93,10 @@ def _kernel(emu: Emulator, name: str, op):
 
 def install(emu: Emulator):
     lib = torch.library.Library("aten", "IMPL")
-    for name, op in targets(emu):
+    found = targets(emu)
+    for name, op in found:
         lib.impl(op, _kernel(emu, name, op), "AutogradCPU")
-    emu.cia_ops = sorted(n for n, _ in targets(emu))
+    emu.cia_ops = sorted(n for n, _ in found)
 
     def undo():
         lib._destroy()

@@ -11,7 +11,6 @@ here: op judgements happen at the aten level (:mod:`~mpsready.emulate.dispatch`)
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, Callable
 
 import torch
@@ -178,16 +177,11 @@ class DeviceMode(TorchFunctionMode):
         """Judge and mark the tensors a factory or move (of ``source``) put on MPS."""
         emu = self.emu
         for t in _tensors(out):
-            j = emu.judge.allocation(_DTYPE_NAMES.get(t.dtype, str(t.dtype)))
-            if j is None and t.layout is not torch.strided and t.layout is torch.sparse_coo:
-                j = emu.judge.op("aten::_sparse_coo_tensor_with_dims_and_tensors",
-                                 _sparse_facts(t))
-                if not j.fails:
-                    j = None
+            called = "aten::_to_copy" if func is _to else f"aten::{getattr(func, '__name__', func)}"
+            j = emu.judge.landing(_DTYPE_NAMES.get(t.dtype, str(t.dtype)), called)
+            if j is None and t.layout is torch.sparse_coo:
+                j = emu.judge.sparse_landing(_DTYPE_NAMES.get(t.dtype, ""), called)
             if j is not None:
-                called = "aten::_to_copy" if func is _to else f"aten::{getattr(func, '__name__', func)}"
-                if j.kind == "dtype":  # name the allocation by the call that made it
-                    j = replace(j, op=called, named=called)
                 exc = emu.fail(j, called, source)
                 if exc is not None:
                     raise exc
@@ -220,12 +214,6 @@ def _tensor_args(args, kwargs):
             for w in v:
                 if isinstance(w, _Tensor):
                     yield w
-
-
-def _sparse_facts(t):
-    from mpsready.ops.judge import CallFacts
-
-    return CallFacts(dtypes=(_DTYPE_NAMES.get(t.dtype, ""),), sparse=True)
 
 
 def _tensors(out: Any) -> list:

@@ -20,7 +20,6 @@ backward ops are judged too.
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -36,6 +35,7 @@ _pop = torch._C._pop_torch_dispatch_stack
 _Tensor = torch.Tensor
 _perf = time.perf_counter
 _MARKS = residence._MARKS
+_REFS = _MARKS._refs
 _MAX_DEPTH = 6
 _DTYPE_NAMES = {d: str(d).replace("torch.", "") for d in (getattr(torch, n) for n in dir(torch))
                 if isinstance(d, torch.dtype)}
@@ -47,7 +47,8 @@ _ARGS = ("transposed",)
 # ops whose arguments the shape rules read (mps_shape_rules.yaml); others get only dtypes and the first rank
 _SHAPED = frozenset({"aten::convolution", "aten::_convolution", "aten::bmm", "aten::baddbmm"})
 _POINTWISE = getattr(torch.Tag, "pointwise", None)
-_graph_task = torch._C._current_graph_task_id  # -1 outside a backward pass (torch/csrc/autograd/init.cpp)
+_graph_task = torch._C._current_graph_task_id
+_grad_enabled = torch.is_grad_enabled  # -1 outside a backward pass (torch/csrc/autograd/init.cpp)
 
 
 def op_name(func) -> str:
@@ -62,7 +63,7 @@ def _is_view(func) -> bool:
 
 
 class _Info:
-    __slots__ = ("name", "view", "schema_args", "pointwise", "inplace", "wants")
+    __slots__ = ("name", "view", "schema_args", "pointwise", "inplace", "wants", "dtype_only", "plans")
 
     def __init__(self, func):
         self.name = op_name(func)
@@ -72,17 +73,39 @@ class _Info:
         self.pointwise = _POINTWISE is not None and _POINTWISE in func.tags
         self.inplace = bool(func._schema.arguments) and func._schema.arguments[0].alias_info is not None \
             and func._schema.arguments[0].alias_info.is_write
-        self.wants = None  # the extra facts the judge's kernel checks read for this op (set on first call)
+        self.wants: frozenset[str] | None = None  # the extra facts the judge's kernel checks read (first call)
+        self.dtype_only: bool | None = None  # the judge reads only dtypes of this op (Judge.reads_only_dtypes)
+        # per (grad mode, inside a composite): dtype or tuple of dtypes of the tensor arguments -> _Plan
+        self.plans: tuple[dict, dict, dict, dict] = ({}, {}, {}, {})
+
+
+class _Plan:
+    """What one kind of call (op, argument dtypes, grad mode, depth) was judged, and what carrying it out
+    needs, computed on its first call: the judgement ``j``, the first dtype's name, whether the call is run as
+    an expanded composite, the op to match against the wrong-result advisories (or None) and the emulator's
+    record of it (``record``: filled on the first call that completes)."""
+
+    __slots__ = ("j", "dtype", "expand", "advise", "record", "fails", "fallback")
+
+    def __init__(self, j, dtype, expand: bool, advise: str | None):
+        self.j, self.dtype, self.expand, self.advise = j, dtype, expand, advise
+        self.fails, self.fallback = j.fails, j.outcome == "fallback"
+        self.record = None
 
 
 class MPSDispatch(TorchDispatchMode):
-    """See the module docstring; ``depth`` > 0 for the callees of an expanded composite."""
+    """See the module docstring; ``depth`` > 0 for the callees of an expanded composite.
+
+    The per-call work beyond forwarding is memoised per (op, argument dtypes, grad mode, depth) in a
+    :class:`_Plan` whenever the judge reads nothing else of the call (:meth:`Judge.reads_only_dtypes`, no CPU
+    operand beside MPS ones, dense tensors, no dimension above INT_MAX): a repeated call then costs a walk of
+    its arguments, two dictionary look-ups and the residence marks of its results."""
 
     def __init__(self, emu: Emulator, depth: int = 0):
         super().__init__()
         self.emu = emu
         self.depth = depth
-        self.infos: dict[int, _Info] = {} if depth == 0 else None  # shared through the root
+        self.infos: dict[int, _Info] = {}  # shared through the root
         self.root = self
         self.children: dict[int, "MPSDispatch"] = {}
 
@@ -99,8 +122,10 @@ class MPSDispatch(TorchDispatchMode):
                         ins.append(w)
         on = emu.creating > 0
         if not on:
+            refs = _REFS  # ``t in _MARKS`` without the method call: this runs for every argument of every call
             for t in ins:
-                if t in _MARKS:
+                r = refs.get(id(t))
+                if r is not None and r() is t:
                     on = True
                     break
             if not on and kwargs:
@@ -130,7 +155,7 @@ class MPSDispatch(TorchDispatchMode):
                 emu.numerics.observe_cpu(info.name, info.inplace, args, kwargs, out, info.view)
                 return out
             return func(*args, **kwargs)
-        info = self._info(func)
+        info = self.root.infos.get(id(func)) or self._info(func)
         name = info.name
         if name in _COPY_OPS and kwargs.get("device") is not None and emu.creating == 0:
             return func(*args, **kwargs)  # .cpu(): leaves the device, the result is not resident
@@ -140,36 +165,76 @@ class MPSDispatch(TorchDispatchMode):
             return out
         if emu.deadline is not None:
             emu.check_time()
-        facts = _facts(info, args, kwargs, ins, emu.judge)
-        j = emu.judge.op(name, facts, grad=torch.is_grad_enabled())
-        if j.fails and self.depth:  # a callee of a composite, decomposed by the installed torch
-            j = emu.judge.inside_composite(j, True, emu.exact_composites, torch.__version__)
-        dtype = facts.dtypes[0] if facts.dtypes else None
-        if mixed and j.outcome == "runs" and emu.creating == 0 and _graph_task() == -1:
-            pj = emu.judge.placement(name, _operands(info, args, kwargs, cpu), info.pointwise)
-            if pj is not None:
-                j = pj
-        if j.fails:
+        grad = _grad_enabled()
+        plan = None
+        key: object = None
+        if not mixed and self._memoisable(info, grad, ins):
+            key = ins[0].dtype if len(ins) == 1 else tuple([t.dtype for t in ins])
+            plan = info.plans[grad + 2 * (self.depth > 0)].get(key)
+        if plan is None:
+            plan = self._plan(info, args, kwargs, ins, grad, mixed, cpu)
+            if key is not None:
+                info.plans[grad + 2 * (self.depth > 0)][key] = plan
+        j = plan.j
+        if plan.fails:
             exc = emu.fail(j, name)
             if exc is not None:
                 raise exc
         t0 = _perf()
-        if j.outcome == "composite" and not info.view and self.depth < _MAX_DEPTH:
-            out = self._expand(func, ins, args, kwargs)
-        else:
-            out = func(*args, **kwargs)
+        out = self._expand(func, ins, args, kwargs) if plan.expand else func(*args, **kwargs)
         seconds = _perf() - t0
-        if j.outcome == "fallback":
+        if plan.fallback:
             emu.warn_fallback(j)
-        if not j.fails:
-            emu.note(j, name, dtype, seconds, emu.frames.locate(2) if j.outcome == "fallback" else None)
-            adv_ops = emu.advisories.ops  # known silent wrong results (mps_wrong_results.yaml): a set look-up
-            if adv_ops and (name in adv_ops or j.op in adv_ops) and j.outcome != "fallback":
-                _advise(emu, name if name in adv_ops else j.op, info, args, kwargs, ins)
-        self._land(out, name, ins)
+            emu.note(j, name, plan.dtype, seconds, emu.frames.locate(2))
+        elif not plan.fails:
+            rec = plan.record
+            if rec is None:
+                rec = plan.record = emu.note(j, name, plan.dtype, seconds, None)
+            else:
+                rec.calls += 1
+                rec.seconds += seconds
+            if plan.advise is not None:  # known silent wrong results (mps_wrong_results.yaml)
+                _advise(emu, plan.advise, info, args, kwargs, ins)
+        land(emu, out, name, ins, self.depth)
         if emu.numerics is not None:  # the first NaN/Inf and shapes per line (mpsready/numerics/hooks.py)
             emu.numerics.observe(name, info.inplace, args, kwargs, out, self.depth, info.view)
         return out
+
+    def _memoisable(self, info: _Info, grad: bool, ins: list) -> bool:
+        """Whether this call's judgement is a function of its dtypes alone (class docstring)."""
+        only = info.dtype_only
+        if only is None:
+            judge = self.emu.judge
+            only = info.dtype_only = judge.reads_only_dtypes(info.name, True) and \
+                judge.reads_only_dtypes(info.name, False)
+            if info.wants is None:
+                info.wants = judge.wants(info.name)
+        if not only or not ins:
+            return False
+        for t in ins:
+            if t.layout is not _STRIDED:
+                return False
+        if "dim_max" in info.wants and not info.view:  # type: ignore[operator]
+            for t in ins:
+                if t.numel() > _INT_MAX:
+                    return False
+        return True
+
+    def _plan(self, info: _Info, args, kwargs, ins, grad: bool, mixed: bool, cpu) -> _Plan:
+        """Judge one call (:meth:`mpsready.ops.judge.Judge.call`) and say how to carry the answer out."""
+        emu = self.emu
+        facts = _facts(info, args, kwargs, ins, emu.judge)
+        placement = None
+        if mixed and emu.creating == 0 and _graph_task() == -1:  # the program's own CPU tensor, not autograd's
+            placement = (_operands(info, args, kwargs, cpu), info.pointwise)
+        j = emu.judge.call(info.name, facts, grad, inside=self.depth > 0, exact=emu.exact_composites,
+                           installed=torch.__version__, placement=placement)
+        adv_ops = emu.advisories.ops
+        advise = None
+        if adv_ops and j.outcome != "fallback":
+            advise = info.name if info.name in adv_ops else j.op if j.op in adv_ops else None
+        expand = j.outcome == "composite" and not info.view and self.depth < _MAX_DEPTH
+        return _Plan(j, facts.dtypes[0] if facts.dtypes else None, expand, advise)
 
     def _info(self, func) -> _Info:
         infos = self.root.infos
@@ -177,9 +242,6 @@ class MPSDispatch(TorchDispatchMode):
         if info is None:
             info = infos[id(func)] = _Info(func)
         return info
-
-    def _land(self, out, name: str, ins=()) -> None:
-        land(self.emu, out, name, ins, depth=self.depth)
 
     def _expand(self, func, ins, args, kwargs):
         if ins:
@@ -248,12 +310,11 @@ def land(emu: Emulator, out, name: str, ins=(), depth: int = 0) -> None:
         # a result of the dtype of a resident input (a slice or detach of a float64 tensor that reached MPS
         # under --keep-going) follows from the failure already listed where that input reached MPS: a Mac
         # never gets this far, so it is not a failure of its own
-        if check:
-            j = emu.judge.allocation(_DTYPE_NAMES.get(t.dtype, ""))
-            if j is not None and not any(i.dtype == t.dtype and i in _MARKS for i in ins):
-                exc = emu.fail(replace(j, op=name, named=name), name)
-                if exc is not None:
-                    raise exc
+        if check and emu.judge.allocation(_DTYPE_NAMES.get(t.dtype, "")) is not None \
+                and not any(i.dtype == t.dtype and i in _MARKS for i in ins):
+            exc = emu.fail(emu.judge.landing(_DTYPE_NAMES.get(t.dtype, ""), name), name)  # type: ignore[arg-type]
+            if exc is not None:
+                raise exc
         _MARKS[t] = True
 
 

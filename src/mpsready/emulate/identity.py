@@ -86,7 +86,7 @@ def install(emu) -> Callable[[], None]:
             if is_user(_REAL_SYS._getframe(1).f_code):
                 return mac_value
             return real(*args, **kwargs)
-        answer.__wrapped__ = real
+        setattr(answer, "__wrapped__", real)
         answer.__name__ = getattr(real, "__name__", "answer")
         return answer
 
@@ -97,7 +97,7 @@ def install(emu) -> Callable[[], None]:
     real_entry = sys.modules.get("sys")
     sys.modules["sys"] = proxy
 
-    real_bootstrap = threading.Thread._bootstrap_inner
+    real_bootstrap = getattr(threading.Thread, "_bootstrap_inner")  # CPython's per-thread entry (Lib/threading.py)
 
     def bootstrap_inner(self):
         # the thread's own mode stacks start empty: push the emulated device's modes for the thread's life

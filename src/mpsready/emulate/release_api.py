@@ -150,7 +150,7 @@ def _fused_init(emu: Emulator, cls: type, real: Callable, entry: dict[str, Any])
         _raise(emu, j)
         for g in self.param_groups:  # --keep-going: go on as the release would have, unfused
             g["fused"] = False
-    __init__.__wrapped__ = real
+    setattr(__init__, "__wrapped__", real)
     return __init__
 
 
@@ -273,8 +273,8 @@ def _has_mps(args, kwargs, module: Any = None) -> bool:
         for t in module.parameters():
             if residence.on_mps(t):
                 return True
-        for t in module.buffers():
-            if residence.on_mps(t):
+        for b in module.buffers():
+            if residence.on_mps(b):
                 return True
     stack = list(args) + list(kwargs.values())
     while stack:
@@ -341,7 +341,7 @@ def _install_compile(p: _Patches, emu: Emulator, entry: dict[str, Any]) -> None:
             return OptimizedModule(model, _Eager(DisableContext, eager, model))
         return eager(model)
 
-    compile.__wrapped__ = torch.compile
+    setattr(compile, "__wrapped__", torch.compile)
     p.set(torch, "compile", compile)
 
 

@@ -14,12 +14,11 @@ import time
 import traceback
 import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from mpsready.ops.advisories import Advisory, AdvisoryIndex
 from mpsready.ops.judge import Judge, Judgement
-from mpsready.trace.frames import UserFrames
-from mpsready.trace.model import Frame
+from mpsready.frames import Frame, UserFrames
 
 
 # The attribute that marks an exception as one a Mac raises at that call (set by the emulator on what it raises,
@@ -110,14 +109,17 @@ class Emulator:
     ``root``: the directory whose files are the user's program (for file and line). ``keep_going``: record a
     predicted failure and compute the call on the CPU instead of raising it. ``max_steps``: stop after that
     many optimizer steps; ``time_limit``: stop after that many seconds (both raise :class:`StopRun`).
-    Raises ``ValueError`` for a target release without a table.
+    ``frames``: the user-frame finder to use (one for ``root`` otherwise); ``origin_of``: where a tensor was
+    made (``tensor -> Frame | None``), asked for the tensor of a failing move. Raises ``ValueError`` for a
+    target release without a table.
     """
 
     def __init__(self, target: Target, root: str, keep_going: bool = False, max_steps: int | None = None,
-                 time_limit: float | None = None):
+                 time_limit: float | None = None, frames: UserFrames | None = None,
+                 origin_of: Callable[[Any], Frame | None] | None = None):
         self.target = target
         self.judge = Judge(target.torch, target.macos, target.fallback)
-        self.frames = UserFrames(root)
+        self.frames = frames if frames is not None else UserFrames(root)
         # known silent wrong results of the target (mps_wrong_results.yaml); dispatch.py asks it per call
         self.advisories = AdvisoryIndex(self.judge.torch, target.macos)
         self.wrong_results: list[dict[str, Any]] = []  # one entry per (advisory id, user's file:line)
@@ -156,7 +158,7 @@ class Emulator:
         self.numerics: Any = None  # mpsready.numerics.hooks.RunWatch, fed by dispatch.py per judged call
         self._warned: set[str] = set()
         # where a tensor moved to MPS was made (the trace's recorder knows; mpsready run does not ask)
-        self.origin_of: Any = None  # Callable[[torch.Tensor], Frame | None] | None
+        self.origin_of = origin_of
         self._failed: set[tuple] = set()
         self._installed: list[Any] = []
 
@@ -201,8 +203,9 @@ class Emulator:
         return time.perf_counter() - self.started
 
     # ------------------------------------------------------------------ judgements
-    def note(self, j: Judgement, called: str, dtype: str | None, seconds: float, frame: Frame | None) -> None:
-        """Count one judged call."""
+    def note(self, j: Judgement, called: str, dtype: str | None, seconds: float, frame: Frame | None) -> OpRecord:
+        """Count one judged call; returns its record (the dispatch mode counts later calls of the same kind on
+        it directly)."""
         key = (j.op, j.outcome, j.kind, j.named)
         rec = self.records.get(key)
         if rec is None:
@@ -214,6 +217,7 @@ class Emulator:
             rec.dtypes.append(dtype)
         if rec.frame is None and frame is not None:
             rec.frame = frame
+        return rec
 
     def note_wrong_result(self, adv: Advisory, frame: Frame | None) -> None:
         """A call that completes but matches a known wrong-result advisory: one entry per (advisory id, user's
@@ -275,7 +279,7 @@ class Emulator:
                 out.append(f"{os.path.relpath(path, self.root)}:{fs.lineno} in {fs.name}")
         return out[-12:]
 
-    def failure_of(self, exc: BaseException) -> Failure | None:
+    def failure_of(self, exc: BaseException | None) -> Failure | None:
         """The predicted failure ``exc`` carries, if the emulator raised it (also through ``raise ... from``)."""
         seen = 0
         while exc is not None and seen < 8:

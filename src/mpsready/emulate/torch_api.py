@@ -150,7 +150,7 @@ def _marking(real: Callable, applies: Callable[..., bool] = lambda *a, **k: True
             if applies(*args, **kwargs):
                 mark_mac_error(exc, "cuda_api")
             raise
-    wrapper.__wrapped__ = real
+    setattr(wrapper, "__wrapped__", real)
     return wrapper
 
 

@@ -42,6 +42,16 @@ class Dispatcher(Protocol):
         """``(torch.backends.mps.is_built(), torch.backends.mps.is_available())``."""
 
 
+class PlatformProbe(Protocol):
+    """What :func:`check_platform` needs: the release and whether it is built with MPS (a :class:`Dispatcher`
+    is one; so is a stand-in that imports no torch)."""
+
+    torch_version: str
+
+    def mps_available(self) -> tuple[bool, bool]:
+        """``(torch.backends.mps.is_built(), torch.backends.mps.is_available())``."""
+
+
 class TorchDispatcher:
     """The real dispatcher of the installed torch (imports torch on construction)."""
 
@@ -72,7 +82,7 @@ class TorchDispatcher:
         return bool(mps.is_built()), bool(mps.is_available())
 
 
-def check_platform(dispatcher: Dispatcher, system: str | None = None) -> None:
+def check_platform(dispatcher: PlatformProbe, system: str | None = None) -> None:
     """Raise :class:`NotOnMac` unless this is macOS with an MPS-built torch."""
     system = system or sys.platform
     if system != "darwin":

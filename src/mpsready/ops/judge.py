@@ -55,6 +55,16 @@ class Judgement:
         return self.outcome in FAILING
 
 
+@dataclass(frozen=True)
+class Reason:
+    """:meth:`Judge.reason`: the ``kind`` of problem (``composite_unseen`` reads ``unknown``), a few words of
+    ``detail`` and the ``message`` Python would print (or None)."""
+
+    kind: str
+    detail: str
+    message: str | None
+
+
 def _strip_class(text: str) -> str:
     """``"NotImplementedError: The operator ..."`` -> ``"The operator ..."`` (messages.py keeps the class)."""
     head, sep, rest = text.partition(": ")
@@ -111,9 +121,10 @@ class Judge:
         self.macos = macos
         self.fallback = fallback
         self._memo: dict[tuple, Judgement] = {}
+        self._alloc: dict[str, Judgement | None] = {}  # dtype -> allocation refusal (the fallback flag never matters)
         self._routes: dict[tuple, tuple] = {}
         rel = Version(self.torch)
-        self._shape = {}
+        self._shape: dict[str, list[dict[str, Any]]] = {}
         for rule in _shape_rules():
             if rel in SpecifierSet(rule.get("torch") or ""):
                 self._shape.setdefault("aten::" + rule["op"], []).append(rule)
@@ -154,16 +165,17 @@ class Judge:
         """A tensor of ``dtype`` created on, or moved to, the MPS device: None when allowed, else the
         ``TypeError`` MPS raises at that point (global dtype rules at this macOS; float64 and complex128 never,
         bfloat16 and complex64 from macOS 14)."""
-        key = ("alloc", dtype)
-        hit = self._memo.get(key)
-        if hit is None and key not in self._memo:
-            hit = None
-            for r in self.db.dtype_rules(macos=self.macos):
-                if r.dtype == dtype and r.effect in ("error", "unsupported_before"):
-                    hit = Judgement(op="aten::_to_copy", outcome="error", kind="dtype", exception=_ALLOCATION_EXCEPTION,
-                                    message=r.message, dtype=dtype, source=r.source)
-                    break
-            self._memo[key] = hit
+        try:  # asked for every result the emulated device computes
+            return self._alloc[dtype]
+        except KeyError:
+            pass
+        hit = None
+        for r in self.db.dtype_rules(macos=self.macos):
+            if r.dtype == dtype and r.effect in ("error", "unsupported_before"):
+                hit = Judgement(op="aten::_to_copy", outcome="error", kind="dtype", exception=_ALLOCATION_EXCEPTION,
+                                message=r.message, dtype=dtype, source=r.source)
+                break
+        self._alloc[dtype] = hit
         return hit
 
     def placement(self, name: str, operands, pointwise: bool) -> Judgement | None:
@@ -201,16 +213,28 @@ class Judge:
             want.add("dim_max")
         return frozenset(want)
 
+    def _routed(self, name: str, grad: bool) -> tuple[str, Any, Any]:
+        """``(target, shape rules, kernel checks)`` of ``name``: routing and rule lookup once per op name (this
+        runs for every emulated call)."""
+        routed = self._routes.get((name, grad))
+        if routed is None:
+            target = self.target(name, grad)
+            routed = self._routes[(name, grad)] = (target, self._shape.get(name) or self._shape.get(target),
+                                                    self._checks.get(name) or self._checks.get(target))
+        return routed
+
+    def reads_only_dtypes(self, name: str, grad: bool = True) -> bool:
+        """Whether :meth:`op` of ``name`` reads no fact but ``dtypes``, ``out_dtypes`` and ``sparse`` as long as
+        ``dim_max`` is 0 (no tensor dimension above INT_MAX): no shape rule and only dtype checks apply to it.
+        A caller may then memoise the judgement per (op, dtypes, sparse, grad)."""
+        _target, rules, checks = self._routed(name, grad)
+        return not rules and all(kind == "dtype_checks" for kind, _e in checks or ())
+
     def op(self, name: str, facts: CallFacts = CallFacts(), grad: bool = True) -> Judgement:
         """Judge a call of ``name`` (``"aten::cumsum"``) with ``facts``. Shape rules and the per-kernel dtype
         and call checks (mps_dtype_checks.yaml: any tensor argument, not only the first) are checked on every
         call; the rest is memoised by (op, first dtype, sparse, grad), which is all it reads."""
-        routed = self._routes.get((name, grad))
-        if routed is None:  # routing and rule lookup once per op name (this runs for every emulated call)
-            target = self.target(name, grad)
-            routed = self._routes[(name, grad)] = (target, self._shape.get(name) or self._shape.get(target),
-                                                    self._checks.get(name) or self._checks.get(target))
-        target, rules, checks = routed
+        target, rules, checks = self._routed(name, grad)
         main = (facts.dtypes[:1] or facts.out_dtypes[:1] or ("",))[0]
         key = (target, main, facts.sparse)
         hit = self._memo.get(key)
@@ -226,6 +250,40 @@ class Judge:
             if found is not None:
                 return found
         return hit
+
+    def call(self, name: str, facts: CallFacts = CallFacts(), grad: bool = True, inside: bool = False,
+             exact: bool = True, installed: str = "", expanded: bool = True,
+             placement: tuple[Sequence[Any], bool] | None = None) -> Judgement:
+        """The one judgement of a call of ``name`` as a dispatcher saw it, for the emulated device and the trace
+        alike: :meth:`op` with ``facts`` and ``grad``; then, for a call reached inside a composite (``inside``)
+        as ``installed`` decomposes it, :meth:`inside_composite` (``exact``: that is the target release); then,
+        where the call ``runs`` and the program itself handed a CPU tensor in (``placement``: its operands,
+        :class:`mpsready.ops.placement.Operand` values, and whether the op is pointwise), :meth:`placement`;
+        last, for a composite whose callees were not recorded (``expanded`` False), :meth:`callees_unseen`."""
+        j = self.op(name, facts, grad)
+        if inside and j.outcome in FAILING:
+            j = self.inside_composite(j, True, exact, installed)
+        if placement is not None and j.outcome == "runs":
+            j = self.placement(name, placement[0], placement[1]) or j
+        if not expanded and j.outcome == "composite":
+            j = self.callees_unseen(j)
+        return j
+
+    def landing(self, dtype: str, called: str) -> Judgement | None:
+        """A tensor of ``dtype`` made by ``called`` (``"aten::_to_copy"``, ``"aten::zeros"``) that lands on MPS:
+        :meth:`allocation`'s refusal named by the call that made the tensor, or None when MPS allocates it."""
+        j = self.allocation(dtype)
+        return None if j is None else replace(j, op=called, named=called)
+
+    def sparse_landing(self, dtype: str, called: str) -> Judgement | None:
+        """A sparse COO tensor of ``dtype`` made by ``called`` that lands on MPS: MPS builds it with
+        ``_sparse_coo_tensor_with_dims_and_tensors`` on the SparseMPS key (aten/src/ATen/native/sparse/
+        SparseTensor.cpp; pytorch#141711); its failure (no SparseMPS kernel before the release that adds it),
+        or None when it runs. A dtype refusal is named by ``called``."""
+        j = self.op("aten::_sparse_coo_tensor_with_dims_and_tensors", CallFacts(dtypes=(dtype,), sparse=True))
+        if not j.fails:
+            return None
+        return replace(j, op=called, named=called) if j.kind == "dtype" else j
 
     def _kernel_check(self, target: str, checks, facts: CallFacts, kernel: bool) -> Judgement | None:
         """The first check of mps_dtype_checks.yaml that refuses this call, as an ``error`` (kind ``dtype`` for
@@ -307,6 +365,47 @@ class Judge:
                                  rule.get("exception"), rule["message"],
                                  (facts.dtypes[:1] or (None,))[0], _rule_fixed_in(rule), target, rule["source"])
         return None
+
+    # ------------------------------------------------------------------ why, in words
+    def reason(self, j: Judgement) -> Reason | None:
+        """Why ``j`` does not simply run, in a few words (None for ``runs`` and ``composite``): the trace's and the
+        report's text of a judgement. ``message`` is what Python would print (exception class first, MPS's
+        ``UserWarning`` for a fallback), None for an unknown op."""
+        if j.outcome in ("runs", "composite"):
+            return None
+        kind, tv = j.kind or "unknown", self.torch
+        if j.outcome == "fallback":
+            msg = f"UserWarning: {j.message}" if j.message else None
+        elif j.exception and j.message:
+            msg = f"{j.exception}: {j.message}"
+        else:
+            msg = j.message
+        sup = self.db.lookup(j.op, macos=self.macos)
+        exc = (sup.dtype_exceptions.get(j.dtype or "") or {}) if kind == "dtype" else {}
+        if kind == "missing":
+            detail = f"no MPS kernel in torch {tv}"
+        elif kind == "always_fallback":
+            detail = f"on PyTorch's always-CPU list in torch {tv} (MPSFallback.mm)"
+        elif kind == "guard":
+            detail = f"registered to raise on MPS in torch {tv}"
+        elif kind == "sparse":
+            detail = f"no SparseMPS kernel in torch {tv}"
+        elif kind == "macos" and sup.min_macos:
+            detail = f"the MPS kernel needs macOS {sup.min_macos}"
+        elif kind == "dtype" and exc.get("unsupported"):
+            detail = f"{j.dtype} unsupported by the MPS kernel"
+        elif kind == "dtype" and exc.get("min_macos"):
+            detail = f"{j.dtype} needs macOS {exc['min_macos']}"
+        elif kind == "composite_unseen":
+            kind, detail, msg = "unknown", "composite op whose callees were not recorded (trace with this --torch)", None
+        elif kind == "unknown":
+            ns = j.op.split("::", 1)[0]
+            msg = None
+            detail = (f"custom operator namespace '{ns}': MPS support not in the shipped data" if ns != "aten"
+                      else f"not in the support table of torch {tv}")
+        else:  # callee_of_other_release, shape, and kinds added later: the judgement's own words
+            detail = j.message or kind
+        return Reason(kind, detail, msg)
 
     # ------------------------------------------------------------------ autocast
     def autocast_policy(self, name: str) -> str | None:

@@ -76,10 +76,12 @@ def diff(old: SupportDB, new: SupportDB) -> dict[str, Any]:
     a, b = set(old.op_names()), set(new.op_names())
     groups: dict[str, list[dict[str, str]]] = {"gained_kernel": [], "lost_kernel": [], "other_change": []}
     for key in sorted(a & b):
-        sa, sb = old.raw(key)["s"], new.raw(key)["s"]
+        ra, rb = old.raw(key), new.raw(key)
+        assert ra is not None and rb is not None  # key is in both tables' op_names()
+        sa, sb = ra["s"], rb["s"]
         if sa == sb:
             continue
-        row = {"op": f"aten::{key}", "from": sa, "to": sb, "how": new.raw(key)["h"]}
+        row = {"op": f"aten::{key}", "from": sa, "to": sb, "how": rb["h"]}
         if sb == "kernel":
             groups["gained_kernel"].append(row)
         elif sa == "kernel":
@@ -87,7 +89,7 @@ def diff(old: SupportDB, new: SupportDB) -> dict[str, Any]:
         else:
             groups["other_change"].append(row)
     changed_dx = [f"aten::{k}" for k in sorted(a & b)
-                  if old.raw(k).get("dx", {}) != new.raw(k).get("dx", {})]
+                  if (old.raw(k) or {}).get("dx", {}) != (new.raw(k) or {}).get("dx", {})]
     return {
         "from": old.torch_version, "to": new.torch_version,
         **groups,

@@ -47,7 +47,7 @@ class RecordWatch:
     wants_result = True
 
     def __init__(self, roots: list[str], device: str):
-        from mpsready.trace.frames import UserFrames
+        from mpsready.frames import UserFrames
 
         frames = UserFrames(roots)
         self.watch = OpWatch(locate=lambda: frames.locate(3), nan_check=True,

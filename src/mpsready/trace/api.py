@@ -153,7 +153,7 @@ def trace_entry(spec: Any, torch: str | None = None, macos: str = DEFAULT_MACOS,
     _vtuple(macos)  # ValueError on a malformed macOS version, before the step runs
     entry = _load_entry_or_failing_build(spec, cwd) if isinstance(spec, str) else spec
     fb = default_fallback() if fallback is None else fallback
-    composite = {}
+    composite: dict[str, bool] = {}
 
     def expand(name: str) -> bool:
         v = composite.get(name)
@@ -167,12 +167,12 @@ def trace_entry(spec: Any, torch: str | None = None, macos: str = DEFAULT_MACOS,
     emulated = kind == "mps" and not _real_mps()
     watch = TraceWatch(nan_check=nan_check, deferred=kind == "cuda" or (kind == "mps" and not emulated))
     if emulated:
-        from mpsready.trace.emulated import emulated_trace, merge
+        from mpsready.trace.emulated import emulated_trace
 
-        trace, emu = emulated_trace(entry, target, macos, fb, expand, steps, sdpa_math_stages(db), project or cwd,
-                                    numerics=watch)
-        result = TraceResult(trace=trace, prediction=merge(predict(trace, torch=target, macos=macos, fallback=fb),
-                                                           emu))
+        trace, judged = emulated_trace(entry, target, macos, fb, expand, steps, sdpa_math_stages(db),
+                                       project or cwd, numerics=watch)
+        result = TraceResult(trace=trace, prediction=predict(trace, torch=target, macos=macos, fallback=fb,
+                                                             emulated=judged))
     else:
         trace = record_entry(entry, device=device, expand=expand, steps=steps, sdpa_math=sdpa_math_stages(db),
                              project=project or cwd, numerics=watch)

@@ -5,8 +5,9 @@ recorder attached. Only tensors that reach MPS are judged: the recorder sees the
 ``mps`` for resident tensors and ``cpu`` for the rest, and :func:`mpsready.trace.predict.predict` leaves
 CPU calls out. Every call is judged by the same :class:`mpsready.ops.judge.Judge` as ``mpsready run``; a
 composite the recorder expands has its results marked resident as the emulator marks them
-(:func:`_land_composite`). What the emulator itself judged where the recorder cannot see it is added to the
-prediction (:func:`merge`; nothing is removed from it):
+(:func:`_land_composite`). What the emulator itself judged where the recorder cannot see it goes to the prediction
+as :class:`mpsready.trace.judged.DeviceJudgements`, which :func:`~mpsready.trace.predict.predict` turns into ops and
+findings with the recorder's calls, in one pass:
 
 * a dtype MPS cannot allocate (float64, complex128; bfloat16/complex64 before macOS 14) at the line where the
   tensor is created on or moved to MPS: these refusals *are* the trace's dtype events (the recorder's own are
@@ -22,65 +23,83 @@ prediction (:func:`merge`; nothing is removed from it):
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
-from mpsready.findings import Basis, Finding, Location, Severity, sort_findings
+from mpsready.emulate import Emulator, Failure, Target
+from mpsready.emulate.dispatch import land
+from mpsready.emulate.residence import on_mps
+from mpsready.frames import Frame, UserFrames
 from mpsready.step.runner import Observer
 from mpsready.trace import rules as R
-from mpsready.trace.frames import UserFrames
-from mpsready.trace.model import DtypeEvent
-from mpsready.trace.predict import OpPrediction, Prediction, Problem, _summary
+from mpsready.trace.judged import DeviceJudgements, JudgedCall, WholeOp
+from mpsready.trace.model import DtypeEvent, OpTrace
 
 
 def emulated_trace(entry: Any, torch_v: str, macos: str, fallback: bool, expand, steps: int, sdpa_math,
-                   project: str | None, numerics: Any = None):
-    """``(OpTrace, Emulator)`` of ``entry`` run on the emulated device (``numerics``: a
-    :class:`mpsready.numerics.hooks.TraceWatch` fed by the recorder, or ``None``)."""
-    from mpsready.emulate import Emulator, Target
+                   project: str | None, numerics: Any = None,
+                   observers: Sequence[Observer] = ()) -> tuple[OpTrace, DeviceJudgements]:
+    """``(OpTrace, DeviceJudgements)`` of ``entry`` run on the emulated device (``numerics``: a
+    :class:`mpsready.numerics.hooks.TraceWatch` fed by the recorder, or ``None``; ``observers``: more step-runner
+    observers, after the recorder, e.g. a benchmark's clock)."""
     from mpsready.step.runner import run_entry
     from mpsready.trace.recorder import Recorder
 
     roots = [str(entry.root)] + ([str(project)] if project else [])
-    emu = Emulator(Target(torch_v, macos, fallback), roots[-1] if project else roots[0], keep_going=True)
-    emu.frames = UserFrames(roots)
-    rec = Recorder(roots, device="mps", expand=expand, sdpa_math=sdpa_math, simulate_moves=False)
-    rec.suppress = lambda: emu.inside_kernel > 0
-    rec.numerics = numerics
-    rec.expanded_hook = lambda name, args, kwargs, out, depth: _land_composite(emu, name, args, kwargs, out, depth)
-    emu.origin_of = rec.origin_of
+    link = _Link()
+    emu = Emulator(Target(torch_v, macos, fallback), roots[-1] if project else roots[0], keep_going=True,
+                   frames=UserFrames(roots), origin_of=link.origin_of)
+    rec = Recorder(roots, device="mps", expand=expand, sdpa_math=sdpa_math, simulate_moves=False,
+                   numerics=numerics, suppress=link.inside_kernel, expanded_hook=link.landed)
+    link.emu, link.rec = emu, rec
     stages = _FailureStages(emu)
     emu.install()
     try:
-        results, _ctx = run_entry(entry, device="mps", steps=steps, observers=[stages, rec])
+        results, _ctx = run_entry(entry, device="mps", steps=steps, observers=[stages, rec, *observers])
     finally:
         emu.uninstall()
     trace = rec.to_trace(entry.spec, [r.to_dict() for r in results])
     trace.settings["emulated"] = True
-    emu.failure_stages = stages.of_failures()
-    trace.dtype_events = _dtype_events(emu)  # the recorder sees no move on this device: the emulator judged them
-    return trace, emu
+    refused = allocation_failures(emu.failures, stages.of_failures())
+    trace.dtype_events = _dtype_events(refused)  # the recorder sees no move on this device: the emulator judged them
+    return trace, device_judgements(emu)
 
 
-def _land_composite(emu, name: str, args, kwargs, out, depth: int) -> None:
+class _Link:
+    """The two-way link of one emulated trace: the recorder asks whether the emulated device is inside a kernel
+    it runs whole (then nothing is recorded) and hands it the results of the composites it expands; the
+    emulator asks the recorder where a tensor was made. Both are made before either can be asked."""
+
+    def __init__(self) -> None:
+        self.emu: Emulator | None = None
+        self.rec: Any = None
+
+    def inside_kernel(self) -> bool:
+        return self.emu is not None and self.emu.inside_kernel > 0
+
+    def origin_of(self, t: Any) -> Frame | None:
+        return self.rec.origin_of(t) if self.rec is not None else None
+
+    def landed(self, name: str, args, kwargs, out, depth: int) -> None:
+        if self.emu is not None:
+            _land_composite(self.emu, name, args, kwargs, out, depth)
+
+
+def _land_composite(emu: Emulator, name: str, args, kwargs, out, depth: int) -> None:
     """What the emulated device does with the result of a composite it expands itself
-    (:meth:`mpsready.emulate.dispatch.MPSDispatch._land`), for a composite the recorder expanded: made from a
+    (:func:`mpsready.emulate.dispatch.land`), for a composite the recorder expanded: made from a
     tensor resident on MPS (or inside a factory or move onto MPS), its results are resident too, after the
     dtype of each is judged as an allocation (``zeros_like(x, dtype=torch.float64)``). Without this, a factory
     callee (``empty_strided`` inside ``ones_like``) left the result on the CPU, and with it autograd's seed
     gradient and every backward op fed only by it."""
     import torch
 
-    from mpsready.emulate import residence
-    from mpsready.emulate.dispatch import land
-
-    marks = residence._MARKS
     ins = [t for t in _flat(args) + _flat(kwargs.values()) if isinstance(t, torch.Tensor)]
-    if emu.creating > 0 or any(t in marks for t in ins):
+    if emu.creating > 0 or any(on_mps(t) for t in ins):
         land(emu, out if isinstance(out, (list, tuple)) else [out], name, ins, depth)
 
 
-def _flat(values) -> list:
-    out = []
+def _flat(values) -> list[Any]:
+    out: list[Any] = []
     for v in values:
         if isinstance(v, (list, tuple)):
             out.extend(v)
@@ -92,7 +111,7 @@ def _flat(values) -> list:
 class _FailureStages(Observer):
     """Which step stage each of the emulator's failures happened in (``of_failures()[i]`` for ``failures[i]``)."""
 
-    def __init__(self, emu):
+    def __init__(self, emu: Emulator):
         self.emu = emu
         self.starts: list[tuple[int, str]] = []
 
@@ -110,84 +129,41 @@ class _FailureStages(Observer):
         return out
 
 
-def allocation_failures(emu) -> list[tuple[Any, str | None]]:
-    """``(Failure, stage)`` for each dtype MPS refuses to allocate, in the order met, without the restatements:
-    ``torch.load(map_location=device)`` in the runner's ``checkpoint`` stage restores the state the step saved,
-    so a refusal there of a dtype already refused earlier is the same tensor again (a Mac never had it on MPS
-    to save)."""
-    stage_of = getattr(emu, "failure_stages", [])
+def allocation_failures(failures: Sequence[Failure], stage_of: Sequence[str | None]) -> list[tuple[Failure, str | None]]:
+    """``(Failure, stage)`` for each dtype MPS refuses to allocate among ``failures`` (``stage_of[i]``: the stage
+    of ``failures[i]``), in the order met, without the restatements: ``torch.load(map_location=device)`` in the
+    runner's ``checkpoint`` stage restores the state the step saved, so a refusal there of a dtype already
+    refused earlier is the same tensor again (a Mac never had it on MPS to save)."""
     out = []
     failed_dtypes: set[str] = set()
-    for i, f in enumerate(emu.failures):
+    for i, f in enumerate(failures):
         j = f.judgement
         if not (j.kind == "dtype" and j.dtype in R.DTYPE_RULE_CODES and j.exception == "TypeError"):
             continue
         stage = stage_of[i] if i < len(stage_of) else None
         if stage == "checkpoint" and f.frame is None and j.dtype in failed_dtypes:
             continue
-        failed_dtypes.add(j.dtype)
+        failed_dtypes.add(j.dtype or "")  # never empty: DTYPE_RULE_CODES holds it
         out.append((f, stage))
     return out
 
 
-def _dtype_events(emu) -> list[DtypeEvent]:
+def _dtype_events(refused: Sequence[tuple[Failure, str | None]]) -> list[DtypeEvent]:
     """The emulator's allocation refusals as the trace's dtype events (``origin_frame``: the line that made a
     tensor the runner moved), so reports can name where to cast."""
-    return [DtypeEvent(dtype=f.judgement.dtype, stage=stage or "step", op=f.judgement.named or f.judgement.op,
+    return [DtypeEvent(dtype=f.judgement.dtype or "", stage=stage or "step", op=f.judgement.named or f.judgement.op,
                        how="created", frame=f.frame, origin_frame=f.origin)
-            for f, stage in allocation_failures(emu)]
+            for f, stage in refused]
 
 
-def merge(pred: Prediction, emu) -> Prediction:
-    """Add the emulator's own judgements to ``pred`` (module docstring); returns ``pred``."""
-    findings = list(pred.findings)  # the allocation refusals are already there: trace.dtype_events
-    cia = set(getattr(emu, "cia_ops", ()))
-    listed = {o.op for o in pred.ops}
-    for r in emu.records.values():
-        if r.op not in cia:
-            continue
-        if r.outcome == "runs" and r.op not in listed:  # an MPS kernel of its own (linear): judged whole, runs
-            sup = emu.judge.db.lookup(r.op, macos=emu.judge.macos)
-            pred.ops.append(OpPrediction(op=r.op, verdict="runs", status=sup.status, how=sup.how, count=r.calls,
-                                         seconds=r.seconds, stages=[], dtypes=list(r.dtypes),
-                                         sources=list(sup.sources)))
-            listed.add(r.op)
-            continue
-        if r.outcome not in ("fallback", "error"):
-            continue
-        loc = Location(path=r.frame.path if r.frame else None, line=r.frame.line if r.frame else None,
-                       operator=r.named or r.op)
-        if r.outcome == "fallback":
-            code, sev = R.OPS_FALLBACK.code, Severity.DEGRADES
-            msg = f"Predicted for torch {emu.judge.torch} (emulated MPS device): {r.named or r.op} runs on the CPU " \
-                  f"({r.kind}, {r.calls} call(s)): {r.message}"
-        else:
-            code, sev = R.OPS_MISSING.code, Severity.BLOCKER
-            msg = f"Predicted for torch {emu.judge.torch} (emulated MPS device): {r.named or r.op}: {r.message}"
-        findings.append(Finding(code=code, severity=sev, basis=Basis.PREDICTED, message=msg, location=loc,
-                                fix=(f"upgrade to torch {r.fixed_in}" if r.fixed_in else "run it on the CPU explicitly"),
-                                source="aten/src/ATen/mps/MPSFallback.mm via mpsready.ops",
-                                evidence={"op": r.named or r.op, "calls": r.calls, "emulated": True}))
-        sup = emu.judge.db.lookup(r.op, macos=emu.judge.macos)
-        pred.ops.append(OpPrediction(
-            op=r.named or r.op, verdict=r.outcome, status=sup.status, how=sup.how,
-            problems=[Problem(r.kind or "missing", "judged on the emulated MPS device", r.message, r.fixed_in)],
-            count=r.calls, seconds=r.seconds, dtypes=list(r.dtypes), frames=[r.frame] if r.frame else [],
-            frame_stages=["step"] if r.frame else [], fixed_in=r.fixed_in, sources=list(sup.sources)))
-    for f in emu.failures:
-        j = f.judgement
-        if j.kind != "shape":
-            continue
-        findings.append(Finding(
-            code=R.OPS_SHAPE.code, severity=Severity.BLOCKER, basis=Basis.PREDICTED,
-            message=f"Predicted for torch {emu.judge.torch} (emulated MPS device): {j.op}: "
-                    f"{j.exception or 'process abort'}: {j.message}",
-            location=Location(path=f.frame.path if f.frame else None, line=f.frame.line if f.frame else None,
-                              operator=j.op),
-            fix=f"upgrade to torch {j.fixed_in}" if j.fixed_in else "run this call on the CPU or change its shape",
-            source=j.source, evidence={"op": j.op, "dtype": j.dtype, "emulated": True}))
-    pred.findings = sort_findings(findings)
-    summary = _summary(pred.ops, pred.findings, pred.summary.get("device_calls", 0),
-                       pred.summary.get("traced_step_seconds", 0.0))
-    pred.summary = dict(summary, emulated=True)
-    return pred
+def device_judgements(emu: Emulator) -> DeviceJudgements:
+    """What ``emu`` judged that the recorder cannot see (:mod:`mpsready.trace.judged`): its records of the
+    composite-implicit ops it runs whole, and its failures."""
+    from mpsready.ops.judge import Judgement
+
+    whole = set(emu.cia_ops)
+    return DeviceJudgements(
+        whole=tuple(WholeOp(Judgement(r.op, r.outcome, r.kind, None, r.message, None, r.fixed_in, r.named),
+                            r.calls, r.seconds, tuple(r.dtypes), r.frame)
+                    for r in emu.records.values() if r.op in whole),
+        failures=tuple(JudgedCall(f.judgement, f.frame) for f in emu.failures))

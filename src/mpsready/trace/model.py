@@ -12,22 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from mpsready.frames import Frame
 
-@dataclass(frozen=True)
-class Frame:
-    """The innermost frame of the user's project that led to an op: ``path`` is relative
-    to the project root when it lies under it, ``line`` is 1-based."""
-
-    path: str
-    line: int
-    function: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "line": self.line, "function": self.function}
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Frame":
-        return cls(d["path"], int(d["line"]), d["function"])
+__all__ = ["DtypeEvent", "Frame", "OpCall", "OpTrace"]  # Frame: re-exported for older callers
 
 
 @dataclass(frozen=True)

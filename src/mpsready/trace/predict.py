@@ -23,8 +23,9 @@ All results are predictions (``basis: "predicted"``); none was observed on a Mac
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import Any, Iterable
+from collections.abc import Set
+from dataclasses import replace
+from typing import Any, Iterable, cast
 
 from mpsready.findings import Basis, Finding, Location, Severity, sort_findings
 from mpsready.ops import api as ops_api
@@ -33,119 +34,27 @@ from mpsready.ops.judge import severity as judged_severity
 from mpsready.ops.judge import verdict as judged_verdict
 from mpsready.ops.messages import ISSUE_NEW, ISSUE_OLD  # noqa: F401  (re-exported for older callers)
 from mpsready.trace import rules as R
-from mpsready.trace.model import DtypeEvent, Frame, OpCall, OpTrace
+from mpsready.trace.dtypes import dtype_findings
+from mpsready.trace.judged import DeviceJudgements, device_findings
+from mpsready.trace.model import OpCall, OpTrace
+from mpsready.trace.prediction import OpPrediction, Prediction, Problem
+from mpsready.trace.stages import GRAD_OFF_STAGES, HOST_STAGES, STAGE_ORDER, stage_key  # noqa: F401  (STAGE_ORDER re-exported)
 
 from mpsready.defaults import DEFAULT_MACOS  # noqa: F401  (shared with the argument definitions)
-_GRAD_SCALER = "torch/amp/grad_scaler.py"
-HOST_STAGES = frozenset({"build"})
-STAGE_ORDER = ("build", "to_device", "data", "forward", "loss", "backward", "optimizer_step", "checkpoint",
-               "inference", "step")
 SPARSE_CTOR = "aten::_sparse_coo_tensor_with_dims_and_tensors"
 
-# What a creating op means for the user (recorder: aten::lift_fresh is where torch.tensor,
-# torch.as_tensor and torch.from_numpy hand over a tensor made from Python or NumPy data).
-_CREATOR_HINTS = {
-    "aten::lift_fresh": "a tensor made from Python or NumPy data (torch.tensor, torch.as_tensor, torch.from_numpy; "
-                        "NumPy arrays default to float64)",
-    "aten::_to_copy": "a cast or device move (.to(...), .double(), .to(device) of a tensor of that dtype)",
-    "aten::arange": "torch.arange with that dtype", "aten::arange.start": "torch.arange with that dtype",
-    "aten::arange.start_step": "torch.arange with that dtype",
-}
-
-
-@dataclass(frozen=True)
-class Problem:
-    """Why an op does not simply run on MPS: ``kind`` is ``missing``, ``always_fallback``, ``guard``,
-    ``sparse``, ``macos``, ``dtype`` or ``unknown``; ``dtype`` is set for ``dtype``."""
-
-    kind: str
-    detail: str
-    message: str | None = None
-    fixed_in: str | None = None
-    dtype: str | None = None
-    outcome: str | None = field(default=None, compare=False)  # the judge's outcome (not in the JSON)
-
-
-@dataclass
-class OpPrediction:
-    """The prediction for one op as MPS would dispatch it, over all its recorded calls.
-
-    ``recorded_as``: the device-specific names the trace saw when they differ from ``op``
-    (``aten::mkldnn_convolution`` for ``aten::_mps_convolution``). ``count``/``seconds``: calls
-    and traced wall time (seconds, including callees). ``call_share``/``time_share``: fraction of
-    the predicted device calls and of the traced step time (0..1); meaningful for problems.
-    """
-
-    op: str
-    verdict: str
-    status: str
-    how: str = ""
-    recorded_as: list[str] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
-    count: int = 0
-    seconds: float = 0.0
-    stages: list[str] = field(default_factory=list)
-    dtypes: list[str] = field(default_factory=list)
-    frames: list[Frame] = field(default_factory=list)
-    frame_stages: list[str] = field(default_factory=list)
-    parents: list[str] = field(default_factory=list)
-    call_share: float = 0.0
-    time_share: float = 0.0
-    fixed_in: str | None = None
-    sources: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {
-            "op": self.op, "basis": Basis.PREDICTED.value, "verdict": self.verdict, "status": self.status,
-            "how": self.how, "count": self.count, "seconds": round(self.seconds, 7), "stages": self.stages,
-            "dtypes": self.dtypes, "locations": [dict(f.to_dict(), stage=s) for f, s in
-                                                 zip(self.frames, self.frame_stages)],
-        }
-        if self.recorded_as:
-            d["recorded_as"] = self.recorded_as
-        if self.parents:
-            d["called_by"] = self.parents
-        if self.problems:
-            d["problems"] = [{k: v for k, v in p.__dict__.items() if v is not None and k != "outcome"}
-                             for p in self.problems]
-            d["call_share"] = round(self.call_share, 4)
-            d["time_share"] = round(self.time_share, 4)
-            d["fixed_in"] = self.fixed_in
-        if self.sources:
-            d["sources"] = self.sources
-        return d
-
-
-@dataclass
-class Prediction:
-    """All op predictions and findings for one target (``torch`` is the resolved table release)."""
-
-    torch: str
-    macos: str
-    fallback: bool
-    ops: list[OpPrediction]
-    findings: list[Finding]
-    summary: dict[str, Any]
-
-    def op(self, name: str) -> OpPrediction | None:
-        return next((o for o in self.ops if o.op == name), None)
-
-
 # ------------------------------------------------------------------------------------ helpers
-def _stage_key(stage: str) -> int:
-    return STAGE_ORDER.index(stage) if stage in STAGE_ORDER else len(STAGE_ORDER)
 
 
 
 
-GRAD_OFF_STAGES = frozenset({"inference", "checkpoint"})  # the runner's stages without autograd
 
 
 class _Classifier:
     """Asks :class:`mpsready.ops.judge.Judge` about each recorded call; adds only what the trace knows: the stage
     (grad mode), whether a composite's callees were recorded, whether a call was made inside a composite."""
 
-    def __init__(self, judge: Judge, expanded: set[str], views: set[str] = frozenset(), exact: bool = True,
+    def __init__(self, judge: Judge, expanded: set[str], views: Set[str] = frozenset(), exact: bool = True,
                  installed: str = ""):
         self.judge, self.db, self.expanded, self.views = judge, judge.db, expanded, views
         self.exact, self.installed = exact, installed
@@ -164,52 +73,21 @@ class _Classifier:
     def judgement(self, call: OpCall, target: str, recorded_op: str, inside: bool) -> Judgement:
         """The judge's answer for one call group, as dispatched where the trace saw it (``inside``: within a
         composite's kernel as the recording PyTorch decomposed it)."""
-        sparse = any(l.startswith("sparse") for l in call.layouts)
-        j = self.judge.op(target, CallFacts(dtypes=call.in_dtypes, out_dtypes=call.out_dtypes, sparse=sparse),
-                          grad=call.stage not in GRAD_OFF_STAGES)
-        j = self.judge.inside_composite(j, inside, self.exact, self.installed)
-        if recorded_op in self.expanded or target in self.expanded or recorded_op in self.views:
-            return j
-        return self.judge.callees_unseen(j)
+        sparse = any(layout.startswith("sparse") for layout in call.layouts)
+        return self.judge.call(target, CallFacts(dtypes=call.in_dtypes, out_dtypes=call.out_dtypes, sparse=sparse),
+                               grad=call.stage not in GRAD_OFF_STAGES, inside=inside, exact=self.exact,
+                               installed=self.installed,
+                               expanded=(recorded_op in self.expanded or target in self.expanded
+                                         or recorded_op in self.views))
 
 
-def _problem(j: Judgement, sup: ops_api.OpSupport, tv: str) -> Problem | None:
-    """The trace's form of a judgement that does not simply run (None for ``runs`` and ``composite``): ``detail``
-    says why in a few words, ``message`` is what Python would print (exception class first)."""
-    if j.outcome in ("runs", "composite"):
+def _problem(j: Judgement, judge: Judge) -> Problem | None:
+    """The trace's form of a judgement that does not simply run (None for ``runs`` and ``composite``), in the
+    judge's words (:meth:`mpsready.ops.judge.Judge.reason`)."""
+    why = judge.reason(j)
+    if why is None:
         return None
-    kind = j.kind or "unknown"
-    if j.outcome == "fallback":
-        msg = f"UserWarning: {j.message}" if j.message else None
-    elif j.exception and j.message:
-        msg = f"{j.exception}: {j.message}"
-    else:
-        msg = j.message
-    exc = (sup.dtype_exceptions.get(j.dtype or "") or {}) if kind == "dtype" else {}
-    if kind == "missing":
-        detail = f"no MPS kernel in torch {tv}"
-    elif kind == "always_fallback":
-        detail = f"on PyTorch's always-CPU list in torch {tv} (MPSFallback.mm)"
-    elif kind == "guard":
-        detail = f"registered to raise on MPS in torch {tv}"
-    elif kind == "sparse":
-        detail = f"no SparseMPS kernel in torch {tv}"
-    elif kind == "macos" and sup.min_macos:
-        detail = f"the MPS kernel needs macOS {sup.min_macos}"
-    elif kind == "dtype" and exc.get("unsupported"):
-        detail = f"{j.dtype} unsupported by the MPS kernel"
-    elif kind == "dtype" and exc.get("min_macos"):
-        detail = f"{j.dtype} needs macOS {exc['min_macos']}"
-    elif kind == "composite_unseen":
-        kind, detail, msg = "unknown", "composite op whose callees were not recorded (trace with this --torch)", None
-    elif kind == "unknown":
-        ns = j.op.split("::", 1)[0]
-        msg = None
-        detail = (f"custom operator namespace '{ns}': MPS support not in the shipped data" if ns != "aten"
-                  else f"not in the support table of torch {tv}")
-    else:  # callee_of_other_release, shape, and kinds the judge may add: its own words
-        detail = j.message or kind
-    return Problem(kind, detail, msg, j.fixed_in, j.dtype if kind == "dtype" else None, j.outcome)
+    return Problem(why.kind, why.detail, why.message, j.fixed_in, j.dtype if why.kind == "dtype" else None, j.outcome)
 
 
 def _mps_calls(cls: _Classifier, calls: Iterable[OpCall]) -> Iterable[tuple[OpCall, str, bool]]:
@@ -247,12 +125,15 @@ def _mps_calls(cls: _Classifier, calls: Iterable[OpCall]) -> Iterable[tuple[OpCa
 
 
 # ------------------------------------------------------------------------------------ main entry
-def predict(trace: OpTrace, torch: str, macos: str = DEFAULT_MACOS, fallback: bool = False) -> Prediction:
+def predict(trace: OpTrace, torch: str, macos: str = DEFAULT_MACOS, fallback: bool = False,
+            emulated: DeviceJudgements | None = None) -> Prediction:
     """Classify ``trace`` for PyTorch ``torch`` (e.g. ``"2.13"``) and macOS ``macos`` (e.g. ``"14.4"``).
 
     ``fallback``: assume ``PYTORCH_ENABLE_MPS_FALLBACK=1`` (ops without a kernel then fall back
-    to the CPU instead of raising). Raises ``ValueError`` for a torch version outside the shipped
-    tables or a malformed macOS version.
+    to the CPU instead of raising). ``emulated``: what the emulated MPS device judged where the recorder
+    cannot see it (:mod:`mpsready.trace.judged`), for a trace run on it; its ops and findings join the
+    prediction and the summary says ``emulated``. Raises ``ValueError`` for a torch version outside the
+    shipped tables or a malformed macOS version.
     """
     judge = Judge(torch, macos, fallback)  # ValueError for a release without a table or a malformed macOS
     db = judge.db
@@ -268,7 +149,7 @@ def predict(trace: OpTrace, torch: str, macos: str = DEFAULT_MACOS, fallback: bo
     preds: dict[str, OpPrediction] = {}
     problem_seconds: dict[str, float] = {}  # traced seconds of the calls that have a problem, per op
     total_calls = 0
-    for call, target, inside in _mps_calls(cls, sorted(trace.calls, key=lambda c: _stage_key(c.stage))):
+    for call, target, inside in _mps_calls(cls, sorted(trace.calls, key=lambda c: stage_key(c.stage))):
         sup = cls.support(target)
         host = (call.stage in HOST_STAGES or call.device not in (dev_type, "meta")
                 or (not call.in_dtypes and not call.out_dtypes))
@@ -286,7 +167,7 @@ def predict(trace: OpTrace, torch: str, macos: str = DEFAULT_MACOS, fallback: bo
         total_calls += call.count
         j = cls.judgement(call, target, call.op, inside)
         outcomes.setdefault(target, []).append(j.outcome)
-        pr1 = _problem(j, sup, db.torch_version)
+        pr1 = _problem(j, judge)
         probs = [pr1] if pr1 is not None else []
         for pr in probs:
             if pr not in p.problems:
@@ -307,7 +188,7 @@ def predict(trace: OpTrace, torch: str, macos: str = DEFAULT_MACOS, fallback: bo
             p.frame_stages.append(call.stage)
         if call.parent and call.parent not in p.parents:
             p.parents.append(call.parent)
-        if any(l.startswith("sparse") for l in call.layouts):
+        if any(layout.startswith("sparse") for layout in call.layouts):
             _imply_sparse_ctor(preds, cls, call, outcomes)
 
     step_seconds = sum(v for k, v in trace.stage_seconds.items() if k not in HOST_STAGES) or 0.0
@@ -319,9 +200,9 @@ def predict(trace: OpTrace, torch: str, macos: str = DEFAULT_MACOS, fallback: bo
             p.call_share = p.count / total_calls if total_calls else 0.0
             p.time_share = min(1.0, problem_seconds.get(p.op, 0.0) / step_seconds) if step_seconds else 0.0
             fixes = [pr.fixed_in for pr in p.problems if pr.kind != "unknown"]
-            p.fixed_in = None if (not fixes or None in fixes) else max(fixes, key=ops_api._vtuple)
+            p.fixed_in = None if (not fixes or None in fixes) else max(cast(list[str], fixes), key=ops_api._vtuple)
     ops = sorted(preds.values(), key=lambda o: (_VERDICT_RANK[o.verdict], o.op))
-    findings = _op_findings(ops, db.torch_version, fallback) + _dtype_findings(trace, db, macos, judge)
+    findings = _op_findings(ops, db.torch_version, fallback) + dtype_findings(trace, db, macos, judge)
     findings += _stage_findings(trace)
     if not db.macos_supported(macos):
         findings.append(Finding(
@@ -330,8 +211,14 @@ def predict(trace: OpTrace, torch: str, macos: str = DEFAULT_MACOS, fallback: bo
                     "torch.backends.mps.is_available() is False and no op of the step can run on MPS.",
             location=Location(), fix=f"upgrade to macOS {db.min_macos} or later, or use an older PyTorch",
             source=getattr(db, "min_macos_source", None), evidence={"min_macos": db.min_macos, "macos": macos}))
+    if emulated is not None:
+        device_ops, device_found = device_findings(emulated, judge, {o.op for o in ops})
+        ops += device_ops
+        findings += device_found
     findings = sort_findings(findings)
     summary = _summary(ops, findings, total_calls, step_seconds)
+    if emulated is not None:
+        summary = dict(summary, emulated=True)
     return Prediction(torch=db.torch_version, macos=macos, fallback=fallback, ops=ops, findings=findings,
                       summary=summary)
 
@@ -365,7 +252,7 @@ def _imply_sparse_ctor(preds: dict[str, OpPrediction], cls: _Classifier, call: O
         p.dtypes = [d for d in dict.fromkeys(call.in_dtypes + call.out_dtypes)]
     j = cls.judge.op(SPARSE_CTOR, CallFacts(dtypes=tuple(p.dtypes[:1]), sparse=True))
     outcomes.setdefault(SPARSE_CTOR, []).append(j.outcome)
-    pr = _problem(j, sup, cls.db.torch_version)
+    pr = _problem(j, cls.judge)
     if pr is not None and not any(q.kind == pr.kind for q in p.problems):
         if pr.kind == "sparse":
             pr = replace(pr, detail=f"{pr.detail}: a sparse tensor cannot be put on the MPS device")
@@ -460,131 +347,6 @@ def _fix(pr: Problem, p: OpPrediction) -> str:
     if pr.kind == "guard":
         return "run this op on the CPU"
     return "observe it on a Mac with `mpsready record ENTRY --device mps`"
-
-
-# how the step runner moves tensors to the device in each stage (mpsready.step.runner)
-_RUNNER_MOVES = {"to_device": " (the runner's Module.to of the Step's model)",
-                 "data": " (the runner's move of the Step's batch)",
-                 "inference": " (the runner's move of the Step's inference_batch)"}
-
-
-def _emulated_dtype_findings(trace: OpTrace, judge: Judge) -> list[Finding]:
-    """On the emulated device the dtype events are the emulator's allocation refusals (trace/emulated.py):
-    each is the judge's :meth:`~mpsready.ops.judge.Judge.allocation` answer, at the line of the creation or
-    move, or, for a move the step runner made, in that stage with the line that made the tensor. Every stage
-    counts (the device judged it there), ``build`` included."""
-    out: list[Finding] = []
-    for ev in trace.dtype_events:
-        j = judge.allocation(ev.dtype)
-        code = R.DTYPE_RULE_CODES.get(ev.dtype)
-        if j is None or code is None:
-            continue
-        stage = ev.stage
-        evidence: dict[str, Any] = {"dtype": ev.dtype, "op": ev.op, "how": "reaches_device", "emulated": True}
-        if ev.frame is not None:
-            where, at = f" at {ev.frame.path}:{ev.frame.line}", ev.frame
-        else:  # moved by the step runner (Module.to, the batch): no line of the user's made the move
-            where = f" in stage {stage}{_RUNNER_MOVES.get(stage, '')}" if stage else ""
-            at = ev.origin_frame
-            if at is not None:
-                where += f"; the tensor was made at {at.path}:{at.line}"
-                evidence["origin_frame"] = at.to_dict()
-        if stage:
-            evidence["stage"] = stage
-        out.append(Finding(
-            code=code, severity=Severity.BLOCKER, basis=Basis.PREDICTED,
-            message=f"Predicted (emulated MPS device): a {ev.dtype} tensor reaches MPS{where} ({ev.op}). "
-                    f"On MPS: {j.exception}: {j.message}",
-            location=Location(path=at.path if at else None, line=at.line if at else None, operator=ev.op,
-                              stage=stage),
-            fix="cast to a supported dtype before the tensor moves to the device (e.g. .float() before .to(device))",
-            source=j.source, evidence=evidence))
-    return out
-
-
-def _dtype_findings(trace: OpTrace, db: ops_api.SupportDB, macos: str, judge: Judge | None = None) -> list[Finding]:
-    rules = {r.dtype: r for r in db.dtype_rules(macos=macos)}
-    if trace.emulated and judge is not None:
-        return _emulated_dtype_findings(trace, judge) + _int64_finding(trace, rules, macos)
-    out: list[Finding] = []
-    groups: dict[tuple, list[DtypeEvent]] = {}
-    events = [ev for ev in trace.dtype_events if ev.stage not in HOST_STAGES and ev.dtype in rules]
-    created = {ev.dtype for ev in events if ev.how == "created"}
-    # A use with no known origin, of a dtype some traced op created, is usually the same data under another
-    # tensor object (nn.Module.to(dtype) wraps the cast result in a new Parameter): fold it into that finding.
-    folded: dict[str, list[str]] = {}
-    for ev in events:
-        if ev.how == "used" and ev.origin is None and ev.dtype in created:
-            folded.setdefault(ev.dtype, []).append(
-                f"{ev.op} at {ev.frame.path}:{ev.frame.line}" if ev.frame else ev.op)
-            continue
-        groups.setdefault((ev.dtype, ev.op, ev.how, ev.frame, ev.origin, ev.internal), []).append(ev)
-    for (dtype, op, how, frame, origin, internal), evs in sorted(
-            groups.items(), key=lambda kv: (_stage_key(kv[1][0].stage), kv[0][0], kv[0][1])):
-        rule = rules[dtype]
-        code = R.DTYPE_RULE_CODES.get(dtype, R.DTY_LIMITED.code)
-        sev = Severity.DEGRADES if rule.effect == "limited" else Severity.BLOCKER
-        stage = evs[0].stage
-        hint = _CREATOR_HINTS.get(origin or op, "")
-        where = f" at {frame.path}:{frame.line} ({frame.function})" if frame else ""
-        if how == "created":
-            msg = f"Predicted: a {dtype} tensor is created on the device by {op}{where} in stage {stage}"
-        else:
-            came = f", made by {origin}" + (f" at {evs[0].origin_frame.path}:{evs[0].origin_frame.line}"
-                                            if evs[0].origin_frame else "") if origin else \
-                ", entering without a traced op (e.g. torch.from_numpy, or built before the step)"
-            msg = f"Predicted: a {dtype} tensor{came} is used on the device by {op}{where} in stage {stage}"
-        msg += f" ({hint})." if hint else "."
-        msg += f" On MPS: {rule.message}"
-        if rule.min_macos and rule.effect != "error":
-            msg += f" (target macOS {macos} < {rule.min_macos})"
-        if internal and internal.startswith(_GRAD_SCALER):
-            # torch/amp/grad_scaler.py unscale_ computes 1/scale in float64 except on MPS, where it stays float32
-            # (the MPS branch of PyTorch 2.13, added after pytorch#142397, PR #144022): not a blocker by itself;
-            # before 2.8 GradScaler fails on MPS anyway through _amp_foreach_non_finite_check_and_unscale_.
-            sev = Severity.INFO
-            msg = (f"Predicted: torch.amp.GradScaler ({internal}) creates a float64 inverse scale at "
-                   f"{frame.path}:{frame.line} on this device; on MPS PyTorch keeps it float32 (MPS branch in "
-                   "grad_scaler.py; pytorch#142397 reported the float64 TypeError on 2.5). GradScaler's own "
-                   "kernels are judged as ops (_amp_foreach_non_finite_check_and_unscale_, _amp_update_scale_)."
-                   if frame else f"Predicted: torch.amp.GradScaler ({internal}) creates a float64 inverse scale "
-                   "on this device; on MPS PyTorch keeps it float32.")
-        ev = {"dtype": dtype, "op": op, "how": how, "count": sum(e.count for e in evs),
-              "expected_message": rule.message, "fixed_in": None}
-        if origin:
-            ev["origin"] = origin
-        if internal:
-            ev["internal"] = internal
-        if how == "created" and folded.get(dtype):
-            ev["also_used_by"] = folded.pop(dtype)[:10]
-        loc = Location(path=frame.path if frame else None, line=frame.line if frame else None, operator=op,
-                       stage=stage)
-        out.append(Finding(code=code, severity=sev, message=msg, location=loc, basis=Basis.PREDICTED,
-                           fix=_dtype_fix(dtype), source=rule.source, evidence=ev))
-    return out + _int64_finding(trace, rules, macos)
-
-
-def _int64_finding(trace: OpTrace, rules: dict, macos: str) -> list[Finding]:
-    out: list[Finding] = []
-    int64 = rules.get("int64")
-    if int64 is not None:
-        users = sorted({c.op for c in trace.calls if c.stage not in HOST_STAGES and "int64" in c.in_dtypes
-                        and c.parent is None})
-        if users:
-            out.append(Finding(code=R.DTY_LIMITED.code, severity=Severity.DEGRADES,
-                               message=f"Predicted: int64 tensors feed {len(users)} op(s) and the target macOS "
-                                       f"{macos} is older than {int64.min_macos}: {int64.message}.",
-                               location=Location(operator=users[0]), basis=Basis.PREDICTED,
-                               fix=f"upgrade to macOS {int64.min_macos} or later", source=int64.source,
-                               evidence={"dtype": "int64", "ops": users[:20]}))
-    return out
-
-
-def _dtype_fix(dtype: str) -> str:
-    if dtype in ("float64", "complex128"):
-        return ("cast to float32/complex64 before the tensor reaches the device (e.g. torch.from_numpy(a).float()), "
-                "or pass dtype=torch.float32")
-    return "use a dtype the target macOS supports (float16/float32), or upgrade macOS to 14 or later"
 
 
 def _stage_findings(trace: OpTrace) -> list[Finding]:

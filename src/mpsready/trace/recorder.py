@@ -7,7 +7,7 @@ mode, so every op is attributed to a stage (``forward``, ``backward``, ...).
 
 Per call it keeps the overload name, the dtypes of tensor arguments and results, the
 device, non-strided layouts (sparse), wall time, and the innermost frame of the user's
-project (:mod:`mpsready.trace.frames`). Calls are aggregated on the fly, so memory does
+project (:mod:`mpsready.frames`). Calls are aggregated on the fly, so memory does
 not grow with the number of steps.
 
 Composite ops. A ``CompositeExplicitAutograd`` kernel is backend-agnostic C++ that calls
@@ -41,14 +41,15 @@ import sys
 import time
 import weakref
 from contextlib import contextmanager
+from types import FrameType
 from typing import Any, Callable, Iterator
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from mpsready.frames import Frame, UserFrames
 from mpsready.step.runner import Observer, StepContext, to_device
-from mpsready.trace.frames import UserFrames
-from mpsready.trace.model import DtypeEvent, Frame, OpCall, OpTrace
+from mpsready.trace.model import DtypeEvent, OpCall, OpTrace
 
 # Keys below Python: the real kernel runs there with our child mode active (research Appendix B).
 _AFTER_PYTHON = torch._C._dispatch_keyset_full_after(torch._C.DispatchKey.Python)
@@ -65,7 +66,7 @@ _STRIDED = torch.strided
 _DTYPE_NAMES = {d: str(d).replace("torch.", "") for d in (getattr(torch, n) for n in dir(torch))
                 if isinstance(d, torch.dtype)}
 _LAYOUT_NAMES = {torch.sparse_coo: "sparse_coo", torch.sparse_csr: "sparse_csr", torch.sparse_csc: "sparse_csc",
-                 torch.sparse_bsr: "sparse_bsr", torch.sparse_bsc: "sparse_bsc", torch._mkldnn: "mkldnn"}
+                 torch.sparse_bsr: "sparse_bsr", torch.sparse_bsc: "sparse_bsc", getattr(torch, "_mkldnn"): "mkldnn"}  # no stub names it
 
 
 def op_name(func: Any) -> str:
@@ -84,7 +85,7 @@ def _torch_caller() -> str | None:
     """The innermost PyTorch Python frame that made the current call, as ``torch/amp/grad_scaler.py:unscale_``
     (only computed for the rare creation of a float64/complex/bfloat16 tensor). Lets the prediction tell a
     PyTorch internal (GradScaler's float64 inverse scale) from the user's own code."""
-    f = sys._getframe(2)
+    f: FrameType | None = sys._getframe(2)
     here = os.path.abspath(__file__)
     while f is not None:
         fn = f.f_code.co_filename
@@ -192,16 +193,21 @@ class Recorder(Observer):
     """Records the ops of each stage of a step run (see the module docstring).
 
     ``root``: the user's project directory (``Entry.root``), or a list of directories whose files
-    count as the user's (see :class:`~mpsready.trace.frames.UserFrames`). ``expand``: ``op name -> bool``,
+    count as the user's (see :class:`~mpsready.frames.UserFrames`). ``expand``: ``op name -> bool``,
     True for ops to expand as composites (the support data's ``status == "composite"``);
     ``None`` expands nothing. ``device``: the device the step runs on. ``simulate_moves``:
     copy model and batch tensors to ``meta`` in ``to_device``/``data`` (default: when
-    ``device`` is the CPU, where real moves dispatch nothing).
+    ``device`` is the CPU, where real moves dispatch nothing). ``frames``: the user-frame finder to share (one
+    is made for ``root`` otherwise); ``numerics``: a :class:`mpsready.numerics.hooks.TraceWatch` fed every
+    call; ``suppress``: True while calls are not to be recorded; ``expanded_hook``: called as ``(op, args,
+    kwargs, result, depth)`` after a composite the recorder expanded returns.
     """
 
     def __init__(self, root: str | list[str], device: str = "cpu", expand: Callable[[str], bool] | None = None,
-                 simulate_moves: bool | None = None, expand_views: bool = False, sdpa_math: str | None = None):
-        self.frames = UserFrames(root)
+                 simulate_moves: bool | None = None, expand_views: bool = False, sdpa_math: str | None = None,
+                 frames: UserFrames | None = None, numerics: Any = None, suppress: Callable[[], bool] | None = None,
+                 expanded_hook: Callable[..., None] | None = None):
+        self.frames = frames if frames is not None else UserFrames(root)
         self.device = device
         self.device_type = torch.device(device).type
         self._expand_pred = expand or (lambda name: False)
@@ -221,11 +227,13 @@ class Recorder(Observer):
         self.views: set[str] = set()  # composite views recorded without their callees
         self._expand_views = expand_views
         self.sdpa_math = sdpa_math
-        self.suppress: Callable[[], bool] = lambda: False
+        # True while the calls dispatched are not to be recorded (inside an op the emulated MPS device runs as a
+        # whole, trace/emulated.py)
+        self.suppress: Callable[[], bool] = suppress or (lambda: False)
         # called as (op, args, kwargs, result, depth) after a composite the recorder expanded returns: the
         # emulated device (trace/emulated.py) never sees such a composite whole, only its callees
-        self.expanded_hook: Callable[..., None] | None = None
-        self.numerics: Any = None  # mpsready.numerics.hooks.TraceWatch, or None
+        self.expanded_hook = expanded_hook
+        self.numerics: Any = numerics  # mpsready.numerics.hooks.TraceWatch, or None
 
     # -- Observer -------------------------------------------------------------------------
     @contextmanager
@@ -361,18 +369,18 @@ class Recorder(Observer):
         names = _DTYPE_NAMES
         strided = _STRIDED
         odd = False  # a non-strided (sparse, mkldnn) argument or result
-        in_dt = []
+        in_names = []
         for t in ins:
-            in_dt.append(names[t.dtype])
+            in_names.append(names[t.dtype])
             if t.layout is not strided:
                 odd = True
-        out_dt = []
+        out_names = []
         for t in outs:
-            out_dt.append(names[t.dtype])
+            out_names.append(names[t.dtype])
             if t.layout is not strided:
                 odd = True
-        in_dt = tuple(in_dt)
-        out_dt = tuple(out_dt)
+        in_dt = tuple(in_names)
+        out_dt = tuple(out_names)
         # The result's device: a copy (``_to_copy``) is attributed to where it lands.
         first = outs[0] if outs else (ins[0] if ins else None)
         if self._simulating:
@@ -491,7 +499,7 @@ def record_entry(entry: Any, device: str = "cpu", expand: Callable[[str], bool] 
     from mpsready.step.runner import run_entry
 
     roots = [str(entry.root)] + ([str(project)] if project else [])
-    rec = Recorder(roots, device=device, expand=expand, expand_views=expand_views, sdpa_math=sdpa_math)
-    rec.numerics = numerics
+    rec = Recorder(roots, device=device, expand=expand, expand_views=expand_views, sdpa_math=sdpa_math,
+                   numerics=numerics)
     results, _ctx = run_entry(entry, device=device, steps=steps, observers=[rec])
     return rec.to_trace(entry.spec, [r.to_dict() for r in results])

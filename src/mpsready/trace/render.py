@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import io
 import json
-from typing import Any
+from typing import Any, Callable
 
 from mpsready.trace.api import TraceResult
 
@@ -150,4 +150,4 @@ def _t(text: Any) -> str:
     return escape(visible(str(text)))
 
 
-RENDERERS = {"terminal": render_terminal, "json": render_json, "md": render_markdown}
+RENDERERS: dict[str, Callable[..., str]] = {"terminal": render_terminal, "json": render_json, "md": render_markdown}

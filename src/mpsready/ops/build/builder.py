@@ -123,7 +123,8 @@ def build_release(release: str, files: Path, extras: Any = None) -> dict[str, An
     ops: dict[str, dict[str, Any]] = {}
     for name, op in ops_yaml.items():
         status, how = _status_how(op.mps, op)
-        rec: dict[str, Any] = {"s": status, "h": how, "c": _cuda_status(op)}
+        rec: dict[str, Any] | None = {"s": status, "h": how, "c": _cuda_status(op)}
+        assert rec is not None  # (typed as the look-ups below, which may miss)
         if op.sparse_mps:
             rec["sp"] = 1
         if status == "missing" and op.delegate:

@@ -19,6 +19,7 @@ import ast
 import io
 import json
 import tokenize
+from collections.abc import Set
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,7 +71,7 @@ class _Evaluator:
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             left, right = node.left, node.comparators[0]
             if isinstance(left, ast.Name) and left.id == "MACOS_VERSION" and isinstance(right, ast.Constant):
-                a, b = self.macos, float(right.value)
+                a, b = self.macos, float(right.value)  # type: ignore[arg-type]  # a number in common_mps.py
                 op = type(node.ops[0])
                 return {ast.Lt: a < b, ast.LtE: a <= b, ast.Gt: a > b, ast.GtE: a >= b, ast.Eq: a == b}.get(op, False)
         if isinstance(node, ast.BoolOp):
@@ -83,7 +84,7 @@ class _Evaluator:
             if name.startswith("is_macos") and name.endswith("_or_newer"):
                 major = int(name[len("is_macos"):-len("_or_newer")])
                 minor = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) else 0
-                return self.macos >= float(f"{major}.{minor}")
+                return self.macos >= float(f"{major}.{minor!s}")
         raise _Unknown(ast.dump(node)[:80])
 
     def value(self, node: ast.expr) -> Any:
@@ -276,8 +277,8 @@ def skipped_keys(source: str) -> set[str]:
     return set(lists.get("EMPTY_OPS_SKIPLIST", {})) | set(lists.get("SKIPLIST", {}))
 
 
-def complex_gaps(allowed: set[str], candidates: dict[str, list[str]], skipped: set[str] = frozenset(),
-                 never: set[str] = frozenset()) -> dict[str, str]:
+def complex_gaps(allowed: set[str], candidates: dict[str, list[str]], skipped: Set[str] = frozenset(),
+                 never: Set[str] = frozenset()) -> dict[str, str]:
     """Overload -> the OpInfo key that shows complex64 failing on MPS.
 
     An overload is flagged only when every complex64-capable OpInfo that dispatches it (matched by name) is

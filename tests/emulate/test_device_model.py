@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from .helpers import emulate, write  # noqa: E402
+from tests.run.helpers import emulate, write  # noqa: E402
 
 TRAIN = '''\
 import io
