@@ -54,8 +54,10 @@ def test_rule_registry_loads_metadata_modules_only():
     mods = _modules_after("from mpsready import rules\nrules.all_rules()")
     logic = [m for m in _stage_modules(mods)
              if not (m.count(".") == 1 or m.endswith(".rules") or m.startswith("mpsready.scan.rules.")
-                     or m == "mpsready.migrate.autofix")]  # autofix: the migrate stage's table (issue 20 step 5)
+                     # what migrate fixes: each transform's spec, metadata without libcst
+                     or m == "mpsready.migrate.fixability" or m.startswith("mpsready.migrate.specs"))]
     assert logic == []
+    assert not [m for m in mods if m == "libcst" or m.startswith("libcst.")]
     assert not [m for m in mods if m.startswith(("mpsready.emulate", "mpsready.run", "mpsready.step"))]
 
 

@@ -9,6 +9,7 @@ from mpsready.commands.check import DEFAULT_OUT, DEFAULT_STEPS, register  # noqa
 from mpsready.errors import UsageError
 from mpsready.report.cli import exit_code
 from mpsready.step.output import stdout_to_stderr
+from mpsready import versions
 
 
 def run_check(path: str | Path, out: str | Path, entry: str | None = None, baseline: str | None = None,
@@ -47,7 +48,7 @@ def run_check(path: str | Path, out: str | Path, entry: str | None = None, basel
         if torch is not None:
             ops_api.load_db(torch)
         if macos is not None:
-            ops_api._vtuple(macos)
+            versions.release(macos)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if entry:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import torch
 
 from mpsready.emulate.session import Emulator
-from mpsready.ops.api import _vtuple
+from mpsready import versions
 from mpsready.ops.judge import Judgement
 
 _Autocast = torch.amp.autocast_mode.autocast
@@ -85,8 +85,8 @@ def install(emu: Emulator):
         message = None
         if dtype not in {getattr(torch, d) for d in rule["supported"]}:
             message = rule["warning"]
-        elif dtype == torch.bfloat16 and rule.get("bfloat16_min_macos") and _vtuple(emu.target.macos)[:2] < \
-                _vtuple(rule["bfloat16_min_macos"])[:2]:
+        elif dtype == torch.bfloat16 and rule.get("bfloat16_min_macos") and versions.release(emu.target.macos)[:2] < \
+                versions.release(rule["bfloat16_min_macos"])[:2]:
             message = rule["bfloat16_warning"]
         if message is None:
             return real_init(self, **bound)

@@ -110,6 +110,10 @@ class MPSDispatch(TorchDispatchMode):
         self.children: dict[int, "MPSDispatch"] = {}
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        """Every aten call of the program, judged as MPS would dispatch it, then computed on the CPU.
+
+        Long because it is the hot path (one call per aten op): each helper call here costs per op, and
+        ``benchmarks/run_bench.py`` measures this function's cost against a bare dispatch mode."""
         kwargs = kwargs or {}
         emu = self.emu
         ins = []

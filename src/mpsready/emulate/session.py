@@ -126,10 +126,10 @@ class Emulator:
         self._wrong_at: dict[tuple, dict[str, Any]] = {}
         import torch as _torch
 
-        from mpsready.ops.api import _vtuple
+        from mpsready import versions
 
         # composites expand exactly only when the installed torch is the target release (same minor)
-        self.exact_composites = _vtuple(_torch.__version__)[:2] == _vtuple(self.judge.torch)[:2]
+        self.exact_composites = versions.release(_torch.__version__)[:2] == versions.release(self.judge.torch)[:2]
         self.root = os.path.abspath(root)
         self.keep_going = keep_going
         self.max_steps = max_steps

@@ -34,7 +34,7 @@ import torch
 
 from mpsready.emulate import residence
 from mpsready.emulate.session import Emulator, mark_mac_error
-from mpsready.ops.api import _macos_lt
+from mpsready import versions
 
 _Base = torch._C.TensorBase
 _MPS0 = torch.device("mps", 0)
@@ -118,9 +118,9 @@ def install(emu: Emulator) -> Callable[[], None]:
     p.set(mps_backend, "is_available", lambda: emu.judge.available)
     p.set(mps_backend, "is_built", lambda: True)
     p.set(mps_backend, "is_macos_or_newer",
-          lambda major, minor: not _macos_lt(macos, f"{major}.{minor}"))
+          lambda major, minor: not versions.macos_lt(macos, f"{major}.{minor}"))
     if hasattr(mps_backend, "is_macos13_or_newer"):
-        p.set(mps_backend, "is_macos13_or_newer", lambda minor=0: not _macos_lt(macos, f"13.{minor}"))
+        p.set(mps_backend, "is_macos13_or_newer", lambda minor=0: not versions.macos_lt(macos, f"13.{minor}"))
 
     _install_mps_module(p, emu)
     _install_accelerator(p, emu)

@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 MIN_STEPS = 3  # steps observed before a shape can be called dynamic (step 0 plus two to change in)
@@ -113,7 +113,7 @@ def tensor_summary(t: Any) -> dict[str, Any]:
         nan = int(torch.isnan(x).sum())
         inf = int(torch.isinf(x).sum())
         f = x[fin] if (nan or inf) else x
-        stats = {"min": None, "max": None, "mean": None}
+        stats: dict[str, float | None] = {"min": None, "max": None, "mean": None}
         if f.numel():
             stats = {"min": float(f.min()), "max": float(f.max()), "mean": float(f.mean())}
     return {"shape": [int(s) for s in t.shape], "dtype": str(t.dtype).replace("torch.", ""), **stats,
@@ -182,14 +182,17 @@ class OpWatch:
         argument (results are then that argument when ``out`` holds none). ``top``: a call of the program's
         (not a callee of an expanded composite), the only ones counted for shapes. ``frame``: the user's
         frame when the caller already knows it. ``view``: the result aliases an input (neither checked nor
-        counted: a view computes nothing and builds no MPS graph). ``nan``: False to count shapes only."""
+        counted: a view computes nothing and builds no MPS graph). ``nan``: False to count shapes only.
+
+        Long because it runs once per aten call (the hot path of ``run``, ``trace`` and ``record``'s NaN check):
+        its checks are inline so that a call with nothing to check returns early at no extra call's cost."""
         if view:
             return
         check = nan and self.nan_check and self.first is None and not self.gave_up and name not in _SKIPPED
         shapes = self.shapes and top
         if not check and not shapes:
             return
-        ins = None
+        ins: list[Any] | None = None
         if shapes:
             ins = []
             _flat(args, ins)
@@ -199,6 +202,7 @@ class OpWatch:
             if not check:
                 return
         Tensor = self._Tensor
+        outs: Sequence[Any]
         if isinstance(out, Tensor):
             outs = (out,)
         elif isinstance(out, tuple) and out:

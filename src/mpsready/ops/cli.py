@@ -40,10 +40,10 @@ def _db(version: str | None):
 def _check_macos(text: str | None) -> None:
     if text is None:
         return
-    from mpsready.ops.api import _vtuple
+    from mpsready import versions
 
     try:
-        _vtuple(text)
+        versions.release(text)
     except ValueError:
         raise UsageError(f"--macos {text!r} is not a macOS version such as 14.4") from None
 

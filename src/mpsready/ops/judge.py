@@ -27,6 +27,7 @@ from packaging.version import Version
 
 from mpsready.ops import api as ops_api
 from mpsready.ops.messages import fallback_warning, not_implemented_message
+from mpsready import versions
 
 OUTCOMES = ("runs", "composite", "error", "fallback", "crash", "unknown")
 FAILING = frozenset({"error", "crash"})
@@ -116,7 +117,7 @@ class Judge:
 
     def __init__(self, torch: str, macos: str, fallback: bool = False):
         self.db = ops_api.load_db(torch)
-        ops_api._vtuple(macos)
+        versions.release(macos)
         self.torch = self.db.torch_version
         self.macos = macos
         self.fallback = fallback
@@ -135,7 +136,7 @@ class Judge:
             for e in entries:
                 if rel not in SpecifierSet(e.get("torch") or ""):
                     continue
-                if e.get("macos_below") and not ops_api._macos_lt(macos, e["macos_below"]):
+                if e.get("macos_below") and not versions.macos_lt(macos, e["macos_below"]):
                     continue
                 for op in e["ops"]:
                     if op == ANY_OP:
@@ -340,7 +341,7 @@ class Judge:
         if st == "unknown":
             return Judgement(target, "unknown", "unknown", None, None, dtype or None, None, target, src)
         if st == "kernel":
-            if sup.min_macos and ops_api._macos_lt(self.macos, sup.min_macos):
+            if sup.min_macos and versions.macos_lt(self.macos, sup.min_macos):
                 return Judgement(target, "error", "macos", "RuntimeError",
                                  f"{target} on MPS needs macOS {sup.min_macos} (this target: {self.macos})",
                                  dtype or None, None, target, src)
@@ -351,7 +352,7 @@ class Judge:
                                  f"{target} does not support input type '{dtype}' in MPS backend "
                                  f"({exc.get('message') or 'common_mps.py expected failure'})",
                                  dtype, fixed, target, src)
-            if exc and exc.get("min_macos") and ops_api._macos_lt(self.macos, exc["min_macos"]):
+            if exc and exc.get("min_macos") and versions.macos_lt(self.macos, exc["min_macos"]):
                 return Judgement(target, "error", "dtype", "RuntimeError",
                                  f"{target} supports {dtype} on MPS from macOS {exc['min_macos']} "
                                  f"({exc.get('message') or 'common_mps.py'})", dtype, None, target, src)
@@ -425,7 +426,7 @@ class Judge:
         kernel calls. An empty ``version`` (a trace saved before it was kept) counts as the same."""
         if not version:
             return True
-        return ops_api._vtuple(version)[:2] == ops_api._vtuple(self.torch)[:2]
+        return versions.release(version)[:2] == versions.release(self.torch)[:2]
 
     def inside_composite(self, j: Judgement, inside_composite: bool, exact_composites: bool,
                          installed: str) -> Judgement:

@@ -7,7 +7,7 @@ with the same words. Sources are named on each function.
 
 from __future__ import annotations
 
-from mpsready.ops import api as ops_api
+from mpsready import versions
 
 ISSUE_NEW = "https://github.com/pytorch/pytorch/issues/141287"  # message of 2.6+ (MPSFallback.mm)
 ISSUE_OLD = "https://github.com/pytorch/pytorch/issues/77764"  # message up to 2.5
@@ -16,7 +16,7 @@ ISSUE_OLD = "https://github.com/pytorch/pytorch/issues/77764"  # message up to 2
 def not_implemented_message(op: str, torch_version: str) -> str:
     """The NotImplementedError text MPS raises for ``op`` without a kernel (MPSFallback.mm):
     issue #141287 from PyTorch 2.6 on, #77764 up to 2.5."""
-    new = ops_api._vtuple(torch_version)[:2] >= (2, 6)
+    new = versions.release(torch_version)[:2] >= (2, 6)
     if new:
         return (f"NotImplementedError: The operator '{op}' is not currently implemented for the MPS device. If you "
                 f"want this op to be considered for addition please comment on {ISSUE_NEW} and mention use-case, "

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mpsready.ops.api import SupportDB, _macos_lt, normalize_op
+from mpsready import versions
+from mpsready.ops.api import SupportDB, normalize_op
 
 EFFECTS = {
     "kernel": ("runs on MPS", "runs on MPS"),
@@ -67,7 +68,7 @@ def explain(db: SupportDB, name: str, macos: str | None = None) -> dict[str, Any
         routed_on_mps=None if routed is None else {"op": "aten::" + routed["to"], **routed},
     )
     if s.min_macos and macos is not None:
-        result["op_available_at_macos"] = not _macos_lt(macos, s.min_macos)
+        result["op_available_at_macos"] = not versions.macos_lt(macos, s.min_macos)
     return result
 
 

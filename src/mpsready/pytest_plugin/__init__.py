@@ -41,6 +41,7 @@ import pytest
 
 from mpsready.run.attached import ATTACHED as _ATTACHED
 from mpsready.run.attached import attach, attached_failures  # noqa: F401  # the plugin's public API, kept
+from mpsready import versions
 
 FAIL_ON = ("mac-failure", "fallback", "never")
 PLUGIN_NAME = "mpsready-emulated-mac"
@@ -67,7 +68,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def _parse_target(value: str) -> tuple[str, str]:
     """``--mps-emulate`` value -> (torch release, macOS); raises ``pytest.UsageError``."""
     from mpsready.errors import UsageError
-    from mpsready.ops import api as ops_api
     from mpsready.run.cli import target_torch
     from mpsready.trace.predict import DEFAULT_MACOS
 
@@ -79,7 +79,7 @@ def _parse_target(value: str) -> tuple[str, str]:
         raise pytest.UsageError(f"{exc}; {hint}") from None
     macos = macos.strip() or DEFAULT_MACOS
     try:
-        ops_api._vtuple(macos)
+        versions.release(macos)
     except ValueError:
         raise pytest.UsageError(f"--mps-emulate: {macos!r} is not a macOS version such as 14.4") from None
     return torch_v, macos

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any, Callable
 
 from mpsready.errors import ExitCode, UsageError
 from mpsready.commands.report import FORMATS, add_judgement_options, positive_number, register  # noqa: F401
@@ -53,5 +54,6 @@ def emit(report, fmt: str | None, out: str | None) -> None:
     if fmt in (None, "terminal"):
         terminal.print_report(report)
     else:
-        renderer = {"md": markdown.render, "html": html.render, "json": json.render}[fmt]
+        renderers: dict[str, Callable[[Any], str]] = {"md": markdown.render, "html": html.render, "json": json.render}
+        renderer = renderers[fmt]
         sys.stdout.write(renderer(report))

@@ -87,7 +87,10 @@ def _print_exception(exc: BaseException) -> None:
 
 
 def run(spec: dict[str, Any]) -> dict[str, Any]:
-    """Run the program of ``spec`` under the emulator; returns the raw result (``run.document`` shapes it)."""
+    """Run the program of ``spec`` under the emulator; returns the raw result (``run.document`` shapes it).
+
+    Long because the emulator's install, the program's run and every undo (spawn patch, fallback watch,
+    status writer, the emulator itself) sit in one try/finally, in the order the program needs them."""
     from mpsready.emulate import Emulator, MacCrash, StopRun, Target, mac_error_kind
 
     prog = spec["program"]

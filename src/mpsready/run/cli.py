@@ -16,6 +16,7 @@ from mpsready import childproc
 from mpsready.errors import ExitCode, UsageError
 from mpsready.run import matrix
 from mpsready.commands.run import DEFAULT_TIME_LIMIT, FORMATS, register  # noqa: F401  (the arguments: cheap to import)
+from mpsready import versions
 
 # seconds past the time limit before the child's process group is killed (a program that blocks SIGALRM)
 KILL_GRACE = 60.0
@@ -30,7 +31,7 @@ def target_torch(requested: str | None) -> str:
         requested = installed_torch_version()
     try:
         ops_api.load_db(requested)
-        ops_api._vtuple(requested)
+        versions.release(requested)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     return requested
@@ -39,7 +40,6 @@ def target_torch(requested: str | None) -> str:
 def run(args: argparse.Namespace) -> int:
     import importlib.util
 
-    from mpsready.ops import api as ops_api
     from mpsready.run.child import CHILD_SETUP_ERROR, STARTED
     from mpsready.run.command import parse_program
     from mpsready.run.render import render_terminal
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output:
         check_output(args.output)
     try:
-        ops_api._vtuple(args.macos)
+        versions.release(args.macos)
     except ValueError:
         raise UsageError(f"--macos {args.macos!r} is not a macOS version such as 14.4") from None
     fallback = args.fallback if args.fallback is not None else os.environ.get("PYTORCH_ENABLE_MPS_FALLBACK") == "1"

@@ -42,6 +42,7 @@ from typing import Any
 from mpsready import childproc
 from mpsready.errors import UsageError
 from mpsready.schema import envelope
+from mpsready import versions
 
 SCHEMA = "mpsready.run_matrix"
 VERSION = 1
@@ -66,7 +67,7 @@ def parse_releases(torch_arg: str) -> list[tuple[str, str]]:
     if text == ALL:
         newest: dict[tuple[int, ...], str] = {}
         for rel in ops_api.shipped_versions():  # oldest first: the last of each minor is its newest patch
-            newest[ops_api._vtuple(rel)[:2]] = rel
+            newest[versions.release(rel)[:2]] = rel
         return [(rel, rel) for rel in newest.values()]
     seen: dict[str, str] = {}
     for word in text.split(","):
@@ -80,7 +81,7 @@ def parse_releases(torch_arg: str) -> list[tuple[str, str]]:
         except ValueError as exc:
             raise UsageError(f"--torch release {word!r}: {exc}") from None
         seen.setdefault(rel, word)
-    return sorted(((req, rel) for rel, req in seen.items()), key=lambda p: ops_api._vtuple(p[1]))
+    return sorted(((req, rel) for rel, req in seen.items()), key=lambda p: versions.release(p[1]))
 
 
 @dataclass

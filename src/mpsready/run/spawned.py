@@ -86,7 +86,8 @@ def install() -> None:
     """In a spawned child: the emulator for the parent's target, and the spawn-failure report."""
     from multiprocessing import spawn
 
-    real_check = spawn._check_not_importing_main
+    # a private CPython function (Lib/multiprocessing/spawn.py, 3.10-3.13), not in the stubs: read by name
+    real_check = getattr(spawn, "_check_not_importing_main")
 
     def check():
         try:
@@ -95,7 +96,7 @@ def install() -> None:
             _report({"kind": "spawn", "exception": "RuntimeError", "message": " ".join(str(exc).split()),
                      "fix": SPAWN_FIX})
             raise
-    spawn._check_not_importing_main = check
+    setattr(spawn, "_check_not_importing_main", check)
     raw = os.environ.get(SPEC_VAR)
     if not raw:
         return
@@ -116,7 +117,7 @@ def install() -> None:
             kind = mac_error_kind(exc)
             if kind is not None:
                 _report({"kind": kind, "exception": type(exc).__name__, "message": str(exc)[:2000]})
-        ExceptionWrapper.__init__ = init
+        setattr(ExceptionWrapper, "__init__", init)  # patched on the class, as the worker builds it
     except ImportError:
         pass
     real_hook = sys.excepthook

@@ -91,7 +91,7 @@ def walk(root: Path, *, exclude: tuple[str, ...] = (), max_file_size: int, gitig
     :data:`MAX_DIR_DEPTH` levels down are not entered (INP112). With ``gitignore``, files and directories
     that the project's ``.gitignore`` files ignore (git's rules, through ``pathspec``) are not scanned.
 
-    Longer than 80 lines on purpose: its small helpers are closures over the walk's state (the findings, the
+    Long because its small helpers are closures over the walk's state (the findings, the
     real root, the exclude patterns), and the loop over the explicit stack reads best in one piece."""
     out = Walk()
     real_root = os.path.realpath(root)

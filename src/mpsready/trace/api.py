@@ -146,11 +146,11 @@ def trace_entry(spec: Any, torch: str | None = None, macos: str = DEFAULT_MACOS,
     from mpsready.ops.api import load_db
     from mpsready.trace.recorder import record_entry
 
-    from mpsready.ops.api import _vtuple
+    from mpsready import versions
 
     target = torch or installed_torch_version()
     db = load_db(target)
-    _vtuple(macos)  # ValueError on a malformed macOS version, before the step runs
+    versions.release(macos)  # ValueError on a malformed macOS version, before the step runs
     entry = _load_entry_or_failing_build(spec, cwd) if isinstance(spec, str) else spec
     fb = default_fallback() if fallback is None else fallback
     composite: dict[str, bool] = {}

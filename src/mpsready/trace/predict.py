@@ -41,6 +41,7 @@ from mpsready.trace.prediction import OpPrediction, Prediction, Problem
 from mpsready.trace.stages import GRAD_OFF_STAGES, HOST_STAGES, STAGE_ORDER, stage_key  # noqa: F401  (STAGE_ORDER re-exported)
 
 from mpsready.defaults import DEFAULT_MACOS  # noqa: F401  (shared with the argument definitions)
+from mpsready import versions
 SPARSE_CTOR = "aten::_sparse_coo_tensor_with_dims_and_tensors"
 
 # ------------------------------------------------------------------------------------ helpers
@@ -167,27 +168,8 @@ def predict(trace: OpTrace, torch: str, macos: str = DEFAULT_MACOS, fallback: bo
         total_calls += call.count
         j = cls.judgement(call, target, call.op, inside)
         outcomes.setdefault(target, []).append(j.outcome)
-        pr1 = _problem(j, judge)
-        probs = [pr1] if pr1 is not None else []
-        for pr in probs:
-            if pr not in p.problems:
-                p.problems.append(pr)
-        if p.verdict == "host":
-            p.verdict = "runs"
-        p.count += call.count
-        p.seconds += call.seconds
-        if probs:
+        if _add_call(p, call, _problem(j, judge)):
             problem_seconds[target] = problem_seconds.get(target, 0.0) + call.seconds
-        if call.stage not in p.stages:
-            p.stages.append(call.stage)
-        for dt in call.in_dtypes + call.out_dtypes:
-            if dt not in p.dtypes:
-                p.dtypes.append(dt)
-        if call.frame and call.frame not in p.frames and len(p.frames) < 5:
-            p.frames.append(call.frame)
-            p.frame_stages.append(call.stage)
-        if call.parent and call.parent not in p.parents:
-            p.parents.append(call.parent)
         if any(layout.startswith("sparse") for layout in call.layouts):
             _imply_sparse_ctor(preds, cls, call, outcomes)
 
@@ -200,7 +182,7 @@ def predict(trace: OpTrace, torch: str, macos: str = DEFAULT_MACOS, fallback: bo
             p.call_share = p.count / total_calls if total_calls else 0.0
             p.time_share = min(1.0, problem_seconds.get(p.op, 0.0) / step_seconds) if step_seconds else 0.0
             fixes = [pr.fixed_in for pr in p.problems if pr.kind != "unknown"]
-            p.fixed_in = None if (not fixes or None in fixes) else max(cast(list[str], fixes), key=ops_api._vtuple)
+            p.fixed_in = None if (not fixes or None in fixes) else max(cast(list[str], fixes), key=versions.release)
     ops = sorted(preds.values(), key=lambda o: (_VERDICT_RANK[o.verdict], o.op))
     findings = _op_findings(ops, db.torch_version, fallback) + dtype_findings(trace, db, macos, judge)
     findings += _stage_findings(trace)
@@ -225,6 +207,27 @@ def predict(trace: OpTrace, torch: str, macos: str = DEFAULT_MACOS, fallback: bo
 
 _VERDICT_RANK = {"error": 0, "fallback": 1, "unknown": 2, "runs": 3, "composite": 4, "host": 5}
 
+
+def _add_call(p: OpPrediction, call: Any, problem: Problem | None) -> bool:
+    """Count one judged call into its op's prediction (problems, calls, seconds, stages, dtypes, up to five user
+    frames, parents); True when the call has a problem."""
+    if problem is not None and problem not in p.problems:
+        p.problems.append(problem)
+    if p.verdict == "host":
+        p.verdict = "runs"
+    p.count += call.count
+    p.seconds += call.seconds
+    if call.stage not in p.stages:
+        p.stages.append(call.stage)
+    for dt in call.in_dtypes + call.out_dtypes:
+        if dt not in p.dtypes:
+            p.dtypes.append(dt)
+    if call.frame and call.frame not in p.frames and len(p.frames) < 5:
+        p.frames.append(call.frame)
+        p.frame_stages.append(call.stage)
+    if call.parent and call.parent not in p.parents:
+        p.parents.append(call.parent)
+    return problem is not None
 
 def _imply_sparse_ctor(preds: dict[str, OpPrediction], cls: _Classifier, call: OpCall,
                        outcomes: dict[str, list[str]]) -> None:

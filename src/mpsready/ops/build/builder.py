@@ -104,6 +104,9 @@ def build_release(release: str, files: Path, extras: Any = None) -> dict[str, An
 
     Raises ``AssertionError`` when the wheel's version, the yaml counts (``EXPECTED_COUNTS``), the Python
     registrations or an overlay disagree with what is expected: stop and look, never ship a silent change.
+
+    Long because it is one linear pass a maintainer reads top to bottom (yaml, registrations, overlays, checks,
+    table), run once per release by ``python -m mpsready.ops.build``, never by a user.
     """
     info = json.loads((files / fetch.MANIFEST).read_text())
     version_py = wheel_version(files)
