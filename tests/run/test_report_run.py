@@ -66,7 +66,7 @@ def test_run_documents_validate_against_the_shipped_schema(tmp_path):
     jsonschema = pytest.importorskip("jsonschema")
     from importlib import resources
 
-    from .test_device_model import KEEP_GOING
+    from tests.emulate.test_device_model import KEEP_GOING
     from .test_inconclusive import AMP_UNSCALE, MISSING_MODULE
 
     schema = json.loads(resources.files("mpsready.run").joinpath("data/run.schema.json").read_text())
