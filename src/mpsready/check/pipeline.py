@@ -237,11 +237,16 @@ class CheckPipeline:
         run.detail = self.evidence.env.describe()
         run.outputs.append(str(path))
 
-    def _trace(self, run: StageRun) -> None:
+
+    def _need_step(self) -> None:
+        """trace and record run the representative step: they need an ENTRY and PyTorch (else ``_Skip``)."""
         if not self.entry:
             raise _Skip("no --entry given (the representative step)")
         if not _has_module("torch"):
             raise _Skip("PyTorch is not installed here")
+
+    def _trace(self, run: StageRun) -> None:
+        self._need_step()
         try:
             from mpsready.trace import trace_entry
         except ImportError:
@@ -268,10 +273,7 @@ class CheckPipeline:
     def _record(self, run: StageRun) -> None:
         if self.skip_record:
             raise _Skip("--skip-record given")
-        if not self.entry:
-            raise _Skip("no --entry given (the representative step)")
-        if not _has_module("torch"):
-            raise _Skip("PyTorch is not installed here")
+        self._need_step()
         try:
             from mpsready.record import record_entry
         except ImportError:

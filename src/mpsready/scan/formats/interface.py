@@ -30,5 +30,6 @@ class ScanFormat(abc.ABC):
         return self.render(results[0]) if len(results) == 1 else self.render_many(results)
 
     def print_many(self, results: list[ScanResult], console: Console) -> None:
-        """Print the scans to ``console`` (formats with ``prints_to_console`` only)."""
-        raise NotImplementedError(f"{self.name} renders text only")
+        """Print the scans to ``console``: a text format's output as it is, never read as rich markup (the
+        terminal format overrides this to draw its tables)."""
+        console.out(self.render_all(results), end="", highlight=False)
