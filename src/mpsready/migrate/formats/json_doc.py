@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
 from typing import Any
 
 from mpsready import __version__
 from mpsready.migrate.engine import Plan
 from mpsready.migrate.formats.diff import render_diff
+from mpsready.schema import utc_now
 
 SCHEMA = {"name": "mpsready.migrate", "version": 1}
 
@@ -19,7 +19,7 @@ def render_json(plan: Plan, *, applied: list[str] | None = None, refused: list[s
     doc: dict[str, Any] = {
         "schema": SCHEMA,
         "mpsready": __version__,
-        "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "created": utc_now(),
         "basis": "predicted",
         "root": plan.root,
         "torch_floor": ".".join(map(str, plan.torch_floor)) if plan.torch_floor else None,
