@@ -6,8 +6,8 @@
 * 2.5-2.9 check the region's dtype in Python: one the release does not accept for MPS (2.5: only float16;
   2.6-2.9: bfloat16 and float16, bfloat16 only from macOS 14) gives that release's "Disabling autocast"
   UserWarning and the region is disabled. These rules, with their texts and sources, are the ``autocast``
-  section of ``ops/data/curated/python_checks.yaml`` (see :mod:`~mpsready.emulate.release_api`); from 2.10 the
-  installed code's checks are the release's.
+  section of ``ops/data/curated/python_checks.yaml``, judged by :meth:`mpsready.ops.judge.Judge.autocast`; from
+  2.10 the installed code's checks are the release's.
 * Where the data ships the release's AutocastMPS list (``autocast_mps.yaml``: 2.5.1), the casts are applied at
   the Python level, above autograd, so gradients stay right: inside an enabled MPS autocast region, a call of
   an op on the ``lower_precision_fp`` list casts its floating-point tensors to the region's dtype, one on the
@@ -22,8 +22,6 @@ from __future__ import annotations
 import torch
 
 from mpsready.emulate.session import Emulator
-from mpsready import versions
-from mpsready.ops.judge import Judgement
 
 _Autocast = torch.amp.autocast_mode.autocast
 _FLOATS = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
@@ -48,17 +46,14 @@ def cast_args(args, kwargs, dtype):
 
 
 def install(emu: Emulator):
-    """Patch ``torch.autocast.__init__`` with the target's MPS device and dtype checks
-    (``python_checks.yaml`` ``autocast``); returns the undo."""
+    """Patch ``torch.autocast.__init__`` so that an MPS region is judged as the target release has it
+    (:meth:`mpsready.ops.judge.Judge.autocast`); returns the undo."""
     import inspect
     import warnings
 
-    from mpsready.emulate.release_api import checks
-
     real_init = _Autocast.__init__
     sig = inspect.signature(real_init)
-    rules = checks(emu.judge.torch)["autocast"]
-    rule = rules[0] if rules else None
+    checked = emu.judge.autocast_checked
 
     def __init__(self, *args, **kwargs):
         try:
@@ -68,29 +63,20 @@ def install(emu: Emulator):
         if bound.get("device_type") != "mps":
             return real_init(self, *args, **kwargs)
         emu.autocast_used = True
-        if rule is None:
+        if not checked:
             return real_init(self, *args, **kwargs)
         bound.pop("self")
-        if "exception" in rule:  # no MPS autocast in this release
-            j = Judgement(op="torch.autocast", outcome="error", kind="autocast", exception=rule["exception"],
-                          message=rule["message"], fixed_in=rule.get("fixed_in"), named="torch.autocast",
-                          source=rule["source"])
+        enabled = bool(bound.get("enabled", True))
+        dtype = bound.get("dtype") or torch.get_autocast_dtype("mps")
+        j = emu.judge.autocast(str(dtype).replace("torch.", ""), enabled)
+        if j is None:
+            return real_init(self, **bound)
+        if j.fails:  # no MPS autocast in this release
             exc = emu.fail(j, "torch.autocast")
             if exc is not None:
                 raise exc
             return real_init(self, **{**bound, "device_type": "cpu", "enabled": False})
-        if not bound.get("enabled", True):
-            return real_init(self, **bound)
-        dtype = bound.get("dtype") or torch.get_autocast_dtype("mps")
-        message = None
-        if dtype not in {getattr(torch, d) for d in rule["supported"]}:
-            message = rule["warning"]
-        elif dtype == torch.bfloat16 and rule.get("bfloat16_min_macos") and versions.release(emu.target.macos)[:2] < \
-                versions.release(rule["bfloat16_min_macos"])[:2]:
-            message = rule["bfloat16_warning"]
-        if message is None:
-            return real_init(self, **bound)
-        warnings.warn(message, UserWarning, stacklevel=2)  # the release's own warning; the region is disabled
+        warnings.warn(j.message or "", UserWarning, stacklevel=2)  # the release's own warning; the region is disabled
         return real_init(self, **{**bound, "enabled": False})
 
     setattr(__init__, "__wrapped__", real_init)

@@ -26,7 +26,9 @@ release. ``install(emu)`` returns the undo, like the other installers of this pa
   *eagerly* under the emulator, so its ops are judged. Compiling here would run Inductor's CPU kernels, which
   the dispatch mode never sees (they are not aten calls), so the MPS ops would go unjudged.
 
-Every exception raised here is marked a Mac failure (kind ``release_api`` or ``compile``,
+Each decision is the judge's (:class:`mpsready.ops.api_judge.ApiChecks`, part of
+:class:`~mpsready.ops.judge.Judge`): this module binds the program's arguments and tensors to plain values, asks,
+and acts. Every exception raised here is marked a Mac failure (kind ``release_api`` or ``compile``,
 :func:`~mpsready.emulate.session.mark_mac_error`) and recorded with the user's line.
 """
 
@@ -46,29 +48,12 @@ import torch
 from mpsready.emulate import residence
 from mpsready.emulate.session import Emulator
 from mpsready.emulate.torch_api import _Patches
+from mpsready.ops.api_judge import KIND_API, KIND_COMPILE
 from mpsready.ops.judge import Judgement
 
-KIND_API = "release_api"
-KIND_COMPILE = "compile"
+__all__ = ["KIND_API", "KIND_COMPILE", "install"]
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 _MPSREADY_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
-def checks(release: str) -> dict[str, Any]:
-    """The ``python_checks.yaml`` entries that apply to ``release`` (a full version, ``"2.4.1"``): a dict of
-    section -> list of entries (``optimizer_foreach`` as a one-entry list)."""
-    from mpsready.ops.build import curated
-
-    doc = curated.load("python_checks")
-    out: dict[str, Any] = {}
-    for section, entries in doc.items():
-        entries = entries if isinstance(entries, list) else [entries]
-        out[section] = curated.for_release(entries, release)
-    return out
-
-
-def _text(entry: dict[str, Any]) -> str:
-    return entry["message"].format(devices=list(entry.get("devices", [])))
 
 
 def _raise(emu: Emulator, j: Judgement, make: Callable[[str], BaseException] | None = None) -> None:
@@ -91,42 +76,28 @@ def _raise(emu: Emulator, j: Judgement, make: Callable[[str], BaseException] | N
 
 def install(emu: Emulator) -> Callable[[], None]:
     p = _Patches()
-    found = checks(emu.judge.torch)
-    _install_fused(p, emu, found["optimizer_fused"])
-    _install_capturable(p, emu, found["optimizer_capturable"])
-    if found["optimizer_foreach"]:
+    judge = emu.judge
+    _install_fused(p, emu, judge.fused_optimizers())
+    _install_capturable(p, emu, judge.capturable_optimizers())
+    if judge.foreach_per_tensor:
         _install_grouping(p)
-    if found["grad_scaler"]:
-        _install_grad_scaler(p, emu, found["grad_scaler"][0])
-    _install_surface(p, [e for e in checks_all("mps_api") if not _applies(e, emu.judge.torch)])
-    if found["compile"]:
-        _install_compile(p, emu, found["compile"][0])
+    if judge.grad_scaler_float64:
+        _install_grad_scaler(p)
+    _install_surface(p, judge.missing_api())
+    if judge.compile_checked:
+        _install_compile(p, emu)
     return p.undo
 
 
-def checks_all(section: str) -> list[dict[str, Any]]:
-    from mpsready.ops.build import curated
-
-    return list(curated.load("python_checks")[section])
-
-
-def _applies(entry: dict[str, Any], release: str) -> bool:
-    from mpsready.ops.build import curated
-
-    return curated.applies(entry, release)
-
-
 # ---------------------------------------------------------------------------------------------- optimizers
-def _install_fused(p: _Patches, emu: Emulator, entries: list[dict[str, Any]]) -> None:
-    for entry in entries:
-        for name in entry["optimizers"]:
-            cls = getattr(torch.optim, name)
-            p.set(cls, "__init__", _fused_init(emu, cls, cls.__init__, entry))
+def _install_fused(p: _Patches, emu: Emulator, names: tuple[str, ...]) -> None:
+    for name in dict.fromkeys(names):
+        cls = getattr(torch.optim, name)
+        p.set(cls, "__init__", _fused_init(emu, cls, cls.__init__))
 
 
-def _fused_init(emu: Emulator, cls: type, real: Callable, entry: dict[str, Any]) -> Callable:
+def _fused_init(emu: Emulator, cls: type, real: Callable) -> Callable:
     sig = inspect.signature(real)
-    devices = entry["devices"]
 
     def __init__(self, *args, **kwargs):
         try:
@@ -141,12 +112,11 @@ def _fused_init(emu: Emulator, cls: type, real: Callable, entry: dict[str, Any])
                 raise
         if not fused or getattr(self, "defaults", {}).get("differentiable"):
             return
-        if all(p.device.type in devices and torch.is_floating_point(p)
-               for g in self.param_groups for p in g["params"]):
+        params = [p for g in self.param_groups for p in g["params"]]
+        j = emu.judge.optimizer_fused(cls.__name__, frozenset(p.device.type for p in params),
+                                      all(torch.is_floating_point(p) for p in params))
+        if j is None:
             return
-        j = Judgement(op=f"torch.optim.{cls.__name__}", outcome="error", kind=KIND_API,
-                      exception=entry["exception"], message=_text(entry), named=f"torch.optim.{cls.__name__}",
-                      fixed_in="2.5.0", source=entry["source"])
         _raise(emu, j)
         for g in self.param_groups:  # --keep-going: go on as the release would have, unfused
             g["fused"] = False
@@ -154,24 +124,19 @@ def _fused_init(emu: Emulator, cls: type, real: Callable, entry: dict[str, Any])
     return __init__
 
 
-def _install_capturable(p: _Patches, emu: Emulator, entries: list[dict[str, Any]]) -> None:
-    if not entries:
+def _install_capturable(p: _Patches, emu: Emulator, names: tuple[str, ...]) -> None:
+    if not names:
         return
-    entry = entries[0]
-    classes = tuple(getattr(torch.optim, n) for n in entry["optimizers"])
+    classes = tuple(getattr(torch.optim, n) for n in dict.fromkeys(names))
     from torch.optim.optimizer import register_optimizer_step_pre_hook
 
     def hook(opt, args, kwargs):
         if not isinstance(opt, classes):
             return
         for g in opt.param_groups:
-            if not g.get("capturable") or g.get("fused"):
-                continue
-            if any(p.grad is not None and residence.on_mps(p) for p in g["params"]):
-                name = type(opt).__name__
-                j = Judgement(op=f"torch.optim.{name}.step", outcome="error", kind=KIND_API,
-                              exception="AssertionError", message=_text(entry), named=f"torch.optim.{name}.step",
-                              source=entry["source"])
+            on_mps = any(p.grad is not None and residence.on_mps(p) for p in g["params"])
+            j = emu.judge.optimizer_step(type(opt).__name__, bool(g.get("capturable")), bool(g.get("fused")), on_mps)
+            if j is not None:
                 _raise(emu, j, AssertionError)
                 return
 
@@ -206,7 +171,7 @@ def _install_grouping(p: _Patches) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- amp
-def _install_grad_scaler(p: _Patches, emu: Emulator, entry: dict[str, Any]) -> None:
+def _install_grad_scaler(p: _Patches) -> None:
     cls = torch.amp.GradScaler
     real = cls.unscale_
 
@@ -251,15 +216,12 @@ class _Hiding(types.ModuleType):
         return [n for n in types.ModuleType.__dir__(self) if n not in hidden]
 
 
-def _install_surface(p: _Patches, missing: list[dict[str, Any]]) -> None:
-    by_module: dict[str, set[str]] = {"torch.mps": set(), "torch.backends.mps": set()}
-    for e in missing:
-        by_module.setdefault(e["module"], set()).add(e["name"])
-    for modname, names in by_module.items():
+def _install_surface(p: _Patches, missing: dict[str, frozenset[str]]) -> None:
+    for modname, names in missing.items():
         mod = sys.modules.get(modname)
         if mod is None or type(mod) is not types.ModuleType:
             continue
-        p.set(mod, "_mpsready_hidden", frozenset(names))
+        p.set(mod, "_mpsready_hidden", names)
         mod.__class__ = _Hiding
 
         def restore(mod=mod):
@@ -289,32 +251,28 @@ def _has_mps(args, kwargs, module: Any = None) -> bool:
     return False
 
 
-def _install_compile(p: _Patches, emu: Emulator, entry: dict[str, Any]) -> None:
+def _install_compile(p: _Patches, emu: Emulator) -> None:
     from torch._dynamo.eval_frame import DisableContext, OptimizedModule
 
-    outcome = entry["outcome"]
     warned = [False]
 
     def first_call(module: Any, args, kwargs) -> None:
-        if not _has_mps(args, kwargs, module):
-            return  # a CPU graph: Inductor's CPU backend on a Mac (needs a C++ compiler there; not judged)
-        if outcome == "unsupported":
-            import torch._dynamo.config as dcfg
+        # a CPU graph is Inductor's CPU backend on a Mac (needs a C++ compiler there; not judged); with
+        # suppress_errors the release falls back to eager (its own warning is not reproduced)
+        import torch._dynamo.config as dcfg
 
-            if getattr(dcfg, "suppress_errors", False):
-                return  # the release falls back to eager (its own warning is not reproduced)
-            j = Judgement(op="torch.compile", outcome="error", kind=KIND_COMPILE,
-                          exception="BackendCompilerFailed", message=entry["message"], named="torch.compile",
-                          fixed_in="2.7.0", source=entry["source"])
+        j = emu.judge.compile(_has_mps(args, kwargs, module), bool(getattr(dcfg, "suppress_errors", False)))
+        if j is None:
+            return
+        if j.fails:
             _raise(emu, j, _compiler_failed)
-        elif outcome == "experimental" and not warned[0]:
+        elif not warned[0]:
             warned[0] = True
             frame = emu.frames.locate(3)
             if frame is None:
-                warnings.warn(entry["warning"], UserWarning, stacklevel=4)
+                warnings.warn(j.message or "", UserWarning, stacklevel=4)
             else:
-                warnings.warn_explicit(entry["warning"], UserWarning, os.path.join(emu.root, frame.path),
-                                       frame.line)
+                warnings.warn_explicit(j.message or "", UserWarning, os.path.join(emu.root, frame.path), frame.line)
 
     def eager(fn: Callable, module: Any = None) -> Callable:
         state = {"compiled": False}

@@ -273,11 +273,9 @@ def _install_default_device(p: _Patches, emu: Emulator) -> None:
 def _install_load(p: _Patches, emu: Emulator) -> None:
     from mpsready.emulate.device import is_mps
 
-    from mpsready.emulate.release_api import checks
-
     real_load = torch.load
     # the target release's default of weights_only (python_checks.yaml torch_load: False before 2.6)
-    rule = (checks(emu.judge.torch).get("torch_load") or [None])[0]
+    rule = emu.judge.torch_load_default()
 
     def load(f, map_location=None, *args, **kwargs):
         if rule is not None and kwargs.get("weights_only") is None and len(args) < 2 \

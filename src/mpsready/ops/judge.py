@@ -13,7 +13,9 @@ A :class:`Judgement` says what a Mac does with the call:
 * ``fallback``: the call runs on the CPU with MPS's ``UserWarning`` (``message``): always-fallback ops
   (``MPSFallback.mm``), or ops without a kernel when ``PYTORCH_ENABLE_MPS_FALLBACK=1``;
 * ``crash``: macOS aborts the process (an MPSNDArray assertion), ``message`` is what it prints;
-* ``unknown``: the data does not know the op (another namespace): never guessed as supported.
+* ``unknown``: the data does not know the op (another namespace): never guessed as supported;
+* ``warns`` (torch API calls only, :mod:`mpsready.ops.api_judge`): the call goes on after the release's
+  ``UserWarning`` (``message``): autocast disables its region, ``torch.compile`` warns of a prototype.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from mpsready.ops import api as ops_api
+from mpsready.ops.api_judge import ApiChecks
 from mpsready.ops.messages import fallback_warning, not_implemented_message
 from mpsready import versions
 
@@ -110,10 +113,11 @@ class CallFacts:
     dim_max: int = 0  # largest dimension size among the tensor arguments (fed only where one may pass INT_MAX)
 
 
-class Judge:
+class Judge(ApiChecks):
     """Judgements for one target: ``torch`` (a version, resolved with :func:`mpsready.ops.api.load_db`),
     ``macos`` (``"14.4"``) and ``fallback`` (``PYTORCH_ENABLE_MPS_FALLBACK=1``). Raises ``ValueError`` for a
-    release without a table or a malformed macOS version."""
+    release without a table or a malformed macOS version. The torch API calls PyTorch checks in Python
+    (autocast, optimizers, ``torch.compile``, ...) are judged by the methods of :class:`ApiChecks`."""
 
     def __init__(self, torch: str, macos: str, fallback: bool = False):
         self.db = ops_api.load_db(torch)

@@ -1,0 +1,202 @@
+"""Judge the torch API calls whose behaviour on MPS PyTorch decides in Python, per release: autocast, the
+optimizers' ``fused``/``capturable`` checks, ``torch.compile``, GradScaler's inverse scale, the ``torch.mps``
+names a release lacks and ``torch.load``'s ``weights_only`` default.
+
+Part of the one judge (:class:`mpsready.ops.judge.Judge` inherits :class:`ApiChecks`): the emulated Mac
+(:mod:`mpsready.emulate.autocast`, :mod:`mpsready.emulate.release_api`) binds the program's arguments to plain
+values, asks here, and acts on the answer. No torch import. The facts, with their releases, texts and sources
+(the Python files of each release's macOS arm64 wheel), are ``data/curated/python_checks.yaml``.
+
+An answer is a :class:`~mpsready.ops.judge.Judgement` (``outcome`` ``error``: the call raises ``exception``
+with ``message``; ``warns``: it goes on after the release's ``UserWarning`` ``message``, and for autocast the
+region is disabled) or None when the call does what the installed PyTorch does.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from mpsready import versions
+
+if TYPE_CHECKING:
+    from mpsready.ops.judge import Judgement
+
+KIND_API = "release_api"
+KIND_COMPILE = "compile"
+KIND_AUTOCAST = "autocast"
+
+
+@lru_cache(maxsize=None)
+def _doc() -> dict[str, Any]:
+    from mpsready.ops.build import curated
+
+    return curated.load("python_checks")
+
+
+def release_checks(release: str) -> dict[str, list[dict[str, Any]]]:
+    """The ``python_checks.yaml`` entries that apply to ``release`` (a full version, ``"2.4.1"``): section ->
+    entries (a one-entry section such as ``optimizer_foreach`` as a list)."""
+    from mpsready.ops.build import curated
+
+    out: dict[str, list[dict[str, Any]]] = {}
+    for section, entries in _doc().items():
+        out[section] = curated.for_release(entries if isinstance(entries, list) else [entries], release)
+    return out
+
+
+def _text(entry: dict[str, Any]) -> str:
+    return entry["message"].format(devices=list(entry.get("devices", [])))
+
+
+class ApiChecks:
+    """The torch-API half of the judge; needs ``self.torch`` (the target's full version) and ``self.macos``."""
+
+    torch: str
+    macos: str
+
+    def _api(self, section: str) -> list[dict[str, Any]]:
+        cache: dict[str, list[dict[str, Any]]] | None = getattr(self, "_api_checks", None)
+        if cache is None:
+            cache = release_checks(self.torch)
+            self._api_checks = cache
+        return cache.get(section) or []
+
+    # ------------------------------------------------------------------ autocast
+    @property
+    def autocast_checked(self) -> bool:
+        """Whether this release checks ``torch.autocast("mps")`` differently from the installed code
+        (python_checks.yaml ``autocast``: releases below 2.10)."""
+        return bool(self._api("autocast"))
+
+    def autocast(self, dtype: str, enabled: bool = True) -> Judgement | None:
+        """``torch.autocast(device_type="mps", dtype=dtype, enabled=enabled)`` (``dtype``: ``"float16"``, the
+        region's dtype after the default is applied): an ``error`` (kind ``autocast``) where the release has no
+        MPS autocast (before 2.5, ``RuntimeError``), ``warns`` where it refuses the dtype and disables the region
+        (2.5: only float16; 2.6-2.9: bfloat16 only from macOS 14), else None. Source: torch/amp/autocast_mode.py
+        autocast.__init__ of each release (python_checks.yaml)."""
+        from mpsready.ops.judge import Judgement
+
+        rules = self._api("autocast")
+        if not rules:
+            return None
+        rule = rules[0]
+        if "exception" in rule:
+            return Judgement(op="torch.autocast", outcome="error", kind=KIND_AUTOCAST, exception=rule["exception"],
+                             message=rule["message"], fixed_in=rule.get("fixed_in"), named="torch.autocast",
+                             source=rule["source"])
+        if not enabled:
+            return None
+        message = None
+        if dtype not in rule["supported"]:
+            message = rule["warning"]
+        elif dtype == "bfloat16" and rule.get("bfloat16_min_macos") and \
+                versions.release(self.macos)[:2] < versions.release(rule["bfloat16_min_macos"])[:2]:
+            message = rule["bfloat16_warning"]
+        if message is None:
+            return None
+        return Judgement(op="torch.autocast", outcome="warns", kind=KIND_AUTOCAST, message=message, dtype=dtype,
+                         named="torch.autocast", source=rule["source"])
+
+    # ------------------------------------------------------------------ optimizers
+    def fused_optimizers(self) -> tuple[str, ...]:
+        """The ``torch.optim`` classes whose constructor checks ``fused=True`` against a device list in this
+        release (Adam, AdamW before 2.5; SGD, Adagrad in 2.4)."""
+        return tuple(n for e in self._api("optimizer_fused") for n in e["optimizers"])
+
+    def optimizer_fused(self, name: str, param_devices: frozenset[str], all_floating: bool) -> Judgement | None:
+        """``torch.optim.<name>(params, fused=True)`` whose params are on ``param_devices`` (``{"mps"}``) and all
+        floating point (``all_floating``): the release's constructor ``RuntimeError`` (kind ``release_api``,
+        fixed in 2.5.0) when a device is not on its list or a param is not floating, else None. Source:
+        torch/optim/adam.py etc. ``__init__`` and torch/utils/_foreach_utils.py of 2.3.0/2.4.0."""
+        from mpsready.ops.judge import Judgement
+
+        for entry in self._api("optimizer_fused"):
+            if name not in entry["optimizers"]:
+                continue
+            if all_floating and param_devices <= set(entry["devices"]):
+                return None
+            return Judgement(op=f"torch.optim.{name}", outcome="error", kind=KIND_API, exception=entry["exception"],
+                             message=_text(entry), named=f"torch.optim.{name}", fixed_in="2.5.0",
+                             source=entry["source"])
+        return None
+
+    def capturable_optimizers(self) -> tuple[str, ...]:
+        """The ``torch.optim`` classes whose per-tensor step asserts the device of ``capturable=True`` params."""
+        return tuple(n for e in self._api("optimizer_capturable") for n in e["optimizers"])
+
+    def optimizer_step(self, name: str, capturable: bool, fused: bool, grads_on_mps: bool) -> Judgement | None:
+        """``step()`` of a ``torch.optim.<name>`` param group (``capturable``, ``fused`` as set; ``grads_on_mps``:
+        a param with a gradient is on MPS): the release's ``AssertionError`` (MPS is on no release's capturable
+        list; torch/optim/adam.py _single_tensor_adam, torch/optim/optimizer.py 2.3.0-2.14.0), else None."""
+        from mpsready.ops.judge import Judgement
+
+        if not capturable or fused or not grads_on_mps:
+            return None
+        for entry in self._api("optimizer_capturable"):
+            if name in entry["optimizers"]:
+                return Judgement(op=f"torch.optim.{name}.step", outcome="error", kind=KIND_API,
+                                 exception="AssertionError", message=_text(entry), named=f"torch.optim.{name}.step",
+                                 source=entry["source"])
+        return None
+
+    @property
+    def foreach_per_tensor(self) -> bool:
+        """Whether the optimizers and ``clip_grad_norm_`` default to the per-tensor path on MPS (no release lists
+        mps among the foreach devices: torch/utils/_foreach_utils.py 2.3.0-2.14.0)."""
+        return bool(self._api("optimizer_foreach"))
+
+    # ------------------------------------------------------------------ amp
+    @property
+    def grad_scaler_float64(self) -> bool:
+        """Whether ``GradScaler.unscale_`` computes the inverse scale in float64 on the MPS scale tensor (before
+        2.8: torch/amp/grad_scaler.py); the ``.double()`` is then judged as any float64 tensor on MPS."""
+        return any(e.get("double_inverse_scale") for e in self._api("grad_scaler"))
+
+    # ------------------------------------------------------------------ API surface, torch.load
+    def missing_api(self) -> dict[str, frozenset[str]]:
+        """``{"torch.mps": names, "torch.backends.mps": names}``: the public names this release lacks (each
+        module's ``__all__`` per release, python_checks.yaml ``mps_api``); the program's access raises
+        ``AttributeError: module 'torch.mps' has no attribute '...'``."""
+        from mpsready.ops.build import curated
+
+        out: dict[str, set[str]] = {"torch.mps": set(), "torch.backends.mps": set()}
+        for e in _doc()["mps_api"]:
+            if not curated.applies(e, self.torch):
+                out.setdefault(e["module"], set()).add(e["name"])
+        return {k: frozenset(v) for k, v in out.items()}
+
+    def torch_load_default(self) -> dict[str, Any] | None:
+        """This release's ``torch.load`` default where it differs from 2.6+ (``{"weights_only_default": False,
+        "force_true_variable": "TORCH_FORCE_WEIGHTS_ONLY_LOAD", ...}`` before 2.6: torch/serialization.py), else
+        None."""
+        rules = self._api("torch_load")
+        return rules[0] if rules else None
+
+    # ------------------------------------------------------------------ torch.compile
+    @property
+    def compile_checked(self) -> bool:
+        """Whether the data states this release's ``torch.compile`` on MPS (every shipped release: then the
+        emulated Mac runs compiled functions eagerly so that their ops are judged, see docs/emulation.md)."""
+        return bool(self._api("compile"))
+
+    def compile(self, on_mps: bool, suppress_errors: bool = False) -> Judgement | None:
+        """The first call of a function compiled by ``torch.compile`` (Inductor), with MPS tensors among its
+        inputs or the module's parameters (``on_mps``): an ``error`` (``BackendCompilerFailed``, kind
+        ``compile``, fixed in 2.7.0) before 2.7 unless ``torch._dynamo.config.suppress_errors``; ``warns`` with
+        2.7's prototype warning; None otherwise (a CPU graph is not judged). Source: torch/_inductor/scheduler.py
+        and codegen/mps.py of each release (python_checks.yaml ``compile``)."""
+        from mpsready.ops.judge import Judgement
+
+        rules = self._api("compile")
+        if not rules or not on_mps:
+            return None
+        entry = rules[0]
+        if entry["outcome"] == "unsupported" and not suppress_errors:
+            return Judgement(op="torch.compile", outcome="error", kind=KIND_COMPILE,
+                             exception="BackendCompilerFailed", message=entry["message"], named="torch.compile",
+                             fixed_in="2.7.0", source=entry["source"])
+        if entry["outcome"] == "experimental":
+            return Judgement(op="torch.compile", outcome="warns", kind=KIND_COMPILE, message=entry["warning"],
+                             named="torch.compile", source=entry["source"])
+        return None

@@ -1,0 +1,68 @@
+"""The torch-API half of the one judge (ops/api_judge.py, python_checks.yaml): plain values in, Judgements out,
+no torch. The emulated Mac only binds arguments and acts on these answers (tests/run/test_release_python.py)."""
+
+from mpsready.ops.judge import Judge
+
+
+def test_autocast_per_release():
+    before = Judge("2.4", "14.4").autocast("float16")
+    assert (before.outcome, before.kind, before.exception, before.message, before.fixed_in) == (
+        "error", "autocast", "RuntimeError", "User specified an unsupported autocast device_type 'mps'", "2.5.0")
+    assert Judge("2.4", "14.4").autocast("float16", enabled=False).outcome == "error"  # checked before `enabled`
+    assert Judge("2.5", "14.4").autocast("float16") is None
+    only_fp16 = Judge("2.5", "14.4").autocast("bfloat16")
+    assert (only_fp16.outcome, only_fp16.dtype) == ("warns", "bfloat16")
+    assert only_fp16.message.endswith("MPS Autocast only supports dtype of torch.bfloat16 currently.")
+    assert Judge("2.6", "14.4").autocast("bfloat16") is None
+    assert Judge("2.6", "13.5").autocast("bfloat16").message == (
+        "In MPS autocast, but the target dtype torch.bfloat16 is not supported on macOS versions below 14. "
+        "Disabling autocast.")
+    assert Judge("2.6", "13.5").autocast("float32").message.startswith("In MPS autocast, but the target dtype is")
+    assert Judge("2.6", "13.5").autocast("float32", enabled=False) is None
+    assert (Judge("2.9", "13.5").autocast_checked, Judge("2.13", "13.5").autocast_checked) == (True, False)
+
+
+def test_fused_optimizer_constructors():
+    assert Judge("2.3", "14.4").fused_optimizers() == ("Adam", "AdamW")
+    assert Judge("2.4", "14.4").fused_optimizers() == ("Adam", "AdamW", "SGD", "Adagrad")
+    assert Judge("2.5", "14.4").fused_optimizers() == ()
+    j = Judge("2.4", "14.4").optimizer_fused("Adagrad", frozenset({"mps"}), True)
+    assert (j.op, j.outcome, j.kind, j.exception, j.fixed_in, j.message) == (
+        "torch.optim.Adagrad", "error", "release_api", "RuntimeError", "2.5.0",
+        "`fused=True` requires all the params to be floating point Tensors of supported devices: "
+        "['xpu', 'cpu', 'privateuseone'].")
+    assert Judge("2.4", "14.4").optimizer_fused("Adam", frozenset({"cpu"}), True) is None
+    assert Judge("2.4", "14.4").optimizer_fused("Adam", frozenset({"cpu"}), False).outcome == "error"
+    assert Judge("2.4", "14.4").optimizer_fused("Adam", frozenset(), True) is None  # no params: nothing to refuse
+    assert Judge("2.3", "14.4").optimizer_fused("SGD", frozenset({"mps"}), True) is None  # judged at its step's op
+    assert Judge("2.5", "14.4").optimizer_fused("Adam", frozenset({"mps"}), True) is None
+
+
+def test_capturable_step():
+    j = Judge("2.3", "14.4").optimizer_step("AdamW", capturable=True, fused=False, grads_on_mps=True)
+    assert (j.op, j.exception, j.message) == ("torch.optim.AdamW.step", "AssertionError",
+                                              "If capturable=True, params and state_steps must be CUDA or XLA tensors.")
+    assert Judge("2.13", "14.4").optimizer_step("Adam", True, False, True).message == (
+        "If capturable=True, params and state_steps must be on supported devices: "
+        "['cuda', 'xpu', 'hpu', 'privateuseone', 'xla'].")
+    judge = Judge("2.13", "14.4")
+    assert [judge.optimizer_step("Adam", *flags) for flags in
+            ((False, False, True), (True, True, True), (True, False, False))] == [None, None, None]
+    assert judge.optimizer_step("SGD", True, False, True) is None
+
+
+def test_compile_amp_surface_and_load():
+    old, proto, new = Judge("2.6", "14.4"), Judge("2.7", "14.4"), Judge("2.8", "14.4")
+    assert (old.compile(True).exception, old.compile(True).fixed_in) == ("BackendCompilerFailed", "2.7.0")
+    assert old.compile(False) is None and old.compile(True, suppress_errors=True) is None
+    assert proto.compile(True).outcome == "warns" and proto.compile(True).message.startswith("torch.compile for Metal")
+    assert new.compile(True) is None and new.compile_checked  # compiled functions still run eagerly, judged
+    assert (Judge("2.7", "14.4").grad_scaler_float64, new.grad_scaler_float64) == (True, False)
+    assert Judge("2.3", "14.4").missing_api() == {
+        "torch.mps": frozenset({"compile_shader", "device_count", "is_available", "load_metallib",
+                                "recommended_max_memory"}),
+        "torch.backends.mps": frozenset({"get_core_count", "get_name"})}
+    assert Judge("2.13", "14.4").missing_api() == {"torch.mps": frozenset(), "torch.backends.mps": frozenset()}
+    assert Judge("2.5", "14.4").torch_load_default()["weights_only_default"] is False
+    assert Judge("2.6", "14.4").torch_load_default() is None
+    assert Judge("2.13", "14.4").foreach_per_tensor
