@@ -105,7 +105,7 @@ def ladder(findings: Iterable[Finding], extra_flags: Iterable[str] = ()) -> Outl
         if flag not in flags:
             flags.append(flag)
     incomplete = tuple(sorted({f.location.path for f in findings if f.code in _UNREAD and on_main_path(f)
-                               and f.location.path.endswith((".py", ".ipynb"))}))
+                               and f.location.path is not None and f.location.path.endswith((".py", ".ipynb"))}))
     if hard:
         verdict, limiting = Verdict.STAY_ON_CUDA, hard
     elif costly:

@@ -7,6 +7,7 @@ per-file state (aliases, guards, value flow) is :class:`mpsready.scan.code.conte
 from __future__ import annotations
 
 import ast
+import sys
 from bisect import bisect_left
 from typing import Any, Iterator
 
@@ -37,6 +38,12 @@ CHILD_FIELDS: dict[type, tuple[str, ...]] = {}  # per node class: its fields out
 # statements that hold no other statement and are neither an import nor an assignment
 LEAF_STATEMENTS = frozenset((ast.Expr, ast.Return, ast.AugAssign, ast.AnnAssign, ast.Raise, ast.Pass, ast.Break,
                               ast.Continue, ast.Delete, ast.Global, ast.Nonlocal, ast.Assert))
+# `try` statements: ast.Try and, from Python 3.11, `try/except*` (ast.TryStar, with the same fields); an
+# isinstance test against it narrows to the fields both have
+if sys.version_info >= (3, 11):
+    TRY_NODES: tuple[type[ast.Try | ast.TryStar], ...] = (ast.Try, ast.TryStar)
+else:
+    TRY_NODES: tuple[type[ast.Try], ...] = (ast.Try,)
 
 
 
@@ -100,6 +107,13 @@ def dotted(node: ast.AST) -> str | None:
         return None
     parts.append(node.id)
     return ".".join(reversed(parts))
+
+
+def receiver(call: ast.Call) -> ast.expr | None:
+    """The object a method call is made on (``x`` of ``x.to(dev)``), or ``None`` when the callee is not an
+    attribute (``foo(x)``)."""
+    func = call.func
+    return func.value if isinstance(func, ast.Attribute) else None
 
 
 def kwarg(node: ast.Call, name: str) -> ast.AST | None:
@@ -256,13 +270,12 @@ def mps_branch(test: ast.AST) -> str | None:
     """Which branch of ``if test:`` a tensor or device on MPS never takes: ``"body"`` for ``x.device.type !=
     "mps"``, ``"mps" not in str(d)``, ``not x.is_mps``; ``"orelse"`` for ``== "mps"``, ``"mps" in``, ``x.is_mps``;
     else None."""
-    cls = test.__class__
-    if cls is ast.UnaryOp and test.op.__class__ is ast.Not:
+    if type(test) is ast.UnaryOp and test.op.__class__ is ast.Not:
         inner = mps_branch(test.operand)
         return {"body": "orelse", "orelse": "body"}.get(inner) if inner else None
-    if cls is ast.Attribute:
+    if type(test) is ast.Attribute:
         return "orelse" if test.attr == "is_mps" else None
-    if cls is not ast.Compare or len(test.ops) != 1:
+    if type(test) is not ast.Compare or len(test.ops) != 1:
         return None
     sides = (test.left, test.comparators[0])
     if not any(s.__class__ is ast.Constant and s.value == "mps" for s in sides):
@@ -339,17 +352,19 @@ def off_by_default(name: str, fns: list) -> bool:
     return False
 
 
-def statements(body: list[ast.stmt], imports: list[ast.stmt], assigns: list[ast.Assign]) -> None:
+def statements(body: list[ast.stmt], imports: list[ast.Import | ast.ImportFrom], assigns: list[ast.Assign]) -> None:
     """Every import and assignment statement, at any depth (expressions are not entered)."""
     for stmt in body:
         cls = stmt.__class__
         if cls in LEAF_STATEMENTS:
             continue
-        if cls is ast.Import or cls is ast.ImportFrom:
+        # type(stmt) rather than a local copy of the class: mypy narrows stmt on it, and CPython 3.11 makes the
+        # call as cheap as the copy (isinstance and .__class__ cost about twice as much on these hot paths)
+        if type(stmt) is ast.Import or type(stmt) is ast.ImportFrom:
             imports.append(stmt)
-        elif cls is ast.Assign:
+        elif type(stmt) is ast.Assign:
             assigns.append(stmt)
-        elif cls is ast.Match:
+        elif type(stmt) is ast.Match:
             for case in stmt.cases:
                 statements(case.body, imports, assigns)
         elif cls is not ast.Expr:

@@ -135,11 +135,11 @@ class FileContext(ValueFlow):
         for entry in self.lazy_guards:
             if entry[2] is None:
                 if entry[0] == "cuda":
-                    entry[2] = self.is_cuda_test(entry[1])
-                    self.cuda_guard += entry[2]
+                    entry[2] = guarded = self.is_cuda_test(entry[1])
+                    self.cuda_guard += guarded
                 else:
-                    entry[2] = is_distributed_test(entry[1])
-                    self.dist_context += entry[2]
+                    entry[2] = guarded = is_distributed_test(entry[1])
+                    self.dist_context += guarded
         self.unresolved = 0
 
 
@@ -148,13 +148,12 @@ class FileContext(ValueFlow):
         A negated one is True there, so its body runs on a Mac: ``not torch.cuda.is_available()``,
         ``x.device != torch.device("cuda")`` (stable-diffusion's samplers then call ``.to("cuda")``); an ``and``
         is False when one of its parts is, an ``or`` only when all are."""
-        cls = test.__class__
-        if cls is ast.UnaryOp and isinstance(test.op, ast.Not):
+        if type(test) is ast.UnaryOp and isinstance(test.op, ast.Not):
             return False
-        if cls is ast.BoolOp:
+        if type(test) is ast.BoolOp:
             parts = [self.is_cuda_test(v) for v in test.values]
             return any(parts) if isinstance(test.op, ast.And) else all(parts)
-        if cls is ast.Compare and any(isinstance(op, (ast.NotEq, ast.IsNot, ast.NotIn)) for op in test.ops):
+        if type(test) is ast.Compare and any(isinstance(op, (ast.NotEq, ast.IsNot, ast.NotIn)) for op in test.ops):
             return False
         for n in walk(test):
             if isinstance(n, ast.Call):
@@ -368,9 +367,11 @@ class FileContext(ValueFlow):
         ``.cuda()``, a module buffer or parameter, which move with the module) is DTY101 at the move."""
         from mpsready.scan.rules import dtypes as T
 
+        func = node.func
+        # `attr` is func.attr when func is an Attribute (else None): a move is always a method call
         moves = attr == "cuda" or (attr == "to" and node.args + node.keywords and not self.casts(node))
-        if moves:
-            recv = node.func.value  # type: ignore[union-attr]
+        if moves and isinstance(func, ast.Attribute):
+            recv: ast.expr | None = func.value
             while isinstance(recv, (ast.Call, ast.Subscript)):
                 if isinstance(recv, ast.Call):
                     f = recv.func
@@ -381,8 +382,8 @@ class FileContext(ValueFlow):
                 else:
                     recv = recv.value
         sunk = None
-        if moves and isinstance(node.func.value, ast.Name):  # type: ignore[union-attr]
-            sunk = node.func.value  # type: ignore[union-attr]
+        if moves and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            sunk = func.value
         elif attr == "register_buffer" and len(node.args) >= 2 and isinstance(node.args[1], ast.Name):
             sunk = node.args[1]
         elif name in ("torch.nn.Parameter", "torch.nn.parameter.Parameter") and node.args and isinstance(node.args[0], ast.Name):

@@ -41,11 +41,11 @@ def analyze_cells(cells: Sequence[Cell]) -> CodeResult:
     program = analyze_source("\n".join(parts))
     if program.parsed:
         for k in alone:
-            _merge(merged, analyze_source(sources[k]), lambda line, cell=cells[k]: (cell, line))
+            _merge(merged, analyze_source(sources[k]), _in_cell(cells[k]))
         _merge(merged, program, lambda line: owner[line - 1] if 0 < line <= len(owner) else owner[0])
     else:
         for cell, src in zip(cells, sources):
-            _merge(merged, analyze_source(src), lambda line, cell=cell: (cell, line))
+            _merge(merged, analyze_source(src), _in_cell(cell))
     return merged
 
 
@@ -57,6 +57,11 @@ def _parses(source: str) -> bool:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
+
+
+def _in_cell(cell: Cell) -> Callable[[int], tuple[Cell, int]]:
+    """``where`` for an analysis of one cell alone: its lines are the cell's lines."""
+    return lambda line: (cell, line)
 
 
 def _merge(merged: CodeResult, res: CodeResult, where: Callable[[int], tuple[Cell, int]]) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 
-from mpsready.scan.code.astutil import (is_cuda_literal, is_fallback_handler, mentions, spans_a_line,
+from mpsready.scan.code.astutil import (TRY_NODES, is_cuda_literal, is_fallback_handler, mentions, spans_a_line,
                                         statements, walk)
 from mpsready.scan.code.result import CodeResult, DefSpan, ImportRecord, LineSpan, PureDef
 from mpsready.scan.code.triggers import line_trigger_words, trigger_lines
@@ -96,9 +96,9 @@ def model_summaries(tree: ast.Module, text: str, result: CodeResult) -> None:
     if not any(call in text for call in _PURE_CALLS):
         return
     refs = set()
-    for node in walk(tree):
+    for ref in walk(tree):
         # a use is a Name or an attribute; an import of the name alone wires nothing
-        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+        name = ref.id if isinstance(ref, ast.Name) else ref.attr if isinstance(ref, ast.Attribute) else None
         if name and name.endswith(_PURE_SUFFIXES):
             refs.add(name)
     result.pure_refs = sorted(refs)
@@ -151,13 +151,15 @@ def only_called_under_fallback(tree: ast.Module, candidates: dict[str, ast.AST],
         cls = node.__class__
         if lines is not None and isinstance(node, ast.stmt) and not spans_a_line(node, lines):
             continue  # every reference to a candidate is a name on a line that holds it
-        if cls is ast.FunctionDef or cls is ast.AsyncFunctionDef or cls is ast.ClassDef:
+        # type(node) rather than a local copy of the class: mypy narrows node on it, and CPython 3.11 makes the
+        # call as cheap as the copy (isinstance and .__class__ cost about twice as much on these hot paths)
+        if type(node) is ast.FunctionDef or type(node) is ast.AsyncFunctionDef or type(node) is ast.ClassDef:
             name = own.get(id(node))
             if name is not None:
                 owner = name  # the candidate itself: its body does not decide its own verdict
             elif node.name in calls and node.name != owner:
                 bad.add(node.name)  # redefined: the calls may mean another function
-        elif cls is ast.Call and node.func.__class__ is ast.Name:
+        elif type(node) is ast.Call and node.func.__class__ is ast.Name:
             name = node.func.id
             if name in calls and name != owner:
                 if guarded:
@@ -166,11 +168,11 @@ def only_called_under_fallback(tree: ast.Module, candidates: dict[str, ast.AST],
                     bad.add(name)
             stack += [(child, guarded, owner) for child in (*node.args, *node.keywords)]
             continue
-        elif cls is ast.Name:
+        elif type(node) is ast.Name:
             if node.id in calls and node.id != owner:
                 bad.add(node.id)  # passed around, rebound or exported by value
             continue
-        elif cls is ast.Try or cls.__name__ == "TryStar":
+        elif cls in TRY_NODES and isinstance(node, TRY_NODES):  # the isinstance (on a match only) narrows
             body_guarded = guarded or any(is_fallback_handler(h) for h in node.handlers)
             stack += [(st, body_guarded, owner) for st in node.body]
             stack += [(part, guarded, owner) for part in (*node.handlers, *node.orelse, *node.finalbody)]
@@ -196,29 +198,29 @@ def live_lines(tree: ast.Module, text: str) -> list[int]:
     or arithmetic, slicing or a call over a variable followed so far (`alphas = 1.0 - betas`). Assignments are
     taken in source order, which is the order the analyser binds them in, so one round is enough."""
     words = set(line_trigger_words())
-    imports: list[ast.stmt] = []
+    imports: list[ast.Import | ast.ImportFrom] = []
     assigns: list[ast.Assign] = []
     statements(tree.body, imports, assigns)
     extra: set[str] = set()
     numpy_names = {"numpy"}  # an unimported `numpy.zeros` resolves as written
-    for node in imports:
-        if node.__class__ is ast.Import:
-            pairs = [(a.asname, a.name) for a in node.names if a.asname]
-        elif node.module and not node.level:
-            pairs = [(a.asname or a.name, f"{node.module}.{a.name}") for a in node.names if a.name != "*"]
+    for imp in imports:
+        if isinstance(imp, ast.Import):
+            pairs = [(a.asname, a.name) for a in imp.names if a.asname]
+        elif imp.module and not imp.level:
+            pairs = [(a.asname or a.name, f"{imp.module}.{a.name}") for a in imp.names if a.name != "*"]
         else:
             continue
-        for local, target in pairs:
-            if local not in words and any(part in words for part in target.split(".")):
+        for local, qualified in pairs:
+            if local not in words and any(part in words for part in qualified.split(".")):
                 extra.add(local)
-            if target == "numpy" or target.startswith("numpy."):
+            if qualified == "numpy" or qualified.startswith("numpy."):
                 numpy_names.add(local)
     lines = set(trigger_lines(text))
     if extra:
         lines.update(trigger_lines(text, tuple(extra)))
     bound: set[str] = set()
-    for node in assigns:  # in source order, so a name bound from a followed one is followed too
-        value = node.value
+    for assign in assigns:  # in source order, so a name bound from a followed one is followed too
+        value = assign.value
         if value.__class__ is ast.Constant:
             follow = is_cuda_literal(value.value)
         elif value.__class__ is ast.Call:
@@ -233,7 +235,7 @@ def live_lines(tree: ast.Module, text: str) -> list[int]:
         else:  # arithmetic or slicing over a followed name: `alphas = 1.0 - betas`
             follow = bool(bound) and value.__class__ in (ast.BinOp, ast.UnaryOp, ast.Subscript) and mentions(value, bound)
         if follow:
-            for target in node.targets:
+            for target in assign.targets:
                 name = target.id if target.__class__ is ast.Name else \
                     target.attr if target.__class__ is ast.Attribute else None
                 if name is not None and name not in words and name not in extra:

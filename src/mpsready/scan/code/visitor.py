@@ -13,7 +13,7 @@ from typing import Any
 
 from mpsready.scan.code import units
 from mpsready.scan.code.astutil import (CHILD_FIELDS, DTYPE_BARE, DTYPE_WORDS, KERNEL_LIBS, LEAF_FIELDS, LEAF_STATEMENTS,
-                                        TENSOR_FROM_ARRAY, guarded_build_line, is_distributed_name, is_distributed_test, kwarg,
+                                        TENSOR_FROM_ARRAY, TRY_NODES, guarded_build_line, is_distributed_name, is_distributed_test, kwarg,
                                         mps_branch, project_callee)
 from mpsready.scan.code.context import FileContext
 from mpsready.scan.code.valueflow import TORCH_FACTORIES
@@ -65,20 +65,22 @@ class Visitor(FileContext, ast.NodeVisitor):
 
 
     def _bookkeep(self, stmt: ast.stmt, track_assigns: bool) -> None:
+        # type(stmt) rather than a local copy of the class: mypy narrows stmt on it, and CPython 3.11 makes the
+        # call as cheap as the copy (isinstance and .__class__ cost about twice as much on these hot paths)
         cls = stmt.__class__
-        if cls is ast.Return and track_assigns:
+        if type(stmt) is ast.Return and track_assigns:
             self.note_return(stmt)
             return
         if cls in LEAF_STATEMENTS:
             return
-        if cls is ast.Import:
+        if type(stmt) is ast.Import:
             self.visit_Import(stmt)
-        elif cls is ast.ImportFrom:
+        elif type(stmt) is ast.ImportFrom:
             self.visit_ImportFrom(stmt)
-        elif cls is ast.Assign:
+        elif type(stmt) is ast.Assign:
             if track_assigns:
                 self.track_assign(stmt)
-        elif cls is ast.Try or cls.__name__ == "TryStar":
+        elif cls in TRY_NODES and isinstance(stmt, TRY_NODES):  # the isinstance (on a match only) narrows
             self.try_stack.append(stmt)
             self.collect_imports(stmt.body, track_assigns)
             self.try_stack.pop()
@@ -86,7 +88,7 @@ class Visitor(FileContext, ast.NodeVisitor):
                 self.collect_imports(handler.body, track_assigns)
             self.collect_imports(stmt.orelse, track_assigns)
             self.collect_imports(stmt.finalbody, track_assigns)
-        elif cls is ast.Match:
+        elif type(stmt) is ast.Match:
             for case in stmt.cases:
                 self.collect_imports(case.body, track_assigns)
         elif cls is not ast.Expr:
@@ -103,8 +105,10 @@ class Visitor(FileContext, ast.NodeVisitor):
         if decorators:
             start = min(start, *(d.lineno for d in decorators))
         lines = self.live_lines
+        if lines is None:  # no prefilter: every statement is live (the visitor prunes only with one)
+            return True
         i = bisect_left(lines, start)
-        return i < len(lines) and lines[i] <= node.end_lineno
+        return i < len(lines) and lines[i] <= (node.end_lineno or node.lineno)
 
     # ---------------------------------------------------------------- traversal
     def _method(self, cls: type) -> Any:
@@ -185,8 +189,7 @@ class Visitor(FileContext, ast.NodeVisitor):
         if len(elts) > 1 and id(node) not in self.iterated:
             n = 0
             for e in elts:
-                cls = e.__class__
-                if (cls is ast.Attribute and e.attr in DTYPE_WORDS) or (cls is ast.Name and e.id in DTYPE_BARE):
+                if (type(e) is ast.Attribute and e.attr in DTYPE_WORDS) or (type(e) is ast.Name and e.id in DTYPE_BARE):
                     n += 1
                     if n > 1:
                         self.passive_dtype += 1
@@ -275,7 +278,7 @@ class Visitor(FileContext, ast.NodeVisitor):
         self.generic_visit(node)
         self.classes.pop()
 
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self.functions.append(node)
         for unit in UNITS.get(node.__class__, ()):  # function units: decorators, parameter defaults, selections
             unit(self, node)
@@ -340,7 +343,7 @@ class Visitor(FileContext, ast.NodeVisitor):
             self.imported(node.module, node, guard)
 
 
-    def imported(self, module: str, node: ast.AST, guard: str | None) -> None:
+    def imported(self, module: str, node: ast.Import | ast.ImportFrom, guard: str | None) -> None:
         """Note which GPU-kernel libraries are imported and whether only under a fallback, then run the
         import units."""
         top = module.split(".")[0]
@@ -389,8 +392,8 @@ class Visitor(FileContext, ast.NodeVisitor):
         if root.__class__ is ast.Name:
             if not self.aliases.is_imported(root.id):
                 return  # `self.model.cuda`: a chain over a local name is never a torch/cupy name
-            name = self.q(node)
-            if not name.startswith(QUALIFIED_HEADS):
+            name = self.q(node)  # never None for a chain over a Name
+            if name is None or not name.startswith(QUALIFIED_HEADS):
                 return  # nor can its inner parts (prefixes of the name), which are only Attributes and a Name
             if self._check_qualified(name, node):
                 return  # the whole chain is reported; do not report its inner parts again

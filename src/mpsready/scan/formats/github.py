@@ -47,7 +47,7 @@ def annotation(f: Finding, loc: Locator) -> str:
     pointed = rel is not None and rel == f.location.path
     props = [f"file={escape_property(loc.repo_path(rel if rel is not None else (f.location.path or '.')))}",
              f"line={f.location.line if pointed and f.location.line else 1}"]
-    if pointed and f.location.line and f.location.column:
+    if pointed and rel is not None and f.location.line and f.location.column:
         python = (rel or "").endswith(".py")
         col = loc.code_point_column(rel, f.location.line, f.location.column) if python else f.location.column
         props.append(f"col={col}")

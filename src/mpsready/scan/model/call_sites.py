@@ -145,7 +145,7 @@ def _all_passing(name: str, method: bool, owner: str | None, def_rel: str, param
     empty list. Calls are looked for in the defining file and the files that import the name (or, for a
     method, its class) or the defining module, per the analyser's recorded imports."""
     sites: list[str] = []
-    by_name, by_module = index.candidates(def_rel, {name, owner} - {None})
+    by_name, by_module = index.candidates(def_rel, {name} if owner is None else {name, owner})
     if len(by_name) + len(by_module) > MAX_FILES:
         return []
     for rel in by_name + by_module:

@@ -20,12 +20,10 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from mpsready.findings import Finding, Severity
-from mpsready.scan.code.astutil import off_by_default
+from mpsready.scan.code.astutil import TRY_NODES, off_by_default
 from mpsready.scan.model.remedy import limits
 
-_CONDITIONAL = (ast.If, ast.IfExp, ast.Try, ast.BoolOp, ast.While, ast.ExceptHandler)
-if hasattr(ast, "TryStar"):
-    _CONDITIONAL += (ast.TryStar,)
+_CONDITIONAL = (ast.If, ast.IfExp, *TRY_NODES, ast.BoolOp, ast.While, ast.ExceptHandler)
 
 
 def core_ops(findings: Iterable[Finding], sources) -> list[Finding]:
@@ -74,12 +72,12 @@ def _core_use(tree: ast.Module, line: int | None) -> tuple[str, str, int] | None
             if isinstance(child, ast.ClassDef):
                 for stmt in child.body:
                     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        function(stmt, f"{child.name}.{stmt.name}", where, conditional)
+                        visit_function(stmt, f"{child.name}.{stmt.name}", where, conditional)
                     else:
                         visit(stmt, where, conditional)
                 continue
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                function(child, child.name if where is None else f"{where}.{child.name}", where, conditional)
+                visit_function(child, child.name if where is None else f"{where}.{child.name}", where, conditional)
                 continue
             cond = conditional or isinstance(child, _CONDITIONAL)
             if where is not None and not cond and isinstance(child, ast.Name) and child.id in bound \
@@ -90,7 +88,7 @@ def _core_use(tree: ast.Module, line: int | None) -> tuple[str, str, int] | None
             else:
                 visit(child, where, cond)
 
-    def function(fn: ast.AST, name: str, outer: str | None, conditional: bool) -> None:
+    def visit_function(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str, outer: str | None, conditional: bool) -> None:
         # decorators and defaults run where the function is defined (`@triton.jit` is no use inside the kernel)
         for dec in [*fn.decorator_list, *fn.args.defaults, *(d for d in fn.args.kw_defaults if d is not None)]:
             visit(ast.Expr(dec), outer, conditional)

@@ -315,7 +315,7 @@ def _python_args(args: list[str], py: Collection[str]) -> list[str]:
             i += 1
             continue
         rel = _relative(a)
-        return [rel] if rel in py else []
+        return [rel] if rel is not None and rel in py else []
     return []
 
 
@@ -360,7 +360,9 @@ def console_modules(project: ProjectFiles) -> list[str]:
     text = _read(project, "pyproject.toml")
     if text is not None:
         data = tomlfile.read(text).doc or {}  # the parse the declaration reader made (bounded; never raises)
-        proj = data.get("project") if isinstance(data.get("project"), dict) else {}
+        proj = data.get("project")
+        if not isinstance(proj, dict):
+            proj = {}
         for key in ("scripts", "gui-scripts"):
             table = proj.get(key)
             if isinstance(table, dict):

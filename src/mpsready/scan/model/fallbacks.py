@@ -46,8 +46,9 @@ def cuda_sources(files: list[ProjectFile], results) -> list[Finding]:
             guarded = [(rel, g) for rel, _line, g in refs.get(name, ()) if g]
             if not name.endswith(".cuh"):  # headers are built through the .cu files that include them
                 guards.append(guarded[0] if guarded else None)
-        if guards and all(guards):
-            rel, line = guards[0]
+        first = guards[0] if guards else None
+        if first is not None and all(guards):
+            rel, line = first
             evidence, fallback = {"files": len(paths)}, f"{rel}:{line}"
             severity = Severity.DEGRADES
             message += f"; built under try/except with a fallback ({rel}:{line})"

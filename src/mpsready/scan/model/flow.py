@@ -105,7 +105,8 @@ def wire_pure_paths(findings: list[Finding], results: Mapping[str, Any]) -> list
                                      "tensors that are not on CUDA", Location(rel, line), Basis.PREDICTED,
                                      E.PURE_PATH_UNWIRED.fix, E.PURE_PATH_UNWIRED.source, Scope.MAIN,
                                      {"function": name}))
-    keyed = {f.location.path: f"{f.location.path}:{f.location.line}" for f in findings if f.code == E.FALLBACK_KEYED_ON_CPU.code}
+    keyed = {f.location.path: f"{f.location.path}:{f.location.line}" for f in findings
+             if f.code == E.FALLBACK_KEYED_ON_CPU.code and f.location.path is not None}  # a code finding: always a path
     dispatch: dict[str, list[int]] = {}
     for rel, (res, _cells) in sorted(results.items()):  # pure paths already keyed on CUDA (a migrated EXT108)
         if scope_of(rel) is Scope.MAIN and getattr(res, "device_dispatch", None):

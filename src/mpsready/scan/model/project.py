@@ -72,7 +72,7 @@ def apply_surfaces(findings: list[Finding], results: Mapping[str, Any], config_t
     if hydra:
         extra += configs.mac_group_options(config_texts)
     extra += compile_flags(by_file, flagged_files, findings)
-    extra += request_flags(by_file, results, {f.evidence.get("flag") for f in out if f.evidence.get("flag")})
+    extra += request_flags(by_file, results, {flag for f in out if (flag := f.evidence.get("flag"))})
     return out, extra
 
 

@@ -55,7 +55,9 @@ def _dest(names: list[str], call: ast.Call) -> str | None:
 
 
 def _is_switch(dest: str | None) -> bool:
-    return bool(dest) and any(w in dest.lower() for w in SWITCH_WORDS)
+    if not dest:
+        return False
+    return any(w in dest.lower() for w in SWITCH_WORDS)
 
 
 def _argparse(call: ast.Call) -> dict[str, Any] | None:
@@ -92,7 +94,7 @@ def _click(call: ast.Call) -> dict[str, Any] | None:
             "choices": None, "line": call.lineno, "computed": False}
 
 
-def _typer_params(fn: ast.FunctionDef) -> list[dict[str, Any]]:
+def _typer_params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[dict[str, Any]]:
     out = []
     args = fn.args.args + fn.args.kwonlyargs
     defaults = [None] * (len(fn.args.args) - len(fn.args.defaults)) + list(fn.args.defaults) + list(fn.args.kw_defaults)

@@ -112,16 +112,17 @@ def code_cells(text: str, skipped: list[str] | None = None) -> list[Cell]:
     for i, cell in enumerate(cells, 1):
         src = cell.get("source", cell.get("input", "")) if isinstance(cell, dict) else None
         elems = src if isinstance(src, list) else [src]
+        texts = [e for e in elems if isinstance(e, str)]
         problem = ("is not an object" if not isinstance(cell, dict)
-                   else None if all(isinstance(e, str) for e in elems) else "source is not text")
+                   else None if len(texts) == len(elems) else "source is not text")
         if problem:
             if skipped is None:
                 raise NotebookError(f"cell {i} {problem}")
             skipped.append(f"cell {i} {problem}; that cell not read")
             continue
-        lines, pos = index.map(pos, [e for e in elems if e])
+        lines, pos = index.map(pos, [e for e in texts if e])
         if cell.get("cell_type") == "code":
-            out.append(Cell(i, "".join(elems), lines))
+            out.append(Cell(i, "".join(texts), lines))
     return out
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import PurePosixPath
+from typing import Any
 
 from mpsready.scan.rules import inputs as I
 from mpsready.scan.sources import pip_options, tomlfile
@@ -41,8 +42,8 @@ class PyprojectSource(DependencySource):
             self._strings(result, index, relpath, [r for r in _list(reqs) if isinstance(r, str)], optional=True,
                           group=f"group:{group}", where=f"[dependency-groups] {group}",
                           start=index.key_line(group, groups_at))
-        tool = doc.get("tool") if isinstance(doc.get("tool"), dict) else {}
-        poetry = tool.get("poetry") if isinstance(tool.get("poetry"), dict) else {}
+        tool = _dict(doc.get("tool"))
+        poetry = _dict(tool.get("poetry"))
         self._poetry(result, index, relpath, poetry.get("dependencies"), optional=False, group=None)
         self._poetry(result, index, relpath, poetry.get("dev-dependencies"), optional=True, group="group:dev")
         for group, body in _items(poetry.get("group")):
@@ -95,6 +96,10 @@ def _table(result: SourceResult, index: LineIndex, relpath: str, parent: dict, k
     result.findings.append(RawFinding(I.MALFORMED_CONFIG, relpath, None,
                                       f"{where} = {short_repr(value)} ignored: expected a table"))
     return {}
+
+
+def _dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _items(value) -> list[tuple[str, object]]:

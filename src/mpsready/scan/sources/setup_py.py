@@ -99,7 +99,7 @@ class _Reader:
         if not isinstance(node, ast.Dict):
             return self._dynamic(node)
         for key, value in zip(node.keys, node.values):
-            name = key.value if isinstance(key, ast.Constant) else "?"
+            name = str(key.value) if isinstance(key, ast.Constant) else "?"  # as an f-string shows it
             self.requirements(value, optional=True, group=f"extra:{name}")
 
     def _from_files(self, node: ast.AST, optional: bool, group: str | None) -> bool:
@@ -122,11 +122,11 @@ class _Reader:
                 self.result.findings.append(RawFinding(I.MALFORMED_CONFIG, self.relpath, getattr(node, "lineno", None),
                                                        f"setup.py reads {name!r}, which was not read: {exc}"))
                 continue
-            sub = RequirementsSource().collect(target, text, self.files)
-            for dep in sub.dependencies:
+            listed = RequirementsSource().collect(target, text, self.files)
+            for dep in listed.dependencies:
                 self.result.dependencies.append(type(dep)(**{**dep.__dict__, "optional": optional or dep.optional,
                                                              "group": group}))
-            self.result.findings.extend(sub.findings)
+            self.result.findings.extend(listed.findings)
             read = True
         return read
 

@@ -141,7 +141,8 @@ def commands(text: str) -> list[list[str]]:
             words = lex_words(text)
         except ValueError:
             words = text.split()
-    out, cur = [], []
+    out: list[list[str]] = []
+    cur: list[str] = []
     for w in words:
         if w in _SEPARATORS or set(w) <= set(";&|"):
             if cur:

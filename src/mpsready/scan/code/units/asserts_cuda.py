@@ -21,7 +21,7 @@ FIX = ("Remove the check, or accept MPS as well (`torch.cuda.is_available() or t
        "and use the selected device after it.")
 
 
-def _and_parts(test: ast.AST) -> list[ast.AST]:
+def _and_parts(test: ast.expr) -> list[ast.expr]:
     return test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 
+from mpsready.scan.code.astutil import receiver
 from mpsready.scan.code.units import on
 from mpsready.scan.rules import api as A
 
@@ -13,7 +14,7 @@ from mpsready.scan.rules import api as A
 def check(v, node: ast.Call, name: str, attr: str | None) -> None:
     if attr not in ("to", "cuda"):
         return
-    inner = node.func.value
+    inner = receiver(node)
     if not isinstance(inner, ast.Call) or isinstance(inner.func, ast.Attribute) and inner.func.attr == "cpu":
         return
     if any(isinstance(a, ast.Call) and isinstance(a.func, ast.Attribute) and a.func.attr == "cpu" for a in inner.args):

@@ -17,7 +17,7 @@ from mpsready.scan.rules import deps as D
 
 
 @on(ImportedModule)
-def check(v, node: ast.AST, module: str, guard: str | None) -> None:
+def check(v, node: ast.Import | ast.ImportFrom, module: str, guard: str | None) -> None:
     entry = knowledge.lookup_import(module)
     if entry is None or (entry.name in v.reported_packages and guard is None):
         return

@@ -204,7 +204,7 @@ def switch_picks_device(v, target: ast.AST, assign: ast.Assign, depth: int = 0) 
         if not any(_reads(e, target) for e in exprs):
             continue
         if (depth == 0 and isinstance(stmt, ast.Return) and _returned(stmt.value, target)) \
-                or _places(v, exprs + branches):
+                or _places(v, [*exprs, *branches]):
             return True
         if depth == 0 and isinstance(stmt, ast.Assign):
             for t in stmt.targets:

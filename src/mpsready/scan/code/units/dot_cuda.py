@@ -11,5 +11,7 @@ from mpsready.scan.rules import api as A
 
 @on(ast.Call)
 def check(v, node: ast.Call, name: str, attr: str | None) -> None:
-    if attr == "cuda" and not name.startswith("torch.cuda") and not v.is_module(node.func.value):
+    func = node.func  # an Attribute whenever attr is set
+    if attr == "cuda" and isinstance(func, ast.Attribute) and not name.startswith("torch.cuda") \
+            and not v.is_module(func.value):
         v.add(A.DOT_CUDA, node, ".cuda() moves to CUDA; on a Mac it raises 'Torch not compiled with CUDA enabled'")

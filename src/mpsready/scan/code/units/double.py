@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 
 from mpsready.findings import Severity
+from mpsready.scan.code.astutil import receiver
 from mpsready.scan.code.units import on
 from mpsready.scan.rules import dtypes as T
 
@@ -15,7 +16,7 @@ from mpsready.scan.rules import dtypes as T
 def check(v, node: ast.Call, name: str, attr: str | None) -> None:
     if attr != "double" or node.args or node.keywords:
         return
-    recv = node.func.value
+    recv = receiver(node)
     if isinstance(recv, ast.Name) and (recv.id in v.cpu_vars or recv.id in v.torch_f64_vars):
         made = "made from NumPy" if recv.id in v.cpu_vars else "made without device="
         v.add(T.FLOAT64, node, f".double() on {recv.id}, a CPU tensor {made}: float64 works on the "

@@ -10,7 +10,7 @@ from mpsready.scan.rules import api as A
 
 
 @on(ImportedModule)
-def check(v, node: ast.AST, module: str, guard: str | None) -> None:
+def check(v, node: ast.Import | ast.ImportFrom, module: str, guard: str | None) -> None:
     if not isinstance(node, ast.ImportFrom):
         return
     if (module == "torch.cuda" and any(a.name == "nccl" for a in node.names)) or module.startswith("torch.cuda.nccl"):

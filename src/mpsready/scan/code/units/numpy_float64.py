@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from mpsready.scan.code.astutil import CAST_METHODS, TENSOR_FROM_ARRAY, kwarg, project_callee
+from mpsready.scan.code.astutil import CAST_METHODS, TENSOR_FROM_ARRAY, kwarg, project_callee, receiver
 from mpsready.scan.code.result import F64Sink, ParamSink
 from mpsready.scan.code.units import on
 from mpsready.scan.rules import dtypes as T
@@ -16,10 +16,12 @@ from mpsready.scan.rules import dtypes as T
 
 @on(ast.Call)
 def check(v, node: ast.Call, name: str, attr: str | None) -> None:
-    if attr in CAST_METHODS and not node.args and isinstance(node.func.value, ast.Call):  # type: ignore[union-attr]
-        # `X.to(dev).float()`: the visitor meets the cast before the move it follows (outer calls first); the move's
-        # finding says so, since migrate can then move the cast before it
-        v.casts_after.add(id(node.func.value))  # type: ignore[union-attr]
+    if attr in CAST_METHODS and not node.args:
+        moved = receiver(node)
+        if isinstance(moved, ast.Call):
+            # `X.to(dev).float()`: the visitor meets the cast before the move it follows (outer calls first); the
+            # move's finding says so, since migrate can then move the cast before it
+            v.casts_after.add(id(moved))
     if attr == "to":
         has_dtype = any(v.is_dtype(a) for a in node.args) or any(k.arg == "dtype" for k in node.keywords)
         if not has_dtype:
@@ -31,7 +33,7 @@ def check(v, node: ast.Call, name: str, attr: str | None) -> None:
 
 def _check_chain(v, to_call: ast.Call) -> None:
     """torch.from_numpy(<float64 array>)....to(device) with no cast before the move."""
-    recv = to_call.func.value  # type: ignore[union-attr]
+    recv = receiver(to_call)
     while isinstance(recv, ast.Call) and isinstance(recv.func, ast.Attribute):
         if (v.q(recv.func) or "") in TENSOR_FROM_ARRAY:
             break
@@ -47,7 +49,7 @@ def _check_chain(v, to_call: ast.Call) -> None:
     _check_source(v, recv.args[0], name, to_call)
 
 
-def _check_source(v, src: ast.AST, name: str, at: ast.AST) -> None:
+def _check_source(v, src: ast.expr, name: str, at: ast.Call) -> None:
     """The array a tensor is made from, where the tensor then lands on a device before any cast: a NumPy
     float64 array here is DTY102 now; the result of a project function, or a parameter, is recorded for the
     engine to join across files (the function returns float64 / a caller passes float64)."""
