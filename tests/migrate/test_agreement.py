@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mpsready.migrate.autofix import CODE_PREFIXES, buckets, effort
+from mpsready.migrate.fixability import CODE_PREFIXES, buckets, effort
 from mpsready.migrate.engine import migrate_path
 from mpsready.migrate.transforms import all_transforms
 from mpsready.rules import autofix_codes

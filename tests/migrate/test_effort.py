@@ -4,7 +4,7 @@ import json
 
 from mpsready.cli import main
 from mpsready.findings import Finding, Location, Severity
-from mpsready.migrate.autofix import bucket, effort
+from mpsready.migrate.fixability import bucket, effort
 from mpsready.rules import autofix_of, render_markdown
 
 SOURCE = ("import torch\n"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mpsready.migrate.apply import apply_plan
-from mpsready.migrate.autofix import bucket
+from mpsready.migrate.fixability import bucket
 from mpsready.migrate.engine import migrate_path
 from mpsready.scan import ScanConfig
 from mpsready.scan.engine import scan_path

@@ -36,7 +36,7 @@ _KERNELS = {"EXT101", "EXT102", "EXT103", "EXT104", "EXT105", "EXT106"}
 
 def migrate_can(f: Finding) -> bool:
     """Whether `mpsready migrate` makes the edit for ``f``: its rule has an auto-fix in the registry
-    (:func:`mpsready.rules.autofix_of`, filled by :mod:`mpsready.migrate.autofix`) and the finding's shape is one
+    (:func:`mpsready.rules.autofix_of`, filled by :mod:`mpsready.migrate.fixability`) and the finding's shape is one
     the transform rewrites (:func:`mpsready.migrate.fixability.bucket`). Findings seen alone; :func:`with_remedies`
     also counts an edit that fixes two findings of one call."""
     return fixability().bucket(f)[0] == "auto"
@@ -91,5 +91,5 @@ def with_remedy(f: Finding, migrate: bool | None = None) -> Finding:
 
 def with_remedies(findings: Iterable[Finding], floor: tuple[int, int] | None = None) -> list[Finding]:
     """:func:`with_remedy` for every finding, the migrate mark taken from the findings together
-    (:func:`mpsready.migrate.autofix.buckets`), so the outlook marks exactly what the effort counts as auto-fixable."""
+    (:func:`mpsready.migrate.fixability.buckets`), so the outlook marks exactly what the effort counts as auto-fixable."""
     return [with_remedy(f, kind == "auto") for f, kind, _ in fixability().buckets(findings, floor)]
