@@ -166,6 +166,15 @@ class Judge(ApiChecks):
         return (f"The MPS backend is supported on MacOS {self.db.min_macos}+.Current OS version can be queried "
                 "using `sw_vers`")
 
+    def dtype_rules(self) -> dict[str, Any]:
+        """The global dtype rules at this target's macOS, by dtype (``{"float64": DtypeRule, ...}``,
+        :meth:`mpsready.ops.api.SupportDB.dtype_rules`, global_rules.yaml): what a tensor of that dtype meets on
+        MPS (``effect`` ``error``, ``unsupported_before`` or ``limited``, with its message and source)."""
+        rules = getattr(self, "_dtype_rules", None)
+        if rules is None:
+            rules = self._dtype_rules = {r.dtype: r for r in self.db.dtype_rules(macos=self.macos)}
+        return rules
+
     def allocation(self, dtype: str) -> Judgement | None:
         """A tensor of ``dtype`` created on, or moved to, the MPS device: None when allowed, else the
         ``TypeError`` MPS raises at that point (global dtype rules at this macOS; float64 and complex128 never,
@@ -175,11 +184,10 @@ class Judge(ApiChecks):
         except KeyError:
             pass
         hit = None
-        for r in self.db.dtype_rules(macos=self.macos):
-            if r.dtype == dtype and r.effect in ("error", "unsupported_before"):
-                hit = Judgement(op="aten::_to_copy", outcome="error", kind="dtype", exception=_ALLOCATION_EXCEPTION,
-                                message=r.message, dtype=dtype, source=r.source)
-                break
+        r = self.dtype_rules().get(dtype)
+        if r is not None and r.effect in ("error", "unsupported_before"):
+            hit = Judgement(op="aten::_to_copy", outcome="error", kind="dtype", exception=_ALLOCATION_EXCEPTION,
+                            message=r.message, dtype=dtype, source=r.source)
         self._alloc[dtype] = hit
         return hit
 

@@ -12,7 +12,6 @@ from typing import Any
 
 from mpsready.findings import Basis, Finding, Location, Severity
 from mpsready.frames import Frame
-from mpsready.ops import api as ops_api
 from mpsready.ops.judge import Judge
 from mpsready.trace import rules as R
 from mpsready.trace.model import DtypeEvent, OpTrace
@@ -72,11 +71,11 @@ def _emulated_dtype_findings(trace: OpTrace, judge: Judge) -> list[Finding]:
     return out
 
 
-def dtype_findings(trace: OpTrace, db: ops_api.SupportDB, macos: str, judge: Judge | None = None) -> list[Finding]:
-    """The dtype findings of ``trace`` for the target of ``db`` at ``macos`` (module docstring); ``judge``: the
-    target's judge, which answers for the emulated device's events."""
-    rules = {r.dtype: r for r in db.dtype_rules(macos=macos)}
-    if trace.emulated and judge is not None:
+def dtype_findings(trace: OpTrace, judge: Judge) -> list[Finding]:
+    """The dtype findings of ``trace`` for ``judge``'s target (module docstring): the dtype rules at its macOS
+    (:meth:`mpsready.ops.judge.Judge.dtype_rules`); on the emulated device, the judge's allocation refusals."""
+    rules, macos = judge.dtype_rules(), judge.macos
+    if trace.emulated:
         return _emulated_dtype_findings(trace, judge) + _int64_finding(trace, rules, macos)
     out: list[Finding] = []
     groups: dict[tuple, list[DtypeEvent]] = {}

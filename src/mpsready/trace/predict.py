@@ -184,9 +184,9 @@ def predict(trace: OpTrace, torch: str, macos: str = DEFAULT_MACOS, fallback: bo
             fixes = [pr.fixed_in for pr in p.problems if pr.kind != "unknown"]
             p.fixed_in = None if (not fixes or None in fixes) else max(cast(list[str], fixes), key=versions.release)
     ops = sorted(preds.values(), key=lambda o: (_VERDICT_RANK[o.verdict], o.op))
-    findings = _op_findings(ops, db.torch_version, fallback) + dtype_findings(trace, db, macos, judge)
+    findings = _op_findings(ops, db.torch_version, fallback) + dtype_findings(trace, judge)
     findings += _stage_findings(trace)
-    if not db.macos_supported(macos):
+    if not judge.available:
         findings.append(Finding(
             code=R.OPS_RELEASE_MACOS.code, severity=Severity.BLOCKER, basis=Basis.PREDICTED,
             message=f"Predicted: torch {db.torch_version} needs macOS {db.min_macos} for MPS; on macOS {macos} "
