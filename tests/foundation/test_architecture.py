@@ -177,3 +177,16 @@ def test_no_long_function_without_a_reason():
 def test_shared_modules_import_no_stage(name):
     stages = {unit(m) for m in MODULES} - {"findings", "versions", "errors", "schema", "safeio"}
     assert {unit(m) for m, _, _ in imports(name)} & stages == set()
+
+
+# The support data and curated tables are read by the judge (ops/judge.py, ops/api_judge.py) and the ops stage
+# only: the emulated device observes and forwards, so it never opens them itself (issue 20, "one judge").
+DATA_READERS = ("mpsready.ops.build", "mpsready.ops.build.curated")
+
+
+def test_the_emulated_device_reads_no_support_data_itself():
+    readers = sorted((m, line) for m in MODULES if unit(m) == "emulate"
+                     for imported, names, line in imports(m)
+                     if imported in DATA_READERS or imported == "mpsready.ops.api"
+                     or (imported == "mpsready.ops" and {"api", "build"} & set(names)))
+    assert readers == []
