@@ -190,3 +190,10 @@ def test_the_emulated_device_reads_no_support_data_itself():
                      if imported in DATA_READERS or imported == "mpsready.ops.api"
                      or (imported == "mpsready.ops" and {"api", "build"} & set(names)))
     assert readers == []
+
+
+def test_the_judge_and_the_emulator_depend_one_way():
+    # the emulator asks the judge, trace runs on the emulator; neither the judge nor the emulator knows trace
+    g = unit_graph()
+    assert {"ops"} <= g["emulate"] and {"emulate", "ops"} <= g["trace"]
+    assert "trace" not in g["emulate"] and not {"trace", "emulate"} & g.get("ops", set())
