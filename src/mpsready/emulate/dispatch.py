@@ -37,6 +37,7 @@ _Tensor = torch.Tensor
 _perf = time.perf_counter
 _MARKS = residence._MARKS
 _REFS = _MARKS._refs
+_ref = residence._ref
 _MAX_DEPTH = 6
 _DTYPE_NAMES = {d: str(d).replace("torch.", "") for d in (getattr(torch, n) for n in dir(torch))
                 if isinstance(d, torch.dtype)}
@@ -223,7 +224,9 @@ class MPSDispatch(TorchDispatchMode):
         if isinstance(out, _Tensor) and (self.depth or emu.creating or not self.refused.get(out.dtype, True)):
             r = refs.get(id(out))  # one result of an allowed dtype: its mark, inline (land() otherwise)
             if r is None or r() is not out:
-                _MARKS[out] = True
+                refs[id(out)] = _ref(out)  # residence._Marks.__setitem__, inline
+                if len(refs) > _MARKS._limit:
+                    _MARKS._sweep()
         else:
             land(emu, out, name, ins, self.depth, self.refused)
         if emu.numerics is not None:  # the first NaN/Inf and shapes per line (mpsready/numerics/hooks.py)
