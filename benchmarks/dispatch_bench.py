@@ -77,13 +77,13 @@ def call_costs(calls: int, rounds: int) -> dict[str, float]:
         emu.install()
         try:
             xm, ym = x.to("mps"), y.to("mps")
-            times["run"].append(_per_call(lambda: torch.add(xm, ym), calls))
+            times["run"].append(_per_call(lambda xm=xm, ym=ym: torch.add(xm, ym), calls))
             from mpsready.numerics.hooks import RunWatch
 
             watch = RunWatch(emu)
             watch.install()
             try:
-                times["run+nan"].append(_per_call(lambda: torch.add(xm, ym), calls))
+                times["run+nan"].append(_per_call(lambda xm=xm, ym=ym: torch.add(xm, ym), calls))
             finally:
                 watch.uninstall()
         finally:
