@@ -1,6 +1,6 @@
 """Per-call cost of the emulated MPS device's hot path (``mpsready run``), against a bare dispatch mode.
 
-Two measures, each the median of ``--rounds`` interleaved rounds of ``--calls`` calls, CPU time of this thread:
+Two measures, each the median of ``--rounds`` interleaved rounds (after one warm-up round) of ``--calls`` calls, CPU time of this thread:
 
 * ``python``: the Python of one ``__torch_dispatch__`` call alone (the mode's function called directly, below
   the C++ mode machinery, with the Python key off so the kernel is the plain CPU one): the emulator's
@@ -58,18 +58,18 @@ def python_costs(calls: int, rounds: int) -> dict[str, float]:
     times: dict[str, list[float]] = {k: [] for k in fns}
     try:
         with torch._C._DisableTorchDispatch():
-            for _ in range(rounds):
+            for _ in range(rounds + 1):  # the first round warms up
                 for k, fn in fns.items():
                     times[k].append(_per_call(fn, calls))
     finally:
         residence.clear()
-    return {k: statistics.median(v) for k, v in times.items()}
+    return {k: statistics.median(v[1:]) for k, v in times.items()}
 
 
 def call_costs(calls: int, rounds: int) -> dict[str, float]:
     x, y = torch.randn(4, 4), torch.randn(4, 4)
     times: dict[str, list[float]] = {k: [] for k in ("plain", "bare", "run", "run+nan")}
-    for _ in range(rounds):
+    for _ in range(rounds + 1):  # the first round warms up (a mode's first call imports torch._dynamo)
         times["plain"].append(_per_call(lambda: torch.add(x, y), calls))
         with Bare():
             times["bare"].append(_per_call(lambda: torch.add(x, y), calls))
@@ -88,7 +88,7 @@ def call_costs(calls: int, rounds: int) -> dict[str, float]:
                 watch.uninstall()
         finally:
             emu.uninstall()
-    return {k: statistics.median(v) for k, v in times.items()}
+    return {k: statistics.median(v[1:]) for k, v in times.items()}
 
 
 def main(argv=None) -> int:
