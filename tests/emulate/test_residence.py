@@ -36,3 +36,25 @@ def test_views_share_storage_in_the_byte_count():
     assert residence.resident_bytes() == 16
     residence.clear()
     assert list(residence.resident()) == []
+
+
+def test_dead_marks_are_swept_and_never_match_a_new_tensor():
+    residence.clear()
+    marks = residence._MARKS
+    keep = [torch.ones(1) for _ in range(3)]
+    for t in keep:
+        residence.mark(t)
+    batch = [torch.ones(1) for _ in range(residence._MIN_SWEEP)]
+    for t in batch:
+        residence.mark(t)
+    # the sweep ran when the map first held more than _MIN_SWEEP entries, all alive then
+    assert len(marks._refs) == residence._MIN_SWEEP + 3
+    assert marks._limit == 2 * (residence._MIN_SWEEP + 1)
+    del batch, t
+    gc.collect()
+    assert residence.on_mps(torch.ones(1)) is False  # possibly at the id of a dead marked tensor
+    assert sorted(map(id, residence.resident())) == sorted(map(id, keep))
+    marks._sweep()
+    assert sorted(marks._refs) == sorted(map(id, keep))
+    assert marks._limit == residence._MIN_SWEEP
+    residence.clear()

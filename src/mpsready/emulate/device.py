@@ -21,6 +21,7 @@ from mpsready.emulate.session import Emulator, mark_mac_error
 
 _Tensor = torch.Tensor
 _MARKS = residence._MARKS
+_REFS = _MARKS._refs
 _to = torch.Tensor.to
 _type_as = torch.Tensor.type_as  # self.to(other.options()): the device follows other (aten TensorProperties.cpp, 2.13)
 _cpu = torch.Tensor.cpu
@@ -60,8 +61,14 @@ class DeviceMode(TorchFunctionMode):
         self.emu = emu
 
     def __torch_function__(self, func: Callable, types, args=(), kwargs=None):
+        """Long because it is the hot path (one call per torch function): the common call (no device named, none
+        of the functions below, no autocast or MPS default device) is only forwarded, after one walk of its
+        tensor arguments for a CPU tensor beside an MPS one."""
         kwargs = kwargs or {}
         emu = self.emu
+        if func not in _SPECIAL and (not kwargs or kwargs.get("device") is None) and not emu.autocast_used \
+                and not emu.default_mps:
+            return _forward(emu, func, args, kwargs)
         if func is _to:
             return self._to(args, kwargs)
         if func is _type_as and len(args) == 2 and not kwargs and isinstance(args[1], _Tensor):
@@ -100,19 +107,11 @@ class DeviceMode(TorchFunctionMode):
         if not onto:
             if func in _BACKWARD:
                 return func(*args, **kwargs)
-            resident, cpu = _split(args, kwargs)
-            if not (resident and cpu):
-                return func(*args, **kwargs)
             # CPU tensors handed in beside MPS ones: what the placement check judges (dispatch.py). Tensors that
             # C++ code makes inside the call are not among them: it allocates scratch tensors from the MPS input's
             # options (one_hot's zeros) or moves them to MPS with a .to() that is a no-op on this CPU (ctc_loss's
             # target lengths), so their device here says nothing
-            outer = emu.cpu_operands
-            emu.cpu_operands = {id(t): t for t in cpu}
-            try:
-                return func(*args, **kwargs)
-            finally:
-                emu.cpu_operands = outer
+            return _forward(emu, func, args, kwargs)
         return self._onto(func, args, kwargs)
 
     def _onto(self, func, args, kwargs):
@@ -192,28 +191,62 @@ class DeviceMode(TorchFunctionMode):
 # Backward passes allocate gradients for CPU and MPS tensors alike: their factories are not the MPS input's
 _BACKWARD = frozenset(f for f in (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad)
                       if f is not None)
+# the functions __torch_function__ looks at before forwarding (the rest only need _forward's walk); the backward
+# functions are forwarded as they are
+_SPECIAL = frozenset({_to, _type_as, _PARSE_TO, _cpu, _numpy, _new_tensor}) | _BACKWARD
 
 
-def _split(args, kwargs) -> tuple[bool, list]:
-    """Whether a tensor argument is on MPS, and the tensor arguments that are not (one list level deep)."""
+def _forward(emu: Emulator, func, args, kwargs):
+    """Call ``func``; where a tensor argument is on MPS and others are not (one list level deep), with those
+    CPU tensors as :attr:`Emulator.cpu_operands` (the placement check, dispatch.py)."""
+    refs = _REFS
     resident = False
-    cpu = []
-    for t in _tensor_args(args, kwargs):
-        if t in _MARKS:
-            resident = True
-        else:
-            cpu.append(t)
-    return resident, cpu
-
-
-def _tensor_args(args, kwargs):
-    for v in (*args, *kwargs.values()) if kwargs else args:
+    cpu = None
+    for v in args:
         if isinstance(v, _Tensor):
-            yield v
+            r = refs.get(id(v))
+            if r is not None and r() is v:
+                resident = True
+            elif cpu is None:
+                cpu = [v]
+            else:
+                cpu.append(v)
         elif isinstance(v, (list, tuple)):
             for w in v:
                 if isinstance(w, _Tensor):
-                    yield w
+                    r = refs.get(id(w))
+                    if r is not None and r() is w:
+                        resident = True
+                    elif cpu is None:
+                        cpu = [w]
+                    else:
+                        cpu.append(w)
+    if kwargs:
+        for v in kwargs.values():
+            if isinstance(v, _Tensor):
+                if v in _MARKS:
+                    resident = True
+                elif cpu is None:
+                    cpu = [v]
+                else:
+                    cpu.append(v)
+            elif isinstance(v, (list, tuple)):
+                for w in v:
+                    if isinstance(w, _Tensor):
+                        if w in _MARKS:
+                            resident = True
+                        elif cpu is None:
+                            cpu = [w]
+                        else:
+                            cpu.append(w)
+    if not (resident and cpu):
+        return func(*args, **kwargs)
+    outer = emu.cpu_operands
+    emu.cpu_operands = {id(t): t for t in cpu}
+    try:
+        return func(*args, **kwargs)
+    finally:
+        emu.cpu_operands = outer
 
 
 def _tensors(out: Any) -> list:

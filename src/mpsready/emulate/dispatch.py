@@ -20,6 +20,7 @@ backward ops are judged too.
 from __future__ import annotations
 
 import time
+from typing import Sequence
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -36,6 +37,7 @@ _Tensor = torch.Tensor
 _perf = time.perf_counter
 _MARKS = residence._MARKS
 _REFS = _MARKS._refs
+_ref = residence._ref
 _MAX_DEPTH = 6
 _DTYPE_NAMES = {d: str(d).replace("torch.", "") for d in (getattr(torch, n) for n in dir(torch))
                 if isinstance(d, torch.dtype)}
@@ -63,7 +65,8 @@ def _is_view(func) -> bool:
 
 
 class _Info:
-    __slots__ = ("name", "view", "schema_args", "pointwise", "inplace", "wants", "dtype_only", "plans")
+    __slots__ = ("name", "view", "schema_args", "pointwise", "inplace", "wants", "dtype_only", "plans", "copy",
+                 "sized")
 
     def __init__(self, func):
         self.name = op_name(func)
@@ -73,8 +76,10 @@ class _Info:
         self.pointwise = _POINTWISE is not None and _POINTWISE in func.tags
         self.inplace = bool(func._schema.arguments) and func._schema.arguments[0].alias_info is not None \
             and func._schema.arguments[0].alias_info.is_write
+        self.copy = self.name in _COPY_OPS
         self.wants: frozenset[str] | None = None  # the extra facts the judge's kernel checks read (first call)
         self.dtype_only: bool | None = None  # the judge reads only dtypes of this op (Judge.reads_only_dtypes)
+        self.sized = False  # a memoised call must also have no tensor of more than INT_MAX elements (dim_max)
         # per (grad mode, inside a composite): dtype or tuple of dtypes of the tensor arguments -> _Plan
         self.plans: tuple[dict, dict, dict, dict] = ({}, {}, {}, {})
 
@@ -98,14 +103,18 @@ class MPSDispatch(TorchDispatchMode):
 
     The per-call work beyond forwarding is memoised per (op, argument dtypes, grad mode, depth) in a
     :class:`_Plan` whenever the judge reads nothing else of the call (:meth:`Judge.reads_only_dtypes`, no CPU
-    operand beside MPS ones, dense tensors, no dimension above INT_MAX): a repeated call then costs a walk of
-    its arguments, two dictionary look-ups and the residence marks of its results."""
+    operand beside MPS ones, dense tensors, no dimension above INT_MAX): a repeated call then costs one walk of
+    its arguments (collecting its tensors and asking their residence), the plan's look-up, the count on the
+    plan's record, and one look-up of its result's dtype (``refused``) before its residence mark."""
 
     def __init__(self, emu: Emulator, depth: int = 0):
         super().__init__()
         self.emu = emu
         self.depth = depth
-        self.infos: dict[int, _Info] = {}  # shared through the root
+        self.slot = 2 * (depth > 0)  # the plans of a composite's callees are kept apart (_Info.plans)
+        self.infos: dict[int, _Info] = {}  # one dict, the root's, shared by its children
+        # torch dtype -> whether MPS refuses to allocate it (Judge.allocation); shared by the children
+        self.refused: dict[object, bool] = {}
         self.root = self
         self.children: dict[int, "MPSDispatch"] = {}
 
@@ -113,30 +122,38 @@ class MPSDispatch(TorchDispatchMode):
         """Every aten call of the program, judged as MPS would dispatch it, then computed on the CPU.
 
         Long because it is the hot path (one call per aten op): each helper call here costs per op, and
-        ``benchmarks/run_bench.py`` measures this function's cost against a bare dispatch mode."""
-        kwargs = kwargs or {}
+        ``benchmarks/run_bench.py`` measures this function's cost against a bare dispatch mode. A repeated call
+        of a memoised kind builds one list (its tensor arguments) and at most one tuple (their dtypes, the key),
+        and looks up its plan, its result dtype's allocation verdict and its results' marks in dicts."""
+        if kwargs is None:
+            kwargs = {}
         emu = self.emu
+        refs = _REFS  # ``t in _MARKS`` without the method call: this runs for every argument of every call
         ins = []
+        on = False
         for v in args:
             if isinstance(v, _Tensor):
                 ins.append(v)
+                if not on:
+                    r = refs.get(id(v))
+                    on = r is not None and r() is v
             elif isinstance(v, (list, tuple)):
                 for w in v:
                     if isinstance(w, _Tensor):
                         ins.append(w)
-        on = emu.creating > 0
-        if not on:
-            refs = _REFS  # ``t in _MARKS`` without the method call: this runs for every argument of every call
-            for t in ins:
-                r = refs.get(id(t))
-                if r is not None and r() is t:
-                    on = True
-                    break
-            if not on and kwargs:
+                        if not on:
+                            r = refs.get(id(w))
+                            on = r is not None and r() is w
+        if not on and kwargs:
+            if emu.creating > 0:
+                on = True
+            else:
                 for v in kwargs.values():
                     if isinstance(v, _Tensor) and v in _MARKS:
                         on = True
                         break
+        elif emu.creating > 0:
+            on = True
         cpu = emu.cpu_operands
         mixed = False  # a CPU tensor the program handed in beside MPS ones (device.py) reaches this op
         if cpu:
@@ -159,9 +176,8 @@ class MPSDispatch(TorchDispatchMode):
                 emu.numerics.observe_cpu(info.name, info.inplace, args, kwargs, out, info.view)
                 return out
             return func(*args, **kwargs)
-        info = self.root.infos.get(id(func)) or self._info(func)
-        name = info.name
-        if name in _COPY_OPS and kwargs.get("device") is not None and emu.creating == 0:
+        info = self.infos.get(id(func)) or self._info(func)
+        if info.copy and kwargs.get("device") is not None and emu.creating == 0:
             return func(*args, **kwargs)  # .cpu(): leaves the device, the result is not resident
         if emu.inside_kernel:
             out = func(*args, **kwargs)
@@ -172,57 +188,62 @@ class MPSDispatch(TorchDispatchMode):
         grad = _grad_enabled()
         plan = None
         key: object = None
-        if not mixed and self._memoisable(info, grad, ins):
-            key = ins[0].dtype if len(ins) == 1 else tuple([t.dtype for t in ins])
-            plan = info.plans[grad + 2 * (self.depth > 0)].get(key)
+        if not mixed and ins and (info.dtype_only or (info.dtype_only is None and self._learn(info))):
+            if len(ins) == 1:
+                t = ins[0]
+                if t.layout is _STRIDED and not (info.sized and t.numel() > _INT_MAX):
+                    key = t.dtype
+            else:
+                key = _dtype_key(ins, info.sized)
+            if key is not None:
+                plan = info.plans[grad + self.slot].get(key)
         if plan is None:
             plan = self._plan(info, args, kwargs, ins, grad, mixed, cpu)
             if key is not None:
-                info.plans[grad + 2 * (self.depth > 0)][key] = plan
-        j = plan.j
+                info.plans[grad + self.slot][key] = plan
+        name = info.name
         if plan.fails:
-            exc = emu.fail(j, name)
+            exc = emu.fail(plan.j, name)
             if exc is not None:
                 raise exc
         t0 = _perf()
         out = self._expand(func, ins, args, kwargs) if plan.expand else func(*args, **kwargs)
         seconds = _perf() - t0
         if plan.fallback:
-            emu.warn_fallback(j)
-            emu.note(j, name, plan.dtype, seconds, emu.frames.locate(2))
+            emu.warn_fallback(plan.j)
+            emu.note(plan.j, name, plan.dtype, seconds, emu.frames.locate(2))
         elif not plan.fails:
             rec = plan.record
             if rec is None:
-                rec = plan.record = emu.note(j, name, plan.dtype, seconds, None)
+                rec = plan.record = emu.note(plan.j, name, plan.dtype, seconds, None)
             else:
                 rec.calls += 1
                 rec.seconds += seconds
             if plan.advise is not None:  # known silent wrong results (mps_wrong_results.yaml)
                 _advise(emu, plan.advise, info, args, kwargs, ins)
-        land(emu, out, name, ins, self.depth)
+        if isinstance(out, _Tensor) and (self.depth or emu.creating or not self.refused.get(out.dtype, True)):
+            r = refs.get(id(out))  # one result of an allowed dtype: its mark, inline (land() otherwise)
+            if r is None or r() is not out:
+                refs[id(out)] = _ref(out)  # residence._Marks.__setitem__, inline
+                if len(refs) > _MARKS._limit:
+                    _MARKS._sweep()
+        else:
+            land(emu, out, name, ins, self.depth, self.refused)
         if emu.numerics is not None:  # the first NaN/Inf and shapes per line (mpsready/numerics/hooks.py)
             emu.numerics.observe(name, info.inplace, args, kwargs, out, self.depth, info.view)
         return out
 
-    def _memoisable(self, info: _Info, grad: bool, ins: list) -> bool:
-        """Whether this call's judgement is a function of its dtypes alone (class docstring)."""
-        only = info.dtype_only
-        if only is None:
-            judge = self.emu.judge
-            only = info.dtype_only = judge.reads_only_dtypes(info.name, True) and \
-                judge.reads_only_dtypes(info.name, False)
-            if info.wants is None:
-                info.wants = judge.wants(info.name)
-        if not only or not ins:
-            return False
-        for t in ins:
-            if t.layout is not _STRIDED:
-                return False
-        if "dim_max" in info.wants and not info.view:  # type: ignore[operator]
-            for t in ins:
-                if t.numel() > _INT_MAX:
-                    return False
-        return True
+    def _learn(self, info: _Info) -> bool:
+        """On an op's first memoisable-looking call: whether the judge reads only its dtypes (class docstring),
+        and whether it reads ``dim_max`` (then a call with a tensor of more than INT_MAX elements is judged
+        afresh)."""
+        judge = self.emu.judge
+        if info.wants is None:
+            info.wants = judge.wants(info.name)
+        info.sized = "dim_max" in info.wants and not info.view
+        only = info.dtype_only = judge.reads_only_dtypes(info.name, True) and \
+            judge.reads_only_dtypes(info.name, False)
+        return only
 
     def _plan(self, info: _Info, args, kwargs, ins, grad: bool, mixed: bool, cpu) -> _Plan:
         """Judge one call (:meth:`mpsready.ops.judge.Judge.call`) and say how to carry the answer out."""
@@ -241,7 +262,7 @@ class MPSDispatch(TorchDispatchMode):
         return _Plan(j, facts.dtypes[0] if facts.dtypes else None, expand, advise)
 
     def _info(self, func) -> _Info:
-        infos = self.root.infos
+        infos = self.infos
         info = infos.get(id(func))
         if info is None:
             info = infos[id(func)] = _Info(func)
@@ -257,7 +278,7 @@ class MPSDispatch(TorchDispatchMode):
         child = self.children.get(self.depth + 1)
         if child is None:
             child = self.children[self.depth + 1] = MPSDispatch(self.emu, self.depth + 1)
-            child.root = self.root
+            child.root, child.infos, child.refused = self.root, self.infos, self.refused
         _push(child)
         try:
             try:
@@ -298,13 +319,14 @@ def operands(names, args, kwargs, cpu, inplace: bool = False) -> list:
     return out
 
 
-def land(emu: Emulator, out, name: str, ins=(), depth: int = 0) -> None:
+def land(emu: Emulator, out, name: str, ins=(), depth: int = 0, refused: dict | None = None) -> None:
     """Mark the results ``out`` of op ``name`` (called with tensors ``ins``) resident on MPS, first judging
     each result's dtype as an allocation there at depth 0 (``x.double()``: MPS cannot allocate float64,
     EmptyTensor.cpp TORCH_CHECK_TYPE); factories and moves are judged once, where they land (device.py).
-    Raises the Mac's exception unless ``--keep-going``."""
+    ``refused``: a cache of the judge's allocation verdict per torch dtype, filled here. Raises the Mac's
+    exception unless ``--keep-going``."""
     if isinstance(out, _Tensor):
-        outs = [out]
+        outs: Sequence = (out,)
     elif isinstance(out, (list, tuple)):
         outs = [t for t in out if isinstance(t, _Tensor)]
     else:
@@ -314,12 +336,31 @@ def land(emu: Emulator, out, name: str, ins=(), depth: int = 0) -> None:
         # a result of the dtype of a resident input (a slice or detach of a float64 tensor that reached MPS
         # under --keep-going) follows from the failure already listed where that input reached MPS: a Mac
         # never gets this far, so it is not a failure of its own
-        if check and emu.judge.allocation(_DTYPE_NAMES.get(t.dtype, "")) is not None \
-                and not any(i.dtype == t.dtype and i in _MARKS for i in ins):
+        if check and _refuses(emu, t.dtype, refused) and not any(i.dtype == t.dtype and i in _MARKS for i in ins):
             exc = emu.fail(emu.judge.landing(_DTYPE_NAMES.get(t.dtype, ""), name), name)  # type: ignore[arg-type]
             if exc is not None:
                 raise exc
         _MARKS[t] = True
+
+
+def _refuses(emu: Emulator, dtype, refused: dict | None) -> bool:
+    """Whether MPS refuses to allocate a tensor of torch ``dtype`` (:meth:`Judge.allocation`), cached in
+    ``refused``."""
+    hit = None if refused is None else refused.get(dtype)
+    if hit is None:
+        hit = emu.judge.allocation(_DTYPE_NAMES.get(dtype, "")) is not None
+        if refused is not None:
+            refused[dtype] = hit
+    return hit
+
+
+def _dtype_key(ins: list, sized: bool) -> tuple | None:
+    """The memo key of a call with several tensor arguments: their dtypes in order; None when one is not
+    strided (sparse) or, where the judge reads ``dim_max`` (``sized``), has more than INT_MAX elements."""
+    for t in ins:
+        if t.layout is not _STRIDED or (sized and t.numel() > _INT_MAX):
+            return None
+    return tuple([t.dtype for t in ins])
 
 
 def _mark_all(out) -> None:

@@ -15,32 +15,46 @@ import weakref
 
 import torch
 
+_ref = weakref.ref
+_MIN_SWEEP = 4096  # entries before the first sweep of dead ones
+
 
 class _Marks:
     """A set of tensors by identity, holding them weakly. Membership costs one dict lookup and one
     dereference (``torch.utils.weak.WeakIdKeyDictionary`` builds a reference object per lookup): the dispatch
-    mode asks it for every argument of every call."""
+    mode asks it for every argument of every call.
 
-    __slots__ = ("_refs",)
+    The references carry no callback (a mark costs one ``weakref.ref``, which CPython shares between all
+    callback-free references to one object, and no closure): a dead tensor's entry stays until its id is
+    reused, when the identity check (``r() is t``) sees it stale and overwrites it, or until the map has
+    doubled since it was last swept (:meth:`_sweep`, amortised O(1) per mark)."""
+
+    __slots__ = ("_refs", "_limit")
 
     def __init__(self):
         self._refs: dict[int, weakref.ref] = {}
+        self._limit = _MIN_SWEEP
 
     def __contains__(self, t) -> bool:
         r = self._refs.get(id(t))
         return r is not None and r() is t
 
     def __setitem__(self, t, _value) -> None:
+        refs = self._refs
         key = id(t)
-        r = self._refs.get(key)
+        r = refs.get(key)
         if r is not None and r() is t:
             return
-        refs = self._refs
+        refs[key] = _ref(t)
+        if len(refs) > self._limit:
+            self._sweep()
 
-        def gone(ref, key=key):
-            if refs.get(key) is ref:
-                del refs[key]
-        self._refs[key] = weakref.ref(t, gone)
+    def _sweep(self) -> None:
+        """Drop the entries of dead tensors; the next sweep comes when the live entries have doubled."""
+        refs = self._refs
+        for key in [k for k, r in refs.items() if r() is None]:
+            del refs[key]
+        self._limit = max(_MIN_SWEEP, 2 * len(refs))
 
     def pop(self, t, default=None):
         if t in self:
@@ -53,6 +67,7 @@ class _Marks:
 
     def clear(self) -> None:
         self._refs.clear()
+        self._limit = _MIN_SWEEP
 
 
 _MARKS = _Marks()

@@ -127,8 +127,11 @@ def _floating(t: Any) -> bool:
     return t.is_floating_point() or t.is_complex()
 
 
+_Tensor: Any = None  # torch.Tensor, set by the first OpWatch (this module imports no torch of its own)
+
+
 def _flat(values: Any, out: list) -> None:
-    Tensor = _torch().Tensor
+    Tensor = _Tensor
     for v in values:
         if isinstance(v, Tensor):
             out.append(v)
@@ -149,7 +152,9 @@ class OpWatch:
 
     def __init__(self, locate: Callable[[], Any] | None = None, nan_check: bool = True, shapes: bool = False,
                  deferred: bool = False):
+        global _Tensor
         torch = _torch()
+        _Tensor = torch.Tensor
         self.locate = locate or (lambda: None)
         self.nan_check = nan_check
         self.shapes = shapes
@@ -234,7 +239,10 @@ class OpWatch:
                 dt = t.dtype
                 if dt not in floats or t.is_meta or t.numel() == 0:
                     continue
-                version = _version(t)
+                try:  # _version(t), inline
+                    version = t._version
+                except RuntimeError:
+                    version = None
                 seen = recent.get(id(t))
                 if seen is not None and seen[0]() is t and seen[1] == version:
                     continue  # checked already: the result of a composite's callee, returned by the composite
@@ -324,7 +332,7 @@ class OpWatch:
 
     # ------------------------------------------------------------------ shapes
     def _shape(self, name: str, ins: list, frame: Any) -> None:
-        shapes = tuple(tuple(t.shape) for t in ins)
+        shapes = tuple([t.shape for t in ins])  # torch.Size is a tuple: hashed and compared as one
         step = self.step
         self._steps.add(step)
         key = (name, shapes)

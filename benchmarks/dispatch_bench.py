@@ -1,0 +1,115 @@
+"""Per-call cost of the emulated MPS device's hot path (``mpsready run``), against a bare dispatch mode.
+
+Two measures, each the median of ``--rounds`` interleaved rounds (after one warm-up round) of ``--calls`` calls, CPU time of this thread:
+
+* ``python``: the Python of one ``__torch_dispatch__`` call alone (the mode's function called directly, below
+  the C++ mode machinery, with the Python key off so the kernel is the plain CPU one): the emulator's
+  :class:`mpsready.emulate.dispatch.MPSDispatch` on two resident float32 4x4 tensors (a memoised plan,
+  ``aten::add.Tensor``) against a bare observe-only mode (``func(*args, **kwargs)``); and the device function
+  mode's (:class:`mpsready.emulate.device.DeviceMode`) forwarding of ``torch.add``;
+* ``call``: ``torch.add`` of the same tensors through the whole stack: plain, under the bare dispatch mode,
+  and on the emulated device (both modes installed), with and without ``mpsready run``'s numerics watch.
+
+Extra cost = set-up - plain (or - the bare mode's Python); the goal of issue 25 is the emulator's extra cost per
+aten call <= 1.3x the bare mode's (the step-level figure is ``run_bench.py``'s).
+
+    PYTHONPATH=src python benchmarks/dispatch_bench.py [--calls 20000] [--rounds 9]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).parent))
+from run_bench import Bare  # noqa: E402
+
+from mpsready.emulate import Emulator, Target, residence  # noqa: E402
+from mpsready.emulate.device import DeviceMode  # noqa: E402
+from mpsready.emulate.dispatch import MPSDispatch  # noqa: E402
+
+
+def _per_call(fn, calls: int) -> float:
+    """Microseconds per call of ``fn`` (run ``calls`` times), CPU time of this thread."""
+    t0 = time.thread_time()
+    for _ in range(calls):
+        fn()
+    return (time.thread_time() - t0) / calls * 1e6
+
+
+def python_costs(calls: int, rounds: int) -> dict[str, float]:
+    emu = Emulator(Target("2.13", "15.5"), str(Path(__file__).parent))
+    x, y = torch.randn(4, 4), torch.randn(4, 4)
+    residence.mark(x)
+    residence.mark(y)
+    emu_mode, bare, fmode = MPSDispatch(emu), Bare(), DeviceMode(emu)
+    # the functions as written: TorchDispatchMode wraps __torch_dispatch__ in a dynamo-disable shim that both pay
+    emu_fn = MPSDispatch.__dict__["__torch_dispatch__"].__wrapped__
+    bare_fn = Bare.__dict__["__torch_dispatch__"].__wrapped__
+    add, tadd, args = torch.ops.aten.add.Tensor, torch.add, (x, y)
+    fns = {"bare": lambda: bare_fn(bare, add, (), args, {}),
+           "emulator": lambda: emu_fn(emu_mode, add, (), args, {}),
+           "function mode": lambda: DeviceMode.__torch_function__(fmode, tadd, (), args, {})}
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    try:
+        with torch._C._DisableTorchDispatch():
+            for _ in range(rounds + 1):  # the first round warms up
+                for k, fn in fns.items():
+                    times[k].append(_per_call(fn, calls))
+    finally:
+        residence.clear()
+    return {k: statistics.median(v[1:]) for k, v in times.items()}
+
+
+def call_costs(calls: int, rounds: int) -> dict[str, float]:
+    x, y = torch.randn(4, 4), torch.randn(4, 4)
+    times: dict[str, list[float]] = {k: [] for k in ("plain", "bare", "run", "run+nan")}
+    for _ in range(rounds + 1):  # the first round warms up (a mode's first call imports torch._dynamo)
+        times["plain"].append(_per_call(lambda: torch.add(x, y), calls))
+        with Bare():
+            times["bare"].append(_per_call(lambda: torch.add(x, y), calls))
+        emu = Emulator(Target("2.13", "15.5"), str(Path(__file__).parent))
+        emu.install()
+        try:
+            xm, ym = x.to("mps"), y.to("mps")
+            times["run"].append(_per_call(lambda xm=xm, ym=ym: torch.add(xm, ym), calls))
+            from mpsready.numerics.hooks import RunWatch
+
+            watch = RunWatch(emu)
+            watch.install()
+            try:
+                times["run+nan"].append(_per_call(lambda xm=xm, ym=ym: torch.add(xm, ym), calls))
+            finally:
+                watch.uninstall()
+        finally:
+            emu.uninstall()
+    return {k: statistics.median(v[1:]) for k, v in times.items()}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--calls", type=int, default=20000)
+    ap.add_argument("--rounds", type=int, default=9)
+    args = ap.parse_args(argv)
+    torch.set_num_threads(1)
+    print(f"torch {torch.__version__}, 1 thread, median of {args.rounds} interleaved rounds of {args.calls} calls; "
+          "CPU time of this thread")
+    py = python_costs(args.calls, args.rounds)
+    print(f"python of one call: bare mode {py['bare']:.2f} us, emulator {py['emulator']:.2f} us "
+          f"(+{py['emulator'] - py['bare']:.2f} us), device function mode {py['function mode']:.2f} us "
+          f"(+{py['function mode'] - py['bare']:.2f} us over the bare dispatch mode's)")
+    c = call_costs(max(1, args.calls // 4), args.rounds)
+    extra = {k: c[k] - c["plain"] for k in ("bare", "run", "run+nan")}
+    print(f"torch.add, whole stack: plain {c['plain']:.2f} us; extra: bare mode {extra['bare']:.2f} us, "
+          f"run {extra['run']:.2f} us, run+nan {extra['run+nan']:.2f} us; run / bare "
+          f"{extra['run'] / extra['bare']:.2f} (goal <= 1.3)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
