@@ -10,7 +10,7 @@ import dataclasses
 from mpsready.scan.code.astutil import (is_cuda_literal, is_fallback_handler, mentions, spans_a_line,
                                         statements, walk)
 from mpsready.scan.code.result import CodeResult, DefSpan, ImportRecord, LineSpan, PureDef
-from mpsready.scan.code.triggers import line_trigger_words, trigger_lines
+from mpsready.scan.code.triggers import line_trigger_words, name_lines, trigger_lines
 from mpsready.scan.model import surfaces
 
 _PURE_SUFFIXES = ("_pytorch", "_naive", "_native", "_ref", "_reference", "_torch")
@@ -122,9 +122,7 @@ def guard_by_callers(tree: ast.Module, text: str, imports: list[ImportRecord]) -
     if not pending:
         return imports
     candidates: dict[str, ast.AST] = {fn.name: fn for _, fn in pending}
-    # ast counts a lone \r as a line break too (trigger_lines splits at \n only), and a non-ASCII identifier is
-    # NFKC-normalised in the tree but not in the text: walk everything then
-    lines = trigger_lines(text, tuple(candidates)) if text.isascii() and "\r" not in text else None
+    lines = name_lines(text, tuple(candidates))
     verdicts = only_called_under_fallback(tree, candidates, lines)
     out = list(imports)
     for i, fn in pending:

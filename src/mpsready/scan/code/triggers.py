@@ -118,6 +118,21 @@ def trigger_lines(text: str, words: tuple[str, ...] | None = None) -> list[int]:
     return lines
 
 
+def name_lines(text: str, names: tuple[str, ...]) -> list[int] | None:
+    """Sorted 1-based numbers of lines that can hold one of the identifiers ``names`` in the syntax tree of
+    ``text``: those holding one as a whole word, and every line with a non-ASCII character (``ast`` keeps
+    identifiers NFKC-normalised, so a fullwidth ``foo`` in the text is ``foo`` in the tree). ``None`` when the text holds a
+    ``\r``, which ``ast`` counts as a line break too (this splits at ``\n`` only). A walk looking for uses of
+    ``names`` need enter only the statements that span one of these lines."""
+    if "\r" in text:
+        return None
+    lines = trigger_lines(text, names)
+    if text.isascii():
+        return lines
+    wide = [i for i, line in enumerate(text.split("\n"), 1) if not line.isascii()]
+    return sorted({*lines, *wide})
+
+
 def rule_triggers(code: str) -> tuple[str, ...]:
     """The trigger words of one rule (``()`` for a rule without any, e.g. the INP rules)."""
     value = TRIGGERS.get(code, ())
