@@ -276,25 +276,26 @@ def _analyse_one(data: bytes) -> dict[str, Any]:
     return analyze_source(data).to_dict()
 
 
-def _analyse_here(data: bytes, keep: bool) -> tuple[dict[str, Any], tuple[str, ast.Module] | None]:
-    """The analysis of one source in this process, with (text, tree) when ``keep`` and the text is what
-    ``ProjectFiles.read_text`` returns for the file (UTF-8), so the project passes can use the same tree."""
+def _analyse_here(data: bytes, keep: bool) -> tuple[CodeResult, tuple[str, ast.Module] | None]:
+    """The analysis of one source in this process (the result itself: only a pool worker's crosses as a dict),
+    with (text, tree) when ``keep`` and the text is what ``ProjectFiles.read_text`` returns for the file (UTF-8),
+    so the project passes can use the same tree."""
     if not keep:
-        return _analyse_one(data), None
+        return analyze_source(data), None
     res, tree = analyze_source_tree(data)
     if tree is None:
-        return res.to_dict(), None
+        return res, None
     if not data.isascii():
         try:
             encoding = tokenize.detect_encoding(io.BytesIO(data).readline)[0]
             text = data.decode("utf-8-sig")
         except (SyntaxError, LookupError, UnicodeDecodeError):
-            return res.to_dict(), None
+            return res, None
         if encoding not in ("utf-8", "utf-8-sig"):  # the tree was parsed from another decoding
-            return res.to_dict(), None
+            return res, None
     else:
         text = data.decode("ascii")
-    return res.to_dict(), (text, tree)
+    return res, (text, tree)
 
 
 def _analyse_batch(items: list[tuple[str, bytes]]) -> list[tuple[str, dict[str, Any]]]:
@@ -373,9 +374,9 @@ def _analyse_python(files, config: ScanConfig, cache: ScanCache | None, progress
     parsed: dict[str, tuple[str, ast.Module]] = {}
     keep = sum(len(data) for _rel, data in todo) <= KEEP_TREES_BYTES
     for rel, res, seen in _run(todo, config.jobs, progress, done, total, keep):  # under scan_path's gc_paused
-        results[rel] = (CodeResult.from_dict(res), [])
+        results[rel] = (res, [])
         if cache is not None:
-            cache.put(keys[rel], res)
+            cache.put(keys[rel], res.to_dict())
         if seen is not None:
             parsed[rel] = seen
     return results, lines, raw, parsed
@@ -403,7 +404,7 @@ def _run(todo, jobs: int, progress: Progress | None, done: int, total: int, keep
             for batch_out in pool.map(_analyse_batch, batches):
                 for rel, res in batch_out:
                     done += 1
-                    yield rel, res, None  # parsed in a worker: the project passes parse what they need again
+                    yield rel, CodeResult.from_dict(res), None  # parsed in a worker: the project passes parse what they need again
                 if progress:
                     progress(done, total)
         return

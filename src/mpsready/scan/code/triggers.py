@@ -121,9 +121,9 @@ def trigger_lines(text: str, words: tuple[str, ...] | None = None) -> list[int]:
 def name_lines(text: str, names: tuple[str, ...]) -> list[int] | None:
     """Sorted 1-based numbers of lines that can hold one of the identifiers ``names`` in the syntax tree of
     ``text``: those holding one as a whole word, and every line with a non-ASCII character (``ast`` keeps
-    identifiers NFKC-normalised, so a fullwidth ``foo`` in the text is ``foo`` in the tree). ``None`` when the text holds a
-    ``\r``, which ``ast`` counts as a line break too (this splits at ``\n`` only). A walk looking for uses of
-    ``names`` need enter only the statements that span one of these lines."""
+    identifiers NFKC-normalised, so a fullwidth ``foo`` in the text is ``foo`` in the tree). ``None`` when the
+    text holds a ``\\r``, which ``ast`` counts as a line break too (this splits at ``\\n`` only). A walk looking
+    for uses of ``names`` need enter only the statements that span one of these lines."""
     if "\r" in text:
         return None
     lines = trigger_lines(text, names)
