@@ -8,6 +8,7 @@ package.
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 from pathlib import Path
 
@@ -247,3 +248,16 @@ def test_walk_spanning_finds_what_the_whole_walk_finds_in_its_order():
                if isinstance(n, ast.Name) and n.id == "foo"]
     assert whole == bounded == [(7, 0), (8, 0), (4, 11)]
     assert sum(1 for _ in walk_spanning(tree, [])) == 1  # no lines: the module alone, no statement entered
+
+
+def test_pure_refs_walk_only_the_lines_naming_a_suffix():
+    from mpsready.scan.code.summaries import model_summaries
+    from mpsready.scan.code.result import CodeResult
+
+    source = ("import ops\n\ndef attn_core_pytorch(q):\n    return q\n\n@ops.wrap_ref\ndef run(q):\n"
+              "    s = '\u00e9'\n    y = ops.scan_naive(q)\n    return attn_core_pytorch(y)\n\n"
+              "def g(x: ops.t_torch) -> int:\n    return 1\n")
+    result = CodeResult()
+    model_summaries(ast.parse(source), source, result)
+    # annotations are not walked (astutil.walk's leaf fields), as before the line bound
+    assert result.pure_refs == ["attn_core_pytorch", "scan_naive", "wrap_ref"]

@@ -373,6 +373,27 @@ def spans_a_line(stmt: ast.stmt, lines: list[int]) -> bool:
     return i < len(lines) and lines[i] <= (stmt.end_lineno or stmt.lineno)
 
 
+def walk_lines(node: ast.AST, lines: list[int] | None) -> Iterator[ast.AST]:
+    """:func:`walk` without the statements that span none of the sorted 1-based ``lines`` (:func:`spans_a_line`;
+    every node when ``lines`` is None): for a walk looking for identifiers that occur only on ``lines``."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if lines is not None and isinstance(n, ast.stmt) and not spans_a_line(n, lines):
+            continue
+        yield n
+        cls = n.__class__
+        fields = CHILD_FIELDS.get(cls)
+        if fields is None:
+            fields = CHILD_FIELDS[cls] = tuple(f for f in cls._fields if f not in LEAF_FIELDS)
+        for name in fields:
+            value = getattr(n, name, None)
+            if value.__class__ is list:
+                stack.extend(v for v in value if isinstance(v, ast.AST))
+            elif isinstance(value, ast.AST):
+                stack.append(value)
+
+
 def walk_spanning(tree: ast.AST, lines: list[int] | None) -> Iterator[ast.AST]:
     """The nodes of ``tree`` in ``ast.walk``'s order, without the statements that span none of the sorted 1-based
     ``lines`` (:func:`spans_a_line`; every node when ``lines`` is None): for a walk looking for names that occur

@@ -8,9 +8,9 @@ import ast
 import dataclasses
 
 from mpsready.scan.code.astutil import (is_cuda_literal, is_fallback_handler, mentions, spans_a_line,
-                                        statements, walk)
+                                        statements, walk, walk_lines)
 from mpsready.scan.code.result import CodeResult, DefSpan, ImportRecord, LineSpan, PureDef
-from mpsready.scan.code.triggers import line_trigger_words, name_lines, trigger_lines
+from mpsready.scan.code.triggers import line_trigger_words, name_lines, substring_lines, trigger_lines
 from mpsready.scan.model import surfaces
 
 _PURE_SUFFIXES = ("_pytorch", "_naive", "_native", "_ref", "_reference", "_torch")
@@ -96,7 +96,8 @@ def model_summaries(tree: ast.Module, text: str, result: CodeResult) -> None:
     if not any(call in text for call in _PURE_CALLS):
         return
     refs = set()
-    for node in walk(tree):
+    # a name ending in a suffix holds it in the text: only the statements on such lines are entered
+    for node in walk_lines(tree, substring_lines(text, _PURE_SUFFIXES)):
         # a use is a Name or an attribute; an import of the name alone wires nothing
         name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
         if name and name.endswith(_PURE_SUFFIXES):

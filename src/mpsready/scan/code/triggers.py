@@ -133,6 +133,30 @@ def name_lines(text: str, names: tuple[str, ...]) -> list[int] | None:
     return sorted({*lines, *wide})
 
 
+def substring_lines(text: str, needles: tuple[str, ...]) -> list[int] | None:
+    """Sorted 1-based numbers of the lines holding one of ``needles`` anywhere (``_torch`` in ``attn_torch``), and
+    in non-ASCII text every line with a non-ASCII character (as :func:`name_lines`); ``None`` when the text holds a
+    ``\\r``. A walk looking for identifiers that contain a needle need enter only the statements spanning one."""
+    if "\r" in text:
+        return None
+    positions = []
+    for needle in needles:
+        i = text.find(needle)
+        while i >= 0:
+            positions.append(i)
+            i = text.find(needle, i + 1)
+    positions.sort()
+    lines: set[int] = set()
+    line, prev = 1, 0
+    for pos in positions:
+        line += text.count("\n", prev, pos)
+        prev = pos
+        lines.add(line)
+    if not text.isascii():
+        lines.update(i for i, row in enumerate(text.split("\n"), 1) if not row.isascii())
+    return sorted(lines)
+
+
 def rule_triggers(code: str) -> tuple[str, ...]:
     """The trigger words of one rule (``()`` for a rule without any, e.g. the INP rules)."""
     value = TRIGGERS.get(code, ())
