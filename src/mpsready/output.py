@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import tempfile
 from typing import TYPE_CHECKING, Callable, Iterator
 
 from mpsready.errors import UsageError
@@ -57,6 +56,8 @@ def write_text(path: str | os.PathLike[str], text: str, *, atomic: bool = False)
             fh.write(text)
         return
     folder = os.path.dirname(os.path.abspath(path))
+    import tempfile  # here: writing to stdout (the common case) never loads it
+
     fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".mpsready-tmp", dir=folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

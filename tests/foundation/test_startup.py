@@ -72,6 +72,22 @@ def test_static_sarif_loads_no_dynamic_stage(tmp_path):
     assert [m for m in dynamic if not m.endswith(".rules")] == []
 
 
+def test_python_only_scan_loads_no_declaration_reader(tmp_path):
+    # a 1-file project (a pre-commit hook's case): no reader, packaging, pathspec or tempfile (benchmarks/startup_bench.py)
+    (tmp_path / "train.py").write_text("import torch\nx = torch.zeros(3).cuda()\n")
+    code = ("import contextlib, io, sys\nfrom mpsready.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    main(['scan', '--no-cache', '--format', 'json', {str(tmp_path)!r}])\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('packaging', 'pathspec', 'tempfile')))")
+    env = dict(os.environ, PYTHONPATH=SRC)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    # dockerfile for is_container_recipe (the project model's reach), tomlfile for [tool.mpsready]
+    readers = [m for m in _modules_after(code) if m.startswith("mpsready.scan.sources.")]
+    assert readers == ["mpsready.scan.sources.dockerfile", "mpsready.scan.sources.interface",
+                       "mpsready.scan.sources.tomlfile"]
+
+
 def test_argument_literals_match_the_enums():
     from mpsready.commands import report as report_args, scan as scan_args
     from mpsready.findings import Severity, Verdict

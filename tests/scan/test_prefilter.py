@@ -8,6 +8,7 @@ package.
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 from pathlib import Path
 
@@ -222,3 +223,41 @@ def test_grouped_trigger_search_finds_the_same_lines_as_one_search_per_word():
     for text in texts:
         assert trigger_lines(text) == _naive_lines(text, words)
         assert may_fire(text, words) is bool(_naive_lines(text, words))
+
+
+def test_name_lines_bound_where_the_tree_can_name_an_identifier():
+    from mpsready.scan.code.triggers import name_lines
+
+    assert name_lines("a = foo\nb = foobar\nfoo()\n", ("foo",)) == [1, 3]
+    # a fullwidth identifier is NFKC-normalised in the tree: every non-ASCII line is kept
+    fullwidth = "\uff46\uff4f\uff4f"
+    assert name_lines(f"s = '\u00e9'\nb = 1\n{fullwidth}()\nfoo\n", ("foo",)) == [1, 3, 4]
+    assert name_lines("a = 1\rfoo()\n", ("foo",)) is None  # ast counts a lone \r as a line break
+
+
+def test_walk_spanning_finds_what_the_whole_walk_finds_in_its_order():
+    import ast
+
+    from mpsready.scan.code.astutil import walk_spanning
+    from mpsready.scan.code.triggers import name_lines
+
+    text = "import os\n\ndef f():\n    return foo(1)\n\nx = 2\nfoo(x)\n\uff46\uff4f\uff4f(3)\n"
+    tree = ast.parse(text)
+    whole = [(n.lineno, n.col_offset) for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == "foo"]
+    bounded = [(n.lineno, n.col_offset) for n in walk_spanning(tree, name_lines(text, ("foo",)))
+               if isinstance(n, ast.Name) and n.id == "foo"]
+    assert whole == bounded == [(7, 0), (8, 0), (4, 11)]
+    assert sum(1 for _ in walk_spanning(tree, [])) == 1  # no lines: the module alone, no statement entered
+
+
+def test_pure_refs_walk_only_the_lines_naming_a_suffix():
+    from mpsready.scan.code.summaries import model_summaries
+    from mpsready.scan.code.result import CodeResult
+
+    source = ("import ops\n\ndef attn_core_pytorch(q):\n    return q\n\n@ops.wrap_ref\ndef run(q):\n"
+              "    s = '\u00e9'\n    y = ops.scan_naive(q)\n    return attn_core_pytorch(y)\n\n"
+              "def g(x: ops.t_torch) -> int:\n    return 1\n")
+    result = CodeResult()
+    model_summaries(ast.parse(source), source, result)
+    # annotations are not walked (astutil.walk's leaf fields), as before the line bound
+    assert result.pure_refs == ["attn_core_pytorch", "scan_naive", "wrap_ref"]

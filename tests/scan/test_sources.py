@@ -109,3 +109,10 @@ def test_torch_pins_before_mps(write_project):
         ("DEP104", "requirements.txt", 1, "blocker"),
         ("DEP109", "requirements.txt", 1, "blocker"),
     ]
+
+
+def test_source_names_are_the_readers_names_in_order():
+    # DEP110 lists SOURCE_NAMES so that a project without declarations loads no reader; they must stay the readers'
+    from mpsready.scan.sources import SOURCE_NAMES, all_sources
+
+    assert SOURCE_NAMES == tuple(src.name for src in all_sources())

@@ -23,8 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
 from mpsready import rules as registry
 from mpsready.findings import Finding
 from mpsready.migrate.specs import Bucketed, Floor, Spec, all_specs
@@ -59,6 +57,8 @@ def declared_floor(dependencies: Iterable) -> Floor:
     for dep in dependencies:
         if dep.name.lower() != "torch" or dep.optional:
             continue
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet  # here: a scan without a torch pin skips it
+
         try:
             spec = SpecifierSet(dep.specifier.split(";")[0].strip())
         except InvalidSpecifier:

@@ -9,11 +9,8 @@ into the project; a cache that cannot be read or written is ignored.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import tempfile
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +24,14 @@ def default_cache_dir() -> Path:
 
 
 def content_key(data: bytes) -> str:
+    import hashlib  # here, like tempfile and importlib.resources below: a --no-cache scan loads none of them
+
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def _salt() -> str:
+    from importlib import resources
+
     kb = b"".join(resources.files("mpsready.scan").joinpath(f"data/{n}").read_bytes()
                   for n in ("packages.yaml", "cuda_api.yaml"))
     return f"{ANALYZER_VERSION}/{__version__}/{content_key(kb)}"
@@ -87,6 +88,8 @@ class ScanCache:
         """Write the entries used in this scan (stale ones are dropped); errors are ignored."""
         if self._new == self._old and self._new_stats == self._old_stats:
             return
+        import tempfile
+
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".scan-", suffix=".tmp")

@@ -22,13 +22,11 @@ from typing import Any, Callable
 from mpsready import rules as registry
 from mpsready.errors import UsageError
 from mpsready.findings import Basis, Finding, Location, Scope, Severity, Verdict, sort_findings
-from mpsready.scan import dependencies as depjudge
 from mpsready.scan import knowledge
 from mpsready.scan.cache import ScanCache, content_key
 from mpsready.scan.code import CodeResult, analyze_source
 from mpsready.scan.code.analyzer import analyze_source_tree
 from mpsready.scan.code.suppress import parse_suppression
-from mpsready.scan.code.notebook import analyze_cells
 from mpsready.scan.config import ScanConfig, with_project_config
 from mpsready.scan.model import fallbacks, flow
 from mpsready.scan.model.core import behind_off_params, core_ops
@@ -44,9 +42,8 @@ from mpsready.scan.outlook import Edit, SecondaryPart, Subproject, collection_ou
 from mpsready.scan.rules import deps as D
 from mpsready.scan.rules import inputs as I
 from mpsready.scan.scope import scope_of, scripts_named_like_tests, set_scripts
-from mpsready.scan.sources import ALL_SOURCES, Dependency, ProjectFiles, RawFinding, tomlfile
+from mpsready.scan.sources import SOURCE_NAMES, Dependency, ProjectFiles, RawFinding, all_sources, tomlfile
 from mpsready.scan.sources.interface import read_source
-from mpsready.scan.sources.notebook import NotebookError, code_cells
 from mpsready.scan.walker import ProjectFile, walk
 
 Progress = Callable[[int, int], None]  # (done, total) over Python files
@@ -149,8 +146,11 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
     # an included file (-r base.txt) is often also scanned on its own: keep one copy of each
     deps = list({(d.path, d.line, d.name, d.raw): d for d in deps}.values())
     raw += list({(r.rule.code, r.path, r.line, r.message): r for r in dep_raw}.values())
-    for dep in deps:
-        raw += depjudge.judge(dep)
+    if deps:
+        from mpsready.scan import dependencies as depjudge  # here: a project without declarations skips packaging
+
+        for dep in deps:
+            raw += depjudge.judge(dep)
     if target.is_dir() and not deps and not dep_raw:
         raw.append(_no_declaration())
 
@@ -236,14 +236,14 @@ def _uses_hydra(results) -> bool:
 
 
 # ------------------------------------------------------------------ declarations
-DECLARATION_KINDS: tuple[str, ...] = tuple(src.name for src in ALL_SOURCES)
+DECLARATION_KINDS: tuple[str, ...] = SOURCE_NAMES  # every declaration source's name, in the order they are tried
 
 
 def _no_declaration() -> RawFinding:
     """DEP110 at the project root: no declaration source found a dependency (nor a dynamic list, DEP108)."""
-    kinds = ", ".join(DECLARATION_KINDS)
-    return RawFinding(D.NO_DECLARATION, ".", None, f"no dependency declaration found (looked for: {kinds})",
-                      evidence={"looked_for": list(DECLARATION_KINDS)})
+    kinds = DECLARATION_KINDS
+    return RawFinding(D.NO_DECLARATION, ".", None, f"no dependency declaration found (looked for: {', '.join(kinds)})",
+                      evidence={"looked_for": list(kinds)})
 
 
 def _declarations(files: list[ProjectFile], project: ProjectFiles):
@@ -253,6 +253,7 @@ def _declarations(files: list[ProjectFile], project: ProjectFiles):
     for pf in files:
         if not pf.declaration:
             continue
+        sources = all_sources()  # the readers are loaded for the first declaration (sources.all_sources)
         try:
             text = project.read_text(pf.relpath)
         except Exception as exc:  # SourceError: unreadable, binary, not UTF-8
@@ -262,7 +263,7 @@ def _declarations(files: list[ProjectFile], project: ProjectFiles):
             continue
         if not pf.python:
             texts[pf.relpath] = text
-        for src in ALL_SOURCES:
+        for src in sources:
             if src.matches(pf.relpath):
                 res = read_source(src, pf.relpath, text, project)  # total: a reader bug is an INP113 finding
                 deps += res.dependencies
@@ -275,25 +276,26 @@ def _analyse_one(data: bytes) -> dict[str, Any]:
     return analyze_source(data).to_dict()
 
 
-def _analyse_here(data: bytes, keep: bool) -> tuple[dict[str, Any], tuple[str, ast.Module] | None]:
-    """The analysis of one source in this process, with (text, tree) when ``keep`` and the text is what
-    ``ProjectFiles.read_text`` returns for the file (UTF-8), so the project passes can use the same tree."""
+def _analyse_here(data: bytes, keep: bool) -> tuple[CodeResult, tuple[str, ast.Module] | None]:
+    """The analysis of one source in this process (the result itself: only a pool worker's crosses as a dict),
+    with (text, tree) when ``keep`` and the text is what ``ProjectFiles.read_text`` returns for the file (UTF-8),
+    so the project passes can use the same tree."""
     if not keep:
-        return _analyse_one(data), None
+        return analyze_source(data), None
     res, tree = analyze_source_tree(data)
     if tree is None:
-        return res.to_dict(), None
+        return res, None
     if not data.isascii():
         try:
             encoding = tokenize.detect_encoding(io.BytesIO(data).readline)[0]
             text = data.decode("utf-8-sig")
         except (SyntaxError, LookupError, UnicodeDecodeError):
-            return res.to_dict(), None
+            return res, None
         if encoding not in ("utf-8", "utf-8-sig"):  # the tree was parsed from another decoding
-            return res.to_dict(), None
+            return res, None
     else:
         text = data.decode("ascii")
-    return res.to_dict(), (text, tree)
+    return res, (text, tree)
 
 
 def _analyse_batch(items: list[tuple[str, bytes]]) -> list[tuple[str, dict[str, Any]]]:
@@ -356,24 +358,25 @@ def _analyse_python(files, config: ScanConfig, cache: ScanCache | None, progress
         if b"\0" in data:
             raw.append(RawFinding(I.NOT_TEXT, pf.relpath, None, "binary file with a .py name; not analysed"))
             continue
-        key = content_key(data)
-        if cache is not None and pf.mtime_ns:
-            cache.remember(pf.relpath, pf.size, pf.mtime_ns, key, n_lines)
-        cached = _from_cache(cache.get(key)) if cache else None
-        if cached is not None:
-            results[pf.relpath] = (cached, [])
-            done += 1
-            continue
-        keys[pf.relpath] = key
+        if cache is not None:  # without a cache no key is needed (hashing 50 MB of torch costs 0.1 s)
+            key = content_key(data)
+            if pf.mtime_ns:
+                cache.remember(pf.relpath, pf.size, pf.mtime_ns, key, n_lines)
+            cached = _from_cache(cache.get(key))
+            if cached is not None:
+                results[pf.relpath] = (cached, [])
+                done += 1
+                continue
+            keys[pf.relpath] = key
         todo.append((pf.relpath, data))
     if progress:
         progress(done, total)
     parsed: dict[str, tuple[str, ast.Module]] = {}
     keep = sum(len(data) for _rel, data in todo) <= KEEP_TREES_BYTES
     for rel, res, seen in _run(todo, config.jobs, progress, done, total, keep):  # under scan_path's gc_paused
-        results[rel] = (CodeResult.from_dict(res), [])
+        results[rel] = (res, [])
         if cache is not None:
-            cache.put(keys[rel], res)
+            cache.put(keys[rel], res.to_dict())
         if seen is not None:
             parsed[rel] = seen
     return results, lines, raw, parsed
@@ -401,7 +404,7 @@ def _run(todo, jobs: int, progress: Progress | None, done: int, total: int, keep
             for batch_out in pool.map(_analyse_batch, batches):
                 for rel, res in batch_out:
                     done += 1
-                    yield rel, res, None  # parsed in a worker: the project passes parse what they need again
+                    yield rel, CodeResult.from_dict(res), None  # parsed in a worker: the project passes parse what they need again
                 if progress:
                     progress(done, total)
         return
@@ -413,6 +416,9 @@ def _run(todo, jobs: int, progress: Progress | None, done: int, total: int, keep
 
 
 def _analyse_notebook(pf: ProjectFile, data: bytes, raw: list[RawFinding]):
+    from mpsready.scan.code.notebook import analyze_cells
+    from mpsready.scan.sources.notebook import NotebookError, code_cells
+
     merged = CodeResult()
     cells_of: list[int | None] = []
     try:

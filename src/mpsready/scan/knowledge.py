@@ -9,24 +9,32 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from importlib import resources
-
-import yaml
+from pathlib import Path
 
 from mpsready.findings import Severity
 
 _NORMALISE = re.compile(r"[-_.]+")  # PEP 503 name normalisation (over a package name, not Python source)
-# libyaml's loader when PyYAML was built with it (about 10x the pure-Python SafeLoader on these files); the
-# same safe constructors either way, so the tables read identically.
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def load_shipped_yaml(name: str):
     """``mpsready/scan/data/NAME`` parsed with the safe YAML constructors (C loader when available): plain
     dicts, lists, strings, numbers, booleans and ``None``. Raises ``FileNotFoundError`` for a missing file and
-    ``yaml.YAMLError`` for a malformed one (a packaging bug). Each caller caches its result once per process."""
-    text = resources.files("mpsready.scan").joinpath(f"data/{name}").read_text(encoding="utf-8")
-    return yaml.load(text, Loader=_LOADER)
+    ``yaml.YAMLError`` for a malformed one (a packaging bug). Each caller caches its result once per process.
+    The file is read beside this module when it is there (an installed or checked-out package), through
+    ``importlib.resources`` otherwise (a zipped install): importing those two costs a 1-file scan a tenth of
+    its time, as does importing yaml itself, so neither happens at import time."""
+    import yaml
+
+    beside = Path(__file__).with_name("data") / name
+    if beside.is_file():
+        text = beside.read_text(encoding="utf-8")
+    else:
+        from importlib import resources
+
+        text = resources.files("mpsready.scan").joinpath(f"data/{name}").read_text(encoding="utf-8")
+    # libyaml's loader when PyYAML was built with it (about 10x the pure-Python SafeLoader on these files); the
+    # same safe constructors either way, so the tables read identically
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 def preload() -> None:

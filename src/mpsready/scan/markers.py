@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import functools
 
-from packaging.markers import InvalidMarker, Marker
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
 # The environment a Mac user installs into: Apple silicon, CPython 3.11 (PEP 508 marker variables).
 MAC_MARKER_ENV = {
     "sys_platform": "darwin", "platform_system": "Darwin", "os_name": "posix", "platform_machine": "arm64",
@@ -30,6 +27,8 @@ def mac_python(requires_python: object) -> str:
     ``^3.8``) gives 3.11."""
     if not isinstance(requires_python, str) or not requires_python.strip():
         return MAC_MARKER_ENV["python_full_version"]
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # here: a scan without markers never loads it
+
     try:
         allowed = SpecifierSet(requires_python)
     except InvalidSpecifier:
@@ -43,6 +42,8 @@ def marker_on_mac(marker: str, python: str = MAC_MARKER_ENV["python_full_version
     does not parse is given the benefit of the doubt (True): its package is judged, never silently dropped."""
     env = MAC_MARKER_ENV if python == MAC_MARKER_ENV["python_full_version"] else {
         **MAC_MARKER_ENV, "python_full_version": python, "python_version": ".".join(python.split(".")[:2])}
+    from packaging.markers import InvalidMarker, Marker  # here: the analysis reads MAC_MARKER_ENV alone
+
     try:
         return Marker(marker).evaluate(env)
     except (InvalidMarker, ValueError, KeyError, TypeError):

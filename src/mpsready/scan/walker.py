@@ -16,11 +16,8 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pathspec
-
 from mpsready.safeio import kind_of
 from mpsready.scan.rules import inputs as I
-from mpsready.scan.sources import ALL_SOURCES
 from mpsready.scan.sources.interface import RawFinding
 
 SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".tox", ".nox", ".mypy_cache", ".pytest_cache",
@@ -65,9 +62,15 @@ def classify(relpath: str) -> dict[str, bool]:
         "notebook": kind == "notebook",
         "cuda": kind == "cuda",
         "declaration": (name == "setup.py") if ext == ".py" else (
-            kind == "notebook" or (maybe_decl and any(src.matches(relpath) for src in ALL_SOURCES))),
+            kind == "notebook" or (maybe_decl and _read_by_a_source(relpath))),
         "config": ext in (".yaml", ".yml"),
     }
+
+
+def _read_by_a_source(relpath: str) -> bool:
+    from mpsready.scan.sources import all_sources  # here: a scan of Python files alone loads no reader
+
+    return any(src.matches(relpath) for src in all_sources())
 
 
 MAX_DIR_DEPTH = 256  # directory levels below the root; deeper ones become one INP112 finding each
@@ -214,6 +217,8 @@ def _gitignore(entries: list, rel: str, max_bytes: int, findings: list[RawFindin
     except OSError as exc:
         findings.append(RawFinding(I.UNREADABLE, where, None, f"cannot read: {exc.strerror or exc}; not used"))
         return None
+    import pathspec  # here: a tree without a .gitignore never loads it
+
     lines = text.splitlines()
     if len(lines) > MAX_IGNORE_PATTERNS:
         findings.append(RawFinding(I.MALFORMED_CONFIG, where, MAX_IGNORE_PATTERNS + 1,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import sys
 from bisect import bisect_left
+from collections import deque
 from typing import Any, Iterator
 
 FALLBACK_EXCEPTIONS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError", "RuntimeError"}
@@ -385,3 +386,38 @@ def spans_a_line(stmt: ast.stmt, lines: list[int]) -> bool:
         start = min(start, *(d.lineno for d in decorators))
     i = bisect_left(lines, start)
     return i < len(lines) and lines[i] <= (stmt.end_lineno or stmt.lineno)
+
+
+def walk_lines(node: ast.AST, lines: list[int] | None) -> Iterator[ast.AST]:
+    """:func:`walk` without the statements that span none of the sorted 1-based ``lines`` (:func:`spans_a_line`;
+    every node when ``lines`` is None): for a walk looking for identifiers that occur only on ``lines``."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if lines is not None and isinstance(n, ast.stmt) and not spans_a_line(n, lines):
+            continue
+        yield n
+        cls = n.__class__
+        fields = CHILD_FIELDS.get(cls)
+        if fields is None:
+            fields = CHILD_FIELDS[cls] = tuple(f for f in cls._fields if f not in LEAF_FIELDS)
+        for name in fields:
+            value = getattr(n, name, None)
+            if value.__class__ is list:
+                stack.extend(v for v in value if isinstance(v, ast.AST))
+            elif isinstance(value, ast.AST):
+                stack.append(value)
+
+
+def walk_spanning(tree: ast.AST, lines: list[int] | None) -> Iterator[ast.AST]:
+    """The nodes of ``tree`` in ``ast.walk``'s order, without the statements that span none of the sorted 1-based
+    ``lines`` (:func:`spans_a_line`; every node when ``lines`` is None): for a walk looking for names that occur
+    only on ``lines`` (:func:`mpsready.scan.code.triggers.name_lines`), the nodes it finds and their order are
+    those of the whole walk."""
+    todo = deque([tree])
+    while todo:
+        node = todo.popleft()
+        if lines is not None and isinstance(node, ast.stmt) and not spans_a_line(node, lines):
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+        yield node

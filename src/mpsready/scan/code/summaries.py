@@ -8,9 +8,9 @@ import ast
 import dataclasses
 
 from mpsready.scan.code.astutil import (TRY_NODES, is_cuda_literal, is_fallback_handler, mentions, spans_a_line,
-                                        statements, walk)
+                                        statements, walk, walk_lines)
 from mpsready.scan.code.result import CodeResult, DefSpan, ImportRecord, LineSpan, PureDef
-from mpsready.scan.code.triggers import line_trigger_words, trigger_lines
+from mpsready.scan.code.triggers import line_trigger_words, name_lines, substring_lines, trigger_lines
 from mpsready.scan.model import surfaces
 
 _PURE_SUFFIXES = ("_pytorch", "_naive", "_native", "_ref", "_reference", "_torch")
@@ -96,7 +96,8 @@ def model_summaries(tree: ast.Module, text: str, result: CodeResult) -> None:
     if not any(call in text for call in _PURE_CALLS):
         return
     refs = set()
-    for ref in walk(tree):
+    # a name ending in a suffix holds it in the text: only the statements on such lines are entered
+    for ref in walk_lines(tree, substring_lines(text, _PURE_SUFFIXES)):
         # a use is a Name or an attribute; an import of the name alone wires nothing
         name = ref.id if isinstance(ref, ast.Name) else ref.attr if isinstance(ref, ast.Attribute) else None
         if name and name.endswith(_PURE_SUFFIXES):
@@ -122,9 +123,7 @@ def guard_by_callers(tree: ast.Module, text: str, imports: list[ImportRecord]) -
     if not pending:
         return imports
     candidates: dict[str, ast.AST] = {fn.name: fn for _, fn in pending}
-    # ast counts a lone \r as a line break too (trigger_lines splits at \n only), and a non-ASCII identifier is
-    # NFKC-normalised in the tree but not in the text: walk everything then
-    lines = trigger_lines(text, tuple(candidates)) if text.isascii() and "\r" not in text else None
+    lines = name_lines(text, tuple(candidates))
     verdicts = only_called_under_fallback(tree, candidates, lines)
     out = list(imports)
     for i, fn in pending:

@@ -118,6 +118,45 @@ def trigger_lines(text: str, words: tuple[str, ...] | None = None) -> list[int]:
     return lines
 
 
+def name_lines(text: str, names: tuple[str, ...]) -> list[int] | None:
+    """Sorted 1-based numbers of lines that can hold one of the identifiers ``names`` in the syntax tree of
+    ``text``: those holding one as a whole word, and every line with a non-ASCII character (``ast`` keeps
+    identifiers NFKC-normalised, so a fullwidth ``foo`` in the text is ``foo`` in the tree). ``None`` when the
+    text holds a ``\\r``, which ``ast`` counts as a line break too (this splits at ``\\n`` only). A walk looking
+    for uses of ``names`` need enter only the statements that span one of these lines."""
+    if "\r" in text:
+        return None
+    lines = trigger_lines(text, names)
+    if text.isascii():
+        return lines
+    wide = [i for i, line in enumerate(text.split("\n"), 1) if not line.isascii()]
+    return sorted({*lines, *wide})
+
+
+def substring_lines(text: str, needles: tuple[str, ...]) -> list[int] | None:
+    """Sorted 1-based numbers of the lines holding one of ``needles`` anywhere (``_torch`` in ``attn_torch``), and
+    in non-ASCII text every line with a non-ASCII character (as :func:`name_lines`); ``None`` when the text holds a
+    ``\\r``. A walk looking for identifiers that contain a needle need enter only the statements spanning one."""
+    if "\r" in text:
+        return None
+    positions = []
+    for needle in needles:
+        i = text.find(needle)
+        while i >= 0:
+            positions.append(i)
+            i = text.find(needle, i + 1)
+    positions.sort()
+    lines: set[int] = set()
+    line, prev = 1, 0
+    for pos in positions:
+        line += text.count("\n", prev, pos)
+        prev = pos
+        lines.add(line)
+    if not text.isascii():
+        lines.update(i for i, row in enumerate(text.split("\n"), 1) if not row.isascii())
+    return sorted(lines)
+
+
 def rule_triggers(code: str) -> tuple[str, ...]:
     """The trigger words of one rule (``()`` for a rule without any, e.g. the INP rules)."""
     value = TRIGGERS.get(code, ())

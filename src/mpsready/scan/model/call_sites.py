@@ -22,14 +22,16 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from mpsready.findings import Finding, Severity
+from mpsready.scan.code.astutil import walk_spanning
 from mpsready.scan.model.reread import SourceTrees
 
 
-def _project_bindings(tree: ast.AST, tops: set[str]) -> set[str]:
+def _project_bindings(tree: ast.AST, tops: set[str], lines: list[int] | None) -> set[str]:
     """Local names a file binds to the project's own modules by import (``import pkg.fid``, ``from pkg import
-    fid``, ``from . import fid``): the receivers through which a module-level function can be called."""
+    fid``, ``from . import fid``): the receivers through which a module-level function can be called. With
+    ``lines`` (those holding the word ``import``), only the statements spanning one are entered."""
     out: set[str] = set()
-    for node in ast.walk(tree):
+    for node in walk_spanning(tree, lines):
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.name.split(".")[0] in tops:
@@ -45,33 +47,33 @@ def _root(node: ast.AST) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-def _calls(tree: ast.AST, name: str, method: bool, tops: set[str]) -> tuple[list[ast.Call], bool]:
-    """(the calls of ``name`` in ``tree``, whether the name is also referenced other than as a callee). A method
-    is matched through any attribute (``self.load``, ``model.load``); a function or class only as a bare name or
-    through a project module (``fid.FID``), so ``torch.load(...)`` is not a call of the project's ``load``."""
-    modules = set() if method else _project_bindings(tree, tops)
+def _calls(tree: ast.AST, name: str, method: bool, modules: set[str],
+           lines: list[int] | None) -> tuple[list[ast.Call], bool]:
+    """(the calls of ``name`` in ``tree``, whether the name is also referenced other than as a callee; the calls
+    found so far when it is). A method is matched through any attribute (``self.load``, ``model.load``); a
+    function or class only as a bare name or through ``modules``, the file's names for the project's modules
+    (``fid.FID``, :func:`_project_bindings`), so ``torch.load(...)`` is not a call of the project's ``load``.
+    One walk: a call is met before its callee, so the callee is known not to be another reference."""
 
     def ours(attr: ast.Attribute) -> bool:
         return method or _root(attr.value) in modules
 
     calls: list[ast.Call] = []
     callees: set[int] = set()
-    for node in ast.walk(tree):
+    for node in walk_spanning(tree, lines):
         if isinstance(node, ast.Call):
             f = node.func
             if (isinstance(f, ast.Name) and f.id == name) or (isinstance(f, ast.Attribute) and f.attr == name
                                                               and ours(f)):
                 calls.append(node)
                 callees.add(id(f))
-    other = False
-    for node in ast.walk(tree):
-        if id(node) in callees:
+        elif id(node) in callees:
             continue
-        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
-            other = True
+        elif isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+            return calls, True
         elif isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.ctx, ast.Load) and ours(node):
-            other = True
-    return calls, other
+            return calls, True
+    return calls, False
 
 
 def _passes(call: ast.Call, parameter: str, position: int | None) -> bool:
@@ -92,12 +94,13 @@ def unused_device_defaults(findings: list[Finding], results: Mapping[str, Any],
         return findings
     index = _ImportIndex(results)
     tops = {rel.split("/", 1)[0].removesuffix(".py") for rel in results}  # the project's top-level modules
+    bindings = _Bindings(tops, sources)
     out = []
     for f in findings:
         ev = f.evidence
         if f.code == "API103" and ev.get("default_of") and f.severity is not Severity.INFO:
             sites = _all_passing(ev["default_of"], bool(ev.get("method")), ev.get("owner"), f.location.path or "",
-                                 ev["parameter"], ev.get("position"), tops, index, sources)
+                                 ev["parameter"], ev.get("position"), bindings, index, sources)
             if sites:
                 f = replace(f, severity=Severity.INFO, message=f"{f.message}; every call of {ev['default_of']}() in "
                             f"the project passes {ev['parameter']} ({len(sites)} call{'s' if len(sites) > 1 else ''}), "
@@ -139,8 +142,21 @@ class _ImportIndex:
         return [def_rel, *sorted(named - {def_rel})], sorted(plain - {def_rel})
 
 
+class _Bindings:
+    """:func:`_project_bindings` of each file, found once per scan (the same files are read for many findings)."""
+
+    def __init__(self, tops: set[str], sources: SourceTrees) -> None:
+        self.tops, self.sources = tops, sources
+        self.known: dict[str, set[str]] = {}
+
+    def of(self, rel: str, tree: ast.AST) -> set[str]:
+        if rel not in self.known:
+            self.known[rel] = _project_bindings(tree, self.tops, self.sources.lines(rel, ("import",)))
+        return self.known[rel]
+
+
 def _all_passing(name: str, method: bool, owner: str | None, def_rel: str, parameter: str, position: int | None,
-                 tops: set[str], index: _ImportIndex, sources: SourceTrees) -> list[str]:
+                 bindings: _Bindings, index: _ImportIndex, sources: SourceTrees) -> list[str]:
     """``path:line`` of every call of ``name``, when all of them can be seen and pass the parameter; else an
     empty list. Calls are looked for in the defining file and the files that import the name (or, for a
     method, its class) or the defining module, per the analyser's recorded imports."""
@@ -159,7 +175,8 @@ def _all_passing(name: str, method: bool, owner: str | None, def_rel: str, param
         tree = sources.tree(rel)
         if tree is None:
             return []
-        calls, other = _calls(tree, name, method, tops)
+        calls, other = _calls(tree, name, method, set() if method else bindings.of(rel, tree),
+                              sources.lines(rel, (name,)))
         if other or not all(_passes(c, parameter, position) for c in calls):
             return []
         sites += [f"{rel}:{c.lineno}" for c in calls]

@@ -10,11 +10,12 @@ when a group already ships an option for the Mac, the override selects it (``tra
 from __future__ import annotations
 
 from pathlib import PurePosixPath
-from typing import Any, Iterable
-
-import yaml
+from typing import TYPE_CHECKING, Any, Iterable
 
 from mpsready.scan.code.astutil import is_cuda_literal
+
+if TYPE_CHECKING:  # yaml is imported where a config is read: a project without YAML files never loads it
+    import yaml
 
 DEVICE_KEYS = ("device", "accelerator", "map_location")
 _MAC_OPTIONS = ("mps", "mac", "macos", "apple", "cpu_mps")
@@ -33,6 +34,8 @@ def _config_root(relpath: str) -> tuple[str, str | None, str] | None:
 
 
 def _walk(node: yaml.Node, prefix: tuple[str, ...]) -> Iterable[tuple[tuple[str, ...], yaml.ScalarNode]]:
+    import yaml
+
     if isinstance(node, yaml.MappingNode):
         for k, v in node.value:
             if isinstance(k, yaml.ScalarNode):
@@ -62,6 +65,8 @@ def cuda_values(files: dict[str, str], hydra: bool) -> list[dict[str, Any]]:
             continue
         if "cuda" not in text:
             continue
+        import yaml
+
         try:
             node = yaml.compose(text, Loader=yaml.SafeLoader)
         except yaml.YAMLError:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import functools
 import posixpath
 import shlex
 import warnings
@@ -90,16 +91,23 @@ def declared_entries(project: ProjectFiles, py_files: Collection[str]) -> Declar
     return DeclaredEntries(list(readme), sorted(set(console)), sorted(set(imports)), api)
 
 
-def readme_python_imports(text: str) -> list[str]:
-    """The absolute modules imported by a Markdown README's Python code blocks (fences tagged ``python``/``py``
-    or ``pycon``; ``>>>`` prompts stripped), parsed with :mod:`ast`; in a block that does not parse as a whole (a
-    placeholder such as ``<your_image>``) each top-level import line is parsed alone."""
+@functools.lru_cache(maxsize=2)
+def _markdown_tokens(text: str) -> tuple[Any, ...]:
+    """The Markdown tokens of a README, parsed once for the readers below (read only, never changed). Only code
+    blocks and code spans matter: the link, HTML and emphasis rules are off (and their costs too)."""
     from markdown_it import MarkdownIt
 
     md = MarkdownIt("commonmark").disable(["link", "image", "reference", "autolink", "html_inline", "html_block",
                                            "emphasis", "entity"])
+    return tuple(md.parse(text))
+
+
+def readme_python_imports(text: str) -> list[str]:
+    """The absolute modules imported by a Markdown README's Python code blocks (fences tagged ``python``/``py``
+    or ``pycon``; ``>>>`` prompts stripped), parsed with :mod:`ast`; in a block that does not parse as a whole (a
+    placeholder such as ``<your_image>``) each top-level import line is parsed alone."""
     out: list[str] = []
-    for tok in md.parse(text):
+    for tok in _markdown_tokens(text):
         if tok.type != "fence" or tok.info.strip().split(" ")[0].lower() not in ("python", "py", "python3", "pycon"):
             continue
         code = "\n".join(line[4:] if line.startswith((">>> ", "... ")) else line for line in tok.content.splitlines())
@@ -134,13 +142,8 @@ def readme_lines(text: str, *, markdown: bool) -> list[str]:
     span, elsewhere every line (reStructuredText's double backquotes removed); continuation lines joined."""
     if not markdown:
         return _joined(text.replace("``", " ").splitlines())
-    from markdown_it import MarkdownIt
-
-    # only code blocks and code spans matter: the link, HTML and emphasis rules are off (and their costs too)
-    md = MarkdownIt("commonmark").disable(["link", "image", "reference", "autolink", "html_inline", "html_block",
-                                           "emphasis", "entity"])
     out: list[str] = []
-    for tok in md.parse(text):
+    for tok in _markdown_tokens(text):
         if tok.type in ("fence", "code_block"):
             out += _joined(tok.content.splitlines())
         elif tok.type == "inline":
@@ -153,12 +156,8 @@ def readme_blocks(text: str, *, markdown: bool) -> list[list[str]]:
     block outside Markdown): a ``cd`` holds until its block ends (:func:`block_scripts`)."""
     if not markdown:
         return [readme_lines(text, markdown=False)]
-    from markdown_it import MarkdownIt
-
-    md = MarkdownIt("commonmark").disable(["link", "image", "reference", "autolink", "html_inline", "html_block",
-                                           "emphasis", "entity"])
     out: list[list[str]] = []
-    for tok in md.parse(text):
+    for tok in _markdown_tokens(text):
         if tok.type in ("fence", "code_block"):
             out.append(_joined(tok.content.splitlines()))
         elif tok.type == "inline":

@@ -15,7 +15,7 @@ import ast
 import warnings
 from collections.abc import Callable, Mapping
 
-from mpsready.scan.code.triggers import trigger_lines
+from mpsready.scan.code.triggers import name_lines
 
 
 class SourceTrees:
@@ -59,10 +59,10 @@ class SourceTrees:
     def lines(self, rel: str, names: tuple[str, ...]) -> list[int] | None:
         """Sorted 1-based numbers of the lines of the file that hold one of ``names`` as a whole word, or ``None``
         when that cannot bound where the tree names them (an unreadable file; a lone ``\\r``, which ``ast`` counts
-        as a line break; non-ASCII text, whose identifiers the tree holds NFKC-normalised). A pass looking for
-        uses of ``names`` needs to enter only the statements that span one of these lines."""
+        as a line break); in non-ASCII text every line with a non-ASCII character too (:func:`name_lines`). A pass
+        looking for uses of ``names`` needs to enter only the statements that span one of these lines."""
         text = self.text(rel)
-        if text is None or "\r" in text or not text.isascii():
+        if text is None:
             return None
-        return trigger_lines(text, names)
+        return name_lines(text, names)
 

@@ -18,6 +18,9 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from mpsready.scan.code.astutil import walk_spanning
+from mpsready.scan.code.triggers import name_lines
+
 # option names that choose a device, a dtype or compilation (the switches the outlook may print)
 DEVICE_WORDS = ("device", "accelerator")
 SWITCH_WORDS = ("device", "accelerator", "compile", "dtype", "precision", "cuda", "gpu", "amp", "half", "fp16",
@@ -154,9 +157,10 @@ def is_device_option(surface: dict[str, Any]) -> bool:
     return bool(surface.get("flows")) and (default is None or isinstance(default, str))
 
 
-def _device_sinks(tree: ast.Module) -> set[str]:
+def _device_sinks(tree: ast.Module, text: str) -> set[str]:
     """Names and attribute names (``args.dev`` -> ``dev``) given to ``torch.device(...)``, ``.to(...)`` or a
-    ``device=``/``accelerator=``/``map_location=`` keyword anywhere in the module: where option values flow."""
+    ``device=``/``accelerator=``/``map_location=`` keyword anywhere in the module: where option values flow
+    (only the statements on lines naming a sink are entered)."""
     out: set[str] = set()
 
     def note(node: ast.AST) -> None:
@@ -165,7 +169,7 @@ def _device_sinks(tree: ast.Module) -> set[str]:
         elif isinstance(node, ast.Name):
             out.add(node.id)
 
-    for node in ast.walk(tree):
+    for node in walk_spanning(tree, name_lines(text, ("device", "to", *sorted(_DEVICE_SINKS)))):
         if not isinstance(node, ast.Call):
             continue
         func = node.func
@@ -194,7 +198,9 @@ def collect(tree: ast.Module, text: str) -> list[dict[str, Any]]:
                                 "choices": None, "line": stmt.lineno, "computed": not ok})
     if not any(w in text for w in ("add_argument", "click", "typer", "Trainer")):
         return out
-    for node in ast.walk(tree):
+    # a walk over the statements naming a call it looks for; every function definition when typer is named
+    lines = None if "typer" in text else name_lines(text, ("add_argument", "option", "Trainer"))
+    for node in walk_spanning(tree, lines):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             attr = node.func.attr
             if attr == "add_argument":
@@ -213,7 +219,7 @@ def collect(tree: ast.Module, text: str) -> list[dict[str, Any]]:
             out += _typer_params(node)
     out.sort(key=lambda s: s["line"])
     if any(s["kind"] == "argparse" for s in out):
-        sinks = _device_sinks(tree)
+        sinks = _device_sinks(tree, text)
         for s in out:
             if s["kind"] == "argparse" and s["dest"] in sinks:
                 s["flows"] = True

@@ -19,7 +19,6 @@ from dataclasses import replace
 
 from mpsready.findings import Finding, Severity
 from mpsready.scan import knowledge
-from mpsready.scan.dependencies import installs_on_mac, pin_admits_at_least
 from mpsready.scan.sources import Dependency
 
 SPARSE_MPS_SINCE = "2.9"
@@ -28,6 +27,8 @@ SPARSE_MPS_SINCE = "2.9"
 def torch_pins(deps: Iterable[Dependency]) -> list[Dependency]:
     """The declared torch/pytorch requirements a Mac install follows: the required ones, or the optional ones
     (extras, dev groups) when torch is declared nowhere else."""
+    from mpsready.scan.dependencies import installs_on_mac  # here: packaging is loaded only for declared pins
+
     found = [d for d in deps if knowledge.canonical_name(d.name) in ("torch", "pytorch") and installs_on_mac(d)]
     required = [d for d in found if not d.optional]
     return required or found
@@ -36,6 +37,8 @@ def torch_pins(deps: Iterable[Dependency]) -> list[Dependency]:
 def first_pin_below(deps: Iterable[Dependency], floor: str) -> Dependency | None:
     """The first declared torch pin (by path and line) that admits no release at or above ``floor``, or ``None``
     when every one reaches it (also when torch is unpinned or undeclared)."""
+    from mpsready.scan.dependencies import pin_admits_at_least
+
     below = [d for d in torch_pins(deps) if not pin_admits_at_least(d, floor)]
     return min(below, key=lambda d: (d.path, d.line or 0)) if below else None
 

@@ -7,7 +7,6 @@ from pathlib import PurePosixPath
 from mpsready.scan.rules import deps as D
 from mpsready.scan.sources.interface import MAX_LINE, line_guard, long_line_finding
 from mpsready.scan.sources.interface import DependencySource, ProjectFiles, RawFinding, SourceResult
-from mpsready.scan.sources.shell import logical_shell_lines, scan_command_line
 
 CUDA_IMAGE_PREFIXES = ("nvidia/cuda", "nvcr.io/nvidia/", "nvidia/", "rapidsai/")
 
@@ -48,6 +47,10 @@ class DockerfileSource(DependencySource):
         return is_dockerfile(relpath)
 
     def collect(self, relpath: str, text: str, files: ProjectFiles, result: SourceResult | None = None) -> SourceResult:
+        # here: the project model asks is_container_recipe of every scan, which must not load the shell reader
+        # and packaging with it (a 1-file scan)
+        from mpsready.scan.sources.shell import logical_shell_lines, scan_command_line
+
         result = SourceResult() if result is None else result
         args: dict[str, str] = {}
         heredoc: str | None = None  # the end marker of a RUN <<EOF body being read
