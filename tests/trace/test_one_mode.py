@@ -53,7 +53,7 @@ def raises():
         return (a @ a).sum()
     return step
 '''
-_TIMEY = re.compile(r"(time|elapsed|duration|_s$|_ms$|_us$|seconds|traceback)", re.I)
+_TIMEY = re.compile(r"(time|elapsed|duration|_s$|_ms$|_us$|seconds|created|traceback)", re.I)
 
 
 def _scrub(o):
