@@ -8,7 +8,10 @@ Two measures, each the median of ``--rounds`` interleaved rounds (after one warm
   ``aten::add.Tensor``) against a bare observe-only mode (``func(*args, **kwargs)``); and the device function
   mode's (:class:`mpsready.emulate.device.DeviceMode`) forwarding of ``torch.add``;
 * ``call``: ``torch.add`` of the same tensors through the whole stack: plain, under the bare dispatch mode,
-  and on the emulated device (both modes installed), with and without ``mpsready run``'s numerics watch.
+  and on the emulated device (both modes installed), with and without ``mpsready run``'s numerics watch;
+* ``trace``: the same call on the emulated device inside a stage of ``mpsready trace``'s recorder, the recorder
+  handing each call to the emulator's mode directly (``MPSDispatch.forward``, as ``trace/emulated.py`` has it)
+  and, interleaved with it, through the dispatcher to the emulator's mode stacked below (two modes per call).
 
 Extra cost = set-up - plain (or - the bare mode's Python); the goal of issue 25 is the emulator's extra cost per
 aten call <= 1.3x the bare mode's (the step-level figure is ``run_bench.py``'s).
@@ -91,6 +94,29 @@ def call_costs(calls: int, rounds: int) -> dict[str, float]:
     return {k: statistics.median(v[1:]) for k, v in times.items()}
 
 
+def trace_costs(calls: int, rounds: int) -> dict[str, float]:
+    from mpsready.step.runner import StepContext
+    from mpsready.trace.recorder import Recorder
+
+    x, y = torch.randn(4, 4), torch.randn(4, 4)
+    times: dict[str, list[float]] = {k: [] for k in ("plain", "direct", "two modes")}
+    emu = Emulator(Target("2.13", "15.5"), str(Path(__file__).parent), keep_going=True)
+    emu.install()
+    try:
+        xm, ym = x.to("mps"), y.to("mps")
+        rec = Recorder([str(Path(__file__).parent)], device="mps", simulate_moves=False)
+        ctx = StepContext(device="mps")
+        for _ in range(rounds + 1):  # the first round warms up
+            times["plain"].append(_per_call(lambda: torch.add(x, y), calls))
+            for k, fwd in (("direct", emu.dispatch.forward), ("two modes", None)):
+                rec.forward = fwd
+                with rec.around_stage(ctx, "forward"):
+                    times[k].append(_per_call(lambda: torch.add(xm, ym), calls))
+    finally:
+        emu.uninstall()
+    return {k: statistics.median(v[1:]) for k, v in times.items()}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=20000)
@@ -108,6 +134,10 @@ def main(argv=None) -> int:
     print(f"torch.add, whole stack: plain {c['plain']:.2f} us; extra: bare mode {extra['bare']:.2f} us, "
           f"run {extra['run']:.2f} us, run+nan {extra['run+nan']:.2f} us; run / bare "
           f"{extra['run'] / extra['bare']:.2f} (goal <= 1.3)")
+    t = trace_costs(max(1, args.calls // 4), args.rounds)
+    print(f"torch.add traced on the emulated device: extra over plain {t['direct'] - t['plain']:.2f} us with the "
+          f"recorder handing the call to the emulator's mode, {t['two modes'] - t['plain']:.2f} us through the "
+          f"dispatcher to both modes")
     return 0
 
 

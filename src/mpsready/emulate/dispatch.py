@@ -233,6 +233,25 @@ class MPSDispatch(TorchDispatchMode):
             emu.numerics.observe(name, info.inplace, args, kwargs, out, self.depth, info.view)
         return out
 
+    def forward(self, func, types, args=(), kwargs=None):
+        """Run one aten call through this mode, called from the ``__torch_dispatch__`` of a mode stacked right
+        above it (the trace recorder's on the emulated device, :mod:`mpsready.trace.emulated`), instead of that
+        mode's ``func(*args, **kwargs)``. Same arguments and result; the same exceptions, raised at the same
+        point. The call reaches :meth:`__torch_dispatch__` as the dispatcher would hand it over (this mode off
+        the mode stack while it runs, back on afterwards, as ``StashTorchDispatchModeGuard`` does in
+        torch/csrc/utils/torch_dispatch_mode.h, 2.1-2.13), without a second trip through the dispatcher, the
+        Python key's fallback and the dynamo-disable shim (``TorchDispatchMode.__init_subclass__``): the
+        calling mode's shim already covers this one. When this mode is not the top of the stack (a program
+        pushed its own mode under the caller's), the call goes through the dispatcher as before."""
+        top = _pop(None)
+        if top is not self:
+            _push(top)
+            return func(*args, **(kwargs or {}))
+        try:
+            return _HANDLE(self, func, types, args, kwargs)
+        finally:
+            _push(self)
+
     def _learn(self, info: _Info) -> bool:
         """On an op's first memoisable-looking call: whether the judge reads only its dtypes (class docstring),
         and whether it reads ``dim_max`` (then a call with a tensor of more than INT_MAX elements is judged
@@ -292,6 +311,11 @@ class MPSDispatch(TorchDispatchMode):
         finally:
             _pop(None)
         return func(*args, **kwargs)
+
+
+# __torch_dispatch__ as written, without the dynamo-disable shim TorchDispatchMode wraps it in (torch/utils/
+# _python_dispatch.py __init_subclass__, 2.1-2.13; functools.wraps keeps it as __wrapped__)
+_HANDLE = getattr(MPSDispatch.__dict__["__torch_dispatch__"], "__wrapped__", MPSDispatch.__dict__["__torch_dispatch__"])
 
 
 def _operands(info: _Info, args, kwargs, cpu) -> list:
@@ -453,6 +477,8 @@ def _bmm_numel(name: str, args) -> int:
 
 
 def install(emu: Emulator):
-    mode = MPSDispatch(emu)
+    """Push the mode for the rest of the process (kept as ``emu.dispatch``, for :meth:`MPSDispatch.forward`);
+    returns the undo."""
+    mode = emu.dispatch = MPSDispatch(emu)
     mode.__enter__()
     return lambda: mode.__exit__(None, None, None)

@@ -156,6 +156,7 @@ class Emulator:
         self.autocast_used = False  # the program entered torch.autocast("mps") (autocast.py)
         self.memory_queried = False
         self.numerics: Any = None  # mpsready.numerics.hooks.RunWatch, fed by dispatch.py per judged call
+        self.dispatch: Any = None  # the installed aten-level mode (dispatch.MPSDispatch), set by install()
         self._warned: set[str] = set()
         # where a tensor moved to MPS was made (the trace's recorder knows; mpsready run does not ask)
         self.origin_of = origin_of

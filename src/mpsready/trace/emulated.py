@@ -53,6 +53,9 @@ def emulated_trace(entry: Any, torch_v: str, macos: str, fallback: bool, expand,
     link.emu, link.rec = emu, rec
     stages = _FailureStages(emu)
     emu.install()
+    # the recorder's mode sits right above the emulator's during each stage: it hands each call to the emulator
+    # directly, so a call pays one dispatch mode's machinery, not two (docs/emulation.md, per-call cost)
+    rec.forward = emu.dispatch.forward
     try:
         results, _ctx = run_entry(entry, device="mps", steps=steps, observers=[stages, rec, *observers])
     finally:

@@ -166,8 +166,9 @@ class _Mode(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         rec = self.rec
+        forward = rec.forward
         if rec.suppress():  # inside an op the emulated MPS device runs as a whole (trace/emulated.py)
-            return func(*args, **(kwargs or {}))
+            return func(*args, **(kwargs or {})) if forward is None else forward(func, types, args, kwargs)
         info = rec._infos.get(id(func))
         if info is None:
             info = rec._info(func)
@@ -179,6 +180,8 @@ class _Mode(TorchDispatchMode):
             out = rec._expand(func, info.name, frame, depth, args, kwargs or {})
             if rec.expanded_hook is not None:
                 rec.expanded_hook(info.name, args, kwargs or {}, out, depth)
+        elif forward is not None:
+            out = forward(func, types, args, kwargs)
         elif kwargs:
             out = info.call(*args, **kwargs)
         else:
@@ -200,13 +203,16 @@ class Recorder(Observer):
     ``device`` is the CPU, where real moves dispatch nothing). ``frames``: the user-frame finder to share (one
     is made for ``root`` otherwise); ``numerics``: a :class:`mpsready.numerics.hooks.TraceWatch` fed every
     call; ``suppress``: True while calls are not to be recorded; ``expanded_hook``: called as ``(op, args,
-    kwargs, result, depth)`` after a composite the recorder expanded returns.
+    kwargs, result, depth)`` after a composite the recorder expanded returns; ``forward``: called as ``(func,
+    types, args, kwargs)`` in place of ``func(*args, **kwargs)`` for each call passed on to the dispatch mode
+    under the recorder's (the emulated device's ``MPSDispatch.forward``, trace/emulated.py: that mode's work
+    without a second pass through the dispatcher), or ``None``.
     """
 
     def __init__(self, root: str | list[str], device: str = "cpu", expand: Callable[[str], bool] | None = None,
                  simulate_moves: bool | None = None, expand_views: bool = False, sdpa_math: str | None = None,
                  frames: UserFrames | None = None, numerics: Any = None, suppress: Callable[[], bool] | None = None,
-                 expanded_hook: Callable[..., None] | None = None):
+                 expanded_hook: Callable[..., None] | None = None, forward: Callable[..., Any] | None = None):
         self.frames = frames if frames is not None else UserFrames(root)
         self.device = device
         self.device_type = torch.device(device).type
@@ -234,6 +240,7 @@ class Recorder(Observer):
         # emulated device (trace/emulated.py) never sees such a composite whole, only its callees
         self.expanded_hook = expanded_hook
         self.numerics: Any = numerics  # mpsready.numerics.hooks.TraceWatch, or None
+        self.forward: Callable[..., Any] | None = forward
 
     # -- Observer -------------------------------------------------------------------------
     @contextmanager
