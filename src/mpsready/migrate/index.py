@@ -31,6 +31,7 @@ from libcst._nodes.internal import CodegenState  # noqa: PLC2701 - the documente
 MAX_DEPTH = 280
 Span = tuple[int, int, int, int]  # start line (1-based), start column (0-based), end line, end column
 
+_BODIES = {cst.Module, cst.IndentedBlock}
 # what libcst's position provider splits tokens on (libcst/metadata/position_provider.py NEWLINE_RE)
 _NEWLINE = re.compile(r"\r\n?|\n")
 
@@ -69,8 +70,11 @@ class IndexState(CodegenState):
         self.order: list[cst.CSTNode] = []  # every node, in the order libcst's visitors meet them
         self.at: dict[cst.CSTNode, int] = {}  # a node's place in ``order``
         self.ends: dict[cst.CSTNode, int] = {}  # the place after its last descendant
+        # the tokens each child of a module or an indented block wrote (its statements: whole lines each), so
+        # the new text can keep the tokens of every statement no edit touched (mpsready.migrate.splice)
+        self.extents: dict[cst.CSTNode, tuple[int, int]] = {}
         self._stack: list[cst.CSTNode] = []
-        self._starts: list[tuple[int, int]] = []
+        self._starts: list[tuple[int, int, int]] = []
 
     def add_indent_tokens(self) -> None:
         for token in self.indent_tokens:
@@ -91,16 +95,19 @@ class IndexState(CodegenState):
         if self._stack:
             self.parents[node] = self._stack[-1]
         self._stack.append(node)
-        self._starts.append((self.line, self.column))
+        self._starts.append((self.line, self.column, len(self.tokens)))
         self.at[node] = len(self.order)
         self.order.append(node)
 
     def after_codegen(self, node: cst.CSTNode) -> None:
-        self._stack.pop()
+        stack = self._stack
+        stack.pop()
         self.ends[node] = len(self.order)
-        start = self._starts.pop()
+        line, column, token = self._starts.pop()
+        if not stack or type(stack[-1]) in _BODIES:
+            self.extents[node] = (token, len(self.tokens))
         if node not in self.spans:  # no syntactic range recorded: the whitespace-inclusive one, as libcst
-            self.spans[node] = start + (self.line, self.column)
+            self.spans[node] = (line, column, self.line, self.column)
 
     def record_syntactic_position(  # type: ignore[override]  # a context manager as libcst's, without a generator
             self, node: cst.CSTNode, *, start_node: cst.CSTNode | None = None,
