@@ -100,7 +100,9 @@ def _migrate(text: str, path: str, findings: list[Finding], transforms: list[Tra
         on_path.update(ctx.ancestors(e.node))
     state = ctx.index
     units = [unit(e.node, state) for e in edits] if state is not None else [None]
-    tops = topmost(units, state) if state is not None and None not in units else None
+    found = [u for u in units if u is not None]
+    # an edit outside any statement: the whole code, as before
+    tops = topmost(found, state) if state is not None and len(found) == len(units) else None
     top_level = set(ctx.module.body)
     rewritten: dict[cst.CSTNode, object] = {}  # what each topmost edited statement became
     rebuilt: list[tuple[cst.CSTNode, cst.CSTNode]] = []  # (new, old) top-level statements holding one

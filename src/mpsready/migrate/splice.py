@@ -23,6 +23,7 @@ equals ``Module.code`` on every fixture and project.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import cast
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState  # noqa: PLC2701 - the state libcst's code generation writes to
@@ -106,10 +107,11 @@ def spliced(final: cst.Module, original: cst.Module, state: IndexState, rewritte
         for u in sorted(inner.get(old, ()), key=lambda n: extents[n][0]):
             a, b = extents[u]
             new = rewritten[u]
-            nodes = new.nodes if isinstance(new, cst.FlattenSentinel) else [new]
+            nodes = list(new.nodes) if isinstance(new, cst.FlattenSentinel) else [new]
             if not nodes or not all(isinstance(n, cst.CSTNode) for n in nodes):
                 return None  # removed: a block left empty gets a `pass` only the whole code writes
-            pieces += ["".join(tokens[at:a]), _code(nodes, final, _indent(u, state, final.default_indent))]
+            indent = _indent(u, state, final.default_indent)
+            pieces += ["".join(tokens[at:a]), _code(cast("list[cst.CSTNode]", nodes), final, indent)]
             at = b
         pieces.append("".join(tokens[at:extents[old][1]]))
         texts[id(new_stmt)] = "".join(pieces)
