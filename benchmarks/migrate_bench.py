@@ -280,7 +280,8 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory() as tmp:
         tree = args.tree or synthetic_tree(Path(tmp) / "tree", args.files)
-        pys = sum(1 for p in tree.rglob("*.py") if not any(part.startswith(".") for part in p.parts))
+        # hidden folders inside the tree are skipped (as the floor's walk does); the tree's own path may have one
+        pys = sum(1 for p in tree.rglob("*.py") if not any(part.startswith(".") for part in p.relative_to(tree).parts))
         migrate_path(tree)  # warm: imports, the scan's data files, libcst's grammar
         plans = []
         from libcst.metadata import PositionProvider, QualifiedNameProvider
