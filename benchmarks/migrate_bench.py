@@ -1,6 +1,6 @@
 """Migrate planning time against the libcst parse floor, and against the number of edits in one file (issue 19).
 
-Two measurements, CPU seconds of this process (the machine this was written on is shared: wall time
+Three measurements, CPU seconds of this process (the machine this was written on is shared: wall time
 measures the neighbours), each the least of ``--repeat`` runs (as ``timeit`` reports):
 
 1. **Tree.** A large tree: by default a synthetic one of ``--files`` research-style Python files written to a
@@ -13,11 +13,20 @@ measures the neighbours), each the least of ``--repeat`` runs (as ``timeit`` rep
      to resolve ``torch.device`` and ``torch.cuda.*`` through imports),
    - migrate: :func:`mpsready.migrate.engine.migrate_path` (scan included, nothing written),
    and migrate / floor (goal of issue 19: at most 1.5).
-2. **Edits.** One file with 250, 500 and 1,000 ``x = torch.ones(i).cuda()`` lines: migrate's CPU seconds, the
+   With ``--no-providers`` the two provider lines are left out (on the torch package the qualified names alone
+   take many minutes).
+2. **Reuse.** ``mpsready migrate PATH --apply`` after ``mpsready migrate PATH``: what the second call costs
+   when it writes the plan the first one stored (hash every file the scan reads, read the stored plan:
+   :mod:`mpsready.migrate.stored`) against planning again (skipped for a checkout without that module).
+3. **Edits.** One file with 250, 500 and 1,000 ``x = torch.ones(i).cuda()`` lines: migrate's CPU seconds, the
    seconds per edit, and the per-edit ratio to the 250-edit file (linear work keeps it near 1; one traversal of
    the file per edit, as before this issue, gives about 2 and 4).
 
     PYTHONPATH=src python benchmarks/migrate_bench.py [--tree PATH] [--files 300] [--edits 250,500,1000] [--repeat 3]
+        [--no-providers]
+
+``--edits ""`` skips the one-file runs. The script runs the ``mpsready`` that ``PYTHONPATH`` names, so one copy
+of it measures two checkouts side by side (``PYTHONPATH=/tmp/before/src``).
 """
 
 from __future__ import annotations
@@ -240,41 +249,65 @@ def parse_floor(tree: Path, meta: tuple = ()) -> None:
                 continue
 
 
+def reuse(tree: Path, plan, mig: float, repeat: int, cache: Path) -> None:
+    """The cost of ``--apply`` writing the plan ``migrate PATH`` stored, against ``mig`` (planning again)."""
+    try:
+        from mpsready.migrate import stored
+    except ImportError:
+        print("  --apply after the show: this checkout plans again (no stored plan)")
+        return
+    from mpsready.scan.config import ScanConfig
+
+    key = stored.key(tree, (), ())
+    stored.save(cache, tree, plan, key, stored.read_inputs(tree, ScanConfig()))
+    found: list = []
+    t = min(cpu(lambda: found.append(stored.load(cache, tree, key, stored.read_inputs(tree, ScanConfig()))))
+            for _ in range(repeat))
+    assert found[-1].plan is not None and found[-1].plan.edits == plan.edits, found[-1].reason
+    print(f"  --apply after the show        {t:8.2f} s CPU   (the stored plan reused: {t / mig:.3f} x planning again)")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tree", type=Path, help="a tree to migrate (default: a synthetic one)")
     ap.add_argument("--files", type=int, default=300, help="files of the synthetic tree (default 300)")
     ap.add_argument("--edits", default="250,500,1000", help="edit counts of the one-file runs")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--no-providers", action="store_true", help="leave out the + positions / + qualified names lines")
     args = ap.parse_args(argv)
 
     from mpsready.migrate.engine import migrate_path
 
     with tempfile.TemporaryDirectory() as tmp:
         tree = args.tree or synthetic_tree(Path(tmp) / "tree", args.files)
-        pys = sum(1 for p in tree.rglob("*.py") if not any(part.startswith(".") for part in p.parts))
+        # hidden folders inside the tree are skipped (as the floor's walk does); the tree's own path may have one
+        pys = sum(1 for p in tree.rglob("*.py") if not any(part.startswith(".") for part in p.relative_to(tree).parts))
         migrate_path(tree)  # warm: imports, the scan's data files, libcst's grammar
         plans = []
         from libcst.metadata import PositionProvider, QualifiedNameProvider
 
         floor = min(cpu(lambda: parse_floor(tree)) for _ in range(args.repeat))
-        floor_pos = min(cpu(lambda: parse_floor(tree, (PositionProvider,))) for _ in range(args.repeat))
-        floor_qn = min(cpu(lambda: parse_floor(tree, (PositionProvider, QualifiedNameProvider)))
-                       for _ in range(args.repeat))
+        if not args.no_providers:
+            floor_pos = min(cpu(lambda: parse_floor(tree, (PositionProvider,))) for _ in range(args.repeat))
+            floor_qn = min(cpu(lambda: parse_floor(tree, (PositionProvider, QualifiedNameProvider)))
+                           for _ in range(args.repeat))
         mig = min(cpu(lambda: plans.append(migrate_path(tree))) for _ in range(args.repeat))
         plan = plans[-1]
         print(f"tree {tree if args.tree else f'synthetic ({args.files} files asked)'}: {pys} .py files; "
               f"{plan.edits} edits in {len(plan.files)} files, {len(plan.errors)} not parsed")
         print(f"  floor (libcst parse)          {floor:8.2f} s CPU")
-        print(f"  + positions                   {floor_pos:8.2f} s CPU   ({floor_pos / floor:.2f} x floor)")
-        print(f"  + qualified names             {floor_qn:8.2f} s CPU   ({floor_qn / floor:.2f} x floor)")
+        if not args.no_providers:
+            print(f"  + positions                   {floor_pos:8.2f} s CPU   ({floor_pos / floor:.2f} x floor)")
+            print(f"  + qualified names             {floor_qn:8.2f} s CPU   ({floor_qn / floor:.2f} x floor)")
         print(f"  migrate (scan + plan)         {mig:8.2f} s CPU   migrate/floor {mig / floor:.2f} "
-              f"(goal <= 1.5: {'met' if mig / floor <= 1.5 else 'NOT met'}); migrate/(floor + positions + "
-              f"qualified names) {mig / floor_qn:.2f}")
+              f"(goal <= 1.5: {'met' if mig / floor <= 1.5 else 'NOT met'})"
+              + ("" if args.no_providers else f"; migrate/(floor + positions + qualified names) {mig / floor_qn:.2f}"))
+        reuse(tree, plan, mig, args.repeat, Path(tmp) / "cache")
 
-        counts = [int(c) for c in args.edits.split(",")]
+        counts = [int(c) for c in args.edits.split(",") if c.strip()]
         base = None
-        print("edits in one file   CPU s    ms/edit   per-edit ratio to the first")
+        if counts:
+            print("edits in one file   CPU s    ms/edit   per-edit ratio to the first")
         for n in counts:
             folder = edits_file(Path(tmp), n)
             out = []

@@ -292,5 +292,8 @@ def test_the_parse_runs_on_a_big_stack_thread_and_falls_back_to_the_callers(monk
     assert seen == ["mpsready-parse"]
     with pytest.raises(ZeroDivisionError):
         guard.on_big_stack(lambda: 1 / 0)  # the worker's exception is raised in the caller
+    assert guard.on_big_stack(lambda: threading.current_thread().ident) == guard.on_big_stack(
+        lambda: threading.current_thread().ident)  # one thread for the process, not one per parse
+    monkeypatch.setattr(guard, "_worker", None)  # as in a process that has not parsed yet
     monkeypatch.setattr(threading, "stack_size", lambda *a: (_ for _ in ()).throw(ValueError("size not valid")))
     assert guard.on_big_stack(lambda: threading.current_thread().name) == threading.current_thread().name

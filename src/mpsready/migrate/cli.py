@@ -1,5 +1,9 @@
 """``mpsready migrate PATH``: parse arguments, plan, render; ``--apply`` writes; ``--verify -- CMD`` proves.
 
+``migrate PATH`` keeps the plan it showed in the cache folder; ``migrate PATH --apply`` writes that plan without
+planning again when no file, rule selection or version it was planned from changed (:mod:`mpsready.migrate.stored`),
+and otherwise plans again and says why.
+
 Exit codes: 0 done (or nothing to do; with ``--verify``: verified), 1 ``--apply`` refused at least one file
 (changed since the scan, or not writable) or ``--verify`` did not verify the plan (with ``--apply``: nothing
 written), 2 usage or input error.
@@ -10,8 +14,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mpsready.errors import ExitCode, UsageError
+
+if TYPE_CHECKING:
+    from mpsready.migrate.engine import Plan
+    from mpsready.migrate.progress import PlanProgress
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,10 +32,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("path", help="project directory (or a single file)")
     p.add_argument("--select", action="append", metavar="CODES", help="only these codes or prefixes (comma-separated)")
     p.add_argument("--ignore", action="append", metavar="CODES", help="leave these codes or prefixes alone")
-    p.add_argument("--apply", action="store_true", help="write the edits in place (atomically, file by file)")
+    p.add_argument("--apply", action="store_true", help="write the edits in place (atomically, file by file); the plan "
+                   "the last run without --apply showed is written as it is, without planning again, when no file "
+                   "the scan reads, --select/--ignore or the mpsready version changed since (else it plans again "
+                   "and says why)")
     p.add_argument("--format", choices=("diff", "json"), default="diff")
     p.add_argument("--jobs", "-j", type=int, default=None,
                    help="processes for the scan and the plan of many files (default: CPU count)")
+    p.add_argument("--cache-dir", metavar="DIR", help="where the plan shown is kept for --apply (default: the scan's "
+                   "cache, $MPSREADY_CACHE_DIR or ~/.cache/mpsready)")
+    p.add_argument("--no-cache", action="store_true", help="neither keep the plan shown nor reuse one: --apply "
+                   "always plans again")
     p.add_argument("--verify", action="store_true",
                    help="apply the plan to a temporary copy and prove it with the command after --: the same CPU numbers "
                    "as the original, and the emulated Mac (mpsready run) completes with tensors on MPS; with --apply, "
@@ -43,9 +60,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mpsready.migrate.engine import migrate_path
     from mpsready.migrate.formats import render_diff, render_json, render_summary
-    from mpsready.scan.config import ScanConfig, check_codes, split_codes
+    from mpsready.scan.config import check_codes, split_codes
 
     command = list(args.command or [])
     # options after PATH land in the remainder (argparse.REMAINDER): read them; the command is what follows --
@@ -72,8 +88,7 @@ def run(args: argparse.Namespace) -> int:
 
     progress = for_cli(getattr(args, "quiet", False))  # stderr only, a terminal only, after a second
     try:
-        plan = migrate_path(args.path, select=select, ignore=ignore, progress=progress,
-                            config=ScanConfig(jobs=args.jobs or (os.cpu_count() or 1)))
+        plan = _plan(args, select, ignore, progress)
     finally:
         if progress:
             progress.stop()
@@ -98,6 +113,11 @@ def run(args: argparse.Namespace) -> int:
             # stderr only, a terminal only, after a second; without a bar, the plain call
             result = apply_plan(plan, on_file=advance) if advance.bar is not None else apply_plan(plan)
         applied, refused, removed, kept = result.written, result.refused, result.removed, result.leftovers_kept
+        cache_dir = _cache_dir(args)
+        if cache_dir is not None:
+            from mpsready.migrate.stored import forget
+
+            forget(cache_dir, args.path)  # planned from the files as they were before this run wrote them
     if args.format == "json":
         sys.stdout.write(render_json(plan, applied=applied, refused=refused, removed=removed, leftovers_kept=kept,
                                      verify=verified.to_dict() if verified is not None else None))
@@ -108,3 +128,40 @@ def run(args: argparse.Namespace) -> int:
     if verified is not None and not verified.verified:
         return ExitCode.FINDINGS
     return ExitCode.FINDINGS if refused else ExitCode.OK
+
+
+def _cache_dir(args: argparse.Namespace) -> Path | None:
+    from mpsready.scan.cache import default_cache_dir
+
+    return None if args.no_cache else Path(args.cache_dir) if args.cache_dir else default_cache_dir()
+
+
+def _plan(args: argparse.Namespace, select: tuple[str, ...], ignore: tuple[str, ...],
+          progress: PlanProgress | None) -> Plan:
+    """The plan of ``args.path``: under ``--apply`` the one stored by the last run that showed it, when it still
+    holds (:mod:`mpsready.migrate.stored`; stderr says which, and why it plans again); else planned, and stored
+    when this run only shows it."""
+    from mpsready.migrate.engine import migrate_path
+    from mpsready.scan.config import ScanConfig
+
+    config = ScanConfig(jobs=args.jobs or (os.cpu_count() or 1))
+    cache_dir = _cache_dir(args)
+    if cache_dir is None or not os.path.exists(args.path):  # a missing path: migrate_path says so (exit 2)
+        return migrate_path(args.path, select=select, ignore=ignore, progress=progress, config=config)
+    from mpsready.migrate import stored
+
+    plan_key, inputs = stored.key(args.path, select, ignore), stored.read_inputs(args.path, config)
+    if args.apply:
+        found = stored.load(cache_dir, args.path, plan_key, inputs)
+        quiet = getattr(args, "quiet", False)
+        if found.plan is not None:
+            if not quiet:
+                sys.stderr.write(f"mpsready migrate: applying the plan shown at {found.created} (no file it was "
+                                 "planned from, --select/--ignore or version changed since); not planned again\n")
+            return found.plan
+        if found.reason and not quiet:
+            sys.stderr.write(f"mpsready migrate: planning again: {found.reason}\n")
+    plan = migrate_path(args.path, select=select, ignore=ignore, progress=progress, config=config)
+    if not args.apply:
+        stored.save(cache_dir, args.path, plan, plan_key, inputs)
+    return plan

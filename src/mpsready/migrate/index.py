@@ -31,6 +31,7 @@ from libcst._nodes.internal import CodegenState  # noqa: PLC2701 - the documente
 MAX_DEPTH = 280
 Span = tuple[int, int, int, int]  # start line (1-based), start column (0-based), end line, end column
 
+_BODIES = {cst.Module, cst.IndentedBlock}
 # what libcst's position provider splits tokens on (libcst/metadata/position_provider.py NEWLINE_RE)
 _NEWLINE = re.compile(r"\r\n?|\n")
 
@@ -68,9 +69,12 @@ class IndexState(CodegenState):
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
         self.order: list[cst.CSTNode] = []  # every node, in the order libcst's visitors meet them
         self.at: dict[cst.CSTNode, int] = {}  # a node's place in ``order``
-        self.ends: dict[cst.CSTNode, int] = {}  # the place after its last descendant
+        self.ends: list[int] = []  # per place in ``order``: the place after that node's last descendant
+        # the tokens each child of a module or an indented block wrote (its statements: whole lines each), so
+        # the new text can keep the tokens of every statement no edit touched (mpsready.migrate.splice)
+        self.extents: dict[cst.CSTNode, tuple[int, int]] = {}
         self._stack: list[cst.CSTNode] = []
-        self._starts: list[tuple[int, int]] = []
+        self._starts: list[tuple[int, int, int, int]] = []  # line, column, token, place of each open node
 
     def add_indent_tokens(self) -> None:
         for token in self.indent_tokens:
@@ -85,22 +89,31 @@ class IndexState(CodegenState):
         else:
             self.column += len(value)
 
+    # Both hooks run once per node of the file (the index's whole cost beyond code generation): a node is hashed
+    # by a Python-level __hash__ in libcst, so each keeps to one dict write per table it fills.
     def before_codegen(self, node: cst.CSTNode) -> None:
-        if len(self._stack) >= MAX_DEPTH:
+        stack = self._stack
+        if len(stack) >= MAX_DEPTH:
             raise RecursionError(f"syntax tree deeper than {MAX_DEPTH} nodes")
-        if self._stack:
-            self.parents[node] = self._stack[-1]
-        self._stack.append(node)
-        self._starts.append((self.line, self.column))
-        self.at[node] = len(self.order)
-        self.order.append(node)
+        if stack:
+            self.parents[node] = stack[-1]
+        stack.append(node)
+        order = self.order
+        place = len(order)
+        self._starts.append((self.line, self.column, len(self.tokens), place))
+        self.at[node] = place
+        order.append(node)
+        self.ends.append(0)
 
     def after_codegen(self, node: cst.CSTNode) -> None:
-        self._stack.pop()
-        self.ends[node] = len(self.order)
-        start = self._starts.pop()
-        if node not in self.spans:  # no syntactic range recorded: the whitespace-inclusive one, as libcst
-            self.spans[node] = start + (self.line, self.column)
+        stack = self._stack
+        stack.pop()
+        line, column, token, place = self._starts.pop()
+        self.ends[place] = len(self.order)
+        if not stack or type(stack[-1]) in _BODIES:
+            self.extents[node] = (token, len(self.tokens))
+        # no syntactic range recorded: the whitespace-inclusive one, as libcst
+        self.spans.setdefault(node, (line, column, self.line, self.column))
 
     def record_syntactic_position(  # type: ignore[override]  # a context manager as libcst's, without a generator
             self, node: cst.CSTNode, *, start_node: cst.CSTNode | None = None,
@@ -149,7 +162,6 @@ def walk(state: IndexState, root: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
         root.visit(visitor)
         return
     order, ends = state.order, state.ends
-    end = ends[root]
+    end = ends[i]
     while i < end:
-        node = order[i]
-        i = i + 1 if visitor.on_visit(node) else ends[node]
+        i = i + 1 if visitor.on_visit(order[i]) else ends[i]

@@ -18,6 +18,7 @@ from mpsready.migrate.guard import check_nesting, on_big_stack
 from mpsready.migrate.helper import add_requirements
 from mpsready.migrate.index import Positions, index
 from mpsready.migrate.interface import Edit, FileContext, Manual, MigrateError, Transform
+from mpsready.migrate.splice import spliced, topmost, unit
 
 
 TOO_DEEP = "{path}: nested too deeply for libcst (RecursionError); left as it is"
@@ -97,6 +98,14 @@ def _migrate(text: str, path: str, findings: list[Finding], transforms: list[Tra
         by_node[e.node].append(e)
         on_path.add(e.node)
         on_path.update(ctx.ancestors(e.node))
+    state = ctx.index
+    units = [unit(e.node, state) for e in edits] if state is not None else [None]
+    found = [u for u in units if u is not None]
+    # an edit outside any statement: the whole code, as before
+    tops = topmost(found, state) if state is not None and len(found) == len(units) else None
+    top_level = set(ctx.module.body)
+    rewritten: dict[cst.CSTNode, object] = {}  # what each topmost edited statement became
+    rebuilt: list[tuple[cst.CSTNode, cst.CSTNode]] = []  # (new, old) top-level statements holding one
 
     class Apply(cst.CSTTransformer):
         def on_visit(self, node):  # type: ignore[override]
@@ -105,6 +114,10 @@ def _migrate(text: str, path: str, findings: list[Finding], transforms: list[Tra
         def on_leave(self, original_node, updated_node):  # type: ignore[override]
             for e in by_node.get(original_node, ()):
                 updated_node = e.rewrite(updated_node)
+            if tops is not None and original_node in tops:
+                rewritten[original_node] = updated_node
+            elif updated_node is not original_node and original_node in top_level:
+                rebuilt.append((updated_node, original_node))
             return updated_node
 
     module = ctx.module.visit(Apply())
@@ -112,4 +125,5 @@ def _migrate(text: str, path: str, findings: list[Finding], transforms: list[Tra
     if add_helper:
         module = add_requirements(module, helper=needs_helper, torch=True, accelerator=ctx.accelerator_api)
     edits.sort(key=lambda e: (e.line, e.code))
-    return SourceResult(module.code, edits, manual, needs_helper)
+    new = spliced(module, ctx.module, state, rewritten, rebuilt) if tops is not None and state is not None else None
+    return SourceResult(module.code if new is None else new, edits, manual, needs_helper)

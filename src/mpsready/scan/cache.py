@@ -1,7 +1,7 @@
 """Content-hash cache of Python analysis results, kept outside the scanned tree.
 
-One JSON file per scanned root under the cache directory (default ``~/.cache/mpsready``, or
-``$XDG_CACHE_HOME/mpsready``). Keys are BLAKE2b digests of file contents, so a renamed or touched
+One JSON file per scanned root under the cache directory (``$MPSREADY_CACHE_DIR``, else
+``$XDG_CACHE_HOME/mpsready``, else ``~/.cache/mpsready``). Keys are BLAKE2b digests of file contents, so a renamed or touched
 file costs nothing and an edited one is re-analysed. The salt (analyser version, package version,
 knowledge-base digest) invalidates everything when the analysis changes. The scan never writes
 into the project; a cache that cannot be read or written is ignored.
@@ -19,6 +19,9 @@ from mpsready.scan.code import ANALYZER_VERSION
 
 
 def default_cache_dir() -> Path:
+    """``$MPSREADY_CACHE_DIR``, else ``$XDG_CACHE_HOME/mpsready``, else ``~/.cache/mpsready``."""
+    if os.environ.get("MPSREADY_CACHE_DIR"):
+        return Path(os.environ["MPSREADY_CACHE_DIR"])
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "mpsready"
 

@@ -163,7 +163,8 @@ def _nodes_in(ctx: FileContext, root: cst.CSTNode, kind: type | tuple[type, ...]
 
         root.visit(V())
         return found
-    return [n for n in index.order[index.at[root]:index.ends[root]] if isinstance(n, kind)]
+    at = index.at[root]
+    return [n for n in index.order[at:index.ends[at]] if isinstance(n, kind)]
 
 
 def _variables(ctx: FileContext, root: cst.CSTNode) -> set[str]:
