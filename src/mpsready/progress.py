@@ -8,8 +8,10 @@ It draws nothing (every call is a no-op) when ``quiet`` (``-q``) is set or when 
 terminal (a pipe, a file, CI logs), and it only ever writes to the stream given (stderr), so a command's
 stdout (``--format json``/``sarif``) is never touched. ``total=None`` is a status line (a spinner, the
 description, the elapsed time); a number is a bar (done of total). ``min_total`` keeps small jobs silent:
-nothing is drawn until an update brings a total of at least that many (then a bar). The bar is transient: it is erased
-when the block ends, so the terminal keeps only what the command printed.
+nothing is drawn until an update brings a total of at least that many (then a bar); ``after_s`` keeps short jobs
+silent: nothing is drawn until an update comes that many seconds after the start (``clock``, seconds, tests pass a
+fake one). The bar is transient: it is erased when the block ends, so the terminal keeps only what the command
+printed.
 
 ``target`` is a text stream (``sys.stderr``) or a rich ``Console`` already used for the command's stderr
 lines: lines it prints while the bar runs appear above the bar instead of tearing it. rich is imported only
@@ -19,7 +21,8 @@ when something will be drawn.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator, TextIO
+import time
+from typing import Any, Callable, Iterator, TextIO
 
 # Columns of a bar: description, bar, done/total, elapsed. A status line: spinner, description, elapsed.
 
@@ -36,12 +39,16 @@ class NullBar:
 
 
 class RichBar(NullBar):
-    """A rich ``Progress`` with one task, started on the first update that reaches ``min_total``."""
+    """A rich ``Progress`` with one task, started on the first update that reaches ``min_total`` at least
+    ``after_s`` seconds after it was made."""
 
     live = True
 
-    def __init__(self, console: Any, total: int | None, description: str, min_total: int) -> None:
+    def __init__(self, console: Any, total: int | None, description: str, min_total: int = 0, *,
+                 after_s: float = 0.0, clock: Callable[[], float] = time.monotonic) -> None:
         self.console, self.total, self.description, self.min_total = console, total, description, min_total
+        self.after_s, self.clock = after_s, clock
+        self.started = clock() if after_s else 0.0
         self.completed = 0
         self.bar: Any = None
         self.task: Any = None
@@ -70,8 +77,11 @@ class RichBar(NullBar):
         self.bar.update(self.task, completed=self.completed, total=self.total, description=self.description)
 
     def due(self) -> bool:
-        """Whether the bar is to be drawn: always without ``min_total``, else once a total reaches it."""
-        return not self.min_total or (self.total is not None and self.total >= self.min_total)
+        """Whether the bar is to be drawn: once a total reaches ``min_total`` (always without it) and ``after_s``
+        seconds have passed."""
+        if self.min_total and (self.total is None or self.total < self.min_total):
+            return False
+        return not self.after_s or self.clock() - self.started >= self.after_s
 
     def _start(self) -> None:
         from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
@@ -102,21 +112,30 @@ def enabled(target: Any, quiet: bool) -> bool:
     return bool(isatty and isatty())
 
 
-@contextlib.contextmanager
-def progress(target: TextIO | Any, quiet: bool, total: int | None, description: str, *,
-             min_total: int = 0) -> Iterator[NullBar]:
-    """A bar (``total`` a number) or status line (``total=None``) on ``target`` for the block; a
-    :class:`NullBar` when :func:`enabled` says no. ``min_total``: draw only once the total reaches it."""
-    if not enabled(target, quiet):
-        yield NullBar()
-        return
+def bar_on(target: TextIO | Any, total: int | None, description: str, min_total: int = 0, *,
+           after_s: float = 0.0, clock: Callable[[], float] = time.monotonic) -> RichBar:
+    """A :class:`RichBar` on ``target`` (a stream or a rich ``Console``) for a caller that checked
+    :func:`enabled` and calls :meth:`RichBar.stop` itself (a bar that spans several calls)."""
     if hasattr(target, "is_terminal"):
         console = target
     else:
         from rich.console import Console
 
         console = Console(file=target)
-    bar = RichBar(console, total, description, min_total)
+    return RichBar(console, total, description, min_total, after_s=after_s, clock=clock)
+
+
+@contextlib.contextmanager
+def progress(target: TextIO | Any, quiet: bool, total: int | None, description: str, *,
+             min_total: int = 0, after_s: float = 0.0, clock: Callable[[], float] = time.monotonic
+             ) -> Iterator[NullBar]:
+    """A bar (``total`` a number) or status line (``total=None``) on ``target`` for the block; a
+    :class:`NullBar` when :func:`enabled` says no. ``min_total``: draw only once the total reaches it;
+    ``after_s``: only from that many seconds after the start (``clock``)."""
+    if not enabled(target, quiet):
+        yield NullBar()
+        return
+    bar = bar_on(target, total, description, min_total, after_s=after_s, clock=clock)
     if bar.due():
         bar.update()
     try:

@@ -130,3 +130,16 @@ def test_console_for_a_pipe_takes_the_pipe_width(monkeypatch):
     assert output.stdout_console(140).width == 140
     monkeypatch.setenv("COLUMNS", "90")
     assert output.stdout_console(140).width == 90
+
+
+def test_after_s_draws_nothing_until_that_many_seconds_have_passed():
+    now = [0.0]
+    bar = progress.bar_on(FakeTTY(), 10, "planning", after_s=1.0, clock=lambda: now[0])
+    now[0] = 0.9
+    bar.update(3)
+    assert (bar.drawn, bar.completed) == (False, 3)  # counted, not drawn
+    now[0] = 1.0
+    bar.update(4)
+    assert bar.drawn and bar.bar.tasks[0].completed == 4
+    bar.stop()
+    assert "planning" in bar.console.file.getvalue()

@@ -30,7 +30,7 @@ def test_a_bar_only_on_a_terminal_and_never_with_quiet():
     assert prog.shown(False, io.StringIO()) is False
     for quiet, stream in ((True, _Tty()), (False, io.StringIO())):
         with prog.progress(3, "writing files", quiet, stream=stream, clock=_Clock(5.0)) as advance:
-            assert advance.bar is None
+            assert advance.bar.live is False
             advance()
             advance.to(3, 3)
         assert stream.getvalue() == ""
