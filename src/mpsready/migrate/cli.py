@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
 
         with progress_bar(len(plan.files), "writing files", getattr(args, "quiet", False)) as advance:
             # stderr only, a terminal only, after a second; without a bar, the plain call
-            result = apply_plan(plan, on_file=advance) if advance.bar is not None else apply_plan(plan)
+            result = apply_plan(plan, on_file=advance) if advance.bar.live else apply_plan(plan)
         applied, refused, removed, kept = result.written, result.refused, result.removed, result.leftovers_kept
         cache_dir = _cache_dir(args)
         if cache_dir is not None:
