@@ -37,24 +37,28 @@ _NEWLINE = re.compile(r"\r\n?|\n")
 
 
 class _Syntactic:
-    """The context manager libcst's nodes enter around their syntactic part (``record_syntactic_position``)."""
+    """The context manager libcst's nodes enter around their syntactic part (``record_syntactic_position``): one
+    per state, reused at every depth; :meth:`IndexState.record_syntactic_position` pushes the node and where its
+    syntactic part starts (libcst enters the manager at once: every call is a ``with`` statement), ``__exit__``
+    pops them and records the range."""
 
-    __slots__ = ("state", "node", "start_node", "end_node", "line", "column")
+    __slots__ = ("state", "open")
 
-    def __init__(self, state: IndexState, node: cst.CSTNode, start_node: cst.CSTNode | None,
-                 end_node: cst.CSTNode | None) -> None:
-        self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
-        self.line = self.column = 0
+    def __init__(self, state: IndexState) -> None:
+        self.state = state
+        self.open: list[tuple[cst.CSTNode, cst.CSTNode | None, cst.CSTNode | None, int, int]] = []
 
     def __enter__(self) -> None:
-        self.line, self.column = self.state.line, self.state.column
+        return None
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        spans = self.state.spans
-        start = spans[self.start_node][:2] if self.start_node is not None else (self.line, self.column)
-        end = spans[self.end_node][2:] if self.end_node is not None else (self.state.line, self.state.column)
-        spans[self.node] = start + end
+        node, start_node, end_node, line, column = self.open.pop()
+        state = self.state
+        spans = state.spans
+        start = spans[start_node][:2] if start_node is not None else (line, column)
+        end = spans[end_node][2:] if end_node is not None else (state.line, state.column)
+        spans[node] = start + end
 
 
 class IndexState(CodegenState):
@@ -73,8 +77,9 @@ class IndexState(CodegenState):
         # the tokens each child of a module or an indented block wrote (its statements: whole lines each), so
         # the new text can keep the tokens of every statement no edit touched (mpsready.migrate.splice)
         self.extents: dict[cst.CSTNode, tuple[int, int]] = {}
-        self._stack: list[cst.CSTNode] = []
-        self._starts: list[tuple[int, int, int, int]] = []  # line, column, token, place of each open node
+        self._syntactic = _Syntactic(self)
+        # the open nodes, outermost first, each with the line, column, token and place where it starts
+        self._open: list[tuple[cst.CSTNode, int, int, int, int]] = []
 
     def add_indent_tokens(self) -> None:
         for token in self.indent_tokens:
@@ -90,27 +95,26 @@ class IndexState(CodegenState):
             self.column += len(value)
 
     # Both hooks run once per node of the file (the index's whole cost beyond code generation): a node is hashed
-    # by a Python-level __hash__ in libcst, so each keeps to one dict write per table it fills.
+    # by a Python-level __hash__ in libcst, so each keeps to one dict write per table it fills, and one stack holds
+    # each open node with where it starts.
     def before_codegen(self, node: cst.CSTNode) -> None:
-        stack = self._stack
-        if len(stack) >= MAX_DEPTH:
-            raise RecursionError(f"syntax tree deeper than {MAX_DEPTH} nodes")
+        stack = self._open
         if stack:
-            self.parents[node] = stack[-1]
-        stack.append(node)
+            if len(stack) >= MAX_DEPTH:
+                raise RecursionError(f"syntax tree deeper than {MAX_DEPTH} nodes")
+            self.parents[node] = stack[-1][0]
         order = self.order
         place = len(order)
-        self._starts.append((self.line, self.column, len(self.tokens), place))
+        stack.append((node, self.line, self.column, len(self.tokens), place))
         self.at[node] = place
         order.append(node)
         self.ends.append(0)
 
     def after_codegen(self, node: cst.CSTNode) -> None:
-        stack = self._stack
-        stack.pop()
-        line, column, token, place = self._starts.pop()
+        stack = self._open
+        _, line, column, token, place = stack.pop()
         self.ends[place] = len(self.order)
-        if not stack or type(stack[-1]) in _BODIES:
+        if not stack or type(stack[-1][0]) in _BODIES:
             self.extents[node] = (token, len(self.tokens))
         # no syntactic range recorded: the whitespace-inclusive one, as libcst
         self.spans.setdefault(node, (line, column, self.line, self.column))
@@ -118,7 +122,9 @@ class IndexState(CodegenState):
     def record_syntactic_position(  # type: ignore[override]  # a context manager as libcst's, without a generator
             self, node: cst.CSTNode, *, start_node: cst.CSTNode | None = None,
             end_node: cst.CSTNode | None = None) -> _Syntactic:
-        return _Syntactic(self, node, start_node, end_node)
+        syntactic = self._syntactic
+        syntactic.open.append((node, start_node, end_node, self.line, self.column))
+        return syntactic
 
 
 class Positions(Mapping[cst.CSTNode, CodeRange]):
