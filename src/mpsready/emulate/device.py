@@ -202,29 +202,11 @@ def _forward(emu: Emulator, func, args, kwargs):
     refs = _REFS
     resident = False
     cpu = None
-    for v in args:
-        if isinstance(v, _Tensor):
-            r = refs.get(id(v))
-            if r is not None and r() is v:
-                resident = True
-            elif cpu is None:
-                cpu = [v]
-            else:
-                cpu.append(v)
-        elif isinstance(v, (list, tuple)):
-            for w in v:
-                if isinstance(w, _Tensor):
-                    r = refs.get(id(w))
-                    if r is not None and r() is w:
-                        resident = True
-                    elif cpu is None:
-                        cpu = [w]
-                    else:
-                        cpu.append(w)
-    if kwargs:
-        for v in kwargs.values():
+    for group in (args, kwargs.values()) if kwargs else (args,):
+        for v in group:
             if isinstance(v, _Tensor):
-                if v in _MARKS:
+                r = refs.get(id(v))  # residence._Marks.__contains__, inline: this runs for every torch call
+                if r is not None and r() is v:
                     resident = True
                 elif cpu is None:
                     cpu = [v]
@@ -233,7 +215,8 @@ def _forward(emu: Emulator, func, args, kwargs):
             elif isinstance(v, (list, tuple)):
                 for w in v:
                     if isinstance(w, _Tensor):
-                        if w in _MARKS:
+                        r = refs.get(id(w))
+                        if r is not None and r() is w:
                             resident = True
                         elif cpu is None:
                             cpu = [w]

@@ -57,20 +57,7 @@ def is_cuda_literal(value: Any) -> bool:
 
 def walk(node: ast.AST) -> Iterator[ast.AST]:
     """ast.walk without expression contexts and leaf fields (faster on the small trees of `if` tests)."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        cls = n.__class__
-        fields = CHILD_FIELDS.get(cls)
-        if fields is None:
-            fields = CHILD_FIELDS[cls] = tuple(f for f in cls._fields if f not in LEAF_FIELDS)
-        for name in fields:
-            value = getattr(n, name, None)
-            if value.__class__ is list:
-                stack.extend(v for v in value if isinstance(v, ast.AST))
-            elif isinstance(value, ast.AST):
-                stack.append(value)
+    return walk_lines(node, None)
 
 
 
