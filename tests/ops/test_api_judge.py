@@ -66,3 +66,13 @@ def test_compile_amp_surface_and_load():
     assert Judge("2.5", "14.4").torch_load_default()["weights_only_default"] is False
     assert Judge("2.6", "14.4").torch_load_default() is None
     assert Judge("2.13", "14.4").foreach_per_tensor
+
+
+def test_every_curated_file_reads_the_same_with_libyaml():
+    import yaml
+
+    from mpsready.ops.build import curated
+
+    for name in ("python_checks", "mps_dtype_checks", "mps_shape_rules", "routing", "autocast_mps"):
+        text = curated.resources.files(curated.CURATED).joinpath(f"{name}.yaml").read_text(encoding="utf-8")
+        assert curated.load(name) == yaml.safe_load(text)
