@@ -119,7 +119,7 @@ def test_on_the_emulated_device_a_call_is_on_mps_where_its_tensor_is_marked_resi
     from mpsready.emulate import residence
     from mpsready.trace.recorder import _Mode
 
-    rec = Recorder(str(HERE), device="mps", simulate_moves=False, resident=residence._MARKS._refs)
+    rec = Recorder(str(HERE), device="mps", simulate_moves=False, resident=residence.marks_by_id())
     x, y = torch.ones(3), torch.ones(3, dtype=torch.int64)
     residence.mark(x)
     rec.stage = "forward"

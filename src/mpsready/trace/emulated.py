@@ -50,7 +50,7 @@ def emulated_trace(entry: Any, torch_v: str, macos: str, fallback: bool, expand,
                    frames=UserFrames(roots), origin_of=link.origin_of)
     rec = Recorder(roots, device="mps", expand=expand, sdpa_math=sdpa_math, simulate_moves=False,
                    numerics=numerics, suppress=link.inside_kernel, expanded_hook=link.landed,
-                   resident=residence._MARKS._refs)
+                   resident=residence.marks_by_id())
     link.emu, link.rec = emu, rec
     stages = _FailureStages(emu)
     emu.install()
