@@ -62,8 +62,9 @@ class DeviceMode(TorchFunctionMode):
 
     def __torch_function__(self, func: Callable, types, args=(), kwargs=None):
         """Long because it is the hot path (one call per torch function): the common call (no device named, none
-        of the functions below, no autocast or MPS default device) is only forwarded, after one walk of its
-        tensor arguments for a CPU tensor beside an MPS one."""
+        of the functions below, no autocast or MPS default device) is only forwarded: as it is when it holds at most
+        one tensor (no CPU tensor can sit beside an MPS one), otherwise after one walk of its tensor arguments for
+        such a CPU tensor."""
         emu = self.emu
         if func not in _SPECIAL and not emu.autocast_used and not emu.default_mps:
             if not kwargs:
@@ -73,6 +74,13 @@ class DeviceMode(TorchFunctionMode):
                     return func(*args)
                 return _forward(emu, func, args, _NO_KWARGS)
             if kwargs.get("device") is None:
+                if len(args) < 2 and (not args or not isinstance(args[0], (list, tuple))):
+                    # F.relu(x, inplace=False), x.sum(dim=0): one tensor, unless a keyword holds more
+                    for v in kwargs.values():
+                        if isinstance(v, (_Tensor, list, tuple)):
+                            break
+                    else:
+                        return func(*args, **kwargs)
                 return _forward(emu, func, args, kwargs)
         kwargs = kwargs or {}
         if func is _to:
