@@ -9,6 +9,10 @@ Two measures, each the median of ``--rounds`` interleaved rounds (after one warm
   mode's (:class:`mpsready.emulate.device.DeviceMode`) forwarding of ``torch.add``;
 * ``call``: ``torch.add`` of the same tensors through the whole stack: plain, under the bare dispatch mode,
   and on the emulated device (both modes installed), with and without ``mpsready run``'s numerics watch;
+* ``function mode``: the Python-level mode alone (dispatch off), per kind of call on resident tensors (a
+  property read, ``torch.add``, ``F.relu``): a bare observe-only ``TorchFunctionMode`` and the emulator's
+  ``DeviceMode``, extra over plain. The bare mode's figure is what any device model built on a
+  ``TorchFunctionMode`` pays (docs/emulation.md: why the emulator keeps one);
 * ``trace``: the same call on the emulated device inside a stage of ``mpsready trace``'s recorder, the recorder
   handing each call to the emulator's mode directly (``MPSDispatch.forward``, as ``trace/emulated.py`` has it)
   and, interleaved with it, through the dispatcher to the emulator's mode stacked below (two modes per call).
@@ -17,6 +21,12 @@ Extra cost = set-up - plain (or - the bare mode's Python); the goal of issue 25 
 aten call <= 1.3x the bare mode's (the step-level figure is ``run_bench.py``'s).
 
     PYTHONPATH=src python benchmarks/dispatch_bench.py [--calls 20000] [--rounds 9]
+
+Last measured (torch 2.13, 2 shared, loaded cores, two runs): the emulator's Python 1.62 / 1.72 us beyond the bare
+mode's 1.67 / 1.76 us; ``torch.add`` extra 6.05 / 6.36 us on the emulated device against the bare mode's 2.81 /
+2.94 us (run / bare 2.15 / 2.17); function mode, bare / emulator's: property read 0.9 / 1.05-1.08 us,
+``torch.add`` 0.9 / 1.3 us, ``F.relu`` 2.1-2.2 / 2.5-2.6 us; traced ``torch.add`` 5.7-6.0 us (6.6-7.5 us before the
+recorder read the residence map).
 """
 
 from __future__ import annotations
@@ -28,6 +38,8 @@ import time
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
 
 sys.path.insert(0, str(Path(__file__).parent))
 from run_bench import Bare  # noqa: E402
@@ -94,6 +106,43 @@ def call_costs(calls: int, rounds: int) -> dict[str, float]:
     return {k: statistics.median(v[1:]) for k, v in times.items()}
 
 
+class BareFunctionMode(TorchFunctionMode):
+    """A bare observe-only torch function mode: forwards every torch function call unchanged."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+def function_mode_costs(calls: int, rounds: int) -> dict[str, dict[str, float]]:
+    """Extra microseconds per call over plain, per kind of torch function call on resident tensors, with a bare
+    ``TorchFunctionMode`` and with the emulator's (``DeviceMode``) pushed, dispatch off: what the function mode
+    costs beside the dispatch mode. Keys: call kind -> {"bare", "device"}."""
+    emu = Emulator(Target("2.13", "15.5"), str(Path(__file__).parent))
+    x = torch.randn(4, 4, requires_grad=True)
+    y = torch.randn(4, 4)
+    x.grad = torch.zeros(4, 4)
+    for t in (x, y):
+        residence.mark(t)
+    kinds = {"property read (x.grad)": lambda: x.grad, "C++ function of two tensors (torch.add)": lambda: torch.add(y, y),
+             "Python-level function (F.relu)": lambda: F.relu(y)}
+    out: dict[str, dict[str, float]] = {}
+    try:
+        with torch._C._DisableTorchDispatch():
+            for kind, fn in kinds.items():
+                times: dict[str, list[float]] = {k: [] for k in ("plain", "bare", "device")}
+                for _ in range(rounds + 1):  # the first round warms up
+                    times["plain"].append(_per_call(fn, calls))
+                    with BareFunctionMode():
+                        times["bare"].append(_per_call(fn, calls))
+                    with DeviceMode(emu):
+                        times["device"].append(_per_call(fn, calls))
+                med = {k: statistics.median(v[1:]) for k, v in times.items()}
+                out[kind] = {k: med[k] - med["plain"] for k in ("bare", "device")}
+    finally:
+        residence.clear()
+    return out
+
+
 def trace_costs(calls: int, rounds: int) -> dict[str, float]:
     from mpsready.step.runner import StepContext
     from mpsready.trace.recorder import Recorder
@@ -104,7 +153,8 @@ def trace_costs(calls: int, rounds: int) -> dict[str, float]:
     emu.install()
     try:
         xm, ym = x.to("mps"), y.to("mps")
-        rec = Recorder([str(Path(__file__).parent)], device="mps", simulate_moves=False)
+        rec = Recorder([str(Path(__file__).parent)], device="mps", simulate_moves=False,
+                       resident=residence.marks_by_id())  # as trace/emulated.py makes it
         ctx = StepContext(device="mps")
         for _ in range(rounds + 1):  # the first round warms up
             times["plain"].append(_per_call(lambda: torch.add(x, y), calls))
@@ -134,6 +184,9 @@ def main(argv=None) -> int:
     print(f"torch.add, whole stack: plain {c['plain']:.2f} us; extra: bare mode {extra['bare']:.2f} us, "
           f"run {extra['run']:.2f} us, run+nan {extra['run+nan']:.2f} us; run / bare "
           f"{extra['run'] / extra['bare']:.2f} (goal <= 1.3)")
+    for kind, v in function_mode_costs(max(1, args.calls // 4), args.rounds).items():
+        print(f"function mode, {kind}: extra over plain {v['bare']:.2f} us with a bare TorchFunctionMode, "
+              f"{v['device']:.2f} us with the emulator's (its own Python {v['device'] - v['bare']:.2f} us)")
     t = trace_costs(max(1, args.calls // 4), args.rounds)
     print(f"torch.add traced on the emulated device: extra over plain {t['direct'] - t['plain']:.2f} us with the "
           f"recorder handing the call to the emulator's mode, {t['two modes'] - t['plain']:.2f} us through the "

@@ -8,6 +8,8 @@ pytest.importorskip("torch")
 
 from tests.run.helpers import emulate, write  # noqa: E402
 
+SAME = "Expected all tensors to be on the same device, but found at least two devices, mps:0 and cpu!"
+
 TRAIN = '''\
 import io
 import torch
@@ -95,6 +97,54 @@ def test_numpy_of_an_mps_tensor_raises_pytorchs_error(tmp_path):
     assert (ff["kind"], ff["exception"], ff["location"]["line"], ff["mac"], doc["outcome"], doc["exit_code"]) == (
         "mps_api", "TypeError", 4, True, "failed", 1)
     assert ff["message"].startswith("can't convert mps:0 device type tensor to numpy")
+
+
+ONE_TENSOR = '''\
+import threading
+import torch
+a = torch.ones(3, device="mps")
+print(a.sum().item(), torch.is_complex(a), a.requires_grad, tuple(a.shape), a.device, a.cpu().device)
+seen = {}
+def work():
+    b = torch.ones(2, device="mps")
+    seen["thread"] = (b.max().item(), torch.is_floating_point(b), str(b.device), str(b.cpu().device))
+t = threading.Thread(target=work)
+t.start()
+t.join()
+print(seen["thread"])
+c = torch.stack([torch.ones(3), a])
+'''
+
+
+def test_calls_of_one_tensor_are_forwarded_and_one_list_of_tensors_is_still_placed(tmp_path):
+    """The function mode forwards a call of at most one tensor as it is (a property read, ``.item()``,
+    ``torch.is_complex``), in the main thread and in the program's threads; a single list argument still holds a
+    CPU tensor beside an MPS one (MPS's error at the user's line)."""
+    _r, doc, out, _e = emulate(write(tmp_path, ONE_TENSOR))
+    assert out == "3.0 False False (3,) mps:0 cpu\n(1.0, True, 'mps:0', 'cpu')\n"
+    ff = doc["first_failure"]
+    assert (doc["outcome"], ff["kind"], ff["exception"], ff["message"], ff["op"], ff["location"]["line"]) == (
+        "failed", "placement", "RuntimeError", "Placeholder storage has not been allocated on MPS device!",
+        "aten::cat", 13)
+
+
+ONE_TENSOR_KEYWORDS = '''\
+import torch
+import torch.nn.functional as F
+a = torch.ones(3, device="mps")
+print(F.relu(a, inplace=False).device, a.sum(dim=0).device, F.gelu(a, approximate="tanh").device)
+c = torch.add(a, other=torch.ones(3))
+'''
+
+
+def test_one_tensor_with_keywords_is_forwarded_and_a_keyword_tensor_is_still_placed(tmp_path):
+    """Keywords that hold no tensor leave a call of one tensor as it is; a CPU tensor given by keyword beside an
+    MPS one is still MPS's error at the user's line."""
+    _r, doc, out, _e = emulate(write(tmp_path, ONE_TENSOR_KEYWORDS))
+    assert out == "mps:0 mps:0 mps:0\n"
+    ff = doc["first_failure"]
+    assert (doc["outcome"], ff["kind"], ff["message"], ff["op"], ff["location"]["line"]) == (
+        "failed", "placement", SAME, "aten::add.Tensor", 5)
 
 
 KEEP_GOING = '''\

@@ -58,3 +58,17 @@ def test_dead_marks_are_swept_and_never_match_a_new_tensor():
     assert sorted(marks._refs) == sorted(map(id, keep))
     assert marks._limit == residence._MIN_SWEEP
     residence.clear()
+
+
+def test_the_map_by_id_is_one_dict_that_follows_the_marks():
+    """``marks_by_id`` (the trace recorder reads it once and keeps it): the same dict through clears and sweeps."""
+    residence.clear()
+    m = residence.marks_by_id()
+    a = torch.ones(2)
+    residence.mark(a)
+    assert m[id(a)]() is a
+    residence.unmark(a)
+    assert id(a) not in m
+    residence.mark(a)
+    residence.clear()
+    assert residence.marks_by_id() is m and m == {}

@@ -113,6 +113,28 @@ def test_recorder_aggregates_calls_instead_of_storing_each():
         "aten::add.Tensor", 50, ("float32",), ("float32",), "cpu")
 
 
+def test_on_the_emulated_device_a_call_is_on_mps_where_its_tensor_is_marked_resident():
+    """``resident`` (the emulated device's residence map, trace/emulated.py) decides the device of a call: a marked
+    result is on mps, an unmarked one on its own device, with or without the emulator's patched properties."""
+    from mpsready.emulate import residence
+    from mpsready.trace.recorder import _Mode
+
+    rec = Recorder(str(HERE), device="mps", simulate_moves=False, resident=residence.marks_by_id())
+    x, y = torch.ones(3), torch.ones(3, dtype=torch.int64)
+    residence.mark(x)
+    rec.stage = "forward"
+    try:
+        with _Mode(rec):
+            x.neg_()  # an in-place op returns its (marked) input
+            y.neg_()
+            torch.empty(2)  # a factory of no tensor: the device it names (none: cpu)
+    finally:
+        residence.clear()
+    assert sorted((c.op, c.in_dtypes, c.device) for c in rec.calls()) == [
+        ("aten::empty.memory_format", (), "cpu"), ("aten::neg_", ("float32",), "mps"),
+        ("aten::neg_", ("int64",), "cpu")]
+
+
 def test_inference_takes_the_path_mps_takes_not_the_cpu_fast_path():
     # nn.TransformerEncoderLayer's eval fast path runs only on cpu/cuda/xpu (torch/nn/modules/transformer.py)
     tr = trace_of("encoder_layer")

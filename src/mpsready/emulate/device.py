@@ -62,13 +62,27 @@ class DeviceMode(TorchFunctionMode):
 
     def __torch_function__(self, func: Callable, types, args=(), kwargs=None):
         """Long because it is the hot path (one call per torch function): the common call (no device named, none
-        of the functions below, no autocast or MPS default device) is only forwarded, after one walk of its
-        tensor arguments for a CPU tensor beside an MPS one."""
-        kwargs = kwargs or {}
+        of the functions below, no autocast or MPS default device) is only forwarded: as it is when it holds at most
+        one tensor (no CPU tensor can sit beside an MPS one), otherwise after one walk of its tensor arguments for
+        such a CPU tensor."""
         emu = self.emu
-        if func not in _SPECIAL and (not kwargs or kwargs.get("device") is None) and not emu.autocast_used \
-                and not emu.default_mps:
-            return _forward(emu, func, args, kwargs)
+        if func not in _SPECIAL and not emu.autocast_used and not emu.default_mps:
+            if not kwargs:
+                # at most one tensor (a property read, x.item(), torch.is_complex(x), no_grad's switch): nothing
+                # can sit beside it on another device
+                if len(args) < 2 and (not args or not isinstance(args[0], (list, tuple))):
+                    return func(*args)
+                return _forward(emu, func, args, _NO_KWARGS)
+            if kwargs.get("device") is None:
+                if len(args) < 2 and (not args or not isinstance(args[0], (list, tuple))):
+                    # F.relu(x, inplace=False), x.sum(dim=0): one tensor, unless a keyword holds more
+                    for v in kwargs.values():
+                        if isinstance(v, (_Tensor, list, tuple)):
+                            break
+                    else:
+                        return func(*args, **kwargs)
+                return _forward(emu, func, args, kwargs)
+        kwargs = kwargs or {}
         if func is _to:
             return self._to(args, kwargs)
         if func is _type_as and len(args) == 2 and not kwargs and isinstance(args[1], _Tensor):
@@ -194,6 +208,9 @@ _BACKWARD = frozenset(f for f in (torch.Tensor.backward, torch.autograd.backward
 # the functions __torch_function__ looks at before forwarding (the rest only need _forward's walk); the backward
 # functions are forwarded as they are
 _SPECIAL = frozenset({_to, _type_as, _PARSE_TO, _cpu, _numpy, _new_tensor}) | _BACKWARD
+
+
+_NO_KWARGS: dict = {}
 
 
 def _forward(emu: Emulator, func, args, kwargs):

@@ -78,6 +78,13 @@ def on_mps(t: torch.Tensor) -> bool:
     return t in _MARKS
 
 
+def marks_by_id() -> dict[int, weakref.ref]:
+    """The marks as kept: ``id(tensor)`` -> weak reference; ``t`` is resident iff ``m.get(id(t))`` is a reference
+    whose referent is ``t``. The same dict for the life of the process (cleared and swept in place), for hot paths
+    that ask once per call without a method call (the trace recorder on the emulated device). Read it only."""
+    return _MARKS._refs
+
+
 def mark(t: torch.Tensor) -> None:
     _MARKS[t] = True
 

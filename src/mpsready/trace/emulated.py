@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from mpsready.emulate import Emulator, Failure, Target
+from mpsready.emulate import Emulator, Failure, Target, residence
 from mpsready.emulate.dispatch import land
 from mpsready.emulate.residence import on_mps
 from mpsready.frames import Frame, UserFrames
@@ -49,7 +49,8 @@ def emulated_trace(entry: Any, torch_v: str, macos: str, fallback: bool, expand,
     emu = Emulator(Target(torch_v, macos, fallback), roots[-1] if project else roots[0], keep_going=True,
                    frames=UserFrames(roots), origin_of=link.origin_of)
     rec = Recorder(roots, device="mps", expand=expand, sdpa_math=sdpa_math, simulate_moves=False,
-                   numerics=numerics, suppress=link.inside_kernel, expanded_hook=link.landed)
+                   numerics=numerics, suppress=link.inside_kernel, expanded_hook=link.landed,
+                   resident=residence.marks_by_id())
     link.emu, link.rec = emu, rec
     stages = _FailureStages(emu)
     emu.install()

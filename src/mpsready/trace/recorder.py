@@ -135,6 +135,10 @@ def _mps_python_paths() -> Iterator[None]:
 
 
 _OpOverload = torch._ops.OpOverload
+# Tensor.is_cpu / Tensor.device as torch defines them (torch._C.TensorBase), whatever the emulated device patches
+# onto torch.Tensor (mpsready.emulate.torch_api)
+_NATIVE_IS_CPU: Callable[[Any], bool] = vars(torch._C.TensorBase)["is_cpu"].__get__
+_NATIVE_DEVICE: Callable[[Any], torch.device] = vars(torch._C.TensorBase)["device"].__get__
 # what TorchDispatchMode.__enter__/__exit__ call for a mode without a dispatch key (torch/utils/_python_dispatch.py
 # _push_mode/_pop_mode, 2.1-2.13)
 _push_mode_stack = torch._C._push_on_torch_dispatch_stack
@@ -206,13 +210,16 @@ class Recorder(Observer):
     kwargs, result, depth)`` after a composite the recorder expanded returns; ``forward``: called as ``(func,
     types, args, kwargs)`` in place of ``func(*args, **kwargs)`` for each call passed on to the dispatch mode
     under the recorder's (the emulated device's ``MPSDispatch.forward``, trace/emulated.py: that mode's work
-    without a second pass through the dispatcher), or ``None``.
+    without a second pass through the dispatcher), or ``None``. ``resident``: on the emulated device, its
+    residence map (:mod:`mpsready.emulate.residence`, ``id(tensor)`` -> weak reference): a call whose first
+    result (or argument) is marked there is recorded on ``mps``, any other on the tensor's own device.
     """
 
     def __init__(self, root: str | list[str], device: str = "cpu", expand: Callable[[str], bool] | None = None,
                  simulate_moves: bool | None = None, expand_views: bool = False, sdpa_math: str | None = None,
                  frames: UserFrames | None = None, numerics: Any = None, suppress: Callable[[], bool] | None = None,
-                 expanded_hook: Callable[..., None] | None = None, forward: Callable[..., Any] | None = None):
+                 expanded_hook: Callable[..., None] | None = None, forward: Callable[..., Any] | None = None,
+                 resident: dict[int, Any] | None = None):
         self.frames = frames if frames is not None else UserFrames(root)
         self.device = device
         self.device_type = torch.device(device).type
@@ -241,6 +248,7 @@ class Recorder(Observer):
         self.expanded_hook = expanded_hook
         self.numerics: Any = numerics  # mpsready.numerics.hooks.TraceWatch, or None
         self.forward: Callable[..., Any] | None = forward
+        self._resident = resident
 
     # -- Observer -------------------------------------------------------------------------
     @contextmanager
@@ -394,6 +402,17 @@ class Recorder(Observer):
             device = "meta"  # every call of a simulated move, including a sparse tensor's metadata queries
         elif first is None:
             device = str(kwargs.get("device") or "cpu") if kwargs else "cpu"
+        elif self._resident is not None:
+            # the emulated device (trace/emulated.py): its residence mark, read inline, instead of the patched
+            # is_cpu and device properties (two Python calls per op, torch_api.py); an unmarked tensor's device
+            # as the unpatched properties give it
+            r = self._resident.get(id(first))
+            if r is not None and r() is first:
+                device = "mps"
+            elif _NATIVE_IS_CPU(first):
+                device = "cpu"
+            else:
+                device = _NATIVE_DEVICE(first).type
         elif first.is_cpu:  # is_cpu/is_cuda are cheap flags; .device builds a new object each time
             device = "cpu"
         elif first.is_cuda:
