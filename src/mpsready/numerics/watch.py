@@ -207,15 +207,24 @@ class OpWatch:
         if not check and not shapes:
             return
         ins: list[Any] | None = None
-        if shapes:
+        Tensor = self._Tensor
+        if shapes:  # the shape count, inline (_flat and _shape's look-up): a steady step ends at the look-up
             ins = []
-            _flat(args, ins)
+            for v in args:
+                if isinstance(v, Tensor):
+                    ins.append(v)
+                elif isinstance(v, (list, tuple)):
+                    for x in v:
+                        if isinstance(x, Tensor):
+                            ins.append(x)
             if kwargs:
                 _flat(kwargs.values(), ins)
-            self._shape(name, ins, frame)
+            self._steps.add(self.step)
+            key = (name, tuple([t.shape for t in ins]))  # torch.Size is a tuple: hashed and compared as one
+            if key not in self._seen:
+                self._new_shapes(key, frame)
             if not check:
                 return
-        Tensor = self._Tensor
         outs: Sequence[Any]
         if isinstance(out, Tensor):
             outs = (out,)
@@ -393,13 +402,10 @@ class OpWatch:
             self.propagated = doc
 
     # ------------------------------------------------------------------ shapes
-    def _shape(self, name: str, ins: list, frame: Any) -> None:
-        shapes = tuple([t.shape for t in ins])  # torch.Size is a tuple: hashed and compared as one
+    def _new_shapes(self, key: tuple, frame: Any) -> None:
+        """A (op, input shapes) pair not seen before: attributed to the user's line and the current step."""
+        name, shapes = key
         step = self.step
-        self._steps.add(step)
-        key = (name, shapes)
-        if key in self._seen:
-            return
         self._seen[key] = True
         if frame is None:
             frame = self.locate()
