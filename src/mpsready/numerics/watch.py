@@ -206,21 +206,26 @@ class OpWatch:
         shapes = self.shapes and top
         if not check and not shapes:
             return
-        ins: list[Any] | None = None
         Tensor = self._Tensor
-        if shapes:  # the shape count, inline (_flat and _shape's look-up): a steady step ends at the look-up
-            ins = []
+        if shapes:  # the shape count, inline (input shapes in _flat's order): a steady step ends at the look-up
+            sizes = []
             for v in args:
                 if isinstance(v, Tensor):
-                    ins.append(v)
+                    sizes.append(v.shape)
                 elif isinstance(v, (list, tuple)):
                     for x in v:
                         if isinstance(x, Tensor):
-                            ins.append(x)
+                            sizes.append(x.shape)
             if kwargs:
-                _flat(kwargs.values(), ins)
+                for v in kwargs.values():
+                    if isinstance(v, Tensor):
+                        sizes.append(v.shape)
+                    elif isinstance(v, (list, tuple)):
+                        for x in v:
+                            if isinstance(x, Tensor):
+                                sizes.append(x.shape)
             self._steps.add(self.step)
-            key = (name, tuple([t.shape for t in ins]))  # torch.Size is a tuple: hashed and compared as one
+            key = (name, tuple(sizes))  # torch.Size is a tuple: hashed and compared as one
             if key not in self._seen:
                 self._new_shapes(key, frame)
             if not check:
@@ -250,7 +255,7 @@ class OpWatch:
             if not isinstance(src, Tensor) or all(t.dtype == src.dtype for t in outs):
                 return
         if self.deferred:
-            self._defer(name, args, kwargs, outs, ins, inplace, frame)
+            self._defer(name, args, kwargs, outs, inplace, frame)
             return
         # Both guards only matter when Python code could see the reduction: a mode on either stack, or a
         # result whose class has __torch_function__/__torch_dispatch__ of its own. Without any (most calls:
@@ -271,11 +276,10 @@ class OpWatch:
             bad = self._first_nonfinite(outs)
         if bad is None or _constant(args, kwargs):
             return  # finite, or a NaN/Inf the program wrote as a constant (a -inf attention mask, masked_fill)
-        if ins is None:
-            ins = []
-            _flat(args, ins)
-            if kwargs:
-                _flat(kwargs.values(), ins)
+        ins: list[Any] = []
+        _flat(args, ins)
+        if kwargs:
+            _flat(kwargs.values(), ins)
         dis, nof = self._guard
         with dis(), nof():
             self._report(name, bad, ins, list(outs), inplace, frame or self.locate(), self._stage(), self.step)
@@ -315,11 +319,11 @@ class OpWatch:
             # the sum overflowed; every element is finite
         return None
 
-    def _defer(self, name: str, args: Any, kwargs: Any, outs: Sequence[Any], ins: list | None, inplace: bool,
-               frame: Any) -> None:
+    def _defer(self, name: str, args: Any, kwargs: Any, outs: Sequence[Any], inplace: bool, frame: Any) -> None:
         """The check on an accelerator: the reductions are kept, read together at :meth:`flush`."""
         floats = self._floats
         recent = self._recent
+        ins: list[Any] | None = None
         dis, nof = self._guard
         with dis(), nof():
             for t in outs:
