@@ -17,7 +17,9 @@ Step time is CPU time of the one torch thread (data + forward + loss + backward 
 steps), so other processes on a shared machine barely change it; medians and best steps are printed. Per aten
 call: (set-up step - plain step) / aten calls of a plain step (counted with a counting mode), in microseconds;
 mpsready's extra cost per call is the ``run`` figure, compared with the ``bare`` one (goal: <= 1.3x). Goals per
-step: run and trace <= 1.3x plain; the numerics watch <= +10 % of the run step.
+step: run and trace <= 1.3x plain; the numerics watch <= +10 % of the run step. On a shared machine one set-up's
+median moves by +-5 % between rounds (docs/numerics.md "Cost"): a change of a few % in the watch needs many more
+rounds and steps (``--rounds 16 --steps 20``) than the default to show.
 
     PYTHONPATH=src python benchmarks/run_bench.py [--steps 10] [--rounds 3] [--threads 1] [--models mlp,cnn,...]
 

@@ -175,3 +175,108 @@ def test_deferred_checks_are_read_at_flush_in_call_order():
     x.fill_(2.0)
     v.flush()
     assert v.result["op"] == "aten::log" and v.result["inputs"] is None and v.result["from_finite_inputs"] is None
+
+
+def test_one_element_results_are_read_without_a_reduction(monkeypatch):
+    """A loss or a step count is its own sum: its value is read directly (one reduction less per check); NaN,
+    Inf and large finite values are told apart exactly as with the sum."""
+    import torch
+
+    from mpsready.numerics.watch import OpWatch
+
+    summed = []  # the tensors a reduction ran on (the report's statistics run theirs on float64 copies)
+    real_sum = torch.Tensor.sum
+    monkeypatch.setattr(torch.Tensor, "sum", lambda self, *a, **k: summed.append(self) or real_sum(self, *a, **k))
+
+    def was_summed(t):
+        return any(s is t for s in summed)
+
+    w = OpWatch()
+    loss = torch.tensor(1.0)
+    w.observe("aten::mse_loss", (torch.ones(3), torch.zeros(3)), {}, loss)
+    big = torch.tensor(65504.0, dtype=torch.float16)  # float16's largest finite value
+    w.observe("aten::mul.Tensor", (big, torch.tensor(1.0, dtype=torch.float16)), {}, big)
+    assert w.result is None and w.checked == 2 and summed == []
+    a = torch.tensor([[-2.0]])
+    root = torch.sqrt(a)
+    w.observe("aten::sqrt", (a,), {}, root)  # one element, two dimensions
+    first = w.result
+    assert (first["op"], first["nan"], first["inf"], first["numel"]) == ("aten::sqrt", 1, 0, 1)
+    assert first["from_finite_inputs"] is True and first["inputs"][0]["min"] == -2.0 and not was_summed(root)
+    v = OpWatch()
+    x = torch.tensor(60000.0, dtype=torch.float16)
+    y = x * 2  # 120000 is inf in float16
+    v.observe("aten::mul.Tensor", (x, x.new_tensor(2.0)), {}, y)
+    assert (v.result["op"], v.result["dtype"], v.result["inf"]) == ("aten::mul.Tensor", "float16", 1)
+    assert not was_summed(y)
+    u = OpWatch()
+    two = torch.ones(2)
+    u.observe("aten::mul.Tensor", (torch.ones(2), torch.ones(2)), {}, two)  # two elements: the sum
+    assert u.checked == 1 and was_summed(two)
+
+
+def test_the_guards_are_entered_only_when_python_code_could_see_the_check():
+    """With no dispatch or function mode on its stack and a plain result (torch.Tensor, nn.Parameter) the check
+    runs without the two guards; with a mode, or a result class of its own, inside them, and neither the mode
+    nor the class sees the check's reduction. The report is the same either way."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    from mpsready.numerics.watch import OpWatch
+
+    entered = []
+
+    class Counting:
+        def __init__(self, guard):
+            self.guard = guard
+
+        def __call__(self):
+            entered.append(self.guard.__name__)
+            return self.guard()
+
+    def watch():
+        w = OpWatch()
+        w._guard = tuple(Counting(g) for g in w._guard)
+        return w
+
+    seen = []
+
+    class Dispatch(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    class Function(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(getattr(func, "__name__", str(func)))
+            return func(*args, **(kwargs or {}))
+
+    class Sub(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(getattr(func, "__name__", str(func)))
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    x = torch.tensor([1.0, 4.0])
+    w = watch()
+    w.observe("aten::sqrt", (x,), {}, torch.sqrt(x))
+    p = torch.nn.Parameter(torch.ones(2))
+    w.observe("aten::add_.Tensor", (p, x), {}, p, inplace=True)
+    assert w.checked == 2 and w.result is None and entered == []  # no mode, plain results: no guard
+    neg = torch.tensor([-1.0, 4.0])
+    out = torch.sqrt(neg)
+    sub = torch.sqrt(neg).as_subclass(Sub)
+    seen.clear()
+    for ctx, result in ((Dispatch, out), (Function, out), (None, sub)):
+        v = watch()
+        entered.clear()
+        if ctx is None:
+            v.observe("aten::sqrt", (neg,), {}, result)
+        else:
+            with ctx():
+                v.observe("aten::sqrt", (neg,), {}, result)
+        first = v.result
+        assert (first["op"], first["nan"], first["from_finite_inputs"]) == ("aten::sqrt", 1, True)
+        assert first["inputs"][0]["min"] == -1.0 and "_DisableTorchDispatch" in entered
+        assert seen == []  # neither a mode nor the subclass saw the check or the report's statistics

@@ -41,6 +41,7 @@ class RunWatch:
         self.emu = emu
         self.watch = OpWatch(locate=lambda: emu.frames.locate(1), nan_check=nan_check, shapes=shapes)
         self.watch.device = "mps"  # the emulated device; "cpu" while a CPU call is observed
+        self.watch.stage_of = self._stage  # asked only when a result is checked (not per call)
         self._graph_task = torch._C._current_graph_task_id
         self._in_optimizer = 0
         self._params: set[int] = set()  # ids of the parameters of the optimizer whose step is running
@@ -76,22 +77,27 @@ class RunWatch:
 
     def observe_cpu(self, name: str, inplace: bool, args: Any, kwargs: Any, out: Any, view: bool) -> None:
         """A call of the program on CPU tensors only: the NaN check, no shapes."""
+        if view:
+            return
         w = self.watch
         w.step = self.emu.steps
-        w.stage = "backward" if self._graph_task() != -1 else "optimizer" if self._in_optimizer else "forward"
         w.device = "cpu"
-        w.observe(name, args, kwargs, out, inplace=inplace, top=False, view=view)
+        w.observe(name, args, kwargs, out, inplace, False)
         w.device = "mps"
 
     def observe(self, name: str, inplace: bool, args: Any, kwargs: Any, out: Any, depth: int,
                 view: bool = False) -> None:
         """One judged call (``depth`` > 0: a callee of an expanded composite; ``view``: the op only aliases its
         input, which builds no graph on MPS, so its shapes are not counted)."""
+        if view:
+            return
         w = self.watch
         w.step = self.emu.steps
-        w.stage = "backward" if self._graph_task() != -1 else "optimizer" if self._in_optimizer else "forward"
-        w.observe(name, args, kwargs, out, inplace=inplace, top=depth == 0, view=view,
-                  nan=not self._in_optimizer or self._writes_param(inplace, args))
+        w.observe(name, args, kwargs, out, inplace, depth == 0, None, False,
+                  not self._in_optimizer or self._writes_param(inplace, args))
+
+    def _stage(self) -> str:
+        return "backward" if self._graph_task() != -1 else "optimizer" if self._in_optimizer else "forward"
 
     def _writes_param(self, inplace: bool, args: Any) -> bool:
         """Inside ``Optimizer.step`` only the writes to its parameters are checked (the moment buffers and

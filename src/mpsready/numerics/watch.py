@@ -8,9 +8,13 @@ aten call, no mode of its own.
 **First non-finite value.** Per floating (or complex) result the check is one reduction: ``t.sum()``
 (float32 accumulation for 16-bit dtypes) is NaN or Inf whenever an element is, so a finite sum proves the
 tensor finite; a non-finite sum is confirmed with ``torch.isfinite(t).all()`` (a sum of finite values can
-overflow) before anything is reported. The kernels run with the Python dispatch key and torch functions
+overflow) before anything is reported. A one-element result (a loss, a step count) is its own sum: its value
+is read (``item()``) without the reduction. The kernels run with the Python dispatch key and torch functions
 disabled (``torch._C._DisableTorchDispatch``, ``torch._C.DisableTorchFunction``), so no mode, the
-emulated device's included, sees the check. On the CPU the sum is read at once; on an accelerator
+emulated device's included, sees the check; where no Python code could see it (both mode stacks empty and
+the result a ``torch.Tensor`` or ``nn.Parameter``: most calls in ``mpsready run``, whose emulated device's
+mode is off its stack while its ``__torch_dispatch__`` runs) the guards change nothing and are not entered
+(about 0.7 us a checked call). On the CPU the sum is read at once; on an accelerator
 (``deferred``) the 0-dim results are kept and read together at the end of each stage
 (:meth:`OpWatch.flush`, one synchronisation per stage or per 1024 calls), with weak references to the
 inputs, so the check adds no synchronisation per op.
@@ -174,7 +178,16 @@ class OpWatch:
         self._lines: dict[tuple, dict[str, Any]] = {}  # (op, path, line) -> shapes, steps
         self._steps: set[int] = set()
         self._guard = (torch._C._DisableTorchDispatch, torch._C.DisableTorchFunction)
+        # the mode stacks' depths (torch/_C/__init__.pyi, PyTorch 2.1-2.13): both 0 when no mode can see a call
+        self._modes = torch._C._len_torch_dispatch_stack
+        self._fmodes = torch._C._len_torch_function_stack
+        # Result classes no Python code sees a reduction of: torch.Tensor, and nn.Parameter, whose
+        # __torch_function__ is torch._C._disabled_torch_function_impl (torch/nn/parameter.py), which
+        # check_has_torch_function treats as none (torch/csrc/utils/disable_torch_function.cpp, 2.0-2.13)
+        self._plain = frozenset({torch.Tensor, torch.nn.Parameter})
+        self._real = frozenset({torch.float16, torch.bfloat16, torch.float32, torch.float64})
         self._Tensor = torch.Tensor
+        self.stage_of: Callable[[], str | None] | None = None  # the stage, asked only when a check needs it
         self._recent: dict[int, tuple] = {}  # id -> (weakref, version) of results checked lately
         self._floats = frozenset({torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex32,
                                   torch.complex64, torch.complex128} | {getattr(torch, n) for n in
@@ -197,16 +210,30 @@ class OpWatch:
         shapes = self.shapes and top
         if not check and not shapes:
             return
-        ins: list[Any] | None = None
-        if shapes:
-            ins = []
-            _flat(args, ins)
+        Tensor = self._Tensor
+        if shapes:  # the shape count, inline (input shapes in _flat's order): a steady step ends at the look-up
+            sizes = []
+            for v in args:
+                if isinstance(v, Tensor):
+                    sizes.append(v.shape)
+                elif isinstance(v, (list, tuple)):
+                    for x in v:
+                        if isinstance(x, Tensor):
+                            sizes.append(x.shape)
             if kwargs:
-                _flat(kwargs.values(), ins)
-            self._shape(name, ins, frame)
+                for v in kwargs.values():
+                    if isinstance(v, Tensor):
+                        sizes.append(v.shape)
+                    elif isinstance(v, (list, tuple)):
+                        for x in v:
+                            if isinstance(x, Tensor):
+                                sizes.append(x.shape)
+            self._steps.add(self.step)
+            key = (name, tuple(sizes))  # torch.Size is a tuple: hashed and compared as one
+            if key not in self._seen:
+                self._new_shapes(key, frame)
             if not check:
                 return
-        Tensor = self._Tensor
         outs: Sequence[Any]
         if isinstance(out, Tensor):
             outs = (out,)
@@ -231,18 +258,83 @@ class OpWatch:
             src = args[1] if name == "aten::copy_" and len(args) > 1 else args[0] if args else None
             if not isinstance(src, Tensor) or all(t.dtype == src.dtype for t in outs):
                 return
+        if self.deferred:
+            self._defer(name, args, kwargs, outs, inplace, frame)
+            return
+        # Both guards only matter when Python code could see the reduction: a mode on either stack, or a
+        # result whose class has __torch_function__/__torch_dispatch__ of its own. Without any (most calls:
+        # the emulated device's mode is off its stack while its __torch_dispatch__ runs), entering them
+        # changes nothing and costs about 0.7 us per call, so they are entered only then.
+        guard = self._modes() or self._fmodes()
+        if not guard:
+            plain = self._plain
+            for t in outs:
+                if t.__class__ not in plain:
+                    guard = True
+                    break
+        if guard:
+            dis, nof = self._guard
+            with dis(), nof():
+                bad = self._first_nonfinite(outs)
+        else:
+            bad = self._first_nonfinite(outs)
+        if bad is None or _constant(args, kwargs):
+            return  # finite, or a NaN/Inf the program wrote as a constant (a -inf attention mask, masked_fill)
+        ins: list[Any] = []
+        _flat(args, ins)
+        if kwargs:
+            _flat(kwargs.values(), ins)
+        dis, nof = self._guard
+        with dis(), nof():
+            self._report(name, bad, ins, list(outs), inplace, frame or self.locate(), self._stage(), self.step)
+
+    def _first_nonfinite(self, outs: Sequence[Any]) -> Any:
+        """The first of ``outs`` that holds a NaN/Inf, checked one reduction each (module docstring), or
+        ``None``. Runs under the guards when the caller needs them (:meth:`observe`)."""
         floats = self._floats
         recent = self._recent
+        for t in outs:
+            dt = t.dtype
+            if dt not in floats or t.is_meta:
+                continue
+            n = t.numel()
+            if n == 0:
+                continue
+            try:  # _version(t), inline
+                version = t._version
+            except RuntimeError:
+                version = None
+            seen = recent.get(id(t))
+            if seen is not None and seen[0]() is t and seen[1] == version:
+                continue  # checked already: the result of a composite's callee, returned by the composite
+            if len(recent) >= MAX_RECENT:
+                recent.clear()
+            recent[id(t)] = (weakref.ref(t), version)
+            self.checked += 1
+            # one element (a loss, a step count): its value is its sum, read without the reduction
+            if n == 1 and dt in self._real:
+                v = t.item()
+            else:
+                v = (t.sum(dtype=self._f32) if dt in self._half else t.sum()).item()
+            if v - v == 0:  # finite: inf - inf and NaN - NaN are NaN, for complex values too
+                continue
+            if n == 1 or not bool(t.isfinite().all()):
+                return t
+            # the sum overflowed; every element is finite
+        return None
+
+    def _defer(self, name: str, args: Any, kwargs: Any, outs: Sequence[Any], inplace: bool, frame: Any) -> None:
+        """The check on an accelerator: the reductions are kept, read together at :meth:`flush`."""
+        floats = self._floats
+        recent = self._recent
+        ins: list[Any] | None = None
         dis, nof = self._guard
         with dis(), nof():
             for t in outs:
                 dt = t.dtype
                 if dt not in floats or t.is_meta or t.numel() == 0:
                     continue
-                try:  # _version(t), inline
-                    version = t._version
-                except RuntimeError:
-                    version = None
+                version = _version(t)
                 seen = recent.get(id(t))
                 if seen is not None and seen[0]() is t and seen[1] == version:
                     continue  # checked already: the result of a composite's callee, returned by the composite
@@ -251,31 +343,15 @@ class OpWatch:
                 recent[id(t)] = (weakref.ref(t), version)
                 self.checked += 1
                 s = t.sum(dtype=self._f32) if dt in self._half else t.sum()
-                if self.deferred:
-                    if ins is None:
-                        ins = []
-                        _flat(args, ins)
-                        if kwargs:
-                            _flat(kwargs.values(), ins)
-                    self._pending.append((s, t, name, ins, inplace, frame or self.locate(), self.stage, self.step,
-                                          [(weakref.ref(x), _version(x)) for x in ins], args, kwargs))
-                    if len(self._pending) >= MAX_PENDING:
-                        self.flush()
-                    continue
-                v = s.item()
-                if v - v == 0:  # finite: inf - inf and NaN - NaN are NaN, for complex values too
-                    continue
-                if bool(t.isfinite().all()):
-                    continue  # the sum overflowed; every element is finite
-                if _constant(args, kwargs):
-                    return  # a NaN/Inf the program wrote as a constant (a -inf attention mask, masked_fill)
                 if ins is None:
                     ins = []
                     _flat(args, ins)
                     if kwargs:
                         _flat(kwargs.values(), ins)
-                self._report(name, t, ins, list(outs), inplace, frame or self.locate(), self.stage, self.step)
-                return
+                self._pending.append((s, t, name, ins, inplace, frame or self.locate(), self._stage(), self.step,
+                                      [(weakref.ref(x), _version(x)) for x in ins], args, kwargs))
+                if len(self._pending) >= MAX_PENDING:
+                    self.flush()
 
     def flush(self) -> None:
         """Read the deferred checks (one synchronisation); report the first non-finite result among them."""
@@ -298,6 +374,9 @@ class OpWatch:
                              inputs_kept=unchanged)
                 if self.first is not None:
                     return
+
+    def _stage(self) -> str | None:
+        return self.stage if self.stage_of is None else self.stage_of()
 
     # ------------------------------------------------------------------ non-finite
     def _report(self, name: str, t: Any, ins: list, outs: list, inplace: bool, frame: Any, stage: str | None,
@@ -331,13 +410,10 @@ class OpWatch:
             self.propagated = doc
 
     # ------------------------------------------------------------------ shapes
-    def _shape(self, name: str, ins: list, frame: Any) -> None:
-        shapes = tuple([t.shape for t in ins])  # torch.Size is a tuple: hashed and compared as one
+    def _new_shapes(self, key: tuple, frame: Any) -> None:
+        """A (op, input shapes) pair not seen before: attributed to the user's line and the current step."""
+        name, shapes = key
         step = self.step
-        self._steps.add(step)
-        key = (name, shapes)
-        if key in self._seen:
-            return
         self._seen[key] = True
         if frame is None:
             frame = self.locate()
