@@ -280,3 +280,27 @@ def test_the_guards_are_entered_only_when_python_code_could_see_the_check():
         assert (first["op"], first["nan"], first["from_finite_inputs"]) == ("aten::sqrt", 1, True)
         assert first["inputs"][0]["min"] == -1.0 and "_DisableTorchDispatch" in entered
         assert seen == []  # neither a mode nor the subclass saw the check or the report's statistics
+
+
+def test_the_check_gives_up_after_max_propagated_results_from_nonfinite_inputs():
+    import torch
+
+    from mpsready.numerics.watch import MAX_PROPAGATED, OpWatch
+
+    w = OpWatch()
+    x = torch.tensor([1.0, float("nan")])
+    for _ in range(MAX_PROPAGATED - 1):
+        x = x * 2  # each result non-finite from a non-finite input: looked at, not reported as first
+        w.observe("aten::mul.Tensor", (x / 2, 2.0), {}, x)
+    assert w.gave_up is False and w.checked == MAX_PROPAGATED - 1
+    w.observe("aten::mul.Tensor", (x, 2.0), {}, x * 2)
+    assert w.gave_up is True and w.checked == MAX_PROPAGATED
+    w.observe("aten::mul.Tensor", (x, 2.0), {}, x * 2)  # no further check: nothing more to find
+    assert w.checked == MAX_PROPAGATED
+    doc = w.to_dict()
+    assert doc["gave_up"] is True and doc["first_nonfinite"]["op"] == "aten::mul.Tensor"
+    assert doc["first_nonfinite"]["from_finite_inputs"] is False
+    # a NaN made from finite inputs before the bound is still the one reported
+    w2 = OpWatch()
+    w2.observe("aten::log", (-torch.ones(2),), {}, torch.log(-torch.ones(2)))
+    assert w2.result["op"] == "aten::log" and w2.result["from_finite_inputs"] is True and w2.gave_up is False

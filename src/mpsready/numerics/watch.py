@@ -386,6 +386,10 @@ class OpWatch:
         finite = all(id(x) in written or bool(_all_finite(x)) for x in floating)
         if not finite:
             self._propagated += 1
+            # each such result costs an element-wise confirmation and a look at every input: past the bound the
+            # check stops (a NaN from the data reaches every later result) and says so (``gave_up``)
+            if self._propagated >= MAX_PROPAGATED:
+                self.gave_up = True
             if self.propagated is not None or not bool(_torch().isnan(t).any()):
                 return  # an Inf carried on from an input (a mask added to scores) is not kept
         inputs = []
