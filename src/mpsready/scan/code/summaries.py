@@ -8,13 +8,15 @@ import ast
 import dataclasses
 
 from mpsready.scan.code.astutil import (TRY_NODES, is_cuda_literal, is_fallback_handler, mentions, spans_a_line,
-                                        statements, walk, walk_lines)
+                                        statements, walk_lines)
 from mpsready.scan.code.result import CodeResult, DefSpan, ImportRecord, LineSpan, PureDef
 from mpsready.scan.code.triggers import line_trigger_words, name_lines, substring_lines, trigger_lines
 from mpsready.scan.model import surfaces
 
 _PURE_SUFFIXES = ("_pytorch", "_naive", "_native", "_ref", "_reference", "_torch")
 _PURE_CALLS = tuple(s + "(" for s in _PURE_SUFFIXES)
+_PY_QUOTED = ('.py"', ".py'")  # a Python file's path as the end of a string literal
+_MPS_QUOTED = ('"mps', "'mps")  # the start of a literal 'mps' / 'mps:0'
 
 
 def is_entry(tree: ast.Module) -> bool:
@@ -52,12 +54,15 @@ def main_guards(tree: ast.Module) -> list[LineSpan]:
     return out
 
 
-def launched_paths(tree: ast.Module) -> list[str]:
+def launched_paths(tree: ast.Module, text: str | None = None) -> list[str]:
     """String literals given to a call, directly or in a list or tuple argument, that look like a path to a
     Python file: ``subprocess.run(["python", "scripts/ppo.py"])``, ``Tuner(script="cleanrl/ppo.py")``.
-    Whether the file exists is the project model's question (:mod:`mpsready.scan.model.graph`)."""
+    Whether the file exists is the project model's question (:mod:`mpsready.scan.model.graph`). With the module's
+    ``text``, only the statements spanning a line that holds ``.py"`` or ``.py'`` are entered: such a literal has
+    no blank, so it ends on its own line with the suffix before its closing quote (the same order as the whole walk,
+    which the result keeps)."""
     found: dict[str, None] = {}
-    for node in walk(tree):
+    for node in walk_lines(tree, None if text is None else substring_lines(text, _PY_QUOTED)):
         if not isinstance(node, ast.Call):
             continue
         for arg in [*node.args, *(k.value for k in node.keywords)]:
@@ -79,12 +84,14 @@ def model_summaries(tree: ast.Module, text: str, result: CodeResult) -> None:
                         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))]
     result.main_guards = main_guards(tree)
     if ".py'" in text or '.py"' in text:
-        result.launches = launched_paths(tree)
+        result.launches = launched_paths(tree, text)
     result.places = any(w in text for w in (".to(", ".cuda(", "device=", "torch.device", "set_default_device"))
     if '"mps' in text or "'mps" in text:  # a compared 'mps' is a quoted literal: the walk is worth it only then
+        # and only the statements spanning a line that holds such a quote can compare one
         result.mps_on_request = any(
             n.__class__ is ast.Compare and any(c.__class__ is ast.Constant and c.value in ("mps", "mps:0")
-                                               for c in (n.left, *n.comparators)) for n in walk(tree))
+                                               for c in (n.left, *n.comparators))
+            for n in walk_lines(tree, substring_lines(text, _MPS_QUOTED)))
     defs = {}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.endswith(_PURE_SUFFIXES) \
