@@ -261,3 +261,22 @@ def test_pure_refs_walk_only_the_lines_naming_a_suffix():
     model_summaries(ast.parse(source), source, result)
     # annotations are not walked (astutil.walk's leaf fields), as before the line bound
     assert result.pure_refs == ["attn_core_pytorch", "scan_naive", "wrap_ref"]
+
+
+def test_launched_paths_and_mps_checks_walk_only_the_lines_quoting_them():
+    from mpsready.scan.code.result import CodeResult
+    from mpsready.scan.code.summaries import launched_paths, model_summaries
+
+    source = ("import subprocess\n\ndef main():\n    subprocess.run(['python',\n"
+              "                    'scripts/ppo.py'])\n    run(script=\"b.py\")\n"
+              "    note = 'see a.py for details'\n\nif dev ==\\\n        'mps':\n    pass\n")
+    tree = ast.parse(source)
+    # the bounded walk finds the whole walk's paths, in its order (the literal on another line than its call)
+    assert launched_paths(tree, source) == launched_paths(tree) == ["b.py", "scripts/ppo.py"]
+    result = CodeResult()
+    model_summaries(tree, source, result)
+    assert result.launches == ["b.py", "scripts/ppo.py"]
+    assert result.mps_on_request  # the comparison's statement starts a line above its 'mps'
+    quiet = CodeResult()
+    model_summaries(ast.parse("x = 'mps'\nif dev == 'cuda':\n    pass\n"), "x = 'mps'\nif dev == 'cuda':\n    pass\n", quiet)
+    assert not quiet.mps_on_request
