@@ -308,7 +308,9 @@ class FileContext(ValueFlow):
     def track_assign(self, node: ast.Assign) -> None:
         """Remember the string literals, NumPy float64 arrays, CPU tensors and project-call results bound to
         names and attributes, for the units that read them at later statements."""
-        lit = self.literal(node.value)
+        value = node.value
+        lit = value.value if value.__class__ is ast.Constant and value.value.__class__ is str else None  # literal()
+        is_call = value.__class__ is ast.Call  # is_cpu_tensor and project_callee are False/None for anything else
         for target in node.targets:
             if isinstance(target, ast.Attribute):
                 key = dotted(target)
@@ -335,7 +337,7 @@ class FileContext(ValueFlow):
                     self.np_f64_vars.add(target.id)
                 else:
                     self.np_f64_vars.discard(target.id)
-                if self.is_cpu_tensor(node.value):
+                if is_call and self.is_cpu_tensor(node.value):
                     self.cpu_vars.add(target.id)
                 else:
                     self.cpu_vars.discard(target.id)
@@ -344,7 +346,7 @@ class FileContext(ValueFlow):
                     self.torch_f64_vars[target.id] = node.lineno
                 else:
                     self.torch_f64_vars.pop(target.id, None)
-                callee = project_callee(node.value)
+                callee = project_callee(node.value) if is_call else None
                 if callee is not None:
                     self.call_vars[target.id] = callee
                 else:
