@@ -280,3 +280,13 @@ def test_launched_paths_and_mps_checks_walk_only_the_lines_quoting_them():
     quiet = CodeResult()
     model_summaries(ast.parse("x = 'mps'\nif dev == 'cuda':\n    pass\n"), "x = 'mps'\nif dev == 'cuda':\n    pass\n", quiet)
     assert not quiet.mps_on_request
+
+
+@pytest.mark.parametrize("text", ["", "x.cu", "a.cuda", "'a.cu'", 'b.cu"', "c.cuh", "mps", "'mps", 'x = "mps"', "smps",
+                                  "f.py", "f.py'", 'f.py"', ".py.py'", "cu.cu.cu"])
+def test_find_next_to_is_the_or_of_its_substring_tests(text):
+    from mpsready.scan.code.triggers import find_next_to
+
+    assert find_next_to(text, ".cu", after="\"'h") == ('.cu"' in text or ".cu'" in text or ".cuh" in text)
+    assert find_next_to(text, "mps", before="'\"") == ('"mps' in text or "'mps" in text)
+    assert find_next_to(text, ".py", after="'\"") == (".py'" in text or '.py"' in text)

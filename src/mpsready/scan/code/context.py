@@ -310,14 +310,16 @@ class FileContext(ValueFlow):
         names and attributes, for the units that read them at later statements."""
         value = node.value
         lit = value.value if value.__class__ is ast.Constant and value.value.__class__ is str else None  # literal()
-        is_call = value.__class__ is ast.Call  # is_cpu_tensor and project_callee are False/None for anything else
+        is_call = type(value) is ast.Call  # is_cpu_tensor and project_callee are False/None for anything else
+        # the callee's qualified name, asked by the NumPy and the CPU-tensor tests: resolved once here
+        func_name = (self.q(value.func) or "") if type(value) is ast.Call else ""
         for target in node.targets:
             if isinstance(target, ast.Attribute):
                 key = dotted(target)
                 if key and lit is not None:
                     self.string_vars[key] = (lit, node.lineno)
-                if key and (self.np_f64_vars or node.value.__class__ is ast.Call) \
-                        and self.is_numpy_f64(node.value):  # self.alphas_cumprod = np.cumprod(alphas)
+                if key and (self.np_f64_vars or is_call) and (  # self.alphas_cumprod = np.cumprod(alphas)
+                        self.numpy_f64_call(value, func_name) if type(value) is ast.Call else self.is_numpy_f64(value)):
                     self.np_f64_vars.add(key)
                 elif key:
                     self.np_f64_vars.discard(key)
@@ -333,11 +335,12 @@ class FileContext(ValueFlow):
                     self.option_vars[target.id] = option
                 else:
                     self.option_vars.pop(target.id, None)
-                if (self.np_f64_vars or node.value.__class__ is ast.Call) and self.is_numpy_f64(node.value):
+                if (self.np_f64_vars or is_call) and (
+                        self.numpy_f64_call(value, func_name) if type(value) is ast.Call else self.is_numpy_f64(value)):
                     self.np_f64_vars.add(target.id)
                 else:
                     self.np_f64_vars.discard(target.id)
-                if is_call and self.is_cpu_tensor(node.value):
+                if type(value) is ast.Call and self.cpu_tensor_call(value, func_name):
                     self.cpu_vars.add(target.id)
                 else:
                     self.cpu_vars.discard(target.id)

@@ -10,7 +10,8 @@ import dataclasses
 from mpsready.scan.code.astutil import (TRY_NODES, is_cuda_literal, is_fallback_handler, mentions, spans_a_line,
                                         statements, walk_lines)
 from mpsready.scan.code.result import CodeResult, DefSpan, ImportRecord, LineSpan, PureDef
-from mpsready.scan.code.triggers import line_trigger_words, name_lines, substring_lines, trigger_lines
+from mpsready.scan.code.triggers import (find_next_to, line_trigger_words, name_lines, substring_lines,
+                                        trigger_lines)
 from mpsready.scan.model import surfaces
 
 _PURE_SUFFIXES = ("_pytorch", "_naive", "_native", "_ref", "_reference", "_torch")
@@ -83,10 +84,10 @@ def model_summaries(tree: ast.Module, text: str, result: CodeResult) -> None:
                         for node in tree.body for item in (node.body if isinstance(node, ast.ClassDef) else [node])
                         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))]
     result.main_guards = main_guards(tree)
-    if ".py'" in text or '.py"' in text:
+    if find_next_to(text, ".py", after="'\""):  # ".py'" or '.py"' in one pass
         result.launches = launched_paths(tree, text)
     result.places = any(w in text for w in (".to(", ".cuda(", "device=", "torch.device", "set_default_device"))
-    if '"mps' in text or "'mps" in text:  # a compared 'mps' is a quoted literal: the walk is worth it only then
+    if find_next_to(text, "mps", before="'\""):  # a compared 'mps' is a quoted literal: the walk is worth it only then
         # and only the statements spanning a line that holds such a quote can compare one
         result.mps_on_request = any(
             n.__class__ is ast.Compare and any(c.__class__ is ast.Constant and c.value in ("mps", "mps:0")

@@ -166,6 +166,21 @@ def rule_triggers(code: str) -> tuple[str, ...]:
     return tuple(value() if callable(value) else value)
 
 
+def find_next_to(text: str, needle: str, *, before: str = "", after: str = "") -> bool:
+    """Whether ``text`` holds ``needle`` preceded by one of the characters ``before`` or followed by one of
+    ``after`` (either side when both are given): ``find_next_to(t, ".cu", after="\"'h")`` is
+    ``'.cu"' in t or ".cu'" in t or ".cuh" in t`` in one pass over the text instead of three (each absent needle
+    costs a whole pass; the needle's own occurrences are few)."""
+    n, size = len(needle), len(text)
+    i = text.find(needle)
+    while i >= 0:
+        j = i + n
+        if (before and i > 0 and text[i - 1] in before) or (after and j < size and text[j] in after):
+            return True
+        i = text.find(needle, i + 1)
+    return False
+
+
 def find_word(text: str, word: str, start: int = 0) -> int:
     """Index of the first whole-word occurrence of ``word`` in ``text`` at or after ``start``, or -1."""
     n = len(word)
