@@ -91,6 +91,7 @@ def _analyze(source: str | bytes, prefilter: bool | None) -> tuple[CodeResult, a
         if "\r" not in text:  # ast counts a lone \r as a line break too; trigger_lines splits at \n only
             live = live_lines(tree, text)
     visitor = Visitor(build_alias_map(tree), tree, cu_literals=_names_cu_file(text), live_lines=live)
+    visitor.text = text
     if "set_default_" not in text:
         visitor.default_device = False  # no set_default_device / set_default_tensor_type call: no walk needed
     try:

@@ -47,6 +47,8 @@ class ValueFlow:
     def __init__(self, aliases: AliasMap, tree: ast.Module) -> None:
         self.aliases = aliases
         self.tree = tree
+        # the module's source when the analyser has it (a bound for walks looking for a name: triggers.name_lines)
+        self.text: str | None = None
         self.np_f64_vars: set[str] = set()  # names and attributes (``self.alphas``) bound to a NumPy float64 array
         self.torch_f64_vars: dict[str, int] = {}  # name -> line of a CPU float64 torch tensor bound to it
         self.cpu_f64_nodes: dict[int, str] = {}  # id() of float64 dtype names making a CPU tensor -> the factory
