@@ -290,3 +290,15 @@ def test_find_next_to_is_the_or_of_its_substring_tests(text):
     assert find_next_to(text, ".cu", after="\"'h") == ('.cu"' in text or ".cu'" in text or ".cuh" in text)
     assert find_next_to(text, "mps", before="'\"") == ('"mps' in text or "'mps" in text)
     assert find_next_to(text, ".py", after="'\"") == (".py'" in text or '.py"' in text)
+
+
+def test_pure_call_stems_cover_every_pure_call_and_contains_any_is_the_or_of_its_needles():
+    from mpsready.scan.code.summaries import _PURE_CALL_STEMS, _PURE_CALLS
+    from mpsready.scan.code.triggers import contains_any
+
+    assert sorted(c for _stem, calls in _PURE_CALL_STEMS for c in calls) == sorted(_PURE_CALLS)
+    assert all(stem in c for stem, calls in _PURE_CALL_STEMS for c in calls)
+    for text in ("", "attn_pytorch(q)", "x_torch (q)", "ref(", "a_reference(b)", "naive(", "scan_native(x)",
+                 "_re_ref(", "torch(x)", "_reference", "f_ref(", "a._torch("):
+        for stem, calls in _PURE_CALL_STEMS:
+            assert contains_any(text, calls, stem) == any(c in text for c in calls), (text, stem)

@@ -181,6 +181,19 @@ def find_next_to(text: str, needle: str, *, before: str = "", after: str = "") -
     return False
 
 
+def contains_any(text: str, needles: tuple[str, ...], stem: str) -> bool:
+    """``any(n in text for n in needles)`` in one pass over ``text``, for needles that all hold ``stem`` (each
+    absent needle costs a whole pass; a rare stem's own occurrences are few): each occurrence of the stem is
+    checked against the needles around it."""
+    offsets = [(n, n.index(stem)) for n in needles]
+    i = text.find(stem)
+    while i >= 0:
+        if any(i >= off and text.startswith(n, i - off) for n, off in offsets):
+            return True
+        i = text.find(stem, i + 1)
+    return False
+
+
 def find_word(text: str, word: str, start: int = 0) -> int:
     """Index of the first whole-word occurrence of ``word`` in ``text`` at or after ``start``, or -1."""
     n = len(word)
