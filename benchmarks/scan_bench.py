@@ -12,6 +12,11 @@ Each of floor and cold runs --repeat times, interleaved, and the medians are rep
 this was written on is shared, so compare CPU seconds first.
 
     PYTHONPATH=src python benchmarks/scan_bench.py [TREE] [--repeat 3] [--compare] [--jobs N]
+
+Last figures (2026-12-02, 2 shared cores under load, ``--repeat 3 --jobs 1``, cold CPU / floor, sessions
+alternating with main): torch package 1.13, 1.07, 1.14 (main 1.38, 1.20, 1.26; issue 25's goal <= 1.3),
+pytorch-image-models 1.09 and 1.10 (main 1.04 and 1.09). The floor's run-to-run spread (9-26%) is larger than the
+difference between the two: compare the cold CPU seconds of one session too. Details in docs/scan.md, "Figures".
 """
 
 from __future__ import annotations

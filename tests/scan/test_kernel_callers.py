@@ -60,3 +60,13 @@ def test_main_code_importing_the_function_keeps_the_blocker(write_project):
 def test_function_passed_by_value_is_not_guarded():
     src = OPS + "\n\nHANDLERS = [fast]\n"
     assert [i.guard for i in analyze_source(src).imports] == [False, False, True]
+
+
+def test_each_import_is_judged_by_the_definition_around_it_among_several():
+    # the enclosing definition is found among many (the second, a one-line one); a redefined name guards neither
+    # definition's import (its calls may mean either)
+    source = ("def a():\n    pass\n\ndef fast():\n    from .fastops import k\n    return k()\n\n"
+              "def slow(): import os\n\ndef redo():\n    import json\n\ndef redo():\n    import csv\n\n"
+              "try:\n    fast()\n    slow()\n    redo()\nexcept ImportError:\n    pass\n")
+    guards = [(r.module, r.guard) for r in analyze_source(source).imports]
+    assert guards == [("fastops", "fast"), ("os", "slow"), ("json", False), ("csv", False)]

@@ -261,3 +261,44 @@ def test_pure_refs_walk_only_the_lines_naming_a_suffix():
     model_summaries(ast.parse(source), source, result)
     # annotations are not walked (astutil.walk's leaf fields), as before the line bound
     assert result.pure_refs == ["attn_core_pytorch", "scan_naive", "wrap_ref"]
+
+
+def test_launched_paths_and_mps_checks_walk_only_the_lines_quoting_them():
+    from mpsready.scan.code.result import CodeResult
+    from mpsready.scan.code.summaries import launched_paths, model_summaries
+
+    source = ("import subprocess\n\ndef main():\n    subprocess.run(['python',\n"
+              "                    'scripts/ppo.py'])\n    run(script=\"b.py\")\n"
+              "    note = 'see a.py for details'\n\nif dev ==\\\n        'mps':\n    pass\n")
+    tree = ast.parse(source)
+    # the bounded walk finds the whole walk's paths, in its order (the literal on another line than its call)
+    assert launched_paths(tree, source) == launched_paths(tree) == ["b.py", "scripts/ppo.py"]
+    result = CodeResult()
+    model_summaries(tree, source, result)
+    assert result.launches == ["b.py", "scripts/ppo.py"]
+    assert result.mps_on_request  # the comparison's statement starts a line above its 'mps'
+    quiet = CodeResult()
+    model_summaries(ast.parse("x = 'mps'\nif dev == 'cuda':\n    pass\n"), "x = 'mps'\nif dev == 'cuda':\n    pass\n", quiet)
+    assert not quiet.mps_on_request
+
+
+@pytest.mark.parametrize("text", ["", "x.cu", "a.cuda", "'a.cu'", 'b.cu"', "c.cuh", "mps", "'mps", 'x = "mps"', "smps",
+                                  "f.py", "f.py'", 'f.py"', ".py.py'", "cu.cu.cu"])
+def test_find_next_to_is_the_or_of_its_substring_tests(text):
+    from mpsready.scan.code.triggers import find_next_to
+
+    assert find_next_to(text, ".cu", after="\"'h") == ('.cu"' in text or ".cu'" in text or ".cuh" in text)
+    assert find_next_to(text, "mps", before="'\"") == ('"mps' in text or "'mps" in text)
+    assert find_next_to(text, ".py", after="'\"") == (".py'" in text or '.py"' in text)
+
+
+def test_pure_call_stems_cover_every_pure_call_and_contains_any_is_the_or_of_its_needles():
+    from mpsready.scan.code.summaries import _PURE_CALL_STEMS, _PURE_CALLS
+    from mpsready.scan.code.triggers import contains_any
+
+    assert sorted(c for _stem, calls in _PURE_CALL_STEMS for c in calls) == sorted(_PURE_CALLS)
+    assert all(stem in c for stem, calls in _PURE_CALL_STEMS for c in calls)
+    for text in ("", "attn_pytorch(q)", "x_torch (q)", "ref(", "a_reference(b)", "naive(", "scan_native(x)",
+                 "_re_ref(", "torch(x)", "_reference", "f_ref(", "a._torch("):
+        for stem, calls in _PURE_CALL_STEMS:
+            assert contains_any(text, calls, stem) == any(c in text for c in calls), (text, stem)

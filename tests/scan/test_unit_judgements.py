@@ -145,6 +145,17 @@ def test_cuda_switch_attribute_used_in_another_method(write_project):
     assert rows(r) == [("API101", "m.py", 8, "blocker"), ("API104", "m.py", 4, "degrades")]
 
 
+def test_cuda_switch_read_on_an_inner_line_of_a_long_statement(write_project):
+    # the search for the switch's uses enters only statements spanning a line naming it: here the statement that
+    # reads it starts two lines above that line, and the switch is an attribute read in another method
+    r = scan_path(write_project({"m.py": TORCH + (
+        "class T:\n    def __init__(self, args):\n"
+        "        self.use_gpu = torch.cuda.is_available() and args.gpu\n"
+        "    def run(self, x):\n        y = convert(\n            x,\n"
+        "            flag=self.use_gpu,\n        ).to(torch.device('cpu'))\n        return y\n")}))
+    assert rows(r) == [("API104", "m.py", 4, "degrades")]
+
+
 def test_cuda_switch_attribute_that_only_labels_a_log_line(write_project):
     r = scan_path(write_project({"m.py": TORCH + (
         "class T:\n    def __init__(self, args):\n"

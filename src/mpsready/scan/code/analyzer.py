@@ -21,7 +21,7 @@ from mpsready.scan.code.names import build_alias_map
 from mpsready.scan.code.result import CodeResult, raw_finding
 from mpsready.scan.code.summaries import guard_by_callers, live_lines, model_summaries
 from mpsready.scan.code.suppress import suppressions
-from mpsready.scan.code.triggers import line_trigger_words, may_fire
+from mpsready.scan.code.triggers import find_next_to, line_trigger_words, may_fire
 from mpsready.scan.code.visitor import Visitor
 from mpsready.scan.rules import inputs as I
 
@@ -91,6 +91,7 @@ def _analyze(source: str | bytes, prefilter: bool | None) -> tuple[CodeResult, a
         if "\r" not in text:  # ast counts a lone \r as a line break too; trigger_lines splits at \n only
             live = live_lines(tree, text)
     visitor = Visitor(build_alias_map(tree), tree, cu_literals=_names_cu_file(text), live_lines=live)
+    visitor.text = text
     if "set_default_" not in text:
         visitor.default_device = False  # no set_default_device / set_default_tensor_type call: no walk needed
     try:
@@ -148,4 +149,4 @@ def _indent_of(line: str) -> int:
 def _names_cu_file(text: str) -> bool:
     """Whether a string literal may end in .cu/.cuh (the closing quote follows the suffix): else the
     visitor skips every Constant node, the most common node after Name."""
-    return '.cu"' in text or ".cu'" in text or ".cuh" in text
+    return find_next_to(text, ".cu", after="\"'h")  # '.cu"', ".cu'" or ".cuh", in one pass

@@ -308,14 +308,18 @@ class FileContext(ValueFlow):
     def track_assign(self, node: ast.Assign) -> None:
         """Remember the string literals, NumPy float64 arrays, CPU tensors and project-call results bound to
         names and attributes, for the units that read them at later statements."""
-        lit = self.literal(node.value)
+        value = node.value
+        lit = value.value if value.__class__ is ast.Constant and value.value.__class__ is str else None  # literal()
+        is_call = type(value) is ast.Call  # is_cpu_tensor and project_callee are False/None for anything else
+        # the callee's qualified name, asked by the NumPy and the CPU-tensor tests: resolved once here
+        func_name = (self.q(value.func) or "") if type(value) is ast.Call else ""
         for target in node.targets:
             if isinstance(target, ast.Attribute):
                 key = dotted(target)
                 if key and lit is not None:
                     self.string_vars[key] = (lit, node.lineno)
-                if key and (self.np_f64_vars or node.value.__class__ is ast.Call) \
-                        and self.is_numpy_f64(node.value):  # self.alphas_cumprod = np.cumprod(alphas)
+                if key and (self.np_f64_vars or is_call) and (  # self.alphas_cumprod = np.cumprod(alphas)
+                        self.numpy_f64_call(value, func_name) if type(value) is ast.Call else self.is_numpy_f64(value)):
                     self.np_f64_vars.add(key)
                 elif key:
                     self.np_f64_vars.discard(key)
@@ -331,11 +335,12 @@ class FileContext(ValueFlow):
                     self.option_vars[target.id] = option
                 else:
                     self.option_vars.pop(target.id, None)
-                if (self.np_f64_vars or node.value.__class__ is ast.Call) and self.is_numpy_f64(node.value):
+                if (self.np_f64_vars or is_call) and (
+                        self.numpy_f64_call(value, func_name) if type(value) is ast.Call else self.is_numpy_f64(value)):
                     self.np_f64_vars.add(target.id)
                 else:
                     self.np_f64_vars.discard(target.id)
-                if self.is_cpu_tensor(node.value):
+                if type(value) is ast.Call and self.cpu_tensor_call(value, func_name):
                     self.cpu_vars.add(target.id)
                 else:
                     self.cpu_vars.discard(target.id)
@@ -344,7 +349,7 @@ class FileContext(ValueFlow):
                     self.torch_f64_vars[target.id] = node.lineno
                 else:
                     self.torch_f64_vars.pop(target.id, None)
-                callee = project_callee(node.value)
+                callee = project_callee(node.value) if is_call else None
                 if callee is not None:
                     self.call_vars[target.id] = callee
                 else:

@@ -6,15 +6,22 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+from bisect import bisect_right
 
 from mpsready.scan.code.astutil import (TRY_NODES, is_cuda_literal, is_fallback_handler, mentions, spans_a_line,
-                                        statements, walk, walk_lines)
+                                        statements, walk_lines)
 from mpsready.scan.code.result import CodeResult, DefSpan, ImportRecord, LineSpan, PureDef
-from mpsready.scan.code.triggers import line_trigger_words, name_lines, substring_lines, trigger_lines
+from mpsready.scan.code.triggers import (contains_any, find_next_to, line_trigger_words, name_lines, substring_lines,
+                                        trigger_lines)
 from mpsready.scan.model import surfaces
 
 _PURE_SUFFIXES = ("_pytorch", "_naive", "_native", "_ref", "_reference", "_torch")
 _PURE_CALLS = tuple(s + "(" for s in _PURE_SUFFIXES)
+# the calls grouped by a rare part they share: three passes over a text instead of six
+_PURE_CALL_STEMS = (("ive(", ("_naive(", "_native(")), ("torch(", ("_pytorch(", "_torch(")),
+                    ("_ref", ("_ref(", "_reference(")))
+_PY_QUOTED = ('.py"', ".py'")  # a Python file's path as the end of a string literal
+_MPS_QUOTED = ('"mps', "'mps")  # the start of a literal 'mps' / 'mps:0'
 
 
 def is_entry(tree: ast.Module) -> bool:
@@ -52,12 +59,15 @@ def main_guards(tree: ast.Module) -> list[LineSpan]:
     return out
 
 
-def launched_paths(tree: ast.Module) -> list[str]:
+def launched_paths(tree: ast.Module, text: str | None = None) -> list[str]:
     """String literals given to a call, directly or in a list or tuple argument, that look like a path to a
     Python file: ``subprocess.run(["python", "scripts/ppo.py"])``, ``Tuner(script="cleanrl/ppo.py")``.
-    Whether the file exists is the project model's question (:mod:`mpsready.scan.model.graph`)."""
+    Whether the file exists is the project model's question (:mod:`mpsready.scan.model.graph`). With the module's
+    ``text``, only the statements spanning a line that holds ``.py"`` or ``.py'`` are entered: such a literal has
+    no blank, so it ends on its own line with the suffix before its closing quote (the same order as the whole walk,
+    which the result keeps)."""
     found: dict[str, None] = {}
-    for node in walk(tree):
+    for node in walk_lines(tree, None if text is None else substring_lines(text, _PY_QUOTED)):
         if not isinstance(node, ast.Call):
             continue
         for arg in [*node.args, *(k.value for k in node.keywords)]:
@@ -78,13 +88,15 @@ def model_summaries(tree: ast.Module, text: str, result: CodeResult) -> None:
                         for node in tree.body for item in (node.body if isinstance(node, ast.ClassDef) else [node])
                         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))]
     result.main_guards = main_guards(tree)
-    if ".py'" in text or '.py"' in text:
-        result.launches = launched_paths(tree)
+    if find_next_to(text, ".py", after="'\""):  # ".py'" or '.py"' in one pass
+        result.launches = launched_paths(tree, text)
     result.places = any(w in text for w in (".to(", ".cuda(", "device=", "torch.device", "set_default_device"))
-    if '"mps' in text or "'mps" in text:  # a compared 'mps' is a quoted literal: the walk is worth it only then
+    if find_next_to(text, "mps", before="'\""):  # a compared 'mps' is a quoted literal: the walk is worth it only then
+        # and only the statements spanning a line that holds such a quote can compare one
         result.mps_on_request = any(
             n.__class__ is ast.Compare and any(c.__class__ is ast.Constant and c.value in ("mps", "mps:0")
-                                               for c in (n.left, *n.comparators)) for n in walk(tree))
+                                               for c in (n.left, *n.comparators))
+            for n in walk_lines(tree, substring_lines(text, _MPS_QUOTED)))
     defs = {}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.endswith(_PURE_SUFFIXES) \
@@ -93,7 +105,7 @@ def model_summaries(tree: ast.Module, text: str, result: CodeResult) -> None:
     result.pure_defs = [PureDef(name, line) for name, line in defs.items()]
     # uses are searched only in sources that call such a name (`attn_core_pytorch(`): the walk over the whole
     # tree is the expensive part, and most sources have no such call
-    if not any(call in text for call in _PURE_CALLS):
+    if not any(contains_any(text, calls, stem) for stem, calls in _PURE_CALL_STEMS):  # any of _PURE_CALLS
         return
     refs = set()
     # a name ending in a suffix holds it in the text: only the statements on such lines are entered
@@ -112,14 +124,18 @@ def guard_by_callers(tree: ast.Module, text: str, imports: list[ImportRecord]) -
     function's name (truthy), so the engine can still refuse it when another file imports the function.
     ``text`` is the module's source: only statements spanning a line that names a candidate are walked."""
     functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    # the definitions a name still holds (a redefinition replaces the first), in line order: module-level
+    # definitions do not overlap, so the one that may hold a line is the last to start at or before it
+    defs = sorted(functions.values(), key=lambda f: f.lineno)
+    starts = [f.lineno for f in defs]
     pending: list[tuple[int, ast.FunctionDef | ast.AsyncFunctionDef]] = []
     for i, entry in enumerate(imports):
-        if entry.guard:
+        if entry.guard or not defs:
             continue
         line = entry.line
-        fn = next((f for f in functions.values() if f.lineno <= line <= (f.end_lineno or f.lineno)), None)
-        if fn is not None:
-            pending.append((i, fn))
+        at = bisect_right(starts, line) - 1
+        if at >= 0 and line <= (defs[at].end_lineno or defs[at].lineno):
+            pending.append((i, defs[at]))
     if not pending:
         return imports
     candidates: dict[str, ast.AST] = {fn.name: fn for _, fn in pending}

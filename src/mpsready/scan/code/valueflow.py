@@ -47,6 +47,8 @@ class ValueFlow:
     def __init__(self, aliases: AliasMap, tree: ast.Module) -> None:
         self.aliases = aliases
         self.tree = tree
+        # the module's source when the analyser has it (a bound for walks looking for a name: triggers.name_lines)
+        self.text: str | None = None
         self.np_f64_vars: set[str] = set()  # names and attributes (``self.alphas``) bound to a NumPy float64 array
         self.torch_f64_vars: dict[str, int] = {}  # name -> line of a CPU float64 torch tensor bound to it
         self.cpu_f64_nodes: dict[int, str] = {}  # id() of float64 dtype names making a CPU tensor -> the factory
@@ -71,7 +73,12 @@ class ValueFlow:
         or a cast of one (`w.double()` where w is such a tensor)."""
         if not isinstance(value, ast.Call):
             return False
-        name = self.q(value.func) or ""
+        return self.cpu_tensor_call(value, self.q(value.func) or "")
+
+
+    def cpu_tensor_call(self, value: ast.Call, name: str) -> bool:
+        """:meth:`is_cpu_tensor` of a call whose callee's qualified name (``q``, ``""`` for none) is ``name``:
+        for a caller that needs the name for other tests as well (track_assign)."""
         if name == "torch.from_numpy" or (name in ("torch.tensor", "torch.as_tensor") and kwarg(value, "device") is None):
             return True
         if isinstance(value.func, ast.Attribute):
@@ -99,7 +106,12 @@ class ValueFlow:
             return any(self.is_numpy_f64(p, depth + 1) for p in parts)
         if not isinstance(value, ast.Call):
             return False
-        name = self.q(value.func) or ""
+        return self.numpy_f64_call(value, self.q(value.func) or "", depth)
+
+
+    def numpy_f64_call(self, value: ast.Call, name: str, depth: int = 0) -> bool:
+        """:meth:`is_numpy_f64` of a call whose callee's qualified name (``q``, ``""`` for none) is ``name``: for a
+        caller that needs the name for other tests as well (track_assign computes it once per assignment)."""
         if name in _NUMPY_F64_FACTORIES:
             dtype = kwarg(value, "dtype")
             return dtype is None or self.is_f64_dtype(dtype)

@@ -54,48 +54,52 @@ class Visitor(FileContext, ast.NodeVisitor):
 
     _BLOCKS = ("body", "orelse", "finalbody")
 
-    def collect_imports(self, body: list[ast.stmt], track_assigns: bool = False) -> None:
+    def collect_imports(self, body: list[ast.stmt] | tuple[ast.stmt, ...], track_assigns: bool = False) -> None:
         """Record the imports of a source that cannot fire (its imports still decide whether another file's
         kernel is imported only under a fallback), in the order and with the try/except context the full
         traversal gives them. Imports sit only in statements, so expressions are not entered. With
         ``track_assigns`` (a statement that cannot fire inside a source that can), assignments also update
-        the string and NumPy-variable tables later statements read."""
+        the string and NumPy-variable tables later statements read, and returns the functions' NumPy returns.
+
+        One loop per block, the simple statements handled in it (only a compound statement recurses): on the
+        torch package most statements are bookkept, not visited, and a call per statement cost a third of it."""
         for stmt in body:
-            self._bookkeep(stmt, track_assigns)
+            # type(stmt) rather than a local copy of the class: mypy narrows stmt on it, and CPython 3.11 makes the
+            # call as cheap as the copy (isinstance and .__class__ cost about twice as much on these hot paths)
+            cls = stmt.__class__
+            if type(stmt) is ast.Assign:  # the most frequent statement first
+                if track_assigns:
+                    self.track_assign(stmt)
+            elif type(stmt) is ast.Return:
+                if track_assigns and self.functions and stmt.value is not None:  # note_return's own early exit
+                    self.note_return(stmt)
+            elif cls in LEAF_STATEMENTS:
+                continue
+            elif type(stmt) is ast.Import:
+                self.visit_Import(stmt)
+            elif type(stmt) is ast.ImportFrom:
+                self.visit_ImportFrom(stmt)
+            elif cls in TRY_NODES and isinstance(stmt, TRY_NODES):  # the isinstance (on a match only) narrows
+                self.try_stack.append(stmt)
+                self.collect_imports(stmt.body, track_assigns)
+                self.try_stack.pop()
+                for handler in stmt.handlers:
+                    self.collect_imports(handler.body, track_assigns)
+                self.collect_imports(stmt.orelse, track_assigns)
+                self.collect_imports(stmt.finalbody, track_assigns)
+            elif type(stmt) is ast.Match:
+                for case in stmt.cases:
+                    self.collect_imports(case.body, track_assigns)
+            else:  # a definition, if, loop or with: its blocks (Expr is a leaf statement)
+                for name in self._BLOCKS:
+                    block = getattr(stmt, name, None)
+                    if block:
+                        self.collect_imports(block, track_assigns)
 
 
     def _bookkeep(self, stmt: ast.stmt, track_assigns: bool) -> None:
-        # type(stmt) rather than a local copy of the class: mypy narrows stmt on it, and CPython 3.11 makes the
-        # call as cheap as the copy (isinstance and .__class__ cost about twice as much on these hot paths)
-        cls = stmt.__class__
-        if type(stmt) is ast.Return and track_assigns:
-            self.note_return(stmt)
-            return
-        if cls in LEAF_STATEMENTS:
-            return
-        if type(stmt) is ast.Import:
-            self.visit_Import(stmt)
-        elif type(stmt) is ast.ImportFrom:
-            self.visit_ImportFrom(stmt)
-        elif type(stmt) is ast.Assign:
-            if track_assigns:
-                self.track_assign(stmt)
-        elif cls in TRY_NODES and isinstance(stmt, TRY_NODES):  # the isinstance (on a match only) narrows
-            self.try_stack.append(stmt)
-            self.collect_imports(stmt.body, track_assigns)
-            self.try_stack.pop()
-            for handler in stmt.handlers:
-                self.collect_imports(handler.body, track_assigns)
-            self.collect_imports(stmt.orelse, track_assigns)
-            self.collect_imports(stmt.finalbody, track_assigns)
-        elif type(stmt) is ast.Match:
-            for case in stmt.cases:
-                self.collect_imports(case.body, track_assigns)
-        elif cls is not ast.Expr:
-            for name in self._BLOCKS:
-                block = getattr(stmt, name, None)
-                if block:
-                    self.collect_imports(block, track_assigns)
+        """The bookkeeping of one statement (:meth:`collect_imports` of it alone)."""
+        self.collect_imports((stmt,), track_assigns)
 
 
     def _is_live(self, node: ast.stmt) -> bool:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import ast
 
 from mpsready.scan.code.astutil import (DEVICE_KWARGS, cuda_text, dotted, mentions_mps, names_cpu,
-                                         names_cuda, target_key, walk, is_cuda_literal)
+                                         names_cuda, target_key, walk, walk_spanning, is_cuda_literal)
+from mpsready.scan.code.triggers import name_lines
 from mpsready.scan.code.units import on
 from mpsready.scan.rules import api as A
 
@@ -196,8 +197,12 @@ def switch_picks_device(v, target: ast.AST, assign: ast.Assign, depth: int = 0) 
     """Whether a later use of ``target`` picks a torch device (:func:`_places`): a statement that reads it and
     places something itself, an if/while on it whose branches do, a return of the switch itself (the caller may
     choose with it), or a name assigned from it (`where = 'cuda' if cuda else 'cpu'`, one step) whose own uses
-    do."""
-    for stmt in ast.walk(_search_scope(v, target)):
+    do. Only the statements spanning a line that holds the switch's name (or its last attribute) can read it:
+    the others are not entered (:func:`~mpsready.scan.code.triggers.name_lines`; the same statements in
+    ``ast.walk``'s order)."""
+    word = target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else None
+    lines = name_lines(v.text, (word,)) if v.text is not None and word else None
+    for stmt in walk_spanning(_search_scope(v, target), lines):
         if not isinstance(stmt, ast.stmt) or stmt is assign:
             continue
         exprs, branches = _own_parts(stmt)
