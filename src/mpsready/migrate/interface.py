@@ -150,32 +150,39 @@ class FileContext:
             yield node
 
 
+class _ImportAliases(cst.CSTVisitor):
+    """``out``: ``{local name: dotted module or object}`` of the import statements visited. (A class of the module:
+    one made per call is garbage only the cyclic collector frees, keeping what it saw alive until then.)"""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.out: dict[str, str] = {}
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            full = cst.helpers.get_full_name_for_node(alias.name) or ""
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.out[alias.asname.name.value] = full
+            else:
+                self.out.setdefault(full.split(".")[0], full.split(".")[0])
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            return
+        base = cst.helpers.get_full_name_for_node(node.module) if node.module is not None else ""
+        base = "." * len(node.relative) + (base or "")
+        for alias in node.names:
+            name = cst.helpers.get_full_name_for_node(alias.name) or ""
+            asname = alias.asname.name if alias.asname is not None else None
+            local = asname.value if isinstance(asname, cst.Name) else name
+            self.out[local] = f"{base}.{name}" if base and not base.endswith(".") else f"{base}{name}"
+
+
 def _import_aliases(ctx: FileContext) -> dict[str, str]:
     """``{local name: dotted module or object}`` for every import statement of ``module``, at any depth."""
-    out: dict[str, str] = {}
-
-    class V(cst.CSTVisitor):
-        def visit_Import(self, node: cst.Import) -> None:
-            for alias in node.names:
-                full = cst.helpers.get_full_name_for_node(alias.name) or ""
-                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                    out[alias.asname.name.value] = full
-                else:
-                    out.setdefault(full.split(".")[0], full.split(".")[0])
-
-        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-            if isinstance(node.names, cst.ImportStar):
-                return
-            base = cst.helpers.get_full_name_for_node(node.module) if node.module is not None else ""
-            base = "." * len(node.relative) + (base or "")
-            for alias in node.names:
-                name = cst.helpers.get_full_name_for_node(alias.name) or ""
-                asname = alias.asname.name if alias.asname is not None else None
-                local = asname.value if isinstance(asname, cst.Name) else name
-                out[local] = f"{base}.{name}" if base and not base.endswith(".") else f"{base}{name}"
-
-    ctx.visit(ctx.module, V())
-    return out
+    v = _ImportAliases()
+    ctx.visit(ctx.module, v)
+    return v.out
 
 
 class Transform(abc.ABC):
