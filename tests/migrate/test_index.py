@@ -66,3 +66,25 @@ def test_a_tree_deeper_than_the_limit_raises_recursion_error():
     index(cst.parse_module(depth_ok))
     with pytest.raises(RecursionError, match=f"deeper than {MAX_DEPTH}"):
         index(cst.parse_module("y = " + "[" * 150 + "]" * 150 + "\n"))
+
+
+# classes and tuples as the transforms pass them to ``isinstance``: concrete nodes, libcst's abstract bases, a mix
+KINDS = [cst.Call, cst.If, cst.ImportFrom, cst.Name, cst.BaseExpression, cst.BaseStatement, cst.BaseSmallStatement,
+         (cst.IfExp, cst.If), (cst.Name, cst.BaseCompOp), cst.CSTNode, cst.Lambda]
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=str)
+def test_nodes_of_a_kind_are_what_isinstance_picks_in_the_same_order(kind):
+    from mpsready.migrate.source import context
+    from mpsready.migrate.transforms.selection import _nodes_in
+
+    for text in _texts():
+        ctx = context(text, "x.py", None)
+        every = [n for n in ctx.positions if isinstance(n, kind)]
+        assert all(isinstance(n, kind) == (type(n) in ctx.classes_of(kind)) for n in ctx.positions)
+        if isinstance(kind, type):
+            assert list(ctx.of_type(kind)) == every
+            assert ctx.of_type(kind) is ctx.of_type(kind)  # listed once per file
+        for root in ctx.module.body:
+            assert _nodes_in(ctx, root, kind) == [n for n in ctx.index.order if isinstance(n, kind)  # type: ignore[union-attr]
+                                                  and (n is root or root in set(ctx.ancestors(n)))]

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass, field
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TypeVar
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -21,6 +22,7 @@ from libcst.metadata import CodeRange
 from mpsready.findings import Finding
 from mpsready.migrate.index import IndexState, Positions, walk
 
+N = TypeVar("N", bound=cst.CSTNode)
 Rewrite = Callable[..., cst.CSTNode]  # called with the updated node (lambdas bind their values as defaults)
 
 
@@ -104,6 +106,45 @@ class FileContext:
         """Whether the project's PyTorch floor has ``torch.accelerator`` with ``is_available`` and
         ``current_accelerator`` (added in PyTorch 2.6: https://pytorch.org/docs/2.6/accelerator.html)."""
         return self.torch_floor is not None and self.torch_floor >= (2, 6)
+
+    def of_type(self, kind: type[N]) -> Sequence[N]:
+        """The nodes of ``positions`` that are instances of ``kind``, in its order (what ``[n for n in
+        ctx.positions if isinstance(n, kind)]`` gives), listed once per file and kind: several transforms look for
+        every call, and ``isinstance`` against libcst's node classes goes through ``ABCMeta.__instancecheck__``, so
+        the classes of the file's nodes are each tested once and the nodes sorted by class in one pass."""
+        key = ("of_type", kind)
+        found = self.memo.get(key)
+        if found is None:
+            classes = self.classes_of(kind)
+            if len(classes) <= 1:
+                found = tuple(self._by_class()[next(iter(classes))]) if classes else ()
+            else:
+                found = tuple(n for n in self.positions if type(n) in classes)
+            self.memo[key] = found
+        return found
+
+    def classes_of(self, kind: type | tuple[type, ...]) -> frozenset[type]:
+        """The classes of the file's nodes that are subclasses of ``kind`` (a class or a tuple, as
+        ``isinstance`` takes): ``type(n) in ctx.classes_of(kind)`` is ``isinstance(n, kind)`` for a node ``n`` of
+        the file, without ``ABCMeta.__instancecheck__``."""
+        key = ("classes", kind)
+        classes = self.memo.get(key)
+        if classes is None:
+            classes = self.memo[key] = frozenset(c for c in self._by_class() if issubclass(c, kind))
+        return classes
+
+    def _by_class(self) -> dict[type, list[cst.CSTNode]]:
+        """The nodes of ``positions`` by class, each list in ``positions``' order (once per file)."""
+        by_class = self.memo.get("by_class")
+        if by_class is None:
+            by_class = self.memo["by_class"] = {}
+            for n in self.positions:
+                group = by_class.get(type(n))
+                if group is None:
+                    by_class[type(n)] = [n]
+                else:
+                    group.append(n)
+        return by_class
 
     def nodes_at(self, line: int, column: int) -> list[cst.CSTNode]:
         """Nodes starting at a 1-based ``line`` and 1-based ``column`` (the scan's convention), outermost first."""

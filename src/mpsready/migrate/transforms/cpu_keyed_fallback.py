@@ -141,10 +141,9 @@ class CpuKeyedFallback(Transform):
             edits.append(Edit(node.test, lambda n, new=new: new.with_changes(lpar=n.lpar, rpar=n.rpar), "EXT108",
                               ctx.line_of(node), "fallback keyed on the CPU -> keyed on not CUDA (.type != 'cuda')",
                               finding=f))
-        for each in list(ctx.positions):
-            if not isinstance(each, cst.If) or each in claimed:
+        for stmt in ctx.of_type(cst.If):
+            if stmt in claimed:
                 continue
-            stmt: cst.If = each
             found = _type_test(stmt.test)
             if found is None:
                 continue

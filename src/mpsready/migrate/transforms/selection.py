@@ -194,7 +194,11 @@ def _nodes_in(ctx: FileContext, root: cst.CSTNode, kind: type | tuple[type, ...]
         root.visit(v)
         return v.found
     at = index.at[root]
-    return [n for n in index.order[at:index.ends[at]] if isinstance(n, kind)]
+    nodes = index.order[at:index.ends[at]]
+    if kind is cst.CSTNode:
+        return nodes  # every node of the index is one
+    classes = ctx.classes_of(kind)  # isinstance without ABCMeta.__instancecheck__ per node
+    return [n for n in nodes if type(n) in classes]
 
 
 def _variables(ctx: FileContext, root: cst.CSTNode) -> set[str]:
