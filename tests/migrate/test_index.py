@@ -88,3 +88,24 @@ def test_nodes_of_a_kind_are_what_isinstance_picks_in_the_same_order(kind):
         for root in ctx.module.body:
             assert _nodes_in(ctx, root, kind) == [n for n in ctx.index.order if isinstance(n, kind)  # type: ignore[union-attr]
                                                   and (n is root or root in set(ctx.ancestors(n)))]
+
+
+def _starts_reference(ctx, line, column):
+    found = [n for n, (a, b, _, _) in ctx.positions.spans.items() if (a, b) == (line, column - 1)]
+    return sorted(found, key=lambda n: -ctx._size(n))
+
+
+@pytest.mark.parametrize("finding_lines", [(), (1,), (2, 5, 9)])
+def test_nodes_at_answers_any_line_whichever_lines_the_findings_name(finding_lines):
+    """nodes_at first lists the nodes of the findings' lines only; a line outside them lists every line."""
+    from types import SimpleNamespace
+
+    from mpsready.migrate.source import context
+
+    for text in _texts():
+        ctx = context(text, "x.py", None)
+        ctx.findings = [SimpleNamespace(location=SimpleNamespace(line=n)) for n in finding_lines]  # type: ignore[misc]
+        starts = sorted({(a, b + 1) for a, b, _, _ in ctx.positions.spans.values()})
+        asked = [s for s in starts if s[0] in finding_lines] + starts + [(10**6, 1)]
+        for line, column in asked:
+            assert ctx.nodes_at(line, column) == _starts_reference(ctx, line, column)

@@ -90,6 +90,9 @@ class FileContext:
     # device names the selection transform binds: (scope node, name, first line where it is bound)
     introduced: list[tuple[cst.CSTNode, str, int]] = field(default_factory=list)
     _starts: dict[tuple[int, int], list[cst.CSTNode]] = field(default_factory=dict, repr=False)
+    # the lines ``_starts`` covers (``None``: every line); ``_starts`` is not built while ``_started`` is False
+    _start_lines: set[int] | None = field(default=None, repr=False)
+    _started: bool = field(default=False, repr=False)
     memo: dict = field(default_factory=dict, repr=False)  # per-file results an analysis repeats per finding
     index: IndexState | None = field(default=None, repr=False)  # the node order that :meth:`visit` walks
 
@@ -148,10 +151,25 @@ class FileContext:
 
     def nodes_at(self, line: int, column: int) -> list[cst.CSTNode]:
         """Nodes starting at a 1-based ``line`` and 1-based ``column`` (the scan's convention), outermost first."""
-        if not self._starts:
-            for n, (a, b, _, _) in self._spans().items():
-                self._starts.setdefault((a, b), []).append(n)
+        if not self._started or (self._start_lines is not None and line not in self._start_lines):
+            self._list_starts(line)
         return sorted(self._starts.get((line, column - 1), ()), key=lambda n: -self._size(n))
+
+    def _list_starts(self, line: int) -> None:
+        """``_starts`` of the lines of the file's findings and ``line`` at first (the lines the transforms look up:
+        a test per node instead of a list entry per node), of every line when a later call asks another line;
+        each list in ``positions``' order either way."""
+        starts: dict[tuple[int, int], list[cst.CSTNode]] = {}
+        if self._started:
+            self._start_lines = None
+            for n, (a, b, _, _) in self._spans().items():
+                starts.setdefault((a, b), []).append(n)
+        else:
+            lines = self._start_lines = {f.location.line or 0 for f in self.findings} | {line}
+            for n, span in self._spans().items():
+                if span[0] in lines:
+                    starts.setdefault(span[:2], []).append(n)  # type: ignore[arg-type]  # a 2-tuple
+        self._starts, self._started = starts, True
 
     def _spans(self) -> Mapping[cst.CSTNode, tuple[int, int, int, int]]:
         if isinstance(self.positions, Positions):
