@@ -109,3 +109,16 @@ def test_nodes_at_answers_any_line_whichever_lines_the_findings_name(finding_lin
         asked = [s for s in starts if s[0] in finding_lines] + starts + [(10**6, 1)]
         for line, column in asked:
             assert ctx.nodes_at(line, column) == _starts_reference(ctx, line, column)
+
+
+def test_import_aliases_read_from_the_index_equal_the_visit_of_the_module():
+    from mpsready.migrate.interface import FileContext, _import_aliases
+    from mpsready.migrate.source import context
+
+    nested = ("import torch as t, os.path\nfrom . import a as b\ndef f():\n    from torch import cuda as t\n"
+              "    import numpy as t\nclass C:\n    from .x.y import (z, w as t)\nfrom m import *\n")
+    for text in _texts() + [nested]:
+        ctx = context(text, "x.py", None)
+        visited = _import_aliases(FileContext("x.py", ctx.module))  # no index: libcst's visit
+        assert list(_import_aliases(ctx).items()) == list(visited.items())
+    assert _import_aliases(context(nested, "x.py", None))["t"] == ".x.y.w"

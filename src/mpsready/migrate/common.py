@@ -8,6 +8,7 @@ Every expression the transforms write calls only documented PyTorch API: ``torch
 from __future__ import annotations
 
 import ast
+import functools
 from typing import TypeGuard
 
 import libcst as cst
@@ -26,9 +27,17 @@ def expr(src: str) -> cst.BaseExpression:
 def string_value(node: cst.CSTNode) -> str | None:
     """The value of a plain string literal (no f-string, no concatenation), else ``None``."""
     if isinstance(node, cst.SimpleString):
-        value = ast.literal_eval(node.value)
+        value = _literal(node.value)
         return value if isinstance(value, str) else None
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _literal(source: str) -> object:
+    """``ast.literal_eval`` of a string literal's source, once per distinct source: it compiles each time, and the
+    transforms ask the same few literals (``"cuda"``, ``"cpu"``) again and again (600 compiles on the synthetic
+    tree of ``benchmarks/migrate_bench.py``). The value is a ``str`` or ``bytes``, immutable, so one is shared."""
+    return ast.literal_eval(source)
 
 
 def is_cuda_literal(value: object) -> TypeGuard[str]:

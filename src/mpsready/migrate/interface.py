@@ -240,7 +240,16 @@ class _ImportAliases(cst.CSTVisitor):
 def _import_aliases(ctx: FileContext) -> dict[str, str]:
     """``{local name: dotted module or object}`` for every import statement of ``module``, at any depth."""
     v = _ImportAliases()
-    ctx.visit(ctx.module, v)
+    if ctx.index is None:
+        ctx.visit(ctx.module, v)
+        return v.out
+    # the visit of the whole module, without a call per node: import statements do not nest, so the visitor
+    # meets them in the index's order, and its methods skip no subtree
+    for node in ctx.index.order:
+        if type(node) is cst.Import:
+            v.visit_Import(node)  # type: ignore[arg-type]
+        elif type(node) is cst.ImportFrom:
+            v.visit_ImportFrom(node)  # type: ignore[arg-type]
     return v.out
 
 
