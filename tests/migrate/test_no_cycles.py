@@ -61,3 +61,26 @@ def test_the_check_sees_a_tree_in_a_cycle():
 
     garbage = _cyclic_garbage(plan_with_local_class)
     assert any(isinstance(o, cst.Module) for o in garbage)
+
+
+@pytest.mark.parametrize("enabled_before", [True, False])
+def test_the_collector_is_paused_while_a_file_is_planned_and_restored_after(monkeypatch, enabled_before):
+    import mpsready.migrate.source as source
+
+    seen = []
+    real = source.migrate_source
+
+    def recording(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(source, "migrate_source", recording)
+    was = gc.isenabled()
+    (gc.enable if enabled_before else gc.disable)()
+    try:
+        plan = migrate_path(HERE / "fixtures" / "api101_dot_cuda.py")
+        after = gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert plan.files and seen == [False]
+    assert after is enabled_before
