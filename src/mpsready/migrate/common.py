@@ -8,6 +8,7 @@ Every expression the transforms write calls only documented PyTorch API: ``torch
 from __future__ import annotations
 
 import ast
+import functools
 from typing import TypeGuard
 
 import libcst as cst
@@ -26,9 +27,17 @@ def expr(src: str) -> cst.BaseExpression:
 def string_value(node: cst.CSTNode) -> str | None:
     """The value of a plain string literal (no f-string, no concatenation), else ``None``."""
     if isinstance(node, cst.SimpleString):
-        value = ast.literal_eval(node.value)
+        value = _literal(node.value)
         return value if isinstance(value, str) else None
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _literal(source: str) -> object:
+    """``ast.literal_eval`` of a string literal's source, once per distinct source: it compiles each time, and the
+    transforms ask the same few literals (``"cuda"``, ``"cpu"``) again and again (600 compiles on the synthetic
+    tree of ``benchmarks/migrate_bench.py``). The value is a ``str`` or ``bytes``, immutable, so one is shared."""
+    return ast.literal_eval(source)
 
 
 def is_cuda_literal(value: object) -> TypeGuard[str]:
@@ -107,28 +116,38 @@ def device_in_scope(ctx: FileContext, node: cst.CSTNode) -> str | None:
     return None
 
 
+# The visitors are classes of the module, not of the functions that use them: a class made per call is garbage
+# only the cyclic collector frees, and it would keep what its methods see (nodes, the file context and so the
+# whole tree) alive until then.
+class _DeviceAssigns(cst.CSTVisitor):
+    """``device = ...`` assignments of ``scope``'s own statements (nested defs and classes skipped)."""
+
+    def __init__(self, scope: cst.CSTNode) -> None:
+        super().__init__()
+        self.scope = scope
+        self.found: list[cst.Assign] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return node is self.scope
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+                and node.targets[0].target.value == "device":
+            self.found.append(node)
+
+
 def _assigns(ctx: FileContext, scope: cst.CSTNode) -> list[cst.Assign]:
     """The ``device = ...`` assignments of ``scope``'s own statements, found once per scope and file (kept in
     ``ctx.memo``): without it every ``.cuda()`` edit walked the whole module again, quadratic in the edits."""
     key = ("device_assigns", id(scope))
     if key in ctx.memo:
         return ctx.memo[key]
-    out: list[cst.Assign] = []
-
-    class V(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is scope
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            return False
-
-        def visit_Assign(self, node: cst.Assign) -> None:
-            if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
-                    and node.targets[0].target.value == "device":
-                out.append(node)
-
-    ctx.visit(scope, V())
-    ctx.memo[key] = out  # the tree holds ``scope`` as long as ctx lives, so its id is not reused meanwhile
+    v = _DeviceAssigns(scope)
+    ctx.visit(scope, v)
+    out = ctx.memo[key] = v.found  # the tree holds ``scope`` as long as ctx lives, so its id is not reused meanwhile
     return out
 
 
@@ -146,25 +165,32 @@ def _is_device_value(ctx: FileContext, value: cst.BaseExpression) -> bool:
     return False
 
 
+class _CudaTest(cst.CSTVisitor):
+    """Sets ``found`` at a ``torch.cuda.*`` call, a CUDA literal or a name mentioning CUDA."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if any(q.startswith("torch.cuda.") for q in self.ctx.names(node.func)):
+            self.found = True
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if is_cuda_literal(string_value(node)):
+            self.found = True
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if "cuda" in node.value.lower() and node.value != "torch":
+            self.found = True
+
+
 def _is_cuda_test(ctx: FileContext, test: cst.BaseExpression) -> bool:
     """A condition that is False without CUDA: ``torch.cuda.is_available()``, ``x == "cuda"``, ``use_cuda``, ``args.cuda``."""
-    found: list[cst.CSTNode] = []
-
-    class V(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            if any(q.startswith("torch.cuda.") for q in ctx.names(node.func)):
-                found.append(node)
-
-        def visit_SimpleString(self, node: cst.SimpleString) -> None:
-            if is_cuda_literal(string_value(node)):
-                found.append(node)
-
-        def visit_Name(self, node: cst.Name) -> None:
-            if "cuda" in node.value.lower() and node.value != "torch":
-                found.append(node)
-
-    ctx.visit(test, V())
-    return bool(found)
+    v = _CudaTest(ctx)
+    ctx.visit(test, v)
+    return v.found
 
 
 def under_cuda_guard(ctx: FileContext, node: cst.CSTNode) -> bool:

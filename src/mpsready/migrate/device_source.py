@@ -70,22 +70,42 @@ def _enclosing_function(ctx: FileContext, node: cst.CSTNode) -> cst.FunctionDef 
     return next((a for a in ctx.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
 
 
+# The visitors are classes of the module, not of the functions that use them: a class made per call is garbage
+# only the cyclic collector frees, and it would keep what its methods see alive until then.
+class _SelfDeviceAssign(cst.CSTVisitor):
+    """Sets ``found`` at an assignment to ``self.device``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found = False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            if isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name) \
+                    and t.target.value.value == "self" and t.target.attr.value == "device":
+                self.found = True
+
+
+class _TensorUses(cst.CSTVisitor):
+    """``used``: the names whose tensor attributes (:data:`TENSOR_ATTRS`) are read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.used: set[str] = set()
+
+    def visit_Attribute(self, a: cst.Attribute) -> None:
+        if isinstance(a.value, cst.Name) and a.attr.value in TENSOR_ATTRS:
+            self.used.add(a.value.value)
+
+
 def _self_device(ctx: FileContext, cls: cst.ClassDef) -> bool:
     """Whether ``__init__`` assigns ``self.device``."""
     init = next((s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
     if init is None:
         return False
-    found: list[bool] = []
-
-    class V(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            for t in node.targets:
-                if isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name) \
-                        and t.target.value.value == "self" and t.target.attr.value == "device":
-                    found.append(True)
-
-    ctx.visit(init, V())
-    return bool(found)
+    v = _SelfDeviceAssign()
+    ctx.visit(init, v)
+    return v.found
 
 
 def tensor_parameter(ctx: FileContext, node: cst.CSTNode) -> str | None:
@@ -96,15 +116,9 @@ def tensor_parameter(ctx: FileContext, node: cst.CSTNode) -> str | None:
     if fn is None or cls is None or not _is_module_class(cls):
         return None
     params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)][1:]
-    used: set[str] = set()
-
-    class V(cst.CSTVisitor):
-        def visit_Attribute(self, a: cst.Attribute) -> None:
-            if isinstance(a.value, cst.Name) and a.attr.value in TENSOR_ATTRS:
-                used.add(a.value.value)
-
-    ctx.visit(fn.body, V())
-    return next((p for p in params if p in used), None)
+    v = _TensorUses()
+    ctx.visit(fn.body, v)
+    return next((p for p in params if p in v.used), None)
 
 
 def self_device(ctx: FileContext, node: cst.CSTNode) -> bool:

@@ -74,19 +74,26 @@ def _import_end(module: cst.Module) -> int:
     return end
 
 
+class _ImportLines(cst.CSTVisitor):
+    """``found``: per simple statement line, whether it holds only imports, ``pass`` and assignments; False for a
+    function. (A class of the module: one made per call is garbage only the cyclic collector frees.)"""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[bool] = []
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self.found.append(all(isinstance(s, (cst.Import, cst.ImportFrom, cst.Pass, cst.Assign)) for s in node.body))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self.found.append(False)
+        return False
+
+
 def _only_imports(stmt: cst.CSTNode) -> bool:
-    found = []
-
-    class V(cst.CSTVisitor):
-        def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-            found.append(all(isinstance(s, (cst.Import, cst.ImportFrom, cst.Pass, cst.Assign)) for s in node.body))
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            found.append(False)
-            return False
-
-    stmt.visit(V())
-    return bool(found) and all(found)
+    v = _ImportLines()
+    stmt.visit(v)
+    return bool(v.found) and all(v.found)
 
 
 def add_requirements(module: cst.Module, *, helper: bool, torch: bool, accelerator: bool) -> cst.Module:

@@ -36,31 +36,6 @@ _BODIES = {cst.Module, cst.IndentedBlock}
 _NEWLINE = re.compile(r"\r\n?|\n")
 
 
-class _Syntactic:
-    """The context manager libcst's nodes enter around their syntactic part (``record_syntactic_position``): one
-    per state, reused at every depth; :meth:`IndexState.record_syntactic_position` pushes the node and where its
-    syntactic part starts (libcst enters the manager at once: every call is a ``with`` statement), ``__exit__``
-    pops them and records the range."""
-
-    __slots__ = ("state", "open")
-
-    def __init__(self, state: IndexState) -> None:
-        self.state = state
-        self.open: list[tuple[cst.CSTNode, cst.CSTNode | None, cst.CSTNode | None, int, int]] = []
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        node, start_node, end_node, line, column = self.open.pop()
-        state = self.state
-        spans = state.spans
-        start = spans[start_node][:2] if start_node is not None else (line, column)
-        end = spans[end_node][2:] if end_node is not None else (state.line, state.column)
-        spans[node] = start + end
-
-
 class IndexState(CodegenState):
     """A code generation state that tracks the line and column of every token, the span of every node,
     every node's parent and the nodes in order, each subtree a slice of it (libcst calls
@@ -77,7 +52,9 @@ class IndexState(CodegenState):
         # the tokens each child of a module or an indented block wrote (its statements: whole lines each), so
         # the new text can keep the tokens of every statement no edit touched (mpsready.migrate.splice)
         self.extents: dict[cst.CSTNode, tuple[int, int]] = {}
-        self._syntactic = _Syntactic(self)
+        # the nodes whose syntactic part is being written, innermost last, each with the nodes its range starts and
+        # ends with and where it starts (see record_syntactic_position)
+        self._syntactic: list[tuple[cst.CSTNode, cst.CSTNode | None, cst.CSTNode | None, int, int]] = []
         # the open nodes, outermost first, each with the line, column, token and place where it starts
         self._open: list[tuple[cst.CSTNode, int, int, int, int]] = []
 
@@ -119,12 +96,26 @@ class IndexState(CodegenState):
         # no syntactic range recorded: the whitespace-inclusive one, as libcst
         self.spans.setdefault(node, (line, column, self.line, self.column))
 
+    # The context manager libcst's nodes enter around their syntactic part is the state itself, reused at every
+    # depth: libcst enters it at once (every call is a ``with`` statement), so record_syntactic_position pushes the
+    # node and where its syntactic part starts, and __exit__ pops them and records the range. (A separate manager
+    # holding the state made a reference cycle: each file's tree then waited for the cyclic collector.)
     def record_syntactic_position(  # type: ignore[override]  # a context manager as libcst's, without a generator
             self, node: cst.CSTNode, *, start_node: cst.CSTNode | None = None,
-            end_node: cst.CSTNode | None = None) -> _Syntactic:
-        syntactic = self._syntactic
-        syntactic.open.append((node, start_node, end_node, self.line, self.column))
-        return syntactic
+            end_node: cst.CSTNode | None = None) -> IndexState:
+        self._syntactic.append((node, start_node, end_node, self.line, self.column))
+        return self
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        node, start_node, end_node, line, column = self._syntactic.pop()
+        spans = self.spans
+        start = spans[start_node][:2] if start_node is not None else (line, column)
+        end = spans[end_node][2:] if end_node is not None else (self.line, self.column)
+        spans[node] = start + end
 
 
 class Positions(Mapping[cst.CSTNode, CodeRange]):

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass, field
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TypeVar
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -21,6 +22,7 @@ from libcst.metadata import CodeRange
 from mpsready.findings import Finding
 from mpsready.migrate.index import IndexState, Positions, walk
 
+N = TypeVar("N", bound=cst.CSTNode)
 Rewrite = Callable[..., cst.CSTNode]  # called with the updated node (lambdas bind their values as defaults)
 
 
@@ -88,6 +90,9 @@ class FileContext:
     # device names the selection transform binds: (scope node, name, first line where it is bound)
     introduced: list[tuple[cst.CSTNode, str, int]] = field(default_factory=list)
     _starts: dict[tuple[int, int], list[cst.CSTNode]] = field(default_factory=dict, repr=False)
+    # the lines ``_starts`` covers (``None``: every line); ``_starts`` is not built while ``_started`` is False
+    _start_lines: set[int] | None = field(default=None, repr=False)
+    _started: bool = field(default=False, repr=False)
     memo: dict = field(default_factory=dict, repr=False)  # per-file results an analysis repeats per finding
     index: IndexState | None = field(default=None, repr=False)  # the node order that :meth:`visit` walks
 
@@ -105,12 +110,66 @@ class FileContext:
         ``current_accelerator`` (added in PyTorch 2.6: https://pytorch.org/docs/2.6/accelerator.html)."""
         return self.torch_floor is not None and self.torch_floor >= (2, 6)
 
+    def of_type(self, kind: type[N]) -> Sequence[N]:
+        """The nodes of ``positions`` that are instances of ``kind``, in its order (what ``[n for n in
+        ctx.positions if isinstance(n, kind)]`` gives), listed once per file and kind: several transforms look for
+        every call, and ``isinstance`` against libcst's node classes goes through ``ABCMeta.__instancecheck__``, so
+        the classes of the file's nodes are each tested once and the nodes sorted by class in one pass."""
+        key = ("of_type", kind)
+        found = self.memo.get(key)
+        if found is None:
+            classes = self.classes_of(kind)
+            if len(classes) <= 1:
+                found = tuple(self._by_class()[next(iter(classes))]) if classes else ()
+            else:
+                found = tuple(n for n in self.positions if type(n) in classes)
+            self.memo[key] = found
+        return found
+
+    def classes_of(self, kind: type | tuple[type, ...]) -> frozenset[type]:
+        """The classes of the file's nodes that are subclasses of ``kind`` (a class or a tuple, as
+        ``isinstance`` takes): ``type(n) in ctx.classes_of(kind)`` is ``isinstance(n, kind)`` for a node ``n`` of
+        the file, without ``ABCMeta.__instancecheck__``."""
+        key = ("classes", kind)
+        classes = self.memo.get(key)
+        if classes is None:
+            classes = self.memo[key] = frozenset(c for c in self._by_class() if issubclass(c, kind))
+        return classes
+
+    def _by_class(self) -> dict[type, list[cst.CSTNode]]:
+        """The nodes of ``positions`` by class, each list in ``positions``' order (once per file)."""
+        by_class = self.memo.get("by_class")
+        if by_class is None:
+            by_class = self.memo["by_class"] = {}
+            for n in self.positions:
+                group = by_class.get(type(n))
+                if group is None:
+                    by_class[type(n)] = [n]
+                else:
+                    group.append(n)
+        return by_class
+
     def nodes_at(self, line: int, column: int) -> list[cst.CSTNode]:
         """Nodes starting at a 1-based ``line`` and 1-based ``column`` (the scan's convention), outermost first."""
-        if not self._starts:
-            for n, (a, b, _, _) in self._spans().items():
-                self._starts.setdefault((a, b), []).append(n)
+        if not self._started or (self._start_lines is not None and line not in self._start_lines):
+            self._list_starts(line)
         return sorted(self._starts.get((line, column - 1), ()), key=lambda n: -self._size(n))
+
+    def _list_starts(self, line: int) -> None:
+        """``_starts`` of the lines of the file's findings and ``line`` at first (the lines the transforms look up:
+        a test per node instead of a list entry per node), of every line when a later call asks another line;
+        each list in ``positions``' order either way."""
+        starts: dict[tuple[int, int], list[cst.CSTNode]] = {}
+        if self._started:
+            self._start_lines = None
+            for n, (a, b, _, _) in self._spans().items():
+                starts.setdefault((a, b), []).append(n)
+        else:
+            lines = self._start_lines = {f.location.line or 0 for f in self.findings} | {line}
+            for n, span in self._spans().items():
+                if span[0] in lines:
+                    starts.setdefault(span[:2], []).append(n)  # type: ignore[arg-type]  # a 2-tuple
+        self._starts, self._started = starts, True
 
     def _spans(self) -> Mapping[cst.CSTNode, tuple[int, int, int, int]]:
         if isinstance(self.positions, Positions):
@@ -150,32 +209,48 @@ class FileContext:
             yield node
 
 
+class _ImportAliases(cst.CSTVisitor):
+    """``out``: ``{local name: dotted module or object}`` of the import statements visited. (A class of the module:
+    one made per call is garbage only the cyclic collector frees, keeping what it saw alive until then.)"""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.out: dict[str, str] = {}
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            full = cst.helpers.get_full_name_for_node(alias.name) or ""
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.out[alias.asname.name.value] = full
+            else:
+                self.out.setdefault(full.split(".")[0], full.split(".")[0])
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            return
+        base = cst.helpers.get_full_name_for_node(node.module) if node.module is not None else ""
+        base = "." * len(node.relative) + (base or "")
+        for alias in node.names:
+            name = cst.helpers.get_full_name_for_node(alias.name) or ""
+            asname = alias.asname.name if alias.asname is not None else None
+            local = asname.value if isinstance(asname, cst.Name) else name
+            self.out[local] = f"{base}.{name}" if base and not base.endswith(".") else f"{base}{name}"
+
+
 def _import_aliases(ctx: FileContext) -> dict[str, str]:
     """``{local name: dotted module or object}`` for every import statement of ``module``, at any depth."""
-    out: dict[str, str] = {}
-
-    class V(cst.CSTVisitor):
-        def visit_Import(self, node: cst.Import) -> None:
-            for alias in node.names:
-                full = cst.helpers.get_full_name_for_node(alias.name) or ""
-                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                    out[alias.asname.name.value] = full
-                else:
-                    out.setdefault(full.split(".")[0], full.split(".")[0])
-
-        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-            if isinstance(node.names, cst.ImportStar):
-                return
-            base = cst.helpers.get_full_name_for_node(node.module) if node.module is not None else ""
-            base = "." * len(node.relative) + (base or "")
-            for alias in node.names:
-                name = cst.helpers.get_full_name_for_node(alias.name) or ""
-                asname = alias.asname.name if alias.asname is not None else None
-                local = asname.value if isinstance(asname, cst.Name) else name
-                out[local] = f"{base}.{name}" if base and not base.endswith(".") else f"{base}{name}"
-
-    ctx.visit(ctx.module, V())
-    return out
+    v = _ImportAliases()
+    if ctx.index is None:
+        ctx.visit(ctx.module, v)
+        return v.out
+    # the visit of the whole module, without a call per node: import statements do not nest, so the visitor
+    # meets them in the index's order, and its methods skip no subtree
+    for node in ctx.index.order:
+        if type(node) is cst.Import:
+            v.visit_Import(node)  # type: ignore[arg-type]
+        elif type(node) is cst.ImportFrom:
+            v.visit_ImportFrom(node)  # type: ignore[arg-type]
+    return v.out
 
 
 class Transform(abc.ABC):

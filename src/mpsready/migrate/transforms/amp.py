@@ -113,8 +113,8 @@ class Amp(Transform):
 
     def _cuda_amp_imports(self, ctx: FileContext) -> list[cst.ImportFrom]:
         out: list[cst.ImportFrom] = []
-        for node in ctx.positions:
-            if isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative \
+        for node in ctx.of_type(cst.ImportFrom):
+            if node.module is not None and not node.relative \
                     and cst.helpers.get_full_name_for_node(node.module) == "torch.cuda.amp" \
                     and not isinstance(node.names, cst.ImportStar) \
                     and all(a.asname is None and a.name.value in AMP_NAMES for a in node.names):  # type: ignore[union-attr]

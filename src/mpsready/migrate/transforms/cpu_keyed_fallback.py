@@ -46,18 +46,26 @@ def _cuda_only_name(name: str) -> bool:
     return False
 
 
+class _CudaOnlyCalls(cst.CSTVisitor):
+    """Sets ``found`` at a call of a CUDA-only name (:func:`_cuda_only_name`). (A class of the module: one made per
+    call is garbage only the cyclic collector frees.)"""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if _cuda_only_name(cst.helpers.get_full_name_for_node(node.func) or ""):
+            self.found = True
+
+
 def _calls_cuda_only(ctx: FileContext, nodes: list[cst.CSTNode]) -> bool:
-    found = []
-
-    class V(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            name = cst.helpers.get_full_name_for_node(node.func) or ""
-            if _cuda_only_name(name):
-                found.append(node)
-
+    found = False
     for n in nodes:
-        ctx.visit(n, V())
-    return bool(found)
+        v = _CudaOnlyCalls()
+        ctx.visit(n, v)
+        found = found or v.found
+    return found
 
 
 def _returns(block: cst.BaseSuite) -> bool:
@@ -133,10 +141,9 @@ class CpuKeyedFallback(Transform):
             edits.append(Edit(node.test, lambda n, new=new: new.with_changes(lpar=n.lpar, rpar=n.rpar), "EXT108",
                               ctx.line_of(node), "fallback keyed on the CPU -> keyed on not CUDA (.type != 'cuda')",
                               finding=f))
-        for each in list(ctx.positions):
-            if not isinstance(each, cst.If) or each in claimed:
+        for stmt in ctx.of_type(cst.If):
+            if stmt in claimed:
                 continue
-            stmt: cst.If = each
             found = _type_test(stmt.test)
             if found is None:
                 continue

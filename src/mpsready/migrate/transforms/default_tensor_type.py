@@ -53,8 +53,8 @@ class DefaultTensorType(Transform):
         mine = {(f.location.line, f.location.column): f for f in findings if f.code == "API119"}
         args = {(f.location.line, f.location.column): f for f in findings if f.code == "API102"}
         seen: set[int] = set()
-        for node in list(ctx.positions):
-            if not (isinstance(node, cst.Call) and len(node.args) == 1  # the cheap syntactic test first
+        for node in ctx.of_type(cst.Call):
+            if not (len(node.args) == 1  # the cheap syntactic test first
                     and (cst.helpers.get_full_name_for_node(node.func) or "").endswith(
                         ("set_default_tensor_type", "set_default_device"))):
                 continue

@@ -29,8 +29,8 @@ from mpsready.scan.code.units.device_selection import AMP_CALLS  # the scan's AP
 def amp_calls(ctx: FileContext) -> list[str]:
     """Which of autocast / GradScaler the file calls (through imports too), in that order."""
     found: set[str] = set()
-    for node in ctx.positions:
-        if isinstance(node, cst.Call) and isinstance(node.func, (cst.Name, cst.Attribute)):
+    for node in ctx.of_type(cst.Call):
+        if isinstance(node.func, (cst.Name, cst.Attribute)):
             names = ctx.names(node.func)
             found |= {k for k, qs in AMP_CALLS.items() if names & set(qs)}
     return [k for k in AMP_CALLS if k in found]

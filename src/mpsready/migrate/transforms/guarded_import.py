@@ -43,19 +43,26 @@ def _bound(stmt: cst.Import | cst.ImportFrom) -> list[tuple[str, str]] | None:
     return out
 
 
+class _NoneTests(cst.CSTVisitor):
+    """``names``: the names compared with ``is None`` / ``is not None``. (A class of the module: one made per call
+    is garbage only the cyclic collector frees.)"""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        if isinstance(node.left, cst.Name) and len(node.comparisons) == 1 \
+                and isinstance(node.comparisons[0].operator, (cst.Is, cst.IsNot)) \
+                and isinstance(node.comparisons[0].comparator, cst.Name) \
+                and node.comparisons[0].comparator.value == "None":
+            self.names.add(node.left.value)
+
+
 def _none_tested(ctx: FileContext) -> set[str]:
-    names: set[str] = set()
-
-    class V(cst.CSTVisitor):
-        def visit_Comparison(self, node: cst.Comparison) -> None:
-            if isinstance(node.left, cst.Name) and len(node.comparisons) == 1 \
-                    and isinstance(node.comparisons[0].operator, (cst.Is, cst.IsNot)) \
-                    and isinstance(node.comparisons[0].comparator, cst.Name) \
-                    and node.comparisons[0].comparator.value == "None":
-                names.add(node.left.value)
-
-    ctx.visit(ctx.module, V())
-    return names
+    v = _NoneTests()
+    ctx.visit(ctx.module, v)
+    return v.names
 
 
 class GuardedImport(Transform):

@@ -149,42 +149,63 @@ def _statement_of(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode | None:
     return next((a for a in [node, *ctx.ancestors(node)] if isinstance(a, (cst.SimpleStatementLine, cst.If))), None)
 
 
+# The visitors are classes of the module, not of the functions that use them: a class made per call is garbage
+# only the cyclic collector frees, and it would keep what its methods see (the file context: the whole tree)
+# alive until then.
+class _OfKind(cst.CSTVisitor):
+    """``found``: every node of ``kind``, in visiting order."""
+
+    def __init__(self, kind: type | tuple[type, ...]) -> None:
+        super().__init__()
+        self.kind = kind
+        self.found: list = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, self.kind):
+            self.found.append(node)
+        return True
+
+
+class _Variables(cst.CSTVisitor):
+    """``found``: names used as variables (not keyword names nor attributes), walking ``ctx``'s index."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.found: set[str] = set()
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        self.ctx.visit(node.value, self)
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        self.ctx.visit(node.value, self)
+        return False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found.add(node.value)
+
+
 def _nodes_in(ctx: FileContext, root: cst.CSTNode, kind: type | tuple[type, ...]) -> list:
     """The nodes of ``kind`` under ``root`` (``root`` included), in visiting order: a slice of the file's index."""
     index = ctx.index
     if index is None or root not in index.at:
-        found: list = []
-
-        class V(cst.CSTVisitor):
-            def on_visit(self, node: cst.CSTNode) -> bool:
-                if isinstance(node, kind):
-                    found.append(node)
-                return True
-
-        root.visit(V())
-        return found
+        v = _OfKind(kind)
+        root.visit(v)
+        return v.found
     at = index.at[root]
-    return [n for n in index.order[at:index.ends[at]] if isinstance(n, kind)]
+    nodes = index.order[at:index.ends[at]]
+    if kind is cst.CSTNode:
+        return nodes  # every node of the index is one
+    classes = ctx.classes_of(kind)  # isinstance without ABCMeta.__instancecheck__ per node
+    return [n for n in nodes if type(n) in classes]
 
 
 def _variables(ctx: FileContext, root: cst.CSTNode) -> set[str]:
     """Names used as variables under ``root``: not keyword names (``device=``) nor attributes (``x.device``)."""
-    found: set[str] = set()
-
-    class V(cst.CSTVisitor):
-        def visit_Arg(self, node: cst.Arg) -> bool:
-            ctx.visit(node.value, self)
-            return False
-
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            ctx.visit(node.value, self)
-            return False
-
-        def visit_Name(self, node: cst.Name) -> None:
-            found.add(node.value)
-
-    ctx.visit(root, V())
-    return found
+    v = _Variables(ctx)
+    ctx.visit(root, v)
+    return v.found
 
 
 def _is_move(node: cst.CSTNode) -> bool:

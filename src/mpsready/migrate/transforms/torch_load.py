@@ -29,9 +29,8 @@ class TorchLoad(Transform):
 
     def plan(self, ctx: FileContext, findings: list[Finding]) -> tuple[list[Edit], list[Manual]]:
         edits: list[Edit] = []
-        for node in list(ctx.positions):
-            if not (isinstance(node, cst.Call)  # the cheap syntactic test first
-                    and (cst.helpers.get_full_name_for_node(node.func) or "").endswith("load")
+        for node in ctx.of_type(cst.Call):
+            if not ((cst.helpers.get_full_name_for_node(node.func) or "").endswith("load")
                     and "torch.load" in ctx.names(node.func)):
                 continue
             if any(a.star for a in node.args) or len([a for a in node.args if a.keyword is None]) > 1 \
