@@ -292,7 +292,6 @@ class OpWatch:
         """The first of ``outs`` that holds a NaN/Inf, checked one reduction each (module docstring), or
         ``None``. Runs under the guards when the caller needs them (:meth:`observe`)."""
         floats = self._floats
-        recent = self._recent
         for t in outs:
             dt = t.dtype
             if dt not in floats or t.is_meta:
@@ -300,17 +299,8 @@ class OpWatch:
             n = t.numel()
             if n == 0:
                 continue
-            try:  # _version(t), inline
-                version = t._version
-            except RuntimeError:
-                version = None
-            seen = recent.get(id(t))
-            if seen is not None and seen[0]() is t and seen[1] == version:
-                continue  # checked already: the result of a composite's callee, returned by the composite
-            if len(recent) >= MAX_RECENT:
-                recent.clear()
-            recent[id(t)] = (weakref.ref(t), version)
-            self.checked += 1
+            if not self._first_look(t):
+                continue
             # one element (a loss, a step count): its value is its sum, read without the reduction
             if n == 1 and dt in self._real:
                 v = t.item()
@@ -323,10 +313,23 @@ class OpWatch:
             # the sum overflowed; every element is finite
         return None
 
+    def _first_look(self, t: Any) -> bool:
+        """Whether ``t`` (at its current version) is checked for the first time, counted in :attr:`checked`; False
+        for the result of a composite's callee that the composite returns again."""
+        version = _version(t)
+        recent = self._recent
+        seen = recent.get(id(t))
+        if seen is not None and seen[0]() is t and seen[1] == version:
+            return False
+        if len(recent) >= MAX_RECENT:
+            recent.clear()
+        recent[id(t)] = (weakref.ref(t), version)
+        self.checked += 1
+        return True
+
     def _defer(self, name: str, args: Any, kwargs: Any, outs: Sequence[Any], inplace: bool, frame: Any) -> None:
         """The check on an accelerator: the reductions are kept, read together at :meth:`flush`."""
         floats = self._floats
-        recent = self._recent
         ins: list[Any] | None = None
         dis, nof = self._guard
         with dis(), nof():
@@ -334,14 +337,8 @@ class OpWatch:
                 dt = t.dtype
                 if dt not in floats or t.is_meta or t.numel() == 0:
                     continue
-                version = _version(t)
-                seen = recent.get(id(t))
-                if seen is not None and seen[0]() is t and seen[1] == version:
-                    continue  # checked already: the result of a composite's callee, returned by the composite
-                if len(recent) >= MAX_RECENT:
-                    recent.clear()
-                recent[id(t)] = (weakref.ref(t), version)
-                self.checked += 1
+                if not self._first_look(t):
+                    continue
                 s = t.sum(dtype=self._f32) if dt in self._half else t.sum()
                 if ins is None:
                     ins = []
