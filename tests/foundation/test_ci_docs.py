@@ -96,4 +96,11 @@ def test_pre_commit_hook_runs_as_declared(tmp_path):
     (clean / "requirements.txt").write_text("numpy\n")
     assert run_line(line, clean).returncode == 0
     config = yaml_blocks()[2]
-    assert config["repos"][0]["hooks"] == [{"id": hook["id"]}]
+    [documented] = config["repos"][0]["hooks"]
+    assert documented["id"] == hook["id"]
+    # no release is tagged: the documented rev must be a full commit id, never a tag that does not exist
+    assert re.fullmatch(r"[0-9a-f]{40}", str(config["repos"][0]["rev"]))
+    # the documented args run as written (the baseline file written first, as the adoption path says)
+    repo = sample_repo(tmp_path / "adopt")
+    assert run_line("mpsready scan . --write-baseline mpsready-baseline.json", repo).returncode == 0
+    assert run_line(" ".join([hook["entry"], *documented["args"]]), repo).returncode == 0

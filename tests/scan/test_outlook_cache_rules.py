@@ -76,7 +76,7 @@ def test_every_scan_rule_is_documented_in_full():
     # scan owns the 1xx ranges of these prefixes; trace registers DTY2xx beside them
     scan_rules = [r for r in registry.all_rules()
                   if r.prefix in ("DEP", "EXT", "API", "DTY", "INP") and r.code[3] == "1"]
-    assert len(scan_rules) == 11 + 9 + 21 + 4 + 16
+    assert len(scan_rules) == 11 + 9 + 21 + 4 + 17
     for r in scan_rules:
         assert all(getattr(r, part).strip() for part in ("name", "summary", "why", "example", "fix", "source")), r.code
         assert 100 < int(r.code[3:]) < 200, r.code  # scan owns the 1xx ranges

@@ -10,7 +10,7 @@ from mpsready.commands import lazy_run
 # no dataclasses; tests/foundation/test_startup.py checks it against the enum).
 SEVERITIES = ("info", "degrades", "blocker")
 # The scan's output formats, in the order --help lists them (renderers: mpsready.scan.formats.FORMATS).
-FORMAT_NAMES = ("terminal", "json", "sarif", "md", "github")
+FORMAT_NAMES = ("terminal", "json", "sarif", "md", "github", "concise", "gitlab")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,8 +19,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "it to CUDA or would break or degrade on a Mac (MPS), with a static outlook.")
     p.add_argument("paths", nargs="+", metavar="PATH", help="project directory (or a single file); several "
                    "paths are scanned one by one and the exit code is the worst")
-    p.add_argument("--format", choices=FORMAT_NAMES, default="terminal",
-                   help="github: workflow-command annotations for GitHub Actions (::error file=...,line=...::)")
+    p.add_argument("--format", "--output-format", dest="format", choices=FORMAT_NAMES, default="terminal",
+                   help="github: workflow-command annotations for GitHub Actions (::error file=...,line=...::) and a "
+                        "job summary; gitlab: a code quality report; concise: one line per finding")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
     p.add_argument("--fail-on", choices=list(SEVERITIES), default=None,
                    help="exit 1 when a finding is at or above this severity (default: blocker)")
@@ -36,4 +37,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--jobs", "-j", type=int, default=None, help="processes for Python analysis (default: CPU count)")
     p.add_argument("--no-config", action="store_true", help="ignore [tool.mpsready] in the project's pyproject.toml")
     p.add_argument("--no-gitignore", action="store_true", help="also scan what the project's .gitignore files ignore")
+    p.add_argument("--ignore-scopes", action="append", metavar="SCOPES",
+                   help="do not report findings in these scopes (comma-separated: tests, docs, examples, distributed, "
+                        "vendored); the outlook still counts them")
+    p.add_argument("--statistics", action="store_true",
+                   help="print the number of findings per rule (with its fix once) instead of each finding")
+    gate = p.add_mutually_exclusive_group()
+    gate.add_argument("--baseline", metavar="FILE",
+                      help="report and fail only on findings that FILE (written by --write-baseline) does not hold")
+    gate.add_argument("--write-baseline", metavar="FILE",
+                      help="record every current finding in FILE as the baseline, then exit 0")
+    gate.add_argument("--add-noqa", action="store_true",
+                      help="append '# mpsready: ignore[CODE]' to every line that has a finding, then exit 0")
     p.set_defaults(run=lazy_run("mpsready.scan.cli"))

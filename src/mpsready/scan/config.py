@@ -7,6 +7,12 @@ Keys in ``[tool.mpsready]`` (all optional)::
     fail-on = "degrades"            # blocker | degrades | info (exit 1 at or above)
     exclude = ["legacy/*"]          # fnmatch globs on paths relative to the project
     max-file-size = 5000000         # bytes; larger files are skipped with INP103 (may only lower the limit)
+    per-file-ignores = {"tests/*" = ["API"], "scripts/*.py" = ["API101"]}   # codes or prefixes per fnmatch glob
+    ignore-scopes = ["tests", "examples"]   # drop findings in these scopes (main, distributed, tests, docs,
+                                            # examples, vendored; "demo"/"demos" mean examples)
+
+``per-file-ignores`` and ``ignore-scopes`` narrow what is *reported and gated*, never what is read: the static
+outlook is computed from every finding first, and the output says how many findings they took out.
 
 The scanned project is untrusted input: its ``max-file-size`` may lower the per-file limit but never
 raise it (a hostile pyproject.toml would otherwise switch the guard off); only the user's command line
@@ -49,6 +55,8 @@ class ScanConfig:
     read_project_config: bool = True
     gitignore: bool = True  # skip what the project's .gitignore files ignore
     problems: tuple[RawFinding, ...] = field(default=(), compare=False)  # bad [tool.mpsready] entries
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob, codes or prefixes), report-only
+    ignore_scopes: tuple[str, ...] = ()  # Scope values whose findings are not reported (the outlook still reads them)
 
     def replace(self, **changes: Any) -> "ScanConfig":
         return dataclasses.replace(self, **changes)
@@ -79,6 +87,44 @@ def check_codes(patterns: tuple[str, ...] | list[str], where: str) -> None:
         if p not in known and p not in registry.PREFIXES:
             raise UsageError(f"{where}: unknown rule code or prefix {p!r}; give a code such as API101 or a "
                              f"prefix ({', '.join(registry.PREFIXES)}); `mpsready rules` lists them")
+
+
+SCOPE_ALIASES = {"demo": "examples", "demos": "examples", "example": "examples", "test": "tests",
+                 "doc": "docs", "third_party": "vendored", "vendor": "vendored"}
+
+
+def scope_names(values: Any) -> tuple[str, ...] | None:
+    """Scope names (``Scope`` values, or an alias of :data:`SCOPE_ALIASES`) from a list of strings; ``None``
+    when ``values`` is not a list of strings or names an unknown scope."""
+    from mpsready.findings import Scope
+
+    if isinstance(values, str):
+        values = [values]
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        return None
+    known = {s.value for s in Scope}
+    out = []
+    for v in values:
+        name = SCOPE_ALIASES.get(v.strip().lower(), v.strip().lower())
+        if name not in known:
+            return None
+        out.append(name)
+    return tuple(out)
+
+
+def per_file_ignores(value: Any, where: str) -> tuple[tuple[str, tuple[str, ...]], ...] | None:
+    """``{glob: [codes]}`` as ``((glob, codes), ...)``; ``None`` when the shape is wrong. An unknown code or
+    prefix raises :class:`~mpsready.errors.UsageError` (as in ``ignore``: a typo never turns a gate off)."""
+    if not isinstance(value, dict):
+        return None
+    out = []
+    for glob, codes_value in value.items():
+        codes = _codes(codes_value)
+        if not isinstance(glob, str) or not glob or codes is None:
+            return None
+        check_codes(codes, f"{where} {glob!r}")
+        out.append((glob, codes))
+    return tuple(out)
 
 
 def with_project_config(config: ScanConfig, root: Path, explicit: set[str] | frozenset[str] = frozenset()) -> ScanConfig:
@@ -120,6 +166,18 @@ def with_project_config(config: ScanConfig, root: Path, explicit: set[str] | fro
                 check_codes(codes, f"{path} [tool.mpsready] {key}")
             if norm not in explicit:
                 changes[norm] = codes if norm != "exclude" else tuple(value if isinstance(value, list) else [value])
+        elif norm == "per-file-ignores":
+            pfi = per_file_ignores(value, f"{path} [tool.mpsready] {key}")
+            if pfi is None:
+                bad(key, 'a table of glob = ["CODE", ...]')
+            elif "per_file_ignores" not in explicit:
+                changes["per_file_ignores"] = pfi
+        elif norm == "ignore-scopes":
+            scopes = scope_names(value)
+            if scopes is None:
+                bad(key, "a list of scopes (main, distributed, tests, docs, examples, vendored)")
+            elif "ignore_scopes" not in explicit:
+                changes["ignore_scopes"] = scopes
         elif norm == "fail-on":
             try:
                 sev = Severity.parse(str(value))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import fnmatch
 import gc
 import io
 import os
@@ -80,6 +81,8 @@ class ScanResult:
     incomplete: list[str] = field(default_factory=list)  # main-path files that could not be read or parsed
     secondary: list[SecondaryPart] = field(default_factory=list)  # parts off the main path (outlook.secondary_parts)
     exit_zero: bool = False  # set by the command line's --exit-zero (the exit line says so: scan/exit_reason.py)
+    config_ignored: int = 0  # findings taken out of the report by per-file-ignores / ignore-scopes (outlook kept)
+    baseline: Any = None  # a scan.baseline.BaselineMatch when --baseline was given (findings then hold the new ones)
 
     @property
     def torch_floor(self) -> tuple[int, int] | None:
@@ -93,8 +96,9 @@ class ScanResult:
         return out
 
     def failed(self) -> bool:
-        """True when a finding is at or above ``config.fail_on`` (exit code 1)."""
-        return any(f.severity.rank >= self.config.fail_on.rank for f in self.findings)
+        """True (exit code 1) when a finding is at or above ``config.fail_on``, or when a main-path file could
+        not be read or parsed: an incomplete outlook never passes a gate."""
+        return bool(self.incomplete) or any(f.severity.rank >= self.config.fail_on.rank for f in self.findings)
 
 
 def scan_path(path: str | os.PathLike[str], config: ScanConfig | None = None, *,
@@ -174,14 +178,15 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
     else:
         ladder_, subs = ladder(findings, extra_flags), []
     n_files = sum(1 for pf in files if pf.python or pf.notebook or pf.cuda or pf.declaration)  # YAML configs aside
+    shown = _report_filter(findings, config)  # after the outlook: these narrow the report and the gate only
     return ScanResult(
-        root=str(target), findings=findings, outlook=ladder_.verdict, limiting=sort_findings(ladder_.limiting),
+        root=str(target), findings=shown, outlook=ladder_.verdict, limiting=sort_findings(ladder_.limiting),
         files_scanned=n_files,
         lines_scanned=lines + sum(t.count("\n") + 1 for t in texts.values()), seconds=time.perf_counter() - started,
         dependencies=deps, subprojects=subs, suppressed=len(silenced), cache_hits=cache.hits if cache else 0, config=config,
         suppressed_findings=sort_findings(_select(silenced, config)),
         flags=list(ladder_.flags), edits=list(ladder_.edits), incomplete=list(ladder_.incomplete),
-        secondary=secondary_parts(findings),
+        secondary=secondary_parts(findings), config_ignored=len(findings) - len(shown),
     )
 
 
@@ -508,6 +513,24 @@ def _select(findings: list[Finding], config: ScanConfig) -> list[Finding]:
     keep = set(registry.select(codes, list(config.select))) if config.select else set(codes)
     keep -= set(registry.select(codes, list(config.ignore)))
     return [f for f in findings if f.code in keep]
+
+
+def _report_filter(findings: list[Finding], config: ScanConfig) -> list[Finding]:
+    """``findings`` less those in an ``ignore-scopes`` scope or matched by a ``per-file-ignores`` glob (fnmatch
+    on the project-relative path, as ``exclude``) and code or prefix."""
+    if not config.per_file_ignores and not config.ignore_scopes:
+        return findings
+    scopes = set(config.ignore_scopes)
+    out = []
+    for f in findings:
+        if f.scope.value in scopes:
+            continue
+        path = f.location.path or ""
+        if any(fnmatch.fnmatch(path, glob) and registry.select([f.code], list(codes))
+               for glob, codes in config.per_file_ignores):
+            continue
+        out.append(f)
+    return out
 
 
 def _subprojects(files: list[ProjectFile]) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mpsready.escape import visible
 from mpsready.scan.model.remedy import limits
 
 if TYPE_CHECKING:
@@ -20,6 +21,13 @@ def exit_reason(result: ScanResult) -> str | None:
         return None
     fail_on = result.config.fail_on
     hits = [f for f in result.findings if f.severity.rank >= fail_on.rank]
+    code = "exit 0 (--exit-zero)" if getattr(result, "exit_zero", False) else "exit 1"
+    if not hits:  # failed() on an incomplete outlook alone
+        n = len(result.incomplete)
+        tail = "" if getattr(result, "exit_zero", False) else " (pass --exit-zero to exit 0)"
+        return (f"{code}: the outlook is incomplete: {n} main-path {'file' if n == 1 else 'files'} could not be read "
+                f"or parsed ({visible(', '.join(result.incomplete[:3]))}{', ...' if n > 3 else ''}), and a gate "
+                f"never passes on a partial read{tail}")
     main = sum(1 for f in hits if limits(f) and not (f.evidence or {}).get("optional"))
     what = f"{len(hits)} {'finding' if len(hits) == 1 else 'findings'} at or above {fail_on.value}"
     if main == 0:
@@ -29,6 +37,7 @@ def exit_reason(result: ScanResult) -> str | None:
         where = f"all on the main path (they set the outlook {result.outlook.value})"
     else:
         where = f"{main} on the main path (they set the outlook {result.outlook.value}), {len(hits) - main} off it"
-    code = "exit 0 (--exit-zero)" if getattr(result, "exit_zero", False) else "exit 1"
+    if result.incomplete:
+        where += f"; the outlook is also incomplete ({len(result.incomplete)} main-path file(s) not read)"
     tail = "" if getattr(result, "exit_zero", False) else " (pass --exit-zero to exit 0)"
     return f"{code}: {what}, {where}; the exit code follows --fail-on {fail_on.value}{tail}"

@@ -29,7 +29,7 @@ from typing import Iterable
 from mpsready.findings import Finding, Scope, Severity, Verdict
 from mpsready.scan.model.remedy import EDIT, FLAG, NONE, OFF_PATH_REACH, SWAP, WIRE, limits, remedy_of
 
-_UNREAD = {"INP101", "INP102", "INP103", "INP105", "INP106"}
+_UNREAD = {"INP101", "INP102", "INP103", "INP105", "INP106", "INP117"}
 
 
 @dataclass(frozen=True)

@@ -116,10 +116,59 @@ def _syntax_finding(exc: SyntaxError, text: str) -> dict[str, Any]:
     py2_markers = ("Missing parentheses in call to 'print'", "Missing parentheses in call to 'exec'",
                    "multiple exception types must be parenthesized")
     is_py2 = any(m in msg for m in py2_markers) or _looks_python2(text)
+    ver = f"{sys.version_info.major}.{sys.version_info.minor}"
+    if not is_py2 and _newer_grammar(text):
+        return raw_finding(I.NEWER_PYTHON, line, (exc.offset or 1) - 1,
+                           f"written for a newer Python than {ver} ({msg} at line {line} under {ver}'s parser; "
+                           f"libcst's parser reads the file); not analysed: scan with the Python the project uses")
     rule = I.PYTHON2 if is_py2 else I.SYNTAX_ERROR
     what = "Python 2 source" if is_py2 else "syntax error"
-    ver = f"{sys.version_info.major}.{sys.version_info.minor}"
     return raw_finding(rule, line, (exc.offset or 1) - 1, f"{what}: {msg} (line {line}, parsed as Python {ver}); not analysed")
+
+
+_NEWER_GRAMMAR_MAX_CHARS = 2_000_000
+_NEWER_GRAMMAR_MAX_DEPTH = 100  # brackets plus indentation; real code stays far below
+
+
+def _nesting(text: str) -> int:
+    """The deepest nesting of brackets and indented blocks in ``text``, read with ``tokenize`` (a huge number
+    when the text does not tokenize, so the caller gives up)."""
+    depth = indent = deepest = 0
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.OP and tok.string in "([{":
+                depth += 1
+            elif tok.type == tokenize.OP and tok.string in ")]}":
+                depth -= 1
+            elif tok.type == tokenize.INDENT:
+                indent += 1
+            elif tok.type == tokenize.DEDENT:
+                indent -= 1
+            elif tok.type == tokenize.NAME and tok.string == "lambda":
+                depth += 1  # a chain of lambdas deepens the tree without a bracket (never closed: an upper bound)
+            deepest = max(deepest, depth + indent)
+    except (tokenize.TokenError, SyntaxError, IndentationError, RecursionError, MemoryError):
+        return 1 << 30
+    return deepest
+
+
+def _newer_grammar(text: str) -> bool:
+    """True when libcst's parser, which knows the grammars of Python 3.0 to 3.13 whatever interpreter runs it,
+    parses ``text`` that this interpreter's ``ast`` refused: the file is newer Python, not broken Python.
+    Reached only for a source that failed to parse, so libcst is imported on that path alone."""
+    if sys.version_info >= (3, 14):  # nothing newer for libcst to know than the interpreter itself
+        return False
+    if len(text) > _NEWER_GRAMMAR_MAX_CHARS or _nesting(text) > _NEWER_GRAMMAR_MAX_DEPTH:
+        return False  # libcst's native parser recurses per level: deep input would overflow its stack
+    try:
+        import libcst
+    except ImportError:  # pragma: no cover - libcst is a dependency of the package
+        return False
+    try:
+        libcst.parse_module(text)
+    except Exception:  # noqa: BLE001 - any refusal of libcst's parser (ParserSyntaxError, RecursionError) means no
+        return False
+    return True
 
 
 def _looks_python2(text: str) -> bool:

@@ -21,6 +21,8 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "sarif": ("mpsready.scan.formats.sarif", "SarifFormat"),
     "md": ("mpsready.scan.formats.md", "MarkdownFormat"),
     "github": ("mpsready.scan.formats.github", "GithubFormat"),
+    "concise": ("mpsready.scan.formats.concise", "ConciseFormat"),
+    "gitlab": ("mpsready.scan.formats.gitlab", "GitlabFormat"),
 }
 _CLASSES = {cls: module for module, cls in REGISTRY.values()}
 
@@ -41,5 +43,5 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["REGISTRY", "FORMATS", "get", "GithubFormat", "JsonFormat", "MarkdownFormat", "SarifFormat",
-           "TerminalFormat"]
+__all__ = ["REGISTRY", "FORMATS", "get", "ConciseFormat", "GithubFormat", "GitlabFormat", "JsonFormat",
+           "MarkdownFormat", "SarifFormat", "TerminalFormat"]

@@ -26,10 +26,8 @@ SARIF 2.1.0 (sarif-schema-2.1.0.json, errata01) and GitHub's "SARIF support for 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import re
 from pathlib import Path
 from urllib.parse import quote
 
@@ -38,7 +36,7 @@ from mpsready import rules as registry
 from mpsready.findings import Finding
 from mpsready.scan.engine import ScanResult
 from mpsready.scan.formats.interface import ScanFormat
-from mpsready.scan.formats.locate import Locator
+from mpsready.scan.formats.fingerprint import Placer
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 LEVELS = {"blocker": "error", "degrades": "warning", "info": "note"}
@@ -94,38 +92,16 @@ def _dir_uri(path: Path) -> str:
 class _Writer:
     def __init__(self, result: ScanResult) -> None:
         self.result = result
-        self.loc = Locator(result.root)
-        self.seen: dict[str, int] = {}
+        self.placer = Placer(result.root)
+        self.loc = self.placer.loc
 
     def physical(self, f: Finding) -> tuple[dict, str]:
         """(physicalLocation, repository-relative path) of a finding."""
-        loc = f.location
-        rel = self.loc.file_for(loc.path if loc.path not in (None, "") else ".")
-        pointed = rel is not None and rel == loc.path  # the finding's own file, so its line and columns hold
-        rel_path = rel if rel is not None else (loc.path or ".")
-        repo_rel = self.loc.repo_path(rel_path)
-        region: dict = {"startLine": loc.line if pointed and loc.line else 1}
-        if pointed and loc.line and loc.column:
-            python = rel_path.endswith(".py")
-            col = self.loc.code_point_column(rel_path, loc.line, loc.column) if python else loc.column
-            region["startColumn"] = col
-            if loc.end_line and loc.end_column and loc.end_line >= loc.line:
-                end = (self.loc.code_point_column(rel_path, loc.end_line, loc.end_column) if python
-                       else loc.end_column)
-                if loc.end_line > loc.line or end > col:
-                    region["endLine"], region["endColumn"] = loc.end_line, end
-        return {"artifactLocation": {"uri": _uri(repo_rel), "uriBaseId": "SRCROOT"}, "region": region}, repo_rel
+        physical, repo_rel = self.placer.physical(f)
+        return {"artifactLocation": {"uri": _uri(repo_rel), "uriBaseId": "SRCROOT"}, **physical}, repo_rel
 
     def fingerprint(self, f: Finding, repo_rel: str, region: dict) -> str:
-        line_text = b""
-        if f.location.path and f.location.line:
-            line_text = self.loc.line_bytes(f.location.path, f.location.line) or b""
-        parts = [f.code, repo_rel, " ".join(line_text.decode("utf-8", errors="replace").split()),
-                 str(region.get("startColumn", "")), re.sub(r"\d+", "0", f.message)]
-        digest = hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()[:32]
-        n = self.seen.get(digest, 0) + 1
-        self.seen[digest] = n
-        return f"{digest}:{n}"
+        return self.placer.fingerprint(f, repo_rel, region)
 
     def result_entry(self, f: Finding, index: dict[str, int], suppressed: bool = False) -> dict:
         physical, repo_rel = self.physical(f)

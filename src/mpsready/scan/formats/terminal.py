@@ -12,6 +12,7 @@ from mpsready.findings import Severity, Verdict
 from mpsready.rules import fixability
 from mpsready.scan.engine import ScanResult
 from mpsready.scan.exit_reason import exit_reason
+from mpsready.scan.formats.concise import finding_line, fix_lines, summary_lines
 from mpsready.scan.formats.interface import ScanFormat
 from mpsready.escape import visible
 from mpsready.scan.model.remedy import OFF_PATH_REACH
@@ -35,7 +36,15 @@ class TerminalFormat(ScanFormat):
         return buf.getvalue()
 
     def print_many(self, results: list[ScanResult], console: Console) -> None:
-        """Each scan in turn, under a rule naming its path when there are several."""
+        """Each scan in turn, under a rule naming its path when there are several. On a console that is no
+        terminal (a pipe, pre-commit, a CI log) the lines are written unwrapped, one finding per line
+        (:meth:`log_lines`), so a log keeps each finding whole and greppable."""
+        if not console.is_terminal:
+            many = len(results) > 1
+            console.out("\n".join(line for result in results
+                                  for line in ([f"== mpsready scan {visible(result.root)} =="] if many else [])
+                                  + self.log_lines(result)), highlight=False)
+            return
         for result in results:
             if len(results) > 1:
                 console.rule(f"mpsready scan {result.root}")
@@ -57,10 +66,13 @@ class TerminalFormat(ScanFormat):
                     line.append(f" [{str(f.reach).replace('_', ' ')}]", style="dim")
                 line.append(f"  {visible(f.message)}")
                 console.print(line)
-                if f.fix:
-                    console.print(Text(f"    fix: {visible(f.fix)}", style="dim"))
             if len(group) > self.max_per_group:
                 console.print(Text(f"    ... and {len(group) - self.max_per_group} more (use --format json)", style="dim"))
+        fixes = fix_lines(result.findings)
+        if fixes:  # once per rule and distinct fix, not once per finding
+            console.rule(Text(f"how to fix ({len(fixes)})", style="bold"))
+            for text in fixes:
+                console.print(Text(f"  {text}", style="dim"))
         c = result.counts()
         table = Table(title="mpsready scan summary (predicted: static analysis, nothing was run)")
         for col in ("files", "lines", "blocker", "degrades", "info", "suppressed", "seconds"):
@@ -78,6 +90,8 @@ class TerminalFormat(ScanFormat):
             console.print(sub)
         verdict = Text("static outlook: ")
         verdict.append(f"{result.outlook.title} ({result.outlook.value})", style=VERDICT_STYLES[result.outlook])
+        if result.incomplete:
+            verdict.append(f" for the files read only ({len(result.incomplete)} not read: incomplete)", style="yellow")
         if result.limiting:
             codes = sorted({f.code for f in result.limiting})
             verdict.append(f"  limited by {len(result.limiting)} finding(s): {', '.join(codes)}")
@@ -99,6 +113,35 @@ class TerminalFormat(ScanFormat):
         if result.incomplete:
             console.print(Text(f"incomplete: {len(result.incomplete)} file(s) could not be read or parsed, the outlook "
                                "covers the rest only: " + visible(", ".join(result.incomplete[:10])), style="yellow"))
+        if result.baseline is not None:
+            console.print(Text(result.baseline.line()), soft_wrap=True)
+        if result.config_ignored:
+            console.print(Text(f"{result.config_ignored} finding(s) not reported by per-file-ignores / ignore-scopes "
+                               "(the outlook still counts them)", style="dim"), soft_wrap=True)
         reason = exit_reason(result)
         if reason:  # the last line: why the exit code is not 0 whatever the outlook says
             console.print(Text(reason, style="bold"), soft_wrap=True)
+
+    def log_lines(self, result: ScanResult) -> list[str]:
+        """The output for a log: a header per severity, one line per finding (:func:`.concise.finding_line`),
+        the fixes once per rule, the edits, the secondary parts and the summary, never wrapped and without
+        trailing spaces."""
+        lines: list[str] = []
+        for sev in (Severity.BLOCKER, Severity.DEGRADES, Severity.INFO):
+            group = [f for f in result.findings if f.severity is sev]
+            if group:
+                lines.append(f"{sev.value} ({len(group)})")
+                lines += [finding_line(f) for f in group[: self.max_per_group]]
+                if len(group) > self.max_per_group:
+                    lines.append(f"... and {len(group) - self.max_per_group} more (use --format json)")
+        lines += fix_lines(result.findings)
+        lines.append(fixability().effort_line(result.findings, result.torch_floor))
+        for sub in result.subprojects:
+            lines.append(f"subproject {visible(sub.path)}: {sub.outlook.value}")
+        for e in result.edits[: self.max_per_group]:
+            where = f"{e.path}:{e.line}" if e.line else str(e.path)
+            tag = "migrate can make it" if e.migrate else "by hand"
+            lines.append(f"edit for the Mac: {e.code} {visible(where)} [{e.kind}, {tag}] {visible(e.what)}")
+        secondary = [f"secondary part {visible(part.line())}" for part in result.secondary[: self.max_per_group]]
+        lines += summary_lines(result, after_outlook=secondary)
+        return [" ".join(line.split(" ")).rstrip() for line in lines]
