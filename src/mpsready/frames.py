@@ -9,6 +9,12 @@ to call for each aten op. Instead walk ``sys._getframe()`` and decide once per c
 object whether it belongs to the user's project (a file under the entry's root that is
 not inside ``site-packages``, PyTorch or mpsready itself). The walk then costs a dict
 lookup per frame.
+
+What is PyTorch's or mpsready's is decided by identity, never by a name in the path: a file is PyTorch's when
+it lies in the directory of the loaded ``torch`` module's own file (and mpsready's likewise), both as written
+and with symbolic links resolved, compared as whole path components (:class:`ProjectFiles`). A project kept in
+a folder named ``mpsready``, ``torch`` or ``step`` (``git clone`` names the folder after the repository) is the
+user's like any other.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import inspect
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,16 +53,95 @@ _STOP = "\0stop"  # classification of the step runner's frames
 _SKIP = "\0skip"  # not the user's, and never an anchor (UserFrames)
 # Code objects whose frames are resumed by different callers over their life: never anchors.
 _RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
-# Frames PyTorch creates for every dispatched op (the dispatch-mode plumbing and its dynamo shim): a fresh
-# frame per call can never match the anchor, so the first frame outside them is taken instead.
-_PER_CALL = (os.path.join("torch", "_compile.py"), os.path.join("torch", "_ops.py"),
-             os.path.join("torch", "_dynamo", "eval_frame.py"), os.path.join("torch", "utils", "_python_dispatch.py"))
+# Frames PyTorch creates for every dispatched op (the dispatch-mode plumbing and its dynamo shim), relative to
+# the torch package's directory: a fresh frame per call can never match the anchor, so the first frame outside
+# them is taken instead.
+_PER_CALL = (("_compile.py",), ("_ops.py",), ("_dynamo", "eval_frame.py"), ("utils", "_python_dispatch.py"))
 
 
-def _package_dir(name: str) -> str | None:
+def _forms(path: str) -> tuple[str, ...]:
+    """``path`` made absolute, as written and with symbolic links resolved (one entry when they agree)."""
+    a = os.path.abspath(path)
+    r = os.path.realpath(a)
+    return (a,) if r == a else (a, r)
+
+
+def package_dirs(name: str) -> tuple[str, ...]:
+    """The directory of the loaded module ``name``'s own file, in both :func:`_forms`, each ending with the
+    separator (so a prefix test compares whole path components); empty when it is not loaded or has no file.
+    ``torch`` and ``mpsready`` are found this way, never by a folder's name."""
     mod = sys.modules.get(name)
     f = getattr(mod, "__file__", None)
-    return os.path.dirname(os.path.abspath(f)) + os.sep if f else None
+    return tuple(d + os.sep for d in _forms(os.path.dirname(f))) if f else ()
+
+
+def under(path: str, dirs: Sequence[str]) -> bool:
+    """Whether ``path`` (either of its :func:`_forms`) lies in one of ``dirs`` (each ending with the separator)."""
+    return any(p.startswith(tuple(dirs)) for p in _forms(path)) if dirs else False
+
+
+def _site_dirs() -> tuple[str, ...]:
+    """The running interpreter's own package directories (site-packages and the like), separator-terminated."""
+    import site
+    import sysconfig
+
+    found: list[str] = []
+    try:
+        found += site.getsitepackages()
+    except AttributeError:  # some embedded interpreters have no getsitepackages
+        pass
+    found.append(site.getusersitepackages())
+    paths = sysconfig.get_paths()
+    found += [paths[k] for k in ("purelib", "platlib") if k in paths]
+    return tuple(dict.fromkeys(d + os.sep for f in found if f for d in _forms(f)))
+
+
+class ProjectFiles:
+    """Which source files are the user's project: those under one of ``roots`` that are neither PyTorch's nor
+    mpsready's (by the loaded packages' own directories, :func:`package_dirs`), nor an installed package's (in
+    the interpreter's site directories, unless the root itself is there, or in a ``site-packages`` or
+    ``dist-packages`` folder inside the root: a virtual environment kept in the project). Only whole path
+    components below the root are compared with those two names, so the folders that hold the project can be
+    called anything."""
+
+    def __init__(self, roots: Sequence[str | os.PathLike[str]]):
+        self.roots = list(dict.fromkeys(os.path.abspath(os.fspath(r)) + os.sep for r in roots))
+        # each root in both forms, paired with the root its relative paths are taken from
+        self._forms = [f + os.sep for r in self.roots for f in _forms(r[:-1])]
+        self.torch = package_dirs("torch")
+        self.mpsready = package_dirs("mpsready")
+        self._site = _site_dirs()
+
+    def library(self, filename: str) -> bool:
+        """Whether ``filename`` is PyTorch's or mpsready's own."""
+        return under(filename, self.torch + self.mpsready)
+
+    def relative(self, filename: str) -> str | None:
+        """``filename`` relative to the first root that holds it when it is the user's; ``None`` otherwise."""
+        if filename.startswith("<") or self.library(filename):
+            return None
+        for form in _forms(filename):
+            for root in self._forms:
+                if not form.startswith(root):
+                    continue
+                rel = form[len(root):]
+                if any(p in _EXCLUDED_PARTS for p in Path(rel).parts[:-1]):
+                    return None
+                if form.startswith(self._site) and not root.startswith(self._site):
+                    return None
+                return rel
+        return None
+
+
+def user_location(exc: BaseException, root: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The innermost frame of ``exc``'s traceback in the user's files (:class:`ProjectFiles` of ``root``):
+    ``{"path": relative to root, "line", "function"}``, or ``None``."""
+    files = ProjectFiles([root])
+    for fs in reversed(traceback.extract_tb(exc.__traceback__)):
+        rel = files.relative(fs.filename)
+        if rel is not None:
+            return {"path": rel, "line": fs.lineno, "function": fs.name}
+    return None
 
 
 class UserFrames:
@@ -78,13 +164,13 @@ class UserFrames:
 
     def __init__(self, root: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]):
         roots = [root] if isinstance(root, (str, os.PathLike)) else list(root)
-        self.roots = list(dict.fromkeys(os.path.abspath(os.fspath(r)) + os.sep for r in roots))
+        self.files = ProjectFiles(roots)
+        self.roots = self.files.roots
         self.root = self.roots[0]
-        self._excluded = [d for d in (_package_dir("torch"), _package_dir("mpsready")) if d]
         # The step runner calls the user's step: the walk stops there (pytest or a CLI below it can be
         # dozens of frames deep, and none of them is the step).
-        mps = _package_dir("mpsready")
-        self._stop_dir = os.path.join(mps, "step") + os.sep if mps else None
+        self._stop_dirs = tuple(os.path.join(d, "step") + os.sep for d in self.files.mpsready)
+        self._per_call = tuple(os.path.join(d, *p) for d in self.files.torch for p in _PER_CALL)
         # code -> path relative to root; None (not the user's, may anchor), _SKIP or _STOP
         self._is_user: dict[CodeType, str | None] = {}
         self._frames: dict[tuple[CodeType, int], Frame] = {}
@@ -97,27 +183,15 @@ class UserFrames:
 
     def _classify(self, code: CodeType) -> str | None:
         """The user path of ``code`` (relative to the root), or None / _SKIP / _STOP (class docstring)."""
-        rel = self._user_path(code)
-        if rel is None and (code.co_flags & _RESUMABLE or code.co_filename.endswith(_PER_CALL)):
-            return _SKIP
-        return rel
-
-    def _user_path(self, code: CodeType) -> str | None:
         filename = code.co_filename
         if filename.startswith("<"):
-            return None
-        if self._stop_dir and os.path.abspath(filename).startswith(self._stop_dir):
+            return _SKIP if code.co_flags & _RESUMABLE else None
+        if under(filename, self._stop_dirs):
             return _STOP
-        path = os.path.abspath(filename)
-        root = next((r for r in self.roots if path.startswith(r)), None)
-        if root is None:
-            return None
-        if any(path.startswith(d) for d in self._excluded):
-            return None
-        parts = Path(path).parts
-        if any(p in _EXCLUDED_PARTS for p in parts):
-            return None
-        return os.path.relpath(path, root)
+        rel = self.files.relative(filename)
+        if rel is None and (code.co_flags & _RESUMABLE or any(f in self._per_call for f in _forms(filename))):
+            return _SKIP
+        return rel
 
     def owns(self, code: CodeType) -> bool:
         """Whether ``code`` is the user's (the classification :meth:`locate` uses, from the same cache)."""

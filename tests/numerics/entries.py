@@ -137,3 +137,38 @@ def late_nan(device="cpu"):
         return torch.linspace(0.0, 1.0, 20).reshape(5, 4) + next(shifts), torch.zeros(5, dtype=torch.long)
 
     return Step(model=model, batch=batch, loss_fn=F.cross_entropy, optimizer=torch.optim.SGD(model.parameters(), lr=0.1))
+
+
+class Sinc(nn.Module):
+    """A resampling kernel built on the CPU in float64 (sin(t)/t is 0/0 at t = 0), then used on the model's device:
+    ``masked`` replaces the NaN by where before use; otherwise the NaN reaches the kernel's sum."""
+
+    def __init__(self, masked):
+        super().__init__()
+        self.lin = nn.Linear(5, 3)
+        self.masked = masked
+
+    def forward(self, x):
+        t = torch.linspace(-2, 2, 5, dtype=torch.float64)
+        k = torch.sin(t) / t  # SINC_LINE
+        if self.masked:
+            k = torch.where(t == 0, torch.ones_like(t), k)  # MASK_LINE
+        k = k / k.sum()  # SUM_LINE
+        return self.lin(x * k.float().to(x.device))
+
+
+def sinc(masked, device="cpu"):
+    torch.manual_seed(0)
+    model = Sinc(masked)
+    g = torch.Generator().manual_seed(1)
+    batch = (torch.randn(4, 5, generator=g), torch.randint(0, 3, (4,), generator=g))
+    return Step(model=model, batch=batch, loss_fn=F.cross_entropy,
+                optimizer=torch.optim.SGD(model.parameters(), lr=0.1))
+
+
+def sinc_masked(device="cpu"):
+    return sinc(True, device)
+
+
+def sinc_unmasked(device="cpu"):
+    return sinc(False, device)

@@ -170,7 +170,9 @@ def test_suite_on_the_emulated_mac(suite, monkeypatch, capsys):
     assert [(c["kind"], c["op"], c["dtype"], c["tests"], c["first"].split("::")[1]) for c in s["by_cause"]] == [
         ("dtype", "aten::ones", "float64", 3, "test_float64"), ("cuda_api", None, None, 1, "test_cuda"),
         ("missing", "aten::_ctc_loss.Tensor", "float32", 1, "test_ctc")]
-    assert doc["gate"] == {"fail_on": "mac-failure", "failed": True, "reason": "5 test(s) with a predicted Mac failure"}
+    assert doc["gate"] == {"fail_on": "mac-failure", "allow_empty": False, "failed": True,
+                           "reason": "5 test(s) with a predicted Mac failure"}
+    assert doc["collection_errors"] == [] and doc["summary"]["collection_errors"] == 0
     by_id = {t["nodeid"].split("::")[1]: t for t in doc["tests"]}
     assert [t for t in by_id if by_id[t]["failed_by_mac"]] == ["test_cuda", "test_float64", "test_ctc",
                                                                "test_mac_caught"]
@@ -220,9 +222,10 @@ def test_suite_on_the_emulated_mac(suite, monkeypatch, capsys):
 def test_gate_levels():
     from mpsready.pytest_plugin.document import gate
 
-    summary = {"mac_failure": 0, "wrong_result": 0, "fallback": 2}
-    assert gate(summary, "mac-failure") == {"fail_on": "mac-failure", "failed": False, "reason": None}
-    assert gate(summary, "fallback") == {"fail_on": "fallback", "failed": True,
+    summary = {"tests": 3, "mac_failure": 0, "wrong_result": 0, "fallback": 2}
+    assert gate(summary, "mac-failure") == {"fail_on": "mac-failure", "allow_empty": False, "failed": False,
+                                            "reason": None}
+    assert gate(summary, "fallback") == {"fail_on": "fallback", "allow_empty": False, "failed": True,
                                          "reason": "2 test(s) with CPU fallbacks"}
     assert gate({**summary, "mac_failure": 1}, "never")["failed"] is False
     assert gate({**summary, "wrong_result": 1}, "mac-failure")["reason"] == "1 test(s) with a predicted wrong result"
@@ -310,7 +313,7 @@ def test_mpsready_run_pytest_with_the_fallback(suite):
     ctc = next(t for t in tests["tests"] if t["nodeid"].endswith("test_ctc"))
     assert [(f["op"], f["calls"], f["location"]["line"]) for f in ctc["fallbacks"]] == [
         ("aten::_ctc_loss.Tensor", 1, 30), ("aten::_ctc_loss_backward.Tensor", 1, 31)]
-    assert tests["gate"] == {"fail_on": "never", "failed": False, "reason": None}
+    assert tests["gate"] == {"fail_on": "never", "allow_empty": False, "failed": False, "reason": None}
     assert tests["summary"]["fallback_ops"] == {"aten::_ctc_loss.Tensor": 1, "aten::_ctc_loss_backward.Tensor": 1}
 
 
@@ -338,3 +341,98 @@ def test_ci_jobs_in_the_docs():
     assert gitlab["artifacts"] == {"when": "always", "paths": ["mpsready-tests.json", "mpsready-tests.md"]}
     assert gitlab["script"][2] == gate and gitlab["after_script"] == [f"{report_cmd} > mpsready-tests.md"]
     assert report_cmd == "mpsready report --tests mpsready-tests.json --format md"
+
+
+# ------------------------------------------------------------------------------------------- the gate (issue 31)
+EXT_MODULE = '''\
+import torch
+import fused_cuda_ext  # a CUDA extension built at import: fails on a Mac too
+
+
+def test_fused():
+    assert fused_cuda_ext.add(torch.ones(2)).sum().item() == 4.0
+'''
+OK_MODULE = '''\
+import torch
+
+
+def test_ok():
+    assert torch.ones(2, device="mps").sum().item() == 2.0
+'''
+EXT_ERROR = {"module": "test_ext.py", "message": "ModuleNotFoundError: No module named 'fused_cuda_ext'"}
+
+
+def test_gate_fails_on_a_collection_error(pytester, monkeypatch):
+    """A module that fails at import never ran: the gate fails (even at --mps-fail-on=never), the document records
+    the module and its error, and ``report --tests`` says "not run: collection error" under item 4."""
+    monkeypatch.setenv("PYTHONPATH", str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    pytester.makepyfile(test_ext=EXT_MODULE, test_ok=OK_MODULE)
+    result = _run(pytester, "--mps-emulate=2.5,14.4", "--mps-json=t.json", "--mps-fail-on=never",
+                  "--continue-on-collection-errors")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(passed=1, errors=1)
+    doc = json.loads((pytester.path / "t.json").read_text())
+    assert doc["collection_errors"] == [EXT_ERROR]
+    assert (doc["summary"]["tests"], doc["summary"]["clean"], doc["summary"]["collection_errors"]) == (1, 1, 1)
+    assert doc["gate"] == {"fail_on": "never", "allow_empty": False, "failed": True,
+                           "reason": "1 test module(s) not run (collection error): test_ext.py"}
+    text = result.stdout.str()
+    assert "mpsready gate (--mps-fail-on=never): failed: 1 test module(s) not run (collection error): test_ext.py" \
+        in text
+    assert "│ test_ext.py │ ModuleNotFoundError: No module named 'fused_cuda_ext' │" in text
+
+    from mpsready.report.checklist import item_step
+    from mpsready.report.evidence import Evidence
+    from mpsready.report.evidence import tests as tests_ev
+
+    ev = tests_ev.load(pytester.path / "t.json")
+    assert ev.collection_errors == [("test_ext.py", "ModuleNotFoundError: No module named 'fused_cuda_ext'")]
+    item = item_step(Evidence(tests=ev))
+    assert (item.label, item.summary) == (
+        "not checked", "the step itself failed here (1 test module not run: collection error), for a reason that "
+                       "does not involve CUDA: nothing about MPS can be concluded until it runs")
+    assert [(e.text, e.basis) for e in item.evidence] == [
+        ("emulated Mac tests: test_ext.py not run: collection error: ModuleNotFoundError: No module named "
+         "'fused_cuda_ext'", None)]
+    assert item.next_step == ("make the test modules import here (pytest --mps-emulate --collect-only shows each "
+                              "error), then run the suite again")
+
+
+def test_gate_fails_on_a_suite_that_never_ran(pytester, monkeypatch):
+    """The case of issue 31: every module fails at import, pytest stops (exit 2), "total 0" must not read "passed"."""
+    monkeypatch.setenv("PYTHONPATH", str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    pytester.makepyfile(test_ext=EXT_MODULE)
+    result = _run(pytester, "--mps-emulate=2.5,14.4", "--mps-json=t.json")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    doc = json.loads((pytester.path / "t.json").read_text())
+    assert doc["collection_errors"] == [EXT_ERROR]
+    assert doc["gate"]["reason"] == ("1 test module(s) not run (collection error): test_ext.py; no test ran on the "
+                                     "emulated Mac (nothing collected; --mps-allow-empty accepts an empty suite)")
+    assert "mpsready gate (--mps-fail-on=mac-failure): failed: 1 test module(s) not run" in result.stdout.str()
+
+
+def test_gate_on_an_empty_suite(pytester, monkeypatch):
+    """Nothing collected: the gate fails unless --mps-allow-empty (pytest's own status for it, 5, stays)."""
+    monkeypatch.setenv("PYTHONPATH", str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    pytester.makepyfile(test_ok=OK_MODULE)
+    result = _run(pytester, "--mps-emulate=2.5,14.4", "--mps-json=t.json", "-k", "nothing_matches")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    doc = json.loads((pytester.path / "t.json").read_text())
+    assert (doc["collection_errors"], doc["gate"]) == ([], {
+        "fail_on": "mac-failure", "allow_empty": False, "failed": True,
+        "reason": "no test ran on the emulated Mac (nothing collected; --mps-allow-empty accepts an empty suite)"})
+    result = _run(pytester, "--mps-emulate=2.5,14.4", "--mps-json=t.json", "-k", "nothing_matches",
+                  "--mps-allow-empty")
+    doc = json.loads((pytester.path / "t.json").read_text())
+    assert doc["gate"] == {"fail_on": "mac-failure", "allow_empty": True, "failed": False, "reason": None}
+    assert "mpsready gate (--mps-fail-on=mac-failure): passed" in result.stdout.str()
+
+
+def test_collection_message():
+    from mpsready.pytest_plugin import collection_message
+
+    text = ("ImportError while importing test module '/p/test_ext.py'.\nTraceback:\ntest_ext.py:2: in <module>\n"
+            "    import fused_cuda_ext\nE   ModuleNotFoundError: No module named 'fused_cuda_ext'\n")
+    assert collection_message(text) == "ModuleNotFoundError: No module named 'fused_cuda_ext'"
+    assert collection_message("SyntaxError somewhere\n\n") == "SyntaxError somewhere"
+    assert collection_message("") == "collection failed"

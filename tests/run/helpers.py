@@ -11,13 +11,14 @@ from pathlib import Path
 
 
 def emulate(script: Path, torch: str = "2.13", macos: str = "15.5", fallback: bool = False, argv=(),
-            keep_going: bool = False, max_steps=None, time_limit=None):
-    """``(result, document, stdout, stderr)`` of ``script`` run by :func:`mpsready.run.child.run`."""
+            keep_going: bool = False, max_steps=None, time_limit=None, root: Path | None = None):
+    """``(result, document, stdout, stderr)`` of ``script`` run by :func:`mpsready.run.child.run` (the project's
+    root: ``root``, else the script's folder)."""
     from mpsready.run.child import run
     from mpsready.run.document import build_document
 
     spec = {"program": {"kind": "script", "target": str(script), "argv": [str(script), *argv],
-                        "root": str(script.parent)},
+                        "root": str(root or script.parent)},
             "target": {"torch": torch, "macos": macos, "fallback": fallback},
             "keep_going": keep_going, "max_steps": max_steps, "time_limit": time_limit}
     saved_argv, saved_path = list(sys.argv), list(sys.path)

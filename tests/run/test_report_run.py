@@ -54,6 +54,20 @@ def test_clean_run_predicts_pass_never_passed(tmp_path):
     assert main(["report", "--run", str(path), "--format", "json"]) in (0, 1)
 
 
+def test_a_run_that_never_reached_mps_is_its_own_statement(tmp_path):
+    """Issue 31: "no tensor reached the emulated MPS device" stays a statement of its own under item 4, never
+    "completed, 0 MPS operators judged, none predicted to fail" and never a predicted pass."""
+    items, _path = _items(tmp_path, "import torch\nprint(torch.ones(3).sum().item())\n", torch="2.13")
+    i4 = items[4]
+    assert (i4.status.value, i4.prediction, i4.label) == ("not_checked", None, "not checked")
+    assert i4.summary == ("no MPS run observed; emulated Mac run (torch 2.13.0, macOS 15.5): completed, but no tensor "
+                          "reached the emulated MPS device, so nothing about MPS was judged")
+    assert [(e.kind, e.text, e.basis) for e in i4.evidence] == [(
+        "run", "emulated Mac run: no tensor reached the emulated MPS device: on a Mac this program runs on the CPU "
+               "(a device selection that checks only CUDA, or no --device mps given); not a pass, nothing was judged",
+        None)]
+
+
 def test_bad_run_document_is_a_usage_error(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"schema": {"name": "mpsready.run", "version": 1}, "outcome": "exploded"}))

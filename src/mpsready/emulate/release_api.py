@@ -48,12 +48,13 @@ import torch
 from mpsready.emulate import residence
 from mpsready.emulate.session import Emulator
 from mpsready.emulate.torch_api import _Patches
+from mpsready.frames import package_dirs
 from mpsready.ops.api_judge import KIND_API, KIND_COMPILE
 from mpsready.ops.judge import Judgement
 
 __all__ = ["KIND_API", "KIND_COMPILE", "install"]
-_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
-_MPSREADY_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# PyTorch's and mpsready's own files, by the loaded packages' directories (never by a folder's name)
+_LIBRARY = package_dirs("torch") + package_dirs("mpsready")
 
 
 def _raise(emu: Emulator, j: Judgement, make: Callable[[str], BaseException] | None = None) -> None:
@@ -192,7 +193,7 @@ class _Hiding(types.ModuleType):
         hidden = types.ModuleType.__getattribute__(self, "__dict__").get("_mpsready_hidden", ())
         if name in hidden:
             caller = sys._getframe(1).f_code.co_filename
-            if not caller.startswith((_TORCH_DIR, _MPSREADY_DIR)):
+            if not caller.startswith(_LIBRARY):
                 from mpsready.emulate.session import mark_mac_error
 
                 modname = types.ModuleType.__getattribute__(self, "__name__")
@@ -204,8 +205,7 @@ class _Hiding(types.ModuleType):
         # is a Mac failure too, not the program's own error
         modname = types.ModuleType.__getattribute__(self, "__name__")
         exc = AttributeError(f"module '{modname}' has no attribute '{name}'")
-        if not name.startswith("__") and not sys._getframe(1).f_code.co_filename.startswith((_TORCH_DIR,
-                                                                                              _MPSREADY_DIR)):
+        if not name.startswith("__") and not sys._getframe(1).f_code.co_filename.startswith(_LIBRARY):
             from mpsready.emulate.session import mark_mac_error
 
             mark_mac_error(exc, KIND_API)

@@ -272,12 +272,11 @@ class Emulator:
 
     def _user_stack(self) -> list[str]:
         out = []
+        files = self.frames.files
         for fs in traceback.extract_stack()[:-3]:
-            if fs.filename.startswith("<"):
-                continue
-            path = os.path.abspath(fs.filename)
-            if path.startswith(self.root + os.sep) and "site-packages" not in path and "mpsready" not in path:
-                out.append(f"{os.path.relpath(path, self.root)}:{fs.lineno} in {fs.name}")
+            rel = files.relative(fs.filename)
+            if rel is not None:
+                out.append(f"{rel}:{fs.lineno} in {fs.name}")
         return out[-12:]
 
     def failure_of(self, exc: BaseException | None) -> Failure | None:

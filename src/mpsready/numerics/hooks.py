@@ -119,8 +119,12 @@ class RunWatch:
 class TraceWatch:
     """The watch of one ``mpsready trace`` (module docstring)."""
 
-    def __init__(self, nan_check: bool = True, shapes: bool = True, deferred: bool = False):
+    def __init__(self, nan_check: bool = True, shapes: bool = True, deferred: bool = False,
+                 device_of: Any = None):
         self.watch = OpWatch(nan_check=nan_check, shapes=shapes, deferred=deferred)
+        # the device of the op whose result is reported (on the emulated device: "mps" for a resident tensor,
+        # "cpu" for the program's CPU calls), asked at a report only
+        self.watch.device_of = device_of or (lambda t: t.device.type)
         self._kind: dict[int, tuple[bool, bool]] = {}  # id(func) -> (in place, view)
 
     def at_stage(self, stage: str, step: int) -> None:
@@ -143,15 +147,16 @@ class TraceWatch:
 
 def watch_findings(watch: OpWatch, on: str, fraction: float = DEFAULT_FRACTION) -> list[Finding]:
     """NUM301 (the first non-finite result) and PRF301 (dynamic shapes) of a watch, basis ``predicted``."""
-    from mpsready.numerics.rules import dynamic_shape_findings, first_nonfinite_finding
+    from mpsready.numerics.rules import degenerate_findings, dynamic_shape_findings, first_nonfinite_finding
 
     out = []
     first = watch.result
-    if first is not None and first.get("device") == "cpu":
+    if first is not None and first.get("device") == "cpu":  # the op's own device, never the run's
         on = "the CPU (a call of the program on CPU tensors, as a Mac runs it)"
     f = first_nonfinite_finding(first, Basis.PREDICTED, on)
     if f is not None:
         out.append(f)
+    out += degenerate_findings(watch.notes, Basis.PREDICTED)
     if watch.shapes:
         out += dynamic_shape_findings(watch.dynamic_shapes(fraction), Basis.PREDICTED)
     return out

@@ -3,6 +3,7 @@
 * NUM301: the first op that produced NaN/Inf (``record``: observed on the record's device; ``run``/``trace``:
   on the emulated device, where the program's own numerics are this CPU's, so a NaN there is real but
   MPS kernels' rounding is not reproduced);
+* NUM305: a std/var over one element (NaN by definition), info;
 * NUM302: in a comparison, one run went non-finite first (``compare``, from both records' ``first_nonfinite``);
 * NUM303 / NUM304: ``mpsready replay``: the layer alone reproduces the divergence (an op difference) / does
   not (the error arrived with its inputs);
@@ -60,6 +61,18 @@ NUM304 = register(Rule(
     "layer head (Linear): alone 0.01 of the recorded divergence; its inputs differ by 2.0e-02 between A and B",
     "Replay an earlier layer (`--layer`), or loosen tolerances for a deep stack of float32 layers.",
     "mpsready replay (mpsready/replay/engine.py)"))
+NUM305 = register(Rule(
+    "NUM305", "degenerate-reduction", Severity.INFO,
+    "A std/var over no more elements than its correction (std of one value): NaN by definition, not an op "
+    "going wrong; reported once per op and line, and what its NaN reaches is not reported as NUM301.",
+    "Bessel's correction divides by N - 1: over one element the result is NaN on every device (PyTorch warns "
+    "\"degrees of freedom is <= 0\"); it is usually a statistic of a batch or a list that happened to hold one "
+    "value, not a numerics problem of the Mac.",
+    "aten::std.correction at report.py:12, stage forward, step 0: 1 element(s) per result with correction 1: 0 "
+    "degrees of freedom, NaN by definition",
+    "Pass `correction=0` (or `unbiased=False`) where one value is possible, or skip the statistic for a single "
+    "value.",
+    "aten/src/ATen/native/ReduceOps.cpp (std_var: \"degrees of freedom is <= 0\", PyTorch 2.0-2.13)"))
 PRF301 = register(Rule(
     "PRF301", "dynamic-input-shapes", Severity.DEGRADES,
     "An op at one line of the program got new input shapes in more than half of the observed steps.",
@@ -108,6 +121,20 @@ def first_nonfinite_finding(first: Mapping[str, Any] | None, basis: Basis, on: s
                    location=Location(path=loc.get("path"), line=loc.get("line"), operator=first.get("op"),
                                      stage=first.get("stage")),
                    basis=basis, fix=NUM301.fix, source=NUM301.source, evidence=dict(first))
+
+
+def degenerate_findings(notes: Sequence[Mapping[str, Any]] | None, basis: Basis) -> list[Finding]:
+    """NUM305 (info) per degenerate reduction of :attr:`mpsready.numerics.watch.OpWatch.notes`."""
+    out = []
+    for n in notes or []:
+        loc = n.get("location") or {}
+        out.append(Finding(code=NUM305.code, severity=NUM305.severity,
+                           message=(f"{n['op']} at {_where(loc)}, stage {n.get('stage')}, step {n.get('step')}: "
+                                    f"{n['reason']}"),
+                           location=Location(path=loc.get("path"), line=loc.get("line"), operator=n["op"],
+                                             stage=n.get("stage")),
+                           basis=basis, fix=NUM305.fix, source=NUM305.source, evidence=dict(n)))
+    return out
 
 
 def dynamic_shape_findings(items: Sequence[Mapping[str, Any]] | None, basis: Basis, limit: int = 10) -> list[Finding]:

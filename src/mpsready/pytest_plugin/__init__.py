@@ -26,6 +26,10 @@ as failed), with an "emulated Mac" section naming kind, op, dtype and the projec
   takes as predicted evidence. ``--mps-fail-on mac-failure|fallback|never`` (default ``mac-failure``): pytest
   exits 1 when a test has a predicted Mac failure or wrong result (even one the test caught), or also CPU
   fallbacks, or never for the plugin's sake (the project's own failing tests fail the run as always).
+  Whatever the level, the gate never passes a suite that did not run: a test module that failed to collect
+  (an import error: a CUDA extension built at import fails on a Mac too) fails it, each error recorded in the
+  document (``collection_errors``: module, message), and so does a session that collected no test at all,
+  unless ``--mps-allow-empty`` is given (pytest's own exit status for an empty session, 5, stays).
 
 ``mpsready run -- pytest ARGS`` runs pytest in its child with this plugin attached to the child's emulator
 (:func:`attach`).
@@ -61,6 +65,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--mps-fail-on", dest="mps_fail_on", choices=FAIL_ON, default="mac-failure",
                     help="with --mps-emulate: exit 1 on a predicted Mac failure (default), also on CPU fallbacks, "
                          "or never because of the emulated Mac")
+    group.addoption("--mps-allow-empty", dest="mps_allow_empty", action="store_true", default=False,
+                    help="with --mps-emulate: let the gate pass a suite that collected no test (it fails by default: "
+                         "a suite that did not run proves nothing)")
     group.addoption("--mps-json", dest="mps_json", default=None, metavar="FILE",
                     help="with --mps-emulate: write the mpsready.pytest document (for mpsready report --tests)")
 
@@ -217,6 +224,7 @@ class MacSession:
         self.undo = list(undo)
         self.root = str(config.rootpath) if getattr(config, "rootpath", None) else os.getcwd()
         self.tests: list[dict[str, Any]] = []
+        self.collection_errors: list[dict[str, Any]] = []
         self.reports: dict[str, list] = {}
         self.doc: dict[str, Any] | None = None
 
@@ -259,6 +267,12 @@ class MacSession:
                 why = m.kwargs.get("reason") or (m.args[0] if m.args else None)
                 item.add_marker(pytest.mark.skip(reason="not_mac: " + (why or "marked not_mac, not run on the "
                                                                               "emulated Mac")))
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        """A module (or package, conftest) that failed to collect: its tests never ran (the gate fails)."""
+        if report.failed:
+            self.collection_errors.append({"module": report.nodeid or str(report.fspath),
+                                           "message": collection_message(report.longreprtext)})
 
     def watch_of(self, item: pytest.Item):
         return item.stash[_WATCH]
@@ -337,7 +351,8 @@ class MacSession:
 
         opt = self.config.option
         self.doc = build_document(self.emu, self.tests, opt.mps_fail_on, list(self.config.invocation_params.args),
-                                  self.root, self.torch_requested)
+                                  self.root, self.torch_requested, collection_errors=self.collection_errors,
+                                  allow_empty=bool(getattr(opt, "mps_allow_empty", False)))
         path = opt.mps_json
         if path:
             tmp = path + ".tmp"
@@ -361,6 +376,14 @@ class MacSession:
 
 
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def collection_message(text: str) -> str:
+    """The exception line of a collection error's report text (pytest marks it ``E   ``; the last one is the
+    exception raised), or its last line; at most 500 characters."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    marked = [ln[1:].strip() for ln in lines if ln.startswith("E ")]
+    return (marked[-1] if marked else lines[-1].strip() if lines else "collection failed")[:500]
 
 
 def _not_emulator(entry) -> bool:

@@ -16,7 +16,10 @@ evidence for checklist item 4 (nothing ran on a Mac). Fields:
 * ``summary``: ``tests`` (count), one count per verdict, ``by_cause``: one row per (kind, op, dtype) of the Mac
   failures with ``tests`` (how many), ``first`` (nodeid) and ``location`` (the project's file:line first seen),
   ``fallback_ops`` (op -> tests);
-* ``gate``: ``fail_on``, ``failed`` (bool), ``reason`` (text or null);
+* ``collection_errors``: per module (or conftest, package) that failed to collect, ``module`` (its node id) and
+  ``message`` (the exception line); its tests never ran. ``summary.collection_errors`` counts them;
+* ``gate``: ``fail_on``, ``allow_empty`` (``--mps-allow-empty``), ``failed`` (bool), ``reason`` (text or null):
+  whatever ``fail_on`` says, a collection error or a session with no test (unless ``allow_empty``) fails it;
 * ``limits``: what the emulation does not reproduce.
 """
 
@@ -58,11 +61,20 @@ def summarize(tests: list[dict[str, Any]]) -> dict[str, Any]:
     return {"tests": len(tests), **counts, "by_cause": by_cause, "fallback_ops": dict(sorted(fallback_ops.items()))}
 
 
-def gate(summary: dict[str, Any], fail_on: str, required_failed: list[str] | None = None) -> dict[str, Any]:
+def gate(summary: dict[str, Any], fail_on: str, collection_errors: list[dict[str, Any]] | None = None,
+         allow_empty: bool = False) -> dict[str, Any]:
     """``--mps-fail-on``: ``mac-failure`` fails on a predicted Mac failure or wrong result in any test (caught by
     the test or not), ``fallback`` on those or a CPU fallback, ``never`` never; the project's own failed tests
-    fail pytest as always."""
+    fail pytest as always. At every level a suite that did not run fails: a module that failed to collect, or
+    no test at all unless ``allow_empty``."""
     reasons = []
+    if collection_errors:
+        mods = [str(e.get("module")) for e in collection_errors]
+        reasons.append(f"{len(mods)} test module(s) not run (collection error): " + ", ".join(mods[:5])
+                       + (f" and {len(mods) - 5} more" if len(mods) > 5 else ""))
+    if not summary.get("tests") and not allow_empty:
+        reasons.append("no test ran on the emulated Mac (nothing collected; --mps-allow-empty accepts an empty "
+                       "suite)")
     if fail_on in ("mac-failure", "fallback"):
         if summary["mac_failure"]:
             reasons.append(f"{summary['mac_failure']} test(s) with a predicted Mac failure")
@@ -70,18 +82,22 @@ def gate(summary: dict[str, Any], fail_on: str, required_failed: list[str] | Non
             reasons.append(f"{summary['wrong_result']} test(s) with a predicted wrong result")
     if fail_on == "fallback" and summary["fallback"]:
         reasons.append(f"{summary['fallback']} test(s) with CPU fallbacks")
-    return {"fail_on": fail_on, "failed": bool(reasons), "reason": "; ".join(reasons) or None}
+    return {"fail_on": fail_on, "allow_empty": allow_empty, "failed": bool(reasons),
+            "reason": "; ".join(reasons) or None}
 
 
 def build_document(emu, tests: list[dict[str, Any]], fail_on: str, args: list[str], rootdir: str,
-                   torch_requested: str) -> dict[str, Any]:
-    summary = summarize(tests)
+                   torch_requested: str, collection_errors: list[dict[str, Any]] | None = None,
+                   allow_empty: bool = False) -> dict[str, Any]:
+    errors = list(collection_errors or [])
+    summary = {**summarize(tests), "collection_errors": len(errors)}
     return envelope(
         SCHEMA, VERSION, basis="emulated", basis_class="predicted",
         target={"torch": emu.judge.torch, "torch_requested": torch_requested, "macos": emu.target.macos,
                 "fallback": emu.judge.fallback, "mps_available": emu.judge.available},
         settings={"fail_on": fail_on, "args": list(args), "rootdir": rootdir},
-        tests=tests, summary=summary, gate=gate(summary, fail_on), limits=list(LIMITS))
+        tests=tests, collection_errors=errors, summary=summary,
+        gate=gate(summary, fail_on, errors, allow_empty), limits=list(LIMITS))
 
 
 def load_document(doc: Any) -> dict[str, Any]:

@@ -33,8 +33,18 @@ def render_summary(doc: dict[str, Any], width: int = 120, color: bool = False) -
     for key, label in _LABELS.items():
         if s.get(key):
             counts.add_row(label, str(s[key]))
+    if s.get("collection_errors"):
+        counts.add_row("test modules not run: collection error", str(s["collection_errors"]))
     counts.add_row("total", str(s["tests"]), style="bold")
     console.print(counts)
+    if doc.get("collection_errors"):
+        errs = Table(title="test modules not run: collection error (their tests never ran)", show_header=True,
+                     header_style="bold")
+        errs.add_column("module", no_wrap=True)
+        errs.add_column("error", overflow="fold")
+        for e in doc["collection_errors"]:
+            errs.add_row(str(e.get("module")), str(e.get("message")))
+        console.print(errs)
     if s["by_cause"]:
         causes = Table(title="predicted Mac failures by cause", show_header=True, header_style="bold")
         for col in ("kind", "op", "dtype", "tests", "first at", "first test"):

@@ -29,9 +29,7 @@ The verdict (:func:`verdict`) is one of :data:`VERDICTS`, worst first:
 
 from __future__ import annotations
 
-import os
 import time
-import traceback
 from typing import Any
 
 VERDICTS = ("mac_failure", "wrong_result", "inconclusive", "fallback", "clean", "no_mps", "not_run")
@@ -40,12 +38,9 @@ VERDICTS = ("mac_failure", "wrong_result", "inconclusive", "fallback", "clean", 
 def user_location(exc: BaseException, root: str) -> dict[str, Any] | None:
     """The innermost frame of ``exc``'s traceback in the project's files (under ``root``; not site-packages, not
     mpsready): ``{"path": relative, "line", "function"}``, or ``None``."""
-    root = os.path.abspath(root)
-    for fs in reversed(traceback.extract_tb(exc.__traceback__)):
-        path = os.path.abspath(fs.filename)
-        if path.startswith(root + os.sep) and "site-packages" not in path and os.sep + "mpsready" + os.sep not in path:
-            return {"path": os.path.relpath(path, root), "line": fs.lineno, "function": fs.name}
-    return None
+    from mpsready.frames import user_location as located
+
+    return located(exc, root)
 
 
 def mac_entry(emu, exc: BaseException | None, root: str) -> dict[str, Any] | None:

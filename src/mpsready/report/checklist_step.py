@@ -116,6 +116,10 @@ def _from_trace(ev: Evidence, g: _Gathered) -> None:
     g.workaround = _trace_workaround(ev)
 
 
+NO_MPS_RUN = ("emulated Mac run: no tensor reached the emulated MPS device: on a Mac this program runs on the CPU "
+              "(a device selection that checks only CUDA, or no --device mps given); not a pass, nothing was judged")
+
+
 def _from_run(ev: Evidence, g: _Gathered) -> None:
     """Predictions from an emulated Mac run (mpsready run): the failures the emulated device raised, as a Mac
     would. The exception that ended an inconclusive run is not one of them (a missing module, a missing file)."""
@@ -126,6 +130,8 @@ def _from_run(ev: Evidence, g: _Gathered) -> None:
         g.errors.append(f"{f.op or f.kind} at {f.where}" if f.where else (f.op or f.kind))
     for fb in ev.run.fallbacks:
         g.lines.append(EvidenceLine("run", fb.line(), Basis.PREDICTED, source=ev.run.source))
+    if not ev.run.mps_used and not ev.run.failures:
+        g.lines.append(EvidenceLine("run", NO_MPS_RUN, None, source=ev.run.source))
     pe = ev.run.program_error
     if pe is not None:
         g.lines.append(EvidenceLine("run", pe.line(), None, source=ev.run.source))
@@ -149,6 +155,12 @@ def _from_tests(ev: Evidence, g: _Gathered) -> None:
     for op, n in ev.tests.fallback_ops.items():
         g.lines.append(EvidenceLine("tests", f"emulated Mac tests: {op} ran on the CPU in {n} test(s)",
                                     Basis.PREDICTED, source=ev.tests.source))
+    # modules that failed to collect never ran: not a prediction either way, and never a pass
+    for text in ev.tests.collection_lines():
+        g.lines.append(EvidenceLine("tests", text, None, source=ev.tests.source))
+    if ev.tests.collection_errors:
+        n = len(ev.tests.collection_errors)
+        g.broken.append(f"{n} test module{'s' if n > 1 else ''} not run: collection error")
     if ev.tests.failures:
         g.workaround = _combine_ways(g.workaround if before else "", _run_workaround(ev.tests))
 
@@ -184,6 +196,9 @@ def _broken_step(ev: Evidence, g: _Gathered) -> CheckItem:
                      f"requirements or data), then mpsready run again")
     elif pe is not None:
         next_step = "fix the program or its arguments so it runs here, then mpsready run again"
+    elif ev.tests is not None and ev.tests.collection_errors:
+        next_step = ("make the test modules import here (pytest --mps-emulate --collect-only shows each error), "
+                     "then run the suite again")
     return CheckItem(4, Status.NOT_CHECKED, None,
                      f"the step itself failed here ({name_list(list(dict.fromkeys(g.broken)))}), for a reason that "
                      "does not involve CUDA: nothing about MPS can be concluded until it runs", g.lines,
@@ -205,7 +220,12 @@ def _clean_step(ev: Evidence, lines: list[EvidenceLine]) -> CheckItem:
     if ran:
         basis_txt.append(f"the step ran on {', '.join(ran)}")
     run_clean = ev.run is not None and ev.run.outcome in ("completed", "stopped") and ev.run.judged_ops > 0
-    if ev.run is not None:
+    if ev.run is not None and not ev.run.mps_used:
+        # its own statement, never a pass: nothing the program did was judged for MPS
+        basis_txt.append(f"emulated Mac run (torch {ev.run.torch_target}, macOS {ev.run.macos_target}): "
+                         f"{ev.run.outcome}, but no tensor reached the emulated MPS device, so nothing about MPS was "
+                         "judged")
+    elif ev.run is not None:
         basis_txt.append(f"emulated Mac run (torch {ev.run.torch_target}, macOS {ev.run.macos_target}): "
                          f"{ev.run.outcome}, {ev.run.judged_ops} MPS operators judged, none predicted to fail")
     tests_clean = False
@@ -213,12 +233,16 @@ def _clean_step(ev: Evidence, lines: list[EvidenceLine]) -> CheckItem:
         t = ev.tests
         reached = t.count("clean") + t.count("fallback")
         tests_clean = reached > 0
-        basis_txt.append(f"emulated Mac tests (torch {t.torch_target}, macOS {t.macos_target}): {t.count('tests')} "
-                         f"tests, {t.count('clean')} clean on MPS, none predicted to fail"
-                         + (f", {t.count('fallback')} with CPU fallbacks" if t.count("fallback") else "")
-                         + f", {t.count('no_mps')} never reached MPS"
-                         + (f", {t.count('inconclusive')} failed here for reasons of their own"
-                            if t.count("inconclusive") else ""))
+        if not t.count("tests"):
+            basis_txt.append(f"emulated Mac tests (torch {t.torch_target}, macOS {t.macos_target}): no test ran "
+                             "(nothing collected), nothing predicted")
+        else:
+            basis_txt.append(f"emulated Mac tests (torch {t.torch_target}, macOS {t.macos_target}): {t.count('tests')} "
+                             f"tests, {t.count('clean')} clean on MPS, none predicted to fail"
+                             + (f", {t.count('fallback')} with CPU fallbacks" if t.count("fallback") else "")
+                             + f", {t.count('no_mps')} never reached MPS"
+                             + (f", {t.count('inconclusive')} failed here for reasons of their own"
+                                if t.count("inconclusive") else ""))
     # An empty trace (no operator recorded) predicts nothing.
     prediction = "pass" if (ev.trace is not None and ev.trace.ops and not ev.trace.by_status("unknown")) \
         or run_clean or tests_clean else None

@@ -38,12 +38,10 @@ STARTED = ".started"
 
 
 def _user_location(exc: BaseException, root: str) -> dict[str, Any] | None:
-    tb = traceback.extract_tb(exc.__traceback__)
-    for fs in reversed(tb):
-        path = os.path.abspath(fs.filename)
-        if path.startswith(root + os.sep) and "site-packages" not in path and "mpsready" not in path:
-            return {"path": os.path.relpath(path, root), "line": fs.lineno, "function": fs.name}
-    return None
+    """The innermost traceback frame in the program's own files (:func:`mpsready.frames.user_location`)."""
+    from mpsready.frames import user_location
+
+    return user_location(exc, root)
 
 
 def cuda_origin(exc: BaseException) -> bool:

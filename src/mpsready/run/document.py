@@ -40,7 +40,8 @@ Fields (every value predicted, none observed on a Mac):
 * ``nan_check``, ``checked`` (results checked), ``first_nonfinite`` (the first op whose result held NaN/Inf from
   finite inputs: ``op``, ``dtype``, ``stage``, ``step``, ``location``, ``nan``, ``inf``, ``inputs`` statistics;
   or null), ``dynamic_shapes`` (ops whose input shapes changed in most steps at one line), ``steps_observed``
-  and ``findings`` (NUM301, PRF301; basis ``predicted``), from :mod:`mpsready.numerics.hooks`. They do not
+  ``masked``, ``degenerate`` (std of one value: NUM305 info), ``skipped``/``skipped_kinds`` (values the watch could
+  not read) and ``findings`` (NUM301, NUM305, PRF301; basis ``predicted``), from :mod:`mpsready.numerics.hooks`. They do not
   change ``outcome`` or ``exit_code``.
 """
 

@@ -165,7 +165,8 @@ def trace_entry(spec: Any, torch: str | None = None, macos: str = DEFAULT_MACOS,
 
     kind = device.split(":")[0]
     emulated = kind == "mps" and not _real_mps()
-    watch = TraceWatch(nan_check=nan_check, deferred=kind == "cuda" or (kind == "mps" and not emulated))
+    watch = TraceWatch(nan_check=nan_check, deferred=kind == "cuda" or (kind == "mps" and not emulated),
+                       device_of=_emulated_device if emulated else None)
     if emulated:
         from mpsready.trace.emulated import emulated_trace
 
@@ -189,6 +190,13 @@ def _add_numerics(result: TraceResult, watch: Any) -> None:
     result.trace.settings["numerics"] = watch.to_dict()
     result.prediction.findings = sort_findings(result.prediction.findings
                                                + watch_findings(watch.watch, result.trace.device_label))
+
+
+def _emulated_device(t: Any) -> str:
+    """``mps`` for a tensor resident on the emulated MPS device, else its own device (a CPU call of the program)."""
+    from mpsready.emulate.residence import on_mps
+
+    return "mps" if on_mps(t) else t.device.type
 
 
 def _real_mps() -> bool:

@@ -47,7 +47,7 @@ from typing import Any, Callable, Iterator
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from mpsready.frames import Frame, UserFrames
+from mpsready.frames import Frame, UserFrames, package_dirs
 from mpsready.step.runner import Observer, StepContext, to_device
 from mpsready.trace.model import DtypeEvent, OpCall, OpTrace
 
@@ -77,6 +77,7 @@ def op_name(func: Any) -> str:
 
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+_MPSREADY_DIRS = package_dirs("mpsready")  # by the loaded package's directory, never by a folder's name
 _SKIP_DIRS = (_TORCH_DIR + "utils" + os.sep + "_python_dispatch", _TORCH_DIR + "_ops.py",
               _TORCH_DIR + "_compile.py", os.path.join(_TORCH_DIR, "_dynamo", "eval_frame.py"))  # mode plumbing
 
@@ -91,7 +92,7 @@ def _torch_caller() -> str | None:
         fn = f.f_code.co_filename
         if fn.startswith(_TORCH_DIR) and not fn.startswith(_SKIP_DIRS) and fn != here:
             return f"torch/{os.path.relpath(fn, _TORCH_DIR)}:{f.f_code.co_name}".replace(os.sep, "/")
-        if not fn.startswith(_TORCH_DIR) and "mpsready" not in fn:
+        if not fn.startswith(_TORCH_DIR) and not fn.startswith(_MPSREADY_DIRS):
             return None  # reached user code first: the user created it
         f = f.f_back
     return None

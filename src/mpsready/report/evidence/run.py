@@ -135,6 +135,13 @@ class RunEvidence:
         return " ".join(["python", os.path.basename(argv[0]), *argv[1:]]) if argv else "PROGRAM"
 
     @property
+    def mps_used(self) -> bool:
+        """Whether a tensor reached the emulated MPS device (the document's ``mps_used``; older documents: an
+        operator was judged)."""
+        used = self.raw.get("mps_used")
+        return bool(used) if isinstance(used, bool) else self.judged_ops > 0
+
+    @property
     def fallback_share(self) -> float | None:
         shares = [f.share for f in self.fallbacks if f.share is not None]
         return min(1.0, sum(shares)) if shares else None

@@ -5,7 +5,8 @@ Every test ran here on the emulated MPS device (:mod:`mpsready.pytest_plugin`); 
 (basis ``emulated``), nothing ran on a Mac. Checklist item 4 (the step on MPS) reads it: a predicted Mac failure
 in any test fails the item (predicted); a suite whose tests reached MPS with none predicted to fail lets it read
 "not checked (predicted to pass)", never "passed". A test that failed here on its own exception (verdict
-``inconclusive``) says nothing about the Mac.
+``inconclusive``) says nothing about the Mac. A test module that failed to collect (``collection_errors``) never
+ran: item 4 says "not run: collection error" for it and cannot pass on that suite.
 """
 
 from __future__ import annotations
@@ -44,6 +45,11 @@ class TestsEvidence:
     test_failures: list[TestFailure]
     fallback_ops: dict[str, int]  # op -> tests
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
+    collection_errors: list[tuple[str, str]] = field(default_factory=list)  # (module, message): never ran
+
+    def collection_lines(self) -> list[str]:
+        """``emulated Mac tests: tests/test_ext.py not run: collection error: ImportError: ...``, one per module."""
+        return [f"emulated Mac tests: {m} not run: collection error: {msg[:200]}" for m, msg in self.collection_errors]
 
     @property
     def causes(self) -> list[tuple[RunFailure, int]]:
@@ -86,9 +92,12 @@ def from_doc(doc: dict[str, Any], source: str | None = None) -> TestsEvidence:
     summary = doc.get("summary") or {}
     counts = {k: as_int(v) or 0 for k, v in summary.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
     fb = summary["fallback_ops"] if isinstance(summary.get("fallback_ops"), dict) else {}
+    errors = [(str(e.get("module") or "?"), str(e.get("message") or "")) for e in doc.get("collection_errors") or []
+              if isinstance(e, dict)]
     return TestsEvidence(source=source, torch_target=tgt.get("torch"), macos_target=tgt.get("macos"),
                          fallback_enabled=tgt.get("fallback"), counts=counts, test_failures=failures,
-                         fallback_ops={str(k): as_int(v) or 0 for k, v in fb.items()}, raw=doc)
+                         fallback_ops={str(k): as_int(v) or 0 for k, v in fb.items()}, raw=doc,
+                         collection_errors=errors)
 
 
 def load(path: str | os.PathLike[str]) -> TestsEvidence:
