@@ -90,7 +90,9 @@ def test_where_the_project_selects_its_device_code_that_cannot_see_it_is_left_wi
     assert [fp.path for fp in plan.files] == ["train.py"]
     assert [(m.code, m.path, m.line, m.reason) for m in plan.manual] == [
         ("API101", "utils.py", 5, "the project selects its device itself (train.py:2) and this code cannot see that "
-                                  "choice: pass the selected device here (a parameter, or a tensor argument's .device); "
+                                  "choice: at this function no device variable is in scope, no self.device, no tensor "
+                                  "operand or tensor parameter whose .device it could follow, and no module parameters; "
+                                  "pass the selected device here (a parameter, or a tensor argument's .device); "
                                   "an independent choice could put this tensor on MPS while the rest stays on the CPU")]
 
 

@@ -20,7 +20,7 @@ def _texts():
 
 
 def test_positions_parents_and_code_equal_libcst_providers():
-    assert len(SOURCES) == 20
+    assert len(SOURCES) == 22
     for text in _texts():
         module = cst.parse_module(text)
         state = index(module)

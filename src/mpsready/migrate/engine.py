@@ -6,16 +6,22 @@ node there with libcst. Nothing is written here: :mod:`mpsready.migrate.apply` w
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
+import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from mpsready import rules as registry
 from mpsready.findings import Finding
 from mpsready.migrate.fixability import bucket, declared_floor
 from mpsready.migrate.leftovers import find_leftovers
-from mpsready.migrate.planfile import FILE_TIME_LIMIT_S, FileJob, outcomes as _outcomes
+from mpsready.migrate.planfile import FILE_TIME_LIMIT_S, FileJob, FileOutcome, outcomes as _outcomes
 from mpsready.migrate.progress import PlanProgress
+from mpsready.migrate.selections import finding_place, for_file, mps_selections
 from mpsready.migrate.transforms import all_transforms
 from mpsready.scan.config import ScanConfig
 from mpsready.scan.engine import ScanResult, scan_path
@@ -100,6 +106,7 @@ class Plan:
     torch_floor: tuple[int, int] | None = None
     findings_before: int = 0
     leftovers: list[str] = field(default_factory=list)  # temp files of an earlier, killed --apply (relative)
+    rounds: int = 1  # plan-and-apply rounds (in memory) until one changed nothing: see migrate_path
 
     @property
     def edits(self) -> int:
@@ -116,13 +123,25 @@ def _selected(codes: list[str], select: tuple[str, ...], ignore: tuple[str, ...]
     return chosen - set(registry.select(codes, list(ignore)))
 
 
+MAX_ROUNDS = 4  # plan, apply in memory, plan again: real trees settle in two (the second changes nothing)
+
+
 def migrate_path(path: str | os.PathLike[str], *, select: tuple[str, ...] = (), ignore: tuple[str, ...] = (),
                  config: ScanConfig | None = None, progress: PlanProgress | None = None,
                  file_time_limit: float = FILE_TIME_LIMIT_S) -> Plan:
     """Plan the migration of the project (or single file) at ``path``; writes nothing.
 
-    ``progress`` (:mod:`mpsready.migrate.progress`) hears the scan's and the plan's ``(done, total)``.
-    ``config.jobs`` > 1 plans the files in a process pool when there are many (as the scan analyses them);
+    The plan is a fixed point: after planning, the edits are applied in memory and the result is scanned and
+    planned again, until a round changes nothing (at most :data:`MAX_ROUNDS` rounds). The plan returned is the
+    sum: each file's text before the first round and after the last, every round's edits and fixed findings,
+    and the manual and kept entries of the last round (what is left once the plan is written). A later round's
+    lines are mapped back to the lines of the file as it is on disk. The places where the project selects its
+    device only grow from round to round (:mod:`mpsready.migrate.selections`), so a move an earlier round
+    refused for mixing is never made with an independent choice in a later one. So a second ``--apply`` changes
+    nothing.
+
+    ``progress`` (:mod:`mpsready.migrate.progress`) hears the scan's and the plan's ``(done, total)`` of the first
+    round. ``config.jobs`` > 1 plans the files in a process pool when there are many (as the scan analyses them);
     the plan is the same. A file above ``config.max_file_size`` bytes, or whose planning passes
     ``file_time_limit`` seconds (checked between the steps of its planning: see :mod:`mpsready.migrate.planfile`),
     is listed in ``Plan.errors`` and its findings as manual, with the reason.
@@ -131,34 +150,91 @@ def migrate_path(path: str | os.PathLike[str], *, select: tuple[str, ...] = (), 
     missing path. A file libcst cannot parse is listed in ``Plan.errors`` and left untouched.
     """
     target = Path(path)
-    scan = scan_path(target, config or ScanConfig(), progress=progress.scan if progress else None)
-    root = target if target.is_dir() else target.parent
+    state = _Rounds(target, select, ignore, config or ScanConfig(), file_time_limit)
+    first = state.round(progress)
+    rounds = [first]
+    while rounds[-1].files and len(rounds) < MAX_ROUNDS:
+        state.overlay.update({fp.path: fp.after.encode("utf-8") for fp in rounds[-1].files})
+        rounds.append(state.round(None))
+    return _merge(rounds, state)
+
+
+class _Rounds:
+    """What the rounds of one :func:`migrate_path` share: the files' bytes after the rounds so far (``overlay``,
+    relative path -> bytes), the scan's in-memory analyses (only changed files are analysed again), the outcome
+    of each file planned (reused when its text, findings and selections are the same) and the selections seen."""
+
+    def __init__(self, target: Path, select: tuple[str, ...], ignore: tuple[str, ...], config: ScanConfig,
+                 file_time_limit: float) -> None:
+        from mpsready.scan.cache import MemoCache
+
+        self.target, self.select, self.ignore, self.config = target, select, ignore, config
+        self.file_time_limit = file_time_limit
+        self.root = target if target.is_dir() else target.parent
+        self.overlay: dict[str, bytes] = {}
+        self.memo = MemoCache()
+        self.outcomes: dict[tuple, FileOutcome | None] = {}
+        self.selections: list[str] = []  # in the order first seen; only grows
+        self.texts: dict[str, list[str]] = {}  # relative path -> the text each round planned from (round 1: disk)
+
+    def round(self, progress: PlanProgress | None) -> Plan:
+        return _plan_round(self, progress)
+
+
+R = TypeVar("R", "ManualRecord", "FindingRef")
+
+
+def _signature(findings: list[Finding]) -> tuple:
+    return tuple((f.code, f.location.line, f.location.column, f.message, repr(f.evidence)) for f in findings)
+
+
+def _plan_round(state: _Rounds, progress: PlanProgress | None) -> Plan:
+    """One round: scan (the overlay instead of the disk for the files earlier rounds changed), then plan."""
+    target, root = state.target, state.root
+    scan = scan_path(target, state.config, progress=progress.scan if progress else None, overlay=state.overlay,
+                     memo=state.memo)
     transforms = all_transforms()
     codes = sorted({c for t in transforms for c in t.codes} | {f.code for f in scan.findings})
-    chosen = _selected(codes, select, ignore)
-    transforms = [t for t in transforms if set(t.codes) & chosen]
+    chosen = _selected(codes, state.select, state.ignore)
     plan = Plan(str(root), torch_floor=torch_floor(scan))
     by_path: dict[str, list[Finding]] = {}
     for f in scan.findings:
         if f.location.path and f.code in chosen:
             by_path.setdefault(f.location.path, []).append(f)
     plan.findings_before = sum(len(v) for v in by_path.values())
-    # where the project selects its device itself: code that cannot see it makes no choice of its own
-    selections = tuple(f"{f.location.path}:{f.location.line}" for f in scan.findings
-                       if f.code == "API104" and f.location.path)
     if target.is_dir():
         cfg = scan.config
         files = [(pf.relpath, pf.abspath) for pf in walk(root, exclude=cfg.exclude, max_file_size=cfg.max_file_size).files
                  if pf.python or pf.notebook]
     else:
         files = [(target.name, str(target))]
+    # where the project selects its device itself: code that cannot see it makes no choice of its own
+    # (mpsready.migrate.selections: the scan's API104 findings and the selections that already consider MPS)
+    seen = [finding_place(f) for f in scan.findings if f.code == "API104" and f.location.path]
+    for rel, abspath in files:
+        try:
+            data = state.overlay[rel] if rel in state.overlay else Path(abspath).read_bytes()
+        except OSError:
+            continue
+        seen += mps_selections(rel, data)
+    state.selections += [p for p in dict.fromkeys(seen) if p not in state.selections]
+    places = tuple(state.selections)
     limit = scan.config.max_file_size
     plan.leftovers = find_leftovers(root, [abspath for _, abspath in files])
     handled: set[int] = set()
     unparsed: set[str] = set()  # files listed in plan.errors: their findings are left as they are, for that reason
-    jobs = [FileJob(rel, abspath, by_path.get(rel, []), tuple(sorted(chosen)), plan.torch_floor, selections, limit,
-                    file_time_limit) for rel, abspath in files]
-    for index, (job, out) in enumerate(zip(jobs, _outcomes(jobs, scan.config.jobs))):
+    jobs = [FileJob(rel, abspath, by_path.get(rel, []), tuple(sorted(chosen)), plan.torch_floor,
+                    for_file(rel, places), limit, state.file_time_limit,
+                    data=state.overlay.get(rel)) for rel, abspath in files]
+    keys = [(job.rel, hashlib.sha256(job.data).hexdigest() if job.data is not None else None,
+             _signature(job.findings), job.chosen, job.torch_floor, job.selections) for job in jobs]
+    todo = [job for job, key in zip(jobs, keys) if key not in state.outcomes]
+    fresh = iter(_outcomes(todo, scan.config.jobs))
+    for index, (job, key) in enumerate(zip(jobs, keys)):
+        if key in state.outcomes:
+            out = state.outcomes[key]
+        else:
+            out = state.outcomes[key] = next(fresh)
         if progress:
             progress.plan(index, len(files))
         if out is None:
@@ -190,3 +266,55 @@ def migrate_path(path: str | os.PathLike[str], *, select: tuple[str, ...] = (), 
     plan.kept.sort(key=lambda m: (m.path or "", m.line or 0, m.code))
     return plan
 
+
+def _line_map(before: str, after: str) -> Callable[[int | None], int | None]:
+    """Lines of ``after`` -> lines of ``before`` (1-based): equal lines exactly, a changed line to its place in
+    the changed block, an inserted line to the line before which it was inserted."""
+    a, b = before.split("\n"), after.split("\n")
+    table: dict[int, int] = {}
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        for j in range(j1, j2):
+            table[j + 1] = (i1 + min(j - j1, max(i2 - i1 - 1, 0)) + 1) if tag != "insert" else min(i1 + 1, len(a))
+    return lambda line: table.get(line, line) if line is not None else None
+
+
+def _merge(rounds: list[Plan], state: _Rounds) -> Plan:
+    """One plan from the rounds (see :func:`migrate_path`)."""
+    first, last = rounds[0], rounds[-1]
+    if len(rounds) == 1:
+        return first
+    files: dict[str, FilePlan] = {fp.path: fp for fp in first.files}
+    original = {fp.path: fp.before for fp in first.files}  # each file's text on disk
+    fixed = list(first.fixed)
+    for later in rounds[1:]:
+        # the later round's lines -> the lines on disk (its input differs from the disk only where it changed)
+        maps = {fp.path: _line_map(original[fp.path], fp.before) for fp in later.files if fp.path in original}
+        for fp in later.files:
+            base, m = files.get(fp.path), maps.get(fp.path)
+            if base is None:  # first changed in this round: its text before is the disk's
+                files[fp.path] = fp
+                original[fp.path] = fp.before
+                continue
+            base.after = fp.after
+            base.edits = base.edits + [dataclasses.replace(e, line=m(e.line) or e.line) if m and e.cell is None else e
+                                       for e in fp.edits]
+        fixed += [_mapped(r, maps) for r in later.fixed]
+    # the last round's manual and kept entries (what is left), in the lines of the file on disk
+    maps = {rel: _line_map(original[rel], data.decode("utf-8")) for rel, data in state.overlay.items() if rel in original}
+    plan = Plan(first.root, files=list(files.values()), torch_floor=first.torch_floor,
+                findings_before=first.findings_before, leftovers=first.leftovers, rounds=len(rounds))
+    plan.fixed = sorted(set(fixed), key=lambda r: (r.path or "", r.line or 0, r.code))
+    plan.manual = sorted((_mapped(m, maps) for m in last.manual), key=lambda m: (m.path or "", m.line or 0, m.code))
+    # left as they are: the first round's (a later round only sees the code the edits put behind a CUDA check)
+    plan.kept = list(first.kept)
+    plan.errors = list(dict.fromkeys(e for r in rounds for e in r.errors))
+    return plan
+
+
+def _mapped(record: R, maps: dict[str, Callable[[int | None], int | None]]) -> R:
+    """``record`` (a ManualRecord or FindingRef of a later round) with its line in the file on disk; a notebook's
+    lines are its cells' and are kept."""
+    m = maps.get(record.path)
+    if m is None or (record.path or "").endswith(".ipynb"):
+        return record
+    return dataclasses.replace(record, line=m(record.line))

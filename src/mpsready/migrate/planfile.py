@@ -48,6 +48,7 @@ class FileJob:
     selections: tuple[str, ...]
     max_bytes: int
     time_limit: float
+    data: bytes | None = None  # the file's bytes after an earlier round's edits (None: read it from disk)
 
 
 @dataclass
@@ -75,15 +76,16 @@ def _transforms(chosen: tuple[str, ...]) -> list[Transform]:
     return _TRANSFORMS[chosen]
 
 
-def _worth_detecting(abspath: str, transforms: list[Transform]) -> bool:
+def _worth_detecting(job: FileJob, transforms: list[Transform]) -> bool:
     """Files without findings are parsed only when a word a self-detecting transform needs appears in them
     (a cheap prefilter, as the scan's triggers: the transform then decides on the syntax tree)."""
     if not any(t.detects for t in transforms):
         return False
     try:
-        text = Path(abspath).read_text(encoding="utf-8", errors="replace")
+        data = job.data if job.data is not None else Path(job.abspath).read_bytes()
     except OSError:
         return False
+    text = data.decode("utf-8", errors="replace")
     return any(t.wants(text) for t in transforms)
 
 
@@ -110,11 +112,14 @@ def _plan_file(job: FileJob) -> FileOutcome | None:
 
     transforms = _transforms(job.chosen)
     findings, rel = job.findings, job.rel
-    if all(bucket(f, job.torch_floor)[0] == "kept" for f in findings) and not _worth_detecting(job.abspath, transforms):
+    if all(bucket(f, job.torch_floor)[0] == "kept" for f in findings) and not _worth_detecting(job, transforms):
         return None
     try:
-        with open(job.abspath, "rb") as fh:
-            data = fh.read(job.max_bytes + 1)  # the scan's limit, in single-file mode too (a 55 MB file took 5 GB)
+        if job.data is not None:
+            data = job.data
+        else:
+            with open(job.abspath, "rb") as fh:
+                data = fh.read(job.max_bytes + 1)  # the scan's limit, in single-file mode too (a 55 MB file took 5 GB)
         if len(data) > job.max_bytes:
             return FileOutcome(f"{rel}: above the {job.max_bytes}-byte limit (--max-file-size); not read")
         text = data.decode("utf-8")

@@ -190,6 +190,7 @@ def _plan_doc(plan: Plan) -> dict[str, Any]:
         "kept": [[m.code, m.path, m.line, m.reason] for m in plan.kept],
         "fixed": [[r.code, r.path, r.line] for r in plan.fixed],
         "errors": plan.errors,
+        "rounds": plan.rounds,
     }
 
 
@@ -211,5 +212,6 @@ def _plan(doc: dict[str, Any], inputs: Inputs) -> Plan:
     plan.kept = [ManualRecord(*m) for m in doc["kept"]]
     plan.fixed = [FindingRef(*r) for r in doc["fixed"]]
     plan.errors = [str(e) for e in doc["errors"]]
+    plan.rounds = int(doc.get("rounds", 1))
     plan.leftovers = find_leftovers(inputs.root, [inputs.paths[rel] for rel in inputs.code])
     return plan

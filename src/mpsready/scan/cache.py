@@ -47,6 +47,35 @@ def _stat_ok(row: Any) -> bool:
             and isinstance(row[2], str))
 
 
+class MemoCache:
+    """The scan cache's interface held in memory for one process: analyses by content key, no file stats (a
+    file's bytes may be an overlay's, not the disk's) and nothing written. ``migrate`` hands one to each scan of
+    its rounds (:func:`mpsready.migrate.engine.migrate_path`), so a round re-analyses only the files the round
+    before changed."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, Any] = {}
+        self.hits = 0
+
+    def known(self, relpath: str, size: int, mtime_ns: int) -> tuple[str, int] | None:
+        return None
+
+    def remember(self, relpath: str, size: int, mtime_ns: int, key: str, lines: int) -> None:
+        return None
+
+    def get(self, key: str) -> Any | None:
+        value = self._entries.get(key)
+        if value is not None:
+            self.hits += 1
+        return value
+
+    def put(self, key: str, value: Any) -> None:
+        self._entries[key] = value
+
+    def save(self) -> None:
+        return None
+
+
 class ScanCache:
     """``get(key)`` / ``put(key, value)`` over one root's cache file; ``save()`` writes atomically."""
 

@@ -16,6 +16,7 @@ import os
 import stat
 import time
 import tokenize
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable
@@ -24,7 +25,7 @@ from mpsready import rules as registry
 from mpsready.errors import UsageError
 from mpsready.findings import Basis, Finding, Location, Scope, Severity, Verdict, sort_findings
 from mpsready.scan import knowledge
-from mpsready.scan.cache import ScanCache, content_key
+from mpsready.scan.cache import MemoCache, ScanCache, content_key
 from mpsready.scan.code import CodeResult, analyze_source
 from mpsready.scan.code.analyzer import analyze_source_tree
 from mpsready.scan.code.suppress import parse_suppression
@@ -102,22 +103,27 @@ class ScanResult:
 
 
 def scan_path(path: str | os.PathLike[str], config: ScanConfig | None = None, *,
-              progress: Progress | None = None, explicit: frozenset[str] = frozenset()) -> ScanResult:
+              progress: Progress | None = None, explicit: frozenset[str] = frozenset(),
+              overlay: Mapping[str, bytes] | None = None, memo: MemoCache | None = None) -> ScanResult:
     """Scan the project at ``path`` (a directory or a single file).
 
     ``config`` defaults to :class:`ScanConfig` merged with ``[tool.mpsready]`` from the project's
     pyproject.toml (fields named in ``explicit`` keep the caller's value). Raises
     :class:`~mpsready.errors.UsageError` when ``path`` does not exist or is not readable.
+    ``overlay`` (relative POSIX path -> bytes) is read instead of those files' bytes on disk, and ``memo`` is an
+    in-memory analysis cache used when the config names no cache folder: ``migrate`` scans its own edits, in
+    memory, with both (:func:`mpsready.migrate.engine.migrate_path`).
     """
     try:
         with gc_paused():  # the whole scan: see gc_paused (declaration readers and findings build no cycles either)
-            return _scan(path, config, progress, explicit)
+            return _scan(path, config, progress, explicit, overlay or {}, memo)
     finally:
         tomlfile.forget()
         set_scripts(frozenset())  # the parsed root pyproject.toml, shared by the config and the declaration reads
 
 
-def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: frozenset[str]) -> ScanResult:
+def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: frozenset[str],
+          overlay: Mapping[str, bytes], memo: MemoCache | None) -> ScanResult:
     started = time.perf_counter()
     target = Path(path)
     if not os.path.lexists(target):
@@ -144,7 +150,7 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
                                   f"{st.st_size} bytes is above the {config.max_file_size}-byte limit; skipped",
                                   evidence={"bytes": st.st_size, "limit": config.max_file_size}))
             files = []
-    project = ProjectFiles(root, config.max_file_size)
+    project = ProjectFiles(root, config.max_file_size, overlay)
 
     deps, dep_raw, texts = _declarations(files, project)
     # an included file (-r base.txt) is often also scanned on its own: keep one copy of each
@@ -158,8 +164,8 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
     if target.is_dir() and not deps and not dep_raw:
         raw.append(_no_declaration())
 
-    cache = ScanCache(config.cache_dir, root) if config.cache_dir else None
-    code_results, lines, code_raw, parsed = _analyse_python(files, config, cache, progress)
+    cache: ScanCache | MemoCache | None = ScanCache(config.cache_dir, root) if config.cache_dir else memo
+    code_results, lines, code_raw, parsed = _analyse_python(files, config, cache, progress, overlay)
     set_scripts(scripts_named_like_tests(code_results))  # before any finding gets its scope
     raw += code_raw
     if cache is not None:
@@ -327,7 +333,8 @@ def gc_paused():
             gc.enable()
 
 
-def _analyse_python(files, config: ScanConfig, cache: ScanCache | None, progress: Progress | None):
+def _analyse_python(files, config: ScanConfig, cache: ScanCache | MemoCache | None, progress: Progress | None,
+                    overlay: Mapping[str, bytes]):
     """({relpath: (CodeResult, cells)} where ``cells`` maps finding index -> notebook cell, total lines, the INP
     findings of files that could not be read, {relpath: (text, tree)} of the sources parsed in this process when
     they are kept for the project passes (see KEEP_TREES_BYTES))."""
@@ -340,7 +347,8 @@ def _analyse_python(files, config: ScanConfig, cache: ScanCache | None, progress
     total = len(pyfiles)
     done = 0
     for pf in pyfiles:
-        if cache is not None and pf.python and pf.mtime_ns:
+        mtime_ns = 0 if pf.relpath in overlay else pf.mtime_ns  # an overlay's bytes are not the disk's: no stats
+        if cache is not None and pf.python and mtime_ns:
             known = cache.known(pf.relpath, pf.size, pf.mtime_ns)
             hit = _from_cache(cache.get(known[0])) if known is not None else None
             if known is not None and hit is not None:  # unchanged since the last scan: no read, no hash
@@ -351,7 +359,7 @@ def _analyse_python(files, config: ScanConfig, cache: ScanCache | None, progress
                 done += 1
                 continue
         try:
-            data = pf.path.read_bytes()
+            data = overlay[pf.relpath] if pf.relpath in overlay else pf.path.read_bytes()
         except OSError as exc:
             raw.append(RawFinding(I.UNREADABLE, pf.relpath, None, f"cannot read: {exc.strerror or exc}"))
             continue
@@ -365,7 +373,7 @@ def _analyse_python(files, config: ScanConfig, cache: ScanCache | None, progress
             continue
         if cache is not None:  # without a cache no key is needed (hashing 50 MB of torch costs 0.1 s)
             key = content_key(data)
-            if pf.mtime_ns:
+            if mtime_ns:
                 cache.remember(pf.relpath, pf.size, pf.mtime_ns, key, n_lines)
             cached = _from_cache(cache.get(key))
             if cached is not None:

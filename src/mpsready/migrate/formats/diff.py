@@ -57,6 +57,9 @@ def render_summary(plan: Plan, *, applied: list[str] | None = None, refused: lis
                  f"({', '.join(f'{c} {n}' for c, n in sorted(counts.items())) or 'none'}) fixing {len(plan.fixed)} "
                  "scan finding(s); "
                  f"{len(plan.manual)} manual, {len(plan.kept)} left as they are; PyTorch floor {floor}")
+    if plan.rounds > 2:  # a later round edited what only the first round's edits made visible
+        lines.append(f"  fixed point: {plan.rounds} rounds, each planned on the edits of the one before (in memory); "
+                     "the last changed nothing, so a second run changes nothing")
     for fp in sorted(plan.files, key=lambda f: f.path):
         for e in fp.edits:
             if e.review:

@@ -24,7 +24,7 @@ def render_json(plan: Plan, *, applied: list[str] | None = None, refused: list[s
         "root": plan.root,
         "torch_floor": ".".join(map(str, plan.torch_floor)) if plan.torch_floor else None,
         "summary": {"edits": plan.edits, "files": len(plan.files), "manual": len(plan.manual), "kept": len(plan.kept),
-                    "not_parsed": len(plan.errors), "fixed": len(plan.fixed)},
+                    "not_parsed": len(plan.errors), "fixed": len(plan.fixed), "rounds": plan.rounds},
         "files": [{"path": fp.path, "sha256_before": fp.sha256, "edits": [e.to_dict() for e in fp.edits]}
                   for fp in sorted(plan.files, key=lambda f: f.path)],
         "fixed": [r.to_dict() for r in plan.fixed],

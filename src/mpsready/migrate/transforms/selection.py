@@ -443,6 +443,13 @@ class Selection(Transform):
         if not guards:
             return edits or f"{flag_text} selects no device and guards no move migrate can follow: select the " \
                             "device by hand"
+        legacy = [n for n in reads if isinstance(n, cst.IfExp) and _legacy_tensor_type(n.body)]
+        if legacy:
+            # `Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`: the moves would reach MPS while the
+            # tensors made from the CPU type stay on the CPU (no torch.mps tensor types: PyTorch 2.13.0 torch/mps)
+            return (f"{flag_text} also picks a legacy CUDA tensor type (line {ctx.line_of(legacy[0])}), which has no "
+                    "MPS counterpart: the moved modules would reach MPS while tensors made from the CPU type stay on "
+                    "the CPU; make those tensors with torch.tensor(..., device=...) first, then run migrate again")
         if dev is None:
             new_edit = self._bind_device(ctx, f, assign, flag, test)
             if isinstance(new_edit, str):
@@ -508,3 +515,9 @@ class Selection(Transform):
             dev = f"{_shown(test.value)}.device"
             edits += _guard_edits(ctx, node, dev, "API101", f"{_shown(test)} guard")
         return edits
+
+
+def _legacy_tensor_type(node: cst.BaseExpression) -> bool:
+    """``torch.cuda.FloatTensor`` (any ``torch.cuda.*Tensor`` name)."""
+    name = cst.helpers.get_full_name_for_node(node) or ""
+    return ".cuda." in f".{name}" and name.endswith("Tensor")

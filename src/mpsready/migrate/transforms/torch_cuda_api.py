@@ -56,6 +56,13 @@ def in_default_tensor_type(ctx: FileContext, node: cst.CSTNode) -> bool:
     return isinstance(call, cst.Call) and "torch.set_default_tensor_type" in ctx.names(call.func)
 
 
+# the seeding calls get no torch.mps twin when they are harmless (info): torch.manual_seed already seeds MPS
+# (PyTorch 2.13.0 torch/random.py: manual_seed calls torch.mps.manual_seed) and torch.cuda.manual_seed(_all) is
+# "silently ignored" without CUDA (torch/cuda/random.py docstrings); the twin made each seeding line an if/elif block,
+# twice for the common manual_seed + manual_seed_all pair, for nothing
+SEEDS = frozenset({"manual_seed", "manual_seed_all", "seed", "seed_all"})
+
+
 class TorchCudaApi(Transform):
     codes = SPEC.codes  # what it answers and fixes: specs/torch_cuda_api.py
 
@@ -71,6 +78,8 @@ class TorchCudaApi(Transform):
                 # harmless: reported as kept; the torch.mps equivalent is still added where the shape allows, as
                 # an edit no finding requires (like torch.load's map_location)
                 manuals.append(kept(f, HARMLESS_WHEN_INFO["API102"]))
+                if attr in SEEDS:
+                    continue  # no edit either: see SEEDS
                 one, _m = self.plan(ctx, [dataclasses.replace(f, severity=Severity.DEGRADES)])
                 edits += [dataclasses.replace(e, finding=None) for e in one]
                 continue

@@ -139,6 +139,10 @@ def cuda_text(node: ast.AST) -> str | None:
             and isinstance(node.func.value, ast.Constant) and isinstance(node.func.value.value, str) \
             and node.func.value.value.startswith("cuda:{"):
         return node.func.value.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and isinstance(node.left, ast.Constant) \
+            and node.left.value == "cuda:":  # "cuda:" + str(args.device)
+        inner = node.right.args[0] if isinstance(node.right, ast.Call) and node.right.args else node.right
+        return "cuda:{" + (dotted(inner) or "...") + "}"
     return None
 
 

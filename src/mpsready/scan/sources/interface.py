@@ -12,6 +12,7 @@ import reprlib
 import stat
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -72,12 +73,18 @@ class ProjectFiles:
     such as ``-r ../../etc/passwd`` cannot escape the project.
     """
 
-    def __init__(self, root: Path, max_bytes: int) -> None:
+    def __init__(self, root: Path, max_bytes: int, overlay: Mapping[str, bytes] | None = None) -> None:
         self.root = root.resolve()
         self.max_bytes = max_bytes
+        self.overlay = overlay or {}  # relpath -> bytes read instead of the disk's (migrate's later rounds)
 
     def read_text(self, relpath: str) -> str:
         """Text of a file under the root; raises :class:`SourceError` (missing, outside, too large, not UTF-8)."""
+        if relpath in self.overlay:
+            try:
+                return self.overlay[relpath].decode("utf-8-sig")
+            except UnicodeDecodeError as exc:
+                raise SourceError(f"{relpath} is not UTF-8 ({exc.reason} at byte {exc.start})") from None
         try:
             target = (self.root / relpath).resolve()
         except (ValueError, UnicodeError, OSError) as exc:  # a NUL byte or a lone surrogate in a name from setup.py

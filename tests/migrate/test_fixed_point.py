@@ -1,0 +1,176 @@
+"""Issue 35: one run reaches the fixed point, threads the device it can see, and judges each notebook alone.
+
+- A project whose selection migrate migrates and whose layer cannot see it: the first run migrated the selection
+  and left the layer's ``.cuda()`` manual; a second run then saw no API104 finding and rewrote that call with the
+  helper's independent choice (the mixing the first run refused). Now the migrated selection still counts as the
+  project's own (:mod:`mpsready.migrate.selections`) and one run plans until a round changes nothing.
+- The device that is visible: the module's own parameters, a neighbour operand, a tensor parameter.
+- Notebooks: one notebook's ``device = ...`` never blocks the fix in another.
+"""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mpsready.migrate.apply import apply_plan
+from mpsready.migrate.engine import migrate_path
+from mpsready.migrate.selections import for_file, mps_selections
+from mpsready.migrate.verify import verify_plan
+from mpsready.scan import ScanConfig
+
+CONFIG = ScanConfig(cache_dir=None)
+HERE = Path(__file__).parent / "projects"
+
+TRAIN = '''import torch
+from model import Net
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+net = Net().to(device)
+'''
+MODEL = '''import torch
+
+
+def make_noise():
+    return torch.randn(3).cuda()
+'''
+
+
+def _project(tmp_path: Path) -> Path:
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "train.py").write_text(TRAIN)
+    (root / "model.py").write_text(MODEL)
+    (root / "requirements.txt").write_text("torch>=2.3\n")
+    return root
+
+
+def test_a_second_run_never_makes_the_move_the_first_refused(tmp_path):
+    root = _project(tmp_path)
+    plan = migrate_path(root, config=CONFIG)
+    assert [fp.path for fp in plan.files] == ["train.py"]
+    assert [(m.code, m.path, m.line) for m in plan.manual] == [("API101", "model.py", 5)]
+    assert "the project selects its device itself (train.py:4)" in plan.manual[0].reason
+    assert plan.rounds == 2
+    assert apply_plan(plan).written == ["train.py"]
+    again = migrate_path(root, config=CONFIG)
+    assert again.files == []  # before: model.py rewritten to `.to(_mpsready_device())`
+    assert [(m.code, m.path, m.line) for m in again.manual] == [("API101", "model.py", 5)]
+    assert "train.py:4" in again.manual[0].reason  # the migrated selection, now considering MPS
+    assert "_mpsready_device" not in (root / "model.py").read_text()
+
+
+def test_a_later_round_makes_the_edit_the_first_could_not_see(tmp_path):
+    """The first round adds ``import torch``; only then does the scan report ``torch.cuda.synchronize()``, which
+    the second round guards: one run, and a second run changes nothing."""
+    (tmp_path / "net.py").write_text("import os\n\n\ndef f(x):\n    return x.cuda()\n\n\ntorch.cuda.synchronize()\n")
+    plan = migrate_path(tmp_path, config=CONFIG)
+    assert plan.rounds == 3
+    assert [(e.code, e.line) for e in plan.files[0].edits] == [("API101", 5), ("API102", 8)]
+    apply_plan(plan)
+    assert migrate_path(tmp_path, config=CONFIG).files == []
+
+
+def test_the_visible_device_is_threaded(tmp_path):
+    root = tmp_path / "threaded_devices"
+    shutil.copytree(HERE / "threaded_devices", root)
+    plan = migrate_path(root, config=CONFIG)
+    model = next(fp for fp in plan.files if fp.path == "model.py")
+    assert [(e.line, e.what) for e in model.edits] == [
+        (12, ".cuda() -> .to(next(self.parameters()).device)"),  # the module's own parameters
+        (19, ".cuda() -> .to(h.device)"),  # the neighbour operand
+        (23, ".cuda() -> .to(y.device)"),  # a tensor parameter of a plain function, for a tensor it makes
+    ]
+    assert plan.manual == []
+
+
+def test_the_threaded_project_runs_on_one_device_on_the_emulated_mac(tmp_path):
+    """Every tensor of a step on one device: an MPS kernel given a CPU operand fails the emulated run
+    (predicted, not observed on a Mac)."""
+    root = tmp_path / "threaded_devices"
+    shutil.copytree(HERE / "threaded_devices", root)
+    plan = migrate_path(root, config=CONFIG)
+    result = verify_plan(plan, ["python", "train.py"], releases=["2.13"], max_steps=2, time_limit=120)
+    assert result.original.exit_code == 1  # the original's bare .cuda() does not run on this CPU
+    assert (result.migrated.exit_code, result.migrated.steps) == (0, 2)
+    assert [(r.torch, r.outcome, r.mps_used, r.failure) for r in result.mac] == [("2.13.0", "stopped", True, None)]
+
+
+def test_what_stays_manual_says_which_device_source_was_missing(tmp_path):
+    root = _project(tmp_path)
+    (root / "model.py").write_text("import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n"
+                                   "    def __init__(self):\n        super().__init__()\n"
+                                   "        self.scale = torch.ones(3).cuda()\n")
+    plan = migrate_path(root, config=CONFIG)
+    assert [(m.path, m.line) for m in plan.manual] == [("model.py", 8)]
+    assert ("a tensor made in a module's __init__ and kept as a plain attribute is not moved by the module's "
+            ".to(device): register it with self.register_buffer(...) without .cuda()") in plan.manual[0].reason
+
+
+def _notebook(*cells: str) -> str:
+    return json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                                  "source": c.splitlines(keepends=True)} for c in cells],
+                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+
+
+def test_each_notebook_is_its_own_program(tmp_path):
+    (tmp_path / "a.ipynb").write_text(_notebook("import torch\n",
+                                                'device = "cuda" if torch.cuda.is_available() else "cpu"\n'))
+    (tmp_path / "b.ipynb").write_text(_notebook("import torch\n", "x = torch.ones(2).cuda()\n"))
+    plan = migrate_path(tmp_path, config=CONFIG)
+    b = next(fp for fp in plan.files if fp.path == "b.ipynb")
+    assert [(e.cell, e.line, e.what) for e in b.edits] == [(2, 1, ".cuda() -> .to(_mpsready_device())")]
+    assert plan.manual == []  # before: "the project selects its device itself (a.ipynb:...)"
+    assert apply_plan(plan).written == ["a.ipynb", "b.ipynb"]
+    assert migrate_path(tmp_path, config=CONFIG).files == []
+
+
+def test_selections_found_in_code_and_followed_per_program():
+    assert mps_selections("t.py", b'import torch\nd = "cuda" if torch.cuda.is_available() else "mps" if '
+                                  b'torch.backends.mps.is_available() else "cpu"\n') == ["t.py:2"]
+    helper = (b"def _mpsready_device(index=None):\n    if torch.backends.mps.is_available():\n"
+              b"        return torch.device('mps')\n")
+    assert mps_selections("h.py", helper) == []  # the helper's choices all agree: not a selection of the project
+    nb = _notebook("%matplotlib inline\nimport torch\n", "if torch.backends.mps.is_available():\n    d = 'mps'\n")
+    assert mps_selections("n.ipynb", nb.encode()) == ["n.ipynb:cell 2:line 1"]
+    places = ("t.py:2", "n.ipynb:cell 2:line 1", "m.ipynb:cell 1:line 3")
+    assert for_file("x.py", places) == ("t.py:2",)
+    assert for_file("n.ipynb", places) == ("n.ipynb:cell 2:line 1",)
+    assert for_file("o.ipynb", places) == ()
+
+
+@pytest.mark.parametrize("rounds", [1, 2])
+def test_the_rounds_are_bounded(tmp_path, monkeypatch, rounds):
+    import mpsready.migrate.engine as engine
+
+    monkeypatch.setattr(engine, "MAX_ROUNDS", rounds)
+    (tmp_path / "net.py").write_text("import os\n\n\ndef f(x):\n    return x.cuda()\n\n\ntorch.cuda.synchronize()\n")
+    assert migrate_path(tmp_path, config=CONFIG).rounds == rounds
+
+
+ELSE_SELECTION = '''import argparse
+
+import torch
+
+args = argparse.ArgumentParser().parse_args()
+if args.cpu:
+    device = torch.device("cpu")
+else:
+    device = torch.device("cuda:" + str(args.device)) if torch.cuda.is_available() else torch.device("cpu")
+torch.manual_seed(0)
+torch.cuda.manual_seed(0)
+torch.cuda.manual_seed_all(0)
+'''
+
+
+def test_a_selection_built_with_a_plus_inside_an_else_is_migrated_and_seeds_are_left_alone(tmp_path):
+    (tmp_path / "train.py").write_text(ELSE_SELECTION)
+    plan = migrate_path(tmp_path, config=CONFIG)
+    assert [(e.code, e.line) for e in plan.files[0].edits] == [("API104", 9)]
+    assert ('    device = torch.device("cuda:" + str(args.device)) if torch.cuda.is_available() else '
+            'torch.device("mps") if torch.backends.mps.is_available() else torch.device("cpu")\n') in plan.files[0].after
+    # harmless on a Mac (torch.manual_seed seeds MPS; torch.cuda.manual_seed is ignored without CUDA): no if/elif
+    assert "torch.mps.manual_seed" not in plan.files[0].after
+    assert [(m.code, m.line) for m in plan.kept] == [("API102", 11), ("API102", 12)]
+    assert plan.manual == []
