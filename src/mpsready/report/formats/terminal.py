@@ -43,7 +43,7 @@ def print_report(report: Report, console: Console | None = None) -> None:
     t.add_column("summary", ratio=1, overflow="fold")
     for it in report.checklist:
         t.add_row(str(it.number) + ("*" if it.number in crit else ""), _m(it.short),
-                  f"[{_STYLE[css_class(it)]}]{_m(it.label)}[/]", basis_word(it.basis), _m(it.summary))
+                  f"[{_STYLE[css_class(it)]}]{_m(it.label)}[/]", 'attested' if it.attested else basis_word(it.basis), _m(it.summary))
     console.print(t)
     console.print("[dim]* critical for this situation; passed needs an observation[/]")
     if v.reasons:
