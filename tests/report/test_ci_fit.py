@@ -52,7 +52,7 @@ def test_scan_alone_never_passes_item_8(tmp_path):
     main(["report", "--scan", str(scan_json), "--out", str(out)])
     item8 = json.loads((out / "report.json").read_text())["checklist"][7]
     assert (item8["status"], item8["basis"], item8["label"]) == ("not_checked", None, "not checked")
-    assert item8["summary"] == ("not checked: a person must confirm that the data rules allow this environment: no "
+    assert item8["summary"] == ("a person must confirm that the data rules allow this environment: no "
                                 "kit with a manifest of what leaves the lab was given")
     # a run record without raw tensors is a fact the item shows, never a pass (the old proxy)
     rep = build_report(Evidence(scan=scan.from_doc(fx.scan_doc()),

@@ -369,7 +369,7 @@ def item_data(ev: Evidence) -> CheckItem:
                      f"{str(ran)[:12]})", lines, attested=True)
 
 
-NOT_CONFIRMED = "not checked: a person must confirm that the data rules allow this environment"
+NOT_CONFIRMED = "a person must confirm that the data rules allow this environment"
 
 
 ITEMS = (item_dependencies, item_components, item_availability, item_step, item_comparison, item_fallback,

@@ -164,3 +164,55 @@ def _stage_outputs(root: Path, source: str, out: MacEvidence) -> None:
 
 def safe_dict(doc: Any) -> dict[str, Any]:
     return doc if isinstance(doc, dict) else {}
+
+
+@dataclass(frozen=True)
+class ObservedOp:
+    """What the device did with one operator: ``error`` (PyTorch's "not currently implemented for the MPS device"
+    text named it), ``fallback`` (counted by the record, or named by PyTorch's fallback warning) or ``runs``
+    (dispatched on the device in the trace, with neither of the above). ``how``: the evidence, in words."""
+
+    op: str
+    status: str
+    how: str
+
+
+def observed_ops(mac: MacEvidence) -> dict[str, ObservedOp]:
+    """Every operator the device was seen to fail, fall back or run, from the device record, the tests and the
+    trace on the device. Empty unless the results come from a Mac (:attr:`MacEvidence.on_mac`)."""
+    from mpsready.record.mps import classify_error
+
+    if not mac.on_mac:
+        return {}
+    out: dict[str, ObservedOp] = {}
+    rec = mac.device_record()
+    if rec is not None:
+        for stage, st in rec.stages.items():
+            kind, op = classify_error(st.get("error"))
+            if kind == "op_not_implemented" and op:
+                out[op] = ObservedOp(op, "error", f"the step's {stage} stage raised NotImplementedError on mps")
+        for op, n in rec.fallback_ops.items():
+            out.setdefault(op, ObservedOp(op, "fallback", f"{n} call(s) ran on the CPU in the step" if n else
+                                          "named by PyTorch's CPU-fallback warning in the step"))
+    for t in mac.tests:
+        if t.mps_kind == "op_not_implemented" and t.op:
+            out.setdefault(t.op, ObservedOp(t.op, "error", f"test {t.nodeid} raised NotImplementedError on mps"))
+    for op, test in mac.test_fallbacks.items():
+        out.setdefault(op, ObservedOp(op, "fallback", f"PyTorch's CPU-fallback warning in test {test}"))
+    if mac.trace is not None:
+        for o in mac.trace.ops:
+            out.setdefault(o.op, ObservedOp(o.op, "runs", "dispatched on mps in the traced step"))
+    return out
+
+
+def float64_refused(mac: MacEvidence) -> str | None:
+    """Where the Mac refused float64 (the step or a test), else ``None``."""
+    from mpsready.record.mps import classify_error
+
+    if not mac.on_mac:
+        return None
+    rec = mac.device_record()
+    for stage, st in (rec.stages.items() if rec else ()):
+        if classify_error(st.get("error"))[0] == "float64_refused":
+            return f"the step's {stage} stage"
+    return next((f"test {t.nodeid}" for t in mac.tests if t.mps_kind == "float64_refused"), None)
