@@ -38,6 +38,8 @@ SUBCOMMANDS = (
     ("report", "mpsready.commands.report"),
     ("check", "mpsready.commands.check"),
     ("run", "mpsready.commands.run"),
+    ("kit", "mpsready.commands.kit"),
+    ("learn", "mpsready.commands.learn"),
     ("migrate", "mpsready.migrate.cli"),
     ("demo", "mpsready.commands.demo"),
 )

@@ -22,7 +22,7 @@ def test_check_without_entry_skips_trace_and_record(tmp_path, capsys):
         "compare": "no --baseline record given (for example one recorded on the CUDA server)"}
     labels = {c["number"]: c["label"] for c in doc["checklist"]}
     assert labels == {1: "failed (predicted)", 2: "passed (static review)", 3: "not checked (predicted to pass)",
-                      4: "not checked", 5: "not checked", 6: "not checked", 7: "passed", 8: "not checked (predicted to pass)"}  # no run record: nothing observed
+                      4: "not checked", 5: "not checked", 6: "not checked", 7: "passed", 8: "not checked"}  # no kit signed off: nobody confirmed the data rules
     assert doc["checklist"][3]["summary"] == "not checked: no --entry given (the representative step)"
     printed = capsys.readouterr()
     assert f"Markdown report: {out / 'report.md'}" in printed.out

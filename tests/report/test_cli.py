@@ -23,9 +23,8 @@ def test_report_json_to_stdout(tmp_path, capsys):
     assert doc["schema"] == {"name": "mpsready.report", "version": 1}
     assert doc["verdict"]["name"] == "mac_for_dev" and doc["verdict"]["if_predictions_hold"] == "runs_on_mac"
     assert [c["status"] for c in doc["checklist"]] == ["not_checked", "passed", "not_checked", "not_checked",
-                                                       "not_checked", "not_checked", "passed", "passed"]
-    assert [c["basis"] for c in doc["checklist"]] == [None, "predicted", None, None, None, None, "observed",
-                                                      "observed"]
+                                                       "not_checked", "not_checked", "passed", "not_checked"]
+    assert [c["basis"] for c in doc["checklist"]] == [None, "predicted", None, None, None, None, "observed", None]
     assert doc["stages_present"] == ["scan", "env", "trace", "record"]
     assert doc["inputs"]["scan"] == str(tmp_path / "scan.json")
 

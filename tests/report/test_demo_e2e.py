@@ -40,7 +40,7 @@ def test_demo_verdict_and_checklist(demo):
     assert v["situation"]["name"] == "extensions" and v["situation"]["inferred"] is True
     assert {c["number"]: c["label"] for c in doc["checklist"]} == {
         1: "failed (predicted)", 2: "passed (static review)", 3: "not checked (predicted to pass)",
-        4: "failed (predicted)", 5: "not checked", 6: "not checked (predicted to pass)", 7: "passed", 8: "passed"}
+        4: "failed (predicted)", 5: "not checked", 6: "not checked (predicted to pass)", 7: "passed", 8: "not checked"}
     item1 = doc["checklist"][0]
     assert item1["workaround"] == "flash-attn -> torch.nn.functional.scaled_dot_product_attention (has an MPS path)"
     assert ("if flash-attn is replaced by torch.nn.functional.scaled_dot_product_attention (has an MPS path), the "

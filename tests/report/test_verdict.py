@@ -40,7 +40,7 @@ def test_clean_project_predicted_only_is_mac_for_dev_predicting_runs_on_mac(tmp_
     assert states(rep) == {
         1: "not checked (predicted to pass)", 2: "passed (static review)", 3: "not checked (predicted to pass)",
         4: "not checked (predicted to pass)", 5: "not checked", 6: "not checked (predicted to pass)",
-        7: "passed", 8: "passed",
+        7: "passed", 8: "not checked",
     }
     v = rep.verdict
     assert (v.verdict, v.basis, v.predicted) == (Verdict.MAC_FOR_DEV, Basis.PREDICTED, Verdict.RUNS_ON_MAC)
@@ -54,7 +54,7 @@ def test_clean_project_predicted_only_is_mac_for_dev_predicting_runs_on_mac(tmp_
 def test_clean_project_observed_on_mps_runs_on_mac(tmp_path):
     rep = build_report(clean_evidence(tmp_path, mps=True))
     assert states(rep) == {1: "passed", 2: "passed (static review)", 3: "passed", 4: "passed",
-                           5: "not checked", 6: "passed", 7: "passed", 8: "passed"}
+                           5: "not checked", 6: "passed", 7: "passed", 8: "not checked"}
     assert (rep.verdict.verdict, rep.verdict.basis) == (Verdict.RUNS_ON_MAC, Basis.OBSERVED)
     assert rep.verdict.would_change == []
     assert_no_unobserved_pass(rep)
@@ -208,8 +208,8 @@ def test_one_stage_alone_never_passes_a_check_it_did_not_make(tmp_path, present)
         ev.compare = compare.from_doc(fx.compare_doc("cuda", "cpu"))
     rep = build_report(ev)
     passed = {it.number for it in rep.checklist if it.status is Status.PASSED}
-    # item 8 (data handling) passes only on a run record, which observes whether raw tensors were written
-    expected = {"scan": {2}, "env": {7}, "trace": set(), "records": {7, 8}, "compare": set()}[present]
+    # item 8 (data handling) passes only on a person's sign-off of a kit's manifest, never on a stage output
+    expected = {"scan": {2}, "env": {7}, "trace": set(), "records": {7}, "compare": set()}[present]
     assert passed == expected
     assert rep.verdict.verdict is not Verdict.RUNS_ON_MAC
     assert_no_unobserved_pass(rep)
@@ -252,14 +252,16 @@ def test_observed_fallback_ops_fail_item6_and_small_share_does_not_cap(tmp_path)
     assert build_report(ev).verdict.verdict is Verdict.RUNS_ON_MAC
 
 
-def test_raw_tensors_fail_item8_which_caps_only_for_deployment(tmp_path):
+def test_raw_tensors_are_a_fact_of_item8_which_stays_not_checked_and_caps_only_for_deployment(tmp_path):
     ev = clean_evidence(tmp_path, mps=True)
     ev.records[0] = record.load(fx.write_record(tmp_path / "cpu_raw", "cpu", raw=True))
     rep = build_report(ev)
-    assert states(rep)[8] == "failed"
+    item8 = rep.checklist[7]
+    assert (item8.label, item8.basis) == ("not checked", None)
+    assert item8.evidence[0].text == "cpu: raw tensors saved (--save-tensors): they hold data"
     assert rep.verdict.verdict is Verdict.RUNS_ON_MAC
     dep = build_report(ev, situation="deployment")
-    assert dep.verdict.verdict is Verdict.MAC_FOR_DEV  # item 8 critical, way around it named
+    assert dep.verdict.verdict is Verdict.MAC_FOR_DEV  # item 8 critical and not checked
 
 
 def test_extension_with_fallback_infers_extensions_situation(tmp_path):

@@ -60,6 +60,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--tests", metavar="FILE", dest="tests_doc",
                    help="output of pytest --mps-emulate --mps-json FILE (the test suite on an emulated Mac: "
                         "predicted evidence for item 4)")
+    p.add_argument("--mac-results", metavar="ARCHIVE", dest="mac_results",
+                   help="results.tar.gz of mpsready kit's run-on-mac.sh: observed evidence merged in, and each "
+                        "prediction set beside what the Mac observed")
     p.add_argument("--format", choices=FORMATS, default=None,
                    help="default: terminal, or md+html+json files with --out")
     p.add_argument("--out", metavar="DIR", help="write report.{md,html,json} there (all three unless --format "

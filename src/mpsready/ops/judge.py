@@ -28,6 +28,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from mpsready.ops import api as ops_api
+from mpsready.ops import learned
 from mpsready.ops.api_judge import ApiChecks
 from mpsready.ops.messages import fallback_warning, not_implemented_message
 from mpsready import versions
@@ -326,6 +327,9 @@ class Judge(ApiChecks):
         return None
 
     def _judge(self, target: str, dtype: str, sparse: bool) -> Judgement:
+        fact = None if sparse else learned.lookup(target, self.torch, self.macos)
+        if fact is not None:
+            return self._observed(target, dtype, fact)
         sup = self.db.lookup(target, macos=self.macos)
         st, tv = sup.status, self.torch
         src = "; ".join(sup.sources[:2]) if sup.sources else None
@@ -370,6 +374,20 @@ class Judge(ApiChecks):
                                  f"({exc.get('message') or 'common_mps.py'})", dtype, None, target, src)
             return Judgement(target, "runs", source=src)
         return Judgement(target, "composite", source=src)
+
+    def _observed(self, target: str, dtype: str, fact: learned.Fact) -> Judgement:
+        """A local fact (``mpsready learn``): what a real Mac did with ``target`` on this release and macOS major
+        version, in place of the shipped tables; its source, and the message a failure prints, say where it was
+        observed (``observed on <machine> ...``)."""
+        src = fact.label
+        if fact.status == "runs":
+            return Judgement(target, "runs", source=src)
+        if self.fallback:
+            return Judgement(target, "fallback", "missing", None, f"{_strip_class(fallback_warning(target))} [{src}]",
+                             dtype or None, None, target, src)
+        return Judgement(target, "error", "missing", "NotImplementedError",
+                         f"{_strip_class(not_implemented_message(target, self.torch))} [{src}]", dtype or None, None,
+                         target, src)
 
     def _shape_judgement(self, target: str, rules: Sequence[dict[str, Any]], facts: CallFacts) -> Judgement | None:
         for rule in rules:

@@ -45,14 +45,30 @@ def _check_device(device: str) -> None:
 
 
 def _load_synthetic(path: str) -> dict[str, Any]:
-    try:
-        prev = RunRecord.open(path)
-    except RecordError as exc:
-        raise UsageError(f"--synthetic-inputs: {exc}") from None
-    inputs = prev.manifest.get("inputs")
+    """The ``inputs`` of a run record, or of an input spec file (schema ``mpsready.inputs`` v1, written by
+    ``mpsready kit --record``: the record's input shapes, dtypes and ranges without the rest of the record)."""
+    if Path(path).is_file() and Path(path).name != MANIFEST:
+        inputs = _input_spec(path)
+    else:
+        try:
+            prev = RunRecord.open(path)
+        except RecordError as exc:
+            raise UsageError(f"--synthetic-inputs: {exc}") from None
+        inputs = prev.manifest.get("inputs")
     if not inputs or not inputs.get("structure") or not inputs.get("tensors"):
         raise UsageError(f"--synthetic-inputs: {path} records no input shapes (its data stage never passed)")
     return inputs
+
+
+def _input_spec(path: str) -> Any:
+    from mpsready import safeio
+    from mpsready.schema import check_envelope
+
+    try:
+        doc = check_envelope(safeio.loads(safeio.read_text(path)), "mpsready.inputs", 1)
+    except (OSError, ValueError, safeio.BadArtifact) as exc:
+        raise UsageError(f"--synthetic-inputs: cannot read {path}: {exc}") from None
+    return doc.get("inputs") if isinstance(doc.get("inputs"), dict) else None
 
 
 def _signal_name(returncode: int) -> str:

@@ -11,6 +11,7 @@ from mpsready.report.checklist import CheckItem, build_checklist
 from mpsready.report.evidence import Evidence
 from mpsready.report.outlook import Outlook, build_outlook
 from mpsready.report.verdict import VerdictResult, decide
+from mpsready.report.versus import Versus, build_versus
 from mpsready.schema import envelope
 
 SCHEMA_NAME = "mpsready.report"
@@ -30,6 +31,7 @@ class Report:
     verdict: VerdictResult
     project: str | None = None
     inputs: dict[str, Any] = field(default_factory=dict)  # which files each stage came from
+    versus: Versus | None = None  # predicted vs observed, with --mac-results
 
     def all_findings(self) -> list[Finding]:
         ev = self.evidence
@@ -63,6 +65,7 @@ class Report:
             checklist=[c.to_dict() for c in self.checklist],
             outlook=self.outlook.to_dict(),
             findings=[f.to_dict() for f in self.all_findings()],
+            predicted_vs_observed=self.versus.to_dict() if self.versus else None,
         )
 
 
@@ -75,5 +78,6 @@ def build_report(ev: Evidence, situation: str | None = None, job_steps: int | No
     inputs = {"scan": ev.scan.source if ev.scan else None, "env": ev.env.source if ev.env else None,
               "trace": ev.trace.source if ev.trace else None, "records": [r.source for r in ev.records],
               "compare": ev.compare.source if ev.compare else None, "run": ev.run.source if ev.run else None,
-              "tests": ev.tests.source if ev.tests else None}
-    return Report(ev, items, outlook, verdict, project or (ev.scan.root if ev.scan else None), inputs)
+              "tests": ev.tests.source if ev.tests else None, "mac_results": ev.mac.source if ev.mac else None}
+    return Report(ev, items, outlook, verdict, project or (ev.scan.root if ev.scan else None), inputs,
+                  build_versus(ev))

@@ -21,7 +21,7 @@ TITLES = {
     5: "Important outputs were compared with the CUDA reference under the study's tolerances",
     6: "CPU fallback: whether it was enabled, and which operators actually used it",
     7: "Versions, settings and observations were recorded",
-    8: "The data-handling rules allow the chosen environment (whether raw data left the machine)",
+    8: "The data-handling rules allow the chosen environment (a person's sign-off of what leaves the lab)",
 }
 SHORT = {1: "dependencies install", 2: "CUDA-only components have alternatives", 3: "MPS availability",
          4: "representative step on MPS", 5: "outputs match the CUDA reference", 6: "CPU fallback",
@@ -67,6 +67,7 @@ class CheckItem:
     prediction: str | None = None  # "pass" or "fail": what the predictions say, when any
     workaround: str | None = None  # for a failure: the known way around it (alternative, fallback, upgrade)
     next_step: str | None = None  # what would check it (or check it by observation)
+    attested: bool = False  # item 8 only: passed on a person's recorded sign-off (basis "attested", never observed)
 
     @property
     def title(self) -> str:
@@ -80,6 +81,8 @@ class CheckItem:
     def label(self) -> str:
         """Human status, keeping predictions and observations apart."""
         if self.status is Status.PASSED:
+            if self.attested:
+                return "passed (attested)"
             return "passed" if self.basis is Basis.OBSERVED else "passed (static review)"
         if self.status is Status.FAILED:
             return "failed" if self.basis is Basis.OBSERVED else "failed (predicted)"
@@ -87,12 +90,13 @@ class CheckItem:
 
     @property
     def observed_pass(self) -> bool:
-        return self.status is Status.PASSED and self.basis is Basis.OBSERVED
+        """Passed on the strongest evidence the item allows: an observation, or for item 8 a sign-off."""
+        return self.status is Status.PASSED and (self.basis is Basis.OBSERVED or self.attested)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "number": self.number, "title": self.title, "status": self.status.value,
-            "basis": self.basis.value if self.basis else None, "label": self.label,
+            "basis": "attested" if self.attested else (self.basis.value if self.basis else None), "label": self.label,
             "prediction": self.prediction, "summary": self.summary,
             "evidence": [e.to_dict() for e in self.evidence],
             "workaround": self.workaround, "next_step": self.next_step,

@@ -22,6 +22,7 @@ from mpsready.report.evidence import Evidence
 from mpsready.report.evidence import scan as scan_adapter
 from mpsready.report.checkitem import (SHORT, TITLES, CheckItem, EvidenceLine, Status, finding_line,  # noqa: F401
                                        name_list)
+from mpsready.report.checklist_data import data_facts, kit_lines
 from mpsready.report.checklist_step import FALLBACK_COST, item_step, run_failure_way  # noqa: F401  # re-exported
 
 
@@ -335,29 +336,40 @@ def item_recorded(ev: Evidence) -> CheckItem:
 # ---------------------------------------------------------------------------------------------
 
 def item_data(ev: Evidence) -> CheckItem:
-    """Passed only on an observation: a run record says whether raw tensors were written. Scan, env and
-    trace outputs hold no raw data by construction, which is a property of the tool, not an observation of
-    the run that would move to the Mac (``report --scan scan.json`` alone used to pass this item)."""
-    if not ev.stages_present():
-        return CheckItem(8, Status.NOT_CHECKED, None, "no stage output to inspect")
-    if not ev.records:
-        return CheckItem(8, Status.NOT_CHECKED, None,
-                         "no run record: whether a run keeps its data on the machine is observed only in a run "
-                         "record (scan, env and trace outputs hold no raw data)", prediction="pass",
-                         next_step="mpsready record ENTRY --device D --out DIR (raw tensors only with "
-                                   "--save-tensors)")
-    raw = [r for r in ev.records if r.raw_tensors]
-    lines = [EvidenceLine("record", f"{r.device}: raw tensors {'saved' if r.raw_tensors else 'not saved'}",
-                          Basis.OBSERVED, source=r.source) for r in ev.records]
-    if raw:
-        return CheckItem(8, Status.FAILED, Basis.OBSERVED,
-                         f"{len(raw)} run record(s) hold raw tensors ({', '.join(r.device for r in raw)})",
-                         lines, workaround="record without --save-tensors (statistics and checksums only), or "
-                         "confirm the lab's rules allow these tensors to leave the machine",
-                         next_step="check the lab's data rules before moving the records")
-    return CheckItem(8, Status.PASSED, Basis.OBSERVED,
-                     "no raw data in any output: records hold statistics and checksums only, "
-                     "scan and trace outputs hold none", lines)
+    """Whether the lab's data rules allow the environment: no tool can observe that (SPEC, item 8). It passes,
+    "passed (attested)", only on a person's sign-off (``mpsready kit --approve``) of the kit's manifest whose
+    hash is the one the results say ran, with every file of that kit as listed. Otherwise it is not checked, with
+    what would leave the lab; that mpsready's own outputs hold no raw data is shown as a fact, never as a pass
+    (it used to pass the item on that proxy). Never "observed"."""
+    facts = data_facts(ev)
+    mac = ev.mac
+    check = (mac.kit_check if mac is not None else None) or {}
+    if mac is None or not check:
+        return CheckItem(8, Status.NOT_CHECKED, None, NOT_CONFIRMED + ": no kit with a manifest of what leaves "
+                         "the lab was given", facts,
+                         next_step="mpsready kit PATH --entry ENTRY -o DIR (a manifest of what would leave), then "
+                                   "mpsready kit --approve DIR --by NAME --rule TEXT, and report --mac-results")
+    lines = kit_lines(mac) + facts
+    approval = check.get("approval") if isinstance(check.get("approval"), dict) else None
+    ran = check.get("manifest_sha256")
+    if approval is None:
+        return CheckItem(8, Status.NOT_CHECKED, None, NOT_CONFIRMED + f"; the kit that ran (manifest sha256 "
+                         f"{str(ran)[:12]}) carried no sign-off", lines,
+                         next_step="a person reads MANIFEST.md and runs mpsready kit --approve DIR --by NAME "
+                                   "--rule TEXT, then the kit runs again")
+    changed = [*(check.get("changed") or []), *(check.get("missing") or []), *(check.get("added") or [])]
+    if approval.get("manifest_sha256") != ran or changed or check.get("intact") is not True:
+        what = f"files changed after it: {name_list([str(c) for c in changed])}" if changed else \
+            f"it signed manifest {str(approval.get('manifest_sha256'))[:12]}, the kit that ran has {str(ran)[:12]}"
+        return CheckItem(8, Status.NOT_CHECKED, None, f"{NOT_CONFIRMED}: the sign-off by {approval.get('by')} no "
+                         f"longer covers what ran ({what})", lines,
+                         next_step="build the kit again, have it signed off, and run it unchanged")
+    return CheckItem(8, Status.PASSED, None, f"signed off by {approval.get('by')} on {approval.get('when')} under "
+                     f"the rule: {approval.get('rule')}; the kit that ran matches the signed manifest (sha256 "
+                     f"{str(ran)[:12]})", lines, attested=True)
+
+
+NOT_CONFIRMED = "a person must confirm that the data rules allow this environment"
 
 
 ITEMS = (item_dependencies, item_components, item_availability, item_step, item_comparison, item_fallback,

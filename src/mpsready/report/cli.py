@@ -19,9 +19,11 @@ def run(args: argparse.Namespace) -> int:
     from mpsready.report.evidence import Evidence
     from mpsready.report.evidence import compare, env, record, run as run_ev, scan, tests as tests_ev, trace
 
-    if not any((args.scan, args.env, args.trace, args.record, args.compare, args.run_doc, args.tests_doc)):
-        raise UsageError("give at least one stage output: --scan, --env, --trace, --record, --compare, --run or "
-                         "--tests")
+    mac_results = getattr(args, "mac_results", None)
+    if not any((args.scan, args.env, args.trace, args.record, args.compare, args.run_doc, args.tests_doc,
+                mac_results)):
+        raise UsageError("give at least one stage output: --scan, --env, --trace, --record, --compare, --run, "
+                         "--tests or --mac-results")
     if args.job_steps is not None and args.job_steps <= 0:
         raise UsageError("--steps must be a positive number of steps")
     ev = Evidence(
@@ -33,10 +35,26 @@ def run(args: argparse.Namespace) -> int:
         run=run_ev.load(args.run_doc) if args.run_doc else None,
         tests=tests_ev.load(args.tests_doc) if args.tests_doc else None,
     )
+    if mac_results:
+        merge_mac(ev, mac_results)
     report = build_report(ev, situation=args.situation, job_steps=args.job_steps,
                           mac_memory_gb=args.mac_memory_gb, time_budget_hours=args.time_budget_hours)
     emit(report, args.format, args.out)
     return exit_code(report.verdict.verdict, args.fail_on)
+
+
+def merge_mac(ev, archive: str) -> None:
+    """Read the kit's results archive and merge what it observed: its run records join ``--record``, its env
+    record and comparison stand in for ``--env`` and ``--compare`` when those were not given."""
+    from mpsready.report.evidence import mac as mac_ev
+
+    mac = mac_ev.load(archive)
+    ev.mac = mac
+    ev.records += mac.records
+    if ev.env is None and mac.env is not None:
+        ev.env = mac.env
+    if ev.compare is None and mac.compare is not None:
+        ev.compare = mac.compare
 
 
 def emit(report, fmt: str | None, out: str | None) -> None:

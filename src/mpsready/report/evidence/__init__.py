@@ -9,6 +9,7 @@ did not run (``skipped``), so the checklist can say "not checked, because ...".
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from mpsready.report.evidence._util import EvidenceError
 from mpsready.report.evidence.compare import CompareEvidence
@@ -30,6 +31,10 @@ class Evidence:
     run: RunEvidence | None = None  # an emulated Mac run (mpsready run): predicted evidence for items 4 and 6
     tests: TestsEvidence | None = None  # the test suite on the emulated Mac (pytest --mps-emulate): item 4
     skipped: dict[str, str] = field(default_factory=dict)  # stage -> why it did not run
+    # what a kit observed on a borrowed Mac (report --mac-results): its records, env and comparison are merged
+    # into the fields above by the CLI; this keeps the rest (installs, tests, kit check, sign-off) for items 1 and 8
+    # and the predicted-vs-observed table
+    mac: Any = None  # mpsready.report.evidence.mac.MacEvidence (a lazy module: it imports the kit's reader)
 
     def record_on(self, backend: str) -> RecordEvidence | None:
         """The first record made on ``backend`` ("mps", "cuda", "cpu"), else ``None``."""
@@ -47,7 +52,7 @@ class Evidence:
     def stages_present(self) -> list[str]:
         names = [("scan", self.scan), ("env", self.env), ("trace", self.trace),
                  ("record", self.records or None), ("compare", self.compare), ("run", self.run),
-                 ("tests", self.tests)]
+                 ("tests", self.tests), ("mac-results", self.mac)]
         return [n for n, v in names if v is not None]
 
 

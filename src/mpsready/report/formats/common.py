@@ -6,7 +6,8 @@ from mpsready.findings import Basis, Verdict
 from mpsready.report.checklist import CheckItem, Status
 
 MARK = {  # plain-text marks, for Markdown and the terminal
-    "passed": "PASS", "passed (static review)": "PASS (static)", "failed": "FAIL",
+    "passed": "PASS", "passed (static review)": "PASS (static)", "passed (attested)": "PASS (attested)",
+    "failed": "FAIL",
     "failed (predicted)": "FAIL (predicted)", "not checked (predicted to pass)": "NOT CHECKED (predicted pass)",
     "not checked": "NOT CHECKED",
 }
@@ -23,7 +24,7 @@ VERDICT_BLURB = {
 
 def css_class(item: CheckItem) -> str:
     if item.status is Status.PASSED:
-        return "pass" if item.basis is Basis.OBSERVED else "pass-static"
+        return "pass" if item.basis is Basis.OBSERVED or item.attested else "pass-static"
     if item.status is Status.FAILED:
         return "fail" if item.basis is Basis.OBSERVED else "fail-predicted"
     return "predicted" if item.prediction == "pass" else "unchecked"

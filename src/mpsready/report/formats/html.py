@@ -47,5 +47,5 @@ def render(report: Report, plots: dict[str, bytes] | None = None, plots_note: st
         plots_note=plots_note or PLOTS_NOTHING,
         plots={k: base64.b64encode(v).decode("ascii") for k, v in plots.items()},
         plot_titles=plots_mod.TITLES, findings=report.all_findings(), inputs=shown_inputs(report.inputs),
-        skipped=report.evidence.skipped,
+        skipped=report.evidence.skipped, versus=report.versus,
     )

@@ -50,7 +50,7 @@ def render(report: Report, plots: dict[str, str] | None = None, plots_note: str 
     crit = _critical(report)
     for it in report.checklist:
         star = " (critical)" if it.number in crit else ""
-        out.append(f"| {it.number} | {_esc(it.short)}{star} | **{MARK[it.label]}** | {basis_word(it.basis)} | "
+        out.append(f"| {it.number} | {_esc(it.short)}{star} | **{MARK[it.label]}** | {'attested' if it.attested else basis_word(it.basis)} | "
                    f"{_esc(it.summary)} |")
     out.append("")
     for it in report.checklist:
@@ -64,7 +64,7 @@ def render(report: Report, plots: dict[str, str] | None = None, plots_note: str 
         if it.next_step and it.status.value != "passed":
             out.append(f"- next: {_txt(it.next_step)}")
         out.append("")
-    out += _outlook(report)
+    out += _outlook(report) + _versus(report)
     findings = report.all_findings()
     if findings:
         out += ["## Findings", "", "| code | severity | basis | where | message |", "|---|---|---|---|---|"]
@@ -86,6 +86,23 @@ def render(report: Report, plots: dict[str, str] | None = None, plots_note: str 
         out.append(f"- {_txt(stage)}: not run ({_txt(why)})")
     out.append("")
     return "\n".join(out)
+
+
+def _versus(report: Report) -> list[str]:
+    vs = report.versus
+    if vs is None:
+        return []
+    c = vs.counts()
+    out = ["## Predicted vs observed", "", f"Observed on {_txt(vs.where)}: {c['disagrees']} disagreement(s), "
+           f"{c['agrees']} agreement(s), {c['not observed']} not observed." + (f" {_txt(vs.note)}." if vs.note else ""),
+           ""]
+    if not vs.rows:
+        return out + ["No prediction to check: give the scan, trace, emulated run or tests with --mac-results.", ""]
+    out += ["| state | kind | subject | predicted | observed | prediction from |", "|---|---|---|---|---|---|"]
+    for r in vs.ordered()[:200]:
+        out.append(f"| **{r.state}** | {r.kind} | {_esc(r.subject)} | {_esc(r.predicted)} | {_esc(r.observed or '-')} | "
+                   f"{_esc(r.source)} |")
+    return out + [""]
 
 
 def _critical(report: Report) -> list[int]:

@@ -43,7 +43,7 @@ def print_report(report: Report, console: Console | None = None) -> None:
     t.add_column("summary", ratio=1, overflow="fold")
     for it in report.checklist:
         t.add_row(str(it.number) + ("*" if it.number in crit else ""), _m(it.short),
-                  f"[{_STYLE[css_class(it)]}]{_m(it.label)}[/]", basis_word(it.basis), _m(it.summary))
+                  f"[{_STYLE[css_class(it)]}]{_m(it.label)}[/]", 'attested' if it.attested else basis_word(it.basis), _m(it.summary))
     console.print(t)
     console.print("[dim]* critical for this situation; passed needs an observation[/]")
     if v.reasons:
@@ -54,6 +54,7 @@ def print_report(report: Report, console: Console | None = None) -> None:
         console.print("[bold]what would change it[/]")
         for w in v.would_change:
             console.print(f"  - {visible(w)}", markup=False, highlight=False)
+    _versus(report, console)
     if report.outlook.timings:
         ot = Table(title="time and memory")
         for col in ("device", "basis", "median step", "spread", "steps", "peak memory", "projected"):
@@ -64,6 +65,18 @@ def print_report(report: Report, console: Console | None = None) -> None:
         console.print(ot)
         for tm in report.outlook.timings:
             console.print(f"  {visible(tm.device)}: {visible(tm.stands_for)}", markup=False, highlight=False)
+
+
+def _versus(report: Report, console: Console) -> None:
+    vs = report.versus
+    if vs is None:
+        return
+    c = vs.counts()
+    console.print(f"[bold]predicted vs observed[/] on {_m(vs.where)}: {c['disagrees']} disagree, {c['agrees']} agree, "
+                  f"{c['not observed']} not observed" + (f" ({_m(vs.note)})" if vs.note else ""))
+    for r in vs.ordered()[:40]:
+        console.print(f"  {r.state}: {r.kind} {r.subject}: predicted {r.predicted}; observed {r.observed or '-'}",
+                      markup=False, highlight=False)
 
 
 def render(report: Report, plots=None, width: int = 120) -> str:

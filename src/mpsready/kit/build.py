@@ -1,0 +1,242 @@
+"""Build a kit folder and its archive: the project's code (:mod:`.select`), mpsready itself, the input spec, the
+script (:mod:`.script`) and the manifest (:mod:`.manifest`).
+
+Layout of ``DIR``::
+
+    run-on-mac.sh        the script (POSIX sh)
+    MANIFEST.md          first line: the sign-off, or UNSIGNED; then what leaves, what stays, what runs
+    manifest.json        schema mpsready.kit v1 (sizes and sha256 of every file below)
+    project/             the project's code and declaration files, nothing else
+    tool/mpsready/       mpsready's own source (run from PYTHONPATH: nothing to build on the Mac)
+    tool/requirements.txt  mpsready's requirements, without torch
+    deps.txt             the project's declared dependencies, one per line (torch left out: the kit names it)
+    constraints.txt      the PyTorch release, so no dependency install replaces it
+    inputs.json          with --record: the input spec (schema mpsready.inputs v1) the Mac replays
+
+and ``DIR.tar.gz`` beside it (the same folder, made again by ``--approve``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mpsready.errors import UsageError
+from mpsready.kit import manifest, script
+from mpsready.kit.select import Selection, select
+from mpsready.schema import envelope
+
+INPUTS_SCHEMA = "mpsready.inputs"
+COMES_BACK = ("`results.tar.gz` in the kit folder: the environment record, the run records (statistics and "
+              "checksums, never raw tensors), the operators traced on the device, the comparison of the two "
+              "records, each test's outcome with the first line of its error, the kit check (which manifest ran, "
+              "which sign-off), and the last 20,000 characters of each command's output (which hold whatever the "
+              "project prints). Read it with `mpsready report --mac-results results.tar.gz`.")
+
+
+@dataclass(frozen=True)
+class KitRequest:
+    project: Path
+    entry: str
+    out: Path
+    device: str = "mps"
+    torch: str | None = None
+    tests: bool = False
+    steps: int = 6
+    record: Path | None = None
+
+
+@dataclass(frozen=True)
+class Built:
+    kit: Path
+    archive: Path
+    manifest_sha256: str
+    selection: Selection
+
+
+def torch_spec(torch: str | None) -> str:
+    """The pip requirement of the PyTorch release: ``--torch 2.5.1`` -> ``torch==2.5.1``; default the release
+    installed here (its local ``+cpu`` part dropped), else any release."""
+    from packaging.version import InvalidVersion, Version
+
+    if torch is None:
+        try:
+            from importlib.metadata import version
+
+            torch = version("torch")
+        except Exception:  # not installed here: the newest on the Mac
+            return "torch"
+    try:
+        v = Version(torch)
+    except InvalidVersion:
+        raise UsageError(f"--torch must be a PyTorch release such as 2.5.1, got {torch!r}") from None
+    return f"torch=={v.public}" if len(v.release) >= 3 else f"torch=={v.public}.*"
+
+
+def _check_entry(req: KitRequest, sel: Selection) -> None:
+    target, sep, func = req.entry.rpartition(":")
+    if not sep or not target or not func:
+        raise UsageError(f"--entry must look like 'module:function' or 'path/file.py:function', got {req.entry!r}")
+    if target.endswith(".py"):
+        rel = Path(target).as_posix().lstrip("./")
+        if rel not in {f.relpath for f in sel.files}:
+            left = next((x for x in sel.left_out if x.relpath == rel), None)
+            why = f" (left out: {left.reason})" if left else ""
+            raise UsageError(f"--entry file {target} is not among the project's code files{why}")
+
+
+def build(req: KitRequest) -> Built:
+    if not req.project.is_dir():
+        raise UsageError(f"project {req.project} is not a directory")
+    out = req.out
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UsageError(f"-o {out} exists and is not an empty directory")
+    if req.steps < 1:
+        raise UsageError("--steps must be at least 1")
+    sel = select(req.project)
+    _check_entry(req, sel)
+    inputs = _inputs(req.record) if req.record else None
+    spec = torch_spec(req.torch)
+    out.mkdir(parents=True, exist_ok=True)
+    for f in sel.files:
+        dest = out / "project" / f.relpath
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(f.abspath, dest)
+    _copy_tool(out / "tool", req.tests)
+    (out / "deps.txt").write_text("".join(d + "\n" for d in declared(req.project)), encoding="utf-8")
+    (out / "constraints.txt").write_text(spec + "\n", encoding="utf-8")
+    if inputs is not None:
+        import json
+
+        (out / "inputs.json").write_text(json.dumps(inputs, indent=2) + "\n", encoding="utf-8")
+    plan = script.Plan(req.entry, req.device, spec, req.tests, req.steps, inputs is not None)
+    sh = out / script.SCRIPT
+    sh.write_text(script.render(plan), encoding="utf-8")
+    sh.chmod(0o755)
+    doc = _manifest_doc(req, sel, plan, out, inputs)
+    digest = manifest.write(str(out), doc)
+    return Built(out, pack(out), digest, sel)
+
+
+def _manifest_doc(req: KitRequest, sel: Selection, plan: script.Plan, out: Path,
+                  inputs: dict[str, Any] | None) -> dict[str, Any]:
+    files = [{"path": rel, "bytes": (out / rel).stat().st_size, "sha256": manifest.sha256_file(out / rel)}
+             for rel in manifest.kit_files(str(out))]
+    return envelope(manifest.SCHEMA, 1, project=req.project.resolve().name, device=req.device, entry=req.entry,
+                    torch=plan.torch_spec, tests=req.tests, steps=req.steps, files=files,
+                    left_out=[x.to_dict() for x in sel.left_out],
+                    inputs=None if inputs is None else {"from": inputs["from"],
+                                                        "tensors": len(inputs["inputs"].get("tensors") or [])},
+                    commands=script.commands(plan), comes_back=COMES_BACK)
+
+
+def pack(kit: Path) -> Path:
+    """``KIT.tar.gz`` beside ``kit``: the folder under its own name (results and the venv left out)."""
+    target = kit.with_name(kit.name + ".tar.gz")
+    tmp = target.with_name(target.name + ".partial")
+
+    def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        parts = info.name.split("/")
+        if len(parts) > 1 and parts[1] in ("results", "results.tar.gz", ".venv"):
+            return None
+        if not (info.isfile() or info.isdir()):
+            return None
+        info.uid = info.gid = 0
+        info.uname = info.gname = ""
+        return info
+
+    with tarfile.open(tmp, "w:gz") as tar:
+        tar.add(kit, arcname=kit.name, filter=keep)
+    os.replace(tmp, target)
+    return target
+
+
+def _inputs(record: Path) -> dict[str, Any]:
+    from mpsready.record.layout import RecordError, RunRecord
+
+    try:
+        rec = RunRecord.open(record)
+    except RecordError as exc:
+        raise UsageError(f"--record: {exc}") from None
+    inputs = rec.manifest.get("inputs")
+    if not isinstance(inputs, dict) or not inputs.get("structure") or not inputs.get("tensors"):
+        raise UsageError(f"--record: {record} records no input shapes (its data stage never passed)")
+    where = f"{rec.manifest.get('device')} record of {rec.manifest.get('created')} ({Path(record).name})"
+    return envelope(INPUTS_SCHEMA, 1, basis="observed", **{"from": where}, entry=rec.manifest.get("entry"),
+                    inputs={"structure": inputs["structure"], "tensors": inputs["tensors"]})
+
+
+def _copy_tool(dest: Path, tests: bool) -> None:
+    import mpsready
+
+    src = Path(mpsready.__file__).resolve().parent
+    shutil.copytree(src, dest / "mpsready",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "examples", "*.partial"))
+    (dest / "requirements.txt").write_text("".join(r + "\n" for r in tool_requirements(tests)), encoding="utf-8")
+
+
+FALLBACK_REQUIREMENTS = ("libcst>=1.1", "markdown-it-py>=2.2", "packaging>=22", "pathspec>=0.12", "PyYAML>=6",
+                         "rich>=13", "tomli>=2; python_version < '3.11'", "numpy>=1.24", "safetensors>=0.4")
+
+
+def tool_requirements(tests: bool) -> list[str]:
+    """mpsready's requirements and its ``torch`` extra, without torch itself (the kit names the release)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        from importlib.metadata import requires
+
+        raw = requires("mpsready") or []
+    except Exception:  # running from a source tree without metadata
+        raw = list(FALLBACK_REQUIREMENTS)
+    out = []
+    for text in raw:
+        try:
+            r = Requirement(text)
+        except InvalidRequirement:
+            continue
+        marker = str(r.marker) if r.marker else ""
+        if "extra" in marker:
+            if not r.marker or not r.marker.evaluate({"extra": "torch"}) or r.name == "torch":
+                continue
+            r.marker = None
+        out.append(str(r))
+    return sorted(set(out)) + (["pytest>=7"] if tests else [])
+
+
+def declared(project: Path) -> list[str]:
+    """The project's declared dependencies, torch left out: ``requirements.txt`` lines that are requirements
+    (options, includes, URLs and editables skipped) and ``[project].dependencies`` of ``pyproject.toml``."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    texts: list[str] = []
+    req_file = project / "requirements.txt"
+    if req_file.is_file():
+        for line in req_file.read_text(encoding="utf-8", errors="replace").splitlines():
+            line = line.split(" #", 1)[0].strip()
+            if line and not line.startswith(("#", "-")):
+                texts.append(line)
+    pyproject = project / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            try:
+                import tomllib
+            except ModuleNotFoundError:  # Python 3.10
+                import tomli as tomllib  # type: ignore[no-redef]
+            doc = tomllib.loads(pyproject.read_text(encoding="utf-8", errors="replace"))
+            texts += [d for d in (doc.get("project") or {}).get("dependencies") or [] if isinstance(d, str)]
+        except (ValueError, AttributeError):
+            pass
+    out: list[str] = []
+    for text in texts:
+        try:
+            r = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if r.name.lower() != "torch" and r.url is None and str(r) not in out:
+            out.append(str(r))
+    return out
