@@ -412,9 +412,9 @@ def render_verify(result: VerifyResult) -> str:
     reasons = result.reasons()
     if reasons:
         lines.append("  why not verified (each \"no\" above):")
-        for r in reasons:
-            rel = f" torch {r['torch']}," if r["torch"] else ""
-            lines.append(f"  -{rel} {r['check']}: no: {r['reason']}"
-                         + (f" (at {r['line']})" if r["line"] else " (no line known)"))
+        for why in reasons:
+            rel = f" torch {why['torch']}," if why["torch"] else ""
+            lines.append(f"  -{rel} {why['check']}: no: {why['reason']}"
+                         + (f" (at {why['line']})" if why["line"] else " (no line known)"))
     lines.append("verified: yes" if result.verified else "verified: no")
     return "\n".join(lines) + "\n"
