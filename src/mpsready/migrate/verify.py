@@ -14,12 +14,17 @@ The plan is applied to a temporary copy of the project, never to the project. Th
 
 A plan is **verified** only when every check holds for every release: the same CPU numbers, the emulated Mac
 completes (or stops at the step limit), and tensors are on MPS. Everything the emulated Mac says is a
-prediction, not an observation of a Mac.
+prediction, not an observation of a Mac. Every check that does not hold is one entry of
+:meth:`VerifyResult.reasons` (printed under the table, ``reasons`` in JSON): the check, the release, why, and the
+line (``path:line`` in the project) where one is known: the innermost frame of the project in a run's
+traceback, the emulated Mac's failure, or, when no tensor reached MPS, the device selection between CUDA and
+the CPU that the scan finds in the migrated copy (API104/API115).
 """
 
 from __future__ import annotations
 
 import difflib
+import itertools
 import json
 import os
 import shutil
@@ -94,6 +99,7 @@ class CpuRun:
     parameters: int = 0
     sha256: str | None = None
     timed_out: bool = False
+    line: str | None = None  # the project's innermost frame of the traceback it ended with (path:line), if any
 
 
 @dataclass
@@ -105,6 +111,9 @@ class MacRun:
     mps_used: bool
     failure: str | None = None
     steps: int = 0
+    reason: str | None = None  # why the outcome is not completed/stopped, when it is not
+    line: str | None = None  # path:line of the failure or of the error that ended the run
+    no_mps_line: str | None = None  # where the migrated copy chooses between CUDA and the CPU only (no MPS)
 
 
 @dataclass
@@ -142,6 +151,56 @@ class VerifyResult:
         return self.same_cpu_numbers and bool(self.mac) and all(
             r.outcome in ("completed", "stopped") and r.mps_used for r in self.mac)
 
+    def cpu_reason(self) -> str | None:
+        """Why the CPU numbers are not the same, or ``None`` when they are."""
+        if self.same_cpu_numbers:
+            return None
+        o, m = self.original, self.migrated
+        why = "a run timed out" if o.timed_out or m.timed_out else \
+            f"the original does not run on this CPU (exit {o.exit_code}): nothing to compare" if o.exit_code != 0 else \
+            f"the migrated copy exits {m.exit_code}" if m.exit_code != 0 else \
+            "parameters differ after the same steps" if o.sha256 != m.sha256 else "printed output differs"
+        for name, run in (("original", o), ("migrated", m)):
+            if run.exit_code not in (0, None) and run.stderr_tail.strip():
+                why += f"; the {name} ends with: {run.stderr_tail.strip().splitlines()[-1][:200]}"
+        return why
+
+    def cpu_line(self) -> str | None:
+        """The line behind a CPU "no": the project's innermost frame in the failing run's traceback, else the first
+        printed line that differs (``output line N``)."""
+        o, m = self.original, self.migrated
+        for run in (o, m):
+            if run.exit_code not in (0, None) and run.line:
+                return run.line
+        if o.stdout != m.stdout:
+            for n, (a, b) in enumerate(itertools.zip_longest(o.stdout.splitlines(), m.stdout.splitlines()), 1):
+                if a != b:
+                    return f"output line {n}"
+        return None
+
+    def reasons(self) -> list[dict]:
+        """Every "no" of the table: ``{"check", "torch", "reason", "line"}`` (``line`` ``None`` only where no line
+        can be known: parameters that differ while the output is the same, a run without a document)."""
+        out = []
+        why = self.cpu_reason()
+        if why is not None:
+            out.append({"check": "same CPU numbers", "torch": None, "reason": why, "line": self.cpu_line()})
+        if not self.mac:
+            out.append({"check": "emulated Mac", "torch": None, "reason": "no release was run on the emulated Mac",
+                        "line": None})
+        for r in self.mac:
+            if r.outcome not in ("completed", "stopped"):
+                out.append({"check": "emulated Mac", "torch": r.torch,
+                            "reason": r.reason or f"the emulated Mac run ended {r.outcome}", "line": r.line})
+            if not r.mps_used:
+                why = "no tensor reached the emulated MPS device: on a Mac the migrated program runs on the CPU"
+                why += ("; the device is chosen between CUDA and the CPU only there" if r.no_mps_line else
+                        "; no CUDA-or-CPU device selection found in the migrated files (does the program move a "
+                        "tensor to a device at all?)")
+                out.append({"check": "tensors on MPS", "torch": r.torch, "reason": why,
+                            "line": r.no_mps_line or r.line})
+        return out
+
     def to_dict(self) -> dict:
         def cpu(r: CpuRun) -> dict:
             return {"exit_code": r.exit_code, "optimizer_steps": r.steps, "parameters": r.parameters,
@@ -152,7 +211,30 @@ class VerifyResult:
             "cpu": {"original": cpu(self.original), "migrated": cpu(self.migrated)},
             "emulated_mac": [{"torch": r.torch, "outcome": r.outcome, "mps_used": r.mps_used, "failure": r.failure,
                               "optimizer_steps": r.steps, "basis": "predicted"} for r in self.mac],
+            "reasons": self.reasons(),
         }
+
+
+def traceback_line(text: str, under: str) -> str | None:
+    """The innermost ``File "PATH", line N`` of a Python traceback's text whose file is the project's (under
+    ``under``, :class:`mpsready.frames.ProjectFiles`), as ``PATH:N`` relative to ``under``; ``None`` without one.
+    Reads the traceback's fixed frame-line format, not Python source."""
+    from mpsready.frames import ProjectFiles
+
+    files = ProjectFiles([under])
+    found = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line.startswith('File "'):
+            continue
+        path, sep, rest = line[len('File "'):].partition('", line ')
+        number = rest.split(",")[0].strip()
+        if not sep or not number.isdigit() or path.startswith("<"):
+            continue
+        rel = files.relative(path)
+        if rel is not None:
+            found = f"{rel}:{number}"
+    return found
 
 
 def _copy_tree(src: Path, dst: Path) -> None:
@@ -191,7 +273,8 @@ def _cpu_run(cwd: Path, argv: list[str], site: Path, max_steps: int, time_limit:
     try:
         proc = subprocess.run(_python(argv), cwd=cwd, env=env, capture_output=True, text=True, errors="replace",
                               timeout=time_limit or None)
-        run = CpuRun(proc.returncode, proc.stdout, proc.stderr[-2000:])
+        run = CpuRun(proc.returncode, proc.stdout, proc.stderr[-2000:],
+                     line=traceback_line(proc.stderr, str(cwd)) if proc.returncode else None)
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
         run = CpuRun(None, out, "", timed_out=True)
@@ -211,23 +294,57 @@ def _mac_run(cwd: Path, argv: list[str], release: str, max_steps: int, time_limi
         cmd += ["--time-limit", str(time_limit)]
     env = dict(os.environ)
     env["CUDA_VISIBLE_DEVICES"] = ""
+    limit = (time_limit or 3600) + 120
     try:
-        subprocess.run([*cmd, "--", *argv], cwd=cwd, env=env, capture_output=True, text=True,
-                       timeout=(time_limit or 3600) + 120)
+        proc = subprocess.run([*cmd, "--", *argv], cwd=cwd, env=env, capture_output=True, text=True,
+                              timeout=limit)
     except subprocess.TimeoutExpired:
-        return MacRun(release, "timed out", False)
+        return MacRun(release, "timed out", False, reason=f"mpsready run did not end within {limit:g} s")
     if not doc_path.exists():
-        return MacRun(release, "no run document", False)
+        tail = [ln for ln in (proc.stderr or "").strip().splitlines() if ln.strip()]
+        return MacRun(release, "no run document", False,
+                      reason=f"mpsready run exited {proc.returncode} without a run document"
+                             + (f": {tail[-1][:200]}" if tail else ""), line=traceback_line(proc.stderr or "", str(cwd)))
     doc = json.loads(doc_path.read_text())
     first = doc.get("first_failure") or None
-    failure = None
+    failure = line = reason = None
     if first:
         where = first.get("location") or {}
-        place = f"{where.get('path')}:{where.get('line')}" if isinstance(where, dict) and where.get("path") else ""
-        failure = " ".join(filter(None, [first.get("kind"), first.get("op"), place,
+        line = f"{where.get('path')}:{where.get('line')}" if isinstance(where, dict) and where.get("path") else None
+        failure = " ".join(filter(None, [first.get("kind"), first.get("op"), line,
                                          str(first.get("message", "")).splitlines()[0][:200]]))
-    return MacRun(str((doc.get("target") or {}).get("torch") or release), str(doc.get("outcome")),
-                  bool(doc.get("mps_used")), failure, int(doc.get("steps") or 0))
+    outcome = str(doc.get("outcome"))
+    pe = doc.get("program_error") if isinstance(doc.get("program_error"), dict) else None
+    if outcome == "failed" and failure:
+        reason = f"predicted Mac failure: {failure}"
+    elif pe is not None:
+        where = pe.get("location") or {}
+        line = line or (f"{where.get('path')}:{where.get('line')}" if isinstance(where, dict) and where.get("path")
+                        else None)
+        reason = (f"the run stopped on {pe.get('exception')}: {str(pe.get('message') or '').splitlines()[0][:200]} "
+                  "(not a Mac failure: the program's own error or its environment)"
+                  if pe.get("message") else f"the run stopped on {pe.get('exception')}")
+    elif outcome not in ("completed", "stopped"):
+        reason = f"the emulated Mac run ended {outcome}" + (f" ({doc.get('stop_reason')})"
+                                                           if doc.get("stop_reason") else "")
+    return MacRun(str((doc.get("target") or {}).get("torch") or release), outcome,
+                  bool(doc.get("mps_used")), failure, int(doc.get("steps") or 0), reason=reason, line=line)
+
+
+def device_selection_line(root: Path, files: list[Path]) -> str | None:
+    """The first device choice between CUDA and the CPU only (scan rules API104/API115) in ``files`` of the
+    migrated copy ``root``, as ``path:line``: why no tensor reaches MPS."""
+    from mpsready.scan.code.analyzer import analyze_source
+
+    for f in files:
+        try:
+            res = analyze_source((root / f).read_bytes())
+        except OSError:
+            continue
+        hits = sorted(int(x.get("line") or 0) for x in res.findings if x.get("code") in ("API104", "API115"))
+        if hits:
+            return f"{Path(f).as_posix()}:{hits[0]}"
+    return None
 
 
 def verify_plan(plan: Plan, command: list[str], *, releases: list[str], max_steps: int = 3,
@@ -254,7 +371,28 @@ def verify_plan(plan: Plan, command: list[str], *, releases: list[str], max_step
                               _cpu_run(migrated / cwd, command, site, max_steps, time_limit))
         for release in releases:
             result.mac.append(_mac_run(migrated / cwd, command, release, max_steps, time_limit, base))
+        if any(not r.mps_used for r in result.mac):
+            where = device_selection_line(migrated, _program_files(migrated, cwd, command, plan))
+            for r in result.mac:
+                r.no_mps_line = None if r.mps_used else where
         return result
+
+
+def _program_files(root: Path, cwd: str, command: list[str], plan: Plan) -> list[Path]:
+    """The command's script (``python train.py``: ``train.py``, relative to ``root``) first, then the plan's files,
+    then every other Python file of the copy (sorted): where a device choice is looked for."""
+    out: list[Path] = []
+    words = _python(command)[1:] if command and _python(command)[0] == sys.executable else []
+    script = next((w for w in words if w.endswith(".py")), None)
+    if script:
+        p = (root / cwd / script).resolve()
+        if p.is_file() and p.is_relative_to(root.resolve()):
+            out.append(p.relative_to(root.resolve()))
+    out += [Path(fp.path) for fp in plan.files]
+    for p in sorted(root.rglob("*.py")):
+        if not any(part in _SKIP for part in p.relative_to(root).parts):
+            out.append(p.relative_to(root))
+    return list(dict.fromkeys(out))
 
 
 def render_verify(result: VerifyResult) -> str:
@@ -268,16 +406,15 @@ def render_verify(result: VerifyResult) -> str:
         mps = "yes" if r.mps_used else "no"
         lines.append(f"  {r.torch:<8} {same:<17} {r.outcome:<14} {mps:<15} {r.failure or '-'}")
     if not result.same_cpu_numbers:
-        m = result.migrated
-        why = "a run timed out" if o.timed_out or m.timed_out else \
-            f"the original does not run on this CPU (exit {o.exit_code}): nothing to compare" if o.exit_code != 0 else \
-            f"the migrated copy exits {m.exit_code}" if m.exit_code != 0 else \
-            "parameters differ after the same steps" if o.sha256 != m.sha256 else "printed output differs"
-        for name, run in (("original", o), ("migrated", m)):
-            if run.exit_code not in (0, None) and run.stderr_tail.strip():
-                why += f"; the {name} ends with: {run.stderr_tail.strip().splitlines()[-1][:200]}"
-        lines.append(f"  CPU: not the same ({why})")
+        lines.append(f"  CPU: not the same ({result.cpu_reason()})")
     elif not result.same_output:
         lines.append(f"  CPU: same parameters, printed output differs (timings?): {result.first_output_difference()}")
+    reasons = result.reasons()
+    if reasons:
+        lines.append("  why not verified (each \"no\" above):")
+        for why in reasons:
+            rel = f" torch {why['torch']}," if why["torch"] else ""
+            lines.append(f"  -{rel} {why['check']}: no: {why['reason']}"
+                         + (f" (at {why['line']})" if why["line"] else " (no line known)"))
     lines.append("verified: yes" if result.verified else "verified: no")
     return "\n".join(lines) + "\n"

@@ -43,7 +43,7 @@ for ``*_backward`` ops, whose results are all gradients. Every tensor of a ``Ten
 finite inputs the NaN check stops: everything downstream of it is propagation.
 
 **Propagation.** A result made non-finite from finite inputs is not reported at once (per-call check): it is a
-:class:`_Candidate` until a tensor carrying its values is used by an op that computes a non-finite result from
+:class:`~mpsready.numerics.propagation.Candidate` until a tensor carrying its values is used by an op that computes a non-finite result from
 it (then it is :attr:`OpWatch.first`, with ``propagated_to``), or masked (a finite result of where, nan_to_num,
 indexing, an overwrite: not a finding, counted in ``masked``); never read again, it is reported at the end
 (:attr:`OpWatch.result`). A std/var over no more elements than its correction is NaN by definition: a note
@@ -67,6 +67,9 @@ import math
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from mpsready.numerics.propagation import (DOF, MASKING, Candidate, Propagation, all_floating, frame_dict,
+                                           has_nan, readable)
 
 MIN_STEPS = 3  # steps observed before a shape can be called dynamic (step 0 plus two to change in)
 DEFAULT_FRACTION = 0.5
@@ -104,28 +107,6 @@ _BOUNDED = frozenset({"aten::tanh", "aten::sigmoid", "aten::hardtanh", "aten::re
 # Copies are checked only when they change the dtype (float32 -> float16 overflows to inf).
 _COPIES = frozenset({"aten::copy_", "aten::_to_copy", "aten::to.dtype", "aten::to.dtype_layout"})
 MAX_RECENT = 256  # results remembered as checked (a composite returns its callee's result: checked once)
-MAX_CANDIDATES = 16  # non-finite results from finite inputs waiting to be used (propagated) or masked
-MAX_NOTES = 10  # degenerate reductions kept (info)
-# Reductions with a correction (Bessel's): over N elements per output with correction c, N - c <= 0 degrees of
-# freedom give NaN by definition (aten/src/ATen/native/ReduceOps.cpp std_var_kernel: "degrees of freedom is <= 0",
-# PyTorch 2.0-2.13): the value of std() of one element, not an op going wrong.
-_DOF = frozenset({"aten::std.correction", "aten::var.correction", "aten::std_mean.correction",
-                  "aten::var_mean.correction", "aten::std.dim", "aten::var.dim", "aten::std", "aten::var",
-                  "aten::std_mean.dim", "aten::var_mean.dim", "aten::std_mean", "aten::var_mean"})
-# Ops that drop the values they do not select: a non-finite value they leave out is masked, not used
-# (where, nan_to_num, masked_fill, indexing, an overwrite).
-_MASKING = frozenset({"aten::where.self", "aten::where.ScalarSelf", "aten::where.ScalarOther", "aten::where.Scalar",
-                      "aten::nan_to_num", "aten::nan_to_num_", "aten::masked_fill.Scalar", "aten::masked_fill_.Scalar",
-                      "aten::masked_fill.Tensor", "aten::masked_fill_.Tensor", "aten::index.Tensor",
-                      "aten::index_select", "aten::masked_select", "aten::gather", "aten::take", "aten::index_put_",
-                      "aten::index_put", "aten::_index_put_impl_", "aten::copy_", "aten::fill_.Scalar",
-                      "aten::zero_", "aten::masked_scatter_", "aten::masked_scatter"})
-# Ops that read no value of their tensor inputs (shape, dtype and device only): neither a use nor a mask.
-_SHAPE_ONLY = frozenset({"aten::ones_like", "aten::zeros_like", "aten::empty_like", "aten::full_like",
-                         "aten::new_empty", "aten::new_zeros", "aten::new_ones", "aten::new_full",
-                         "aten::empty_strided", "aten::rand_like", "aten::randn_like", "aten::randint_like",
-                         "aten::_local_scalar_dense", "aten::is_nonzero", "aten::isnan", "aten::isinf",
-                         "aten::isfinite", "aten::isposinf", "aten::isneginf"})
 
 
 def _torch():
@@ -142,7 +123,7 @@ def tensor_summary(t: Any) -> dict[str, Any]:
         try:
             x = t.detach()
             if x.layout is not torch.strided:
-                x = _readable(x, torch, {})
+                x = readable(x, torch, {})
             if x.dtype is torch.complex32:
                 x = x.to(torch.complex64)
             if x.is_complex():
@@ -183,7 +164,7 @@ def _flat(values: Any, out: list) -> None:
                     out.append(w)
 
 
-class OpWatch:
+class OpWatch(Propagation):
     """See the module docstring. ``locate``: returns the user's frame (``Frame`` with ``to_dict()``, or
     ``None``) for the call being observed. ``nan_check`` / ``shapes`` switch the two watches;
     ``deferred``: read the checks at :meth:`flush` (accelerators) instead of per call (CPU).
@@ -228,16 +209,17 @@ class OpWatch:
         self.stage_of: Callable[[], str | None] | None = None  # the stage, asked only when a check needs it
         self._recent: dict[int, tuple] = {}  # id -> (weakref, version) of results checked lately
         # every floating dtype this torch has (float8 variants included): the ones whose sum or isfinite has no
-        # kernel are read cast up (_readable); a value that still cannot be read is skipped and counted
+        # kernel are read cast up (readable); a value that still cannot be read is skipped and counted
         self._upcast = {getattr(torch, n): torch.float32 for n in
                         ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu")
                         if hasattr(torch, n)}
         self._upcast[torch.complex32] = torch.complex64
         self._floats = frozenset({torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64,
-                                  torch.complex128} | set(self._upcast) | _all_floating(torch))
+                                  torch.complex128} | set(self._upcast) | all_floating(torch))
         self._strided = torch.strided
         self.device_of: Callable[[Any], str | None] | None = None  # the device of a result, asked at a report
-        self._cands: list[_Candidate] = []  # non-finite results waiting to propagate or be masked
+        self._cands: list[Candidate] = []  # non-finite results waiting to propagate or be masked
+        self._carry = _SKIPPED | _COPIES | MASKING  # ops that carry a candidate's NaN on rather than use it
         self.masked = 0  # non-finite results from finite inputs that were masked before any use (not findings)
         self.notes: list[dict[str, Any]] = []  # degenerate reductions (std of one value): info, once per op and line
         self.skipped = 0  # results or inputs that could not be read (no kernel for their dtype or layout)
@@ -332,7 +314,7 @@ class OpWatch:
             bad = self._first_nonfinite(outs)
         if bad is None or _constant(args, kwargs):
             return  # finite, or a NaN/Inf the program wrote as a constant (a -inf attention mask, masked_fill)
-        if name in _DOF and self._degenerate(name, args, kwargs, bad, frame):
+        if name in DOF and self._degenerate(name, args, kwargs, bad, frame):
             return
         ins: list[Any] = []
         _flat(args, ins)
@@ -356,7 +338,7 @@ class OpWatch:
                     continue
                 if not self._first_look(t):
                     continue
-                x = t if t.layout is self._strided and dt not in self._upcast else _readable(t, _torch(), self._upcast)
+                x = t if t.layout is self._strided and dt not in self._upcast else readable(t, _torch(), self._upcast)
                 dt = x.dtype
                 # one element (a loss, a step count): its value is its sum, read without the reduction
                 if n == 1 and dt in self._real:
@@ -384,7 +366,7 @@ class OpWatch:
         """Whether every element of ``x`` is finite; an unreadable ``x`` counts as finite (and is counted)."""
         try:
             if x.layout is not self._strided or x.dtype in self._upcast:
-                x = _readable(x, _torch(), self._upcast)
+                x = readable(x, _torch(), self._upcast)
             return bool(_all_finite(x))
         except Exception:
             self._skip(x)
@@ -418,7 +400,7 @@ class OpWatch:
                     continue
                 try:
                     x = t if t.layout is self._strided and dt not in self._upcast else \
-                        _readable(t, _torch(), self._upcast)
+                        readable(t, _torch(), self._upcast)
                     s = x.sum(dtype=self._f32) if x.dtype in self._half else x.sum()
                 except Exception:  # no kernel reads this dtype or layout: skipped and counted
                     self._skip(t)
@@ -472,7 +454,7 @@ class OpWatch:
             # check stops (a NaN from the data reaches every later result) and says so (``gave_up``)
             if self._propagated >= MAX_PROPAGATED:
                 self.gave_up = True
-            if self.propagated is not None or not _has_nan(t):
+            if self.propagated is not None or not has_nan(t):
                 return  # an Inf carried on from an input (a mask added to scores) is not kept
         inputs = []
         for x in floating:
@@ -482,7 +464,7 @@ class OpWatch:
         res = tensor_summary(t)
         doc = {
             "op": name, "dtype": res["dtype"], "stage": stage, "step": step,
-            "location": frame.to_dict() if frame is not None and hasattr(frame, "to_dict") else None,
+            "location": frame_dict(frame),
             "nan": res["nan"], "inf": res["inf"], "numel": int(t.numel()),
             "from_finite_inputs": finite if inputs_kept else None,
             "inputs": inputs if inputs_kept else None,
@@ -492,93 +474,12 @@ class OpWatch:
         if device is not None:
             doc["device"] = device
         if finite and inputs_kept and not self.deferred:
-            # not a finding yet: only if it propagates, or is never masked (_Candidate)
-            self._candidate(_Candidate(doc, t))
+            # not a finding yet: only if it propagates, or is never masked (Candidate)
+            self._candidate(Candidate(doc, t))
         elif finite or not inputs_kept:
             self.first = doc
         else:
             self.propagated = doc
-
-    # ------------------------------------------------------------------ propagation
-    def _candidate(self, c: _Candidate) -> None:
-        cands = self._cands
-        if len(cands) >= MAX_CANDIDATES:
-            cands[:] = [x for x in cands if not x.masked and not x.info] or cands[1:]
-            if len(cands) >= MAX_CANDIDATES:  # none masked: the oldest stands (conservative)
-                self.first = cands[0].doc
-                cands.clear()
-                return
-        cands.append(c)
-
-    def _explained(self, floating: list, written: set) -> bool:
-        """Whether every non-finite input is carried by a followed candidate (an info one, or one that a use has
-        just confirmed): the result adds nothing to report."""
-        bad = [x for x in floating if id(x) not in written and not self._finite(x)]
-        return bool(bad) and all(any(c.holds(x) for c in self._cands) for x in bad)
-
-    def _follow(self, name: str, args: Any, kwargs: Any, out: Any, inplace: bool, view: bool, frame: Any) -> None:
-        """A call while candidates wait: a use of a tensor carrying one either propagates it (a non-finite result
-        of an op that computes), carries it on (a non-finite result of a view, copy or selection), or masks it (a
-        finite result). Calls that read no value, and tensor printing, are neither."""
-        Tensor = self._Tensor
-        ins: list[Any] = []
-        _flat(args, ins)
-        if kwargs:
-            _flat(kwargs.values(), ins)
-        hit = [c for c in self._cands if any(c.holds(x) for x in ins)]
-        if not hit or name in _SHAPE_ONLY or _printing():
-            return
-        if isinstance(out, Tensor):
-            outs = [out]
-        elif isinstance(out, (tuple, list)):
-            outs = [t for t in out if isinstance(t, Tensor)]
-        elif inplace and ins:
-            outs = [ins[0]]
-        else:
-            outs = []
-        floats = self._floats
-        outs = [t for t in outs if t.dtype in floats]
-        if not outs:
-            return  # a comparison, an index, a scalar read: neither a use of the value nor a mask
-        dis, nof = self._guard
-        with dis(), nof():
-            bad = [t for t in outs if not self._finite(t)]
-        carry = view or name in _SKIPPED or name in _COPIES or name in _MASKING
-        for c in hit:
-            if not bad:
-                c.masked += 1
-            elif c.info or carry:
-                for t in bad:
-                    c.add(t)
-            else:  # used: the first candidate this op reaches is the finding
-                self.first = {**c.doc, "propagated_to": {"op": name, "location": _where(frame or self.locate())}}
-                self._cands = [x for x in self._cands if x.info]
-                return
-
-    def _degenerate(self, name: str, args: Any, kwargs: Any, t: Any, frame: Any) -> bool:
-        """A std/var (or *_mean) over no more elements than its correction: NaN by definition. Kept once per op
-        and line as an info note (not a NUM301), and its NaN followed so that what it reaches is not reported."""
-        x = args[0] if args and isinstance(args[0], self._Tensor) else None
-        if x is None or not t.numel():
-            return False
-        correction = kwargs.get("correction") if kwargs else None
-        unbiased = kwargs.get("unbiased") if kwargs else None
-        for a in args[1:]:
-            if a.__class__ is bool:
-                unbiased = a
-        c = float(correction) if correction is not None else (0.0 if unbiased is False else 1.0)
-        per = x.numel() / t.numel()
-        if per - c > 0:
-            return False
-        frame = frame or self.locate()
-        loc = _where(frame)
-        if len(self.notes) < MAX_NOTES and not any(n["op"] == name and n["location"] == loc for n in self.notes):
-            self.notes.append({"op": name, "location": loc, "stage": self._stage(), "step": self.step,
-                               "elements": int(per), "correction": c,
-                               "reason": f"{int(per)} element(s) per result with correction {c:g}: "
-                                         f"{per - c:g} degrees of freedom, NaN by definition"})
-        self._candidate(_Candidate(None, t, info=True))
-        return True
 
     # ------------------------------------------------------------------ shapes
     def _new_shapes(self, key: tuple, frame: Any) -> None:
@@ -665,91 +566,7 @@ def _constant(args: Any, kwargs: Any) -> bool:
     return False
 
 
-def _all_floating(torch: Any) -> set:
-    """Every floating and complex dtype this torch defines (float4 and float8 variants included)."""
-    found = set()
-    for n in dir(torch):
-        d = getattr(torch, n, None)
-        if isinstance(d, torch.dtype) and (d.is_floating_point or d.is_complex):
-            found.add(d)
-    return found
-
-
-def _where(frame: Any) -> dict[str, Any] | None:
-    return frame.to_dict() if frame is not None and hasattr(frame, "to_dict") else None
-
-
-def _has_nan(t: Any) -> bool:
-    """Whether ``t`` holds a NaN (an unreadable ``t``: False, it was counted when it was read)."""
-    torch = _torch()
-    try:
-        if t.layout is not torch.strided or t.dtype.itemsize == 1 or t.dtype is torch.complex32:
-            t = _readable(t, torch, {t.dtype: torch.float32 if not t.dtype.is_complex else torch.complex64})
-        return bool(torch.isnan(t).any())
-    except Exception:
-        return False
-
-
-_TENSOR_STR: str | None = None
-
-
-def _printing() -> bool:
-    """Whether the current call comes from PyTorch's tensor printing (torch/_tensor_str.py, the loaded module's
-    own file): its reads of a NaN are neither a use nor a mask."""
-    global _TENSOR_STR
-    if _TENSOR_STR is None:
-        import torch._tensor_str as ts
-
-        _TENSOR_STR = ts.__file__ or ""
-    import sys
-
-    f = sys._getframe(2)
-    while f is not None:
-        if f.f_code.co_filename == _TENSOR_STR:
-            return True
-        f = f.f_back
-    return False
-
-
 def _all_finite(t: Any) -> Any:
     torch = _torch()
     with torch._C._DisableTorchDispatch(), torch._C.DisableTorchFunction():
         return torch.isfinite(t).all()
-
-
-class _Candidate:
-    """A non-finite result made from finite inputs, not yet a finding: it becomes one when a later op uses one of
-    the tensors carrying its values and its result is non-finite (propagation), or at the end of the run if
-    nothing masked it; it is dropped when it was masked (:data:`_MASKING`, or a finite result of an op that read
-    it) and never used. ``refs``: id -> weak reference of the tensors carrying its values. ``info``: a degenerate
-    reduction (std of one value): its NaN is followed so that what it reaches is not reported either."""
-
-    __slots__ = ("doc", "refs", "masked", "info")
-
-    def __init__(self, doc: dict[str, Any] | None, t: Any, info: bool = False):
-        self.doc = doc
-        self.refs: dict[int, Any] = {id(t): weakref.ref(t)}
-        self.masked = 0
-        self.info = info
-
-    def holds(self, x: Any) -> bool:
-        r = self.refs.get(id(x))
-        return r is not None and r() is x
-
-    def add(self, x: Any) -> None:
-        self.refs[id(x)] = weakref.ref(x)
-
-
-def _readable(t: Any, torch: Any, upcast: dict) -> Any:
-    """``t`` as a dense tensor whose sum and ``isfinite`` exist: sparse layouts by their stored values (the rest are
-    zeros), float8 and complex32 cast up (:attr:`OpWatch._upcast`). Raises when there is no such reading."""
-    layout = t.layout
-    if layout is not torch.strided:
-        if t.is_nested:
-            t = t.values()
-        elif layout is torch.sparse_coo:
-            t = t._values()
-        else:  # sparse_csr/csc/bsr/bsc: the stored values
-            t = t.values()
-    to = upcast.get(t.dtype)
-    return t.to(to) if to is not None else t
