@@ -171,6 +171,10 @@ def _plan(args: argparse.Namespace, select: tuple[str, ...], ignore: tuple[str, 
             if not quiet:
                 sys.stderr.write(f"mpsready migrate: applying the plan shown at {found.created} (no file it was "
                                  "planned from, --select/--ignore or version changed since); not planned again\n")
+            if args.format != "json":  # shown again: this process did not show it (the JSON document holds it)
+                from mpsready.migrate.formats import render_diff
+
+                sys.stdout.write(render_diff(found.plan))
             return found.plan
         if found.reason and not quiet:
             sys.stderr.write(f"mpsready migrate: planning again: {found.reason}\n")
