@@ -105,7 +105,7 @@ def _check_output_file(args: argparse.Namespace) -> None:
     """``-o/--output FILE`` naming a folder is a usage error before the command does any work (issue 34)."""
     out = getattr(args, "output", None)
     if isinstance(out, str) and out and os.path.isdir(out):
-        raise UsageError(f"cannot write {out}: it is a folder (a file name is expected)")
+        raise UsageError(f"-o {out}: is a folder; give a file name")
 
 
 def main(argv: list[str] | None = None) -> int:
