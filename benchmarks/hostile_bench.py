@@ -18,6 +18,14 @@ of a few runs is the figure closest to the scan's own cost (as ``timeit`` report
 largest of the runs.
 
     PYTHONPATH=src python benchmarks/hostile_bench.py [--kinds requirements,notebook] [--sizes 0.1,1,4] [--repeat 3]
+
+``--attacks`` runs the attack round of issue 34 instead: each attack sets up a hostile project, record, cache
+or command line in a fresh temporary folder, runs one ``mpsready`` command in a child process (120 s bound: a
+hang is a failure) and checks one outcome (the exit code, a file untouched, a process gone, a command never
+run, byte-exact escaped output). It prints one line per attack and a table per command: tried, survived,
+failed. ``--only scan,migrate`` runs the attacks of those commands.
+
+    PYTHONPATH=src python benchmarks/hostile_bench.py --attacks [--only COMMANDS]
 """
 
 from __future__ import annotations
@@ -138,12 +146,616 @@ def measure(kind: str, size: int, repeat: int) -> dict:
     return row
 
 
+# ---------------------------------------------------------------- the attack round (issue 34)
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+CUDA_PY = "import torch\nx = torch.ones(1).cuda()\n"
+
+
+def mps(*args: str, cwd: str | Path | None = None, env: dict | None = None, timeout: float = 120,
+        stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    """``python -m mpsready ARGS`` in a child; a run past ``timeout`` comes back with returncode ``None``."""
+    full = dict(os.environ, PYTHONPATH=str(SRC), **(env or {}))
+    try:
+        return subprocess.run([sys.executable, "-m", "mpsready", *args], cwd=cwd, env=full, capture_output=True,
+                              timeout=timeout, input=stdin)
+    except subprocess.TimeoutExpired as exc:
+        return subprocess.CompletedProcess(exc.cmd, None, exc.stdout or b"", exc.stderr or b"")  # type: ignore[arg-type]
+
+
+def _proj(d: Path, files: dict[str, str | bytes]) -> Path:
+    root = d / "proj"
+    root.mkdir(exist_ok=True)
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    return root
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(") ", 1)[1][0] != "Z"
+    except OSError:
+        return False
+
+
+def _gone(pid: int, seconds: float = 20) -> bool:
+    import time
+
+    end = time.monotonic() + seconds
+    while _alive(pid) and time.monotonic() < end:
+        time.sleep(0.05)
+    return not _alive(pid)
+
+
+def _git(root: Path, *a: str) -> None:
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *a], check=True,
+                   capture_output=True)
+
+
+def _repo_with(d: Path, config: str, extra: dict[str, str] | None = None) -> tuple[Path, Path]:
+    root = _proj(d, {"a.py": "x = 1\n", **(extra or {})})
+    _git(root, "init", "-q")
+    _git(root, "add", ".")
+    _git(root, "commit", "-qm", "one")
+    marker = d / "RAN"
+    with open(root / ".git" / "config", "a") as fh:
+        fh.write(config.format(marker=marker))
+    (root / "a.py").write_text("x = 2\n")  # dirty: status would consult the monitor and the filters
+    return root, marker
+
+
+def _scan_cache(d: Path) -> tuple[Path, Path]:
+    root = _proj(d, {"train.py": CUDA_PY})
+    cache = d / "cache"
+    mps("scan", str(root), "--cache-dir", str(cache), "-q")
+    (entry,) = [p for p in cache.iterdir() if p.name.startswith("scan-")]
+    return root, entry
+
+
+def a_scan_cache_fifo(d):
+    root, entry = _scan_cache(d)
+    entry.unlink()
+    os.mkfifo(entry)
+    r = mps("scan", str(root), "--cache-dir", str(d / "cache"), "-q")
+    return r.returncode == 1, f"exit {r.returncode}"
+
+
+def a_scan_cache_dev_zero(d):
+    root, entry = _scan_cache(d)
+    entry.unlink()
+    os.symlink("/dev/zero", entry)
+    r = mps("scan", str(root), "--cache-dir", str(d / "cache"), "-q")
+    return r.returncode == 1, f"exit {r.returncode}"
+
+
+def a_scan_cache_edited(d):
+    root, entry = _scan_cache(d)
+    head, _, payload = entry.read_bytes().partition(b"\n")
+    doc = json.loads(payload or head)
+    for v in doc["entries"].values():
+        v["findings"] = []
+    entry.write_bytes(head + b"\n" + json.dumps(doc).encode())
+    r = mps("scan", str(root), "--cache-dir", str(d / "cache"), "-q")
+    return r.returncode == 1, f"exit {r.returncode} (1: the .cuda() call still found)"
+
+
+def a_scan_cache_world_writable(d):
+    root = _proj(d, {"train.py": CUDA_PY})
+    cache = d / "shared"
+    cache.mkdir()
+    os.chmod(cache, 0o777)
+    r = mps("scan", str(root), "--cache-dir", str(cache))
+    return r.returncode == 1 and list(cache.iterdir()) == [] and b"writable by others" in r.stderr, \
+        f"exit {r.returncode}, {len(list(cache.iterdir()))} files written"
+
+
+def a_scan_cache_other_users_key(d):
+    root, entry = _scan_cache(d)
+    (d / "cache" / "secret").chmod(0o644)
+    r = mps("scan", str(root), "--cache-dir", str(d / "cache"))
+    return r.returncode == 1 and b"cache key" in r.stderr, f"exit {r.returncode}"
+
+
+def a_scan_broken_pyproject(d):
+    root = _proj(d, {"pyproject.toml": '[project]\ndependencies = ["flash-attn"\n', "train.py": "import torch\n"})
+    r = mps("scan", str(root), "--no-cache", "-q")
+    return r.returncode == 1, f"exit {r.returncode} (a TOML error used to give runs_on_mac, exit 0)"
+
+
+def a_scan_broken_environment_yml(d):
+    root = _proj(d, {"environment.yml": "dependencies: [pytorch-cuda\n  - : :\n", "train.py": "import torch\n"})
+    r = mps("scan", str(root), "--no-cache", "-q")
+    return r.returncode == 1, f"exit {r.returncode}"
+
+
+def a_scan_gitignore_star(d):
+    root = _proj(d, {".gitignore": "*\n", "train.py": CUDA_PY})
+    r = mps("scan", str(root), "--no-cache", "-q")
+    return r.returncode == 1, f"exit {r.returncode}"
+
+
+def a_scan_exclude_all(d):
+    root = _proj(d, {"pyproject.toml": '[tool.mpsready]\nexclude = ["**"]\n', "train.py": CUDA_PY})
+    r = mps("scan", str(root), "--no-cache", "-q")
+    return r.returncode == 1, f"exit {r.returncode}"
+
+
+def a_scan_max_file_size_1(d):
+    root = _proj(d, {"pyproject.toml": "[tool.mpsready]\nmax-file-size = 1\n", "train.py": CUDA_PY})
+    r = mps("scan", str(root), "--no-cache", "-q")
+    return r.returncode == 1, f"exit {r.returncode}"
+
+
+def a_scan_sarif_non_utf8_name(d):
+    root = _proj(d, {})
+    with open(os.path.join(os.fsencode(root), b"bad\xff.py"), "wb") as fh:
+        fh.write(CUDA_PY.encode())
+    r = mps("scan", str(root), "--no-cache", "--format", "sarif")
+    try:
+        json.loads(r.stdout.decode("utf-8"))
+        ok = r.returncode == 1
+    except ValueError:
+        ok = False
+    return ok, f"exit {r.returncode}"
+
+
+def a_scan_json_non_utf8_name(d):
+    root = _proj(d, {})
+    with open(os.path.join(os.fsencode(root), b"bad\xfe.py"), "wb") as fh:
+        fh.write(CUDA_PY.encode())
+    r = mps("scan", str(root), "--no-cache", "--format", "json")
+    try:
+        r.stdout.decode("utf-8")
+        ok = r.returncode == 1 and b"\\udcfe" not in r.stdout
+    except UnicodeDecodeError:
+        ok = False
+    return ok, f"exit {r.returncode}"
+
+
+def a_scan_bidi_name_terminal(d):
+    root = _proj(d, {"ev\u202eil.py": CUDA_PY, "zero\u200bwidth.py": CUDA_PY})
+    r = mps("scan", str(root), "--no-cache", "--format", "github")
+    return r.returncode == 1 and "\u202e".encode() not in r.stdout and "\u200b".encode() not in r.stdout, \
+        f"exit {r.returncode}"
+
+
+def a_scan_newline_name_md(d):
+    root = _proj(d, {"a\nb|c.py": CUDA_PY})
+    r = mps("scan", str(root), "--no-cache", "--format", "md")
+    return r.returncode == 1 and b"a\\x0ab\\|c.py" in r.stdout, f"exit {r.returncode}"
+
+
+def a_scan_output_is_folder(d):
+    root = _proj(d, {"train.py": CUDA_PY})
+    (d / "out").mkdir()
+    r = mps("scan", str(root), "--no-cache", "-o", str(d / "out"))
+    return r.returncode == 2 and list((d / "out").iterdir()) == [] and not (d / "out.tmp").exists(), \
+        f"exit {r.returncode}"
+
+
+def a_scan_output_planted_link(d):
+    root = _proj(d, {"train.py": CUDA_PY})
+    victim = d / "victim"
+    victim.write_text("theirs")
+    os.symlink(victim, d / "report.txt")
+    r = mps("scan", str(root), "--no-cache", "-o", str(d / "report.txt"))
+    return r.returncode == 1 and victim.read_text() == "theirs", f"exit {r.returncode}"
+
+
+def a_migrate_verify_abs_symlink(d):
+    root = _proj(d, {"train.py": "open('link.txt', 'a').write('X')\n"})
+    data_in = root / "data.txt"
+    data_in.write_text("mine")
+    os.symlink(data_in, root / "link.txt")
+    mps("migrate", str(root), "--no-cache", "--verify", "--torch", "2.13", "--", sys.executable, "train.py")
+    return data_in.read_text() == "mine", "data file unchanged" if data_in.read_text() == "mine" else "written through"
+
+
+def a_migrate_verify_hard_link(d):
+    root = _proj(d, {"train.py": "open('big.bin', 'ab').write(b'X')\n"})
+    (root / "big.bin").write_bytes(b"0" * (17 << 20))
+    os.link(root / "big.bin", d / "elsewhere.bin")
+    mps("migrate", str(root), "--no-cache", "--verify", "--torch", "2.13", "--", sys.executable, "train.py")
+    return os.path.getsize(d / "elsewhere.bin") == 17 << 20, "hard-linked data unchanged"
+
+
+def a_migrate_verify_cwd_escape(d):
+    root = _proj(d, {"train.py": "open('RAN', 'w')\n"})
+    r = mps("migrate", str(root), "--no-cache", "--verify", "--cwd", "../..", "--", sys.executable,
+            str(root / "train.py"))
+    return r.returncode == 2 and not list(d.parent.rglob("RAN")), f"exit {r.returncode}"
+
+
+def a_migrate_verify_cwd_absolute(d):
+    root = _proj(d, {"train.py": "open('RAN', 'w')\n"})
+    r = mps("migrate", str(root), "--no-cache", "--verify", "--cwd", str(root), "--", sys.executable, "train.py")
+    return r.returncode == 2 and not (root / "RAN").exists(), f"exit {r.returncode}"
+
+
+def a_migrate_verify_sigterm(d):
+    import signal
+    import time
+
+    tmp = d / "tmp"
+    tmp.mkdir()
+    pid_file = d / "pid"
+    root = _proj(d, {"train.py": f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+                                 "time.sleep(60)\n"})
+    env = dict(os.environ, PYTHONPATH=str(SRC), TMPDIR=str(tmp))
+    parent = subprocess.Popen([sys.executable, "-m", "mpsready", "migrate", str(root), "--no-cache", "--verify",
+                               "--torch", "2.13", "--", sys.executable, "train.py"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    end = time.monotonic() + 60
+    while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < end:
+        time.sleep(0.05)
+    program = int(pid_file.read_text())
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    gone = _gone(program)
+    time.sleep(0.5)
+    left = [p.name for p in tmp.iterdir() if p.name.startswith("mpsready-verify-")]
+    return gone and not left, f"program {'gone' if gone else 'alive'}, {len(left)} copies left (SIGKILL)"
+
+
+def a_migrate_planted_plan(d):
+    root = _proj(d, {"train.py": CUDA_PY})
+    cache = d / "cache"
+    mps("migrate", str(root), "--cache-dir", str(cache), "-q")
+    (plan,) = [p for p in cache.iterdir() if p.name.startswith("migrate-plan-")]
+    raw = plan.read_bytes()
+    body = raw.split(b"\n", 1)[-1]
+    doc = json.loads(body)
+    doc["plan"]["files"][0]["after"] = "import os\nos.system('echo pwned')\n"
+    plan.write_text(json.dumps(doc))
+    mps("migrate", str(root), "--apply", "--cache-dir", str(cache), "-q")
+    return "os.system" not in (root / "train.py").read_text(), "planted plan not applied"
+
+
+def a_migrate_lambda_chain(d):
+    root = _proj(d, {"a.py": "import torch\nf = " + "lambda: " * 5000 + "0\nx = torch.ones(1).cuda()\n"})
+    r = mps("migrate", str(root), "--no-cache", "-q")
+    return r.returncode == 0 and b"nested too deeply" in r.stderr, f"exit {r.returncode}"
+
+
+def a_migrate_apply_hard_link(d):
+    root = _proj(d, {"train.py": CUDA_PY})
+    os.link(root / "train.py", d / "other.py")
+    r = mps("migrate", str(root), "--no-cache", "--apply")
+    return r.returncode == 1 and (d / "other.py").read_text() == (root / "train.py").read_text() == CUDA_PY, \
+        f"exit {r.returncode}"
+
+
+def a_migrate_error_prefix(d):
+    r = mps("migrate", str(d), "--select", "NOPE999")
+    return r.returncode == 2 and r.stderr.startswith(b"mpsready migrate: error:"), r.stderr[:40].decode(errors="replace")
+
+
+def a_migrate_summary_control_chars(d):
+    root = _proj(d, {"e\x1b[2Jvil.py": CUDA_PY})
+    r = mps("migrate", str(root), "--no-cache", "--apply")
+    return r.returncode == 0 and b"\x1b" not in r.stderr, f"exit {r.returncode}"
+
+
+def _record(d: Path) -> Path:
+    rec = d / "run"
+    r = mps("record", "tests.record.entries:small_cnn", "--device", "cpu", "--steps", "1", "--out", str(rec), "-q",
+            cwd=SRC.parent, timeout=300)
+    assert r.returncode == 0, r.stderr[-500:]
+    return rec
+
+
+def a_record_force_not_a_record(d):
+    home = _proj(d, {"record.json": '{"schema": {"name": "mpsready.record", "version": 1}}', "thesis.tex": "x"})
+    r = mps("record", "mod:fn", "--device", "cpu", "--out", str(home), "--force")
+    return r.returncode == 2 and (home / "thesis.tex").exists(), f"exit {r.returncode}"
+
+
+def a_record_force_real_record_plus_file(d):
+    rec = _record(d)
+    (rec / "notes.txt").write_text("mine")
+    r = mps("record", "tests.record.entries:small_cnn", "--device", "cpu", "--steps", "1", "--out", str(rec),
+            "--force", cwd=SRC.parent, timeout=300)
+    return r.returncode == 2 and (rec / "notes.txt").read_text() == "mine", f"exit {r.returncode}"
+
+
+def a_record_force_link(d):
+    target = _proj(d, {"keep.txt": "x"})
+    os.symlink(target, d / "link")
+    r = mps("record", "mod:fn", "--device", "cpu", "--out", str(d / "link"), "--force")
+    return r.returncode == 2 and (target / "keep.txt").exists(), f"exit {r.returncode}"
+
+
+def a_env_fsmonitor(d):
+    root, marker = _repo_with(d, "[core]\n\tfsmonitor = touch {marker}\n")
+    r = mps("env", "--project", str(root), "--format", "json")
+    return not marker.exists() and r.returncode in (0, 1), f"exit {r.returncode}, command run: {marker.exists()}"
+
+
+def a_env_clean_filter(d):
+    root, marker = _repo_with(d, "[filter \"x\"]\n\tclean = touch {marker}\n", {".gitattributes": "*.py filter=x\n"})
+    r = mps("env", "--project", str(root), "--format", "json")
+    return not marker.exists() and r.returncode in (0, 1), f"exit {r.returncode}, command run: {marker.exists()}"
+
+
+def a_env_hooks(d):
+    root, marker = _repo_with(d, "[core]\n\thooksPath = {marker}.hooks\n")
+    hooks = Path(f"{marker}.hooks")
+    hooks.mkdir()
+    for hook in ("post-index-change", "reference-transaction"):
+        (hooks / hook).write_text(f"#!/bin/sh\ntouch {marker}\n")
+        (hooks / hook).chmod(0o755)
+    r = mps("env", "--project", str(root), "--format", "json")
+    return not marker.exists(), f"exit {r.returncode}"
+
+
+def a_env_index_fifo(d):
+    root, _marker = _repo_with(d, "")
+    (root / ".git" / "index").unlink()
+    os.mkfifo(root / ".git" / "index")
+    r = mps("env", "--project", str(root), "--format", "json")
+    return r.returncode in (0, 1), f"exit {r.returncode}"
+
+
+def a_env_output_folder(d):
+    (d / "out").mkdir()
+    r = mps("env", "-o", str(d / "out"))
+    return r.returncode == 2, f"exit {r.returncode}"
+
+
+def _replay_records(d: Path, entry: str) -> tuple[Path, Path]:
+    here = SRC.parent / "tests" / "numerics"
+    recs = []
+    for name in ("a", "b"):
+        out = d / name
+        r = mps("record", "entries.py:replay_model", "--device", "cpu", "--steps", "1", "--out", str(out),
+                "--save-inputs", "mid", "-q", cwd=here, timeout=300)
+        assert r.returncode == 0, r.stderr[-400:]
+        recs.append(out)
+    doc = json.loads((recs[0] / "record.json").read_text())
+    doc["entry"] = entry
+    (recs[0] / "record.json").write_text(json.dumps(doc))
+    return recs[0], recs[1]
+
+
+def a_replay_entry_outside(d):
+    evil = d / "evil.py"
+    evil.write_text(f"open({str(d / 'RAN')!r}, 'w')\ndef replay_model():\n    pass\n")
+    a, b = _replay_records(d, f"{evil}:replay_model")
+    r = mps("replay", str(a), str(b), "--device", "cpu", cwd=SRC.parent / "tests" / "numerics", timeout=300)
+    return r.returncode == 2 and not (d / "RAN").exists(), f"exit {r.returncode}"
+
+
+def a_replay_installed_module_entry(d):
+    a, b = _replay_records(d, "antigravity:fly")
+    r = mps("replay", str(a), str(b), "--device", "cpu", cwd=SRC.parent / "tests" / "numerics", timeout=300)
+    return r.returncode == 2 and b"is not a file inside" in r.stderr, f"exit {r.returncode}"
+
+
+def a_replay_entry_raises(d):
+    proj = _proj(d, {"broken.py": "raise RuntimeError('no data')\n"})
+    a, b = _replay_records(d, "broken.py:replay_model")
+    r = mps("replay", str(a), str(b), "--device", "cpu", "--project", str(proj), timeout=300)
+    return r.returncode == 2 and b"raised RuntimeError: no data" in r.stderr, f"exit {r.returncode}"
+
+
+PLUGIN_EXIT = "import os, torch\ndef test_a():\n    try:\n        torch.ones(2, dtype=torch.float64, device='mps')\n" \
+              "    except TypeError:\n        pass\n    os._exit(0)\n"
+
+
+def _pytest(d: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(SRC))
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "mpsready.pytest_plugin", "-p", "no:cacheprovider",
+                           "-q", *args], cwd=d, env=env, capture_output=True, timeout=300)
+
+
+def a_plugin_os_exit(d):
+    (d / "test_x.py").write_text(PLUGIN_EXIT)
+    _pytest(d, "--mps-emulate=2.5", "--mps-json=doc.json")
+    try:
+        doc = json.loads((d / "doc.json").read_text())
+    except (OSError, ValueError):
+        return False, "no document"
+    return doc["gate"]["failed"] is True, f"gate failed: {doc['gate']['failed']}"
+
+
+def a_plugin_json_folder(d):
+    (d / "test_x.py").write_text("def test_a():\n    pass\n")
+    (d / "out").mkdir()
+    r = _pytest(d, "--mps-emulate=2.5", "--mps-json=out")
+    return r.returncode == 4 and not (d / "out.tmp").exists(), f"exit {r.returncode}"
+
+
+def a_plugin_planted_tmp_link(d):
+    (d / "test_x.py").write_text("def test_a():\n    pass\n")
+    (d / "victim").write_text("theirs")
+    os.symlink(d / "victim", d / "doc.json.tmp")
+    _pytest(d, "--mps-emulate=2.5", "--mps-json=doc.json")
+    return (d / "victim").read_text() == "theirs", "victim untouched"
+
+
+def a_run_xdist(d):
+    r = mps("run", "--", "pytest", "-n", "2", cwd=d)
+    return r.returncode == 2 and b"xdist" in r.stderr, f"exit {r.returncode}"
+
+
+def a_run_setsid_daemon(d):
+    pid_file = d / "daemon.pid"
+    (d / "prog.py").write_text(
+        "import os, subprocess, sys, time\n"
+        "code = ('import os, time\\nif os.fork() == 0:\\n    os.setsid()\\n    fd = os.open(os.devnull, os.O_RDWR)\\n'\n"
+        "        '    [os.dup2(fd, i) for i in (0, 1, 2)]\\n    open(%r, \"w\").write(str(os.getpid()))\\n'\n"
+        "        '    time.sleep(60)\\n')\n"
+        "subprocess.run([sys.executable, '-c', code % sys.argv[1]])\n"
+        "for _ in range(200):\n"
+        "    if os.path.exists(sys.argv[1]) and open(sys.argv[1]).read():\n        break\n    time.sleep(0.05)\n")
+    mps("run", "-q", "--", sys.executable, "prog.py", str(pid_file), cwd=d, timeout=300)
+    pid = int(pid_file.read_text())
+    return _gone(pid), "daemon ended" if not _alive(pid) else "daemon survived"
+
+
+def a_run_output_folder(d):
+    (d / "prog.py").write_text(f"open({str(d / 'RAN')!r}, 'w')\n")
+    (d / "out").mkdir()
+    r = mps("run", "-o", str(d / "out"), "--", sys.executable, "prog.py", cwd=d)
+    return r.returncode == 2 and not (d / "RAN").exists(), f"exit {r.returncode}"
+
+
+def a_run_closes_stdio(d):
+    (d / "prog.py").write_text("import os, torch\nos.close(1)\nos.close(2)\n"
+                               "torch.ones(2, dtype=torch.float64, device='mps')\n")
+    r = mps("run", "--format", "json", "-o", str(d / "doc.json"), "--", sys.executable, "prog.py", cwd=d, timeout=300)
+    try:
+        doc = json.loads((d / "doc.json").read_text())
+    except (OSError, ValueError):
+        return False, f"exit {r.returncode}, no document"
+    return doc.get("outcome") == "mac_failure" or bool(doc.get("first_failure")), f"outcome {doc.get('outcome')}"
+
+
+def a_run_multiprocessing_child(d):
+    (d / "prog.py").write_text(
+        "import multiprocessing as mp, torch\n"
+        "def work(_):\n    torch.ones(2, dtype=torch.float64, device='mps')\n"
+        "if __name__ == '__main__':\n    with mp.get_context('spawn').Pool(1) as p:\n        p.map(work, [0])\n")
+    r = mps("run", "--format", "json", "-o", str(d / "doc.json"), "--", sys.executable, "prog.py", cwd=d, timeout=300)
+    try:
+        doc = json.loads((d / "doc.json").read_text())
+    except (OSError, ValueError):
+        return False, f"exit {r.returncode}, no document"
+    return doc.get("outcome") == "mac_failure", f"outcome {doc.get('outcome')}"
+
+
+def a_run_thread(d):
+    (d / "prog.py").write_text(
+        "import _thread, time, torch\nres = []\n"
+        "def work():\n    res.append(torch.ones(2, device='mps').device.type)\n"
+        "_thread.start_new_thread(work, ())\ntime.sleep(2)\nprint(res)\n")
+    r = mps("run", "--format", "json", "-o", str(d / "doc.json"), "--", sys.executable, "prog.py", cwd=d, timeout=300)
+    try:
+        doc = json.loads((d / "doc.json").read_text())
+    except (OSError, ValueError):
+        return False, f"exit {r.returncode}, no document"
+    return bool(doc.get("mps_used")), f"mps_used {doc.get('mps_used')}"
+
+
+def a_compare_output_folder(d):
+    (d / "out").mkdir()
+    r = mps("compare", str(d / "a"), str(d / "b"), "-o", str(d / "out"))
+    return r.returncode == 2 and list((d / "out").iterdir()) == [], f"exit {r.returncode}"
+
+
+def a_compare_fifo_manifest(d):
+    for name in ("a", "b"):
+        (d / name).mkdir()
+        os.mkfifo(d / name / "record.json")
+    r = mps("compare", str(d / "a"), str(d / "b"))
+    return r.returncode == 2, f"exit {r.returncode}"
+
+
+def a_report_fifo_evidence(d):
+    os.mkfifo(d / "scan.json")
+    r = mps("report", "--scan", str(d / "scan.json"), "--format", "json")
+    return r.returncode == 2, f"exit {r.returncode}"
+
+
+def a_report_tests_unfinished(d):
+    (d / "test_x.py").write_text(PLUGIN_EXIT)
+    _pytest(d, "--mps-emulate=2.5", "--mps-json=doc.json")
+    r = mps("report", "--tests", str(d / "doc.json"), "--format", "json")
+    return r.returncode != 0, f"exit {r.returncode} (the unfinished session's failure counted)"
+
+
+def a_ops_output_folder(d):
+    (d / "out").mkdir()
+    r = mps("ops", "--dump-installed", "-o", str(d / "out"))
+    return r.returncode == 2, f"exit {r.returncode}"
+
+
+def a_trace_output_folder(d):
+    (d / "out").mkdir()
+    (d / "e.py").write_text(f"open({str(d / 'RAN')!r}, 'w')\ndef step():\n    pass\n")
+    r = mps("trace", "e.py:step", "-o", str(d / "out"), cwd=d)
+    return r.returncode == 2 and not (d / "RAN").exists(), f"exit {r.returncode}"
+
+
+def a_rules_broken_pipe(d):
+    env = dict(os.environ, PYTHONPATH=str(SRC))
+    p = subprocess.run(f"{sys.executable} -m mpsready rules --format json | head -c 10", shell=True, env=env,
+                       capture_output=True, timeout=120)
+    return b"Traceback" not in p.stderr, "no traceback"
+
+
+def a_check_fsmonitor(d):
+    root, marker = _repo_with(d, "[core]\n\tfsmonitor = touch {marker}\n")
+    mps("check", str(root), "--skip-record", "--out", str(d / "out"), "-q", timeout=300)
+    return not marker.exists(), f"command run: {marker.exists()}"
+
+
+ATTACKS = [
+    ("scan", a_scan_cache_fifo), ("scan", a_scan_cache_dev_zero), ("scan", a_scan_cache_edited),
+    ("scan", a_scan_cache_world_writable), ("scan", a_scan_cache_other_users_key), ("scan", a_scan_broken_pyproject),
+    ("scan", a_scan_broken_environment_yml), ("scan", a_scan_gitignore_star), ("scan", a_scan_exclude_all),
+    ("scan", a_scan_max_file_size_1), ("scan", a_scan_sarif_non_utf8_name), ("scan", a_scan_json_non_utf8_name),
+    ("scan", a_scan_bidi_name_terminal), ("scan", a_scan_newline_name_md), ("scan", a_scan_output_is_folder),
+    ("scan", a_scan_output_planted_link),
+    ("migrate", a_migrate_verify_abs_symlink), ("migrate", a_migrate_verify_hard_link),
+    ("migrate", a_migrate_verify_cwd_escape), ("migrate", a_migrate_verify_cwd_absolute),
+    ("migrate", a_migrate_verify_sigterm), ("migrate", a_migrate_planted_plan), ("migrate", a_migrate_lambda_chain),
+    ("migrate", a_migrate_apply_hard_link), ("migrate", a_migrate_error_prefix),
+    ("migrate", a_migrate_summary_control_chars),
+    ("record", a_record_force_not_a_record), ("record", a_record_force_real_record_plus_file),
+    ("record", a_record_force_link),
+    ("env", a_env_fsmonitor), ("env", a_env_clean_filter), ("env", a_env_hooks), ("env", a_env_index_fifo),
+    ("env", a_env_output_folder),
+    ("check", a_check_fsmonitor),
+    ("replay", a_replay_entry_outside), ("replay", a_replay_installed_module_entry), ("replay", a_replay_entry_raises),
+    ("pytest plugin", a_plugin_os_exit), ("pytest plugin", a_plugin_json_folder),
+    ("pytest plugin", a_plugin_planted_tmp_link),
+    ("run", a_run_xdist), ("run", a_run_setsid_daemon), ("run", a_run_output_folder), ("run", a_run_closes_stdio),
+    ("run", a_run_multiprocessing_child), ("run", a_run_thread),
+    ("compare", a_compare_output_folder), ("compare", a_compare_fifo_manifest),
+    ("report", a_report_fifo_evidence), ("report", a_report_tests_unfinished),
+    ("ops", a_ops_output_folder), ("trace", a_trace_output_folder), ("rules", a_rules_broken_pipe),
+]
+
+
+def run_attacks(only: set[str] | None) -> int:
+    """Run :data:`ATTACKS` (those of the commands in ``only``); one line each, then the table."""
+    table: dict[str, list[int]] = {}
+    for command, attack in ATTACKS:
+        if only and command not in only:
+            continue
+        with tempfile.TemporaryDirectory(prefix="mpsready-attack-") as tmp:
+            try:
+                ok, detail = attack(Path(tmp))
+            except Exception as exc:  # the attack's set-up or the command broke: a failure, said so
+                ok, detail = False, f"{type(exc).__name__}: {str(exc)[:120]}"
+        row = table.setdefault(command, [0, 0, 0])
+        row[0] += 1
+        row[1 if ok else 2] += 1
+        print(f"{'survived' if ok else 'FAILED  '}  {command:<14} {attack.__name__[2:]:<34} {detail}", flush=True)
+    print(f"\n{'command':<14}{'tried':>7}{'survived':>10}{'failed':>8}")
+    total = [0, 0, 0]
+    for command, row in table.items():
+        print(f"{command:<14}{row[0]:>7}{row[1]:>10}{row[2]:>8}")
+        total = [t + r for t, r in zip(total, row)]
+    share = f"{100 * total[1] / total[0]:.0f} %" if total[0] else "n/a"
+    print(f"{'all':<14}{total[0]:>7}{total[1]:>10}{total[2]:>8}   survived {share}")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--attacks", action="store_true", help="run the attack round of issue 34 instead")
+    ap.add_argument("--only", default=None, help="with --attacks: the commands whose attacks to run")
     ap.add_argument("--kinds", default=",".join(KINDS))
     ap.add_argument("--sizes", default="0.1,1,4", help="MB, comma-separated (the first is the ratios' base)")
     ap.add_argument("--repeat", type=int, default=3, help="scans per size; the least CPU time is kept")
     args = ap.parse_args()
+    if args.attacks:
+        return run_attacks(set(args.only.split(",")) if args.only else None)
     sizes = [int(float(s) * 1_000_000) for s in args.sizes.split(",")]
     print(f"{'kind':<18}" + "".join(f"{f'{s / 1e6:g} MB cpu':>11}{'MB rss':>8}" for s in sizes)
           + "".join(f"{f'ratio {s / 1e6:g}':>10}" for s in sizes[1:]) + f"{'wall@max':>9}{'deps@max':>10}  max<10s")

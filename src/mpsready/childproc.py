@@ -114,6 +114,62 @@ PRCTL = _load_prctl()
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
+_PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h (Linux 3.4)
+
+
+def _adopt_orphans() -> set[int] | None:
+    """Make this process the subreaper of its descendants (Linux): a process the program starts in a new session
+    (``setsid``, a daemon) is adopted by this process when its parent exits, instead of by init, so
+    :func:`end_adopted` can end it. Returns this process's children now (not to be touched), or ``None`` where
+    that is not possible (not Linux)."""
+    if PRCTL is None or PRCTL(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        return None
+    return _children()
+
+
+def _children() -> set[int]:
+    """The process ids whose parent is this process (``/proc/PID/stat``, field 4)."""
+    me, out = os.getpid(), set()
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return out
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 1 and int(fields[1]) == me:
+            out.add(int(name))
+    return out
+
+
+def end_adopted(before: set[int], rounds: int = 20) -> None:
+    """SIGKILL and reap every child of this process that was not one before the run (``before``): the program's
+    descendants that left its process group and were adopted here (:func:`_adopt_orphans`). A daemon's own
+    children are adopted in turn when it dies, hence the rounds."""
+    import time
+
+    for _ in range(rounds):
+        new = _children() - before
+        if not new:
+            return
+        for pid in new:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        for pid in new:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+        time.sleep(0.01)
+
+
 def _die_with_parent() -> None:
     """In the child before exec: SIGTERM when the parent dies (the child's handler then kills its group)."""
     PRCTL(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
@@ -208,6 +264,7 @@ def run_group(argv: list[str], *, env: dict[str, str], cwd: str | None = None, s
     this process; the terminal is given back when the child ends."""
     read_fd, write_fd = os.pipe()
     env = dict(env, **{PARENT_FD: str(read_fd)})
+    before = _adopt_orphans()
     previous: dict[signal.Signals, Any] = {}
     proc = None
     tty = _terminal() if foreground and stdin is None else None
@@ -239,6 +296,8 @@ def run_group(argv: list[str], *, env: dict[str, str], cwd: str | None = None, s
             kill_group(proc.pid)  # whatever the child started and left running
             if proc.poll() is None:
                 proc.wait()
+            if before is not None:
+                end_adopted(before)  # and what left the group (setsid daemons), adopted by this process
             if tty is not None:
                 _give_back_terminal(tty)
     finally:

@@ -103,6 +103,13 @@ def _internal_error(where: str, exc: BaseException, verbose: bool) -> int:
     return ExitCode.INTERNAL
 
 
+def _check_output_file(args: argparse.Namespace) -> None:
+    """``-o/--output FILE`` naming a folder is a usage error before the command does any work (issue 34)."""
+    out = getattr(args, "output", None)
+    if isinstance(out, str) and out and os.path.isdir(out):
+        raise UsageError(f"-o {out}: is a folder; give a file name")
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         parser = build_parser()
@@ -118,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return ExitCode.USAGE
     try:
+        _check_output_file(args)
         return int(run(args))
     except UsageError as exc:
         print(f"mpsready {args.command}: error: {exc}", file=sys.stderr)

@@ -1,8 +1,9 @@
 """Where a command's result goes: a file (``-o FILE``) or stdout, as text or through a rich console.
 
 Every CLI writes its result with :func:`emit` (text) or :func:`console_for` (rich renderables), so the
-rules live in one place: stdout is written as is; a file is written whole, UTF-8, and replaced in one rename
-with ``atomic=True``; a file that cannot be written is a :class:`~mpsready.errors.UsageError` (exit 2),
+rules live in one place: stdout is written as is; a file is written whole, UTF-8, through a fresh exclusive
+temporary file in its folder and replaced in one rename (a folder given for it is a usage error); a file
+that cannot be written is a :class:`~mpsready.errors.UsageError` (exit 2),
 never a traceback, with the message the command has always printed (``error=``, see :func:`cannot_write`).
 Nothing here imports rich until a console is asked for.
 
@@ -46,12 +47,23 @@ def option_cannot_write(option: str) -> ErrorText:
     return lambda path, exc: f"{option} {path}: cannot write: {exc.strerror or exc}"
 
 
-def write_text(path: str | os.PathLike[str], text: str, *, atomic: bool = False) -> None:
-    """Write ``text`` to ``path`` (UTF-8, replacing it). ``atomic``: through a temporary file in the same
-    folder and one ``os.replace``, so a reader never sees half a file and a failed write leaves the old one
-    (and no temporary file). Raises ``OSError``."""
+def write_text(path: str | os.PathLike[str], text: str, *, atomic: bool = True) -> None:
+    """Write ``text`` to ``path`` (UTF-8, replacing it) through a fresh temporary file in the same folder
+    (``mkstemp``: ``O_EXCL`` and a random name, never a fixed ``NAME.tmp`` that a planted link could redirect)
+    and one ``os.replace``: a reader never sees half a file, a failed write leaves the old one (and no
+    temporary file), and a link at ``path`` is replaced, not written through. A folder at ``path`` is an
+    ``IsADirectoryError`` before anything is written. Only a path that exists and is not a regular file (a
+    named pipe, ``/dev/stdout``) is opened and written as it is. ``atomic`` is kept for callers; every write
+    is atomic. Raises ``OSError``."""
     path = os.fspath(path)
-    if not atomic:
+    check_output_path(path)
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):  # a pipe or a device the user named: no rename possible
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(text)
         return
@@ -62,11 +74,31 @@ def write_text(path: str | os.PathLike[str], text: str, *, atomic: bool = False)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
+        os.chmod(tmp, 0o666 & ~_umask())  # what open(path, "w") would have made (mkstemp makes 0600)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def check_output_path(path: str | os.PathLike[str]) -> None:
+    """``IsADirectoryError`` when ``path`` is a folder (or ends with a separator), ``NotADirectoryError`` /
+    ``FileNotFoundError`` when its folder is not one: checked before any work, so a command given a folder
+    where a file is expected stops at once (its caller turns the error into a usage error)."""
+    path = os.fspath(path)
+    if os.path.isdir(path) or path.endswith(("/", os.sep)):
+        raise IsADirectoryError(21, "Is a directory", path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise (NotADirectoryError(20, "Not a directory", path) if os.path.exists(folder)
+               else FileNotFoundError(2, "No such file or directory", path))
 
 
 def emit(text: str, output: str | None, *, atomic: bool = False, error: ErrorText = cannot_write) -> None:
@@ -103,10 +135,17 @@ def console_for(output: str | None, *, pipe_width: int | None = None,
     if not output:
         yield stdout_console(pipe_width)
         return
+    import io
+
     from rich.console import Console
 
     try:
-        with open(output, "w", encoding="utf-8") as fh:
-            yield Console(file=fh, width=FILE_WIDTH, no_color=True)
+        check_output_path(output)
+    except OSError as exc:
+        raise UsageError(error(output, exc)) from None
+    buffer = io.StringIO()
+    yield Console(file=buffer, width=FILE_WIDTH, no_color=True)
+    try:
+        write_text(output, buffer.getvalue())  # whole, through a fresh temporary file (see write_text)
     except OSError as exc:
         raise UsageError(error(output, exc)) from None

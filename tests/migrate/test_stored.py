@@ -140,7 +140,7 @@ def test_no_cache_neither_stores_nor_reuses(project, capsys, plans, tmp_path):
     _show(project, capsys, "--cache-dir", str(cache), "--no-cache")
     assert not cache.exists()
     _show(project, capsys, "--cache-dir", str(cache))
-    assert [p.name for p in cache.iterdir()] == [stored.store_path(cache, project).name]
+    assert sorted(p.name for p in cache.iterdir()) == sorted([stored.store_path(cache, project).name, "secret"])
     assert main(["migrate", str(project), "--apply", "--no-cache"]) == 0
     assert len(plans) == 3
 
@@ -167,15 +167,18 @@ def test_a_damaged_or_foreign_plan_plans_again(project, capsys, plans, tmp_path)
     cache = tmp_path / "c"
     _show(project, capsys, "--cache-dir", str(cache))
     path = stored.store_path(cache, project)
-    doc = json.loads(path.read_text())
+    from mpsready import cachefiles
+
+    key = cachefiles.secret(cache)
+    doc = json.loads(cachefiles.unseal(key, path.read_bytes()))
     doc["plan"]["files"][0]["path"] = "../outside.py"  # a plan may name only the project's files
-    path.write_text(json.dumps(doc))
+    path.write_bytes(cachefiles.seal(key, json.dumps(doc).encode()))  # even one sealed with the user's key
     assert main(["migrate", str(project), "--apply", "--cache-dir", str(cache)]) == 0
     assert capsys.readouterr().err.splitlines()[0] == \
         "mpsready migrate: planning again: the stored plan could not be read"
     assert not (tmp_path / "outside.py").exists()
     _show(project, capsys, "--cache-dir", str(cache))
-    path.write_text("{not json")
+    path.write_bytes(cachefiles.seal(key, b"{not json"))
     assert main(["migrate", str(project), "--apply", "--cache-dir", str(cache)]) == 0
     assert capsys.readouterr().err.splitlines()[0] == \
         "mpsready migrate: planning again: the stored plan could not be read"

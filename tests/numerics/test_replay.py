@@ -104,3 +104,48 @@ def test_cli_json(records, capsys):
 
     doc = json.loads(capsys.readouterr().out)
     assert rc == 1 and doc["verdict"] == "op" and doc["op"] == "aten::tanh" and doc["schema"] == {"name": "mpsready.replay", "version": 1}
+
+
+# issue 34 item 3: a record is data; the entry it names is shown and run only from inside the folder named
+
+def _with_entry(records, tmp_path, entry: str) -> Path:
+    import json
+    import shutil
+
+    a = tmp_path / "a"
+    shutil.copytree(records / "a-mid", a)
+    doc = json.loads((a / "record.json").read_text())
+    doc["entry"] = entry
+    (a / "record.json").write_text(json.dumps(doc))
+    return a
+
+
+def test_a_record_naming_code_outside_the_project_is_refused(records, tmp_path):
+    evil = tmp_path / "evil.py"
+    marker = tmp_path / "RAN"
+    evil.write_text(f"open({str(marker)!r}, 'w').write('x')\ndef replay_model():\n    pass\n")
+    for entry in (f"{evil}:replay_model", "../" * 12 + f"{str(evil).lstrip('/')}:replay_model", "antigravity:fly"):
+        a = _with_entry(records, tmp_path / entry.replace("/", "_")[:40], entry)
+        with pytest.raises(UsageError) as err:
+            replay(a, records / "b-mid", cwd=str(HERE), devices=["cpu"])
+        assert str(err.value) == (f"replay: record A's entry {entry} is not a file inside {HERE} (a record is data: it "
+                                  "must not choose the code replay runs); run replay from the project's folder "
+                                  f"(--project DIR), or give --entry {entry} to run it anyway")
+    assert not marker.exists()
+
+
+def test_the_entry_from_the_record_is_shown_before_it_is_run(records, capsys):
+    replay(records / "a-mid", records / "b-mid", cwd=str(HERE), devices=["cpu"])
+    assert capsys.readouterr().err == (f"replay: building the model with record A's entry entries.py:replay_model "
+                                       f"({HERE / 'entries.py'})\n")
+
+
+def test_the_entrys_own_error_is_the_entrys_exit_2(records, tmp_path, capsys):
+    from mpsready.cli import main
+
+    (tmp_path / "broken.py").write_text("raise RuntimeError('no data folder')\n")
+    a = _with_entry(records, tmp_path, "broken.py:replay_model")
+    rc = main(["replay", str(a), str(records / "b-mid"), "--device", "cpu", "--project", str(tmp_path)])
+    assert rc == 2
+    assert capsys.readouterr().err.endswith(
+        "mpsready replay: error: replay: the entry broken.py:replay_model raised RuntimeError: no data folder\n")

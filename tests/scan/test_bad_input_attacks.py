@@ -319,9 +319,12 @@ def test_poisoned_cache_entries_are_misses(write_project, tmp_path, poison):
     cache = tmp_path / "cache"
     scan_path(root, ScanConfig(cache_dir=cache))
     (f,) = [p for p in cache.iterdir() if p.suffix == ".json"]
-    doc = _json.loads(f.read_text())
-    poison(doc)  # same salt: the entries are trusted, and used to crash CodeResult.from_dict or the stats lookup
-    f.write_text(_json.dumps(doc))
+    from mpsready import cachefiles
+
+    key = cachefiles.secret(cache)
+    doc = _json.loads(cachefiles.unseal(key, f.read_bytes()))
+    poison(doc)  # same salt and a valid MAC: the entries are trusted, and used to crash CodeResult.from_dict
+    f.write_bytes(cachefiles.seal(key, _json.dumps(doc).encode()))
     assert rows(scan_path(root, ScanConfig(cache_dir=cache))) == [("API101", "ok.py", 2, "blocker")]
 
 

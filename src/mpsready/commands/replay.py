@@ -18,7 +18,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--layer", metavar="NAME", default=None,
                    help="module path to replay (default: the first diverging layer of compare A B)")
     p.add_argument("--step", type=int, default=None, help="recorded step (default: that of the first divergence, or 0)")
-    p.add_argument("--entry", metavar="ENTRY", default=None, help="ENTRY that builds the model (default: record A's)")
+    p.add_argument("--entry", metavar="ENTRY", default=None,
+                   help="ENTRY that builds the model (default: record A's, shown, and only when it is a file inside "
+                        "--project: a record is data and must not choose the code replay runs)")
+    p.add_argument("--project", metavar="DIR", default=None,
+                   help="the project folder record A's entry is looked up in (default: the current folder)")
     p.add_argument("--device", action="append", default=None, metavar="D",
                    help="device to run the layer on here (repeatable; default: cpu and any cuda/mps here)")
     p.add_argument("--format", choices=("terminal", "json"), default="terminal")

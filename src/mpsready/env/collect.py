@@ -19,7 +19,6 @@ from __future__ import annotations
 import importlib.metadata as md
 import os
 import platform as _platform
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Mapping
@@ -130,30 +129,12 @@ def package_versions() -> dict[str, str]:
 
 
 def git_state(path: Path) -> dict[str, Any]:
-    """``{commit, branch, dirty}`` of the git work tree at ``path``, or ``{"error": ...}``.
+    """``{commit, branch, dirty, changed_files}`` of the git work tree at ``path``, or ``{"error": ...}``: read
+    from the repository's files, never by running ``git`` in the project (its config can name commands that
+    ``git status`` runs: :mod:`mpsready.env.gitfiles`)."""
+    from mpsready.env.gitfiles import git_state as read_state
 
-    Runs ``git`` (read-only commands, 10 s timeout); ``dirty`` counts tracked changes and
-    untracked files, as ``git status --porcelain`` does.
-    """
-    def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(path), *args], capture_output=True, text=True, timeout=10,
-                              check=True).stdout.strip()
-
-    try:
-        commit = git("rev-parse", "HEAD")
-    except FileNotFoundError:
-        return {"error": "git is not installed"}
-    except subprocess.CalledProcessError as exc:
-        return {"error": (exc.stderr or "not a git repository").strip().splitlines()[-1]}
-    except subprocess.TimeoutExpired:
-        return {"error": "git timed out"}
-    try:
-        branch = git("rev-parse", "--abbrev-ref", "HEAD")
-        status = git("status", "--porcelain")
-    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
-        return {"commit": commit, "error": str(exc)}
-    changed = [ln for ln in status.splitlines() if ln.strip()]
-    return {"commit": commit, "branch": branch, "dirty": bool(changed), "changed_files": len(changed)}
+    return read_state(path)
 
 
 def collect_env(project: str | os.PathLike[str] | None = None, *, platform: Platform | None = None,

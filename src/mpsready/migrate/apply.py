@@ -1,9 +1,10 @@
 """Write a plan: file by file, atomically, and never over a file that changed since it was read.
 
 Each file is written to a temporary file in its own directory, flushed, given the original's
-permission bits, and renamed over the original (``os.replace`` is atomic on POSIX and Windows within
-one file system). Before that the file is read again: when its sha256 differs from the plan's, the file
-is skipped and reported, never overwritten.
+permission bits, owner and group, and renamed over the original (``os.replace`` is atomic on POSIX and
+Windows within one file system). Before that the file is read again: when its sha256 differs from the
+plan's, the file is skipped and reported, never overwritten. A file with other hard links, or one owned by
+another user when not run as root, is refused with the reason: a new file would change more than its text.
 """
 
 from __future__ import annotations
@@ -29,14 +30,18 @@ class ApplyResult:
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` (UTF-8) in one rename; raises ``OSError`` and leaves ``path`` as it was."""
-    mode = stat.S_IMODE(path.stat().st_mode)
+    """Replace ``path`` with ``text`` (UTF-8) in one rename, keeping its permission bits, owner and group;
+    raises ``OSError`` and leaves ``path`` as it was."""
+    st = path.stat()
+    mode = stat.S_IMODE(st.st_mode)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".mpsready-tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
+        if hasattr(os, "chown") and (st.st_uid, st.st_gid) != (os.stat(tmp).st_uid, os.stat(tmp).st_gid):
+            os.chown(tmp, st.st_uid, st.st_gid)  # as root: the file stays its owner's (issue 34)
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
@@ -67,7 +72,7 @@ def apply_plan(plan: Plan, on_file: Callable[[], None] | None = None) -> ApplyRe
 
 
 def _apply_one(fp: FilePlan, out: ApplyResult) -> None:
-    reason = _changed_since(fp)
+    reason = _changed_since(fp) or _cannot_keep(Path(fp.abspath))
     if reason:
         out.refused.append(f"{fp.path}: {reason}")
         return
@@ -77,6 +82,22 @@ def _apply_one(fp: FilePlan, out: ApplyResult) -> None:
         out.refused.append(f"{fp.path}: not written ({exc.strerror or exc})")
         return
     out.written.append(fp.path)
+
+
+def _cannot_keep(path: Path) -> str | None:
+    """Why replacing ``path`` by a new file would change more than its text: a file with other hard links (they
+    would keep the old text), or one owned by another user that this process cannot give back (not root)."""
+    try:
+        st = path.stat()
+    except OSError as exc:
+        return f"cannot be read again ({exc.strerror or exc})"
+    if st.st_nlink > 1:
+        return (f"has {st.st_nlink} hard links; not touched (a new file would leave the other links with the old "
+                "text: edit it by hand)")
+    if hasattr(os, "geteuid") and os.geteuid() != 0 and st.st_uid != os.geteuid():
+        return (f"owned by uid {st.st_uid}; not touched (a new file would be owned by uid {os.geteuid()}: run as "
+                "its owner)")
+    return None
 
 
 def _changed_since(fp: FilePlan) -> str | None:

@@ -54,7 +54,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="with --verify: seconds per run (default 300)")
     p.add_argument("--cwd", default=".", metavar="DIR",
                    help="with --verify: the project folder to run the command from (default: its root)")
-    p.add_argument("command", nargs=argparse.REMAINDER, help="with --verify: -- then the command that runs the project, "
+    # dest is not "command": that attribute names the subcommand in every error line (``mpsready migrate: error``)
+    p.add_argument("verify_command", metavar="command", nargs=argparse.REMAINDER,
+                   help="with --verify: -- then the command that runs the project, "
                    "from its root (python train.py ARGS)")
     p.set_defaults(run=run, migrate_parser=p)
 
@@ -63,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     from mpsready.migrate.formats import render_diff, render_json, render_summary
     from mpsready.scan.config import check_codes, split_codes
 
-    command = list(args.command or [])
+    command = list(args.verify_command or [])
     # options after PATH land in the remainder (argparse.REMAINDER): read them; the command is what follows --
     # (argparse drops that -- when the remainder starts with it: a remainder that starts with no option is the command)
     split = command.index("--") if "--" in command else len(command) if command[:1] and \
@@ -84,6 +86,10 @@ def run(args: argparse.Namespace) -> int:
     if args.max_steps < 0 or args.time_limit <= 0:
         raise UsageError("--max-steps must be 0 or more and --time-limit positive")
     releases = [r.strip() for r in str(args.torch).split(",") if r.strip()]
+    if args.verify and os.path.isdir(args.path):
+        from mpsready.migrate.verify import check_cwd
+
+        check_cwd(Path(args.path), args.cwd)  # before any work: the runs happen in the copy, never in the project
     from mpsready.migrate.progress import for_cli
 
     progress = for_cli(getattr(args, "quiet", False))  # stderr only, a terminal only, after a second
@@ -96,8 +102,15 @@ def run(args: argparse.Namespace) -> int:
     if args.verify:
         from mpsready.migrate.verify import render_verify, verify_plan
 
-        verified = verify_plan(plan, command, releases=releases, max_steps=args.max_steps, time_limit=args.time_limit,
-                               cwd=args.cwd)
+        from mpsready.childproc import Interrupted
+
+        try:
+            verified = verify_plan(plan, command, releases=releases, max_steps=args.max_steps,
+                                   time_limit=args.time_limit, cwd=args.cwd)
+        except Interrupted as exc:
+            sys.stderr.write(f"mpsready migrate: {exc}: the runs and every process they started were ended, the "
+                             "copies removed; nothing written\n")
+            return 128 + exc.signum
         sys.stderr.write(render_verify(verified))
         if args.apply and not verified.verified:
             sys.stderr.write("nothing written: --apply --verify writes only a verified plan\n")
@@ -158,6 +171,10 @@ def _plan(args: argparse.Namespace, select: tuple[str, ...], ignore: tuple[str, 
             if not quiet:
                 sys.stderr.write(f"mpsready migrate: applying the plan shown at {found.created} (no file it was "
                                  "planned from, --select/--ignore or version changed since); not planned again\n")
+            if args.format != "json":  # shown again: this process did not show it (the JSON document holds it)
+                from mpsready.migrate.formats import render_diff
+
+                sys.stdout.write(render_diff(found.plan))
             return found.plan
         if found.reason and not quiet:
             sys.stderr.write(f"mpsready migrate: planning again: {found.reason}\n")

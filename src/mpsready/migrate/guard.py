@@ -21,6 +21,9 @@ The estimate, per token, is ``5 x bracket depth + chain + 5 x indentation + 2 x 
 - *indentation*: CPython refuses more than 100 levels (``IndentationError: too many levels of
   indentation``, ``MAXINDENT``).
 - *elif run*: libcst nests each ``elif`` in the previous one's ``orelse``.
+- *lambdas*: 2 per lambda whose body is still open at the bracket level, and a lambda's ``:`` does not end
+  the chain (``lambda: lambda: ... 0`` nests one node per lambda; the colon used to reset the estimate, so
+  3,000 of them passed the guard and exhausted libcst's memory).
 
 A source whose estimate exceeds :data:`LIMIT` is refused before libcst sees it; below it a
 ``RecursionError`` of libcst's Python half is caught by the caller (:mod:`mpsready.migrate.source`)
@@ -45,6 +48,7 @@ LIMIT = 1000
 BRACKET = 5
 INDENT = 5
 ELIF = 2
+LAMBDA = 2  # per open lambda body: libcst nests each lambda's body in it (a chain of 3,000 exhausted memory)
 STACK_BYTES = 256 * 1024 * 1024  # reserved address space; pages are touched only as deep as the parse goes
 
 _OPEN, _CLOSE = "([{", ")]}"
@@ -60,6 +64,8 @@ def nesting(text: str) -> tuple[int, int]:
     occur (libcst then reports the syntax error itself)."""
     best, best_line = 0, 0
     runs = [0]  # chain length per open bracket level, outermost first
+    lams = [0]  # lambdas whose body is still open, per bracket level
+    params = [0]  # lambdas whose ':' is still to come, per bracket level
     indent = 0
     elifs: dict[int, int] = {}
     line_start = True
@@ -76,7 +82,7 @@ def nesting(text: str) -> tuple[int, int]:
                 indent -= 1
                 continue
             if kind == tokenize.NEWLINE:
-                runs, line_start = [0], True
+                runs, lams, params, line_start = [0], [0], [0], True
                 continue
             if line_start:
                 line_start = False
@@ -87,14 +93,27 @@ def nesting(text: str) -> tuple[int, int]:
             if kind == tokenize.OP and s in _OPEN:
                 runs[-1] += 1
                 runs.append(0)
+                lams.append(0)
+                params.append(0)
             elif kind == tokenize.OP and s in _CLOSE:
                 if len(runs) > 1:
                     runs.pop()
+                    lams.pop()
+                    params.pop()
+            elif kind == tokenize.OP and s == ":" and params[-1]:
+                params[-1] -= 1  # a lambda's colon: its body nests inside it, the chain goes on
+                runs[-1] += 1
             elif kind == tokenize.OP and s in _SIBLING:
                 runs[-1] = 0
+                if s == "," and not params[-1]:
+                    lams[-1] = 0  # a comma after a lambda's body ends it (a comma in its parameters does not)
             else:
+                if kind == tokenize.NAME and s == "lambda":
+                    lams[-1] += 1
+                    params[-1] += 1
                 runs[-1] += 1
-            depth = BRACKET * (len(runs) - 1) + runs[-1] + INDENT * indent + ELIF * elifs.get(indent, 0)
+            depth = (BRACKET * (len(runs) - 1) + runs[-1] + LAMBDA * lams[-1] + INDENT * indent
+                     + ELIF * elifs.get(indent, 0))
             if depth > best:
                 best, best_line = depth, tok.start[0]
     except (tokenize.TokenError, IndentationError, SyntaxError):

@@ -17,7 +17,9 @@ Anything else (or a stored plan that cannot be read) plans again, and the caller
 (:attr:`Lookup.reason`). :func:`mpsready.migrate.apply.apply_plan` reads each file again right before writing
 it and refuses one whose sha256 differs from the plan's, so a file edited after this check is never
 overwritten either. Paths are rebuilt from the root and the walked files, never taken from the stored
-document: a stored plan can only name files of the project.
+document: a stored plan can only name files of the project. The file carries a MAC keyed by the user's
+secret in a folder of the user's own (:mod:`mpsready.cachefiles`): a planted or edited plan is never used,
+and ``--apply`` shows the stored plan's diff before writing it (this process did not show it).
 """
 
 from __future__ import annotations
@@ -25,13 +27,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from mpsready import __version__
+from mpsready import __version__, cachefiles
 from mpsready.migrate.engine import EditRecord, FilePlan, FindingRef, ManualRecord, Plan
 from mpsready.migrate.leftovers import find_leftovers
 from mpsready.scan.cache import content_key
@@ -115,12 +116,12 @@ def save(cache_dir: Path, target: str | os.PathLike[str], plan: Plan, plan_key: 
     doc = {"format": FORMAT, "created": utc_now(), "key": plan_key, "inputs": inputs.hashes,
            "plan": _plan_doc(plan)}
     dest = store_path(cache_dir, target)
+    key = cachefiles.open_folder(cache_dir)
+    if key is None:  # not the user's own folder (warned): nothing stored, the next --apply plans again
+        return
     try:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=".migrate-plan-", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, separators=(",", ":"))
-        os.replace(tmp, dest)
+        cachefiles.write_sealed(cache_dir, dest, key, json.dumps(doc, separators=(",", ":")).encode(),
+                                ".migrate-plan-")
     except OSError:
         pass
 
@@ -136,10 +137,19 @@ def forget(cache_dir: Path, target: str | os.PathLike[str]) -> None:
 def load(cache_dir: Path, target: str | os.PathLike[str], plan_key: dict[str, Any], inputs: Inputs) -> Lookup:
     """The stored plan of ``target`` when its key equals ``plan_key`` and its inputs' hashes equal
     ``inputs.hashes``; otherwise ``Lookup(None, reason)``. Never raises for a damaged or foreign document."""
-    try:
-        text = store_path(cache_dir, target).read_text(encoding="utf-8")
-    except OSError:
+    path = store_path(cache_dir, target)
+    if not os.path.lexists(path):
         return Lookup(None)
+    key = cachefiles.open_folder(cache_dir, create=False)
+    if key is None:
+        return Lookup(None, "the cache folder is not this user's own")
+    try:
+        raw = cachefiles.read_regular(path)
+    except OSError:
+        return Lookup(None, "the stored plan is not a regular file of bounded size")
+    text = cachefiles.unseal(key, raw)
+    if text is None:
+        return Lookup(None, "the stored plan's MAC does not check (not written by this user's mpsready)")
     try:
         doc = json.loads(text)
         if doc.get("format") != FORMAT:

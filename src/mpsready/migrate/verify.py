@@ -28,20 +28,59 @@ import itertools
 import json
 import os
 import shutil
+import signal
+import stat
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mpsready import childproc
+from mpsready.errors import UsageError
 from mpsready.migrate.engine import Plan
 
-LINK_ABOVE = 16 * 1024 * 1024  # bytes: larger files that no edit touches are linked into the copies, not copied
 _SKIP = (".git", "__pycache__", ".mypy_cache", ".pytest_cache", ".venv", "venv")
 
 # Installed in both CPU runs through PYTHONPATH: the same seeds, a step limit and a digest of the parameters.
 _SITE = '''\
-import atexit, hashlib, json, os, random
+import atexit, hashlib, json, os, random, shutil, signal, threading, time
+
+
+def _mpsready_watch():
+    # The run's deadline, kept by the child itself, and its parent's death (the read end of a pipe only the
+    # parent writes to reaches end of file): either ends the whole process group and removes the copies.
+    fd = os.environ.pop("MPSREADY_PARENT_FD", None)
+    cleanup = json.loads(os.environ.pop("MPSREADY_PARENT_CLEANUP", "null") or "null") or []
+    deadline = float(os.environ.pop("MPSREADY_VERIFY_DEADLINE", "0") or 0)
+    if fd is None or os.getpgrp() != os.getpid():
+        return
+
+    def end(*_args):
+        for path in cleanup:
+            shutil.rmtree(path, ignore_errors=True)
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+
+    signal.signal(signal.SIGTERM, end)  # the parent's death signal (PR_SET_PDEATHSIG) ends the group
+
+    def wait():
+        try:
+            while os.read(int(fd), 1024):
+                pass
+        except OSError:
+            pass
+        end()
+
+    threading.Thread(target=wait, daemon=True).start()
+    if deadline:
+        t = threading.Timer(max(0.0, deadline - time.time()), end)
+        t.daemon = True
+        t.start()
+
+
+_mpsready_watch()
 _limit = int(os.environ.get("MPSREADY_VERIFY_MAX_STEPS") or 0)
 _out = os.environ.get("MPSREADY_VERIFY_DIGEST")
 random.seed(0)
@@ -124,6 +163,7 @@ class VerifyResult:
     original: CpuRun
     migrated: CpuRun
     mac: list[MacRun] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)  # not in the copies: links out of the project, pipes
 
     @property
     def same_cpu_numbers(self) -> bool:
@@ -209,6 +249,7 @@ class VerifyResult:
             "command": self.command, "verified": self.verified, "same_cpu_numbers": self.same_cpu_numbers,
             "same_output": self.same_output, "first_output_difference": self.first_output_difference(),
             "cpu": {"original": cpu(self.original), "migrated": cpu(self.migrated)},
+            "left_out_of_copies": list(self.left_out),
             "emulated_mac": [{"torch": r.torch, "outcome": r.outcome, "mps_used": r.mps_used, "failure": r.failure,
                               "optimizer_steps": r.steps, "basis": "predicted"} for r in self.mac],
             "reasons": self.reasons(),
@@ -237,23 +278,127 @@ def traceback_line(text: str, under: str) -> str | None:
     return found
 
 
-def _copy_tree(src: Path, dst: Path) -> None:
-    """``src`` into ``dst``: small files copied, large ones linked (they are read, not edited)."""
-    for dirpath, dirnames, filenames in os.walk(src):
-        dirnames[:] = [d for d in dirnames if d not in _SKIP and not d.startswith(".mpsready")]
+def _copy_tree(src: Path, dst: Path) -> list[str]:
+    """``src`` into ``dst`` as a copy the program cannot write through: every regular file copied (never linked,
+    so a hard link, a large checkpoint or a data file updated in place stays the project's own), a symbolic link
+    recreated only when it points inside the project (rewritten to the same place in the copy, relative), and
+    nothing else (a link out of the project, a named pipe, a socket, a device). Returns what was left out, one
+    ``PATH (why)`` each. Raises :class:`~mpsready.errors.UsageError` when the copy cannot be made (a full
+    ``TMPDIR``): a partial copy would verify a different project."""
+    real = os.path.realpath(src)
+    left_out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(src):  # never follows a linked folder (followlinks=False)
         rel = Path(dirpath).relative_to(src)
-        (dst / rel).mkdir(parents=True, exist_ok=True)
-        for name in filenames:
-            s, d = Path(dirpath) / name, dst / rel / name
+        names = list(filenames)
+        kept = []
+        for d in dirnames:
+            if d in _SKIP or d.startswith(".mpsready"):
+                continue
+            (names if os.path.islink(os.path.join(dirpath, d)) else kept).append(d)
+        dirnames[:] = kept
+        try:
+            (dst / rel).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"--verify: cannot copy the project into {dst}: {exc.strerror or exc}") from None
+        for name in sorted(names):
+            s, d = os.path.join(dirpath, name), dst / rel / name
+            shown = (rel / name).as_posix()
             try:
-                if s.is_symlink():
-                    d.symlink_to(os.readlink(s))
-                elif s.stat().st_size > LINK_ABOVE:
-                    d.symlink_to(s.resolve())
+                mode = os.lstat(s).st_mode
+                if stat.S_ISLNK(mode):
+                    target = os.path.realpath(s)
+                    if target != real and not target.startswith(real + os.sep):
+                        left_out.append(f"{shown} (a link out of the project)")
+                        continue
+                    inside = dst / os.path.relpath(target, real)
+                    os.symlink(os.path.relpath(inside, d.parent), d)
+                elif stat.S_ISREG(mode):
+                    _copy_file(s, d)
                 else:
-                    shutil.copy2(s, d)
-            except OSError:
-                continue  # an unreadable file: the program meets it as it would in the project
+                    left_out.append(f"{shown} (not a regular file)")
+            except PermissionError:
+                left_out.append(f"{shown} (not readable)")  # the program meets it as it would in the project
+            except OSError as exc:
+                raise UsageError(f"--verify: cannot copy {shown} into {dst}: {exc.strerror or exc}") from None
+    return left_out
+
+
+def _copy_file(src: str, dst: Path) -> None:
+    """The bytes and mode of the regular file ``src`` in a new file ``dst`` (opened with ``O_NOFOLLOW``: a
+    link swapped in since the walk is not followed; ``O_NONBLOCK``: a pipe swapped in does not block)."""
+    fd = os.open(src, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise PermissionError(13, "not a regular file")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as fin, open(dst, "xb") as fout:
+            shutil.copyfileobj(fin, fout, 1 << 20)
+        os.chmod(dst, stat.S_IMODE(st.st_mode) | stat.S_IRUSR | stat.S_IWUSR)
+        os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns))
+    finally:
+        os.close(fd)
+
+
+def check_cwd(root: Path, cwd: str) -> None:
+    """``--cwd`` must name a folder inside the project: the runs happen in the copy, never in the project itself
+    (an absolute path or ``../..`` would run them there). Raises :class:`~mpsready.errors.UsageError`."""
+    real = os.path.realpath(root)
+    where = os.path.realpath(os.path.join(real, cwd))
+    if os.path.isabs(cwd) or (where != real and not where.startswith(real + os.sep)):
+        raise UsageError(f"--cwd {cwd}: not a folder inside the project {root} (the runs happen in a copy of it)")
+    if not os.path.isdir(where):
+        raise UsageError(f"--cwd {cwd}: no such folder in the project {root}")
+
+
+LEFTOVER_PREFIX = "mpsready-verify-"
+OWNER = ".mpsready-verify-owner"
+
+
+def clean_leftovers(tmpdir: str | None = None) -> list[str]:
+    """Remove the copies a killed ``--verify`` left in ``TMPDIR``, only those it can prove are its own: a folder
+    (not a link) named ``mpsready-verify-PID-*``, owned by this user, holding the owner file that run wrote
+    with PID in it, where process PID is gone. Returns the folders removed."""
+    tmpdir = tmpdir or tempfile.gettempdir()
+    removed: list[str] = []
+    try:
+        names = os.listdir(tmpdir)
+    except OSError:
+        return removed
+    for name in names:
+        if not name.startswith(LEFTOVER_PREFIX):
+            continue
+        pid_text = name[len(LEFTOVER_PREFIX):].split("-", 1)[0]
+        path = os.path.join(tmpdir, name)
+        try:
+            st = os.lstat(path)
+            if not (stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and pid_text.isdigit()):
+                continue
+            with open(os.path.join(path, OWNER), "rb", opener=_no_follow) as fh:
+                if fh.read(64) != f"{pid_text}\n".encode():
+                    continue
+        except OSError:
+            continue
+        pid = int(pid_text)
+        if pid == os.getpid() or _alive(pid):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
+def _no_follow(path: str, flags: int) -> int:
+    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _python(argv: list[str]) -> list[str]:
@@ -263,25 +408,36 @@ def _python(argv: list[str]) -> list[str]:
     return list(argv)
 
 
+MAX_OUTPUT = 16 * 1024 * 1024  # bytes of a run's stdout kept for the comparison
+
+
 def _cpu_run(cwd: Path, argv: list[str], site: Path, max_steps: int, time_limit: float) -> CpuRun:
+    """One CPU run in a process group of its own (:func:`mpsready.childproc.run_group`): the group is killed
+    on the deadline (kept by this process and by the child's own watchdog in :data:`_SITE`), after the program
+    exits (what it left running) and when this process dies (the copies are removed then too)."""
+    base = site.parent
     digest = Path(tempfile.mkstemp(prefix="digest-", suffix=".json", dir=site)[1])
     digest.unlink()
     env = dict(os.environ)
     env.update({"CUDA_VISIBLE_DEVICES": "", "PYTHONHASHSEED": "0", "MPSREADY_VERIFY_MAX_STEPS": str(max_steps),
-                "MPSREADY_VERIFY_DIGEST": str(digest),
+                "MPSREADY_VERIFY_DIGEST": str(digest), childproc.CLEANUP: json.dumps([str(base)]),
+                "MPSREADY_VERIFY_DEADLINE": str(time.time() + time_limit + 5) if time_limit else "0",
                 "PYTHONPATH": os.pathsep.join([str(site), *filter(None, [env.get("PYTHONPATH")])])})
+    with tempfile.TemporaryFile(dir=base) as out, tempfile.TemporaryFile(dir=base) as err:
+        rc, timed_out = childproc.run_group(_python(argv), env=env, cwd=str(cwd), stdin=subprocess.DEVNULL,
+                                            stdout=out, stderr=err, timeout=time_limit or None)
+        out.seek(0)
+        stdout = out.read(MAX_OUTPUT).decode(errors="replace")
+        err.seek(max(0, os.fstat(err.fileno()).st_size - 8000))
+        stderr = err.read().decode(errors="replace")[-2000:]
+    run = CpuRun(None if timed_out else rc, stdout, "" if timed_out else stderr, timed_out=timed_out,
+                 line=traceback_line(stderr, str(cwd)) if rc and not timed_out else None)
     try:
-        proc = subprocess.run(_python(argv), cwd=cwd, env=env, capture_output=True, text=True, errors="replace",
-                              timeout=time_limit or None)
-        run = CpuRun(proc.returncode, proc.stdout, proc.stderr[-2000:],
-                     line=traceback_line(proc.stderr, str(cwd)) if proc.returncode else None)
-    except subprocess.TimeoutExpired as exc:
-        out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-        run = CpuRun(None, out, "", timed_out=True)
-    if digest.exists():
         data = json.loads(digest.read_text())
-        run.steps, run.parameters = data["steps"], data["parameters"]
-        run.sha256 = data["sha256"] if data["steps"] else None
+        run.steps, run.parameters = int(data["steps"]), int(data["parameters"])
+        run.sha256 = str(data["sha256"]) if data["steps"] else None
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # no digest (no optimizer, or the run was killed): compared on printed output
     return run
 
 
@@ -294,18 +450,25 @@ def _mac_run(cwd: Path, argv: list[str], release: str, max_steps: int, time_limi
         cmd += ["--time-limit", str(time_limit)]
     env = dict(os.environ)
     env["CUDA_VISIBLE_DEVICES"] = ""
-    limit = (time_limit or 3600) + 120
+    with tempfile.TemporaryFile(dir=out) as err:
+        _rc, timed_out = childproc.run_group([*cmd, "--", *argv], env=env, cwd=str(cwd), stdin=subprocess.DEVNULL,
+                                             stdout=subprocess.DEVNULL, stderr=err,
+                                             timeout=(time_limit or 3600) + 120)
+        err.seek(max(0, os.fstat(err.fileno()).st_size - 8000))
+        stderr = err.read().decode(errors="replace")
+    if timed_out:
+        return MacRun(release, "timed out", False,
+                      reason=f"mpsready run did not end within {(time_limit or 3600) + 120:g} s")
+    tail = [ln for ln in stderr.strip().splitlines() if ln.strip()]
+    no_doc = MacRun(release, "no run document", False,
+                    reason=f"mpsready run exited {_rc} without a run document" + (f": {tail[-1][:200]}" if tail else ""),
+                    line=traceback_line(stderr, str(cwd)))
     try:
-        proc = subprocess.run([*cmd, "--", *argv], cwd=cwd, env=env, capture_output=True, text=True,
-                              timeout=limit)
-    except subprocess.TimeoutExpired:
-        return MacRun(release, "timed out", False, reason=f"mpsready run did not end within {limit:g} s")
-    if not doc_path.exists():
-        tail = [ln for ln in (proc.stderr or "").strip().splitlines() if ln.strip()]
-        return MacRun(release, "no run document", False,
-                      reason=f"mpsready run exited {proc.returncode} without a run document"
-                             + (f": {tail[-1][:200]}" if tail else ""), line=traceback_line(proc.stderr or "", str(cwd)))
-    doc = json.loads(doc_path.read_text())
+        doc = json.loads(doc_path.read_text())
+    except (OSError, ValueError):
+        return no_doc
+    if not isinstance(doc, dict):
+        return no_doc
     first = doc.get("first_failure") or None
     failure = line = reason = None
     if first:
@@ -355,27 +518,47 @@ def verify_plan(plan: Plan, command: list[str], *, releases: list[str], max_step
     optimizer steps per run (0: no limit); ``time_limit``: seconds per run. Writes only under a temporary folder,
     removed at the end."""
     root = Path(plan.root)
-    with tempfile.TemporaryDirectory(prefix="mpsready-verify-") as tmp:
-        base = Path(tmp)
-        site = base / "site"
-        site.mkdir()
-        (site / "sitecustomize.py").write_text(_SITE)
-        original, migrated = base / "original", base / "migrated"
-        _copy_tree(root, original)
-        _copy_tree(root, migrated)
-        for fp in plan.files:
-            target = migrated / fp.path
-            target.unlink(missing_ok=True)  # a linked file is replaced, never written through
-            target.write_text(fp.after, encoding="utf-8")
-        result = VerifyResult(list(command), _cpu_run(original / cwd, command, site, max_steps, time_limit),
-                              _cpu_run(migrated / cwd, command, site, max_steps, time_limit))
-        for release in releases:
-            result.mac.append(_mac_run(migrated / cwd, command, release, max_steps, time_limit, base))
-        if any(not r.mps_used for r in result.mac):
-            where = device_selection_line(migrated, _program_files(migrated, cwd, command, plan))
-            for r in result.mac:
-                r.no_mps_line = None if r.mps_used else where
-        return result
+    check_cwd(root, cwd)  # before any work: the runs never happen in the project itself
+    for path in clean_leftovers():
+        sys.stderr.write(f"mpsready migrate: removed {path} (the copies of a --verify that was killed)\n")
+    previous = {}
+
+    def on_signal(signum, _frame):
+        raise childproc.Interrupted(signum)  # unwinds through the TemporaryDirectory: the copies are removed
+
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            previous[sig] = signal.signal(sig, on_signal)
+    try:
+        with tempfile.TemporaryDirectory(prefix=f"{LEFTOVER_PREFIX}{os.getpid()}-") as tmp:
+            base = Path(tmp)
+            with open(base / OWNER, "x") as fh:  # proves the folder is a --verify's to the next run
+                fh.write(f"{os.getpid()}\n")
+            site = base / "site"
+            site.mkdir()
+            (site / "sitecustomize.py").write_text(_SITE)
+            original, migrated = base / "original", base / "migrated"
+            left_out = _copy_tree(root, original)
+            _copy_tree(root, migrated)
+            for fp in plan.files:
+                target = migrated / fp.path
+                target.unlink(missing_ok=True)  # a new file: nothing is written through a link
+                target.write_text(fp.after, encoding="utf-8")
+            result = VerifyResult(list(command), _cpu_run(original / cwd, command, site, max_steps, time_limit),
+                                  _cpu_run(migrated / cwd, command, site, max_steps, time_limit),
+                                  left_out=left_out)
+            for release in releases:
+                result.mac.append(_mac_run(migrated / cwd, command, release, max_steps, time_limit, base))
+            if any(not r.mps_used for r in result.mac):
+                where = device_selection_line(migrated, _program_files(migrated, cwd, command, plan))
+                for r in result.mac:
+                    r.no_mps_line = None if r.mps_used else where
+            return result
+    except OSError as exc:  # the temporary folder itself (a full or read-only TMPDIR)
+        raise UsageError(f"--verify: cannot make the temporary copies: {exc.strerror or exc}") from None
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _program_files(root: Path, cwd: str, command: list[str], plan: Plan) -> list[Path]:
@@ -416,5 +599,8 @@ def render_verify(result: VerifyResult) -> str:
             rel = f" torch {why['torch']}," if why["torch"] else ""
             lines.append(f"  -{rel} {why['check']}: no: {why['reason']}"
                          + (f" (at {why['line']})" if why["line"] else " (no line known)"))
+    if result.left_out:
+        lines.append(f"  not in the copies: {', '.join(result.left_out[:5])}"
+                     + (f" and {len(result.left_out) - 5} more" if len(result.left_out) > 5 else ""))
     lines.append("verified: yes" if result.verified else "verified: no")
     return "\n".join(lines) + "\n"

@@ -98,14 +98,31 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser, args) -> 
     ns = early_config.known_args_namespace
     value = "" if _bare_flag(args) else getattr(ns, "mps_emulate", None)
     if _ATTACHED.get("emu") is not None:
+        _check_json_path(ns)
         session = MacSession(early_config, _ATTACHED["emu"], _ATTACHED["torch"], installed=False)
     elif value is None:
         return
     else:
         _refuse_xdist(ns)
         torch_v, macos = _parse_target(value)
+        _check_json_path(ns)
         session = MacSession.install(early_config, torch_v, macos)
     early_config.pluginmanager.register(session, PLUGIN_NAME)
+    session.start_document()
+
+
+def _check_json_path(ns) -> None:
+    """``--mps-json`` naming a folder (or in a folder that does not exist) is a usage error before any test
+    runs, not a traceback after all of them."""
+    path = getattr(ns, "mps_json", None)
+    if not path:
+        return
+    from mpsready.output import check_output_path
+
+    try:
+        check_output_path(path)
+    except OSError as exc:
+        raise pytest.UsageError(f"--mps-json {path}: cannot write: {exc.strerror}") from None
 
 
 def _refuse_xdist(ns) -> None:
@@ -227,6 +244,7 @@ class MacSession:
         self.collection_errors: list[dict[str, Any]] = []
         self.reports: dict[str, list] = {}
         self.doc: dict[str, Any] | None = None
+        self._current: pytest.Item | None = None
 
     @classmethod
     def install(cls, config: pytest.Config, torch_v: str, macos: str) -> MacSession:
@@ -252,6 +270,61 @@ class MacSession:
         undo.append(emu.uninstall)
         undo.append(watch_fallback_variable(emu))  # the project's first `import torch` reads the variable
         return cls(config, emu, torch_v, installed=True, undo=undo)
+
+    def _options(self):
+        """pytest's options: ``config.option`` once parsed, before that (the conftests are loading) the early
+        parse's ``known_args_namespace``."""
+        opt = self.config.option
+        return opt if getattr(opt, "mps_json", None) else self.config.known_args_namespace
+
+    def start_document(self) -> None:
+        """With ``--mps-json``: the document written at once (its gate failed until the session finishes, so a
+        process that dies from here on leaves a failed gate), and again by ``os._exit`` (a test ending the
+        process after a predicted Mac failure: the document says what the emulated Mac had seen)."""
+        if not self._options().mps_json:
+            return
+        self._write_document(finished=False)
+        real_exit = os._exit
+
+        def _exit(code: int) -> None:
+            try:
+                self._write_document(finished=False, ended=f"os._exit({code})")
+            finally:
+                real_exit(code)
+
+        os._exit = _exit  # type: ignore[assignment]  # undone with the session
+        self.undo.append(lambda: setattr(os, "_exit", real_exit))
+
+    def _write_document(self, *, finished: bool, ended: str | None = None) -> dict[str, Any]:
+        """Build the document from the tests so far and write it to ``--mps-json`` (through a fresh temporary
+        file, :func:`mpsready.output.write_text`). Until the session finishes, the document says so
+        (``session_finished`` false) and its gate has failed: pytest's end of session never ran, so nothing
+        the gate would read can be vouched for; ``ended``: how the process ended (the running test's results so
+        far are included)."""
+        import json
+
+        from mpsready.output import write_text
+        from mpsready.pytest_plugin.document import build_document
+
+        opt = self._options()
+        tests = list(self.tests)
+        current = self._current
+        if not finished and current is not None and current.stash.get(_WATCH, None) is not None:
+            tests.append({"nodeid": current.nodeid,
+                          "markers": [m for m in ("mac", "not_mac") if current.get_closest_marker(m) is not None],
+                          **current.stash[_WATCH].result("error")})
+        doc = build_document(self.emu, tests, opt.mps_fail_on, list(self.config.invocation_params.args),
+                             self.root, self.torch_requested, collection_errors=self.collection_errors,
+                             allow_empty=bool(getattr(opt, "mps_allow_empty", False)) or not finished)
+        doc["session_finished"] = finished
+        if not finished:
+            why = f"the test process ended ({ended}) before the session finished" if ended else \
+                "the session has not finished (a document left like this: the process died)"
+            doc["gate"] = dict(doc["gate"], failed=True,
+                               reason="; ".join(filter(None, [doc["gate"].get("reason"), why])))
+        if opt.mps_json:
+            write_text(opt.mps_json, json.dumps(doc, indent=1, default=str))
+        return doc
 
     # ------------------------------------------------------------------ hooks
     @pytest.hookimpl(trylast=True)
@@ -283,9 +356,11 @@ class MacSession:
 
         item.stash[_WATCH] = TestWatch(self.emu, self.root)
         self.reports[item.nodeid] = []
+        self._current = item
         try:
             return (yield)
         finally:
+            self._current = None
             self._finish(item)
 
     @pytest.hookimpl(wrapper=True)
@@ -345,20 +420,7 @@ class MacSession:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus) -> None:
-        import json
-
-        from mpsready.pytest_plugin.document import build_document
-
-        opt = self.config.option
-        self.doc = build_document(self.emu, self.tests, opt.mps_fail_on, list(self.config.invocation_params.args),
-                                  self.root, self.torch_requested, collection_errors=self.collection_errors,
-                                  allow_empty=bool(getattr(opt, "mps_allow_empty", False)))
-        path = opt.mps_json
-        if path:
-            tmp = path + ".tmp"
-            with open(tmp, "w", encoding="utf-8") as fh:
-                json.dump(self.doc, fh, indent=1, default=str)
-            os.replace(tmp, path)
+        self.doc = self._write_document(finished=True)
         if self.doc["gate"]["failed"] and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 

@@ -271,11 +271,12 @@ def _check_arguments(spec: str, device: str, steps: int, seed: int, timeout: flo
 def _prepare_output(out_p: Path, force: bool) -> Path:
     """The partial directory the worker writes into, beside ``out_p``; ``UsageError`` when ``out_p`` holds
     something other than a run record (or a record and no ``force``), or cannot be created."""
-    if out_p.exists() and (not out_p.is_dir() or any(out_p.iterdir())):
+    if out_p.is_symlink() or (out_p.exists() and (not out_p.is_dir() or any(out_p.iterdir()))):
         if not force:
             raise UsageError(f"output {out_p} exists and is not empty (use --force to replace a run record)")
-        if not (out_p / MANIFEST).exists() and (not out_p.is_dir() or any(out_p.iterdir())):
-            raise UsageError(f"--force only replaces a run record; {out_p} has no {MANIFEST}")
+        why = not_a_run_record(out_p)
+        if why:
+            raise UsageError(f"--force only replaces a complete run record; {out_p} {why}: nothing replaced")
     try:  # checked before the step runs, so no work is lost; the old record stays until the new one is complete
         if out_p.parent.exists() and not out_p.parent.is_dir():
             raise NotADirectoryError(20, "Not a directory")
@@ -286,6 +287,39 @@ def _prepare_output(out_p: Path, force: bool) -> Path:
     except OSError as exc:
         raise UsageError(f"cannot create run record {out_p}: {exc.strerror or exc}") from None
     return partial
+
+
+def not_a_run_record(path: Path) -> str | None:
+    """Why ``--force`` must not replace ``path`` (``None``: it is a complete run record and may go): it is a
+    folder, not a link, whose ``record.json`` is a valid manifest and which holds nothing a record does not
+    hold (``record.json``, ``tensors.jsonl``, ``tensors/step-NNNN.safetensors``,
+    ``layer_inputs/LAYER/step-NNNN.safetensors``, docs/run-record.md). A folder with a file named
+    ``record.json`` and anything else (a project, a home folder) is never deleted."""
+    import re
+
+    from mpsready.record.numerics_hook import LAYER_DIR
+
+    if path.is_symlink() or not path.is_dir():
+        return "is not a folder"
+    try:
+        RunRecord.open(path)
+    except RecordError as exc:
+        return f"is not a run record ({exc})"
+    step = re.compile(r"step-[0-9]{4,}\.safetensors")
+    for dirpath, dirnames, filenames in os.walk(path):
+        rel = Path(dirpath).relative_to(path)
+        parts = rel.parts
+        for name in dirnames:
+            ok = (not parts and name in (RAW_DIR, LAYER_DIR)) or (parts == (LAYER_DIR,))
+            if not ok or os.path.islink(os.path.join(dirpath, name)):
+                return f"holds {(rel / name).as_posix()}, which is not part of a run record"
+        for name in filenames:
+            full = os.path.join(dirpath, name)
+            ok = (not parts and name in (MANIFEST, TENSORS)) or \
+                ((parts == (RAW_DIR,) or (len(parts) == 2 and parts[0] == LAYER_DIR)) and step.fullmatch(name))
+            if not ok or os.path.islink(full) or not os.path.isfile(full):
+                return f"holds {(rel / name).as_posix()}, which is not part of a run record"
+    return None
 
 
 def _how_it_died(timed_out: bool, timeout: float | None, rc: int) -> str:

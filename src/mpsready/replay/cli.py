@@ -21,7 +21,8 @@ def run(args: argparse.Namespace) -> int:
     require_torch("replay")
     from mpsready.replay.engine import replay
 
-    res = replay(args.a, args.b, layer=args.layer, step=args.step, entry=args.entry, devices=args.device)
+    res = replay(args.a, args.b, layer=args.layer, step=args.step, entry=args.entry, devices=args.device,
+                 cwd=getattr(args, "project", None))
     if args.format == "json":
         sys.stdout.write(json.dumps(res.to_dict(), indent=1, allow_nan=False, default=str) + "\n")
     else:

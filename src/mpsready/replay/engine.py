@@ -32,6 +32,8 @@ from __future__ import annotations
 import copy
 import json
 import math
+import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -186,11 +188,20 @@ def _build_module(manifest: dict[str, Any], layer: str, entry: str | None, cwd: 
     spec = entry or manifest.get("entry")
     if not spec:
         raise UsageError("replay: record A names no ENTRY (give --entry)")
-    e = load_entry(spec, cwd=cwd)
+    if not isinstance(spec, str):
+        raise UsageError("replay: record A's entry is not a string (give --entry)")
+    if entry is None:  # named by the record, which is data: shown, and run only from the folder the user names
+        where = entry_inside(spec, Path(cwd or os.getcwd()))
+        sys.stderr.write(f"replay: building the model with record A's entry {_shown(spec)} ({where})\n")
     try:
+        e = load_entry(spec, cwd=cwd)
         step = Step.coerce(e.function())
-    except TypeError as exc:
-        raise UsageError(f"replay: {spec}: {exc}") from None
+    except UsageError:
+        raise
+    except Exception as exc:  # the entry's own error (its import or its function): exit 2 with its message
+        text = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
+        raise UsageError(f"replay: the entry {_shown(spec)} raised {type(exc).__name__}"
+                         + (f": {text}" if text else "")) from None
     model = step.model
     mods = dict(model.named_modules()) if model is not None else {}
     if layer not in mods:
@@ -201,6 +212,39 @@ def _build_module(manifest: dict[str, Any], layer: str, entry: str | None, cwd: 
         raise UsageError(f"replay: the saved state of {layer!r} does not fit the entry's module "
                          f"(unexpected: {', '.join(unexpected[:5])})")
     return mod
+
+
+def _shown(text: str) -> str:
+    """``text`` for one line of output: control and invisible characters escaped."""
+    from mpsready.escape import visible
+
+    return visible(text[:300])
+
+
+def entry_inside(spec: str, base: Path) -> str:
+    """The file ``spec`` (``path/file.py:fn`` or ``package.module:fn``) names inside the folder ``base``, found
+    without importing anything; :class:`~mpsready.errors.UsageError` when it is not one there (a module
+    installed elsewhere, a file outside ``base``): a record that travelled between machines must not choose
+    the code replay runs."""
+    from mpsready.step.entry import split_spec
+
+    target, _fn = split_spec(spec)
+    real = base.resolve()
+    if target.endswith(".py") or "/" in target or os.sep in target:
+        candidates = [real / target]
+    else:
+        parts = target.split(".")
+        if not all(part.isidentifier() for part in parts):
+            candidates = []
+        else:
+            candidates = [real.joinpath(*parts).with_suffix(".py"), real.joinpath(*parts, "__init__.py")]
+    for c in candidates:
+        r = c.resolve()
+        if r.is_file() and real in r.parents:
+            return str(r)
+    raise UsageError(f"replay: record A's entry {_shown(spec)} is not a file inside {base} (a record is data: it "
+                     "must not choose the code replay runs); run replay from the project's folder (--project DIR), "
+                     f"or give --entry {_shown(spec)} to run it anyway")
 
 
 def _run(mod: Any, args: list[Any], kwargs: dict[str, Any], device: str, f64: bool) -> Any:

@@ -38,6 +38,26 @@ def _is_python(word: str) -> bool:
     return rest == "" or all(p.isdigit() for p in rest.split(".") if p) and rest.replace(".", "").isdigit()
 
 
+def _refuse_xdist(args: list[str]) -> None:
+    """pytest-xdist's ``-n N`` / ``--numprocesses N`` runs the tests in worker processes that the emulated Mac
+    is not installed in (their failures would be missed): refused, as the pytest plugin refuses it; ``-n 0``
+    (no workers) is allowed."""
+    for i, a in enumerate(args):
+        if a == "--":
+            break
+        value = None
+        if a in ("-n", "--numprocesses"):
+            value = args[i + 1] if i + 1 < len(args) else ""
+        elif a.startswith("--numprocesses="):
+            value = a.split("=", 1)[1]
+        elif a.startswith("-n") and len(a) > 2 and not a.startswith("--"):
+            value = a[2:]
+        if value is not None and value.strip() != "0":
+            shown = " ".join(args[i:i + 2]) if a in ("-n", "--numprocesses") else a
+            raise UsageError(f"pytest-xdist's {shown} runs the tests in workers the emulated Mac is not installed in: "
+                             "drop it (or give -n 0)")
+
+
 def parse_program(words: list[str], cwd: str | None = None) -> Program:
     """Raises :class:`~mpsready.errors.UsageError` for an empty command, ``-c``, or a missing script."""
     cwd = os.path.abspath(cwd or os.getcwd())
@@ -66,8 +86,11 @@ def parse_program(words: list[str], cwd: str | None = None) -> Program:
             mod = words[1]
             if not all(p.isidentifier() for p in mod.split(".")):
                 raise UsageError(f"{mod!r} is not a module name")
+            if mod == "pytest":
+                _refuse_xdist(words[2:])
             return Program("module", mod, (mod, *words[2:]), cwd)
     if os.path.basename(words[0]) in _PYTEST:  # the pytest console script: the same as python -m pytest
+        _refuse_xdist(words[1:])
         return Program("module", "pytest", ("pytest", *words[1:]), cwd)
     script = words[0]
     path = os.path.abspath(os.path.join(cwd, script))

@@ -4,7 +4,8 @@ One JSON file per scanned root under the cache directory (``$MPSREADY_CACHE_DIR`
 ``$XDG_CACHE_HOME/mpsready``, else ``~/.cache/mpsready``). Keys are BLAKE2b digests of file contents, so a renamed or touched
 file costs nothing and an edited one is re-analysed. The salt (analyser version, package version,
 knowledge-base digest) invalidates everything when the analysis changes. The scan never writes
-into the project; a cache that cannot be read or written is ignored.
+into the project; a cache that cannot be read or written is ignored. The folder must be the user's own and
+each file carries a MAC (:mod:`mpsready.cachefiles`): an edited or planted entry is a cold cache.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from mpsready import __version__
+from mpsready import __version__, cachefiles
 from mpsready.scan.code import ANALYZER_VERSION
 
 
@@ -87,8 +88,13 @@ class ScanCache:
         self._old_stats: dict[str, list] = {}
         self._new_stats: dict[str, list] = {}
         self.hits = 0
+        self.folder = cache_dir
+        self.key = cachefiles.open_folder(cache_dir)  # None: not the user's own folder (warned); not used
+        payload = cachefiles.read_sealed(self.path, self.key) if self.key is not None else None
         try:
-            doc = json.loads(self.path.read_text(encoding="utf-8"))
+            if payload is None:  # missing, not a bounded regular file, or its MAC does not check: cold
+                raise ValueError("no entry")
+            doc = json.loads(payload)
             if doc.get("salt") == self.salt and isinstance(doc.get("entries"), dict):
                 self._old = {k: v for k, v in doc["entries"].items() if isinstance(v, dict)}
                 stats = doc.get("stats") if isinstance(doc.get("stats"), dict) else {}
@@ -118,15 +124,11 @@ class ScanCache:
 
     def save(self) -> None:
         """Write the entries used in this scan (stale ones are dropped); errors are ignored."""
-        if self._new == self._old and self._new_stats == self._old_stats:
+        if self.key is None or (self._new == self._old and self._new_stats == self._old_stats):
             return
-        import tempfile
-
+        payload = json.dumps({"salt": self.salt, "entries": self._new, "stats": self._new_stats},
+                             separators=(",", ":")).encode()
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".scan-", suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump({"salt": self.salt, "entries": self._new, "stats": self._new_stats}, fh, separators=(",", ":"))
-            os.replace(tmp, self.path)
+            cachefiles.write_sealed(self.folder, self.path, self.key, payload, ".scan-")
         except OSError:
             pass

@@ -84,6 +84,9 @@ class ScanResult:
     exit_zero: bool = False  # set by the command line's --exit-zero (the exit line says so: scan/exit_reason.py)
     config_ignored: int = 0  # findings taken out of the report by per-file-ignores / ignore-scopes (outlook kept)
     baseline: Any = None  # a scan.baseline.BaselineMatch when --baseline was given (findings then hold the new ones)
+    # fail closed (issue 34): declarations that could not be parsed, or code the project's own exclusions hid
+    # from a scan that then read no code at all; each also listed in ``incomplete``; the scan exits 1
+    unread: list[str] = field(default_factory=list)
 
     @property
     def torch_floor(self) -> tuple[int, int] | None:
@@ -137,10 +140,11 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
     raw: list[RawFinding] = list(config.problems)
     if target.is_dir():
         walked = walk(root, exclude=config.exclude, max_file_size=config.max_file_size, gitignore=config.gitignore)
-        files, raw = walked.files, raw + walked.findings
+        files, raw, excluded = walked.files, raw + walked.findings, walked.excluded
     else:
         from mpsready.scan.walker import classify
 
+        excluded = []
         st = target.stat()
         if not stat.S_ISREG(st.st_mode):  # reading a named pipe would block forever
             raise UsageError(f"{path}: not a directory or a regular file")
@@ -185,15 +189,41 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
         ladder_, subs = ladder(findings, extra_flags), []
     n_files = sum(1 for pf in files if pf.python or pf.notebook or pf.cuda or pf.declaration)  # YAML configs aside
     shown = _report_filter(findings, config)  # after the outlook: these narrow the report and the gate only
+    unread = _unread(findings, files, excluded if target.is_dir() else [])
     return ScanResult(
         root=str(target), findings=shown, outlook=ladder_.verdict, limiting=sort_findings(ladder_.limiting),
         files_scanned=n_files,
         lines_scanned=lines + sum(t.count("\n") + 1 for t in texts.values()), seconds=time.perf_counter() - started,
         dependencies=deps, subprojects=subs, suppressed=len(silenced), cache_hits=cache.hits if cache else 0, config=config,
         suppressed_findings=sort_findings(_select(silenced, config)),
-        flags=list(ladder_.flags), edits=list(ladder_.edits), incomplete=list(ladder_.incomplete),
-        secondary=secondary_parts(findings), config_ignored=len(findings) - len(shown),
+        flags=list(ladder_.flags), edits=list(ladder_.edits),
+        incomplete=list(ladder_.incomplete) + [u for u in unread if u not in ladder_.incomplete],
+        secondary=secondary_parts(findings), unread=unread, config_ignored=len(findings) - len(shown),
     )
+
+
+# a declaration with one of these could not be read as a whole: its dependencies are unknown
+_UNREAD_DECLARATION = {"INP101", "INP102", "INP103", "INP108", "INP109", "INP110", "INP112", "INP113", "INP116"}
+MAX_SHOWN_EXCLUDED = 10
+
+
+def _unread(findings: list[Finding], files: list[ProjectFile], excluded: list[tuple[str, str]]) -> list[str]:
+    """Fail closed (issue 34): the main-path dependency declarations that could not be read or parsed (a TOML
+    error in ``pyproject.toml`` hid every dependency), and, when the scan read no Python file or notebook at
+    all, what the exclusions kept out (``[tool.mpsready] exclude = ["**"]`` or a ``.gitignore`` of ``*`` would
+    otherwise leave ``runs_on_mac`` from nothing read), each as ``PATH (excluded by .gitignore)``."""
+    from mpsready.scan.outlook import on_main_path
+    from mpsready.scan.walker import classify
+
+    out = sorted({f.location.path for f in findings if f.code in _UNREAD_DECLARATION and f.location.path
+                  and on_main_path(f) and not f.location.path.endswith((".py", ".ipynb"))
+                  and classify(f.location.path)["declaration"]})
+    if excluded and not any(pf.python or pf.notebook for pf in files):
+        shown = [f"{rel} (excluded by {why})" for rel, why in excluded[:MAX_SHOWN_EXCLUDED]]
+        if len(excluded) > MAX_SHOWN_EXCLUDED:
+            shown.append(f"and {len(excluded) - MAX_SHOWN_EXCLUDED} more excluded")
+        out += shown
+    return out
 
 
 def _project_passes(raw: list[RawFinding], code_results, parsed: dict[str, tuple[str, ast.Module]],

@@ -19,6 +19,12 @@ def exit_reason(result: ScanResult) -> str | None:
     the exit code follows --fail-on blocker (pass --exit-zero to exit 0)``."""
     if not result.failed():
         return None
+    unread = getattr(result, "unread", None)
+    if unread and not any(f.severity.rank >= result.config.fail_on.rank for f in result.findings):
+        code = "exit 0 (--exit-zero)" if getattr(result, "exit_zero", False) else "exit 1"
+        return (f"{code}: the outlook rests on a partial read (not read: {', '.join(unread[:5])}"
+                + (f" and {len(unread) - 5} more" if len(unread) > 5 else "") + "); fail closed: fix or include "
+                "them and scan again")
     fail_on = result.config.fail_on
     hits = [f for f in result.findings if f.severity.rank >= fail_on.rank]
     code = "exit 0 (--exit-zero)" if getattr(result, "exit_zero", False) else "exit 1"

@@ -45,6 +45,9 @@ class ProjectFile:
 class Walk:
     files: list[ProjectFile] = field(default_factory=list)
     findings: list[RawFinding] = field(default_factory=list)
+    # what an exclude pattern or a .gitignore kept out: Python files, notebooks, declarations and folders
+    # (not entered, so their contents are not counted), as (relpath, "exclude" | ".gitignore")
+    excluded: list[tuple[str, str]] = field(default_factory=list)
 
 
 _CODE_EXTS = {".py": "python", ".pyw": "python", ".ipynb": "notebook", ".cu": "cuda", ".cuh": "cuda"}
@@ -134,14 +137,16 @@ def walk(root: Path, *, exclude: tuple[str, ...] = (), max_file_size: int, gitig
         top.i += 1
         rel = top.rel
         child = f"{rel}/{entry.name}" if rel else entry.name
-        if excluded(child):
-            continue
         try:
             is_link = entry.is_symlink()
             is_dir = entry.is_dir(follow_symlinks=True)
         except OSError:
             is_link, is_dir = True, False
-        if top.ignores and _ignored(top.ignores, child, is_dir):
+        why = "exclude" if excluded(child) else \
+            ".gitignore" if top.ignores and _ignored(top.ignores, child, is_dir) else None
+        if why is not None:
+            if (is_dir and entry.name not in SKIP_DIRS) or (not is_dir and any(classify(child).values())):
+                out.excluded.append((child, why))
             continue
         if is_link and not os.path.exists(entry.path):
             out.findings.append(RawFinding(I.SYMLINK_LOOP, child, None, "broken symbolic link (or a link loop); not followed"))

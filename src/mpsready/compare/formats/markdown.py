@@ -7,7 +7,7 @@ from typing import Any
 from mpsready.compare.diagnose import fmt
 from mpsready.compare.formats.common import (cosine, devices_line, headline, method_word, rows_to_show, share,
                                              shape_dtype_note, status_word, three_way_short, uniform_tolerance)
-from mpsready.escape import md_cell, md_code
+from mpsready.escape import md_cell, md_code, md_text
 
 
 def _cell(x: Any) -> str:
@@ -64,7 +64,7 @@ def render(comp: Any, show_all: bool = False, plots: dict[str, str] | None = Non
                    f"| {cosine(t)} | {share(t)} | {fmt(t.tolerance.rtol)}/{fmt(t.tolerance.atol)} | {method_word(t)} "
                    f"| {status_word(t)}" + (f" | {three_way_short(t)}" if comp.reference else "") + " |")
     if other_steps:
-        out += [""] + [f"- {line}" for line in other_steps] + ["", "(`--all` lists every step's tensors.)"]
+        out += [""] + [f"- {md_text(line)}" for line in other_steps] + ["", "(`--all` lists every step's tensors.)"]
     if plots:
         out += ["", "## Plots", ""] + [f"![{name}]({path})" for name, path in plots.items()]
     return "\n".join(out) + "\n"

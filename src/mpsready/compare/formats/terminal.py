@@ -72,7 +72,7 @@ def render(comp: Any, console: Console, show_all: bool = False) -> None:
         table.add_row(*row)
     console.print(table)
     for line in other_steps:
-        console.print("  " + line, highlight=False)
+        console.print("  " + escape(line), highlight=False)  # holds a tensor's name from the record
     if comp.steps:
         lt = Table(title="loss per step", header_style="bold", pad_edge=False)
         for col in ("step", f"A ({comp.a.device})", f"B ({comp.b.device})", "abs diff", "rel diff", "status"):

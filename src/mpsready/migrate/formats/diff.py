@@ -84,4 +84,6 @@ def render_summary(plan: Plan, *, applied: list[str] | None = None, refused: lis
         lines.append(f"refused: {r}")
     if applied is None and plan.files:
         lines.append("nothing written (review the diff, then run again with --apply)")
-    return "\n".join(lines) + "\n"
+    from mpsready.escape import visible
+
+    return "\n".join(visible(line) for line in lines) + "\n"  # file names: no control or bidi character raw

@@ -56,7 +56,7 @@ class Placer:
             line_text = self.loc.line_bytes(f.location.path, f.location.line) or b""
         parts = [f.code, repo_rel, " ".join(line_text.decode("utf-8", errors="replace").split()),
                  str(region.get("startColumn", "")), _DIGITS.sub("0", f.message)]
-        digest = hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()[:32]
+        digest = hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:32]
         n = self.seen.get(digest, 0) + 1
         self.seen[digest] = n
         return f"{digest}:{n}"

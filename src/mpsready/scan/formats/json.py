@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 
+from mpsready.escape import json_safe
 from mpsready.rules import fixability
 from mpsready.schema import envelope
 from mpsready.scan.engine import ScanResult
@@ -71,8 +72,8 @@ class JsonFormat(ScanFormat):
     name = "json"
 
     def render(self, result: ScanResult) -> str:
-        return json.dumps(to_document(result), indent=2) + "\n"
+        return json.dumps(json_safe(to_document(result)), indent=2) + "\n"
 
     def render_many(self, results: list[ScanResult]) -> str:
         """JSON Lines: one scan's document a line, in the order the paths were given."""
-        return "".join(json.dumps(to_document(r)) + "\n" for r in results)
+        return "".join(json.dumps(json_safe(to_document(r))) + "\n" for r in results)

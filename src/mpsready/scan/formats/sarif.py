@@ -33,6 +33,7 @@ from urllib.parse import quote
 
 from mpsready import __version__
 from mpsready import rules as registry
+from mpsready.escape import json_safe
 from mpsready.findings import Finding
 from mpsready.scan.engine import ScanResult
 from mpsready.scan.formats.interface import ScanFormat
@@ -81,7 +82,8 @@ def _rule_entry(r: registry.Rule) -> dict:
 def _uri(path: str) -> str:
     # SARIF 2.1.0 §3.4.3: `uri` is an RFC 3986 URI reference, so a space, '|', '#', '%', a newline or a
     # non-ASCII letter in a file name is percent-encoded (UTF-8); '/' stays the path separator
-    return quote(path, safe="/") if path else "."
+    # a non-UTF-8 file name (surrogateescape) percent-encodes its own bytes, as RFC 3986 wants
+    return quote(path.encode("utf-8", "surrogateescape"), safe="/") if path else "."
 
 
 def _dir_uri(path: Path) -> str:
@@ -176,10 +178,10 @@ class SarifFormat(ScanFormat):
     name = "sarif"
 
     def render(self, result: ScanResult) -> str:
-        return json.dumps(to_sarif(result), indent=2) + "\n"
+        return json.dumps(json_safe(to_sarif(result)), indent=2) + "\n"
 
     def render_many(self, results: list[ScanResult]) -> str:
-        return json.dumps(to_sarif_many(results), indent=2) + "\n"
+        return json.dumps(json_safe(to_sarif_many(results)), indent=2) + "\n"
 
 
 __all__ = ["SarifFormat", "precision", "sentence", "to_sarif", "to_sarif_many"]

@@ -1,0 +1,65 @@
+"""``mpsready run``'s children (issue 34 item 6): what the program starts in a new session (a ``setsid``
+daemon) used to survive the run; ``run -- pytest -n 2`` ran the tests in xdist workers with no emulated Mac."""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mpsready.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+DAEMON = """\
+import os, subprocess, sys
+# a double-forked daemon in a session of its own: outside the program's process group
+code = ("import os, time\\nif os.fork() == 0:\\n    os.setsid()\\n    fd = os.open(os.devnull, os.O_RDWR)\\n"
+        "    for i in (0, 1, 2):\\n        os.dup2(fd, i)\\n    open(%r, 'w').write(str(os.getpid()))\\n"
+        "    time.sleep(60)\\n")
+subprocess.run([sys.executable, "-c", code % sys.argv[1]])
+import time
+for _ in range(200):
+    if os.path.exists(sys.argv[1]) and open(sys.argv[1]).read():
+        break
+    time.sleep(0.05)
+print("started")
+"""
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(") ", 1)[1][0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the subreaper is Linux's (prctl)")
+def test_a_setsid_daemon_the_program_started_is_ended_with_the_run(tmp_path):
+    pytest.importorskip("torch")
+    (tmp_path / "prog.py").write_text(DAEMON)
+    pid_file = tmp_path / "daemon.pid"
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    proc = subprocess.run([sys.executable, "-m", "mpsready", "run", "-q", "--", sys.executable, "prog.py",
+                           str(pid_file)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert "started" in proc.stdout, proc.stderr
+    pid = int(pid_file.read_text())
+    end = time.monotonic() + 20
+    while _running(pid) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert not _running(pid)
+
+
+@pytest.mark.parametrize("argv, shown", [
+    (["pytest", "-n", "2"], "-n 2"),
+    (["python", "-m", "pytest", "-q", "-n4"], "-n4"),
+    (["pytest", "--numprocesses=auto", "tests"], "--numprocesses=auto"),
+])
+def test_pytest_with_xdist_workers_is_refused(tmp_path, capsys, monkeypatch, argv, shown):
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--", *argv]) == 2
+    assert capsys.readouterr().err == (f"mpsready run: error: pytest-xdist's {shown} runs the tests in workers the "
+                                       "emulated Mac is not installed in: drop it (or give -n 0)\n")
