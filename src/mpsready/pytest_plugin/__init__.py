@@ -315,7 +315,7 @@ class MacSession:
                           **current.stash[_WATCH].result("error")})
         doc = build_document(self.emu, tests, opt.mps_fail_on, list(self.config.invocation_params.args),
                              self.root, self.torch_requested, collection_errors=self.collection_errors,
-                             allow_empty=bool(getattr(opt, "mps_allow_empty", False)) or not finished)
+                             allow_empty=bool(getattr(opt, "mps_allow_empty", False)))
         doc["session_finished"] = finished
         if not finished:
             why = f"the test process ended ({ended}) before the session finished" if ended else \
