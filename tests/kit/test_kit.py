@@ -136,3 +136,26 @@ def test_script_is_posix_sh(tmp_path):
     text = script.read_text()
     assert "[[" not in text and "local " not in text and "pipefail" not in text
     assert "MPSREADY_KIT_DEVICE" in text and "MPSREADY_KIT_PYTHON" in text
+
+
+def test_cuda_kit_records_the_reference_with_the_same_manifest(tmp_path):
+    _, out = _build(tmp_path, "--device", "cuda")
+    doc = json.loads((out / "manifest.json").read_text())
+    assert doc["device"] == "cuda"
+    assert not any("ops --dump-installed" in c for c in doc["commands"])
+    assert "$PY -m mpsready record step.py:step --device $DEVICE --steps 6 --out ../results/record-device --project . " \
+           "--timeout 1500" in doc["commands"]
+    text = (out / "run-on-mac.sh").read_text()
+    assert "DEVICE=${MPSREADY_KIT_DEVICE:-cuda}" in text
+    assert (out / "MANIFEST.md").read_text().splitlines()[0] == manifest.UNSIGNED_LINE
+
+
+def test_record_refuses_an_input_spec_that_is_not_one(tmp_path, capsys):
+    entry = tmp_path / "e.py"
+    entry.write_text("def step():\n    return None\n")
+    bad = tmp_path / "inputs.json"
+    bad.write_text(json.dumps({"schema": {"name": "mpsready.scan", "version": 1}}))
+    assert main(["record", f"{entry}:step", "--device", "cpu", "--synthetic-inputs", str(bad), "--out",
+                 str(tmp_path / "rec")]) == 2
+    assert "--synthetic-inputs: cannot read" in capsys.readouterr().err
+    assert not (tmp_path / "rec").exists()

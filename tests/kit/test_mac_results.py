@@ -220,3 +220,13 @@ def test_not_an_archive_is_a_usage_error(tmp_path, capsys):
     bad.write_text("not a tar")
     assert main(["report", "--mac-results", str(bad)]) == 2
     assert "cannot open" in capsys.readouterr().err
+
+
+def test_item8_a_dry_run_of_a_signed_kit_is_not_the_environment_signed_for(tmp_path, capsys):
+    kit = _kit(tmp_path)
+    assert main(["kit", "--approve", str(kit), "--by", "Ada", "--rule", "r"]) == 0
+    archive = results_archive(tmp_path, kit, device="cpu", dry_run=True)
+    item8 = _report(capsys, "--mac-results", str(archive))["checklist"][7]
+    assert (item8["status"], item8["summary"]) == (
+        "not_checked", "a person must confirm that the data rules allow this environment: signed off by Ada, but "
+                       "these results come from a dry run on cpu, not from the environment the kit is for")

@@ -222,14 +222,12 @@ def declared(project: Path) -> list[str]:
                 texts.append(line)
     pyproject = project / "pyproject.toml"
     if pyproject.is_file():
+        from mpsready.scan.sources import tomlfile
+
         try:
-            try:
-                import tomllib
-            except ModuleNotFoundError:  # Python 3.10
-                import tomli as tomllib  # type: ignore[no-redef]
-            doc = tomllib.loads(pyproject.read_text(encoding="utf-8", errors="replace"))
+            doc = tomlfile.loads(pyproject.read_text(encoding="utf-8", errors="replace"))
             texts += [d for d in (doc.get("project") or {}).get("dependencies") or [] if isinstance(d, str)]
-        except (ValueError, AttributeError):
+        except (*tomlfile.TOMLDecodeError, AttributeError):  # unreadable: its dependencies stay undeclared
             pass
     out: list[str] = []
     for text in texts:

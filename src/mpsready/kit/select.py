@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import Any
 
 from mpsready.scan.walker import SKIP_DIRS, classify
 
@@ -60,8 +60,8 @@ class LeftOut:
     files: int = 1  # files under a left-out folder
     size: int | None = None
 
-    def to_dict(self) -> dict:
-        d = {"path": self.relpath, "reason": self.reason, "detail": self.detail}
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"path": self.relpath, "reason": self.reason, "detail": self.detail}
         if self.relpath.endswith("/"):
             d["files"] = self.files
         if self.size is not None:
@@ -208,6 +208,3 @@ def _one(out: Selection, entry: os.DirEntry, child: str, ignores: list, stack: l
     else:
         out.files.append(KitFile(child, entry.path, st.st_size))
 
-
-def project_path(p: str | os.PathLike[str]) -> Path:
-    return Path(os.path.abspath(p))

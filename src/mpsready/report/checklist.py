@@ -364,6 +364,11 @@ def item_data(ev: Evidence) -> CheckItem:
         return CheckItem(8, Status.NOT_CHECKED, None, f"{NOT_CONFIRMED}: the sign-off by {approval.get('by')} no "
                          f"longer covers what ran ({what})", lines,
                          next_step="build the kit again, have it signed off, and run it unchanged")
+    if mac.dry_run:
+        return CheckItem(8, Status.NOT_CHECKED, None, f"{NOT_CONFIRMED}: signed off by {approval.get('by')}, but these "
+                         f"results come from a dry run on {mac.device}, not from the environment the kit is for", lines,
+                         next_step="run the signed kit unchanged on the target (sh run-on-mac.sh), then report "
+                                   "--mac-results")
     return CheckItem(8, Status.PASSED, None, f"signed off by {approval.get('by')} on {approval.get('when')} under "
                      f"the rule: {approval.get('rule')}; the kit that ran matches the signed manifest (sha256 "
                      f"{str(ran)[:12]})", lines, attested=True)

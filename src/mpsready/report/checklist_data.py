@@ -12,8 +12,9 @@ from mpsready.report.evidence import Evidence
 
 def data_facts(ev: Evidence) -> list[EvidenceLine]:
     """Whether the run records hold raw tensors (observed in each record), and what the other outputs hold."""
-    lines = [EvidenceLine("record", f"{r.device}: raw tensors {'saved (--save-tensors): they hold data' if r.raw_tensors else 'not saved (statistics and checksums only)'}",
-                          Basis.OBSERVED, source=r.source) for r in ev.records]
+    saved, kept = "saved (--save-tensors): they hold data", "not saved (statistics and checksums only)"
+    lines = [EvidenceLine("record", f"{r.device}: raw tensors {saved if r.raw_tensors else kept}", Basis.OBSERVED,
+                          source=r.source) for r in ev.records]
     if ev.stages_present():
         lines.append(EvidenceLine("note", "scan, env and trace outputs hold no raw data by construction: a fact about "
                                   "mpsready's outputs, not a confirmation of the lab's rules", None))
