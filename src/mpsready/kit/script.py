@@ -17,7 +17,9 @@ What it does, each step bounded in time by :mod:`mpsready.kit.bounded` (macOS ha
 
 Environment variables (documented in the script's head and ``docs/kit.md``): ``MPSREADY_KIT_DEVICE`` replaces the
 device (``cpu``: the dry run, which runs to the end on any machine); ``MPSREADY_KIT_PYTHON`` uses that interpreter
-as it is (no virtual environment, nothing installed).
+as it is (no virtual environment, nothing installed); ``MPSREADY_KIT_BASE_PYTHON`` names the Python 3.10+ that
+creates the virtual environment (default ``python3``; the script stops with exit 2 on an older one, such as the
+Python 3.9 of Apple's command line tools).
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ def commands(plan: Plan) -> list[str]:
     """The commands the script runs, as a person reads them (``$PY``: the kit's interpreter)."""
     syn = " --synthetic-inputs ../inputs.json" if plan.has_inputs else ""
     e = shlex.quote(plan.entry)
-    out = ["python3 -m venv .venv",
+    out = ["$BASE_PY -m venv .venv   (python3, or MPSREADY_KIT_BASE_PYTHON: Python 3.10 or later)",
            f"$PY -m pip install {shlex.quote(plan.torch_spec)}",
            "$PY -m pip install -r tool/requirements.txt",
            "$PY -m pip install -c constraints.txt DEP   (each line of deps.txt, one at a time)",
@@ -81,6 +83,7 @@ def render(plan: Plan) -> str:
 # Environment (see MANIFEST.md and docs/kit.md of mpsready):
 #   MPSREADY_KIT_DEVICE=cpu   dry run: every step on the CPU instead of {plan.device} (runs anywhere)
 #   MPSREADY_KIT_PYTHON=PATH  use this interpreter as it is: no virtual environment, nothing installed
+#   MPSREADY_KIT_BASE_PYTHON=python3.12  the Python 3.10+ that creates the virtual environment (default python3)
 # Each step is bounded in time; a step that fails is recorded and the script carries on.
 set -u
 KIT=$(cd "$(dirname "$0")" && pwd)
@@ -89,7 +92,11 @@ TORCH_SPEC={q(plan.torch_spec)}
 STEPS={plan.steps}
 DEVICE=${{MPSREADY_KIT_DEVICE:-{plan.device}}}
 RESULTS="$KIT/results"
-BASE_PY=${{MPSREADY_KIT_PYTHON:-python3}}
+BASE_PY=${{MPSREADY_KIT_PYTHON:-${{MPSREADY_KIT_BASE_PYTHON:-python3}}}}
+if ! "$BASE_PY" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
+  echo "run-on-mac.sh: $BASE_PY is not Python 3.10 or later: set MPSREADY_KIT_BASE_PYTHON (e.g. python3.12)" >&2
+  exit 2
+fi
 PYTHONPATH="$KIT/tool${{PYTHONPATH:+:$PYTHONPATH}}"
 export PYTHONPATH
 rm -rf "$RESULTS"
@@ -111,7 +118,7 @@ if [ -n "${{MPSREADY_KIT_PYTHON:-}}" ]; then
   PY=$MPSREADY_KIT_PYTHON
   skip install "MPSREADY_KIT_PYTHON is set: its environment is used as it is"
 else
-  step venv 600 python3 -m venv "$KIT/.venv"
+  step venv 600 "$BASE_PY" -m venv "$KIT/.venv"
   PY="$KIT/.venv/bin/python"
   step "install $TORCH_SPEC" 1800 "$PY" -m pip install "$TORCH_SPEC"
   step "install mpsready requirements" 900 "$PY" -m pip install -r "$KIT/tool/requirements.txt"
