@@ -116,12 +116,17 @@ def test_bad_input_exits_2_and_writes_nothing(tmp_path, capsys, argv, message):
     assert not (tmp_path / "out").exists() and not (tmp_path / "out.tar.gz").exists()
 
 
-def test_kit_refuses_a_non_empty_output_folder(tmp_path, capsys):
+def test_kit_refuses_a_non_empty_output_folder_or_an_archive_in_the_way(tmp_path, capsys):
     proj = project(tmp_path / "proj")
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "keep.txt").write_text("mine")
     assert main(["kit", str(proj), "--entry", "step.py:step", "-o", str(tmp_path / "out")]) == 2
     assert (tmp_path / "out" / "keep.txt").read_text() == "mine"
+    (tmp_path / "new.tar.gz").write_text("mine too")
+    capsys.readouterr()
+    assert main(["kit", str(proj), "--entry", "step.py:step", "-o", str(tmp_path / "new")]) == 2
+    assert "the kit's archive would replace it" in capsys.readouterr().err
+    assert (tmp_path / "new.tar.gz").read_text() == "mine too" and not (tmp_path / "new").exists()
 
 
 def test_script_is_posix_sh(tmp_path):

@@ -95,6 +95,9 @@ def build(req: KitRequest) -> Built:
     out = req.out
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UsageError(f"-o {out} exists and is not an empty directory")
+    archive = out.with_name(out.name + ".tar.gz")
+    if archive.exists():
+        raise UsageError(f"{archive} exists: the kit's archive would replace it (choose another -o)")
     if req.steps < 1:
         raise UsageError("--steps must be at least 1")
     sel = select(req.project)
