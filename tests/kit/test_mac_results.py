@@ -84,6 +84,11 @@ def test_item8_sign_off_of_another_manifest_does_not_count(tmp_path, capsys):
 def test_observed_evidence_is_merged(tmp_path, capsys):
     doc = _report(capsys, "--mac-results", str(results_archive(tmp_path)))
     labels = {c["number"]: c["label"] for c in doc["checklist"]}
+    item1 = doc["checklist"][0]
+    assert (item1["label"], item1["summary"]) == ("failed", "1 declared requirement(s) failed to install on the "
+                                                           "Mac: flash-attn==2.5.8")
+    assert item1["evidence"][2]["text"] == (f"pip install flash-attn==2.5.8 on {MACHINE} (macOS 14.4.1, torch "
+                                            "2.13.0): exit 1")
     assert labels[3] == "passed"  # the Mac's env record: MPS built and available
     assert labels[4] == "failed"  # the step raised NotImplementedError on mps, observed
     assert labels[6] == "failed"  # aten::sin ran on the CPU through the fallback

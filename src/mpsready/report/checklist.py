@@ -22,7 +22,7 @@ from mpsready.report.evidence import Evidence
 from mpsready.report.evidence import scan as scan_adapter
 from mpsready.report.checkitem import (SHORT, TITLES, CheckItem, EvidenceLine, Status, finding_line,  # noqa: F401
                                        name_list)
-from mpsready.report.checklist_data import data_facts, kit_lines
+from mpsready.report.checklist_data import data_facts, install_lines, kit_lines
 from mpsready.report.checklist_step import FALLBACK_COST, item_step, run_failure_way  # noqa: F401  # re-exported
 
 
@@ -30,6 +30,19 @@ _IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError")
 
 
 def item_dependencies(ev: Evidence) -> CheckItem:
+    failed, installs = install_lines(ev)
+    if failed:
+        return CheckItem(1, Status.FAILED, Basis.OBSERVED,
+                         f"{len(failed)} declared requirement(s) failed to install on the Mac: {name_list(failed)}",
+                         installs + _dep_lines(ev), next_step="replace the named packages or make them optional, "
+                                                               "then run the kit again")
+    item = _item_dependencies(ev)
+    if installs and item.status is not Status.FAILED:
+        item.evidence = installs + item.evidence
+    return item
+
+
+def _item_dependencies(ev: Evidence) -> CheckItem:
     mps = ev.record_on("mps")
     if mps is not None:
         build = mps.stages.get("build") or mps.stages.get("step") or {}

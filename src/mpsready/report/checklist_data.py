@@ -44,3 +44,21 @@ def kit_lines(mac) -> list[EvidenceLine]:
                             "with their first error lines, the last 20,000 characters of each command's output)",
                             None, source=mac.source))
     return out
+
+
+def install_lines(ev: Evidence) -> tuple[list[str], list[EvidenceLine]]:
+    """The installs a kit observed on a Mac (``--mac-results``): the requirements that failed, and one line per
+    install step. Nothing from a dry run or from results not made on macOS."""
+    mac = ev.mac
+    if mac is None or not mac.on_mac:
+        return [], []
+    failed, lines = [], []
+    for step in mac.installs():
+        if step.skipped:
+            continue
+        what = step.name[len("install "):] if step.name.startswith("install ") else step.name
+        lines.append(EvidenceLine("stage", f"pip install {what} on {mac.where}: {step.state()}", Basis.OBSERVED,
+                                  source=mac.source))
+        if not step.ok:
+            failed.append(what)
+    return failed, lines
