@@ -164,3 +164,30 @@ def test_record_refuses_an_input_spec_that_is_not_one(tmp_path, capsys):
                  str(tmp_path / "rec")]) == 2
     assert "--synthetic-inputs: cannot read" in capsys.readouterr().err
     assert not (tmp_path / "rec").exists()
+
+
+def test_reference_travels_as_statistics_and_the_mac_compares_with_it(tmp_path, capsys):
+    from tests.report import fixtures as fx
+
+    ref = fx.write_record(tmp_path / "cuda-ref", "cuda")
+    capsys.readouterr()
+    proj = project(tmp_path / "proj")
+    assert main(["kit", str(proj), "--entry", "step.py:step", "-o", str(tmp_path / "k1"), "--reference",
+                 str(ref)]) == 2
+    assert "was not recorded with --synthetic-inputs" in capsys.readouterr().err
+    doc = json.loads((ref / "record.json").read_text())
+    doc["synthetic_inputs"] = "inputs.json"
+    doc["inputs"] = {"structure": {"type": "tensor", "name": "inputs"},
+                     "tensors": [{"name": "inputs", "shape": [2, 4], "dtype": "float32", "min": 0.0, "max": 1.0}]}
+    (ref / "record.json").write_text(json.dumps(doc))
+    assert main(["kit", str(proj), "--entry", "step.py:step", "-o", str(tmp_path / "k2"), "--reference",
+                 str(ref)]) == 0
+    kit = tmp_path / "k2"
+    assert sorted(p.name for p in (kit / "reference").iterdir()) == ["record.json", "tensors.jsonl"]
+    assert json.loads((kit / "inputs.json").read_text())["inputs"]["tensors"][0]["shape"] == [2, 4]
+    m = json.loads((kit / "manifest.json").read_text())
+    assert "$PY -m mpsready compare ../reference ../results/record-device --format json " \
+           "-o ../results/compare-reference.json" in m["commands"]
+    text = (kit / "run-on-mac.sh").read_text()
+    assert 'step compare-reference 600 "$PY" -m mpsready compare "$KIT/reference" "$RESULTS/record-device"' in text
+    assert subprocess.run(["sh", "-n", str(kit / "run-on-mac.sh")]).returncode == 0

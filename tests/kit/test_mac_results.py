@@ -94,7 +94,7 @@ def test_observed_evidence_is_merged(tmp_path, capsys):
     assert labels[6] == "failed"  # aten::sin ran on the CPU through the fallback
     item4 = doc["checklist"][3]
     assert item4["workaround"] == "aten::erfinv: PYTORCH_ENABLE_MPS_FALLBACK=1 runs it on the CPU"
-    assert doc["stages_present"] == ["env", "record", "mac-results"]
+    assert doc["stages_present"] == ["env", "record", "compare", "mac-results"]
 
 
 def _predictions(tmp_path):
@@ -242,3 +242,14 @@ def test_item8_a_dry_run_of_a_signed_kit_is_not_the_environment_signed_for(tmp_p
     assert (item8["status"], item8["summary"]) == (
         "not_checked", "a person must confirm that the data rules allow this environment: signed off by Ada, but "
                        "these results come from a dry run on cpu, not from the environment the kit is for")
+
+
+def test_item5_from_the_kit_reference_comparison(tmp_path, capsys):
+    item5 = _report(capsys, "--mac-results", str(results_archive(tmp_path / "a")))["checklist"][4]
+    assert (item5["status"], item5["summary"]) == (
+        "not_checked", "cpu vs mps agree within tolerance, but MPS was not compared with CUDA")
+    item5 = _report(capsys, "--mac-results", str(results_archive(tmp_path / "b", reference_failed=0)))["checklist"][4]
+    assert (item5["label"], item5["summary"]) == ("passed", "cuda vs mps: every compared tensor within tolerance")
+    item5 = _report(capsys, "--mac-results", str(results_archive(tmp_path / "c", reference_failed=2)))["checklist"][4]
+    assert (item5["label"], item5["summary"]) == ("failed", "cuda vs mps: 2 tensor(s) out of tolerance, first at "
+                                                            "activation:blocks.1")

@@ -39,6 +39,7 @@ class Plan:
     steps: int
     has_inputs: bool
     record_timeout: int = 1500
+    reference: bool = False  # the kit carries reference/ (a CUDA record's statistics) to compare with
     test_timeout: int = 1800
 
 
@@ -61,6 +62,9 @@ def commands(plan: Plan) -> list[str]:
             f"--project . --timeout {plan.record_timeout}",
             "$PY -m mpsready compare ../results/record-cpu ../results/record-device --format json "
             "-o ../results/compare.json"]
+    if plan.reference:
+        out.append("$PY -m mpsready compare ../reference ../results/record-device --format json "
+                   "-o ../results/compare-reference.json")
     if plan.tests:
         out.append("$PY -m pytest -p mpsready.kit.observe --kit-observe ../results/tests.json -q")
     return out
@@ -77,6 +81,8 @@ def render(plan: Plan) -> str:
              '-p no:cacheprovider\n').format(t=plan.test_timeout) if plan.tests else \
         'skip tests "the kit was built without --tests"\n'
     rec = plan.record_timeout
+    ref = ('step compare-reference 600 "$PY" -m mpsready compare "$KIT/reference" "$RESULTS/record-device" '
+           '--format json \\\n  -o "$RESULTS/compare-reference.json"\n') if plan.reference else ""
     return f"""#!/bin/sh
 # mpsready kit: gathers the observed evidence on this machine, then packs results.tar.gz in this folder.
 #   sh run-on-mac.sh
@@ -139,7 +145,7 @@ step record-cpu {rec + 60} "$PY" -m mpsready record "$ENTRY" --device cpu --step
   --out "$RESULTS/record-cpu" --project . --timeout {rec}
 step compare 600 "$PY" -m mpsready compare "$RESULTS/record-cpu" "$RESULTS/record-device" --format json \\
   -o "$RESULTS/compare.json"
-{tests}
+{ref}{tests}
 cd "$KIT" || exit 2
 "$BASE_PY" -m mpsready.kit.onmac pack "$KIT" "$RESULTS"
 """

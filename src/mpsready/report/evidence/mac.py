@@ -143,7 +143,9 @@ def _read(root: Path, source: str) -> MacEvidence:
 
 
 def _stage_outputs(root: Path, source: str, out: MacEvidence) -> None:
-    for name, loader, attr in (("env.json", env_ev.load, "env"), ("compare.json", compare_ev.load, "compare"),
+    # the comparison with the kit's CUDA reference (same synthetic inputs) before the Mac's own CPU-vs-device one
+    compare = "compare-reference.json" if (root / "compare-reference.json").is_file() else "compare.json"
+    for name, loader, attr in (("env.json", env_ev.load, "env"), (compare, compare_ev.load, "compare"),
                                ("trace-device.json", trace_ev.load, "trace")):
         if (root / name).is_file():
             try:
