@@ -253,3 +253,13 @@ def test_item5_from_the_kit_reference_comparison(tmp_path, capsys):
     item5 = _report(capsys, "--mac-results", str(results_archive(tmp_path / "c", reference_failed=2)))["checklist"][4]
     assert (item5["label"], item5["summary"]) == ("failed", "cuda vs mps: 2 tensor(s) out of tolerance, first at "
                                                             "activation:blocks.1")
+
+
+def test_deployment_needs_a_sign_off_not_an_observation(tmp_path, capsys):
+    doc = _report(capsys, "--mac-results", str(results_archive(tmp_path)), "--situation", "deployment")
+    reason = next(r for r in doc["verdict"]["reasons"] if r["item"] == 8)
+    assert reason["text"].startswith("item 8 (data handling) not checked, critical: runs_on_mac needs a person's "
+                                     "sign-off (a person must confirm")
+    assert any(w.startswith("checking item 8 (data handling) by a person's sign-off: mpsready kit PATH")
+               or w.startswith("checking item 8 (data handling) by a person's sign-off: a person reads MANIFEST.md")
+               for w in doc["verdict"]["would_change"])

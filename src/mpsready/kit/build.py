@@ -105,7 +105,8 @@ def build(req: KitRequest) -> Built:
     _check_entry(req, sel)
     if req.reference is not None:
         check_reference(req.reference)
-    inputs = _inputs(req.record or req.reference) if (req.record or req.reference) else None
+    spec_from = req.record or req.reference
+    inputs = _inputs(spec_from) if spec_from is not None else None
     spec = torch_spec(req.torch)
     out.mkdir(parents=True, exist_ok=True)
     for f in sel.files:
