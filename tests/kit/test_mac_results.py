@@ -263,3 +263,21 @@ def test_deployment_needs_a_sign_off_not_an_observation(tmp_path, capsys):
     assert any(w.startswith("checking item 8 (data handling) by a person's sign-off: mpsready kit PATH")
                or w.startswith("checking item 8 (data handling) by a person's sign-off: a person reads MANIFEST.md")
                for w in doc["verdict"]["would_change"])
+
+
+def test_report_kit_shows_what_would_leave_before_anything_ran(tmp_path, capsys):
+    kit = _kit(tmp_path)
+    doc = _report(capsys, "--kit", str(kit))
+    item8 = doc["checklist"][7]
+    assert (item8["status"], item8["basis"]) == ("not_checked", None)
+    assert item8["summary"].startswith("a person must confirm that the data rules allow this environment; the kit "
+                                       "(manifest sha256 ")
+    assert item8["summary"].endswith(", not signed off) has not run yet")
+    assert item8["evidence"][0]["text"].startswith("would leave the lab: 5 project file(s), 169 bytes")
+    assert doc["predicted_vs_observed"] is None and doc["stages_present"] == ["kit"]
+    assert main(["kit", "--approve", str(kit), "--by", "Ada", "--rule", "r"]) == 0
+    item8 = _report(capsys, "--kit", str(kit))["checklist"][7]
+    assert item8["summary"].endswith(", signed off by Ada) has not run yet") and item8["status"] == "not_checked"
+    capsys.readouterr()
+    assert main(["report", "--kit", str(tmp_path / "proj")]) == 2
+    assert "holds no readable manifest.json" in capsys.readouterr().err

@@ -365,6 +365,13 @@ def item_data(ev: Evidence) -> CheckItem:
     lines = kit_lines(mac) + facts
     approval = check.get("approval") if isinstance(check.get("approval"), dict) else None
     ran = check.get("manifest_sha256")
+    if not mac.ran:
+        signed = f"signed off by {approval.get('by')}" if approval and check.get("signed") else \
+            "not signed off" if approval is None else "its sign-off no longer matches its files"
+        return CheckItem(8, Status.NOT_CHECKED, None, f"{NOT_CONFIRMED}; the kit (manifest sha256 {str(ran)[:12]}, "
+                         f"{signed}) has not run yet", lines,
+                         next_step="mpsready kit --approve DIR --by NAME --rule TEXT (if not yet), sh run-on-mac.sh "
+                                   "on the target, then report --mac-results")
     if approval is None:
         return CheckItem(8, Status.NOT_CHECKED, None, NOT_CONFIRMED + f"; the kit that ran (manifest sha256 "
                          f"{str(ran)[:12]}) carried no sign-off", lines,

@@ -27,12 +27,13 @@ def kit_lines(mac) -> list[EvidenceLine]:
     files = [f for f in doc.get("files") or [] if isinstance(f, dict)]
     project = sorted(str(f.get("path"))[len("project/"):] for f in files if str(f.get("path")).startswith("project/"))
     size = sum(int(f.get("bytes") or 0) for f in files if str(f.get("path")).startswith("project/"))
-    src = f"{mac.source}:results/manifest.json"
-    out = [EvidenceLine("note", f"left the lab: {len(project)} project file(s), {size} bytes ({name_list(project, 6)}), "
+    src = f"{mac.source}:results/manifest.json" if mac.ran else f"{mac.source}/manifest.json"
+    verb = "left the lab" if mac.ran else "would leave the lab"
+    out = [EvidenceLine("note", f"{verb}: {len(project)} project file(s), {size} bytes ({name_list(project, 6)}), "
                         f"plus mpsready itself and the run script", None, source=src)]
     inputs = doc.get("inputs")
     if isinstance(inputs, dict):
-        out.append(EvidenceLine("note", f"left the lab: the shapes, dtypes and value ranges of {inputs.get('tensors')} "
+        out.append(EvidenceLine("note", f"{verb}: the shapes, dtypes and value ranges of {inputs.get('tensors')} "
                                 f"input tensor(s) from {inputs.get('from')} (no values)", None, source=src))
     left = [x for x in doc.get("left_out") or [] if isinstance(x, dict)]
     if left:
@@ -40,6 +41,8 @@ def kit_lines(mac) -> list[EvidenceLine]:
         out.append(EvidenceLine("note", f"stayed home: {len(left)} path(s) ("
                                 + ", ".join(f"{n} {r}" for r, n in sorted(why.items())) + "): "
                                 + name_list([str(x.get("path")) for x in left], 6), None, source=src))
+    if not mac.ran:
+        return out
     out.append(EvidenceLine("note", "came back: results.tar.gz (env and run records with statistics, test outcomes "
                             "with their first error lines, the last 20,000 characters of each command's output)",
                             None, source=mac.source))

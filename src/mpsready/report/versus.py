@@ -65,7 +65,7 @@ def _state(agree: bool | None) -> str:
 
 def build_versus(ev: Evidence) -> Versus | None:
     mac: MacEvidence | None = ev.mac
-    if mac is None:
+    if mac is None or not mac.ran:
         return None
     note = None
     if not mac.on_mac:

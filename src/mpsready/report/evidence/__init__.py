@@ -55,7 +55,8 @@ class Evidence:
     def stages_present(self) -> list[str]:
         names = [("scan", self.scan), ("env", self.env), ("trace", self.trace),
                  ("record", self.records or None), ("compare", self.compare), ("run", self.run),
-                 ("tests", self.tests), ("mac-results", self.mac)]
+                 ("tests", self.tests), ("mac-results", self.mac if self.mac is None or self.mac.ran else None),
+                 ("kit", self.mac if self.mac is not None and not self.mac.ran else None)]
         return [n for n, v in names if v is not None]
 
 
