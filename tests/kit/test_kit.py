@@ -95,6 +95,8 @@ def test_approve_signs_the_manifest_and_a_change_breaks_it(tmp_path, capsys):
     state = manifest.check(str(out))
     assert (state.signed, state.changed) == (False, ["project/step.py"])
     (out / "project" / "extra.py").write_text("")
+    (out / "project" / "__pycache__").mkdir()  # left by running the code: not a change to the kit
+    (out / "project" / "__pycache__" / "step.cpython-311.pyc").write_bytes(b"x")
     assert manifest.check(str(out)).added == ["project/extra.py"]
     capsys.readouterr()
     assert main(["kit", "--approve", str(out), "--by", "x", "--rule", "y"]) == 2  # nobody signs a changed kit

@@ -104,7 +104,8 @@ if ! "$BASE_PY" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/nul
   exit 2
 fi
 PYTHONPATH="$KIT/tool${{PYTHONPATH:+:$PYTHONPATH}}"
-export PYTHONPATH
+PYTHONDONTWRITEBYTECODE=1
+export PYTHONPATH PYTHONDONTWRITEBYTECODE
 rm -rf "$RESULTS"
 mkdir -p "$RESULTS/logs" || exit 2
 
