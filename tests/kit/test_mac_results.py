@@ -281,3 +281,19 @@ def test_report_kit_shows_what_would_leave_before_anything_ran(tmp_path, capsys)
     capsys.readouterr()
     assert main(["report", "--kit", str(tmp_path / "proj")]) == 2
     assert "holds no readable manifest.json" in capsys.readouterr().err
+
+
+def test_archive_limits_are_counted(tmp_path, capsys, monkeypatch):
+    from mpsready.kit import archive as kit_archive
+
+    path = _tar(tmp_path, lambda t: (_file(t, "results/run.json", b"x" * 100), _file(t, "results/b", b"y" * 100)))
+    monkeypatch.setattr(kit_archive, "MAX_FILE_BYTES", 10)
+    assert main(["report", "--mac-results", str(path)]) == 2
+    assert "results/run.json: 100 bytes, above the 10-byte limit" in capsys.readouterr().err
+    monkeypatch.setattr(kit_archive, "MAX_FILE_BYTES", 1000)
+    monkeypatch.setattr(kit_archive, "MAX_TOTAL_BYTES", 150)
+    assert main(["report", "--mac-results", str(path)]) == 2
+    assert "results/b: more bytes than the archive's limits allow" in capsys.readouterr().err
+    monkeypatch.setattr(kit_archive, "MAX_MEMBERS", 1)
+    assert main(["report", "--mac-results", str(path)]) == 2
+    assert "more than 1 members" in capsys.readouterr().err
