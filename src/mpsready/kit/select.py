@@ -103,10 +103,15 @@ def file_reason(relpath: str, size: int) -> tuple[str, str] | None:
     return None
 
 
+MAX_COUNTED = 200_000  # files counted under one left-out folder; a larger data set is listed as "at least"
+
+
 def _count(path: str) -> tuple[int, int]:
-    """Files and bytes under a left-out folder (links not followed)."""
+    """Files and bytes under a left-out folder (links not followed), counted up to :data:`MAX_COUNTED` files."""
     n = total = 0
     for dirpath, _dirs, names in os.walk(path):
+        if n >= MAX_COUNTED:
+            break
         for nm in names:
             n += 1
             try:
@@ -187,7 +192,8 @@ def _one(out: Selection, entry: os.DirEntry, child: str, ignores: list, stack: l
             why = ("data folder", f"a folder named {entry.name!r} holds data, checkpoints or outputs")
         if why:
             n, total = _count(entry.path)
-            out.left_out.append(LeftOut(child + "/", why[0], why[1], n, total))
+            detail = why[1] + (f" (counted up to {MAX_COUNTED} files)" if n >= MAX_COUNTED else "")
+            out.left_out.append(LeftOut(child + "/", why[0], detail, n, total))
         else:
             stack.append((entry.path, child, ignores))
         return
