@@ -26,7 +26,8 @@ def _step(name: str, exit_code: int) -> dict:
             "error": None}
 
 
-def results_dir(tmp: Path, kit: Path | None = None, *, device: str = "mps", dry_run: bool = False) -> Path:
+def results_dir(tmp: Path, kit: Path | None = None, *, device: str = "mps", dry_run: bool = False,
+                reference_failed: int | None = None) -> Path:
     res = tmp / "results"
     res.mkdir(parents=True)
     if kit is not None:
@@ -40,6 +41,9 @@ def results_dir(tmp: Path, kit: Path | None = None, *, device: str = "mps", dry_
     else:
         fx.write_record(res / "record-device", "cpu")
     fx.write_record(res / "record-cpu", "cpu")
+    fx.dump(res / "compare.json", fx.compare_doc("cpu", device))
+    if reference_failed is not None:  # the kit carried a CUDA reference: the Mac compared its record with it
+        fx.dump(res / "compare-reference.json", fx.compare_doc("cuda", device, failed=reference_failed))
     fx.dump(res / "trace-device.json", fx.trace_doc(
         ops=[fx.op("aten::_ctc_loss.Tensor"), fx.op("aten::linear"), fx.op("aten::addmm")], device=device))
     tests = [{"nodeid": "tests/test_model.py::test_double", "outcome": "failed", "exception": "TypeError",

@@ -9,7 +9,11 @@ import sys
 import tarfile
 from pathlib import Path
 
+import pytest
+
 from mpsready.cli import main
+
+pytestmark = [pytest.mark.slow, pytest.mark.torch]  # four torch processes: about 25 s of CPU time
 
 DEMO = Path(__file__).resolve().parents[2] / "src" / "mpsready" / "examples" / "demo_project"
 

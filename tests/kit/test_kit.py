@@ -95,6 +95,8 @@ def test_approve_signs_the_manifest_and_a_change_breaks_it(tmp_path, capsys):
     state = manifest.check(str(out))
     assert (state.signed, state.changed) == (False, ["project/step.py"])
     (out / "project" / "extra.py").write_text("")
+    (out / "project" / "__pycache__").mkdir()  # left by running the code: not a change to the kit
+    (out / "project" / "__pycache__" / "step.cpython-311.pyc").write_bytes(b"x")
     assert manifest.check(str(out)).added == ["project/extra.py"]
     capsys.readouterr()
     assert main(["kit", "--approve", str(out), "--by", "x", "--rule", "y"]) == 2  # nobody signs a changed kit
@@ -116,12 +118,17 @@ def test_bad_input_exits_2_and_writes_nothing(tmp_path, capsys, argv, message):
     assert not (tmp_path / "out").exists() and not (tmp_path / "out.tar.gz").exists()
 
 
-def test_kit_refuses_a_non_empty_output_folder(tmp_path, capsys):
+def test_kit_refuses_a_non_empty_output_folder_or_an_archive_in_the_way(tmp_path, capsys):
     proj = project(tmp_path / "proj")
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "keep.txt").write_text("mine")
     assert main(["kit", str(proj), "--entry", "step.py:step", "-o", str(tmp_path / "out")]) == 2
     assert (tmp_path / "out" / "keep.txt").read_text() == "mine"
+    (tmp_path / "new.tar.gz").write_text("mine too")
+    capsys.readouterr()
+    assert main(["kit", str(proj), "--entry", "step.py:step", "-o", str(tmp_path / "new")]) == 2
+    assert "the kit's archive would replace it" in capsys.readouterr().err
+    assert (tmp_path / "new.tar.gz").read_text() == "mine too" and not (tmp_path / "new").exists()
 
 
 def test_script_is_posix_sh(tmp_path):
@@ -136,3 +143,53 @@ def test_script_is_posix_sh(tmp_path):
     text = script.read_text()
     assert "[[" not in text and "local " not in text and "pipefail" not in text
     assert "MPSREADY_KIT_DEVICE" in text and "MPSREADY_KIT_PYTHON" in text
+
+
+def test_cuda_kit_records_the_reference_with_the_same_manifest(tmp_path):
+    _, out = _build(tmp_path, "--device", "cuda")
+    doc = json.loads((out / "manifest.json").read_text())
+    assert doc["device"] == "cuda"
+    assert not any("ops --dump-installed" in c for c in doc["commands"])
+    assert "$PY -m mpsready record step.py:step --device $DEVICE --steps 6 --out ../results/record-device --project . " \
+           "--timeout 1500" in doc["commands"]
+    text = (out / "run-on-mac.sh").read_text()
+    assert "DEVICE=${MPSREADY_KIT_DEVICE:-cuda}" in text
+    assert (out / "MANIFEST.md").read_text().splitlines()[0] == manifest.UNSIGNED_LINE
+
+
+def test_record_refuses_an_input_spec_that_is_not_one(tmp_path, capsys):
+    entry = tmp_path / "e.py"
+    entry.write_text("def step():\n    return None\n")
+    bad = tmp_path / "inputs.json"
+    bad.write_text(json.dumps({"schema": {"name": "mpsready.scan", "version": 1}}))
+    assert main(["record", f"{entry}:step", "--device", "cpu", "--synthetic-inputs", str(bad), "--out",
+                 str(tmp_path / "rec")]) == 2
+    assert "--synthetic-inputs: cannot read" in capsys.readouterr().err
+    assert not (tmp_path / "rec").exists()
+
+
+def test_reference_travels_as_statistics_and_the_mac_compares_with_it(tmp_path, capsys):
+    from tests.report import fixtures as fx
+
+    ref = fx.write_record(tmp_path / "cuda-ref", "cuda")
+    capsys.readouterr()
+    proj = project(tmp_path / "proj")
+    assert main(["kit", str(proj), "--entry", "step.py:step", "-o", str(tmp_path / "k1"), "--reference",
+                 str(ref)]) == 2
+    assert "was not recorded with --synthetic-inputs" in capsys.readouterr().err
+    doc = json.loads((ref / "record.json").read_text())
+    doc["synthetic_inputs"] = "inputs.json"
+    doc["inputs"] = {"structure": {"type": "tensor", "name": "inputs"},
+                     "tensors": [{"name": "inputs", "shape": [2, 4], "dtype": "float32", "min": 0.0, "max": 1.0}]}
+    (ref / "record.json").write_text(json.dumps(doc))
+    assert main(["kit", str(proj), "--entry", "step.py:step", "-o", str(tmp_path / "k2"), "--reference",
+                 str(ref)]) == 0
+    kit = tmp_path / "k2"
+    assert sorted(p.name for p in (kit / "reference").iterdir()) == ["record.json", "tensors.jsonl"]
+    assert json.loads((kit / "inputs.json").read_text())["inputs"]["tensors"][0]["shape"] == [2, 4]
+    m = json.loads((kit / "manifest.json").read_text())
+    assert "$PY -m mpsready compare ../reference ../results/record-device --format json " \
+           "-o ../results/compare-reference.json" in m["commands"]
+    text = (kit / "run-on-mac.sh").read_text()
+    assert 'step compare-reference 600 "$PY" -m mpsready compare "$KIT/reference" "$RESULTS/record-device"' in text
+    assert subprocess.run(["sh", "-n", str(kit / "run-on-mac.sh")]).returncode == 0

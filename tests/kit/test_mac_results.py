@@ -7,7 +7,9 @@ import os
 import subprocess
 import sys
 import tarfile
+from pathlib import Path
 
+import jsonschema
 import pytest
 
 from mpsready.cli import main
@@ -23,10 +25,15 @@ def _kit(tmp_path):
     return out
 
 
+SCHEMA = json.loads((Path(__file__).parents[2] / "src/mpsready/report/schema/report-v1.schema.json").read_text())
+
+
 def _report(capsys, *argv):
     capsys.readouterr()
     main(["report", *argv, "--format", "json"])
-    return json.loads(capsys.readouterr().out)
+    doc = json.loads(capsys.readouterr().out)
+    jsonschema.validate(doc, SCHEMA)  # item 8 attested or not checked, never observed; the table's shape
+    return doc
 
 
 def test_item8_unsigned_kit_is_not_checked_with_what_leaves(tmp_path, capsys):
@@ -77,12 +84,17 @@ def test_item8_sign_off_of_another_manifest_does_not_count(tmp_path, capsys):
 def test_observed_evidence_is_merged(tmp_path, capsys):
     doc = _report(capsys, "--mac-results", str(results_archive(tmp_path)))
     labels = {c["number"]: c["label"] for c in doc["checklist"]}
+    item1 = doc["checklist"][0]
+    assert (item1["label"], item1["summary"]) == ("failed", "1 declared requirement(s) failed to install on the "
+                                                           "Mac: flash-attn==2.5.8")
+    assert item1["evidence"][2]["text"] == (f"pip install flash-attn==2.5.8 on {MACHINE} (macOS 14.4.1, torch "
+                                            "2.13.0): exit 1")
     assert labels[3] == "passed"  # the Mac's env record: MPS built and available
     assert labels[4] == "failed"  # the step raised NotImplementedError on mps, observed
     assert labels[6] == "failed"  # aten::sin ran on the CPU through the fallback
     item4 = doc["checklist"][3]
     assert item4["workaround"] == "aten::erfinv: PYTORCH_ENABLE_MPS_FALLBACK=1 runs it on the CPU"
-    assert doc["stages_present"] == ["env", "record", "mac-results"]
+    assert doc["stages_present"] == ["env", "record", "compare", "mac-results"]
 
 
 def _predictions(tmp_path):
@@ -220,3 +232,68 @@ def test_not_an_archive_is_a_usage_error(tmp_path, capsys):
     bad.write_text("not a tar")
     assert main(["report", "--mac-results", str(bad)]) == 2
     assert "cannot open" in capsys.readouterr().err
+
+
+def test_item8_a_dry_run_of_a_signed_kit_is_not_the_environment_signed_for(tmp_path, capsys):
+    kit = _kit(tmp_path)
+    assert main(["kit", "--approve", str(kit), "--by", "Ada", "--rule", "r"]) == 0
+    archive = results_archive(tmp_path, kit, device="cpu", dry_run=True)
+    item8 = _report(capsys, "--mac-results", str(archive))["checklist"][7]
+    assert (item8["status"], item8["summary"]) == (
+        "not_checked", "a person must confirm that the data rules allow this environment: signed off by Ada, but "
+                       "these results come from a dry run on cpu, not from the environment the kit is for")
+
+
+def test_item5_from_the_kit_reference_comparison(tmp_path, capsys):
+    item5 = _report(capsys, "--mac-results", str(results_archive(tmp_path / "a")))["checklist"][4]
+    assert (item5["status"], item5["summary"]) == (
+        "not_checked", "cpu vs mps agree within tolerance, but MPS was not compared with CUDA")
+    item5 = _report(capsys, "--mac-results", str(results_archive(tmp_path / "b", reference_failed=0)))["checklist"][4]
+    assert (item5["label"], item5["summary"]) == ("passed", "cuda vs mps: every compared tensor within tolerance")
+    item5 = _report(capsys, "--mac-results", str(results_archive(tmp_path / "c", reference_failed=2)))["checklist"][4]
+    assert (item5["label"], item5["summary"]) == ("failed", "cuda vs mps: 2 tensor(s) out of tolerance, first at "
+                                                            "activation:blocks.1")
+
+
+def test_deployment_needs_a_sign_off_not_an_observation(tmp_path, capsys):
+    doc = _report(capsys, "--mac-results", str(results_archive(tmp_path)), "--situation", "deployment")
+    reason = next(r for r in doc["verdict"]["reasons"] if r["item"] == 8)
+    assert reason["text"].startswith("item 8 (data handling) not checked, critical: runs_on_mac needs a person's "
+                                     "sign-off (a person must confirm")
+    assert any(w.startswith("checking item 8 (data handling) by a person's sign-off: mpsready kit PATH")
+               or w.startswith("checking item 8 (data handling) by a person's sign-off: a person reads MANIFEST.md")
+               for w in doc["verdict"]["would_change"])
+
+
+def test_report_kit_shows_what_would_leave_before_anything_ran(tmp_path, capsys):
+    kit = _kit(tmp_path)
+    doc = _report(capsys, "--kit", str(kit))
+    item8 = doc["checklist"][7]
+    assert (item8["status"], item8["basis"]) == ("not_checked", None)
+    assert item8["summary"].startswith("a person must confirm that the data rules allow this environment; the kit "
+                                       "(manifest sha256 ")
+    assert item8["summary"].endswith(", not signed off) has not run yet")
+    assert item8["evidence"][0]["text"].startswith("would leave the lab: 5 project file(s), 169 bytes")
+    assert doc["predicted_vs_observed"] is None and doc["stages_present"] == ["kit"]
+    assert main(["kit", "--approve", str(kit), "--by", "Ada", "--rule", "r"]) == 0
+    item8 = _report(capsys, "--kit", str(kit))["checklist"][7]
+    assert item8["summary"].endswith(", signed off by Ada) has not run yet") and item8["status"] == "not_checked"
+    capsys.readouterr()
+    assert main(["report", "--kit", str(tmp_path / "proj")]) == 2
+    assert "holds no readable manifest.json" in capsys.readouterr().err
+
+
+def test_archive_limits_are_counted(tmp_path, capsys, monkeypatch):
+    from mpsready.kit import archive as kit_archive
+
+    path = _tar(tmp_path, lambda t: (_file(t, "results/run.json", b"x" * 100), _file(t, "results/b", b"y" * 100)))
+    monkeypatch.setattr(kit_archive, "MAX_FILE_BYTES", 10)
+    assert main(["report", "--mac-results", str(path)]) == 2
+    assert "results/run.json: 100 bytes, above the 10-byte limit" in capsys.readouterr().err
+    monkeypatch.setattr(kit_archive, "MAX_FILE_BYTES", 1000)
+    monkeypatch.setattr(kit_archive, "MAX_TOTAL_BYTES", 150)
+    assert main(["report", "--mac-results", str(path)]) == 2
+    assert "results/b: more bytes than the archive's limits allow" in capsys.readouterr().err
+    monkeypatch.setattr(kit_archive, "MAX_MEMBERS", 1)
+    assert main(["report", "--mac-results", str(path)]) == 2
+    assert "more than 1 members" in capsys.readouterr().err

@@ -76,7 +76,7 @@ def test_html_report_renders_in_chromium(tmp_path):
                 for i in range(1, 9)}
     assert statuses == {1: ("failed", "predicted"), 2: ("passed", "predicted"), 3: ("not_checked", ""),
                         4: ("not_checked", ""), 5: ("failed", "predicted"), 6: ("failed", "predicted"),
-                        7: ("passed", "observed"), 8: ("passed", "observed")}
+                        7: ("passed", "observed"), 8: ("not_checked", "")}
     assert "not checked (predicted to pass)" in c.by_id["item-4"]["text"]
     assert {"plot-findings_by_kind", "plot-loss_curves", "plot-layer_errors"} <= set(c.by_id)
     # Self-contained: every image is inline PNG, nothing is fetched.

@@ -15,7 +15,8 @@ READERS = {
     "mpsready.run.document",  # the run document's schema and loader
     "mpsready.pytest_plugin.document",  # the emulated test run's document and loader
     "mpsready.record.mps",  # PyTorch's MPS error and warning texts, to classify what a Mac observed
-    "mpsready.kit.archive",  # the safe reader of a kit's results archive (report --mac-results)
+    "mpsready.kit.archive",
+    "mpsready.kit.manifest",  # a kit's manifest and its check (report --kit)  # the safe reader of a kit's results archive (report --mac-results)
 }
 SHARED = ("mpsready.findings", "mpsready.errors", "mpsready.schema", "mpsready.safeio", "mpsready.rules",
           "mpsready.situation", "mpsready.defaults", "mpsready.output", "mpsready.commands",

@@ -26,6 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="mps (a Mac, default) or cuda (a CUDA server: the reference record)")
     p.add_argument("--record", metavar="DIR", help="a CPU or CUDA run record whose input shapes and dtypes the "
                                                    "kit replays as synthetic inputs")
+    p.add_argument("--reference", metavar="DIR",
+                   help="the CUDA reference: a run record made with --synthetic-inputs from the same input spec "
+                        "(results/record-device of a --device cuda kit); its statistics travel, the Mac compares")
     p.add_argument("--steps", type=int, default=DEFAULT_KIT_STEPS,
                    help=f"training steps per record (default {DEFAULT_KIT_STEPS})")
     p.add_argument("--approve", metavar="DIR", help="sign off the kit DIR (needs --by and --rule)")

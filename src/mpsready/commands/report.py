@@ -63,6 +63,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--mac-results", metavar="ARCHIVE", dest="mac_results",
                    help="results.tar.gz of mpsready kit's run-on-mac.sh: observed evidence merged in, and each "
                         "prediction set beside what the Mac observed")
+    p.add_argument("--kit", metavar="DIR", dest="kit_dir",
+                   help="a kit folder of mpsready kit not yet run: item 8 shows what would leave the lab (use "
+                        "--mac-results once it ran)")
     p.add_argument("--format", choices=FORMATS, default=None,
                    help="default: terminal, or md+html+json files with --out")
     p.add_argument("--out", metavar="DIR", help="write report.{md,html,json} there (all three unless --format "

@@ -48,6 +48,7 @@ class KitRequest:
     tests: bool = False
     steps: int = 6
     record: Path | None = None
+    reference: Path | None = None  # a CUDA record on synthetic inputs: the Mac compares its own with it
 
 
 @dataclass(frozen=True)
@@ -95,11 +96,17 @@ def build(req: KitRequest) -> Built:
     out = req.out
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UsageError(f"-o {out} exists and is not an empty directory")
+    archive = out.with_name(out.name + ".tar.gz")
+    if archive.exists():
+        raise UsageError(f"{archive} exists: the kit's archive would replace it (choose another -o)")
     if req.steps < 1:
         raise UsageError("--steps must be at least 1")
     sel = select(req.project)
     _check_entry(req, sel)
-    inputs = _inputs(req.record) if req.record else None
+    if req.reference is not None:
+        check_reference(req.reference)
+    spec_from = req.record or req.reference
+    inputs = _inputs(spec_from) if spec_from is not None else None
     spec = torch_spec(req.torch)
     out.mkdir(parents=True, exist_ok=True)
     for f in sel.files:
@@ -109,11 +116,16 @@ def build(req: KitRequest) -> Built:
     _copy_tool(out / "tool", req.tests)
     (out / "deps.txt").write_text("".join(d + "\n" for d in declared(req.project)), encoding="utf-8")
     (out / "constraints.txt").write_text(spec + "\n", encoding="utf-8")
+    if req.reference is not None:
+        (out / "reference").mkdir()
+        for name in ("record.json", "tensors.jsonl"):
+            shutil.copyfile(req.reference / name, out / "reference" / name)
     if inputs is not None:
         import json
 
         (out / "inputs.json").write_text(json.dumps(inputs, indent=2) + "\n", encoding="utf-8")
-    plan = script.Plan(req.entry, req.device, spec, req.tests, req.steps, inputs is not None)
+    plan = script.Plan(req.entry, req.device, spec, req.tests, req.steps, inputs is not None,
+                       reference=req.reference is not None)
     sh = out / script.SCRIPT
     sh.write_text(script.render(plan), encoding="utf-8")
     sh.chmod(0o755)
@@ -170,6 +182,24 @@ def _inputs(record: Path) -> dict[str, Any]:
                     inputs={"structure": inputs["structure"], "tensors": inputs["tensors"]})
 
 
+def check_reference(path: Path) -> None:
+    """A reference the Mac can compare with: a readable run record, without raw tensors (they would leave the lab),
+    recorded on synthetic inputs (else the two records would hold different batches)."""
+    from mpsready.record.layout import RecordError, RunRecord
+
+    try:
+        m = RunRecord.open(path).manifest
+    except RecordError as exc:
+        raise UsageError(f"--reference: {exc}") from None
+    if m.get("raw_tensors"):
+        raise UsageError(f"--reference: {path} holds raw tensors (--save-tensors): they would leave the lab")
+    if not m.get("synthetic_inputs"):
+        raise UsageError(f"--reference: {path} was not recorded with --synthetic-inputs: the Mac's step would run "
+                         "on another batch (record it with the kit's --device cuda first)")
+    if not (Path(path) / "tensors.jsonl").is_file():
+        raise UsageError(f"--reference: {path} has no tensors.jsonl")
+
+
 def _copy_tool(dest: Path, tests: bool) -> None:
     import mpsready
 
@@ -222,14 +252,12 @@ def declared(project: Path) -> list[str]:
                 texts.append(line)
     pyproject = project / "pyproject.toml"
     if pyproject.is_file():
+        from mpsready.scan.sources import tomlfile
+
         try:
-            try:
-                import tomllib
-            except ModuleNotFoundError:  # Python 3.10
-                import tomli as tomllib  # type: ignore[no-redef]
-            doc = tomllib.loads(pyproject.read_text(encoding="utf-8", errors="replace"))
+            doc = tomlfile.loads(pyproject.read_text(encoding="utf-8", errors="replace"))
             texts += [d for d in (doc.get("project") or {}).get("dependencies") or [] if isinstance(d, str)]
-        except (ValueError, AttributeError):
+        except (*tomlfile.TOMLDecodeError, AttributeError):  # unreadable: its dependencies stay undeclared
             pass
     out: list[str] = []
     for text in texts:

@@ -17,7 +17,8 @@ def run(args: argparse.Namespace) -> int:
     from mpsready.kit.build import KitRequest, build
 
     built = build(KitRequest(Path(args.path), args.entry, Path(args.out), args.device, args.torch, args.tests,
-                             args.steps, Path(args.record) if args.record else None))
+                             args.steps, Path(args.record) if args.record else None,
+                             Path(args.reference) if args.reference else None))
     sel = built.selection
     print(f"kit: {built.kit} ({len(sel.files)} project files; {len(sel.left_out)} left out, listed in "
           f"{built.kit / 'MANIFEST.md'})")

@@ -28,6 +28,7 @@ MANIFEST_MD = "MANIFEST.md"
 APPROVAL = "APPROVAL.json"
 # files and folders of a kit folder that the manifest does not list: itself, its sign-off, what a run adds
 NOT_LISTED = (MANIFEST_JSON, MANIFEST_MD, APPROVAL, "results", "results.tar.gz", ".venv")
+CACHE_DIRS = ("__pycache__", ".pytest_cache")  # what running the kit's code may leave in any folder: never listed
 UNSIGNED_LINE = ("UNSIGNED: no person has confirmed that the lab's data rules allow these files to leave "
                  "(mpsready kit --approve DIR --by NAME --rule TEXT)")
 
@@ -58,7 +59,7 @@ def kit_files(kit: str) -> list[str]:
         if not rel:
             dirs[:] = [d for d in dirs if d not in NOT_LISTED]
             names = [n for n in names if n not in NOT_LISTED]
-        dirs.sort()
+        dirs[:] = sorted(d for d in dirs if d not in CACHE_DIRS)
         for n in sorted(names):
             full = os.path.join(dirpath, n)
             if os.path.isfile(full) and not os.path.islink(full):

@@ -17,7 +17,9 @@ What it does, each step bounded in time by :mod:`mpsready.kit.bounded` (macOS ha
 
 Environment variables (documented in the script's head and ``docs/kit.md``): ``MPSREADY_KIT_DEVICE`` replaces the
 device (``cpu``: the dry run, which runs to the end on any machine); ``MPSREADY_KIT_PYTHON`` uses that interpreter
-as it is (no virtual environment, nothing installed).
+as it is (no virtual environment, nothing installed); ``MPSREADY_KIT_BASE_PYTHON`` names the Python 3.10+ that
+creates the virtual environment (default ``python3``; the script stops with exit 2 on an older one, such as the
+Python 3.9 of Apple's command line tools).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ class Plan:
     steps: int
     has_inputs: bool
     record_timeout: int = 1500
+    reference: bool = False  # the kit carries reference/ (a CUDA record's statistics) to compare with
     test_timeout: int = 1800
 
 
@@ -44,7 +47,7 @@ def commands(plan: Plan) -> list[str]:
     """The commands the script runs, as a person reads them (``$PY``: the kit's interpreter)."""
     syn = " --synthetic-inputs ../inputs.json" if plan.has_inputs else ""
     e = shlex.quote(plan.entry)
-    out = ["python3 -m venv .venv",
+    out = ["$BASE_PY -m venv .venv   (python3, or MPSREADY_KIT_BASE_PYTHON: Python 3.10 or later)",
            f"$PY -m pip install {shlex.quote(plan.torch_spec)}",
            "$PY -m pip install -r tool/requirements.txt",
            "$PY -m pip install -c constraints.txt DEP   (each line of deps.txt, one at a time)",
@@ -59,6 +62,9 @@ def commands(plan: Plan) -> list[str]:
             f"--project . --timeout {plan.record_timeout}",
             "$PY -m mpsready compare ../results/record-cpu ../results/record-device --format json "
             "-o ../results/compare.json"]
+    if plan.reference:
+        out.append("$PY -m mpsready compare ../reference ../results/record-device --format json "
+                   "-o ../results/compare-reference.json")
     if plan.tests:
         out.append("$PY -m pytest -p mpsready.kit.observe --kit-observe ../results/tests.json -q")
     return out
@@ -75,12 +81,15 @@ def render(plan: Plan) -> str:
              '-p no:cacheprovider\n').format(t=plan.test_timeout) if plan.tests else \
         'skip tests "the kit was built without --tests"\n'
     rec = plan.record_timeout
+    ref = ('step compare-reference 600 "$PY" -m mpsready compare "$KIT/reference" "$RESULTS/record-device" '
+           '--format json \\\n  -o "$RESULTS/compare-reference.json"\n') if plan.reference else ""
     return f"""#!/bin/sh
 # mpsready kit: gathers the observed evidence on this machine, then packs results.tar.gz in this folder.
 #   sh run-on-mac.sh
 # Environment (see MANIFEST.md and docs/kit.md of mpsready):
 #   MPSREADY_KIT_DEVICE=cpu   dry run: every step on the CPU instead of {plan.device} (runs anywhere)
 #   MPSREADY_KIT_PYTHON=PATH  use this interpreter as it is: no virtual environment, nothing installed
+#   MPSREADY_KIT_BASE_PYTHON=python3.12  the Python 3.10+ that creates the virtual environment (default python3)
 # Each step is bounded in time; a step that fails is recorded and the script carries on.
 set -u
 KIT=$(cd "$(dirname "$0")" && pwd)
@@ -89,9 +98,14 @@ TORCH_SPEC={q(plan.torch_spec)}
 STEPS={plan.steps}
 DEVICE=${{MPSREADY_KIT_DEVICE:-{plan.device}}}
 RESULTS="$KIT/results"
-BASE_PY=${{MPSREADY_KIT_PYTHON:-python3}}
+BASE_PY=${{MPSREADY_KIT_PYTHON:-${{MPSREADY_KIT_BASE_PYTHON:-python3}}}}
+if ! "$BASE_PY" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
+  echo "run-on-mac.sh: $BASE_PY is not Python 3.10 or later: set MPSREADY_KIT_BASE_PYTHON (e.g. python3.12)" >&2
+  exit 2
+fi
 PYTHONPATH="$KIT/tool${{PYTHONPATH:+:$PYTHONPATH}}"
-export PYTHONPATH
+PYTHONDONTWRITEBYTECODE=1
+export PYTHONPATH PYTHONDONTWRITEBYTECODE
 rm -rf "$RESULTS"
 mkdir -p "$RESULTS/logs" || exit 2
 
@@ -111,7 +125,7 @@ if [ -n "${{MPSREADY_KIT_PYTHON:-}}" ]; then
   PY=$MPSREADY_KIT_PYTHON
   skip install "MPSREADY_KIT_PYTHON is set: its environment is used as it is"
 else
-  step venv 600 python3 -m venv "$KIT/.venv"
+  step venv 600 "$BASE_PY" -m venv "$KIT/.venv"
   PY="$KIT/.venv/bin/python"
   step "install $TORCH_SPEC" 1800 "$PY" -m pip install "$TORCH_SPEC"
   step "install mpsready requirements" 900 "$PY" -m pip install -r "$KIT/tool/requirements.txt"
@@ -132,7 +146,7 @@ step record-cpu {rec + 60} "$PY" -m mpsready record "$ENTRY" --device cpu --step
   --out "$RESULTS/record-cpu" --project . --timeout {rec}
 step compare 600 "$PY" -m mpsready compare "$RESULTS/record-cpu" "$RESULTS/record-device" --format json \\
   -o "$RESULTS/compare.json"
-{tests}
+{ref}{tests}
 cd "$KIT" || exit 2
 "$BASE_PY" -m mpsready.kit.onmac pack "$KIT" "$RESULTS"
 """

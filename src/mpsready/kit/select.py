@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import Any
 
 from mpsready.scan.walker import SKIP_DIRS, classify
 
@@ -60,8 +60,8 @@ class LeftOut:
     files: int = 1  # files under a left-out folder
     size: int | None = None
 
-    def to_dict(self) -> dict:
-        d = {"path": self.relpath, "reason": self.reason, "detail": self.detail}
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"path": self.relpath, "reason": self.reason, "detail": self.detail}
         if self.relpath.endswith("/"):
             d["files"] = self.files
         if self.size is not None:
@@ -103,10 +103,15 @@ def file_reason(relpath: str, size: int) -> tuple[str, str] | None:
     return None
 
 
+MAX_COUNTED = 200_000  # files counted under one left-out folder; a larger data set is listed as "at least"
+
+
 def _count(path: str) -> tuple[int, int]:
-    """Files and bytes under a left-out folder (links not followed)."""
+    """Files and bytes under a left-out folder (links not followed), counted up to :data:`MAX_COUNTED` files."""
     n = total = 0
     for dirpath, _dirs, names in os.walk(path):
+        if n >= MAX_COUNTED:
+            break
         for nm in names:
             n += 1
             try:
@@ -187,7 +192,8 @@ def _one(out: Selection, entry: os.DirEntry, child: str, ignores: list, stack: l
             why = ("data folder", f"a folder named {entry.name!r} holds data, checkpoints or outputs")
         if why:
             n, total = _count(entry.path)
-            out.left_out.append(LeftOut(child + "/", why[0], why[1], n, total))
+            detail = why[1] + (f" (counted up to {MAX_COUNTED} files)" if n >= MAX_COUNTED else "")
+            out.left_out.append(LeftOut(child + "/", why[0], detail, n, total))
         else:
             stack.append((entry.path, child, ignores))
         return
@@ -208,6 +214,3 @@ def _one(out: Selection, entry: os.DirEntry, child: str, ignores: list, stack: l
     else:
         out.files.append(KitFile(child, entry.path, st.st_size))
 
-
-def project_path(p: str | os.PathLike[str]) -> Path:
-    return Path(os.path.abspath(p))

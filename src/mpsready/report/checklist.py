@@ -22,7 +22,7 @@ from mpsready.report.evidence import Evidence
 from mpsready.report.evidence import scan as scan_adapter
 from mpsready.report.checkitem import (SHORT, TITLES, CheckItem, EvidenceLine, Status, finding_line,  # noqa: F401
                                        name_list)
-from mpsready.report.checklist_data import data_facts, kit_lines
+from mpsready.report.checklist_data import data_facts, install_lines, kit_lines
 from mpsready.report.checklist_step import FALLBACK_COST, item_step, run_failure_way  # noqa: F401  # re-exported
 
 
@@ -30,6 +30,19 @@ _IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError")
 
 
 def item_dependencies(ev: Evidence) -> CheckItem:
+    failed, installs = install_lines(ev)
+    if failed:
+        return CheckItem(1, Status.FAILED, Basis.OBSERVED,
+                         f"{len(failed)} declared requirement(s) failed to install on the Mac: {name_list(failed)}",
+                         installs + _dep_lines(ev), next_step="replace the named packages or make them optional, "
+                                                               "then run the kit again")
+    item = _item_dependencies(ev)
+    if installs and item.status is not Status.FAILED:
+        item.evidence = installs + item.evidence
+    return item
+
+
+def _item_dependencies(ev: Evidence) -> CheckItem:
     mps = ev.record_on("mps")
     if mps is not None:
         build = mps.stages.get("build") or mps.stages.get("step") or {}
@@ -352,6 +365,13 @@ def item_data(ev: Evidence) -> CheckItem:
     lines = kit_lines(mac) + facts
     approval = check.get("approval") if isinstance(check.get("approval"), dict) else None
     ran = check.get("manifest_sha256")
+    if not mac.ran:
+        signed = f"signed off by {approval.get('by')}" if approval and check.get("signed") else \
+            "not signed off" if approval is None else "its sign-off no longer matches its files"
+        return CheckItem(8, Status.NOT_CHECKED, None, f"{NOT_CONFIRMED}; the kit (manifest sha256 {str(ran)[:12]}, "
+                         f"{signed}) has not run yet", lines,
+                         next_step="mpsready kit --approve DIR --by NAME --rule TEXT (if not yet), sh run-on-mac.sh "
+                                   "on the target, then report --mac-results")
     if approval is None:
         return CheckItem(8, Status.NOT_CHECKED, None, NOT_CONFIRMED + f"; the kit that ran (manifest sha256 "
                          f"{str(ran)[:12]}) carried no sign-off", lines,
@@ -364,6 +384,11 @@ def item_data(ev: Evidence) -> CheckItem:
         return CheckItem(8, Status.NOT_CHECKED, None, f"{NOT_CONFIRMED}: the sign-off by {approval.get('by')} no "
                          f"longer covers what ran ({what})", lines,
                          next_step="build the kit again, have it signed off, and run it unchanged")
+    if mac.dry_run:
+        return CheckItem(8, Status.NOT_CHECKED, None, f"{NOT_CONFIRMED}: signed off by {approval.get('by')}, but these "
+                         f"results come from a dry run on {mac.device}, not from the environment the kit is for", lines,
+                         next_step="run the signed kit unchanged on the target (sh run-on-mac.sh), then report "
+                                   "--mac-results")
     return CheckItem(8, Status.PASSED, None, f"signed off by {approval.get('by')} on {approval.get('when')} under "
                      f"the rule: {approval.get('rule')}; the kit that ran matches the signed manifest (sha256 "
                      f"{str(ran)[:12]})", lines, attested=True)

@@ -12,8 +12,9 @@ from mpsready.report.evidence import Evidence
 
 def data_facts(ev: Evidence) -> list[EvidenceLine]:
     """Whether the run records hold raw tensors (observed in each record), and what the other outputs hold."""
-    lines = [EvidenceLine("record", f"{r.device}: raw tensors {'saved (--save-tensors): they hold data' if r.raw_tensors else 'not saved (statistics and checksums only)'}",
-                          Basis.OBSERVED, source=r.source) for r in ev.records]
+    saved, kept = "saved (--save-tensors): they hold data", "not saved (statistics and checksums only)"
+    lines = [EvidenceLine("record", f"{r.device}: raw tensors {saved if r.raw_tensors else kept}", Basis.OBSERVED,
+                          source=r.source) for r in ev.records]
     if ev.stages_present():
         lines.append(EvidenceLine("note", "scan, env and trace outputs hold no raw data by construction: a fact about "
                                   "mpsready's outputs, not a confirmation of the lab's rules", None))
@@ -26,12 +27,13 @@ def kit_lines(mac) -> list[EvidenceLine]:
     files = [f for f in doc.get("files") or [] if isinstance(f, dict)]
     project = sorted(str(f.get("path"))[len("project/"):] for f in files if str(f.get("path")).startswith("project/"))
     size = sum(int(f.get("bytes") or 0) for f in files if str(f.get("path")).startswith("project/"))
-    src = f"{mac.source}:results/manifest.json"
-    out = [EvidenceLine("note", f"left the lab: {len(project)} project file(s), {size} bytes ({name_list(project, 6)}), "
+    src = f"{mac.source}:results/manifest.json" if mac.ran else f"{mac.source}/manifest.json"
+    verb = "left the lab" if mac.ran else "would leave the lab"
+    out = [EvidenceLine("note", f"{verb}: {len(project)} project file(s), {size} bytes ({name_list(project, 6)}), "
                         f"plus mpsready itself and the run script", None, source=src)]
     inputs = doc.get("inputs")
     if isinstance(inputs, dict):
-        out.append(EvidenceLine("note", f"left the lab: the shapes, dtypes and value ranges of {inputs.get('tensors')} "
+        out.append(EvidenceLine("note", f"{verb}: the shapes, dtypes and value ranges of {inputs.get('tensors')} "
                                 f"input tensor(s) from {inputs.get('from')} (no values)", None, source=src))
     left = [x for x in doc.get("left_out") or [] if isinstance(x, dict)]
     if left:
@@ -39,7 +41,27 @@ def kit_lines(mac) -> list[EvidenceLine]:
         out.append(EvidenceLine("note", f"stayed home: {len(left)} path(s) ("
                                 + ", ".join(f"{n} {r}" for r, n in sorted(why.items())) + "): "
                                 + name_list([str(x.get("path")) for x in left], 6), None, source=src))
+    if not mac.ran:
+        return out
     out.append(EvidenceLine("note", "came back: results.tar.gz (env and run records with statistics, test outcomes "
                             "with their first error lines, the last 20,000 characters of each command's output)",
                             None, source=mac.source))
     return out
+
+
+def install_lines(ev: Evidence) -> tuple[list[str], list[EvidenceLine]]:
+    """The installs a kit observed on a Mac (``--mac-results``): the requirements that failed, and one line per
+    install step. Nothing from a dry run or from results not made on macOS."""
+    mac = ev.mac
+    if mac is None or not mac.on_mac:
+        return [], []
+    failed, lines = [], []
+    for step in mac.installs():
+        if step.skipped:
+            continue
+        what = step.name[len("install "):] if step.name.startswith("install ") else step.name
+        lines.append(EvidenceLine("stage", f"pip install {what} on {mac.where}: {step.state()}", Basis.OBSERVED,
+                                  source=mac.source))
+        if not step.ok:
+            failed.append(what)
+    return failed, lines

@@ -19,11 +19,13 @@ def run(args: argparse.Namespace) -> int:
     from mpsready.report.evidence import Evidence
     from mpsready.report.evidence import compare, env, record, run as run_ev, scan, tests as tests_ev, trace
 
-    mac_results = getattr(args, "mac_results", None)
+    mac_results, kit_dir = getattr(args, "mac_results", None), getattr(args, "kit_dir", None)
     if not any((args.scan, args.env, args.trace, args.record, args.compare, args.run_doc, args.tests_doc,
-                mac_results)):
+                mac_results, kit_dir)):
         raise UsageError("give at least one stage output: --scan, --env, --trace, --record, --compare, --run, "
-                         "--tests or --mac-results")
+                         "--tests, --mac-results or --kit")
+    if mac_results and kit_dir:
+        raise UsageError("--kit describes a kit not yet run; with --mac-results the results carry its manifest")
     if args.job_steps is not None and args.job_steps <= 0:
         raise UsageError("--steps must be a positive number of steps")
     ev = Evidence(
@@ -37,6 +39,10 @@ def run(args: argparse.Namespace) -> int:
     )
     if mac_results:
         merge_mac(ev, mac_results)
+    elif kit_dir:
+        from mpsready.report.evidence import mac as mac_ev
+
+        ev.mac = mac_ev.load_kit(kit_dir)
     report = build_report(ev, situation=args.situation, job_steps=args.job_steps,
                           mac_memory_gb=args.mac_memory_gb, time_budget_hours=args.time_budget_hours)
     emit(report, args.format, args.out)

@@ -131,8 +131,9 @@ def _item_caps(item: CheckItem, critical: bool, outlook: Outlook | None, trust_p
     if item.status is Status.NOT_CHECKED and critical:
         if trust_predictions and item.prediction == "pass":
             return []
+        how = "a person's sign-off" if n == 8 else "it observed"  # item 8 is attested, never observed
         return [Reason(Verdict.MAC_FOR_DEV, f"item {n} ({item.short}) {item.label}, critical: runs_on_mac needs "
-                       f"it observed ({item.summary})", n, None)]
+                       f"{how} ({item.summary})", n, None)]
     return []
 
 
@@ -281,7 +282,8 @@ def would_change(ev: Evidence, items: list[CheckItem], result: VerdictResult, cr
     for it in items:
         if it.number in critical and it.status is Status.NOT_CHECKED and it.next_step:
             verb = "confirming" if it.prediction == "pass" else "checking"
-            out.append(f"{verb} item {it.number} ({it.short}) by observation: {it.next_step}")
+            by = "by a person's sign-off" if it.number == 8 else "by observation"
+            out.append(f"{verb} item {it.number} ({it.short}) {by}: {it.next_step}")
     if result.verdict is not Verdict.RUNS_ON_MAC and result.predicted is Verdict.RUNS_ON_MAC:
         # The trace runs the ENTRY, not the project's scripts: code blockers the scan found there remain.
         pending = " once the changes above are made" if changes else ""

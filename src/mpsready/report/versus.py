@@ -65,7 +65,7 @@ def _state(agree: bool | None) -> str:
 
 def build_versus(ev: Evidence) -> Versus | None:
     mac: MacEvidence | None = ev.mac
-    if mac is None:
+    if mac is None or not mac.ran:
         return None
     note = None
     if not mac.on_mac:
@@ -105,7 +105,7 @@ def _predicted_ops(ev: Evidence) -> dict[str, tuple[str, str]]:
         for fb in ev.run.fallbacks:
             out.setdefault(fb.op, ("fallback", f"emulated run ({ev.run.source})"))
     if ev.tests is not None:
-        for tf in ev.tests.failures():
+        for tf in ev.tests.failures:
             if tf.op and tf.kind != "dtype":
                 out.setdefault(tf.op, ("error", f"emulated tests ({ev.tests.source})"))
         for op in ev.tests.fallback_ops:
@@ -168,7 +168,7 @@ def _package(step_name: str) -> str | None:
 
     text = step_name[len("install "):]
     try:
-        return canonicalize_name(Requirement(text).name)
+        return str(canonicalize_name(Requirement(text).name))
     except InvalidRequirement:
         return None
 
@@ -178,7 +178,7 @@ def _installs(ev: Evidence, mac: MacEvidence) -> list[Row]:
 
     if ev.scan is None:
         return []
-    blocked = {canonicalize_name(scan_adapter.component_of(f)): f for f in ev.scan.main_findings
+    blocked = {str(canonicalize_name(scan_adapter.component_of(f))): f for f in ev.scan.main_findings
                if f.code.startswith(scan_adapter.DEPENDENCY_PREFIXES)}
     rows = []
     for step in mac.installs():

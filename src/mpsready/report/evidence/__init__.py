@@ -9,9 +9,12 @@ did not run (``skipped``), so the checklist can say "not checked, because ...".
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mpsready.report.evidence._util import EvidenceError
+
+if TYPE_CHECKING:  # the module imports the kit's archive reader: loaded only by report --mac-results
+    from mpsready.report.evidence.mac import MacEvidence
 from mpsready.report.evidence.compare import CompareEvidence
 from mpsready.report.evidence.env import EnvEvidence
 from mpsready.report.evidence.record import RecordEvidence
@@ -34,7 +37,7 @@ class Evidence:
     # what a kit observed on a borrowed Mac (report --mac-results): its records, env and comparison are merged
     # into the fields above by the CLI; this keeps the rest (installs, tests, kit check, sign-off) for items 1 and 8
     # and the predicted-vs-observed table
-    mac: Any = None  # mpsready.report.evidence.mac.MacEvidence (a lazy module: it imports the kit's reader)
+    mac: MacEvidence | None = None
 
     def record_on(self, backend: str) -> RecordEvidence | None:
         """The first record made on ``backend`` ("mps", "cuda", "cpu"), else ``None``."""
@@ -52,7 +55,8 @@ class Evidence:
     def stages_present(self) -> list[str]:
         names = [("scan", self.scan), ("env", self.env), ("trace", self.trace),
                  ("record", self.records or None), ("compare", self.compare), ("run", self.run),
-                 ("tests", self.tests), ("mac-results", self.mac)]
+                 ("tests", self.tests), ("mac-results", self.mac if self.mac is None or self.mac.ran else None),
+                 ("kit", self.mac if self.mac is not None and not self.mac.ran else None)]
         return [n for n, v in names if v is not None]
 
 

@@ -76,6 +76,7 @@ class MacEvidence:
     kit: dict[str, Any] | None = None  # the manifest of the kit that ran
     kit_check: dict[str, Any] | None = None  # kit-check.json: manifest hash, approval, changed files
     unreadable: list[str] = field(default_factory=list)
+    ran: bool = True  # False for a kit folder given with report --kit: nothing has run yet
 
     @property
     def on_mac(self) -> bool:
@@ -143,7 +144,9 @@ def _read(root: Path, source: str) -> MacEvidence:
 
 
 def _stage_outputs(root: Path, source: str, out: MacEvidence) -> None:
-    for name, loader, attr in (("env.json", env_ev.load, "env"), ("compare.json", compare_ev.load, "compare"),
+    # the comparison with the kit's CUDA reference (same synthetic inputs) before the Mac's own CPU-vs-device one
+    compare = "compare-reference.json" if (root / "compare-reference.json").is_file() else "compare.json"
+    for name, loader, attr in (("env.json", env_ev.load, "env"), (compare, compare_ev.load, "compare"),
                                ("trace-device.json", trace_ev.load, "trace")):
         if (root / name).is_file():
             try:
@@ -160,6 +163,18 @@ def _stage_outputs(root: Path, source: str, out: MacEvidence) -> None:
                 continue
             rec.source = f"{source}:results/{name}"
             out.records.append(rec)
+
+
+def load_kit(kit: str | os.PathLike[str]) -> MacEvidence:
+    """A kit folder not yet run (``report --kit DIR``): its manifest and whether it matches it and is signed off,
+    for item 8's "what would leave the lab". Raises :class:`EvidenceError` when ``kit`` holds no manifest."""
+    from mpsready.kit.manifest import MANIFEST_JSON, check, read_json
+
+    state = check(str(kit))
+    doc = read_json(os.path.join(kit, MANIFEST_JSON))
+    if state.manifest_sha256 is None or doc is None:
+        raise EvidenceError(f"--kit: {kit} holds no readable {MANIFEST_JSON}: not a kit of mpsready kit")
+    return MacEvidence(str(kit), None, doc.get("device"), False, None, kit=doc, kit_check=state.to_dict(), ran=False)
 
 
 def safe_dict(doc: Any) -> dict[str, Any]:

@@ -50,8 +50,8 @@ def render(report: Report, plots: dict[str, str] | None = None, plots_note: str 
     crit = _critical(report)
     for it in report.checklist:
         star = " (critical)" if it.number in crit else ""
-        out.append(f"| {it.number} | {_esc(it.short)}{star} | **{MARK[it.label]}** | {'attested' if it.attested else basis_word(it.basis)} | "
-                   f"{_esc(it.summary)} |")
+        basis = "attested" if it.attested else basis_word(it.basis)
+        out.append(f"| {it.number} | {_esc(it.short)}{star} | **{MARK[it.label]}** | {basis} | {_esc(it.summary)} |")
     out.append("")
     for it in report.checklist:
         out += [f"### {it.number}. {_txt(it.title)}", "", f"**{it.label}**: {_txt(it.summary)}", ""]
