@@ -159,7 +159,7 @@ def test_suite_on_the_emulated_mac(suite, monkeypatch, capsys):
     assert "predicted Mac failure at test_suite.py:30: kind missing, op aten::_ctc_loss.Tensor, dtype float32; " \
            "predicted fixed in torch 2.14.0" in text
     assert "/mpsready/emulate/" not in text  # the emulator's frames are cut from the tracebacks
-    assert "marked mac (must pass on the emulated Mac), but the emulated Mac raised a failure the test caught" in text
+    assert "marked mps_mac (must pass on the emulated Mac), but the emulated Mac raised a failure the test caught" in text
     doc = json.loads(out.read_text())
     assert (doc["schema"], doc["basis_class"]) == ({"name": "mpsready.pytest", "version": 1}, "predicted")
     assert (doc["target"]["torch"], doc["target"]["macos"], doc["target"]["fallback"]) == ("2.5.1", "14.4", False)

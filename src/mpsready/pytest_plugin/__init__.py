@@ -62,7 +62,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     metavar="TORCH[,MACOS]",
                     help="run the tests on the emulated Mac of mpsready run (default: the installed torch release, "
                          "macOS 15.5); e.g. --mps-emulate=2.5,14.4")
-    group.addoption("--mps-fail-on", dest="mps_fail_on", choices=FAIL_ON, default="mac-failure",
+    group.addoption("--mps-fail-on", dest="mps_fail_on", choices=FAIL_ON, default=None,
                     help="with --mps-emulate: exit 1 on a predicted Mac failure (default), also on CPU fallbacks, "
                          "or never because of the emulated Mac")
     group.addoption("--mps-allow-empty", dest="mps_allow_empty", action="store_true", default=False,
@@ -70,6 +70,35 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "a suite that did not run proves nothing)")
     group.addoption("--mps-json", dest="mps_json", default=None, metavar="FILE",
                     help="with --mps-emulate: write the mpsready.pytest document (for mpsready report --tests)")
+    # the same settings in pytest.ini / pyproject's [tool.pytest.ini_options]; the command line wins
+    parser.addini("mps_emulate", "run the tests on the emulated Mac: TORCH[,MACOS], or 'true' for the installed "
+                  "release (as --mps-emulate)", default="")
+    parser.addini("mps_json", "write the mpsready.pytest document to this file (as --mps-json)", default="")
+    parser.addini("mps_fail_on", "mac-failure (default), fallback or never (as --mps-fail-on)", default="")
+    parser.addini("mps_allow_empty", "let the gate pass a suite that collected no test (as --mps-allow-empty)",
+                  type="bool", default=False)
+
+
+_TRUE = ("true", "yes", "on", "1")
+
+
+def _apply_ini(config: pytest.Config, ns) -> None:
+    """Fill the options the command line left unset from the ini file (``mps_emulate``, ``mps_json``,
+    ``mps_fail_on``, ``mps_allow_empty``), in ``ns`` (``config.option`` or the early parse's namespace).
+    Raises ``pytest.UsageError`` for an ini value the option would refuse."""
+    if getattr(ns, "mps_emulate", None) is None:
+        value = str(config.getini("mps_emulate") or "").strip()
+        if value and value.lower() not in ("false", "no", "off", "0"):
+            ns.mps_emulate = "" if value.lower() in _TRUE else value
+    if not getattr(ns, "mps_json", None):
+        ns.mps_json = str(config.getini("mps_json") or "").strip() or None
+    if getattr(ns, "mps_fail_on", None) is None:
+        value = str(config.getini("mps_fail_on") or "").strip() or FAIL_ON[0]
+        if value not in FAIL_ON:
+            raise pytest.UsageError(f"ini mps_fail_on = {value!r}: give one of {', '.join(FAIL_ON)}")
+        ns.mps_fail_on = value
+    if not getattr(ns, "mps_allow_empty", False):
+        ns.mps_allow_empty = bool(config.getini("mps_allow_empty"))
 
 
 def _parse_target(value: str) -> tuple[str, str]:
@@ -96,6 +125,7 @@ def _parse_target(value: str) -> tuple[str, str]:
 def pytest_load_initial_conftests(early_config: pytest.Config, parser, args) -> None:
     """Install the emulated Mac before the first conftest.py is imported (so it sees the Mac too)."""
     ns = early_config.known_args_namespace
+    _apply_ini(early_config, ns)
     value = "" if _bare_flag(args) else getattr(ns, "mps_emulate", None)
     if _ATTACHED.get("emu") is not None:
         _check_json_path(ns)
@@ -147,9 +177,39 @@ def _bare_flag(args: list[str]) -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "mac: must pass on the emulated Mac (pytest --mps-emulate); a predicted Mac "
-                                       "failure the test catches fails it too")
-    config.addinivalue_line("markers", "not_mac(reason=None): skipped on the emulated Mac (pytest --mps-emulate)")
+    _apply_ini(config, config.option)
+    config.addinivalue_line("markers", "mps_mac: must pass on the emulated Mac (pytest --mps-emulate); a predicted "
+                                       "Mac failure the test catches fails it too")
+    config.addinivalue_line("markers", "mps_not_mac(reason=None): skipped on the emulated Mac (pytest --mps-emulate)")
+    # the first names, kept so suites that use them still collect under --strict-markers (deprecated: a generic
+    # `mac` marker can collide with a project's own)
+    config.addinivalue_line("markers", "mac: deprecated alias of mps_mac")
+    config.addinivalue_line("markers", "not_mac(reason=None): deprecated alias of mps_not_mac")
+
+
+# marker name -> its deprecated alias
+MARKERS = {"mps_mac": "mac", "mps_not_mac": "not_mac"}
+
+
+def marker(item: pytest.Item, name: str):
+    """``item``'s closest ``name`` marker (``mps_mac``/``mps_not_mac``), or its deprecated alias (``mac``/
+    ``not_mac``) with a deprecation warning on the item; ``None`` without either."""
+    found = item.get_closest_marker(name)
+    if found is not None:
+        return found
+    old = item.get_closest_marker(MARKERS[name])
+    if old is not None and not getattr(item, "_mpsready_warned_" + name, False):
+        setattr(item, "_mpsready_warned_" + name, True)
+        item.warn(pytest.PytestDeprecationWarning(
+            f"@pytest.mark.{MARKERS[name]} is deprecated: use @pytest.mark.{name} (mpsready's markers are "
+            "namespaced so they cannot collide with a project's own)"))
+    return old
+
+
+def marker_names(item: pytest.Item) -> list[str]:
+    """The mpsready markers on ``item`` under their current names (an alias counts as its new name)."""
+    return [name for name, old in MARKERS.items()
+            if item.get_closest_marker(name) is not None or item.get_closest_marker(old) is not None]
 
 
 def _session(config: pytest.Config) -> MacSession | None:
@@ -311,7 +371,7 @@ class MacSession:
         current = self._current
         if not finished and current is not None and current.stash.get(_WATCH, None) is not None:
             tests.append({"nodeid": current.nodeid,
-                          "markers": [m for m in ("mac", "not_mac") if current.get_closest_marker(m) is not None],
+                          "markers": marker_names(current),
                           **current.stash[_WATCH].result("error")})
         doc = build_document(self.emu, tests, opt.mps_fail_on, list(self.config.invocation_params.args),
                              self.root, self.torch_requested, collection_errors=self.collection_errors,
@@ -335,7 +395,7 @@ class MacSession:
 
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         for item in items:
-            m = item.get_closest_marker("not_mac")
+            m = marker(item, "mps_not_mac")
             if m is not None:
                 why = m.kwargs.get("reason") or (m.args[0] if m.args else None)
                 item.add_marker(pytest.mark.skip(reason="not_mac: " + (why or "marked not_mac, not run on the "
@@ -350,7 +410,9 @@ class MacSession:
     def watch_of(self, item: pytest.Item):
         return item.stash[_WATCH]
 
-    @pytest.hookimpl(wrapper=True)
+    # old-style wrappers (hookwrapper=True): pluggy's new-style `wrapper=True` raises TypeError at import with
+    # pluggy < 1.1, which would break every pytest run of an environment that merely has mpsready installed
+    @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem):
         from mpsready.pytest_plugin.watch import TestWatch
 
@@ -358,12 +420,12 @@ class MacSession:
         self.reports[item.nodeid] = []
         self._current = item
         try:
-            return (yield)
+            yield
         finally:
             self._current = None
             self._finish(item)
 
-    @pytest.hookimpl(wrapper=True)
+    @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
         watch = item.stash.get(_WATCH, None)
         real_filter = getattr(item, "_traceback_filter", None)
@@ -373,12 +435,13 @@ class MacSession:
             # (pytest's own filter re-walks the raw traceback, so the emulator's frames go after it)
             item._traceback_filter = lambda excinfo: real_filter(excinfo).filter(_not_emulator)  # type: ignore[method-assign]  # per item, on purpose
         try:
-            rep = yield
+            outcome = yield
         finally:
             if "_traceback_filter" in getattr(item, "__dict__", {}):
                 del item._traceback_filter
+        rep = outcome.get_result()  # changed in place below: the report pytest keeps
         if watch is None:
-            return rep
+            return
         if call.excinfo is not None and rep.failed:
             entry = watch.note_exception(call.excinfo.value)
             if entry is not None:
@@ -386,15 +449,14 @@ class MacSession:
                 rep.sections.append(("emulated Mac", _entry_text(entry)))
                 if _ATTACHED:
                     _ATTACHED["entries"].append(entry)
-        elif rep.when == "call" and rep.passed and item.get_closest_marker("mac") is not None:
+        elif rep.when == "call" and rep.passed and marker(item, "mps_mac") is not None:
             caught = watch.failures()
             if caught:
                 watch.failed_by_mac = True
                 rep.outcome = "failed"
                 rep.mpsready_mac = caught[0]
-                rep.longrepr = ("marked mac (must pass on the emulated Mac), but the emulated Mac raised a failure "
-                                "the test caught:\n" + "\n".join(_entry_text(f) for f in caught))
-        return rep
+                rep.longrepr = ("marked mps_mac (must pass on the emulated Mac), but the emulated Mac raised a "
+                                "failure the test caught:\n" + "\n".join(_entry_text(f) for f in caught))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.nodeid in self.reports:
@@ -413,7 +475,7 @@ class MacSession:
         if watch is None:
             return
         entry = {"nodeid": item.nodeid,
-                 "markers": [m for m in ("mac", "not_mac") if item.get_closest_marker(m) is not None],
+                 "markers": marker_names(item),
                  **watch.result(_outcome(self.reports.pop(item.nodeid, [])))}
         self.tests.append(entry)
         del item.stash[_WATCH]
