@@ -299,7 +299,8 @@ def main(argv: list[str] | None = None) -> int:
         mig = min(cpu(lambda: plans.append(migrate_path(tree))) for _ in range(args.repeat))
         plan = plans[-1]
         print(f"tree {tree if args.tree else f'synthetic ({args.files} files asked)'}: {pys} .py files; "
-              f"{plan.edits} edits in {len(plan.files)} files, {len(plan.errors)} not parsed")
+              f"{plan.edits} edits in {len(plan.files)} files, {len(plan.errors)} not parsed; "
+              f"{getattr(plan, 'rounds', 1)} round(s) to the fixed point")
         print(f"  floor (libcst parse)          {floor:8.2f} s CPU")
         if not args.no_providers:
             print(f"  + positions                   {floor_pos:8.2f} s CPU   ({floor_pos / floor:.2f} x floor)")

@@ -226,8 +226,11 @@ def _plan_round(state: _Rounds, progress: PlanProgress | None) -> Plan:
     jobs = [FileJob(rel, abspath, by_path.get(rel, []), tuple(sorted(chosen)), plan.torch_floor,
                     for_file(rel, places), limit, state.file_time_limit,
                     data=state.overlay.get(rel)) for rel, abspath in files]
+    # a file's plan reads its selections only through device_source.resolve: whether there is one, and the first
+    # three places it names (a later round's new places, appended, leave the plan of an unchanged file as it was)
     keys = [(job.rel, hashlib.sha256(job.data).hexdigest() if job.data is not None else None,
-             _signature(job.findings), job.chosen, job.torch_floor, job.selections) for job in jobs]
+             _signature(job.findings), job.chosen, job.torch_floor, job.selections[:3], len(job.selections) > 3)
+            for job in jobs]
     todo = [job for job, key in zip(jobs, keys) if key not in state.outcomes]
     fresh = iter(_outcomes(todo, scan.config.jobs))
     for index, (job, key) in enumerate(zip(jobs, keys)):
