@@ -306,7 +306,7 @@ def _merge(rounds: list[Plan], state: _Rounds) -> Plan:
     maps = {rel: _line_map(original[rel], data.decode("utf-8")) for rel, data in state.overlay.items() if rel in original}
     plan = Plan(first.root, files=list(files.values()), torch_floor=first.torch_floor,
                 findings_before=first.findings_before, leftovers=first.leftovers, rounds=len(rounds))
-    plan.fixed = sorted(set(fixed), key=lambda r: (r.path or "", r.line or 0, r.code))
+    plan.fixed = sorted(fixed, key=lambda r: (r.path or "", r.line or 0, r.code))  # two on one line: both
     plan.manual = sorted((_mapped(m, maps) for m in last.manual), key=lambda m: (m.path or "", m.line or 0, m.code))
     # left as they are: the first round's (a later round only sees the code the edits put behind a CUDA check)
     plan.kept = list(first.kept)
@@ -317,7 +317,7 @@ def _merge(rounds: list[Plan], state: _Rounds) -> Plan:
 def _mapped(record: R, maps: dict[str, Callable[[int | None], int | None]]) -> R:
     """``record`` (a ManualRecord or FindingRef of a later round) with its line in the file on disk; a notebook's
     lines are its cells' and are kept."""
-    m = maps.get(record.path)
+    m = maps.get(record.path or "")
     if m is None or (record.path or "").endswith(".ipynb"):
         return record
     return dataclasses.replace(record, line=m(record.line))

@@ -363,12 +363,12 @@ def _analyse_python(files, config: ScanConfig, cache: ScanCache | MemoCache | No
         if pf.notebook:
             if isinstance(cache, MemoCache):  # migrate's rounds: a notebook an earlier round left as it was
                 nb_key = "ipynb/" + content_key(data)
-                hit = cache.get(nb_key)
-                if hit is None:
+                stored: tuple[dict, list[int | None]] | None = cache.get(nb_key)
+                if stored is None:
                     res_nb, cells_nb = _analyse_notebook(pf, data, raw)
-                    hit = (res_nb.to_dict(), list(cells_nb))
-                    cache.put(nb_key, hit)
-                results[pf.relpath] = (CodeResult.from_dict(hit[0]), list(hit[1]))  # a copy: the passes may amend it
+                    stored = (res_nb.to_dict(), list(cells_nb))
+                    cache.put(nb_key, stored)
+                results[pf.relpath] = (CodeResult.from_dict(stored[0]), list(stored[1]))  # a copy: passes may amend it
             else:
                 results[pf.relpath] = _analyse_notebook(pf, data, raw)
             continue
