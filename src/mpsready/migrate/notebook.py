@@ -144,32 +144,10 @@ def _as_one_program(cells: list, path: str, findings: list[Finding], transforms:
     refuses the whole, or a boundary does not come back): the caller then plans cell by cell."""
     from mpsready.migrate.engine import EditRecord
 
-    parts: list[str] = []
-    starts: dict[int, int] = {}  # cell -> joined line of its first line
-    masks: dict[int, tuple[str, dict[str, str], bool]] = {}
-    line = 1
-    for i, cell in enumerate(cells, 1):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-            continue
-        source = _text(cell)
-        if source is None or source.lstrip().startswith("%%"):
-            continue
-        masked, saved = _mask(source)
-        try:
-            compile(masked, f"{path} cell {i}", "exec", flags=0x400, dont_inherit=True)  # ast.PyCF_ONLY_AST
-        except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
-            continue
-        if _BOUNDARY in masked:
-            return None
-        newline = masked.endswith("\n")
-        body = masked if newline else masked + "\n"
-        parts.append(f"{_BOUNDARY}{i}\n{body}")
-        starts[i] = line + 1
-        masks[i] = (masked, saved, newline)
-        line += 1 + body.count("\n")
-    if len(masks) < 2:
+    join = _join(cells, path)
+    if join is None:
         return None
-    joined = "".join(parts)
+    joined, starts, masks = join
     mine = []
     originals: dict[int, Finding] = {}
     for f in findings:
@@ -222,3 +200,35 @@ def _as_one_program(cells: list, path: str, findings: list[Finding], transforms:
     handled = done + [originals[id(m.finding)] for m in res.manual if m.finding is not None and id(m.finding) in originals]
     first_code = order[0] if res.edits else None
     return records, manual, handled, list(done), res.needs_helper, first_code, new_sources, set(masks)
+
+
+def _join(cells: list, path: str) -> tuple[str, dict[int, int], dict[int, tuple[str, dict[str, str], bool]]] | None:
+    """(the code cells Python parses, magics masked, joined with a boundary line before each; each cell's first
+    line in the joined text; each cell's masked text, magics and whether it ended with a newline), or ``None``
+    with fewer than two such cells."""
+    parts: list[str] = []
+    starts: dict[int, int] = {}  # cell -> joined line of its first line
+    masks: dict[int, tuple[str, dict[str, str], bool]] = {}
+    line = 1
+    for i, cell in enumerate(cells, 1):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = _text(cell)
+        if source is None or source.lstrip().startswith("%%"):
+            continue
+        masked, saved = _mask(source)
+        try:
+            compile(masked, f"{path} cell {i}", "exec", flags=0x400, dont_inherit=True)  # ast.PyCF_ONLY_AST
+        except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+            continue
+        if _BOUNDARY in masked:
+            return None
+        newline = masked.endswith("\n")
+        body = masked if newline else masked + "\n"
+        parts.append(f"{_BOUNDARY}{i}\n{body}")
+        starts[i] = line + 1
+        masks[i] = (masked, saved, newline)
+        line += 1 + body.count("\n")
+    if len(masks) < 2:
+        return None
+    return "".join(parts), starts, masks
