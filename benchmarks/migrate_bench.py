@@ -30,6 +30,10 @@ machine, four pairs): the synthetic tree 2.69x -> 2.00x of the floor (medians; 2
 pytorch-image-models copied to /tmp (315 files, 19 edits) 0.74x, 0.71x -> 0.67x, 0.52x; the one-file runs stay
 linear (per-edit ratio of 1,000 edits to 250: 1.16, 1.17 -> 1.05, 1.06).
 
+Issue 35 (one run plans until a round changes nothing: the ``round(s)`` on the tree line): real trees, paired
+with the single-round version, CPU, two pairs each: PyTorch-GAN 1.37x, 1.52x (2 rounds); yunjey/pytorch-tutorial
+1.20x, 1.25x (2 rounds); udacity/deep-learning-v2-pytorch 1.93x, 2.01x (3 rounds, 159 edits instead of 28).
+
 ``--edits ""`` skips the one-file runs. The script runs the ``mpsready`` that ``PYTHONPATH`` names, so one copy
 of it measures two checkouts side by side (``PYTHONPATH=/tmp/before/src``).
 """
@@ -299,7 +303,8 @@ def main(argv: list[str] | None = None) -> int:
         mig = min(cpu(lambda: plans.append(migrate_path(tree))) for _ in range(args.repeat))
         plan = plans[-1]
         print(f"tree {tree if args.tree else f'synthetic ({args.files} files asked)'}: {pys} .py files; "
-              f"{plan.edits} edits in {len(plan.files)} files, {len(plan.errors)} not parsed")
+              f"{plan.edits} edits in {len(plan.files)} files, {len(plan.errors)} not parsed; "
+              f"{getattr(plan, 'rounds', 1)} round(s) to the fixed point")
         print(f"  floor (libcst parse)          {floor:8.2f} s CPU")
         if not args.no_providers:
             print(f"  + positions                   {floor_pos:8.2f} s CPU   ({floor_pos / floor:.2f} x floor)")

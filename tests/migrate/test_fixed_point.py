@@ -174,3 +174,66 @@ def test_a_selection_built_with_a_plus_inside_an_else_is_migrated_and_seeds_are_
     assert "torch.mps.manual_seed" not in plan.files[0].after
     assert [(m.code, m.line) for m in plan.kept] == [("API102", 11), ("API102", 12)]
     assert plan.manual == []
+
+
+def _cells(*cells: tuple[str, str]) -> str:
+    return json.dumps({"cells": [{"cell_type": kind, "metadata": {"tags": [f"t{i}"]}, "source": src.splitlines(True),
+                                  **({"execution_count": i, "outputs": [{"output_type": "stream", "name": "stdout",
+                                                                         "text": [f"out {i}\n"]}]}
+                                     if kind == "code" else {})}
+                                 for i, (kind, src) in enumerate(cells, 1)],
+                       "metadata": {"kernelspec": {"name": "python3"}}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+
+
+TEACHING = _cells(
+    ("code", "import torch\nimport torch.nn as nn\nmodel = nn.Linear(2, 2)\n"),
+    ("code", "# check if CUDA is available\ntrain_on_gpu = torch.cuda.is_available()\nif not train_on_gpu:\n"
+             "    print('CPU')\n"),
+    ("markdown", "Move the model"),
+    ("code", "%matplotlib inline\nif train_on_gpu:\n    model.cuda()\nx = torch.ones(2)\nif(train_on_gpu):\n"
+             "    x = x.cuda()"),
+    ("code", "print(model(x)"),  # does not parse: left to the per-cell pass, which lists it
+)
+
+
+def test_the_teaching_idiom_is_migrated_across_cells(tmp_path):
+    (tmp_path / "lesson.ipynb").write_text(TEACHING)
+    plan = migrate_path(tmp_path, config=CONFIG)
+    assert [(e.code, e.cell, e.line) for e in plan.files[0].edits] == [  # a guard, then its move (two views)
+        ("API104", 2, 2), ("API104", 4, 2), ("API101", 4, 3), ("API101", 4, 3), ("API104", 4, 5), ("API101", 4, 6),
+        ("API101", 4, 6)]
+    assert [(m.code, m.line, m.reason[:41]) for m in plan.manual] == [
+        ("INP", None, "cell 5 left as it is: lesson.ipynb cell 5")]
+    apply_plan(plan)
+    doc = json.loads((tmp_path / "lesson.ipynb").read_text())
+    src = ["".join(c["source"]) for c in doc["cells"]]
+    assert src[1] == ("# check if CUDA is available\ntrain_on_gpu = torch.cuda.is_available()\n"
+                      'device = torch.device("cuda" if train_on_gpu else "mps" if torch.backends.mps.is_available() '
+                      'else "cpu")\nif not train_on_gpu:\n    print(\'CPU\')\n')
+    assert src[3] == ("%matplotlib inline\nif device.type != 'cpu':\n    model.to(device)\nx = torch.ones(2)\n"
+                      "if(device.type != 'cpu'):\n    x = x.to(device)")  # the author's parentheses kept
+    assert src[4] == "print(model(x)"
+    # outputs, execution counts and metadata as they were
+    assert [c.get("outputs") for c in doc["cells"]] == [c.get("outputs") for c in json.loads(TEACHING)["cells"]]
+    assert [c["metadata"] for c in doc["cells"]] == [{"tags": [f"t{i}"]} for i in range(1, 6)]
+    assert migrate_path(tmp_path, config=CONFIG).files == []
+
+
+def test_notebook_locations_and_the_cell_diff_for_review(tmp_path, capsys):
+    from mpsready.cli import main
+
+    (tmp_path / "a.ipynb").write_text(_cells(("code", "import torch\n"), ("code", "x = torch.ones(2)\ny = x.cuda()\n"),
+                                             ("code", 'device = "cuda" if torch.cuda.is_available() else "cpu"\n'),
+                                             ("code", "def f():\n    return torch.zeros(2).cuda()\n")))
+    assert main(["migrate", str(tmp_path), "--no-cache"]) == 0
+    captured = capsys.readouterr()
+    assert '"source"' in captured.out  # stdout: the JSON diff git apply reads
+    assert ("--- a/a.ipynb:cell 3\n+++ b/a.ipynb:cell 3\n@@ -1 +1 @@\n"
+            '-device = "cuda" if torch.cuda.is_available() else "cpu"\n'
+            '+device = "cuda" if torch.cuda.is_available() else "mps" if torch.backends.mps.is_available() else "cpu"\n'
+            ) in captured.err
+    assert "  manual API101 a.ipynb:cell 2:line 2: the project selects its device itself (a.ipynb:cell 3:line 1)" \
+        in captured.err
+    # cell 4 runs after cell 3: its function sees the notebook's `device` (the cells are one program)
+    assert "+    return torch.zeros(2).to(device)\n" in captured.err
+    assert "cell 4:line" not in captured.err.split("mpsready migrate:")[1]

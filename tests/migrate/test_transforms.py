@@ -70,7 +70,8 @@ def test_accelerator_floor_uses_torch_accelerator(tmp_path):
 
 EDITS = {
     "api101_dot_cuda.py": [("API101", 6), ("API101", 7), ("API101", 12), ("API101", 13), ("API101", 14)],
-    "api102_torch_cuda.py": [("API102", 7), ("API102", 9), ("API102", 10), ("API102", 11), ("API102", 12),
+    # line 7, torch.cuda.manual_seed_all: harmless on a Mac and left alone (no torch.mps twin: issue 35)
+    "api102_torch_cuda.py": [("API102", 9), ("API102", 10), ("API102", 11), ("API102", 12),
                              ("API119", 29), ("API119", 30)],
     "api103_device_literal.py": [("API103", 8), ("API103", 9), ("API103", 13), ("API103", 14), ("API103", 15),
                                  ("API103", 16), ("API103", 17), ("API103", 22), ("API103", 23), ("API103", 37),

@@ -62,7 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mpsready.migrate.formats import render_diff, render_json, render_summary
+    from mpsready.migrate.formats import render_cells, render_diff, render_json, render_summary
     from mpsready.scan.config import check_codes, split_codes
 
     command = list(args.verify_command or [])
@@ -104,9 +104,10 @@ def run(args: argparse.Namespace) -> int:
 
         from mpsready.childproc import Interrupted
 
+        quiet = getattr(args, "quiet", False)
         try:
             verified = verify_plan(plan, command, releases=releases, max_steps=args.max_steps,
-                                   time_limit=args.time_limit, cwd=args.cwd)
+                                   time_limit=args.time_limit, cwd=args.cwd, say=None if quiet else _say)
         except Interrupted as exc:
             sys.stderr.write(f"mpsready migrate: {exc}: the runs and every process they started were ended, the "
                              "copies removed; nothing written\n")
@@ -137,10 +138,20 @@ def run(args: argparse.Namespace) -> int:
     else:
         if not args.apply:
             sys.stdout.write(render_diff(plan))
+            cells = render_cells(plan)  # stderr: the stdout diff stays what git apply reads
+            if cells:
+                sys.stderr.write("notebook cells as they change (Python, for review; the diff above is the JSON):\n"
+                                 + cells)
         sys.stderr.write(render_summary(plan, applied=applied, refused=refused, removed=removed, leftovers_kept=kept))
     if verified is not None and not verified.verified:
         return ExitCode.FINDINGS
     return ExitCode.FINDINGS if refused else ExitCode.OK
+
+
+def _say(line: str) -> None:
+    """A progress line of --verify on stderr (which run, which step), flushed: a CI log shows it as it happens."""
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
 def _cache_dir(args: argparse.Namespace) -> Path | None:

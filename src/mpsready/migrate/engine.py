@@ -226,8 +226,11 @@ def _plan_round(state: _Rounds, progress: PlanProgress | None) -> Plan:
     jobs = [FileJob(rel, abspath, by_path.get(rel, []), tuple(sorted(chosen)), plan.torch_floor,
                     for_file(rel, places), limit, state.file_time_limit,
                     data=state.overlay.get(rel)) for rel, abspath in files]
+    # a file's plan reads its selections only through device_source.resolve: whether there is one, and the first
+    # three places it names (a later round's new places, appended, leave the plan of an unchanged file as it was)
     keys = [(job.rel, hashlib.sha256(job.data).hexdigest() if job.data is not None else None,
-             _signature(job.findings), job.chosen, job.torch_floor, job.selections) for job in jobs]
+             _signature(job.findings), job.chosen, job.torch_floor, job.selections[:3], len(job.selections) > 3)
+            for job in jobs]
     todo = [job for job, key in zip(jobs, keys) if key not in state.outcomes]
     fresh = iter(_outcomes(todo, scan.config.jobs))
     for index, (job, key) in enumerate(zip(jobs, keys)):
@@ -303,7 +306,7 @@ def _merge(rounds: list[Plan], state: _Rounds) -> Plan:
     maps = {rel: _line_map(original[rel], data.decode("utf-8")) for rel, data in state.overlay.items() if rel in original}
     plan = Plan(first.root, files=list(files.values()), torch_floor=first.torch_floor,
                 findings_before=first.findings_before, leftovers=first.leftovers, rounds=len(rounds))
-    plan.fixed = sorted(set(fixed), key=lambda r: (r.path or "", r.line or 0, r.code))
+    plan.fixed = sorted(fixed, key=lambda r: (r.path or "", r.line or 0, r.code))  # two on one line: both
     plan.manual = sorted((_mapped(m, maps) for m in last.manual), key=lambda m: (m.path or "", m.line or 0, m.code))
     # left as they are: the first round's (a later round only sees the code the edits put behind a CUDA check)
     plan.kept = list(first.kept)
@@ -314,7 +317,7 @@ def _merge(rounds: list[Plan], state: _Rounds) -> Plan:
 def _mapped(record: R, maps: dict[str, Callable[[int | None], int | None]]) -> R:
     """``record`` (a ManualRecord or FindingRef of a later round) with its line in the file on disk; a notebook's
     lines are its cells' and are kept."""
-    m = maps.get(record.path)
+    m = maps.get(record.path or "")
     if m is None or (record.path or "").endswith(".ipynb"):
         return record
     return dataclasses.replace(record, line=m(record.line))

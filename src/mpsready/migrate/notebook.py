@@ -78,7 +78,14 @@ def migrate_notebook(text: str, path: str, findings: list[Finding], transforms: 
     needs_helper = False
     first_code: int | None = None
     new_sources: dict[int, str] = {}
+    whole = _as_one_program(cells, path, findings, transforms, torch_floor, selections)
+    if whole is not None:
+        records, manual, handled, fixed, needs_helper, first_code, new_sources, done_cells = whole
+    else:
+        done_cells = set()
     for i, cell in enumerate(cells, 1):
+        if i in done_cells:
+            continue
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
         source = _text(cell)
@@ -122,3 +129,106 @@ def migrate_notebook(text: str, path: str, findings: list[Finding], transforms: 
     if any(i not in spans for i in new_sources):  # a source key json.loads saw that the splice did not find
         raise MigrateError(f"{path}: a cell's source could not be located in the file; left as it is")
     return splice(text, spans, new_sources), records, manual, handled, fixed
+
+
+_BOUNDARY = "# mpsready-migrate-cell-boundary-7f3a9c "
+
+
+def _as_one_program(cells: list, path: str, findings: list[Finding], transforms: list[Transform],
+                    torch_floor: tuple[int, int] | None, selections: tuple[str, ...]):
+    """The notebook's code cells planned as one program, in cell order (a kernel runs them so): a CUDA switch
+    set in one cell and read in another (``train_on_gpu = torch.cuda.is_available()``, then ``if train_on_gpu:
+    model.cuda()`` cells later, the teaching idiom) is migrated as in a ``.py`` file. The cells Python parses
+    (magics masked) are joined with a boundary comment line before each and split again after the rewrite;
+    the others are left to the per-cell pass, which lists them. ``None`` when that cannot be done exactly (libcst
+    refuses the whole, or a boundary does not come back): the caller then plans cell by cell."""
+    from mpsready.migrate.engine import EditRecord
+
+    join = _join(cells, path)
+    if join is None:
+        return None
+    joined, starts, masks = join
+    mine = []
+    originals: dict[int, Finding] = {}
+    for f in findings:
+        ev = f.evidence or {}
+        cell, cell_line = ev.get("cell"), ev.get("cell_line")
+        if cell in starts and isinstance(cell_line, int):
+            moved = dataclasses.replace(f, location=Location(path, starts[cell] + cell_line - 1, f.location.column))
+            originals[id(moved)] = f
+            mine.append(moved)
+    try:
+        res = migrate_source(joined, path, mine, transforms, torch_floor=torch_floor, add_helper=False,
+                             selections=selections)
+    except MigrateError:
+        return None
+    pieces = res.text.split(_BOUNDARY)
+    if pieces[0] != "" or len(pieces) != len(masks) + 1:
+        return None
+    order = sorted(starts, key=lambda c: starts[c])
+    new_sources: dict[int, str] = {}
+    for i, piece in zip(order, pieces[1:]):
+        head, _, body = piece.partition("\n")
+        if head != str(i):
+            return None
+        masked, saved, newline = masks[i]
+        if not newline:
+            if not body.endswith("\n"):
+                return None
+            body = body[:-1]
+        if body != masked:
+            new_sources[i] = _unmask(body, saved)
+
+    def where(joined_line: int | None) -> tuple[int | None, int | None]:
+        if joined_line is None:
+            return None, None
+        cell = max((c for c in order if starts[c] <= joined_line), key=lambda c: starts[c], default=None)
+        return cell, (joined_line - starts[cell] + 1) if cell is not None else None
+
+    records: list = []
+    for e in res.edits:
+        cell, cell_line = where(e.line)
+        records.append(EditRecord(e.code, cell_line or e.line, e.what, cell=cell, review=e.review,
+                                  needs_torch=e.needs_torch))
+    manual = []
+    for m in res.manual:
+        cell, cell_line = where(m.line)
+        finding = originals.get(id(m.finding)) if m.finding is not None else None
+        manual.append(dataclasses.replace(m, line=cell_line, finding=finding,
+                                          reason=f"cell {cell}: {m.reason}" if cell is not None else m.reason))
+    done = [originals[id(f)] for e in res.edits for f in e.resolves() if id(f) in originals]
+    handled = done + [originals[id(m.finding)] for m in res.manual if m.finding is not None and id(m.finding) in originals]
+    first_code = order[0] if res.edits else None
+    return records, manual, handled, list(done), res.needs_helper, first_code, new_sources, set(masks)
+
+
+def _join(cells: list, path: str) -> tuple[str, dict[int, int], dict[int, tuple[str, dict[str, str], bool]]] | None:
+    """(the code cells Python parses, magics masked, joined with a boundary line before each; each cell's first
+    line in the joined text; each cell's masked text, magics and whether it ended with a newline), or ``None``
+    with fewer than two such cells."""
+    parts: list[str] = []
+    starts: dict[int, int] = {}  # cell -> joined line of its first line
+    masks: dict[int, tuple[str, dict[str, str], bool]] = {}
+    line = 1
+    for i, cell in enumerate(cells, 1):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = _text(cell)
+        if source is None or source.lstrip().startswith("%%"):
+            continue
+        masked, saved = _mask(source)
+        try:
+            compile(masked, f"{path} cell {i}", "exec", flags=0x400, dont_inherit=True)  # ast.PyCF_ONLY_AST
+        except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+            continue
+        if _BOUNDARY in masked:
+            return None
+        newline = masked.endswith("\n")
+        body = masked if newline else masked + "\n"
+        parts.append(f"{_BOUNDARY}{i}\n{body}")
+        starts[i] = line + 1
+        masks[i] = (masked, saved, newline)
+        line += 1 + body.count("\n")
+    if len(masks) < 2:
+        return None
+    return "".join(parts), starts, masks

@@ -396,7 +396,16 @@ def _analyse_python(files, config: ScanConfig, cache: ScanCache | MemoCache | No
         n_lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
         lines += n_lines
         if pf.notebook:
-            results[pf.relpath] = _analyse_notebook(pf, data, raw)
+            if isinstance(cache, MemoCache):  # migrate's rounds: a notebook an earlier round left as it was
+                nb_key = "ipynb/" + content_key(data)
+                stored: tuple[dict, list[int | None]] | None = cache.get(nb_key)
+                if stored is None:
+                    res_nb, cells_nb = _analyse_notebook(pf, data, raw)
+                    stored = (res_nb.to_dict(), list(cells_nb))
+                    cache.put(nb_key, stored)
+                results[pf.relpath] = (CodeResult.from_dict(stored[0]), list(stored[1]))  # a copy: passes may amend it
+            else:
+                results[pf.relpath] = _analyse_notebook(pf, data, raw)
             continue
         if b"\0" in data:
             raw.append(RawFinding(I.NOT_TEXT, pf.relpath, None, "binary file with a .py name; not analysed"))

@@ -13,10 +13,7 @@ def _mpsready_device(index=None):
 
 
 def step(model, x, seed):
-    if torch.cuda.is_available():
-        torch.cuda.manual_seed_all(seed)
-    elif torch.backends.mps.is_available():
-        torch.mps.manual_seed(seed)
+    torch.cuda.manual_seed_all(seed)
     out = model(x)
     if torch.cuda.is_available():
         torch.cuda.synchronize()  # wait for the kernels

@@ -35,6 +35,46 @@ def render_diff(plan: Plan) -> str:
     return "".join(out)
 
 
+def _cell_sources(text: str) -> dict[int, str] | None:
+    """The source of each cell of a notebook's text (1-based, every cell counted), ``None`` when it is not one."""
+    import json
+
+    from mpsready.scan.sources.interface import json_int
+
+    try:
+        doc = json.loads(text, parse_int=json_int)
+    except (ValueError, RecursionError):
+        return None
+    cells = doc.get("cells") if isinstance(doc, dict) else None
+    if not isinstance(cells, list):
+        return None
+    out = {}
+    for i, cell in enumerate(cells, 1):
+        src = cell.get("source", "") if isinstance(cell, dict) else ""
+        out[i] = "".join(src) if isinstance(src, list) and all(isinstance(e, str) for e in src) else \
+            src if isinstance(src, str) else ""
+    return out
+
+
+def render_cells(plan: Plan) -> str:
+    """For each edited notebook, the Python diff of each edited cell, headed ``a/PATH:cell N``: what a notebook
+    user reviews (the diff on stdout is of the notebook's JSON, which ``git apply`` needs and nobody reads)."""
+    out: list[str] = []
+    for fp in sorted(plan.files, key=lambda f: f.path):
+        if not fp.path.endswith(".ipynb"):
+            continue
+        before, after = _cell_sources(fp.before), _cell_sources(fp.after)
+        if before is None or after is None:
+            continue
+        for i in sorted(after):
+            if before.get(i, "") == after[i]:
+                continue
+            lines = difflib.unified_diff(_lines(before.get(i, "")), _lines(after[i]), f"a/{fp.path}:cell {i}",
+                                         f"b/{fp.path}:cell {i}", lineterm="\n")
+            out += [line if line.endswith("\n") else line + "\n" for line in lines]
+    return "".join(out)
+
+
 def _lines(text: str) -> list[str]:
     """Lines as ``git diff`` sees them: split at ``\\n`` only (``str.splitlines`` also splits at form feeds
     and other separators Python source may hold, which would put a "No newline" marker mid-file)."""
@@ -63,11 +103,16 @@ def render_summary(plan: Plan, *, applied: list[str] | None = None, refused: lis
     for fp in sorted(plan.files, key=lambda f: f.path):
         for e in fp.edits:
             if e.review:
-                cell = f" cell {e.cell}" if e.cell is not None else ""
-                lines.append(f"  review {e.code} {fp.path}{cell}:{e.line}: {e.review}")
+                where = f"{fp.path}:cell {e.cell}:line {e.line}" if e.cell is not None else f"{fp.path}:{e.line}"
+                lines.append(f"  review {e.code} {where}: {e.review}")
     for m in plan.manual:
         where = f"{m.path}:{m.line}" if m.line else (m.path or "-")
-        lines.append(f"  manual {m.code} {where}: {m.reason}")
+        reason = m.reason
+        cell = reason.split(":", 1)[0] if (m.path or "").endswith(".ipynb") and reason.startswith("cell ") else None
+        if cell is not None and cell[5:].isdigit():  # a notebook's entry: its cell and the line in that cell
+            where = f"{m.path}:{cell}" + (f":line {m.line}" if m.line else "")
+            reason = reason.split(": ", 1)[1]
+        lines.append(f"  manual {m.code} {where}: {reason}")
     for err in plan.errors:
         lines.append(f"  not parsed: {err}")
     if applied is None:

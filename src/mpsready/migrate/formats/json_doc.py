@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
 from mpsready import __version__
 from mpsready.migrate.engine import Plan
-from mpsready.migrate.formats.diff import render_diff
+from mpsready.migrate.formats.diff import render_cells, render_diff
 from mpsready.schema import utc_now
 
 SCHEMA = {"name": "mpsready.migrate", "version": 1}
@@ -26,6 +27,8 @@ def render_json(plan: Plan, *, applied: list[str] | None = None, refused: list[s
         "summary": {"edits": plan.edits, "files": len(plan.files), "manual": len(plan.manual), "kept": len(plan.kept),
                     "not_parsed": len(plan.errors), "fixed": len(plan.fixed), "rounds": plan.rounds},
         "files": [{"path": fp.path, "sha256_before": fp.sha256, "edits": [e.to_dict() for e in fp.edits]}
+                  | ({"cells_diff": render_cells(dataclasses.replace(plan, files=[fp]))} if fp.path.endswith(".ipynb")
+                     else {})
                   for fp in sorted(plan.files, key=lambda f: f.path)],
         "fixed": [r.to_dict() for r in plan.fixed],
         "manual": [m.to_dict() for m in plan.manual],

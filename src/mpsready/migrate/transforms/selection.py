@@ -66,6 +66,13 @@ def _shown(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
 
 
+def _unparenthesised(node: cst.BaseExpression) -> str:
+    """The code of ``node`` without its own parentheses: ``if(train_on_gpu):`` reads the switch too."""
+    if getattr(node, "lpar", None):
+        node = node.with_changes(lpar=[], rpar=[])
+    return _shown(node)
+
+
 def _plain_cuda_test(ctx: FileContext, test: cst.BaseExpression) -> bool:
     return isinstance(test, cst.Call) and not test.args and "torch.cuda.is_available" in ctx.names(test.func)
 
@@ -421,7 +428,7 @@ class Selection(Transform):
         if test is None:
             return f"the CUDA switch {flag_text} is not read from torch.cuda.is_available() alone"
         scope = _scope(ctx, assign)
-        reads = [n for n in _nodes_in(ctx, scope, (cst.IfExp, cst.If)) if _shown(n.test) == flag_text
+        reads = [n for n in _nodes_in(ctx, scope, (cst.IfExp, cst.If)) if _unparenthesised(n.test) == flag_text
                  and ctx.line_of(n) > line and n not in done]
         selections = [n for n in reads if self._selects(ctx, n)]
         guards = [n for n in reads if n not in selections and self._moves(ctx, n)]
