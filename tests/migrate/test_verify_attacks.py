@@ -15,7 +15,7 @@ import pytest
 
 from mpsready.cli import main
 from mpsready.errors import UsageError
-from mpsready.migrate import verify
+from mpsready.migrate import copies, verify
 from mpsready.migrate.engine import migrate_path
 from mpsready.migrate.verify import clean_leftovers, verify_plan
 
@@ -86,7 +86,7 @@ def test_a_full_tmpdir_is_a_usage_error_not_a_partial_copy(tmp_path, monkeypatch
     def full(*_args, **_kwargs):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(verify.shutil, "copyfileobj", full)
+    monkeypatch.setattr(copies.shutil, "copyfileobj", full)
     monkeypatch.setattr(verify.tempfile, "tempdir", str(tmp_path))
     with pytest.raises(UsageError, match=r"^--verify: cannot copy data.bin into .*original: No space left on device$"):
         verify_plan(migrate_path(root), ["python", "train.py"], releases=[], max_steps=0)
