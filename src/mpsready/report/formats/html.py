@@ -9,6 +9,7 @@ import base64
 
 from mpsready import __version__
 from mpsready.report.build import Report
+from mpsready.report.formats import groups as groups_mod
 from mpsready.report.formats import plots as plots_mod
 from mpsready.report.formats.common import (PLOTS_NOTHING, PLOTS_SKIPPED_NO_MATPLOTLIB, VERDICT_BLURB, css_class, gib,
                                             project_name, projected, seconds, shown_inputs, spread)
@@ -47,5 +48,7 @@ def render(report: Report, plots: dict[str, bytes] | None = None, plots_note: st
         plots_note=plots_note or PLOTS_NOTHING,
         plots={k: base64.b64encode(v).decode("ascii") for k, v in plots.items()},
         plot_titles=plots_mod.TITLES, findings=report.all_findings(), inputs=shown_inputs(report.inputs),
+        groups=groups_mod.group_findings(report), open_rules=groups_mod.OPEN_RULES, where=groups_mod.where,
+        lines_of=groups_mod.lines_of,
         skipped=report.evidence.skipped,
     )
