@@ -48,7 +48,7 @@ def test_out_writes_three_files(tmp_path, capsys):
     main(["report", *write_inputs(tmp_path), "--out", str(out)])
     assert sorted(p.name for p in out.iterdir()) == ["report-plots", "report.html", "report.json", "report.md"]
     # No finding anywhere, so no findings chart; the CPU record's losses give the loss curve.
-    assert sorted(p.name for p in (out / "report-plots").iterdir()) == ["loss_curves.png"]
+    assert sorted(p.name for p in (out / "report-plots").iterdir()) == ["loss_curves.svg", "step_times.svg"]
     printed = capsys.readouterr().out
     assert f"html: {out / 'report.html'}" in printed
 

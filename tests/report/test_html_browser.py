@@ -34,7 +34,8 @@ class _Collect(html.parser.HTMLParser):
             self.imgs.append(a)
         if "id" in a:
             self.by_id[a["id"]] = {"tag": tag, "attrs": a, "text": ""}
-        self._stack.append(a.get("id"))
+        if tag not in ("img", "br", "meta", "link", "input", "hr"):  # void elements have no end tag
+            self._stack.append(a.get("id"))
 
     def handle_endtag(self, tag):
         if self._stack:
@@ -78,9 +79,16 @@ def test_html_report_renders_in_chromium(tmp_path):
                         4: ("not_checked", ""), 5: ("failed", "predicted"), 6: ("failed", "predicted"),
                         7: ("passed", "observed"), 8: ("passed", "observed")}
     assert "not checked (predicted to pass)" in c.by_id["item-4"]["text"]
-    assert {"plot-findings_by_kind", "plot-loss_curves", "plot-layer_errors"} <= set(c.by_id)
-    # Self-contained: every image is inline PNG, nothing is fetched.
-    assert len(c.imgs) == 3 and all(i["src"].startswith("data:image/png;base64,") for i in c.imgs)
+    plots = ["plot-layer_errors", "plot-loss_curves", "plot-step_times", "plot-fallback_share", "plot-findings_by_kind"]
+    assert [k for k in c.by_id if k.startswith("plot-")] == plots
+    # Self-contained: every image is inline SVG (vector, text kept as text), nothing is fetched.
+    assert len(c.imgs) == 5 and all(i["src"].startswith("data:image/svg+xml;base64,") for i in c.imgs)
+    captions = {k: c.by_id[k]["text"] for k in plots}
+    assert captions["plot-fallback_share"] == (
+        "CPU-fallback share per operator. Predicted calls per operator that would run on the CPU through the MPS "
+        "fallback, about 20% of step time in all, from the trace.")
+    assert captions["plot-step_times"].endswith("(observed).") and "predicted" in captions["plot-findings_by_kind"]
+    assert "red where out of tolerance" in captions["plot-layer_errors"]
     assert "http://" not in dom.replace("http://www.w3.org", "") and "https://" not in dom
     assert "PyTorch 2.14 fixes the one operator" in c.by_id["would-change"]["text"]
     assert shot.stat().st_size > 20_000 and shot.read_bytes().startswith(b"\x89PNG")

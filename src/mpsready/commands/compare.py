@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="three-way factor: B is worse when err(B,C) > k*err(A,C) (default 2)")
     p.add_argument("--format", choices=("terminal", "json", "md"), default="terminal")
     p.add_argument("--output", "-o", metavar="FILE", help="write the output to FILE instead of stdout")
-    p.add_argument("--plots", metavar="DIR", help="write loss.png and layer_error.png into DIR")
+    p.add_argument("--plots", metavar="DIR", help="write loss.svg and layer_error.svg into DIR")
     p.add_argument("--all", action="store_true",
                    help="list every tensor of every step (default: the tensors out of tolerance of the first "
                         "step with a failure, and one summary line per step)")

@@ -30,6 +30,7 @@ class CompareRow:
     cosine: float | None = None
     kind: str | None = None
     order: int | None = None
+    step: int | None = None
 
 
 @dataclass
@@ -77,7 +78,7 @@ def _rows(doc: dict[str, Any]) -> list[CompareRow]:
             max_abs=as_float(m.get("max_abs", m.get("max_abs_error"))),
             max_rel=as_float(m.get("max_rel", m.get("max_rel_error"))),
             cosine=as_float(m.get("cosine", m.get("cosine_similarity"))),
-            kind=first_str([r.get("kind")]), order=as_int(r.get("order", i)),
+            kind=first_str([r.get("kind")]), order=as_int(r.get("order", i)), step=as_int(r.get("step")),
         ))
     return out
 

@@ -19,7 +19,8 @@ def _txt(text: object) -> str:
     return md_text(str(text))
 
 
-def render(report: Report, plots: dict[str, str] | None = None, plots_note: str | None = None) -> str:
+def render(report: Report, plots: dict[str, str] | None = None, plots_note: str | None = None,
+           captions: dict[str, str] | None = None) -> str:
     """The whole report. ``plots`` maps a plot name to a PNG path relative to the Markdown file;
     ``plots_note`` says why there are none (matplotlib missing). Paths are never shown absolute."""
     v = report.verdict
@@ -67,7 +68,9 @@ def render(report: Report, plots: dict[str, str] | None = None, plots_note: str 
     out += _outlook(report)
     out += _findings(report)
     if plots:
-        out += ["## Plots", ""] + [f"![{name}]({path})" for name, path in plots.items()] + [""]
+        out += ["## Plots", ""]
+        for name, path in plots.items():
+            out += [f"![{name}]({path})", ""] + ([f"*{_txt(captions[name])}*", ""] if captions and captions.get(name) else [])
     else:
         out += ["## Plots", "", plots_note or PLOTS_NOTHING, ""]
     out += ["## Inputs", ""]
