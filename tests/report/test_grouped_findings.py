@@ -33,3 +33,23 @@ def test_markdown_folds_rules_with_counts():
     assert "· 60 in 14 files (predicted)</summary>" in md
     assert "- 11 more files (45 findings): " in md
     assert md.count("<details") == md.count("</details>") == 4
+
+
+def test_project_name_from_the_project_not_the_working_folder(tmp_path, monkeypatch):
+    from mpsready.report.formats.common import project_name
+
+    repo = tmp_path / "minRF"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src").mkdir()
+    assert project_name(str(repo / "src")) == "minRF"  # the repository's folder
+    (repo / "setup.cfg").write_text("[metadata]\nname = minrf-setupcfg\n")
+    assert project_name(str(repo)) == "minrf-setupcfg"
+    (repo / "pyproject.toml").write_text('[project]\nname = "minrf"\nversion = "0.1"\n')
+    assert project_name(str(repo)) == "minrf"  # package metadata first
+    (repo / "pyproject.toml").write_text("[project\nbroken")
+    assert project_name(str(repo)) == "minrf-setupcfg"  # a malformed file is skipped, not fatal
+    work = tmp_path / "report_minRF"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    assert project_name(".") == "report_minRF"  # no metadata, no repository: the scan's root itself, resolved
+    assert project_name("/elsewhere/on/another/machine/proj") == "proj"
