@@ -96,8 +96,10 @@ def run(args: argparse.Namespace) -> int:
     if args.verify:
         from mpsready.migrate.verify import render_verify, verify_plan
 
+        from mpsready.migrate.progress import run_steps
+
         verified = verify_plan(plan, command, releases=releases, max_steps=args.max_steps, time_limit=args.time_limit,
-                               cwd=args.cwd)
+                               cwd=args.cwd, progress=run_steps(getattr(args, "quiet", False)))
         sys.stderr.write(render_verify(verified))
         if args.apply and not verified.verified:
             sys.stderr.write("nothing written: --apply --verify writes only a verified plan\n")

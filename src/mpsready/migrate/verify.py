@@ -26,8 +26,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from mpsready.migrate.engine import Plan
 
@@ -231,13 +234,15 @@ def _mac_run(cwd: Path, argv: list[str], release: str, max_steps: int, time_limi
 
 
 def verify_plan(plan: Plan, command: list[str], *, releases: list[str], max_steps: int = 3,
-                time_limit: float = 300.0, cwd: str = ".") -> VerifyResult:
+                time_limit: float = 300.0, cwd: str = ".",
+                progress: Callable[[str], AbstractContextManager[Any]] | None = None) -> VerifyResult:
     """Run the checks of the module docstring for ``plan`` with ``command`` (an argv run from the project's
     root, or from its folder ``cwd`` for a README that says ``cd pkg; python train.py``). ``releases``: PyTorch
     releases for the emulated Mac (``mpsready run --torch``); ``max_steps``:
     optimizer steps per run (0: no limit); ``time_limit``: seconds per run. Writes only under a temporary folder,
-    removed at the end."""
+    removed at the end. ``progress(description)``: a context manager around each run (the CLI's progress lines)."""
     root = Path(plan.root)
+    step = progress or (lambda _description: nullcontext())
     with tempfile.TemporaryDirectory(prefix="mpsready-verify-") as tmp:
         base = Path(tmp)
         site = base / "site"
@@ -250,10 +255,14 @@ def verify_plan(plan: Plan, command: list[str], *, releases: list[str], max_step
             target = migrated / fp.path
             target.unlink(missing_ok=True)  # a linked file is replaced, never written through
             target.write_text(fp.after, encoding="utf-8")
-        result = VerifyResult(list(command), _cpu_run(original / cwd, command, site, max_steps, time_limit),
-                              _cpu_run(migrated / cwd, command, site, max_steps, time_limit))
+        with step("the original on the CPU"):
+            first = _cpu_run(original / cwd, command, site, max_steps, time_limit)
+        with step("the migrated copy on the CPU"):
+            second = _cpu_run(migrated / cwd, command, site, max_steps, time_limit)
+        result = VerifyResult(list(command), first, second)
         for release in releases:
-            result.mac.append(_mac_run(migrated / cwd, command, release, max_steps, time_limit, base))
+            with step(f"the migrated copy on the emulated Mac, torch {release}"):
+                result.mac.append(_mac_run(migrated / cwd, command, release, max_steps, time_limit, base))
         return result
 
 

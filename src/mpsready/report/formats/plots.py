@@ -126,7 +126,7 @@ def step_times(report: Report) -> Plot | None:
         return None
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(WIDTH_IN, 0.55 * len(rows) + 1.3))
-    for i, (name, times, med) in enumerate(rows):
+    for i, (_name, times, med) in enumerate(rows):
         ax.scatter([x * 1000 for x in times], [i] * len(times), s=14, color="#2e86c1", alpha=0.7, zorder=3)
         if med:
             ax.plot([med * 1000] * 2, [i - 0.3, i + 0.3], color="#1b2631", linewidth=2, zorder=4)
@@ -169,7 +169,7 @@ def fallback_share(report: Report) -> Plot | None:
                            f"fallback (about {100 * total:.0f}% in all), from the trace.")
     if t is not None and any(o.status == "fallback" for o in t.ops):
         # the trace names its fallback operators but not each one's time: their calls, and the total share
-        pred = {}
+        pred: dict[str, int] = {}
         for o in t.ops:
             if o.status == "fallback":
                 pred[o.op] = pred.get(o.op, 0) + (o.calls or 1)
@@ -179,11 +179,11 @@ def fallback_share(report: Report) -> Plot | None:
         ax.set_xlabel("calls per step that would fall back to the CPU (predicted)", fontsize=9)
         ax.xaxis.get_major_locator().set_params(integer=True)
         _style(ax)
-        total = (f", about {100 * t.fallback_time_share:.0f}% of step time in all"
-                 if t.fallback_time_share is not None else "")
+        share_text = (f", about {100 * t.fallback_time_share:.0f}% of step time in all"
+                      if t.fallback_time_share is not None else "")
         return _svg(fig), (f"Predicted calls per operator that would run on the CPU through the MPS fallback"
-                           f"{total}, from the trace.")
-    calls = {}
+                           f"{share_text}, from the trace.")
+    calls: dict[str, int] = {}
     for r in report.evidence.records:
         if r.device.split(":")[0] == "mps":
             calls.update({op: n for op, n in r.fallback_ops.items() if n})
