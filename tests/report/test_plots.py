@@ -63,3 +63,13 @@ def test_a_stage_svg_is_embedded_as_it_is(tmp_path):
     assert plots.stage_plot(str(tmp_path / "missing.svg")) is None
     (tmp_path / "not.svg").write_bytes(b"<html><script>x</script></html>")
     assert plots.stage_plot(str(tmp_path / "not.svg")) is None
+
+
+def test_run_labels_are_shown_where_the_devices_are():
+    doc = fx.compare_doc("cpu", "cpu", failed=1)
+    doc["runs"] = {"a": {"device": "cpu", "label": "cpu-eager (cpu)"}, "b": {"device": "cpu", "label": "cpu"}}
+    c = compare.from_doc(doc)
+    assert (c.label_a, c.label_b, c.devices()) == ("cpu-eager (cpu)", None, "cpu-eager (cpu) vs cpu")
+    report = build_report(Evidence(compare=c))
+    item5 = next(it for it in report.checklist if it.number == 5)
+    assert item5.summary.startswith("cpu-eager (cpu) vs cpu: 1 tensor(s) out of tolerance")

@@ -97,7 +97,8 @@ def loss_curves(report: Report) -> Plot | None:
     series = [(_run_name(r), r.losses) for r in report.evidence.records if r.losses]
     c = report.evidence.compare
     if not series and c is not None and c.losses_a and c.losses_b:
-        series = [(f"A: {c.device_a or '?'}", c.losses_a), (f"B: {c.device_b or '?'}", c.losses_b)]
+        series = [(f"A: {c.label_a or c.device_a or '?'}", c.losses_a),
+                  (f"B: {c.label_b or c.device_b or '?'}", c.losses_b)]
     if not series:
         return None
     plt = _pyplot()
