@@ -59,8 +59,8 @@ def test_the_table_names_the_perturbed_layer_and_lists_only_failing_tensors(runs
     assert "| step | tensor | max abs | mean abs | median abs | p99 abs | max rel | mean rel | median rel | p99 rel " \
            "| rel L2 | cosine | worst element (A vs B) |" in md
     passing = len(doc["tensors"]) - len(failing)
-    assert f"{len(failing)} listed (the first step with a failure, in network order); {passing} within " \
-           "tolerance not listed" in md
+    assert f"{len(failing)} out of tolerance listed (step 0, the first with a failure, in network order); " \
+           f"{passing} within tolerance there not listed" in md
     assert f"- step 0: {len(failing)} of {len(doc['tensors'])} tensors out of tolerance, first " \
            f"activation:{LAYER}#0, largest max abs error" in md
     assert "| step | A (cpu-reference (cpu)) | B (cpu-perturbed (cpu)) |" in md
@@ -78,3 +78,21 @@ def test_label_usage_errors(runs, capsys):
     assert main(["compare", str(runs["a"]), str(runs["b"]), "--label", "x", "--label", "y", "--label", "z"]) == 2
     assert "--label: give at most one non-empty name per run (A, B)" in capsys.readouterr().err
     assert main(["compare", str(runs["a"]), str(runs["b"]), "--label", " "]) == 2
+
+
+def test_the_per_layer_plot_jumps_at_the_perturbed_layer(runs, capsys, tmp_path):
+    """The plot's data along the network: exact zeros up to the changed layer, an error from it on; the SVG names
+    the layer on its axis."""
+    from mpsready.compare import compare_records
+    from mpsready.compare.formats.plots import FORWARD
+    from mpsready.compare.matching import sort_key
+
+    comp = compare_records(runs["a"], runs["b"])
+    fwd = sorted([t for t in comp.tensors if t.step == 0 and t.kind in FORWARD and t.kind != "input"], key=sort_key)
+    at = next(i for i, t in enumerate(fwd) if t.key == f"activation:{LAYER}#0")
+    assert at > 5 and all(t.metrics.max_abs == 0 for t in fwd[:at])
+    assert fwd[at].metrics.max_abs > 1e-3 and fwd[at].failed
+    assert main(["compare", str(runs["a"]), str(runs["b"]), "--no-config", "--format", "json",
+                 "--plots", str(tmp_path / "plots")]) == 1
+    svg = (tmp_path / "plots" / "layer_error.svg").read_text()
+    assert svg.startswith("<?xml") and f">{LAYER}#0<" in svg

@@ -123,6 +123,17 @@ def rows_to_show(comp: Any, show_all: bool) -> tuple[list[Any], list[str]]:
     return rows, step_lines(comp)
 
 
+def listed_note(comp: Any, rows: list[Any]) -> str:
+    """``"50 out of tolerance listed (step 0, the first with a failure, in network order); 33 within tolerance
+    there not listed"``: what the default table shows and leaves out."""
+    step = focus_step(comp)
+    passing = sum(1 for t in comp.tensors if t.step == step and not t.failed)
+    if not rows:
+        return f"no tensor out of tolerance; {passing} within tolerance at step {step} not listed"
+    return (f"{len(rows)} out of tolerance listed (step {step}, the first with a failure, in network order); "
+            f"{passing} within tolerance there not listed")
+
+
 def uniform_tolerance(rows: list[Any]) -> str | None:
     """``"rtol=.. atol=.. (source)"`` when every row has the same tolerance, else None."""
     tols = {(t.tolerance.rtol, t.tolerance.atol, t.tolerance.source) for t in rows}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from mpsready.compare.diagnose import fmt
-from mpsready.compare.formats.common import (cosine, devices_line, headline, histogram_line, method_word,
+from mpsready.compare.formats.common import (cosine, devices_line, headline, histogram_line, listed_note, method_word,
                                              rows_to_show, share, shape_dtype_note, stat, status_word,
                                              three_way_short, uniform_tolerance, worst_at)
 from mpsready.escape import md_cell, md_code
@@ -55,9 +55,7 @@ def render(comp: Any, show_all: bool = False, plots: dict[str, str] | None = Non
     out += ["## Steps", ""] + [f"- {_cell(line)}" for line in step_summary] + [""]
     out += ["## Tensors" if show_all else "## Tensors out of tolerance", ""]
     if not show_all:
-        passing = sum(1 for t in comp.tensors if not t.failed)
-        out += [f"{len(rows)} listed (the first step with a failure, in network order); {passing} within tolerance "
-                "not listed (`--all` lists every tensor of every step).", ""]
+        out += [listed_note(comp, rows) + " (`--all` lists every tensor of every step).", ""]
     if tol:
         out += [f"Tolerance: {tol}.", ""]
     if rows:

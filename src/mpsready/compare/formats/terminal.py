@@ -9,7 +9,8 @@ from rich.markup import escape as _markup_escape
 from rich.table import Table
 
 from mpsready.compare.diagnose import fmt
-from mpsready.compare.formats.common import (cosine, devices_line, headline, histogram_line, rows_to_show, share,
+from mpsready.compare.formats.common import (cosine, devices_line, headline, histogram_line, listed_note, rows_to_show,
+                                             share,
                                              shape_dtype_note, stat, status_word, three_way_short,
                                              uniform_tolerance, worst_at)
 from mpsready.escape import visible
@@ -37,9 +38,7 @@ def render(comp: Any, console: Console, show_all: bool = False) -> None:
     tol = uniform_tolerance(rows)
     if tol:
         console.print(f"tolerance: {tol}", highlight=False)
-    passing = sum(1 for t in comp.tensors if not t.failed)
-    title = (None if show_all else f"out of tolerance: {len(rows)} listed (first step with a failure); "
-             f"{passing} within tolerance not listed (--all lists every tensor)")
+    title = None if show_all else escape(listed_note(comp, rows)) + " (--all lists every tensor)"
     table = Table(header_style="bold", pad_edge=False, title=title)
     narrow = console.width < 110  # an 80-column terminal: keep the columns that decide
     cols = (["step", "tensor", "max abs"] + ([] if narrow else ["mean abs", "p99 abs", "max rel", "rel L2", "cosine",
