@@ -321,6 +321,8 @@ class PairAccumulator:
         st = np.concatenate(self._samples_rel).astype(np.float64) if self._samples_rel else np.zeros(0)
         defined = st > 0
         sr = sa[defined] / st[defined]
+        qa: tuple[float | None, float | None]
+        qr: tuple[float | None, float | None]
         if self.max_abs == 0.0:  # no difference anywhere (finite elements): nothing to select
             qa = (0.0, 0.0) if sa.size else (None, None)
             qr = (0.0, 0.0) if sr.size else (None, None)
