@@ -142,3 +142,65 @@ def progress(target: TextIO | Any, quiet: bool, total: int | None, description: 
         yield bar
     finally:
         bar.stop()
+
+
+HEARTBEAT_S = 30.0
+
+
+class Heartbeat:
+    """A plain line on ``stream`` every ``every_s`` seconds while work goes on, for output that is not a terminal
+    (a pipe, a CI log) where no bar is drawn: ``text(elapsed_seconds)`` gives the line (``"mpsready run: torch
+    2.3 still running (60 s)"``). A daemon thread writes it; :meth:`stop` ends it. ``clock`` returns seconds; tests
+    call :meth:`beat` with a fake one instead of waiting."""
+
+    def __init__(self, stream: TextIO, text: Callable[[float], str], every_s: float = HEARTBEAT_S, *,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        import threading
+
+        self.stream, self.text, self.every_s, self.clock = stream, text, every_s, clock
+        self.started = clock()
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._loop, name="mpsready-heartbeat", daemon=True)
+
+    def _loop(self) -> None:
+        while not self.done.wait(self.every_s):
+            self.beat()
+
+    def beat(self) -> None:
+        try:
+            self.stream.write(self.text(self.clock() - self.started) + "\n")
+            self.stream.flush()
+        except (OSError, ValueError):  # the pipe closed: nobody is reading any more
+            self.done.set()
+
+    def start(self) -> "Heartbeat":
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.done.set()
+        if self.thread.is_alive():
+            self.thread.join()
+
+
+def heartbeat_wanted(stream: Any, quiet: bool) -> bool:
+    """Whether a :class:`Heartbeat` is written: not ``quiet`` and ``stream`` is not a terminal (a terminal gets a bar
+    or status line instead)."""
+    return not quiet and stream is not None and not enabled(stream, quiet)
+
+
+@contextlib.contextmanager
+def waiting(stream: TextIO, quiet: bool, description: str, *, every_s: float = HEARTBEAT_S,
+            clock: Callable[[], float] = time.monotonic) -> Iterator[None]:
+    """For one wait of unknown length: on a terminal a transient status line (a spinner, ``description`` and the
+    elapsed time, redrawn by rich itself); elsewhere a plain ``description (still running, N s)`` line every ``every_s``
+    seconds; nothing with ``quiet``."""
+    if heartbeat_wanted(stream, quiet):
+        beat = Heartbeat(stream, lambda s: f"{description} (still running, {s:.0f} s)", every_s, clock=clock).start()
+        try:
+            yield
+        finally:
+            beat.stop()
+        return
+    with progress(stream, quiet, None, description, clock=clock):
+        yield

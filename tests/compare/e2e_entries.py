@@ -64,3 +64,27 @@ def cnn_functional_dropout(device="cpu"):
 def cnn_functional_no_dropout(device="cpu"):
     """The same network with p=0: F.dropout returns its input and draws nothing."""
     return _functional(0.0)
+
+
+def _tiny_gpt_step():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "tiny_transformer_step.py"
+    spec = importlib.util.spec_from_file_location("_mpsready_example_tiny_gpt", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.step()
+
+
+def tiny_gpt(device="cpu"):
+    """examples/tiny_transformer_step.py as it is."""
+    return _tiny_gpt_step()
+
+
+def tiny_gpt_perturbed(device="cpu"):
+    """The same, with one layer changed: the second block's feed-forward output weights nudged by 1e-3."""
+    st = _tiny_gpt_step()
+    with torch.no_grad():
+        st.model.blocks.layers[1].linear2.weight.add_(1e-3)
+    return st

@@ -40,8 +40,9 @@ def test_exit_1_and_json_envelope(recs, capsys, tmp_path):
     assert all(t["basis"] == "observed" for t in doc["tensors"])
     assert {f["code"] for f in doc["findings"]} >= {"NUM101", "NUM103", "NUM106"}
     assert sorted(doc["plots"]) == ["layer_error", "loss"]
-    for name in ("loss.png", "layer_error.png"):
-        assert (tmp_path / "plots" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for name in ("loss.svg", "layer_error.svg"):
+        data = (tmp_path / "plots" / name).read_bytes()
+        assert data.startswith(b"<?xml") and b"<svg" in data[:1000] and b"<text" in data  # text stays text
 
 
 def test_markdown(recs, capsys):

@@ -133,3 +133,51 @@ def test_fast_paths_agree_with_plain_numpy(noise, outliers, zeros):
     assert m.max_rel == float(np.fmax.reduce(rel))
     assert math.isinf(m.max_rel) == (zeros and noise > 0)
     assert m.worst_ratio == (float((d[fails] / allow[fails]).max()) if fails.any() else None)
+
+
+def test_error_distribution_as_the_peers_report_it():
+    """mean/median/p99 of the absolute and relative error, relative L2, the worst element, the histogram."""
+    a = np.array([1.0, 2.0, 4.0, -8.0, 0.0])
+    b = np.array([1.0, 2.5, 5.0, -8.0, 0.5])
+    m = compare_arrays(a, b, Tolerance(0.0, 0.1, "t"), histogram=True)
+    assert m.mean_abs == 0.4
+    assert (m.median_abs, m.p99_abs) == (0.5, 1.0)  # sorted 0, 0, .5, .5, 1: the 3rd and the 5th
+    assert m.mean_rel == 0.125 and m.rel_undefined == 1  # 0.5 against an expected 0 has no relative error
+    assert (m.median_rel, m.p99_rel) == (0.0, 0.25)
+    assert m.max_rel == math.inf
+    assert m.rel_l2 == pytest.approx(math.sqrt(1.5) / math.sqrt(85.0), rel=1e-15)
+    assert (m.worst_index, m.worst_a, m.worst_b) == (2, 4.0, 5.0)
+    assert m.quantile_sample is None
+    assert m.histogram == [{"lo": 0.0, "hi": 0.0, "count": 2}, {"lo": 0.1, "hi": 1.0, "count": 2},
+                           {"lo": 1.0, "hi": 10.0, "count": 1}]
+    d = m.to_dict()
+    assert d["rel_l2"] == m.rel_l2 and d["max_rel"] == "inf" and d["histogram"][0]["count"] == 2
+    assert compare_arrays(a, b, F32).histogram is None  # only on request
+
+
+def test_worst_index_skips_one_sided_nan_and_counts_across_chunks():
+    m = compare_arrays(np.array([1.0, np.nan, 3.0]), np.array([1.0, 5.0, 3.5]), F32)
+    assert (m.worst_index, m.worst_a, m.worst_b) == (2, 3.0, 3.5)
+    acc = PairAccumulator(F32, 10)
+    acc.update(np.zeros(6), np.zeros(6))
+    acc.update(np.zeros(4), np.array([0.0, 0.0, 0.25, 0.0]))
+    r = acc.result()
+    assert (r.worst_index, r.mean_abs, r.rel_l2) == (8, 0.025, math.inf)  # A all zero, B not
+    same = compare_arrays(np.ones(3), np.ones(3), F32)
+    assert (same.rel_l2, same.median_abs, same.p99_rel, same.worst_index) == (0.0, 0.0, 0.0, 0)
+
+
+def test_quantiles_of_a_large_tensor_from_every_kth_element(monkeypatch):
+    from mpsready.compare import metrics
+
+    monkeypatch.setattr(metrics, "QUANTILE_EXACT", 10)
+    a = np.ones(25)
+    b = a + np.arange(25) / 1024  # exact in binary
+    acc = PairAccumulator(F32, 25)
+    for s in range(0, 25, 7):  # chunks that do not line up with the stride of 3
+        acc.update(a[s:s + 7], b[s:s + 7])
+    m = acc.result()
+    assert m.quantile_sample == 9  # elements 0, 3, ..., 24
+    assert m.median_abs == 12 / 1024 and m.p99_abs == 24 / 1024
+    assert m.mean_abs == 12 / 1024  # sums are over every element, not the sample
+    assert m.worst_index == 24

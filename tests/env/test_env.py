@@ -251,3 +251,29 @@ def test_memory_limit_disabled_and_extra_mps_vars_are_recorded():
     got = env_vars({"PYTORCH_MPS_NEW_KNOB": "1", "PYTORCH_ENABLE_MPS_FALLBACK": "1", "HOME": "/root"})
     assert got["PYTORCH_MPS_NEW_KNOB"] == "1" and got["PYTORCH_ENABLE_MPS_FALLBACK"] == "1"
     assert "HOME" not in got and got["NVIDIA_TF32_OVERRIDE"] is None
+
+
+def test_keys_never_cut_at_100_columns_and_text_for_an_issue(tmp_path):
+    """Issue 38: at 100 columns the table cut its own keys ("PYTORCH_MPS_HIGH_WATERMARK_RA…"); --format text
+    gives plain lines to paste into an issue."""
+    from rich.console import Console
+
+    from mpsready.env.render import env_rows, render_terminal, to_text
+
+    long_value = "/a/very/long/path/" + "x" * 150
+    rec = collect_env(platform=FakeMac(arch="arm64"), environ={"PYTORCH_MPS_HIGH_WATERMARK_RATIO": "0.0",
+                                                               "PYTORCH_ENABLE_MPS_FALLBACK": long_value})
+    console = Console(record=True, width=100)
+    render_terminal(rec, console=console)
+    table = console.export_text()
+    assert "PYTORCH_MPS_HIGH_WATERMARK_RATIO" in table and "…" not in table
+    text = to_text(rec)
+    lines = text.splitlines()
+    assert lines[0] == "```text" and lines[-1] == "```" and lines[1] == "mpsready env (observed in this environment)"
+    width = max(len(k) for k, _ in env_rows(rec))
+    assert f"{'PYTORCH_ENABLE_MPS_FALLBACK'.ljust(width)} : {long_value}" in lines  # whole, one line
+    built = str(rec["torch"]["mps"]["built"])
+    assert f"{'mps is_built'.ljust(width)} : {built}" in lines
+    out = tmp_path / "env.txt"
+    assert main(["env", "--format", "text", "--output", str(out)]) == 0
+    assert out.read_text().startswith("```text\nmpsready env (observed in this environment)\n")

@@ -279,7 +279,9 @@ def test_progress_is_drawn_on_the_terminal_only_once_planning_took_a_second(tmp_
 def test_progress_is_off_with_quiet_or_without_a_terminal():
     assert for_cli(False, _Tty()) is not None
     assert for_cli(True, _Tty()) is None
-    assert for_cli(False, io.StringIO()) is None
+    piped = for_cli(False, io.StringIO())  # a pipe: heartbeat lines (issue 38), not a bar
+    assert piped is not None and not hasattr(piped, "_bar")  # lines only, no bar
+    piped.stop()
 
 
 def test_the_parse_runs_on_a_big_stack_thread_and_falls_back_to_the_callers(monkeypatch):

@@ -122,3 +122,21 @@ def compare_doc(a="cuda", b="mps", failed=0, rows=None, losses_a=(2.3, 2.1), los
 def dump(path: Path, doc: dict[str, Any]) -> Path:
     path.write_text(json.dumps(doc), encoding="utf-8")
     return path
+
+
+def many_findings(n_files: int = 14) -> list[dict[str, Any]]:
+    """A scan of a real-sized repository: 104 findings over many files, long paths and messages, some in
+    tests and examples (the layout the issue-38 report must keep readable from 390 to 1,400 px)."""
+    out = [FLASH_ATTN, APEX_NO_ALT]
+    deep = "src/a_rather_long_package_name_for_research_code/models/backbones/transformer_with_a_long_name"
+    for i in range(60):
+        out.append(finding("API101", "degrades", "device selection picks cuda and never mps: "
+                           "torch.device('cuda' if torch.cuda.is_available() else 'cpu') " + "x" * 40,
+                           path=f"{deep}_{i % n_files}.py", line=10 + i, fix="pick mps when available"))
+    for i in range(22):
+        out.append(finding("API103", "degrades", "torch.cuda.synchronize() has no effect on MPS",
+                           path=f"tests/test_training_loop_{i % 5}.py", line=3 + i, scope="tests"))
+    for i in range(20):
+        out.append(finding("DTY201", "info", "float64 tensor created (MPS has no float64)",
+                           path=f"examples/notebook_export_{i % 3}.py", line=7 + i, scope="examples"))
+    return out

@@ -36,4 +36,4 @@ def test_check_with_a_baseline_runs_compare_and_embeds_its_plots(tmp_path, capsy
                                            "why": "given with --situation", "critical_items": [1, 3, 4]}
     html = (out / "report.html").read_text()
     assert 'id="plot-loss_curves"' in html and 'id="plot-layer_errors"' in html
-    assert sorted(p.name for p in (out / "compare-plots").iterdir()) == ["layer_error.png", "loss.png"]
+    assert sorted(p.name for p in (out / "compare-plots").iterdir()) == ["layer_error.svg", "loss.svg"]

@@ -47,7 +47,7 @@ def test_out_writes_three_files(tmp_path, capsys):
     main(["report", *write_inputs(tmp_path), "--out", str(out)])
     assert sorted(p.name for p in out.iterdir()) == ["report-plots", "report.html", "report.json", "report.md"]
     # No finding anywhere, so no findings chart; the CPU record's losses give the loss curve.
-    assert sorted(p.name for p in (out / "report-plots").iterdir()) == ["loss_curves.png"]
+    assert sorted(p.name for p in (out / "report-plots").iterdir()) == ["loss_curves.svg", "step_times.svg"]
     printed = capsys.readouterr().out
     assert f"html: {out / 'report.html'}" in printed
 
@@ -106,6 +106,27 @@ def test_without_jinja2_and_matplotlib_the_report_is_still_written(tmp_path, cap
     assert sorted(p.name for p in out.iterdir()) == ["report.json", "report.md"]
     err = capsys.readouterr().err
     assert "report.html not written" in err and "no plots" in err
+
+
+def test_format_html_without_jinja2_is_a_usage_error_before_any_work(tmp_path, capsys, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_jinja(name, *args, **kwargs):
+        if name.split(".")[0] == "jinja2":
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_jinja)
+    out = tmp_path / "rep"
+    # it used to write nothing and exit 1 (the verdict's code), with the output folder made
+    assert main(["report", *write_inputs(tmp_path), "--format", "html", "--out", str(out)]) == 2
+    assert not out.exists()
+    assert main(["report", *write_inputs(tmp_path), "--format", "html"]) == 2
+    printed = capsys.readouterr()
+    assert printed.out == "" and printed.err.strip().endswith(
+        "--format html needs the 'report' extra (jinja2): pip install 'mpsready[report]'")
 
 
 def test_every_format_renders_an_empty_report():

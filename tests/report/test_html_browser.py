@@ -34,7 +34,8 @@ class _Collect(html.parser.HTMLParser):
             self.imgs.append(a)
         if "id" in a:
             self.by_id[a["id"]] = {"tag": tag, "attrs": a, "text": ""}
-        self._stack.append(a.get("id"))
+        if tag not in ("img", "br", "meta", "link", "input", "hr"):  # void elements have no end tag
+            self._stack.append(a.get("id"))
 
     def handle_endtag(self, tag):
         if self._stack:
@@ -78,9 +79,16 @@ def test_html_report_renders_in_chromium(tmp_path):
                         4: ("not_checked", ""), 5: ("failed", "predicted"), 6: ("failed", "predicted"),
                         7: ("passed", "observed"), 8: ("not_checked", "")}
     assert "not checked (predicted to pass)" in c.by_id["item-4"]["text"]
-    assert {"plot-findings_by_kind", "plot-loss_curves", "plot-layer_errors"} <= set(c.by_id)
-    # Self-contained: every image is inline PNG, nothing is fetched.
-    assert len(c.imgs) == 3 and all(i["src"].startswith("data:image/png;base64,") for i in c.imgs)
+    plots = ["plot-layer_errors", "plot-loss_curves", "plot-step_times", "plot-fallback_share", "plot-findings_by_kind"]
+    assert [k for k in c.by_id if k.startswith("plot-")] == plots
+    # Self-contained: every image is inline SVG (vector, text kept as text), nothing is fetched.
+    assert len(c.imgs) == 5 and all(i["src"].startswith("data:image/svg+xml;base64,") for i in c.imgs)
+    captions = {k: c.by_id[k]["text"] for k in plots}
+    assert captions["plot-fallback_share"] == (
+        "CPU-fallback share per operator. Predicted calls per operator that would run on the CPU through the MPS "
+        "fallback, about 20% of step time in all, from the trace.")
+    assert captions["plot-step_times"].endswith("(observed).") and "predicted" in captions["plot-findings_by_kind"]
+    assert "red where out of tolerance" in captions["plot-layer_errors"]
     assert "http://" not in dom.replace("http://www.w3.org", "") and "https://" not in dom
     assert "PyTorch 2.14 fixes the one operator" in c.by_id["would-change"]["text"]
     assert shot.stat().st_size > 20_000 and shot.read_bytes().startswith(b"\x89PNG")
@@ -125,3 +133,31 @@ def test_plots_notice_title_and_inputs_in_chromium(tmp_path):
     assert "<title>mpsready report: proj</title>" in dom
     assert str(tmp_path) not in dom  # neither the project nor the run records by their absolute paths
     assert c.imgs == []
+
+
+def test_a_100_finding_report_fits_390_and_1400_px_grouped_and_folded(tmp_path):
+    """Issue 38: on a real-sized repository the findings table overflowed 1,400 px and the phone page was
+    ~44,000 px of cards. Now: grouped by verdict impact, rule and file, folded with counts."""
+    from tests.report.test_grouped_findings import many_findings_report
+
+    paths = write_report(many_findings_report(), tmp_path / "out", ("html",))
+    phone = browser.layout(paths["html"], 390, tmp_path / "many-390.png")
+    assert (phone["scroll_width"], phone["viewport"], phone["too_wide"]) == (390, 390, [])
+    assert phone["height"] < 6000
+    desk = browser.layout(paths["html"], 1400, tmp_path / "many-1400.png")
+    assert (desk["scroll_width"], desk["viewport"], desk["too_wide"]) == (1400, 1400, [])
+    dom = browser.render(paths["html"], tmp_path / "shot.png")
+    c = _Collect()
+    c.feed(dom)
+    assert c.by_id["findings"]["attrs"]["data-count"] == "104"
+    assert [(k, c.by_id[f"findings-{k}"]["attrs"]["data-count"]) for k in ("headline", "optional", "secondary")] == [
+        ("headline", "2"), ("optional", "42"), ("secondary", "60")]
+    assert "11 more files (45 findings)" in c.by_id["findings"]["text"]
+    # every fold opened (what a reader who opens them all sees): still no side scrolling at either width
+    opened = tmp_path / "out" / "opened.html"
+    opened.write_text(paths["html"].read_text(encoding="utf-8").replace("<details", "<details open"), encoding="utf-8")
+    for width in (390, 1400):
+        wide = browser.layout(opened, width, tmp_path / f"many-open-{width}.png")
+        assert (wide["scroll_width"], wide["too_wide"]) == (width, [])
+    for shot in ("many-390.png", "many-1400.png", "many-open-390.png"):
+        _keep(tmp_path / shot)

@@ -66,10 +66,12 @@ def test_table_has_both_rows_with_exact_outcomes(pool_matrix):
 
 def test_program_output_shown_only_for_the_failing_release(pool_matrix):
     p, _doc, _tmp = pool_matrix
-    head = "--- torch 2.3.1 (failed): program output, last 11 of 11 line(s) ---\n"
+    # the user's frames only (issue 38): the emulator's dispatch frames are counted on one line, not shown
+    head = "--- torch 2.3.1 (failed): program output, last 6 of 6 line(s) ---\n"
     assert head in p.stderr
     block = p.stderr.split(head, 1)[1]
     assert 'File "' in block and "line 3, in <module>" in block
+    assert "  (2 frames inside PyTorch and other libraries not shown)\n" in block and "site-packages" not in block
     assert ("NotImplementedError: The operator 'aten::avg_pool3d.out' is not currently implemented for the MPS "
             "device.") in block
     assert "--- torch 2.13.0" not in p.stderr

@@ -65,7 +65,12 @@ def test_no_status_line_off_a_terminal_or_with_quiet(monkeypatch):
 
     spec = {"out": "x"}
     monkeypatch.setattr("sys.stderr", io.StringIO())
-    assert cli._status_line(spec, "/nonexistent/result.json", False) is None and spec == {"out": "x"}
+    # off a terminal (issue 38): a heartbeat line every 30 s instead of nothing; -q still silences it
+    assert cli._status_line(spec, "/nonexistent/result.json", True) is None and spec == {"out": "x"}
+    beat = cli._status_line(spec, "/nonexistent/result.json", False)
+    beat.stop()
+    assert (beat.heartbeat, beat.print_every_s) == (True, 30.0)
+    spec = {"out": "x"}
     monkeypatch.setattr("sys.stderr", TTY())
     assert cli._status_line(spec, "/nonexistent/result.json", True) is None and spec == {"out": "x"}
     line = cli._status_line(spec, "/nonexistent/result.json", False)

@@ -33,8 +33,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="three-way factor: B is worse when err(B,C) > k*err(A,C) (default 2)")
     p.add_argument("--format", choices=("terminal", "json", "md"), default="terminal")
     p.add_argument("--output", "-o", metavar="FILE", help="write the output to FILE instead of stdout")
-    p.add_argument("--plots", metavar="DIR", help="write loss.png and layer_error.png into DIR")
-    p.add_argument("--all", action="store_true", help="list every tensor, also when many pass")
+    p.add_argument("--plots", metavar="DIR", help="write loss.svg and layer_error.svg into DIR")
+    p.add_argument("--all", action="store_true",
+                   help="list every tensor of every step (default: the tensors out of tolerance of the first "
+                        "step with a failure, and one summary line per step)")
+    p.add_argument("--label", action="append", default=[], metavar="NAME",
+                   help="a name for A, then B, then the reference (repeatable, in that order; default: the "
+                        "record's own --label, else its device), shown wherever the device is")
+    p.add_argument("--histogram", action="store_true",
+                   help="add each listed tensor's error histogram (|B - A| per decade)")
     p.add_argument("--verify-bytes", action="store_true",
                    help="compare raw tensors even when their checksums are equal (slower; checks the record)")
     p.set_defaults(run=lazy_run("mpsready.compare.cli"))

@@ -34,6 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--save-inputs", metavar="LAYER", default=None,
                    help="save the inputs, output and state of module LAYER per step (safetensors) for "
                         "`mpsready replay`")
+    p.add_argument("--label", metavar="NAME", default=None,
+                   help="a name for this run (e.g. cpu-eager, mps-fp16), shown by compare and report beside the device")
     p.add_argument("--force", action="store_true", help="replace an existing run record at --out")
     p.add_argument("--format", choices=("terminal", "json"), default="terminal",
                    help="what to print: a summary table or the manifest as JSON")

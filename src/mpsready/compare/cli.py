@@ -44,10 +44,14 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"k must be a number, got {k!r}") from None
     if not k >= 1.0:
         raise UsageError(f"k must be >= 1 (B counts as worse when err(B,C) > k*err(A,C)); got {k}")
+    labels = tuple(x.strip() for x in args.label)
+    if len(labels) > (3 if args.reference else 2) or any(not x for x in labels):
+        raise UsageError(f"--label: give at most one non-empty name per run (A, B{', reference' if args.reference else ''}), "
+                         f"in that order; got {list(args.label)}")
     _check_outputs(args)  # before the comparison, so a bad --output or --plots wastes no work
     try:
         comp = compare_records(args.a, args.b, reference=args.reference, tolerances=spec, k=k,
-                               trust_checksums=not args.verify_bytes)
+                               trust_checksums=not args.verify_bytes, labels=labels, histogram=args.histogram)
     except (RecordError, RawTensorError) as exc:
         raise UsageError(str(exc)) from None
     code = int(ExitCode.OK if comp.ok else ExitCode.FINDINGS)

@@ -70,7 +70,7 @@ def _optimizer_note(c: "Comparison", first: "TensorComparison") -> str:
 
 def findings_for(c: "Comparison") -> list[Finding]:
     basis = Basis.OBSERVED if c.basis == "observed" else Basis.PREDICTED
-    devices = f"A={c.a.device}, B={c.b.device}"
+    devices = f"A={c.a.label}, B={c.b.label}"
     out: list[Finding] = []
 
     def add(rule: Any, message: str, loc: Location | None = None, **evidence: Any) -> None:
@@ -127,13 +127,13 @@ def findings_for(c: "Comparison") -> list[Finding]:
             ra = tw.a_vs_ref.error if tw and tw.a_vs_ref else None
             rb = tw.b_vs_ref.error if tw and tw.b_vs_ref else None
             add(rules.NUM106, f"Against the reference ({c.reference.label}), "
-                f"B ({c.b.device}) is less accurate than A ({c.a.device}) for {len(worse)} tensor(s), first "
+                f"B ({c.b.label}) is less accurate than A ({c.a.label}) for {len(worse)} tensor(s), first "
                 f"{t.key} (step {t.step}): max abs error against the reference {fmt(rb)} in B vs {fmt(ra)} in A "
                 f"(k={fmt(c.k)}).",
                 _loc(t), key=t.key, tensors=len(worse), err_a=ra, err_b=rb, k=c.k)
         elif failed:
-            add(rules.NUM107, f"{len(failed)} tensor(s) differ between A ({c.a.device}) and B ({c.b.device}), but "
-                f"against the reference ({c.reference.device}) B is nowhere further from it than "
+            add(rules.NUM107, f"{len(failed)} tensor(s) differ between A ({c.a.label}) and B ({c.b.label}), but "
+                f"against the reference ({c.reference.label}) B is nowhere further from it than "
                 f"{fmt(c.k)}x A's error: B differs from A, it is not worse.", Location(stage="compare"),
                 tensors=len(failed), k=c.k)
     stats = c.stats_only

@@ -115,16 +115,21 @@ class RunInfo:
     entry: str | None
     observed_on: str | None = None  # the recorder's description, e.g. "cpu (Intel Xeon); not an MPS run"
     synthetic_inputs: str | None = None  # the record whose input shapes were replayed, if any
+    name: str | None = None  # the run's label: ``compare --label``, else ``record --label`` (manifest "label")
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        d = dict(self.__dict__)
+        d["label"] = self.label
+        return d
 
     @property
     def label(self) -> str:
-        """``"cpu"``, or ``"cpu float64"`` when the record names its dtype."""
+        """``"cpu"``, ``"cpu float64"`` when the record names its dtype, and ``"NAME (cpu float64)"`` for a
+        labelled run, so that three CPU variants do not read as three identical "cpu" rows."""
+        base = self.device
         if self.dtype and self.dtype.replace("float", "").isdigit():
-            return f"{self.device} {self.dtype}"
-        return self.device
+            base = f"{self.device} {self.dtype}"
+        return f"{self.name} ({base})" if self.name else base
 
 
 @dataclass
@@ -216,8 +221,10 @@ class Comparison:
                 "steps": len(diffs)}
 
 
-def _run_info(r: RunRecord) -> RunInfo:
+def _run_info(r: RunRecord, name: str | None = None) -> RunInfo:
     m = r.manifest
+    if name is None and isinstance(m.get("label"), str) and m["label"].strip():
+        name = m["label"].strip()
     entry = m.get("entry")
     if isinstance(entry, dict):
         entry = entry.get("spec") or entry.get("name") or str(entry)
@@ -226,7 +233,7 @@ def _run_info(r: RunRecord) -> RunInfo:
                    dtype=m.get("dtype"), raw_tensors=bool(m.get("raw_tensors", False)),
                    entry=None if entry is None else str(entry),
                    observed_on=None if m.get("observed_on") is None else str(m["observed_on"]),
-                   synthetic_inputs=None if not syn else str(syn))
+                   synthetic_inputs=None if not syn else str(syn), name=name)
 
 
 def _open(x: Any) -> RunRecord:
@@ -259,7 +266,8 @@ def _raw_info(f: RawTensorFile | None, e: Any) -> Any:
 
 
 def compare_pair(ea: Any, eb: Any, fa: RawTensorFile | None, fb: RawTensorFile | None, tol: Tolerance,
-                 trust_checksums: bool = True, chunk: int = CHUNK) -> tuple[PairMetrics | None, str | None]:
+                 trust_checksums: bool = True, chunk: int = CHUNK,
+                 histogram: bool = False) -> tuple[PairMetrics | None, str | None]:
     """Metrics of one pair (``ea`` expected) and an optional note; ``None`` metrics when
     the shapes differ so no element can be paired."""
     if tuple(ea.shape) != tuple(eb.shape):
@@ -271,7 +279,7 @@ def compare_pair(ea: Any, eb: Any, fa: RawTensorFile | None, fb: RawTensorFile |
     if ia is not None and ib is not None:
         target = compute_dtype(ia.dtype, ib.dtype)
         assert fa is not None and fb is not None
-        return compare_chunks(iter_chunks(fa, ia, fb, ib, target, chunk), ia.numel, tol), note
+        return compare_chunks(iter_chunks(fa, ia, fb, ib, target, chunk), ia.numel, tol, histogram), note
     missing = [s for s, i in (("A", ia), ("B", ib)) if i is None]
     why = f"no raw tensor in {' and '.join(missing)}"
     return compare_stats(ea.stats, eb.stats, tol), (note + "; " if note else "") + f"stats only ({why})"
@@ -382,7 +390,8 @@ def _first(tensors: list[TensorComparison], kinds: tuple[str, ...]) -> TensorCom
 def compare_records(a: str | os.PathLike[str] | RunRecord, b: str | os.PathLike[str] | RunRecord,
                     reference: str | os.PathLike[str] | RunRecord | None = None,
                     tolerances: ToleranceSpec | None = None, k: float = DEFAULT_K,
-                    trust_checksums: bool = True, chunk: int = CHUNK) -> Comparison:
+                    trust_checksums: bool = True, chunk: int = CHUNK, labels: tuple[str | None, ...] = (),
+                    histogram: bool = False) -> Comparison:
     """Compare run records ``a`` (baseline, e.g. CUDA) and ``b`` (candidate, e.g. MPS).
 
     ``reference`` (e.g. the same step on the CPU in float64) adds the three-way judgement
@@ -392,6 +401,9 @@ def compare_records(a: str | os.PathLike[str] | RunRecord, b: str | os.PathLike[
     :class:`~mpsready.record.layout.RecordError` for a missing or malformed record and
     :class:`~mpsready.compare.tensorio.RawTensorError` for a malformed safetensors file.
     The findings (NUM1xx) are in ``Comparison.findings``.
+
+    ``labels``: names for A, B and the reference, in that order (``--label``; a record's own ``label``
+    otherwise). ``histogram``: each raw pair's metrics carry the error histogram per decade.
     """
     ra, rb = _open(a), _open(b)
     rc = _open(reference) if reference is not None else None
@@ -404,7 +416,7 @@ def compare_records(a: str | os.PathLike[str] | RunRecord, b: str | os.PathLike[
         with _raw_files([ra, rb, rc], step) as (fa, fb, fc):
             for ea, eb in group:
                 tol = spec.resolve(ea.key, ea.dtype, eb.dtype)
-                metrics, note = compare_pair(ea, eb, fa, fb, tol, trust_checksums, chunk)
+                metrics, note = compare_pair(ea, eb, fa, fb, tol, trust_checksums, chunk, histogram)
                 status = "incomparable" if metrics is None else ("pass" if metrics.passed else "fail")
                 if metrics is None:
                     issues.append(StructureIssue("shape", f"{ea.key} (step {step}): {note}", [ea.key], [eb.key],
@@ -431,7 +443,8 @@ def compare_records(a: str | os.PathLike[str] | RunRecord, b: str | os.PathLike[
         # a check that compared nothing must not read as passed
         issues.append(StructureIssue("empty", "nothing to compare: the records share no tensor and no step loss"))
     comp = Comparison(
-        a=_run_info(ra), b=_run_info(rb), reference=_run_info(rc) if rc else None, tensors=tensors,
+        a=_run_info(ra, _nth(labels, 0)), b=_run_info(rb, _nth(labels, 1)),
+        reference=_run_info(rc, _nth(labels, 2)) if rc else None, tensors=tensors,
         steps=steps, structure=issues,
         first_forward=_first(tensors, ("input", "activation", "output", "loss")),
         first_backward=_first(tensors, ("grad",)), first_param=_first(tensors, ("param",)),
@@ -448,6 +461,10 @@ def compare_records(a: str | os.PathLike[str] | RunRecord, b: str | os.PathLike[
     if first is not None:  # NUM302: which run went non-finite first, at which op and line
         comp.findings = sort_findings(comp.findings + [first])
     return comp
+
+
+def _nth(labels: tuple[str | None, ...], i: int) -> str | None:
+    return labels[i] if i < len(labels) and labels[i] else None
 
 
 def _three_way(ea: Any, eb: Any, ec: Any, fa: Any, fb: Any, fc: Any, spec: ToleranceSpec, k: float,

@@ -39,7 +39,9 @@ def run(args: argparse.Namespace) -> int:
     from mpsready.env.collect import collect_env
 
     rec = collect_env(project=args.project)
-    if args.format == "json" or args.output:
+    if args.format == "text":
+        _emit(render.to_text(rec), args.output)
+    elif args.format == "json" or args.output:
         _emit(render.to_json(rec), args.output)
     if args.format == "terminal":
         render.render_terminal(rec)

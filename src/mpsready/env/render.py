@@ -60,15 +60,34 @@ def env_rows(rec: Mapping[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
+def to_text(rec: Mapping[str, Any]) -> str:
+    """Plain ``key: value`` lines in a fenced block, to paste into an issue: every key and value whole (no
+    table, no column width), keys aligned, control characters shown as ``\\xNN``, then the findings."""
+    from mpsready.escape import visible
+
+    rows = [(visible(k), visible(str(v))) for k, v in env_rows(rec)]
+    width = max((len(k) for k, _ in rows), default=0)
+    out = ["```text", "mpsready env (observed in this environment)"]
+    out += [f"{k.ljust(width)} : {v}" for k, v in rows]
+    findings = rec.get("findings") or []
+    if findings:
+        out.append("")
+        out += [visible(f"{f['code']} {f['severity']} ({f['basis']}): {f['message']}") for f in findings]
+    out.append("```")
+    return "\n".join(out) + "\n"
+
+
 def render_terminal(rec: Mapping[str, Any], console: Any = None) -> None:
     from rich.console import Console
     from rich.table import Table
 
     console = console or Console()
+    rows = env_rows(rec)
     table = Table(title="mpsready env", show_header=False)
-    table.add_column("item", style="bold")
-    table.add_column("value")
-    for k, v in env_rows(rec):
+    # the keys are never cut (they used to end in "…" at 100 columns): the values fold instead
+    table.add_column("item", style="bold", no_wrap=True, min_width=max((len(k) for k, _ in rows), default=4))
+    table.add_column("value", overflow="fold")
+    for k, v in rows:
         table.add_row(k, v)
     console.print(table)
     for f in rec.get("findings", []):

@@ -103,11 +103,12 @@ def run(args: argparse.Namespace) -> int:
         from mpsready.migrate.verify import render_verify, verify_plan
 
         from mpsready.childproc import Interrupted
+        from mpsready.migrate.progress import run_steps
 
-        quiet = getattr(args, "quiet", False)
         try:
             verified = verify_plan(plan, command, releases=releases, max_steps=args.max_steps,
-                                   time_limit=args.time_limit, cwd=args.cwd, say=None if quiet else _say)
+                                   time_limit=args.time_limit, cwd=args.cwd,
+                                   progress=run_steps(getattr(args, "quiet", False)))
         except Interrupted as exc:
             sys.stderr.write(f"mpsready migrate: {exc}: the runs and every process they started were ended, the "
                              "copies removed; nothing written\n")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import TextIO
 
 from mpsready import progress as shared
@@ -72,6 +72,60 @@ class PlanProgress:
 
 
 def for_cli(quiet: bool, stream: TextIO | None = None) -> PlanProgress | None:
-    """A :class:`PlanProgress` on ``stream`` (default stderr) when :func:`shown`; else None."""
+    """A :class:`PlanProgress` on ``stream`` (default stderr) when :func:`shown`; a started :class:`HeartbeatPlan`
+    when the stream is not a terminal (a CI log); None with ``quiet``."""
     stream = sys.stderr if stream is None else stream
-    return PlanProgress(stream) if shown(quiet, stream) else None
+    if shown(quiet, stream):
+        return PlanProgress(stream)
+    return HeartbeatPlan(stream).start() if shared.heartbeat_wanted(stream, quiet) else None
+
+
+def run_steps(quiet: bool, stream: TextIO | None = None, *, label: str = "verify",
+              clock: Callable[[], float] = time.monotonic) -> Callable[[str], AbstractContextManager[None]]:
+    """For ``--verify``: a context manager per run, which prints ``verify: DESCRIPTION ...`` when the run starts and
+    ``verify: DESCRIPTION: done (12 s)`` when it ends, and in between a status line on a terminal or a heartbeat
+    line every 30 s elsewhere (:func:`mpsready.progress.waiting`). Nothing with ``quiet``."""
+    out = sys.stderr if stream is None else stream
+
+    @contextmanager
+    def step(description: str) -> Iterator[None]:
+        if quiet:
+            yield
+            return
+        out.write(f"{label}: {description} ...\n")
+        out.flush()
+        t0 = clock()
+        with shared.waiting(out, quiet, f"{label}: {description}", clock=clock):
+            yield
+        out.write(f"{label}: {description}: done ({clock() - t0:.0f} s)\n")
+        out.flush()
+
+    return step
+
+
+class HeartbeatPlan(PlanProgress):
+    """:class:`PlanProgress`'s callbacks for output that is not a terminal: a plain line every 30 s saying where the
+    planning is (``migrate: planning edits, 120 of 2,000 files (30 s)``)."""
+
+    def __init__(self, stream: TextIO, *, every_s: float = shared.HEARTBEAT_S,  # noqa: D107
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        # no bar (PlanProgress.__init__ would make one): lines only
+        self.stream = stream
+        self.phase, self.done, self.total = "scanning", 0, 0
+        self.beat = shared.Heartbeat(stream, self._text, every_s, clock=clock)
+
+    def _text(self, seconds: float) -> str:
+        return f"migrate: {self.phase}, {self.done:,} of {self.total:,} files ({seconds:.0f} s)"
+
+    def start(self) -> "HeartbeatPlan":
+        self.beat.start()
+        return self
+
+    def scan(self, done: int, total: int) -> None:
+        self.phase, self.done, self.total = "scanning", done, total
+
+    def plan(self, done: int, total: int) -> None:
+        self.phase, self.done, self.total = "planning edits", done, total
+
+    def stop(self) -> None:
+        self.beat.stop()

@@ -34,8 +34,10 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from mpsready import childproc
 from mpsready.errors import UsageError
@@ -445,12 +447,13 @@ def device_selection_line(root: Path, files: list[Path]) -> str | None:
 
 
 def verify_plan(plan: Plan, command: list[str], *, releases: list[str], max_steps: int = 3,
-                time_limit: float = 300.0, cwd: str = ".", say: Callable[[str], None] | None = None) -> VerifyResult:
+                time_limit: float = 300.0, cwd: str = ".", say: Callable[[str], None] | None = None,
+                progress: Callable[[str], AbstractContextManager[Any]] | None = None) -> VerifyResult:
     """Run the checks of the module docstring for ``plan`` with ``command`` (an argv run from the project's
     root, or from its folder ``cwd`` for a README that says ``cd pkg; python train.py``). ``releases``: PyTorch
     releases for the emulated Mac (``mpsready run --torch``); ``max_steps``:
     optimizer steps per run (0: no limit); ``time_limit``: seconds per run. Writes only under a temporary folder,
-    removed at the end."""
+    removed at the end. ``progress(description)``: a context manager around each run (the CLI's progress lines)."""
     root = Path(plan.root)
     check_cwd(root, cwd)  # before any work: the runs never happen in the project itself
     for path in clean_leftovers():
@@ -479,15 +482,24 @@ def verify_plan(plan: Plan, command: list[str], *, releases: list[str], max_step
                 target.unlink(missing_ok=True)  # a new file: nothing is written through a link
                 target.write_text(fp.after, encoding="utf-8")
             tell = say or (lambda _line: None)
+            step = progress or (lambda _description: nullcontext())
             tell(f"verify: CPU run 1/2: the original ({' '.join(command)})")
-            first = _cpu_run(original / cwd, command, site, max_steps, time_limit)
+            with step("the original on the CPU"):
+                first = _cpu_run(original / cwd, command, site, max_steps, time_limit)
             tell("verify: CPU run 2/2: the migrated copy")
-            result = VerifyResult(list(command), first, _cpu_run(migrated / cwd, command, site, max_steps, time_limit),
-                                  left_out=left_out)
-            run_to_run_spread(result, lambda: _cpu_run(original / cwd, command, site, max_steps, time_limit), tell)
+            with step("the migrated copy on the CPU"):
+                second = _cpu_run(migrated / cwd, command, site, max_steps, time_limit)
+            result = VerifyResult(list(command), first, second, left_out=left_out)
+
+            def again() -> CpuRun:
+                with step("the original on the CPU again (its own run-to-run spread)"):
+                    return _cpu_run(original / cwd, command, site, max_steps, time_limit)
+
+            run_to_run_spread(result, again, tell)
             for n, release in enumerate(releases, 1):
                 tell(f"verify: emulated Mac {n}/{len(releases)}: PyTorch {release} (mpsready run)")
-                result.mac.append(_mac_run(migrated / cwd, command, release, max_steps, time_limit, base))
+                with step(f"the migrated copy on the emulated Mac, torch {release}"):
+                    result.mac.append(_mac_run(migrated / cwd, command, release, max_steps, time_limit, base))
             if any(not r.mps_used for r in result.mac):
                 where = device_selection_line(migrated, _program_files(migrated, cwd, command, plan))
                 for r in result.mac:

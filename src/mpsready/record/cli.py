@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         rec = record_entry(args.entry, device=args.device, steps=args.steps, out=args.out, seed=args.seed,
                            save_tensors=args.save_tensors, synthetic_inputs=args.synthetic_inputs, dtype=args.dtype,
                            project=args.project, force=args.force, keep_output=args.keep_output,
-                           nan_check=args.nan_check, save_inputs=args.save_inputs,
+                           nan_check=args.nan_check, save_inputs=args.save_inputs, label=args.label,
                            timeout=DEFAULT_TIMEOUT if args.timeout is None else args.timeout)
     except Interrupted as exc:
         sys.stderr.write(f"mpsready record: {exc}: the step and every process it started were ended; "

@@ -155,7 +155,7 @@ def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.P
                  dtype: str | None = None, project: str | None = None, cwd: str | None = None,
                  timeout: float | None = DEFAULT_TIMEOUT, force: bool = False, python: str | None = None,
                  isolate: bool = True, keep_output: bool = False, nan_check: bool = True,
-                 save_inputs: str | None = None) -> RunRecord:
+                 save_inputs: str | None = None, label: str | None = None) -> RunRecord:
     """Record ``spec`` (an ENTRY) on ``device`` for ``steps`` steps into the directory ``out``.
 
     Returns the written :class:`~mpsready.record.layout.RunRecord`. Raises
@@ -178,8 +178,11 @@ def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.P
     the first op whose result held NaN/Inf from finite inputs (:mod:`mpsready.record.numerics_hook`); the
     recorded step times carry none of it. ``save_inputs``: a module path
     (``"encoder.layers.0"``) whose inputs, output and state are saved per step for ``mpsready replay``
-    (:mod:`mpsready.record.numerics_hook`).
+    (:mod:`mpsready.record.numerics_hook`). ``label``: the run's name (manifest ``label``), shown by compare
+    and report beside the device.
     """
+    if label is not None and (not label.strip() or len(label) > 80):
+        raise UsageError(f"--label {label!r}: give a non-empty name of at most 80 characters")
     _check_arguments(spec, device, steps, seed, timeout, project, dtype, cwd)
     synthetic = _load_synthetic(synthetic_inputs) if synthetic_inputs else None
     out_p = Path(out)
@@ -208,6 +211,8 @@ def record_entry(spec: str, device: str = "cpu", steps: int = 2, out: str | os.P
                                      # the step's printed output may hold research data: kept only on request
                                      "output_tail": stderr_tail if keep_output else None})
         manifest = _finite(manifest)
+        if label is not None:
+            manifest["label"] = label.strip()
         manifest["tensor_count"] = _repair_tensors(partial)
         from mpsready.record.rules import evaluate
 

@@ -14,11 +14,23 @@ def exit_code(verdict: Verdict, fail_on: str) -> int:
     return ExitCode.FINDINGS if verdict.rank >= Verdict(fail_on).rank else ExitCode.OK
 
 
+def require_html_extra(fmt: str | None) -> None:
+    """``--format html`` asks for what only the ``report`` extra (jinja2) can write: a usage error (exit 2) before
+    any work, rather than a report that is not written and an exit code that reads as the verdict's."""
+    if fmt != "html":
+        return
+    try:
+        import jinja2  # noqa: F401
+    except ImportError:
+        raise UsageError("--format html needs the 'report' extra (jinja2): pip install 'mpsready[report]'") from None
+
+
 def run(args: argparse.Namespace) -> int:
     from mpsready.report.build import build_report
     from mpsready.report.evidence import Evidence
     from mpsready.report.evidence import compare, env, record, run as run_ev, scan, tests as tests_ev, trace
 
+    require_html_extra(args.format)
     mac_results, kit_dir = getattr(args, "mac_results", None), getattr(args, "kit_dir", None)
     if not any((args.scan, args.env, args.trace, args.record, args.compare, args.run_doc, args.tests_doc,
                 mac_results, kit_dir)):

@@ -34,29 +34,33 @@ def prepare_out_dir(out: str | Path) -> Path:
 def write_report(report: Report, out: str | Path, formats: tuple[str, ...] = ("md", "html", "json")) -> dict[str, Path]:
     """Write each format into ``out`` (created if needed); returns format -> path.
 
-    Markdown links its plots as PNG files under ``report-plots/``; the HTML embeds them.
+    Markdown links its plots as SVG files under ``report-plots/`` (a compare stage's PNG stays PNG); the HTML
+    embeds them. Each plot has a one-sentence caption.
     """
     out = prepare_out_dir(out)
     note = None
     try:
-        pngs = plots_mod.all_plots(report) if {"md", "html", "json"} & set(formats) else {}
+        made = plots_mod.all_plots_with_captions(report) if {"md", "html", "json"} & set(formats) else {}
     except ImportError:  # matplotlib is in the 'report' extra: the report is whole without plots, and says so
         print("note: no plots (matplotlib is not installed: pip install 'mpsready[report]')", file=sys.stderr)
-        pngs, note = {}, PLOTS_SKIPPED_NO_MATPLOTLIB
+        made, note = {}, PLOTS_SKIPPED_NO_MATPLOTLIB
+    pngs = {k: v[0] for k, v in made.items()}
+    captions = {k: v[1] for k, v in made.items()}
     rel_plots: dict[str, str] = {}
     if pngs and ("md" in formats or "json" in formats):
         (out / PLOT_DIR).mkdir(exist_ok=True)
         for name, data in pngs.items():
-            (out / PLOT_DIR / f"{name}.png").write_bytes(data)
-            rel_plots[name] = f"{PLOT_DIR}/{name}.png"
+            file = f"{name}.{plots_mod.extension(data)}"
+            (out / PLOT_DIR / file).write_bytes(data)
+            rel_plots[name] = f"{PLOT_DIR}/{file}"
     written: dict[str, Path] = {}
     for fmt in formats:
         path = out / FILENAMES[fmt]
         if fmt == "md":
-            text = md_fmt.render(report, rel_plots, plots_note=note)
+            text = md_fmt.render(report, rel_plots, plots_note=note, captions=captions)
         elif fmt == "html":
             try:
-                text = html_fmt.render(report, pngs, plots_note=note)
+                text = html_fmt.render(report, pngs, plots_note=note, captions=captions)
             except html_fmt.MissingJinja as exc:
                 print(f"note: {exc}; report.html not written", file=sys.stderr)
                 continue

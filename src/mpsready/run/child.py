@@ -73,15 +73,28 @@ def _program_error(exc: BaseException, root: str) -> dict[str, Any]:
             "op": None, "dtype": None, "mac": False, "missing": missing}
 
 
-def _print_exception(exc: BaseException) -> None:
-    """The traceback as Python prints it, without the frames of this runner, runpy or the emulator (the
-    emulator stands in for PyTorch's C++ here: on a Mac the error comes out of the torch call itself)."""
+def _print_exception(exc: BaseException, root: str | None = None) -> None:
+    """The traceback as a Mac would print it, with the user's frames only: a file under ``root`` outside
+    ``site-packages`` and mpsready (the emulator stands in for PyTorch's C++ here, so its frames and the
+    dispatch plumbing that calls it, ``torch/_dynamo/eval_frame.py``, ``torch/utils/_python_dispatch.py``,
+    would not be there on a Mac; PyTorch's own Python frames are left out with them and counted). Without
+    ``root``, or when no frame is the user's, only this runner, runpy and the emulator are left out."""
     pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
     frames = [fs for fs in traceback.extract_tb(exc.__traceback__)
               if not fs.filename.startswith(pkg) and not fs.filename.startswith("<frozen runpy")]
-    out = ["Traceback (most recent call last):\n", *traceback.format_list(frames),
-           *traceback.format_exception_only(type(exc), exc)]
+    user = [fs for fs in frames if root and _is_user_file(fs.filename, root, pkg)]
+    left_out = len(frames) - len(user) if user else 0
+    out = ["Traceback (most recent call last):\n", *traceback.format_list(user or frames)]
+    if left_out:
+        out.append(f"  ({left_out} frame{'s' if left_out != 1 else ''} inside PyTorch and other libraries not shown)\n")
+    out += traceback.format_exception_only(type(exc), exc)
     sys.stderr.write("".join(out))
+
+
+def _is_user_file(filename: str, root: str, pkg: str) -> bool:
+    path = os.path.abspath(filename)
+    return (path.startswith(os.path.abspath(root) + os.sep) and not path.startswith(pkg)
+            and "site-packages" not in path and "dist-packages" not in path)
 
 
 def run(spec: dict[str, Any]) -> dict[str, Any]:
@@ -163,7 +176,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         outcome = "failed"
         print(f"mpsready run: the process would abort here on a Mac: {exc}", file=sys.stderr)
     except BaseException as exc:  # one the emulator raised (or marked) as a Mac would, or the program's own
-        _print_exception(exc)
+        _print_exception(exc, root)
         if emu.failure_of(exc) is not None:
             outcome = "failed"  # already in emu.failures, with op, dtype and the user's line
         else:

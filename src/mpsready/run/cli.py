@@ -116,15 +116,17 @@ def run(args: argparse.Namespace) -> int:
 
 def _status_line(spec: dict, out: str, quiet: bool):
     """A started :class:`~mpsready.run.status.StatusLine` on stderr, and ``spec["status"]`` set so that the child
-    writes its counts, when stderr is a terminal and not ``-q``; else ``None`` (the spec unchanged)."""
-    from mpsready.progress import enabled
+    writes its counts, unless ``-q`` (then ``None``, the spec unchanged): on a terminal a line when the counts
+    changed, elsewhere (a pipe, a CI log) a heartbeat line every 30 s."""
+    from mpsready.progress import enabled, heartbeat_wanted
 
-    if not enabled(sys.stderr, quiet):
+    beat = heartbeat_wanted(sys.stderr, quiet)  # not a terminal: a plain line every 30 s, changed or not
+    if not enabled(sys.stderr, quiet) and not beat:
         return None
-    from mpsready.run.status import SUFFIX, StatusLine
+    from mpsready.run.status import HEARTBEAT_S, PRINT_EVERY_S, SUFFIX, StatusLine
 
     spec["status"] = out + SUFFIX
-    line = StatusLine(spec["status"], sys.stderr)
+    line = StatusLine(spec["status"], sys.stderr, HEARTBEAT_S if beat else PRINT_EVERY_S, heartbeat=beat)
     line.start()
     return line
 
@@ -189,12 +191,30 @@ def _run_matrix(args: argparse.Namespace, prog, fallback: bool) -> int:
         print(f"mpsready run: {len(releases)} release(s) ({', '.join(r for _q, r in releases)}), "
               f"{jobs} at a time", file=sys.stderr)
 
-    def progress(rr: matrix.ReleaseRun) -> None:
-        if not quiet:
-            print(f"  torch {rr.release}: {rr.outcome} ({rr.seconds:.1f} s)", file=sys.stderr)
+    from mpsready.progress import heartbeat_wanted
+    from mpsready.run.status import SUFFIX, MatrixStatus
 
-    runs = matrix.run_releases(releases, lambda req, out: _spec(args, prog, req, fallback, out),
-                               _child_env(fallback), jobs=jobs, progress=progress)
+    status = None if quiet else MatrixStatus(sys.stderr, heartbeat=heartbeat_wanted(sys.stderr, quiet))
+
+    def make_spec(req: str, out: str) -> dict:
+        spec = _spec(args, prog, req, fallback, out)
+        if status is not None:  # per release: started, step N, ended
+            spec["status"] = out + SUFFIX
+            status.started(req, spec["status"])
+        return spec
+
+    def progress(rr: matrix.ReleaseRun) -> None:
+        if status is not None:
+            status.ended(rr.requested)
+            print(f"  torch {rr.requested}: ended, {rr.outcome} ({rr.seconds:.1f} s)", file=sys.stderr)
+
+    if status is not None:
+        status.start()
+    try:
+        runs = matrix.run_releases(releases, make_spec, _child_env(fallback), jobs=jobs, progress=progress)
+    finally:
+        if status is not None:
+            status.stop()
     doc = matrix.build_matrix_document(
         runs, args.torch, {"macos": args.macos, "fallback": fallback}, {**prog.to_dict(), "root": prog.root},
         {"keep_going": bool(args.keep_going), "max_steps": args.max_steps, "time_limit": args.time_limit,

@@ -97,9 +97,10 @@ class StatusLine(_Ticker):
     every ``print_every_s`` seconds. ``clock`` returns seconds (tests pass a fake one and call :meth:`poll`)."""
 
     def __init__(self, path: str, stream: TextIO, print_every_s: float = PRINT_EVERY_S, *,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, heartbeat: bool = False) -> None:
         super().__init__(self.poll, WRITE_EVERY_S)
         self.path, self.stream, self.print_every_s, self.clock = path, stream, print_every_s, clock
+        self.heartbeat = heartbeat  # a line every print_every_s even when nothing changed (output not a terminal)
         self.started = self.last = clock()
         self.shown: dict[str, int] | None = None
 
@@ -108,8 +109,67 @@ class StatusLine(_Ticker):
         if now - self.last < self.print_every_s:
             return
         doc = read_status(self.path)
-        if doc is None or doc == self.shown:
+        if doc is None and self.heartbeat:
+            doc = {"steps": 0, "ops": 0}  # still starting (importing torch): say it is alive
+        if doc is None or (doc == self.shown and not self.heartbeat):
             return
         self.shown, self.last = doc, now
         self.stream.write(status_text(doc, now - self.started) + "\n")
         self.stream.flush()
+
+
+HEARTBEAT_S = 30.0
+
+
+class MatrixStatus(_Ticker):
+    """In the parent of ``run --torch a,b,c``: a line per release when its child starts (``torch 2.3: started``),
+    then, while it runs, its optimizer steps and ops judged from its status file when they changed (at most every
+    ``print_every_s`` seconds on a terminal), or on every release still running every :data:`HEARTBEAT_S` seconds
+    even when nothing changed (``heartbeat``: output that is not a terminal, a CI log). The end of each release
+    is the caller's line. ``clock`` returns seconds (tests pass a fake one and call :meth:`poll`)."""
+
+    def __init__(self, stream: TextIO, *, heartbeat: bool = False, print_every_s: float | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__(self.poll, WRITE_EVERY_S)
+        self.stream, self.heartbeat, self.clock = stream, heartbeat, clock
+        self.print_every_s = print_every_s if print_every_s is not None else (HEARTBEAT_S if heartbeat else PRINT_EVERY_S)
+        self.lock = threading.Lock()
+        self.running: dict[str, tuple[str, float]] = {}  # release -> (status path, start time)
+        self.shown: dict[str, dict[str, int] | None] = {}
+        self.last: dict[str, float] = {}
+
+    def started(self, release: str, path: str) -> None:
+        now = self.clock()
+        with self.lock:
+            self.running[release] = (path, now)
+            self.shown[release], self.last[release] = None, now
+            self._write(f"  torch {release}: started")
+
+    def ended(self, release: str) -> None:
+        with self.lock:
+            self.running.pop(release, None)
+
+    def poll(self) -> None:
+        now = self.clock()
+        with self.lock:
+            for release, (path, t0) in list(self.running.items()):
+                if now - self.last[release] < self.print_every_s:
+                    continue
+                doc = read_status(path)
+                if doc is None:
+                    if not self.heartbeat:
+                        continue
+                    doc = {"steps": 0, "ops": 0}
+                if doc == self.shown[release] and not self.heartbeat:
+                    continue
+                self.shown[release], self.last[release] = doc, now
+                steps = doc["steps"]
+                self._write(f"  torch {release}: step {steps:,}, {doc['ops']:,} op{'' if doc['ops'] == 1 else 's'} "
+                            f"judged ({now - t0:.0f} s)")
+
+    def _write(self, line: str) -> None:
+        try:
+            self.stream.write(line + "\n")
+            self.stream.flush()
+        except (OSError, ValueError):
+            pass

@@ -1,8 +1,9 @@
-"""PNG plots with matplotlib (Agg backend, no display needed).
+"""SVG plots with matplotlib (its SVG backend, text kept as text; no display needed). A path ending in
+``.png`` gives a PNG instead.
 
-* ``loss.png``: the loss of each run over the steps (and of the reference), with the
+* ``loss.svg``: the loss of each run over the steps (and of the reference), with the
   absolute difference A-B on a log scale below.
-* ``layer_error.png``: error along the network for the first step with a failure (else the
+* ``layer_error.svg``: error along the network for the first step with a failure (else the
   first step), as in the terminal table: forward tensors
   (inputs, activations in execution order, output, loss) on top, gradients in backward
   order below; log scale. Exact zeros sit on a floor line marked "exact"; tensors out of
@@ -17,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 FORWARD = ("input", "activation", "output", "loss")
-MAX_TICKS = 80
-MAX_WIDTH_IN = 24
+MAX_TICKS = 60
+MAX_WIDTH_IN = 16
 
 
 def _pyplot() -> Any:
@@ -28,6 +29,16 @@ def _pyplot() -> Any:
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def _save(fig: Any, path: Path) -> None:
+    import matplotlib
+
+    if str(path).endswith(".png"):
+        fig.savefig(path, dpi=110)
+        return
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "mpsready"}):
+        fig.savefig(path, format="svg", metadata={"Date": None})
 
 
 def _finite(x: Any) -> bool:
@@ -75,7 +86,7 @@ def plot_loss(comp: Any, path: Path) -> Path:
     if idx:
         axd.set_xticks(idx)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    _save(fig, path)
     plt.close(fig)
     return path
 
@@ -171,18 +182,18 @@ def plot_layers(comp: Any, path: Path, step: int | None = None) -> Path:
     _panel(ax1, fwd, f"Forward, step {step}: error along the network (A={comp.a.label}, B={comp.b.label})", comp)
     _panel(ax2, bwd, f"Gradients, step {step}, backward order", comp)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    _save(fig, path)
     plt.close(fig)
     return path
 
 
 def write_plots(comp: Any, directory: str | Path) -> dict[str, str]:
-    """Write ``loss.png`` and ``layer_error.png`` into ``directory``; returns name -> path."""
+    """Write ``loss.svg`` and ``layer_error.svg`` into ``directory``; returns name -> path."""
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     out = {}
     if comp.steps:
-        out["loss"] = str(plot_loss(comp, d / "loss.png"))
+        out["loss"] = str(plot_loss(comp, d / "loss.svg"))
     if comp.tensors:
-        out["layer_error"] = str(plot_layers(comp, d / "layer_error.png"))
+        out["layer_error"] = str(plot_layers(comp, d / "layer_error.svg"))
     return out

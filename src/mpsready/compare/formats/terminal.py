@@ -9,8 +9,10 @@ from rich.markup import escape as _markup_escape
 from rich.table import Table
 
 from mpsready.compare.diagnose import fmt
-from mpsready.compare.formats.common import (cosine, devices_line, headline, rows_to_show, share,
-                                             shape_dtype_note, status_word, three_way_short, uniform_tolerance)
+from mpsready.compare.formats.common import (cosine, devices_line, headline, histogram_line, listed_note, rows_to_show,
+                                             share,
+                                             shape_dtype_note, stat, status_word, three_way_short,
+                                             uniform_tolerance, worst_at)
 from mpsready.escape import visible
 
 
@@ -29,14 +31,18 @@ def styled(text: str, key: str | None = None) -> str:
 
 
 def render(comp: Any, console: Console, show_all: bool = False) -> None:
-    console.print(f"[bold]mpsready compare[/bold] ({comp.basis}): {devices_line(comp)}", highlight=False)
-    rows, other_steps = rows_to_show(comp, show_all)
+    console.print(f"[bold]mpsready compare[/bold] ({comp.basis}): {escape(devices_line(comp))}", highlight=False)
+    rows, step_summary = rows_to_show(comp, show_all)
+    for line in step_summary:
+        console.print(escape(line), highlight=False)
     tol = uniform_tolerance(rows)
     if tol:
         console.print(f"tolerance: {tol}", highlight=False)
-    table = Table(header_style="bold", pad_edge=False)
+    title = None if show_all else escape(listed_note(comp, rows)) + " (--all lists every tensor)"
+    table = Table(header_style="bold", pad_edge=False, title=title)
     narrow = console.width < 110  # an 80-column terminal: keep the columns that decide
-    cols = ["step", "tensor", "max abs"] + ([] if narrow else ["max rel", "cosine"]) + ["outside", "status"]
+    cols = (["step", "tensor", "max abs"] + ([] if narrow else ["mean abs", "p99 abs", "max rel", "rel L2", "cosine",
+                                                                "worst at (A vs B)"]) + ["outside", "status"])
     if not tol:
         cols.insert(-1, "rtol/atol")
     if comp.reference:
@@ -44,7 +50,7 @@ def render(comp: Any, console: Console, show_all: bool = False) -> None:
     for col in cols:
         if col == "tensor":
             table.add_column(col, overflow="fold", min_width=18 if narrow else 24, ratio=1)
-        elif col.startswith("vs ref"):
+        elif col.startswith("vs ref") or col.startswith("worst"):
             table.add_column(col, overflow="fold", min_width=12)
         else:
             table.add_column(col, no_wrap=True)
@@ -62,7 +68,8 @@ def render(comp: Any, console: Console, show_all: bool = False) -> None:
             name += " [bold]<- first divergence[/bold]"
         row = [str(t.step), name, fmt(m.max_abs if m else None)]
         if not narrow:
-            row += [fmt(m.max_rel if m else None), cosine(t)]
+            row += [stat(t, "mean_abs"), stat(t, "p99_abs"), fmt(m.max_rel if m else None), stat(t, "rel_l2"),
+                    cosine(t), escape(worst_at(t))]
         row += [share(t), styled(word)]
         if not tol:
             row.insert(-1, f"{fmt(t.tolerance.rtol)}/{fmt(t.tolerance.atol)}")
@@ -70,15 +77,20 @@ def render(comp: Any, console: Console, show_all: bool = False) -> None:
             tw = three_way_short(t)
             row.append(styled(tw, tw.split(" ")[0]) if tw else "")
         table.add_row(*row)
-    console.print(table)
-    for line in other_steps:
-        console.print("  " + escape(line), highlight=False)  # holds a tensor's name from the record
+    if rows:
+        console.print(table)
+    elif title:
+        console.print(title, highlight=False)
+    for t in rows:
+        h = histogram_line(t)
+        if h:
+            console.print(f"  {escape(t.key)} (step {t.step}): {escape(h)}", highlight=False)
     if comp.steps:
         lt = Table(title="loss per step", header_style="bold", pad_edge=False)
-        for col in ("step", f"A ({comp.a.device})", f"B ({comp.b.device})", "abs diff", "rel diff", "status"):
-            lt.add_column(col, no_wrap=True)
+        for col in ("step", f"A ({comp.a.label})", f"B ({comp.b.label})", "abs diff", "rel diff", "status"):
+            lt.add_column(escape(col), no_wrap=True)
         if comp.reference:
-            lt.add_column(f"ref ({comp.reference.device})", no_wrap=True)
+            lt.add_column(escape(f"ref ({comp.reference.label})"), no_wrap=True)
         for s in comp.steps:
             word = "-" if s.passed is None else ("ok" if s.passed else "FAIL")
             row = [str(s.index), _loss(s.loss_a), _loss(s.loss_b), fmt(s.abs_diff), fmt(s.rel_diff),

@@ -30,6 +30,7 @@ class CompareRow:
     cosine: float | None = None
     kind: str | None = None
     order: int | None = None
+    step: int | None = None
 
 
 @dataclass
@@ -50,12 +51,15 @@ class CompareEvidence:
     findings: list[Finding]
     plots: dict[str, str] = field(default_factory=dict)  # name -> PNG path, when the stage wrote them
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
+    label_a: str | None = None  # the runs' labels (compare/record --label: "cpu-eager (cpu)"), where given
+    label_b: str | None = None
 
     def involves(self, backend: str) -> bool:
         return any((d or "").split(":")[0] == backend for d in (self.device_a, self.device_b))
 
     def devices(self) -> str:
-        return f"{self.device_a or '?'} vs {self.device_b or '?'}"
+        """``"cuda vs mps"``, or the runs' labels where they have them (``"cpu-eager (cpu) vs mps-fp16 (mps)"``)."""
+        return f"{self.label_a or self.device_a or '?'} vs {self.label_b or self.device_b or '?'}"
 
 
 def _rows(doc: dict[str, Any]) -> list[CompareRow]:
@@ -77,7 +81,7 @@ def _rows(doc: dict[str, Any]) -> list[CompareRow]:
             max_abs=as_float(m.get("max_abs", m.get("max_abs_error"))),
             max_rel=as_float(m.get("max_rel", m.get("max_rel_error"))),
             cosine=as_float(m.get("cosine", m.get("cosine_similarity"))),
-            kind=first_str([r.get("kind")]), order=as_int(r.get("order", i)),
+            kind=first_str([r.get("kind")]), order=as_int(r.get("order", i)), step=as_int(r.get("step")),
         ))
     return out
 
@@ -132,8 +136,14 @@ def from_doc(doc: dict[str, Any], source: str | None = None) -> CompareEvidence:
         rng_dependent=as_bool(dig(doc, "summary.rng_dependent", "rng.dependent", "rng_dependent")),
         rows=rows, losses_a=la, losses_b=lb, findings=findings_of(doc),
         plots={k: v for k, v in plots.items() if isinstance(v, str)},
-        raw=doc,
+        raw=doc, label_a=_label(doc, "a"), label_b=_label(doc, "b"),
     )
+
+
+def _label(doc: dict[str, Any], side: str) -> str | None:
+    """A run's label when it differs from its bare device (``runs.a.label``, compare's JSON)."""
+    v = dig(doc, f"runs.{side}.label")
+    return v if isinstance(v, str) and v and v != _device(doc, side) else None
 
 
 def load(path: str | os.PathLike[str]) -> CompareEvidence:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from mpsready.findings import Basis, Verdict
 from mpsready.report.checklist import CheckItem, Status
 
@@ -94,12 +96,55 @@ def shown_path(path: str | None) -> str | None:
 
 
 def project_name(path: str | None) -> str | None:
-    """The project as the report's title names it: the folder's name, not where it lies on this machine."""
+    """The project as the report's title names it, never where it lies on this machine: the package name in
+    its ``pyproject.toml`` (``[project] name``, else ``[tool.poetry] name``) or ``setup.cfg`` (``[metadata]
+    name``), else the folder of the repository holding it (the nearest folder at or above it with a
+    ``.git``), else its own folder's name (``.`` resolved, so a scan of ``.`` is not named ``""``). A path
+    that is not a folder here (a report built on another machine) gives its last part. The files are read as
+    text (tomllib, configparser); nothing of the project is run."""
     if not path:
         return path
     from pathlib import Path
 
-    return Path(path).name or Path(path).resolve().name or path
+    p = Path(path)
+    if not p.is_dir():
+        return p.name or path
+    p = p.resolve()
+    name = _package_name(p)
+    if name:
+        return name
+    for folder in (p, *p.parents):
+        if (folder / ".git").exists():
+            return folder.name or p.name
+    return p.name or path
+
+
+def _package_name(folder: object) -> str | None:
+    import configparser
+    from pathlib import Path
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+
+    root = Path(str(folder))
+    try:
+        doc = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+        for name in (doc.get("project", {}).get("name"), doc.get("tool", {}).get("poetry", {}).get("name")):
+            if isinstance(name, str) and name.strip():
+                return name.strip()[:100]
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
+        pass
+    cfg = configparser.ConfigParser(interpolation=None)
+    try:
+        cfg.read_string((root / "setup.cfg").read_text(encoding="utf-8"))
+        name = cfg.get("metadata", "name", fallback=None)
+        if name and name.strip():
+            return name.strip()[:100]
+    except (OSError, UnicodeDecodeError, configparser.Error):
+        pass
+    return None
 
 
 def shown_inputs(inputs: dict) -> dict:

@@ -19,7 +19,8 @@ def _txt(text: object) -> str:
     return md_text(str(text))
 
 
-def render(report: Report, plots: dict[str, str] | None = None, plots_note: str | None = None) -> str:
+def render(report: Report, plots: dict[str, str] | None = None, plots_note: str | None = None,
+           captions: dict[str, str] | None = None) -> str:
     """The whole report. ``plots`` maps a plot name to a PNG path relative to the Markdown file;
     ``plots_note`` says why there are none (matplotlib missing). Paths are never shown absolute."""
     v = report.verdict
@@ -65,17 +66,11 @@ def render(report: Report, plots: dict[str, str] | None = None, plots_note: str 
             out.append(f"- next: {_txt(it.next_step)}")
         out.append("")
     out += _outlook(report) + _versus(report)
-    findings = report.all_findings()
-    if findings:
-        out += ["## Findings", "", "| code | severity | basis | where | message |", "|---|---|---|---|---|"]
-        for f in findings[:60]:
-            out.append(f"| {_esc(f.code)} | {f.severity.value} | {f.basis.value} | {_esc(str(f.location))} | "
-                       f"{_esc(f.message)} |")
-        if len(findings) > 60:
-            out.append(f"\n{len(findings) - 60} more findings in the JSON report.")
-        out.append("")
+    out += _findings(report)
     if plots:
-        out += ["## Plots", ""] + [f"![{name}]({path})" for name, path in plots.items()] + [""]
+        out += ["## Plots", ""]
+        for name, path in plots.items():
+            out += [f"![{name}]({path})", ""] + ([f"*{_txt(captions[name])}*", ""] if captions and captions.get(name) else [])
     else:
         out += ["## Plots", "", plots_note or PLOTS_NOTHING, ""]
     out += ["## Inputs", ""]
@@ -103,6 +98,41 @@ def _versus(report: Report) -> list[str]:
         out.append(f"| **{r.state}** | {r.kind} | {_esc(r.subject)} | {_esc(r.predicted)} | {_esc(r.observed or '-')} | "
                    f"{_esc(r.source)} |")
     return out + [""]
+
+
+def _findings(report: Report) -> list[str]:
+    """Findings grouped by what they do to the verdict, then rule, then file (:mod:`.groups`); each rule a
+    ``<details>`` block (GitHub and most Markdown viewers fold it), the first few of the headline group open."""
+    from mpsready.report.formats.groups import OPEN_RULES, group_findings, lines_of, where
+
+    groups = group_findings(report)
+    if not groups:
+        return []
+    total = sum(g.count for g in groups)
+    out = ["## Findings", "", f"{total} finding(s), grouped by what they do to the verdict, then by rule, then by "
+           "file.", ""]
+    for g in groups:
+        out += [f"### {g.title} ({g.count})", ""]
+        for i, r in enumerate(g.rules):
+            opened = " open" if g.impact == "headline" and i < OPEN_RULES else ""
+            files = len(r.files)
+            title = f" {_txt(r.title)}" if r.title else ""
+            out += [f"<details{opened}><summary><code>{_txt(r.code)}</code> {r.severity}{title} · {r.count} in "
+                    f"{files} file{'s' if files != 1 else ''} ({r.basis})</summary>", ""]
+            for fg in r.shown_files:
+                out.append(f"- {md_code(fg.path)} ({len(fg.findings)})")
+                for f in fg.shown:
+                    fix = f" Fix: {_txt(f.fix)}" if f.fix else ""
+                    out.append(f"  - {_txt(where(f))}: {_txt(f.message)}{fix}")
+                if fg.folded:
+                    out.append(f"  - {len(fg.folded)} more: {_txt(lines_of(fg.folded))}")
+            if r.folded_files:
+                n = len(r.folded_files)
+                out.append(f"- {n} more file{'s' if n != 1 else ''} ({r.folded_count} findings): "
+                           + "; ".join(f"{md_code(fg.path)} {_txt(lines_of(fg.findings, 6))}" for fg in r.folded_files[:20])
+                           + (f"; and {n - 20} more files" if n > 20 else ""))
+            out += ["", "</details>", ""]
+    return out
 
 
 def _critical(report: Report) -> list[int]:
