@@ -11,7 +11,8 @@
 * **Threads.** PyTorch keeps the torch-function and dispatch mode stacks per thread (torch/csrc/utils/
   torch_dispatch_mode.h, python_torch_function_mode.h; threads started by ``threading`` do not inherit them,
   unlike the autograd engine's workers), so every ``threading.Thread`` the program starts pushes the emulated
-  device's two modes first (``Thread._bootstrap_inner``, which every subclass's ``run`` goes through).
+  device's two modes first (``Thread._bootstrap_inner``, which every subclass's ``run`` goes through), and so
+  does a thread started below ``threading`` with ``_thread.start_new_thread`` (issue 34).
 """
 
 from __future__ import annotations
@@ -118,6 +119,33 @@ def install(emu) -> Callable[[], None]:
                     pass
 
     patch(threading.Thread, "_bootstrap_inner", bootstrap_inner)
+
+    import _thread
+
+    real_start = _thread.start_new_thread  # threading keeps its own reference: Thread.start is not wrapped twice
+
+    def start_new_thread(function, args, kwargs=None):
+        # a thread started below threading (_thread.start_new_thread) gets the emulated device's modes too
+        def emulated(*a, **k):
+            from mpsready.emulate import device, dispatch
+
+            try:
+                undo = [dispatch.install(emu), device.install(emu)]
+            except Exception:  # noqa: BLE001 - the thread runs, unemulated, rather than not at all
+                undo = []
+            try:
+                return function(*a, **k)
+            finally:
+                for u in reversed(undo):
+                    try:
+                        u()
+                    except Exception:  # noqa: BLE001 - a mode stack already unwound by the thread itself
+                        pass
+        return real_start(emulated, args, kwargs or {})
+
+    for name in ("start_new_thread", "start_new"):
+        if hasattr(_thread, name):
+            patch(_thread, name, start_new_thread)
 
     def undo() -> None:
         sys.modules["sys"] = real_entry if real_entry is not None else _REAL_SYS
