@@ -92,3 +92,13 @@ def test_a_thread_started_with__thread_runs_on_the_emulated_mac(tmp_path):
                                    "for _ in range(200):\n    if res:\n        break\n    time.sleep(0.05)\n"
                                    "assert res == ['mps'], res\n")
     assert (code, doc["outcome"], doc["mps_used"]) == (0, "completed", True)
+
+
+def test_a_mac_failure_in_a_torch_multiprocessing_spawn_child_is_the_macs(tmp_path):
+    code, doc = _run_doc(tmp_path, "import torch, torch.multiprocessing as tmp\n"
+                                   "def work(rank):\n    torch.ones(2, dtype=torch.float64, device='mps')\n"
+                                   "if __name__ == '__main__':\n    tmp.spawn(work, nprocs=1)\n")
+    # torch's _wrap catches the child's error and exits 1: it used to be the program's own (inconclusive)
+    assert code == 1
+    assert (doc["outcome"], doc["first_failure"]["kind"], doc["first_failure"]["exception"]) == \
+        ("failed", "dtype", "TypeError")

@@ -122,10 +122,23 @@ def install(emu) -> Callable[[], None]:
 
     import _thread
 
-    real_start = _thread.start_new_thread  # threading keeps its own reference: Thread.start is not wrapped twice
+    wrapped = _emulated_start(emu, _thread.start_new_thread)  # threading keeps its own reference: not wrapped twice
+    for name in ("start_new_thread", "start_new"):
+        if hasattr(_thread, name):
+            patch(_thread, name, wrapped)
 
+    def undo() -> None:
+        sys.modules["sys"] = real_entry if real_entry is not None else _REAL_SYS
+        for owner, name, old in reversed(saved):
+            setattr(owner, name, old)
+        saved.clear()
+    return undo
+
+
+def _emulated_start(emu, real_start):
+    """``_thread.start_new_thread`` whose thread pushes the emulated device's modes first (a thread started
+    below ``threading`` has empty mode stacks too, module docstring)."""
     def start_new_thread(function, args, kwargs=None):
-        # a thread started below threading (_thread.start_new_thread) gets the emulated device's modes too
         def emulated(*a, **k):
             from mpsready.emulate import device, dispatch
 
@@ -142,14 +155,4 @@ def install(emu) -> Callable[[], None]:
                     except Exception:  # noqa: BLE001 - a mode stack already unwound by the thread itself
                         pass
         return real_start(emulated, args, kwargs or {})
-
-    for name in ("start_new_thread", "start_new"):
-        if hasattr(_thread, name):
-            patch(_thread, name, start_new_thread)
-
-    def undo() -> None:
-        sys.modules["sys"] = real_entry if real_entry is not None else _REAL_SYS
-        for owner, name, old in reversed(saved):
-            setattr(owner, name, old)
-        saved.clear()
-    return undo
+    return start_new_thread
