@@ -524,20 +524,20 @@ def a_replay_entry_outside(d):
     evil = d / "evil.py"
     evil.write_text(f"open({str(d / 'RAN')!r}, 'w')\ndef replay_model():\n    pass\n")
     a, b = _replay_records(d, f"{evil}:replay_model")
-    r = mps("replay", str(a), str(b), "--device", "cpu", cwd=SRC.parent / "tests" / "numerics", timeout=300)
+    r = mps("replay", str(a), str(b), "--layer", "mid", "--device", "cpu", cwd=SRC.parent / "tests" / "numerics", timeout=300)
     return r.returncode == 2 and not (d / "RAN").exists(), f"exit {r.returncode}"
 
 
 def a_replay_installed_module_entry(d):
     a, b = _replay_records(d, "antigravity:fly")
-    r = mps("replay", str(a), str(b), "--device", "cpu", cwd=SRC.parent / "tests" / "numerics", timeout=300)
+    r = mps("replay", str(a), str(b), "--layer", "mid", "--device", "cpu", cwd=SRC.parent / "tests" / "numerics", timeout=300)
     return r.returncode == 2 and b"is not a file inside" in r.stderr, f"exit {r.returncode}"
 
 
 def a_replay_entry_raises(d):
     proj = _proj(d, {"broken.py": "raise RuntimeError('no data')\n"})
     a, b = _replay_records(d, "broken.py:replay_model")
-    r = mps("replay", str(a), str(b), "--device", "cpu", "--project", str(proj), timeout=300)
+    r = mps("replay", str(a), str(b), "--layer", "mid", "--device", "cpu", "--project", str(proj), timeout=300)
     return r.returncode == 2 and b"raised RuntimeError: no data" in r.stderr, f"exit {r.returncode}"
 
 
@@ -611,7 +611,7 @@ def a_run_closes_stdio(d):
         doc = json.loads((d / "doc.json").read_text())
     except (OSError, ValueError):
         return False, f"exit {r.returncode}, no document"
-    return doc.get("outcome") == "mac_failure" or bool(doc.get("first_failure")), f"outcome {doc.get('outcome')}"
+    return doc.get("outcome") == "failed" and bool(doc.get("first_failure")), f"outcome {doc.get('outcome')}"
 
 
 def a_run_multiprocessing_child(d):
@@ -624,7 +624,20 @@ def a_run_multiprocessing_child(d):
         doc = json.loads((d / "doc.json").read_text())
     except (OSError, ValueError):
         return False, f"exit {r.returncode}, no document"
-    return doc.get("outcome") == "mac_failure", f"outcome {doc.get('outcome')}"
+    return doc.get("outcome") == "failed", f"outcome {doc.get('outcome')} (failed: the child's Mac failure)"
+
+
+def a_run_torch_mp_spawn(d):
+    (d / "prog.py").write_text(
+        "import torch, torch.multiprocessing as tmp\n"
+        "def work(rank):\n    torch.ones(2, dtype=torch.float64, device='mps')\n"
+        "if __name__ == '__main__':\n    tmp.spawn(work, nprocs=1)\n")
+    r = mps("run", "--format", "json", "-o", str(d / "doc.json"), "--", sys.executable, "prog.py", cwd=d, timeout=300)
+    try:
+        doc = json.loads((d / "doc.json").read_text())
+    except (OSError, ValueError):
+        return False, f"exit {r.returncode}, no document"
+    return doc.get("outcome") == "failed", f"outcome {doc.get('outcome')}"
 
 
 def a_run_thread(d):
@@ -714,7 +727,7 @@ ATTACKS = [
     ("pytest plugin", a_plugin_os_exit), ("pytest plugin", a_plugin_json_folder),
     ("pytest plugin", a_plugin_planted_tmp_link),
     ("run", a_run_xdist), ("run", a_run_setsid_daemon), ("run", a_run_output_folder), ("run", a_run_closes_stdio),
-    ("run", a_run_multiprocessing_child), ("run", a_run_thread),
+    ("run", a_run_multiprocessing_child), ("run", a_run_torch_mp_spawn), ("run", a_run_thread),
     ("compare", a_compare_output_folder), ("compare", a_compare_fifo_manifest),
     ("report", a_report_fifo_evidence), ("report", a_report_tests_unfinished),
     ("ops", a_ops_output_folder), ("trace", a_trace_output_folder), ("rules", a_rules_broken_pipe),

@@ -129,7 +129,7 @@ def _adopt_orphans() -> set[int] | None:
 
 def _children() -> set[int]:
     """The process ids whose parent is this process (``/proc/PID/stat``, field 4)."""
-    me, out = os.getpid(), set()
+    me, out = os.getpid(), set[int]()
     try:
         names = os.listdir("/proc")
     except OSError:

@@ -107,6 +107,8 @@ def _check_output_file(args: argparse.Namespace) -> None:
     """``-o/--output FILE`` naming a folder is a usage error before the command does any work (issue 34)."""
     out = getattr(args, "output", None)
     if isinstance(out, str) and out and os.path.isdir(out):
+        if getattr(args, "command", None) == "compare":  # compare's own wording, as it always said it
+            raise UsageError(f"--output {out}: is a directory (give a file name)")
         raise UsageError(f"-o {out}: is a folder; give a file name")
 
 

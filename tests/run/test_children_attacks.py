@@ -63,3 +63,42 @@ def test_pytest_with_xdist_workers_is_refused(tmp_path, capsys, monkeypatch, arg
     assert main(["run", "--", *argv]) == 2
     assert capsys.readouterr().err == (f"mpsready run: error: pytest-xdist's {shown} runs the tests in workers the "
                                        "emulated Mac is not installed in: drop it (or give -n 0)\n")
+
+
+def _run_doc(tmp_path, program: str) -> tuple[int, dict]:
+    import json
+
+    pytest.importorskip("torch")
+    (tmp_path / "prog.py").write_text(program)
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    proc = subprocess.run([sys.executable, "-m", "mpsready", "run", "-q", "--format", "json", "-o",
+                           str(tmp_path / "doc.json"), "--", sys.executable, "prog.py"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    return proc.returncode, json.loads((tmp_path / "doc.json").read_text())
+
+
+def test_a_program_that_closed_stdout_and_stderr_keeps_its_mac_failure(tmp_path):
+    code, doc = _run_doc(tmp_path, "import os, torch\nos.close(1)\nos.close(2)\n"
+                                   "torch.ones(2, dtype=torch.float64, device='mps')\n")
+    assert code == 1  # used to be exit 3 with no document: the traceback's write to fd 2 raised
+    assert (doc["outcome"], doc["first_failure"]["kind"], doc["first_failure"]["location"]["line"]) == \
+        ("failed", "dtype", 4)
+
+
+def test_a_thread_started_with__thread_runs_on_the_emulated_mac(tmp_path):
+    code, doc = _run_doc(tmp_path, "import _thread, time, torch\nres = []\n"
+                                   "def work():\n    res.append(torch.ones(2, device='mps').device.type)\n"
+                                   "_thread.start_new_thread(work, ())\n"
+                                   "for _ in range(200):\n    if res:\n        break\n    time.sleep(0.05)\n"
+                                   "assert res == ['mps'], res\n")
+    assert (code, doc["outcome"], doc["mps_used"]) == (0, "completed", True)
+
+
+def test_a_mac_failure_in_a_torch_multiprocessing_spawn_child_is_the_macs(tmp_path):
+    code, doc = _run_doc(tmp_path, "import torch, torch.multiprocessing as tmp\n"
+                                   "def work(rank):\n    torch.ones(2, dtype=torch.float64, device='mps')\n"
+                                   "if __name__ == '__main__':\n    tmp.spawn(work, nprocs=1)\n")
+    # torch's _wrap catches the child's error and exits 1: it used to be the program's own (inconclusive)
+    assert code == 1
+    assert (doc["outcome"], doc["first_failure"]["kind"], doc["first_failure"]["exception"]) == \
+        ("failed", "dtype", "TypeError")

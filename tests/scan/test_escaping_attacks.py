@@ -86,3 +86,12 @@ def test_text_formats_show_no_raw_bidi_or_undecodable_byte(odd_names, fmt):
     out = proc.stdout
     assert "\u202e".encode() not in out and b"\xff" not in out
     assert b"ev\\u202eil.py" in out and b"bad\\xff\\xfe.py" in out
+
+
+def test_migrate_summary_escapes_control_characters_in_file_names(tmp_path, capsys):
+    from mpsready.cli import main
+
+    (tmp_path / "e\x1b[2Jvil\u202e.py").write_bytes(CUDA)
+    assert main(["migrate", str(tmp_path), "--apply", "--no-cache"]) == 0
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1] == "written: 1 files: e\\x1b[2Jvil\\u202e.py"

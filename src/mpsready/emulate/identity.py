@@ -11,7 +11,8 @@
 * **Threads.** PyTorch keeps the torch-function and dispatch mode stacks per thread (torch/csrc/utils/
   torch_dispatch_mode.h, python_torch_function_mode.h; threads started by ``threading`` do not inherit them,
   unlike the autograd engine's workers), so every ``threading.Thread`` the program starts pushes the emulated
-  device's two modes first (``Thread._bootstrap_inner``, which every subclass's ``run`` goes through).
+  device's two modes first (``Thread._bootstrap_inner``, which every subclass's ``run`` goes through), and so
+  does a thread started below ``threading`` with ``_thread.start_new_thread`` (issue 34).
 """
 
 from __future__ import annotations
@@ -119,9 +120,39 @@ def install(emu) -> Callable[[], None]:
 
     patch(threading.Thread, "_bootstrap_inner", bootstrap_inner)
 
+    import _thread
+
+    wrapped = _emulated_start(emu, _thread.start_new_thread)  # threading keeps its own reference: not wrapped twice
+    for name in ("start_new_thread", "start_new"):
+        if hasattr(_thread, name):
+            patch(_thread, name, wrapped)
+
     def undo() -> None:
         sys.modules["sys"] = real_entry if real_entry is not None else _REAL_SYS
         for owner, name, old in reversed(saved):
             setattr(owner, name, old)
         saved.clear()
     return undo
+
+
+def _emulated_start(emu, real_start):
+    """``_thread.start_new_thread`` whose thread pushes the emulated device's modes first (a thread started
+    below ``threading`` has empty mode stacks too, module docstring)."""
+    def start_new_thread(function, args, kwargs=None):
+        def emulated(*a, **k):
+            from mpsready.emulate import device, dispatch
+
+            try:
+                undo = [dispatch.install(emu), device.install(emu)]
+            except Exception:  # noqa: BLE001 - the thread runs, unemulated, rather than not at all
+                undo = []
+            try:
+                return function(*a, **k)
+            finally:
+                for u in reversed(undo):
+                    try:
+                        u()
+                    except Exception:  # noqa: BLE001 - a mode stack already unwound by the thread itself
+                        pass
+        return real_start(emulated, args, kwargs or {})
+    return start_new_thread

@@ -33,18 +33,18 @@ def _copy_tree(src: Path, dst: Path) -> list[str]:
     for dirpath, dirnames, filenames in os.walk(src):  # never follows a linked folder (followlinks=False)
         rel = Path(dirpath).relative_to(src)
         names = list(filenames)
-        kept = []
-        for d in dirnames:
-            if d in _SKIP or d.startswith(".mpsready"):
+        kept: list[str] = []
+        for sub in dirnames:
+            if sub in _SKIP or sub.startswith(".mpsready"):
                 continue
-            (names if os.path.islink(os.path.join(dirpath, d)) else kept).append(d)
+            (names if os.path.islink(os.path.join(dirpath, sub)) else kept).append(sub)
         dirnames[:] = kept
         try:
             (dst / rel).mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise UsageError(f"--verify: cannot copy the project into {dst}: {exc.strerror or exc}") from None
         for name in sorted(names):
-            s, d = os.path.join(dirpath, name), dst / rel / name
+            s, dest = os.path.join(dirpath, name), dst / rel / name
             shown = (rel / name).as_posix()
             try:
                 mode = os.lstat(s).st_mode
@@ -54,9 +54,9 @@ def _copy_tree(src: Path, dst: Path) -> list[str]:
                         left_out.append(f"{shown} (a link out of the project)")
                         continue
                     inside = dst / os.path.relpath(target, real)
-                    os.symlink(os.path.relpath(inside, d.parent), d)
+                    os.symlink(os.path.relpath(inside, dest.parent), dest)
                 elif stat.S_ISREG(mode):
-                    _copy_file(s, d)
+                    _copy_file(s, dest)
                 else:
                     left_out.append(f"{shown} (not a regular file)")
             except PermissionError:

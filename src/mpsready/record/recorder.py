@@ -321,7 +321,7 @@ def not_a_run_record(path: Path) -> str | None:
         for name in filenames:
             full = os.path.join(dirpath, name)
             ok = (not parts and name in (MANIFEST, TENSORS)) or \
-                ((parts == (RAW_DIR,) or (len(parts) == 2 and parts[0] == LAYER_DIR)) and step.fullmatch(name))
+                ((parts == (RAW_DIR,) or (len(parts) == 2 and parts[0] == LAYER_DIR)) and bool(step.fullmatch(name)))
             if not ok or os.path.islink(full) or not os.path.isfile(full):
                 return f"holds {(rel / name).as_posix()}, which is not part of a run record"
     return None

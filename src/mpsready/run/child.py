@@ -88,7 +88,17 @@ def _print_exception(exc: BaseException, root: str | None = None) -> None:
     if left_out:
         out.append(f"  ({left_out} frame{'s' if left_out != 1 else ''} inside PyTorch and other libraries not shown)\n")
     out += traceback.format_exception_only(type(exc), exc)
-    sys.stderr.write("".join(out))
+    _say("".join(out))
+
+
+def _say(text: str) -> None:
+    """``text`` on stderr, if the program left one: a program that closed fd 2 (or set ``sys.stderr`` to
+    ``None``) must not cost the run its result (issue 34: the Mac failure used to be lost, exit 3)."""
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def _is_user_file(filename: str, root: str, pkg: str) -> bool:
@@ -174,7 +184,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
                              "location": _user_location(exc, root)}
     except MacCrash as exc:
         outcome = "failed"
-        print(f"mpsready run: the process would abort here on a Mac: {exc}", file=sys.stderr)
+        _say(f"mpsready run: the process would abort here on a Mac: {exc}\n")
     except BaseException as exc:  # one the emulator raised (or marked) as a Mac would, or the program's own
         _print_exception(exc, root)
         if emu.failure_of(exc) is not None:

@@ -120,6 +120,16 @@ def install() -> None:
         setattr(ExceptionWrapper, "__init__", init)  # patched on the class, as the worker builds it
     except ImportError:
         pass
+    import atexit
+
+    def report_failures() -> None:
+        # a child whose own wrapper caught the failure and exited (torch.multiprocessing.spawn's _wrap puts the
+        # traceback on a queue and calls sys.exit(1); spawn_main's sys.exit runs atexit): its first Mac
+        # failure still reaches the parent (issue 34)
+        if emu.failures:
+            j = emu.failures[0].judgement
+            _report({"kind": j.kind, "exception": j.exception, "message": str(j.message)[:2000]})
+    atexit.register(report_failures)
     real_hook = sys.excepthook
 
     def hook(tp, exc, tb):  # a Mac failure that ends the child (a worker's own error travels to the parent)
