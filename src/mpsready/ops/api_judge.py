@@ -15,7 +15,7 @@ region is disabled) or None when the call does what the installed PyTorch does.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 from mpsready import versions
 
@@ -25,6 +25,12 @@ if TYPE_CHECKING:
 KIND_API = "release_api"
 KIND_COMPILE = "compile"
 KIND_AUTOCAST = "autocast"
+# aten kernels Inductor calls as extern kernels, not generated Metal (torch/_inductor/lowering.py
+# make_fallback / the mm templates' aten fallbacks): judged as aten calls by the emulated device
+_COMPILE_EXTERN = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::linear",
+                             "aten::_mps_convolution", "aten::convolution", "aten::t", "aten::empty.memory_format",
+                             "aten::empty_strided", "aten::copy_", "aten::_to_copy", "aten::clone",
+                             "aten::detach", "aten::lift_fresh"})
 
 
 @lru_cache(maxsize=None)
@@ -179,6 +185,47 @@ class ApiChecks:
         """Whether the data states this release's ``torch.compile`` on MPS (every shipped release: then the
         emulated Mac runs compiled functions eagerly so that their ops are judged, see docs/emulation.md)."""
         return bool(self._api("compile"))
+
+    def compile_region(self, ops: Iterable[tuple[str, str, str]]) -> str | None:
+        """Whether the emulated Mac can vouch for a region compiled by ``torch.compile`` (Inductor) on MPS
+        that this release lets through (2.7 and later, :meth:`compile`): ``ops`` are the region's aten calls as
+        ``(op, dtype, kind)`` with kind ``pointwise``, ``view`` or ``other``. Returns None when it can, else the
+        reason it cannot (the run's outcome is then ``unverified``, never ``completed``).
+
+        The region runs eagerly here, so its aten calls are judged; what is not emulated is Inductor's Metal
+        code generation. Its source calls itself "an early prototype that shows that one can compile elementwise
+        ops into a Metal shader" (header of torch/_inductor/codegen/mps.py, stored copies 2.7-2.9), and public
+        reports show it refusing graphs beyond that (reductions, bfloat16 kernels: issue 33). So a region is
+        vouched for only from 2.8 (no prototype warning), when every call in it is elementwise (the ``pointwise``
+        tag of native_functions.yaml), a view, a reduction (the ``reduction`` tag) over at most 1024 elements (one
+        threadgroup; longer reductions are multistage, fixed in MPSInductor by PRs #148975, 2025-03, #153362,
+        2025-05, and #156567, 2025-06, releases inferred 2.7-2.8), or one of the extern kernels Inductor leaves to
+        aten (``mm``, ``addmm``, ``bmm``, ``baddbmm``, ``linear``, ``_mps_convolution``: judged above as aten
+        calls), in float32, float16 or an integer dtype. Anything else, or any region on 2.7 (the prototype), is
+        reported unverified."""
+        rules = self._api("compile")
+        outcome = rules[0]["outcome"] if rules else None
+        if outcome not in ("experimental", "supported"):  # refused at the first call, or eager by suppress_errors
+            return None
+        if outcome == "experimental":
+            return (f"torch {self.torch}: Inductor's Metal back-end is a prototype (codegen/mps.py warns so); which "
+                    "graphs it lowers is not emulated (the region ran eagerly here)")
+        others = sorted({op for op, dtype, kind in ops if kind == "other" and op not in _COMPILE_EXTERN})
+        long = sorted({op for op, _dtype, kind in ops if kind == "long_reduction"})
+        dtypes = sorted({dtype for _op, dtype, kind in ops if kind != "view" and dtype and dtype not in
+                         ("float32", "float16", "bool", "int64", "int32")})
+        if not others and not dtypes and not long:
+            return None
+        what = []
+        if long:
+            what.append(f"reductions over more than 1024 elements ({', '.join(long[:4])})")
+        if others:
+            shown = ", ".join(others[:4]) + (f" and {len(others) - 4} more" if len(others) > 4 else "")
+            what.append(f"non-elementwise ops ({shown})")
+        if dtypes:
+            what.append(f"dtype {', '.join(dtypes)}")
+        return (f"compiled region with {' and '.join(what)}: Inductor's Metal code generation of such graphs "
+                f"(long reductions, bfloat16 kernels) is not emulated, and torch {self.torch} may refuse it")
 
     def compile(self, on_mps: bool, suppress_errors: bool = False) -> Judgement | None:
         """The first call of a function compiled by ``torch.compile`` (Inductor), with MPS tensors among its

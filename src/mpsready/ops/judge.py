@@ -35,6 +35,8 @@ from mpsready import versions
 OUTCOMES = ("runs", "composite", "error", "fallback", "crash", "unknown")
 FAILING = frozenset({"error", "crash"})
 _ALLOCATION_EXCEPTION = "TypeError"  # TORCH_CHECK_TYPE in aten/src/ATen/mps/EmptyTensor.cpp (2.3-2.14)
+_DEFAULT_BRANCH = ("aten/src/ATen/native/mps/OperationUtils.mm getMPSDataType default branch (TORCH_CHECK_TYPE; "
+                   "stored copies bff2c90, 001d046)")
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,29 @@ def _kernel_checks() -> dict[str, tuple[dict[str, Any], ...]]:
     return {k: tuple(doc.get(k) or ()) for k in ("dtype_checks", "call_checks")}
 
 
+@lru_cache(maxsize=None)
+def _dtype_support_rules() -> tuple[dict[str, Any], ...]:
+    """``data/curated/mps_dtype_support.yaml`` ``rules``: per dtype and release, creation, copies and compute."""
+    from mpsready.ops.build import curated
+
+    return tuple(curated.load("mps_dtype_support")["rules"])
+
+
+# c10 ScalarType names of the dtypes the support table does not list (quantized, bit and sub-byte dtypes): MPS's
+# getMPSDataType refuses them in its default branch with this name (OperationUtils.mm, every stored copy)
+_C10_PREFIX = (("quint", "QUInt"), ("qint", "QInt"), ("uint", "UInt"), ("int", "Int"), ("bits", "Bits"),
+               ("float", "Float"))
+DTYPE_FACTS = ("create", "to_mps", "from_mps", "compute")
+
+
+def c10_name(dtype: str) -> str:
+    """``"qint8"`` -> ``"QInt8"``, ``"float4_e2m1fn_x2"`` -> ``"Float4_e2m1fn_x2"``: the name PyTorch's C++ prints."""
+    for low, up in _C10_PREFIX:
+        if dtype.startswith(low):
+            return up + dtype[len(low):]
+    return dtype
+
+
 ANY_OP = "*"  # a call check of every op with an MPS kernel that is not a view (mps_dtype_checks.yaml)
 
 @dataclass(frozen=True)
@@ -133,6 +158,11 @@ class Judge(ApiChecks):
         for rule in _shape_rules():
             if rel in SpecifierSet(rule.get("torch") or ""):
                 self._shape.setdefault("aten::" + rule["op"], []).append(rule)
+        # per-dtype support of this release (mps_dtype_support.yaml): the first rule of each dtype that applies
+        self._dsupport: dict[str, dict[str, Any]] = {}
+        for rule in _dtype_support_rules():
+            if rel in SpecifierSet(rule.get("torch") or ""):
+                self._dsupport.setdefault(rule["dtype"], rule)
         # per-kernel dtype and call checks of this release and macOS (mps_dtype_checks.yaml)
         self._checks: dict[str, list[tuple[str, dict[str, Any]]]] = {}
         self._any_checks: list[dict[str, Any]] = []
@@ -188,8 +218,70 @@ class Judge(ApiChecks):
         if r is not None and r.effect in ("error", "unsupported_before"):
             hit = Judgement(op="aten::_to_copy", outcome="error", kind="dtype", exception=_ALLOCATION_EXCEPTION,
                             message=r.message, dtype=dtype, source=r.source)
+        elif dtype and self.dtype_fact(dtype, "to_mps")[0] == "refused":
+            rule = self._dsupport.get(dtype) or {}
+            hit = Judgement(op="aten::_to_copy", outcome="error", kind="dtype",
+                            exception=rule.get("exception", _ALLOCATION_EXCEPTION),
+                            message=self._dtype_message(dtype), dtype=dtype,
+                            fixed_in=_rule_fixed_in(rule) if rule else None,
+                            source=rule.get("source") or _DEFAULT_BRANCH)
         self._alloc[dtype] = hit
         return hit
+
+    def dtype_fact(self, dtype: str, what: str) -> tuple[str, str]:
+        """``(support, source)`` of ``dtype`` for ``what`` (``create``, ``to_mps``, ``from_mps``, ``compute``) on
+        this release and macOS (mps_dtype_support.yaml): ``ok``, ``refused``, ``wrong`` (completes with wrong
+        values) or ``global`` (global_rules.yaml decides); ``ok_macos_14`` is resolved at this macOS. A dtype the
+        table does not list is ``refused``: getMPSDataType's default branch."""
+        rule = self._dsupport.get(dtype)
+        if rule is None:
+            return "refused", _DEFAULT_BRANCH
+        v = rule[what]
+        if v == "ok_macos_14":
+            v = "refused" if versions.macos_lt(self.macos, "14.0") else "ok"
+        return v, rule["source"]
+
+    def dtype_support(self) -> dict[str, dict[str, Any]]:
+        """The dtype support table of this release and macOS: dtype -> ``{create, to_mps, from_mps, compute,
+        message, source, range}`` (:meth:`dtype_fact` per column; the global rules of global_rules.yaml resolved)."""
+        out = {}
+        for dtype, rule in self._dsupport.items():
+            row: dict[str, Any] = {}
+            for what in DTYPE_FACTS:
+                v, _src = self.dtype_fact(dtype, what)
+                if v == "global":
+                    v = "refused" if self.allocation(dtype) is not None else "ok"
+                row[what] = v
+            row.update(message=self._dtype_message(dtype) if "refused" in row.values() else None,
+                       source=rule["source"], range=rule["range"])
+            out[dtype] = row
+        return out
+
+    def _dtype_message(self, dtype: str) -> str:
+        rule = self._dsupport.get(dtype)
+        if rule is not None and rule.get("message"):
+            return rule["message"]
+        g = self.dtype_rules().get(dtype)
+        if g is not None and g.effect in ("error", "unsupported_before"):
+            return g.message
+        return f"Trying to convert {c10_name(dtype)} to the MPS backend but it does not have support for that dtype."
+
+    def copy_off_device(self, src_dtype: str, dst_dtype: str) -> Judgement | str | None:
+        """An MPS tensor of ``src_dtype`` copied into a CPU tensor of ``dst_dtype`` in one call
+        (``x.to("cpu", torch.float64)``): the ``error`` MPS raises (``TypeError`` up to 2.13 for float64), the
+        string ``"wrong"`` where it completes with wrong values (2.14: nothing is written, pytorch#197715; the
+        advisory ``copy-back-float64-writes-nothing`` names it), or None. mps_dtype_support.yaml ``from_mps``."""
+        if src_dtype == dst_dtype:
+            return None
+        v, src = self.dtype_fact(dst_dtype, "from_mps")
+        if v == "wrong":
+            return "wrong"
+        if v != "refused":
+            return None
+        rule = self._dsupport.get(dst_dtype) or {}
+        return Judgement(op="aten::_to_copy", outcome="error", kind="dtype",
+                         exception=rule.get("exception", _ALLOCATION_EXCEPTION), message=self._dtype_message(dst_dtype),
+                         dtype=dst_dtype, fixed_in=None, named="aten::_to_copy", source=src)
 
     def placement(self, name: str, operands, pointwise: bool) -> Judgement | None:
         """A call of ``name`` that reaches its MPS kernel with ``operands``
@@ -266,16 +358,17 @@ class Judge(ApiChecks):
 
     def call(self, name: str, facts: CallFacts = CallFacts(), grad: bool = True, inside: bool = False,
              exact: bool = True, installed: str = "", expanded: bool = True,
-             placement: tuple[Sequence[Any], bool] | None = None) -> Judgement:
+             placement: tuple[Sequence[Any], bool] | None = None, parent: str | None = None) -> Judgement:
         """The one judgement of a call of ``name`` as a dispatcher saw it, for the emulated device and the trace
         alike: :meth:`op` with ``facts`` and ``grad``; then, for a call reached inside a composite (``inside``)
         as ``installed`` decomposes it, :meth:`inside_composite` (``exact``: that is the target release); then,
         where the call ``runs`` and the program itself handed a CPU tensor in (``placement``: its operands,
         :class:`mpsready.ops.placement.Operand` values, and whether the op is pointwise), :meth:`placement`;
-        last, for a composite whose callees were not recorded (``expanded`` False), :meth:`callees_unseen`."""
+        last, for a composite whose callees were not recorded (``expanded`` False), :meth:`callees_unseen`.
+        ``parent``: the composite whose kernel made this call (inside only), see :meth:`inside_composite`."""
         j = self.op(name, facts, grad)
         if inside and j.outcome in FAILING:
-            j = self.inside_composite(j, True, exact, installed)
+            j = self.inside_composite(j, True, exact, installed, parent)
         if placement is not None and j.outcome == "runs":
             j = self.placement(name, placement[0], placement[1]) or j
         if not expanded and j.outcome == "composite":
@@ -441,17 +534,67 @@ class Judge(ApiChecks):
         return versions.release(version)[:2] == versions.release(self.torch)[:2]
 
     def inside_composite(self, j: Judgement, inside_composite: bool, exact_composites: bool,
-                         installed: str) -> Judgement:
+                         installed: str, parent: str | None = None) -> Judgement:
         """``j`` for a call reached inside a composite's kernel (``inside_composite``) as the installed PyTorch
         ``installed`` decomposes it. When that is not the target release (``exact_composites`` False, see
         :meth:`same_release`), a failing callee is not a certain failure: the target's own kernel of that
         composite may call other ops (``_safe_softmax``: ``eq`` in 2.5, ``isneginf`` later; docs/emulation.md),
-        so it is ``unknown`` with kind ``callee_of_other_release``. Any other ``j`` is returned unchanged."""
+        so it is ``unknown`` with kind ``callee_of_other_release``. Any other ``j`` is returned unchanged.
+
+        Except where the target's own table settles it: ``parent`` (the composite that made the call) is a
+        ``CompositeExplicitAutograd`` op of the target release and ``j`` is a ``missing`` overload of the same
+        name (``linalg_lstsq`` -> ``linalg_lstsq.out``): such a kernel is the functional form of its own out
+        variant (torchgen's structured/out pattern, the ``.out`` overload is what it calls in every release), so
+        the target's table saying the out variant has no MPS kernel is a fact about this call, and the failure
+        stands (issue 33: a solver read through such a callee used to "complete" on every release before the one
+        that added its kernel)."""
         if not (j.fails and inside_composite and not exact_composites):
+            return j
+        if parent is not None and self.own_variant(parent, j):
             return j
         return replace(j, outcome="unknown", kind="callee_of_other_release",
                        message=f"{j.message} (reached inside a composite as torch {installed} decomposes "
                                f"it; torch {self.torch}'s own decomposition may differ)")
+
+    def own_variant(self, parent: str, j: Judgement) -> bool:
+        """Whether the failing callee ``j`` of composite ``parent`` is ``parent``'s own overload that the target's
+        table lists as ``missing`` (see :meth:`inside_composite`)."""
+        if j.kind != "missing":
+            return False
+        base = parent.split(".", 1)[0]
+        if (j.op.split(".", 1)[0] != base) or j.op == parent:
+            return False
+        sup = self.db.lookup(parent, macos=self.macos)
+        return sup.status == "composite" and sup.how == "yaml:CompositeExplicitAutograd"
+
+    # ------------------------------------------------------------------ what a judgement rests on
+    def basis(self, op: str, outcome: str, kind: str | None) -> str:
+        """What a judgement of ``op`` with ``outcome``/``kind`` rests on, for the run's count of judged calls:
+
+        * ``"facts"``: a fact the data states for this release: the table's status of the op (no kernel,
+          always-fallback, guard, composite), a dtype exception of ``common_mps.py``, a kernel check of
+          ``mps_dtype_checks.yaml``, a shape rule, a placement rule; or an op that runs on an MPS kernel for which
+          the release's data holds dtype facts (an entry of ``common_mps.py`` or of ``mps_dtype_checks.yaml``)
+          that did not refuse this call;
+        * ``"defaults"``: the op runs because the release's yaml gives it an MPS kernel and no fact refuses it,
+          but the data holds no dtype fact for that op in that release: every dtype the global rules allow is
+          assumed to work (the table's default);
+        * ``"none"``: no data: an op the release's table does not know (another namespace, an op absent from
+          that release), a callee of a composite decomposed by another release (``callee_of_other_release``), a
+          composite whose callees were not recorded.
+        """
+        if outcome == "unknown":
+            return "none"
+        if outcome != "runs" or kind is not None:
+            return "facts"
+        key = op
+        memo = self.__dict__.setdefault("_basis_memo", {})
+        hit = memo.get(key)
+        if hit is None:
+            sup = self.db.lookup(op, macos=None)
+            hit = "facts" if (sup.dtype_exceptions or sup.conditions or op in self._checks) else "defaults"
+            memo[key] = hit
+        return hit
 
     def callees_unseen(self, j: Judgement) -> Judgement:
         """``j`` for a composite whose callees were not recorded (a trace expanded for another release): never
