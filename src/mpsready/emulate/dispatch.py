@@ -167,6 +167,10 @@ class MPSDispatch(TorchDispatchMode):
                     break
             if not mixed and kwargs:
                 mixed = any(isinstance(v, _Tensor) and id(v) in cpu for v in kwargs.values())
+        if kwargs and emu.generators:  # an explicit generator= (keyword-only in every aten schema)
+            gen = kwargs.get("generator")
+            if gen is not None:
+                _check_generator(emu, op_name(func), on)
         if not on:
             if mixed and self._info(func).view:
                 out = func(*args, **kwargs)  # a view of such a tensor is the same CPU data
@@ -483,6 +487,16 @@ def _advise(emu: Emulator, op: str, info: _Info, args, kwargs, ins) -> None:
     adv = emu.advisories.match(op, facts)
     if adv is not None:
         emu.note_wrong_result(adv, emu.frames.locate(3))
+
+
+def _check_generator(emu: Emulator, name: str, on: bool) -> None:
+    """The generator-device check of a random op (Judge.generator): raised unless ``--keep-going``. The
+    generator's device is the program's object's (device.py sets ``emu.generator_mps`` around the torch call)."""
+    j = emu.judge.generator(name, on, emu.generator_mps)
+    if j is not None:
+        exc = emu.fail(j, name)
+        if exc is not None:
+            raise exc
 
 
 def _compiled_kind(info: _Info, func, ins) -> str:

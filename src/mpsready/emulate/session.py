@@ -81,7 +81,9 @@ class Failure:
     def to_dict(self) -> dict[str, Any]:
         j = self.judgement
         return {"kind": j.kind, "op": j.named or j.op, "called_as": self.op_called, "dtype": j.dtype,
-                "exception": j.exception, "message": j.message, "effect": j.outcome, "fixed_in": j.fixed_in,
+                # an abort raises nothing on a Mac: the emulator's MacCrash stands for it
+                "exception": j.exception or ("MacCrash" if j.outcome == "crash" else None), "message": j.message,
+                "effect": j.outcome, "fixed_in": j.fixed_in,
                 "source": j.source, "basis": "predicted",
                 "location": self.frame.to_dict() if self.frame else None, "stack": self.stack,
                 **({"origin": self.origin.to_dict()} if self.origin else {})}
@@ -164,6 +166,10 @@ class Emulator:
         self._installed: list[Any] = []
         # > 0 while a function compiled by torch.compile runs (eagerly) on MPS: dispatch.py adds each judged call
         # to ``compiled_ops`` as (op, dtype, pointwise | view | other); release_api.py judges the region after
+        self.generators = True  # judge the device of an explicit generator= (Judge.generator)
+        # set by device.py around a torch call given generator=: whether the program's generator is on MPS
+        self.generator_bound = False
+        self.generator_mps = False
         self.compiling = 0
         self.compiled_ops: set[tuple[str, str, str]] = set()
         # regions the emulated Mac cannot vouch for (Judge.compile_region): one entry per user's line

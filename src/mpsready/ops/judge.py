@@ -185,14 +185,31 @@ class Judge(ApiChecks):
             self._memo.clear()
 
     # ------------------------------------------------------------------ the device itself
+    def _floor(self) -> dict[str, Any] | None:
+        """This release's entry of mps_availability.yaml, or None (the table's ``min_macos`` then)."""
+        from mpsready.ops.build import curated
+
+        rel = Version(self.torch)
+        return next((e for e in curated.load("mps_availability")["releases"]
+                     if rel in SpecifierSet(e["torch"])), None)
+
     @property
     def available(self) -> bool:
-        """``torch.backends.mps.is_available()`` on the target: False below the release's minimum macOS."""
-        return self.db.macos_supported(self.macos)
+        """``torch.backends.mps.is_available()`` on the target: False below the release's availability floor
+        (mps_availability.yaml; 2.5 has none below macOS 13.0 although its message says 12.3+, pytorch#139425)."""
+        hit = self.__dict__.get("_available")
+        if hit is None:
+            floor = self._floor()
+            hit = self.__dict__["_available"] = (not versions.macos_lt(self.macos, floor["floor"]) if floor
+                                                 else self.db.macos_supported(self.macos))
+        return hit
 
     def unavailable_message(self) -> str:
-        """The RuntimeError text of a tensor put on MPS where the macOS is too old (libtorch_cpu.dylib string
-        'The MPS backend is supported on MacOS X+', global_rules.yaml min_macos)."""
+        """The RuntimeError text of a tensor put on MPS where the macOS is too old (mps_availability.yaml; else the
+        libtorch_cpu.dylib string 'The MPS backend is supported on MacOS X+', global_rules.yaml min_macos)."""
+        floor = self._floor()
+        if floor is not None:
+            return str(floor["message"])
         return (f"The MPS backend is supported on MacOS {self.db.min_macos}+.Current OS version can be queried "
                 "using `sw_vers`")
 
@@ -215,10 +232,13 @@ class Judge(ApiChecks):
             pass
         hit = None
         r = self.dtype_rules().get(dtype)
-        if r is not None and r.effect in ("error", "unsupported_before"):
+        own = self._dsupport.get(dtype)
+        if r is not None and r.effect in ("error", "unsupported_before") and not (
+                own and own.get("to_mps") == "refused" and own.get("message")):
             hit = Judgement(op="aten::_to_copy", outcome="error", kind="dtype", exception=_ALLOCATION_EXCEPTION,
                             message=r.message, dtype=dtype, source=r.source)
-        elif dtype and self.dtype_fact(dtype, "to_mps")[0] == "refused":
+        elif dtype and (self.dtype_fact(dtype, "to_mps")[0] == "refused" or r is not None and r.effect in
+                        ("error", "unsupported_before")):
             rule = self._dsupport.get(dtype) or {}
             hit = Judgement(op="aten::_to_copy", outcome="error", kind="dtype",
                             exception=rule.get("exception", _ALLOCATION_EXCEPTION),
@@ -283,6 +303,28 @@ class Judge(ApiChecks):
                          exception=rule.get("exception", _ALLOCATION_EXCEPTION), message=self._dtype_message(dst_dtype),
                          dtype=dst_dtype, fixed_in=None, named="aten::_to_copy", source=src)
 
+    def generator(self, name: str, op_on_mps: bool, generator_on_mps: bool) -> Judgement | None:
+        """A random op ``name`` given an explicit ``generator=``: None when the generator's device is the op's,
+        else the ``RuntimeError`` of ``check_generator`` (aten/src/ATen/core/Generator.h, every release 2.3-2.14;
+        the MPS kernels take their generator with ``get_generator_or_default<MPSGeneratorImpl>``): a CPU
+        generator with an MPS op (``torch.Generator()`` beside ``torch.set_default_device("mps")``: a shuffled
+        DataLoader's RandomSampler draws ``torch.randperm(n, generator=torch.Generator())``, torch/utils/data/
+        sampler.py) or an MPS generator with a CPU op. Kind ``generator``."""
+        if op_on_mps == generator_on_mps:
+            return None
+        if name.startswith("aten::randperm"):  # its own check, with the result's and the generator's device
+            want, found = ("mps:0", "cpu") if op_on_mps else ("cpu", "mps:0")
+            return Judgement(name, "error", "generator", "RuntimeError",
+                             f"Expected a '{want}' generator device but found '{found}'", None, None, name,
+                             "aten/src/ATen/native/mps/operations/Distributions.mm randperm_out_mps and "
+                             "TensorFactories.cpp randperm_out_cpu TORCH_CHECK (stored copies, c10::optional and "
+                             "std::optional eras: 2.3-2.14 inferred); huggingface/transformers#31897 (2.3.0)")
+        want, found = ("mps", "cpu") if op_on_mps else ("cpu", "mps")
+        return Judgement(name, "error", "generator", "RuntimeError",
+                         f"Expected a '{want}' device type for generator but found '{found}'", None, None, name,
+                         "aten/src/ATen/core/Generator.h check_generator (TORCH_CHECK), reached from the MPS random "
+                         "kernels' get_generator_or_default<MPSGeneratorImpl> (2.3-2.14)")
+
     def placement(self, name: str, operands, pointwise: bool) -> Judgement | None:
         """A call of ``name`` that reaches its MPS kernel with ``operands``
         (:class:`mpsready.ops.placement.Operand`, some on the CPU): None when PyTorch allows the placement, else
@@ -313,7 +355,8 @@ class Judge(ApiChecks):
         want = set()
         for _kind, e in self._checks.get(name) or self._checks.get(self.target(name)) or ():
             for test in (e.get("when") or {}):
-                want.add({"arg": "args", "numel_gt": "numel0", "dim_gt": "dim_max"}.get(test, test))
+                want.add({"arg": "args", "numel_gt": "numel0", "dim_gt": "dim_max",
+                          "dim_beyond_minor4": "args"}.get(test, test))
         if self._any_checks:
             want.add("dim_max")
         return frozenset(want)
@@ -409,8 +452,9 @@ class Judge(ApiChecks):
                     return Judgement(target, "error", "dtype", e["exception"], e["message"], bad,
                                      _rule_fixed_in(e), target, e["source"])
             elif all(_SHAPE_TESTS[k](v, facts) for k, v in e["when"].items()):
-                return Judgement(target, "error", "shape", e["exception"], e["message"],
-                                 (dtypes[:1] or (None,))[0], _rule_fixed_in(e), target, e["source"])
+                return Judgement(target, "crash" if e.get("effect") == "crash" else "error", "shape",
+                                 e["exception"], e["message"], (dtypes[:1] or (None,))[0], _rule_fixed_in(e), target,
+                                 e["source"])
         if kernel and facts.dim_max:
             for e in self._any_checks:
                 if all(_SHAPE_TESTS[k](v, facts) for k, v in e["when"].items()):
@@ -631,8 +675,19 @@ def _size0_gt(want: Mapping[str, int], f: CallFacts) -> bool:
     return all((f.size0 or {}).get(k, 0) > v for k, v in want.items())
 
 
+def _dim_beyond_minor4(flag: bool, f: CallFacts) -> bool:
+    """The ``dim`` argument names an axis left of the last four of the first tensor argument (``dim < ndim - 4``
+    after wrapping a negative dim): MPSNDArray's scan and sort kernels only handle the four minor axes."""
+    dim = (f.args or {}).get("dim")
+    if not isinstance(dim, int) or f.input_ndim < 5:
+        return not flag
+    if dim < 0:
+        dim += f.input_ndim
+    return (dim < f.input_ndim - 4) == bool(flag)
+
+
 SHAPE_TESTS = ("arg", "ndim", "input_ndim", "dtype_in", "size0_gt", "out_numel_gt", "empty_input", "numel_gt",
-               "dim_gt")
+               "dim_gt", "dim_beyond_minor4")
 _SHAPE_TESTS = {
     "arg": _arg,
     "ndim": _ndim,
@@ -643,6 +698,7 @@ _SHAPE_TESTS = {
     "empty_input": lambda flag, f: f.empty_input == bool(flag),
     "numel_gt": lambda n, f: f.numel0 > n,
     "dim_gt": lambda n, f: f.dim_max > n,
+    "dim_beyond_minor4": _dim_beyond_minor4,
 }
 
 
