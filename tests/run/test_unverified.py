@@ -75,23 +75,25 @@ def total(w):
     return w.sum(dim=1)
 print(tuple(total(torch.randn(4, 4, device="mps")).shape))
 print(tuple(total(torch.randn(2, 2048, device="mps")).shape))
+ordered = torch.compile(lambda w: w.sort(dim=1).values)
+print(tuple(ordered(torch.randn(2, 3, device="mps")).shape))
 '''
 
 
 def test_compiled_regions_not_vouched_for_are_unverified(tmp_path):
     _, doc, out, _ = emulate(write(tmp_path, COMPILED), torch="2.10")
-    assert (doc["outcome"], doc["exit_code"], out) == ("unverified", 4, "(2, 8)\n(4,)\n(2,)\n")
-    # the elementwise block (linear is an extern kernel, silu pointwise) and the short reduction are vouched
-    # for; the reduction over more than one threadgroup (1024 elements) is not
+    assert (doc["outcome"], doc["exit_code"], out) == ("unverified", 4, "(2, 8)\n(4,)\n(2,)\n(2, 3)\n")
+    # the elementwise block (linear is an extern kernel, silu pointwise) and the reductions (multistage ones
+    # fixed for 2.8) are vouched for; a sort is neither
     [u] = doc["unverified"]
-    assert (u["kind"], u["op"], u["location"]["line"], u["calls"]) == ("compile", "torch.compile", 9, 1)
-    assert u["reason"] == ("compiled region with reductions over more than 1024 elements (aten::sum.dim_IntList): "
-                           "Inductor's Metal code generation of such graphs (long reductions, bfloat16 kernels) is "
-                           "not emulated, and torch 2.10.0 may refuse it")
+    assert (u["kind"], u["op"], u["location"]["line"], u["calls"]) == ("compile", "torch.compile", 11, 1)
+    assert u["reason"] == ("compiled region with non-elementwise ops (aten::sort): Inductor's Metal code "
+                           "generation of such graphs (other kernels, bfloat16 before 2.11) is not emulated, and "
+                           "torch 2.10.0 may refuse it")
     # 2.7: the prototype back-end, both regions
     _, doc, _, _ = emulate(write(tmp_path, COMPILED), torch="2.7")
     assert [(u["kind"], u["location"]["line"], u["calls"]) for u in doc["unverified"]] == [
-        ("compile", 4, 1), ("compile", 8, 1), ("compile", 9, 1)]
+        ("compile", 4, 1), ("compile", 8, 1), ("compile", 9, 1), ("compile", 11, 1)]
     # before 2.7 the first call fails as that release does: a failure, not unverified
     _, doc, _, _ = emulate(write(tmp_path, COMPILED), torch="2.6")
     assert (doc["outcome"], doc["first_failure"]["kind"], doc["unverified"]) == ("failed", "compile", [])
@@ -112,6 +114,8 @@ def test_elementwise_compiled_region_completes_from_2_8(tmp_path):
     _, doc, _, _ = emulate(script, torch="2.8")
     assert (doc["outcome"], [u["reason"].split(":")[0] for u in doc["unverified"]]) == (
         "unverified", ["compiled region with dtype bfloat16"])
+    _, doc, _, _ = emulate(script, torch="2.11")  # PR #176436 (release/2.11)
+    assert (doc["outcome"], doc["unverified"]) == ("completed", [])
 
 
 # ------------------------------------------------------------------ the guarantee itself

@@ -25,6 +25,13 @@ if TYPE_CHECKING:
 KIND_API = "release_api"
 KIND_COMPILE = "compile"
 KIND_AUTOCAST = "autocast"
+# composite ops Inductor decomposes into pointwise and reduction kernels before code generation
+# (torch/_decomp/decompositions.py, torch/_inductor/decomposition.py) or falls back to aten for on MPS: softmax,
+# norms, embedding, SDPA's math path (MPS's own kernel, judged as an aten call), concatenation and indexing
+_COMPILE_DECOMPOSED = frozenset({"aten::_softmax", "aten::_log_softmax", "aten::native_layer_norm",
+                                 "aten::_fused_rms_norm", "aten::embedding", "aten::cat", "aten::stack",
+                                 "aten::_scaled_dot_product_attention_math_for_mps", "aten::index_select",
+                                 "aten::index.Tensor", "aten::where.self", "aten::unbind.int", "aten::split.Tensor"})
 # aten kernels Inductor calls as extern kernels, not generated Metal (torch/_inductor/lowering.py
 # make_fallback / the mm templates' aten fallbacks): judged as aten calls by the emulated device
 _COMPILE_EXTERN = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::linear",
@@ -197,12 +204,14 @@ class ApiChecks:
         ops into a Metal shader" (header of torch/_inductor/codegen/mps.py, stored copies 2.7-2.9), and public
         reports show it refusing graphs beyond that (reductions, bfloat16 kernels: issue 33). So a region is
         vouched for only from 2.8 (no prototype warning), when every call in it is elementwise (the ``pointwise``
-        tag of native_functions.yaml), a view, a reduction (the ``reduction`` tag) over at most 1024 elements (one
-        threadgroup; longer reductions are multistage, fixed in MPSInductor by PRs #148975, 2025-03, #153362,
-        2025-05, and #156567, 2025-06, releases inferred 2.7-2.8), or one of the extern kernels Inductor leaves to
+        tag of native_functions.yaml), a view, a reduction (the ``reduction`` tag; reductions longer than one
+        1024-thread threadgroup are multistage, fixed in MPSInductor by PRs #148975, 2025-03, and #153362, 2025-05:
+        2.8 inferred; pytorch#152155 on 2.7.0 fails there), or one of the extern kernels Inductor leaves to
         aten (``mm``, ``addmm``, ``bmm``, ``baddbmm``, ``linear``, ``_mps_convolution``: judged above as aten
-        calls), in float32, float16 or an integer dtype. Anything else, or any region on 2.7 (the prototype), is
-        reported unverified."""
+        calls), or a composite Inductor decomposes into those (softmax, layer/RMS norm, embedding, SDPA's math
+        path, cat), in float32, float16 or an integer dtype, and bfloat16 from 2.11 (bare float literals assigned
+        to ``bfloat`` in generated Metal were fixed for 2.11 by PR #176436, cherry-picked to release/2.11 as
+        #177193). Anything else, or any region on 2.7 (the prototype), is reported unverified."""
         rules = self._api("compile")
         outcome = rules[0]["outcome"] if rules else None
         if outcome not in ("experimental", "supported"):  # refused at the first call, or eager by suppress_errors
@@ -210,22 +219,21 @@ class ApiChecks:
         if outcome == "experimental":
             return (f"torch {self.torch}: Inductor's Metal back-end is a prototype (codegen/mps.py warns so); which "
                     "graphs it lowers is not emulated (the region ran eagerly here)")
-        others = sorted({op for op, dtype, kind in ops if kind == "other" and op not in _COMPILE_EXTERN})
-        long = sorted({op for op, _dtype, kind in ops if kind == "long_reduction"})
-        dtypes = sorted({dtype for _op, dtype, kind in ops if kind != "view" and dtype and dtype not in
-                         ("float32", "float16", "bool", "int64", "int32")})
-        if not others and not dtypes and not long:
+        others = sorted({op for op, dtype, kind in ops if kind == "other" and op not in _COMPILE_EXTERN
+                         and op not in _COMPILE_DECOMPOSED})
+        lowp = ("float32", "float16", "bool", "int64", "int32") + (("bfloat16",) if versions.release(self.torch)
+                                                                   >= (2, 11) else ())
+        dtypes = sorted({dtype for _op, dtype, kind in ops if kind != "view" and dtype and dtype not in lowp})
+        if not others and not dtypes:
             return None
         what = []
-        if long:
-            what.append(f"reductions over more than 1024 elements ({', '.join(long[:4])})")
         if others:
             shown = ", ".join(others[:4]) + (f" and {len(others) - 4} more" if len(others) > 4 else "")
             what.append(f"non-elementwise ops ({shown})")
         if dtypes:
             what.append(f"dtype {', '.join(dtypes)}")
         return (f"compiled region with {' and '.join(what)}: Inductor's Metal code generation of such graphs "
-                f"(long reductions, bfloat16 kernels) is not emulated, and torch {self.torch} may refuse it")
+                f"(other kernels, bfloat16 before 2.11) is not emulated, and torch {self.torch} may refuse it")
 
     def compile(self, on_mps: bool, suppress_errors: bool = False) -> Judgement | None:
         """The first call of a function compiled by ``torch.compile`` (Inductor), with MPS tensors among its
