@@ -92,3 +92,25 @@ def test_every_torch_dtype_has_a_row_or_the_default_branch():
         "Trying to convert QInt8 to the MPS backend but it does not have support for that dtype.")
     assert (c10_name("float4_e2m1fn_x2"), c10_name("quint4x2"), c10_name("uint3")) == (
         "Float4_e2m1fn_x2", "QUInt4x2", "UInt3")
+
+
+SDPA = '''\
+import torch
+import torch.nn.functional as F
+q, k, v = (torch.randn(1, 4, 64, 64) for _ in range(3))
+half = [t.to("mps", torch.float16) for t in (q, k, v)]
+got = F.scaled_dot_product_attention(*half, is_causal=True)
+full = F.scaled_dot_product_attention(*[t.float() for t in half], is_causal=True)
+pooled = torch.nn.functional.adaptive_max_pool2d(torch.randn(2, 4, 5, 5).to("mps"), (3, 3))
+fine = torch.nn.functional.adaptive_max_pool2d(torch.randn(2, 4, 6, 6).to("mps"), (3, 3))
+'''
+
+
+def test_new_wrong_result_advisories_name_the_line(tmp_path):
+    # pytorch#195910 (causal SDPA in half precision, 2.10+), pytorch#190064 (adaptive_max_pool2d 5 -> 3, 2.13)
+    _, doc, _, _ = emulate(write(tmp_path, SDPA), torch="2.13")
+    assert doc["outcome"] == "completed" and doc["exit_code"] == 1
+    assert [(w["id"], w["location"]["line"]) for w in doc["wrong_results"]] == [
+        ("sdpa-causal-half-mask-per-group", 5), ("adaptive-max-pool2d-nondivisible", 7)]
+    _, doc, _, _ = emulate(write(tmp_path, SDPA), torch="2.9")
+    assert doc["wrong_results"] == []
