@@ -27,11 +27,13 @@ KIND_COMPILE = "compile"
 KIND_AUTOCAST = "autocast"
 # composite ops Inductor decomposes into pointwise and reduction kernels before code generation
 # (torch/_decomp/decompositions.py, torch/_inductor/decomposition.py) or falls back to aten for on MPS: softmax,
-# norms, embedding, SDPA's math path (MPS's own kernel, judged as an aten call), concatenation and indexing
+# norms, embedding, SDPA's math path (MPS's own kernel, judged as an aten call), concatenation, indexing and
+# constant padding (a pointwise load with a bound check)
 _COMPILE_DECOMPOSED = frozenset({"aten::_softmax", "aten::_log_softmax", "aten::native_layer_norm",
                                  "aten::_fused_rms_norm", "aten::embedding", "aten::cat", "aten::stack",
                                  "aten::_scaled_dot_product_attention_math_for_mps", "aten::index_select",
-                                 "aten::index.Tensor", "aten::where.self", "aten::unbind.int", "aten::split.Tensor"})
+                                 "aten::index.Tensor", "aten::where.self", "aten::unbind.int", "aten::split.Tensor",
+                                 "aten::constant_pad_nd"})
 # aten kernels Inductor calls as extern kernels, not generated Metal (torch/_inductor/lowering.py
 # make_fallback / the mm templates' aten fallbacks): judged as aten calls by the emulated device
 _COMPILE_EXTERN = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::linear",
