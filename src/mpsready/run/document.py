@@ -8,9 +8,10 @@ Fields (every value predicted, none observed on a Mac):
   (``PYTORCH_ENABLE_MPS_FALLBACK=1`` assumed), ``mps_available`` (what ``torch.backends.mps.is_available()`` said);
 * ``program``: ``kind`` (script | module), ``target``, ``argv``;
 * ``outcome``: ``completed`` | ``unverified`` (it ran to its end with no predicted failure, but a call on its
-  path was judged on no data or a compiled region could not be vouched for: see ``unverified``) | ``failed`` (a predicted Mac failure) | ``stopped`` (``stop_reason`` says why:
-  ``--max-steps``/``--time-limit``) | ``inconclusive`` (the program ended on an exception the emulated Mac did
-  not raise: see ``program_error``; the run proves nothing about the Mac beyond the point reached);
+  path was judged on no data or a compiled region could not be vouched for: see ``unverified``) | ``failed``
+  (a predicted Mac failure) | ``stopped`` (``stop_reason`` says why: ``--max-steps``/``--time-limit``) |
+  ``inconclusive`` (the program ended on an exception the emulated Mac did not raise: see ``program_error``;
+  the run proves nothing about the Mac beyond the point reached);
 * ``unverified``: every call on the program's path judged on no data (an op the target's table does not know,
   ``kind`` ``unknown``; a failing callee of a composite that another release decomposes, ``kind``
   ``callee_of_other_release``) and every region compiled by ``torch.compile`` that the emulated Mac cannot
