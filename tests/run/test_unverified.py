@@ -185,3 +185,14 @@ def test_pytest_verdict_unverified():
     assert verdict("passed", [], [], [], True, False, [{"op": "aten::x"}]) == "unverified"
     assert verdict("passed", [], [], [], True, False) == "clean"
     assert verdict("passed", [{"kind": "missing"}], [], [], True, False, [{"op": "aten::x"}]) == "mac_failure"
+
+
+def test_matrix_row_of_an_unverified_release_names_what_was_not_judged():
+    from mpsready.run.render import _matrix_failure
+
+    entry = {"outcome": "unverified", "first_failure": None, "child_status": 4,
+             "run": {"unverified": [{"kind": "callee_of_other_release", "op": "aten::isneginf.out",
+                                     "location": {"path": "train.py", "line": 3, "function": "<module>"}},
+                                    {"kind": "compile", "op": "torch.compile", "location": None}]}}
+    assert _matrix_failure(entry) == ("not verified: callee_of_other_release aten::isneginf.out (+1 more)",
+                                      "train.py:3")

@@ -119,6 +119,12 @@ def _matrix_failure(entry: dict[str, Any]) -> tuple[str, str]:
     if ff is None:
         if entry["outcome"] == "no_result":
             return f"no result (child status {entry['child_status']})", "-"
+        unv = (entry.get("run") or {}).get("unverified") or []
+        if entry["outcome"] == "unverified" and unv:  # nothing failed, but not everything was judged on data
+            first = unv[0]
+            what = f"not verified: {first.get('kind')} {first.get('op')}" + (
+                f" (+{len(unv) - 1} more)" if len(unv) > 1 else "")
+            return what, _where(first.get("location")) if first.get("location") else "-"
         return "-", "-"
     what = " ".join(x for x in (ff.get("kind"), ff.get("op")) if x)
     if ff.get("dtype"):
