@@ -114,3 +114,21 @@ def test_new_wrong_result_advisories_name_the_line(tmp_path):
         ("sdpa-causal-half-mask-per-group", 5), ("adaptive-max-pool2d-nondivisible", 7)]
     _, doc, _, _ = emulate(write(tmp_path, SDPA), torch="2.9")
     assert doc["wrong_results"] == []
+
+
+SATURATE = '''\
+import torch
+x = torch.tensor([[1, 2, 1], [5, 3, 6]], dtype=torch.uint8, device="mps")
+s = x.sum(dtype=torch.uint8)
+g = torch.lgamma(torch.rand(3, 1, device="mps").expand(3, 4))
+h = torch.lgamma(torch.rand(3, 4, device="mps"))
+'''
+
+
+def test_saturating_sum_and_lgamma_of_a_broadcast_input_are_named(tmp_path):
+    # pytorch#179415 (2.11.0: sum(dtype=uint8) saturates), PR #175603 (lgamma of a non-contiguous input, fixed 2.12)
+    _, doc, _, _ = emulate(write(tmp_path, SATURATE), torch="2.11")
+    assert [(w["id"], w["location"]["line"], w["fixed_in"]) for w in doc["wrong_results"]] == [
+        ("sum-small-int-saturates", 3, None), ("lgamma-digamma-noncontiguous", 4, "2.12.0")]
+    _, doc, _, _ = emulate(write(tmp_path, SATURATE), torch="2.12")
+    assert doc["wrong_results"] == []

@@ -174,7 +174,9 @@ def _holds(key: str, want: Any, f: AdvisoryFacts) -> bool:
         return bad == bool(want)
     if key == "arg":
         args = f.args or {}
-        return all(k in args and args[k] == v for k, v in want.items())
+        # a dtype argument is a torch.dtype in the call and a name ("uint8") in the YAML
+        return all(k in args and (args[k] == v or str(args[k]).replace("torch.", "") == str(v))
+                   for k, v in want.items())
     raise ValueError(f"unknown advisory condition {key!r}")  # parse() keeps this unreachable
 
 
