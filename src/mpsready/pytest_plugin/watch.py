@@ -34,7 +34,7 @@ from __future__ import annotations
 import os
 import time
 import traceback
-from typing import Any
+from typing import Any, Sequence
 
 VERDICTS = ("mac_failure", "wrong_result", "inconclusive", "unverified", "fallback", "clean", "no_mps", "not_run")
 
@@ -174,7 +174,7 @@ class TestWatch:
 
 
 def verdict(outcome: str, failures: list, wrong: list, fallbacks: list, mps_used: bool, failed_by_mac: bool,
-            unverified: list = ()) -> str:
+            unverified: Sequence[Any] = ()) -> str:
     """One of :data:`VERDICTS` (module docstring); ``outcome`` is the test's own (passed, failed, error, skipped,
     xfailed, xpassed)."""
     if failures:
