@@ -39,7 +39,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "run" / "data" / "fresh_reports"
 CAUSES = ("placement", "kernel_dtype", "size_limit", "release_python", "compile", "platform", "spawn",
-          "missing_op", "wrong_result", "works")
+          "missing_op", "wrong_result", "works", "dtype", "availability", "generator")
 HALVES = ("tune", "held_out")
 
 
