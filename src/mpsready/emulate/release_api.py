@@ -290,13 +290,17 @@ def _install_compile(p: _Patches, emu: Emulator) -> None:
             emu.compiling += 1
             emu.compiled_ops = set()
             try:
-                return fn(*args, **kwargs)
+                out = fn(*args, **kwargs)
             finally:
                 emu.compiling -= 1
-                reason = emu.judge.compile_region(emu.compiled_ops)
-                emu.compiled_ops = set()
-                if reason is not None:
-                    emu.note_unverified_region(reason, frame)
+                ops, emu.compiled_ops = emu.compiled_ops, set()
+            refused = emu.judge.compile_refusal(ops)  # what this release's Inductor is known to refuse
+            if refused is not None:
+                _raise(emu, refused, _inductor_error)
+            reason = emu.judge.compile_region(ops)
+            if reason is not None:
+                emu.note_unverified_region(reason, frame)
+            return out
         return run
 
     def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,
@@ -327,6 +331,18 @@ class _Eager:
             def __call__(self, fn):
                 return eager(fn, module)
         return Ctx()
+
+
+def _inductor_error(message: str) -> BaseException:
+    """``torch._inductor.exc.InductorError`` (a ``BackendCompilerFailed``) with the target's text, as Inductor
+    raises a Metal shader that fails to compile; ``BackendCompilerFailed`` where the installed torch lacks it."""
+    try:
+        from torch._inductor.exc import InductorError
+    except ImportError:  # pragma: no cover - torch before InductorError
+        return _compiler_failed(message)
+    exc = InductorError.__new__(InductorError)
+    Exception.__init__(exc, message)
+    return exc
 
 
 def _compiler_failed(message: str) -> BaseException:

@@ -195,6 +195,25 @@ class ApiChecks:
         emulated Mac runs compiled functions eagerly so that their ops are judged, see docs/emulation.md)."""
         return bool(self._api("compile"))
 
+    def compile_refusal(self, ops: Iterable[tuple[str, str, str]]) -> Judgement | None:
+        """What this release's Inductor is known to refuse in a compiled region on MPS (``ops`` as for
+        :meth:`compile_region`), raised at the call as the release raises it; None otherwise. 2.7 (the Metal
+        prototype): a reduction over more than one 1024-thread threadgroup (a multistage reduction) generates a
+        shader that does not compile (pytorch#152155 on 2.7.0: "In 2.7 release, this is an expected thing, but
+        should be fixed in 2.8 timeframe"; fix PR #153362, 2025-05). ``InductorError`` (kind ``compile``)."""
+        from mpsready.ops.judge import Judgement
+
+        rules = self._api("compile")
+        if not rules or rules[0]["outcome"] != "experimental":
+            return None
+        long = sorted({op for op, _dtype, kind in ops if kind == "long_reduction"})
+        if not long:
+            return None
+        return Judgement(op="torch.compile", outcome="error", kind=KIND_COMPILE, exception="InductorError",
+                         message="SyntaxError: failed to compile", named="torch.compile", fixed_in="2.8.0",
+                         source="https://github.com/pytorch/pytorch/issues/152155 (torch 2.7.0, a multistage "
+                                "reduction's Metal shader); fix https://github.com/pytorch/pytorch/pull/153362")
+
     def compile_region(self, ops: Iterable[tuple[str, str, str]]) -> str | None:
         """Whether the emulated Mac can vouch for a region compiled by ``torch.compile`` (Inductor) on MPS
         that this release lets through (2.7 and later, :meth:`compile`): ``ops`` are the region's aten calls as
