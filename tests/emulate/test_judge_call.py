@@ -62,7 +62,8 @@ def test_composite_whose_callees_were_not_recorded(judge):
 
 def test_reads_only_dtypes(judge):
     assert judge.reads_only_dtypes("aten::add.Tensor") is True
-    assert judge.reads_only_dtypes("aten::cumsum") is True  # a dtype check only
+    assert judge.reads_only_dtypes("aten::index_add") is True  # a dtype check only
+    assert judge.reads_only_dtypes("aten::cumsum") is False  # the scan kernel's rank limit reads `dim`
     assert judge.reads_only_dtypes("aten::convolution") is False  # shape rules read ranks and arguments
 
 

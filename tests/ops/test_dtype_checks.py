@@ -16,13 +16,16 @@ DTYPES = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat
 
 
 def test_table_size():
-    assert (len(DOC["dtype_checks"]), len(DOC["call_checks"])) == (16, 5)
+    assert (len(DOC["dtype_checks"]), len(DOC["call_checks"])) == (16, 7)
 
 
 @pytest.mark.parametrize("kind,entry", ENTRIES, ids=[f"{k}:{e['ops'][0]}:{e['message'][:30]}" for k, e in ENTRIES])
 def test_every_entry_has_source_specifier_and_known_ops(kind, entry):
     assert entry["source"].strip() and entry["message"].strip()
-    assert entry["exception"] in ("RuntimeError", "TypeError", "NotImplementedError")
+    if entry.get("effect") == "crash":  # an abort raises nothing (the rank limits of scan and sort kernels)
+        assert entry["exception"] is None
+    else:
+        assert entry["exception"] in ("RuntimeError", "TypeError", "NotImplementedError")
     spec = SpecifierSet(entry["torch"])  # raises on a malformed specifier
     inside = [v for v in shipped_versions() if Version(v) in spec]
     assert inside, entry["torch"]

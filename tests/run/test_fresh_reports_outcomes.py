@@ -21,7 +21,6 @@ _spec.loader.exec_module(fr)
 
 # (report id, stage) -> why the emulated Mac still ends differently from the report (2026-12-01)
 KNOWN_MISSES = {
-    ("sigmoid_int64", "reported"): "kernel dtype table: the int64 sigmoid refusal is shipped for 2.3-2.4 only",
     ("logaddexp2_complex64_broadcast", "reported"): "no complex refusal known for logaddexp2; the CPU refuses first",
     ("scatter_complex_roformer", "reported"): "no complex refusal known for scatter on MPS",
     ("igammac_complex64", "reported"): "no complex refusal known for igammac; the CPU refuses first",

@@ -91,3 +91,18 @@ def test_run_documents_validate_against_the_shipped_schema(tmp_path):
         sub.mkdir()
         _r, doc, _o, _e = emulate(write(sub, script), **kw)
         jsonschema.validate(json.loads(json.dumps(doc)), schema)
+
+
+def test_unverified_run_predicts_no_pass_and_lists_what_was_not_judged(tmp_path):
+    from .test_unverified import SAFE_SOFTMAX
+
+    items, _p = _items(tmp_path, SAFE_SOFTMAX, torch="2.5")
+    i4, i6 = items[4], items[6]
+    assert (i4.status.value, i4.prediction) == ("not_checked", None)
+    assert "emulated Mac run (torch 2.5.1, macOS 15.5): unverified" in i4.summary
+    assert "1 judged on no data (not verified)" in i4.summary
+    assert any(e.text.startswith("emulated Mac run: aten::isneginf.out at script.py:3 not verified "
+                                 "(callee_of_other_release)") for e in i4.evidence)
+    assert (i6.status.value, i6.prediction) == ("not_checked", None)
+    assert i6.summary == ("emulated Mac run (unverified): no operator fell back to the CPU, but 1 call(s) were "
+                          "judged on no data")

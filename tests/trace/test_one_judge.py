@@ -90,7 +90,9 @@ def test_trace_and_run_judge_the_same_ops(both):
     assert t == r
     # the five cases, each judged as it should be for torch 2.5 (installed torch 2.13 decomposes the composite)
     assert {x for x in t if x[1] != "runs"} == {
-        ("aten::nanmedian", "unknown", "callee_of_other_release"),
+        # nanmedian.dim (CompositeExplicitAutograd) over its own nanmedian.dim_values, which 2.5.1's table gives
+        # no MPS kernel: a certain failure there (Judge.own_variant, issue 33), not unknown
+        ("aten::nanmedian", "error", "missing"),
         ("aten::upsample_nearest3d", "error", "missing"),
         ("aten::upsample_nearest3d_backward", "error", "missing"),
         ("aten::im2col", "fallback", "always_fallback"),

@@ -81,7 +81,9 @@ def _kernel(emu: Emulator, name: str, op):
             emu.warn_fallback(j)
         if not j.fails:
             emu.note(j, name, facts.dtypes[0] if facts.dtypes else None, time.perf_counter() - t0,
-                     emu.frames.locate(2) if j.outcome == "fallback" else None)
+                     emu.frames.locate(2) if j.outcome in ("fallback", "unknown") else None)
+            if emu.compiling:  # inside a compiled region (release_api.py judges the region)
+                emu.compiled_ops.add((name, facts.dtypes[0] if facts.dtypes else "", "other"))
         for t in (out if isinstance(out, (list, tuple)) else (out,)):
             if isinstance(t, _Tensor):
                 _MARKS[t] = True

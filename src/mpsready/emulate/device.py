@@ -66,6 +66,16 @@ class DeviceMode(TorchFunctionMode):
         one tensor (no CPU tensor can sit beside an MPS one), otherwise after one walk of its tensor arguments for
         such a CPU tensor."""
         emu = self.emu
+        if kwargs and not emu.generator_bound and kwargs.get("generator") is not None:
+            # the program's own generator object: its device is judged where the aten call is (dispatch.py),
+            # which sees a fresh wrapper of the same C++ generator, so the device travels on the emulator
+            emu.generator_bound = True
+            emu.generator_mps = bool(getattr(kwargs["generator"], "_mpsready_mps", False))
+            try:
+                return self.__torch_function__(func, types, args, kwargs)
+            finally:
+                emu.generator_bound = False
+                emu.generator_mps = False
         if func not in _SPECIAL and not emu.autocast_used and not emu.default_mps:
             if not kwargs:
                 # at most one tensor (a property read, x.item(), torch.is_complex(x), no_grad's switch): nothing

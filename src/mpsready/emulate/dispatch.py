@@ -49,6 +49,8 @@ _ARGS = ("transposed",)
 # ops whose arguments the shape rules read (mps_shape_rules.yaml); others get only dtypes and the first rank
 _SHAPED = frozenset({"aten::convolution", "aten::_convolution", "aten::bmm", "aten::baddbmm"})
 _POINTWISE = getattr(torch.Tag, "pointwise", None)
+_REDUCTION = getattr(torch.Tag, "reduction", None)
+_ONE_THREADGROUP = 1024  # Metal's max threads per threadgroup: a longer reduction is multistage in Inductor
 _graph_task = torch._C._current_graph_task_id
 _grad_enabled = torch.is_grad_enabled  # -1 outside a backward pass (torch/csrc/autograd/init.cpp)
 
@@ -90,12 +92,13 @@ class _Plan:
     an expanded composite, the op to match against the wrong-result advisories (or None) and the emulator's
     record of it (``record``: filled on the first call that completes)."""
 
-    __slots__ = ("j", "dtype", "expand", "advise", "record", "fails", "fallback")
+    __slots__ = ("j", "dtype", "expand", "advise", "record", "fails", "fallback", "unknown", "memo")
 
-    def __init__(self, j, dtype, expand: bool, advise: str | None):
+    def __init__(self, j, dtype, expand: bool, advise: str | None, memo: bool = True):
         self.j, self.dtype, self.expand, self.advise = j, dtype, expand, advise
-        self.fails, self.fallback = j.fails, j.outcome == "fallback"
+        self.fails, self.fallback, self.unknown = j.fails, j.outcome == "fallback", j.outcome == "unknown"
         self.record = None
+        self.memo = memo  # False: the judgement depends on the composite that made the call (Judge.own_variant)
 
 
 class MPSDispatch(TorchDispatchMode):
@@ -117,6 +120,7 @@ class MPSDispatch(TorchDispatchMode):
         self.refused: dict[object, bool] = {}
         self.root = self
         self.children: dict[int, "MPSDispatch"] = {}
+        self.parent: str | None = None  # for a child: the composite whose kernel runs below it now
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         """Every aten call of the program, judged as MPS would dispatch it, then computed on the CPU.
@@ -163,6 +167,10 @@ class MPSDispatch(TorchDispatchMode):
                     break
             if not mixed and kwargs:
                 mixed = any(isinstance(v, _Tensor) and id(v) in cpu for v in kwargs.values())
+        if kwargs and emu.generators:  # an explicit generator= (keyword-only in every aten schema)
+            gen = kwargs.get("generator")
+            if gen is not None:
+                _check_generator(emu, op_name(func), on)
         if not on:
             if mixed and self._info(func).view:
                 out = func(*args, **kwargs)  # a view of such a tensor is the same CPU data
@@ -178,6 +186,9 @@ class MPSDispatch(TorchDispatchMode):
             return func(*args, **kwargs)
         info = self.infos.get(id(func)) or self._info(func)
         if info.copy and kwargs.get("device") is not None and emu.creating == 0:
+            dt = kwargs.get("dtype")
+            if dt is not None and ins and dt != ins[0].dtype:  # .to("cpu", torch.float64): the copy back casts
+                _copy_back(emu, ins[0], dt)
             return func(*args, **kwargs)  # .cpu(): leaves the device, the result is not resident
         if emu.inside_kernel:
             out = func(*args, **kwargs)
@@ -199,23 +210,26 @@ class MPSDispatch(TorchDispatchMode):
                 plan = info.plans[grad + self.slot].get(key)
         if plan is None:
             plan = self._plan(info, args, kwargs, ins, grad, mixed, cpu)
-            if key is not None:
+            if key is not None and plan.memo:
                 info.plans[grad + self.slot][key] = plan
         name = info.name
         if plan.fails:
             exc = emu.fail(plan.j, name)
             if exc is not None:
                 raise exc
+        if emu.compiling and not self.depth:  # a call of a compiled region (release_api.py judges the region)
+            emu.compiled_ops.add((plan.j.op, plan.dtype or "", _compiled_kind(info, func, ins)))
         t0 = _perf()
-        out = self._expand(func, ins, args, kwargs) if plan.expand else func(*args, **kwargs)
+        out = self._expand(func, ins, args, kwargs, name) if plan.expand else func(*args, **kwargs)
         seconds = _perf() - t0
         if plan.fallback:
             emu.warn_fallback(plan.j)
             emu.note(plan.j, name, plan.dtype, seconds, emu.frames.locate(2))
         elif not plan.fails:
             rec = plan.record
-            if rec is None:
-                rec = plan.record = emu.note(plan.j, name, plan.dtype, seconds, None)
+            if rec is None:  # the line of a call judged on no data is kept: the run lists it (unverified)
+                rec = plan.record = emu.note(plan.j, name, plan.dtype, seconds,
+                                             emu.frames.locate(2) if plan.unknown else None)
             else:
                 rec.calls += 1
                 rec.seconds += seconds
@@ -271,14 +285,18 @@ class MPSDispatch(TorchDispatchMode):
         placement = None
         if mixed and emu.creating == 0 and _graph_task() == -1:  # the program's own CPU tensor, not autograd's
             placement = (_operands(info, args, kwargs, cpu), info.pointwise)
+        parent = self.parent if self.depth else None
         j = emu.judge.call(info.name, facts, grad, inside=self.depth > 0, exact=emu.exact_composites,
-                           installed=torch.__version__, placement=placement)
+                           installed=torch.__version__, placement=placement, parent=parent)
         adv_ops = emu.advisories.ops
         advise = None
         if adv_ops and j.outcome != "fallback":
             advise = info.name if info.name in adv_ops else j.op if j.op in adv_ops else None
         expand = j.outcome == "composite" and not info.view and self.depth < _MAX_DEPTH
-        return _Plan(j, facts.dtypes[0] if facts.dtypes else None, expand, advise)
+        # inside another release's composite a failing callee's judgement depends on its parent: not memoised
+        memo = not (parent is not None and not emu.exact_composites
+                    and (j.fails or j.kind == "callee_of_other_release"))
+        return _Plan(j, facts.dtypes[0] if facts.dtypes else None, expand, advise, memo)
 
     def _info(self, func) -> _Info:
         infos = self.infos
@@ -287,7 +305,7 @@ class MPSDispatch(TorchDispatchMode):
             info = infos[id(func)] = _Info(func)
         return info
 
-    def _expand(self, func, ins, args, kwargs):
+    def _expand(self, func, ins, args, kwargs, name: str | None = None):
         if ins:
             keys = torch._C._dispatch_keys(ins[0])
             for t in ins[1:]:
@@ -298,6 +316,8 @@ class MPSDispatch(TorchDispatchMode):
         if child is None:
             child = self.children[self.depth + 1] = MPSDispatch(self.emu, self.depth + 1)
             child.root, child.infos, child.refused = self.root, self.infos, self.refused
+        outer = child.parent
+        child.parent = name
         _push(child)
         try:
             try:
@@ -310,6 +330,7 @@ class MPSDispatch(TorchDispatchMode):
                     raise
         finally:
             _pop(None)
+            child.parent = outer
         return func(*args, **kwargs)
 
 
@@ -466,6 +487,48 @@ def _advise(emu: Emulator, op: str, info: _Info, args, kwargs, ins) -> None:
     adv = emu.advisories.match(op, facts)
     if adv is not None:
         emu.note_wrong_result(adv, emu.frames.locate(3))
+
+
+def _check_generator(emu: Emulator, name: str, on: bool) -> None:
+    """The generator-device check of a random op (Judge.generator): raised unless ``--keep-going``. The
+    generator's device is the program's object's (device.py sets ``emu.generator_mps`` around the torch call)."""
+    j = emu.judge.generator(name, on, emu.generator_mps)
+    if j is not None:
+        exc = emu.fail(j, name)
+        if exc is not None:
+            raise exc
+
+
+def _compiled_kind(info: _Info, func, ins) -> str:
+    """How Inductor's Metal code generation meets a call of a compiled region (Judge.compile_region): ``view``,
+    ``pointwise``, ``reduction`` (the ``reduction`` tag, over at most one threadgroup's 1024 elements),
+    ``long_reduction`` (more: a multistage reduction) or ``other``."""
+    if info.view:
+        return "view"
+    if info.pointwise:
+        return "pointwise"
+    if _REDUCTION is not None and _REDUCTION in func.tags:
+        return "reduction" if not ins or ins[0].numel() <= _ONE_THREADGROUP else "long_reduction"
+    return "other"
+
+
+def _copy_back(emu: Emulator, src, dtype) -> None:
+    """An MPS tensor ``src`` copied to the CPU as ``dtype`` in one call: MPS's refusal (raised unless
+    ``--keep-going``), or the predicted wrong result of a release that writes nothing (Judge.copy_off_device)."""
+    names = _DTYPE_NAMES
+    j = emu.judge.copy_off_device(names.get(src.dtype, ""), names.get(dtype, ""))
+    if j is None:
+        return
+    if j == "wrong":
+        facts = AdvisoryFacts(dtypes=(names.get(src.dtype, ""),), shapes=(tuple(src.shape),),
+                              contiguous=(src.is_contiguous(),), args={"dtype": names.get(dtype, "")})
+        adv = emu.advisories.match("aten::_to_copy", facts)
+        if adv is not None:
+            emu.note_wrong_result(adv, emu.frames.locate(3))
+        return
+    exc = emu.fail(j, "aten::_to_copy")  # type: ignore[arg-type]
+    if exc is not None:
+        raise exc
 
 
 def _bmm_numel(name: str, args) -> int:

@@ -274,7 +274,7 @@ def _install_compile(p: _Patches, emu: Emulator) -> None:
             else:
                 warnings.warn_explicit(j.message or "", UserWarning, os.path.join(emu.root, frame.path), frame.line)
 
-    def eager(fn: Callable, module: Any = None) -> Callable:
+    def eager(fn: Callable, module: Any = None, inductor: bool = True) -> Callable:
         state = {"compiled": False}
 
         @functools.wraps(fn)
@@ -282,7 +282,25 @@ def _install_compile(p: _Patches, emu: Emulator) -> None:
             if not state["compiled"]:
                 first_call(module, args, kwargs)
                 state["compiled"] = _has_mps(args, kwargs, module)
-            return fn(*args, **kwargs)
+            if not inductor or emu.compiling or not (state["compiled"] or _has_mps(args, kwargs, module)):
+                return fn(*args, **kwargs)
+            # a region on MPS that this release compiles: its calls are collected (dispatch.py), then the judge
+            # says whether the emulated Mac can vouch for Inductor's Metal code of it (else: unverified)
+            frame = emu.frames.locate(2)
+            emu.compiling += 1
+            emu.compiled_ops = set()
+            try:
+                out = fn(*args, **kwargs)
+            finally:
+                emu.compiling -= 1
+                ops, emu.compiled_ops = emu.compiled_ops, set()
+            refused = emu.judge.compile_refusal(ops)  # what this release's Inductor is known to refuse
+            if refused is not None:
+                _raise(emu, refused, _inductor_error)
+            reason = emu.judge.compile_region(ops)
+            if reason is not None:
+                emu.note_unverified_region(reason, frame)
+            return out
         return run
 
     def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,
@@ -292,9 +310,10 @@ def _install_compile(p: _Patches, emu: Emulator) -> None:
                                      options=options, disable=disable, **rest)
         if disable or backend not in ("inductor", None):
             # another backend (aot_eager, eager) or disabled: no Inductor, the ops run as they are
+            plain = functools.partial(eager, inductor=False)
             if disable or not isinstance(model, torch.nn.Module):
-                return model if disable else eager(model)
-            return OptimizedModule(model, _Eager(DisableContext, eager, model))
+                return model if disable else plain(model)
+            return OptimizedModule(model, _Eager(DisableContext, plain, model))
         if isinstance(model, torch.nn.Module):
             return OptimizedModule(model, _Eager(DisableContext, eager, model))
         return eager(model)
@@ -312,6 +331,18 @@ class _Eager:
             def __call__(self, fn):
                 return eager(fn, module)
         return Ctx()
+
+
+def _inductor_error(message: str) -> BaseException:
+    """``torch._inductor.exc.InductorError`` (a ``BackendCompilerFailed``) with the target's text, as Inductor
+    raises a Metal shader that fails to compile; ``BackendCompilerFailed`` where the installed torch lacks it."""
+    try:
+        from torch._inductor.exc import InductorError
+    except ImportError:  # pragma: no cover - torch before InductorError
+        return _compiler_failed(message)
+    exc = InductorError.__new__(InductorError)
+    Exception.__init__(exc, message)
+    return exc
 
 
 def _compiler_failed(message: str) -> BaseException:

@@ -81,7 +81,9 @@ class Failure:
     def to_dict(self) -> dict[str, Any]:
         j = self.judgement
         return {"kind": j.kind, "op": j.named or j.op, "called_as": self.op_called, "dtype": j.dtype,
-                "exception": j.exception, "message": j.message, "effect": j.outcome, "fixed_in": j.fixed_in,
+                # an abort raises nothing on a Mac: the emulator's MacCrash stands for it
+                "exception": j.exception or ("MacCrash" if j.outcome == "crash" else None), "message": j.message,
+                "effect": j.outcome, "fixed_in": j.fixed_in,
                 "source": j.source, "basis": "predicted",
                 "location": self.frame.to_dict() if self.frame else None, "stack": self.stack,
                 **({"origin": self.origin.to_dict()} if self.origin else {})}
@@ -162,6 +164,16 @@ class Emulator:
         self.origin_of = origin_of
         self._failed: set[tuple] = set()
         self._installed: list[Any] = []
+        # > 0 while a function compiled by torch.compile runs (eagerly) on MPS: dispatch.py adds each judged call
+        # to ``compiled_ops`` as (op, dtype, pointwise | view | other); release_api.py judges the region after
+        self.generators = True  # judge the device of an explicit generator= (Judge.generator)
+        # set by device.py around a torch call given generator=: whether the program's generator is on MPS
+        self.generator_bound = False
+        self.generator_mps = False
+        self.compiling = 0
+        self.compiled_ops: set[tuple[str, str, str]] = set()
+        # regions the emulated Mac cannot vouch for (Judge.compile_region): one entry per user's line
+        self.unverified_regions: list[dict[str, Any]] = []
 
     # ------------------------------------------------------------------ install
     def install(self) -> None:
@@ -232,6 +244,51 @@ class Emulator:
                                          "calls": 0, "basis": "predicted"}
             self.wrong_results.append(hit)
         hit["calls"] += 1
+
+    def note_unverified_region(self, reason: str, frame: Frame | None) -> None:
+        """A compiled region that ran here but that the emulated Mac cannot vouch for: one entry per reason and
+        user's line (``calls`` counts the region's calls there). Only the program's own process records."""
+        if not self.owner():
+            return
+        where = frame.to_dict() if frame else None
+        for e in self.unverified_regions:
+            if e["reason"] == reason and e["location"] == where:
+                e["calls"] += 1
+                return
+        self.unverified_regions.append({"kind": "compile", "op": "torch.compile", "reason": reason,
+                                        "location": where, "calls": 1, "basis": "predicted"})
+
+    def unverified(self) -> list[dict[str, Any]]:
+        """Every call on the program's path that the emulated Mac judged on no data (:meth:`Judge.basis`
+        ``"none"``: an op unknown to the target's table, a callee of a composite decomposed by another release)
+        and every compiled region it cannot vouch for: ``kind``, ``op``, ``reason``, ``location``, ``calls``.
+        Any of them makes a run that would have completed ``unverified``."""
+        out = []
+        for r in self.records.values():
+            if r.outcome != "unknown":
+                continue
+            if r.kind == "callee_of_other_release":
+                import torch as _torch
+
+                why = (f"reached inside a composite as torch {_torch.__version__} decomposes it; torch "
+                       f"{self.judge.torch}'s table gives it no MPS kernel, but that release's own decomposition "
+                       "may not call it: not judged")
+            else:
+                reason = self.judge.reason(Judgement(r.op, r.outcome, r.kind, message=r.message))
+                why = reason.detail if reason else (r.message or "no data")
+            out.append({"kind": r.kind or "unknown", "op": r.named or r.op, "dtypes": list(r.dtypes),
+                        "reason": why,
+                        "location": r.frame.to_dict() if r.frame else None, "calls": r.calls,
+                        "basis": "predicted"})
+        return out + [dict(e) for e in self.unverified_regions]
+
+    def judged_by_basis(self) -> dict[str, int]:
+        """Calls judged on the emulated device by what their judgement rests on (:meth:`Judge.basis`):
+        ``{"facts": N, "defaults": M, "none": K}``."""
+        counts = {"facts": 0, "defaults": 0, "none": 0}
+        for r in self.records.values():
+            counts[self.judge.basis(r.op, r.outcome, r.kind)] += r.calls
+        return counts
 
     def warn_fallback(self, j: Judgement) -> None:
         """MPS's fallback UserWarning, once per op as TORCH_WARN_ONCE does (MPSFallback.mm)."""

@@ -24,7 +24,7 @@ FIELDS = frozenset({"id", "op", "dtypes", "when", "torch", "macos", "fixed_in", 
                     "note"})
 REQUIRED = ("id", "op", "torch", "summary", "report", "source")
 CONDITIONS = ("non_contiguous", "storage_offset", "channels_last", "expanded", "ndim_gt", "numel_gt",
-              "dim_size_gt", "negative_dim", "arg")
+              "dim_size_gt", "negative_dim", "arg", "output_size_nondivisible")
 _REPORT_PREFIX = "https://github.com/pytorch/pytorch/"
 
 
@@ -165,9 +165,18 @@ def _holds(key: str, want: Any, f: AdvisoryFacts) -> bool:
         return any(d > want for s in f.shapes for d in s)
     if key == "negative_dim":
         return _negative((f.args or {}).get("dim")) == bool(want)
+    if key == "output_size_nondivisible":  # adaptive pooling: an input size the output size does not divide
+        out = (f.args or {}).get("output_size")
+        if not f.shapes or not isinstance(out, (list, tuple)) or not out:
+            return not want
+        tail = f.shapes[0][-len(out):]
+        bad = any(isinstance(o, int) and o > 0 and i % o != 0 for i, o in zip(tail, out))
+        return bad == bool(want)
     if key == "arg":
         args = f.args or {}
-        return all(k in args and args[k] == v for k, v in want.items())
+        # a dtype argument is a torch.dtype in the call and a name ("uint8") in the YAML
+        return all(k in args and (args[k] == v or str(args[k]).replace("torch.", "") == str(v))
+                   for k, v in want.items())
     raise ValueError(f"unknown advisory condition {key!r}")  # parse() keeps this unreachable
 
 

@@ -15,7 +15,7 @@ region is disabled) or None when the call does what the installed PyTorch does.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 from mpsready import versions
 
@@ -25,6 +25,21 @@ if TYPE_CHECKING:
 KIND_API = "release_api"
 KIND_COMPILE = "compile"
 KIND_AUTOCAST = "autocast"
+# composite ops Inductor decomposes into pointwise and reduction kernels before code generation
+# (torch/_decomp/decompositions.py, torch/_inductor/decomposition.py) or falls back to aten for on MPS: softmax,
+# norms, embedding, SDPA's math path (MPS's own kernel, judged as an aten call), concatenation, indexing and
+# constant padding (a pointwise load with a bound check)
+_COMPILE_DECOMPOSED = frozenset({"aten::_softmax", "aten::_log_softmax", "aten::native_layer_norm",
+                                 "aten::_fused_rms_norm", "aten::embedding", "aten::cat", "aten::stack",
+                                 "aten::_scaled_dot_product_attention_math_for_mps", "aten::index_select",
+                                 "aten::index.Tensor", "aten::where.self", "aten::unbind.int", "aten::split.Tensor",
+                                 "aten::constant_pad_nd"})
+# aten kernels Inductor calls as extern kernels, not generated Metal (torch/_inductor/lowering.py
+# make_fallback / the mm templates' aten fallbacks): judged as aten calls by the emulated device
+_COMPILE_EXTERN = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::linear",
+                             "aten::_mps_convolution", "aten::convolution", "aten::t", "aten::empty.memory_format",
+                             "aten::empty_strided", "aten::copy_", "aten::_to_copy", "aten::clone",
+                             "aten::detach", "aten::lift_fresh"})
 
 
 @lru_cache(maxsize=None)
@@ -179,6 +194,67 @@ class ApiChecks:
         """Whether the data states this release's ``torch.compile`` on MPS (every shipped release: then the
         emulated Mac runs compiled functions eagerly so that their ops are judged, see docs/emulation.md)."""
         return bool(self._api("compile"))
+
+    def compile_refusal(self, ops: Iterable[tuple[str, str, str]]) -> Judgement | None:
+        """What this release's Inductor is known to refuse in a compiled region on MPS (``ops`` as for
+        :meth:`compile_region`), raised at the call as the release raises it; None otherwise. 2.7 (the Metal
+        prototype): a reduction over more than one 1024-thread threadgroup (a multistage reduction) generates a
+        shader that does not compile (pytorch#152155 on 2.7.0: "In 2.7 release, this is an expected thing, but
+        should be fixed in 2.8 timeframe"; fix PR #153362, 2025-05). ``InductorError`` (kind ``compile``)."""
+        from mpsready.ops.judge import Judgement
+
+        rules = self._api("compile")
+        if not rules or rules[0]["outcome"] != "experimental":
+            return None
+        long = sorted({op for op, _dtype, kind in ops if kind == "long_reduction"})
+        if not long:
+            return None
+        return Judgement(op="torch.compile", outcome="error", kind=KIND_COMPILE, exception="InductorError",
+                         message="SyntaxError: failed to compile", named="torch.compile", fixed_in="2.8.0",
+                         source="https://github.com/pytorch/pytorch/issues/152155 (torch 2.7.0, a multistage "
+                                "reduction's Metal shader); fix https://github.com/pytorch/pytorch/pull/153362")
+
+    def compile_region(self, ops: Iterable[tuple[str, str, str]]) -> str | None:
+        """Whether the emulated Mac can vouch for a region compiled by ``torch.compile`` (Inductor) on MPS
+        that this release lets through (2.7 and later, :meth:`compile`): ``ops`` are the region's aten calls as
+        ``(op, dtype, kind)`` with kind ``pointwise``, ``view`` or ``other``. Returns None when it can, else the
+        reason it cannot (the run's outcome is then ``unverified``, never ``completed``).
+
+        The region runs eagerly here, so its aten calls are judged; what is not emulated is Inductor's Metal
+        code generation. Its source calls itself "an early prototype that shows that one can compile elementwise
+        ops into a Metal shader" (header of torch/_inductor/codegen/mps.py, stored copies 2.7-2.9), and public
+        reports show it refusing graphs beyond that (reductions, bfloat16 kernels: issue 33). So a region is
+        vouched for only from 2.8 (no prototype warning), when every call in it is elementwise (the ``pointwise``
+        tag of native_functions.yaml), a view, a reduction (the ``reduction`` tag; reductions longer than one
+        1024-thread threadgroup are multistage, fixed in MPSInductor by PRs #148975, 2025-03, and #153362, 2025-05:
+        2.8 inferred; pytorch#152155 on 2.7.0 fails there), or one of the extern kernels Inductor leaves to
+        aten (``mm``, ``addmm``, ``bmm``, ``baddbmm``, ``linear``, ``_mps_convolution``: judged above as aten
+        calls), or a composite Inductor decomposes into those (softmax, layer/RMS norm, embedding, SDPA's math
+        path, cat), in float32, float16 or an integer dtype, and bfloat16 from 2.11 (bare float literals assigned
+        to ``bfloat`` in generated Metal were fixed for 2.11 by PR #176436, cherry-picked to release/2.11 as
+        #177193). Anything else, or any region on 2.7 (the prototype), is reported unverified."""
+        rules = self._api("compile")
+        outcome = rules[0]["outcome"] if rules else None
+        if outcome not in ("experimental", "supported"):  # refused at the first call, or eager by suppress_errors
+            return None
+        if outcome == "experimental":
+            return (f"torch {self.torch}: Inductor's Metal back-end is a prototype (codegen/mps.py warns so); which "
+                    "graphs it lowers is not emulated (the region ran eagerly here)")
+        others = sorted({op for op, dtype, kind in ops if kind == "other" and op not in _COMPILE_EXTERN
+                         and op not in _COMPILE_DECOMPOSED})
+        lowp = ("float32", "float16", "bool", "int64", "int32") + (("bfloat16",) if versions.release(self.torch)
+                                                                   >= (2, 11) else ())
+        dtypes = sorted({dtype for _op, dtype, kind in ops if kind != "view" and dtype and dtype not in lowp})
+        if not others and not dtypes:
+            return None
+        what = []
+        if others:
+            shown = ", ".join(others[:4]) + (f" and {len(others) - 4} more" if len(others) > 4 else "")
+            what.append(f"non-elementwise ops ({shown})")
+        if dtypes:
+            what.append(f"dtype {', '.join(dtypes)}")
+        return (f"compiled region with {' and '.join(what)}: Inductor's Metal code generation of such graphs "
+                f"(other kernels, bfloat16 before 2.11) is not emulated, and torch {self.torch} may refuse it")
 
     def compile(self, on_mps: bool, suppress_errors: bool = False) -> Judgement | None:
         """The first call of a function compiled by ``torch.compile`` (Inductor), with MPS tensors among its

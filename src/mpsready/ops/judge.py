@@ -30,6 +30,8 @@ from packaging.version import Version
 from mpsready.ops import api as ops_api
 from mpsready.ops import learned
 from mpsready.ops.api_judge import ApiChecks
+from mpsready.ops.judge_dtypes import DTYPE_FACTS, c10_name  # noqa: F401 (re-exported: part of the judge's API)
+from mpsready.ops.judge_dtypes import _DEFAULT_BRANCH, DtypeChecks, _dtype_support_rules
 from mpsready.ops.messages import fallback_warning, not_implemented_message
 from mpsready import versions
 
@@ -114,7 +116,7 @@ class CallFacts:
     dim_max: int = 0  # largest dimension size among the tensor arguments (fed only where one may pass INT_MAX)
 
 
-class Judge(ApiChecks):
+class Judge(ApiChecks, DtypeChecks):
     """Judgements for one target: ``torch`` (a version, resolved with :func:`mpsready.ops.api.load_db`),
     ``macos`` (``"14.4"``) and ``fallback`` (``PYTORCH_ENABLE_MPS_FALLBACK=1``). Raises ``ValueError`` for a
     release without a table or a malformed macOS version. The torch API calls PyTorch checks in Python
@@ -134,6 +136,11 @@ class Judge(ApiChecks):
         for rule in _shape_rules():
             if rel in SpecifierSet(rule.get("torch") or ""):
                 self._shape.setdefault("aten::" + rule["op"], []).append(rule)
+        # per-dtype support of this release (mps_dtype_support.yaml): the first rule of each dtype that applies
+        self._dsupport: dict[str, dict[str, Any]] = {}
+        for rule in _dtype_support_rules():
+            if rel in SpecifierSet(rule.get("torch") or ""):
+                self._dsupport.setdefault(rule["dtype"], rule)
         # per-kernel dtype and call checks of this release and macOS (mps_dtype_checks.yaml)
         self._checks: dict[str, list[tuple[str, dict[str, Any]]]] = {}
         self._any_checks: list[dict[str, Any]] = []
@@ -156,17 +163,6 @@ class Judge(ApiChecks):
             self._memo.clear()
 
     # ------------------------------------------------------------------ the device itself
-    @property
-    def available(self) -> bool:
-        """``torch.backends.mps.is_available()`` on the target: False below the release's minimum macOS."""
-        return self.db.macos_supported(self.macos)
-
-    def unavailable_message(self) -> str:
-        """The RuntimeError text of a tensor put on MPS where the macOS is too old (libtorch_cpu.dylib string
-        'The MPS backend is supported on MacOS X+', global_rules.yaml min_macos)."""
-        return (f"The MPS backend is supported on MacOS {self.db.min_macos}+.Current OS version can be queried "
-                "using `sw_vers`")
-
     def dtype_rules(self) -> dict[str, Any]:
         """The global dtype rules at this target's macOS, by dtype (``{"float64": DtypeRule, ...}``,
         :meth:`mpsready.ops.api.SupportDB.dtype_rules`, global_rules.yaml): what a tensor of that dtype meets on
@@ -186,9 +182,19 @@ class Judge(ApiChecks):
             pass
         hit = None
         r = self.dtype_rules().get(dtype)
-        if r is not None and r.effect in ("error", "unsupported_before"):
+        own = self._dsupport.get(dtype)
+        if r is not None and r.effect in ("error", "unsupported_before") and not (
+                own and own.get("to_mps") == "refused" and own.get("message")):
             hit = Judgement(op="aten::_to_copy", outcome="error", kind="dtype", exception=_ALLOCATION_EXCEPTION,
                             message=r.message, dtype=dtype, source=r.source)
+        elif dtype and (self.dtype_fact(dtype, "to_mps")[0] == "refused" or r is not None and r.effect in
+                        ("error", "unsupported_before")):
+            rule = self._dsupport.get(dtype) or {}
+            hit = Judgement(op="aten::_to_copy", outcome="error", kind="dtype",
+                            exception=rule.get("exception", _ALLOCATION_EXCEPTION),
+                            message=self._dtype_message(dtype), dtype=dtype,
+                            fixed_in=_rule_fixed_in(rule) if rule else None,
+                            source=rule.get("source") or _DEFAULT_BRANCH)
         self._alloc[dtype] = hit
         return hit
 
@@ -222,7 +228,8 @@ class Judge(ApiChecks):
         want = set()
         for _kind, e in self._checks.get(name) or self._checks.get(self.target(name)) or ():
             for test in (e.get("when") or {}):
-                want.add({"arg": "args", "numel_gt": "numel0", "dim_gt": "dim_max"}.get(test, test))
+                want.add({"arg": "args", "numel_gt": "numel0", "dim_gt": "dim_max",
+                          "dim_beyond_minor4": "args"}.get(test, test))
         if self._any_checks:
             want.add("dim_max")
         return frozenset(want)
@@ -267,16 +274,17 @@ class Judge(ApiChecks):
 
     def call(self, name: str, facts: CallFacts = CallFacts(), grad: bool = True, inside: bool = False,
              exact: bool = True, installed: str = "", expanded: bool = True,
-             placement: tuple[Sequence[Any], bool] | None = None) -> Judgement:
+             placement: tuple[Sequence[Any], bool] | None = None, parent: str | None = None) -> Judgement:
         """The one judgement of a call of ``name`` as a dispatcher saw it, for the emulated device and the trace
         alike: :meth:`op` with ``facts`` and ``grad``; then, for a call reached inside a composite (``inside``)
         as ``installed`` decomposes it, :meth:`inside_composite` (``exact``: that is the target release); then,
         where the call ``runs`` and the program itself handed a CPU tensor in (``placement``: its operands,
         :class:`mpsready.ops.placement.Operand` values, and whether the op is pointwise), :meth:`placement`;
-        last, for a composite whose callees were not recorded (``expanded`` False), :meth:`callees_unseen`."""
+        last, for a composite whose callees were not recorded (``expanded`` False), :meth:`callees_unseen`.
+        ``parent``: the composite whose kernel made this call (inside only), see :meth:`inside_composite`."""
         j = self.op(name, facts, grad)
         if inside and j.outcome in FAILING:
-            j = self.inside_composite(j, True, exact, installed)
+            j = self.inside_composite(j, True, exact, installed, parent)
         if placement is not None and j.outcome == "runs":
             j = self.placement(name, placement[0], placement[1]) or j
         if not expanded and j.outcome == "composite":
@@ -317,8 +325,9 @@ class Judge(ApiChecks):
                     return Judgement(target, "error", "dtype", e["exception"], e["message"], bad,
                                      _rule_fixed_in(e), target, e["source"])
             elif all(_SHAPE_TESTS[k](v, facts) for k, v in e["when"].items()):
-                return Judgement(target, "error", "shape", e["exception"], e["message"],
-                                 (dtypes[:1] or (None,))[0], _rule_fixed_in(e), target, e["source"])
+                return Judgement(target, "crash" if e.get("effect") == "crash" else "error", "shape",
+                                 e["exception"], e["message"], (dtypes[:1] or (None,))[0], _rule_fixed_in(e), target,
+                                 e["source"])
         if kernel and facts.dim_max:
             for e in self._any_checks:
                 if all(_SHAPE_TESTS[k](v, facts) for k, v in e["when"].items()):
@@ -459,17 +468,67 @@ class Judge(ApiChecks):
         return versions.release(version)[:2] == versions.release(self.torch)[:2]
 
     def inside_composite(self, j: Judgement, inside_composite: bool, exact_composites: bool,
-                         installed: str) -> Judgement:
+                         installed: str, parent: str | None = None) -> Judgement:
         """``j`` for a call reached inside a composite's kernel (``inside_composite``) as the installed PyTorch
         ``installed`` decomposes it. When that is not the target release (``exact_composites`` False, see
         :meth:`same_release`), a failing callee is not a certain failure: the target's own kernel of that
         composite may call other ops (``_safe_softmax``: ``eq`` in 2.5, ``isneginf`` later; docs/emulation.md),
-        so it is ``unknown`` with kind ``callee_of_other_release``. Any other ``j`` is returned unchanged."""
+        so it is ``unknown`` with kind ``callee_of_other_release``. Any other ``j`` is returned unchanged.
+
+        Except where the target's own table settles it: ``parent`` (the composite that made the call) is a
+        ``CompositeExplicitAutograd`` op of the target release and ``j`` is a ``missing`` overload of the same
+        name (``linalg_lstsq`` -> ``linalg_lstsq.out``): such a kernel is the functional form of its own out
+        variant (torchgen's structured/out pattern, the ``.out`` overload is what it calls in every release), so
+        the target's table saying the out variant has no MPS kernel is a fact about this call, and the failure
+        stands (issue 33: a solver read through such a callee used to "complete" on every release before the one
+        that added its kernel)."""
         if not (j.fails and inside_composite and not exact_composites):
+            return j
+        if parent is not None and self.own_variant(parent, j):
             return j
         return replace(j, outcome="unknown", kind="callee_of_other_release",
                        message=f"{j.message} (reached inside a composite as torch {installed} decomposes "
                                f"it; torch {self.torch}'s own decomposition may differ)")
+
+    def own_variant(self, parent: str, j: Judgement) -> bool:
+        """Whether the failing callee ``j`` of composite ``parent`` is ``parent``'s own overload that the target's
+        table lists as ``missing`` (see :meth:`inside_composite`)."""
+        if j.kind != "missing":
+            return False
+        base = parent.split(".", 1)[0]
+        if (j.op.split(".", 1)[0] != base) or j.op == parent:
+            return False
+        sup = self.db.lookup(parent, macos=self.macos)
+        return sup.status == "composite" and sup.how == "yaml:CompositeExplicitAutograd"
+
+    # ------------------------------------------------------------------ what a judgement rests on
+    def basis(self, op: str, outcome: str, kind: str | None) -> str:
+        """What a judgement of ``op`` with ``outcome``/``kind`` rests on, for the run's count of judged calls:
+
+        * ``"facts"``: a fact the data states for this release: the table's status of the op (no kernel,
+          always-fallback, guard, composite), a dtype exception of ``common_mps.py``, a kernel check of
+          ``mps_dtype_checks.yaml``, a shape rule, a placement rule; or an op that runs on an MPS kernel for which
+          the release's data holds dtype facts (an entry of ``common_mps.py`` or of ``mps_dtype_checks.yaml``)
+          that did not refuse this call;
+        * ``"defaults"``: the op runs because the release's yaml gives it an MPS kernel and no fact refuses it,
+          but the data holds no dtype fact for that op in that release: every dtype the global rules allow is
+          assumed to work (the table's default);
+        * ``"none"``: no data: an op the release's table does not know (another namespace, an op absent from
+          that release), a callee of a composite decomposed by another release (``callee_of_other_release``), a
+          composite whose callees were not recorded.
+        """
+        if outcome == "unknown":
+            return "none"
+        if outcome != "runs" or kind is not None:
+            return "facts"
+        key = op
+        memo = self.__dict__.setdefault("_basis_memo", {})
+        hit = memo.get(key)
+        if hit is None:
+            sup = self.db.lookup(op, macos=None)
+            hit = "facts" if (sup.dtype_exceptions or sup.conditions or op in self._checks) else "defaults"
+            memo[key] = hit
+        return hit
 
     def callees_unseen(self, j: Judgement) -> Judgement:
         """``j`` for a composite whose callees were not recorded (a trace expanded for another release): never
@@ -506,8 +565,19 @@ def _size0_gt(want: Mapping[str, int], f: CallFacts) -> bool:
     return all((f.size0 or {}).get(k, 0) > v for k, v in want.items())
 
 
+def _dim_beyond_minor4(flag: bool, f: CallFacts) -> bool:
+    """The ``dim`` argument names an axis left of the last four of the first tensor argument (``dim < ndim - 4``
+    after wrapping a negative dim): MPSNDArray's scan and sort kernels only handle the four minor axes."""
+    dim = (f.args or {}).get("dim")
+    if not isinstance(dim, int) or f.input_ndim < 5:
+        return not flag
+    if dim < 0:
+        dim += f.input_ndim
+    return (dim < f.input_ndim - 4) == bool(flag)
+
+
 SHAPE_TESTS = ("arg", "ndim", "input_ndim", "dtype_in", "size0_gt", "out_numel_gt", "empty_input", "numel_gt",
-               "dim_gt")
+               "dim_gt", "dim_beyond_minor4")
 _SHAPE_TESTS = {
     "arg": _arg,
     "ndim": _ndim,
@@ -518,6 +588,7 @@ _SHAPE_TESTS = {
     "empty_input": lambda flag, f: f.empty_input == bool(flag),
     "numel_gt": lambda n, f: f.numel0 > n,
     "dim_gt": lambda n, f: f.dim_max > n,
+    "dim_beyond_minor4": _dim_beyond_minor4,
 }
 
 

@@ -8,7 +8,7 @@ from typing import Any
 _LABELS = {"clean": "clean on the emulated Mac", "mac_failure": "predicted Mac failure",
            "wrong_result": "predicted wrong result", "fallback": "ran with CPU fallbacks",
            "inconclusive": "failed here, not by the Mac (inconclusive)", "no_mps": "never reached MPS",
-           "not_run": "not run (skipped)"}
+           "not_run": "not run (skipped)", "unverified": "ran, but judged in part on no data (unverified)"}
 
 
 def _where(loc: dict[str, Any] | None) -> str:

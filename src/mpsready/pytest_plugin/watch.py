@@ -21,6 +21,8 @@ The verdict (:func:`verdict`) is one of :data:`VERDICTS`, worst first:
 * ``wrong_result``: it ran, but a call matches a known wrong-result advisory;
 * ``inconclusive``: the test failed (or errored) here on an exception the emulated Mac did not raise: nothing is
   known about the Mac beyond that point;
+* ``unverified``: it passed, but a call during it was judged on no data (an op unknown to the target's table, a
+  callee of another release's composite) or a compiled region could not be vouched for: never ``clean``;
 * ``fallback``: it passed with CPU fallbacks;
 * ``clean``: it reached MPS and nothing above applies;
 * ``no_mps``: it never put a tensor on MPS (on a Mac it would run on the CPU: it says nothing about MPS);
@@ -30,9 +32,9 @@ The verdict (:func:`verdict`) is one of :data:`VERDICTS`, worst first:
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Sequence
 
-VERDICTS = ("mac_failure", "wrong_result", "inconclusive", "fallback", "clean", "no_mps", "not_run")
+VERDICTS = ("mac_failure", "wrong_result", "inconclusive", "unverified", "fallback", "clean", "no_mps", "not_run")
 
 
 def user_location(exc: BaseException, root: str) -> dict[str, Any] | None:
@@ -92,6 +94,7 @@ class TestWatch:
         self.t0 = time.perf_counter()
         self.n_failures = len(emu.failures)
         self.calls = {k: r.calls for k, r in emu.records.items()}
+        self.n_regions = len(getattr(emu, "unverified_regions", ()))
         self.placed = emu.placed
         self.wrong_calls = [w["calls"] for w in emu.wrong_results]
 
@@ -128,6 +131,13 @@ class TestWatch:
                                                    "location")} | {"calls": w["calls"] - before, "basis": "predicted"})
         return out
 
+    def unverified(self) -> list[dict[str, Any]]:
+        """The calls judged on no data and the compiled regions not vouched for during the test."""
+        out = [{"kind": r.kind or "unknown", "op": r.named or r.op, "calls": r.calls - self.calls.get(k, 0),
+                "location": r.frame.to_dict() if r.frame else None}
+               for k, r in self.emu.records.items() if r.outcome == "unknown" and r.calls > self.calls.get(k, 0)]
+        return out + [dict(e) for e in getattr(self.emu, "unverified_regions", [])[self.n_regions:]]
+
     def ops_judged(self) -> int:
         return sum(1 for k, r in self.emu.records.items() if r.calls > self.calls.get(k, 0))
 
@@ -148,15 +158,18 @@ class TestWatch:
         failures = self.failures()
         fallbacks = self.fallbacks()
         wrong = self.wrong_results()
+        unverified = self.unverified()
         return {"outcome": outcome, "mac": verdict(outcome, failures, wrong, fallbacks, self.mps_used(),
-                                                 self.failed_by_mac),
+                                                 self.failed_by_mac, unverified),
+                "unverified": unverified,
                 "failed_by_mac": self.failed_by_mac and outcome in ("failed", "error"),
                 "failures": failures, "fallbacks": fallbacks, "wrong_results": wrong,
                 "expected_failures": list(self.expected), "mps_used": self.mps_used(),
                 "ops_judged": self.ops_judged(), "seconds": round(time.perf_counter() - self.t0, 4)}
 
 
-def verdict(outcome: str, failures: list, wrong: list, fallbacks: list, mps_used: bool, failed_by_mac: bool) -> str:
+def verdict(outcome: str, failures: list, wrong: list, fallbacks: list, mps_used: bool, failed_by_mac: bool,
+            unverified: Sequence[Any] = ()) -> str:
     """One of :data:`VERDICTS` (module docstring); ``outcome`` is the test's own (passed, failed, error, skipped,
     xfailed, xpassed)."""
     if failures:
@@ -167,6 +180,8 @@ def verdict(outcome: str, failures: list, wrong: list, fallbacks: list, mps_used
         return "wrong_result"
     if outcome in ("failed", "error", "xfailed") and not failed_by_mac:
         return "inconclusive"
+    if unverified:
+        return "unverified"
     if fallbacks:
         return "fallback"
     return "clean" if mps_used else "no_mps"

@@ -289,6 +289,11 @@ def item_fallback(ev: Evidence) -> CheckItem:
             return CheckItem(6, Status.NOT_CHECKED, None,
                              f"emulated Mac run ({run.outcome}): no operator fell back to the CPU; not observed on MPS",
                              lines, prediction="pass", next_step="mpsready record ENTRY --device mps on a Mac")
+        if run.judged_ops and run.outcome == "unverified":  # ran to its end, part of it judged on no data
+            return CheckItem(6, Status.NOT_CHECKED, None,
+                             f"emulated Mac run (unverified): no operator fell back to the CPU, but "
+                             f"{len(run.raw.get('unverified') or [])} call(s) were judged on no data", lines,
+                             next_step="mpsready record ENTRY --device mps on a Mac")
         if run.judged_ops:  # ended early: what came after its end was never judged
             return CheckItem(6, Status.NOT_CHECKED, None,
                              f"emulated Mac run ({run.outcome}): no operator fell back to the CPU before it ended; the "

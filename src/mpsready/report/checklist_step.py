@@ -227,7 +227,14 @@ def _clean_step(ev: Evidence, lines: list[EvidenceLine]) -> CheckItem:
                          "judged")
     elif ev.run is not None:
         basis_txt.append(f"emulated Mac run (torch {ev.run.torch_target}, macOS {ev.run.macos_target}): "
-                         f"{ev.run.outcome}, {ev.run.judged_ops} MPS operators judged, none predicted to fail")
+                         f"{ev.run.outcome}, {ev.run.judged_ops} MPS operators judged, none predicted to fail"
+                         + (f", {len(ev.run.raw.get('unverified') or [])} judged on no data (not verified)"
+                            if ev.run.outcome == "unverified" else ""))
+        for u in (ev.run.raw.get("unverified") or [])[:10] if ev.run.outcome == "unverified" else []:
+            loc = u.get("location") or {}
+            lines.append(EvidenceLine("run", f"emulated Mac run: {u.get('op')} at {loc.get('path')}:{loc.get('line')} "
+                                      f"not verified ({u.get('kind')}): {str(u.get('reason'))[:160]}",
+                                      Basis.PREDICTED, source=ev.run.source))
     tests_clean = False
     if ev.tests is not None:
         t = ev.tests

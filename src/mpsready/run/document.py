@@ -7,9 +7,20 @@ Fields (every value predicted, none observed on a Mac):
 * ``target``: ``torch`` (the table release answered for), ``torch_requested``, ``macos``, ``fallback``
   (``PYTORCH_ENABLE_MPS_FALLBACK=1`` assumed), ``mps_available`` (what ``torch.backends.mps.is_available()`` said);
 * ``program``: ``kind`` (script | module), ``target``, ``argv``;
-* ``outcome``: ``completed`` | ``failed`` (a predicted Mac failure) | ``stopped`` (``stop_reason`` says why:
-  ``--max-steps``/``--time-limit``) | ``inconclusive`` (the program ended on an exception the emulated Mac did
-  not raise: see ``program_error``; the run proves nothing about the Mac beyond the point reached);
+* ``outcome``: ``completed`` | ``unverified`` (it ran to its end with no predicted failure, but a call on its
+  path was judged on no data or a compiled region could not be vouched for: see ``unverified``) | ``failed``
+  (a predicted Mac failure) | ``stopped`` (``stop_reason`` says why: ``--max-steps``/``--time-limit``) |
+  ``inconclusive`` (the program ended on an exception the emulated Mac did not raise: see ``program_error``;
+  the run proves nothing about the Mac beyond the point reached);
+* ``unverified``: every call on the program's path judged on no data (an op the target's table does not know,
+  ``kind`` ``unknown``; a failing callee of a composite that another release decomposes, ``kind``
+  ``callee_of_other_release``) and every region compiled by ``torch.compile`` that the emulated Mac cannot
+  vouch for (``kind`` ``compile``): ``op``, ``reason``, ``location``, ``calls``. When any is present, a run that
+  would have been ``completed`` (or ``stopped``) is ``unverified``: nothing failed, but not everything it ran
+  was judged on data;
+* ``judged``: the calls judged on the emulated device by what the judgement rests on (``Judge.basis``):
+  ``facts`` (a fact of the release's data), ``defaults`` (an MPS kernel exists, no dtype fact: every allowed
+  dtype assumed to work), ``none`` (no data);
 * ``failures``: the predicted Mac failures (more than one only with ``--keep-going``), each with ``mac`` true,
   ``kind`` (a judge kind: missing, dtype, sparse, shape, guard, macos, autocast; release_api or compile, the
   target release's Python checks, emulate/release_api.py; or cuda_api, mps_api,
@@ -36,7 +47,8 @@ Fields (every value predicted, none observed on a Mac):
 * ``exit_code``: what ``mpsready run`` returns: 0 no predicted failure and no predicted wrong result, 1 predicted
   failure(s) or predicted wrong result(s) (a completed run with ``wrong_results`` returns 1: "it runs" is not "it
   is right"), 2 neither but the run is ``inconclusive`` (the program or its environment stopped it: like a usage
-  or input error, the command given could not be judged);
+  or input error, the command given could not be judged), 4 the run is ``unverified`` (nothing predicted to
+  fail, but not everything judged on data: never read it as "it works");
 * ``nan_check``, ``checked`` (results checked), ``first_nonfinite`` (the first op whose result held NaN/Inf from
   finite inputs: ``op``, ``dtype``, ``stage``, ``step``, ``location``, ``nan``, ``inf``, ``inputs`` statistics;
   or null), ``dynamic_shapes`` (ops whose input shapes changed in most steps at one line), ``steps_observed``
@@ -53,7 +65,9 @@ from mpsready.schema import check_envelope, envelope
 
 SCHEMA = "mpsready.run"
 VERSION = 1
-OUTCOMES = ("completed", "failed", "stopped", "inconclusive")
+OUTCOMES = ("completed", "unverified", "failed", "stopped", "inconclusive")
+# exit codes of ``mpsready run`` (docs/emulation.md "Output and exit codes")
+EXIT_CLEAN, EXIT_FAILED, EXIT_INCONCLUSIVE, EXIT_NO_RESULT, EXIT_UNVERIFIED = 0, 1, 2, 3, 4
 # Failure kinds that are not a Mac prediction (documents written before ``mac`` was recorded carry only these).
 NOT_MAC_KINDS = ("environment", "program_error", "exit")
 LIMITS = ("numerics are this CPU's, not MPS kernels'", "speed and memory are not a Mac's",
@@ -87,8 +101,12 @@ def build_document(spec: dict[str, Any], result: dict[str, Any]) -> dict[str, An
     outcome = result["outcome"]
     if failures:
         outcome = "failed"
+    unverified = emu.unverified() if hasattr(emu, "unverified") else []
+    if unverified and outcome in ("completed", "stopped"):
+        outcome = "unverified"  # never "completed" on a call judged on no data (issue 33)
     wrong_results = [dict(w) for w in getattr(emu, "wrong_results", [])]
-    exit_code = 1 if failures or wrong_results else 2 if outcome == "inconclusive" else 0
+    exit_code = (EXIT_FAILED if failures or wrong_results else EXIT_INCONCLUSIVE if outcome == "inconclusive"
+                 else EXIT_UNVERIFIED if outcome == "unverified" else EXIT_CLEAN)
     tgt = spec["target"]
     return envelope(
         SCHEMA, VERSION,
@@ -100,13 +118,15 @@ def build_document(spec: dict[str, Any], result: dict[str, Any]) -> dict[str, An
         settings={"keep_going": bool(spec.get("keep_going")), "max_steps": spec.get("max_steps"),
                   "time_limit": spec.get("time_limit")},
         outcome=outcome,
-        stop_reason=emu.stop_reason if outcome == "stopped" or emu.stop_reason else None,
+        stop_reason=emu.stop_reason if outcome in ("stopped", "unverified") or emu.stop_reason else None,
         first_failure=failures[0] if failures else program_error,
         failures=failures,
         program_error=program_error,
         fallbacks=fallbacks,
         wrong_results=wrong_results,
         predictions=predictions,
+        unverified=unverified,
+        judged=emu.judged_by_basis() if hasattr(emu, "judged_by_basis") else {"facts": 0, "defaults": 0, "none": 0},
         # False: nothing reached the MPS device (the program ran on the CPU)
         mps_used=bool(predictions) or getattr(emu, "placed", 0) > 0,
         steps=emu.steps,

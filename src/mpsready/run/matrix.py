@@ -152,15 +152,19 @@ def run_releases(releases: list[tuple[str, str]], make_spec: Callable[[str, str]
 
 
 def matrix_exit_code(runs: list[ReleaseRun]) -> int:
-    """1 when any release has a predicted Mac failure; otherwise the highest per-release code (2: a run was
-    inconclusive, 3: a child ended without a result); 0 when every release completed (or stopped at a limit)
-    with no predicted failure."""
+    """1 when any release has a predicted Mac failure; otherwise 3 (a child ended without a result), 2 (a run was
+    inconclusive) or 4 (a run was ``unverified``: a call judged on no data), in that order; 0 when every release
+    completed (or stopped at a limit) with no predicted failure."""
     codes = [r.exit_code for r in runs]
-    return 1 if 1 in codes else max(codes, default=0)
+    for code in (1, 3, 2, 4):  # failure, no result, inconclusive, unverified: the worst release decides
+        if code in codes:
+            return code
+    return max(codes, default=0)
 
 
 def first_completing(runs: list[ReleaseRun]) -> str | None:
-    """The oldest release whose run ended with exit code 0, or None."""
+    """The oldest release whose run ended with exit code 0, or None (an ``unverified`` run, exit code 4, is not
+    one: a release judged on no data is never named as the first that works)."""
     return next((r.release for r in runs if r.exit_code == 0), None)
 
 

@@ -56,6 +56,14 @@ def render_terminal(doc: dict[str, Any]) -> str:
             lines.append(f"  {_where(w.get('location'))}: {w['op']}" + (f" {w['dtype']}" if w.get("dtype") else "")
                          + f" ({w['calls']} call(s)) - {w['summary']}")
             lines.append(f"    advisory {w['id']}; {fixed}; {w['report']}")
+    unv = doc.get("unverified") or []
+    if unv:
+        lines.append(f"not verified: {len(unv)} op(s) or compiled region(s) on the program's path were judged on no "
+                     "data or could not be vouched for; the run is not a pass"
+                     + (" (outcome unverified)" if outcome == "unverified" else ""))
+        for u in unv[:20]:
+            lines.append(f"  {_where(u.get('location'))}: {u.get('op')} ({u.get('kind')}; {u.get('calls')} call(s)) "
+                         f"- {str(u.get('reason'))[:200]}")
     if pe and ff:
         lines.append(f"then the program stopped on an error of its own, not a Mac prediction: {_where(pe.get('location'))} "
                      f"{pe.get('exception')}: {str(pe.get('message'))[:160]}")
@@ -64,6 +72,10 @@ def render_terminal(doc: dict[str, Any]) -> str:
         lines.append("no tensor reached the emulated MPS device: on a Mac this program runs on the CPU "
                      "(a device selection that checks only CUDA, or no --device mps given)")
     lines.append(f"{len(doc['predictions'])} MPS ops judged over {judged} calls; limits: " + "; ".join(doc["limits"]))
+    by = doc.get("judged")
+    if by is not None:
+        lines.append(f"calls judged on mined facts: {by['facts']}; on table defaults (an MPS kernel, no dtype fact): "
+                     f"{by['defaults']}; on no data: {by['none']}")
     return _visible_lines(lines)
 
 
@@ -97,6 +109,7 @@ def _program_error_lines(pe: dict[str, Any], doc: dict[str, Any]) -> list[str]:
 
 
 _OUTCOME_STYLE = {"completed": "green", "stopped": "green", "failed": "red", "inconclusive": "yellow",
+                  "unverified": "yellow",
                   "no_result": "red"}
 
 
@@ -106,6 +119,12 @@ def _matrix_failure(entry: dict[str, Any]) -> tuple[str, str]:
     if ff is None:
         if entry["outcome"] == "no_result":
             return f"no result (child status {entry['child_status']})", "-"
+        unv = (entry.get("run") or {}).get("unverified") or []
+        if entry["outcome"] == "unverified" and unv:  # nothing failed, but not everything was judged on data
+            first = unv[0]
+            what = f"not verified: {first.get('kind')} {first.get('op')}" + (
+                f" (+{len(unv) - 1} more)" if len(unv) > 1 else "")
+            return what, _where(first.get("location")) if first.get("location") else "-"
         return "-", "-"
     what = " ".join(x for x in (ff.get("kind"), ff.get("op")) if x)
     if ff.get("dtype"):

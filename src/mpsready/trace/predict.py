@@ -79,7 +79,8 @@ class _Classifier:
                                grad=call.stage not in GRAD_OFF_STAGES, inside=inside, exact=self.exact,
                                installed=self.installed,
                                expanded=(recorded_op in self.expanded or target in self.expanded
-                                         or recorded_op in self.views))
+                                         or recorded_op in self.views),
+                               parent=call.parent if inside else None)
 
 
 def _problem(j: Judgement, judge: Judge) -> Problem | None:

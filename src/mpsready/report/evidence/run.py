@@ -111,7 +111,7 @@ class RunWrongResult:
 @dataclass
 class RunEvidence:
     source: str | None
-    outcome: str  # completed | failed | stopped | inconclusive
+    outcome: str  # completed | unverified | failed | stopped | inconclusive
     torch_target: str | None
     macos_target: str | None
     fallback_enabled: bool | None

@@ -1,0 +1,172 @@
+"""The judge's half for dtypes, generators and the availability floor (issue 33), per release and macOS: the
+dtype support table (``data/curated/mps_dtype_support.yaml``: creation, the copy to MPS and back, compute), the
+generator-device checks of MPS's random kernels, and the availability floor with its message
+(``data/curated/mps_availability.yaml``). :class:`mpsready.ops.judge.Judge` inherits :class:`DtypeChecks`; no
+torch import (a call is described by plain values).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from mpsready import versions
+
+if TYPE_CHECKING:
+    from mpsready.ops.api import SupportDB
+    from mpsready.ops.judge import Judgement
+
+_ALLOCATION_EXCEPTION = "TypeError"  # TORCH_CHECK_TYPE in aten/src/ATen/mps/EmptyTensor.cpp (2.3-2.14)
+_DEFAULT_BRANCH = ("aten/src/ATen/native/mps/OperationUtils.mm getMPSDataType default branch (TORCH_CHECK_TYPE; "
+                   "stored copies bff2c90, 001d046)")
+
+
+@lru_cache(maxsize=None)
+def _dtype_support_rules() -> tuple[dict[str, Any], ...]:
+    """``data/curated/mps_dtype_support.yaml`` ``rules``: per dtype and release, creation, copies and compute."""
+    from mpsready.ops.build import curated
+
+    return tuple(curated.load("mps_dtype_support")["rules"])
+
+
+# c10 ScalarType names of the dtypes the support table does not list (quantized, bit and sub-byte dtypes): MPS's
+# getMPSDataType refuses them in its default branch with this name (OperationUtils.mm, every stored copy)
+_C10_PREFIX = (("quint", "QUInt"), ("qint", "QInt"), ("uint", "UInt"), ("int", "Int"), ("bits", "Bits"),
+               ("float", "Float"))
+DTYPE_FACTS = ("create", "to_mps", "from_mps", "compute")
+
+
+def c10_name(dtype: str) -> str:
+    """``"qint8"`` -> ``"QInt8"``, ``"float4_e2m1fn_x2"`` -> ``"Float4_e2m1fn_x2"``: the name PyTorch's C++ prints."""
+    for low, up in _C10_PREFIX:
+        if dtype.startswith(low):
+            return up + dtype[len(low):]
+    return dtype
+
+
+class DtypeChecks:
+    """Needs ``self.torch``, ``self.macos``, ``self.db``, ``self._dsupport`` (dtype -> the release's rule) and
+    ``dtype_rules()``/``allocation()`` of :class:`mpsready.ops.judge.Judge`."""
+
+    torch: str
+    macos: str
+    db: "SupportDB"
+    _dsupport: dict[str, dict[str, Any]]
+
+    def dtype_rules(self) -> dict[str, Any]:  # pragma: no cover - Judge's
+        raise NotImplementedError
+
+    def allocation(self, dtype: str) -> "Judgement | None":  # pragma: no cover - Judge's
+        raise NotImplementedError
+
+    def _floor(self) -> dict[str, Any] | None:
+        """This release's entry of mps_availability.yaml, or None (the table's ``min_macos`` then)."""
+        from mpsready.ops.build import curated
+
+        rel = Version(self.torch)
+        return next((e for e in curated.load("mps_availability")["releases"]
+                     if rel in SpecifierSet(e["torch"])), None)
+
+    @property
+    def available(self) -> bool:
+        """``torch.backends.mps.is_available()`` on the target: False below the release's availability floor
+        (mps_availability.yaml; 2.5 has none below macOS 13.0 although its message says 12.3+, pytorch#139425)."""
+        hit = self.__dict__.get("_available")
+        if hit is None:
+            floor = self._floor()
+            hit = self.__dict__["_available"] = (not versions.macos_lt(self.macos, floor["floor"]) if floor
+                                                 else self.db.macos_supported(self.macos))
+        return hit
+
+    def unavailable_message(self) -> str:
+        """The RuntimeError text of a tensor put on MPS where the macOS is too old (mps_availability.yaml; else the
+        libtorch_cpu.dylib string 'The MPS backend is supported on MacOS X+', global_rules.yaml min_macos)."""
+        floor = self._floor()
+        if floor is not None:
+            return str(floor["message"])
+        return (f"The MPS backend is supported on MacOS {self.db.min_macos}+.Current OS version can be queried "
+                "using `sw_vers`")
+
+    def dtype_fact(self, dtype: str, what: str) -> tuple[str, str]:
+        """``(support, source)`` of ``dtype`` for ``what`` (``create``, ``to_mps``, ``from_mps``, ``compute``) on
+        this release and macOS (mps_dtype_support.yaml): ``ok``, ``refused``, ``wrong`` (completes with wrong
+        values) or ``global`` (global_rules.yaml decides); ``ok_macos_14`` is resolved at this macOS. A dtype the
+        table does not list is ``refused``: getMPSDataType's default branch."""
+        rule = self._dsupport.get(dtype)
+        if rule is None:
+            return "refused", _DEFAULT_BRANCH
+        v = rule[what]
+        if v == "ok_macos_14":
+            v = "refused" if versions.macos_lt(self.macos, "14.0") else "ok"
+        return v, rule["source"]
+
+    def dtype_support(self) -> dict[str, dict[str, Any]]:
+        """The dtype support table of this release and macOS: dtype -> ``{create, to_mps, from_mps, compute,
+        message, source, range}`` (:meth:`dtype_fact` per column; the global rules of global_rules.yaml resolved)."""
+        out = {}
+        for dtype, rule in self._dsupport.items():
+            row: dict[str, Any] = {}
+            for what in DTYPE_FACTS:
+                v, _src = self.dtype_fact(dtype, what)
+                if v == "global":
+                    v = "refused" if self.allocation(dtype) is not None else "ok"
+                row[what] = v
+            row.update(message=self._dtype_message(dtype) if "refused" in row.values() else None,
+                       source=rule["source"], range=rule["range"])
+            out[dtype] = row
+        return out
+
+    def _dtype_message(self, dtype: str) -> str:
+        rule = self._dsupport.get(dtype)
+        if rule is not None and rule.get("message"):
+            return rule["message"]
+        g = self.dtype_rules().get(dtype)
+        if g is not None and g.effect in ("error", "unsupported_before"):
+            return g.message
+        return f"Trying to convert {c10_name(dtype)} to the MPS backend but it does not have support for that dtype."
+
+    def copy_off_device(self, src_dtype: str, dst_dtype: str) -> Judgement | str | None:
+        """An MPS tensor of ``src_dtype`` copied into a CPU tensor of ``dst_dtype`` in one call
+        (``x.to("cpu", torch.float64)``): the ``error`` MPS raises (``TypeError`` up to 2.13 for float64), the
+        string ``"wrong"`` where it completes with wrong values (2.14: nothing is written, pytorch#197715; the
+        advisory ``copy-back-float64-writes-nothing`` names it), or None. mps_dtype_support.yaml ``from_mps``."""
+        if src_dtype == dst_dtype:
+            return None
+        v, src = self.dtype_fact(dst_dtype, "from_mps")
+        if v == "wrong":
+            return "wrong"
+        if v != "refused":
+            return None
+        from mpsready.ops.judge import Judgement
+
+        rule = self._dsupport.get(dst_dtype) or {}
+        return Judgement(op="aten::_to_copy", outcome="error", kind="dtype",
+                         exception=rule.get("exception", _ALLOCATION_EXCEPTION), message=self._dtype_message(dst_dtype),
+                         dtype=dst_dtype, fixed_in=None, named="aten::_to_copy", source=src)
+
+    def generator(self, name: str, op_on_mps: bool, generator_on_mps: bool) -> Judgement | None:
+        """A random op ``name`` given an explicit ``generator=``: None when the generator's device is the op's,
+        else the ``RuntimeError`` of ``check_generator`` (aten/src/ATen/core/Generator.h, every release 2.3-2.14;
+        the MPS kernels take their generator with ``get_generator_or_default<MPSGeneratorImpl>``): a CPU
+        generator with an MPS op (``torch.Generator()`` beside ``torch.set_default_device("mps")``: a shuffled
+        DataLoader's RandomSampler draws ``torch.randperm(n, generator=torch.Generator())``, torch/utils/data/
+        sampler.py) or an MPS generator with a CPU op. Kind ``generator``."""
+        from mpsready.ops.judge import Judgement
+
+        if op_on_mps == generator_on_mps:
+            return None
+        if name.startswith("aten::randperm"):  # its own check, with the result's and the generator's device
+            want, found = ("mps:0", "cpu") if op_on_mps else ("cpu", "mps:0")
+            return Judgement(name, "error", "generator", "RuntimeError",
+                             f"Expected a '{want}' generator device but found '{found}'", None, None, name,
+                             "aten/src/ATen/native/mps/operations/Distributions.mm randperm_out_mps and "
+                             "TensorFactories.cpp randperm_out_cpu TORCH_CHECK (stored copies, c10::optional and "
+                             "std::optional eras: 2.3-2.14 inferred); huggingface/transformers#31897 (2.3.0)")
+        want, found = ("mps", "cpu") if op_on_mps else ("cpu", "mps")
+        return Judgement(name, "error", "generator", "RuntimeError",
+                         f"Expected a '{want}' device type for generator but found '{found}'", None, None, name,
+                         "aten/src/ATen/core/Generator.h check_generator (TORCH_CHECK), reached from the MPS random "
+                         "kernels' get_generator_or_default<MPSGeneratorImpl> (2.3-2.14)")
