@@ -32,8 +32,7 @@ def test_output_in_a_missing_directory_is_refused_before_comparing(recs, tmp_pat
 def test_output_that_is_a_directory(recs, tmp_path, capsys):
     assert main(["compare", str(recs["a"]), str(recs["a_rerun"]), "--no-config", "--format", "json",
                  "--output", str(tmp_path)]) == 2
-    # refused by the command line before any work (issue 34: a folder where a file is expected)
-    assert err_line(capsys) == f"mpsready compare: error: -o {tmp_path}: is a folder; give a file name"
+    assert err_line(capsys) == f"mpsready compare: error: --output {tmp_path}: is a directory (give a file name)"
 
 
 def test_plots_directory_that_cannot_be_made(recs, tmp_path, capsys):

@@ -62,12 +62,12 @@ def test_own_bug():
     assert x.sum().item() == 4.0
 
 
-@pytest.mark.not_mac(reason="uses CUDA graphs")
+@pytest.mark.mps_not_mac(reason="uses CUDA graphs")
 def test_not_mac():
     raise AssertionError("never runs on the emulated Mac")
 
 
-@pytest.mark.mac
+@pytest.mark.mps_mac
 def test_mac_caught():
     try:
         torch.ones(3, dtype=torch.float64, device=dev)
@@ -75,7 +75,7 @@ def test_mac_caught():
         pass
 
 
-@pytest.mark.mac
+@pytest.mark.mps_mac
 def test_mac_clean():
     assert torch.zeros(2, device=dev).device.type == "mps"
 
@@ -176,7 +176,7 @@ def test_suite_on_the_emulated_mac(suite, monkeypatch, capsys):
     by_id = {t["nodeid"].split("::")[1]: t for t in doc["tests"]}
     assert [t for t in by_id if by_id[t]["failed_by_mac"]] == ["test_cuda", "test_float64", "test_ctc",
                                                                "test_mac_caught"]
-    assert by_id["test_not_mac"]["markers"] == ["not_mac"] and by_id["test_mac_clean"]["markers"] == ["mac"]
+    assert by_id["test_not_mac"]["markers"] == ["mps_not_mac"] and by_id["test_mac_clean"]["markers"] == ["mps_mac"]
     # the summary table
     assert "│ clean on the emulated Mac                  │     3 │" in text
     assert "│ dtype    │ aten::ones             │ float64 │     3 │ test_suite.py:21 │ test_suite.py::test_float64 │" \
@@ -436,3 +436,58 @@ def test_collection_message():
     assert collection_message(text) == "ModuleNotFoundError: No module named 'fused_cuda_ext'"
     assert collection_message("SyntaxError somewhere\n\n") == "SyntaxError somewhere"
     assert collection_message("") == "collection failed"
+
+
+def test_ini_options_and_the_deprecated_marker_names(pytester, monkeypatch):
+    """Issue 37: every flag has an ini option (the command line wins), and `mac`/`not_mac` still work as deprecated
+    aliases of `mps_mac`/`mps_not_mac`, with a deprecation warning."""
+    monkeypatch.setenv("PYTHONPATH", str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    pytester.makeini("[pytest]\nmps_emulate = 2.5,14.4\nmps_json = from-ini.json\nmps_fail_on = never\n")
+    pytester.makepyfile(test_old="""
+import pytest
+import torch
+
+@pytest.mark.not_mac(reason="old name")
+def test_skipped_on_the_mac():
+    pass
+
+@pytest.mark.mac
+def test_on_the_mac():
+    torch.ones(2, device="mps").sum()
+""")
+    result = pytester.runpytest_subprocess("-p", "mpsready.pytest_plugin", "-p", "no:cacheprovider",
+                                           "--strict-markers", "-rs", "-W", "default")
+    result.assert_outcomes(passed=1, skipped=1)
+    out = result.stdout.str()
+    assert "SKIPPED [1] test_old.py:4: not_mac: old name" in out
+    assert "@pytest.mark.not_mac is deprecated: use @pytest.mark.mps_not_mac" in out
+    assert "@pytest.mark.mac is deprecated: use @pytest.mark.mps_mac" in out
+    doc = json.loads((pytester.path / "from-ini.json").read_text())
+    assert doc["target"]["torch"] == "2.5" and doc["gate"]["fail_on"] == "never"
+    assert sorted(t["markers"] for t in doc["tests"]) == [["mps_mac"], ["mps_not_mac"]]
+    # the command line wins over the ini file
+    pytester.runpytest_subprocess("-p", "mpsready.pytest_plugin", "-p", "no:cacheprovider",
+                                  "--mps-fail-on=fallback", "--mps-json=cli.json")
+    assert json.loads((pytester.path / "cli.json").read_text())["gate"]["fail_on"] == "fallback"
+
+
+def test_the_plugin_imports_under_a_pluggy_without_new_style_wrappers(monkeypatch):
+    """pluggy < 1.1 knows only `hookwrapper=True`: `hookimpl(wrapper=True)` raised TypeError there at import,
+    breaking every pytest run of an environment that merely had mpsready installed."""
+    import importlib
+
+    import mpsready.pytest_plugin as plugin
+
+    real = pytest.hookimpl
+
+    def old_hookimpl(function=None, *, hookwrapper=False, optionalhook=False, tryfirst=False, trylast=False,
+                     specname=None):
+        return real(function, hookwrapper=hookwrapper, optionalhook=optionalhook, tryfirst=tryfirst,
+                    trylast=trylast, specname=specname)
+
+    monkeypatch.setattr(pytest, "hookimpl", old_hookimpl)
+    try:
+        importlib.reload(plugin)  # raised TypeError: unexpected keyword argument 'wrapper'
+    finally:
+        monkeypatch.undo()
+        importlib.reload(plugin)
