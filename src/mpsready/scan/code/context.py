@@ -38,6 +38,11 @@ class FileContext(ValueFlow):
         self.dist_context = 0  # depth of enclosing distributed-only code (if ddp:, def all_gather)
         self.mps_excluded = 0  # depth of branches a tensor on MPS never takes (`if x.device.type != "mps":`)
         self.in_test = 0  # inside the condition of an if / conditional expression
+        # enclosing branches: (test, the truth value it has here, enclosing function, enclosing class); the Mac
+        # evaluation (code/macfacts.py) decides whether a Mac ever gets here, only when a finding asks
+        self.branches: list[tuple[ast.expr, bool, Any, Any]] = []
+        self.mac: Any = None  # MacEval, built on first need
+        self.mac_decided: dict[tuple[int, bool], dict[str, Any] | None] = {}
         # `if` conditions whose guard value is computed only when a finding (or an import) needs it:
         # [kind ('cuda' or 'dist'), test, None (not computed) or the result]; innermost last
         self.lazy_guards: list[list[Any]] = []
@@ -80,6 +85,12 @@ class FileContext(ValueFlow):
             severity = Severity.INFO
             evidence = {**evidence, "mps_excluded": True}
             message += " (in a branch that a tensor on MPS never takes)"
+        if self.branches and severity.rank > Severity.INFO.rank and rule.code[:3] in ("API", "DTY", "EXT", "DEP"):
+            never = self.mac_never()
+            if never is not None:  # issue 32: a branch that the Mac's facts decide against holds no limit
+                severity = Severity.INFO
+                evidence = {**evidence, "mac_never": never}
+                message += f" (a Mac never runs this: {never['test']} is {never['value']} there)"
         if self.dist_context and "scope" not in kw:
             kw["scope"] = "distributed"
         switch = self.flag_guard()
@@ -91,6 +102,25 @@ class FileContext(ValueFlow):
                 evidence["param_guard"] = switch
         self.result.findings.append(raw_finding(rule, getattr(node, "lineno", 1), getattr(node, "col_offset", 0), message,
                                          severity=severity, evidence=evidence, end=end_of(node), **kw))
+
+
+    def mac_never(self) -> dict[str, Any] | None:
+        """The first enclosing branch whose test a Mac decides against (``{"test", "line", "value", "facts"}``),
+        or None (:mod:`mpsready.scan.code.macfacts`)."""
+        for test, want, fn, cls in self.branches:
+            key = (id(test), want)
+            if key not in self.mac_decided:
+                if self.mac is None:
+                    from mpsready.scan.code.macfacts import MacEval
+                    self.mac = MacEval(self)
+                truth = self.mac.truth(test, fn, cls)
+                # a test decided by an option's default is the user's switch (behind_flag), not a fact of the Mac
+                self.mac_decided[key] = None if truth is None or truth == want or self.mac.used_default else {
+                    "test": ast.unparse(test)[:120], "line": test.lineno, "value": str(truth),
+                    "facts": list(self.mac.facts)}
+            if self.mac_decided[key] is not None:
+                return self.mac_decided[key]
+        return None
 
 
     def kernel(self, rule, node: ast.AST, message: str, lib: str) -> None:
