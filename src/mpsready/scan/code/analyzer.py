@@ -106,6 +106,10 @@ def _finish(visitor: Visitor, tree: ast.Module, text: str) -> CodeResult:
     result = visitor.result
     result.suppress = suppressions(text) if "mpsready:" in text else {}
     result.imports = guard_by_callers(tree, text, result.imports)
+    top = {s.lineno for s in tree.body if s.__class__ in (ast.Import, ast.ImportFrom)}
+    if any(imp.line not in top for imp in result.imports):  # an import inside a block: maybe one a Mac never runs
+        from mpsready.scan.code.macfacts import skipped_imports
+        result.skipped_imports = skipped_imports(visitor, tree)
     model_summaries(tree, text, result)
     return result
 

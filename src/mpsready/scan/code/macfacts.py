@@ -520,3 +520,65 @@ def _compare(op: ast.cmpop, a: Any, b: Any) -> bool | None:
             return None
         return inside if isinstance(op, ast.In) else not inside
     return None
+
+
+def skipped_imports(ctx: Any, tree: ast.Module) -> dict[str, str]:
+    """Import line -> why a Mac running the project's defaults never executes it: an import in a branch whose test
+    the Mac's facts or an option's default decide against (``if args.fp8:`` with ``--fp8`` off by default, ``if
+    torch.cuda.is_available():``, the rest of a function after ``if not torch.cuda.is_available(): return``).
+    The main path does not follow such imports (:func:`mpsready.scan.model.graph._reach`). ``ctx`` is the file's
+    context after its visit (its aliases complete)."""
+    mac = MacEval(ctx)
+    out: dict[str, str] = {}
+    branches: list[tuple[ast.expr, bool, Any, Any]] = []
+
+    def decide(line: int) -> None:
+        for test, want, fn, cls in branches:
+            truth = mac.truth(test, fn, cls)
+            if truth is not None and truth != want:
+                facts = "; ".join(mac.facts)
+                out[str(line)] = f"{ast.unparse(test)[:80]} is {truth} (line {test.lineno})" + (
+                    f": {facts}" if facts else "")
+                return
+
+    def block(body: list[ast.stmt], fn: Any, cls: Any) -> None:
+        exits = 0
+        for stmt in body:
+            kind = stmt.__class__
+            if kind in (ast.Import, ast.ImportFrom):
+                if branches:
+                    decide(stmt.lineno)
+            elif kind is ast.If:
+                branches.append((stmt.test, True, fn, cls))  # type: ignore[attr-defined]
+                block(stmt.body, fn, cls)  # type: ignore[attr-defined]
+                branches[-1] = (stmt.test, False, fn, cls)  # type: ignore[attr-defined]
+                block(stmt.orelse, fn, cls)  # type: ignore[attr-defined]
+                branches.pop()
+                if fn is not None and not stmt.orelse and stmt.body and \
+                        stmt.body[-1].__class__ in (ast.Return, ast.Raise):  # type: ignore[attr-defined]
+                    branches.append((stmt.test, False, fn, cls))  # type: ignore[attr-defined]
+                    exits += 1
+            elif kind in (ast.FunctionDef, ast.AsyncFunctionDef):
+                saved = branches[:]
+                branches.clear()  # a function's body runs when it is called, not where it is defined
+                block(stmt.body, stmt, cls)  # type: ignore[attr-defined]
+                branches[:] = saved
+            elif kind is ast.ClassDef:
+                saved = branches[:]
+                branches.clear()
+                block(stmt.body, None, stmt)  # type: ignore[attr-defined]
+                branches[:] = saved
+            else:
+                for part in ("body", "orelse", "finalbody"):
+                    sub = getattr(stmt, part, None)
+                    if sub.__class__ is list:
+                        block(sub, fn, cls)
+                for h in getattr(stmt, "handlers", ()):
+                    block(h.body, fn, cls)
+                for case in getattr(stmt, "cases", ()):
+                    block(case.body, fn, cls)
+        if exits:
+            del branches[len(branches) - exits:]
+
+    block(tree.body, None, None)
+    return out

@@ -357,6 +357,7 @@ class Visitor(FileContext, ast.NodeVisitor):
         guard = self.fallback_guard()
         for alias in node.names:
             self.result.imports.append(ImportRecord(0, alias.name, (), node.lineno, guard is not None))
+        for alias in node.names:
             self.imported(alias.name, node, guard)
 
 

@@ -7,7 +7,9 @@ files that import the name (or a method's class, or the defining module) by name
 that import the defining module or a package above it as a module and name ``.f`` in their text. More than
 :data:`MAX_FILES` such files, or any of them unreadable, keeps the finding (the work stays bounded on large
 trees). The answer is "used" (the finding stays) unless the calls are all visible: at least one call; none with
-``*args`` up to the parameter's position or ``**kwargs``; no other reference to the name (passed around,
+``*args`` up to the parameter's position or ``**kwargs`` (except a module-level wrapper passing on exactly its own
+``*args, **kwargs``, whose own calls must then all pass the parameter by keyword, two wrappers deep at most,
+issue 32); no other reference to the name (passed around,
 subclassed, wrapped in ``functools.partial``); no notebook that names it. A method called through an attribute
 (``self.load(...)``) is matched by its name, so an unrelated method of the same name that omits the device keeps
 the finding too.
@@ -156,7 +158,7 @@ class _Bindings:
 
 
 def _all_passing(name: str, method: bool, owner: str | None, def_rel: str, parameter: str, position: int | None,
-                 bindings: _Bindings, index: _ImportIndex, sources: SourceTrees) -> list[str]:
+                 bindings: _Bindings, index: _ImportIndex, sources: SourceTrees, depth: int = 0) -> list[str]:
     """``path:line`` of every call of ``name``, when all of them can be seen and pass the parameter; else an
     empty list. Calls are looked for in the defining file and the files that import the name (or, for a
     method, its class) or the defining module, per the analyser's recorded imports."""
@@ -177,7 +179,35 @@ def _all_passing(name: str, method: bool, owner: str | None, def_rel: str, param
             return []
         calls, other = _calls(tree, name, method, set() if method else bindings.of(rel, tree),
                               sources.lines(rel, (name,)))
-        if other or not all(_passes(c, parameter, position) for c in calls):
+        if other:
             return []
-        sites += [f"{rel}:{c.lineno}" for c in calls]
+        for c in calls:
+            if _passes(c, parameter, position):
+                sites.append(f"{rel}:{c.lineno}")
+                continue
+            wrapper = _forwarder(tree, c) if depth < 2 else None
+            if wrapper is None:
+                return []
+            # `def wrapper(*args, **kwargs): ... name(*args, **kwargs)`: the wrapper's own callers decide (issue 32)
+            inner = _all_passing(wrapper, False, None, rel, parameter, None, bindings, index, sources, depth + 1)
+            if not inner:
+                return []
+            sites += inner
     return sites
+
+
+def _forwarder(tree: ast.AST, call: ast.Call) -> str | None:
+    """The module-level function whose body makes ``call`` passing on exactly its own ``*args`` and
+    ``**kwargs`` (a wrapper), or None."""
+    star = [a.value.id for a in call.args if isinstance(a, ast.Starred) and isinstance(a.value, ast.Name)]
+    double = [k.value.id for k in call.keywords if k.arg is None and isinstance(k.value, ast.Name)]
+    if len(star) != len(call.args) or len(double) != len(call.keywords) or not double:
+        return None
+    for stmt in getattr(tree, "body", []):
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                stmt.lineno <= call.lineno <= (stmt.end_lineno or stmt.lineno):
+            args = stmt.args
+            if args.kwarg is not None and args.kwarg.arg == double[0] and (
+                    not star or (args.vararg is not None and args.vararg.arg == star[0])):
+                return stmt.name
+    return None

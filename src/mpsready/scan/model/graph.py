@@ -59,7 +59,8 @@ def launched(results: Mapping[str, Any], rels: list[str]) -> list[str]:
 
 
 def main_path(results: Mapping[str, Any], readme: list[str] | tuple[str, ...] = (),
-              readme_imports: list[str] | tuple[str, ...] = ()) -> tuple[set[str] | None, list[str]]:
+              readme_imports: list[str] | tuple[str, ...] = (),
+              console: list[str] | tuple[str, ...] = ()) -> tuple[set[str] | None, list[str]]:
     """(the files on the main path, the entries it starts from); ``(None, [])`` when the project has no
     root-level entry script and its README's Python code imports none of its modules (then every file
     counts). ``results`` maps a path to (CodeResult, cells); ``readme`` lists the scripts the project's README
@@ -70,7 +71,10 @@ def main_path(results: Mapping[str, Any], readme: list[str] | tuple[str, ...] = 
     roots = root_entries(results)
     if not roots:
         ran = [rel for rel in readme if rel in results]
-        starts = sorted({*(rel for rel in readme_imports if rel in results), *ran})
+        # issue 32: a package's console scripts are how its users run it (a serving runtime or an evaluation
+        # folder that none of them imports is optional, not the main path)
+        starts = sorted({*(rel for rel in readme_imports if rel in results), *ran,
+                         *(rel for rel in console if rel in results)})
         if not starts:
             return None, []
         for rel in list(starts):  # importing pkg.mod runs pkg/__init__.py first
@@ -119,7 +123,10 @@ def _reach(results: Mapping[str, Any], py: list[str], roots: list[str]) -> set[s
         pkg = module_of(rel).split(".")
         if not rel.endswith("__init__.py"):
             pkg = pkg[:-1]
+        skipped = res.skipped_imports
         for imp in res.imports:
+            if skipped and str(imp.line) in skipped:
+                continue  # in a branch a Mac running the defaults never enters (issue 32)
             level, module, names = imp.level, imp.module, imp.names
             if level:
                 base = pkg[:len(pkg) - (level - 1)] if level - 1 <= len(pkg) else []
@@ -148,7 +155,8 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
     from mpsready.scan.sources.dockerfile import is_container_recipe
 
     readme = declared.readme if declared is not None else []
-    on_path, roots = main_path(results, readme, declared.imports if declared is not None else ())
+    on_path, roots = main_path(results, readme, declared.imports if declared is not None else (),
+                               declared.console if declared is not None else ())
     mains = main_entries(results, roots, declared)
     has_modules = any(rel.endswith(".py") and PurePosixPath(rel).name not in SKIP_ENTRIES for rel in results)
     run_by_readme = set(readme)
