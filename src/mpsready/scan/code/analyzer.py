@@ -17,6 +17,7 @@ import tokenize
 import warnings
 from typing import Any
 
+from mpsready.findings import Severity
 from mpsready.scan.code.names import build_alias_map
 from mpsready.scan.code.result import CodeResult, raw_finding
 from mpsready.scan.code.summaries import guard_by_callers, live_lines, model_summaries
@@ -109,9 +110,27 @@ def _finish(visitor: Visitor, tree: ast.Module, text: str) -> CodeResult:
     top = {s.lineno for s in tree.body if s.__class__ in (ast.Import, ast.ImportFrom)}
     if any(imp.line not in top for imp in result.imports):  # an import inside a block: maybe one a Mac never runs
         from mpsready.scan.code.macfacts import skipped_imports
-        result.skipped_imports = skipped_imports(visitor, tree)
+        checked: dict[str, list] = {}
+        result.skipped_imports = skipped_imports(visitor, tree, checked)
+        if checked:
+            optional_imports(result, checked)
     model_summaries(tree, text, result)
     return result
+
+
+def optional_imports(result: CodeResult, checked: dict[str, list]) -> None:
+    """DEP107 at an import that runs only when a check naming the package passes (``if
+    is_package_available("flash_attn"):``, issue 32) is optional: it degrades at most, with ``evidence.optional``.
+    Decided after the visit, from the statement walk, so the prefilter cannot change it."""
+    for f in result.findings:
+        where = checked.get(str(f["line"]))
+        if f["code"] != "DEP107" or where is None or "fallback" in f["evidence"]:
+            continue
+        f["evidence"] = {**f["evidence"], "optional": f"imported only when {where[0]} (line {where[1]})"}
+        f["evidence"].pop("no_alternative", None)
+        if f["severity"] == Severity.BLOCKER.value:
+            f["severity"] = Severity.DEGRADES.value
+        f["message"] += f"; imported only when {where[0]} (line {where[1]}), which names the package itself"
 
 
 def _syntax_finding(exc: SyntaxError, text: str) -> dict[str, Any]:

@@ -80,7 +80,8 @@ class FileContext(ValueFlow):
             severity = Severity.INFO if severity.rank > Severity.INFO.rank else severity
             evidence = {**evidence, "guarded": True}
             message += " (inside a CUDA-availability check, so skipped on a Mac)"
-        if self.mps_excluded and rule.code.startswith(("API", "DTY")) and severity.rank > Severity.INFO.rank:
+        if self.mps_excluded and rule.code.startswith(("API", "DTY")) and severity.rank > Severity.INFO.rank \
+                and not self.mac_enters_mps_excluded():
             # the project's own MPS check keeps this branch off MPS (issue 23: it already picks MPS)
             severity = Severity.INFO
             evidence = {**evidence, "mps_excluded": True}
@@ -102,6 +103,21 @@ class FileContext(ValueFlow):
                 evidence["param_guard"] = switch
         self.result.findings.append(raw_finding(rule, getattr(node, "lineno", 1), getattr(node, "col_offset", 0), message,
                                          severity=severity, evidence=evidence, end=end_of(node), **kw))
+
+
+    def mac_enters_mps_excluded(self) -> bool:
+        """Whether the Mac's facts decide that a branch the MPS-check rule excludes (``if dev != "mps":``) is entered
+        after all: ``dev`` comes from a helper that never returns ``'mps'`` (issue 32)."""
+        from mpsready.scan.code.astutil import mps_branch
+        for test, want, fn, cls in self.branches:
+            side = mps_branch(test)
+            if (side == "body" and want) or (side == "orelse" and not want):
+                if self.mac is None:
+                    from mpsready.scan.code.macfacts import MacEval
+                    self.mac = MacEval(self)
+                if self.mac.truth(test, fn, cls) == want and not self.mac.used_default:
+                    return True
+        return False
 
 
     def mac_never(self) -> dict[str, Any] | None:

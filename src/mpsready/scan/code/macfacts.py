@@ -519,20 +519,30 @@ def _compare(op: ast.cmpop, a: Any, b: Any) -> bool | None:
         else:
             return None
         return inside if isinstance(op, ast.In) else not inside
+    if isinstance(op, (ast.Gt, ast.GtE, ast.Lt, ast.LtE)) and type(a) is int and type(b) is int:
+        return {ast.Gt: a > b, ast.GtE: a >= b, ast.Lt: a < b, ast.LtE: a <= b}[op.__class__]
     return None
 
 
-def skipped_imports(ctx: Any, tree: ast.Module) -> dict[str, str]:
+def skipped_imports(ctx: Any, tree: ast.Module, checked: dict[str, list]) -> dict[str, str]:
     """Import line -> why a Mac running the project's defaults never executes it: an import in a branch whose test
     the Mac's facts or an option's default decide against (``if args.fp8:`` with ``--fp8`` off by default, ``if
     torch.cuda.is_available():``, the rest of a function after ``if not torch.cuda.is_available(): return``).
     The main path does not follow such imports (:func:`mpsready.scan.model.graph._reach`). ``ctx`` is the file's
-    context after its visit (its aliases complete)."""
+    context after its visit (its aliases complete). An import under an ``if`` whose test names the imported
+    package as a string (an availability check) goes to ``checked`` (line -> [test, test line])."""
     mac = MacEval(ctx)
     out: dict[str, str] = {}
     branches: list[tuple[ast.expr, bool, Any, Any]] = []
 
-    def decide(line: int) -> None:
+    def decide(line: int, stmt: ast.Import | ast.ImportFrom) -> None:
+        names = {stmt.module.split(".")[0]} if isinstance(stmt, ast.ImportFrom) and stmt.module else {
+            a.name.split(".")[0] for a in stmt.names}
+        for test, want, _fn, _cls in reversed(branches):
+            if want and any(n.__class__ is ast.Constant and n.value in names for n in ast.walk(test)):  # type: ignore[attr-defined]
+                # `if is_package_available("flash_attn"): from flash_attn import ...`: runs only where installed
+                checked[str(line)] = [ast.unparse(test)[:80], test.lineno]
+                break
         for test, want, fn, cls in branches:
             truth = mac.truth(test, fn, cls)
             if truth is not None and truth != want:
@@ -547,7 +557,7 @@ def skipped_imports(ctx: Any, tree: ast.Module) -> dict[str, str]:
             kind = stmt.__class__
             if kind in (ast.Import, ast.ImportFrom):
                 if branches:
-                    decide(stmt.lineno)
+                    decide(stmt.lineno, stmt)  # type: ignore[arg-type]
             elif kind is ast.If:
                 branches.append((stmt.test, True, fn, cls))  # type: ignore[attr-defined]
                 block(stmt.body, fn, cls)  # type: ignore[attr-defined]

@@ -49,7 +49,7 @@ def core_ops(findings: Iterable[Finding], sources) -> list[Finding]:
                             "the imported names, so the model's use of them fails on a Mac")
                 ev = {k: v for k, v in ev.items() if k != "fallback"}
                 ev.setdefault("alternative", "a pure-PyTorch implementation of the op")
-                f = f.with_evidence({**ev, "empty_fallback": True})
+                ev["empty_fallback"] = True
             if op is not None:
                 where = f"{op[0]} in {op[1]} ({f.location.path}:{op[2]})"
                 f = replace(f, message=f"{f.message}; the model's core calls it with no other path: {where}",

@@ -1,7 +1,7 @@
 """DEP107 ``cuda-package-import``: an import of a package the knowledge base (``scan/data/packages.yaml``)
 knows as CUDA-only or CUDA-first, once per package per file (again when an unguarded import follows a guarded
-one); under a try/except with a fallback, or under an ``if`` whose test names the package itself (an availability
-check, issue 32: ``evidence.optional``), it degrades at most. ``numba`` itself runs on macOS (its CUDA kernels
+one); under a try/except with a fallback it degrades at most (under an ``if`` whose test names the package itself,
+an availability check, too: :func:`mpsready.scan.code.analyzer.optional_imports`, issue 32). ``numba`` itself runs on macOS (its CUDA kernels
 are EXT105)."""
 
 from __future__ import annotations
@@ -32,14 +32,7 @@ def check(v, node: ast.Import | ast.ImportFrom, module: str, guard: str | None) 
     rule = D.CUDA_PACKAGE_IMPORT
     severity = entry.severity
     msg = f"imports {module}: {entry.name} {entry.status_text}"
-    checked = availability_check(v, {top, entry.name, entry.name.replace("-", "_")}) if guard is None else None
-    if checked is not None:
-        # issue 32: `if is_package_available("flash_attn"): from flash_attn import ...`: the import runs only where
-        # the package is installed, never on a Mac (it has no macOS build); an optional path
-        evidence["optional"] = f"imported only when {checked[0]} (line {checked[1]})"
-        severity = Severity.DEGRADES if severity.rank >= Severity.DEGRADES.rank else severity
-        msg += f"; imported only when {checked[0]} (line {checked[1]}), which names the package itself"
-    elif guard is not None:
+    if guard is not None:
         evidence["fallback"] = f"line {guard}"
         severity = Severity.DEGRADES if severity.rank >= Severity.DEGRADES.rank else severity
         msg += f"; guarded by try/except with a fallback at line {guard}"
@@ -50,15 +43,3 @@ def check(v, node: ast.Import | ast.ImportFrom, module: str, guard: str | None) 
     v.result.findings.append(raw_finding(rule, node.lineno, node.col_offset, msg, severity=severity, fix=fix,
                                   evidence=evidence, end=end_of(node)) | {"source": entry.source})
 
-
-def availability_check(v, names: set[str]) -> tuple[str, int] | None:
-    """(the test as written, its line) of an enclosing ``if`` whose body holds this import and whose test passes
-    the package's own name as a string (``is_package_available("flash_attn")``, ``find_spec("flash_attn")``):
-    an import that runs only where the package is installed."""
-    for test, want, _fn, _cls in reversed(v.branches):
-        if not want:
-            continue
-        for n in ast.walk(test):
-            if n.__class__ is ast.Constant and n.value in names and isinstance(n.value, str):  # type: ignore[attr-defined]
-                return ast.unparse(test)[:80], test.lineno
-    return None

@@ -1,0 +1,177 @@
+"""The project read as a Mac runs it (issue 32): branch tests decided under the Mac's facts, imports a Mac running
+the defaults never executes, optional imports, empty fallbacks, device selections built at run time, wrapper call
+sites. Each rule has a look-alike negative: a branch a Mac does enter, a helper that never returns MPS, a switch on
+by default. The fixtures are written for these tests and copy no repository."""
+
+from __future__ import annotations
+
+from mpsready.scan import scan_path
+from mpsready.scan.code.analyzer import analyze_source
+from tests.scan.conftest import rows
+
+TORCH = "import torch\n"
+ARGS = "import argparse\np = argparse.ArgumentParser()\n"
+PICK_MPS = ("def pick():\n"
+            "    if torch.cuda.is_available():\n        return 'cuda'\n"
+            "    if torch.backends.mps.is_available():\n        return 'mps'\n"
+            "    return 'cpu'\n")
+PICK_CUDA_CPU = "def pick():\n    return 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+
+
+def mac_never(r, code):
+    return [f.evidence.get("mac_never") for f in r.findings if f.code == code]
+
+
+# ---------------------------------------------------------------- branches a Mac never enters
+def test_a_cuda_only_branch_on_a_value_a_helper_returns_does_not_limit(write_project):
+    r = scan_path(write_project({"train.py": TORCH + PICK_MPS + (
+        "device = pick()\ndevice_type = 'cuda' if 'cuda' in device else device\n"
+        "if device_type == 'cuda':\n    x = torch.zeros(2).double().to(device)\n"
+        "model = torch.nn.Linear(2, 2).to(device)\n")}))
+    assert rows(r) == [("DTY101", "train.py", 11, "info")]
+    assert mac_never(r, "DTY101") == [{
+        "test": "device_type == 'cuda'", "line": 10, "value": "False",
+        "facts": ["torch.cuda.is_available() is False", "torch.backends.mps.is_available() is True",
+                  "pick() returns 'mps' (line 2)"]}]
+    assert r.outlook.value == "runs_on_mac"
+
+
+def test_the_branch_a_mac_does_enter_still_limits(write_project):
+    # look-alike: the same helper, but the float64 sits in the branch taken when the device is MPS
+    r = scan_path(write_project({"train.py": TORCH + PICK_MPS + (
+        "device = pick()\nif device == 'mps':\n    x = torch.zeros(2).double().to(device)\n")}))
+    assert rows(r) == [("DTY101", "train.py", 10, "blocker")]
+    assert r.outlook.value == "mac_for_dev"
+
+
+def test_a_helper_that_never_returns_mps_decides_its_branch_the_other_way(write_project):
+    # `pick() != 'mps'` is True on a Mac when the helper only knows CUDA and the CPU: synchronize() runs there
+    r = scan_path(write_project({"train.py": TORCH + PICK_CUDA_CPU + (
+        "if pick() != 'mps':\n    torch.cuda.synchronize()\n")}))
+    assert ("API102", "train.py", 5, "blocker") in rows(r)
+    r = scan_path(write_project({"train.py": TORCH + PICK_MPS + (
+        "if pick() != 'mps':\n    torch.cuda.synchronize()\n")}))
+    assert rows(r) == [("API102", "train.py", 9, "info")]
+
+
+def test_an_attribute_set_from_availability_in_init_decides_another_method(write_project):
+    src = TORCH + ("class Runner:\n    def __init__(self):\n        self.on_gpu = {value}\n"
+                   "    def step(self, x):\n        if self.on_gpu:\n            x = x.double()\n        return x\n")
+    r = scan_path(write_project({"train.py": src.format(value="torch.cuda.device_count() > 0")}))
+    assert rows(r) == [("API102", "train.py", 4, "degrades"), ("DTY101", "train.py", 7, "info")]
+    assert mac_never(r, "DTY101")[0]["facts"] == ["torch.cuda.device_count() is 0"]
+    r = scan_path(write_project({"train.py": src.format(value="True")}))  # look-alike: always on
+    assert rows(r) == [("DTY101", "train.py", 7, "blocker")]  # (no torch.cuda call left)
+
+
+def test_a_device_option_is_read_with_the_proposed_flag(write_project):
+    src = TORCH + ARGS + ("p.add_argument('--device', default='cuda', choices=['cuda', 'mps', 'cpu'])\n"
+                          "args = p.parse_args()\nmodel = torch.nn.Linear(2, 2).to(args.device)\n"
+                          "if args.device {op} 'cuda':\n    model = model.double()\n")
+    r = scan_path(write_project({"train.py": src.format(op="==")}))
+    assert rows(r) == [("API103", "train.py", 4, "blocker"), ("DTY101", "train.py", 8, "info")]
+    assert mac_never(r, "DTY101")[0]["facts"] == ["--device mps (the proposed flag)"]
+    assert (r.outlook.value, r.flags) == ("runs_on_mac", ["--device mps"])
+    r = scan_path(write_project({"train.py": src.format(op="!=")}))  # look-alike: the branch MPS takes
+    assert ("DTY101", "train.py", 8, "blocker") in rows(r)
+
+
+def test_the_rest_of_a_function_after_a_cuda_exit_does_not_run_on_a_mac(write_project):
+    src = TORCH + "def warm(x):\n    if {test}:\n        return x\n    return x.double().cuda()\n"
+    r = scan_path(write_project({"train.py": src.format(test="not torch.cuda.is_available()")}))
+    assert [row[3] for row in rows(r)] == ["info", "info"]
+    r = scan_path(write_project({"train.py": src.format(test="torch.cuda.is_available()")}))  # look-alike
+    assert ("DTY101", "train.py", 5, "blocker") in rows(r)
+
+
+def test_an_environment_variable_decides_nothing(write_project):
+    r = scan_path(write_project({"train.py": TORCH + "import os\n"
+                                 "if os.environ.get('USE_CUDA') == '1':\n    x = torch.zeros(2).double()\n"}))
+    assert rows(r) == [("DTY101", "train.py", 4, "blocker")]
+
+
+# ---------------------------------------------------------------- imports a Mac running the defaults never runs
+def test_a_module_imported_only_under_an_option_off_by_default_is_off_the_main_path(write_project):
+    train = TORCH + ARGS + ("p.add_argument('--fp8', action='{action}')\nargs = p.parse_args()\n"
+                            "if args.fp8:\n    from quant.fp8 import convert\n    convert()\n")
+    fp8 = TORCH + "def convert():\n    return torch.ones(2).double()\n"
+    r = scan_path(write_project({"train.py": train.format(action="store_true"), "quant/fp8.py": fp8}))
+    assert r.outlook.value == "runs_on_mac"
+    assert [f.reach for f in r.findings if f.code == "DTY101"] == ["off_main_path"]
+    r = scan_path(write_project({"train.py": train.format(action="store_false"), "quant/fp8.py": fp8}))  # on
+    assert r.outlook.value == "mac_for_dev" and [f.code for f in r.limiting] == ["DTY101"]
+
+
+def test_skipped_imports_name_the_test_and_the_facts():
+    src = TORCH + "def f():\n    if not torch.cuda.is_available():\n        return\n    import fused\n"
+    assert analyze_source(src).skipped_imports == {
+        "5": "not torch.cuda.is_available() is True (line 3): torch.cuda.is_available() is False"}
+
+
+def test_an_import_under_a_check_naming_the_package_is_optional(write_project):
+    src = TORCH + "from util import is_installed\nif {test}:\n    from flash_attn import flash_attn_func\n"
+    r = scan_path(write_project({"m.py": src.format(test="is_installed('flash_attn')")}))
+    dep = next(f for f in r.findings if f.code == "DEP107")
+    assert (dep.severity.value, dep.evidence["optional"]) == (
+        "degrades", "imported only when is_installed('flash_attn') (line 3)")
+    assert r.outlook.value == "runs_on_mac"
+    r = scan_path(write_project({"m.py": src.format(test="USE_FLASH")}))  # look-alike: a switch, no check
+    assert [(f.code, f.severity.value) for f in r.findings if f.code == "DEP107"] == [("DEP107", "blocker")]
+
+
+def test_a_console_script_package_keeps_a_serving_folder_none_of_its_scripts_imports_off_the_main_path(write_project):
+    files = {"pyproject.toml": "[project]\nname='pkg'\ndependencies=['torch']\n"
+                               "[project.scripts]\npkg-run = 'pkg.cli:main'\n",
+             "pkg/__init__.py": "",
+             "pkg/cli.py": TORCH + "def main():\n    torch.nn.Linear(2, 2)\n",
+             "pkg/serving/__init__.py": "",
+             "pkg/serving/engine.py": TORCH + "from flash_attn import flash_attn_func\n"}
+    r = scan_path(write_project(files))
+    assert r.outlook.value == "runs_on_mac"
+    files["pkg/cli.py"] = TORCH + "from pkg.serving import engine\ndef main():\n    torch.nn.Linear(2, 2)\n"
+    r = scan_path(write_project(files))  # look-alike: the script imports it
+    assert r.outlook.value == "mac_for_dev" and [f.code for f in r.limiting] == ["DEP107"]
+
+
+# ---------------------------------------------------------------- fallbacks found where they are (cause 4 and 5)
+MODEL = ("class Net(torch.nn.Module):\n    def forward(self, x):\n        self.scan = selective_scan_fn\n"
+         "        return self.scan(x)\n")
+
+
+def test_an_except_handler_that_binds_nothing_is_no_fallback_for_the_models_core(write_project):
+    src = TORCH + ("try:\n    from mamba_ssm.ops.selective_scan_interface import selective_scan_fn\n"
+                   "except {handler}\n") + MODEL
+    r = scan_path(write_project({"train.py": "from model import Net\nNet()\n",
+                                 "model.py": src.format(handler="Exception:\n    pass")}))
+    assert r.outlook.value == "stay_on_cuda"
+    dep = r.limiting[0]
+    assert (dep.code, dep.location.line, dep.severity.value, dep.evidence["empty_fallback"]) == (
+        "DEP107", 3, "blocker", True)
+    r = scan_path(write_project({"train.py": "from model import Net\nNet()\n", "model.py": src.format(
+        handler="ImportError:\n    from ref_scan import selective_scan_fn")}))  # look-alike: a real fallback
+    assert r.outlook.value == "runs_on_mac"
+
+
+def test_a_device_built_from_a_cuda_prefix_and_an_option_inside_else_is_a_selection(write_project):
+    src = TORCH + ARGS + ("p.add_argument('--gpu', default='0')\np.add_argument('--cpu', action='store_true')\n"
+                          "args = p.parse_args()\nif args.cpu:\n    device = torch.device('cpu')\n"
+                          "{mps}else:\n    device = torch.device('cuda:' + str(args.gpu)) "
+                          "if torch.cuda.is_available() else torch.device('cpu')\n"
+                          "model = torch.nn.Linear(2, 2).to(device)\n")
+    r = scan_path(write_project({"train.py": src.format(mps="")}))
+    assert rows(r) == [("API104", "train.py", 10, "degrades")]
+    assert r.outlook.value == "mac_for_dev"
+    r = scan_path(write_project({"train.py": src.format(  # look-alike: MPS is chosen before the CUDA-or-CPU line
+        mps="elif torch.backends.mps.is_available():\n    device = torch.device('mps')\n")}))
+    assert rows(r) == [] and r.outlook.value == "runs_on_mac"
+
+
+def test_a_device_default_reached_only_through_a_forwarding_wrapper_is_unused(write_project):
+    loader = TORCH + ("def load(n, device='cuda'):\n    return torch.zeros(n, device=device)\n"
+                      "def load_all(*args, **kwargs):\n    return load(*args, **kwargs)\n")
+    main = TORCH + "from loader import load_all\ndev = 'mps'\nx = load_all(2, device=dev)\n"
+    r = scan_path(write_project({"loader.py": loader, "train.py": main}))
+    assert rows(r) == [("API103", "loader.py", 2, "info")]
+    assert next(f for f in r.findings if f.code == "API103").evidence["default_unused"] == ["train.py:4"]
+    r = scan_path(write_project({"loader.py": loader, "train.py": main + "y = load_all(3)\n"}))  # one omits it
+    assert rows(r) == [("API103", "loader.py", 2, "blocker")]
