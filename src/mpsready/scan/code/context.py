@@ -105,6 +105,28 @@ class FileContext(ValueFlow):
                                          severity=severity, evidence=evidence, end=end_of(node), **kw))
 
 
+    def mps_branch_of_name(self, test: ast.expr) -> str | None:
+        """:func:`~mpsready.scan.code.astutil.mps_branch` of a name (or ``not name``) assigned once, in the enclosing
+        function or the module, from an MPS test (``is_mps = x.device.type == "mps"`` ... ``float32 if is_mps else
+        float64``, issue 32)."""
+        from mpsready.scan.code.astutil import mps_branch
+        negated = type(test) is ast.UnaryOp and test.op.__class__ is ast.Not
+        name = test.operand if negated else test  # type: ignore[attr-defined]
+        if type(name) is not ast.Name:
+            return None
+        if self.mac is None:
+            from mpsready.scan.code.macfacts import MacEval
+            self.mac = MacEval(self)
+        scope = self.mac.local_assigns(self.functions[-1]) if self.functions else {}
+        values = scope.get(name.id) if name.id in scope else self.mac.module_assigns().get(name.id)
+        if not values or len(values) != 1 or values[0] is None:
+            return None
+        side = mps_branch(values[0])
+        if side is None or not negated:
+            return side
+        return "orelse" if side == "body" else "body"
+
+
     def mac_enters_mps_excluded(self) -> bool:
         """Whether the Mac's facts decide that a branch the MPS-check rule excludes (``if dev != "mps":``) is entered
         after all: ``dev`` comes from a helper that never returns ``'mps'`` (issue 32)."""

@@ -184,7 +184,8 @@ class MacEval:
         if got is None:
             got = {}
             self._collect(fn.body, got)
-            for n in ast.walk(fn):  # names bound inside expressions (walrus, comprehensions) are unknown
+            text = getattr(self.ctx, "text", None)
+            for n in ast.walk(fn) if text is None or ":=" in text else ():  # walrus-bound names are unknown
                 if n.__class__ is ast.NamedExpr and n.target.__class__ is ast.Name:  # type: ignore[attr-defined]
                     got.setdefault(n.target.id, []).append(None)  # type: ignore[attr-defined, arg-type]
             args = fn.args
