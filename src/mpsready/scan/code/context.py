@@ -43,6 +43,7 @@ class FileContext(ValueFlow):
         self.branches: list[tuple[ast.expr, bool, Any, Any]] = []
         self.mac: Any = None  # MacEval, built on first need
         self.mac_decided: dict[tuple[int, bool], dict[str, Any] | None] = {}
+        self.mac_steps: dict[tuple[int, bool], dict[str, Any]] = {}  # branches the Mac's facts decide it enters
         # `if` conditions whose guard value is computed only when a finding (or an import) needs it:
         # [kind ('cuda' or 'dist'), test, None (not computed) or the result]; innermost last
         self.lazy_guards: list[list[Any]] = []
@@ -92,6 +93,12 @@ class FileContext(ValueFlow):
                 severity = Severity.INFO
                 evidence = {**evidence, "mac_never": never}
                 message += f" (a Mac never runs this: {never['test']} is {never['value']} there)"
+            else:
+                enters = [step for step in (self.mac_steps.get((id(t), w)) for t, w, _f, _c in self.branches)
+                          if step is not None and step.get("entered")]
+                if enters:  # the branches the Mac's facts decide it takes: why this runs there
+                    evidence = {**evidence, "mac_enters": [{k: v for k, v in step.items() if k != "entered"}
+                                                           for step in enters]}
         if self.dist_context and "scope" not in kw:
             kw["scope"] = "distributed"
         switch = self.flag_guard()
@@ -156,6 +163,9 @@ class FileContext(ValueFlow):
                 self.mac_decided[key] = None if truth is None or truth == want or self.mac.used_default else {
                     "test": ast.unparse(test)[:120], "line": test.lineno, "value": str(truth),
                     "facts": list(self.mac.facts)}
+                if truth is not None and truth == want and self.mac.facts:
+                    self.mac_steps[key] = {"test": ast.unparse(test)[:120], "line": test.lineno, "value": str(truth),
+                                           "facts": list(self.mac.facts), "entered": True}
             if self.mac_decided[key] is not None:
                 return self.mac_decided[key]
         return None

@@ -11,7 +11,9 @@ integers, ``None`` and tuples of constants. Joins are set unions (unknown absorb
 ``torch.cuda.is_available()`` is False, ``torch.cuda.device_count()`` 0, ``torch.backends.mps.is_available()``
 and ``is_built()`` True, ``torch.accelerator.is_available()`` True and ``current_accelerator()`` the device
 ``mps`` (torch/accelerator/__init__.py), ``sys.platform`` ``"darwin"``, ``platform.system()`` ``"Darwin"``,
-``platform.machine()`` ``"arm64"``. No tensor lives on CUDA on a Mac, so ``t.is_cuda`` is False and
+``platform.machine()`` ``"arm64"``; ``torch.distributed.is_nccl_available()`` False (macOS wheels have no NCCL) and,
+the main command running as one process, ``torch.distributed.is_initialized()`` False and the launcher's variables
+(:data:`LAUNCHER_VARS`: ``RANK``, ``WORLD_SIZE``, ...) unset. No tensor lives on CUDA on a Mac, so ``t.is_cuda`` is False and
 ``t.device.type`` is ``"mps"`` or ``"cpu"`` for any tensor or module ``t``. A device option the outlook proposes
 to set (an argparse option whose destination's last word is ``device``/``accelerator`` or whose ``choices`` name
 ``mps``) holds ``"mps"``; any other option holds its default (``store_true`` False, ``store_false`` True).
@@ -26,7 +28,7 @@ return "mps"`` ends the search), up to :data:`MAX_DEPTH` calls deep.
 
 **Limits.** One file at a time (a helper imported from another module is unknown), no loop or exception
 semantics (a loop body counts as run once or more), containers and keyword arguments are not followed,
-``os.environ`` / ``os.getenv`` values are unknown and named (:attr:`MacEval.undecided`), and an unknown value
+other ``os.environ`` / ``os.getenv`` values are unknown and named (:attr:`MacEval.undecided`), and an unknown value
 decides nothing: the analysis only ever removes limits that a Mac provably never reaches.
 """
 
@@ -51,6 +53,9 @@ FACTS: dict[str, tuple[Any, str]] = {
     "torch.accelerator.is_available": (True, "torch.accelerator.is_available() is True"),
     "torch.accelerator.current_accelerator": ("mps", "torch.accelerator.current_accelerator() is mps"),
     "torch.accelerator.device_count": (1, "torch.accelerator.device_count() is 1"),
+    # macOS wheels are built without NCCL (torch/distributed: is_nccl_available); one process, no launcher
+    "torch.distributed.is_nccl_available": (False, "torch.distributed.is_nccl_available() is False"),
+    "torch.distributed.is_initialized": (False, "torch.distributed.is_initialized() is False (one process)"),
     "platform.system": ("Darwin", "platform.system() is 'Darwin'"),
     "platform.machine": ("arm64", "platform.machine() is 'arm64'"),
     "platform.processor": ("arm", "platform.processor() is 'arm'"),
@@ -61,6 +66,10 @@ ATTR_FACTS: dict[str, tuple[Any, str]] = {
 }
 _STR_METHODS = ("lower", "upper", "strip", "casefold")
 _ENV_READS = ("os.environ.get", "os.getenv")
+# variables a multi-process launcher (torchrun, torch.distributed.launch, SLURM) sets: absent when a Mac runs the
+# main command as one process (torch/distributed/run.py sets RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR/PORT)
+LAUNCHER_VARS = frozenset(("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+                           "SLURM_PROCID", "SLURM_NTASKS", "OMPI_COMM_WORLD_RANK"))
 # names that usually hold settings, not tensors or modules: their `.device` is a configured value
 _SETTINGS = frozenset(("self", "args", "opt", "opts", "cfg", "config", "conf", "hparams", "hp", "params",
                        "options", "settings", "flags", "FLAGS", "training_args", "train_args", "kwargs"))
@@ -354,9 +363,12 @@ class MacEval:
         # Python's value semantics: `a or b` is a when a is truthy, else b; `a and b` the other way round
         is_and = isinstance(node.op, ast.And)
         results: set = set()
-        for part in node.values:
+        for i, part in enumerate(node.values):
             value = self.eval(part, fn, cls, depth)
             if value is None:
+                if is_and and any((v := self.eval(p, fn, cls, depth)) is not None and not any(v)
+                                  for p in node.values[i + 1:]):
+                    return _atoms(False)  # `unknown and False` is falsy whatever the unknown is
                 return None
             stops = {a for a in value if bool(a) != is_and}
             results |= stops
@@ -378,6 +390,14 @@ class MacEval:
 
     def _e_Compare(self, node: ast.Compare, fn: Any, cls: Any, depth: int) -> frozenset | None:
         if len(node.ops) != 1:
+            return None
+        if isinstance(node.ops[0], (ast.In, ast.NotIn)) and (self.ctx.q(node.comparators[0]) or "") == "os.environ" \
+                and isinstance(node.left, ast.Constant):
+            name = node.left.value
+            if name in LAUNCHER_VARS:
+                self._fact(f"{name} is unset (one process, no launcher)")
+                return _atoms(isinstance(node.ops[0], ast.NotIn))
+            self.undecided.append(f"environment variable {name}")
             return None
         left = self.eval(node.left, fn, cls, depth)
         right = self.eval(node.comparators[0], fn, cls, depth)
@@ -402,7 +422,15 @@ class MacEval:
             return _atoms(value)
         if qual in _ENV_READS or qual.startswith("os.environ"):
             name = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) else "?"
+            if name in LAUNCHER_VARS and qual in ("os.environ.get", "os.getenv"):
+                self._fact(f"{name} is unset (one process, no launcher)")
+                return self.eval(node.args[1], fn, cls, depth) if len(node.args) > 1 else _atoms(None)
             self.undecided.append(f"environment variable {name}")
+            return None
+        if qual == "int" and len(node.args) == 1:
+            inner = self.eval(node.args[0], fn, cls, depth)
+            if inner is not None and all(type(a) is int or (isinstance(a, str) and a.isdigit()) for a in inner):
+                return frozenset(int(a) for a in inner)
             return None
         if qual in ("torch.device", "str") and node.args:
             return self.eval(node.args[0], fn, cls, depth)

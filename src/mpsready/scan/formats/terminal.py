@@ -14,6 +14,7 @@ from mpsready.scan.engine import ScanResult
 from mpsready.scan.exit_reason import exit_reason
 from mpsready.scan.formats.interface import ScanFormat
 from mpsready.escape import visible
+from mpsready.scan.model.graph import why_line
 from mpsready.scan.model.remedy import OFF_PATH_REACH
 
 STYLES = {Severity.BLOCKER: "bold red", Severity.DEGRADES: "yellow", Severity.INFO: "cyan"}
@@ -87,6 +88,10 @@ class TerminalFormat(ScanFormat):
                 where = f"{e.path}:{e.line}" if e.line else str(e.path)
                 tag = "migrate can make it" if e.migrate else "by hand"
                 console.print(Text(f"  {e.code} {visible(where)} [{e.kind}, {tag}]  {visible(e.what)}"))
+                why = next((why_line(f.evidence) for f in result.limiting if f.code == e.code
+                            and f.location.path == e.path and f.location.line == e.line), None)
+                if why:  # issue 32: the entry and chain that reach it, and the Mac's facts it runs under
+                    console.print(Text(f"    {visible(why)}", style="dim"), soft_wrap=True)
         console.print(verdict)
         if result.outlook is Verdict.STAY_ON_CUDA and result.limiting:  # the reason names the core op
             first = result.limiting[0]
