@@ -175,3 +175,14 @@ def test_a_device_default_reached_only_through_a_forwarding_wrapper_is_unused(wr
     assert next(f for f in r.findings if f.code == "API103").evidence["default_unused"] == ["train.py:4"]
     r = scan_path(write_project({"loader.py": loader, "train.py": main + "y = load_all(3)\n"}))  # one omits it
     assert rows(r) == [("API103", "loader.py", 2, "blocker")]
+
+
+# ---------------------------------------------------------------- frameworks that choose the device (the table)
+def test_an_accelerate_device_is_mps_on_a_mac(write_project):
+    src = TORCH + ("from accelerate import Accelerator\nacc = Accelerator()\n"
+                   "if acc.device.type {op} 'cuda':\n    x = torch.zeros(2).double().to(acc.device)\n")
+    r = scan_path(write_project({"train.py": src.format(op="==")}))
+    assert rows(r) == [("DTY101", "train.py", 5, "info")]
+    assert mac_never(r, "DTY101")[0]["facts"] == ["Accelerator picks mps on a Mac (data/device_choosers.yaml)"]
+    r = scan_path(write_project({"train.py": src.format(op="!=")}))  # look-alike: the branch a Mac takes
+    assert rows(r) == [("DTY101", "train.py", 5, "blocker")]

@@ -10,7 +10,9 @@ integers, ``None`` and tuples of constants. Joins are set unions (unknown absorb
 **The facts of a Mac** (:data:`FACTS`, PyTorch 2.13.0 on macOS arm64 with the MPS backend built):
 ``torch.cuda.is_available()`` is False, ``torch.cuda.device_count()`` 0, ``torch.backends.mps.is_available()``
 and ``is_built()`` True, ``torch.accelerator.is_available()`` True and ``current_accelerator()`` the device
-``mps`` (torch/accelerator/__init__.py), ``sys.platform`` ``"darwin"``, ``platform.system()`` ``"Darwin"``,
+``mps`` (torch/accelerator/__init__.py), an object built by a framework that chooses the device itself has that
+framework's choice as ``.device`` (``accelerate.Accelerator()``, ``transformers.TrainingArguments(...)``: the sourced
+table ``data/device_choosers.yaml``), ``sys.platform`` ``"darwin"``, ``platform.system()`` ``"Darwin"``,
 ``platform.machine()`` ``"arm64"``; ``torch.distributed.is_nccl_available()`` False (macOS wheels have no NCCL) and,
 the main command running as one process, ``torch.distributed.is_initialized()`` False and the launcher's variables
 (:data:`LAUNCHER_VARS`: ``RANK``, ``WORLD_SIZE``, ...) unset. No tensor lives on CUDA on a Mac, so ``t.is_cuda`` is False and
@@ -35,6 +37,8 @@ decides nothing: the analysis only ever removes limits that a Mac provably never
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 MAX_ATOMS = 8
@@ -73,6 +77,28 @@ LAUNCHER_VARS = frozenset(("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE
 # names that usually hold settings, not tensors or modules: their `.device` is a configured value
 _SETTINGS = frozenset(("self", "args", "opt", "opts", "cfg", "config", "conf", "hparams", "hp", "params",
                        "options", "settings", "flags", "FLAGS", "training_args", "train_args", "kwargs"))
+
+
+@dataclass(frozen=True)
+class Built:
+    """An object a device-choosing framework builds (``accelerate.Accelerator()``): its ``.device`` on a Mac."""
+
+    qual: str
+    device: str
+
+
+_CHOOSERS: dict[str, str] | None = None
+
+
+def choosers() -> dict[str, str]:
+    """Qualified constructor or call -> the device it gives on a Mac (``data/device_choosers.yaml``, issue 32)."""
+    global _CHOOSERS
+    if _CHOOSERS is None:
+        import yaml
+
+        data = yaml.safe_load((Path(__file__).parent.parent / "data" / "device_choosers.yaml").read_text("utf-8"))
+        _CHOOSERS = {name: entry["device"] for entry in data.get("constructors", []) for name in entry["names"]}
+    return _CHOOSERS
 
 
 def _atoms(value: Any) -> frozenset:
@@ -321,6 +347,11 @@ class MacEval:
         if node.attr in ("is_cuda",):
             self._fact("no tensor is on CUDA on a Mac")
             return _atoms(False)
+        if node.attr == "device" and isinstance(node.value, (ast.Name, ast.Call)) and \
+                not (isinstance(node.value, ast.Name) and node.value.id in ("self", "args")):
+            base = self.eval(node.value, fn, cls, depth)
+            if base is not None and all(isinstance(a, Built) for a in base):
+                return frozenset(a.device for a in base)
         if node.attr == "device" and not (isinstance(node.value, ast.Name) and node.value.id in _SETTINGS):
             self._fact("a tensor's device on a Mac is mps or cpu")
             return frozenset(("mps", "cpu"))
@@ -420,6 +451,12 @@ class MacEval:
             value, fact = FACTS[qual]
             self._fact(fact)
             return _atoms(value)
+        if qual.startswith(("accelerate.", "transformers.")):
+            chosen = choosers().get(qual)
+            if chosen is not None:
+                self._fact(f"{qual.split('.')[-1]} picks {chosen} on a Mac (data/device_choosers.yaml)")
+                return _atoms(Built(qual, chosen))
+            return None
         if qual in _ENV_READS or qual.startswith("os.environ"):
             name = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) else "?"
             if name in LAUNCHER_VARS and qual in ("os.environ.get", "os.getenv"):
