@@ -71,7 +71,7 @@ def test_a_device_option_is_read_with_the_proposed_flag(write_project):
     r = scan_path(write_project({"train.py": src.format(op="==")}))
     assert rows(r) == [("API103", "train.py", 4, "blocker"), ("DTY101", "train.py", 8, "info")]
     assert mac_never(r, "DTY101")[0]["facts"] == ["--device mps (the proposed flag)"]
-    assert (r.outlook.value, r.flags) == ("runs_on_mac", ["--device mps"])
+    assert (r.outlook.value, r.flags, r.commands) == ("runs_on_mac", ["--device mps"], ["python train.py --device mps"])
     r = scan_path(write_project({"train.py": src.format(op="!=")}))  # look-alike: the branch MPS takes
     assert ("DTY101", "train.py", 8, "blocker") in rows(r)
 
@@ -186,3 +186,12 @@ def test_an_accelerate_device_is_mps_on_a_mac(write_project):
     assert mac_never(r, "DTY101")[0]["facts"] == ["Accelerator picks mps on a Mac (data/device_choosers.yaml)"]
     r = scan_path(write_project({"train.py": src.format(op="!=")}))  # look-alike: the branch a Mac takes
     assert rows(r) == [("DTY101", "train.py", 5, "blocker")]
+
+
+def test_a_flag_that_is_a_library_keyword_gives_no_command_line(write_project):
+    # look-alike of the command line: a public function's device default is an argument, not a script's option
+    r = scan_path(write_project({"README.md": "```python\nfrom pkg.api import load\n```\n",
+                                 "pkg/__init__.py": "", "pkg/api.py": TORCH + (
+                                     "def load(name, device='cuda' if torch.cuda.is_available() else 'cpu'):\n"
+                                     "    return torch.nn.Linear(2, 2).to(device)\n")}))
+    assert (r.outlook.value, r.flags, r.commands) == ("runs_on_mac", ["load(..., device='mps')"], [])

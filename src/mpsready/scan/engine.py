@@ -79,6 +79,7 @@ class ScanResult:
     edits: list[Edit] = field(default_factory=list)  # the local edits, wirings and swaps it needs
     incomplete: list[str] = field(default_factory=list)  # main-path files that could not be read or parsed
     secondary: list[SecondaryPart] = field(default_factory=list)  # parts off the main path (outlook.secondary_parts)
+    commands: list[str] = field(default_factory=list)  # `python train.py --device mps` (outlook.ladder, issue 32)
     exit_zero: bool = False  # set by the command line's --exit-zero (the exit line says so: scan/exit_reason.py)
 
     @property
@@ -181,6 +182,7 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
         dependencies=deps, subprojects=subs, suppressed=len(silenced), cache_hits=cache.hits if cache else 0, config=config,
         suppressed_findings=sort_findings(_select(silenced, config)),
         flags=list(ladder_.flags), edits=list(ladder_.edits), incomplete=list(ladder_.incomplete),
+        commands=list(ladder_.commands),
         secondary=secondary_parts(findings),
     )
 

@@ -56,6 +56,8 @@ class Outlook:
     flags: tuple[str, ...] = ()
     edits: tuple[Edit, ...] = ()
     incomplete: tuple[str, ...] = ()
+    # the exact command lines (issue 32): `python train.py --device mps` per script whose own options are the flags
+    commands: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,7 @@ def ladder(findings: Iterable[Finding], extra_flags: Iterable[str] = ()) -> Outl
     edits: list[Edit] = []
     hard: list[Finding] = []
     costly: list[Finding] = []
+    by_script: dict[str, list[str]] = {}  # a script -> the flags found in it (its own options)
     for f in findings:
         if not limits(f) or (f.evidence or {}).get("optional"):
             continue
@@ -94,6 +97,11 @@ def ladder(findings: Iterable[Finding], extra_flags: Iterable[str] = ()) -> Outl
         if kind == FLAG:
             if remedy["flag"] not in flags:
                 flags.append(remedy["flag"])
+            path = f.location.path or ""
+            if path.endswith(".py") and remedy["flag"].startswith("-"):
+                by_script.setdefault(path, [])
+                if remedy["flag"] not in by_script[path]:
+                    by_script[path].append(remedy["flag"])
         elif kind == NONE:
             hard.append(f)
         elif kind in (EDIT, WIRE, SWAP):
@@ -112,7 +120,10 @@ def ladder(findings: Iterable[Finding], extra_flags: Iterable[str] = ()) -> Outl
         verdict, limiting = Verdict.MAC_FOR_DEV, costly
     else:
         verdict, limiting = Verdict.RUNS_ON_MAC, []
-    return Outlook(verdict, tuple(limiting), tuple(flags), tuple(edits), incomplete)
+    # a flag found in a script (its argparse/configurator option) is given on that script's command line; the
+    # other flags of the run (config values, a library call's keyword) are printed beside it as they are
+    commands = tuple(f"python {path} {' '.join(opts)}" for path, opts in by_script.items())
+    return Outlook(verdict, tuple(limiting), tuple(flags), tuple(edits), incomplete, commands)
 
 
 @dataclass(frozen=True)

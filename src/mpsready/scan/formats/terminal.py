@@ -101,6 +101,8 @@ class TerminalFormat(ScanFormat):
             console.print(Text(f"  secondary part {visible(part.line())}", style="dim"))
         if result.flags:
             console.print(Text("run on the Mac with: " + visible(" ".join(result.flags)), style="bold"))
+            for command in result.commands[:self.max_per_group]:  # issue 32: the exact command line
+                console.print(Text("  " + visible(command), style="bold"), soft_wrap=True)
         if result.incomplete:
             console.print(Text(f"incomplete: {len(result.incomplete)} file(s) could not be read or parsed, the outlook "
                                "covers the rest only: " + visible(", ".join(result.incomplete[:10])), style="yellow"))
