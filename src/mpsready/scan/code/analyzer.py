@@ -87,6 +87,7 @@ def _analyze(source: str | bytes, prefilter: bool | None) -> tuple[CodeResult, a
         # which every source gets; the other rules need a trigger word somewhere in the text
         if not may_fire(text, line_trigger_words()):
             visitor = Visitor(build_alias_map(tree), tree)
+            visitor.text = text  # the Mac-facts evaluation of nested imports reads it (macenv: no walk without need)
             visitor.collect_imports(tree.body)
             return _finish(visitor, tree, text), tree
         if "\r" not in text:  # ast counts a lone \r as a line break too; trigger_lines splits at \n only
@@ -108,10 +109,11 @@ def _finish(visitor: Visitor, tree: ast.Module, text: str) -> CodeResult:
     result.suppress = suppressions(text) if "mpsready:" in text else {}
     result.imports = guard_by_callers(tree, text, result.imports)
     top = {s.lineno for s in tree.body if s.__class__ in (ast.Import, ast.ImportFrom)}
-    if any(imp.line not in top for imp in result.imports):  # an import inside a block: maybe one a Mac never runs
-        from mpsready.scan.code.macfacts import skipped_imports
+    nested = sorted({imp.line for imp in result.imports if imp.line not in top})
+    if nested:  # an import inside a block: maybe one a Mac never runs
+        from mpsready.scan.code.mac_imports import skipped_imports
         checked: dict[str, list] = {}
-        result.skipped_imports = skipped_imports(visitor, tree, checked)
+        result.skipped_imports = skipped_imports(visitor, tree, checked, nested)
         if checked:
             optional_imports(result, checked)
     model_summaries(tree, text, result)

@@ -81,7 +81,8 @@ class FileContext(ValueFlow):
             severity = Severity.INFO if severity.rank > Severity.INFO.rank else severity
             evidence = {**evidence, "guarded": True}
             message += " (inside a CUDA-availability check, so skipped on a Mac)"
-        if self.mps_excluded and rule.code.startswith(("API", "DTY")) and severity.rank > Severity.INFO.rank \
+        if (self.mps_excluded or self.branches and self.mps_excluded_by_name()) \
+                and rule.code.startswith(("API", "DTY")) and severity.rank > Severity.INFO.rank \
                 and not self.mac_enters_mps_excluded():
             # the project's own MPS check keeps this branch off MPS (issue 23: it already picks MPS)
             severity = Severity.INFO
@@ -132,6 +133,17 @@ class FileContext(ValueFlow):
         if side is None or not negated:
             return side
         return "orelse" if side == "body" else "body"
+
+
+    def mps_excluded_by_name(self) -> bool:
+        """Whether an enclosing branch is one an MPS tensor never takes through a name bound to an MPS test
+        (:meth:`mps_branch_of_name`); computed only when a finding asks."""
+        for test, want, _fn, _cls in self.branches:
+            if test.__class__ in (ast.Name, ast.UnaryOp):
+                side = self.mps_branch_of_name(test)
+                if (side == "body" and want) or (side == "orelse" and not want):
+                    return True
+        return False
 
 
     def mac_enters_mps_excluded(self) -> bool:

@@ -41,6 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mpsready.scan.code.macenv import MacEnv, atoms, compare
+
 MAX_ATOMS = 8
 MAX_DEPTH = 4
 
@@ -101,10 +103,6 @@ def choosers() -> dict[str, str]:
     return _CHOOSERS
 
 
-def _atoms(value: Any) -> frozenset:
-    return frozenset((value,))
-
-
 def _join(values: list[frozenset | None]) -> frozenset | None:
     out: set = set()
     for v in values:
@@ -118,20 +116,14 @@ def _device_type(atom: Any) -> Any:
     return atom.split(":")[0] if isinstance(atom, str) else atom
 
 
-class MacEval:
+class MacEval(MacEnv):
     """Evaluates expressions of one file under the Mac's facts. ``ctx`` is the file's
     :class:`~mpsready.scan.code.context.FileContext` (aliases, enclosing functions and classes, the tree)."""
 
     def __init__(self, ctx: Any) -> None:
-        self.ctx = ctx
+        super().__init__(ctx)
         self.facts: list[str] = []  # the facts the last decision used, in order, each once
         self.undecided: list[str] = []  # what an unknown value came from (an environment variable)
-        self.used_default = False  # the last decision read an option's default (a user's choice, not a fact)
-        self._module: dict[str, list[ast.expr]] | None = None
-        self._defs: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] | None = None
-        self._locals: dict[int, dict[str, list[ast.expr]]] = {}
-        self._self_attrs: dict[int, dict[str, list[ast.expr]]] = {}
-        self._options: dict[str, tuple[frozenset | None, str | None]] | None = None
         self._stack: set[int] = set()
 
     # ---------------------------------------------------------------- decisions
@@ -150,144 +142,6 @@ class MacEval:
         if text not in self.facts:
             self.facts.append(text)
 
-    # ---------------------------------------------------------------- the environment (built on first need)
-    def module_assigns(self) -> dict[str, list[ast.expr]]:
-        if self._module is None:
-            self._module, self._defs = {}, {}
-            self._collect(self.ctx.tree.body if self.ctx.tree is not None else [], self._module, self._defs)
-        return self._module
-
-    def defs(self) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
-        self.module_assigns()
-        assert self._defs is not None
-        return self._defs
-
-    @staticmethod
-    def _collect(body: list[ast.stmt], out: dict[str, list[ast.expr]], defs: dict | None = None) -> None:
-        """Assignments to plain names in a block and the blocks it controls (not nested definitions)."""
-        stack = list(body)
-        while stack:
-            stmt = stack.pop()
-            cls = stmt.__class__
-            if cls is ast.Assign:
-                for t in stmt.targets:  # type: ignore[attr-defined]
-                    if t.__class__ is ast.Name:
-                        out.setdefault(t.id, []).append(stmt.value)  # type: ignore[attr-defined]
-                    elif t.__class__ in (ast.Tuple, ast.List):
-                        for e in t.elts:  # type: ignore[attr-defined]
-                            if e.__class__ is ast.Name:
-                                out.setdefault(e.id, []).append(None)  # type: ignore[arg-type]
-            elif cls in (ast.AnnAssign, ast.AugAssign) and stmt.target.__class__ is ast.Name:  # type: ignore[attr-defined]
-                value = stmt.value if cls is ast.AnnAssign else None  # type: ignore[attr-defined]
-                out.setdefault(stmt.target.id, []).append(value)  # type: ignore[attr-defined]
-            elif cls in (ast.For, ast.AsyncFor) and stmt.target.__class__ is ast.Name:  # type: ignore[attr-defined]
-                out.setdefault(stmt.target.id, []).append(None)  # type: ignore[attr-defined]
-                stack += stmt.body + stmt.orelse  # type: ignore[attr-defined]
-                continue
-            elif cls in (ast.FunctionDef, ast.AsyncFunctionDef):
-                if defs is not None:
-                    defs.setdefault(stmt.name, stmt)  # type: ignore[attr-defined]
-                out.setdefault(stmt.name, []).append(None)  # type: ignore[attr-defined, arg-type]
-                continue
-            elif cls is ast.ClassDef:
-                out.setdefault(stmt.name, []).append(None)  # type: ignore[attr-defined, arg-type]
-                continue
-            elif cls in (ast.Import, ast.ImportFrom):
-                for alias in stmt.names:  # type: ignore[attr-defined]
-                    bound = alias.asname or alias.name.split(".")[0]
-                    out.setdefault(bound, []).append(None)  # type: ignore[arg-type]
-                continue
-            elif cls in (ast.Global, ast.Nonlocal):
-                for name in stmt.names:  # type: ignore[attr-defined]
-                    out.setdefault(name, []).append(None)  # type: ignore[arg-type]
-                continue
-            for part in ("body", "orelse", "finalbody"):
-                block = getattr(stmt, part, None)
-                if block.__class__ is list:
-                    stack += block
-            for h in getattr(stmt, "handlers", ()):
-                stack += h.body
-                if h.name:
-                    out.setdefault(h.name, []).append(None)  # type: ignore[arg-type]
-            if cls in (ast.With, ast.AsyncWith):
-                for item in stmt.items:  # type: ignore[attr-defined]
-                    if item.optional_vars.__class__ is ast.Name:
-                        out.setdefault(item.optional_vars.id, []).append(None)
-
-    def local_assigns(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, list[ast.expr]]:
-        got = self._locals.get(id(fn))
-        if got is None:
-            got = {}
-            self._collect(fn.body, got)
-            text = getattr(self.ctx, "text", None)
-            for n in ast.walk(fn) if text is None or ":=" in text else ():  # walrus-bound names are unknown
-                if n.__class__ is ast.NamedExpr and n.target.__class__ is ast.Name:  # type: ignore[attr-defined]
-                    got.setdefault(n.target.id, []).append(None)  # type: ignore[attr-defined, arg-type]
-            args = fn.args
-            for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
-                if a is not None:
-                    got.setdefault(a.arg, []).append(None)  # type: ignore[arg-type]
-            self._locals[id(fn)] = got
-        return got
-
-    def self_attrs(self, cls: ast.ClassDef) -> dict[str, list[ast.expr]]:
-        got = self._self_attrs.get(id(cls))
-        if got is None:
-            got = {}
-            for stmt in cls.body:
-                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    for n in ast.walk(stmt):
-                        if n.__class__ is ast.Assign:
-                            for t in n.targets:  # type: ignore[attr-defined]
-                                if t.__class__ is ast.Attribute and t.value.__class__ is ast.Name \
-                                        and t.value.id == "self":  # type: ignore[attr-defined]
-                                    got.setdefault(t.attr, []).append(n.value)  # type: ignore[attr-defined]
-            self._self_attrs[id(cls)] = got
-        return got
-
-    def options(self) -> dict[str, tuple[frozenset | None, str | None]]:
-        """argparse options of the file: destination -> (its value on the Mac, the fact that says so)."""
-        if self._options is None:
-            self._options = {}
-            tree = self.ctx.tree
-            for n in ast.walk(tree) if tree is not None else ():
-                if n.__class__ is ast.Call and isinstance(n.func, ast.Attribute) and n.func.attr == "add_argument":
-                    self._option(n)
-        return self._options
-
-    def _option(self, call: ast.Call) -> None:
-        assert self._options is not None
-        names = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-        kw = {k.arg: k.value for k in call.keywords if k.arg}
-        dest_node = kw.get("dest")
-        longs = [s for s in names if s.startswith("--")] or names
-        if isinstance(dest_node, ast.Constant) and isinstance(dest_node.value, str):
-            dest = dest_node.value
-        elif longs:
-            dest = longs[0].lstrip("-").replace("-", "_")
-        else:
-            return
-        choices = kw.get("choices")
-        choice_vals = [e.value for e in choices.elts if isinstance(e, ast.Constant)] \
-            if isinstance(choices, (ast.List, ast.Tuple, ast.Set)) else []
-        last = dest.lower().replace("-", "_").split("_")[-1]
-        action = kw.get("action")
-        act = action.value if isinstance(action, ast.Constant) else None
-        default = kw.get("default")
-        if act is None and (last in ("device", "accelerator") or "mps" in choice_vals):
-            self._options[dest] = (_atoms("mps"), f"{longs[0] if longs else dest} mps (the proposed flag)")
-        elif act == "store_true":
-            self._options[dest] = (_atoms(False), f"{longs[0] if longs else dest} is off by default")
-        elif act == "store_false":
-            self._options[dest] = (_atoms(True), f"{longs[0] if longs else dest} is on by default")
-        elif default is None:
-            self._options[dest] = (_atoms(None), f"{longs[0] if longs else dest} defaults to None")
-        elif isinstance(default, ast.Constant):
-            self._options[dest] = (_atoms(default.value), f"{longs[0] if longs else dest} defaults to "
-                                   f"{default.value!r}")
-        else:
-            self._options[dest] = (None, None)
-
     # ---------------------------------------------------------------- evaluation
     def eval(self, node: ast.expr | None, fn: Any, cls: Any, depth: int) -> frozenset | None:
         if node is None:
@@ -296,11 +150,11 @@ class MacEval:
         return method(node, fn, cls, depth) if method is not None else None
 
     def _e_Constant(self, node: ast.Constant, fn: Any, cls: Any, depth: int) -> frozenset | None:
-        return _atoms(node.value)
+        return atoms(node.value)
 
     def _e_Tuple(self, node: ast.Tuple, fn: Any, cls: Any, depth: int) -> frozenset | None:
         if all(isinstance(e, ast.Constant) for e in node.elts):
-            return _atoms(tuple(e.value for e in node.elts))  # type: ignore[attr-defined]
+            return atoms(tuple(e.value for e in node.elts))  # type: ignore[attr-defined]
         return None
 
     _e_List = _e_Set = _e_Tuple
@@ -308,7 +162,7 @@ class MacEval:
     def _e_JoinedStr(self, node: ast.JoinedStr, fn: Any, cls: Any, depth: int) -> frozenset | None:
         head = node.values[0] if node.values else None
         if isinstance(head, ast.Constant) and isinstance(head.value, str):
-            return _atoms(head.value + ("*" if len(node.values) > 1 else ""))
+            return atoms(head.value + ("*" if len(node.values) > 1 else ""))
         return None
 
     def _e_BinOp(self, node: ast.BinOp, fn: Any, cls: Any, depth: int) -> frozenset | None:
@@ -343,15 +197,15 @@ class MacEval:
         if qual in ATTR_FACTS:
             value, fact = ATTR_FACTS[qual]
             self._fact(fact)
-            return _atoms(value)
+            return atoms(value)
         if node.attr in ("is_cuda",):
             self._fact("no tensor is on CUDA on a Mac")
-            return _atoms(False)
+            return atoms(False)
         if node.attr == "device" and isinstance(node.value, (ast.Name, ast.Call)) and \
                 not (isinstance(node.value, ast.Name) and node.value.id in ("self", "args")):
-            base = self.eval(node.value, fn, cls, depth)
-            if base is not None and all(isinstance(a, Built) for a in base):
-                return frozenset(a.device for a in base)
+            built = self.eval(node.value, fn, cls, depth)
+            if built is not None and all(isinstance(a, Built) for a in built):
+                return frozenset(a.device for a in built)
         if node.attr == "device" and not (isinstance(node.value, ast.Name) and node.value.id in _SETTINGS):
             self._fact("a tensor's device on a Mac is mps or cpu")
             return frozenset(("mps", "cpu"))
@@ -399,7 +253,7 @@ class MacEval:
             if value is None:
                 if is_and and any((v := self.eval(p, fn, cls, depth)) is not None and not any(v)
                                   for p in node.values[i + 1:]):
-                    return _atoms(False)  # `unknown and False` is falsy whatever the unknown is
+                    return atoms(False)  # `unknown and False` is falsy whatever the unknown is
                 return None
             stops = {a for a in value if bool(a) != is_and}
             results |= stops
@@ -423,11 +277,11 @@ class MacEval:
         if len(node.ops) != 1:
             return None
         if isinstance(node.ops[0], (ast.In, ast.NotIn)) and (self.ctx.q(node.comparators[0]) or "") == "os.environ" \
-                and isinstance(node.left, ast.Constant):
+                and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
             name = node.left.value
             if name in LAUNCHER_VARS:
                 self._fact(f"{name} is unset (one process, no launcher)")
-                return _atoms(isinstance(node.ops[0], ast.NotIn))
+                return atoms(isinstance(node.ops[0], ast.NotIn))
             self.undecided.append(f"environment variable {name}")
             return None
         left = self.eval(node.left, fn, cls, depth)
@@ -438,7 +292,7 @@ class MacEval:
         out = set()
         for a in left:
             for b in right:
-                r = _compare(op, a, b)
+                r = compare(op, a, b)
                 if r is None:
                     return None
                 out.add(r)
@@ -450,18 +304,19 @@ class MacEval:
         if qual in FACTS:
             value, fact = FACTS[qual]
             self._fact(fact)
-            return _atoms(value)
+            return atoms(value)
         if qual.startswith(("accelerate.", "transformers.")):
             chosen = choosers().get(qual)
             if chosen is not None:
                 self._fact(f"{qual.split('.')[-1]} picks {chosen} on a Mac (data/device_choosers.yaml)")
-                return _atoms(Built(qual, chosen))
+                return atoms(Built(qual, chosen))
             return None
         if qual in _ENV_READS or qual.startswith("os.environ"):
-            name = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) else "?"
+            first = node.args[0] if node.args else None
+            name = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else "?"
             if name in LAUNCHER_VARS and qual in ("os.environ.get", "os.getenv"):
                 self._fact(f"{name} is unset (one process, no launcher)")
-                return self.eval(node.args[1], fn, cls, depth) if len(node.args) > 1 else _atoms(None)
+                return self.eval(node.args[1], fn, cls, depth) if len(node.args) > 1 else atoms(None)
             self.undecided.append(f"environment variable {name}")
             return None
         if qual == "int" and len(node.args) == 1:
@@ -476,7 +331,7 @@ class MacEval:
             attr = node.args[1].value if isinstance(node.args[1], ast.Constant) else None
             if target == "torch.backends" and attr == "mps":
                 self._fact("torch.backends.mps exists")
-                return _atoms(True)
+                return atoms(True)
             return None
         if isinstance(func, ast.Attribute):
             if func.attr in _STR_METHODS and not node.args:
@@ -532,7 +387,7 @@ class MacEval:
         """Collect the return values a Mac can reach in ``body``; True when the block always returns."""
         for stmt in body:
             if isinstance(stmt, ast.Return):
-                found.append(self.eval(stmt.value, fn, cls, depth) if stmt.value is not None else _atoms(None))
+                found.append(self.eval(stmt.value, fn, cls, depth) if stmt.value is not None else atoms(None))
                 return True
             if isinstance(stmt, ast.Raise):
                 return True
@@ -552,109 +407,3 @@ class MacEval:
                 for h in getattr(stmt, "handlers", ()):
                     self._run(h.body, fn, cls, depth, found)
         return False
-
-
-def _compare(op: ast.cmpop, a: Any, b: Any) -> bool | None:
-    """One comparison of two atoms; None when a run-time string (``"cuda:*"``) leaves it open."""
-    star = (isinstance(a, str) and a.endswith("*")) or (isinstance(b, str) and b.endswith("*"))
-    if isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
-        if star:
-            pa, pb = str(a).rstrip("*"), str(b).rstrip("*")
-            if not (pa.startswith(pb) or pb.startswith(pa)):
-                equal = False
-            else:
-                return None
-        else:
-            equal = a == b if isinstance(op, (ast.Eq, ast.NotEq)) else a is b or (a == b and a is None)
-        return equal if isinstance(op, (ast.Eq, ast.Is)) else not equal
-    if isinstance(op, (ast.In, ast.NotIn)):
-        if isinstance(b, tuple):
-            if star:
-                return None
-            inside = a in b
-        elif isinstance(b, str) and isinstance(a, str):
-            if a.endswith("*"):
-                return None
-            if b.endswith("*"):
-                if a in b.rstrip("*"):
-                    inside = True
-                else:
-                    return None
-            else:
-                inside = a in b
-        else:
-            return None
-        return inside if isinstance(op, ast.In) else not inside
-    if isinstance(op, (ast.Gt, ast.GtE, ast.Lt, ast.LtE)) and type(a) is int and type(b) is int:
-        return {ast.Gt: a > b, ast.GtE: a >= b, ast.Lt: a < b, ast.LtE: a <= b}[op.__class__]
-    return None
-
-
-def skipped_imports(ctx: Any, tree: ast.Module, checked: dict[str, list]) -> dict[str, str]:
-    """Import line -> why a Mac running the project's defaults never executes it: an import in a branch whose test
-    the Mac's facts or an option's default decide against (``if args.fp8:`` with ``--fp8`` off by default, ``if
-    torch.cuda.is_available():``, the rest of a function after ``if not torch.cuda.is_available(): return``).
-    The main path does not follow such imports (:func:`mpsready.scan.model.graph._reach`). ``ctx`` is the file's
-    context after its visit (its aliases complete). An import under an ``if`` whose test names the imported
-    package as a string (an availability check) goes to ``checked`` (line -> [test, test line])."""
-    mac = MacEval(ctx)
-    out: dict[str, str] = {}
-    branches: list[tuple[ast.expr, bool, Any, Any]] = []
-
-    def decide(line: int, stmt: ast.Import | ast.ImportFrom) -> None:
-        names = {stmt.module.split(".")[0]} if isinstance(stmt, ast.ImportFrom) and stmt.module else {
-            a.name.split(".")[0] for a in stmt.names}
-        for test, want, _fn, _cls in reversed(branches):
-            if want and any(n.__class__ is ast.Constant and n.value in names for n in ast.walk(test)):  # type: ignore[attr-defined]
-                # `if is_package_available("flash_attn"): from flash_attn import ...`: runs only where installed
-                checked[str(line)] = [ast.unparse(test)[:80], test.lineno]
-                break
-        for test, want, fn, cls in branches:
-            truth = mac.truth(test, fn, cls)
-            if truth is not None and truth != want:
-                facts = "; ".join(mac.facts)
-                out[str(line)] = f"{ast.unparse(test)[:80]} is {truth} (line {test.lineno})" + (
-                    f": {facts}" if facts else "")
-                return
-
-    def block(body: list[ast.stmt], fn: Any, cls: Any) -> None:
-        exits = 0
-        for stmt in body:
-            kind = stmt.__class__
-            if kind in (ast.Import, ast.ImportFrom):
-                if branches:
-                    decide(stmt.lineno, stmt)  # type: ignore[arg-type]
-            elif kind is ast.If:
-                branches.append((stmt.test, True, fn, cls))  # type: ignore[attr-defined]
-                block(stmt.body, fn, cls)  # type: ignore[attr-defined]
-                branches[-1] = (stmt.test, False, fn, cls)  # type: ignore[attr-defined]
-                block(stmt.orelse, fn, cls)  # type: ignore[attr-defined]
-                branches.pop()
-                if fn is not None and not stmt.orelse and stmt.body and \
-                        stmt.body[-1].__class__ in (ast.Return, ast.Raise):  # type: ignore[attr-defined]
-                    branches.append((stmt.test, False, fn, cls))  # type: ignore[attr-defined]
-                    exits += 1
-            elif kind in (ast.FunctionDef, ast.AsyncFunctionDef):
-                saved = branches[:]
-                branches.clear()  # a function's body runs when it is called, not where it is defined
-                block(stmt.body, stmt, cls)  # type: ignore[attr-defined]
-                branches[:] = saved
-            elif kind is ast.ClassDef:
-                saved = branches[:]
-                branches.clear()
-                block(stmt.body, None, stmt)  # type: ignore[attr-defined]
-                branches[:] = saved
-            else:
-                for part in ("body", "orelse", "finalbody"):
-                    sub = getattr(stmt, part, None)
-                    if sub.__class__ is list:
-                        block(sub, fn, cls)
-                for h in getattr(stmt, "handlers", ()):
-                    block(h.body, fn, cls)
-                for case in getattr(stmt, "cases", ()):
-                    block(case.body, fn, cls)
-        if exits:
-            del branches[len(branches) - exits:]
-
-    block(tree.body, None, None)
-    return out

@@ -232,7 +232,7 @@ class Visitor(FileContext, ast.NodeVisitor):
             unit(self, node)
         guarded = self.push_guard("cuda", node.test)
         dist = self.push_guard("dist", node.test)
-        off_mps = mps_branch(node.test) or self.mps_branch_of_name(node.test)
+        off_mps = mps_branch(node.test)
         self.mps_excluded += off_mps == "body"
         fn, cls = self.functions[-1] if self.functions else None, self.classes[-1] if self.classes else None
         self.branches.append((node.test, True, fn, cls))
@@ -265,7 +265,7 @@ class Visitor(FileContext, ast.NodeVisitor):
             if unit(self, node):
                 return  # judged whole (a device selection): its branches are not reported again
         guarded = self.push_guard("cuda", node.test)
-        off_mps = mps_branch(node.test) or self.mps_branch_of_name(node.test)
+        off_mps = mps_branch(node.test)
         self.mps_excluded += off_mps == "body"
         fn, cls = self.functions[-1] if self.functions else None, self.classes[-1] if self.classes else None
         self.branches.append((node.test, True, fn, cls))
