@@ -88,6 +88,13 @@ def test_an_environment_variable_decides_nothing(write_project):
     r = scan_path(write_project({"train.py": TORCH + "import os\n"
                                  "if os.environ.get('USE_CUDA') == '1':\n    x = torch.zeros(2).double()\n"}))
     assert rows(r) == [("DTY101", "train.py", 4, "blocker")]
+    assert r.findings[0].evidence["undecided"] == [{
+        "test": "os.environ.get('USE_CUDA') == '1'", "line": 3, "decided_by": ["environment variable USE_CUDA"],
+        "if_true": "runs", "if_false": "does not run"}]
+    from mpsready.scan.model.graph import why_line
+    assert why_line(r.findings[0].evidence) == (
+        "main path: every file counts (no entry script); undecided: os.environ.get('USE_CUDA') == '1' (line 3) "
+        "depends on environment variable USE_CUDA: if true it runs, if false it does not run")
 
 
 # ---------------------------------------------------------------- imports a Mac running the defaults never runs

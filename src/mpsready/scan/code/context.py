@@ -100,6 +100,11 @@ class FileContext(ValueFlow):
                 if enters:  # the branches the Mac's facts decide it takes: why this runs there
                     evidence = {**evidence, "mac_enters": [{k: v for k, v in step.items() if k != "entered"}
                                                            for step in enters]}
+                open_ = [step for step in (self.mac_steps.get((id(t), w)) for t, w, _f, _c in self.branches)
+                         if step is not None and step.get("undecided")]
+                if open_:  # a value the scan cannot know decides whether this runs on a Mac
+                    evidence = {**evidence, "undecided": [{k: v for k, v in step.items() if k != "undecided"}
+                                                          for step in open_]}
         if self.dist_context and "scope" not in kw:
             kw["scope"] = "distributed"
         switch = self.flag_guard()
@@ -175,6 +180,11 @@ class FileContext(ValueFlow):
                 self.mac_decided[key] = None if truth is None or truth == want or self.mac.used_default else {
                     "test": ast.unparse(test)[:120], "line": test.lineno, "value": str(truth),
                     "facts": list(self.mac.facts)}
+                if truth is None and self.mac.undecided:  # issue 32, item 6: which value decides, what each gives
+                    self.mac_steps[key] = {"test": ast.unparse(test)[:120], "line": test.lineno,
+                                           "decided_by": list(dict.fromkeys(self.mac.undecided)),
+                                           "if_true": "runs" if want else "does not run",
+                                           "if_false": "does not run" if want else "runs", "undecided": True}
                 if truth is not None and truth == want and self.mac.facts:
                     self.mac_steps[key] = {"test": ast.unparse(test)[:120], "line": test.lineno, "value": str(truth),
                                            "facts": list(self.mac.facts), "entered": True}

@@ -208,7 +208,11 @@ def why_line(evidence: Mapping[str, Any]) -> str | None:
         return None
     start = "every file counts (no entry script)" if why.get("entry") is None else " -> ".join(why["chain"])
     facts = why.get("facts") or []
-    return f"main path: {start}" + (f"; on a Mac: {'; '.join(facts)}" if facts else "")
+    line = f"main path: {start}" + (f"; on a Mac: {'; '.join(facts)}" if facts else "")
+    for step in evidence.get("undecided") or ():  # issue 32, item 6: the value that decides, and what each gives
+        line += (f"; undecided: {step['test']} (line {step['line']}) depends on {', '.join(step['decided_by'])}: "
+                 f"if true it {step['if_true']}, if false it {step['if_false']}")
+    return line
 
 
 def why_on_path(path: str, evidence: Mapping[str, Any], on_path: set[str] | None, roots: list[str],
