@@ -202,3 +202,22 @@ def test_a_flag_that_is_a_library_keyword_gives_no_command_line(write_project):
                                      "def load(name, device='cuda' if torch.cuda.is_available() else 'cpu'):\n"
                                      "    return torch.nn.Linear(2, 2).to(device)\n")}))
     assert (r.outlook.value, r.flags, r.commands) == ("runs_on_mac", ["load(..., device='mps')"], [])
+
+
+# ---------------------------------------------------------------- optional parts: extra requirement files
+def test_a_feature_requirement_file_the_readme_install_does_not_use_is_optional(write_project):
+    files = {"requirements.txt": "torch\n", "requirements/gpu.txt": "flash-attn\n",
+             "README.md": "```bash\npip install -r requirements.txt\npython train.py\n```\n",
+             "train.py": TORCH + "m = torch.nn.Linear(2, 2)\n"}
+    r = scan_path(write_project(files))
+    assert r.outlook.value == "runs_on_mac"
+    assert r.optional == [{"path": "requirements/gpu.txt", "line": 1, "code": "DEP101",
+                           "why": "requirements/gpu.txt is not installed by the README's install (requirements.txt)"}]
+    # look-alikes: the README's install uses it (through an include), or the README shows no install at all
+    files["requirements.txt"] = "torch\n-r requirements/gpu.txt\n"
+    r = scan_path(write_project(files))
+    assert (r.outlook.value, r.optional) == ("mac_for_dev", [])
+    files["requirements.txt"] = "torch\n"
+    files["README.md"] = "```bash\npython train.py\n```\n"
+    r = scan_path(write_project(files))
+    assert (r.outlook.value, r.optional) == ("mac_for_dev", [])

@@ -38,7 +38,8 @@ from mpsready.scan.model.reread import SourceTrees
 from mpsready.scan.model.project import apply_surfaces, cpu_only_dtypes, off_options
 from mpsready.scan.model.remedy import with_remedies
 from mpsready.scan.model.torch_pin import judge_by_torch_pin
-from mpsready.scan.outlook import Edit, SecondaryPart, Subproject, collection_outlook, ladder, secondary_parts
+from mpsready.scan.outlook import (Edit, SecondaryPart, Subproject, collection_outlook, ladder, optional_parts,
+                                    secondary_parts)
 from mpsready.scan.rules import deps as D
 from mpsready.scan.rules import inputs as I
 from mpsready.scan.scope import scope_of, scripts_named_like_tests, set_scripts
@@ -80,6 +81,7 @@ class ScanResult:
     incomplete: list[str] = field(default_factory=list)  # main-path files that could not be read or parsed
     secondary: list[SecondaryPart] = field(default_factory=list)  # parts off the main path (outlook.secondary_parts)
     commands: list[str] = field(default_factory=list)  # `python train.py --device mps` (outlook.ladder, issue 32)
+    optional: list[dict] = field(default_factory=list)  # what optional parts need (outlook.optional_parts, issue 32)
     exit_zero: bool = False  # set by the command line's --exit-zero (the exit line says so: scan/exit_reason.py)
 
     @property
@@ -182,7 +184,7 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
         dependencies=deps, subprojects=subs, suppressed=len(silenced), cache_hits=cache.hits if cache else 0, config=config,
         suppressed_findings=sort_findings(_select(silenced, config)),
         flags=list(ladder_.flags), edits=list(ladder_.edits), incomplete=list(ladder_.incomplete),
-        commands=list(ladder_.commands),
+        commands=list(ladder_.commands), optional=optional_parts(findings),
         secondary=secondary_parts(findings),
     )
 

@@ -145,6 +145,20 @@ class SecondaryPart:
         return f"{self.part}: {self.outlook.value}{cost}{flags}"
 
 
+def optional_parts(findings: Iterable[Finding]) -> list[dict]:
+    """The findings an optional part would need on a Mac (issue 32, item 3): a feature's requirement file the
+    README's install does not use, an import that runs only where its package is installed; each would limit the
+    main path if it were required. Listed on their own line, never in the headline."""
+    out = []
+    for f in findings:
+        why = (f.evidence or {}).get("optional")
+        if not why or f.scope is not Scope.MAIN or f.reach in OFF_PATH_REACH or f.code.startswith("INP"):
+            continue
+        if f.severity is Severity.BLOCKER or (f.code == "DEP107" and why.startswith("imported only when")):
+            out.append({"path": f.location.path, "line": f.location.line, "code": f.code, "why": why})
+    return out
+
+
 # scopes whose code is a part of its own; vendored code and container recipes are someone else's, never a part
 _PART_SCOPES = (Scope.TESTS, Scope.DOCS, Scope.EXAMPLES, Scope.DISTRIBUTED)
 _PART_REACH = ("off_main_path", "module_demo", "demo_notebook")

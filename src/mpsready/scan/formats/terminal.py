@@ -97,6 +97,10 @@ class TerminalFormat(ScanFormat):
             first = result.limiting[0]
             console.print(Text(f"  because: {first.code} {visible(str(first.location))}  "
                                f"{visible(first.core_op or first.message)}"), soft_wrap=True)
+        for opt in result.optional[:self.max_per_group]:  # issue 32: optional parts, never the headline
+            where = f"{opt['path']}:{opt['line']}" if opt["line"] else str(opt["path"])
+            console.print(Text(f"  optional: {opt['code']} {visible(where)} ({visible(opt['why'])})", style="dim"),
+                          soft_wrap=True)
         for part in result.secondary[:self.max_per_group]:  # off the main path: they never lower the outlook above
             console.print(Text(f"  secondary part {visible(part.line())}", style="dim"))
         if result.flags:

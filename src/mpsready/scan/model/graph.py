@@ -191,6 +191,11 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
         elif on_path is not None and f.scope is Scope.MAIN and "/" in path and f.code.startswith("DEP") \
                 and _serves_off_path_code(path, results, on_path):
             reach = "off_main_path"
+        if reach is None and f.code.startswith("DEP") and declared is not None and declared.installs \
+                and feature_manifest(path) and path not in declared.installs and not f.evidence.get("optional"):
+            # issue 32: a feature's requirement file that the README's install never uses is optional
+            f = f.with_evidence({**f.evidence, "optional": f"{path} is not installed by the README's install "
+                                                           f"({', '.join(declared.installs[:3])})"})
         if reach is not None:
             f = f.with_state(reach=reach, entries=roots[:5] if reach == "off_main_path" else None)
         elif f.scope is Scope.MAIN and path.endswith(".py") and f.severity.rank >= Severity.DEGRADES.rank \
@@ -198,6 +203,19 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
             f = f.with_evidence({**f.evidence, "main_path": why_on_path(path, f.evidence, on_path, roots, parents)})
         out.append(f)
     return out
+
+
+def feature_manifest(path: str) -> bool:
+    """A requirement or environment file for one feature or variant: ``requirements/<x>.txt``,
+    ``requirements-<x>.txt``, ``<x>_requirements.txt``, ``environment-<x>.yml``; never the plain
+    ``requirements.txt``, ``environment.yml``, ``pyproject.toml`` or ``setup.py``."""
+    p = PurePosixPath(path)
+    name = p.name.lower()
+    if name in ("requirements.txt", "environment.yml", "environment.yaml"):
+        return False
+    if name.endswith(".txt") and ("requirements" in name or "requirements" in [q.lower() for q in p.parts[:-1]]):
+        return True
+    return name.startswith(("environment", "env")) and name.endswith((".yml", ".yaml"))
 
 
 def why_line(evidence: Mapping[str, Any]) -> str | None:
