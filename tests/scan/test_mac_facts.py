@@ -221,3 +221,21 @@ def test_a_feature_requirement_file_the_readme_install_does_not_use_is_optional(
     files["README.md"] = "```bash\npython train.py\n```\n"
     r = scan_path(write_project(files))
     assert (r.outlook.value, r.optional) == ("mac_for_dev", [])
+
+
+# ---------------------------------------------------------------- a script folder the README enters in an earlier block
+KERNEL = "import triton\n@triton.jit\ndef k(x_ptr):\n    pass\n"
+
+
+def test_a_readme_block_after_cd_and_a_script_folder_import_reach_the_kernel(write_project):
+    files = {"README.md": "```bash\ncd serve\npython convert.py\n```\n\n```bash\ntorchrun --nproc-per-node 8 run.py\n```\n",
+             "serve/convert.py": TORCH + "x = torch.zeros(2)\n",
+             "serve/run.py": TORCH + "from layers import k\nk[(1,)](torch.zeros(2))\n",
+             "serve/layers.py": KERNEL}
+    r = scan_path(write_project(files))
+    assert r.outlook.value == "stay_on_cuda"
+    assert [f.code for f in r.limiting] == ["EXT103"]
+    # look-alike: a package folder (with __init__.py) does not resolve `from layers import k` to its own module
+    files["serve/__init__.py"] = ""
+    r = scan_path(write_project(files))
+    assert r.outlook.value == "runs_on_mac"

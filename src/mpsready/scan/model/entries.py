@@ -82,9 +82,16 @@ def declared_entries(project: ProjectFiles, py_files: Collection[str]) -> Declar
         text = _read(small, name)
         if text is None or text.count("\n") > MAX_README_LINES:
             continue
+        last_dir: str | None = None  # the project folder an earlier block `cd`s into
         for block in readme_blocks(text, markdown=name.lower().endswith(".md")):
-            for rel in block_scripts(block, py, lambda sh: _read(project, sh)):
+            found = block_scripts(block, py, lambda sh: _read(project, sh))
+            if not found and last_dir is not None:
+                # issue 32: a later block that runs `torchrun ... generate.py` after an earlier `cd inference`
+                # names a file of that folder when the root has none
+                found = block_scripts([f"cd {last_dir}", *block], py, lambda sh: _read(project, sh))
+            for rel in found:
                 readme.setdefault(rel, None)
+            last_dir = _last_cd(block, py) or last_dir
             named = install_files(block)
             if named is not None:
                 installs = [*(installs or []), *named]
@@ -109,6 +116,18 @@ def declared_entries(project: ProjectFiles, py_files: Collection[str]) -> Declar
         installs = list(seen)
     return DeclaredEntries(list(readme), sorted(set(console)), sorted(set(imports)), api,
                            None if installs is None else sorted(set(installs)))
+
+
+def _last_cd(lines: Iterable[str], py: Collection[str]) -> str | None:
+    """The last ``cd DIR`` of a block whose DIR is a folder of the project (holding one of ``py``), or None."""
+    last = None
+    for line in lines:
+        words = line.split()
+        if len(words) == 2 and words[0] == "cd":
+            folder = posixpath.normpath(words[1].removeprefix("./"))
+            if any(rel.startswith(folder + "/") for rel in py):
+                last = folder
+    return last
 
 
 _FILE_OPTIONS = {"-r", "--requirement", "-c", "--constraint", "-f", "--file"}

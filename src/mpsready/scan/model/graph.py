@@ -126,6 +126,7 @@ def _reach(results: Mapping[str, Any], py: list[str], roots: list[str],
         pkg = module_of(rel).split(".")
         if not rel.endswith("__init__.py"):
             pkg = pkg[:-1]
+        is_pkg = posixpath.join(posixpath.dirname(rel), "__init__.py") in results
         skipped = res.skipped_imports
         for imp in res.imports:
             if skipped and str(imp.line) in skipped:
@@ -137,6 +138,11 @@ def _reach(results: Mapping[str, Any], py: list[str], roots: list[str],
             else:
                 full = module
             targets = [full] + [f"{full}.{n}" for n in names if n != "*"]
+            if not level and pkg and not is_pkg:
+                # a script's own folder is first on sys.path: `from model import X` in inference/generate.py is
+                # inference/model.py (issue 32); only outside packages, where no __init__.py makes it relative
+                local = ".".join(pkg) + "." + full
+                targets += [local] + [f"{local}.{n}" for n in names if n != "*"]
             parts = full.split(".")
             targets += [".".join(parts[:i]) for i in range(1, len(parts))]  # parent packages' __init__ run too
             for t in targets:
