@@ -239,3 +239,10 @@ def test_a_readme_block_after_cd_and_a_script_folder_import_reach_the_kernel(wri
     files["serve/__init__.py"] = ""
     r = scan_path(write_project(files))
     assert r.outlook.value == "runs_on_mac"
+
+
+def test_a_readme_install_line_with_an_open_quote_is_skipped(write_project):
+    r = scan_path(write_project({"README.md": "```bash\npip install 'torch\npip install -r requirements.txt\n```\n",
+                                 "requirements.txt": "torch\n", "requirements-gpu.txt": "flash-attn\n"}))
+    assert r.optional == [{"path": "requirements-gpu.txt", "line": 1, "code": "DEP101",
+                           "why": "requirements-gpu.txt is not installed by the README's install (requirements.txt)"}]

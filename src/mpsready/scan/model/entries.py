@@ -141,7 +141,10 @@ def install_files(lines: Iterable[str]) -> list[str] | None:
 
     found: list[str] | None = None
     for line in lines:
-        words = [w for w in lex_words(line) if w not in ("&&", ";", "|", "||")]
+        try:
+            words = [w for w in lex_words(line) if w not in ("&&", ";", "|", "||")]
+        except ValueError:  # an open quote: the line installs nothing readable
+            continue
         for i, w in enumerate(words):
             if w == "install" and i and words[i - 1] in ("pip", "pip3", "mamba", "conda", "uv") \
                     or w in ("create", "update") and i and words[i - 1] == "env":
