@@ -246,3 +246,13 @@ def test_a_readme_install_line_with_an_open_quote_is_skipped(write_project):
                                  "requirements.txt": "torch\n", "requirements-gpu.txt": "flash-attn\n"}))
     assert r.optional == [{"path": "requirements-gpu.txt", "line": 1, "code": "DEP101",
                            "why": "requirements-gpu.txt is not installed by the README's install (requirements.txt)"}]
+
+
+def test_double_on_a_tensor_moved_to_the_cpu_is_not_float64_on_mps(write_project):
+    src = TORCH + "dev = torch.device('mps')\nx = torch.ones(2, device=dev)\ny = x.{chain}.double()\n"
+    r = scan_path(write_project({"train.py": src.format(chain="detach().cpu()")}))
+    assert rows(r) == [("DTY101", "train.py", 4, "info")]
+    r = scan_path(write_project({"train.py": src.format(chain="to('cpu').clone()")}))
+    assert rows(r) == [("DTY101", "train.py", 4, "info")]
+    r = scan_path(write_project({"train.py": src.format(chain="to(dev)")}))  # look-alike: still on the device
+    assert rows(r) == [("DTY101", "train.py", 4, "blocker")]
