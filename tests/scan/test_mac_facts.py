@@ -256,3 +256,17 @@ def test_double_on_a_tensor_moved_to_the_cpu_is_not_float64_on_mps(write_project
     assert rows(r) == [("DTY101", "train.py", 4, "info")]
     r = scan_path(write_project({"train.py": src.format(chain="to(dev)")}))  # look-alike: still on the device
     assert rows(r) == [("DTY101", "train.py", 4, "blocker")]
+
+
+# ---------------------------------------------------------------- a function the main path calls only where a Mac never goes
+def test_a_function_called_only_under_a_launcher_variable_does_not_limit(write_project):
+    src = TORCH + ("import os\nimport torch.distributed as dist\n"
+                   "def init_dist():\n    dist.init_process_group(backend='nccl')\n    torch.cuda.set_device(0)\n"
+                   "if {test}:\n    init_dist()\nmodel = torch.nn.Linear(2, 2)\n")
+    r = scan_path(write_project({"train.py": src.format(test="'RANK' in os.environ")}))
+    assert r.outlook.value == "runs_on_mac"
+    api = next(f for f in r.findings if f.code == "API102")
+    assert api.evidence["mac_never_caller"] == (
+        "'RANK' in os.environ is False (line 7): RANK is unset (one process, no launcher)")
+    r = scan_path(write_project({"train.py": src.format(test="'RANK' not in os.environ")}))  # look-alike
+    assert r.outlook.value == "mac_for_dev"
