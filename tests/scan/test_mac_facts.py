@@ -270,3 +270,19 @@ def test_a_function_called_only_under_a_launcher_variable_does_not_limit(write_p
         "'RANK' in os.environ is False (line 7): RANK is unset (one process, no launcher)")
     r = scan_path(write_project({"train.py": src.format(test="'RANK' not in os.environ")}))  # look-alike
     assert r.outlook.value == "mac_for_dev"
+
+
+# ---------------------------------------------------------------- through parameters: every caller passes a decided value
+def test_a_branch_decided_by_a_parameter_every_caller_passes_as_false_does_not_limit(write_project):
+    step = TORCH + ("def step(batch, synced):\n    if not synced:\n        return batch\n"
+                    "    flag = torch.tensor(1, device=torch.cuda.current_device())\n    return batch\n")
+    train = TORCH + ("import torch.distributed as dist\nfrom step import step\n"
+                     "def is_synced():\n    return dist.is_initialized()\n"
+                     "model = torch.nn.Linear(2, 2)\nstep(None, {arg})\n")
+    r = scan_path(write_project({"step.py": step, "train.py": train.format(arg="is_synced()")}))
+    assert r.outlook.value == "runs_on_mac"
+    api = next(f for f in r.findings if f.code == "API102" and f.location.path == "step.py")
+    assert api.evidence["mac_never_param"] == (
+        "not synced is True (line 3) because every call passes synced = False on a Mac (train.py:7)")
+    r = scan_path(write_project({"step.py": step, "train.py": train.format(arg="True")}))  # look-alike
+    assert r.outlook.value == "mac_for_dev"

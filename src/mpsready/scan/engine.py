@@ -32,7 +32,7 @@ from mpsready.scan.model import fallbacks, flow
 from mpsready.scan.model.core import behind_off_params, core_ops
 from mpsready.scan.model.entries import declared_entries, readme_api_flags
 from mpsready.scan.model.graph import example_collection, mark_reach
-from mpsready.scan.model.call_sites import unused_device_defaults
+from mpsready.scan.model.call_sites import decided_by_callers, unused_device_defaults
 from mpsready.scan.model.callers import behind_caller_flags
 from mpsready.scan.model.reread import SourceTrees
 from mpsready.scan.model.project import apply_surfaces, cpu_only_dtypes, off_options
@@ -208,6 +208,7 @@ def _project_passes(raw: list[RawFinding], code_results, parsed: dict[str, tuple
     findings = cpu_only_dtypes(findings, code_results)
     findings = judge_by_torch_pin(findings, deps)
     findings = unused_device_defaults(findings, code_results, sources)
+    findings = decided_by_callers(findings, code_results, sources)
     declared = declared_entries(project, code_results)
     findings = mark_reach(findings, code_results, declared)
     findings = readme_api_flags(findings, declared)

@@ -100,6 +100,9 @@ class FileContext(ValueFlow):
                 if enters:  # the branches the Mac's facts decide it takes: why this runs there
                     evidence = {**evidence, "mac_enters": [{k: v for k, v in step.items() if k != "entered"}
                                                            for step in enters]}
+                param = self.param_test()
+                if param is not None:  # a parameter decides it: the callers' arguments may (model/call_sites.py)
+                    evidence = {**evidence, "param_test": param}
                 open_ = [step for step in (self.mac_steps.get((id(t), w)) for t, w, _f, _c in self.branches)
                          if step is not None and step.get("undecided")]
                 if open_:  # a value the scan cannot know decides whether this runs on a Mac
@@ -138,6 +141,25 @@ class FileContext(ValueFlow):
         if side is None or not negated:
             return side
         return "orelse" if side == "body" else "body"
+
+
+    def param_test(self) -> dict[str, Any] | None:
+        """The innermost enclosing branch of the current function whose test the Mac's facts leave open and which
+        reads one of the function's parameters (``if not is_dist: return``): the function, the parameter, its
+        position, the test's line and the truth value the branch needs (issue 32, through callers)."""
+        if not self.functions:
+            return None
+        fn = self.functions[-1]
+        params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+        for test, want, where, _cls in reversed(self.branches):
+            if where is not fn:
+                continue
+            used = [n.id for n in ast.walk(test) if isinstance(n, ast.Name) and n.id in params]
+            if used and self.mac_decided.get((id(test), want)) is None:
+                return {"function": fn.name, "param": used[0], "position": params.index(used[0]),
+                        "method": bool(params) and params[0] in ("self", "cls"), "line": test.lineno,
+                        "want": want}
+        return None
 
 
     def mps_excluded_by_name(self) -> bool:

@@ -125,6 +125,7 @@ class MacEval(MacEnv):
         self.facts: list[str] = []  # the facts the last decision used, in order, each once
         self.undecided: list[str] = []  # what an unknown value came from (an environment variable)
         self._stack: set[int] = set()
+        self.bindings: dict[str, frozenset | None] = {}  # parameter -> the values every caller passes (call_sites)
 
     # ---------------------------------------------------------------- decisions
     def truth(self, test: ast.expr, fn: ast.AST | None, cls: ast.ClassDef | None) -> bool | None:
@@ -173,8 +174,8 @@ class MacEval(MacEnv):
         return None
 
     def _e_Name(self, node: ast.Name, fn: Any, cls: Any, depth: int) -> frozenset | None:
-        if node.id in ("True", "False", "None"):
-            return None
+        if node.id in self.bindings:
+            return self.bindings[node.id]
         values = None
         if fn is not None:
             values = self.local_assigns(fn).get(node.id)

@@ -211,3 +211,93 @@ def _forwarder(tree: ast.AST, call: ast.Call) -> str | None:
                     not star or (args.vararg is not None and args.vararg.arg == star[0])):
                 return stmt.name
     return None
+
+
+def decided_by_callers(findings: list[Finding], results: Mapping[str, Any], sources: SourceTrees) -> list[Finding]:
+    """Findings in a branch that a parameter decides (``evidence.param_test``: ``if not is_dist: return`` in
+    ``step(loader, is_dist)``) whose every call in the project passes a value the Mac's facts decide
+    (``step(loader, is_dist())`` with ``is_dist()`` False on a Mac) the other way: they never run on a Mac and get
+    ``behind_flag`` and ``evidence.mac_never_param`` (issue 32, inter-procedural through parameters). The calls are
+    found as for :func:`unused_device_defaults` (notebooks aside: beside Python modules they are demos); a call
+    that omits the argument, passes ``*args``, or a value the facts leave open keeps the finding."""
+    if not any((f.evidence or {}).get("param_test") for f in findings):
+        return findings
+    from mpsready.scan.model.remedy import limits
+
+    index = _ImportIndex(results)
+    tops = {rel.split("/", 1)[0].removesuffix(".py") for rel in results}
+    bindings = _Bindings(tops, sources)
+    cache: dict[tuple, str | None] = {}
+    out = []
+    for f in findings:
+        pt = (f.evidence or {}).get("param_test")
+        if pt and limits(f) and f.location.path:
+            key = (f.location.path, pt["function"], pt["param"], pt["line"], pt["want"])
+            if key not in cache:
+                cache[key] = _never_by_callers(pt, f.location.path, index, bindings, sources)
+            why = cache[key]
+            if why is not None:
+                f = f.with_state(behind_flag=f"a Mac never runs it: {why}").with_evidence(
+                    {**f.evidence, "mac_never_param": why})
+        out.append(f)
+    return out
+
+
+def _never_by_callers(pt: dict, def_rel: str, index: _ImportIndex, bindings: _Bindings,
+                      sources: SourceTrees) -> str | None:
+    from mpsready.scan.code.macfacts import MacEval
+    from mpsready.scan.code.names import build_alias_map
+    from mpsready.scan.code.valueflow import ValueFlow
+
+    name, method = pt["function"], pt["method"]
+    position = pt["position"] - (1 if method else 0)
+    by_name, by_module = index.candidates(def_rel, {name})
+    if len(by_name) + len(by_module) > MAX_FILES:
+        return None
+    values: set = set()
+    sites: list[str] = []
+    for rel in by_name + by_module:
+        text = sources.text(rel)
+        if text is None:
+            return None
+        if name not in text:
+            continue
+        if rel.endswith(".ipynb"):
+            continue  # beside Python modules a notebook is a demo (graph.mark_reach), not the main path
+        tree = sources.tree(rel)
+        if tree is None:
+            return None
+        calls, other = _calls(tree, name, method, set() if method else bindings.of(rel, tree),
+                              sources.lines(rel, (name,)))
+        if other:
+            return None
+        mac = MacEval(ValueFlow(build_alias_map(tree), tree))
+        for c in calls:
+            arg = next((k.value for k in c.keywords if k.arg == pt["param"]), None)
+            if arg is None and 0 <= position < len(c.args) and not any(
+                    isinstance(a, ast.Starred) for a in c.args[:position + 1]):
+                arg = c.args[position]
+            value = mac.eval(arg, None, None, 0) if arg is not None else None
+            if value is None:
+                return None
+            values |= value
+            sites.append(f"{rel}:{c.lineno}")
+    if not sites:
+        return None
+    tree = sources.tree(def_rel)
+    if tree is None:
+        return None
+    fn = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+               and n.name == name and n.lineno <= pt["line"] <= (n.end_lineno or n.lineno)), None)
+    test = next((n.test for n in ast.walk(fn) if isinstance(n, (ast.If, ast.IfExp)) and n.test.lineno == pt["line"]),
+                None) if fn is not None else None
+    if test is None:
+        return None
+    callee = MacEval(ValueFlow(build_alias_map(tree), tree))
+    callee.bindings[pt["param"]] = frozenset(values)
+    truth = callee.truth(test, fn, None)
+    if truth is None or truth == pt["want"]:
+        return None
+    shown = ", ".join(repr(v) for v in sorted(values, key=repr))
+    return (f"{ast.unparse(test)[:80]} is {truth} (line {pt['line']}) because every call passes {pt['param']} = "
+            f"{shown} on a Mac ({', '.join(sites[:3])})")
