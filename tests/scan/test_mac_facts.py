@@ -286,3 +286,17 @@ def test_a_branch_decided_by_a_parameter_every_caller_passes_as_false_does_not_l
         "not synced is True (line 3) because every call passes synced = False on a Mac (train.py:7)")
     r = scan_path(write_project({"step.py": step, "train.py": train.format(arg="True")}))  # look-alike
     assert r.outlook.value == "mac_for_dev"
+
+
+def test_a_test_nested_past_the_stack_is_undecided_not_an_error():
+    import ast
+
+    from mpsready.scan.code.macfacts import MacEval
+    from mpsready.scan.code.names import build_alias_map
+    from mpsready.scan.code.valueflow import ValueFlow
+
+    tree = ast.parse("import torch\n")
+    test: ast.expr = ast.parse("torch.cuda.is_available()", mode="eval").body
+    for _ in range(20000):  # built, not parsed: deeper than the interpreter's stack
+        test = ast.UnaryOp(op=ast.Not(), operand=test)
+    assert MacEval(ValueFlow(build_alias_map(tree), tree)).truth(test, None, None) is None

@@ -113,7 +113,10 @@ def _finish(visitor: Visitor, tree: ast.Module, text: str) -> CodeResult:
     if nested:  # an import inside a block: maybe one a Mac never runs
         from mpsready.scan.code.mac_imports import skipped_imports
         checked: dict[str, list] = {}
-        result.skipped_imports = skipped_imports(visitor, tree, checked, nested)
+        try:
+            result.skipped_imports = skipped_imports(visitor, tree, checked, nested)
+        except RecursionError:  # blocks or tests nested past Python's stack: every import counts (the default)
+            result.skipped_imports, checked = {}, {}
         if checked:
             optional_imports(result, checked)
     model_summaries(tree, text, result)

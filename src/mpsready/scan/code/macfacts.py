@@ -133,7 +133,10 @@ class MacEval(MacEnv):
         self.facts = []
         self.undecided = []
         self.used_default = False
-        value = self.eval(test, fn, cls, 0)
+        try:
+            value = self.eval(test, fn, cls, 0)
+        except RecursionError:  # an expression nested past Python's stack: undecided, never an internal error
+            return None
         if value is None:
             return None
         truths = {bool(a) for a in value}

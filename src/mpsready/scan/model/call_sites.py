@@ -234,7 +234,10 @@ def decided_by_callers(findings: list[Finding], results: Mapping[str, Any], sour
         if pt and limits(f) and f.location.path:
             key = (f.location.path, pt["function"], pt["param"], pt["line"], pt["want"])
             if key not in cache:
-                cache[key] = _never_by_callers(pt, f.location.path, index, bindings, sources)
+                try:
+                    cache[key] = _never_by_callers(pt, f.location.path, index, bindings, sources)
+                except RecursionError:  # an argument nested past Python's stack: the finding keeps limiting
+                    cache[key] = None
             why = cache[key]
             if why is not None:
                 f = f.with_state(behind_flag=f"a Mac never runs it: {why}").with_evidence(
