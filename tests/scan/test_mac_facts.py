@@ -300,3 +300,17 @@ def test_a_test_nested_past_the_stack_is_undecided_not_an_error():
     for _ in range(20000):  # built, not parsed: deeper than the interpreter's stack
         test = ast.UnaryOp(op=ast.Not(), operand=test)
     assert MacEval(ValueFlow(build_alias_map(tree), tree)).truth(test, None, None) is None
+
+
+def test_a_main_named_root_script_the_readme_never_runs_is_secondary_when_it_runs_another(write_project):
+    files = {"README.md": "```bash\npython train.py\n```\n",
+             "train.py": TORCH + "device = 'mps' if torch.backends.mps.is_available() else 'cpu'\n"
+                                 "m = torch.nn.Linear(2, 2).to(device)\n",
+             "run_eval.py": TORCH + "device = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+                                    "m = torch.nn.Linear(2, 2).to(device)\n"}
+    r = scan_path(write_project(files))
+    assert r.outlook.value == "runs_on_mac"
+    assert [s.line() for s in r.secondary] == ["run_eval.py: mac_for_dev, 1 edit"]
+    files["README.md"] = "```bash\npython download.py\n```\n"  # look-alike: the README runs no main-named script
+    r = scan_path(write_project(files))
+    assert r.outlook.value == "mac_for_dev"

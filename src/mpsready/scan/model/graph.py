@@ -96,6 +96,11 @@ def main_path(results: Mapping[str, Any], readme: list[str] | tuple[str, ...] = 
             starts += [init for i in range(1, len(parts) + 1)
                        if (init := "/".join(parts[:i]) + "/__init__.py") in results and init not in starts]
         return _reach(results, py, starts, parents), starts
+    ran_primary = [rel for rel in primary if rel in ran]
+    if ran_primary:
+        # issue 32: the README runs some of the main-named root scripts (`python train.py`): those are the main work,
+        # another main-named one it never runs (`run_evaluation.py`) is a secondary part
+        primary = ran_primary
     starts = sorted({*(primary or roots), *(rel for rel in ran if "/" not in rel)})
     # a script the README runs or a root launcher starts is a main entry of its own
     extra = [rel for rel in [*ran, *launched(results, starts)] if rel not in starts]
