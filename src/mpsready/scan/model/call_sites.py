@@ -111,6 +111,7 @@ def unused_device_defaults(findings: list[Finding], results: Mapping[str, Any],
     return out
 
 
+MAX_PROJECT_FILES = 400  # Python files of a project decided_by_callers looks at (as model/callers.py)
 MAX_FILES = 40  # sources read per finding; a name imported by more files keeps its finding (bounded work)
 
 
@@ -219,9 +220,11 @@ def decided_by_callers(findings: list[Finding], results: Mapping[str, Any], sour
     (``step(loader, is_dist())`` with ``is_dist()`` False on a Mac) the other way: they never run on a Mac and get
     ``behind_flag`` and ``evidence.mac_never_param`` (issue 32, inter-procedural through parameters). The calls are
     found as for :func:`unused_device_defaults` (notebooks aside: beside Python modules they are demos); a call
-    that omits the argument, passes ``*args``, or a value the facts leave open keeps the finding."""
-    if not any((f.evidence or {}).get("param_test") for f in findings):
-        return findings
+    that omits the argument, passes ``*args``, or a value the facts leave open keeps the finding. A project of more
+    than :data:`MAX_PROJECT_FILES` Python files is left as it is (bounded work, as :mod:`.callers`)."""
+    if not any((f.evidence or {}).get("param_test") for f in findings) \
+            or sum(1 for rel in results if rel.endswith(".py")) > MAX_PROJECT_FILES:
+        return findings  # a large library (the torch package) is left as it is: its findings keep limiting
     from mpsready.scan.model.remedy import limits
 
     index = _ImportIndex(results)

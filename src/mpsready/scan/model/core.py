@@ -37,7 +37,8 @@ def core_ops(findings: Iterable[Finding], sources) -> list[Finding]:
                 and not ev.get("reach") and (f.location.path or "").endswith(".py"):
             # issue 32: `try: from kernel_pkg import op` / `except: pass` binds nothing in the handler, so a core
             # use of `op` is a NameError on a Mac: no fallback at all
-            tree = sources.tree(f.location.path)
+            text = sources.text(f.location.path) or ""
+            tree = sources.tree(f.location.path) if "def forward" in text else None  # a model file, or no core use
             empty = tree is not None and _handler_binds_nothing(tree, f.location.line)
         if f.code == "DEP107" and (f.severity is Severity.BLOCKER or empty) and (ev.get("alternative") or empty) \
                 and (limits(f) or empty) and (empty or not (f.fallback or ev.get("fallback"))) \
@@ -63,12 +64,12 @@ def core_ops(findings: Iterable[Finding], sources) -> list[Finding]:
 def _handler_binds_nothing(tree: ast.Module, line: int | None) -> bool:
     """Whether the import at ``line`` sits in a ``try`` whose handlers bind none of the names it imports
     (``except ImportError: pass`` or a warning): the names are then simply missing on a Mac."""
-    bound = _bound(tree, line)
-    if not bound:
-        return False
-    for node in ast.walk(tree):
-        if isinstance(node, TRY_NODES) and any(
-                isinstance(s, (ast.Import, ast.ImportFrom)) and s.lineno == line for s in node.body):
+    for node in tree.body:  # a module-level try: the imports a model file's methods use
+        imports = [s for s in getattr(node, "body", ()) if isinstance(s, (ast.Import, ast.ImportFrom)) and s.lineno == line]
+        if isinstance(node, TRY_NODES) and imports:
+            bound = {a.asname or a.name.split(".")[0] for a in imports[0].names if a.name != "*"}
+            if not bound:
+                return False
             for h in node.handlers:
                 for n in ast.walk(h):
                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in bound:
