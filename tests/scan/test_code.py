@@ -46,7 +46,8 @@ def test_torch_cuda_mapping_names_mps_and_accelerator_equivalents(scan_fixture):
     sync = next(f for f in r.findings if f.code == "API102" and f.location.line == 10)
     assert sync.output_evidence() == {"api": "torch.cuda.synchronize", "mps": "torch.mps.synchronize()",
                              "accelerator": "torch.accelerator.synchronize()",
-                             "remedy": {"kind": "edit", "migrate": True}}
+                             "remedy": {"kind": "edit", "migrate": True},
+                             "main_path": {"entry": "train.py", "chain": ["train.py"], "facts": []}}  # issue 32
     assert sync.fix == "Use torch.mps.synchronize() or torch.accelerator.synchronize()."
     guarded = next(f for f in r.findings if f.location.line == 34)
     assert guarded.output_evidence() == {"guarded": True}

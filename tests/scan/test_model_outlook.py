@@ -152,7 +152,9 @@ def test_numpy_float64_through_a_parameter(write_project):
         "train.py": "import numpy as np\nfrom data import load\nx = load(np.random.rand(4, 3), 'mps')\n"}))
     assert rows(r) == [("DTY102", "data.py", 3, "blocker")]
     assert r.findings[0].output_evidence() == {"via": "parameter", "function": "load", "caller": "train.py:3",
-                                      "remedy": {"kind": "edit", "migrate": False}}  # no cast after: manual
+                                      "remedy": {"kind": "edit", "migrate": False},  # no cast after: manual
+                                      "main_path": {"entry": "train.py", "chain": ["train.py:2", "data.py"],
+                                                    "facts": []}}  # issue 32: how the main path reaches it
 
 
 def test_numpy_data_cast_before_the_move_is_fine(write_project):

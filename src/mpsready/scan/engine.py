@@ -34,13 +34,14 @@ from mpsready.scan.model import fallbacks, flow
 from mpsready.scan.model.core import behind_off_params, core_ops
 from mpsready.scan.model.entries import declared_entries, readme_api_flags
 from mpsready.scan.model.graph import example_collection, mark_reach
-from mpsready.scan.model.call_sites import unused_device_defaults
+from mpsready.scan.model.call_sites import decided_by_callers, unused_device_defaults
 from mpsready.scan.model.callers import behind_caller_flags
 from mpsready.scan.model.reread import SourceTrees
 from mpsready.scan.model.project import apply_surfaces, cpu_only_dtypes, off_options
 from mpsready.scan.model.remedy import with_remedies
 from mpsready.scan.model.torch_pin import judge_by_torch_pin
-from mpsready.scan.outlook import Edit, SecondaryPart, Subproject, collection_outlook, ladder, secondary_parts
+from mpsready.scan.outlook import (Edit, SecondaryPart, Subproject, collection_outlook, ladder, optional_parts,
+                                    secondary_parts)
 from mpsready.scan.rules import deps as D
 from mpsready.scan.rules import inputs as I
 from mpsready.scan.scope import scope_of, scripts_named_like_tests, set_scripts
@@ -81,6 +82,8 @@ class ScanResult:
     edits: list[Edit] = field(default_factory=list)  # the local edits, wirings and swaps it needs
     incomplete: list[str] = field(default_factory=list)  # main-path files that could not be read or parsed
     secondary: list[SecondaryPart] = field(default_factory=list)  # parts off the main path (outlook.secondary_parts)
+    commands: list[str] = field(default_factory=list)  # `python train.py --device mps` (outlook.ladder, issue 32)
+    optional: list[dict] = field(default_factory=list)  # what optional parts need (outlook.optional_parts, issue 32)
     exit_zero: bool = False  # set by the command line's --exit-zero (the exit line says so: scan/exit_reason.py)
     config_ignored: int = 0  # findings taken out of the report by per-file-ignores / ignore-scopes (outlook kept)
     baseline: Any = None  # a scan.baseline.BaselineMatch when --baseline was given (findings then hold the new ones)
@@ -198,6 +201,7 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
         suppressed_findings=sort_findings(_select(silenced, config)),
         flags=list(ladder_.flags), edits=list(ladder_.edits),
         incomplete=list(ladder_.incomplete) + [u for u in unread if u not in ladder_.incomplete],
+        commands=list(ladder_.commands), optional=optional_parts(findings),
         secondary=secondary_parts(findings), unread=unread, config_ignored=len(findings) - len(shown),
     )
 
@@ -245,6 +249,7 @@ def _project_passes(raw: list[RawFinding], code_results, parsed: dict[str, tuple
     findings = cpu_only_dtypes(findings, code_results)
     findings = judge_by_torch_pin(findings, deps)
     findings = unused_device_defaults(findings, code_results, sources)
+    findings = decided_by_callers(findings, code_results, sources)
     declared = declared_entries(project, code_results)
     findings = mark_reach(findings, code_results, declared)
     findings = readme_api_flags(findings, declared)

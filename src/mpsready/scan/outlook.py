@@ -56,6 +56,8 @@ class Outlook:
     flags: tuple[str, ...] = ()
     edits: tuple[Edit, ...] = ()
     incomplete: tuple[str, ...] = ()
+    # the exact command lines (issue 32): `python train.py --device mps` per script whose own options are the flags
+    commands: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,7 @@ def ladder(findings: Iterable[Finding], extra_flags: Iterable[str] = ()) -> Outl
     edits: list[Edit] = []
     hard: list[Finding] = []
     costly: list[Finding] = []
+    by_script: dict[str, list[str]] = {}  # a script -> the flags found in it (its own options)
     for f in findings:
         if not limits(f) or (f.evidence or {}).get("optional"):
             continue
@@ -94,6 +97,11 @@ def ladder(findings: Iterable[Finding], extra_flags: Iterable[str] = ()) -> Outl
         if kind == FLAG:
             if remedy["flag"] not in flags:
                 flags.append(remedy["flag"])
+            path = f.location.path or ""
+            if path.endswith(".py") and remedy["flag"].startswith("-"):
+                by_script.setdefault(path, [])
+                if remedy["flag"] not in by_script[path]:
+                    by_script[path].append(remedy["flag"])
         elif kind == NONE:
             hard.append(f)
         elif kind in (EDIT, WIRE, SWAP):
@@ -112,7 +120,10 @@ def ladder(findings: Iterable[Finding], extra_flags: Iterable[str] = ()) -> Outl
         verdict, limiting = Verdict.MAC_FOR_DEV, costly
     else:
         verdict, limiting = Verdict.RUNS_ON_MAC, []
-    return Outlook(verdict, tuple(limiting), tuple(flags), tuple(edits), incomplete)
+    # a flag found in a script (its argparse/configurator option) is given on that script's command line; the
+    # other flags of the run (config values, a library call's keyword) are printed beside it as they are
+    commands = tuple(f"python {path} {' '.join(opts)}" for path, opts in by_script.items())
+    return Outlook(verdict, tuple(limiting), tuple(flags), tuple(edits), incomplete, commands)
 
 
 @dataclass(frozen=True)
@@ -132,6 +143,20 @@ class SecondaryPart:
         cost = f", {n} edit{'s' if n != 1 else ''}" if n else ""
         flags = f", flags {' '.join(self.flags)}" if self.flags else ""
         return f"{self.part}: {self.outlook.value}{cost}{flags}"
+
+
+def optional_parts(findings: Iterable[Finding]) -> list[dict]:
+    """The findings an optional part would need on a Mac (issue 32, item 3): a feature's requirement file the
+    README's install does not use, an import that runs only where its package is installed; each would limit the
+    main path if it were required. Listed on their own line, never in the headline."""
+    out = []
+    for f in findings:
+        why = (f.evidence or {}).get("optional")
+        if not why or f.scope is not Scope.MAIN or f.reach in OFF_PATH_REACH or f.code.startswith("INP"):
+            continue
+        if f.severity is Severity.BLOCKER or (f.code == "DEP107" and why.startswith("imported only when")):
+            out.append({"path": f.location.path, "line": f.location.line, "code": f.code, "why": why})
+    return out
 
 
 # scopes whose code is a part of its own; vendored code and container recipes are someone else's, never a part

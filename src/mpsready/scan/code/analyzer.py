@@ -17,6 +17,7 @@ import tokenize
 import warnings
 from typing import Any
 
+from mpsready.findings import Severity
 from mpsready.scan.code.names import build_alias_map
 from mpsready.scan.code.result import CodeResult, raw_finding
 from mpsready.scan.code.summaries import guard_by_callers, live_lines, model_summaries
@@ -86,6 +87,7 @@ def _analyze(source: str | bytes, prefilter: bool | None) -> tuple[CodeResult, a
         # which every source gets; the other rules need a trigger word somewhere in the text
         if not may_fire(text, line_trigger_words()):
             visitor = Visitor(build_alias_map(tree), tree)
+            visitor.text = text  # the Mac-facts evaluation of nested imports reads it (macenv: no walk without need)
             visitor.collect_imports(tree.body)
             return _finish(visitor, tree, text), tree
         if "\r" not in text:  # ast counts a lone \r as a line break too; trigger_lines splits at \n only
@@ -106,8 +108,34 @@ def _finish(visitor: Visitor, tree: ast.Module, text: str) -> CodeResult:
     result = visitor.result
     result.suppress = suppressions(text) if "mpsready:" in text else {}
     result.imports = guard_by_callers(tree, text, result.imports)
+    top = {s.lineno for s in tree.body if s.__class__ in (ast.Import, ast.ImportFrom)}
+    nested = sorted({imp.line for imp in result.imports if imp.line not in top})
+    if nested:  # an import inside a block: maybe one a Mac never runs
+        from mpsready.scan.code.mac_imports import skipped_imports
+        checked: dict[str, list] = {}
+        try:
+            result.skipped_imports = skipped_imports(visitor, tree, checked, nested)
+        except RecursionError:  # blocks or tests nested past Python's stack: every import counts (the default)
+            result.skipped_imports, checked = {}, {}
+        if checked:
+            optional_imports(result, checked)
     model_summaries(tree, text, result)
     return result
+
+
+def optional_imports(result: CodeResult, checked: dict[str, list]) -> None:
+    """DEP107 at an import that runs only when a check naming the package passes (``if
+    is_package_available("flash_attn"):``, issue 32) is optional: it degrades at most, with ``evidence.optional``.
+    Decided after the visit, from the statement walk, so the prefilter cannot change it."""
+    for f in result.findings:
+        where = checked.get(str(f["line"]))
+        if f["code"] != "DEP107" or where is None or "fallback" in f["evidence"]:
+            continue
+        f["evidence"] = {**f["evidence"], "optional": f"imported only when {where[0]} (line {where[1]})"}
+        f["evidence"].pop("no_alternative", None)
+        if f["severity"] == Severity.BLOCKER.value:
+            f["severity"] = Severity.DEGRADES.value
+        f["message"] += f"; imported only when {where[0]} (line {where[1]}), which names the package itself"
 
 
 def _syntax_finding(exc: SyntaxError, text: str) -> dict[str, Any]:

@@ -123,6 +123,10 @@ def names_cuda(node: ast.AST) -> bool:
         return True
     if isinstance(node, ast.Call) and node.args:
         return names_cuda(node.args[0])
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mod)) and isinstance(node.left, ast.Constant):
+        # "cuda:" + str(args.device), "cuda:%d" % rank (issue 32)
+        text = node.left.value
+        return isinstance(text, str) and (text == "cuda" or text.startswith("cuda:"))
     return False
 
 

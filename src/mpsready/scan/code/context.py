@@ -38,6 +38,12 @@ class FileContext(ValueFlow):
         self.dist_context = 0  # depth of enclosing distributed-only code (if ddp:, def all_gather)
         self.mps_excluded = 0  # depth of branches a tensor on MPS never takes (`if x.device.type != "mps":`)
         self.in_test = 0  # inside the condition of an if / conditional expression
+        # enclosing branches: (test, the truth value it has here, enclosing function, enclosing class); the Mac
+        # evaluation (code/macfacts.py) decides whether a Mac ever gets here, only when a finding asks
+        self.branches: list[tuple[ast.expr, bool, Any, Any]] = []
+        self.mac: Any = None  # MacEval, built on first need
+        self.mac_decided: dict[tuple[int, bool], dict[str, Any] | None] = {}
+        self.mac_steps: dict[tuple[int, bool], dict[str, Any]] = {}  # branches the Mac's facts decide it enters
         # `if` conditions whose guard value is computed only when a finding (or an import) needs it:
         # [kind ('cuda' or 'dist'), test, None (not computed) or the result]; innermost last
         self.lazy_guards: list[list[Any]] = []
@@ -75,11 +81,33 @@ class FileContext(ValueFlow):
             severity = Severity.INFO if severity.rank > Severity.INFO.rank else severity
             evidence = {**evidence, "guarded": True}
             message += " (inside a CUDA-availability check, so skipped on a Mac)"
-        if self.mps_excluded and rule.code.startswith(("API", "DTY")) and severity.rank > Severity.INFO.rank:
+        if (self.mps_excluded or self.branches and self.mps_excluded_by_name()) \
+                and rule.code.startswith(("API", "DTY")) and severity.rank > Severity.INFO.rank \
+                and not self.mac_enters_mps_excluded():
             # the project's own MPS check keeps this branch off MPS (issue 23: it already picks MPS)
             severity = Severity.INFO
             evidence = {**evidence, "mps_excluded": True}
             message += " (in a branch that a tensor on MPS never takes)"
+        if self.branches and severity.rank > Severity.INFO.rank and rule.code[:3] in ("API", "DTY", "EXT", "DEP"):
+            never = self.mac_never()
+            if never is not None:  # issue 32: a branch that the Mac's facts decide against holds no limit
+                severity = Severity.INFO
+                evidence = {**evidence, "mac_never": never}
+                message += f" (a Mac never runs this: {never['test']} is {never['value']} there)"
+            else:
+                enters = [step for step in (self.mac_steps.get((id(t), w)) for t, w, _f, _c in self.branches)
+                          if step is not None and step.get("entered")]
+                if enters:  # the branches the Mac's facts decide it takes: why this runs there
+                    evidence = {**evidence, "mac_enters": [{k: v for k, v in step.items() if k != "entered"}
+                                                           for step in enters]}
+                param = self.param_test()
+                if param is not None:  # a parameter decides it: the callers' arguments may (model/call_sites.py)
+                    evidence = {**evidence, "param_test": param}
+                open_ = [step for step in (self.mac_steps.get((id(t), w)) for t, w, _f, _c in self.branches)
+                         if step is not None and step.get("undecided")]
+                if open_:  # a value the scan cannot know decides whether this runs on a Mac
+                    evidence = {**evidence, "undecided": [{k: v for k, v in step.items() if k != "undecided"}
+                                                          for step in open_]}
         if self.dist_context and "scope" not in kw:
             kw["scope"] = "distributed"
         switch = self.flag_guard()
@@ -91,6 +119,100 @@ class FileContext(ValueFlow):
                 evidence["param_guard"] = switch
         self.result.findings.append(raw_finding(rule, getattr(node, "lineno", 1), getattr(node, "col_offset", 0), message,
                                          severity=severity, evidence=evidence, end=end_of(node), **kw))
+
+
+    def mps_branch_of_name(self, test: ast.expr) -> str | None:
+        """:func:`~mpsready.scan.code.astutil.mps_branch` of a name (or ``not name``) assigned once, in the enclosing
+        function or the module, from an MPS test (``is_mps = x.device.type == "mps"`` ... ``float32 if is_mps else
+        float64``, issue 32)."""
+        from mpsready.scan.code.astutil import mps_branch
+        negated = type(test) is ast.UnaryOp and test.op.__class__ is ast.Not
+        name = test.operand if negated else test  # type: ignore[attr-defined]
+        if type(name) is not ast.Name:
+            return None
+        if self.mac is None:
+            from mpsready.scan.code.macfacts import MacEval
+            self.mac = MacEval(self)
+        scope = self.mac.local_assigns(self.functions[-1]) if self.functions else {}
+        values = scope.get(name.id) if name.id in scope else self.mac.module_assigns().get(name.id)
+        if not values or len(values) != 1 or values[0] is None:
+            return None
+        side = mps_branch(values[0])
+        if side is None or not negated:
+            return side
+        return "orelse" if side == "body" else "body"
+
+
+    def param_test(self) -> dict[str, Any] | None:
+        """The innermost enclosing branch of the current function whose test the Mac's facts leave open and which
+        reads one of the function's parameters (``if not is_dist: return``): the function, the parameter, its
+        position, the test's line and the truth value the branch needs (issue 32, through callers)."""
+        if not self.functions:
+            return None
+        fn = self.functions[-1]
+        params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+        for test, want, where, _cls in reversed(self.branches):
+            if where is not fn:
+                continue
+            used = [n.id for n in ast.walk(test) if isinstance(n, ast.Name) and n.id in params]
+            if used and self.mac_decided.get((id(test), want)) is None:
+                return {"function": fn.name, "param": used[0], "position": params.index(used[0]),
+                        "method": bool(params) and params[0] in ("self", "cls"), "line": test.lineno,
+                        "want": want}
+        return None
+
+
+    def mps_excluded_by_name(self) -> bool:
+        """Whether an enclosing branch is one an MPS tensor never takes through a name bound to an MPS test
+        (:meth:`mps_branch_of_name`); computed only when a finding asks."""
+        for test, want, _fn, _cls in self.branches:
+            if test.__class__ in (ast.Name, ast.UnaryOp):
+                side = self.mps_branch_of_name(test)
+                if (side == "body" and want) or (side == "orelse" and not want):
+                    return True
+        return False
+
+
+    def mac_enters_mps_excluded(self) -> bool:
+        """Whether the Mac's facts decide that a branch the MPS-check rule excludes (``if dev != "mps":``) is entered
+        after all: ``dev`` comes from a helper that never returns ``'mps'`` (issue 32)."""
+        from mpsready.scan.code.astutil import mps_branch
+        for test, want, fn, cls in self.branches:
+            side = mps_branch(test)
+            if (side == "body" and want) or (side == "orelse" and not want):
+                if self.mac is None:
+                    from mpsready.scan.code.macfacts import MacEval
+                    self.mac = MacEval(self)
+                if self.mac.truth(test, fn, cls) == want and not self.mac.used_default:
+                    return True
+        return False
+
+
+    def mac_never(self) -> dict[str, Any] | None:
+        """The first enclosing branch whose test a Mac decides against (``{"test", "line", "value", "facts"}``),
+        or None (:mod:`mpsready.scan.code.macfacts`)."""
+        for test, want, fn, cls in self.branches:
+            key = (id(test), want)
+            if key not in self.mac_decided:
+                if self.mac is None:
+                    from mpsready.scan.code.macfacts import MacEval
+                    self.mac = MacEval(self)
+                truth = self.mac.truth(test, fn, cls)
+                # a test decided by an option's default is the user's switch (behind_flag), not a fact of the Mac
+                self.mac_decided[key] = None if truth is None or truth == want or self.mac.used_default else {
+                    "test": ast.unparse(test)[:120], "line": test.lineno, "value": str(truth),
+                    "facts": list(self.mac.facts)}
+                if truth is None and self.mac.undecided:  # issue 32, item 6: which value decides, what each gives
+                    self.mac_steps[key] = {"test": ast.unparse(test)[:120], "line": test.lineno,
+                                           "decided_by": list(dict.fromkeys(self.mac.undecided)),
+                                           "if_true": "runs" if want else "does not run",
+                                           "if_false": "does not run" if want else "runs", "undecided": True}
+                if truth is not None and truth == want and self.mac.facts:
+                    self.mac_steps[key] = {"test": ast.unparse(test)[:120], "line": test.lineno, "value": str(truth),
+                                           "facts": list(self.mac.facts), "entered": True}
+            if self.mac_decided[key] is not None:
+                return self.mac_decided[key]
+        return None
 
 
     def kernel(self, rule, node: ast.AST, message: str, lib: str) -> None:

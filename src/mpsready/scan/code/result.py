@@ -141,6 +141,8 @@ class CodeResult:
     # attribute names assigned a value that asks torch.cuda (`args.cuda = not args.no_cuda and
     # torch.cuda.is_available()`): a test on them is a CUDA-availability check whatever the option's default
     availability_attrs: list[str] = field(default_factory=list)
+    # import line -> why a Mac running the defaults never executes it (code/context.py: note_branch_import)
+    skipped_imports: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form (records as lists in field order), read back by :meth:`from_dict`."""

@@ -41,6 +41,9 @@ def _pruned(method: Any) -> Any:
     return visit_statement
 
 
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
 class Visitor(FileContext, ast.NodeVisitor):
     """Walks one module's tree once (``visit(tree)``); the findings land in ``result`` (see the module doc)."""
 
@@ -231,8 +234,11 @@ class Visitor(FileContext, ast.NodeVisitor):
         dist = self.push_guard("dist", node.test)
         off_mps = mps_branch(node.test)
         self.mps_excluded += off_mps == "body"
+        fn, cls = self.functions[-1] if self.functions else None, self.classes[-1] if self.classes else None
+        self.branches.append((node.test, True, fn, cls))
         for stmt in node.body:
             self.visit(stmt)
+        self.branches.pop()
         self.mps_excluded -= off_mps == "body"
         self.pop_guard(dist)
         self.pop_guard(guarded)
@@ -242,8 +248,10 @@ class Visitor(FileContext, ast.NodeVisitor):
         negated = self.push_guard("cuda", test.operand) \
             if test.__class__ is ast.UnaryOp and test.op.__class__ is ast.Not else None
         self.mps_excluded += off_mps == "orelse"
+        self.branches.append((node.test, False, fn, cls))
         for stmt in node.orelse:
             self.visit(stmt)
+        self.branches.pop()
         self.mps_excluded -= off_mps == "orelse"
         if negated is not None:
             self.pop_guard(negated)
@@ -259,22 +267,30 @@ class Visitor(FileContext, ast.NodeVisitor):
         guarded = self.push_guard("cuda", node.test)
         off_mps = mps_branch(node.test)
         self.mps_excluded += off_mps == "body"
+        fn, cls = self.functions[-1] if self.functions else None, self.classes[-1] if self.classes else None
+        self.branches.append((node.test, True, fn, cls))
         self.visit(node.body)
+        self.branches[-1] = (node.test, False, fn, cls)
         self.mps_excluded -= off_mps == "body"
         self.pop_guard(guarded)
         self.mps_excluded += off_mps == "orelse"
         self.visit(node.orelse)
+        self.branches.pop()
         self.mps_excluded -= off_mps == "orelse"
 
 
     def visit_BoolOp(self, node: ast.BoolOp) -> None:
         """In `torch.cuda.is_available() and torch.cuda.X()`, X never runs on a Mac."""
         guarded = 0
+        want = isinstance(node.op, ast.And)
+        fn, cls = self.functions[-1] if self.functions else None, self.classes[-1] if self.classes else None
         for value in node.values:
             self.visit(value)
-            if isinstance(node.op, ast.And) and not guarded and self.is_cuda_test(value):
+            self.branches.append((value, want, fn, cls))  # the next operands run only when this one lets them
+            if want and not guarded and self.is_cuda_test(value):
                 guarded = 1
                 self.cuda_guard += 1
+        del self.branches[len(self.branches) - len(node.values):]
         self.cuda_guard -= guarded
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
@@ -301,9 +317,14 @@ class Visitor(FileContext, ast.NodeVisitor):
     def _visit_block(self, body: list[ast.stmt]) -> None:
         """Visit statements; after `if not <distributed or CUDA check>: return`, the rest of the block is
         distributed-only (or CUDA-guarded) code."""
-        entered_dist = entered_cuda = 0
+        entered_dist = entered_cuda = exits = 0
         for stmt in body:
             self.visit(stmt)
+            if type(stmt) is ast.If and not stmt.orelse and stmt.body and type(stmt.body[-1]) in _EXITS:
+                # `if T: return` / `raise`: the rest of the block runs only when T is false
+                self.branches.append((stmt.test, False, self.functions[-1] if self.functions else None,
+                                      self.classes[-1] if self.classes else None))
+                exits += 1
             if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and all(
                     isinstance(s, (ast.Return, ast.Raise, ast.Continue, ast.Break)) for s in stmt.body) \
                     and isinstance(stmt.test, ast.UnaryOp) and isinstance(stmt.test.op, ast.Not):
@@ -324,6 +345,8 @@ class Visitor(FileContext, ast.NodeVisitor):
                 self.cuda_guard += 1
         self.dist_context -= entered_dist
         self.cuda_guard -= entered_cuda
+        if exits:
+            del self.branches[len(self.branches) - exits:]
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
@@ -334,6 +357,7 @@ class Visitor(FileContext, ast.NodeVisitor):
         guard = self.fallback_guard()
         for alias in node.names:
             self.result.imports.append(ImportRecord(0, alias.name, (), node.lineno, guard is not None))
+        for alias in node.names:
             self.imported(alias.name, node, guard)
 
 

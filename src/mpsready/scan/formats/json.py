@@ -6,6 +6,8 @@ Envelope (``schema``, ``mpsready``, ``created``) plus::
     root         the scanned path
     outlook      {"verdict": runs_on_mac | mac_for_dev | stay_on_cuda, "title", "limiting": [finding refs],
                   "flags": ["--device mps", ...]  the exact flags / config values the Mac run needs,
+                  "commands": ["python train.py --device mps"]  the command line of each script those flags belong to,
+                  "optional": [{"path", "line", "code", "why"}]  what optional parts (extras, guarded imports) need,
                   "edits": [{"path", "line", "code", "kind": edit | wire | swap, "what", "migrate"}],
                   "complete": bool, "incomplete": [paths of main-path files that could not be read or parsed],
                   "secondary": [{"part", "outlook", "flags", "edits"}]  parts off the main path that would need
@@ -50,6 +52,8 @@ def to_document(result: ScanResult) -> dict:
                          for f in result.limiting[:MAX_LIMITING]],
             "limiting_total": len(result.limiting),
             "flags": list(result.flags),
+            "commands": list(result.commands),
+            "optional": list(result.optional),
             "edits": [e.to_dict() for e in result.edits],
             "complete": not result.incomplete,
             "incomplete": list(result.incomplete),

@@ -15,6 +15,7 @@ from mpsready.scan.exit_reason import exit_reason
 from mpsready.scan.formats.concise import finding_line, fix_lines, summary_lines
 from mpsready.scan.formats.interface import ScanFormat
 from mpsready.escape import visible
+from mpsready.scan.model.graph import why_line
 from mpsready.scan.model.remedy import OFF_PATH_REACH
 
 STYLES = {Severity.BLOCKER: "bold red", Severity.DEGRADES: "yellow", Severity.INFO: "cyan"}
@@ -101,15 +102,25 @@ class TerminalFormat(ScanFormat):
                 where = f"{e.path}:{e.line}" if e.line else str(e.path)
                 tag = "migrate can make it" if e.migrate else "by hand"
                 console.print(Text(f"  {e.code} {visible(where)} [{e.kind}, {tag}]  {visible(e.what)}"))
+                why = next((why_line(f.evidence) for f in result.limiting if f.code == e.code
+                            and f.location.path == e.path and f.location.line == e.line), None)
+                if why:  # issue 32: the entry and chain that reach it, and the Mac's facts it runs under
+                    console.print(Text(f"    {visible(why)}", style="dim"), soft_wrap=True)
         console.print(verdict)
         if result.outlook is Verdict.STAY_ON_CUDA and result.limiting:  # the reason names the core op
             first = result.limiting[0]
             console.print(Text(f"  because: {first.code} {visible(str(first.location))}  "
                                f"{visible(first.core_op or first.message)}"), soft_wrap=True)
+        for opt in result.optional[:self.max_per_group]:  # issue 32: optional parts, never the headline
+            where = f"{opt['path']}:{opt['line']}" if opt["line"] else str(opt["path"])
+            console.print(Text(f"  optional: {opt['code']} {visible(where)} ({visible(opt['why'])})", style="dim"),
+                          soft_wrap=True)
         for part in result.secondary[:self.max_per_group]:  # off the main path: they never lower the outlook above
             console.print(Text(f"  secondary part {visible(part.line())}", style="dim"))
         if result.flags:
             console.print(Text("run on the Mac with: " + visible(" ".join(result.flags)), style="bold"))
+            for command in result.commands[:self.max_per_group]:  # issue 32: the exact command line
+                console.print(Text("  " + visible(command), style="bold"), soft_wrap=True)
         if result.incomplete:
             console.print(Text(f"incomplete: {len(result.incomplete)} file(s) could not be read or parsed, the outlook "
                                "covers the rest only: " + visible(", ".join(result.incomplete[:10])), style="yellow"))

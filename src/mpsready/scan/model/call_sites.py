@@ -7,7 +7,9 @@ files that import the name (or a method's class, or the defining module) by name
 that import the defining module or a package above it as a module and name ``.f`` in their text. More than
 :data:`MAX_FILES` such files, or any of them unreadable, keeps the finding (the work stays bounded on large
 trees). The answer is "used" (the finding stays) unless the calls are all visible: at least one call; none with
-``*args`` up to the parameter's position or ``**kwargs``; no other reference to the name (passed around,
+``*args`` up to the parameter's position or ``**kwargs`` (except a module-level wrapper passing on exactly its own
+``*args, **kwargs``, whose own calls must then all pass the parameter by keyword, two wrappers deep at most,
+issue 32); no other reference to the name (passed around,
 subclassed, wrapped in ``functools.partial``); no notebook that names it. A method called through an attribute
 (``self.load(...)``) is matched by its name, so an unrelated method of the same name that omits the device keeps
 the finding too.
@@ -109,6 +111,7 @@ def unused_device_defaults(findings: list[Finding], results: Mapping[str, Any],
     return out
 
 
+MAX_PROJECT_FILES = 400  # Python files of a project decided_by_callers looks at (as model/callers.py)
 MAX_FILES = 40  # sources read per finding; a name imported by more files keeps its finding (bounded work)
 
 
@@ -156,7 +159,7 @@ class _Bindings:
 
 
 def _all_passing(name: str, method: bool, owner: str | None, def_rel: str, parameter: str, position: int | None,
-                 bindings: _Bindings, index: _ImportIndex, sources: SourceTrees) -> list[str]:
+                 bindings: _Bindings, index: _ImportIndex, sources: SourceTrees, depth: int = 0) -> list[str]:
     """``path:line`` of every call of ``name``, when all of them can be seen and pass the parameter; else an
     empty list. Calls are looked for in the defining file and the files that import the name (or, for a
     method, its class) or the defining module, per the analyser's recorded imports."""
@@ -177,7 +180,130 @@ def _all_passing(name: str, method: bool, owner: str | None, def_rel: str, param
             return []
         calls, other = _calls(tree, name, method, set() if method else bindings.of(rel, tree),
                               sources.lines(rel, (name,)))
-        if other or not all(_passes(c, parameter, position) for c in calls):
+        if other:
             return []
-        sites += [f"{rel}:{c.lineno}" for c in calls]
+        for c in calls:
+            if _passes(c, parameter, position):
+                sites.append(f"{rel}:{c.lineno}")
+                continue
+            wrapper = _forwarder(tree, c) if depth < 2 else None
+            if wrapper is None:
+                return []
+            # `def wrapper(*args, **kwargs): ... name(*args, **kwargs)`: the wrapper's own callers decide (issue 32)
+            inner = _all_passing(wrapper, False, None, rel, parameter, None, bindings, index, sources, depth + 1)
+            if not inner:
+                return []
+            sites += inner
     return sites
+
+
+def _forwarder(tree: ast.AST, call: ast.Call) -> str | None:
+    """The module-level function whose body makes ``call`` passing on exactly its own ``*args`` and
+    ``**kwargs`` (a wrapper), or None."""
+    star = [a.value.id for a in call.args if isinstance(a, ast.Starred) and isinstance(a.value, ast.Name)]
+    double = [k.value.id for k in call.keywords if k.arg is None and isinstance(k.value, ast.Name)]
+    if len(star) != len(call.args) or len(double) != len(call.keywords) or not double:
+        return None
+    for stmt in getattr(tree, "body", []):
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                stmt.lineno <= call.lineno <= (stmt.end_lineno or stmt.lineno):
+            args = stmt.args
+            if args.kwarg is not None and args.kwarg.arg == double[0] and (
+                    not star or (args.vararg is not None and args.vararg.arg == star[0])):
+                return stmt.name
+    return None
+
+
+def decided_by_callers(findings: list[Finding], results: Mapping[str, Any], sources: SourceTrees) -> list[Finding]:
+    """Findings in a branch that a parameter decides (``evidence.param_test``: ``if not is_dist: return`` in
+    ``step(loader, is_dist)``) whose every call in the project passes a value the Mac's facts decide
+    (``step(loader, is_dist())`` with ``is_dist()`` False on a Mac) the other way: they never run on a Mac and get
+    ``behind_flag`` and ``evidence.mac_never_param`` (issue 32, inter-procedural through parameters). The calls are
+    found as for :func:`unused_device_defaults` (notebooks aside: beside Python modules they are demos); a call
+    that omits the argument, passes ``*args``, or a value the facts leave open keeps the finding. A project of more
+    than :data:`MAX_PROJECT_FILES` Python files is left as it is (bounded work, as :mod:`.callers`)."""
+    if not any((f.evidence or {}).get("param_test") for f in findings) \
+            or sum(1 for rel in results if rel.endswith(".py")) > MAX_PROJECT_FILES:
+        return findings  # a large library (the torch package) is left as it is: its findings keep limiting
+    from mpsready.scan.model.remedy import limits
+
+    index = _ImportIndex(results)
+    tops = {rel.split("/", 1)[0].removesuffix(".py") for rel in results}
+    bindings = _Bindings(tops, sources)
+    cache: dict[tuple, str | None] = {}
+    out = []
+    for f in findings:
+        pt = (f.evidence or {}).get("param_test")
+        if pt and limits(f) and f.location.path:
+            key = (f.location.path, pt["function"], pt["param"], pt["line"], pt["want"])
+            if key not in cache:
+                try:
+                    cache[key] = _never_by_callers(pt, f.location.path, index, bindings, sources)
+                except RecursionError:  # an argument nested past Python's stack: the finding keeps limiting
+                    cache[key] = None
+            why = cache[key]
+            if why is not None:
+                f = f.with_state(behind_flag=f"a Mac never runs it: {why}").with_evidence(
+                    {**f.evidence, "mac_never_param": why})
+        out.append(f)
+    return out
+
+
+def _never_by_callers(pt: dict, def_rel: str, index: _ImportIndex, bindings: _Bindings,
+                      sources: SourceTrees) -> str | None:
+    from mpsready.scan.code.macfacts import MacEval
+    from mpsready.scan.code.names import build_alias_map
+    from mpsready.scan.code.valueflow import ValueFlow
+
+    name, method = pt["function"], pt["method"]
+    position = pt["position"] - (1 if method else 0)
+    by_name, by_module = index.candidates(def_rel, {name})
+    if len(by_name) + len(by_module) > MAX_FILES:
+        return None
+    values: set = set()
+    sites: list[str] = []
+    for rel in by_name + by_module:
+        text = sources.text(rel)
+        if text is None:
+            return None
+        if name not in text:
+            continue
+        if rel.endswith(".ipynb"):
+            continue  # beside Python modules a notebook is a demo (graph.mark_reach), not the main path
+        tree = sources.tree(rel)
+        if tree is None:
+            return None
+        calls, other = _calls(tree, name, method, set() if method else bindings.of(rel, tree),
+                              sources.lines(rel, (name,)))
+        if other:
+            return None
+        mac = MacEval(ValueFlow(build_alias_map(tree), tree))
+        for c in calls:
+            arg = next((k.value for k in c.keywords if k.arg == pt["param"]), None)
+            if arg is None and 0 <= position < len(c.args) and not any(
+                    isinstance(a, ast.Starred) for a in c.args[:position + 1]):
+                arg = c.args[position]
+            value = mac.eval(arg, None, None, 0) if arg is not None else None
+            if value is None:
+                return None
+            values |= value
+            sites.append(f"{rel}:{c.lineno}")
+    if not sites:
+        return None
+    tree = sources.tree(def_rel)
+    if tree is None:
+        return None
+    fn = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+               and n.name == name and n.lineno <= pt["line"] <= (n.end_lineno or n.lineno)), None)
+    test = next((n.test for n in ast.walk(fn) if isinstance(n, (ast.If, ast.IfExp)) and n.test.lineno == pt["line"]),
+                None) if fn is not None else None
+    if test is None:
+        return None
+    callee = MacEval(ValueFlow(build_alias_map(tree), tree))
+    callee.bindings[pt["param"]] = frozenset(values)
+    truth = callee.truth(test, fn, None)
+    if truth is None or truth == pt["want"]:
+        return None
+    shown = ", ".join(repr(v) for v in sorted(values, key=repr))
+    return (f"{ast.unparse(test)[:80]} is {truth} (line {pt['line']}) because every call passes {pt['param']} = "
+            f"{shown} on a Mac ({', '.join(sites[:3])})")

@@ -44,7 +44,7 @@ def behind_caller_flags(findings: list[Finding], results: Mapping[str, Any], sou
     ``results`` maps a relative path to (CodeResult, cells); ``sources`` reads and parses project files again
     (shared with the other call-site passes); ``off_options`` maps an option's destination (``word_timestamps``) to its printed name for the
     options of the main path that are off by default."""
-    if not off_options or sum(1 for rel in results if rel.endswith(".py")) > MAX_FILES:
+    if sum(1 for rel in results if rel.endswith(".py")) > MAX_FILES:
         return findings
     spans = {rel: res.def_spans for rel, (res, _c) in results.items() if res.def_spans}
     wanted: dict[int, str] = {}  # index of a finding -> the function holding it
@@ -68,10 +68,15 @@ def behind_caller_flags(findings: list[Finding], results: Mapping[str, Any], sou
         uses.update(found)
         todo = {fn for seen in found.values() for guard, fn in seen if guard is None and fn}
     out = list(findings)
+    off = {**off_options, **{g: g for seen in uses.values() for g, _fn in seen if g and g.startswith(MAC_NEVER)}}
     for i, name in wanted.items():
-        option = _behind(name, uses, off_options, set())
-        if option:
-            f = out[i]
+        option = _behind(name, uses, off, set())
+        if option and option.startswith(MAC_NEVER):
+            # issue 32: every call sits in a branch the Mac's facts decide against (`if "RANK" in os.environ:`)
+            why = option[len(MAC_NEVER):]
+            out[i] = out[i].with_state(behind_flag=f"a Mac never calls it: {why}", caller_guard=name) \
+                .with_evidence({**out[i].evidence, "mac_never_caller": why})
+        elif option:
             out[i] = out[i].with_state(behind_flag=off_options[option], caller_guard=name)
     return out
 
@@ -136,39 +141,59 @@ def _caller_guards(names: list[str], results: Mapping[str, Any], sources: Source
     return out
 
 
+MAC_NEVER = "mac:"  # a guard the Mac's facts decide false: "mac:<test> is False (line N): <facts>"
+
+
 def _uses(tree: ast.Module, names: set[str], out: dict[str, set], lines: list[int] | None) -> None:
     """Walk ``tree`` with the test of the enclosing ``if`` body and the enclosing function (iteratively); with
-    ``lines`` (those that hold one of ``names``, :meth:`SourceTrees.lines`), only the statements spanning one."""
-    stack: list[tuple[ast.AST, str | None, str | None]] = [(tree, None, None)]
+    ``lines`` (those that hold one of ``names``, :meth:`SourceTrees.lines`), only the statements spanning one.
+    A branch the Mac's facts decide against (:mod:`mpsready.scan.code.macfacts`) is a guard of its own
+    (:data:`MAC_NEVER`), so a function called only there never runs on a Mac (issue 32)."""
+    stack: list[tuple[ast.AST, str | None, str | None, Any]] = [(tree, None, None, None)]
+    mac: list[Any] = []  # the file's MacEval, built on the first `if` that holds a use
+
+    def never(test: ast.expr, want: bool, fn_node: Any) -> str | None:
+        if not mac:
+            from mpsready.scan.code.macfacts import MacEval
+            from mpsready.scan.code.names import build_alias_map
+            from mpsready.scan.code.valueflow import ValueFlow
+            mac.append(MacEval(ValueFlow(build_alias_map(tree), tree)))
+        truth = mac[0].truth(test, fn_node, None)
+        if truth is None or truth == want or mac[0].used_default:
+            return None
+        return f"{MAC_NEVER}{ast.unparse(test)[:80]} is {truth} (line {test.lineno}): {'; '.join(mac[0].facts)}"
+
     while stack:
-        node, guard, fn = stack.pop()
+        node, guard, fn, fn_node = stack.pop()
         if lines is not None and isinstance(node, ast.stmt) and not spans_a_line(node, lines):
             continue  # a use is a name on a line that holds it
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            stack.extend((child, None, node.name) for child in node.body)  # a new function: no enclosing test
-            stack.extend((d, guard, fn) for d in node.decorator_list)
+            stack.extend((child, None, node.name, node) for child in node.body)  # a new function: no enclosing test
+            stack.extend((d, guard, fn, fn_node) for d in node.decorator_list)
             continue
         if isinstance(node, ast.If):
             switch = _switch(node.test)
-            stack.append((node.test, guard, fn))
-            stack.extend((child, switch or guard, fn) for child in node.body)
-            stack.extend((child, guard, fn) for child in node.orelse)
+            body_guard = switch or guard or never(node.test, True, fn_node)
+            else_guard = guard or (never(node.test, False, fn_node) if node.orelse else None)
+            stack.append((node.test, guard, fn, fn_node))
+            stack.extend((child, body_guard, fn, fn_node) for child in node.body)
+            stack.extend((child, else_guard, fn, fn_node) for child in node.orelse)
             continue
         if isinstance(node, ast.Call):
             callee = node.func.id if isinstance(node.func, ast.Name) else \
                 node.func.attr if isinstance(node.func, ast.Attribute) else None
             if callee in names:
                 out[callee].add((guard, fn))
-                stack.extend((child, guard, fn) for child in node.args)
-                stack.extend((k.value, guard, fn) for k in node.keywords)
+                stack.extend((child, guard, fn, fn_node) for child in node.args)
+                stack.extend((k.value, guard, fn, fn_node) for k in node.keywords)
                 if isinstance(node.func, ast.Attribute):
-                    stack.append((node.func.value, guard, fn))
+                    stack.append((node.func.value, guard, fn, fn_node))
                 continue
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             continue  # `from align import align` names the function without using it
         if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load):
             out[node.id].add((None, None))  # a use that is not a call: passed on, stored, returned
-        stack.extend((child, guard, fn) for child in ast.iter_child_nodes(node))
+        stack.extend((child, guard, fn, fn_node) for child in ast.iter_child_nodes(node))
 
 
 def _switch(test: ast.AST) -> str | None:

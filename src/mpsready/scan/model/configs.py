@@ -47,7 +47,8 @@ def _walk(node: yaml.Node, prefix: tuple[str, ...]) -> Iterable[tuple[tuple[str,
 def _names_cuda(key: str, value: str) -> bool:
     if key in ("device", "map_location"):
         return is_cuda_literal(value)
-    return False  # accelerator: gpu resolves to MPS in Lightning >= 2.0 (_choose_gpu_accelerator_backend)
+    # accelerator: gpu and auto resolve to MPS in Lightning >= 1.7 (data/device_choosers.yaml, lightning_accelerator)
+    return False
 
 
 def cuda_values(files: dict[str, str], hydra: bool) -> list[dict[str, Any]]:

@@ -32,10 +32,25 @@ def core_ops(findings: Iterable[Finding], sources) -> list[Finding]:
     out = []
     for f in findings:
         ev = f.evidence or {}
-        if f.code == "DEP107" and f.severity is Severity.BLOCKER and ev.get("alternative") and limits(f) \
-                and not (f.fallback or ev.get("fallback")) and (f.location.path or "").endswith(".py"):
+        empty = False
+        if f.code == "DEP107" and f.severity is Severity.DEGRADES and ev.get("fallback") and f.scope == "main" \
+                and not ev.get("reach") and (f.location.path or "").endswith(".py"):
+            # issue 32: `try: from kernel_pkg import op` / `except: pass` binds nothing in the handler, so a core
+            # use of `op` is a NameError on a Mac: no fallback at all
+            text = sources.text(f.location.path) or ""
+            tree = sources.tree(f.location.path) if "def forward" in text else None  # a model file, or no core use
+            empty = tree is not None and _handler_binds_nothing(tree, f.location.line)
+        if f.code == "DEP107" and (f.severity is Severity.BLOCKER or empty) and (ev.get("alternative") or empty) \
+                and (limits(f) or empty) and (empty or not (f.fallback or ev.get("fallback"))) \
+                and (f.location.path or "").endswith(".py"):
             tree = sources.tree(f.location.path)
             op = _core_use(tree, f.location.line) if tree is not None else None
+            if op is not None and empty:
+                f = replace(f, severity=Severity.BLOCKER, message=f"{f.message}; its except handler binds none of "
+                            "the imported names, so the model's use of them fails on a Mac")
+                ev = {k: v for k, v in ev.items() if k != "fallback"}
+                ev.setdefault("alternative", "a pure-PyTorch implementation of the op")
+                ev["empty_fallback"] = True
             if op is not None:
                 where = f"{op[0]} in {op[1]} ({f.location.path}:{op[2]})"
                 f = replace(f, message=f"{f.message}; the model's core calls it with no other path: {where}",
@@ -44,6 +59,28 @@ def core_ops(findings: Iterable[Finding], sources) -> list[Finding]:
                 f = f.with_evidence({**ev, "no_alternative": True})
         out.append(f)
     return out
+
+
+def _handler_binds_nothing(tree: ast.Module, line: int | None) -> bool:
+    """Whether the import at ``line`` sits in a ``try`` whose handlers bind none of the names it imports
+    (``except ImportError: pass`` or a warning): the names are then simply missing on a Mac."""
+    for node in tree.body:  # a module-level try: the imports a model file's methods use
+        imports = [s for s in getattr(node, "body", ()) if isinstance(s, (ast.Import, ast.ImportFrom)) and s.lineno == line]
+        if isinstance(node, TRY_NODES) and imports:
+            bound = {a.asname or a.name.split(".")[0] for a in imports[0].names if a.name != "*"}
+            if not bound:
+                return False
+            for h in node.handlers:
+                for n in ast.walk(h):
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in bound:
+                        return False
+                    if isinstance(n, (ast.Import, ast.ImportFrom)) and any(
+                            (a.asname or a.name.split(".")[0]) in bound for a in n.names):
+                        return False
+                    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name in bound:
+                        return False
+            return True
+    return False
 
 
 def _bound(tree: ast.Module, line: int | None) -> set[str]:

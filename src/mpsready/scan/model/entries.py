@@ -62,6 +62,9 @@ class DeclaredEntries:
     imports: list[str] = field(default_factory=list)
     # the names those blocks import from the project's modules (`build_sam2`): its public API
     api_names: list[str] = field(default_factory=list)
+    # requirement and environment files the README's install commands name (`pip install -r requirements.txt`,
+    # `conda env create -f environment.yml`); None when the README shows no install command (issue 32)
+    installs: list[str] | None = None
 
     def all(self) -> set[str]:
         return {*self.readme, *self.console}
@@ -73,14 +76,25 @@ def declared_entries(project: ProjectFiles, py_files: Collection[str]) -> Declar
     readme: dict[str, None] = {}
     imports: list[str] = []
     api: list[str] = []
+    installs: list[str] | None = None
     small = ProjectFiles(project.root, min(project.max_bytes, MAX_README_BYTES))
     for name in READMES:
         text = _read(small, name)
         if text is None or text.count("\n") > MAX_README_LINES:
             continue
+        last_dir: str | None = None  # the project folder an earlier block `cd`s into
         for block in readme_blocks(text, markdown=name.lower().endswith(".md")):
-            for rel in block_scripts(block, py, lambda sh: _read(project, sh)):
+            found = block_scripts(block, py, lambda sh: _read(project, sh))
+            if not found and last_dir is not None:
+                # issue 32: a later block that runs `torchrun ... generate.py` after an earlier `cd inference`
+                # names a file of that folder when the root has none
+                found = block_scripts([f"cd {last_dir}", *block], py, lambda sh: _read(project, sh))
+            for rel in found:
                 readme.setdefault(rel, None)
+            last_dir = _last_cd(block, py) or last_dir
+            named = install_files(block)
+            if named is not None:
+                installs = [*(installs or []), *named]
         if name.lower().endswith(".md"):
             modules = readme_python_imports(text)
             imports = [rel for rel in (_module_file(m, py) for m in modules) if rel]
@@ -88,7 +102,60 @@ def declared_entries(project: ProjectFiles, py_files: Collection[str]) -> Declar
                           if "." in m and _module_file(m, py) is None and _module_file(m.rsplit(".", 1)[0], py)})
         break  # the first README found is the project's
     console = [rel for rel in (_module_file(m, py) for m in console_modules(project)) if rel]
-    return DeclaredEntries(list(readme), sorted(set(console)), sorted(set(imports)), api)
+    if installs:  # a file an installed one includes (`-r base.txt`) is installed too
+        todo, seen = list(installs), set(installs)
+        while todo:
+            rel = todo.pop()
+            for line in (_read(project, rel) or "").splitlines()[:2000]:
+                words = line.split()
+                if len(words) >= 2 and words[0] in ("-r", "--requirement", "-c", "--constraint"):
+                    inc = posixpath.normpath(posixpath.join(posixpath.dirname(rel), words[1]))
+                    if inc not in seen:
+                        seen.add(inc)
+                        todo.append(inc)
+        installs = list(seen)
+    return DeclaredEntries(list(readme), sorted(set(console)), sorted(set(imports)), api,
+                           None if installs is None else sorted(set(installs)))
+
+
+def _last_cd(lines: Iterable[str], py: Collection[str]) -> str | None:
+    """The last ``cd DIR`` of a block whose DIR is a folder of the project (holding one of ``py``), or None."""
+    last = None
+    for line in lines:
+        words = line.split()
+        if len(words) == 2 and words[0] == "cd":
+            folder = posixpath.normpath(words[1].removeprefix("./"))
+            if any(rel.startswith(folder + "/") for rel in py):
+                last = folder
+    return last
+
+
+_FILE_OPTIONS = {"-r", "--requirement", "-c", "--constraint", "-f", "--file"}
+
+
+def install_files(lines: Iterable[str]) -> list[str] | None:
+    """The files the install commands of a README block name (``pip install -r X``, ``uv pip install -r X``,
+    ``conda env create -f X``, ``mamba env update --file X``), normalised to project-relative paths; None when the
+    block holds no install command at all."""
+    from mpsready.scan.sources.shell import lex_words
+
+    found: list[str] | None = None
+    for line in lines:
+        try:
+            words = [w for w in lex_words(line) if w not in ("&&", ";", "|", "||")]
+        except ValueError:  # an open quote: the line installs nothing readable
+            continue
+        for i, w in enumerate(words):
+            if w == "install" and i and words[i - 1] in ("pip", "pip3", "mamba", "conda", "uv") \
+                    or w in ("create", "update") and i and words[i - 1] == "env":
+                found = found if found is not None else []
+                rest = words[i + 1:]
+                for j, opt in enumerate(rest[:-1]):
+                    if opt in _FILE_OPTIONS:
+                        found.append(posixpath.normpath(rest[j + 1].removeprefix("./")))
+                    elif opt.startswith("--requirement=") or opt.startswith("--file="):
+                        found.append(posixpath.normpath(opt.split("=", 1)[1].removeprefix("./")))
+    return found
 
 
 @functools.lru_cache(maxsize=2)

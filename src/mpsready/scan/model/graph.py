@@ -59,7 +59,9 @@ def launched(results: Mapping[str, Any], rels: list[str]) -> list[str]:
 
 
 def main_path(results: Mapping[str, Any], readme: list[str] | tuple[str, ...] = (),
-              readme_imports: list[str] | tuple[str, ...] = ()) -> tuple[set[str] | None, list[str]]:
+              readme_imports: list[str] | tuple[str, ...] = (),
+              console: list[str] | tuple[str, ...] = (),
+              parents: dict[str, tuple[str, int]] | None = None) -> tuple[set[str] | None, list[str]]:
     """(the files on the main path, the entries it starts from); ``(None, [])`` when the project has no
     root-level entry script and its README's Python code imports none of its modules (then every file
     counts). ``results`` maps a path to (CodeResult, cells); ``readme`` lists the scripts the project's README
@@ -70,14 +72,17 @@ def main_path(results: Mapping[str, Any], readme: list[str] | tuple[str, ...] = 
     roots = root_entries(results)
     if not roots:
         ran = [rel for rel in readme if rel in results]
-        starts = sorted({*(rel for rel in readme_imports if rel in results), *ran})
+        # issue 32: a package's console scripts are how its users run it (a serving runtime or an evaluation
+        # folder that none of them imports is optional, not the main path)
+        starts = sorted({*(rel for rel in readme_imports if rel in results), *ran,
+                         *(rel for rel in console if rel in results)})
         if not starts:
             return None, []
         for rel in list(starts):  # importing pkg.mod runs pkg/__init__.py first
             parts = PurePosixPath(rel).parts[:-1]
             starts += [init for i in range(1, len(parts) + 1)
                        if (init := "/".join(parts[:i]) + "/__init__.py") in results and init not in starts]
-        return _reach(results, py, starts), starts
+        return _reach(results, py, starts, parents), starts
     primary = [rel for rel in roots if rel.startswith(PRIMARY)]
     # the README adds entries, never demotes one: its first command is often a download or a setup step
     ran = [rel for rel in readme if rel in results and PurePosixPath(rel).name not in SKIP_ENTRIES]
@@ -90,18 +95,25 @@ def main_path(results: Mapping[str, Any], readme: list[str] | tuple[str, ...] = 
             parts = PurePosixPath(rel).parts[:-1]
             starts += [init for i in range(1, len(parts) + 1)
                        if (init := "/".join(parts[:i]) + "/__init__.py") in results and init not in starts]
-        return _reach(results, py, starts), starts
+        return _reach(results, py, starts, parents), starts
+    ran_primary = [rel for rel in primary if rel in ran]
+    if ran_primary:
+        # issue 32: the README runs some of the main-named root scripts (`python train.py`): those are the main work,
+        # another main-named one it never runs (`run_evaluation.py`) is a secondary part
+        primary = ran_primary
     starts = sorted({*(primary or roots), *(rel for rel in ran if "/" not in rel)})
     # a script the README runs or a root launcher starts is a main entry of its own
     extra = [rel for rel in [*ran, *launched(results, starts)] if rel not in starts]
     roots = [*starts, *dict.fromkeys(extra)]
-    return _reach(results, py, roots), roots
+    return _reach(results, py, roots, parents), roots
 
 
 
-def _reach(results: Mapping[str, Any], py: list[str], roots: list[str]) -> set[str]:
+def _reach(results: Mapping[str, Any], py: list[str], roots: list[str],
+           parents: dict[str, tuple[str, int]] | None = None) -> set[str]:
     """The files reached from ``roots`` through the project's imports (relative imports resolved, parent
-    packages' ``__init__`` included, ``src/`` layouts too)."""
+    packages' ``__init__`` included, ``src/`` layouts too). ``parents`` (when given) gets, for each file reached
+    through an import, the file and line of the import that first reached it (the call chain of issue 32)."""
     by_module: dict[str, str] = {}
     for rel in py:
         mod = module_of(rel)
@@ -119,7 +131,11 @@ def _reach(results: Mapping[str, Any], py: list[str], roots: list[str]) -> set[s
         pkg = module_of(rel).split(".")
         if not rel.endswith("__init__.py"):
             pkg = pkg[:-1]
+        is_pkg = posixpath.join(posixpath.dirname(rel), "__init__.py") in results
+        skipped = res.skipped_imports
         for imp in res.imports:
+            if skipped and str(imp.line) in skipped:
+                continue  # in a branch a Mac running the defaults never enters (issue 32)
             level, module, names = imp.level, imp.module, imp.names
             if level:
                 base = pkg[:len(pkg) - (level - 1)] if level - 1 <= len(pkg) else []
@@ -127,12 +143,19 @@ def _reach(results: Mapping[str, Any], py: list[str], roots: list[str]) -> set[s
             else:
                 full = module
             targets = [full] + [f"{full}.{n}" for n in names if n != "*"]
+            if not level and pkg and not is_pkg:
+                # a script's own folder is first on sys.path: `from model import X` in inference/generate.py is
+                # inference/model.py (issue 32); only outside packages, where no __init__.py makes it relative
+                local = ".".join(pkg) + "." + full
+                targets += [local] + [f"{local}.{n}" for n in names if n != "*"]
             parts = full.split(".")
             targets += [".".join(parts[:i]) for i in range(1, len(parts))]  # parent packages' __init__ run too
             for t in targets:
                 hit = by_module.get(t)
                 if hit is not None and hit not in seen:
                     stack.append(hit)
+                    if parents is not None and hit not in parents and hit not in roots:
+                        parents[hit] = (rel, imp.line)
     return seen
 
 
@@ -144,11 +167,13 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
     :func:`~mpsready.scan.sources.dockerfile.is_container_recipe`) ``"container"``; none of them limits the
     outlook (:func:`mpsready.scan.model.remedy.limits`). Other findings are returned unchanged. ``declared``
     holds the README's scripts and the console-script modules."""
-    from mpsready.findings import Scope
+    from mpsready.findings import Scope, Severity
     from mpsready.scan.sources.dockerfile import is_container_recipe
 
     readme = declared.readme if declared is not None else []
-    on_path, roots = main_path(results, readme, declared.imports if declared is not None else ())
+    parents: dict[str, tuple[str, int]] = {}
+    on_path, roots = main_path(results, readme, declared.imports if declared is not None else (),
+                               declared.console if declared is not None else (), parents)
     mains = main_entries(results, roots, declared)
     has_modules = any(rel.endswith(".py") and PurePosixPath(rel).name not in SKIP_ENTRIES for rel in results)
     run_by_readme = set(readme)
@@ -177,10 +202,68 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
         elif on_path is not None and f.scope is Scope.MAIN and "/" in path and f.code.startswith("DEP") \
                 and _serves_off_path_code(path, results, on_path):
             reach = "off_main_path"
+        if reach is None and f.code.startswith("DEP") and declared is not None and declared.installs \
+                and feature_manifest(path) and path not in declared.installs and not f.evidence.get("optional"):
+            # issue 32: a feature's requirement file that the README's install never uses is optional
+            f = f.with_evidence({**f.evidence, "optional": f"{path} is not installed by the README's install "
+                                                           f"({', '.join(declared.installs[:3])})"})
         if reach is not None:
             f = f.with_state(reach=reach, entries=roots[:5] if reach == "off_main_path" else None)
+        elif f.scope is Scope.MAIN and path.endswith(".py") and f.severity.rank >= Severity.DEGRADES.rank \
+                and (f.severity is Severity.BLOCKER or f.code == "API104"):
+            f = f.with_evidence({**f.evidence, "main_path": why_on_path(path, f.evidence, on_path, roots, parents)})
         out.append(f)
     return out
+
+
+def feature_manifest(path: str) -> bool:
+    """A requirement or environment file for one feature or variant: ``requirements/<x>.txt``,
+    ``requirements-<x>.txt``, ``<x>_requirements.txt``, ``environment-<x>.yml``; never the plain
+    ``requirements.txt``, ``environment.yml``, ``pyproject.toml`` or ``setup.py``."""
+    p = PurePosixPath(path)
+    name = p.name.lower()
+    if name in ("requirements.txt", "environment.yml", "environment.yaml"):
+        return False
+    if name.endswith(".txt") and ("requirements" in name or "requirements" in [q.lower() for q in p.parts[:-1]]):
+        return True
+    return name.startswith(("environment", "env")) and name.endswith((".yml", ".yaml"))
+
+
+def why_line(evidence: Mapping[str, Any]) -> str | None:
+    """The one terminal line of :func:`why_on_path`'s answer: ``train.py:3 -> models/net.py; on a Mac:
+    torch.cuda.is_available() is False``."""
+    why = evidence.get("main_path")
+    if not why:
+        return None
+    start = "every file counts (no entry script)" if why.get("entry") is None else " -> ".join(why["chain"])
+    facts = why.get("facts") or []
+    line = f"main path: {start}" + (f"; on a Mac: {'; '.join(facts)}" if facts else "")
+    for step in evidence.get("undecided") or ():  # issue 32, item 6: the value that decides, and what each gives
+        line += (f"; undecided: {step['test']} (line {step['line']}) depends on {', '.join(step['decided_by'])}: "
+                 f"if true it {step['if_true']}, if false it {step['if_false']}")
+    return line
+
+
+def why_on_path(path: str, evidence: Mapping[str, Any], on_path: set[str] | None, roots: list[str],
+                parents: Mapping[str, tuple[str, int]]) -> dict[str, Any]:
+    """Why a finding in ``path`` runs on the main path (issue 32): the entry it is reached from, the chain of
+    imports (``train.py:3 -> models/net.py``), and the facts of a Mac under which its branch runs (the evaluation's
+    ``mac_enters``, :mod:`mpsready.scan.code.macfacts`); a project without entries counts every file."""
+    chain: list[str] = []
+    entry: str | None = None
+    if on_path is None:
+        entry = None
+    else:
+        node, seen = path, set()
+        while node in parents and node not in seen:
+            seen.add(node)
+            parent, line = parents[node]
+            chain.append(f"{parent}:{line}")
+            node = parent
+        entry = node
+        chain.reverse()
+    facts = [fact for step in evidence.get("mac_enters") or () for fact in step.get("facts", ())]
+    return {"entry": entry, "chain": [*chain, path], "facts": list(dict.fromkeys(facts))}
 
 
 def _serves_off_path_code(manifest: str, results: Mapping[str, Any], on_path: set[str]) -> bool:

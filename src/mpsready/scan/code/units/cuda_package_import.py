@@ -1,7 +1,8 @@
 """DEP107 ``cuda-package-import``: an import of a package the knowledge base (``scan/data/packages.yaml``)
 knows as CUDA-only or CUDA-first, once per package per file (again when an unguarded import follows a guarded
-one); under a try/except with a fallback it degrades at most. ``numba`` itself runs on macOS (its CUDA kernels
-are EXT105)."""
+one); under a try/except with a fallback it degrades at most (under an ``if`` whose test names the package
+itself, an availability check, too: :func:`mpsready.scan.code.analyzer.optional_imports`, issue 32).
+``numba`` itself runs on macOS (its CUDA kernels are EXT105)."""
 
 from __future__ import annotations
 
@@ -41,3 +42,4 @@ def check(v, node: ast.Import | ast.ImportFrom, module: str, guard: str | None) 
     # reported as found: an import is judged by the knowledge base, not by the CUDA guards around it
     v.result.findings.append(raw_finding(rule, node.lineno, node.col_offset, msg, severity=severity, fix=fix,
                                   evidence=evidence, end=end_of(node)) | {"source": entry.source})
+

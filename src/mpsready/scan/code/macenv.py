@@ -1,0 +1,214 @@
+"""The environment of the Mac-facts evaluation (:mod:`mpsready.scan.code.macfacts`, issue 32): what each name,
+``self.`` attribute and argparse option of one file is assigned, built on first need and cached per file."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+# an assigned value, or None where the binding is not an expression the evaluation reads (an import, a loop target)
+Assigns = dict[str, list["ast.expr | None"]]
+
+
+def atoms(value: Any) -> frozenset:
+    return frozenset((value,))
+
+
+class MacEnv:
+    """Name -> assigned values of one file (module level, per function, ``self.`` attributes per class) and its
+    argparse options with their value on a Mac. ``ctx`` is the file's
+    :class:`~mpsready.scan.code.context.FileContext`."""
+
+    def __init__(self, ctx: Any) -> None:
+        self.ctx = ctx
+        self.used_default = False  # the last decision read an option's default (a user's choice, not a fact)
+        self._module: Assigns | None = None
+        self._defs: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] | None = None
+        self._locals: dict[int, Assigns] = {}
+        self._self_attrs: dict[int, Assigns] = {}
+        self._options: dict[str, tuple[frozenset | None, str | None]] | None = None
+
+    def _fact(self, text: str) -> None:
+        raise NotImplementedError
+
+    def module_assigns(self) -> Assigns:
+        if self._module is None:
+            self._module, self._defs = {}, {}
+            self._collect(self.ctx.tree.body if self.ctx.tree is not None else [], self._module, self._defs)
+        return self._module
+
+    def defs(self) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+        self.module_assigns()
+        assert self._defs is not None
+        return self._defs
+
+    @staticmethod
+    def _collect(body: list[ast.stmt], out: Assigns, defs: dict | None = None) -> None:
+        """Assignments to plain names in a block and the blocks it controls (not nested definitions)."""
+        stack = list(body)
+        while stack:
+            stmt = stack.pop()
+            cls = stmt.__class__
+            if cls is ast.Assign:
+                for t in stmt.targets:  # type: ignore[attr-defined]
+                    if t.__class__ is ast.Name:
+                        out.setdefault(t.id, []).append(stmt.value)  # type: ignore[attr-defined]
+                    elif t.__class__ in (ast.Tuple, ast.List):
+                        for e in t.elts:  # type: ignore[attr-defined]
+                            if e.__class__ is ast.Name:
+                                out.setdefault(e.id, []).append(None)  # type: ignore[arg-type]
+            elif cls in (ast.AnnAssign, ast.AugAssign) and stmt.target.__class__ is ast.Name:  # type: ignore[attr-defined]
+                value = stmt.value if cls is ast.AnnAssign else None  # type: ignore[attr-defined]
+                out.setdefault(stmt.target.id, []).append(value)  # type: ignore[attr-defined]
+            elif cls in (ast.For, ast.AsyncFor) and stmt.target.__class__ is ast.Name:  # type: ignore[attr-defined]
+                out.setdefault(stmt.target.id, []).append(None)  # type: ignore[attr-defined]
+                stack += stmt.body + stmt.orelse  # type: ignore[attr-defined]
+                continue
+            elif cls in (ast.FunctionDef, ast.AsyncFunctionDef):
+                if defs is not None:
+                    defs.setdefault(stmt.name, stmt)  # type: ignore[attr-defined]
+                out.setdefault(stmt.name, []).append(None)  # type: ignore[attr-defined, arg-type]
+                continue
+            elif cls is ast.ClassDef:
+                out.setdefault(stmt.name, []).append(None)  # type: ignore[attr-defined, arg-type]
+                continue
+            elif cls in (ast.Import, ast.ImportFrom):
+                for alias in stmt.names:  # type: ignore[attr-defined]
+                    bound = alias.asname or alias.name.split(".")[0]
+                    out.setdefault(bound, []).append(None)  # type: ignore[arg-type]
+                continue
+            elif cls in (ast.Global, ast.Nonlocal):
+                for name in stmt.names:  # type: ignore[attr-defined]
+                    out.setdefault(name, []).append(None)  # type: ignore[arg-type]
+                continue
+            for part in ("body", "orelse", "finalbody"):
+                block = getattr(stmt, part, None)
+                if block.__class__ is list:
+                    stack += block
+            for h in getattr(stmt, "handlers", ()):
+                stack += h.body
+                if h.name:
+                    out.setdefault(h.name, []).append(None)  # type: ignore[arg-type]
+            if cls in (ast.With, ast.AsyncWith):
+                for item in stmt.items:  # type: ignore[attr-defined]
+                    if item.optional_vars.__class__ is ast.Name:
+                        out.setdefault(item.optional_vars.id, []).append(None)
+
+    def local_assigns(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Assigns:
+        got = self._locals.get(id(fn))
+        if got is None:
+            got = {}
+            self._collect(fn.body, got)
+            text = getattr(self.ctx, "text", None)
+            for n in ast.walk(fn) if text is None or ":=" in text else ():  # walrus-bound names are unknown
+                if n.__class__ is ast.NamedExpr and n.target.__class__ is ast.Name:  # type: ignore[attr-defined]
+                    got.setdefault(n.target.id, []).append(None)  # type: ignore[attr-defined, arg-type]
+            args = fn.args
+            for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+                if a is not None:
+                    got.setdefault(a.arg, []).append(None)  # type: ignore[arg-type]
+            self._locals[id(fn)] = got
+        return got
+
+    def self_attrs(self, cls: ast.ClassDef) -> Assigns:
+        got = self._self_attrs.get(id(cls))
+        if got is None:
+            got = {}
+            # statements only (an assignment is a statement): the methods' blocks, not their expressions
+            stack: list[ast.stmt] = [s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            while stack:
+                n = stack.pop()
+                if n.__class__ is ast.Assign:
+                    for t in n.targets:  # type: ignore[attr-defined]
+                        if t.__class__ is ast.Attribute and t.value.__class__ is ast.Name \
+                                and t.value.id == "self":  # type: ignore[attr-defined]
+                            got.setdefault(t.attr, []).append(n.value)  # type: ignore[attr-defined]
+                    continue
+                for part in ("body", "orelse", "finalbody"):
+                    block = getattr(n, part, None)
+                    if block.__class__ is list:
+                        stack += block
+                for h in getattr(n, "handlers", ()):
+                    stack += h.body
+            self._self_attrs[id(cls)] = got
+        return got
+
+    def options(self) -> dict[str, tuple[frozenset | None, str | None]]:
+        """argparse options of the file: destination -> (its value on the Mac, the fact that says so)."""
+        if self._options is None:
+            self._options = {}
+            text = getattr(self.ctx, "text", None)
+            tree = self.ctx.tree if text is None or "add_argument" in text else None  # no option: no walk
+            for n in ast.walk(tree) if tree is not None else ():
+                if n.__class__ is ast.Call and isinstance(n.func, ast.Attribute) and n.func.attr == "add_argument":
+                    self._option(n)
+        return self._options
+
+    def _option(self, call: ast.Call) -> None:
+        assert self._options is not None
+        names = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        kw = {k.arg: k.value for k in call.keywords if k.arg}
+        dest_node = kw.get("dest")
+        longs = [s for s in names if s.startswith("--")] or names
+        if isinstance(dest_node, ast.Constant) and isinstance(dest_node.value, str):
+            dest = dest_node.value
+        elif longs:
+            dest = longs[0].lstrip("-").replace("-", "_")
+        else:
+            return
+        choices = kw.get("choices")
+        choice_vals = [e.value for e in choices.elts if isinstance(e, ast.Constant)] \
+            if isinstance(choices, (ast.List, ast.Tuple, ast.Set)) else []
+        last = dest.lower().replace("-", "_").split("_")[-1]
+        action = kw.get("action")
+        act = action.value if isinstance(action, ast.Constant) else None
+        default = kw.get("default")
+        if act is None and (last in ("device", "accelerator") or "mps" in choice_vals):
+            self._options[dest] = (atoms("mps"), f"{longs[0] if longs else dest} mps (the proposed flag)")
+        elif act == "store_true":
+            self._options[dest] = (atoms(False), f"{longs[0] if longs else dest} is off by default")
+        elif act == "store_false":
+            self._options[dest] = (atoms(True), f"{longs[0] if longs else dest} is on by default")
+        elif default is None:
+            self._options[dest] = (atoms(None), f"{longs[0] if longs else dest} defaults to None")
+        elif isinstance(default, ast.Constant):
+            self._options[dest] = (atoms(default.value), f"{longs[0] if longs else dest} defaults to "
+                                   f"{default.value!r}")
+        else:
+            self._options[dest] = (None, None)
+
+
+def compare(op: ast.cmpop, a: Any, b: Any) -> bool | None:
+    """One comparison of two atoms; None when a run-time string (``"cuda:*"``) leaves it open."""
+    star = (isinstance(a, str) and a.endswith("*")) or (isinstance(b, str) and b.endswith("*"))
+    if isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+        if star:
+            pa, pb = str(a).rstrip("*"), str(b).rstrip("*")
+            if not (pa.startswith(pb) or pb.startswith(pa)):
+                equal = False
+            else:
+                return None
+        else:
+            equal = a == b if isinstance(op, (ast.Eq, ast.NotEq)) else a is b or (a == b and a is None)
+        return equal if isinstance(op, (ast.Eq, ast.Is)) else not equal
+    if isinstance(op, (ast.In, ast.NotIn)):
+        if isinstance(b, tuple):
+            if star:
+                return None
+            inside = a in b
+        elif isinstance(b, str) and isinstance(a, str):
+            if a.endswith("*"):
+                return None
+            if b.endswith("*"):
+                if a in b.rstrip("*"):
+                    inside = True
+                else:
+                    return None
+            else:
+                inside = a in b
+        else:
+            return None
+        return inside if isinstance(op, ast.In) else not inside
+    if isinstance(op, (ast.Gt, ast.GtE, ast.Lt, ast.LtE)) and type(a) is int and type(b) is int:
+        return {ast.Gt: a > b, ast.GtE: a >= b, ast.Lt: a < b, ast.LtE: a <= b}[op.__class__]
+    return None
