@@ -100,25 +100,9 @@ def run(args: argparse.Namespace) -> int:
             progress.stop()
     verified = None
     if args.verify:
-        from mpsready.migrate.verify import render_verify, verify_plan
-
-        from mpsready.childproc import Interrupted
-        from mpsready.migrate.progress import run_steps
-
-        try:
-            verified = verify_plan(plan, command, releases=releases, max_steps=args.max_steps,
-                                   time_limit=args.time_limit, cwd=args.cwd,
-                                   progress=run_steps(getattr(args, "quiet", False)))
-        except Interrupted as exc:
-            sys.stderr.write(f"mpsready migrate: {exc}: the runs and every process they started were ended, the "
-                             "copies removed; nothing written\n")
-            return 128 + exc.signum
-        sys.stderr.write(render_verify(verified))
-        if args.apply and not verified.verified:
-            sys.stderr.write("nothing written: --apply --verify writes only a verified plan\n")
-            if args.format == "json":
-                sys.stdout.write(render_json(plan, verify=verified.to_dict()))
-            return ExitCode.FINDINGS
+        verified, stop = _verify(args, plan, command, releases)
+        if stop is not None:
+            return stop
     applied = refused = removed = kept = None
     if args.apply:
         from mpsready.migrate.apply import apply_plan
@@ -147,6 +131,31 @@ def run(args: argparse.Namespace) -> int:
     if verified is not None and not verified.verified:
         return ExitCode.FINDINGS
     return ExitCode.FINDINGS if refused else ExitCode.OK
+
+
+def _verify(args: argparse.Namespace, plan, command: list[str], releases: list[str]):
+    """``(the VerifyResult, None)``, or ``(..., exit code)`` when migrate must stop here: a signal ended the runs,
+    or ``--apply`` met a plan that did not verify (nothing is written then)."""
+    from mpsready.childproc import Interrupted
+    from mpsready.migrate.formats import render_json
+    from mpsready.migrate.progress import run_steps
+    from mpsready.migrate.verify import render_verify, verify_plan
+
+    try:
+        verified = verify_plan(plan, command, releases=releases, max_steps=args.max_steps,
+                               time_limit=args.time_limit, cwd=args.cwd,
+                               progress=run_steps(getattr(args, "quiet", False)))
+    except Interrupted as exc:
+        sys.stderr.write(f"mpsready migrate: {exc}: the runs and every process they started were ended, the "
+                         "copies removed; nothing written\n")
+        return None, 128 + exc.signum
+    sys.stderr.write(render_verify(verified))
+    if args.apply and not verified.verified:
+        sys.stderr.write("nothing written: --apply --verify writes only a verified plan\n")
+        if args.format == "json":
+            sys.stdout.write(render_json(plan, verify=verified.to_dict()))
+        return verified, ExitCode.FINDINGS
+    return verified, None
 
 
 def _say(line: str) -> None:

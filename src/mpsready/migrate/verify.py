@@ -544,10 +544,10 @@ def render_verify(result: VerifyResult) -> str:
                      "different numbers; the parameters' norms after the migrated run are no farther from the nearer "
                      f"original run than {SPREAD_FACTOR:g} times the distance between the two original runs)")
     elif not result.same_cpu_numbers:
-        why = result.cpu_reason()
+        cpu_why = result.cpu_reason() or "not the same numbers"
         if result.original_varies:
-            why += "; the original itself differs run to run, and the migrated run is outside that spread"
-        lines.append(f"  CPU: not the same ({why})")
+            cpu_why += "; the original itself differs run to run, and the migrated run is outside that spread"
+        lines.append(f"  CPU: not the same ({cpu_why})")
     elif not result.same_output:
         lines.append(f"  CPU: same parameters, printed output differs (timings?): {result.first_output_difference()}")
     reasons = result.reasons()

@@ -124,6 +124,11 @@ class TerminalFormat(ScanFormat):
         if result.incomplete:
             console.print(Text(f"incomplete: {len(result.incomplete)} file(s) could not be read or parsed, the outlook "
                                "covers the rest only: " + visible(", ".join(result.incomplete[:10])), style="yellow"))
+        self.print_tail(result, console)
+
+    @staticmethod
+    def print_tail(result: ScanResult, console: Console) -> None:
+        """The gate's notes (baseline, report filters) and, last, why the exit code is not 0."""
         if result.baseline is not None:
             console.print(Text(result.baseline.line()), soft_wrap=True)
         if result.config_ignored:
