@@ -65,29 +65,13 @@ def check_folder(folder: Path, create: bool = True) -> None:
 
 def read_regular(path: Path, limit: int = MAX_ENTRY) -> bytes:
     """The bytes of ``path`` if it is a regular file (not a link, pipe or device) of at most ``limit`` bytes;
-    ``OSError`` otherwise (``FileNotFoundError`` when missing)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-                 | getattr(os, "O_CLOEXEC", 0))
+    ``OSError`` otherwise (``FileNotFoundError`` when missing): :func:`mpsready.safeio.read_bounded`."""
+    from mpsready.safeio import BadArtifact, read_bounded
+
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(f"{path} is not a regular file")
-        if st.st_size > limit:
-            raise OSError(f"{path} is larger than {limit} bytes")
-        os.set_blocking(fd, True)
-        chunks, left = [], limit + 1
-        while left > 0:
-            b = os.read(fd, min(left, 1 << 20))
-            if not b:
-                break
-            chunks.append(b)
-            left -= len(b)
-        data = b"".join(chunks)
-        if len(data) > limit:
-            raise OSError(f"{path} is larger than {limit} bytes")
-        return data
-    finally:
-        os.close(fd)
+        return read_bounded(path, limit)
+    except BadArtifact as exc:
+        raise OSError(str(exc)) from None
 
 
 def secret(folder: Path) -> bytes:

@@ -55,6 +55,37 @@ def open_regular(path: str | os.PathLike[str]) -> io.BufferedReader:
         raise
 
 
+def read_bounded(path: str | os.PathLike[str], limit: int) -> bytes:
+    """The bytes of ``path`` if it is a regular file reached without following a link at its last component (not
+    a pipe, which would block, nor a device, which may never end) of at most ``limit`` bytes. Raises
+    :class:`BadArtifact` for another kind of file or a larger one, ``OSError`` when it cannot be opened (a link:
+    ``ELOOP``). The shared reader of caches, baselines and repository metadata: files a project or another user
+    may have planted."""
+    p = os.fspath(path)
+    fd = os.open(p, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+                 | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise BadArtifact(f"{p} is {kind_of(st.st_mode)}, not a regular file")
+        if st.st_size > limit:
+            raise BadArtifact(f"{p} is larger than {limit} bytes")
+        os.set_blocking(fd, True)
+        chunks, left = [], limit + 1
+        while left > 0:
+            b = os.read(fd, min(left, 1 << 20))
+            if not b:
+                break
+            chunks.append(b)
+            left -= len(b)
+        data = b"".join(chunks)
+        if len(data) > limit:  # grew while read
+            raise BadArtifact(f"{p} is larger than {limit} bytes")
+        return data
+    finally:
+        os.close(fd)
+
+
 def read_text(path: str | os.PathLike[str]) -> str:
     """The UTF-8 text of a regular file (see :func:`open_regular`); ``UnicodeDecodeError`` for other bytes."""
     with open_regular(path) as fh:

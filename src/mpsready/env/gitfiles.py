@@ -40,25 +40,16 @@ class GitReadError(Exception):
 
 
 def _read(path: str, limit: int) -> bytes:
-    """A regular file's bytes (no link followed at the last component, no pipe waited on), at most ``limit``."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
+    """A regular file's bytes (no link followed at the last component, no pipe waited on), at most ``limit``
+    (:func:`mpsready.safeio.read_bounded`); :class:`GitReadError` for another kind of file or a larger one."""
+    from mpsready.safeio import BadArtifact, read_bounded
+
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise GitReadError(f"{os.path.basename(path)} is not a regular file")
-        if st.st_size > limit:
-            raise GitReadError(f"{os.path.basename(path)} is larger than {limit} bytes")
-        os.set_blocking(fd, True)
-        chunks, left = [], limit + 1
-        while left > 0:
-            b = os.read(fd, min(left, 1 << 20))
-            if not b:
-                break
-            chunks.append(b)
-            left -= len(b)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+        return read_bounded(path, limit)
+    except BadArtifact as exc:
+        name = os.path.basename(path)
+        raise GitReadError(f"{name} is larger than {limit} bytes" if "larger than" in str(exc)
+                           else f"{name} is not a regular file") from None
 
 
 def find_repository(path: Path) -> tuple[Path, Path] | None:

@@ -20,8 +20,6 @@ A baseline is data, never code: it is read with ``json`` from a regular file of 
 from __future__ import annotations
 
 import json
-import os
-import stat
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -78,20 +76,14 @@ def document(results: list[ScanResult]) -> dict:
 def read(path: str) -> set[str]:
     """The fingerprints a baseline file holds. Raises :class:`~mpsready.errors.UsageError` (exit 2) when the
     file is missing, not a regular file, too large, not JSON or not a baseline document."""
+    from mpsready.safeio import BadArtifact, read_bounded
+
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
+        raw = read_bounded(path, MAX_BYTES)
+    except BadArtifact as exc:
+        raise UsageError(f"--baseline {path}: {'not a regular file' if 'not a regular' in str(exc) else exc}") from None
     except OSError as exc:
         raise UsageError(f"--baseline {path}: cannot open: {exc.strerror or exc}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):  # a FIFO or a device would block or never end
-            raise UsageError(f"--baseline {path}: not a regular file")
-        if st.st_size > MAX_BYTES:
-            raise UsageError(f"--baseline {path}: {st.st_size} bytes is more than a baseline holds ({MAX_BYTES})")
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            raw = fh.read(MAX_BYTES + 1)
-    finally:
-        os.close(fd)
     try:
         doc = check_envelope(json.loads(raw.decode("utf-8")), SCHEMA_NAME, SCHEMA_VERSION)
     except (UnicodeDecodeError, ValueError) as exc:
