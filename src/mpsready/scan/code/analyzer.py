@@ -78,7 +78,9 @@ def _analyze(source: str | bytes, prefilter: bool | None) -> tuple[CodeResult, a
     except SyntaxError as exc:
         return CodeResult([_syntax_finding(exc, text)], parsed=False), None
     except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, absurd nesting
-        why = str(exc) or "nested too deeply for Python's parser"  # MemoryError: the parser's stack ran out
+        # MemoryError: the parser's stack ran out (3.13 words it "Parser stack overflowed", earlier releases say nothing)
+        deep = "nested too deeply for Python's parser"
+        why = deep if isinstance(exc, MemoryError) else (str(exc) or deep)
         return CodeResult([raw_finding(I.SYNTAX_ERROR, 1, 0, f"cannot parse: {why} ({type(exc).__name__})")],
                           parsed=False), None
     live = None
