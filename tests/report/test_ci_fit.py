@@ -132,3 +132,17 @@ def test_check_stops_with_exit_2_on_an_unknown_code_in_the_project_config(tmp_pa
     assert capsys.readouterr().err.endswith(
         "[tool.mpsready] select: unknown rule code or prefix 'FOO'; give a code such as API101 or a prefix "
         "(DEP, EXT, API, DTY, OPS, NUM, PRF, ENV, INP); `mpsready rules` lists them\n")
+
+
+def test_the_time_table_names_a_labelled_run_by_its_label(tmp_path):
+    """Issue 38: a run's --label shows wherever its device does, the time table included ("eager (cpu)")."""
+    import json
+
+    path = fx.write_record(tmp_path / "cpu", "cpu")
+    manifest = json.loads((path / "record.json").read_text())
+    (path / "record.json").write_text(json.dumps({**manifest, "label": "eager"}))
+    rep = build_report(Evidence(records=[record.load(path), record.load(fx.write_record(tmp_path / "plain", "cpu"))]))
+    assert [t.name for t in rep.outlook.timings] == ["eager (cpu)", "cpu"]
+    md = markdown.render(rep)
+    assert "| eager (cpu) | observed | 100.0 ms |" in md and "| cpu | observed | 100.0 ms |" in md
+    assert [t["label"] for t in rep.to_dict()["outlook"]["timings"]] == ["eager", None]

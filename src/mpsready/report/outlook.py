@@ -37,6 +37,12 @@ class DeviceTiming:
     observed_on: str | None = None  # the record's device description ("cpu (Intel Xeon ...)")
     parameters: int | None = None  # model parameters (elements) of the representative step
     batch: str | None = None  # its inputs, "inputs 6x1x8x8, target 6"
+    label: str | None = None  # the run's label (record --label), shown before the device
+
+    @property
+    def name(self) -> str:
+        """The run as the report names it: ``"eager (cpu)"`` with a label, else the bare device."""
+        return f"{self.label} ({self.device})" if self.label else self.device
 
     @property
     def steps_text(self) -> str:
@@ -66,7 +72,7 @@ class DeviceTiming:
                 "peak_memory_bytes": self.peak_memory_bytes,
                 "projected_seconds": self.projected_seconds, "source": self.source,
                 "memory_source": self.memory_source, "observed_on": self.observed_on,
-                "parameters": self.parameters, "batch": self.batch, "stands_for": self.stands_for}
+                "parameters": self.parameters, "batch": self.batch, "stands_for": self.stands_for, "label": self.label}
 
 
 @dataclass
@@ -111,7 +117,7 @@ def build_outlook(ev: Evidence, job_steps: int | None = None, mac_memory_gb: flo
             peak_memory_bytes=r.peak_memory_bytes,
             projected_seconds=step * job_steps if project and step is not None and job_steps else None, source=r.source,
             memory_source=r.memory_source, warmup_steps=timing.warmup_steps, spread_seconds=timing.spread_seconds,
-            observed_on=r.observed_on, parameters=r.parameters, batch=r.batch))
+            observed_on=r.observed_on, parameters=r.parameters, batch=r.batch, label=r.label))
     mac_mem, mac_src = None, None
     if mac_memory_gb:
         mac_mem, mac_src = int(mac_memory_gb * 2**30), "--mac-memory-gb"

@@ -46,6 +46,11 @@ class RecordEvidence:
         return first_str([self.raw.get("observed_on")])
 
     @property
+    def label(self) -> str | None:
+        """The run's label (``record --label NAME``), or ``None`` when it was given none."""
+        return first_str([self.raw.get("label")])
+
+    @property
     def batch(self) -> str | None:
         """The inputs of one step as ``name shape`` pairs (``"inputs 6x1x8x8, target 6"``), from record.json."""
         tensors = dig(self.raw, "inputs.tensors")

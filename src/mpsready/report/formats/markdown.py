@@ -150,12 +150,12 @@ def _outlook(report: Report) -> list[str]:
                 "|---|---|---|---|---|---|---|"]
         for t in o.timings:
             mem = gib(t.peak_memory_bytes) + (f" ({t.memory_source})" if t.memory_source and t.peak_memory_bytes else "")
-            out.append(f"| {_esc(t.device)} | {t.basis.value} | {seconds(t.step_seconds)} | {spread(t)} | "
+            out.append(f"| {_esc(t.name)} | {t.basis.value} | {seconds(t.step_seconds)} | {spread(t)} | "
                        f"{t.steps_text} | "
                        f"{mem} | {_esc(projected(t, o.job_steps))} |")
         out += ["", "Each projection stands for the device and step it was measured with, and assumes the real "
                 "job runs that same step:", ""]
-        out += [f"- {_txt(t.device)}: {_txt(t.stands_for)}" for t in o.timings]
+        out += [f"- {_txt(t.name)}: {_txt(t.stands_for)}" for t in o.timings]
     for rec in report.evidence.records:
         if rec.warning_counts:
             from mpsready.record.render import warning_summary

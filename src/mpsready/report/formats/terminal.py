@@ -60,11 +60,11 @@ def print_report(report: Report, console: Console | None = None) -> None:
         for col in ("device", "basis", "median step", "spread", "steps", "peak memory", "projected"):
             ot.add_column(col)
         for tm in report.outlook.timings:
-            ot.add_row(_m(tm.device), tm.basis.value, seconds(tm.step_seconds), _m(spread(tm)), _m(tm.steps_text),
+            ot.add_row(_m(tm.name), tm.basis.value, seconds(tm.step_seconds), _m(spread(tm)), _m(tm.steps_text),
                        gib(tm.peak_memory_bytes), _m(projected(tm, report.outlook.job_steps)))
         console.print(ot)
         for tm in report.outlook.timings:
-            console.print(f"  {visible(tm.device)}: {visible(tm.stands_for)}", markup=False, highlight=False)
+            console.print(f"  {visible(tm.name)}: {visible(tm.stands_for)}", markup=False, highlight=False)
 
 
 def _versus(report: Report, console: Console) -> None:
