@@ -332,3 +332,15 @@ def watch_parent() -> None:
         end_group()
 
     threading.Thread(target=wait, name="mpsready-parent-watch", daemon=True).start()
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (signal 0): a folder left by a killed run names its owner's pid, and only a
+    folder whose owner is gone is removed. A process of another user counts as alive."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

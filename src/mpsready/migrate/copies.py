@@ -15,6 +15,7 @@ import stat
 import tempfile
 from pathlib import Path
 
+from mpsready import childproc
 from mpsready.errors import UsageError
 
 SKIP = (".git", "__pycache__", ".mypy_cache", ".pytest_cache", ".venv", "venv")
@@ -123,7 +124,7 @@ def clean_leftovers(tmpdir: str | None = None) -> list[str]:
         except OSError:
             continue
         pid = int(pid_text)
-        if pid == os.getpid() or _alive(pid):
+        if pid == os.getpid() or childproc.pid_alive(pid):
             continue
         shutil.rmtree(path, ignore_errors=True)
         removed.append(path)
@@ -134,11 +135,4 @@ def _no_follow(path: str, flags: int) -> int:
     return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
     return True

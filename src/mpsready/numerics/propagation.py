@@ -14,7 +14,7 @@ import sys
 import weakref
 from collections.abc import Callable
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 MAX_CANDIDATES = 16  # non-finite results from finite inputs waiting to be used (propagated) or masked
 MAX_NOTES = 10  # degenerate reductions kept (info)
@@ -137,11 +137,10 @@ class Propagation:
     _guard: tuple
     _Tensor: Any
 
-    def _finite(self, x: Any) -> bool:  # OpWatch's
-        raise NotImplementedError
+    if TYPE_CHECKING:  # the host's methods (OpWatch's), declared for the type checker only
+        def _finite(self, x: Any) -> bool: ...
 
-    def _stage(self) -> str | None:  # OpWatch's
-        raise NotImplementedError
+        def _stage(self) -> str | None: ...
 
     def _candidate(self, c: Candidate) -> None:
         cands = self._cands

@@ -56,11 +56,10 @@ class DtypeChecks:
     db: "SupportDB"
     _dsupport: dict[str, dict[str, Any]]
 
-    def dtype_rules(self) -> dict[str, Any]:  # pragma: no cover - Judge's
-        raise NotImplementedError
+    if TYPE_CHECKING:  # the host's methods (Judge's), declared for the type checker only
+        def dtype_rules(self) -> dict[str, Any]: ...
 
-    def allocation(self, dtype: str) -> "Judgement | None":  # pragma: no cover - Judge's
-        raise NotImplementedError
+        def allocation(self, dtype: str) -> "Judgement | None": ...
 
     def _floor(self) -> dict[str, Any] | None:
         """This release's entry of mps_availability.yaml, or None (the table's ``min_macos`` then)."""

@@ -336,13 +336,7 @@ def _how_it_died(timed_out: bool, timeout: float | None, rc: int) -> str:
         return f"killed by {_signal_name(rc)}"
     return f"exited with status {rc} before finishing"
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
+
     return True
 
 
@@ -366,7 +360,7 @@ def clean_leftovers(out_p: Path) -> list[str]:
             continue
         pid_text = p.name[len(prefix):].split("-", 1)[0]
         pid = int(pid_text) if pid_text.isdigit() and "-" in p.name[len(prefix):] else None
-        if pid is None or (pid != os.getpid() and _alive(pid)):
+        if pid is None or (pid != os.getpid() and childproc.pid_alive(pid)):
             why = f"process {pid} still runs" if pid else "left by an older mpsready run; remove it by hand"
             notes.append(f"mpsready record: left in place: {p} ({why})")
             continue
