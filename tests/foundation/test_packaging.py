@@ -79,3 +79,34 @@ def test_commands_that_need_pytorch_say_so_with_exit_2(tmp_path):
         assert (proc.returncode, proc.stdout) == (2, ""), proc.stderr
         assert proc.stderr == f"mpsready {command}: error: mpsready {command} needs PyTorch: pip install 'mpsready[torch]'\n"
     assert not (tmp_path / "rec").exists()  # nothing half-written
+
+
+def test_the_test_workflow_matrix_is_every_python_claimed():
+    """.github/workflows/tests.yml runs the suite on exactly the Python versions the classifiers claim, from
+    requires-python's floor up, with the README's test command."""
+    import yaml
+
+    from packaging.specifiers import SpecifierSet
+
+    job = yaml.safe_load((ROOT / ".github" / "workflows" / "tests.yml").read_text(encoding="utf-8"))["jobs"]["tests"]
+    claimed = [c.rsplit(" :: ", 1)[1] for c in PROJECT["classifiers"]
+               if c.startswith("Programming Language :: Python :: 3.")]
+    assert job["strategy"]["matrix"]["python"] == claimed == ["3.10", "3.11", "3.12", "3.13"]
+    assert all(v in SpecifierSet(PROJECT["requires-python"]) for v in claimed)
+    assert "3.9" not in SpecifierSet(PROJECT["requires-python"])
+    assert job["steps"][-1]["run"] == "PYTHON=python bash scripts/test.sh"
+    assert job["env"]["PIP_INDEX_URL"] == "https://download.pytorch.org/whl/cpu"
+
+
+def test_dev_constraints_install_on_every_python_claimed():
+    """Each constraint line's marker holds for some claimed Python, and every pinned package has exactly one
+    line for each of them (hypothesis 6.170 needs 3.11: 3.10 gets a range of its own)."""
+    from packaging.requirements import Requirement as Req
+
+    lines = [ln.strip() for ln in (ROOT / "constraints" / "dev.txt").read_text(encoding="utf-8").splitlines()
+             if ln.strip() and not ln.lstrip().startswith("#")]
+    reqs = [Req(ln) for ln in lines]
+    for version in ("3.10", "3.11", "3.12", "3.13"):
+        env = {"python_version": version, "python_full_version": version + ".0"}
+        names = [r.name for r in reqs if r.marker is None or r.marker.evaluate(env)]
+        assert sorted(names) == sorted(set(r.name for r in reqs)), version

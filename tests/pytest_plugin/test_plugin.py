@@ -265,15 +265,71 @@ def test_a_bare_flag_leaves_the_next_word_a_path():
     assert (_bare_flag(args), args) == (False, ["--mps-emulate", "2.5,14.4", "tests/"])
 
 
-def test_xdist_workers_are_refused():
+def test_xdist_roles(monkeypatch):
     from types import SimpleNamespace
 
-    from mpsready.pytest_plugin import _refuse_xdist
+    from mpsready.pytest_plugin import xdist_role
 
-    _refuse_xdist(SimpleNamespace(numprocesses=0))
-    _refuse_xdist(SimpleNamespace())
-    with pytest.raises(pytest.UsageError, match=r"^--mps-emulate runs in one process: drop pytest-xdist's -n 4 "):
-        _refuse_xdist(SimpleNamespace(numprocesses=4))
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    assert [xdist_role(SimpleNamespace(numprocesses=n)) for n in (None, 0, "0", 4, "auto")] == \
+        [None, None, None, "controller", "controller"]
+    assert xdist_role(SimpleNamespace()) is None
+    assert xdist_role(SimpleNamespace(numprocesses=None, tx=["popen"], dist="load")) == "controller"
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw1")
+    assert xdist_role(SimpleNamespace(numprocesses=2)) == "worker"
+    # a pytest started by a test inside a worker inherits the variable but is no worker
+    assert xdist_role(SimpleNamespace(numprocesses=None)) is None
+
+
+def test_xdist_workers_give_the_verdicts_of_one_process(suite):
+    """``-n 2``: each worker emulates the Mac, the controller merges their verdicts into one document: the
+    per-test verdicts (in collection order), summary, target and gate of the one-process run
+    (:func:`test_suite_on_the_emulated_mac` asserts the same ``EXPECTED`` with ``-n`` absent), the Mac failures
+    still shown MAC-FAILED."""
+    pytest.importorskip("xdist")
+    result = _run(suite, "--mps-emulate=2.5,14.4", "--mps-json=doc.json", "-n", "2", "-v")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(passed=5, failed=5, skipped=1)
+    assert sum(" MAC-FAILED " in ln for ln in result.stdout.lines) == 4, result.stdout.str()
+    assert "mpsready gate (--mps-fail-on=mac-failure): failed: 5 test(s) with a predicted Mac failure" in \
+        result.stdout.str()
+    doc = json.loads((suite.path / "doc.json").read_text())
+    assert _tests(doc) == EXPECTED
+    assert [t["nodeid"].split("::")[1] for t in doc["tests"]] == list(EXPECTED)
+    s = doc["summary"]
+    assert {k: s[k] for k in ("tests", "clean", "mac_failure", "inconclusive", "no_mps", "not_run", "fallback")} == {
+        "tests": 11, "clean": 3, "mac_failure": 5, "inconclusive": 1, "no_mps": 1, "not_run": 1, "fallback": 0}
+    assert doc["gate"] == {"fail_on": "mac-failure", "allow_empty": False, "failed": True,
+                           "reason": "5 test(s) with a predicted Mac failure"}
+    assert (doc["target"]["torch"], doc["target"]["macos"], doc["target"]["fallback"]) == ("2.5.1", "14.4", False)
+    assert (doc["session_finished"], doc["workers"]) == (True, {"lost": [], "tests_not_judged": 0})
+
+
+def test_xdist_worker_that_dies_fails_the_gate(pytester, monkeypatch):
+    """A test ending its worker (``os._exit``) loses that worker's verdicts: its tests are ``inconclusive``
+    (``worker_lost``) and the gate fails naming the worker, even with ``--mps-fail-on never``."""
+    pytest.importorskip("xdist")
+    monkeypatch.setenv("PYTHONPATH", str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    pytester.makepyfile(test_die='''
+import os
+import torch
+
+def test_a_clean():
+    assert torch.ones(2, device="mps").sum().item() == 2.0
+
+def test_b_dies():
+    os._exit(0)
+''')
+    result = _run(pytester, "--mps-emulate=2.5,14.4", "--mps-json=doc.json", "--mps-fail-on=never", "-n", "1",
+                  "-p", "no:randomly", "--max-worker-restart=0")
+    doc = json.loads((pytester.path / "doc.json").read_text())
+    assert result.ret != 0
+    by_id = {t["nodeid"].split("::")[1]: (t["outcome"], t["mac"], t.get("worker_lost", False)) for t in doc["tests"]}
+    assert by_id == {"test_a_clean": ("passed", "inconclusive", True), "test_b_dies": ("failed", "inconclusive", True)}
+    assert doc["gate"]["failed"] is True
+    assert doc["gate"]["reason"].startswith("2 test(s) not judged: pytest-xdist worker(s) ended before handing over "
+                                            "their verdicts (gw0: ")
+    assert doc["workers"]["tests_not_judged"] == 2
 
 
 def test_a_release_without_a_table_is_refused():

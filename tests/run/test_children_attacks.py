@@ -62,7 +62,8 @@ def test_pytest_with_xdist_workers_is_refused(tmp_path, capsys, monkeypatch, arg
     monkeypatch.chdir(tmp_path)
     assert main(["run", "--", *argv]) == 2
     assert capsys.readouterr().err == (f"mpsready run: error: pytest-xdist's {shown} runs the tests in workers the "
-                                       "emulated Mac is not installed in: drop it (or give -n 0)\n")
+                                       "emulated Mac is not installed in: drop it (or give -n 0), or run `pytest "
+                                       "--mps-emulate -n N`, whose workers each emulate the Mac\n")
 
 
 def _run_doc(tmp_path, program: str) -> tuple[int, dict]:

@@ -31,6 +31,9 @@ as failed), with an "emulated Mac" section naming kind, op, dtype and the projec
   document (``collection_errors``: module, message), and so does a session that collected no test at all,
   unless ``--mps-allow-empty`` is given (pytest's own exit status for an empty session, 5, stays).
 
+With pytest-xdist (``-n N``) every worker installs its own emulated Mac and the controller merges their verdicts
+into the one document and gate (:mod:`.distributed`).
+
 ``mpsready run -- pytest ARGS`` runs pytest in its child with this plugin attached to the child's emulator
 (:func:`attach`).
 """
@@ -39,13 +42,18 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from mpsready.run.attached import ATTACHED as _ATTACHED
 from mpsready.run.attached import attach, attached_failures  # noqa: F401  # the plugin's public API, kept
 from mpsready import versions
+from mpsready.pytest_plugin.outcome import WORKER_KEY, collection_message, mac_teststatus, outcome_of, plain
+from mpsready.pytest_plugin.render import write_summary
+
+if TYPE_CHECKING:
+    from mpsready.pytest_plugin.distributed import ControllerSession
 
 FAIL_ON = ("mac-failure", "fallback", "never")
 PLUGIN_NAME = "mpsready-emulated-mac"
@@ -129,14 +137,20 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser, args) -> 
     value = "" if _bare_flag(args) else getattr(ns, "mps_emulate", None)
     if _ATTACHED.get("emu") is not None:
         _check_json_path(ns)
-        session = MacSession(early_config, _ATTACHED["emu"], _ATTACHED["torch"], installed=False)
+        session: MacSession | ControllerSession = MacSession(early_config, _ATTACHED["emu"], _ATTACHED["torch"],
+                                                             installed=False)
     elif value is None:
         return
     else:
-        _refuse_xdist(ns)
         torch_v, macos = _parse_target(value)
         _check_json_path(ns)
-        session = MacSession.install(early_config, torch_v, macos)
+        role = xdist_role(ns)
+        if role == "controller":
+            from mpsready.pytest_plugin.distributed import ControllerSession
+
+            session = ControllerSession(early_config, torch_v, macos)
+        else:
+            session = MacSession.install(early_config, torch_v, macos, worker=role == "worker")
     early_config.pluginmanager.register(session, PLUGIN_NAME)
     session.start_document()
 
@@ -155,12 +169,16 @@ def _check_json_path(ns) -> None:
         raise pytest.UsageError(f"--mps-json {path}: cannot write: {exc.strerror}") from None
 
 
-def _refuse_xdist(ns) -> None:
-    """pytest-xdist's ``-n N`` runs the tests in workers, each of which would emulate a Mac of its own while the
-    document and the gate live in the controller: refused (``pytest.UsageError``) rather than an empty verdict."""
+def xdist_role(ns) -> str | None:
+    """``"controller"`` in the pytest process that hands tests to pytest-xdist workers (``-n N``, ``-n auto``,
+    ``--dist``/``--tx``), ``"worker"`` in one of those workers, ``None`` in a plain session. A worker is
+    started with the controller's arguments and ``PYTEST_XDIST_WORKER`` in its environment (pytest-xdist 3.x,
+    ``xdist/remote.py``); both are needed, since a pytest started *by a test* inherits the variable."""
     n = getattr(ns, "numprocesses", None)
-    if n not in (None, 0, "0"):
-        raise pytest.UsageError(f"--mps-emulate runs in one process: drop pytest-xdist's -n {n} (or add -n 0)")
+    distributed = n not in (None, 0, "0") or (getattr(ns, "tx", None) and getattr(ns, "dist", "no") != "no")
+    if not distributed:
+        return None
+    return "worker" if os.environ.get("PYTEST_XDIST_WORKER") else "controller"
 
 
 def _bare_flag(args: list[str]) -> bool:
@@ -293,8 +311,10 @@ _WATCH = pytest.StashKey[Any]()
 class MacSession:
     """The plugin while the session is emulated: per-test watches, the document, the summary and the gate."""
 
-    def __init__(self, config: pytest.Config, emu, torch_requested: str, installed: bool, undo=()):
+    def __init__(self, config: pytest.Config, emu, torch_requested: str, installed: bool, undo=(),
+                 worker: bool = False):
         self.config = config
+        self.worker = worker  # a pytest-xdist worker: its tests go to the controller, which writes the document
         self.emu = emu
         self.torch_requested = torch_requested
         self.installed = installed
@@ -307,7 +327,7 @@ class MacSession:
         self._current: pytest.Item | None = None
 
     @classmethod
-    def install(cls, config: pytest.Config, torch_v: str, macos: str) -> MacSession:
+    def install(cls, config: pytest.Config, torch_v: str, macos: str, worker: bool = False) -> MacSession:
         import multiprocessing
         import tempfile
 
@@ -329,7 +349,7 @@ class MacSession:
         emu.install()
         undo.append(emu.uninstall)
         undo.append(watch_fallback_variable(emu))  # the project's first `import torch` reads the variable
-        return cls(config, emu, torch_v, installed=True, undo=undo)
+        return cls(config, emu, torch_v, installed=True, undo=undo, worker=worker)
 
     def _options(self):
         """pytest's options: ``config.option`` once parsed, before that (the conftests are loading) the early
@@ -341,7 +361,7 @@ class MacSession:
         """With ``--mps-json``: the document written at once (its gate failed until the session finishes, so a
         process that dies from here on leaves a failed gate), and again by ``os._exit`` (a test ending the
         process after a predicted Mac failure: the document says what the emulated Mac had seen)."""
-        if not self._options().mps_json:
+        if not self._options().mps_json or self.worker:
             return
         self._write_document(finished=False)
         real_exit = os._exit
@@ -364,7 +384,7 @@ class MacSession:
         import json
 
         from mpsready.output import write_text
-        from mpsready.pytest_plugin.document import build_document
+        from mpsready.pytest_plugin.document import build_document, target_of
 
         opt = self._options()
         tests = list(self.tests)
@@ -373,8 +393,9 @@ class MacSession:
             tests.append({"nodeid": current.nodeid,
                           "markers": marker_names(current),
                           **current.stash[_WATCH].result("error")})
-        doc = build_document(self.emu, tests, opt.mps_fail_on, list(self.config.invocation_params.args),
-                             self.root, self.torch_requested, collection_errors=self.collection_errors,
+        doc = build_document(target_of(self.emu, self.torch_requested), tests, opt.mps_fail_on,
+                             list(self.config.invocation_params.args), self.root,
+                             collection_errors=self.collection_errors,
                              allow_empty=bool(getattr(opt, "mps_allow_empty", False)))
         doc["session_finished"] = finished
         if not finished:
@@ -382,7 +403,7 @@ class MacSession:
                 "the session has not finished (a document left like this: the process died)"
             doc["gate"] = dict(doc["gate"], failed=True,
                                reason="; ".join(filter(None, [doc["gate"].get("reason"), why])))
-        if opt.mps_json:
+        if opt.mps_json and not self.worker:
             write_text(opt.mps_json, json.dumps(doc, indent=1, default=str))
         return doc
 
@@ -445,7 +466,7 @@ class MacSession:
         if call.excinfo is not None and rep.failed:
             entry = watch.note_exception(call.excinfo.value)
             if entry is not None:
-                rep.mpsready_mac = entry
+                rep.mpsready_mac = plain(entry)  # travels with the report to an xdist controller
                 rep.sections.append(("emulated Mac", _entry_text(entry)))
                 if _ATTACHED:
                     _ATTACHED["entries"].append(entry)
@@ -454,7 +475,7 @@ class MacSession:
             if caught:
                 watch.failed_by_mac = True
                 rep.outcome = "failed"
-                rep.mpsready_mac = caught[0]
+                rep.mpsready_mac = plain(caught[0])
                 rep.longrepr = ("marked mps_mac (must pass on the emulated Mac), but the emulated Mac raised a "
                                 "failure the test caught:\n" + "\n".join(_entry_text(f) for f in caught))
 
@@ -464,11 +485,7 @@ class MacSession:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_report_teststatus(self, report, config):
-        if getattr(report, "mpsready_mac", None) is not None and report.failed:
-            if report.when == "call":
-                return "failed", "M", ("MAC-FAILED", {"red": True})
-            return "error", "M", ("MAC-ERROR", {"red": True})
-        return None
+        return mac_teststatus(report)
 
     def _finish(self, item: pytest.Item) -> None:
         watch = item.stash.get(_WATCH, None)
@@ -476,38 +493,31 @@ class MacSession:
             return
         entry = {"nodeid": item.nodeid,
                  "markers": marker_names(item),
-                 **watch.result(_outcome(self.reports.pop(item.nodeid, [])))}
+                 **watch.result(outcome_of(self.reports.pop(item.nodeid, [])))}
         self.tests.append(entry)
         del item.stash[_WATCH]
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus) -> None:
+        output = getattr(self.config, "workeroutput", None)
+        if self.worker and output is not None:
+            # pytest-xdist sends `workeroutput` to the controller when this hook returns (xdist/remote.py)
+            import json
+
+            from mpsready.pytest_plugin.document import target_of
+
+            output[WORKER_KEY] = json.dumps({"target": target_of(self.emu, self.torch_requested),
+                                             "tests": self.tests}, default=str)
+            return
         self.doc = self._write_document(finished=True)
         if self.doc["gate"]["failed"] and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus, config) -> None:
-        if self.doc is None:
-            return
-        from mpsready.pytest_plugin.render import render_summary
-
-        tr = terminalreporter
-        tr.section("mpsready: the tests on an emulated Mac (predicted)")
-        width = tr._tw.fullwidth if tr.isatty else 160  # a CI log is not a terminal: keep table rows on one line
-        tr.write(render_summary(self.doc, width=max(100, width), color=tr.hasmarkup))
-        if config.option.mps_json:
-            tr.write_line(f"mpsready.pytest document: {config.option.mps_json}")
+        write_summary(self.doc, terminalreporter, config)
 
 
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
-def collection_message(text: str) -> str:
-    """The exception line of a collection error's report text (pytest marks it ``E   ``; the last one is the
-    exception raised), or its last line; at most 500 characters."""
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    marked = [ln[1:].strip() for ln in lines if ln.startswith("E ")]
-    return (marked[-1] if marked else lines[-1].strip() if lines else "collection failed")[:500]
 
 
 def _not_emulator(entry) -> bool:
@@ -528,25 +538,3 @@ def _entry_text(f: dict[str, Any]) -> str:
     fixed = f"; predicted fixed in torch {f['fixed_in']}" if f.get("fixed_in") else ""
     return (f"predicted Mac failure at {where}: {', '.join(bits)}{fixed}\n"
             f"  {f.get('exception') or 'error'}: {str(f.get('message') or '')[:400]}")
-
-
-def _outcome(reports: list) -> str:
-    """The test's own outcome from its phase reports: passed, failed, error, skipped, xfailed, xpassed."""
-    out = "passed"
-    for rep in reports:
-        xfail = hasattr(rep, "wasxfail")
-        if rep.when == "setup":
-            if rep.failed:
-                return "error"
-            if rep.skipped:
-                return "xfailed" if xfail else "skipped"
-        elif rep.when == "call":
-            if rep.failed:
-                out = "failed"
-            elif rep.skipped:
-                out = "xfailed" if xfail else "skipped"
-            elif xfail:
-                out = "xpassed"
-        elif rep.when == "teardown" and rep.failed and out == "passed":
-            out = "error"
-    return out

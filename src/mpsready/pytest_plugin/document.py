@@ -34,7 +34,7 @@ VERSION = 1
 FAIL_ON = ("mac-failure", "fallback", "never")
 LIMITS = ("numerics are this CPU's, not MPS kernels'", "speed and memory are not a Mac's",
           "C++/CUDA extensions and torch.compile are not emulated",
-          "one emulated process: a Mac abort (crash) would end the whole session there")
+          "one emulated process (per pytest-xdist worker): a Mac abort (crash) would end it there")
 
 
 def summarize(tests: list[dict[str, Any]]) -> dict[str, Any]:
@@ -86,15 +86,22 @@ def gate(summary: dict[str, Any], fail_on: str, collection_errors: list[dict[str
             "reason": "; ".join(reasons) or None}
 
 
-def build_document(emu, tests: list[dict[str, Any]], fail_on: str, args: list[str], rootdir: str,
-                   torch_requested: str, collection_errors: list[dict[str, Any]] | None = None,
+def target_of(emu, torch_requested: str) -> dict[str, Any]:
+    """The document's ``target`` for the installed emulator ``emu`` (plain data: an xdist worker sends it to the
+    controller, which installs no emulator of its own)."""
+    return {"torch": emu.judge.torch, "torch_requested": torch_requested, "macos": emu.target.macos,
+            "fallback": emu.judge.fallback, "mps_available": emu.judge.available}
+
+
+def build_document(target: dict[str, Any], tests: list[dict[str, Any]], fail_on: str, args: list[str],
+                   rootdir: str, collection_errors: list[dict[str, Any]] | None = None,
                    allow_empty: bool = False) -> dict[str, Any]:
+    """The document (module docstring) from ``target`` (:func:`target_of`) and the per-test entries."""
     errors = list(collection_errors or [])
     summary = {**summarize(tests), "collection_errors": len(errors)}
     return envelope(
         SCHEMA, VERSION, basis="emulated", basis_class="predicted",
-        target={"torch": emu.judge.torch, "torch_requested": torch_requested, "macos": emu.target.macos,
-                "fallback": emu.judge.fallback, "mps_available": emu.judge.available},
+        target=dict(target),
         settings={"fail_on": fail_on, "args": list(args), "rootdir": rootdir},
         tests=tests, collection_errors=errors, summary=summary,
         gate=gate(summary, fail_on, errors, allow_empty), limits=list(LIMITS))

@@ -67,3 +67,15 @@ def render_summary(doc: dict[str, Any], width: int = 120, color: bool = False) -
     else:
         console.print(f"mpsready gate (--mps-fail-on={g['fail_on']}): passed")
     return buf.getvalue()
+
+
+def write_summary(doc: dict[str, Any] | None, terminalreporter, config) -> None:
+    """The plugin's section of pytest's terminal summary for the session's document ``doc`` (none: nothing)."""
+    if doc is None:
+        return
+    tr = terminalreporter
+    tr.section("mpsready: the tests on an emulated Mac (predicted)")
+    width = tr._tw.fullwidth if tr.isatty else 160  # a CI log is not a terminal: keep table rows on one line
+    tr.write(render_summary(doc, width=max(100, width), color=tr.hasmarkup))
+    if config.option.mps_json:
+        tr.write_line(f"mpsready.pytest document: {config.option.mps_json}")

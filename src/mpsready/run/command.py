@@ -55,7 +55,8 @@ def _refuse_xdist(args: list[str]) -> None:
         if value is not None and value.strip() != "0":
             shown = " ".join(args[i:i + 2]) if a in ("-n", "--numprocesses") else a
             raise UsageError(f"pytest-xdist's {shown} runs the tests in workers the emulated Mac is not installed in: "
-                             "drop it (or give -n 0)")
+                             "drop it (or give -n 0), or run `pytest --mps-emulate -n N`, whose workers each "
+                             "emulate the Mac")
 
 
 def parse_program(words: list[str], cwd: str | None = None) -> Program:
