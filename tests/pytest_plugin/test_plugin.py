@@ -547,3 +547,39 @@ def test_the_plugin_imports_under_a_pluggy_without_new_style_wrappers(monkeypatc
     finally:
         monkeypatch.undo()
         importlib.reload(plugin)
+
+
+def test_the_plugin_is_inert_under_a_pytest_older_than_its_floor(monkeypatch):
+    """pytest 6.2 has no ``pytest.StashKey``: the module once built one at import, so merely having mpsready
+    installed broke every pytest run there (AttributeError, seen in a venv with pytest 6.2.5 and pluggy 0.13.1;
+    scripts/check_plugin_hosts.sh repeats it). Now it imports, and --mps-emulate is a usage error naming the
+    floor."""
+    import importlib
+
+    import mpsready.pytest_plugin as plugin
+
+    monkeypatch.delattr(pytest, "StashKey")
+    monkeypatch.setattr(pytest, "__version__", "6.2.5")
+    try:
+        importlib.reload(plugin)  # raised AttributeError: module 'pytest' has no attribute 'StashKey'
+        assert plugin._WATCH is None
+        with pytest.raises(pytest.UsageError) as err:
+            plugin._check_host()
+        assert str(err.value) == ("--mps-emulate needs pytest >= 7.0 (this is pytest 6.2.5): "
+                                  "pip install 'mpsready[pytest]'")
+    finally:
+        monkeypatch.undo()
+        importlib.reload(plugin)
+
+
+def test_mps_emulate_without_torch_is_a_usage_error(monkeypatch):
+    import importlib.util
+
+    from mpsready.pytest_plugin import _check_host
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
+    with pytest.raises(pytest.UsageError) as err:
+        _check_host()
+    assert str(err.value) == ("--mps-emulate needs PyTorch in this environment (the emulated Mac runs your tests "
+                              "with it): pip install 'mpsready[torch]'")

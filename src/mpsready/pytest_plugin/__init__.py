@@ -142,6 +142,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser, args) -> 
     elif value is None:
         return
     else:
+        _check_host()
         torch_v, macos = _parse_target(value)
         _check_json_path(ns)
         role = xdist_role(ns)
@@ -153,6 +154,20 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser, args) -> 
             session = MacSession.install(early_config, torch_v, macos, worker=role == "worker")
     early_config.pluginmanager.register(session, PLUGIN_NAME)
     session.start_document()
+
+
+def _check_host() -> None:
+    """``--mps-emulate`` needs pytest >= 7.0 and PyTorch in this environment: ``pytest.UsageError`` naming what
+    is missing, before anything is installed (never a traceback from the middle of the emulator)."""
+    import importlib.util
+
+    found = tuple(int(p) for p in pytest.__version__.split(".")[:2] if p.isdigit())
+    if found < PYTEST_FLOOR:
+        raise pytest.UsageError(f"--mps-emulate needs pytest >= {'.'.join(map(str, PYTEST_FLOOR))} "
+                                f"(this is pytest {pytest.__version__}): pip install 'mpsready[pytest]'")
+    if importlib.util.find_spec("torch") is None:
+        raise pytest.UsageError("--mps-emulate needs PyTorch in this environment (the emulated Mac runs your tests "
+                                "with it): pip install 'mpsready[torch]'")
 
 
 def _check_json_path(ns) -> None:
@@ -305,7 +320,11 @@ def emulated_mac(request: pytest.FixtureRequest) -> EmulatedMac:
     return EmulatedMac(session, session.watch_of(request.node))
 
 
-_WATCH = pytest.StashKey[Any]()
+# pytest >= 7.0 (item.stash, pytest.StashKey): the floor of the `pytest` extra. An older pytest imports this
+# module too (the pytest11 entry point is loaded by every pytest of the environment), so nothing here may need
+# 7.0 at import: the plugin stays inert there and --mps-emulate is a usage error that names the floor.
+PYTEST_FLOOR = (7, 0)
+_WATCH = pytest.StashKey[Any]() if hasattr(pytest, "StashKey") else None
 
 
 class MacSession:
