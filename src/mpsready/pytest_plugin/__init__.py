@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
@@ -324,7 +324,7 @@ def emulated_mac(request: pytest.FixtureRequest) -> EmulatedMac:
 # module too (the pytest11 entry point is loaded by every pytest of the environment), so nothing here may need
 # 7.0 at import: the plugin stays inert there and --mps-emulate is a usage error that names the floor.
 PYTEST_FLOOR = (7, 0)
-_WATCH = pytest.StashKey[Any]() if hasattr(pytest, "StashKey") else None
+_WATCH = cast("pytest.StashKey[Any]", pytest.StashKey[Any]() if hasattr(pytest, "StashKey") else None)
 
 
 class MacSession:
