@@ -205,3 +205,29 @@ def test_time_limit_stops_cleanly(tmp_path):
     _r, doc, _o, _e = emulate(write(tmp_path, SLOW), time_limit=0.5)
     assert (doc["outcome"], doc["exit_code"], doc["stop_reason"]) == ("stopped", 0, "--time-limit 0.5 s reached")
     assert 0.4 < doc["seconds"] < 5
+
+
+def test_cuda_calls_raise_the_macs_error_on_a_cuda_build_with_a_gpu(tmp_path, monkeypatch):
+    """On a CUDA build with a working GPU the real ``torch.cuda._lazy_init`` succeeds, so ``.cuda()`` used to
+    complete on the emulated Mac (a false pass; without a driver it said "Found no NVIDIA driver", which no Mac
+    prints). The emulated Mac raises the macOS wheel's error, marked ``cuda_api``, whatever the local build."""
+    import torch
+
+    from mpsready.emulate import Emulator, Target
+    from mpsready.emulate import residence
+    from mpsready.emulate.session import mac_error_kind
+
+    monkeypatch.setattr(torch.cuda, "_lazy_init", lambda: None)  # what a CUDA build with a GPU does
+    emu = Emulator(Target("2.5", "15.5"), str(tmp_path), keep_going=True)
+    emu.install()
+    try:
+        for call in (lambda: torch.ones(2).cuda(), lambda: torch.zeros(1, device="cuda"), torch.cuda.synchronize,
+                     torch.cuda._lazy_init):
+            with pytest.raises(AssertionError) as err:
+                call()
+            assert (str(err.value), mac_error_kind(err.value)) == ("Torch not compiled with CUDA enabled", "cuda_api")
+        assert (torch.cuda.is_available(), torch.cuda.device_count()) == (False, 0)
+    finally:
+        emu.uninstall()
+        residence.clear()
+    assert torch.cuda._lazy_init() is None  # the local build's own again

@@ -11,8 +11,9 @@ Patched for the emulated process only (``install`` returns the undo):
 * ``torch.mps``: ``synchronize``, ``empty_cache``, ``manual_seed``/``seed``/``get_rng_state``/``set_rng_state``
   (MPS tensors draw from this CPU's generator here), ``device_count`` 1, and memory queries that count the
   bytes of live resident tensors: emulated figures, said once on stderr;
-* ``torch.cuda.is_available()`` False and ``device_count()`` 0 (already so on a CPU build, where
-  ``.cuda()`` raises PyTorch's own "Torch not compiled with CUDA enabled");
+* ``torch.cuda.is_available()`` False and ``device_count()`` 0, and ``torch.cuda._lazy_init`` raises a macOS
+  wheel's "Torch not compiled with CUDA enabled" whatever the local build (a CUDA build with a GPU would
+  otherwise run ``.cuda()``);
 * the CUDA errors a non-CUDA build raises on a Mac as here are marked as Mac failures (kind ``cuda_api``,
   :func:`~mpsready.emulate.session.mark_mac_error`), at their source rather than by their text: what
   ``torch.cuda._lazy_init`` raises (every ``.cuda()``, ``device="cuda"``, ``torch.cuda.*`` call reaches it; the
@@ -154,10 +155,19 @@ def _marking(real: Callable, applies: Callable[..., bool] = lambda *a, **k: True
     return wrapper
 
 
+def _no_cuda(*args, **kwargs):
+    """``torch.cuda._lazy_init`` as a macOS wheel has it: no CUDA was compiled in, so it raises
+    ``AssertionError("Torch not compiled with CUDA enabled")`` (torch/cuda/__init__.py ``_lazy_init``, the
+    ``_cuda_getDeviceCount`` check, 2.0-2.13), marked ``cuda_api``. Never the local build's own: a CUDA build
+    would initialise a real GPU (and ``.cuda()`` would complete: a false "it works") or, without a driver, say
+    "Found no NVIDIA driver", which no Mac prints."""
+    raise mark_mac_error(AssertionError("Torch not compiled with CUDA enabled"), "cuda_api")
+
+
 def _install_cuda_marks(p: _Patches) -> None:
     import torch.serialization as ser
 
-    p.set(torch.cuda, "_lazy_init", _marking(torch.cuda._lazy_init))
+    p.set(torch.cuda, "_lazy_init", _no_cuda)
     if hasattr(ser, "_validate_device"):  # _validate_device(location, backend_name), torch/serialization.py 2.1+
         p.set(ser, "_validate_device", _marking(
             ser._validate_device, lambda location, backend_name, *a, **k: backend_name == "cuda"))
