@@ -116,6 +116,11 @@ _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 _PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h (Linux 3.4)
 
+# the children :func:`run_group` started and has not reaped yet, in every thread (a release matrix runs several
+# at a time): never an orphan for :func:`end_adopted` to end; the lock covers starting one and ending orphans
+_LIVE: set[int] = set()
+_LIVE_LOCK = threading.Lock()
+
 
 def _adopt_orphans() -> set[int] | None:
     """Make this process the subreaper of its descendants (Linux): a process the program starts in a new session
@@ -154,19 +159,20 @@ def end_adopted(before: set[int], rounds: int = 20) -> None:
     import time
 
     for _ in range(rounds):
-        new = _children() - before
+        with _LIVE_LOCK:  # another thread's child (started after ``before``) is not an orphan
+            new = _children() - before - _LIVE
+            for pid in new:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            for pid in new:
+                try:
+                    os.waitpid(pid, 0)
+                except ChildProcessError:
+                    pass
         if not new:
             return
-        for pid in new:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        for pid in new:
-            try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
         time.sleep(0.01)
 
 
@@ -275,13 +281,15 @@ def run_group(argv: list[str], *, env: dict[str, str], cwd: str | None = None, s
         raise Interrupted(signum)
 
     try:
-        if tty is not None:
-            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=stdin, stdout=stdout, stderr=stderr,
-                                    pass_fds=(read_fd,), preexec_fn=lambda: _take_terminal(tty))
-        else:
-            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=stdin, stdout=stdout, stderr=stderr,
-                                    start_new_session=True, pass_fds=(read_fd,),
-                                    preexec_fn=_die_with_parent if PRCTL else None)
+        with _LIVE_LOCK:
+            if tty is not None:
+                proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=stdin, stdout=stdout, stderr=stderr,
+                                        pass_fds=(read_fd,), preexec_fn=lambda: _take_terminal(tty))
+            else:
+                proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=stdin, stdout=stdout, stderr=stderr,
+                                        start_new_session=True, pass_fds=(read_fd,),
+                                        preexec_fn=_die_with_parent if PRCTL else None)
+            _LIVE.add(proc.pid)
         os.close(read_fd)
         read_fd = -1
         if threading.current_thread() is threading.main_thread():
@@ -296,6 +304,8 @@ def run_group(argv: list[str], *, env: dict[str, str], cwd: str | None = None, s
             kill_group(proc.pid)  # whatever the child started and left running
             if proc.poll() is None:
                 proc.wait()
+            with _LIVE_LOCK:
+                _LIVE.discard(proc.pid)
             if before is not None:
                 end_adopted(before)  # and what left the group (setsid daemons), adopted by this process
             if tty is not None:
