@@ -27,4 +27,4 @@ def test_a_child_that_ends_first_does_not_end_the_other_threads_children():
     for t in (*fast, slow):
         t.join(90)
     assert results == {"slow": (7, False), "fast0": (3, False), "fast1": (3, False), "fast2": (3, False)}
-    assert childproc._LIVE == set()
+    assert childproc.LIVE == set()

@@ -110,6 +110,19 @@ class MPSDispatch(TorchDispatchMode):
     its arguments (collecting its tensors and asking their residence), the plan's look-up, the count on the
     plan's record, and one look-up of its result's dtype (``refused``) before its residence mark."""
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        """False: ``__torch_dispatch__`` is not wrapped in ``torch._disable_dynamo`` when the class is made
+        (``TorchDispatchMode.__init_subclass__``, torch/utils/_python_dispatch.py, 2.5-2.13, the documented
+        opt-out). The wrapper keeps Dynamo from tracing a mode's Python; it costs every aten call about 0.5 us and
+        the child's start the import of ``torch._dynamo`` on the first call (seconds; issue 39). It is put back
+        the moment the program imports ``torch._dynamo`` (:func:`install`: ``torch._dynamo.optimize``,
+        ``torch.export``; the emulated ``torch.compile`` imports it on its first call), so Dynamo never meets the
+        mode unwrapped (without it a program's own ``torch._dynamo.optimize`` fails: "Cannot access accelerator
+        device when none is available")."""
+        return False
+
+
     def __init__(self, emu: Emulator, depth: int = 0):
         super().__init__()
         self.emu = emu
@@ -539,9 +552,41 @@ def _bmm_numel(name: str, args) -> int:
     return 0
 
 
+_SHIMMED = torch._disable_dynamo(_HANDLE, recursive=True)  # what TorchDispatchMode would have made of it
+
+
+def _shim_on() -> None:
+    """``__torch_dispatch__`` wrapped in Dynamo's disable shim from now on (:meth:`MPSDispatch._should_skip_dynamo`);
+    the dispatcher reads the attribute on every call."""
+    MPSDispatch.__torch_dispatch__ = _SHIMMED  # type: ignore[method-assign]
+
+
+class _DynamoWatch:
+    """A ``sys.meta_path`` finder that finds nothing: it only notices the first import of ``torch._dynamo``."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name == "torch._dynamo":
+            _shim_on()
+        return None
+
+
 def install(emu: Emulator):
     """Push the mode for the rest of the process (kept as ``emu.dispatch``, for :meth:`MPSDispatch.forward`);
-    returns the undo."""
+    returns the undo. ``torch._dynamo`` imported already (or later, watched by a finder): Dynamo's shim on."""
+    import sys
+
     mode = emu.dispatch = MPSDispatch(emu)
+    watch = _DynamoWatch()
+    if "torch._dynamo" in sys.modules:
+        _shim_on()
+    else:
+        MPSDispatch.__torch_dispatch__ = _HANDLE  # type: ignore[method-assign]
+        sys.meta_path.insert(0, watch)  # type: ignore[arg-type]
     mode.__enter__()
-    return lambda: mode.__exit__(None, None, None)
+
+    def undo() -> None:
+        mode.__exit__(None, None, None)
+        if watch in sys.meta_path:
+            sys.meta_path.remove(watch)  # type: ignore[arg-type]
+    return undo
