@@ -135,6 +135,11 @@ def step_times(fn, steps: int, setup: str) -> list[float]:
     else:
         emu = Emulator(Target(TORCH, MACOS), str(Path(__file__).parent))
         emu.install()
+        # the bare set-up imported torch._dynamo in this process, so install() put Dynamo's shim on the mode; a
+        # program that never imports it runs without (emulate/dynamo_shim.py, issue 39), as measured here
+        from mpsready.emulate.dispatch import _HANDLE, MPSDispatch
+
+        MPSDispatch.__torch_dispatch__ = _HANDLE  # type: ignore[method-assign]
         numerics = None
         if setup == "run+nan":
             from mpsready.numerics.hooks import RunWatch

@@ -304,6 +304,13 @@ class MPSDispatch(TorchDispatchMode):
         finally:
             _push(self)
 
+    def forget_plans(self) -> None:
+        """Drop every memoised plan (the judge's assumptions changed: ``PYTORCH_ENABLE_MPS_FALLBACK`` read at the
+        program's first ``import torch``, run/child.py): what a plan holds depends on the judge's target, its
+        fallback setting and the call's kind, and the key names only the call's kind."""
+        for info in self.infos.values():
+            info.plans = ({}, {}, {}, {})
+
     def _learn(self, info: _Info) -> bool:
         """On an op's first memoisable-looking call: whether the judge reads only its dtypes (class docstring),
         and whether it reads ``dim_max`` (then a call with a tensor of more than INT_MAX elements is judged

@@ -304,7 +304,11 @@ def watch_fallback_variable(emu) -> Callable[[], None]:
         if not state["done"] and level == 0 and (name == "torch" or name.startswith("torch.")):
             state["done"] = True
             builtins.__import__ = real
-            emu.judge.set_fallback(os.environ.get("PYTORCH_ENABLE_MPS_FALLBACK") == "1")
+            fallback = os.environ.get("PYTORCH_ENABLE_MPS_FALLBACK") == "1"
+            if fallback != emu.judge.fallback:
+                emu.judge.set_fallback(fallback)
+                if getattr(emu, "dispatch", None) is not None:
+                    emu.dispatch.forget_plans()  # plans judged before hold the other answer
         return real(name, globals, locals, fromlist, level)
 
     builtins.__import__ = watching

@@ -18,13 +18,14 @@ which forks the **job**:
   (:func:`mpsready.childproc.end_adopted`) and writes the job's exit status to the reply pipe.
 
 The zygote starts no thread (a fork keeps only the forking thread) and runs no torch op (PyTorch's thread pools are
-made lazily, on a first parallel op, never here). It ends when ``mpsready run`` closes the request pipe (after
-the monitors it started have ended) or dies (its pipe watchdog reaches end of file: the zygote kills its own group,
-the monitors; the jobs, in sessions of their own, end by their own watchdog and their death signal).
+made lazily, on a first parallel op, never here). ``mpsready run`` kills its group (the zygote and the
+monitors) once every job is answered (a monitor's reply is its last act), or the zygote ends itself when
+``mpsready run`` dies (its pipe watchdog reaches end of file); the jobs, in sessions of their own, end by their
+own watchdog and their death signal.
 
-Only where ``os.fork`` exists (:func:`available`); ``MPSREADY_ZYGOTE=0`` turns it off. A zygote that does not
-start (its import fails) or dies leaves the jobs it has not answered to the spawned path, so a run never has
-fewer results than before.
+Only on Linux (:func:`available`; elsewhere, as with ``MPSREADY_ZYGOTE=0``, a fresh interpreter per release). A
+zygote that does not start (its import fails) or dies leaves the jobs it has not answered to the spawned path, so a
+run never has fewer results than before.
 """
 
 from __future__ import annotations
@@ -45,8 +46,10 @@ READY = "ready"
 
 
 def available() -> bool:
-    """Whether jobs can be forked here: ``os.fork`` exists (not Windows) and ``MPSREADY_ZYGOTE`` is not ``0``."""
-    return hasattr(os, "fork") and os.environ.get(ENV_OFF, "1") != "0"
+    """Whether jobs are forked here: Linux (``os.fork`` exists elsewhere too, but macOS's system frameworks are
+    not safe to use in a forked child, which is why Python's ``multiprocessing`` spawns there since 3.8; Windows
+    has no fork) and ``MPSREADY_ZYGOTE`` is not ``0``."""
+    return sys.platform.startswith("linux") and hasattr(os, "fork") and os.environ.get(ENV_OFF, "1") != "0"
 
 
 class ZygoteGone(RuntimeError):
