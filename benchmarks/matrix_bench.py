@@ -12,6 +12,16 @@ alike) and as medians over ``--rounds``:
 Goals (issue 39): all releases <= 2.5x one release; one release <= plain + 1.0 s.
 
     PYTHONPATH=src python benchmarks/matrix_bench.py [--rounds 3] [--script tiny.py] [--no-zygote] [--torch all]
+
+Measured (issue 39, torch 2.13 CPU, 2 cores shared with other agents, load average 8-9, medians of the rounds;
+the plain program's own time moved with the load between the two runs, so compare the ratios):
+
+* after (zygote, thinner start), ``--rounds 3``: plain 2.44 s, one release 2.57 s, all 12 releases 4.31 s: all /
+  one 1.67 (goal <= 2.5), one - plain 0.13 s (goal <= 1.0);
+* before (commit d2a3715: a fresh interpreter per release, with the fix that lets several run at once),
+  ``--rounds 2``: plain 3.75 s, one release 7.10 s, all 12 releases 46.18 s: all / one 6.51, one - plain 3.35 s.
+  (Without that fix, on the commit before this issue, ``--torch all`` took 74 s and ended 10 of 12 releases
+  ``no_result``, child status -9.)
 """
 
 from __future__ import annotations
