@@ -112,7 +112,8 @@ code = ("import os, time\\nif os.fork() == 0:\\n    os.setsid()\\n    fd = os.op
         "    time.sleep(60)\\n")
 pid_file = os.path.join(sys.argv[1], "daemon-%d.pid" % os.getpid())
 subprocess.run([sys.executable, "-c", code % pid_file])
-subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])  # left running in the program's group
+# left running in the program's group, named by this test's folder
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", sys.argv[1]])
 import time
 for _ in range(200):
     if os.path.exists(pid_file) and open(pid_file).read():
@@ -143,7 +144,7 @@ def test_what_a_forked_release_left_running_is_ended(tmp_path):
     while any(_running(p) for p in pids) and time.monotonic() < end:
         time.sleep(0.05)
     assert not [p for p in pids if _running(p)]
-    assert subprocess.run(["pgrep", "-f", "time.sleep\\(60\\)"], capture_output=True).stdout == b""
+    assert subprocess.run(["pgrep", "-f", f"time.sleep\\(60\\) {marker}"], capture_output=True).stdout == b""
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
