@@ -35,7 +35,6 @@ def mac_runs(cwd: Path, argv: list[str], releases: list[str], max_steps: int, ti
     env = dict(os.environ)
     env["CUDA_VISIBLE_DEVICES"] = ""
     limit = (time_limit or 3600) * len(releases) + 120
-    tell(f"verify: emulated Mac: PyTorch {', '.join(releases)} (mpsready run, one child per release)")
     read_fd, write_fd = os.pipe()
     tail: collections.deque[str] = collections.deque(maxlen=400)
     reader = threading.Thread(target=_pass_on, args=(read_fd, tail, tell), daemon=True)
