@@ -43,6 +43,7 @@ from mpsready import childproc
 
 ENV_OFF = "MPSREADY_ZYGOTE"  # "0": a fresh interpreter per release (the path before issue 39)
 READY = "ready"
+READY_WAIT_S = 600.0
 
 
 def available() -> bool:
@@ -98,7 +99,9 @@ class Zygote:
         self._watch_w = watch_w
         self._req = os.fdopen(req_w, "w", buffering=1)
         self._rep = os.fdopen(rep_r, "r")
-        first = self._rep.readline().strip()
+        # a zygote that has not loaded in READY_WAIT_S (a hang in an import) is given up: the spawned path runs
+        ready, _, _ = select.select([self._rep], [], [], READY_WAIT_S)
+        first = self._rep.readline().strip() if ready else ""
         if first != READY:
             self.close()
             return False
