@@ -27,6 +27,12 @@ Last measured (``--rounds 3 --steps 5``, torch 2.13, 2 shared, loaded cores, two
 between runs): run / plain MLP 1.34 / 1.53, CNN 1.13 / 1.23, transformer 1.25 / 1.20; trace / plain MLP 1.87 /
 1.86, CNN 1.38 / 1.48, transformer 1.36 / 1.29. Why the MLP stays above 1.3: docs/emulation.md (the function
 mode's cost is its existence; the placement check needs it).
+
+Issue 39 (``--rounds 3 --steps 8``, two runs each alternating with the commit before the issue, loaded 2-core
+machine; the run set-up without Dynamo's shim, as a program that never imports ``torch._dynamo`` runs): run / plain
+(median) MLP 1.61, 1.68 -> 1.61, 1.58; CNN 1.47, 1.18 -> 1.20, 1.04 (its plain step moved by a third between
+runs); transformer 1.29, 1.29 -> 1.25, 1.25. The run's extra cost per aten call: MLP 16.7, 16.8 -> 15.7, 15.7 us,
+transformer 25.0, 25.8 -> 20.7, 21.7 us.
 """
 
 from __future__ import annotations
@@ -135,6 +141,11 @@ def step_times(fn, steps: int, setup: str) -> list[float]:
     else:
         emu = Emulator(Target(TORCH, MACOS), str(Path(__file__).parent))
         emu.install()
+        # the bare set-up imported torch._dynamo in this process, so install() put Dynamo's shim on the mode; a
+        # program that never imports it runs without (emulate/dynamo_shim.py, issue 39), as measured here
+        from mpsready.emulate.dispatch import _HANDLE, MPSDispatch
+
+        MPSDispatch.__torch_dispatch__ = _HANDLE  # type: ignore[method-assign]
         numerics = None
         if setup == "run+nan":
             from mpsready.numerics.hooks import RunWatch

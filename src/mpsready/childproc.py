@@ -116,8 +116,13 @@ _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 _PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h (Linux 3.4)
 
+# the children :func:`run_group` started and has not reaped yet, in every thread (a release matrix runs several
+# at a time): never an orphan for :func:`end_adopted` to end; the lock covers starting one and ending orphans
+LIVE: set[int] = set()
+LIVE_LOCK = threading.Lock()
 
-def _adopt_orphans() -> set[int] | None:
+
+def adopt_orphans() -> set[int] | None:
     """Make this process the subreaper of its descendants (Linux): a process the program starts in a new session
     (``setsid``, a daemon) is adopted by this process when its parent exits, instead of by init, so
     :func:`end_adopted` can end it. Returns this process's children now (not to be touched), or ``None`` where
@@ -149,28 +154,29 @@ def _children() -> set[int]:
 
 def end_adopted(before: set[int], rounds: int = 20) -> None:
     """SIGKILL and reap every child of this process that was not one before the run (``before``): the program's
-    descendants that left its process group and were adopted here (:func:`_adopt_orphans`). A daemon's own
+    descendants that left its process group and were adopted here (:func:`adopt_orphans`). A daemon's own
     children are adopted in turn when it dies, hence the rounds."""
     import time
 
     for _ in range(rounds):
-        new = _children() - before
+        with LIVE_LOCK:  # another thread's child (started after ``before``) is not an orphan
+            new = _children() - before - LIVE
+            for pid in new:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            for pid in new:
+                try:
+                    os.waitpid(pid, 0)
+                except ChildProcessError:
+                    pass
         if not new:
             return
-        for pid in new:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        for pid in new:
-            try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
         time.sleep(0.01)
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """In the child before exec: SIGTERM when the parent dies (the child's handler then kills its group)."""
     PRCTL(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
 
@@ -195,7 +201,7 @@ def _take_terminal(fd: int) -> None:
     finally:
         signal.signal(signal.SIGTTOU, old)
     if PRCTL:
-        _die_with_parent()
+        die_with_parent()
 
 
 def _give_back_terminal(fd: int) -> None:
@@ -264,7 +270,7 @@ def run_group(argv: list[str], *, env: dict[str, str], cwd: str | None = None, s
     this process; the terminal is given back when the child ends."""
     read_fd, write_fd = os.pipe()
     env = dict(env, **{PARENT_FD: str(read_fd)})
-    before = _adopt_orphans()
+    before = adopt_orphans()
     previous: dict[signal.Signals, Any] = {}
     proc = None
     tty = _terminal() if foreground and stdin is None else None
@@ -275,13 +281,15 @@ def run_group(argv: list[str], *, env: dict[str, str], cwd: str | None = None, s
         raise Interrupted(signum)
 
     try:
-        if tty is not None:
-            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=stdin, stdout=stdout, stderr=stderr,
-                                    pass_fds=(read_fd,), preexec_fn=lambda: _take_terminal(tty))
-        else:
-            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=stdin, stdout=stdout, stderr=stderr,
-                                    start_new_session=True, pass_fds=(read_fd,),
-                                    preexec_fn=_die_with_parent if PRCTL else None)
+        with LIVE_LOCK:
+            if tty is not None:
+                proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=stdin, stdout=stdout, stderr=stderr,
+                                        pass_fds=(read_fd,), preexec_fn=lambda: _take_terminal(tty))
+            else:
+                proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=stdin, stdout=stdout, stderr=stderr,
+                                        start_new_session=True, pass_fds=(read_fd,),
+                                        preexec_fn=die_with_parent if PRCTL else None)
+            LIVE.add(proc.pid)
         os.close(read_fd)
         read_fd = -1
         if threading.current_thread() is threading.main_thread():
@@ -296,6 +304,8 @@ def run_group(argv: list[str], *, env: dict[str, str], cwd: str | None = None, s
             kill_group(proc.pid)  # whatever the child started and left running
             if proc.poll() is None:
                 proc.wait()
+            with LIVE_LOCK:
+                LIVE.discard(proc.pid)
             if before is not None:
                 end_adopted(before)  # and what left the group (setsid daemons), adopted by this process
             if tty is not None:

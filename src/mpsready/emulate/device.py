@@ -80,8 +80,15 @@ class DeviceMode(TorchFunctionMode):
             if not kwargs:
                 # at most one tensor (a property read, x.item(), torch.is_complex(x), no_grad's switch): nothing
                 # can sit beside it on another device
-                if len(args) < 2 and (not args or not isinstance(args[0], (list, tuple))):
+                n = len(args)
+                if n < 2 and (not args or not isinstance(args[0], (list, tuple))):
                     return func(*args)
+                if n == 2:  # torch.add(x, y), x @ y: the placement check of two tensors, inline
+                    a, b = args
+                    if isinstance(a, _Tensor) and isinstance(b, _Tensor):
+                        ra, rb = _REFS.get(id(a)), _REFS.get(id(b))
+                        if (ra is not None and ra() is a) == (rb is not None and rb() is b):
+                            return func(a, b)  # both on MPS, or neither: no CPU tensor beside an MPS one
                 return _forward(emu, func, args, _NO_KWARGS)
             if kwargs.get("device") is None:
                 if len(args) < 2 and (not args or not isinstance(args[0], (list, tuple))):

@@ -20,7 +20,7 @@ backward ops are judged too.
 from __future__ import annotations
 
 import time
-from typing import Sequence
+from typing import Any, Sequence
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -68,10 +68,11 @@ def _is_view(func) -> bool:
 
 class _Info:
     __slots__ = ("name", "view", "schema_args", "pointwise", "inplace", "wants", "dtype_only", "plans", "copy",
-                 "sized")
+                 "sized", "op")
 
     def __init__(self, func):
         self.name = op_name(func)
+        self.op = getattr(func, "_op", func)  # the overload's C++ callable (OpOverload.__call__ forwards to it)
         self.view = _is_view(func)
         self.schema_args = [a.name for a in func._schema.arguments]
         # the installed release's tags (native_functions.yaml): the pointwise set is the same in 2.3-2.14
@@ -97,7 +98,7 @@ class _Plan:
     def __init__(self, j, dtype, expand: bool, advise: str | None, memo: bool = True):
         self.j, self.dtype, self.expand, self.advise = j, dtype, expand, advise
         self.fails, self.fallback, self.unknown = j.fails, j.outcome == "fallback", j.outcome == "unknown"
-        self.record = None
+        self.record: Any = None  # the OpRecord of its completed calls (session.py)
         self.memo = memo  # False: the judgement depends on the composite that made the call (Judge.own_variant)
 
 
@@ -109,6 +110,13 @@ class MPSDispatch(TorchDispatchMode):
     operand beside MPS ones, dense tensors, no dimension above INT_MAX): a repeated call then costs one walk of
     its arguments (collecting its tensors and asking their residence), the plan's look-up, the count on the
     plan's record, and one look-up of its result's dtype (``refused``) before its residence mark."""
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        """False: no ``torch._disable_dynamo`` wrapper when the class is made; :mod:`mpsready.emulate.dynamo_shim`
+        puts it on once the program imports ``torch._dynamo``."""
+        return False
+
 
     def __init__(self, emu: Emulator, depth: int = 0):
         super().__init__()
@@ -123,12 +131,21 @@ class MPSDispatch(TorchDispatchMode):
         self.parent: str | None = None  # for a child: the composite whose kernel runs below it now
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        """Every aten call of the program, judged as MPS would dispatch it, then computed on the CPU.
+        """Every aten call of the program, judged as MPS would dispatch it, then computed on the CPU, in three
+        named steps, as PyTorch's ``FakeTensorMode`` lays out its own (``dispatch``, ``_cached_dispatch_impl``,
+        ``_dispatch_impl`` in torch/_subclasses/fake_tensor.py):
+
+        1. **resident check** (here, inline): one walk of the arguments collects the tensor arguments and whether
+           one is on MPS (or the call is a factory or move onto it), and the placement check: whether a CPU tensor
+           of the program's sits beside them (``emu.cpu_operands``, device.py), on every call;
+        2. **plan from the cache**: the judgement of this kind of call, memoised per (op, argument dtypes, grad
+           mode, depth) when the judge reads nothing else of it (:meth:`_learn`); a first call is judged
+           (:meth:`_plan`). The emulator holds one release, so the key is per (op, dtypes, release) too;
+        3. **carry out** (:meth:`_carry_out`): raise, warn, run (expanded or not), count, mark the results.
 
         Long because it is the hot path (one call per aten op): each helper call here costs per op, and
-        ``benchmarks/run_bench.py`` measures this function's cost against a bare dispatch mode. A repeated call
-        of a memoised kind builds one list (its tensor arguments) and at most one tuple (their dtypes, the key),
-        and looks up its plan, its result dtype's allocation verdict and its results' marks in dicts."""
+        ``benchmarks/dispatch_bench.py`` measures this function's cost against a bare dispatch mode. The tensors
+        collected in step 1 are handed to the numerics watch, which does not walk the arguments again."""
         if kwargs is None:
             kwargs = {}
         emu = self.emu
@@ -172,18 +189,7 @@ class MPSDispatch(TorchDispatchMode):
             if gen is not None:
                 _check_generator(emu, op_name(func), on)
         if not on:
-            if mixed and self._info(func).view:
-                out = func(*args, **kwargs)  # a view of such a tensor is the same CPU data
-                for t in (out if isinstance(out, (list, tuple)) else (out,)):
-                    if isinstance(t, _Tensor):
-                        cpu[id(t)] = t
-                return out
-            if emu.numerics is not None and emu.numerics.nan_active:  # the program's CPU calls: NaN check only
-                out = func(*args, **kwargs)
-                info = self._info(func)
-                emu.numerics.observe_cpu(info.name, info.inplace, args, kwargs, out, info.view)
-                return out
-            return func(*args, **kwargs)
+            return self._off_device(func, args, kwargs, mixed, cpu)
         info = self.infos.get(id(func)) or self._info(func)
         if info.copy and kwargs.get("device") is not None and emu.creating == 0:
             dt = kwargs.get("dtype")
@@ -196,14 +202,20 @@ class MPSDispatch(TorchDispatchMode):
             return out
         if emu.deadline is not None:
             emu.check_time()
+        # 2. the plan from the cache
         grad = _grad_enabled()
         plan = None
         key: object = None
         if not mixed and ins and (info.dtype_only or (info.dtype_only is None and self._learn(info))):
-            if len(ins) == 1:
+            n = len(ins)
+            if n == 1:
                 t = ins[0]
                 if t.layout is _STRIDED and not (info.sized and t.numel() > _INT_MAX):
                     key = t.dtype
+            elif n == 2 and not info.sized:  # the common binary op: _dtype_key, inline
+                t, u = ins
+                if t.layout is _STRIDED and u.layout is _STRIDED:
+                    key = (t.dtype, u.dtype)
             else:
                 key = _dtype_key(ins, info.sized)
             if key is not None:
@@ -212,6 +224,31 @@ class MPSDispatch(TorchDispatchMode):
             plan = self._plan(info, args, kwargs, ins, grad, mixed, cpu)
             if key is not None and plan.memo:
                 info.plans[grad + self.slot][key] = plan
+        # 3. carry it out
+        return self._carry_out(plan, info, func, args, kwargs, ins)
+
+    def _off_device(self, func, args, kwargs, mixed: bool, cpu):
+        """A call with no tensor on MPS: run as it is (a view of a CPU operand stays one; the NaN check of the
+        program's CPU calls, when on)."""
+        emu = self.emu
+        if mixed and self._info(func).view:
+            out = func(*args, **kwargs)  # a view of such a tensor is the same CPU data
+            for t in (out if isinstance(out, (list, tuple)) else (out,)):
+                if isinstance(t, _Tensor):
+                    cpu[id(t)] = t
+            return out
+        if emu.numerics is not None and emu.numerics.nan_active:  # the program's CPU calls: NaN check only
+            out = func(*args, **kwargs)
+            info = self._info(func)
+            emu.numerics.observe_cpu(info.name, info.inplace, args, kwargs, out, info.view)
+            return out
+        return func(*args, **kwargs)
+
+    def _carry_out(self, plan: "_Plan", info: _Info, func, args, kwargs, ins):
+        """Step 3 of :meth:`__torch_dispatch__`: what ``plan`` says, then the call on the CPU (its overload's C++
+        callable, ``OpOverload.__call__`` only forwards to it), its count and time on the plan's record, the
+        wrong-result advisories, the results' residence marks and the numerics watch."""
+        emu = self.emu
         name = info.name
         if plan.fails:
             exc = emu.fail(plan.j, name)
@@ -220,22 +257,23 @@ class MPSDispatch(TorchDispatchMode):
         if emu.compiling and not self.depth:  # a call of a compiled region (release_api.py judges the region)
             emu.compiled_ops.add((plan.j.op, plan.dtype or "", _compiled_kind(info, func, ins)))
         t0 = _perf()
-        out = self._expand(func, ins, args, kwargs, name) if plan.expand else func(*args, **kwargs)
+        out = self._expand(func, ins, args, kwargs, name) if plan.expand else info.op(*args, **kwargs)
         seconds = _perf() - t0
         if plan.fallback:
             emu.warn_fallback(plan.j)
-            emu.note(plan.j, name, plan.dtype, seconds, emu.frames.locate(2))
+            emu.note(plan.j, name, plan.dtype, seconds, emu.frames.locate(3))
         elif not plan.fails:
             rec = plan.record
             if rec is None:  # the line of a call judged on no data is kept: the run lists it (unverified)
                 rec = plan.record = emu.note(plan.j, name, plan.dtype, seconds,
-                                             emu.frames.locate(2) if plan.unknown else None)
+                                             emu.frames.locate(3) if plan.unknown else None)
             else:
                 rec.calls += 1
                 rec.seconds += seconds
             if plan.advise is not None:  # known silent wrong results (mps_wrong_results.yaml)
-                _advise(emu, plan.advise, info, args, kwargs, ins)
+                _advise(emu, plan.advise, info, args, kwargs, ins, 4)
         if isinstance(out, _Tensor) and (self.depth or emu.creating or not self.refused.get(out.dtype, True)):
+            refs = _REFS
             r = refs.get(id(out))  # one result of an allowed dtype: its mark, inline (land() otherwise)
             if r is None or r() is not out:
                 refs[id(out)] = _ref(out)  # residence._Marks.__setitem__, inline
@@ -244,7 +282,7 @@ class MPSDispatch(TorchDispatchMode):
         else:
             land(emu, out, name, ins, self.depth, self.refused)
         if emu.numerics is not None:  # the first NaN/Inf and shapes per line (mpsready/numerics/hooks.py)
-            emu.numerics.observe(name, info.inplace, args, kwargs, out, self.depth, info.view)
+            emu.numerics.observe(name, info.inplace, args, kwargs, out, self.depth, info.view, ins)
         return out
 
     def forward(self, func, types, args=(), kwargs=None):
@@ -265,6 +303,13 @@ class MPSDispatch(TorchDispatchMode):
             return _HANDLE(self, func, types, args, kwargs)
         finally:
             _push(self)
+
+    def forget_plans(self) -> None:
+        """Drop every memoised plan (the judge's assumptions changed: ``PYTORCH_ENABLE_MPS_FALLBACK`` read at the
+        program's first ``import torch``, run/child.py): what a plan holds depends on the judge's target, its
+        fallback setting and the call's kind, and the key names only the call's kind."""
+        for info in self.infos.values():
+            info.plans = ({}, {}, {}, {})
 
     def _learn(self, info: _Info) -> bool:
         """On an op's first memoisable-looking call: whether the judge reads only its dtypes (class docstring),
@@ -472,8 +517,9 @@ def _facts(info: _Info, args, kwargs, ins, judge=None) -> CallFacts:
                      numel0=numel0, dim_max=dim_max)
 
 
-def _advise(emu: Emulator, op: str, info: _Info, args, kwargs, ins) -> None:
-    """Match a completed call of an op with a wrong-result advisory; on a hit, record it at the user's line."""
+def _advise(emu: Emulator, op: str, info: _Info, args, kwargs, ins, skip: int = 3) -> None:
+    """Match a completed call of an op with a wrong-result advisory; on a hit, record it at the user's line
+    (``skip``: this function's frame and its callers' inside the mode)."""
     names = _DTYPE_NAMES
     argv = {n: a for n, a in zip(info.schema_args, args) if not isinstance(a, (_Tensor, list, tuple))
             or (isinstance(a, (list, tuple)) and not any(isinstance(w, _Tensor) for w in a))}
@@ -486,7 +532,7 @@ def _advise(emu: Emulator, op: str, info: _Info, args, kwargs, ins) -> None:
                           offsets=tuple(t.storage_offset() for t in strided))
     adv = emu.advisories.match(op, facts)
     if adv is not None:
-        emu.note_wrong_result(adv, emu.frames.locate(3))
+        emu.note_wrong_result(adv, emu.frames.locate(skip))
 
 
 def _check_generator(emu: Emulator, name: str, on: bool) -> None:
@@ -541,7 +587,14 @@ def _bmm_numel(name: str, args) -> int:
 
 def install(emu: Emulator):
     """Push the mode for the rest of the process (kept as ``emu.dispatch``, for :meth:`MPSDispatch.forward`);
-    returns the undo."""
+    returns the undo. Dynamo's shim goes back on when the program imports ``torch._dynamo`` (dynamo_shim.py)."""
+    from mpsready.emulate import dynamo_shim
+
     mode = emu.dispatch = MPSDispatch(emu)
+    unwatch = dynamo_shim.watch(MPSDispatch, _HANDLE)
     mode.__enter__()
-    return lambda: mode.__exit__(None, None, None)
+
+    def undo() -> None:
+        mode.__exit__(None, None, None)
+        unwatch()
+    return undo

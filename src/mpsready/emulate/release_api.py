@@ -252,8 +252,8 @@ def _has_mps(args, kwargs, module: Any = None) -> bool:
 
 
 def _install_compile(p: _Patches, emu: Emulator) -> None:
-    from torch._dynamo.eval_frame import DisableContext, OptimizedModule
-
+    """``torch.compile`` replaced (module docstring); ``torch._dynamo`` (seconds to import) is imported by the
+    program's first call of it, not here: a program that never compiles never pays for it (issue 39)."""
     warned = [False]
 
     def first_call(module: Any, args, kwargs) -> None:
@@ -308,6 +308,8 @@ def _install_compile(p: _Patches, emu: Emulator) -> None:
         if model is None:
             return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
                                      options=options, disable=disable, **rest)
+        from torch._dynamo.eval_frame import DisableContext, OptimizedModule
+
         if disable or backend not in ("inductor", None):
             # another backend (aot_eager, eager) or disabled: no Inductor, the ops run as they are
             plain = functools.partial(eager, inductor=False)

@@ -142,9 +142,10 @@ def _verify(args: argparse.Namespace, plan, command: list[str], releases: list[s
     from mpsready.migrate.verify import render_verify, verify_plan
 
     try:
+        quiet = getattr(args, "quiet", False)
         verified = verify_plan(plan, command, releases=releases, max_steps=args.max_steps,
-                               time_limit=args.time_limit, cwd=args.cwd,
-                               progress=run_steps(getattr(args, "quiet", False)))
+                               time_limit=args.time_limit, cwd=args.cwd, progress=run_steps(quiet),
+                               release_line=None if quiet else lambda line: print(line, file=sys.stderr, flush=True))
     except Interrupted as exc:
         sys.stderr.write(f"mpsready migrate: {exc}: the runs and every process they started were ended, the "
                          "copies removed; nothing written\n")

@@ -392,6 +392,12 @@ def _mac_run(cwd: Path, argv: list[str], release: str, max_steps: int, time_limi
                                              timeout=(time_limit or 3600) + 120)
         err.seek(max(0, os.fstat(err.fileno()).st_size - 8000))
         stderr = err.read().decode(errors="replace")
+    return mac_result(cwd, release, doc_path, _rc, timed_out, stderr, time_limit)
+
+
+def mac_result(cwd: Path, release: str, doc_path: Path, _rc: int, timed_out: bool, stderr: str,
+               time_limit: float) -> MacRun:
+    """One release's :class:`MacRun` from its run document at ``doc_path`` (or its exit and ``stderr``)."""
     if timed_out:
         return MacRun(release, "timed out", False,
                       reason=f"mpsready run did not end within {(time_limit or 3600) + 120:g} s")
@@ -448,12 +454,14 @@ def device_selection_line(root: Path, files: list[Path]) -> str | None:
 
 def verify_plan(plan: Plan, command: list[str], *, releases: list[str], max_steps: int = 3,
                 time_limit: float = 300.0, cwd: str = ".", say: Callable[[str], None] | None = None,
-                progress: Callable[[str], AbstractContextManager[Any]] | None = None) -> VerifyResult:
+                progress: Callable[[str], AbstractContextManager[Any]] | None = None,
+                release_line: Callable[[str], None] | None = None) -> VerifyResult:
     """Run the checks of the module docstring for ``plan`` with ``command`` (an argv run from the project's
     root, or from its folder ``cwd`` for a README that says ``cd pkg; python train.py``). ``releases``: PyTorch
     releases for the emulated Mac (``mpsready run --torch``); ``max_steps``:
     optimizer steps per run (0: no limit); ``time_limit``: seconds per run. Writes only under a temporary folder,
-    removed at the end. ``progress(description)``: a context manager around each run (the CLI's progress lines)."""
+    removed at the end. ``progress(description)``: a context manager around each run (the CLI's progress lines);
+    ``release_line``: where each release's ``started``/``ended`` line of several releases goes (else ``say``)."""
     root = Path(plan.root)
     check_cwd(root, cwd)  # before any work: the runs never happen in the project itself
     for path in clean_leftovers():
@@ -496,7 +504,13 @@ def verify_plan(plan: Plan, command: list[str], *, releases: list[str], max_step
                     return _cpu_run(original / cwd, command, site, max_steps, time_limit)
 
             run_to_run_spread(result, again, tell)
-            for n, release in enumerate(releases, 1):
+            if len(releases) > 1:  # one release matrix: torch imported once, a child forked per release
+                from mpsready.migrate.verify_matrix import mac_runs
+
+                with step(f"the migrated copy on the emulated Mac, torch {', '.join(releases)}"):
+                    result.mac += mac_runs(migrated / cwd, command, releases, max_steps, time_limit, base,
+                                           release_line or tell)
+            for n, release in enumerate(releases if len(releases) == 1 else [], 1):
                 tell(f"verify: emulated Mac {n}/{len(releases)}: PyTorch {release} (mpsready run)")
                 with step(f"the migrated copy on the emulated Mac, torch {release}"):
                     result.mac.append(_mac_run(migrated / cwd, command, release, max_steps, time_limit, base))

@@ -86,15 +86,16 @@ class RunWatch:
         w.device = "mps"
 
     def observe(self, name: str, inplace: bool, args: Any, kwargs: Any, out: Any, depth: int,
-                view: bool = False) -> None:
+                view: bool = False, tensors: Any = None) -> None:
         """One judged call (``depth`` > 0: a callee of an expanded composite; ``view``: the op only aliases its
-        input, which builds no graph on MPS, so its shapes are not counted)."""
+        input, which builds no graph on MPS, so its shapes are not counted; ``tensors``: the tensors of ``args``
+        in order, lists opened, as the dispatch mode collected them, so that they are not walked again)."""
         if view:
             return
         w = self.watch
         w.step = self.emu.steps
         w.observe(name, args, kwargs, out, inplace, depth == 0, None, False,
-                  not self._in_optimizer or self._writes_param(inplace, args))
+                  not self._in_optimizer or self._writes_param(inplace, args), tensors)
 
     def _stage(self) -> str:
         return "backward" if self._graph_task() != -1 else "optimizer" if self._in_optimizer else "forward"

@@ -227,12 +227,13 @@ class OpWatch(Propagation):
 
     # ------------------------------------------------------------------ feeding
     def observe(self, name: str, args: Any, kwargs: Any, out: Any, inplace: bool = False, top: bool = True,
-                frame: Any = None, view: bool = False, nan: bool = True) -> None:
+                frame: Any = None, view: bool = False, nan: bool = True, tensors: Any = None) -> None:
         """One completed aten call ``name`` with its arguments and result. ``inplace``: the op writes its first
         argument (results are then that argument when ``out`` holds none). ``top``: a call of the program's
         (not a callee of an expanded composite), the only ones counted for shapes. ``frame``: the user's
         frame when the caller already knows it. ``view``: the result aliases an input (neither checked nor
         counted: a view computes nothing and builds no MPS graph). ``nan``: False to count shapes only.
+        ``tensors``: the tensors of ``args`` in order (lists opened), when the caller collected them already.
 
         Long because it runs once per aten call (the hot path of ``run``, ``trace`` and ``record``'s NaN check):
         its checks are inline so that a call with nothing to check returns early at no extra call's cost."""
@@ -246,14 +247,17 @@ class OpWatch(Propagation):
             return
         Tensor = self._Tensor
         if shapes:  # the shape count, inline (input shapes in _flat's order): a steady step ends at the look-up
-            sizes = []
-            for v in args:
-                if isinstance(v, Tensor):
-                    sizes.append(v.shape)
-                elif isinstance(v, (list, tuple)):
-                    for x in v:
-                        if isinstance(x, Tensor):
-                            sizes.append(x.shape)
+            if tensors is not None:
+                sizes = [t.shape for t in tensors]
+            else:
+                sizes = []
+                for v in args:
+                    if isinstance(v, Tensor):
+                        sizes.append(v.shape)
+                    elif isinstance(v, (list, tuple)):
+                        for x in v:
+                            if isinstance(x, Tensor):
+                                sizes.append(x.shape)
             if kwargs:
                 for v in kwargs.values():
                     if isinstance(v, Tensor):

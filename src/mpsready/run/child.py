@@ -304,7 +304,11 @@ def watch_fallback_variable(emu) -> Callable[[], None]:
         if not state["done"] and level == 0 and (name == "torch" or name.startswith("torch.")):
             state["done"] = True
             builtins.__import__ = real
-            emu.judge.set_fallback(os.environ.get("PYTORCH_ENABLE_MPS_FALLBACK") == "1")
+            fallback = os.environ.get("PYTORCH_ENABLE_MPS_FALLBACK") == "1"
+            if fallback != emu.judge.fallback:
+                emu.judge.set_fallback(fallback)
+                if getattr(emu, "dispatch", None) is not None:
+                    emu.dispatch.forget_plans()  # plans judged before hold the other answer
         return real(name, globals, locals, fromlist, level)
 
     builtins.__import__ = watching
@@ -338,7 +342,30 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mpsready run: error: {exc}", file=sys.stderr)
         return CHILD_SETUP_ERROR
     _write_result(spec, result)
-    return CHILD_OK
+    return exit_quickly(CHILD_OK)
+
+
+def exit_quickly(code: int) -> int:
+    """End this process with ``code`` once the result is written, as the interpreter's exit would but without
+    tearing down its modules (torch's teardown: 0.5-1.5 s per child; issue 39): the program's non-daemon threads
+    are joined and its ``atexit`` handlers run (in Python's own order, Py_FinalizeEx), stdout and stderr flushed,
+    then ``os._exit``. What is left out is only what no program may count on at exit: finalizers of objects still
+    alive at interpreter teardown (Python docs, ``object.__del__``: not guaranteed to be called at exit)."""
+    import atexit
+    import threading
+
+    shutdown = getattr(threading, "_shutdown", None)
+    if shutdown is not None:
+        shutdown()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+    return code  # pragma: no cover - only where os._exit is replaced
 
 
 if __name__ == "__main__":

@@ -211,7 +211,8 @@ def _run_matrix(args: argparse.Namespace, prog, fallback: bool) -> int:
     if status is not None:
         status.start()
     try:
-        runs = matrix.run_releases(releases, make_spec, _child_env(fallback), jobs=jobs, progress=progress)
+        runs = matrix.run_releases(releases, make_spec, _child_env(fallback), jobs=jobs, progress=progress,
+                                   macos=args.macos, fallback=fallback)
     finally:
         if status is not None:
             status.stop()

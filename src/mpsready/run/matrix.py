@@ -115,12 +115,37 @@ def default_jobs(n_releases: int) -> int:
 
 def run_releases(releases: list[tuple[str, str]], make_spec: Callable[[str, str], dict[str, Any]],
                  env: dict[str, str], jobs: int | None = None,
-                 progress: Callable[[ReleaseRun], None] | None = None) -> list[ReleaseRun]:
+                 progress: Callable[[ReleaseRun], None] | None = None, fork: bool | None = None,
+                 macos: str = "15.5", fallback: bool = False) -> list[ReleaseRun]:
     """Run the child once per ``(requested, release)``, ``jobs`` at a time; results in the order given.
-    ``make_spec(requested, out_path)`` gives the child's spec (``out`` set to ``out_path``)."""
+    ``make_spec(requested, out_path)`` gives the child's spec (``out`` set to ``out_path``). ``fork`` (default:
+    :func:`mpsready.run.zygote.available`): each child forked from one zygote that imported torch and loaded the
+    tables once (:mod:`mpsready.run.zygote`); otherwise, or where the zygote does not start, a fresh interpreter
+    per release; the zygote loads what each release's emulated Mac (``macos``, ``fallback``) reads before forking."""
+    from mpsready.run import zygote
+
     jobs = jobs or default_jobs(len(releases))
     lock = threading.Lock()
     with tempfile.TemporaryDirectory(prefix="mpsready-matrix-") as tmp:
+        zyg = None
+        if zygote.available() if fork is None else fork:
+            zyg = zygote.Zygote([rel for _req, rel in releases], env, os.path.join(tmp, "zygote.log"), cleanup=[tmp],
+                                macos=macos, fallback=fallback)
+            if not zyg.start():
+                zyg = None
+
+        def launch(spec_path: str, output: str) -> int:
+            if zyg is not None:
+                try:
+                    return zyg.run(spec_path, output)
+                except zygote.ZygoteGone:
+                    pass  # the spawned path below, as before issue 39
+            with open(output, "wb") as log:
+                # the child's import path and lifetime as a single run's (mpsready.childproc)
+                returncode, _timed_out = childproc.run_group(
+                    childproc.command(sys.executable, "mpsready.run.child", [spec_path]),
+                    env=childproc.child_env(env), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+            return returncode
 
         def one(item: tuple[str, str]) -> ReleaseRun:
             requested, release = item
@@ -129,11 +154,7 @@ def run_releases(releases: list[tuple[str, str]], make_spec: Callable[[str, str]
             with open(base + ".spec.json", "w", encoding="utf-8") as fh:
                 json.dump(spec, fh)
             t0 = time.perf_counter()
-            with open(base + ".output.txt", "wb") as log:
-                # the child's import path and lifetime as a single run's (mpsready.childproc)
-                returncode, _timed_out = childproc.run_group(
-                    childproc.command(sys.executable, "mpsready.run.child", [base + ".spec.json"]),
-                    env=childproc.child_env(env), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+            returncode = launch(base + ".spec.json", base + ".output.txt")
             seconds = time.perf_counter() - t0
             with open(base + ".output.txt", "rb") as fh:
                 output = fh.read().decode("utf-8", "replace")
@@ -147,8 +168,12 @@ def run_releases(releases: list[tuple[str, str]], make_spec: Callable[[str, str]
                     progress(rr)
             return rr
 
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            return list(pool.map(one, releases))
+        try:
+            with ThreadPoolExecutor(max_workers=jobs) as pool:
+                return list(pool.map(one, releases))
+        finally:
+            if zyg is not None:
+                zyg.close()
 
 
 def matrix_exit_code(runs: list[ReleaseRun]) -> int:
