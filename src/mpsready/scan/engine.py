@@ -55,6 +55,8 @@ POOL_MIN_FILES = 64  # below this a process pool costs more than it saves
 # (model.reread.SourceTrees), so no file is parsed twice; a larger tree (the torch package, 50 MB) would hold
 # gigabytes of syntax trees for the few files those passes read, so there they read and parse those few again
 KEEP_TREES_BYTES = 8 << 20
+# declarations that make their folder an installable package (a project that installs itself is no collection)
+_PACKAGE_DECLARATIONS = ("pyproject.toml", "setup.py", "setup.cfg")
 _DECLARATION_NAMES = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "environment.yml",
                       "environment.yaml", "Pipfile")
 
@@ -185,7 +187,9 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
     findings = _select(findings, config)
     findings = sort_findings(findings)
 
-    subdirs = _subprojects(files) or example_collection(code_results)
+    packages = [str(PurePosixPath(pf.relpath).parent) if "/" in pf.relpath else "" for pf in files
+                if pf.declaration and PurePosixPath(pf.relpath).name in _PACKAGE_DECLARATIONS]
+    subdirs = _subprojects(files) or example_collection(code_results, packages=packages)
     if subdirs:
         ladder_, subs = collection_outlook(findings, subdirs, extra_flags)
     else:

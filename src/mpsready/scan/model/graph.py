@@ -23,7 +23,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import replace
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 if TYPE_CHECKING:
     from mpsready.scan.model.entries import DeclaredEntries
@@ -302,11 +302,17 @@ def _prefixes(module: str, floor: str) -> set[str]:
     return out
 
 
-def example_collection(results: Mapping[str, Any], minimum: int = 3) -> list[str]:
+def example_collection(results: Mapping[str, Any], minimum: int = 3, packages: Iterable[str] = ()) -> list[str]:
     """Directories that each hold their own entry script and import nothing from one another
     (``implementations/aae/aae.py``, ``tutorials/01-basics/linear_regression/main.py``, ...): a collection of
     independent examples, judged one by one. Only for a project with no root-level entry script and at least
-    ``minimum`` such directories; ``[]`` otherwise."""
+    ``minimum`` such directories; ``[]`` otherwise.
+
+    ``packages`` are the folders that hold an installable package declaration (``setup.py``, ``pyproject.toml``,
+    ``setup.cfg``; ``""`` for the root). A project that installs itself (a declaration at the root, or one in a
+    folder above a candidate directory: ``umamba/setup.py`` over ``umamba/nnunetv2``) is one project whose other
+    folders (configs, evaluation, assets) serve it, not a collection of independent examples (issue 32: a
+    CUDA-only core in the installed package was excused by sibling config folders that hold no model)."""
     py = [rel for rel in results if rel.endswith(".py")]
     if any("/" not in rel and rel not in SKIP_ENTRIES and results[rel][0].entry for rel in py):
         return []
@@ -314,6 +320,9 @@ def example_collection(results: Mapping[str, Any], minimum: int = 3) -> list[str
                    and PurePosixPath(rel).name not in SKIP_ENTRIES})
     dirs = [d for d in dirs if not any(d != o and d.startswith(o + "/") for o in dirs)]  # outermost only
     if len(dirs) < minimum:
+        return []
+    pkgs = set(packages)
+    if "" in pkgs or any(d.startswith(p + "/") for d in dirs for p in pkgs):
         return []
     modules = {d: {module_of(rel).rsplit(".", 1)[-1] for rel in py if rel.startswith(d + "/")} for d in dirs}
     # dotted module names of each directory's files and packages, for imports written from the root
