@@ -47,3 +47,155 @@ def test_independent_example_folders_without_an_installed_package_stay_a_collect
     assert _subs(r) == [("demo", "runs_on_mac"), ("evaluation", "runs_on_mac"), ("tools", "runs_on_mac"),
                         ("vmnet", "stay_on_cuda")]
     assert r.outlook.value == "mac_for_dev"
+
+
+# ---------------------------------------------------------------- device options whose allowed values leave out mps
+ABSL = "from absl import app, flags\nFLAGS = flags.FLAGS\n"
+
+
+def test_an_absl_device_flag_validated_against_cpu_and_cuda_is_an_edit(write_project):
+    src = TORCH + ABSL + ("flags.DEFINE_string('device', 'cpu', 'where to run')\n"
+                          "_VALID = ['cpu', 'cuda']\n"
+                          "def check(device):\n    if device not in _VALID:\n        raise ValueError(device)\n"
+                          "    return True\n"
+                          "flags.register_validator('device', check)\n"
+                          "def main(_):\n    model = torch.nn.Linear(2, 2).to(torch.device(FLAGS.device))\n"
+                          "app.run(main)\n")
+    r = scan_path(write_project({"run.py": src}))
+    assert rows(r) == [("API104", "run.py", 4, "degrades")]
+    f = r.findings[0]
+    assert f.message == ("device option --device is validated against ['cpu', 'cuda'] (default 'cpu'): on a Mac the "
+                         "program runs on the CPU, and --device=mps is rejected")
+    assert (r.outlook.value, [(e.path, e.line, e.code, e.kind) for e in r.edits]) == (
+        "mac_for_dev", [("run.py", 4, "API104", "edit")])
+
+
+def test_an_absl_device_flag_without_a_validator_is_a_flag(write_project):
+    # look-alike: the same flag, nothing rejects 'mps': the Mac needs --device=mps only
+    src = TORCH + ABSL + ("flags.DEFINE_string('device', 'cpu', 'where to run')\n"
+                          "def main(_):\n    model = torch.nn.Linear(2, 2).to(torch.device(FLAGS.device))\n"
+                          "app.run(main)\n")
+    r = scan_path(write_project({"run.py": src}))
+    assert (r.outlook.value, r.flags) == ("runs_on_mac", ["--device=mps"])
+
+
+def test_an_inline_check_against_a_device_list_limits_an_argparse_option(write_project):
+    src = TORCH + ("import argparse\np = argparse.ArgumentParser()\np.add_argument('--device', default='cpu')\n"
+                   "args = p.parse_args()\n"
+                   "if args.device not in ('cpu', 'cuda'):\n    raise SystemExit('bad device')\n"
+                   "model = torch.nn.Linear(2, 2).to(args.device)\n")
+    r = scan_path(write_project({"train.py": src}))
+    assert rows(r) == [("API104", "train.py", 4, "degrades")]
+    assert r.outlook.value == "mac_for_dev"
+    # look-alike: the list names mps: the flag is enough
+    r = scan_path(write_project({"train.py": src.replace("('cpu', 'cuda')", "('cpu', 'cuda', 'mps')")}))
+    assert (rows(r), r.outlook.value, r.flags) == ([], "runs_on_mac", ["--device mps"])
+
+
+def test_a_cuda_or_cpu_default_written_over_several_lines_is_fixed_by_the_flag(write_project):
+    src = TORCH + ("import argparse\np = argparse.ArgumentParser()\np.add_argument(\n    '--device',\n"
+                   "    type=str,\n    default='cuda' if torch.cuda.is_available() else 'cpu',\n)\n"
+                   "args = p.parse_args()\nmodel = torch.nn.Linear(2, 2).to(args.device)\n")
+    r = scan_path(write_project({"cli.py": src}))
+    assert rows(r) == [("API104", "cli.py", 7, "degrades")]
+    assert (r.outlook.value, r.flags, r.commands) == ("runs_on_mac", ["--device mps"], ["python cli.py --device mps"])
+    # look-alike: the same line in a plain assignment is no option: an edit
+    r = scan_path(write_project({"cli.py": TORCH + "device = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+                                 "model = torch.nn.Linear(2, 2).to(device)\n"}))
+    assert (r.outlook.value, r.flags) == ("mac_for_dev", [])
+
+
+# ---------------------------------------------------------------- a self-test block of an imported module
+def test_the_main_block_of_a_module_the_entry_imports_is_a_demo_without_init_py(write_project):
+    tok = TORCH + ("class Tok:\n    def __init__(self, device):\n        self.device = device\n\n\n"
+                   "if __name__ == '__main__':\n"
+                   "    Tok(torch.device('cuda' if torch.cuda.is_available() else 'cpu'))\n")
+    cli = TORCH + ("from lib.models.tok import Tok\n"
+                   "dev = torch.device('mps' if torch.backends.mps.is_available() else 'cpu')\n"
+                   "Tok(dev)\n")
+    r = scan_path(write_project({"lib/models/tok.py": tok, "cli.py": cli}))
+    assert [(f.code, f.location.line, f.reach) for f in r.findings if f.code != "DEP110"] == [
+        ("API104", 8, "module_demo")]
+    assert r.outlook.value == "runs_on_mac"
+    # look-alike: a script nobody imports keeps its own block on its own line (a secondary part)
+    r = scan_path(write_project({"lib/models/tok.py": tok, "cli.py": TORCH + "print(1)\n"}))
+    assert [(f.code, f.location.line, f.reach) for f in r.findings if f.code != "DEP110"] == [
+        ("API104", 8, "off_main_path")]
+
+
+# ---------------------------------------------------------------- the README's usage code
+PKG = {"lightpkg/__init__.py": "from lightpkg.net import Net\n",
+       "lightpkg/net.py": TORCH + "class Net(torch.nn.Module):\n    def forward(self, x):\n        return x\n"}
+
+
+def test_cuda_calls_in_the_readme_usage_of_a_library_are_edits(write_project):
+    readme = ("# lightpkg\n\n```python\nfrom lightpkg import Net\n"
+              "net = Net().eval().cuda()\nx = torch.zeros(1).cuda()\n```\n")
+    r = scan_path(write_project({**PKG, "README.md": readme}))
+    assert rows(r) == [("API101", "README.md", 5, "blocker"), ("API101", "README.md", 6, "blocker")]
+    assert r.findings[0].message == ("the README's usage code calls Net().eval().cuda(): a Mac following it fails "
+                                     "(no CUDA)")
+    assert (r.outlook.value, [(e.path, e.line, e.migrate) for e in r.edits]) == (
+        "mac_for_dev", [("README.md", 5, False), ("README.md", 6, False)])
+
+
+def test_readme_cuda_calls_that_are_guarded_or_do_not_use_the_project_do_not_limit(write_project):
+    guarded = ("```python\nfrom lightpkg import Net\nnet = Net()\nif torch.cuda.is_available():\n"
+               "    net = net.cuda()\n```\n")
+    r = scan_path(write_project({**PKG, "README.md": guarded}))
+    assert (rows(r), r.outlook.value) == ([], "runs_on_mac")
+    other = "```python\nimport torch\nx = torch.zeros(1).cuda()\n```\n"  # no import of the project
+    r = scan_path(write_project({**PKG, "README.md": other}))
+    assert (rows(r), r.outlook.value) == ([], "runs_on_mac")
+
+
+# ---------------------------------------------------------------- the README's feature sections
+PICK = ("dev = torch.device('mps' if torch.backends.mps.is_available() else 'cpu')\n"
+        "model = torch.nn.Linear(2, 2).to(dev)\n")
+TRAIN_CUDA = TORCH + "model = torch.nn.Linear(2, 2).cuda()\n"
+
+
+def _readme(*blocks: str) -> str:
+    return "# proj\n\n" + "\n".join(f"```bash\n{b}\n```\n" for b in blocks)
+
+
+def test_scripts_run_after_a_features_install_are_secondary(write_project):
+    files = {"requirements.txt": "torch\n", "requirements+.txt": "xformers==0.0.28\n",
+             "script/run.py": TORCH + PICK, "script/train.py": TRAIN_CUDA,
+             "README.md": _readme("pip install -r requirements.txt", "python script/run.py",
+                                  "pip install -r requirements+.txt -r requirements.txt", "python script/train.py")}
+    r = scan_path(write_project(files))
+    assert r.outlook.value == "runs_on_mac"
+    assert [(f.code, f.location.path, f.reach) for f in r.findings if f.code in ("API101", "DEP101")] == [
+        ("DEP101", "requirements+.txt", None), ("API101", "script/train.py", "off_main_path")]
+    assert r.optional[0]["path"] == "requirements+.txt"
+    assert [s.line() for s in r.secondary] == ["script: mac_for_dev, 1 edit"]
+    # look-alike: the README runs training right after the main install: it is main work
+    files["README.md"] = _readme("pip install -r requirements.txt", "python script/run.py", "python script/train.py")
+    r = scan_path(write_project(files))
+    assert r.outlook.value == "mac_for_dev"
+
+
+def test_a_root_training_script_run_after_installing_more_packages_is_secondary(write_project):
+    files = {"setup.py": "from setuptools import setup\nsetup(name='proj')\n", "demo.py": TORCH + PICK,
+             "train_on_data.py": TRAIN_CUDA,
+             "README.md": _readme("python demo.py", "pip install -e .",
+                                  "pip install pytorch_lightning==1.6.0 tensorboard", "python train_on_data.py")}
+    r = scan_path(write_project(files))
+    assert r.outlook.value == "runs_on_mac"
+    # look-alike: no install between the demo and the training: the main-named root script stays a main entry
+    files["README.md"] = _readme("pip install -e .", "python demo.py", "python train_on_data.py")
+    r = scan_path(write_project(files))
+    assert r.outlook.value == "mac_for_dev"
+
+
+def test_a_folder_with_its_own_requirements_is_a_feature_when_the_readme_runs_other_scripts(write_project):
+    files = {"demo.py": TORCH + PICK, "webui/app.py": TRAIN_CUDA, "webui/requirements.txt": "gradio\n",
+             "README.md": "# proj\n\nRun `python -m webui.app` after `pip install -r webui/requirements.txt`.\n\n"
+                          + _readme("python demo.py")}
+    r = scan_path(write_project(files))
+    assert r.outlook.value == "runs_on_mac"
+    # look-alike: the folder holds every script the README runs: it is the main work
+    files["README.md"] = "# proj\n\n" + _readme("pip install -r webui/requirements.txt", "python -m webui.app")
+    r = scan_path(write_project(files))
+    assert r.outlook.value == "mac_for_dev"

@@ -32,7 +32,7 @@ from mpsready.scan.code.suppress import parse_suppression
 from mpsready.scan.config import ScanConfig, with_project_config
 from mpsready.scan.model import fallbacks, flow
 from mpsready.scan.model.core import behind_off_params, core_ops
-from mpsready.scan.model.entries import declared_entries, readme_api_flags
+from mpsready.scan.model.entries import declared_entries, readme_api_flags, readme_usage_findings
 from mpsready.scan.model.graph import example_collection, mark_reach
 from mpsready.scan.model.call_sites import decided_by_callers, unused_device_defaults
 from mpsready.scan.model.callers import behind_caller_flags
@@ -257,6 +257,7 @@ def _project_passes(raw: list[RawFinding], code_results, parsed: dict[str, tuple
     declared = declared_entries(project, code_results)
     findings = mark_reach(findings, code_results, declared)
     findings = readme_api_flags(findings, declared)
+    findings += readme_usage_findings(declared)
     # last: it reads callers again only for the findings that still limit the outlook
     findings = behind_caller_flags(findings, code_results, sources, off_options(code_results))
     findings = behind_off_params(findings, code_results, sources)

@@ -65,6 +65,12 @@ class DeclaredEntries:
     # requirement and environment files the README's install commands name (`pip install -r requirements.txt`,
     # `conda env create -f environment.yml`); None when the README shows no install command (issue 32)
     installs: list[str] | None = None
+    # scripts the README runs only in a feature section (after a later install of more packages or a feature's
+    # requirement file: evaluation, training with extra dependencies): secondary parts, not main entries (issue 32)
+    features: list[str] = field(default_factory=list)
+    # `.cuda()` calls in the README's Python code blocks when those blocks import the project (its documented
+    # usage): (README path, line, the call's text); a Mac user who copies the usage must edit them (issue 32)
+    usage_cuda: list[tuple[str, int, str]] = field(default_factory=list)
 
     def all(self) -> set[str]:
         return {*self.readme, *self.console}
@@ -77,27 +83,51 @@ def declared_entries(project: ProjectFiles, py_files: Collection[str]) -> Declar
     imports: list[str] = []
     api: list[str] = []
     installs: list[str] | None = None
+    usage_cuda: list[tuple[str, int, str]] = []
+    features: dict[str, None] = {}
     small = ProjectFiles(project.root, min(project.max_bytes, MAX_README_BYTES))
     for name in READMES:
         text = _read(small, name)
         if text is None or text.count("\n") > MAX_README_LINES:
             continue
         last_dir: str | None = None  # the project folder an earlier block `cd`s into
+        in_feature = False  # after a feature's install (see DeclaredEntries.features)
+        local: set[str] = set()  # folders whose own requirement file the README installs (`gradio_demo/`)
         for block in readme_blocks(text, markdown=name.lower().endswith(".md")):
+            named = install_files(block)
+            if named is not None:
+                local |= {posixpath.dirname(rel) for rel in named if "/" in rel}
+                kind = install_kind(block, named)
+                if kind == "feature" and readme:
+                    in_feature = True
+                elif kind == "main":
+                    in_feature = False
+                if not in_feature:
+                    installs = [*(installs or []), *named]
             found = block_scripts(block, py, lambda sh: _read(project, sh))
             if not found and last_dir is not None:
                 # issue 32: a later block that runs `torchrun ... generate.py` after an earlier `cd inference`
                 # names a file of that folder when the root has none
                 found = block_scripts([f"cd {last_dir}", *block], py, lambda sh: _read(project, sh))
             for rel in found:
-                readme.setdefault(rel, None)
+                if in_feature and rel not in readme:
+                    features.setdefault(rel, None)
+                elif not in_feature:
+                    readme.setdefault(rel, None)
             last_dir = _last_cd(block, py) or last_dir
-            named = install_files(block)
-            if named is not None:
-                installs = [*(installs or []), *named]
+        # a folder with its own requirement file is a feature when the README runs scripts outside it too
+        inside = [rel for rel in readme if any(rel.startswith(d + "/") for d in local)]
+        if inside and len(inside) < len(readme):
+            for rel in inside:
+                del readme[rel]
+                features.setdefault(rel, None)
+            if installs:
+                installs = [rel for rel in installs if not any(rel.startswith(d + "/") for d in local)]
         if name.lower().endswith(".md"):
             modules = readme_python_imports(text)
             imports = [rel for rel in (_module_file(m, py) for m in modules) if rel]
+            if imports:
+                usage_cuda = [(name, line, call) for line, call in readme_cuda_calls(text)]
             api = sorted({m.rsplit(".", 1)[1] for m in modules
                           if "." in m and _module_file(m, py) is None and _module_file(m.rsplit(".", 1)[0], py)})
         break  # the first README found is the project's
@@ -115,7 +145,8 @@ def declared_entries(project: ProjectFiles, py_files: Collection[str]) -> Declar
                         todo.append(inc)
         installs = list(seen)
     return DeclaredEntries(list(readme), sorted(set(console)), sorted(set(imports)), api,
-                           None if installs is None else sorted(set(installs)))
+                           None if installs is None else sorted(set(installs)),
+                           [rel for rel in features if rel not in readme], usage_cuda)
 
 
 def _last_cd(lines: Iterable[str], py: Collection[str]) -> str | None:
@@ -131,6 +162,30 @@ def _last_cd(lines: Iterable[str], py: Collection[str]) -> str | None:
 
 
 _FILE_OPTIONS = {"-r", "--requirement", "-c", "--constraint", "-f", "--file"}
+
+
+def install_kind(lines: Iterable[str], named: list[str]) -> str:
+    """What an install block installs: ``"feature"`` when it names a feature's requirement or environment file
+    (:func:`~mpsready.scan.model.graph.feature_manifest`: ``requirements+.txt``, ``requirements/eval.txt``) or
+    only packages by name (``pip install hydra-core mediapy``), ``"main"`` when it installs the project itself
+    (``pip install -e .``, ``python setup.py develop``) or its plain requirement or environment file."""
+    from mpsready.scan.model.graph import feature_manifest
+    from mpsready.scan.sources.shell import lex_words
+
+    if any(feature_manifest(rel) for rel in named):
+        return "feature"
+    if named:
+        return "main"
+    for line in lines:
+        try:
+            words = lex_words(line)
+        except ValueError:
+            continue
+        if "setup.py" in words and ("install" in words or "develop" in words):
+            return "main"
+        if "install" in words and any(w == "." or w.startswith((".[", "./", "-e.", "git+", "http")) for w in words):
+            return "main"
+    return "feature"
 
 
 def install_files(lines: Iterable[str]) -> list[str] | None:
@@ -195,6 +250,60 @@ def readme_python_imports(text: str) -> list[str]:
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 out += [node.module] + [f"{node.module}.{a.name}" for a in node.names if a.name != "*"]
     return out
+
+
+def _python_fences(text: str):
+    """(first line of the code in the file, code) of each Python fence of a Markdown text (``>>>`` prompts
+    stripped, so line numbers still match)."""
+    for tok in _markdown_tokens(text):
+        if tok.type != "fence" or tok.info.strip().split(" ")[0].lower() not in ("python", "py", "python3", "pycon"):
+            continue
+        code = "\n".join(line[4:] if line.startswith((">>> ", "... ")) else line for line in tok.content.splitlines())
+        yield (tok.map[0] + 2 if tok.map else 1), code
+
+
+def readme_cuda_calls(text: str) -> list[tuple[int, str]]:
+    """(line, source) of each ``x.cuda()`` call in a Markdown README's Python code blocks that no test on CUDA
+    guards (``if torch.cuda.is_available():`` or a conditional expression naming ``cuda``). A block that does not
+    parse as a whole is read statement by statement (top-level lines only)."""
+    out: list[tuple[int, str]] = []
+    for first, code in _python_fences(text):
+        try:
+            trees = [(0, _quiet_parse(code))]
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            trees = []
+            for i, line in enumerate(code.splitlines()):
+                if line and not line[0].isspace():
+                    try:
+                        trees.append((i, _quiet_parse(line)))
+                    except (SyntaxError, ValueError, RecursionError, MemoryError):
+                        continue
+        for offset, tree in trees:
+            guarded: set[int] = set()
+            for node in ast.walk(tree):
+                if isinstance(node, (ast.If, ast.IfExp)) and "cuda" in ast.dump(node.test):
+                    guarded |= {id(n) for part in (node.body, node.orelse)
+                                for sub in (part if isinstance(part, list) else [part]) for n in ast.walk(sub)}
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "cuda" \
+                        and id(node) not in guarded:
+                    out.append((first + offset + node.lineno - 1, ast.unparse(node)[:80]))
+    return sorted(set(out))
+
+
+def readme_usage_findings(declared: DeclaredEntries) -> list:
+    """API101 for each ``.cuda()`` call in the README's usage code (its Python blocks that import the project: the
+    documented way to use a library): a Mac user who follows it gets 'Torch not compiled with CUDA enabled', so
+    the usage needs an edit to ``.to(device)`` with ``mps`` (a ``device="cuda"`` value in such code is an argument
+    the user sets, not counted here)."""
+    from mpsready.findings import Basis, Finding, Location, Scope
+    from mpsready.scan.rules import api as A
+
+    return [Finding(A.DOT_CUDA.code, A.DOT_CUDA.severity,
+                    f"the README's usage code calls {call}: a Mac following it fails (no CUDA)",
+                    Location(path, line), Basis.PREDICTED, "Edit the usage to .to(device) with device 'mps' on a Mac.",
+                    A.DOT_CUDA.source, Scope.MAIN, {"readme_usage": True})
+            for path, line, call in declared.usage_cuda]
 
 
 def _read(project: ProjectFiles, relpath: str) -> str | None:

@@ -12,7 +12,8 @@ path does not import (``checkpoints/convert.py``, ``tools/plot.py``) and modules
 collection of scripts) has no single main entry: every file is on the main path.
 
 Apart from that, the ``if __name__ == "__main__":`` block of a package module (its directory holds an
-``__init__.py``) that is not itself a main entry is a demo of the module (``reach = "module_demo"``).
+``__init__.py``, or a main-path file imports it: a namespace package's module) that is not itself a main entry is a
+demo of the module (``reach = "module_demo"``).
 Main entries here: root scripts, scripts the README runs or a root launcher names, console-script
 modules, ``__main__.py`` files and modules named for the main work (``pkg/train.py``).
 Imports are resolved from files only; nothing is imported.
@@ -61,15 +62,23 @@ def launched(results: Mapping[str, Any], rels: list[str]) -> list[str]:
 def main_path(results: Mapping[str, Any], readme: list[str] | tuple[str, ...] = (),
               readme_imports: list[str] | tuple[str, ...] = (),
               console: list[str] | tuple[str, ...] = (),
-              parents: dict[str, tuple[str, int]] | None = None) -> tuple[set[str] | None, list[str]]:
+              parents: dict[str, tuple[str, int]] | None = None,
+              features: list[str] | tuple[str, ...] = ()) -> tuple[set[str] | None, list[str]]:
     """(the files on the main path, the entries it starts from); ``(None, [])`` when the project has no
     root-level entry script and its README's Python code imports none of its modules (then every file
     counts). ``results`` maps a path to (CodeResult, cells); ``readme`` lists the scripts the project's README
     runs and ``readme_imports`` the modules its Python code blocks import
     (:func:`mpsready.scan.model.entries.declared_entries`): a library's users start there (sam2's
-    ``from sam2.build_sam import build_sam2``), so its ``training/`` and benchmark scripts are off the path."""
+    ``from sam2.build_sam import build_sam2``), so its ``training/`` and benchmark scripts are off the path.
+    ``features``: scripts the README runs only after a feature's install (issue 32); when it runs another script
+    too, they are no main entries (a root ``train_on_x.py`` run in the README's training section is secondary), and
+    when its main sections run root scripts, those alone are the root entries."""
     py = [rel for rel in results if rel.endswith(".py")]
     roots = root_entries(results)
+    if features and any(rel in results for rel in readme):
+        # a README that sets features apart decides: the root scripts its main sections run are the main entries
+        main_ran = [rel for rel in roots if rel in readme]
+        roots = main_ran or [rel for rel in roots if rel not in features]
     if not roots:
         ran = [rel for rel in readme if rel in results]
         # issue 32: a package's console scripts are how its users run it (a serving runtime or an evaluation
@@ -173,7 +182,8 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
     readme = declared.readme if declared is not None else []
     parents: dict[str, tuple[str, int]] = {}
     on_path, roots = main_path(results, readme, declared.imports if declared is not None else (),
-                               declared.console if declared is not None else (), parents)
+                               declared.console if declared is not None else (), parents,
+                               declared.features if declared is not None else ())
     mains = main_entries(results, roots, declared)
     has_modules = any(rel.endswith(".py") and PurePosixPath(rel).name not in SKIP_ENTRIES for rel in results)
     run_by_readme = set(readme)
@@ -194,7 +204,7 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
                 # secondary root scripts and unreached files in subdirectories are off it
                 reach = "off_main_path"
             elif path.endswith(".py") and path not in mains and f.location.line is not None \
-                    and _package_module(path, results) \
+                    and (_package_module(path, results) or path in parents) \
                     and any(g.first <= f.location.line <= g.last for g in results[path][0].main_guards):
                 reach = "module_demo"
         elif path and is_container_recipe(path):
