@@ -23,9 +23,9 @@ def _kernel_package(declaration: dict[str, str]) -> dict[str, str]:
                         "    def __init__(self):\n        super().__init__()\n        self.mix = Mamba(d_model=16)\n\n"
                         "    def forward(self, x):\n        return self.mix(x)\n\n\n"
                         + MAIN.format(body="print(Net()(torch.zeros(1, 4, 16)).shape)"),
-        "tools/convert.py": "import json\n" + MAIN.format(body="print(json.dumps({'a': 1}))"),
-        "evaluation/score.py": "import sys\n" + MAIN.format(body="print(sum(map(float, sys.argv[1:])))"),
-        "demo/show.py": "import os\n" + MAIN.format(body="print(os.getcwd())"),
+        "tools/convert.py": TORCH + MAIN.format(body="print(torch.load('a.pt').keys())"),
+        "evaluation/score.py": TORCH + MAIN.format(body="print(torch.zeros(2).sum())"),
+        "demo/show.py": TORCH + MAIN.format(body="print(torch.ones(1))"),
     }
     files.update(declaration)
     return files
@@ -197,5 +197,28 @@ def test_a_folder_with_its_own_requirements_is_a_feature_when_the_readme_runs_ot
     assert r.outlook.value == "runs_on_mac"
     # look-alike: the folder holds every script the README runs: it is the main work
     files["README.md"] = "# proj\n\n" + _readme("pip install -r webui/requirements.txt", "python -m webui.app")
+    r = scan_path(write_project(files))
+    assert r.outlook.value == "mac_for_dev"
+
+
+def test_folders_of_scripts_that_never_import_torch_are_no_examples(write_project):
+    # data preparation folders beside the model's folder (`exps/<dataset>/prep.py` with NumPy only)
+    files = {"requirements.txt": "torch\n", "src/net.py": _kernel_package({})["vmnet/net.py"],
+             "exps/a/prep.py": "import json\n" + MAIN.format(body="print(json.dumps([1]))"),
+             "exps/b/prep.py": "import numpy as np\n" + MAIN.format(body="print(np.zeros(2))")}
+    r = scan_path(write_project(files))
+    assert (r.outlook.value, _subs(r)) == ("stay_on_cuda", [])
+
+
+def test_scripts_run_only_under_a_training_heading_are_secondary(write_project):
+    readme = ("# Proj\n\n## Usage\n\n```bash\npython demo.py --input x.png\n```\n\n"
+              "## Training\n\n### Quick example\n\n```bash\ntorchrun --nproc_per_node=4 train.py\n```\n")
+    files = {"setup.py": "from setuptools import setup\nsetup(name='proj')\n", "demo.py": TORCH + PICK,
+             "train.py": TRAIN_CUDA, "README.md": readme}
+    r = scan_path(write_project(files))
+    assert r.outlook.value == "runs_on_mac"
+    assert [s.line() for s in r.secondary] == ["train.py: mac_for_dev, 1 edit"]
+    # look-alike: a README whose every command is under the training heading: training is the main work
+    files["README.md"] = "# Proj\n\n## Training\n\n```bash\npython demo.py\npython train.py\n```\n"
     r = scan_path(write_project(files))
     assert r.outlook.value == "mac_for_dev"

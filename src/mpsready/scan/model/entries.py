@@ -93,7 +93,8 @@ def declared_entries(project: ProjectFiles, py_files: Collection[str]) -> Declar
         last_dir: str | None = None  # the project folder an earlier block `cd`s into
         in_feature = False  # after a feature's install (see DeclaredEntries.features)
         local: set[str] = set()  # folders whose own requirement file the README installs (`gradio_demo/`)
-        for block in readme_blocks(text, markdown=name.lower().endswith(".md")):
+        headed: dict[str, bool] = {}  # a script -> whether every section that runs it is a feature's heading
+        for heading, block in readme_sections(text, markdown=name.lower().endswith(".md")):
             named = install_files(block)
             if named is not None:
                 local |= {posixpath.dirname(rel) for rel in named if "/" in rel}
@@ -114,7 +115,14 @@ def declared_entries(project: ProjectFiles, py_files: Collection[str]) -> Declar
                     features.setdefault(rel, None)
                 elif not in_feature:
                     readme.setdefault(rel, None)
+                headed[rel] = headed.get(rel, True) and feature_heading(heading)
             last_dir = _last_cd(block, py) or last_dir
+        # scripts run only under a training/evaluation/benchmark heading are features when others are run too
+        under = [rel for rel in readme if headed.get(rel)]
+        if under and len(under) < len(readme):
+            for rel in under:
+                del readme[rel]
+                features.setdefault(rel, None)
         # a folder with its own requirement file is a feature when the README runs scripts outside it too
         inside = [rel for rel in readme if any(rel.startswith(d + "/") for d in local)]
         if inside and len(inside) < len(readme):
@@ -330,15 +338,43 @@ def readme_lines(text: str, *, markdown: bool) -> list[str]:
 def readme_blocks(text: str, *, markdown: bool) -> list[list[str]]:
     """:func:`readme_lines` grouped by code block (each inline code span a block of its own; the whole text one
     block outside Markdown): a ``cd`` holds until its block ends (:func:`block_scripts`)."""
+    return [block for _heading, block in readme_sections(text, markdown=markdown)]
+
+
+def readme_sections(text: str, *, markdown: bool) -> list[tuple[str, list[str]]]:
+    """(the headings above it from level 2 down, lowercased and joined by `` / ``; ``""`` before any), block) for
+    each block of :func:`readme_blocks` (a level-1 heading is the title, left out)."""
     if not markdown:
-        return [readme_lines(text, markdown=False)]
-    out: list[list[str]] = []
+        return [("", readme_lines(text, markdown=False))]
+    out: list[tuple[str, list[str]]] = []
+    path: dict[int, str] = {}  # heading level -> its text, for the headings above the current point
+    level = 0
     for tok in _markdown_tokens(text):
-        if tok.type in ("fence", "code_block"):
-            out.append(_joined(tok.content.splitlines()))
+        if tok.type == "heading_open":
+            level = int(tok.tag[1:]) if tok.tag[1:].isdigit() else 6
+        elif tok.type == "heading_close":
+            level = 0
+        elif tok.type in ("fence", "code_block"):
+            out.append((" / ".join(path[k] for k in sorted(path)), _joined(tok.content.splitlines())))
         elif tok.type == "inline":
-            out += [[child.content] for child in tok.children or () if child.type == "code_inline"]
+            if level:  # a heading's own code spans count too, under that heading
+                path = {k: v for k, v in path.items() if k < level}
+                if level > 1:
+                    path[level] = tok.content.lower()
+            heading = " / ".join(path[k] for k in sorted(path))
+            out += [(heading, [child.content]) for child in tok.children or () if child.type == "code_inline"]
     return out
+
+
+# words of a README heading over a part of the work apart from using the project (issue 32): the scripts run only
+# under such headings are secondary parts when the README runs other scripts too
+_FEATURE_HEADINGS = ("train", "fine-tun", "finetun", "evaluat", "benchmark", "reproduc", "preprocess",
+                     "data prep", "dataset prep", "prepare data", "prepare the data", "ablation")
+
+
+def feature_heading(heading: str) -> bool:
+    """Whether a README heading names training, evaluation, benchmarks or data preparation."""
+    return any(w in heading for w in _FEATURE_HEADINGS)
 
 
 def block_scripts(lines: Iterable[str], py_files: Collection[str], read_shell=None, depth: int = 0) -> list[str]:

@@ -322,7 +322,8 @@ def example_collection(results: Mapping[str, Any], minimum: int = 3, packages: I
     ``setup.cfg``; ``""`` for the root). A project that installs itself (a declaration at the root, or one in a
     folder above a candidate directory: ``umamba/setup.py`` over ``umamba/nnunetv2``) is one project whose other
     folders (configs, evaluation, assets) serve it, not a collection of independent examples (issue 32: a
-    CUDA-only core in the installed package was excused by sibling config folders that hold no model)."""
+    CUDA-only core in the installed package was excused by sibling config folders that hold no model). At least
+    ``minimum`` of the directories must import ``torch``: an example runs PyTorch itself."""
     py = [rel for rel in results if rel.endswith(".py")]
     if any("/" not in rel and rel not in SKIP_ENTRIES and results[rel][0].entry for rel in py):
         return []
@@ -333,6 +334,11 @@ def example_collection(results: Mapping[str, Any], minimum: int = 3, packages: I
         return []
     pkgs = set(packages)
     if "" in pkgs or any(d.startswith(p + "/") for d in dirs for p in pkgs):
+        return []
+    # an example runs PyTorch itself (a file imports torch): folders of data preparation, launch or metric scripts
+    # that never do serve another folder's model and are no examples
+    if sum(any(rel.startswith(d + "/") and any(i.module == "torch" or i.module.startswith("torch.")
+                                               for i in results[rel][0].imports) for rel in py) for d in dirs) < minimum:
         return []
     modules = {d: {module_of(rel).rsplit(".", 1)[-1] for rel in py if rel.startswith(d + "/")} for d in dirs}
     # dotted module names of each directory's files and packages, for imports written from the root
