@@ -222,3 +222,38 @@ def test_scripts_run_only_under_a_training_heading_are_secondary(write_project):
     files["README.md"] = "# Proj\n\n## Training\n\n```bash\npython demo.py\npython train.py\n```\n"
     r = scan_path(write_project(files))
     assert r.outlook.value == "mac_for_dev"
+
+
+# ---------------------------------------------------------------- residence: moved to the CPU when on MPS
+GUIDE = TORCH + ("def project(v0, v1):\n    kind = v0.device.type\n    if {test}:\n"
+                 "        v0, v1 = v0.cpu(), v1.cpu()\n    v0, v1 = v0.double(), v1.double()\n"
+                 "    return (v0 * v1).float().to(kind)\n")
+
+
+def test_a_tensor_moved_to_the_cpu_when_on_mps_is_float64_on_the_cpu(write_project):
+    r = scan_path(write_project({"guide.py": GUIDE.format(test="kind == 'mps'")}))
+    assert rows(r) == [("DTY101", "guide.py", 6, "info"), ("DTY101", "guide.py", 6, "info")]
+    assert r.outlook.value == "runs_on_mac"
+
+
+def test_a_tensor_moved_to_the_cpu_only_when_on_cuda_stays_on_mps(write_project):
+    # look-alike: a Mac never enters `if v0.is_cuda:`, so the tensor is still on MPS when it is made float64
+    r = scan_path(write_project({"guide.py": GUIDE.format(test="v0.is_cuda")}))
+    assert rows(r) == [("DTY101", "guide.py", 6, "blocker"), ("DTY101", "guide.py", 6, "blocker")]
+    assert r.outlook.value == "mac_for_dev"
+
+
+# ---------------------------------------------------------------- the README runs the console command
+def test_a_console_command_the_readme_runs_is_the_main_work(write_project):
+    setup = ("from setuptools import setup\n"
+             "setup(name='tool', entry_points={'console_scripts': ['tool=tool.gui:main']})\n")
+    files = {"setup.py": setup, "tool/__init__.py": "", "tool/gui.py": TORCH + "def main():\n    " +
+             PICK.replace("\n", "\n    ").rstrip() + "\n", "trainer.py": TRAIN_CUDA,
+             "README.md": "# tool\n\n```bash\npip install -e .\ntool --port 7865\n```\n"}
+    r = scan_path(write_project(files))
+    assert r.outlook.value == "runs_on_mac"
+    assert [s.line() for s in r.secondary] == ["trainer.py: mac_for_dev, 1 edit"]
+    # look-alike: the README runs the root training script too: it stays main work
+    files["README.md"] = "# tool\n\n```bash\npip install -e .\ntool --port 7865\npython trainer.py\n```\n"
+    r = scan_path(write_project(files))
+    assert r.outlook.value == "mac_for_dev"

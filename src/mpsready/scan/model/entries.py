@@ -85,6 +85,7 @@ def declared_entries(project: ProjectFiles, py_files: Collection[str]) -> Declar
     installs: list[str] | None = None
     usage_cuda: list[tuple[str, int, str]] = []
     features: dict[str, None] = {}
+    readme_text, readme_md = None, False
     small = ProjectFiles(project.root, min(project.max_bytes, MAX_README_BYTES))
     for name in READMES:
         text = _read(small, name)
@@ -138,8 +139,19 @@ def declared_entries(project: ProjectFiles, py_files: Collection[str]) -> Declar
                 usage_cuda = [(name, line, call) for line, call in readme_cuda_calls(text)]
             api = sorted({m.rsplit(".", 1)[1] for m in modules
                           if "." in m and _module_file(m, py) is None and _module_file(m.rsplit(".", 1)[0], py)})
+        readme_text, readme_md = text, name.lower().endswith(".md")
         break  # the first README found is the project's
-    console = [rel for rel in (_module_file(m, py) for m in console_modules(project)) if rel]
+    scripts = console_scripts(project)
+    console = [rel for rel in (_module_file(m, py) for _n, m in scripts) if rel]
+    if scripts and readme_text is not None:
+        # a README command that starts with a console script's name (`acestep --port 7865`) runs its module
+        names = {n: t for n, t in scripts}
+        for _heading, block in readme_sections(readme_text, markdown=readme_md):
+            for line in block:
+                first = line.split()[0] if line.split() else ""
+                rel = _module_file(names[first], py) if first in names else None
+                if rel and rel not in features:
+                    readme.setdefault(rel, None)
     if installs:  # a file an installed one includes (`-r base.txt`) is installed too
         todo, seen = list(installs), set(installs)
         while todo:
@@ -565,9 +577,14 @@ def _module_file(module: str, py: Collection[str]) -> str | None:
 
 def console_modules(project: ProjectFiles) -> list[str]:
     """``module:function`` targets of the project's console (and GUI) scripts, as declared."""
+    return [target for _name, target in console_scripts(project)]
+
+
+def console_scripts(project: ProjectFiles) -> list[tuple[str, str]]:
+    """(command name, ``module:function``) of the project's console (and GUI) scripts, as declared."""
     from mpsready.scan.sources import tomlfile
 
-    out: list[str] = []
+    out: list[tuple[str, str]] = []
     text = _read(project, "pyproject.toml")
     if text is not None:
         data = tomlfile.read(text).doc or {}  # the parse the declaration reader made (bounded; never raises)
@@ -577,10 +594,10 @@ def console_modules(project: ProjectFiles) -> list[str]:
         for key in ("scripts", "gui-scripts"):
             table = proj.get(key)
             if isinstance(table, dict):
-                out += [v for v in table.values() if isinstance(v, str)]
+                out += [(str(k), v) for k, v in table.items() if isinstance(v, str)]
         poetry = data.get("tool", {}).get("poetry", {}) if isinstance(data.get("tool"), dict) else {}
         if isinstance(poetry, dict) and isinstance(poetry.get("scripts"), dict):
-            out += [v for v in poetry["scripts"].values() if isinstance(v, str)]
+            out += [(str(k), v) for k, v in poetry["scripts"].items() if isinstance(v, str)]
     text = _read(project, "setup.cfg")
     if text is not None:
         from mpsready.scan.sources.setup_cfg import read_config
@@ -589,11 +606,11 @@ def console_modules(project: ProjectFiles) -> list[str]:
             spec = read_config(text).get("options.entry_points", "console_scripts", fallback="")
         except configparser.Error:
             spec = ""
-        out += [ln.split("=", 1)[1] for ln in spec.splitlines() if "=" in ln]
+        out += [(ln.split("=", 1)[0], ln.split("=", 1)[1]) for ln in spec.splitlines() if "=" in ln]
     text = _read(project, "setup.py")
     if text is not None:
         out += _setup_py_scripts(text)
-    return [v.strip() for v in out]
+    return [(name.strip(), target.strip()) for name, target in out]
 
 
 def _quiet_parse(text: str) -> ast.Module:
@@ -604,19 +621,19 @@ def _quiet_parse(text: str) -> ast.Module:
         return ast.parse(text)
 
 
-def _setup_py_scripts(text: str) -> list[str]:
+def _setup_py_scripts(text: str) -> list[tuple[str, str]]:
     try:
         tree = _quiet_parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
-    out: list[str] = []
+    out: list[tuple[str, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and _call_name(node.func) == "setup":
             for kw in node.keywords:
                 if kw.arg == "entry_points" and isinstance(kw.value, ast.Dict):
                     for k, v in zip(kw.value.keys, kw.value.values):
                         if isinstance(k, ast.Constant) and k.value in ("console_scripts", "gui_scripts"):
-                            out += [s.split("=", 1)[1] for s in _strings(v) if "=" in s]
+                            out += [(s.split("=", 1)[0], s.split("=", 1)[1]) for s in _strings(v) if "=" in s]
     return out
 
 

@@ -106,6 +106,16 @@ def main_path(results: Mapping[str, Any], readme: list[str] | tuple[str, ...] = 
                        if (init := "/".join(parts[:i]) + "/__init__.py") in results and init not in starts]
         return _reach(results, py, starts, parents), starts
     ran_primary = [rel for rel in primary if rel in ran]
+    ran_console = [rel for rel in ran if rel in console]
+    if ran_console and not ran_primary:
+        # issue 32: the README runs the project's console command (`acestep --port 7865`) and none of its main-named
+        # root scripts: that command is the main work, root scripts the README never runs are secondary parts
+        starts = sorted({*ran_console, *(rel for rel in ran if "/" not in rel)})
+        for rel in list(starts):
+            parts = PurePosixPath(rel).parts[:-1]
+            starts += [init for i in range(1, len(parts) + 1)
+                       if (init := "/".join(parts[:i]) + "/__init__.py") in results and init not in starts]
+        return _reach(results, py, starts, parents), starts
     if ran_primary:
         # issue 32: the README runs some of the main-named root scripts (`python train.py`): those are the main work,
         # another main-named one it never runs (`run_evaluation.py`) is a secondary part
