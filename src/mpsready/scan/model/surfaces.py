@@ -19,7 +19,7 @@ import ast
 from typing import Any
 
 from mpsready.scan.code.astutil import walk_spanning
-from mpsready.scan.code.triggers import name_lines
+from mpsready.scan.code.triggers import name_lines, substring_lines
 
 # option names that choose a device, a dtype or compilation (the switches the outlook may print)
 DEVICE_WORDS = ("device", "accelerator")
@@ -129,7 +129,7 @@ def _const_strings(node: ast.AST | None, names: dict[str, ast.AST]) -> list[str]
     return None
 
 
-def _validated_choices(tree: ast.Module) -> dict[str, list[str]]:
+def _validated_choices(tree: ast.Module, text: str) -> dict[str, list[str]]:
     """Options whose value the program checks against a fixed list and rejects otherwise: ``if FLAGS.device not in
     _VALID: raise ...`` (the destination is the attribute's or the name's last word), or a validator function
     registered for an option (``flags.register_validator("device", check)``, absl-py) whose body raises when its
@@ -154,7 +154,9 @@ def _validated_choices(tree: ast.Module) -> dict[str, list[str]]:
 
     out: dict[str, list[str]] = {}
     fn_checks: dict[str, list[str]] = {}  # validator function -> the list its parameter must be in
-    for node in ast.walk(tree):
+    # only the statements on lines holding `not in` can hold the check, and `register_validator` its registration
+    needles = ("not in", "register_validator") if "register_validator" in text else ("not in",)
+    for node in walk_spanning(tree, substring_lines(text, needles)):
         if isinstance(node, ast.If) and any(isinstance(b, ast.Raise) for b in node.body):
             found = rejected(node.test)
             if found:
@@ -300,8 +302,8 @@ def collect(tree: ast.Module, text: str) -> list[dict[str, Any]]:
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and "typer" in text:
             out += _typer_params(node)
     out.sort(key=lambda s: s["line"])
-    if out and "not in" in text:
-        validated = _validated_choices(tree)
+    if out and "not in" in text and "raise" in text:
+        validated = _validated_choices(tree, text)
         for s in out:
             if s["kind"] in ("argparse", "absl") and s["dest"] in validated and not s.get("choices"):
                 s["choices"] = validated[s["dest"]]
