@@ -257,3 +257,25 @@ def test_a_console_command_the_readme_runs_is_the_main_work(write_project):
     files["README.md"] = "# tool\n\n```bash\npip install -e .\ntool --port 7865\npython trainer.py\n```\n"
     r = scan_path(write_project(files))
     assert r.outlook.value == "mac_for_dev"
+
+
+# ---------------------------------------------------------------- a model file driven by its notebooks
+def _nb(source: str) -> str:
+    import json
+
+    return json.dumps({"cells": [{"cell_type": "code", "source": source.splitlines(keepends=True), "metadata": {},
+                                  "outputs": [], "execution_count": None}],
+                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+def test_notebooks_are_the_main_work_when_nothing_else_runs(write_project):
+    model = TORCH + "class Net(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
+    files = {"net.py": model, "train.ipynb": _nb("import torch\nfrom net import Net\nm = Net().to('cuda:0')\n")}
+    r = scan_path(write_project(files))
+    assert [(f.code, f.location.path, f.reach) for f in r.findings if f.code == "API103"] == [
+        ("API103", "train.ipynb", None)]
+    assert r.outlook.value == "mac_for_dev"
+    # look-alike: a script runs the model too: the notebook is a demo beside it
+    files["train.py"] = TORCH + "from net import Net\n" + PICK
+    r = scan_path(write_project(files))
+    assert r.outlook.value == "runs_on_mac"

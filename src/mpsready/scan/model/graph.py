@@ -195,7 +195,11 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
                                declared.console if declared is not None else (), parents,
                                declared.features if declared is not None else ())
     mains = main_entries(results, roots, declared)
-    has_modules = any(rel.endswith(".py") and PurePosixPath(rel).name not in SKIP_ENTRIES for rel in results)
+    # notebooks are demos beside Python modules, unless nothing else runs: no package, no entry script anywhere and
+    # no start from the README or a console script (a model file driven by its notebooks, issue 32)
+    has_modules = any(rel.endswith(".py") and PurePosixPath(rel).name not in SKIP_ENTRIES for rel in results) and (
+        on_path is not None or any(rel.endswith(".py") and (results[rel][0].entry or rel.endswith("__init__.py"))
+                                   for rel in results))
     run_by_readme = set(readme)
     out = []
     for f in findings:
