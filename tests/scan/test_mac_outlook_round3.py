@@ -279,3 +279,24 @@ def test_notebooks_are_the_main_work_when_nothing_else_runs(write_project):
     files["train.py"] = TORCH + "from net import Net\n" + PICK
     r = scan_path(write_project(files))
     assert r.outlook.value == "runs_on_mac"
+
+
+# ---------------------------------------------------------------- a switch that selects MPS is the Mac's flag
+SWITCH = TORCH + ("import argparse\np = argparse.ArgumentParser()\n"
+                  "p.add_argument('--apple_silicon', action='store_true')\nargs = p.parse_args()\n"
+                  "apple = args.apple_silicon\n"
+                  "if {test}:\n    if torch.backends.mps.is_available():\n        device = torch.device({value!r})\n"
+                  "    else:\n        device = torch.device('cpu')\n"
+                  "else:\n    device = torch.device('cuda') if torch.cuda.is_available() else torch.device('cpu')\n"
+                  "model = torch.nn.Linear(2, 2).to(device)\n")
+
+
+def test_a_store_true_option_that_selects_mps_is_printed_as_the_flag(write_project):
+    r = scan_path(write_project({"run.py": SWITCH.format(test="args.apple_silicon", value="mps")}))
+    assert (r.outlook.value, r.flags) == ("runs_on_mac", ["--apple_silicon"])
+
+
+def test_a_store_true_option_whose_branch_picks_no_mps_is_no_flag(write_project):
+    # look-alike: the same switch choosing another CUDA device: not the Mac's flag
+    r = scan_path(write_project({"run.py": SWITCH.format(test="args.apple_silicon", value="cuda:1")}))
+    assert "--apple_silicon" not in r.flags

@@ -74,6 +74,7 @@ def apply_surfaces(findings: list[Finding], results: Mapping[str, Any], config_t
         extra += configs.mac_group_options(config_texts)
     extra += compile_flags(by_file, flagged_files, findings)
     extra += request_flags(by_file, results, {flag for f in out if (flag := f.evidence.get("flag"))})
+    extra += [flag for flag in switch_flags(by_file, results) if flag not in extra]
     return out, extra
 
 
@@ -182,6 +183,22 @@ def request_flags(by_file: Mapping[str, list[dict]], results: Mapping[str, Any],
                 flag = flag_text(s, "mps")
                 if flag not in flags and flag not in out:
                     out.append(flag)
+    return out
+
+
+def switch_flags(by_file: Mapping[str, list[dict]], results: Mapping[str, Any]) -> list[str]:
+    """``--apple_silicon`` for a main-path store_true option (off by default) whose value selects MPS in its own file
+    (``if apple_silicon: device = torch.device("mps")``, :func:`mpsready.scan.code.summaries.mps_switches`): without it
+    the program takes its other branch on a Mac (CUDA if available, else the CPU), so the Mac's command line names
+    it (issue 32: the good news said plainly)."""
+    out: list[str] = []
+    for rel, surfaces in sorted(by_file.items()):
+        switches = set(getattr(results[rel][0], "mps_switches", ()) or ()) if rel in results else set()
+        if not switches or scope_of(rel) is not Scope.MAIN:
+            continue
+        for s in surfaces:
+            if s.get("action") == "store_true" and s["dest"] in switches and s["name"] not in out:
+                out.append(s["name"])
     return out
 
 
