@@ -32,7 +32,8 @@ from mpsready.scan.code.suppress import parse_suppression
 from mpsready.scan.config import ScanConfig, with_project_config
 from mpsready.scan.model import fallbacks, flow
 from mpsready.scan.model.core import behind_off_params, core_ops
-from mpsready.scan.model.entries import declared_entries, readme_api_flags, readme_usage_findings
+from mpsready.scan.model.entries import declared_entries, readme_api_flags
+from mpsready.scan.model.readme_parts import readme_usage_findings
 from mpsready.scan.model.graph import example_collection, mark_reach
 from mpsready.scan.model.call_sites import decided_by_callers, unused_device_defaults
 from mpsready.scan.model.callers import behind_caller_flags
@@ -55,8 +56,7 @@ POOL_MIN_FILES = 64  # below this a process pool costs more than it saves
 # (model.reread.SourceTrees), so no file is parsed twice; a larger tree (the torch package, 50 MB) would hold
 # gigabytes of syntax trees for the few files those passes read, so there they read and parse those few again
 KEEP_TREES_BYTES = 8 << 20
-# declarations that make their folder an installable package (a project that installs itself is no collection)
-_PACKAGE_DECLARATIONS = ("pyproject.toml", "setup.py", "setup.cfg")
+_PACKAGE_DECLARATIONS = ("pyproject.toml", "setup.py", "setup.cfg")  # an installable package: no collection
 _DECLARATION_NAMES = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "environment.yml",
                       "environment.yaml", "Pipfile")
 

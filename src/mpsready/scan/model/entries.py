@@ -78,6 +78,8 @@ class DeclaredEntries:
 
 def declared_entries(project: ProjectFiles, py_files: Collection[str]) -> DeclaredEntries:
     """The README's scripts and the console-script modules among ``py_files`` (relative POSIX paths)."""
+    from mpsready.scan.model.readme_parts import console_commands, read_sections
+
     py = set(py_files)
     readme: dict[str, None] = {}
     imports: list[str] = []
@@ -85,57 +87,21 @@ def declared_entries(project: ProjectFiles, py_files: Collection[str]) -> Declar
     installs: list[str] | None = None
     usage_cuda: list[tuple[str, int, str]] = []
     features: dict[str, None] = {}
-    readme_text, readme_md = None, False
+    readme_text: str | None = None
+    readme_md = False
     small = ProjectFiles(project.root, min(project.max_bytes, MAX_README_BYTES))
     for name in READMES:
         text = _read(small, name)
         if text is None or text.count("\n") > MAX_README_LINES:
             continue
-        last_dir: str | None = None  # the project folder an earlier block `cd`s into
-        in_feature = False  # after a feature's install (see DeclaredEntries.features)
-        local: set[str] = set()  # folders whose own requirement file the README installs (`gradio_demo/`)
-        headed: dict[str, bool] = {}  # a script -> whether every section that runs it is a feature's heading
-        for heading, block in readme_sections(text, markdown=name.lower().endswith(".md")):
-            named = install_files(block)
-            if named is not None:
-                local |= {posixpath.dirname(rel) for rel in named if "/" in rel}
-                kind = install_kind(block, named)
-                if kind == "feature" and readme:
-                    in_feature = True
-                elif kind == "main":
-                    in_feature = False
-                if not in_feature:
-                    installs = [*(installs or []), *named]
-            found = block_scripts(block, py, lambda sh: _read(project, sh))
-            if not found and last_dir is not None:
-                # issue 32: a later block that runs `torchrun ... generate.py` after an earlier `cd inference`
-                # names a file of that folder when the root has none
-                found = block_scripts([f"cd {last_dir}", *block], py, lambda sh: _read(project, sh))
-            for rel in found:
-                if in_feature and rel not in readme:
-                    features.setdefault(rel, None)
-                elif not in_feature:
-                    readme.setdefault(rel, None)
-                headed[rel] = headed.get(rel, True) and feature_heading(heading)
-            last_dir = _last_cd(block, py) or last_dir
-        # scripts run only under a training/evaluation/benchmark heading are features when others are run too
-        under = [rel for rel in readme if headed.get(rel)]
-        if under and len(under) < len(readme):
-            for rel in under:
-                del readme[rel]
-                features.setdefault(rel, None)
-        # a folder with its own requirement file is a feature when the README runs scripts outside it too
-        inside = [rel for rel in readme if any(rel.startswith(d + "/") for d in local)]
-        if inside and len(inside) < len(readme):
-            for rel in inside:
-                del readme[rel]
-                features.setdefault(rel, None)
-            if installs:
-                installs = [rel for rel in installs if not any(rel.startswith(d + "/") for d in local)]
+        installs = read_sections(text, name.lower().endswith(".md"), py, lambda sh: _read(project, sh), readme,
+                                 features, installs)
         if name.lower().endswith(".md"):
             modules = readme_python_imports(text)
             imports = [rel for rel in (_module_file(m, py) for m in modules) if rel]
             if imports:
+                from mpsready.scan.model.readme_parts import readme_cuda_calls
+
                 usage_cuda = [(name, line, call) for line, call in readme_cuda_calls(text)]
             api = sorted({m.rsplit(".", 1)[1] for m in modules
                           if "." in m and _module_file(m, py) is None and _module_file(m.rsplit(".", 1)[0], py)})
@@ -143,15 +109,9 @@ def declared_entries(project: ProjectFiles, py_files: Collection[str]) -> Declar
         break  # the first README found is the project's
     scripts = console_scripts(project)
     console = [rel for rel in (_module_file(m, py) for _n, m in scripts) if rel]
+
     if scripts and readme_text is not None:
-        # a README command that starts with a console script's name (`acestep --port 7865`) runs its module
-        names = {n: t for n, t in scripts}
-        for _heading, block in readme_sections(readme_text, markdown=readme_md):
-            for line in block:
-                first = line.split()[0] if line.split() else ""
-                rel = _module_file(names[first], py) if first in names else None
-                if rel and rel not in features:
-                    readme.setdefault(rel, None)
+        console_commands(readme_text, readme_md, scripts, py, readme, features)
     if installs:  # a file an installed one includes (`-r base.txt`) is installed too
         todo, seen = list(installs), set(installs)
         while todo:
@@ -182,30 +142,6 @@ def _last_cd(lines: Iterable[str], py: Collection[str]) -> str | None:
 
 
 _FILE_OPTIONS = {"-r", "--requirement", "-c", "--constraint", "-f", "--file"}
-
-
-def install_kind(lines: Iterable[str], named: list[str]) -> str:
-    """What an install block installs: ``"feature"`` when it names a feature's requirement or environment file
-    (:func:`~mpsready.scan.model.graph.feature_manifest`: ``requirements+.txt``, ``requirements/eval.txt``) or
-    only packages by name (``pip install hydra-core mediapy``), ``"main"`` when it installs the project itself
-    (``pip install -e .``, ``python setup.py develop``) or its plain requirement or environment file."""
-    from mpsready.scan.model.graph import feature_manifest
-    from mpsready.scan.sources.shell import lex_words
-
-    if any(feature_manifest(rel) for rel in named):
-        return "feature"
-    if named:
-        return "main"
-    for line in lines:
-        try:
-            words = lex_words(line)
-        except ValueError:
-            continue
-        if "setup.py" in words and ("install" in words or "develop" in words):
-            return "main"
-        if "install" in words and any(w == "." or w.startswith((".[", "./", "-e.", "git+", "http")) for w in words):
-            return "main"
-    return "feature"
 
 
 def install_files(lines: Iterable[str]) -> list[str] | None:
@@ -272,60 +208,6 @@ def readme_python_imports(text: str) -> list[str]:
     return out
 
 
-def _python_fences(text: str):
-    """(first line of the code in the file, code) of each Python fence of a Markdown text (``>>>`` prompts
-    stripped, so line numbers still match)."""
-    for tok in _markdown_tokens(text):
-        if tok.type != "fence" or tok.info.strip().split(" ")[0].lower() not in ("python", "py", "python3", "pycon"):
-            continue
-        code = "\n".join(line[4:] if line.startswith((">>> ", "... ")) else line for line in tok.content.splitlines())
-        yield (tok.map[0] + 2 if tok.map else 1), code
-
-
-def readme_cuda_calls(text: str) -> list[tuple[int, str]]:
-    """(line, source) of each ``x.cuda()`` call in a Markdown README's Python code blocks that no test on CUDA
-    guards (``if torch.cuda.is_available():`` or a conditional expression naming ``cuda``). A block that does not
-    parse as a whole is read statement by statement (top-level lines only)."""
-    out: list[tuple[int, str]] = []
-    for first, code in _python_fences(text):
-        try:
-            trees = [(0, _quiet_parse(code))]
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            trees = []
-            for i, line in enumerate(code.splitlines()):
-                if line and not line[0].isspace():
-                    try:
-                        trees.append((i, _quiet_parse(line)))
-                    except (SyntaxError, ValueError, RecursionError, MemoryError):
-                        continue
-        for offset, tree in trees:
-            guarded: set[int] = set()
-            for node in ast.walk(tree):
-                if isinstance(node, (ast.If, ast.IfExp)) and "cuda" in ast.dump(node.test):
-                    guarded |= {id(n) for part in (node.body, node.orelse)
-                                for sub in (part if isinstance(part, list) else [part]) for n in ast.walk(sub)}
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "cuda" \
-                        and id(node) not in guarded:
-                    out.append((first + offset + node.lineno - 1, ast.unparse(node)[:80]))
-    return sorted(set(out))
-
-
-def readme_usage_findings(declared: DeclaredEntries) -> list:
-    """API101 for each ``.cuda()`` call in the README's usage code (its Python blocks that import the project: the
-    documented way to use a library): a Mac user who follows it gets 'Torch not compiled with CUDA enabled', so
-    the usage needs an edit to ``.to(device)`` with ``mps`` (a ``device="cuda"`` value in such code is an argument
-    the user sets, not counted here)."""
-    from mpsready.findings import Basis, Finding, Location, Scope
-    from mpsready.scan.rules import api as A
-
-    return [Finding(A.DOT_CUDA.code, A.DOT_CUDA.severity,
-                    f"the README's usage code calls {call}: a Mac following it fails (no CUDA)",
-                    Location(path, line), Basis.PREDICTED, "Edit the usage to .to(device) with device 'mps' on a Mac.",
-                    A.DOT_CUDA.source, Scope.MAIN, {"readme_usage": True})
-            for path, line, call in declared.usage_cuda]
-
-
 def _read(project: ProjectFiles, relpath: str) -> str | None:
     try:
         return project.read_text(relpath)
@@ -376,17 +258,6 @@ def readme_sections(text: str, *, markdown: bool) -> list[tuple[str, list[str]]]
             heading = " / ".join(path[k] for k in sorted(path))
             out += [(heading, [child.content]) for child in tok.children or () if child.type == "code_inline"]
     return out
-
-
-# words of a README heading over a part of the work apart from using the project (issue 32): the scripts run only
-# under such headings are secondary parts when the README runs other scripts too
-_FEATURE_HEADINGS = ("train", "fine-tun", "finetun", "evaluat", "benchmark", "reproduc", "preprocess",
-                     "data prep", "dataset prep", "prepare data", "prepare the data", "ablation")
-
-
-def feature_heading(heading: str) -> bool:
-    """Whether a README heading names training, evaluation, benchmarks or data preparation."""
-    return any(w in heading for w in _FEATURE_HEADINGS)
 
 
 def block_scripts(lines: Iterable[str], py_files: Collection[str], read_shell=None, depth: int = 0) -> list[str]:
