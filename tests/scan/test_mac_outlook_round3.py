@@ -300,3 +300,20 @@ def test_a_store_true_option_whose_branch_picks_no_mps_is_no_flag(write_project)
     # look-alike: the same switch choosing another CUDA device: not the Mac's flag
     r = scan_path(write_project({"run.py": SWITCH.format(test="args.apple_silicon", value="cuda:1")}))
     assert "--apple_silicon" not in r.flags
+
+
+# ---------------------------------------------------------------- a kernel with a Metal implementation beside it
+def test_cuda_sources_beside_a_metal_implementation_are_not_the_macs_build(write_project):
+    files = {"requirements.txt": "torch\n", "run.py": TORCH + PICK,
+             "baker/csrc/bake.cu": "__global__ void bake() {}\n", "baker/csrc/bake.cpp": "// dispatch\n"}
+    r = scan_path(write_project(files))
+    assert [(f.code, f.location.path, f.severity.value) for f in r.findings if f.code == "EXT101"] == [
+        ("EXT101", "baker/csrc/bake.cu", "blocker")]
+    assert r.outlook.value == "stay_on_cuda"
+    # the same kernel with its Metal implementation in the source folder: the Mac builds that one
+    files["baker/csrc/bake.metal"] = "kernel void bake() {}\n"
+    r = scan_path(write_project(files))
+    ext = [f for f in r.findings if f.code == "EXT101"]
+    assert [(f.location.path, f.severity.value, f.evidence.get("metal")) for f in ext] == [
+        ("baker/csrc/bake.cu", "info", "baker/csrc/bake.metal")]
+    assert r.outlook.value == "runs_on_mac"
