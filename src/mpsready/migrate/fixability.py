@@ -79,6 +79,8 @@ def bucket(f: Finding, floor: Floor = None) -> tuple[str, str]:
         return "other", ""
     if (f.evidence or {}).get("guarded"):
         return "kept", "already behind a CUDA check: skipped on a Mac"
+    if (f.evidence or {}).get("readme_usage"):  # a README's usage code (issue 32): no transform edits it
+        return "manual", "edit the documented usage by hand"
     if f.code in NOT_CODE:
         return "other", NOT_CODE[f.code]
     if f.code in KEPT:

@@ -33,6 +33,7 @@ from mpsready.scan.config import ScanConfig, with_project_config
 from mpsready.scan.model import fallbacks, flow
 from mpsready.scan.model.core import behind_off_params, core_ops
 from mpsready.scan.model.entries import declared_entries, readme_api_flags
+from mpsready.scan.model.readme_parts import readme_usage_findings
 from mpsready.scan.model.graph import example_collection, mark_reach
 from mpsready.scan.model.call_sites import decided_by_callers, unused_device_defaults
 from mpsready.scan.model.callers import behind_caller_flags
@@ -55,6 +56,7 @@ POOL_MIN_FILES = 64  # below this a process pool costs more than it saves
 # (model.reread.SourceTrees), so no file is parsed twice; a larger tree (the torch package, 50 MB) would hold
 # gigabytes of syntax trees for the few files those passes read, so there they read and parse those few again
 KEEP_TREES_BYTES = 8 << 20
+_PACKAGE_DECLARATIONS = ("pyproject.toml", "setup.py", "setup.cfg")  # an installable package: no collection
 _DECLARATION_NAMES = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "environment.yml",
                       "environment.yaml", "Pipfile")
 
@@ -185,7 +187,9 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
     findings = _select(findings, config)
     findings = sort_findings(findings)
 
-    subdirs = _subprojects(files) or example_collection(code_results)
+    packages = [str(PurePosixPath(pf.relpath).parent) if "/" in pf.relpath else "" for pf in files
+                if pf.declaration and PurePosixPath(pf.relpath).name in _PACKAGE_DECLARATIONS]
+    subdirs = _subprojects(files) or example_collection(code_results, packages=packages)
     if subdirs:
         ladder_, subs = collection_outlook(findings, subdirs, extra_flags)
     else:
@@ -253,6 +257,7 @@ def _project_passes(raw: list[RawFinding], code_results, parsed: dict[str, tuple
     declared = declared_entries(project, code_results)
     findings = mark_reach(findings, code_results, declared)
     findings = readme_api_flags(findings, declared)
+    findings += readme_usage_findings(declared)
     # last: it reads callers again only for the findings that still limit the outlook
     findings = behind_caller_flags(findings, code_results, sources, off_options(code_results))
     findings = behind_off_params(findings, code_results, sources)

@@ -37,6 +37,7 @@ class ProjectFile:
     python: bool = False
     notebook: bool = False
     cuda: bool = False
+    metal: bool = False  # a Metal kernel source (.metal) or its Objective-C++ dispatch (.mm): a Mac build of a kernel
     declaration: bool = False
     config: bool = False  # a YAML file: a possible config surface (Hydra, OmegaConf, plain YAML)
 
@@ -50,7 +51,8 @@ class Walk:
     excluded: list[tuple[str, str]] = field(default_factory=list)
 
 
-_CODE_EXTS = {".py": "python", ".pyw": "python", ".ipynb": "notebook", ".cu": "cuda", ".cuh": "cuda"}
+_CODE_EXTS = {".py": "python", ".pyw": "python", ".ipynb": "notebook", ".cu": "cuda", ".cuh": "cuda",
+              ".metal": "metal", ".mm": "metal"}  # Metal shaders and the Objective-C++ that dispatches them (issue 32)
 # extensions (and bare names) a declaration source may read; anything else skips the source checks
 _DECL_EXTS = {".txt", ".in", ".toml", ".cfg", ".yml", ".yaml", ".lock", ".sh", ".bash", ".ipynb", ".py", ".dockerfile"}
 
@@ -64,6 +66,7 @@ def classify(relpath: str) -> dict[str, bool]:
         "python": kind == "python",
         "notebook": kind == "notebook",
         "cuda": kind == "cuda",
+        "metal": kind == "metal",
         "declaration": (name == "setup.py") if ext == ".py" else (
             kind == "notebook" or (maybe_decl and _read_by_a_source(relpath))),
         "config": ext in (".yaml", ".yml"),

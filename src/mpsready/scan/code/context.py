@@ -427,10 +427,40 @@ class FileContext(ValueFlow):
         return isinstance(arg, ast.Name) and device_like_name(arg.id)
 
     # ---------------------------------------------------------------- assignments (tiny data flow)
+    def cpu_move_holds(self, value: ast.Call) -> bool:
+        """Whether a tensor moved to the CPU here (``x.cpu()``, ``x.to("cpu")``) is on the CPU afterwards on a Mac
+        (issue 32, residence): the move is unconditional, or every enclosing branch is the one a tensor on MPS takes
+        (``if x.device.type == "mps": x = x.cpu()``: on a Mac a tensor is on MPS or already on the CPU). A move in a
+        branch a Mac never enters (``if x.is_cuda: x = x.cpu()``) or an undecided one leaves it where it was. A tensor
+        made on the CPU (``torch.from_numpy``) is a CPU tensor wherever it is made."""
+        from mpsready.scan.code.astutil import mps_branch
+
+        func = value.func
+        if not (func.__class__ is ast.Attribute and func.attr in ("cpu", "to")) or not self.branches:
+            return True
+        return all(mps_branch(test) == ("orelse" if body else "body") or self.mps_branch_of_name(test) == (
+            "orelse" if body else "body") for test, body, _fn, _cls in self.branches)
+
+    def track_tuple_assign(self, node: ast.Assign) -> None:
+        """``a, b = a.cpu(), b.cpu()``: each name of a tuple target paired with a tuple value (CPU tensors only)."""
+        value = node.value
+        for target in node.targets:
+            if target.__class__ is not ast.Tuple or value.__class__ is not ast.Tuple or len(target.elts) != len(value.elts):
+                continue
+            for t, v in zip(target.elts, value.elts):
+                if t.__class__ is not ast.Name:
+                    continue
+                if v.__class__ is ast.Call and self.cpu_tensor_call(v, self.q(v.func) or "") and self.cpu_move_holds(v):
+                    self.cpu_vars.add(t.id)
+                else:
+                    self.cpu_vars.discard(t.id)
+
     def track_assign(self, node: ast.Assign) -> None:
         """Remember the string literals, NumPy float64 arrays, CPU tensors and project-call results bound to
         names and attributes, for the units that read them at later statements."""
         value = node.value
+        if value.__class__ is ast.Tuple and node.targets[0].__class__ is ast.Tuple:
+            self.track_tuple_assign(node)
         lit = value.value if value.__class__ is ast.Constant and value.value.__class__ is str else None  # literal()
         is_call = type(value) is ast.Call  # is_cpu_tensor and project_callee are False/None for anything else
         # the callee's qualified name, asked by the NumPy and the CPU-tensor tests: resolved once here
@@ -462,7 +492,7 @@ class FileContext(ValueFlow):
                     self.np_f64_vars.add(target.id)
                 else:
                     self.np_f64_vars.discard(target.id)
-                if type(value) is ast.Call and self.cpu_tensor_call(value, func_name):
+                if type(value) is ast.Call and self.cpu_tensor_call(value, func_name) and self.cpu_move_holds(value):
                     self.cpu_vars.add(target.id)
                 else:
                     self.cpu_vars.discard(target.id)

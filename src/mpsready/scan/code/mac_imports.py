@@ -28,12 +28,20 @@ def skipped_imports(ctx: Any, tree: ast.Module, checked: dict[str, list],
         lines = sorted(imp.line for imp in ctx.result.imports)
     out: dict[str, str] = {}
     branches: list[tuple[ast.expr, bool, Any, Any]] = []
+    strings: dict[int, set] = {}  # id(test) -> the constants it holds, walked once per test
+
+    def constants(test: ast.expr) -> set:
+        got = strings.get(id(test))
+        if got is None:
+            got = strings[id(test)] = {n.value for n in ast.walk(test) if n.__class__ is ast.Constant  # type: ignore[attr-defined]
+                                       and n.value.__class__ is str}  # type: ignore[attr-defined]
+        return got
 
     def decide(line: int, stmt: ast.Import | ast.ImportFrom) -> None:
         names = {stmt.module.split(".")[0]} if isinstance(stmt, ast.ImportFrom) and stmt.module else {
             a.name.split(".")[0] for a in stmt.names}
         for test, want, _fn, _cls in reversed(branches):
-            if want and any(n.__class__ is ast.Constant and n.value in names for n in ast.walk(test)):  # type: ignore[attr-defined]
+            if want and not names.isdisjoint(constants(test)):
                 # `if is_package_available("flash_attn"): from flash_attn import ...`: runs only where installed
                 checked[str(line)] = [ast.unparse(test)[:80], test.lineno]
                 break

@@ -163,7 +163,8 @@ class MacEnv:
         action = kw.get("action")
         act = action.value if isinstance(action, ast.Constant) else None
         default = kw.get("default")
-        if act is None and (last in ("device", "accelerator") or "mps" in choice_vals):
+        # a device option holds the proposed 'mps', unless its choices leave it out (then it holds its default)
+        if act is None and ("mps" in choice_vals or (last in ("device", "accelerator") and not choice_vals)):
             self._options[dest] = (atoms("mps"), f"{longs[0] if longs else dest} mps (the proposed flag)")
         elif act == "store_true":
             self._options[dest] = (atoms(False), f"{longs[0] if longs else dest} is off by default")

@@ -126,10 +126,26 @@ class MacEval(MacEnv):
         self.undecided: list[str] = []  # what an unknown value came from (an environment variable)
         self._stack: set[int] = set()
         self.bindings: dict[str, frozenset | None] = {}  # parameter -> the values every caller passes (call_sites)
+        # (test, function, class) ids -> (answer, facts, undecided, used_default): one evaluation per test
+        self._truths: dict[tuple[int, int, int], tuple[bool | None, tuple, tuple, bool]] = {}
 
     # ---------------------------------------------------------------- decisions
     def truth(self, test: ast.expr, fn: ast.AST | None, cls: ast.ClassDef | None) -> bool | None:
-        """True or False when every value ``test`` can take on a Mac has that truth value, else None."""
+        """True or False when every value ``test`` can take on a Mac has that truth value, else None. Answers are
+        kept per test (the file's tree lives as long as this evaluator), unless parameter bindings are set."""
+        key = (id(test), id(fn), id(cls))
+        if not self.bindings:
+            hit = self._truths.get(key)
+            if hit is not None:
+                answer, facts, undecided, used = hit
+                self.facts, self.undecided, self.used_default = list(facts), list(undecided), used
+                return answer
+        answer = self._truth(test, fn, cls)
+        if not self.bindings:
+            self._truths[key] = (answer, tuple(self.facts), tuple(self.undecided), self.used_default)
+        return answer
+
+    def _truth(self, test: ast.expr, fn: ast.AST | None, cls: ast.ClassDef | None) -> bool | None:
         self.facts = []
         self.undecided = []
         self.used_default = False

@@ -133,6 +133,8 @@ class CodeResult:
     places: bool = False  # the source moves or creates something on a device (.to(, .cuda(, device=)
     # the source compares a value with 'mps' (`device == "mps"`, `"mps" in device`): it uses MPS when asked
     mps_on_request: bool = False
+    # names whose truth selects MPS (`if apple_silicon: device = torch.device("mps")`): summaries.mps_switches
+    mps_switches: list[str] = field(default_factory=list)
     def_spans: list[DefSpan] = field(default_factory=list)
     entry: bool = False  # runs as a program: `if __name__ == "__main__":` or module-level calls (a script)
     main_guards: list[LineSpan] = field(default_factory=list)  # module-level `if __name__ == "__main__":` bodies

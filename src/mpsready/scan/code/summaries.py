@@ -97,6 +97,8 @@ def model_summaries(tree: ast.Module, text: str, result: CodeResult) -> None:
             n.__class__ is ast.Compare and any(c.__class__ is ast.Constant and c.value in ("mps", "mps:0")
                                                for c in (n.left, *n.comparators))
             for n in walk_lines(tree, substring_lines(text, _MPS_QUOTED)))
+        if result.surfaces:
+            result.mps_switches = mps_switches(tree)
     defs = {}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.endswith(_PURE_SUFFIXES) \
@@ -115,6 +117,29 @@ def model_summaries(tree: ast.Module, text: str, result: CodeResult) -> None:
         if name and name.endswith(_PURE_SUFFIXES):
             refs.add(name)
     result.pure_refs = sorted(refs)
+
+
+def mps_switches(tree: ast.Module) -> list[str]:
+    """Names whose truth selects MPS: ``if apple_silicon:`` (or ``if args.mps:``) whose body binds a name to
+    ``torch.device("mps")`` or ``"mps"`` (possibly under a further availability test). Read with the file's
+    store_true options: such an option is the flag that puts the program on MPS (issue 32, the good news)."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if node.__class__ is not ast.If:
+            continue
+        test = node.test  # type: ignore[attr-defined]
+        name = test.attr if test.__class__ is ast.Attribute else test.id if test.__class__ is ast.Name else None
+        if name is None or name in out:
+            continue
+        for inner in (n for stmt in node.body for n in ast.walk(stmt)):  # type: ignore[attr-defined]
+            if inner.__class__ is ast.Assign:
+                value = inner.value  # type: ignore[attr-defined]
+                if value.__class__ is ast.Call and value.args:  # torch.device("mps")
+                    value = value.args[0]
+                if value.__class__ is ast.Constant and value.value in ("mps", "mps:0"):
+                    out.add(name)
+                    break
+    return sorted(out)
 
 
 def guard_by_callers(tree: ast.Module, text: str, imports: list[ImportRecord]) -> list[ImportRecord]:

@@ -65,6 +65,12 @@ class DeclaredEntries:
     # requirement and environment files the README's install commands name (`pip install -r requirements.txt`,
     # `conda env create -f environment.yml`); None when the README shows no install command (issue 32)
     installs: list[str] | None = None
+    # scripts the README runs only in a feature section (after a later install of more packages or a feature's
+    # requirement file: evaluation, training with extra dependencies): secondary parts, not main entries (issue 32)
+    features: list[str] = field(default_factory=list)
+    # `.cuda()` calls in the README's Python code blocks when those blocks import the project (its documented
+    # usage): (README path, line, the call's text); a Mac user who copies the usage must edit them (issue 32)
+    usage_cuda: list[tuple[str, int, str]] = field(default_factory=list)
 
     def all(self) -> set[str]:
         return {*self.readme, *self.console}
@@ -72,36 +78,40 @@ class DeclaredEntries:
 
 def declared_entries(project: ProjectFiles, py_files: Collection[str]) -> DeclaredEntries:
     """The README's scripts and the console-script modules among ``py_files`` (relative POSIX paths)."""
+    from mpsready.scan.model.readme_parts import console_commands, read_sections
+
     py = set(py_files)
     readme: dict[str, None] = {}
     imports: list[str] = []
     api: list[str] = []
     installs: list[str] | None = None
+    usage_cuda: list[tuple[str, int, str]] = []
+    features: dict[str, None] = {}
+    readme_text: str | None = None
+    readme_md = False
     small = ProjectFiles(project.root, min(project.max_bytes, MAX_README_BYTES))
     for name in READMES:
         text = _read(small, name)
         if text is None or text.count("\n") > MAX_README_LINES:
             continue
-        last_dir: str | None = None  # the project folder an earlier block `cd`s into
-        for block in readme_blocks(text, markdown=name.lower().endswith(".md")):
-            found = block_scripts(block, py, lambda sh: _read(project, sh))
-            if not found and last_dir is not None:
-                # issue 32: a later block that runs `torchrun ... generate.py` after an earlier `cd inference`
-                # names a file of that folder when the root has none
-                found = block_scripts([f"cd {last_dir}", *block], py, lambda sh: _read(project, sh))
-            for rel in found:
-                readme.setdefault(rel, None)
-            last_dir = _last_cd(block, py) or last_dir
-            named = install_files(block)
-            if named is not None:
-                installs = [*(installs or []), *named]
+        installs = read_sections(text, name.lower().endswith(".md"), py, lambda sh: _read(project, sh), readme,
+                                 features, installs)
         if name.lower().endswith(".md"):
             modules = readme_python_imports(text)
             imports = [rel for rel in (_module_file(m, py) for m in modules) if rel]
+            if imports:
+                from mpsready.scan.model.readme_parts import readme_cuda_calls
+
+                usage_cuda = [(name, line, call) for line, call in readme_cuda_calls(text)]
             api = sorted({m.rsplit(".", 1)[1] for m in modules
                           if "." in m and _module_file(m, py) is None and _module_file(m.rsplit(".", 1)[0], py)})
+        readme_text, readme_md = text, name.lower().endswith(".md")
         break  # the first README found is the project's
-    console = [rel for rel in (_module_file(m, py) for m in console_modules(project)) if rel]
+    scripts = console_scripts(project)
+    console = [rel for rel in (_module_file(m, py) for _n, m in scripts) if rel]
+
+    if scripts and readme_text is not None:
+        console_commands(readme_text, readme_md, scripts, py, readme, features)
     if installs:  # a file an installed one includes (`-r base.txt`) is installed too
         todo, seen = list(installs), set(installs)
         while todo:
@@ -115,7 +125,8 @@ def declared_entries(project: ProjectFiles, py_files: Collection[str]) -> Declar
                         todo.append(inc)
         installs = list(seen)
     return DeclaredEntries(list(readme), sorted(set(console)), sorted(set(imports)), api,
-                           None if installs is None else sorted(set(installs)))
+                           None if installs is None else sorted(set(installs)),
+                           [rel for rel in features if rel not in readme], usage_cuda)
 
 
 def _last_cd(lines: Iterable[str], py: Collection[str]) -> str | None:
@@ -221,14 +232,31 @@ def readme_lines(text: str, *, markdown: bool) -> list[str]:
 def readme_blocks(text: str, *, markdown: bool) -> list[list[str]]:
     """:func:`readme_lines` grouped by code block (each inline code span a block of its own; the whole text one
     block outside Markdown): a ``cd`` holds until its block ends (:func:`block_scripts`)."""
+    return [block for _heading, block in readme_sections(text, markdown=markdown)]
+
+
+def readme_sections(text: str, *, markdown: bool) -> list[tuple[str, list[str]]]:
+    """(the headings above it from level 2 down, lowercased and joined by `` / ``; ``""`` before any), block) for
+    each block of :func:`readme_blocks` (a level-1 heading is the title, left out)."""
     if not markdown:
-        return [readme_lines(text, markdown=False)]
-    out: list[list[str]] = []
+        return [("", readme_lines(text, markdown=False))]
+    out: list[tuple[str, list[str]]] = []
+    path: dict[int, str] = {}  # heading level -> its text, for the headings above the current point
+    level = 0
     for tok in _markdown_tokens(text):
-        if tok.type in ("fence", "code_block"):
-            out.append(_joined(tok.content.splitlines()))
+        if tok.type == "heading_open":
+            level = int(tok.tag[1:]) if tok.tag[1:].isdigit() else 6
+        elif tok.type == "heading_close":
+            level = 0
+        elif tok.type in ("fence", "code_block"):
+            out.append((" / ".join(path[k] for k in sorted(path)), _joined(tok.content.splitlines())))
         elif tok.type == "inline":
-            out += [[child.content] for child in tok.children or () if child.type == "code_inline"]
+            if level:  # a heading's own code spans count too, under that heading
+                path = {k: v for k, v in path.items() if k < level}
+                if level > 1:
+                    path[level] = tok.content.lower()
+            heading = " / ".join(path[k] for k in sorted(path))
+            out += [(heading, [child.content]) for child in tok.children or () if child.type == "code_inline"]
     return out
 
 
@@ -420,9 +448,14 @@ def _module_file(module: str, py: Collection[str]) -> str | None:
 
 def console_modules(project: ProjectFiles) -> list[str]:
     """``module:function`` targets of the project's console (and GUI) scripts, as declared."""
+    return [target for _name, target in console_scripts(project)]
+
+
+def console_scripts(project: ProjectFiles) -> list[tuple[str, str]]:
+    """(command name, ``module:function``) of the project's console (and GUI) scripts, as declared."""
     from mpsready.scan.sources import tomlfile
 
-    out: list[str] = []
+    out: list[tuple[str, str]] = []
     text = _read(project, "pyproject.toml")
     if text is not None:
         data = tomlfile.read(text).doc or {}  # the parse the declaration reader made (bounded; never raises)
@@ -432,10 +465,10 @@ def console_modules(project: ProjectFiles) -> list[str]:
         for key in ("scripts", "gui-scripts"):
             table = proj.get(key)
             if isinstance(table, dict):
-                out += [v for v in table.values() if isinstance(v, str)]
+                out += [(str(k), v) for k, v in table.items() if isinstance(v, str)]
         poetry = data.get("tool", {}).get("poetry", {}) if isinstance(data.get("tool"), dict) else {}
         if isinstance(poetry, dict) and isinstance(poetry.get("scripts"), dict):
-            out += [v for v in poetry["scripts"].values() if isinstance(v, str)]
+            out += [(str(k), v) for k, v in poetry["scripts"].items() if isinstance(v, str)]
     text = _read(project, "setup.cfg")
     if text is not None:
         from mpsready.scan.sources.setup_cfg import read_config
@@ -444,11 +477,11 @@ def console_modules(project: ProjectFiles) -> list[str]:
             spec = read_config(text).get("options.entry_points", "console_scripts", fallback="")
         except configparser.Error:
             spec = ""
-        out += [ln.split("=", 1)[1] for ln in spec.splitlines() if "=" in ln]
+        out += [(ln.split("=", 1)[0], ln.split("=", 1)[1]) for ln in spec.splitlines() if "=" in ln]
     text = _read(project, "setup.py")
     if text is not None:
         out += _setup_py_scripts(text)
-    return [v.strip() for v in out]
+    return [(name.strip(), target.strip()) for name, target in out]
 
 
 def _quiet_parse(text: str) -> ast.Module:
@@ -459,19 +492,19 @@ def _quiet_parse(text: str) -> ast.Module:
         return ast.parse(text)
 
 
-def _setup_py_scripts(text: str) -> list[str]:
+def _setup_py_scripts(text: str) -> list[tuple[str, str]]:
     try:
         tree = _quiet_parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
-    out: list[str] = []
+    out: list[tuple[str, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and _call_name(node.func) == "setup":
             for kw in node.keywords:
                 if kw.arg == "entry_points" and isinstance(kw.value, ast.Dict):
                     for k, v in zip(kw.value.keys, kw.value.values):
                         if isinstance(k, ast.Constant) and k.value in ("console_scripts", "gui_scripts"):
-                            out += [s.split("=", 1)[1] for s in _strings(v) if "=" in s]
+                            out += [(s.split("=", 1)[0], s.split("=", 1)[1]) for s in _strings(v) if "=" in s]
     return out
 
 

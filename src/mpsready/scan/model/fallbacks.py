@@ -30,9 +30,12 @@ def cuda_sources(files: list[ProjectFile], results) -> list[Finding]:
         for ref in res.cu_refs:
             refs.setdefault(ref.name, []).append((rel, ref.line, ref.fallback_line))
     by_dir: dict[str, list[str]] = {}
+    metal: dict[str, str] = {}  # a directory -> a Metal source in it
     for pf in files:
         if pf.cuda:
             by_dir.setdefault(str(PurePosixPath(pf.relpath).parent), []).append(pf.relpath)
+        elif getattr(pf, "metal", False):
+            metal.setdefault(str(PurePosixPath(pf.relpath).parent), pf.relpath)
     out = []
     for d, paths in sorted(by_dir.items()):
         where = "the project root" if d == "." else f"{d}/"
@@ -40,6 +43,15 @@ def cuda_sources(files: list[ProjectFile], results) -> list[Finding]:
         severity = E.CUDA_SOURCES.severity
         message = f"{len(paths)} CUDA source file(s) in {where}: need nvcc and an NVIDIA GPU"
         fallback = None
+        if d in metal:
+            # issue 32: the kernel ships a Metal implementation beside the CUDA one (`kernel.cu` and `kernel.metal` /
+            # `kernel.mm` in one source folder): the extension has a Mac build, the CUDA sources are not the Mac's
+            out.append(Finding(
+                code=E.CUDA_SOURCES.code, severity=Severity.INFO,
+                message=f"{message}; a Metal implementation beside them ({metal[d]}) is the Mac's build",
+                location=Location(path=sorted(paths)[0]), fix=E.CUDA_SOURCES.fix, source=E.CUDA_SOURCES.source,
+                scope=scope_of(paths[0]), evidence={"files": len(paths), "metal": metal[d]}))
+            continue
         guards = []
         for p in paths:
             name = p.rsplit("/", 1)[-1]

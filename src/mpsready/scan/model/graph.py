@@ -12,7 +12,8 @@ path does not import (``checkpoints/convert.py``, ``tools/plot.py``) and modules
 collection of scripts) has no single main entry: every file is on the main path.
 
 Apart from that, the ``if __name__ == "__main__":`` block of a package module (its directory holds an
-``__init__.py``) that is not itself a main entry is a demo of the module (``reach = "module_demo"``).
+``__init__.py``, or a main-path file imports it: a namespace package's module) that is not itself a main entry is a
+demo of the module (``reach = "module_demo"``).
 Main entries here: root scripts, scripts the README runs or a root launcher names, console-script
 modules, ``__main__.py`` files and modules named for the main work (``pkg/train.py``).
 Imports are resolved from files only; nothing is imported.
@@ -23,7 +24,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import replace
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 if TYPE_CHECKING:
     from mpsready.scan.model.entries import DeclaredEntries
@@ -61,15 +62,23 @@ def launched(results: Mapping[str, Any], rels: list[str]) -> list[str]:
 def main_path(results: Mapping[str, Any], readme: list[str] | tuple[str, ...] = (),
               readme_imports: list[str] | tuple[str, ...] = (),
               console: list[str] | tuple[str, ...] = (),
-              parents: dict[str, tuple[str, int]] | None = None) -> tuple[set[str] | None, list[str]]:
+              parents: dict[str, tuple[str, int]] | None = None,
+              features: list[str] | tuple[str, ...] = ()) -> tuple[set[str] | None, list[str]]:
     """(the files on the main path, the entries it starts from); ``(None, [])`` when the project has no
     root-level entry script and its README's Python code imports none of its modules (then every file
     counts). ``results`` maps a path to (CodeResult, cells); ``readme`` lists the scripts the project's README
     runs and ``readme_imports`` the modules its Python code blocks import
     (:func:`mpsready.scan.model.entries.declared_entries`): a library's users start there (sam2's
-    ``from sam2.build_sam import build_sam2``), so its ``training/`` and benchmark scripts are off the path."""
+    ``from sam2.build_sam import build_sam2``), so its ``training/`` and benchmark scripts are off the path.
+    ``features``: scripts the README runs only after a feature's install (issue 32); when it runs another script
+    too, they are no main entries (a root ``train_on_x.py`` run in the README's training section is secondary), and
+    when its main sections run root scripts, those alone are the root entries."""
     py = [rel for rel in results if rel.endswith(".py")]
     roots = root_entries(results)
+    if features and any(rel in results for rel in readme):
+        # a README that sets features apart decides: the root scripts its main sections run are the main entries
+        main_ran = [rel for rel in roots if rel in readme]
+        roots = main_ran or [rel for rel in roots if rel not in features]
     if not roots:
         ran = [rel for rel in readme if rel in results]
         # issue 32: a package's console scripts are how its users run it (a serving runtime or an evaluation
@@ -97,6 +106,16 @@ def main_path(results: Mapping[str, Any], readme: list[str] | tuple[str, ...] = 
                        if (init := "/".join(parts[:i]) + "/__init__.py") in results and init not in starts]
         return _reach(results, py, starts, parents), starts
     ran_primary = [rel for rel in primary if rel in ran]
+    ran_console = [rel for rel in ran if rel in console]
+    if ran_console and not ran_primary:
+        # issue 32: the README runs the project's console command (`acestep --port 7865`) and none of its main-named
+        # root scripts: that command is the main work, root scripts the README never runs are secondary parts
+        starts = sorted({*ran_console, *(rel for rel in ran if "/" not in rel)})
+        for rel in list(starts):
+            parts = PurePosixPath(rel).parts[:-1]
+            starts += [init for i in range(1, len(parts) + 1)
+                       if (init := "/".join(parts[:i]) + "/__init__.py") in results and init not in starts]
+        return _reach(results, py, starts, parents), starts
     if ran_primary:
         # issue 32: the README runs some of the main-named root scripts (`python train.py`): those are the main work,
         # another main-named one it never runs (`run_evaluation.py`) is a secondary part
@@ -173,9 +192,14 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
     readme = declared.readme if declared is not None else []
     parents: dict[str, tuple[str, int]] = {}
     on_path, roots = main_path(results, readme, declared.imports if declared is not None else (),
-                               declared.console if declared is not None else (), parents)
+                               declared.console if declared is not None else (), parents,
+                               declared.features if declared is not None else ())
     mains = main_entries(results, roots, declared)
-    has_modules = any(rel.endswith(".py") and PurePosixPath(rel).name not in SKIP_ENTRIES for rel in results)
+    # notebooks are demos beside Python modules, unless nothing else runs: no package, no entry script anywhere and
+    # no start from the README or a console script (a model file driven by its notebooks, issue 32)
+    has_modules = any(rel.endswith(".py") and PurePosixPath(rel).name not in SKIP_ENTRIES for rel in results) and (
+        on_path is not None or any(rel.endswith(".py") and (results[rel][0].entry or rel.endswith("__init__.py"))
+                                   for rel in results))
     run_by_readme = set(readme)
     out = []
     for f in findings:
@@ -194,7 +218,7 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
                 # secondary root scripts and unreached files in subdirectories are off it
                 reach = "off_main_path"
             elif path.endswith(".py") and path not in mains and f.location.line is not None \
-                    and _package_module(path, results) \
+                    and (_package_module(path, results) or path in parents) \
                     and any(g.first <= f.location.line <= g.last for g in results[path][0].main_guards):
                 reach = "module_demo"
         elif path and is_container_recipe(path):
@@ -302,11 +326,18 @@ def _prefixes(module: str, floor: str) -> set[str]:
     return out
 
 
-def example_collection(results: Mapping[str, Any], minimum: int = 3) -> list[str]:
+def example_collection(results: Mapping[str, Any], minimum: int = 3, packages: Iterable[str] = ()) -> list[str]:
     """Directories that each hold their own entry script and import nothing from one another
     (``implementations/aae/aae.py``, ``tutorials/01-basics/linear_regression/main.py``, ...): a collection of
     independent examples, judged one by one. Only for a project with no root-level entry script and at least
-    ``minimum`` such directories; ``[]`` otherwise."""
+    ``minimum`` such directories; ``[]`` otherwise.
+
+    ``packages`` are the folders that hold an installable package declaration (``setup.py``, ``pyproject.toml``,
+    ``setup.cfg``; ``""`` for the root). A project that installs itself (a declaration at the root, or one in a
+    folder above a candidate directory: ``umamba/setup.py`` over ``umamba/nnunetv2``) is one project whose other
+    folders (configs, evaluation, assets) serve it, not a collection of independent examples (issue 32: a
+    CUDA-only core in the installed package was excused by sibling config folders that hold no model). At least
+    ``minimum`` of the directories must import ``torch``: an example runs PyTorch itself."""
     py = [rel for rel in results if rel.endswith(".py")]
     if any("/" not in rel and rel not in SKIP_ENTRIES and results[rel][0].entry for rel in py):
         return []
@@ -314,6 +345,14 @@ def example_collection(results: Mapping[str, Any], minimum: int = 3) -> list[str
                    and PurePosixPath(rel).name not in SKIP_ENTRIES})
     dirs = [d for d in dirs if not any(d != o and d.startswith(o + "/") for o in dirs)]  # outermost only
     if len(dirs) < minimum:
+        return []
+    pkgs = set(packages)
+    if "" in pkgs or any(d.startswith(p + "/") for d in dirs for p in pkgs):
+        return []
+    # an example runs PyTorch itself (a file imports torch): folders of data preparation, launch or metric scripts
+    # that never do serve another folder's model and are no examples
+    if sum(any(rel.startswith(d + "/") and any(i.module == "torch" or i.module.startswith("torch.")
+                                               for i in results[rel][0].imports) for rel in py) for d in dirs) < minimum:
         return []
     modules = {d: {module_of(rel).rsplit(".", 1)[-1] for rel in py if rel.startswith(d + "/")} for d in dirs}
     # dotted module names of each directory's files and packages, for imports written from the root

@@ -67,12 +67,14 @@ def apply_surfaces(findings: list[Finding], results: Mapping[str, Any], config_t
                 behind_user[guard] = behind_user.get(guard, 0) + 1
         out.append(f)
     out += cpu_by_user_flag(behind_user, by_dest, results)
+    out += options_without_mps(by_file, out)
     out += config_findings(config_texts, hydra)
     extra: list[str] = []
     if hydra:
         extra += configs.mac_group_options(config_texts)
     extra += compile_flags(by_file, flagged_files, findings)
     extra += request_flags(by_file, results, {flag for f in out if (flag := f.evidence.get("flag"))})
+    extra += [flag for flag in switch_flags(by_file, results) if flag not in extra]
     return out, extra
 
 
@@ -109,6 +111,34 @@ def cpu_by_user_flag(behind: Mapping[str, int], by_dest: Mapping[str, list[dict]
             f"the device is chosen only by the option {s['name']} (off by default; {n} device call(s) behind it): "
             "on a Mac the program runs on the CPU, never on MPS", Location(path, s["line"]), Basis.PREDICTED,
             A.DEVICE_SELECTION.fix, A.DEVICE_SELECTION.source, scope_of(path), {"option": s["name"], "behind": n}))
+    return out
+
+
+def options_without_mps(by_file: Mapping[str, list[dict]], findings: list[Finding]) -> list[Finding]:
+    """API104 at a device option whose value reaches a device (``torch.device``, ``.to()``, ``device=``) and whose
+    allowed values leave out ``'mps'`` (argparse ``choices``, an absl enum, or a list the program validates it
+    against: ``if device not in ['cpu', 'cuda']: raise``), and whose default is not
+    a CUDA device: a Mac runs on the CPU, and ``--device mps`` is rejected, so choosing MPS is an edit (add it to
+    the allowed values), never a flag. A CUDA default gets its own API103 with that edit."""
+    seen = {(f.location.path, f.evidence.get("surface_line") or f.location.line) for f in findings
+            if f.code in _DEVICE_CODES}
+    out = []
+    for rel, surfaces in sorted(by_file.items()):
+        for s in surfaces:
+            choices, default = s.get("choices"), s.get("default")
+            if not choices or "mps" in choices or not is_device_option(s) or not s.get("flows") \
+                    or (rel, s["line"]) in seen:
+                continue  # only an option whose value reaches torch.device, .to() or device=: the program's device
+            if isinstance(default, str) and default.split(":")[0].lower() == "cuda":
+                continue
+            how = "validated against" if s.get("validated") else "limited to"
+            out.append(replace(Finding(
+                A.DEVICE_SELECTION.code, A.DEVICE_SELECTION.severity,
+                f"device option {s['name']} is {how} {choices} (default {default!r}): on a Mac the program runs on the "
+                f"CPU, and {flag_text(s, 'mps')} is rejected", Location(rel, s["line"]), Basis.PREDICTED,
+                f"Add 'mps' to the values {s['name']} accepts, then pass {flag_text(s, 'mps')}.",
+                A.DEVICE_SELECTION.source, scope_of(rel), {"option": s["name"], "choices": list(choices)}),
+            ).with_state(remedy={"kind": EDIT, "migrate": False}))
     return out
 
 
@@ -156,6 +186,22 @@ def request_flags(by_file: Mapping[str, list[dict]], results: Mapping[str, Any],
     return out
 
 
+def switch_flags(by_file: Mapping[str, list[dict]], results: Mapping[str, Any]) -> list[str]:
+    """``--apple_silicon`` for a main-path store_true option (off by default) whose value selects MPS in its own file
+    (``if apple_silicon: device = torch.device("mps")``, :func:`mpsready.scan.code.summaries.mps_switches`): without it
+    the program takes its other branch on a Mac (CUDA if available, else the CPU), so the Mac's command line names
+    it (issue 32: the good news said plainly)."""
+    out: list[str] = []
+    for rel, surfaces in sorted(by_file.items()):
+        switches = set(getattr(results[rel][0], "mps_switches", ()) or ()) if rel in results else set()
+        if not switches or scope_of(rel) is not Scope.MAIN:
+            continue
+        for s in surfaces:
+            if s.get("action") == "store_true" and s["dest"] in switches and s["name"] not in out:
+                out.append(s["name"])
+    return out
+
+
 def _default_passes(default: Any, test: list | None) -> bool:
     """Whether an option's default takes the guarded branch: truthy for ``if args.x:``; for a test on its value
     (``["in", "fused"]``, ``["eq", "lamb"]``) the default string compared without case. An unknown default
@@ -169,7 +215,9 @@ def _default_passes(default: Any, test: list | None) -> bool:
 
 
 def _surface_at(surfaces: Iterable[dict], line: int | None) -> dict | None:
-    return next((s for s in surfaces if s["line"] == line), None)
+    if line is None:
+        return None
+    return next((s for s in surfaces if s["line"] <= line <= s.get("last", s["line"])), None)
 
 
 def compile_flags(by_file: Mapping[str, list[dict]], flagged: set[str], findings: list[Finding]) -> list[str]:

@@ -3,7 +3,7 @@ editing code.
 
 A surface is a plain dict (it crosses the process pool and the cache)::
 
-    {"kind": "argparse" | "click" | "typer" | "globals" | "trainer",
+    {"kind": "argparse" | "click" | "typer" | "globals" | "trainer" | "absl",
      "name": "--device" (option) or "device" (global / Trainer keyword),
      "dest": "device" (the attribute or variable the value lands in),
      "default": "cuda" | True | None | ..., "choices": ["cpu", "cuda"] or None, "line": 12}
@@ -19,7 +19,7 @@ import ast
 from typing import Any
 
 from mpsready.scan.code.astutil import walk_spanning
-from mpsready.scan.code.triggers import name_lines
+from mpsready.scan.code.triggers import name_lines, substring_lines
 
 # option names that choose a device, a dtype or compilation (the switches the outlook may print)
 DEVICE_WORDS = ("device", "accelerator")
@@ -80,6 +80,8 @@ def _argparse(call: ast.Call) -> dict[str, Any] | None:
     out = {"kind": "argparse", "name": flag, "dest": dest, "default": default if ok else None,
            "choices": list(choices) if ok_c and isinstance(choices, (list, tuple, set)) else None,
            "line": call.lineno, "computed": not ok and _kw(call, "default") is not None}
+    if (call.end_lineno or call.lineno) > call.lineno:
+        out["last"] = call.end_lineno  # a call written over several lines: a finding on any of them is at the option
     if ok_action and action in ("store_true", "store_false"):
         out["action"] = action
     return out
@@ -95,6 +97,84 @@ def _click(call: ast.Call) -> dict[str, Any] | None:
     ok, default = _literal(_kw(call, "default"))
     return {"kind": "click", "name": names[0].split("/")[0], "dest": dest, "default": default if ok else None,
             "choices": None, "line": call.lineno, "computed": False}
+
+
+_ABSL = {"DEFINE_string": 1, "DEFINE_enum": 1, "DEFINE_bool": 1, "DEFINE_boolean": 1}
+
+
+def _absl(call: ast.Call, attr: str) -> dict[str, Any] | None:
+    """``flags.DEFINE_string("device", "cpu", ...)`` / ``DEFINE_enum(name, default, enum_values, ...)`` (absl-py's
+    flags, absl/flags/_defines.py): the option ``--device``, its default and, for an enum, its allowed values."""
+    if not call.args or not isinstance(call.args[0], ast.Constant) or not isinstance(call.args[0].value, str):
+        return None
+    dest = call.args[0].value
+    ok, default = _literal(call.args[1] if len(call.args) > 1 else _kw(call, "default"))
+    if not (_is_switch(dest) or isinstance(default, (bool, str))):
+        return None
+    choices = None
+    if attr == "DEFINE_enum":
+        ok_c, values = _literal(call.args[2] if len(call.args) > 2 else _kw(call, "enum_values"))
+        choices = list(values) if ok_c and isinstance(values, (list, tuple)) else None
+    return {"kind": "absl", "name": f"--{dest}", "dest": dest, "default": default if ok else None,
+            "choices": choices, "line": call.lineno, "computed": not ok}
+
+
+def _const_strings(node: ast.AST | None, names: dict[str, ast.AST]) -> list[str] | None:
+    """The strings of a literal list/tuple/set, or of a module-level name bound to one (``_VALID = ['cpu', 'cuda']``)."""
+    if isinstance(node, ast.Name) and node.id in names:
+        node = names[node.id]
+    ok, value = _literal(node)
+    if ok and isinstance(value, (list, tuple, set, frozenset)) and value and all(isinstance(v, str) for v in value):
+        return sorted(value) if isinstance(value, (set, frozenset)) else list(value)
+    return None
+
+
+def _validated_choices(tree: ast.Module, text: str) -> dict[str, list[str]]:
+    """Options whose value the program checks against a fixed list and rejects otherwise: ``if FLAGS.device not in
+    _VALID: raise ...`` (the destination is the attribute's or the name's last word), or a validator function
+    registered for an option (``flags.register_validator("device", check)``, absl-py) whose body raises when its
+    parameter is not in such a list (or returns the membership test). Destination -> the allowed values: the
+    option's real ``choices`` though argparse/absl never see them."""
+    names: dict[str, ast.AST] = {}
+    defs: dict[str, ast.FunctionDef] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            names[stmt.targets[0].id] = stmt.value
+        elif isinstance(stmt, ast.FunctionDef):
+            defs[stmt.name] = stmt
+
+    def rejected(test: ast.expr) -> tuple[str, list[str]] | None:
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.NotIn):
+            left = test.left
+            dest = left.attr if isinstance(left, ast.Attribute) else left.id if isinstance(left, ast.Name) else None
+            allowed = _const_strings(test.comparators[0], names)
+            if dest and allowed:
+                return dest, allowed
+        return None
+
+    out: dict[str, list[str]] = {}
+    fn_checks: dict[str, list[str]] = {}  # validator function -> the list its parameter must be in
+    # only the statements on lines holding `not in` can hold the check, and `register_validator` its registration
+    needles = ("not in", "register_validator") if "register_validator" in text else ("not in",)
+    for node in walk_spanning(tree, substring_lines(text, needles)):
+        if isinstance(node, ast.If) and any(isinstance(b, ast.Raise) for b in node.body):
+            found = rejected(node.test)
+            if found:
+                out.setdefault(found[0], found[1])
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr == "register_validator" and len(node.args) >= 2 \
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str) \
+                and isinstance(node.args[1], ast.Name) and node.args[1].id in defs:
+            fn = defs[node.args[1].id]
+            params = [a.arg for a in fn.args.args]
+            for inner in ast.walk(fn):
+                test = inner.test if isinstance(inner, ast.If) and any(isinstance(b, ast.Raise) for b in inner.body) \
+                    else None
+                found = rejected(test) if test is not None else None
+                if found and params and found[0] == params[0]:
+                    fn_checks[node.args[0].value] = found[1]
+    out.update(fn_checks)
+    return out
 
 
 def _typer_params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[dict[str, Any]]:
@@ -185,7 +265,7 @@ def _device_sinks(tree: ast.Module, text: str) -> set[str]:
 def collect(tree: ast.Module, text: str) -> list[dict[str, Any]]:
     """Every configuration surface of one module (see the module doc), in source order. An argparse option whose
     value the module passes to a device sink carries ``"flows": True`` (:func:`is_device_option`)."""
-    if not any(w in text for w in ("add_argument", "click", "typer", "exec(", "Trainer")):
+    if not any(w in text for w in ("add_argument", "click", "typer", "exec(", "Trainer", "DEFINE_")):
         return []
     out: list[dict[str, Any]] = []
     if "exec(" in text and _runs_configurator(tree):
@@ -196,10 +276,10 @@ def collect(tree: ast.Module, text: str) -> list[dict[str, Any]]:
                     name = stmt.targets[0].id
                     out.append({"kind": "globals", "name": name, "dest": name, "default": value if ok else None,
                                 "choices": None, "line": stmt.lineno, "computed": not ok})
-    if not any(w in text for w in ("add_argument", "click", "typer", "Trainer")):
+    if not any(w in text for w in ("add_argument", "click", "typer", "Trainer", "DEFINE_")):
         return out
     # a walk over the statements naming a call it looks for; every function definition when typer is named
-    lines = None if "typer" in text else name_lines(text, ("add_argument", "option", "Trainer"))
+    lines = None if "typer" in text else name_lines(text, ("add_argument", "option", "Trainer", *_ABSL))
     for node in walk_spanning(tree, lines):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             attr = node.func.attr
@@ -213,15 +293,25 @@ def collect(tree: ast.Module, text: str) -> list[dict[str, Any]]:
                     out.append(s)
             elif attr == "Trainer":
                 out += _trainer(node)
+            elif attr in _ABSL:
+                s = _absl(node, attr)
+                if s:
+                    out.append(s)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Trainer":
             out += _trainer(node)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and "typer" in text:
             out += _typer_params(node)
     out.sort(key=lambda s: s["line"])
-    if any(s["kind"] == "argparse" for s in out):
+    if out and "not in" in text and "raise" in text:
+        validated = _validated_choices(tree, text)
+        for s in out:
+            if s["kind"] in ("argparse", "absl") and s["dest"] in validated and not s.get("choices"):
+                s["choices"] = validated[s["dest"]]
+                s["validated"] = True
+    if any(s["kind"] in ("argparse", "absl") for s in out):
         sinks = _device_sinks(tree, text)
         for s in out:
-            if s["kind"] == "argparse" and s["dest"] in sinks:
+            if s["kind"] in ("argparse", "absl") and s["dest"] in sinks:
                 s["flows"] = True
     return out
 
@@ -230,8 +320,8 @@ def flag_text(surface: dict[str, Any], value: Any) -> str:
     """How a user sets ``surface`` to ``value`` on the command line: ``--device mps``, ``--device=mps`` for
     configurator globals, ``--no-compile``-style flags are not invented (a store_true is left off)."""
     shown = value if isinstance(value, str) else repr(value)
-    if surface["kind"] == "globals":
-        return f"--{surface['name']}={shown}"
+    if surface["kind"] in ("globals", "absl"):
+        return f"--{surface['name'].lstrip('-')}={shown}"
     if surface["kind"] == "trainer":
         return f"Trainer({surface['name']}={value!r})"
     return f"{surface['name']} {shown}"
