@@ -83,3 +83,45 @@ def test_match_dtype_offset_channels_last_expanded():
     wide = AdvisoryFacts(("float32",) * 2, ((64, 1), (1, 16)), (False, True), strides=((0, 1), (16, 1)))
     assert mm.match("aten::mm", wide).id == "mm-expanded-input-macos15"
     assert AdvisoryIndex("2.9.1", "26.4").match("aten::mm", wide) is None
+
+
+def _f(*shapes, dtype="float32", **kw):
+    return AdvisoryFacts(dtypes=(dtype,) * len(shapes), shapes=tuple(shapes), contiguous=(True,) * len(shapes), **kw)
+
+
+def test_compiled_size_eq_and_grouped_heads_conditions():
+    ix = AdvisoryIndex("2.12.0", "15.6")
+    ln = _f((4, 512), (512,), (512,))
+    assert ix.match("aten::native_layer_norm", ln) is None  # eager: right
+    hit = ix.match("aten::native_layer_norm", _f((4, 512), (512,), (512,), compiled=True))
+    assert (hit.id, hit.fixed_in) == ("compiled-layer-norm", "2.13.0")
+    assert AdvisoryIndex("2.13.0", "15.6").match("aten::native_layer_norm",
+                                                _f((4, 512), compiled=True)) is None
+    sdpa = AdvisoryIndex("2.10.0", "15.6")
+    op = "aten::_scaled_dot_product_flash_attention_for_cpu"
+    decode = _f((1, 16, 1, 128), (1, 2, 1024, 128), (1, 2, 1024, 128), dtype="bfloat16")
+    assert sdpa.match(op, decode).id == "sdpa-gqa-decode-two-pass"
+    same_heads = _f((1, 2, 1, 128), (1, 2, 1024, 128), (1, 2, 1024, 128), dtype="bfloat16")
+    prefill = _f((1, 16, 4, 128), (1, 2, 1024, 128), (1, 2, 1024, 128), dtype="bfloat16")
+    short_kv = _f((1, 16, 1, 128), (1, 2, 1023, 128), (1, 2, 1023, 128), dtype="bfloat16")
+    assert [sdpa.match(op, f) for f in (same_heads, prefill, short_kv)] == [None, None, None]
+    assert AdvisoryIndex("2.11.0", "15.6").match(op, decode) is None
+
+
+def test_value_conditions_ask_the_probe_last_and_only_then():
+    asked = []
+
+    def probe(key, want):
+        asked.append((key, want))
+        return True
+
+    ix = AdvisoryIndex("2.13.0", "15.6")
+    keys = AdvisoryFacts(dtypes=("int64",), shapes=((10,),), contiguous=(True,), args={"return_inverse": False},
+                         probe=probe)
+    assert ix.match("aten::_unique2", keys) is None and asked == []  # the argument fails first: no tensor read
+    keys = AdvisoryFacts(dtypes=("int64",), shapes=((10,),), contiguous=(True,), args={"return_inverse": True},
+                         probe=probe)
+    assert ix.match("aten::_unique2", keys).id == "unique-inverse-int64-beyond-2-24"
+    assert asked == [("int_abs_gt", 16777216)]
+    no_probe = AdvisoryFacts(dtypes=("int64",), shapes=((10,),), contiguous=(True,), args={"return_inverse": True})
+    assert ix.match("aten::_unique2", no_probe) is None

@@ -76,3 +76,11 @@ def test_every_curated_file_reads_the_same_with_libyaml():
     for name in ("python_checks", "mps_dtype_checks", "mps_shape_rules", "routing", "autocast_mps"):
         text = curated.resources.files(curated.CURATED).joinpath(f"{name}.yaml").read_text(encoding="utf-8")
         assert curated.load(name) == yaml.safe_load(text)
+
+
+def test_a_compiled_layer_norm_is_vouched_for_as_either_call():
+    # under inference_mode a layer norm reaches the emulated device as aten::layer_norm (MPS runs it whole)
+    judge = Judge("2.13", "15.6")
+    assert judge.compile_region([("aten::layer_norm", "float32", "other")]) is None
+    assert judge.compile_region([("aten::native_layer_norm", "float32", "other")]) is None
+    assert judge.compile_region([("aten::sort", "float32", "other")]) is not None

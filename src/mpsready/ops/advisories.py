@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
@@ -24,7 +24,11 @@ FIELDS = frozenset({"id", "op", "dtypes", "when", "torch", "macos", "fixed_in", 
                     "note"})
 REQUIRED = ("id", "op", "torch", "summary", "report", "source")
 CONDITIONS = ("non_contiguous", "storage_offset", "channels_last", "expanded", "ndim_gt", "numel_gt",
-              "dim_size_gt", "negative_dim", "arg", "output_size_nondivisible")
+              "dim_size_gt", "negative_dim", "arg", "output_size_nondivisible", "compiled", "size_eq", "grouped_heads",
+              "masked_row", "int_abs_gt", "outside_range_within")
+# conditions that read the values of the call's tensors: asked of AdvisoryFacts.probe, only once every other
+# condition of the entry holds (a set look-up per call until then)
+PROBED = ("masked_row", "int_abs_gt", "outside_range_within")
 _REPORT_PREFIX = "https://github.com/pytorch/pytorch/"
 
 
@@ -41,6 +45,9 @@ class AdvisoryFacts:
     args: Mapping[str, Any] | None = None
     strides: tuple[tuple[int, ...], ...] = ()
     offsets: tuple[int, ...] = ()
+    compiled: bool = False  # the call is part of a region compiled by torch.compile (run eagerly here)
+    # (condition, its value) -> whether the call's tensor values meet it (PROBED); None: such conditions never hold
+    probe: Callable[[str, Any], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -172,6 +179,19 @@ def _holds(key: str, want: Any, f: AdvisoryFacts) -> bool:
         tail = f.shapes[0][-len(out):]
         bad = any(isinstance(o, int) and o > 0 and i % o != 0 for i, o in zip(tail, out))
         return bad == bool(want)
+    if key == "compiled":
+        return f.compiled == bool(want)
+    if key == "size_eq":  # {dim: size} of the first tensor argument (dim may be negative)
+        if not f.shapes:
+            return False
+        shape = f.shapes[0]
+        return all(-len(shape) <= int(d) < len(shape) and shape[int(d)] == n for d, n in want.items())
+    if key == "grouped_heads":  # attention with fewer key/value heads than query heads (dim -3 of q and k)
+        if len(f.shapes) < 2 or len(f.shapes[0]) < 3 or len(f.shapes[1]) < 3:
+            return not want
+        return (f.shapes[0][-3] != f.shapes[1][-3]) == bool(want)
+    if key in PROBED:
+        return f.probe is not None and bool(f.probe(key, want))
     if key == "arg":
         args = f.args or {}
         # a dtype argument is a torch.dtype in the call and a name ("uint8") in the YAML
@@ -206,6 +226,8 @@ class AdvisoryIndex:
         for a in self._by_op.get(op, ()):
             if a.dtypes is not None and dtype not in a.dtypes:
                 continue
-            if all(_holds(k, v, facts) for k, v in a.when.items()):
+            # the value probes last: they read tensors, the other conditions only shapes and arguments
+            if all(_holds(k, v, facts) for k, v in a.when.items() if k not in PROBED) and all(
+                    _holds(k, v, facts) for k, v in a.when.items() if k in PROBED):
                 return replace(a, op=op, dtype=dtype)
         return None

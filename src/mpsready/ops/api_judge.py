@@ -28,8 +28,9 @@ KIND_AUTOCAST = "autocast"
 # composite ops Inductor decomposes into pointwise and reduction kernels before code generation
 # (torch/_decomp/decompositions.py, torch/_inductor/decomposition.py) or falls back to aten for on MPS: softmax,
 # norms, embedding, SDPA's math path (MPS's own kernel, judged as an aten call), concatenation, indexing and
-# constant padding (a pointwise load with a bound check)
-_COMPILE_DECOMPOSED = frozenset({"aten::_softmax", "aten::_log_softmax", "aten::native_layer_norm",
+# constant padding (a pointwise load with a bound check); aten::layer_norm is the call a layer norm reaches the
+# emulated device as where MPS runs it whole (under inference_mode)
+_COMPILE_DECOMPOSED = frozenset({"aten::_softmax", "aten::_log_softmax", "aten::native_layer_norm", "aten::layer_norm",
                                  "aten::_fused_rms_norm", "aten::embedding", "aten::cat", "aten::stack",
                                  "aten::_scaled_dot_product_attention_math_for_mps", "aten::index_select",
                                  "aten::index.Tensor", "aten::where.self", "aten::unbind.int", "aten::split.Tensor",
