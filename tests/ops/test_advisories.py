@@ -125,3 +125,27 @@ def test_value_conditions_ask_the_probe_last_and_only_then():
     assert asked == [("int_abs_gt", 16777216)]
     no_probe = AdvisoryFacts(dtypes=("int64",), shapes=((10,),), contiguous=(True,), args={"return_inverse": True})
     assert ix.match("aten::_unique2", no_probe) is None
+
+
+def test_size_gt_broadcast_batch_tensor_arg_and_full_reduction():
+    # the weight gradient of a linear over more than 2**15 rows (pytorch#177116, 2.10): the reduced dim is the last
+    ix = AdvisoryIndex("2.10.0", "26.3")
+    assert ix.match("aten::mm", _f((64, 32776), (32776, 32))).id == "weight-grad-mm-over-32768-rows"
+    assert ix.match("aten::mm", _f((32776, 32), (32, 64))) is None  # the forward product is right
+    # a batch of systems against one broadcast right-hand side (pytorch#189134, 2.12)
+    solve = AdvisoryIndex("2.12.0", "26.5")
+    assert solve.match("aten::_linalg_solve_ex", _f((2, 3, 3), (3, 1))).id == "linalg-solve-broadcast-rhs"
+    assert solve.match("aten::_linalg_solve_ex", _f((2, 3, 3), (2, 3, 1))) is None
+    assert solve.match("aten::_linalg_solve_ex", _f((3, 3), (3,))) is None
+    # a linear with a bias over 2 features of a 3-D input on macOS 26 (pytorch#188438)
+    lin = AdvisoryIndex("2.14.0", "26.0")
+    with_bias = _f((80, 1, 2), (192, 2), (192,), tensor_names=("input", "weight", "bias"))
+    assert lin.match("aten::linear", with_bias).id == "linear-bias-tiny-k-macos26"
+    assert lin.match("aten::linear", _f((80, 1, 2), (192, 2), tensor_names=("input", "weight"))) is None
+    assert AdvisoryIndex("2.14.0", "15.6").match("aten::linear", with_bias) is None
+    # a compiled full sum over more than 1024 elements (pytorch#170360), not a sum over one dim
+    red = AdvisoryIndex("2.9.0", "15.6")
+    assert red.match("aten::sum.dim_IntList", _f((32, 64), compiled=True, args={"dim": None})).id == (
+        "compiled-large-reduction")
+    assert red.match("aten::sum.dim_IntList", _f((32, 64), compiled=True, args={"dim": [1]})) is None
+    assert red.match("aten::sum.default", _f((32, 64))) is None  # eager

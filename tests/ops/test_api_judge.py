@@ -84,3 +84,13 @@ def test_a_compiled_layer_norm_is_vouched_for_as_either_call():
     assert judge.compile_region([("aten::layer_norm", "float32", "other")]) is None
     assert judge.compile_region([("aten::native_layer_norm", "float32", "other")]) is None
     assert judge.compile_region([("aten::sort", "float32", "other")]) is not None
+
+
+def test_compiled_eye_is_refused_on_2_13_only():
+    # pytorch#191942: uint16 index expressions Metal code generation has no type for; fixed for 2.14 (PR #192020)
+    region = [("aten::eye", "float32", "other"), ("aten::matmul", "float32", "other")]
+    j = Judge("2.13", "15.6").compile_refusal(region)
+    assert (j.exception, j.message, j.fixed_in, j.kind) == ("InductorError", "KeyError: torch.uint16", "2.14.0",
+                                                            "compile")
+    assert Judge("2.14", "15.6").compile_refusal(region) is None
+    assert Judge("2.14", "15.6").compile_region(region) is None  # eye and matmul are vouched for

@@ -16,7 +16,7 @@ DTYPES = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat
 
 
 def test_table_size():
-    assert (len(DOC["dtype_checks"]), len(DOC["call_checks"])) == (17, 8)
+    assert (len(DOC["dtype_checks"]), len(DOC["call_checks"])) == (20, 9)
 
 
 @pytest.mark.parametrize("kind,entry", ENTRIES, ids=[f"{k}:{e['ops'][0]}:{e['message'][:30]}" for k, e in ENTRIES])
@@ -142,3 +142,26 @@ def test_bmm_tiling_refusal_precedes_the_abort_rule_below_macos_15():
         "error", "RuntimeError", "Tiling of batch matmul for larger than 2**32 entries only available from MacOS15 onwards")
     # macOS 15: the tiled path; the shape rule of mps_shape_rules.yaml still applies as before
     assert Judge("2.5", "15.5").op("aten::bmm", _facts("float32", "float32", out_numel=2**32 + 1)).outcome == "crash"
+
+
+def test_refusals_the_cpu_shares_are_the_macs():
+    # complex cummax reaches a float2 Metal kernel that does not exist (pytorch#188026, 2.12)
+    j = Judge("2.12", "15.5").op("aten::cummax", _facts("complex64"))
+    assert (j.outcome, j.kind, j.exception, j.message) == (
+        "error", "dtype", "RuntimeError", "Failed to create function state object for: cummax_innermost_float2")
+    # int64 mse_loss aborts the process on 2.5 (pytorch#139723); from 2.10 the binary carries a refusal instead
+    crash = Judge("2.5", "14.5").op("aten::mse_loss", _facts("int64", "int64"))
+    assert (crash.outcome, crash.exception, crash.message) == (
+        "crash", None, "Function square_i64 was not found in the library")
+    assert Judge("2.10", "15.5").op("aten::mse_loss", _facts("int64", "int64")).outcome != "crash"
+
+
+def test_convolution_output_sizes_over_65536_are_read():
+    # PR #129484 checks every output size: a long Conv1d signal raises too (pytorch#144445), from 2.5
+    judge = Judge("2.6", "15.2")
+    assert "dim_max_any" in judge.wants("aten::_mps_convolution")
+    j = judge.op("aten::_mps_convolution", _facts("float32", "float32", dim_max=70000))
+    assert (j.outcome, j.kind, j.exception, j.message) == (
+        "error", "shape", "NotImplementedError", "Output channels > 65536 not supported at the MPS device. ")
+    assert judge.op("aten::_mps_convolution", _facts("float32", "float32", dim_max=65536)).outcome == "runs"
+    assert Judge("2.4", "14.5").op("aten::_mps_convolution", _facts("float32", dim_max=70000)).outcome == "runs"

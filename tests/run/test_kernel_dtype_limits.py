@@ -130,3 +130,18 @@ def test_dimension_larger_than_int_max_refused_before_the_cpu_computes(tmp_path)
     doc = _run(tmp_path, BIG_DIM, "2.13", "15.5")
     assert _only_failure(doc) == ("aten::exp", "shape", "RuntimeError",
                                   "MPSGraph does not support tensor dims larger than INT_MAX", 3)
+
+
+LONG_CONV = """import torch
+head = torch.nn.Conv1d(4, 2, kernel_size=1).to("mps")
+latent = torch.randn(1, 4, {n}, device="mps")
+audio = head(latent)
+"""
+
+
+def test_a_conv1d_over_more_than_65536_samples_raises_at_its_line(tmp_path):
+    # the refusal of the MPS-only kernel stands inside the composite, whatever the installed torch decomposes
+    doc = _run(tmp_path, LONG_CONV.format(n=70000), "2.6", "15.2")
+    assert _only_failure(doc) == ("aten::_mps_convolution", "shape", "NotImplementedError",
+                                  "Output channels > 65536 not supported at the MPS device. ", 4)
+    assert _run(tmp_path, LONG_CONV.format(n=65536), "2.6", "15.2")["outcome"] == "completed"

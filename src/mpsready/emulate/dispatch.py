@@ -463,9 +463,11 @@ def _facts(info: _Info, args, kwargs, ins, judge=None) -> CallFacts:
             if "numel0" in wants and ins:
                 numel0 = ins[0].numel()
             if "dim_max" in wants and not info.view:
-                # a dimension > INT_MAX implies more than INT_MAX elements: sizes are read only then
+                # a dimension > INT_MAX implies more than INT_MAX elements: sizes are read only then, unless a
+                # check of this op has a lower bound (dim_max_any)
+                every = "dim_max_any" in wants
                 for t in ins:
-                    if t.numel() > _INT_MAX:
+                    if t.dim() and (every or t.numel() > _INT_MAX):
                         dim_max = max(dim_max, max(t.shape))
     return CallFacts(dtypes=dtypes, sparse=sparse, ndims=ndims, size0=size0, args=argv, empty_input=empty,
                      out_numel=_bmm_numel(info.name, args), input_ndim=ins[0].dim() if ins else -1,
@@ -474,22 +476,29 @@ def _facts(info: _Info, args, kwargs, ins, judge=None) -> CallFacts:
 
 def _advise(emu: Emulator, op: str, info: _Info, args, kwargs, ins) -> None:
     """Match a completed call of an op with a wrong-result advisory; on a hit, record it at the user's line."""
+    advise(emu, op, info.schema_args, args, kwargs, ins, 4)
+
+
+def advise(emu: Emulator, op: str, schema_args, args, kwargs, ins, depth: int) -> None:
+    """:func:`_advise` for a caller that knows the schema's argument names (``emu/cia.py``'s kernels of
+    composite-implicit ops MPS runs whole: ``linear``); ``depth``: the frames from here to the call's kernel."""
     names = _DTYPE_NAMES
-    argv = {n: a for n, a in zip(info.schema_args, args) if not isinstance(a, (_Tensor, list, tuple))
+    argv = {n: a for n, a in zip(schema_args, args) if not isinstance(a, (_Tensor, list, tuple))
             or (isinstance(a, (list, tuple)) and not any(isinstance(w, _Tensor) for w in a))}
     argv.update((k, v) for k, v in kwargs.items() if not isinstance(v, _Tensor))
     strided = [t for t in ins if t.layout is _STRIDED]
-    named = {n: a for n, a in zip(info.schema_args, args) if isinstance(a, _Tensor)}
+    named = {n: a for n, a in zip(schema_args, args) if isinstance(a, _Tensor)}
     named.update((k, v) for k, v in kwargs.items() if isinstance(v, _Tensor))
     facts = AdvisoryFacts(dtypes=tuple(names.get(t.dtype, "") for t in ins),
                           shapes=tuple(tuple(t.shape) for t in ins),
                           contiguous=tuple(t.is_contiguous() for t in strided), args=argv,
                           strides=tuple(tuple(t.stride()) for t in strided),
                           offsets=tuple(t.storage_offset() for t in strided), compiled=bool(emu.compiling),
+                          tensor_names=tuple(named),
                           probe=lambda key, want: _probe(key, want, ins, named, argv))
     adv = emu.advisories.match(op, facts)
     if adv is not None:
-        emu.note_wrong_result(adv, emu.frames.locate(3))
+        emu.note_wrong_result(adv, emu.frames.locate(depth))
 
 
 def _probe(key: str, want, ins, named, argv) -> bool:

@@ -24,8 +24,9 @@ FIELDS = frozenset({"id", "op", "dtypes", "when", "torch", "macos", "fixed_in", 
                     "note"})
 REQUIRED = ("id", "op", "torch", "summary", "report", "source")
 CONDITIONS = ("non_contiguous", "storage_offset", "channels_last", "expanded", "ndim_gt", "numel_gt",
-              "dim_size_gt", "negative_dim", "arg", "output_size_nondivisible", "compiled", "size_eq", "grouped_heads",
-              "masked_row", "int_abs_gt", "outside_range_within")
+              "dim_size_gt", "negative_dim", "arg", "output_size_nondivisible", "compiled", "size_eq", "size_gt", "grouped_heads",
+              "broadcast_batch", "full_reduction", "tensor_arg", "masked_row", "int_abs_gt",
+              "outside_range_within")
 # conditions that read the values of the call's tensors: asked of AdvisoryFacts.probe, only once every other
 # condition of the entry holds (a set look-up per call until then)
 PROBED = ("masked_row", "int_abs_gt", "outside_range_within")
@@ -46,6 +47,7 @@ class AdvisoryFacts:
     strides: tuple[tuple[int, ...], ...] = ()
     offsets: tuple[int, ...] = ()
     compiled: bool = False  # the call is part of a region compiled by torch.compile (run eagerly here)
+    tensor_names: tuple[str, ...] = ()  # the schema names of the tensor arguments given (``bias`` of a linear)
     # (condition, its value) -> whether the call's tensor values meet it (PROBED); None: such conditions never hold
     probe: Callable[[str, Any], bool] | None = None
 
@@ -186,6 +188,20 @@ def _holds(key: str, want: Any, f: AdvisoryFacts) -> bool:
             return False
         shape = f.shapes[0]
         return all(-len(shape) <= int(d) < len(shape) and shape[int(d)] == n for d, n in want.items())
+    if key == "size_gt":  # {dim: size} of the first tensor argument: longer than size
+        if not f.shapes:
+            return False
+        shape = f.shapes[0]
+        return all(-len(shape) <= int(d) < len(shape) and shape[int(d)] > n for d, n in want.items())
+    if key == "broadcast_batch":  # a batched first operand (> 2 dims) against a second with fewer dims
+        if len(f.shapes) < 2:
+            return not want
+        return (len(f.shapes[0]) > 2 and len(f.shapes[1]) < len(f.shapes[0])) == bool(want)
+    if key == "full_reduction":  # a reduction over every dimension (no `dim`, None or an empty list)
+        dim = (f.args or {}).get("dim")
+        return (dim is None or (isinstance(dim, (list, tuple)) and not dim)) == bool(want)
+    if key == "tensor_arg":  # the named tensor argument is given
+        return want in f.tensor_names
     if key == "grouped_heads":  # attention with fewer key/value heads than query heads (dim -3 of q and k)
         if len(f.shapes) < 2 or len(f.shapes[0]) < 3 or len(f.shapes[1]) < 3:
             return not want

@@ -29,15 +29,25 @@ KIND_AUTOCAST = "autocast"
 # (torch/_decomp/decompositions.py, torch/_inductor/decomposition.py) or falls back to aten for on MPS: softmax,
 # norms, embedding, SDPA's math path (MPS's own kernel, judged as an aten call), concatenation, indexing and
 # constant padding (a pointwise load with a bound check); aten::layer_norm is the call a layer norm reaches the
-# emulated device as where MPS runs it whole (under inference_mode)
+# emulated device as where MPS runs it whole (under inference_mode); SDPA's CPU math decomposition (matmuls and a
+# softmax); eye (an index comparison: pointwise); matmul is the composite of the mm/bmm extern kernels
+# A compiled region's calls Inductor's Metal code generation is known to refuse, per release: (releases, ops,
+# message of the InductorError, fixed in, source)
+_COMPILE_REFUSED = (
+    ("==2.13.*", frozenset({"aten::eye", "aten::eye.m"}), "KeyError: torch.uint16", "2.14.0",
+     "https://github.com/pytorch/pytorch/issues/191942 (torch.eye(256) in a compiled graph gives uint16 index "
+     "expressions; Metal's DTYPE_TO_METAL has no torch.uint16); fix https://github.com/pytorch/pytorch/pull/192020 "
+     "(2026-08-04: 2.14.0 inferred, 2.13 the release reported, inferred)"),
+)
 _COMPILE_DECOMPOSED = frozenset({"aten::_softmax", "aten::_log_softmax", "aten::native_layer_norm", "aten::layer_norm",
                                  "aten::_fused_rms_norm", "aten::embedding", "aten::cat", "aten::stack",
                                  "aten::_scaled_dot_product_attention_math_for_mps", "aten::index_select",
+                                 "aten::_scaled_dot_product_attention_math", "aten::eye", "aten::eye.m",
                                  "aten::index.Tensor", "aten::where.self", "aten::unbind.int", "aten::split.Tensor",
                                  "aten::constant_pad_nd"})
 # aten kernels Inductor calls as extern kernels, not generated Metal (torch/_inductor/lowering.py
 # make_fallback / the mm templates' aten fallbacks): judged as aten calls by the emulated device
-_COMPILE_EXTERN = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::linear",
+_COMPILE_EXTERN = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::linear", "aten::matmul",
                              "aten::_mps_convolution", "aten::convolution", "aten::t", "aten::empty.memory_format",
                              "aten::empty_strided", "aten::copy_", "aten::_to_copy", "aten::clone",
                              "aten::detach", "aten::lift_fresh"})
@@ -201,10 +211,23 @@ class ApiChecks:
         :meth:`compile_region`), raised at the call as the release raises it; None otherwise. 2.7 (the Metal
         prototype): a reduction over more than one 1024-thread threadgroup (a multistage reduction) generates a
         shader that does not compile (pytorch#152155 on 2.7.0: "In 2.7 release, this is an expected thing, but
-        should be fixed in 2.8 timeframe"; fix PR #153362, 2025-05). ``InductorError`` (kind ``compile``)."""
+        should be fixed in 2.8 timeframe"; fix PR #153362, 2025-05). From 2.8, the known refusals of
+        ``_COMPILE_REFUSED`` (``torch.eye`` in a compiled graph on 2.13: pytorch#191942). ``InductorError`` (kind
+        ``compile``)."""
         from mpsready.ops.judge import Judgement
 
         rules = self._api("compile")
+        ops = list(ops)
+        if rules and rules[0]["outcome"] == "supported":
+            from packaging.specifiers import SpecifierSet
+            from packaging.version import Version
+
+            names = {op for op, _dtype, _kind in ops}
+            for spec, refused, message, fixed_in, source in _COMPILE_REFUSED:
+                if Version(self.torch) in SpecifierSet(spec) and names & refused:
+                    return Judgement(op="torch.compile", outcome="error", kind=KIND_COMPILE,
+                                     exception="InductorError", message=message, named="torch.compile",
+                                     fixed_in=fixed_in, source=source)
         if not rules or rules[0]["outcome"] != "experimental":
             return None
         long = sorted({op for op, _dtype, kind in ops if kind == "long_reduction"})

@@ -53,7 +53,7 @@ _REFUSAL = re.compile(r"not supported|only supported|only supports?\b|does not s
                       r"not implemented|[Uu]nsupported|requires? mac[Oo][Ss]|supports tensors with|"
                       r"not currently supported|supported natively|is supported on [Mm]ac|only available|"
                       r"doesn't allow|larger than|must be divisible|needs [Mm]ac[Oo][Ss]|not natively supported|"
-                      r"is not supported|are not supported|Cannot convert|not allowed|too large|exceeds")
+                      r"is not supported|are not supported|Cannot convert|not allowed|too large|exceeds|doesn't know how")
 _PLACEMENT = re.compile(r"expected '?\w+'? to be (?:an )?MPS|must be (?:a )?MPS tensor|Placeholder storage|"
                         r"Passed CPU tensor to MPS op|Tensor is not on the MPS device|to be on MPS|"
                         r"expected tensors to be on MPS|not a MPS tensor|both inputs must be on MPS")
