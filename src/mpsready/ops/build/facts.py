@@ -336,9 +336,9 @@ def mine_release(root: Path, release: str) -> dict[str, Any]:
     facts += _common_mps_facts(root, release)
     facts += _binary_facts(root, release, _base_names(with_kernel, by_fn))
     ops_with = {op for f in facts for op in f.ops}
-    dtype_ops = {op for f in facts if f.kind == "common_mps" for op in f.ops}
+    dtype_ops = {op for f in facts if f.kind.startswith("common_mps") for op in f.ops}
     binary = [f for f in facts if f.condition == "message present in the release's binary"]
-    checks = [f for f in facts if f.kind != "common_mps" and f not in binary]
+    checks = [f for f in facts if not f.kind.startswith("common_mps") and f not in binary]
     coverage = {"mps_kernel_overloads": len(with_kernel),
                 "overloads_with_a_fact": len(ops_with & with_kernel),
                 "overloads_with_a_common_mps_dtype_fact": len(dtype_ops & with_kernel),
@@ -364,6 +364,22 @@ def _common_mps_facts(root: Path, release: str) -> list[Fact]:
     source = path.read_text(encoding="utf-8")
     mapping, _direct = common_mps.load_opinfo_map()
     out = []
+    # the complex allow-list (complex64 expected to work, macOS 14+) and the lists of expected mismatches with
+    # the CPU (UNDEFINED_XFAILLIST: numerics, not support): per OpInfo key, mapped like the expected failures
+    from importlib import resources
+
+    from mpsready.ops.build import curated
+
+    candidates = json.loads(resources.files(curated.CURATED).joinpath("opinfo_map.json").read_text(
+        encoding="utf-8")).get("complex_candidates", {})
+    for key in sorted(common_mps.complex_allowlist(source)):
+        ops = sorted(set(mapping.get(key, [])) | set(candidates.get(key, [])))
+        out.append(Fact(release, ops, None, "common_mps_complex", f"OpInfo {key!r} in SUPPORTED_COMPLEX_OPS "
+                        "(complex64 expected to work on macOS 14+)", "", ["complex64"], f"{COMMON_MPS} @ {release}"))
+    for key, dtypes in sorted(common_mps.evaluate(source, "15.0").lists.get("UNDEFINED_XFAILLIST", {}).items()):
+        out.append(Fact(release, sorted(mapping.get(key, [])), None, "common_mps_mismatch",
+                        f"OpInfo {key!r} in UNDEFINED_XFAILLIST (expected to differ from the CPU on macOS 15)", "",
+                        sorted(dtypes or ["*"]), f"{COMMON_MPS} @ {release}"))
     for macos in common_mps.MACOS_POINTS if hasattr(common_mps, "MACOS_POINTS") else ("14.0", "15.0"):
         failing = common_mps.failing_at(common_mps.evaluate(source, macos))
         for key, dtypes in sorted(failing.items()):
@@ -442,7 +458,7 @@ def merged(releases: dict[str, Any]) -> dict[str, Any]:
     for rel in order:
         for f in releases[rel]["facts"]:
             group = ("messages" if f["condition"] == "message present in the release's binary"
-                     else "common_mps" if f["kind"] == "common_mps" else "checks")
+                     else "common_mps" if f["kind"].startswith("common_mps") else "checks")
             key = (f["message"], f["condition"], tuple(f["ops"]), tuple(f["dtypes"]), f["kind"])
             entry = buckets[group].setdefault(key, {
                 "kind": f["kind"], "message": f["message"], "condition": f["condition"], "ops": f["ops"],
