@@ -94,3 +94,16 @@ def test_compiled_eye_is_refused_on_2_13_only():
                                                             "compile")
     assert Judge("2.14", "15.6").compile_refusal(region) is None
     assert Judge("2.14", "15.6").compile_region(region) is None  # eye and matmul are vouched for
+
+
+def test_compiled_bfloat16_literals_and_dynamic_reflection_padding_are_refused():
+    # PR #176436 (fixed 2.11): a bfloat16 padding value or GELU constant in generated Metal does not compile
+    pad = [("aten::gelu", "bfloat16", "pointwise"), ("aten::constant_pad_nd", "bfloat16", "other")]
+    j = Judge("2.10", "15.6").compile_refusal(pad)
+    assert (j.exception, j.message, j.fixed_in) == ("InductorError", "SyntaxError: failed to compile", "2.11.0")
+    assert Judge("2.11", "15.6").compile_refusal(pad) is None
+    assert Judge("2.10", "15.6").compile_refusal([("aten::gelu", "float32", "pointwise")]) is None
+    # pytorch#169643 (2.9): reflection padding compiled with dynamic=True only
+    refl = [("aten::reflection_pad2d", "float32", "other")]
+    assert Judge("2.9", "15.6").compile_refusal(refl, dynamic=True).message == "use of undeclared identifier 'Where'"
+    assert Judge("2.9", "15.6").compile_refusal(refl) is None

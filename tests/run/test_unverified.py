@@ -200,3 +200,22 @@ def test_matrix_row_of_an_unverified_release_names_what_was_not_judged():
                                     {"kind": "compile", "op": "torch.compile", "location": None}]}}
     assert _matrix_failure(entry) == ("not verified: callee_of_other_release aten::isneginf.out (+1 more)",
                                       "train.py:3")
+
+
+DYNAMIC_PAD = '''\
+import torch
+pad = torch.nn.ReflectionPad2d(1)
+padded = torch.compile(lambda x: pad(x), dynamic={dynamic})
+x = torch.randn(2, 3, 10, 10, device="mps")
+print(padded(x).shape)
+'''
+
+
+def test_a_compiled_region_inductor_refuses_fails_at_its_call(tmp_path):
+    _, doc, _, _ = emulate(write(tmp_path, DYNAMIC_PAD.format(dynamic=True)), torch="2.9", macos="15.6")
+    ff = doc["first_failure"]
+    assert (doc["outcome"], ff["kind"], ff["exception"], ff["message"], ff["location"]["line"]) == (
+        "failed", "compile", "InductorError", "use of undeclared identifier 'Where'", 5)
+    # without dynamic shapes the region is not refused; reflection padding is not vouched for either: unverified
+    _, doc, _, _ = emulate(write(tmp_path, DYNAMIC_PAD.format(dynamic=False)), torch="2.9", macos="15.6")
+    assert (doc["outcome"], doc["exit_code"]) == ("unverified", 4)

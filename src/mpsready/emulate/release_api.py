@@ -274,7 +274,7 @@ def _install_compile(p: _Patches, emu: Emulator) -> None:
             else:
                 warnings.warn_explicit(j.message or "", UserWarning, os.path.join(emu.root, frame.path), frame.line)
 
-    def eager(fn: Callable, module: Any = None, inductor: bool = True) -> Callable:
+    def eager(fn: Callable, module: Any = None, inductor: bool = True, dynamic: bool = False) -> Callable:
         state = {"compiled": False}
 
         @functools.wraps(fn)
@@ -294,7 +294,7 @@ def _install_compile(p: _Patches, emu: Emulator) -> None:
             finally:
                 emu.compiling -= 1
                 ops, emu.compiled_ops = emu.compiled_ops, set()
-            refused = emu.judge.compile_refusal(ops)  # what this release's Inductor is known to refuse
+            refused = emu.judge.compile_refusal(ops, dynamic)  # what this release's Inductor is known to refuse
             if refused is not None:
                 _raise(emu, refused, _inductor_error)
             reason = emu.judge.compile_region(ops)
@@ -314,9 +314,10 @@ def _install_compile(p: _Patches, emu: Emulator) -> None:
             if disable or not isinstance(model, torch.nn.Module):
                 return model if disable else plain(model)
             return OptimizedModule(model, _Eager(DisableContext, plain, model))
+        inductor_eager = functools.partial(eager, dynamic=bool(dynamic))
         if isinstance(model, torch.nn.Module):
-            return OptimizedModule(model, _Eager(DisableContext, eager, model))
-        return eager(model)
+            return OptimizedModule(model, _Eager(DisableContext, inductor_eager, model))
+        return inductor_eager(model)
 
     setattr(compile, "__wrapped__", torch.compile)
     p.set(torch, "compile", compile)
