@@ -107,3 +107,11 @@ def test_compiled_bfloat16_literals_and_dynamic_reflection_padding_are_refused()
     refl = [("aten::reflection_pad2d", "float32", "other")]
     assert Judge("2.9", "15.6").compile_refusal(refl, dynamic=True).message == "use of undeclared identifier 'Where'"
     assert Judge("2.9", "15.6").compile_refusal(refl) is None
+
+
+def test_compiled_train_mode_batch_norm_refused_on_2_12_vouched_for_on_2_13():
+    region = [("aten::native_batch_norm", "float32", "other"), ("aten::mean", "float32", "reduction")]
+    j = Judge("2.12", "15.6").compile_refusal(region)
+    assert (j.exception, j.message, j.fixed_in) == ("InductorError", "SyntaxError: failed to compile", "2.13.0")
+    assert Judge("2.13", "15.6").compile_refusal(region) is None
+    assert Judge("2.13", "15.6").compile_region([("aten::native_batch_norm", "float32", "other")]) is None

@@ -16,7 +16,7 @@ DTYPES = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat
 
 
 def test_table_size():
-    assert (len(DOC["dtype_checks"]), len(DOC["call_checks"])) == (20, 9)
+    assert (len(DOC["dtype_checks"]), len(DOC["call_checks"])) == (20, 10)
 
 
 @pytest.mark.parametrize("kind,entry", ENTRIES, ids=[f"{k}:{e['ops'][0]}:{e['message'][:30]}" for k, e in ENTRIES])
@@ -165,3 +165,12 @@ def test_convolution_output_sizes_over_65536_are_read():
         "error", "shape", "NotImplementedError", "Output channels > 65536 not supported at the MPS device. ")
     assert judge.op("aten::_mps_convolution", _facts("float32", "float32", dim_max=65536)).outcome == "runs"
     assert Judge("2.4", "14.5").op("aten::_mps_convolution", _facts("float32", dim_max=70000)).outcome == "runs"
+
+
+def test_any_of_a_5d_tensor_aborts_before_2_5():
+    # PR #130542 (after the 2.4 branch cut) reshapes 5+D all/any; before it MPSGraph asserts (pytorch#136134)
+    crash = Judge("2.4", "14.4").op("aten::any", _facts("bool", input_ndim=5))
+    assert (crash.outcome, crash.kind, crash.exception) == ("crash", "shape", None)
+    assert "Runtime canonicalization must simplify reduction axes to minor 4 dimensions." in crash.message
+    assert Judge("2.4", "14.4").op("aten::any", _facts("bool", input_ndim=4)).outcome == "runs"
+    assert Judge("2.5", "14.4").op("aten::any", _facts("bool", input_ndim=5)).outcome == "runs"

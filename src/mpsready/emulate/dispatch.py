@@ -42,6 +42,7 @@ _MAX_DEPTH = 6
 _DTYPE_NAMES = {d: str(d).replace("torch.", "") for d in (getattr(torch, n) for n in dir(torch))
                 if isinstance(d, torch.dtype)}
 _STRIDED = torch.strided
+_CPU_DEVICE = torch.device("cpu")
 # aten ops that move data off the device when given device=cpu (Tensor.cpu(), .to("cpu"))
 _COPY_OPS = frozenset({"aten::_to_copy", "aten::to.device", "aten::to.dtype_layout"})
 # schema arguments the shape rules may read (mps_shape_rules.yaml)
@@ -171,6 +172,13 @@ class MPSDispatch(TorchDispatchMode):
             gen = kwargs.get("generator")
             if gen is not None:
                 _check_generator(emu, op_name(func), on)
+        if not on and kwargs:
+            dev = kwargs.get("device")
+            if dev is not None and (dev == "mps" or getattr(dev, "type", None) == "mps"):
+                # a factory naming MPS inside a library's Python function that the device mode forwarded whole
+                # (F.fractional_max_pool2d's torch.rand(device=input.device)): made on this CPU, on the device
+                kwargs = {**kwargs, "device": _CPU_DEVICE}
+                on = True
         if not on:
             if mixed and self._info(func).view:
                 out = func(*args, **kwargs)  # a view of such a tensor is the same CPU data

@@ -30,7 +30,8 @@ KIND_AUTOCAST = "autocast"
 # norms, embedding, SDPA's math path (MPS's own kernel, judged as an aten call), concatenation, indexing and
 # constant padding (a pointwise load with a bound check); aten::layer_norm is the call a layer norm reaches the
 # emulated device as where MPS runs it whole (under inference_mode); SDPA's CPU math decomposition (matmuls and a
-# softmax); eye (an index comparison: pointwise); matmul is the composite of the mm/bmm extern kernels
+# softmax); eye (an index comparison: pointwise); batch norm (Inductor decomposes it into welford reductions and
+# pointwise ops); matmul is the composite of the mm/bmm extern kernels
 # A compiled region's calls Inductor's Metal code generation is known to refuse, per release: releases, the ops
 # (any of them in the region), optionally the dtypes of those calls and torch.compile(dynamic=True), the
 # InductorError's message, the first fixed release and the source
@@ -45,6 +46,12 @@ _COMPILE_REFUSED = (
      "source": "https://github.com/pytorch/pytorch/pull/176436 (bare float literals assigned to bfloat in generated "
                "Metal: a padding value, GELU's constants), cherry-picked to release/2.11 as #177193 and verified "
                "fixed in 2.11.0; 2.8-2.10 inferred (bfloat16 Metal kernels from 2.8)"},
+    {"torch": "==2.12.*", "ops": frozenset({"aten::native_batch_norm", "aten::_native_batch_norm_legit"}),
+     "message": "SyntaxError: failed to compile", "fixed_in": "2.13.0",
+     "source": "https://github.com/pytorch/pytorch/pull/184502 (a compiled train-mode BatchNorm2d: an undeclared "
+               "identifier in a multi-pass welford reduction; 2026-05-20: 2.12 failing and 2.13 first fixed inferred "
+               "from the merge date; the train-mode calls: in eval mode the installed torch calls "
+               "_native_batch_norm_legit_no_training)"},
     {"torch": "==2.9.*", "ops": frozenset({"aten::reflection_pad1d", "aten::reflection_pad2d",
                                            "aten::reflection_pad3d"}), "dynamic": True,
      "message": "use of undeclared identifier 'Where'", "fixed_in": None,
@@ -56,6 +63,8 @@ _COMPILE_DECOMPOSED = frozenset({"aten::_softmax", "aten::_log_softmax", "aten::
                                  "aten::_fused_rms_norm", "aten::embedding", "aten::cat", "aten::stack",
                                  "aten::_scaled_dot_product_attention_math_for_mps", "aten::index_select",
                                  "aten::_scaled_dot_product_attention_math", "aten::eye", "aten::eye.m",
+                                 "aten::native_batch_norm", "aten::_native_batch_norm_legit",
+                                 "aten::_native_batch_norm_legit_no_training",
                                  "aten::index.Tensor", "aten::where.self", "aten::unbind.int", "aten::split.Tensor",
                                  "aten::constant_pad_nd"})
 # aten kernels Inductor calls as extern kernels, not generated Metal (torch/_inductor/lowering.py
