@@ -15,7 +15,7 @@ region is disabled) or None when the call does what the installed PyTorch does.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, TypedDict
 
 from mpsready import versions
 
@@ -35,7 +35,17 @@ KIND_AUTOCAST = "autocast"
 # A compiled region's calls Inductor's Metal code generation is known to refuse, per release: releases, the ops
 # (any of them in the region), optionally the dtypes of those calls and torch.compile(dynamic=True), the
 # InductorError's message, the first fixed release and the source
-_COMPILE_REFUSED = (
+class _Refusal(TypedDict, total=False):
+    torch: str
+    ops: frozenset[str]
+    dtypes: frozenset[str]
+    dynamic: bool
+    message: str
+    fixed_in: str | None
+    source: str
+
+
+_COMPILE_REFUSED: tuple[_Refusal, ...] = (
     {"torch": "==2.13.*", "ops": frozenset({"aten::eye", "aten::eye.m"}), "message": "KeyError: torch.uint16",
      "fixed_in": "2.14.0",
      "source": "https://github.com/pytorch/pytorch/issues/191942 (torch.eye(256) in a compiled graph gives uint16 "

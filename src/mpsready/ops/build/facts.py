@@ -509,8 +509,9 @@ def shipped_coverage(with_ops: bool = False) -> dict[str, dict[str, Any]]:
             if has_common or ("aten::" + key) in curated_ops:
                 with_fact.add(key)
         dtypes = sorted({r["dtype"] for r in support if v in SpecifierSet(r.get("torch") or "")})
-        out[rel] = {"mps_kernel_overloads": kernels, "overloads_with_a_dtype_fact": len(with_fact),
-                    "overloads_with_a_common_mps_fact": common, "dtypes_in_support_table": len(dtypes)}
+        row: dict[str, Any] = {"mps_kernel_overloads": kernels, "overloads_with_a_dtype_fact": len(with_fact),
+                               "overloads_with_a_common_mps_fact": common, "dtypes_in_support_table": len(dtypes)}
+        out[rel] = row
         if with_ops:
             out[rel]["ops"] = with_fact
             out[rel]["dtypes"] = dtypes
