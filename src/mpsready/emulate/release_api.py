@@ -84,7 +84,10 @@ def install(emu: Emulator) -> Callable[[], None]:
         _install_grouping(p)
     if judge.grad_scaler_float64:
         _install_grad_scaler(p)
-    _install_surface(p, judge.missing_api())
+    missing = judge.missing_api()
+    _install_surface(p, missing)
+    if "compile_shader" not in missing.get("torch.mps", frozenset()) and hasattr(torch.mps, "compile_shader"):
+        _install_shader(p, emu)
     if judge.compile_checked:
         _install_compile(p, emu)
     return p.undo
@@ -227,6 +230,34 @@ def _install_surface(p: _Patches, missing: dict[str, frozenset[str]]) -> None:
         def restore(mod=mod):
             mod.__class__ = types.ModuleType
         p.on_undo(restore)
+
+
+class _ShaderLibrary:
+    """What ``torch.mps.compile_shader`` gives the program on the emulated Mac: its kernels are callables that
+    leave their arguments as they are (the Metal source is neither compiled nor run here)."""
+
+    def __init__(self, source: str):
+        self._source = source
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return lambda *args, **kwargs: None
+
+
+def _install_shader(p: _Patches, emu: Emulator) -> None:
+    """``torch.mps.compile_shader`` (2.7+): the installed CPU build raises "MPS is not available", which a Mac
+    would not; the program's own Metal kernels cannot be compiled or run here, so the call is recorded as not
+    verified at its line (the run is ``unverified``, never ``completed``) and a library of no-op kernels returned."""
+
+    def compile_shader(source: str):
+        emu.note_unverified_region("the program compiles its own Metal kernels (torch.mps.compile_shader): "
+                                   "neither compiled nor run on the emulated Mac, their effect is missing here",
+                                   emu.frames.locate(2), kind="metal_shader", op="torch.mps.compile_shader")
+        return _ShaderLibrary(source)
+
+    setattr(compile_shader, "__wrapped__", torch.mps.compile_shader)
+    p.set(torch.mps, "compile_shader", compile_shader)
 
 
 # ---------------------------------------------------------------------------------------------- torch.compile
