@@ -149,3 +149,12 @@ def test_size_gt_broadcast_batch_tensor_arg_and_full_reduction():
         "compiled-large-reduction")
     assert red.match("aten::sum.dim_IntList", _f((32, 64), compiled=True, args={"dim": [1]})) is None
     assert red.match("aten::sum.default", _f((32, 64))) is None  # eager
+
+
+def test_arg_odd():
+    ix = AdvisoryIndex("2.3.1", "14.4")
+    odd = AdvisoryFacts(dtypes=("complex64",), shapes=((4,),), contiguous=(True,),
+                        args={"dim": [0], "normalization": 2, "last_dim_size": 7})
+    assert ix.match("aten::_fft_c2r", odd).id == "irfft-odd-length"
+    even = AdvisoryFacts(dtypes=("complex64",), shapes=((4,),), contiguous=(True,), args={"last_dim_size": 6})
+    assert ix.match("aten::_fft_c2r", even) is None

@@ -28,9 +28,7 @@ KNOWN_MISSES = {
     ("inductor_lowering_mean_26", "reported"): "Inductor's MPS lowering errors are not emulated",
     ("gradscaler_unscale_missing", "reported"): "the 2.7 wheel's GradScaler.unscale_ casts to float64 first "
                                                  "(TypeError); the report names the missing unscale op",
-    ("fftfreq_mps_range", "reported"): "no advisory for this wrong result",
     ("conv1d_65537_channels_silent", "after_fix"): "the advisory's range and the channel refusal overlap at 2.4",
-    ("irfft_odd_length_roundtrip", "reported"): "no advisory for this wrong result",
 }
 
 CHECKS = [c for r in fr.load_reports() for c in fr.checks_of(r) if r["cause"] != "spawn"]  # spawn: CLI tests

@@ -25,7 +25,7 @@ FIELDS = frozenset({"id", "op", "dtypes", "when", "torch", "macos", "fixed_in", 
 REQUIRED = ("id", "op", "torch", "summary", "report", "source")
 CONDITIONS = ("non_contiguous", "storage_offset", "channels_last", "expanded", "ndim_gt", "numel_gt",
               "dim_size_gt", "negative_dim", "arg", "output_size_nondivisible", "compiled", "size_eq", "size_gt", "grouped_heads",
-              "broadcast_batch", "full_reduction", "tensor_arg", "masked_row", "int_abs_gt",
+              "broadcast_batch", "full_reduction", "arg_odd", "tensor_arg", "masked_row", "int_abs_gt",
               "outside_range_within")
 # conditions that read the values of the call's tensors: asked of AdvisoryFacts.probe, only once every other
 # condition of the entry holds (a set look-up per call until then)
@@ -197,6 +197,9 @@ def _holds(key: str, want: Any, f: AdvisoryFacts) -> bool:
         if len(f.shapes) < 2:
             return not want
         return (len(f.shapes[0]) > 2 and len(f.shapes[1]) < len(f.shapes[0])) == bool(want)
+    if key == "arg_odd":  # the integer argument NAME is odd
+        v = (f.args or {}).get(want)
+        return isinstance(v, int) and not isinstance(v, bool) and v % 2 == 1
     if key == "full_reduction":  # a reduction over every dimension (no `dim`, None or an empty list)
         dim = (f.args or {}).get("dim")
         return (dim is None or (isinstance(dim, (list, tuple)) and not dim)) == bool(want)
