@@ -256,7 +256,7 @@ def _install_shader(p: _Patches, emu: Emulator) -> None:
                                    emu.frames.locate(2), kind="metal_shader", op="torch.mps.compile_shader")
         return _ShaderLibrary(source)
 
-    setattr(compile_shader, "__wrapped__", torch.mps.compile_shader)
+    functools.update_wrapper(compile_shader, torch.mps.compile_shader)  # prints as the release's function
     p.set(torch.mps, "compile_shader", compile_shader)
 
 
