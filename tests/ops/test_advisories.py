@@ -158,3 +158,22 @@ def test_arg_odd():
     assert ix.match("aten::_fft_c2r", odd).id == "irfft-odd-length"
     even = AdvisoryFacts(dtypes=("complex64",), shapes=((4,),), contiguous=(True,), args={"last_dim_size": 6})
     assert ix.match("aten::_fft_c2r", even) is None
+
+
+def test_matmul_out_numel_and_misaligned_offset_conditions():
+    ix = AdvisoryIndex("2.14.1", "15.6")
+    big = AdvisoryFacts(dtypes=("float32", "float32"), shapes=((65537, 256, 64), (65537, 64, 256)),
+                        contiguous=(False, True))
+    assert ix.match("aten::bmm", big).id == "bmm-over-2-32-non-contiguous"
+    exact = AdvisoryFacts(dtypes=("float32", "float32"), shapes=((65536, 256, 64), (65536, 64, 256)),
+                          contiguous=(False, True))
+    assert ix.match("aten::bmm", exact) is None  # exactly 2**32 elements
+    view = AdvisoryFacts(dtypes=("bool", "int64", "bool"), shapes=((4,), (2,), (2,)), contiguous=(True,) * 3,
+                         offsets=(1, 0, 0), args={"dim": 0})
+    assert AdvisoryIndex("2.13.0", "15.6").match("aten::index_add_", view).id == "bool-accumulate-misaligned-view"
+    aligned = AdvisoryFacts(dtypes=("bool", "int64", "bool"), shapes=((4,), (2,), (2,)), contiguous=(True,) * 3,
+                            offsets=(4, 0, 0), args={"dim": 0})
+    assert AdvisoryIndex("2.13.0", "15.6").match("aten::index_add_", aligned) is None
+    ones = AdvisoryFacts(dtypes=("bool",), shapes=((128,),), contiguous=(True,), args={"dim": 0})
+    assert AdvisoryIndex("2.3.1", "14.4").match("aten::cumsum", ones).id == "cumsum-bool-overflows-int8"
+    assert AdvisoryIndex("2.4.1", "14.4").match("aten::cumsum", ones) is None

@@ -25,7 +25,7 @@ FIELDS = frozenset({"id", "op", "dtypes", "when", "torch", "macos", "fixed_in", 
 REQUIRED = ("id", "op", "torch", "summary", "report", "source")
 CONDITIONS = ("non_contiguous", "storage_offset", "channels_last", "expanded", "ndim_gt", "numel_gt",
               "dim_size_gt", "negative_dim", "arg", "output_size_nondivisible", "compiled", "size_eq", "size_gt", "grouped_heads",
-              "broadcast_batch", "full_reduction", "arg_odd", "tensor_arg", "masked_row", "int_abs_gt",
+              "broadcast_batch", "full_reduction", "arg_odd", "matmul_out_numel_gt", "offset_not_multiple_of", "tensor_arg", "masked_row", "int_abs_gt",
               "outside_range_within")
 # conditions that read the values of the call's tensors: asked of AdvisoryFacts.probe, only once every other
 # condition of the entry holds (a set look-up per call until then)
@@ -197,6 +197,12 @@ def _holds(key: str, want: Any, f: AdvisoryFacts) -> bool:
         if len(f.shapes) < 2:
             return not want
         return (len(f.shapes[0]) > 2 and len(f.shapes[1]) < len(f.shapes[0])) == bool(want)
+    if key == "matmul_out_numel_gt":  # the product of a (..., n, k) by a (..., k, m) operand has more elements
+        if len(f.shapes) < 2 or len(f.shapes[0]) < 2 or len(f.shapes[1]) < 2:
+            return False
+        return _numel(f.shapes[0][:-1]) * f.shapes[1][-1] > want
+    if key == "offset_not_multiple_of":  # the first tensor's storage offset is not a multiple of N elements
+        return bool(f.offsets) and f.offsets[0] % int(want) != 0
     if key == "arg_odd":  # the integer argument NAME is odd
         v = (f.args or {}).get(want)
         return isinstance(v, int) and not isinstance(v, bool) and v % 2 == 1
