@@ -24,9 +24,9 @@ FIELDS = frozenset({"id", "op", "dtypes", "when", "torch", "macos", "fixed_in", 
                     "note"})
 REQUIRED = ("id", "op", "torch", "summary", "report", "source")
 CONDITIONS = ("non_contiguous", "storage_offset", "channels_last", "expanded", "ndim_gt", "numel_gt",
-              "dim_size_gt", "negative_dim", "arg", "output_size_nondivisible", "compiled", "size_eq", "size_gt", "grouped_heads",
-              "broadcast_batch", "full_reduction", "arg_odd", "matmul_out_numel_gt", "offset_not_multiple_of", "tensor_arg", "masked_row", "int_abs_gt",
-              "outside_range_within")
+              "dim_size_gt", "negative_dim", "arg", "output_size_nondivisible", "compiled", "size_eq", "size_gt",
+              "grouped_heads", "broadcast_batch", "full_reduction", "arg_odd", "matmul_out_numel_gt",
+              "offset_not_multiple_of", "tensor_arg", "masked_row", "int_abs_gt", "outside_range_within")
 # conditions that read the values of the call's tensors: asked of AdvisoryFacts.probe, only once every other
 # condition of the entry holds (a set look-up per call until then)
 PROBED = ("masked_row", "int_abs_gt", "outside_range_within")
