@@ -141,3 +141,23 @@ def test_compiled_regions_are_matched_as_compiled(tmp_path):
     assert _ids(emulate(write(tmp_path, COMPILED_SUM.format(n=32)), torch="2.11", macos="15.6")[1]) == []
     eager = write(tmp_path, COMPILED_SUM.format(n=32).replace("torch.compile(f)(a, b)", "f(a, b)"))
     assert _ids(emulate(eager, torch="2.9", macos="15.6")[1]) == []
+
+
+REPLAY = """import torch
+gen = torch.Generator(device="mps")
+gen.manual_seed(7)
+snapshot = gen.get_state()
+first = torch.empty(3, device="mps").exponential_(1.0, generator=gen)
+again = torch.Generator(device="mps")
+{restore}
+replayed = torch.empty(3, device="mps").exponential_(1.0, generator=again)
+"""
+
+
+def test_a_restored_mps_generator_is_named_on_2_3(tmp_path):
+    # pytorch#130613: set_state(get_state()) does not replay the draws on MPS
+    restored = write(tmp_path, REPLAY.format(restore="again.set_state(snapshot)"))
+    assert _ids(emulate(restored, torch="2.3", macos="14.5")[1]) == [("mps-generator-restored-state", 8)]
+    assert _ids(emulate(restored, torch="2.4", macos="14.5")[1]) == []
+    seeded = write(tmp_path, REPLAY.format(restore="again.manual_seed(7)"))
+    assert _ids(emulate(seeded, torch="2.3", macos="14.5")[1]) == []

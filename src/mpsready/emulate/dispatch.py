@@ -502,7 +502,7 @@ def advise(emu: Emulator, op: str, schema_args, args, kwargs, ins, depth: int) -
                           contiguous=tuple(t.is_contiguous() for t in strided), args=argv,
                           strides=tuple(tuple(t.stride()) for t in strided),
                           offsets=tuple(t.storage_offset() for t in strided), compiled=bool(emu.compiling),
-                          tensor_names=tuple(named),
+                          tensor_names=tuple(named), generator_restored=emu.generator_restored,
                           probe=lambda key, want: _probe(key, want, ins, named, argv))
     adv = emu.advisories.match(op, facts)
     if adv is not None:

@@ -170,6 +170,7 @@ class Emulator:
         # set by device.py around a torch call given generator=: whether the program's generator is on MPS
         self.generator_bound = False
         self.generator_mps = False
+        self.generator_restored = False  # ... and was restored with set_state (mps_wrong_results.yaml)
         self.compiling = 0
         self.compiled_ops: set[tuple[str, str, str]] = set()
         # regions the emulated Mac cannot vouch for (Judge.compile_region): one entry per user's line

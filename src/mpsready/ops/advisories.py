@@ -26,7 +26,8 @@ REQUIRED = ("id", "op", "torch", "summary", "report", "source")
 CONDITIONS = ("non_contiguous", "storage_offset", "channels_last", "expanded", "ndim_gt", "numel_gt",
               "dim_size_gt", "negative_dim", "arg", "output_size_nondivisible", "compiled", "size_eq", "size_gt",
               "grouped_heads", "broadcast_batch", "full_reduction", "arg_odd", "matmul_out_numel_gt",
-              "offset_not_multiple_of", "tensor_arg", "masked_row", "int_abs_gt", "outside_range_within")
+              "offset_not_multiple_of", "tensor_arg", "generator_restored", "masked_row", "int_abs_gt",
+              "outside_range_within")
 # conditions that read the values of the call's tensors: asked of AdvisoryFacts.probe, only once every other
 # condition of the entry holds (a set look-up per call until then)
 PROBED = ("masked_row", "int_abs_gt", "outside_range_within")
@@ -48,6 +49,7 @@ class AdvisoryFacts:
     offsets: tuple[int, ...] = ()
     compiled: bool = False  # the call is part of a region compiled by torch.compile (run eagerly here)
     tensor_names: tuple[str, ...] = ()  # the schema names of the tensor arguments given (``bias`` of a linear)
+    generator_restored: bool = False  # the call's generator= is an MPS generator restored with set_state
     # (condition, its value) -> whether the call's tensor values meet it (PROBED); None: such conditions never hold
     probe: Callable[[str, Any], bool] | None = None
 
@@ -209,6 +211,8 @@ def _holds(key: str, want: Any, f: AdvisoryFacts) -> bool:
     if key == "full_reduction":  # a reduction over every dimension (no `dim`, None or an empty list)
         dim = (f.args or {}).get("dim")
         return (dim is None or (isinstance(dim, (list, tuple)) and not dim)) == bool(want)
+    if key == "generator_restored":
+        return f.generator_restored == bool(want)
     if key == "tensor_arg":  # the named tensor argument is given
         return want in f.tensor_names
     if key == "grouped_heads":  # attention with fewer key/value heads than query heads (dim -3 of q and k)
