@@ -239,14 +239,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cli", default=f"{shlex.quote(sys.executable)} -m mpsready",
                     help="the mpsready command (default: this Python's -m mpsready, with this checkout's src)")
     args = ap.parse_args(argv)
+    # absolute: every run happens in a scratch folder, where a relative script path would name nothing
+    data = Path(args.data).resolve()
     try:
-        reports = load_reports(Path(args.data) / "reports.yaml")
+        reports = load_reports(data / "reports.yaml")
     except (OSError, ValueError, yaml.YAMLError) as exc:
         print(f"fresh_reports: {exc}", file=sys.stderr)
         return 2
     chosen = [r for r in reports if (args.half == "all" or r["half"] == args.half)
               and (not args.only or r["id"] in args.only)]
-    checks = [c for r in chosen for c in checks_of(r, Path(args.data))]
+    checks = [c for r in chosen for c in checks_of(r, data)]
     cli = shlex.split(args.cli)
     t0 = time.perf_counter()
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:

@@ -76,3 +76,42 @@ def test_every_curated_file_reads_the_same_with_libyaml():
     for name in ("python_checks", "mps_dtype_checks", "mps_shape_rules", "routing", "autocast_mps"):
         text = curated.resources.files(curated.CURATED).joinpath(f"{name}.yaml").read_text(encoding="utf-8")
         assert curated.load(name) == yaml.safe_load(text)
+
+
+def test_a_compiled_layer_norm_is_vouched_for_as_either_call():
+    # under inference_mode a layer norm reaches the emulated device as aten::layer_norm (MPS runs it whole)
+    judge = Judge("2.13", "15.6")
+    assert judge.compile_region([("aten::layer_norm", "float32", "other")]) is None
+    assert judge.compile_region([("aten::native_layer_norm", "float32", "other")]) is None
+    assert judge.compile_region([("aten::sort", "float32", "other")]) is not None
+
+
+def test_compiled_eye_is_refused_on_2_13_only():
+    # pytorch#191942: uint16 index expressions Metal code generation has no type for; fixed for 2.14 (PR #192020)
+    region = [("aten::eye", "float32", "other"), ("aten::matmul", "float32", "other")]
+    j = Judge("2.13", "15.6").compile_refusal(region)
+    assert (j.exception, j.message, j.fixed_in, j.kind) == ("InductorError", "KeyError: torch.uint16", "2.14.0",
+                                                            "compile")
+    assert Judge("2.14", "15.6").compile_refusal(region) is None
+    assert Judge("2.14", "15.6").compile_region(region) is None  # eye and matmul are vouched for
+
+
+def test_compiled_bfloat16_literals_and_dynamic_reflection_padding_are_refused():
+    # PR #176436 (fixed 2.11): a bfloat16 padding value or GELU constant in generated Metal does not compile
+    pad = [("aten::gelu", "bfloat16", "pointwise"), ("aten::constant_pad_nd", "bfloat16", "other")]
+    j = Judge("2.10", "15.6").compile_refusal(pad)
+    assert (j.exception, j.message, j.fixed_in) == ("InductorError", "SyntaxError: failed to compile", "2.11.0")
+    assert Judge("2.11", "15.6").compile_refusal(pad) is None
+    assert Judge("2.10", "15.6").compile_refusal([("aten::gelu", "float32", "pointwise")]) is None
+    # pytorch#169643 (2.9): reflection padding compiled with dynamic=True only
+    refl = [("aten::reflection_pad2d", "float32", "other")]
+    assert Judge("2.9", "15.6").compile_refusal(refl, dynamic=True).message == "use of undeclared identifier 'Where'"
+    assert Judge("2.9", "15.6").compile_refusal(refl) is None
+
+
+def test_compiled_train_mode_batch_norm_refused_on_2_12_vouched_for_on_2_13():
+    region = [("aten::native_batch_norm", "float32", "other"), ("aten::mean", "float32", "reduction")]
+    j = Judge("2.12", "15.6").compile_refusal(region)
+    assert (j.exception, j.message, j.fixed_in) == ("InductorError", "SyntaxError: failed to compile", "2.13.0")
+    assert Judge("2.13", "15.6").compile_refusal(region) is None
+    assert Judge("2.13", "15.6").compile_region([("aten::native_batch_norm", "float32", "other")]) is None

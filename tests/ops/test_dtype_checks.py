@@ -16,7 +16,7 @@ DTYPES = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat
 
 
 def test_table_size():
-    assert (len(DOC["dtype_checks"]), len(DOC["call_checks"])) == (16, 7)
+    assert (len(DOC["dtype_checks"]), len(DOC["call_checks"])) == (23, 10)
 
 
 @pytest.mark.parametrize("kind,entry", ENTRIES, ids=[f"{k}:{e['ops'][0]}:{e['message'][:30]}" for k, e in ENTRIES])
@@ -42,21 +42,37 @@ def _facts(*dtypes, **kw):
     return CallFacts(dtypes=tuple(dtypes), **kw)
 
 
-def test_mm_integer_refused_with_pytorch_message_until_2_14():
+def test_mm_integer_refused_with_pytorch_message_until_2_7():
+    # the message is in the macOS libtorch_cpu.dylib of 2.3.0-2.6.0 only (data/mined/mps_facts.json.gz)
     j = Judge("2.5", "14.4").op("aten::mm", _facts("int64", "int64"))
     assert (j.outcome, j.kind, j.exception, j.message, j.dtype, j.fixed_in) == (
-        "error", "dtype", "RuntimeError", "MPS device does not support mm for non-float inputs", "int64", "2.14.0")
-    # 2.14.1: integral Metal GEMM (its common_mps.py lists no integer bmm failure)
-    assert Judge("2.14", "15.5").op("aten::bmm", _facts("int64", "int64")).outcome == "runs"
-    assert Judge("2.13", "15.5").op("aten::bmm", _facts("int64", "int64")).message == (
+        "error", "dtype", "RuntimeError", "MPS device does not support mm for non-float inputs", "int64", "2.7.0")
+    assert Judge("2.6", "14.4").op("aten::bmm", _facts("int64", "int64")).message == (
         "MPS device does not support bmm for non-float inputs")
+    # 2.7: no such message in the binary and no common_mps.py yet; 2.14.1: integral Metal GEMM
+    assert Judge("2.7", "14.4").op("aten::bmm", _facts("int64", "int64")).outcome == "runs"
+    assert Judge("2.14", "15.5").op("aten::bmm", _facts("int64", "int64")).outcome == "runs"
     assert Judge("2.5", "14.4").op("aten::mm", _facts("float32", "float32")).outcome == "runs"
 
 
-def test_exact_message_replaces_common_mps_expected_failure():
-    # 2.9.1's common_mps.py lists integer 'mat' as an expected failure: the source's message is the one shown
+def test_integer_mm_after_the_message_is_common_mps_expected_failure():
+    # 2.9.1's common_mps.py lists integer 'mat' as an expected failure; the mm message left the binary in 2.7.0
     j = Judge("2.9", "15.5").op("aten::mm", _facts("int32", "int32"))
-    assert (j.kind, j.message) == ("dtype", "MPS device does not support mm for non-float inputs")
+    assert (j.outcome, j.kind, j.message) == (
+        "error", "dtype", "aten::mm does not support input type 'int32' in MPS backend (common_mps.py expected failure)")
+
+
+def test_ranges_read_in_the_binaries_of_each_release():
+    # data/mined/mps_facts.json.gz: addbmm's text changed in 2.11; complex linear 2.8-2.11; sparse gather until 2.12
+    old, new = "MPS device does not support addbmm or baddbmm for ", ("non-float inputs", "this input type")
+    assert Judge("2.10", "15.5").op("aten::baddbmm", _facts("float32", "int64", "int64")).message == old + new[0]
+    assert Judge("2.11", "15.5").op("aten::baddbmm", _facts("float32", "int64", "int64")).message == old + new[1]
+    assert Judge("2.7", "14.4").op("aten::linear", _facts("complex64", "complex64")).outcome == "runs"
+    assert Judge("2.8", "14.4").op("aten::linear", _facts("complex64", "complex64")).message == (
+        "mps linear does not support complex types")
+    gather = _facts("float32", "int64", args={"sparse_grad": True})
+    assert Judge("2.12", "15.5").op("aten::gather", gather).message == "sparse_grad not supported in MPS yet"
+    assert Judge("2.13", "15.5").op("aten::gather", gather).outcome == "runs"
 
 
 def test_check_on_second_tensor_argument_is_not_memoised_by_the_first():
@@ -99,7 +115,8 @@ def test_solve_triangular_complex_in_either_argument():
 def test_wants_only_for_ops_with_a_size_or_argument_check():
     judge = Judge("2.13", "15.5")
     assert judge.wants("aten::nonzero") == frozenset({"numel0", "dim_max"})
-    assert judge.wants("aten::gather") == frozenset({"args", "dim_max"})
+    assert judge.wants("aten::gather") == frozenset({"dim_max"})  # sparse_grad's check ends with 2.12
+    assert Judge("2.12", "15.5").wants("aten::gather") == frozenset({"args", "dim_max"})
     assert judge.wants("aten::add.Tensor") == frozenset({"dim_max"})  # the INT_MAX dimension check (2.9+)
     assert Judge("2.5", "14.4").wants("aten::add.Tensor") == frozenset()
 
@@ -110,8 +127,11 @@ def test_size_checks():
         "nonzero is not supported for tensors with more than INT_MAX elements")
     assert Judge("2.12", "15.5").op("aten::nonzero", _facts("bool", numel0=big)).outcome == "runs"
     dim = Judge("2.9", "15.5").op("aten::exp", _facts("float32", numel0=big, dim_max=big))
+    # sic: the 2.9.0-2.12.1 binaries spell it 'MPSGaph' (data/mined/mps_facts.json.gz)
     assert (dim.outcome, dim.kind, dim.message) == ("error", "shape",
-                                                    "MPSGraph does not support tensor dims larger than INT_MAX")
+                                                    "MPSGaph does not support tensor dims larger than INT_MAX")
+    assert Judge("2.13", "15.5").op("aten::exp", _facts("float32", numel0=big, dim_max=big)).message == (
+        "MPSGraph does not support tensor dims larger than INT_MAX")
     assert Judge("2.8", "15.5").op("aten::exp", _facts("float32", dim_max=big)).outcome == "runs"
     assert Judge("2.9", "15.5").op("aten::exp", _facts("float32", dim_max=big - 1)).outcome == "runs"
 
@@ -122,3 +142,35 @@ def test_bmm_tiling_refusal_precedes_the_abort_rule_below_macos_15():
         "error", "RuntimeError", "Tiling of batch matmul for larger than 2**32 entries only available from MacOS15 onwards")
     # macOS 15: the tiled path; the shape rule of mps_shape_rules.yaml still applies as before
     assert Judge("2.5", "15.5").op("aten::bmm", _facts("float32", "float32", out_numel=2**32 + 1)).outcome == "crash"
+
+
+def test_refusals_the_cpu_shares_are_the_macs():
+    # complex cummax reaches a float2 Metal kernel that does not exist (pytorch#188026, 2.12)
+    j = Judge("2.12", "15.5").op("aten::cummax", _facts("complex64"))
+    assert (j.outcome, j.kind, j.exception, j.message) == (
+        "error", "dtype", "RuntimeError", "Failed to create function state object for: cummax_innermost_float2")
+    # int64 mse_loss aborts the process on 2.5 (pytorch#139723); from 2.10 the binary carries a refusal instead
+    crash = Judge("2.5", "14.5").op("aten::mse_loss", _facts("int64", "int64"))
+    assert (crash.outcome, crash.exception, crash.message) == (
+        "crash", None, "Function square_i64 was not found in the library")
+    assert Judge("2.10", "15.5").op("aten::mse_loss", _facts("int64", "int64")).outcome != "crash"
+
+
+def test_convolution_output_sizes_over_65536_are_read():
+    # PR #129484 checks every output size: a long Conv1d signal raises too (pytorch#144445), from 2.5
+    judge = Judge("2.6", "15.2")
+    assert "dim_max_any" in judge.wants("aten::_mps_convolution")
+    j = judge.op("aten::_mps_convolution", _facts("float32", "float32", dim_max=70000))
+    assert (j.outcome, j.kind, j.exception, j.message) == (
+        "error", "shape", "NotImplementedError", "Output channels > 65536 not supported at the MPS device. ")
+    assert judge.op("aten::_mps_convolution", _facts("float32", "float32", dim_max=65536)).outcome == "runs"
+    assert Judge("2.4", "14.5").op("aten::_mps_convolution", _facts("float32", dim_max=70000)).outcome == "runs"
+
+
+def test_any_of_a_5d_tensor_aborts_before_2_5():
+    # PR #130542 (after the 2.4 branch cut) reshapes 5+D all/any; before it MPSGraph asserts (pytorch#136134)
+    crash = Judge("2.4", "14.4").op("aten::any", _facts("bool", input_ndim=5))
+    assert (crash.outcome, crash.kind, crash.exception) == ("crash", "shape", None)
+    assert "Runtime canonicalization must simplify reduction axes to minor 4 dimensions." in crash.message
+    assert Judge("2.4", "14.4").op("aten::any", _facts("bool", input_ndim=4)).outcome == "runs"
+    assert Judge("2.5", "14.4").op("aten::any", _facts("bool", input_ndim=5)).outcome == "runs"

@@ -25,7 +25,8 @@ def test_checks_are_mined_with_function_ops_class_and_line():
     ]
     assert doc["facts"][0]["dtypes"] == ["int64"]
     assert doc["coverage"] == {"mps_kernel_overloads": 3, "overloads_with_a_fact": 3,
-                               "overloads_with_a_common_mps_dtype_fact": 0, "checks_read": 3,
+                               "overloads_with_a_common_mps_dtype_fact": 0, "overloads_with_a_binary_message": 0,
+                               "binary_messages": 0, "binary_messages_tied_to_an_op": 0, "checks_read": 3,
                                "checks_tied_to_an_op": 3, "dtypes_named": ["int64"]}
 
 
@@ -33,7 +34,8 @@ def test_cli_writes_facts_and_prints_coverage(tmp_path, capsys):
     out = tmp_path / "facts.json"
     assert facts.main(["--sources", str(DATA), "-o", str(out)]) == 0
     text = capsys.readouterr().out
-    assert text.splitlines()[1].split() == ["2.5.1", "3", "3", "0", "3", "3", "int64"]
+    # release, kernels, with a mined fact, from binary, from common_mps, messages (tied), checks (tied), any, dtypes
+    assert text.splitlines()[1].split() == ["2.5.1", "3", "3", "0", "0", "0", "(", "0)", "3", "(", "3)", "49", "21"]
     doc = json.loads(out.read_text())
     assert doc["schema"] == {"name": "mpsready.ops-facts", "version": 1} and list(doc["releases"]) == ["2.5.1"]
 

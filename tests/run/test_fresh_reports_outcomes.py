@@ -19,12 +19,8 @@ fr = importlib.util.module_from_spec(_spec)
 sys.modules.setdefault("fresh_reports", fr)
 _spec.loader.exec_module(fr)
 
-# (report id, stage) -> why the emulated Mac still ends differently from the report (2026-12-01)
+# (report id, stage) -> why the emulated Mac still ends differently from the report (2026-12-07)
 KNOWN_MISSES = {
-    ("logaddexp2_complex64_broadcast", "reported"): "no complex refusal known for logaddexp2; the CPU refuses first",
-    ("scatter_complex_roformer", "reported"): "no complex refusal known for scatter on MPS",
-    ("igammac_complex64", "reported"): "no complex refusal known for igammac; the CPU refuses first",
-    ("conv1d_long_signal_guard", "reported"): "the conv output-length (> 65536) limit is not modelled",
     ("checkpoint_torch_mps_device", "reported"): "2.3's autocast refusal is raised first; the report's order is "
                                                   "unsettled",
     ("inductor_device_mps_not_supported", "reported"): "the 2.3 wheel's text ('Unsupported device type: mps') "
@@ -32,10 +28,7 @@ KNOWN_MISSES = {
     ("inductor_lowering_mean_26", "reported"): "Inductor's MPS lowering errors are not emulated",
     ("gradscaler_unscale_missing", "reported"): "the 2.7 wheel's GradScaler.unscale_ casts to float64 first "
                                                  "(TypeError); the report names the missing unscale op",
-    ("int_remainder_large_dividend", "reported"): "no advisory for this wrong result",
-    ("fftfreq_mps_range", "reported"): "no advisory for this wrong result",
     ("conv1d_65537_channels_silent", "after_fix"): "the advisory's range and the channel refusal overlap at 2.4",
-    ("irfft_odd_length_roundtrip", "reported"): "no advisory for this wrong result",
 }
 
 CHECKS = [c for r in fr.load_reports() for c in fr.checks_of(r) if r["cause"] != "spawn"]  # spawn: CLI tests

@@ -216,8 +216,9 @@ def test_more_than_65536_conv_output_channels_raise_not_implemented(tmp_path):
                         "conv = torch.nn.Conv1d(1, 65537, 1).to('mps')\n"
                         "y = conv(torch.ones(1, 1, 4, device='mps'))\n")
     _r, doc, _o, _e = emulate(s, torch="2.7")
+    # judged at the MPS kernel the convolution routes to (mps_dtype_checks.yaml: every output size is checked)
     assert _first(doc) == ("shape", "NotImplementedError", "Output channels > 65536 not supported at the MPS device. ",
-                           "aten::convolution", 3)
+                           "aten::_mps_convolution", 3)
 
 
 def test_tensors_made_from_an_mps_tensor_live_where_pytorch_puts_them(tmp_path):
@@ -235,3 +236,15 @@ def test_tensors_made_from_an_mps_tensor_live_where_pytorch_puts_them(tmp_path):
     assert out.splitlines() == [
         "[('mask_type_as', 'mps:0'), ('new_tensor', 'mps:0'), ('new_zeros', 'mps:0'), ('ones_like_cpu', 'cpu'), "
         "('to_cpu_type', 'cpu'), ('type_as', 'mps:0')]", "True"]
+
+
+def test_a_factory_naming_mps_inside_a_library_function_is_made_on_the_device(tmp_path):
+    # F.fractional_max_pool2d draws its samples with torch.rand(device=input.device) inside torch's own Python
+    s = write(tmp_path, "import torch\n"
+                        "pool = torch.nn.FractionalMaxPool2d(kernel_size=2, output_ratio=0.5)\n"
+                        "out = pool(torch.randn(1, 3, 12, 12, device='mps'))\n")
+    _r, doc, _o, _e = emulate(s, torch="2.14", macos="15.5")
+    ff = doc["first_failure"]
+    assert (doc["outcome"], ff["kind"], ff["exception"], ff["location"]["line"], ff["mac"]) == (
+        "failed", "missing", "NotImplementedError", 3, True)
+    assert "'aten::fractional_max_pool2d.output' is not currently implemented for the MPS device" in ff["message"]

@@ -200,3 +200,43 @@ def test_matrix_row_of_an_unverified_release_names_what_was_not_judged():
                                     {"kind": "compile", "op": "torch.compile", "location": None}]}}
     assert _matrix_failure(entry) == ("not verified: callee_of_other_release aten::isneginf.out (+1 more)",
                                       "train.py:3")
+
+
+DYNAMIC_PAD = '''\
+import torch
+pad = torch.nn.ReflectionPad2d(1)
+padded = torch.compile(lambda x: pad(x), dynamic={dynamic})
+x = torch.randn(2, 3, 10, 10, device="mps")
+print(padded(x).shape)
+'''
+
+
+def test_a_compiled_region_inductor_refuses_fails_at_its_call(tmp_path):
+    _, doc, _, _ = emulate(write(tmp_path, DYNAMIC_PAD.format(dynamic=True)), torch="2.9", macos="15.6")
+    ff = doc["first_failure"]
+    assert (doc["outcome"], ff["kind"], ff["exception"], ff["message"], ff["location"]["line"]) == (
+        "failed", "compile", "InductorError", "use of undeclared identifier 'Where'", 5)
+    # without dynamic shapes the region is not refused; reflection padding is not vouched for either: unverified
+    _, doc, _, _ = emulate(write(tmp_path, DYNAMIC_PAD.format(dynamic=False)), torch="2.9", macos="15.6")
+    assert (doc["outcome"], doc["exit_code"]) == ("unverified", 4)
+
+
+SHADER = '''\
+import torch
+x = torch.ones(4, device="mps")
+lib = torch.mps.compile_shader("kernel void k(device float* x, uint i [[thread_position_in_grid]]) {{ x[i] += i; }}")
+lib.k(x)
+print(x.tolist())
+'''
+
+
+def test_the_programs_own_metal_kernels_are_unverified_not_an_error_of_this_machine(tmp_path):
+    # 2.7+: torch.mps.compile_shader exists on a Mac; here nothing can compile or run Metal
+    _, doc, out, _ = emulate(write(tmp_path, SHADER.format()), torch="2.7", macos="15.5")
+    assert (doc["outcome"], doc["exit_code"], out) == ("unverified", 4, "[1.0, 1.0, 1.0, 1.0]\n")
+    [u] = doc["unverified"]
+    assert (u["kind"], u["op"], u["location"]["line"], u["calls"]) == (
+        "metal_shader", "torch.mps.compile_shader", 3, 1)
+    # 2.6 has no such name: the Mac's AttributeError
+    _, doc, _, _ = emulate(write(tmp_path, SHADER.format()), torch="2.6", macos="15.5")
+    assert (doc["outcome"], doc["first_failure"]["exception"]) == ("failed", "AttributeError")

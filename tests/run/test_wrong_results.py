@@ -85,3 +85,79 @@ def test_report_item_5_fails_on_a_predicted_wrong_result(tmp_path):
     # without wrong results the item stays not checked (no comparison)
     _r, clean, _o, _e = emulate(write(tmp_path, CONTIGUOUS, "clean.py"), torch="2.3")
     assert item_comparison(Evidence(run=from_doc(json.loads(json.dumps(clean))))).status is Status.NOT_CHECKED
+
+
+UNIQUE = """import torch
+keys = torch.tensor([{big}, 3, {big}, 7], device="mps")
+values, inverse = torch.unique(keys, return_inverse=True)
+print(inverse.tolist())
+"""
+MASKED_SDPA = """import torch
+import torch.nn.functional as F
+q = torch.randn(1, 1, 2, 4, device="mps")
+mask = torch.tensor([[[[{row}], [True, True]]]], device="mps")
+out = F.scaled_dot_product_attention(q, q, q, attn_mask=mask)
+"""
+HISTC = """import torch
+x = torch.tensor([{low}, 0.5, 1.0], device="mps")
+h = torch.histc(x, bins=4, min=0.0, max=1.0)
+"""
+COMPILED_SUM = """import torch
+def f(a, b):
+    return (a[:, None] - b[None, :]).sum()
+a = torch.randn({n}, device="mps")
+b = torch.randn(64, device="mps")
+out = torch.compile(f)(a, b)
+"""
+
+
+def _ids(doc):
+    return [(w["id"], w["location"]["line"]) for w in doc["wrong_results"]]
+
+
+def test_values_read_by_the_probes_decide(tmp_path):
+    # int64 keys beyond 2**24 (pytorch#195595) on 2.13; small keys are fine
+    _r, doc, out, _e = emulate(write(tmp_path, UNIQUE.format(big=2**25)), torch="2.13", macos="15.6")
+    assert (doc["outcome"], _ids(doc), out) == ("completed", [("unique-inverse-int64-beyond-2-24", 3)],
+                                                "[2, 0, 2, 1]\n")
+    assert _ids(emulate(write(tmp_path, UNIQUE.format(big=2**23)), torch="2.13", macos="15.6")[1]) == []
+    # a query row whose bool mask blocks every key (pytorch#156707) until 2.9
+    masked = write(tmp_path, MASKED_SDPA.format(row="False, False"))
+    assert _ids(emulate(masked, torch="2.7", macos="15.5")[1]) == [("sdpa-fully-masked-query-row", 5)]
+    assert _ids(emulate(masked, torch="2.9", macos="15.5")[1]) == []
+    partial = write(tmp_path, MASKED_SDPA.format(row="True, False"))
+    assert _ids(emulate(partial, torch="2.7", macos="15.5")[1]) == []
+    # histc's widened range test (pytorch#195076) on 2.14: -1e-6 is counted, -1e-3 is not
+    assert _ids(emulate(write(tmp_path, HISTC.format(low=-1e-6)), torch="2.14", macos="15.6")[1]) == [
+        ("histc-widened-range-edge", 3)]
+    assert _ids(emulate(write(tmp_path, HISTC.format(low=-1e-3)), torch="2.14", macos="15.6")[1]) == []
+
+
+def test_compiled_regions_are_matched_as_compiled(tmp_path):
+    # a compiled sum over 32 x 64 = 2048 elements (pytorch#170360, fixed by PR #171479 for 2.11)
+    _r, doc, _o, _e = emulate(write(tmp_path, COMPILED_SUM.format(n=32)), torch="2.9", macos="15.6")
+    assert (doc["outcome"], _ids(doc)) == ("completed", [("compiled-large-reduction", 3)])  # the line in f
+    assert _ids(emulate(write(tmp_path, COMPILED_SUM.format(n=8)), torch="2.9", macos="15.6")[1]) == []  # 512
+    assert _ids(emulate(write(tmp_path, COMPILED_SUM.format(n=32)), torch="2.11", macos="15.6")[1]) == []
+    eager = write(tmp_path, COMPILED_SUM.format(n=32).replace("torch.compile(f)(a, b)", "f(a, b)"))
+    assert _ids(emulate(eager, torch="2.9", macos="15.6")[1]) == []
+
+
+REPLAY = """import torch
+gen = torch.Generator(device="mps")
+gen.manual_seed(7)
+snapshot = gen.get_state()
+first = torch.empty(3, device="mps").exponential_(1.0, generator=gen)
+again = torch.Generator(device="mps")
+{restore}
+replayed = torch.empty(3, device="mps").exponential_(1.0, generator=again)
+"""
+
+
+def test_a_restored_mps_generator_is_named_on_2_3(tmp_path):
+    # pytorch#130613: set_state(get_state()) does not replay the draws on MPS
+    restored = write(tmp_path, REPLAY.format(restore="again.set_state(snapshot)"))
+    assert _ids(emulate(restored, torch="2.3", macos="14.5")[1]) == [("mps-generator-restored-state", 8)]
+    assert _ids(emulate(restored, torch="2.4", macos="14.5")[1]) == []
+    seeded = write(tmp_path, REPLAY.format(restore="again.manual_seed(7)"))
+    assert _ids(emulate(seeded, torch="2.3", macos="14.5")[1]) == []

@@ -71,11 +71,12 @@ class DeviceMode(TorchFunctionMode):
             # which sees a fresh wrapper of the same C++ generator, so the device travels on the emulator
             emu.generator_bound = True
             emu.generator_mps = bool(getattr(kwargs["generator"], "_mpsready_mps", False))
+            emu.generator_restored = bool(getattr(kwargs["generator"], "_mpsready_restored", False))
             try:
                 return self.__torch_function__(func, types, args, kwargs)
             finally:
                 emu.generator_bound = False
-                emu.generator_mps = False
+                emu.generator_mps = emu.generator_restored = False
         if func not in _SPECIAL and not emu.autocast_used and not emu.default_mps:
             if not kwargs:
                 # at most one tensor (a property read, x.item(), torch.is_complex(x), no_grad's switch): nothing

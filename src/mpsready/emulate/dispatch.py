@@ -42,6 +42,7 @@ _MAX_DEPTH = 6
 _DTYPE_NAMES = {d: str(d).replace("torch.", "") for d in (getattr(torch, n) for n in dir(torch))
                 if isinstance(d, torch.dtype)}
 _STRIDED = torch.strided
+_CPU_DEVICE = torch.device("cpu")
 # aten ops that move data off the device when given device=cpu (Tensor.cpu(), .to("cpu"))
 _COPY_OPS = frozenset({"aten::_to_copy", "aten::to.device", "aten::to.dtype_layout"})
 # schema arguments the shape rules may read (mps_shape_rules.yaml)
@@ -188,6 +189,13 @@ class MPSDispatch(TorchDispatchMode):
             gen = kwargs.get("generator")
             if gen is not None:
                 _check_generator(emu, op_name(func), on)
+        if not on and kwargs:
+            dev = kwargs.get("device")
+            if dev is not None and (dev == "mps" or getattr(dev, "type", None) == "mps"):
+                # a factory naming MPS inside a library's Python function that the device mode forwarded whole
+                # (F.fractional_max_pool2d's torch.rand(device=input.device)): made on this CPU, on the device
+                kwargs = {**kwargs, "device": _CPU_DEVICE}
+                on = True
         if not on:
             return self._off_device(func, args, kwargs, mixed, cpu)
         info = self.infos.get(id(func)) or self._info(func)
@@ -508,9 +516,11 @@ def _facts(info: _Info, args, kwargs, ins, judge=None) -> CallFacts:
             if "numel0" in wants and ins:
                 numel0 = ins[0].numel()
             if "dim_max" in wants and not info.view:
-                # a dimension > INT_MAX implies more than INT_MAX elements: sizes are read only then
+                # a dimension > INT_MAX implies more than INT_MAX elements: sizes are read only then, unless a
+                # check of this op has a lower bound (dim_max_any)
+                every = "dim_max_any" in wants
                 for t in ins:
-                    if t.numel() > _INT_MAX:
+                    if t.dim() and (every or t.numel() > _INT_MAX):
                         dim_max = max(dim_max, max(t.shape))
     return CallFacts(dtypes=dtypes, sparse=sparse, ndims=ndims, size0=size0, args=argv, empty_input=empty,
                      out_numel=_bmm_numel(info.name, args), input_ndim=ins[0].dim() if ins else -1,
@@ -520,19 +530,61 @@ def _facts(info: _Info, args, kwargs, ins, judge=None) -> CallFacts:
 def _advise(emu: Emulator, op: str, info: _Info, args, kwargs, ins, skip: int = 3) -> None:
     """Match a completed call of an op with a wrong-result advisory; on a hit, record it at the user's line
     (``skip``: this function's frame and its callers' inside the mode)."""
+    advise(emu, op, info.schema_args, args, kwargs, ins, skip + 1)
+
+
+def advise(emu: Emulator, op: str, schema_args, args, kwargs, ins, depth: int) -> None:
+    """:func:`_advise` for a caller that knows the schema's argument names (``emu/cia.py``'s kernels of
+    composite-implicit ops MPS runs whole: ``linear``); ``depth``: the frames from here to the call's kernel."""
     names = _DTYPE_NAMES
-    argv = {n: a for n, a in zip(info.schema_args, args) if not isinstance(a, (_Tensor, list, tuple))
+    argv = {n: a for n, a in zip(schema_args, args) if not isinstance(a, (_Tensor, list, tuple))
             or (isinstance(a, (list, tuple)) and not any(isinstance(w, _Tensor) for w in a))}
     argv.update((k, v) for k, v in kwargs.items() if not isinstance(v, _Tensor))
     strided = [t for t in ins if t.layout is _STRIDED]
+    named = {n: a for n, a in zip(schema_args, args) if isinstance(a, _Tensor)}
+    named.update((k, v) for k, v in kwargs.items() if isinstance(v, _Tensor))
     facts = AdvisoryFacts(dtypes=tuple(names.get(t.dtype, "") for t in ins),
                           shapes=tuple(tuple(t.shape) for t in ins),
                           contiguous=tuple(t.is_contiguous() for t in strided), args=argv,
                           strides=tuple(tuple(t.stride()) for t in strided),
-                          offsets=tuple(t.storage_offset() for t in strided))
+                          offsets=tuple(t.storage_offset() for t in strided), compiled=bool(emu.compiling),
+                          tensor_names=tuple(named), generator_restored=emu.generator_restored,
+                          probe=lambda key, want: _probe(key, want, ins, named, argv))
     adv = emu.advisories.match(op, facts)
     if adv is not None:
-        emu.note_wrong_result(adv, emu.frames.locate(skip))
+        emu.note_wrong_result(adv, emu.frames.locate(depth))
+
+
+def _probe(key: str, want, ins, named, argv) -> bool:
+    """The value conditions of a wrong-result advisory (advisories.PROBED), read from the call's tensors with every
+    mode off (as the NaN watch reads them): ``masked_row`` (the ``attn_mask`` argument blocks every key of some
+    query: a bool row all False or a float row all -inf), ``int_abs_gt`` (an integer tensor argument holds a value
+    beyond N in magnitude), ``outside_range_within`` (the first tensor has a value outside ``[min, max]`` by at
+    most the given margin: histc's widened range test). Any error reading them: the condition does not hold."""
+    try:
+        with torch._C._DisableTorchDispatch(), torch._C.DisableTorchFunction():
+            if key == "masked_row":
+                mask = named.get("attn_mask")
+                if mask is None or mask.dim() == 0 or mask.numel() == 0:
+                    return not want
+                blocked = (~mask) if mask.dtype is torch.bool else torch.isneginf(mask)
+                return bool(blocked.all(dim=-1).any()) == bool(want)
+            if key == "int_abs_gt":
+                for t in ins:
+                    if t.numel() and not t.is_floating_point() and not t.is_complex() and t.dtype is not torch.bool:
+                        return bool(t.abs().max() > int(want))
+                return False
+            if key == "outside_range_within":
+                lo, hi = argv.get("min"), argv.get("max")
+                x = ins[0] if ins else None
+                if x is None or not x.numel() or lo is None or hi is None or float(lo) >= float(hi):
+                    return False
+                eps = float(want)
+                edge = ((x < lo) & (x >= lo - eps)) | ((x > hi) & (x <= hi + eps))
+                return bool(edge.any())
+    except (RuntimeError, TypeError, ValueError):
+        return False
+    return False
 
 
 def _check_generator(emu: Emulator, name: str, on: bool) -> None:

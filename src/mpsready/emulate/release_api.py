@@ -84,7 +84,10 @@ def install(emu: Emulator) -> Callable[[], None]:
         _install_grouping(p)
     if judge.grad_scaler_float64:
         _install_grad_scaler(p)
-    _install_surface(p, judge.missing_api())
+    missing = judge.missing_api()
+    _install_surface(p, missing)
+    if "compile_shader" not in missing.get("torch.mps", frozenset()) and hasattr(torch.mps, "compile_shader"):
+        _install_shader(p, emu)
     if judge.compile_checked:
         _install_compile(p, emu)
     return p.undo
@@ -229,6 +232,34 @@ def _install_surface(p: _Patches, missing: dict[str, frozenset[str]]) -> None:
         p.on_undo(restore)
 
 
+class _ShaderLibrary:
+    """What ``torch.mps.compile_shader`` gives the program on the emulated Mac: its kernels are callables that
+    leave their arguments as they are (the Metal source is neither compiled nor run here)."""
+
+    def __init__(self, source: str):
+        self._source = source
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return lambda *args, **kwargs: None
+
+
+def _install_shader(p: _Patches, emu: Emulator) -> None:
+    """``torch.mps.compile_shader`` (2.7+): the installed CPU build raises "MPS is not available", which a Mac
+    would not; the program's own Metal kernels cannot be compiled or run here, so the call is recorded as not
+    verified at its line (the run is ``unverified``, never ``completed``) and a library of no-op kernels returned."""
+
+    def compile_shader(source: str):
+        emu.note_unverified_region("the program compiles its own Metal kernels (torch.mps.compile_shader): "
+                                   "neither compiled nor run on the emulated Mac, their effect is missing here",
+                                   emu.frames.locate(2), kind="metal_shader", op="torch.mps.compile_shader")
+        return _ShaderLibrary(source)
+
+    functools.update_wrapper(compile_shader, torch.mps.compile_shader)  # prints as the release's function
+    p.set(torch.mps, "compile_shader", compile_shader)
+
+
 # ---------------------------------------------------------------------------------------------- torch.compile
 def _has_mps(args, kwargs, module: Any = None) -> bool:
     if isinstance(module, torch.nn.Module):
@@ -274,7 +305,7 @@ def _install_compile(p: _Patches, emu: Emulator) -> None:
             else:
                 warnings.warn_explicit(j.message or "", UserWarning, os.path.join(emu.root, frame.path), frame.line)
 
-    def eager(fn: Callable, module: Any = None, inductor: bool = True) -> Callable:
+    def eager(fn: Callable, module: Any = None, inductor: bool = True, dynamic: bool = False) -> Callable:
         state = {"compiled": False}
 
         @functools.wraps(fn)
@@ -294,7 +325,7 @@ def _install_compile(p: _Patches, emu: Emulator) -> None:
             finally:
                 emu.compiling -= 1
                 ops, emu.compiled_ops = emu.compiled_ops, set()
-            refused = emu.judge.compile_refusal(ops)  # what this release's Inductor is known to refuse
+            refused = emu.judge.compile_refusal(ops, dynamic)  # what this release's Inductor is known to refuse
             if refused is not None:
                 _raise(emu, refused, _inductor_error)
             reason = emu.judge.compile_region(ops)
@@ -316,9 +347,10 @@ def _install_compile(p: _Patches, emu: Emulator) -> None:
             if disable or not isinstance(model, torch.nn.Module):
                 return model if disable else plain(model)
             return OptimizedModule(model, _Eager(DisableContext, plain, model))
+        inductor_eager = functools.partial(eager, dynamic=bool(dynamic))
         if isinstance(model, torch.nn.Module):
-            return OptimizedModule(model, _Eager(DisableContext, eager, model))
-        return eager(model)
+            return OptimizedModule(model, _Eager(DisableContext, inductor_eager, model))
+        return inductor_eager(model)
 
     setattr(compile, "__wrapped__", torch.compile)
     p.set(torch, "compile", compile)

@@ -170,6 +170,7 @@ class Emulator:
         # set by device.py around a torch call given generator=: whether the program's generator is on MPS
         self.generator_bound = False
         self.generator_mps = False
+        self.generator_restored = False  # ... and was restored with set_state (mps_wrong_results.yaml)
         self.compiling = 0
         self.compiled_ops: set[tuple[str, str, str]] = set()
         # regions the emulated Mac cannot vouch for (Judge.compile_region): one entry per user's line
@@ -245,9 +246,11 @@ class Emulator:
             self.wrong_results.append(hit)
         hit["calls"] += 1
 
-    def note_unverified_region(self, reason: str, frame: Frame | None) -> None:
-        """A compiled region that ran here but that the emulated Mac cannot vouch for: one entry per reason and
-        user's line (``calls`` counts the region's calls there). Only the program's own process records."""
+    def note_unverified_region(self, reason: str, frame: Frame | None, kind: str = "compile",
+                               op: str = "torch.compile") -> None:
+        """A compiled region that ran here but that the emulated Mac cannot vouch for (or another call it cannot
+        run: ``kind`` ``metal_shader``, the program's own Metal kernels): one entry per reason and user's line
+        (``calls`` counts the region's calls there). Only the program's own process records."""
         if not self.owner():
             return
         where = frame.to_dict() if frame else None
@@ -255,7 +258,7 @@ class Emulator:
             if e["reason"] == reason and e["location"] == where:
                 e["calls"] += 1
                 return
-        self.unverified_regions.append({"kind": "compile", "op": "torch.compile", "reason": reason,
+        self.unverified_regions.append({"kind": kind, "op": op, "reason": reason,
                                         "location": where, "calls": 1, "basis": "predicted"})
 
     def unverified(self) -> list[dict[str, Any]]:

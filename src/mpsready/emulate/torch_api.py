@@ -237,6 +237,11 @@ def _generator_class():
         def device(self):
             return torch.device("mps", 0) if getattr(self, "_mpsready_mps", False) else real.device.__get__(self)
 
+        def set_state(self, new_state):
+            if getattr(self, "_mpsready_mps", False):  # a restored MPS generator (an advisory condition)
+                self._mpsready_restored = True
+            return real.set_state(self, new_state)
+
     Generator.__module__ = "torch"
     return Generator
 

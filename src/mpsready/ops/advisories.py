@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
@@ -24,7 +24,13 @@ FIELDS = frozenset({"id", "op", "dtypes", "when", "torch", "macos", "fixed_in", 
                     "note"})
 REQUIRED = ("id", "op", "torch", "summary", "report", "source")
 CONDITIONS = ("non_contiguous", "storage_offset", "channels_last", "expanded", "ndim_gt", "numel_gt",
-              "dim_size_gt", "negative_dim", "arg", "output_size_nondivisible")
+              "dim_size_gt", "negative_dim", "arg", "output_size_nondivisible", "compiled", "size_eq", "size_gt",
+              "grouped_heads", "broadcast_batch", "full_reduction", "arg_odd", "matmul_out_numel_gt",
+              "offset_not_multiple_of", "tensor_arg", "generator_restored", "masked_row", "int_abs_gt",
+              "outside_range_within")
+# conditions that read the values of the call's tensors: asked of AdvisoryFacts.probe, only once every other
+# condition of the entry holds (a set look-up per call until then)
+PROBED = ("masked_row", "int_abs_gt", "outside_range_within")
 _REPORT_PREFIX = "https://github.com/pytorch/pytorch/"
 
 
@@ -41,6 +47,11 @@ class AdvisoryFacts:
     args: Mapping[str, Any] | None = None
     strides: tuple[tuple[int, ...], ...] = ()
     offsets: tuple[int, ...] = ()
+    compiled: bool = False  # the call is part of a region compiled by torch.compile (run eagerly here)
+    tensor_names: tuple[str, ...] = ()  # the schema names of the tensor arguments given (``bias`` of a linear)
+    generator_restored: bool = False  # the call's generator= is an MPS generator restored with set_state
+    # (condition, its value) -> whether the call's tensor values meet it (PROBED); None: such conditions never hold
+    probe: Callable[[str, Any], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -172,6 +183,44 @@ def _holds(key: str, want: Any, f: AdvisoryFacts) -> bool:
         tail = f.shapes[0][-len(out):]
         bad = any(isinstance(o, int) and o > 0 and i % o != 0 for i, o in zip(tail, out))
         return bad == bool(want)
+    if key == "compiled":
+        return f.compiled == bool(want)
+    if key == "size_eq":  # {dim: size} of the first tensor argument (dim may be negative)
+        if not f.shapes:
+            return False
+        shape = f.shapes[0]
+        return all(-len(shape) <= int(d) < len(shape) and shape[int(d)] == n for d, n in want.items())
+    if key == "size_gt":  # {dim: size} of the first tensor argument: longer than size
+        if not f.shapes:
+            return False
+        shape = f.shapes[0]
+        return all(-len(shape) <= int(d) < len(shape) and shape[int(d)] > n for d, n in want.items())
+    if key == "broadcast_batch":  # a batched first operand (> 2 dims) against a second with fewer dims
+        if len(f.shapes) < 2:
+            return not want
+        return (len(f.shapes[0]) > 2 and len(f.shapes[1]) < len(f.shapes[0])) == bool(want)
+    if key == "matmul_out_numel_gt":  # the product of a (..., n, k) by a (..., k, m) operand has more elements
+        if len(f.shapes) < 2 or len(f.shapes[0]) < 2 or len(f.shapes[1]) < 2:
+            return False
+        return _numel(f.shapes[0][:-1]) * f.shapes[1][-1] > want
+    if key == "offset_not_multiple_of":  # the first tensor's storage offset is not a multiple of N elements
+        return bool(f.offsets) and f.offsets[0] % int(want) != 0
+    if key == "arg_odd":  # the integer argument NAME is odd
+        v = (f.args or {}).get(want)
+        return isinstance(v, int) and not isinstance(v, bool) and v % 2 == 1
+    if key == "full_reduction":  # a reduction over every dimension (no `dim`, None or an empty list)
+        dim = (f.args or {}).get("dim")
+        return (dim is None or (isinstance(dim, (list, tuple)) and not dim)) == bool(want)
+    if key == "generator_restored":
+        return f.generator_restored == bool(want)
+    if key == "tensor_arg":  # the named tensor argument is given
+        return want in f.tensor_names
+    if key == "grouped_heads":  # attention with fewer key/value heads than query heads (dim -3 of q and k)
+        if len(f.shapes) < 2 or len(f.shapes[0]) < 3 or len(f.shapes[1]) < 3:
+            return not want
+        return (f.shapes[0][-3] != f.shapes[1][-3]) == bool(want)
+    if key in PROBED:
+        return f.probe is not None and bool(f.probe(key, want))
     if key == "arg":
         args = f.args or {}
         # a dtype argument is a torch.dtype in the call and a name ("uint8") in the YAML
@@ -206,6 +255,8 @@ class AdvisoryIndex:
         for a in self._by_op.get(op, ()):
             if a.dtypes is not None and dtype not in a.dtypes:
                 continue
-            if all(_holds(k, v, facts) for k, v in a.when.items()):
+            # the value probes last: they read tensors, the other conditions only shapes and arguments
+            if all(_holds(k, v, facts) for k, v in a.when.items() if k not in PROBED) and all(
+                    _holds(k, v, facts) for k, v in a.when.items() if k in PROBED):
                 return replace(a, op=op, dtype=dtype)
         return None

@@ -15,7 +15,7 @@ region is disabled) or None when the call does what the installed PyTorch does.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, TypedDict
 
 from mpsready import versions
 
@@ -28,15 +28,58 @@ KIND_AUTOCAST = "autocast"
 # composite ops Inductor decomposes into pointwise and reduction kernels before code generation
 # (torch/_decomp/decompositions.py, torch/_inductor/decomposition.py) or falls back to aten for on MPS: softmax,
 # norms, embedding, SDPA's math path (MPS's own kernel, judged as an aten call), concatenation, indexing and
-# constant padding (a pointwise load with a bound check)
-_COMPILE_DECOMPOSED = frozenset({"aten::_softmax", "aten::_log_softmax", "aten::native_layer_norm",
+# constant padding (a pointwise load with a bound check); aten::layer_norm is the call a layer norm reaches the
+# emulated device as where MPS runs it whole (under inference_mode); SDPA's CPU math decomposition (matmuls and a
+# softmax); eye (an index comparison: pointwise); batch norm (Inductor decomposes it into welford reductions and
+# pointwise ops); matmul is the composite of the mm/bmm extern kernels
+# A compiled region's calls Inductor's Metal code generation is known to refuse, per release: releases, the ops
+# (any of them in the region), optionally the dtypes of those calls and torch.compile(dynamic=True), the
+# InductorError's message, the first fixed release and the source
+class _Refusal(TypedDict, total=False):
+    torch: str
+    ops: frozenset[str]
+    dtypes: frozenset[str]
+    dynamic: bool
+    message: str
+    fixed_in: str | None
+    source: str
+
+
+_COMPILE_REFUSED: tuple[_Refusal, ...] = (
+    {"torch": "==2.13.*", "ops": frozenset({"aten::eye", "aten::eye.m"}), "message": "KeyError: torch.uint16",
+     "fixed_in": "2.14.0",
+     "source": "https://github.com/pytorch/pytorch/issues/191942 (torch.eye(256) in a compiled graph gives uint16 "
+               "index expressions; Metal's DTYPE_TO_METAL has no torch.uint16); fix "
+               "https://github.com/pytorch/pytorch/pull/192020 (2026-08-04: 2.14.0 inferred, 2.13 inferred)"},
+    {"torch": ">=2.8,<2.11", "ops": frozenset({"aten::constant_pad_nd", "aten::gelu"}),
+     "dtypes": frozenset({"bfloat16"}), "message": "SyntaxError: failed to compile", "fixed_in": "2.11.0",
+     "source": "https://github.com/pytorch/pytorch/pull/176436 (bare float literals assigned to bfloat in generated "
+               "Metal: a padding value, GELU's constants), cherry-picked to release/2.11 as #177193 and verified "
+               "fixed in 2.11.0; 2.8-2.10 inferred (bfloat16 Metal kernels from 2.8)"},
+    {"torch": "==2.12.*", "ops": frozenset({"aten::native_batch_norm", "aten::_native_batch_norm_legit"}),
+     "message": "SyntaxError: failed to compile", "fixed_in": "2.13.0",
+     "source": "https://github.com/pytorch/pytorch/pull/184502 (a compiled train-mode BatchNorm2d: an undeclared "
+               "identifier in a multi-pass welford reduction; 2026-05-20: 2.12 failing and 2.13 first fixed inferred "
+               "from the merge date; the train-mode calls: in eval mode the installed torch calls "
+               "_native_batch_norm_legit_no_training)"},
+    {"torch": "==2.9.*", "ops": frozenset({"aten::reflection_pad1d", "aten::reflection_pad2d",
+                                           "aten::reflection_pad3d"}), "dynamic": True,
+     "message": "use of undeclared identifier 'Where'", "fixed_in": None,
+     "source": "https://github.com/pytorch/pytorch/issues/169643 (ReflectionPad under torch.compile(dynamic=True) "
+               "emits a Where(...) call the Metal compiler rejects; 2025-12-05, release inferred 2.9; closed, no "
+               "fixing release identified)"},
+)
+_COMPILE_DECOMPOSED = frozenset({"aten::_softmax", "aten::_log_softmax", "aten::native_layer_norm", "aten::layer_norm",
                                  "aten::_fused_rms_norm", "aten::embedding", "aten::cat", "aten::stack",
                                  "aten::_scaled_dot_product_attention_math_for_mps", "aten::index_select",
+                                 "aten::_scaled_dot_product_attention_math", "aten::eye", "aten::eye.m",
+                                 "aten::native_batch_norm", "aten::_native_batch_norm_legit",
+                                 "aten::_native_batch_norm_legit_no_training",
                                  "aten::index.Tensor", "aten::where.self", "aten::unbind.int", "aten::split.Tensor",
                                  "aten::constant_pad_nd"})
 # aten kernels Inductor calls as extern kernels, not generated Metal (torch/_inductor/lowering.py
 # make_fallback / the mm templates' aten fallbacks): judged as aten calls by the emulated device
-_COMPILE_EXTERN = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::linear",
+_COMPILE_EXTERN = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::linear", "aten::matmul",
                              "aten::_mps_convolution", "aten::convolution", "aten::t", "aten::empty.memory_format",
                              "aten::empty_strided", "aten::copy_", "aten::_to_copy", "aten::clone",
                              "aten::detach", "aten::lift_fresh"})
@@ -195,15 +238,31 @@ class ApiChecks:
         emulated Mac runs compiled functions eagerly so that their ops are judged, see docs/emulation.md)."""
         return bool(self._api("compile"))
 
-    def compile_refusal(self, ops: Iterable[tuple[str, str, str]]) -> Judgement | None:
+    def compile_refusal(self, ops: Iterable[tuple[str, str, str]], dynamic: bool = False) -> Judgement | None:
         """What this release's Inductor is known to refuse in a compiled region on MPS (``ops`` as for
         :meth:`compile_region`), raised at the call as the release raises it; None otherwise. 2.7 (the Metal
         prototype): a reduction over more than one 1024-thread threadgroup (a multistage reduction) generates a
         shader that does not compile (pytorch#152155 on 2.7.0: "In 2.7 release, this is an expected thing, but
-        should be fixed in 2.8 timeframe"; fix PR #153362, 2025-05). ``InductorError`` (kind ``compile``)."""
+        should be fixed in 2.8 timeframe"; fix PR #153362, 2025-05). From 2.8, the known refusals of
+        ``_COMPILE_REFUSED`` (``torch.eye`` in a compiled graph on 2.13: pytorch#191942; bfloat16 padding or GELU
+        before 2.11: PR #176436; reflection padding under ``dynamic=True`` on 2.9: pytorch#169643; ``dynamic``:
+        the region was compiled with ``dynamic=True``). ``InductorError`` (kind ``compile``)."""
         from mpsready.ops.judge import Judgement
 
         rules = self._api("compile")
+        ops = list(ops)
+        if rules and rules[0]["outcome"] == "supported":
+            from packaging.specifiers import SpecifierSet
+            from packaging.version import Version
+
+            for rule in _COMPILE_REFUSED:
+                if Version(self.torch) not in SpecifierSet(rule["torch"]) or (rule.get("dynamic") and not dynamic):
+                    continue
+                dtypes = rule.get("dtypes")
+                if any(op in rule["ops"] and (dtypes is None or dtype in dtypes) for op, dtype, _kind in ops):
+                    return Judgement(op="torch.compile", outcome="error", kind=KIND_COMPILE,
+                                     exception="InductorError", message=rule["message"], named="torch.compile",
+                                     fixed_in=rule["fixed_in"], source=rule["source"])
         if not rules or rules[0]["outcome"] != "experimental":
             return None
         long = sorted({op for op, _dtype, kind in ops if kind == "long_reduction"})

@@ -225,12 +225,16 @@ class Judge(ApiChecks, DtypeChecks):
 
     def wants(self, name: str) -> frozenset[str]:
         """The extra facts a call of ``name`` needs for this target's kernel checks: ``"args"`` (named schema
-        arguments), ``"numel0"``, ``"dim_max"``; empty for most ops (the emulated device computes no more)."""
+        arguments), ``"numel0"``, ``"dim_max"`` (``"dim_max_any"`` too where a bound is below INT_MAX, so that the
+        sizes of every tensor are read, not only of those with more than INT_MAX elements: the 65536 output-size
+        limit of MPS convolutions); empty for most ops (the emulated device computes no more)."""
         want = set()
         for _kind, e in self._checks.get(name) or self._checks.get(self.target(name)) or ():
-            for test in (e.get("when") or {}):
+            for test, value in (e.get("when") or {}).items():
                 want.add({"arg": "args", "numel_gt": "numel0", "dim_gt": "dim_max",
                           "dim_beyond_minor4": "args"}.get(test, test))
+                if test == "dim_gt" and value < 2**31 - 1:  # a bound a tensor can pass without INT_MAX elements
+                    want.add("dim_max_any")
         if self._any_checks:
             want.add("dim_max")
         return frozenset(want)
@@ -309,9 +313,10 @@ class Judge(ApiChecks, DtypeChecks):
         return replace(j, op=called, named=called) if j.kind == "dtype" else j
 
     def _kernel_check(self, target: str, checks, facts: CallFacts, kernel: bool) -> Judgement | None:
-        """The first check of mps_dtype_checks.yaml that refuses this call, as an ``error`` (kind ``dtype`` for
-        a dtype refusal, ``shape`` for a size or argument refusal) with ``fixed_in`` where a later release
-        drops the check; None when none does. ``kernel``: the op itself runs an MPS kernel (``*`` checks)."""
+        """The first check of mps_dtype_checks.yaml that refuses this call, as an ``error`` (``crash`` where the
+        entry's ``effect`` says the process aborts; kind ``dtype`` for a dtype refusal, ``shape`` for a size or
+        argument refusal) with ``fixed_in`` where a later release drops the check; None when none does.
+        ``kernel``: the op itself runs an MPS kernel (``*`` checks)."""
         dtypes = facts.dtypes or facts.out_dtypes
         for kind, e in checks:
             if kind == "dtype_checks":
@@ -322,9 +327,9 @@ class Judge(ApiChecks, DtypeChecks):
                     i = e.get("tensor", 0)
                     d = dtypes[i] if i < len(dtypes) else None
                     bad = d if d is not None and ("*" in refused or d in refused) else None
-                if bad is not None:
-                    return Judgement(target, "error", "dtype", e["exception"], e["message"], bad,
-                                     _rule_fixed_in(e), target, e["source"])
+                if bad is not None:  # a dtype an MPS kernel refuses, or aborts on (effect: crash)
+                    return Judgement(target, "crash" if e.get("effect") == "crash" else "error", "dtype",
+                                     e["exception"], e["message"], bad, _rule_fixed_in(e), target, e["source"])
             elif all(_SHAPE_TESTS[k](v, facts) for k, v in e["when"].items()):
                 return Judgement(target, "crash" if e.get("effect") == "crash" else "error", "shape",
                                  e["exception"], e["message"], (dtypes[:1] or (None,))[0], _rule_fixed_in(e), target,
@@ -482,10 +487,16 @@ class Judge(ApiChecks, DtypeChecks):
         variant (torchgen's structured/out pattern, the ``.out`` overload is what it calls in every release), so
         the target's table saying the out variant has no MPS kernel is a fact about this call, and the failure
         stands (issue 33: a solver read through such a callee used to "complete" on every release before the one
-        that added its kernel)."""
+        that added its kernel). Nor is a kernel check (not a missing kernel) of an MPS-only kernel (``_mps_*``,
+        ``mps_*``: reached by MPS's routing of the composite in every release), such as the 65536 output-size
+        limit of ``_mps_convolution``."""
         if not (j.fails and inside_composite and not exact_composites):
             return j
         if parent is not None and self.own_variant(parent, j):
+            return j
+        if j.kind != "missing" and j.op.split("::")[-1].startswith(("_mps_", "mps_")):
+            # a kernel check of an MPS-only kernel (_mps_convolution): every release's composite reaches it by
+            # MPS's own routing (routing.yaml; ConvBackend::Mps since 1.12), so the refusal is the target's
             return j
         return replace(j, outcome="unknown", kind="callee_of_other_release",
                        message=f"{j.message} (reached inside a composite as torch {installed} decomposes "

@@ -34,12 +34,13 @@ def _dim_beyond_minor4(flag: bool, f: CallFacts) -> bool:
     return (dim < f.input_ndim - 4) == bool(flag)
 
 
-SHAPE_TESTS = ("arg", "ndim", "input_ndim", "dtype_in", "size0_gt", "out_numel_gt", "empty_input", "numel_gt",
+SHAPE_TESTS = ("arg", "ndim", "input_ndim", "input_ndim_gt", "dtype_in", "size0_gt", "out_numel_gt", "empty_input", "numel_gt",
                "dim_gt", "dim_beyond_minor4")
 _SHAPE_TESTS = {
     "arg": _arg,
     "ndim": _ndim,
     "input_ndim": lambda n, f: f.input_ndim == n,
+    "input_ndim_gt": lambda n, f: f.input_ndim > n,
     "dtype_in": lambda want, f: bool(f.dtypes) and f.dtypes[0] in want,
     "size0_gt": _size0_gt,
     "out_numel_gt": lambda n, f: f.out_numel > n,

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections import defaultdict
 from dataclasses import asdict, dataclass
@@ -44,6 +45,52 @@ MPS_DIR = "aten/src/ATen/native/mps"
 YAML = "aten/src/ATen/native/native_functions.yaml"
 COMMON_MPS = "torch/testing/_internal/common_mps.py"
 CHECKS = ("TORCH_CHECK_NOT_IMPLEMENTED", "TORCH_CHECK_TYPE", "TORCH_CHECK")
+# the messages of the release's macOS libtorch_cpu.dylib that name MPS, macOS or Metal (mpsready.ops.build.harvest)
+BINARY_STRINGS = "libtorch_cpu.mps_strings.txt"
+WHEEL_MANIFEST = "wheel.json"
+# what makes a binary string a refusal (read in the message text, not in any source code)
+_REFUSAL = re.compile(r"not supported|only supported|only supports?\b|does not support|doesn't support|do not support|"
+                      r"not implemented|[Uu]nsupported|requires? mac[Oo][Ss]|supports tensors with|"
+                      r"not currently supported|supported natively|is supported on [Mm]ac|only available|"
+                      r"doesn't allow|larger than|must be divisible|needs [Mm]ac[Oo][Ss]|not natively supported|"
+                      r"is not supported|are not supported|Cannot convert|not allowed|too large|exceeds|doesn't know how")
+_PLACEMENT = re.compile(r"expected '?\w+'? to be (?:an )?MPS|must be (?:a )?MPS tensor|Placeholder storage|"
+                        r"Passed CPU tensor to MPS op|Tensor is not on the MPS device|to be on MPS|"
+                        r"expected tensors to be on MPS|not a MPS tensor|both inputs must be on MPS")
+_MACOS = re.compile(r"[Mm]ac[Oo][Ss][ _]?X?\s?(\d{2})(?:[._](\d))?")
+_MSG_DTYPES = (("int64", r"\bint64|\bi64\b|\blong\b|torch\.long|\bLong\b"), ("float64", r"float64|\bdouble|\bDouble"),
+               ("bfloat16", r"bfloat16|BFloat16|\bBF16"), ("float16", r"float16|\bhalf\b|\bFP16|\bHalf\b"),
+               ("complex64", r"\bcomplex|\bComplex|cfloat|complex64"), ("int32", r"int32"), ("uint8", r"uint8"),
+               ("bool", r"\bbool\b"), ("float32", r"float32"))
+_MSG_RANK = re.compile(r"dimensions|\bdims?\b|\brank\b|\bindices\b|-D\b|\b\dD\b")
+_MSG_SIZE = re.compile(r"2\*\*3[12]|INT_MAX|larger than|64-bit indexing|too large|> ?\d{4,}|exceeds|elements")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+# op base names that are also common words of messages: never read as the op a message is about
+_NOT_AN_OP = frozenset({"to", "is", "and", "or", "not", "all", "any", "where", "t", "input", "output", "size", "type",
+                        "data", "view", "set", "copy", "empty", "index", "one", "the", "fill", "zero", "sort",
+                        "max", "min", "mode", "bool", "float", "long", "int", "double", "half", "real", "imag",
+                        "conj", "rank", "sign", "abs", "round", "clone", "item", "stride", "resize", "select",
+                        "split", "chunk", "take", "put", "narrow", "expand", "square", "exp", "log", "dim", "std",
+                        "var", "mean", "sum", "prod", "ones", "zeros", "full", "range", "arange", "detach",
+                        "contiguous", "device", "alias", "lift", "slice", "unfold", "matrix_exp", "grad",
+                        "conv", "pad", "trace", "numel", "stack", "cat", "outer", "inner", "complex", "norm",
+                        "batch", "mps", "MPS", "dtype"})
+# names messages use for ops whose aten name differs (the miner's reading; each maps to aten base names)
+_MESSAGE_NAMES = {"batch norm": ("native_batch_norm", "_native_batch_norm_legit"), "max pooling": ("max_pool2d",
+                  "max_pool2d_with_indices"), "adaptive max pooling": ("adaptive_max_pool2d",),
+                  "upsample": ("upsample_nearest2d", "upsample_bilinear2d", "upsample_nearest1d",
+                               "upsample_linear1d", "upsample_bicubic2d"),
+                  "log_softmax": ("_log_softmax",), "softmax with half": ("_softmax",), "mish": ("mish",),
+                  "conv3d": ("_mps_convolution",), "convtranspose 3d": ("_mps_convolution_transpose",),
+                  "fft": ("_fft_r2c", "_fft_c2r", "_fft_c2c"), "linalg.svd": ("_linalg_svd",),
+                  "linalg.eigh": ("_linalg_eigh",), "nlld_loss": ("nll_loss2d_forward", "nll_loss_forward"),
+                  "scaled_dot_product_attention": ("_scaled_dot_product_attention_math_for_mps",),
+                  "unique ": ("_unique2", "unique_dim", "unique_consecutive"), "trunc_divide": ("div",),
+                  "lgamma_out": ("lgamma",), "digamma_out": ("digamma",), "polygamma_out": ("polygamma",),
+                  "mps norm": ("norm", "linalg_vector_norm"), "adaptive pool": ("_adaptive_avg_pool2d",
+                                                                                  "adaptive_max_pool2d"),
+                  "constant padding": ("constant_pad_nd",), "lstm": ("_lstm_mps",), "cross": ("linalg_cross",),
+                  "grid_sampler_3d backward": ("grid_sampler_3d_backward",)}
 # words of a condition that say what it checks (the first class that matches wins)
 _CLASSES = (("macos", ("is_macos", "MacOSVersion", "macOS", "is_macOS")),
             ("dtype", ("scalar_type", "ScalarType", "isIntegralType", "isComplexType", "isFloatingType", "dtype",
@@ -72,6 +119,7 @@ class Fact:
     dtypes: list[str]
     source: str
     range: str = "read"
+    macos_min: str | None = None  # a macOS version the message states ("requires macOS 15.0 or newer")
 
 
 # ------------------------------------------------------------------ a small C++ tokenizer
@@ -286,15 +334,25 @@ def mine_release(root: Path, release: str) -> dict[str, Any]:
             facts.append(Fact(release, ops, fn or None, kind, cond, _message(parts), dtypes,
                               f"{rel_path}:{line} @ {release}"))
     facts += _common_mps_facts(root, release)
+    facts += _binary_facts(root, release, _base_names(with_kernel, by_fn))
     ops_with = {op for f in facts for op in f.ops}
-    dtype_ops = {op for f in facts if f.kind == "common_mps" for op in f.ops}
+    dtype_ops = {op for f in facts if f.kind.startswith("common_mps") for op in f.ops}
+    binary = [f for f in facts if f.condition == "message present in the release's binary"]
+    checks = [f for f in facts if not f.kind.startswith("common_mps") and f not in binary]
     coverage = {"mps_kernel_overloads": len(with_kernel),
                 "overloads_with_a_fact": len(ops_with & with_kernel),
                 "overloads_with_a_common_mps_dtype_fact": len(dtype_ops & with_kernel),
-                "checks_read": sum(1 for f in facts if f.kind != "common_mps"),
-                "checks_tied_to_an_op": sum(1 for f in facts if f.kind != "common_mps" and f.ops),
-                "dtypes_named": sorted({d for f in facts for d in f.dtypes})}
-    return {"facts": [asdict(f) for f in facts], "coverage": coverage}
+                "overloads_with_a_binary_message": len({op for f in binary for op in f.ops} & with_kernel),
+                "binary_messages": len(binary),
+                "binary_messages_tied_to_an_op": sum(1 for f in binary if f.ops),
+                "checks_read": len(checks),
+                "checks_tied_to_an_op": sum(1 for f in checks if f.ops),
+                "dtypes_named": sorted({d for f in facts for d in f.dtypes} - {"*"})}
+    manifest = root / WHEEL_MANIFEST
+    info = json.loads(manifest.read_text()) if manifest.is_file() else {}
+    wheel = {k: info[k] for k in ("wheel", "sha256", "git_version") if k in info} or None
+    return {"facts": [asdict(f) for f in facts], "coverage": coverage, "wheel": wheel,
+            "_ops": sorted(ops_with & with_kernel)}
 
 
 def _common_mps_facts(root: Path, release: str) -> list[Fact]:
@@ -306,6 +364,22 @@ def _common_mps_facts(root: Path, release: str) -> list[Fact]:
     source = path.read_text(encoding="utf-8")
     mapping, _direct = common_mps.load_opinfo_map()
     out = []
+    # the complex allow-list (complex64 expected to work, macOS 14+) and the lists of expected mismatches with
+    # the CPU (UNDEFINED_XFAILLIST: numerics, not support): per OpInfo key, mapped like the expected failures
+    from importlib import resources
+
+    from mpsready.ops.build import curated
+
+    candidates = json.loads(resources.files(curated.CURATED).joinpath("opinfo_map.json").read_text(
+        encoding="utf-8")).get("complex_candidates", {})
+    for key in sorted(common_mps.complex_allowlist(source)):
+        ops = sorted(set(mapping.get(key, [])) | set(candidates.get(key, [])))
+        out.append(Fact(release, ops, None, "common_mps_complex", f"OpInfo {key!r} in SUPPORTED_COMPLEX_OPS "
+                        "(complex64 expected to work on macOS 14+)", "", ["complex64"], f"{COMMON_MPS} @ {release}"))
+    for key, dtypes in sorted(common_mps.evaluate(source, "15.0").lists.get("UNDEFINED_XFAILLIST", {}).items()):
+        out.append(Fact(release, sorted(mapping.get(key, [])), None, "common_mps_mismatch",
+                        f"OpInfo {key!r} in UNDEFINED_XFAILLIST (expected to differ from the CPU on macOS 15)", "",
+                        sorted(dtypes or ["*"]), f"{COMMON_MPS} @ {release}"))
     for macos in common_mps.MACOS_POINTS if hasattr(common_mps, "MACOS_POINTS") else ("14.0", "15.0"):
         failing = common_mps.failing_at(common_mps.evaluate(source, macos))
         for key, dtypes in sorted(failing.items()):
@@ -315,11 +389,99 @@ def _common_mps_facts(root: Path, release: str) -> list[Fact]:
     return out
 
 
+def _base_names(with_kernel: set[str], by_fn: dict[str, list[str]]) -> dict[str, list[str]]:
+    """``{op base name (before the overload): [overloads with an MPS kernel]}`` (``linalg_svd`` also as
+    ``linalg.svd``, the Python spelling messages use)."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for op in sorted(with_kernel):
+        base = op.split(".", 1)[0].rstrip("_")
+        out[base].append(op)
+        if base.startswith(("linalg_", "special_", "fft_")):
+            out[base.replace("_", ".", 1)].append(op)
+    return out
+
+
+def message_facts(text: str) -> tuple[str, list[str], str | None]:
+    """``(kind, dtypes, macOS version)`` a binary message states (read in its words)."""
+    mac = _MACOS.search(text)
+    macos = f"{mac.group(1)}.{mac.group(2) or 0}" if mac else None
+    refused = text.split("Please use", 1)[0]  # "... doesn't support float64. Please use float32 instead."
+    dtypes = [d for d, pat in _MSG_DTYPES if re.search(pat, refused)]
+    if _PLACEMENT.search(text):
+        kind = "placement"
+    elif macos:
+        kind = "macos"
+    elif dtypes:
+        kind = "dtype"
+    elif _MSG_RANK.search(text):
+        kind = "rank"
+    elif _MSG_SIZE.search(text):
+        kind = "size"
+    else:
+        kind = "other"
+    return kind, dtypes, macos
+
+
+def _binary_facts(root: Path, release: str, bases: dict[str, list[str]]) -> list[Fact]:
+    """One fact per refusal message of the release's macOS ``libtorch_cpu.dylib`` (``BINARY_STRINGS``), tied to
+    the ops whose names the message says (``ops`` empty where it names none: a rule of the whole backend)."""
+    path = root / BINARY_STRINGS
+    if not path.is_file():
+        return []
+    manifest = root / WHEEL_MANIFEST
+    wheel = json.loads(manifest.read_text()).get("wheel", "") if manifest.is_file() else ""
+    where = f"torch/lib/libtorch_cpu.dylib of {wheel}" if wheel else "torch/lib/libtorch_cpu.dylib"
+    out = []
+    for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        text = raw.strip()
+        if "INTERNAL ASSERT" in text or not (_REFUSAL.search(text) or _PLACEMENT.search(text)):
+            continue
+        kind, dtypes, macos = message_facts(text)
+        named = {t.rstrip("_:") for t in _IDENT.findall(text) if t not in _NOT_AN_OP}
+        low = text.lower()
+        named |= {b for phrase, names in _MESSAGE_NAMES.items() if phrase in low for b in names}
+        ops = sorted({op for t in named for op in bases.get(t, ())})
+        out.append(Fact(release, ops, None, kind, "message present in the release's binary", text, dtypes,
+                        f"{where} (string {n} of {BINARY_STRINGS}) @ {release}", macos_min=macos))
+    return out
+
+
+def merged(releases: dict[str, Any]) -> dict[str, Any]:
+    """The mined facts across releases, each once with the releases it was read in: ``messages`` (from the
+    binaries), ``common_mps`` (per OpInfo key and macOS), ``checks`` (TORCH_CHECKs of the sources given), and
+    ``wheels`` (per release: the wheel, its sha256 and source commit). What the repository ships
+    (``data/mined/mps_facts.json``)."""
+    from packaging.version import Version
+
+    order = sorted(releases, key=Version)
+    buckets: dict[str, dict[tuple, dict[str, Any]]] = {"messages": {}, "common_mps": {}, "checks": {}}
+    for rel in order:
+        for f in releases[rel]["facts"]:
+            group = ("messages" if f["condition"] == "message present in the release's binary"
+                     else "common_mps" if f["kind"].startswith("common_mps") else "checks")
+            key = (f["message"], f["condition"], tuple(f["ops"]), tuple(f["dtypes"]), f["kind"])
+            entry = buckets[group].setdefault(key, {
+                "kind": f["kind"], "message": f["message"], "condition": f["condition"], "ops": f["ops"],
+                "dtypes": f["dtypes"], "macos_min": f.get("macos_min"), "releases": [],
+                "source": f["source"].rsplit(" @ ", 1)[0].split(" (string ")[0], "range": f["range"]})
+            if rel not in entry["releases"]:
+                entry["releases"].append(rel)
+    out: dict[str, Any] = {"schema": {"name": "mpsready.ops-mined", "version": 1}, "releases": order,
+                           "how": "each fact was read in the file of every release listed in its 'releases' "
+                                  "(range 'read'); nothing is carried from one release to another",
+                           "wheels": {rel: releases[rel].get("wheel") for rel in order}}
+    for group, items in buckets.items():
+        out[group] = list(items.values())
+    out["coverage"] = {rel: releases[rel]["coverage"] for rel in order}
+    return out
+
+
 # ------------------------------------------------------------------ coverage of the shipped data
-def shipped_coverage() -> dict[str, dict[str, Any]]:
+def shipped_coverage(with_ops: bool = False) -> dict[str, dict[str, Any]]:
     """Per shipped release: overloads with an MPS kernel, those with a per-op dtype fact (common_mps.py
     exceptions or conditions in the table, or a check of mps_dtype_checks.yaml / mps_shape_rules.yaml), and the
-    dtypes the dtype support table states (mps_dtype_support.yaml) at macOS 15."""
+    dtypes the dtype support table states (mps_dtype_support.yaml); ``with_ops``: also ``ops``, the set of those
+    overloads (for the union with mined facts)."""
     from packaging.specifiers import SpecifierSet
     from packaging.version import Version
 
@@ -336,7 +498,7 @@ def shipped_coverage() -> dict[str, dict[str, Any]]:
         curated_ops = {"aten::" + op for kind in ("dtype_checks", "call_checks") for e in checks.get(kind) or ()
                        if v in SpecifierSet(e.get("torch") or "") for op in e["ops"] if op != "*"}
         curated_ops |= {"aten::" + r["op"] for r in shape if v in SpecifierSet(r.get("torch") or "")}
-        kernels, with_fact, common = 0, 0, 0
+        kernels, common, with_fact = 0, 0, set()
         for key in db.op_names():
             rec = db.raw(key) or {}
             if rec.get("s") != "kernel":
@@ -344,17 +506,24 @@ def shipped_coverage() -> dict[str, dict[str, Any]]:
             kernels += 1
             has_common = bool(rec.get("dx") or rec.get("cond"))
             common += has_common
-            with_fact += has_common or ("aten::" + key) in curated_ops
+            if has_common or ("aten::" + key) in curated_ops:
+                with_fact.add(key)
         dtypes = sorted({r["dtype"] for r in support if v in SpecifierSet(r.get("torch") or "")})
-        out[rel] = {"mps_kernel_overloads": kernels, "overloads_with_a_dtype_fact": with_fact,
-                    "overloads_with_a_common_mps_fact": common, "dtypes_in_support_table": len(dtypes)}
+        row: dict[str, Any] = {"mps_kernel_overloads": kernels, "overloads_with_a_dtype_fact": len(with_fact),
+                               "overloads_with_a_common_mps_fact": common, "dtypes_in_support_table": len(dtypes)}
+        out[rel] = row
+        if with_ops:
+            out[rel]["ops"] = with_fact
+            out[rel]["dtypes"] = dtypes
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m mpsready.ops.build.facts", description=__doc__.splitlines()[0])
     ap.add_argument("--sources", metavar="DIR", help="one folder per release (DIR/2.5.1/...), see the docstring")
-    ap.add_argument("-o", "--output", metavar="FILE", help="write the mined facts as JSON")
+    ap.add_argument("-o", "--output", metavar="FILE", help="write the mined facts as JSON, per release")
+    ap.add_argument("--merged", metavar="FILE",
+                    help="write the facts across releases, each once with its releases (data/mined/mps_facts.json)")
     args = ap.parse_args(argv)
     if not args.sources:
         cov = shipped_coverage()
@@ -363,29 +532,53 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{rel:8} {c['mps_kernel_overloads']:21} {c['overloads_with_a_dtype_fact']:18} "
                   f"{c['overloads_with_a_common_mps_fact']:19} {c['dtypes_in_support_table']:28}")
         return 0
+    from packaging.version import InvalidVersion, Version
+
     root = Path(args.sources)
     if not root.is_dir():
         print(f"facts: {root}: not a folder", file=sys.stderr)
         return 2
     releases: dict[str, Any] = {}
     try:
-        for sub in sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: p.name):
+        subs = [p for p in root.iterdir() if p.is_dir()]
+        for sub in sorted(subs, key=lambda p: Version(p.name)):
             releases[sub.name] = mine_release(sub, sub.name)
+    except InvalidVersion as exc:
+        print(f"facts: {root}: a release folder is not named by its version ({exc})", file=sys.stderr)
+        return 2
     except (OSError, ValueError, yaml.YAMLError) as exc:
         print(f"facts: {exc}", file=sys.stderr)
         return 2
     if not releases:
         print(f"facts: {root}: no release folder", file=sys.stderr)
         return 2
-    print("release  MPS-kernel overloads  with a mined fact  with a common_mps fact  checks read  tied to an op  dtypes")
+    shipped = shipped_coverage(with_ops=True)
+    print("release  MPS-kernel  with a mined fact  from binary  from common_mps  messages (tied)  checks (tied)"
+          "  with any fact (mined or curated)  dtypes with a fact")
     for rel, doc in releases.items():
         c = doc["coverage"]
-        print(f"{rel:8} {c['mps_kernel_overloads']:21} {c['overloads_with_a_fact']:18} "
-              f"{c['overloads_with_a_common_mps_dtype_fact']:23} {c['checks_read']:12} "
-              f"{c['checks_tied_to_an_op']:13} {','.join(c['dtypes_named']) or '-'}")
+        mined_ops = set(doc.pop("_ops"))
+        ship = shipped.get(rel)
+        if ship is not None:
+            c["overloads_with_any_fact"] = len(mined_ops | ship["ops"])
+            c["dtypes_with_a_fact"] = sorted(set(c["dtypes_named"]) | set(ship["dtypes"]))
+        any_fact = c.get("overloads_with_any_fact", "-")
+        dtypes = len(c.get("dtypes_with_a_fact", c["dtypes_named"]))
+        print(f"{rel:8} {c['mps_kernel_overloads']:10} {c['overloads_with_a_fact']:17} "
+              f"{c['overloads_with_a_binary_message']:12} {c['overloads_with_a_common_mps_dtype_fact']:15} "
+              f"{c['binary_messages']:9} ({c['binary_messages_tied_to_an_op']:3})  "
+              f"{c['checks_read']:8} ({c['checks_tied_to_an_op']:2})  {any_fact!s:>32}  {dtypes:18}")
     if args.output:
         Path(args.output).write_text(json.dumps({"schema": SCHEMA, "releases": releases}, indent=1) + "\n",
                                      encoding="utf-8")
+    if args.merged:
+        text = json.dumps(merged(releases), indent=0, sort_keys=False) + "\n"
+        if args.merged.endswith(".gz"):
+            import gzip
+
+            Path(args.merged).write_bytes(gzip.compress(text.encode("utf-8"), mtime=0))
+        else:
+            Path(args.merged).write_text(text, encoding="utf-8")
     return 0
 
 
