@@ -569,20 +569,36 @@ def _select(findings: list[Finding], config: ScanConfig) -> list[Finding]:
 
 def _report_filter(findings: list[Finding], config: ScanConfig) -> list[Finding]:
     """``findings`` less those in an ``ignore-scopes`` scope or matched by a ``per-file-ignores`` glob (fnmatch
-    on the project-relative path, as ``exclude``) and code or prefix."""
-    if not config.per_file_ignores and not config.ignore_scopes:
+    on the project-relative path, as ``exclude``) and code or prefix, and less those the project's own
+    ``select`` / ``ignore`` / ``exclude`` leave out (report-only: :class:`ScanConfig` ``report_*``)."""
+    if not (config.per_file_ignores or config.ignore_scopes or config.report_select or config.report_ignore
+            or config.report_exclude):
         return findings
     scopes = set(config.ignore_scopes)
+    kept = {f.code for f in _select(findings, config.replace(select=config.report_select,
+                                                              ignore=config.report_ignore))}
     out = []
     for f in findings:
-        if f.scope.value in scopes:
+        if f.scope.value in scopes or f.code not in kept:
             continue
         path = f.location.path or ""
+        if config.report_exclude and _excluded_path(path, config.report_exclude):
+            continue
         if any(fnmatch.fnmatch(path, glob) and registry.select([f.code], list(codes))
                for glob, codes in config.per_file_ignores):
             continue
         out.append(f)
     return out
+
+
+def _excluded_path(path: str, patterns: tuple[str, ...]) -> bool:
+    """Whether ``path`` or a folder above it matches one of ``patterns`` as the walk matches ``exclude``."""
+    parts = path.split("/")
+    for i in range(1, len(parts) + 1):
+        rel = "/".join(parts[:i])
+        if any(fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(rel + "/", pat) for pat in patterns):
+            return True
+    return False
 
 
 def _subprojects(files: list[ProjectFile]) -> list[str]:
