@@ -1234,6 +1234,157 @@ FRESH = [
 ]
 
 
+def g_env_diff_fifo(d):
+    os.mkfifo(d / "a.json")
+    (d / "b.json").write_text("{}")
+    r = mps("env", "--diff", str(d / "a.json"), str(d / "b.json"), timeout=60)
+    return r.returncode == 2, f"exit {r.returncode}"
+
+
+def g_env_diff_huge_number(d):
+    for name in ("a", "b"):
+        (d / f"{name}.json").write_text('{"schema": {"name": "mpsready.env", "version": 1}, "python": {"version": '
+                                        + "9" * 5000 + "}}")
+    r = mps("env", "--diff", str(d / "a.json"), str(d / "b.json"))
+    return r.returncode == 2 and b"Traceback" not in r.stderr, f"exit {r.returncode}"
+
+
+def g_env_project_index_bomb(d):
+    root, _m = _repo_with(d, "")
+    idx = root / ".git" / "index"
+    data = idx.read_bytes()
+    idx.write_bytes(data[:8] + (0xFFFFFFF).to_bytes(4, "big") + data[12:])  # claims 268 million entries
+    r = mps("env", "--project", str(root), "--format", "json", timeout=60)
+    return r.returncode in (0, 1), f"exit {r.returncode}"
+
+
+def g_compare_label_control_chars(d):
+    for name in ("a", "b"):
+        (d / name).mkdir()
+    r = mps("compare", str(d / "a"), str(d / "b"), "--label", "x\x1b[2J\u202e")
+    return r.returncode == 2 and b"\x1b[2J" not in r.stdout + r.stderr, f"exit {r.returncode}"
+
+
+def g_compare_plots_into_file(d):
+    victim = _victim(d)
+    for name in ("a", "b"):
+        (d / name).mkdir()
+    r = mps("compare", str(d / "a"), str(d / "b"), "--plots", str(victim))
+    return r.returncode == 2 and victim.read_text() == "theirs", f"exit {r.returncode}"
+
+
+def g_compare_same_record_twice_symlink_loop(d):
+    os.symlink(d / "loop", d / "loop")
+    r = mps("compare", str(d / "loop"), str(d / "loop"), timeout=60)
+    return r.returncode == 2, f"exit {r.returncode}"
+
+
+def g_trace_entry_missing_file(d):
+    r = mps("trace", str(d / "nope.py") + ":step")
+    return r.returncode == 2 and b"Traceback" not in r.stderr, f"exit {r.returncode}"
+
+
+def g_trace_project_outside_entry(d):
+    marker = d / "RAN"
+    (d / "evil.py").write_text(f"open({str(marker)!r}, 'w')\ndef step():\n    pass\n")
+    proj = _proj(d, {"a.py": "x = 1\n"})
+    r = mps("trace", "../evil.py:step", "--project", str(proj), cwd=proj, timeout=300)
+    return r.returncode == 2 and not marker.exists(), f"exit {r.returncode}, code run: {marker.exists()}"
+
+
+def g_migrate_cwd_symlink_out(d):
+    root = _proj(d, {"train.py": "open('RAN', 'w')\n"})
+    os.symlink(d, root / "up")
+    r = mps("migrate", str(root), "--no-cache", "--verify", "--cwd", "up", "--", sys.executable,
+            str(root / "train.py"))
+    return r.returncode == 2 and not (d / "RAN").exists(), f"exit {r.returncode}"
+
+
+def g_migrate_cache_dir_is_a_file(d):
+    victim = _victim(d)
+    root = _proj(d, {"train.py": CUDA_PY})
+    r = mps("migrate", str(root), "--cache-dir", str(victim), "-q")
+    return r.returncode in (0, 1, 2) and victim.read_text() == "theirs" and b"Traceback" not in r.stderr, \
+        f"exit {r.returncode}"
+
+
+def g_migrate_notebook_bad_json_apply(d):
+    root = _proj(d, {"nb.ipynb": '{"cells": [{"cell_type": "code", "source": "import torch\\nx = torch.ones(1).cuda()"',
+                     "train.py": CUDA_PY})
+    before = (root / "nb.ipynb").read_bytes()
+    r = mps("migrate", str(root), "--no-cache", "--apply")
+    return r.returncode in (0, 1) and (root / "nb.ipynb").read_bytes() == before, f"exit {r.returncode}"
+
+
+def g_scan_notebook_huge_output_cell(d):
+    cell = {"cell_type": "code", "source": "import torch\nx = torch.ones(1).cuda()\n", "metadata": {},
+            "outputs": [{"output_type": "stream", "name": "stdout", "text": "A" * 3_000_000}], "execution_count": 1}
+    root = _proj(d, {"nb.ipynb": json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})})
+    r = mps("scan", str(root), "--no-cache", "--format", "json")
+    return r.returncode == 1, f"exit {r.returncode}"
+
+
+def g_scan_requirements_include_loop_and_outside(d):
+    (d / "secret.txt").write_text("flash-attn\n")
+    root = _proj(d, {"requirements.txt": "-r requirements.txt\n-r ../secret.txt\n-r /dev/zero\ntorch\n"})
+    r = mps("scan", str(root), "--no-cache", "--format", "json", timeout=60)
+    return r.returncode in (0, 1) and b"flash" not in r.stdout, f"exit {r.returncode}"
+
+
+def g_scan_cache_dir_symlink_to_other(d):
+    root = _proj(d, {"train.py": CUDA_PY})
+    other = d / "other"
+    other.mkdir()
+    os.symlink(other, d / "cache")
+    r = mps("scan", str(root), "--cache-dir", str(d / "cache"), "-q")
+    return r.returncode == 1, f"exit {r.returncode}"
+
+
+def g_report_tests_doc_lies_gate(d):
+    doc = {"schema": {"name": "mpsready.pytest", "version": 1}, "gate": {"failed": False},
+           "tests": [{"nodeid": "t::a", "outcome": "failed", "mac": {"verdict": "fails"}}]}
+    (d / "t.json").write_text(json.dumps(doc))
+    r = mps("report", "--tests", str(d / "t.json"), "--format", "json")
+    return r.returncode in (1, 2), f"exit {r.returncode}"
+
+
+def g_run_module_shadowing_mpsready(d):
+    marker = d / "RAN"
+    (d / "mpsready").mkdir()
+    (d / "mpsready" / "__init__.py").write_text(f"open({str(marker)!r}, 'w')\n")
+    (d / "json.py").write_text(f"open({str(marker)!r}, 'w')\n")
+    (d / "prog.py").write_text("print('hi')\n")
+    env = dict(os.environ, PYTHONPATH=str(SRC))
+    p = subprocess.run([sys.executable, "-m", "mpsready", "run", "-q", "--", sys.executable, "prog.py"], cwd=SRC,
+                       env=env, capture_output=True, timeout=300)
+    (d / "prog.py").write_text("print('hi')\n")
+    r = mps("run", "-q", "--", sys.executable, str(d / "prog.py"), cwd=d, timeout=300)
+    return r.returncode == 0 and not marker.exists(), f"exit {r.returncode} ({p.returncode}), shadow run: {marker.exists()}"
+
+
+def g_kit_entry_outside_project(d):
+    marker = d / "RAN"
+    (d / "evil.py").write_text(f"open({str(marker)!r}, 'w')\ndef step():\n    pass\n")
+    root = _proj(d, {"train.py": "x = 1\n"})
+    r = mps("kit", str(root), "--entry", "../evil.py:step", "-o", str(d / "kit"), timeout=300)
+    return r.returncode == 2 and not marker.exists(), f"exit {r.returncode}, code run: {marker.exists()}"
+
+
+FRESH2 = [
+    ("env", g_env_diff_fifo), ("env", g_env_diff_huge_number), ("env", g_env_project_index_bomb),
+    ("compare", g_compare_label_control_chars), ("compare", g_compare_plots_into_file),
+    ("compare", g_compare_same_record_twice_symlink_loop),
+    ("trace", g_trace_entry_missing_file), ("trace", g_trace_project_outside_entry),
+    ("migrate", g_migrate_cwd_symlink_out), ("migrate", g_migrate_cache_dir_is_a_file),
+    ("migrate", g_migrate_notebook_bad_json_apply),
+    ("scan", g_scan_notebook_huge_output_cell), ("scan", g_scan_requirements_include_loop_and_outside),
+    ("scan", g_scan_cache_dir_symlink_to_other),
+    ("report", g_report_tests_doc_lies_gate), ("run", g_run_module_shadowing_mpsready),
+    ("kit", g_kit_entry_outside_project),
+]
+FRESH += FRESH2
+
+
 def run_attacks(only: set[str] | None, attacks: list | None = None) -> int:
     """Run ``attacks`` (default :data:`ATTACKS`; those of the commands in ``only``); one line each, then the
     table."""
@@ -1265,13 +1416,14 @@ def main() -> int:
     ap.add_argument("--attacks", action="store_true", help="run the attack round of issue 34 instead")
     ap.add_argument("--only", default=None, help="with --attacks: the commands whose attacks to run")
     ap.add_argument("--fresh", action="store_true", help="with --attacks: round 5's fresh attacks only (FRESH)")
+    ap.add_argument("--fresh2", action="store_true", help="with --attacks: round 5's second batch only (FRESH2)")
     ap.add_argument("--kinds", default=",".join(KINDS))
     ap.add_argument("--sizes", default="0.1,1,4", help="MB, comma-separated (the first is the ratios' base)")
     ap.add_argument("--repeat", type=int, default=3, help="scans per size; the least CPU time is kept")
     args = ap.parse_args()
     if args.attacks:
         return run_attacks(set(args.only.split(",")) if args.only else None,
-                           FRESH if args.fresh else ATTACKS + FRESH)
+                           FRESH2 if args.fresh2 else FRESH if args.fresh else ATTACKS + FRESH)
     sizes = [int(float(s) * 1_000_000) for s in args.sizes.split(",")]
     print(f"{'kind':<18}" + "".join(f"{f'{s / 1e6:g} MB cpu':>11}{'MB rss':>8}" for s in sizes)
           + "".join(f"{f'ratio {s / 1e6:g}':>10}" for s in sizes[1:]) + f"{'wall@max':>9}{'deps@max':>10}  max<10s")

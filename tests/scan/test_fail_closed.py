@@ -63,10 +63,16 @@ def test_the_projects_own_select_ignore_exclude_narrow_the_report_not_the_outloo
     assert (doc["outlook"]["verdict"], doc["outlook"]["complete"]) == ("mac_for_dev", True)
     assert [f["code"] for f in doc["outlook"]["limiting"]] == ["API101"]
     assert [f["code"] for f in doc["findings"] if f["location"]["path"] == "train.py"] == []
-    assert code == 0  # the report and its gate are the project's to narrow
-    main(["scan", str(tmp_path), "--no-cache", "--format", "concise"])
+    assert code == 1  # the report is the project's to narrow, not the gate on the outlook (exclude ["**"]: exit 0)
+    assert main(["scan", str(tmp_path), "--no-cache", "--format", "concise"]) == 1
+    out = capsys.readouterr().out
     assert ("1 finding(s) not reported by per-file-ignores / ignore-scopes / the project's select, ignore, exclude "
-            "(the outlook still counts them)") in capsys.readouterr().out
+            "(the outlook still counts them)") in out
+    assert out.rstrip().endswith(
+        "exit 1: 1 main-path finding at or above blocker that the project's [tool.mpsready] select, ignore or "
+        "exclude left out of the report set the outlook mac_for_dev: the project's configuration narrows the "
+        "report, never the gate (pass --exit-zero to exit 0)")
+    assert main(["scan", str(tmp_path), "--no-cache", "--exit-zero", "-q"]) == 0
 
 
 def test_the_users_own_exclude_on_the_command_line_still_narrows_what_is_read(tmp_path, capsys):

@@ -86,6 +86,9 @@ class ScanResult:
     optional: list[dict] = field(default_factory=list)  # what optional parts need (outlook.optional_parts, issue 32)
     exit_zero: bool = False  # set by the command line's --exit-zero (the exit line says so: scan/exit_reason.py)
     config_ignored: int = 0  # findings taken out of the report by per-file-ignores / ignore-scopes (outlook kept)
+    # main-path findings at or above fail-on that the project's own select / ignore / exclude took out of the
+    # report: they still set the outlook, and the gate still fails on them (issue 34: exclude = ["**"] exited 0)
+    hidden_gate: int = 0
     baseline: Any = None  # a scan.baseline.BaselineMatch when --baseline was given (findings then hold the new ones)
     # fail closed (issue 34): declarations that could not be parsed, or code the project's own exclusions hid
     # from a scan that then read no code at all; each also listed in ``incomplete``; the scan exits 1
@@ -105,7 +108,8 @@ class ScanResult:
     def failed(self) -> bool:
         """True (exit code 1) when a finding is at or above ``config.fail_on``, or when a main-path file could
         not be read or parsed: an incomplete outlook never passes a gate."""
-        return bool(self.incomplete) or any(f.severity.rank >= self.config.fail_on.rank for f in self.findings)
+        return bool(self.incomplete) or bool(self.hidden_gate) \
+            or any(f.severity.rank >= self.config.fail_on.rank for f in self.findings)
 
 
 def scan_path(path: str | os.PathLike[str], config: ScanConfig | None = None, *,
@@ -203,6 +207,7 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
         incomplete=list(ladder_.incomplete) + [u for u in unread if u not in ladder_.incomplete],
         commands=list(ladder_.commands), optional=optional_parts(findings),
         secondary=secondary_parts(findings), unread=unread, config_ignored=len(findings) - len(shown),
+        hidden_gate=_hidden_gate(findings, shown, config),
     )
 
 
@@ -589,6 +594,20 @@ def _report_filter(findings: list[Finding], config: ScanConfig) -> list[Finding]
             continue
         out.append(f)
     return out
+
+
+def _hidden_gate(findings: list[Finding], shown: list[Finding], config: ScanConfig) -> int:
+    """How many main-path findings at or above ``config.fail_on`` only the project's own select / ignore /
+    exclude (``report_*``) took out of the report: the project narrows its report, never the gate on the
+    outlook it reads (per-file-ignores and ignore-scopes narrow the gate as documented)."""
+    from mpsready.scan.model.remedy import limits
+
+    if not (config.report_select or config.report_ignore or config.report_exclude):
+        return 0
+    plain = config.replace(report_select=(), report_ignore=(), report_exclude=())
+    kept = {id(f) for f in shown}
+    return sum(1 for f in _report_filter(findings, plain) if id(f) not in kept
+               and f.severity.rank >= config.fail_on.rank and limits(f))
 
 
 def _excluded_path(path: str, patterns: tuple[str, ...]) -> bool:
