@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import fnmatch
 import gc
 import io
 import os
@@ -40,6 +39,7 @@ from mpsready.scan.model.reread import SourceTrees
 from mpsready.scan.model.project import apply_surfaces, cpu_only_dtypes, off_options
 from mpsready.scan.model.remedy import with_remedies
 from mpsready.scan.model.torch_pin import judge_by_torch_pin
+from mpsready.scan.report_filter import hidden_gate, report_filter, select_codes
 from mpsready.scan.outlook import (Edit, SecondaryPart, Subproject, collection_outlook, ladder, optional_parts,
                                     secondary_parts)
 from mpsready.scan.rules import deps as D
@@ -186,7 +186,7 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
 
     suppress = {rel: res.suppress for rel, (res, _cells) in code_results.items() if res.suppress}
     findings, silenced = _apply_suppressions(findings, suppress, texts, root)
-    findings = _select(findings, config)
+    findings = select_codes(findings, config)
     findings = sort_findings(findings)
 
     subdirs = _subprojects(files) or example_collection(code_results)
@@ -195,19 +195,19 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
     else:
         ladder_, subs = ladder(findings, extra_flags), []
     n_files = sum(1 for pf in files if pf.python or pf.notebook or pf.cuda or pf.declaration)  # YAML configs aside
-    shown = _report_filter(findings, config)  # after the outlook: these narrow the report and the gate only
+    shown = report_filter(findings, config)  # after the outlook: these narrow the report and the gate only
     unread = _unread(findings, files, excluded if target.is_dir() else [])
     return ScanResult(
         root=str(target), findings=shown, outlook=ladder_.verdict, limiting=sort_findings(ladder_.limiting),
         files_scanned=n_files,
         lines_scanned=lines + sum(t.count("\n") + 1 for t in texts.values()), seconds=time.perf_counter() - started,
         dependencies=deps, subprojects=subs, suppressed=len(silenced), cache_hits=cache.hits if cache else 0, config=config,
-        suppressed_findings=sort_findings(_select(silenced, config)),
+        suppressed_findings=sort_findings(select_codes(silenced, config)),
         flags=list(ladder_.flags), edits=list(ladder_.edits),
         incomplete=list(ladder_.incomplete) + [u for u in unread if u not in ladder_.incomplete],
         commands=list(ladder_.commands), optional=optional_parts(findings),
         secondary=secondary_parts(findings), unread=unread, config_ignored=len(findings) - len(shown),
-        hidden_gate=_hidden_gate(findings, shown, config),
+        hidden_gate=hidden_gate(findings, shown, config),
     )
 
 
@@ -563,61 +563,6 @@ def _apply_suppressions(findings: list[Finding], py_suppress, texts: dict[str, s
             continue
         kept.append(f)
     return kept, dropped
-
-
-def _select(findings: list[Finding], config: ScanConfig) -> list[Finding]:
-    codes = sorted({f.code for f in findings})
-    keep = set(registry.select(codes, list(config.select))) if config.select else set(codes)
-    keep -= set(registry.select(codes, list(config.ignore)))
-    return [f for f in findings if f.code in keep]
-
-
-def _report_filter(findings: list[Finding], config: ScanConfig) -> list[Finding]:
-    """``findings`` less those in an ``ignore-scopes`` scope or matched by a ``per-file-ignores`` glob (fnmatch
-    on the project-relative path, as ``exclude``) and code or prefix, and less those the project's own
-    ``select`` / ``ignore`` / ``exclude`` leave out (report-only: :class:`ScanConfig` ``report_*``)."""
-    if not (config.per_file_ignores or config.ignore_scopes or config.report_select or config.report_ignore
-            or config.report_exclude):
-        return findings
-    scopes = set(config.ignore_scopes)
-    kept = {f.code for f in _select(findings, config.replace(select=config.report_select,
-                                                              ignore=config.report_ignore))}
-    out = []
-    for f in findings:
-        if f.scope.value in scopes or f.code not in kept:
-            continue
-        path = f.location.path or ""
-        if config.report_exclude and _excluded_path(path, config.report_exclude):
-            continue
-        if any(fnmatch.fnmatch(path, glob) and registry.select([f.code], list(codes))
-               for glob, codes in config.per_file_ignores):
-            continue
-        out.append(f)
-    return out
-
-
-def _hidden_gate(findings: list[Finding], shown: list[Finding], config: ScanConfig) -> int:
-    """How many main-path findings at or above ``config.fail_on`` only the project's own select / ignore /
-    exclude (``report_*``) took out of the report: the project narrows its report, never the gate on the
-    outlook it reads (per-file-ignores and ignore-scopes narrow the gate as documented)."""
-    from mpsready.scan.model.remedy import limits
-
-    if not (config.report_select or config.report_ignore or config.report_exclude):
-        return 0
-    plain = config.replace(report_select=(), report_ignore=(), report_exclude=())
-    kept = {id(f) for f in shown}
-    return sum(1 for f in _report_filter(findings, plain) if id(f) not in kept
-               and f.severity.rank >= config.fail_on.rank and limits(f))
-
-
-def _excluded_path(path: str, patterns: tuple[str, ...]) -> bool:
-    """Whether ``path`` or a folder above it matches one of ``patterns`` as the walk matches ``exclude``."""
-    parts = path.split("/")
-    for i in range(1, len(parts) + 1):
-        rel = "/".join(parts[:i])
-        if any(fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(rel + "/", pat) for pat in patterns):
-            return True
-    return False
 
 
 def _subprojects(files: list[ProjectFile]) -> list[str]:

@@ -125,13 +125,7 @@ def walk(root: Path, *, exclude: tuple[str, ...] = (), max_file_size: int, gitig
                 ignores = ignores + ((rel, spec),)
         return _Frame(dirpath, dirreal, rel, entries, ignores)
 
-    tracked: tuple[set[str], set[str]] | None = None  # (files, folders) the git index tracks: never gitignored
-    if gitignore:
-        from mpsready.env.gitfiles import tracked_under
-
-        files_ = tracked_under(Path(root))
-        if files_:
-            tracked = (files_, {p.rsplit("/", i)[0] for p in files_ for i in range(1, p.count("/") + 1)})
+    tracked: list = []  # [(files, folders) the git index tracks, or None]: never gitignored; read at the first need
     first = frame(str(root), real_root, "", ())
     stack: list[_Frame] = [first] if first else []
     active = {real_root}  # real paths of the directories being walked (a link back to one is a loop)
@@ -152,7 +146,7 @@ def walk(root: Path, *, exclude: tuple[str, ...] = (), max_file_size: int, gitig
             is_link, is_dir = True, False
         why = "exclude" if excluded(child) else \
             ".gitignore" if top.ignores and _ignored(top.ignores, child, is_dir) \
-            and not _tracked(tracked, child, is_dir) else None
+            and not _tracked(tracked, root, child, is_dir) else None
         if why is not None:
             if (is_dir and entry.name not in SKIP_DIRS) or (not is_dir and any(classify(child).values())):
                 out.excluded.append((child, why))
@@ -253,10 +247,18 @@ def _gitignore(entries: list, rel: str, max_bytes: int, findings: list[RawFindin
         return pathspec.GitIgnoreSpec.from_lines(good)
 
 
-def _tracked(tracked: tuple[set[str], set[str]] | None, child: str, is_dir: bool) -> bool:
+def _tracked(tracked: list, root: Path, child: str, is_dir: bool) -> bool:
     """Whether the git index tracks ``child`` (a folder: a file below it); a ``.gitignore`` applies to untracked
-    files only (:func:`mpsready.env.gitfiles.tracked_under`)."""
-    return tracked is not None and child in (tracked[1] if is_dir else tracked[0])
+    files only (:func:`mpsready.env.gitfiles.tracked_under`). The index is read once, when a ``.gitignore`` first
+    ignores something, into ``tracked`` (a scan that ignores nothing never loads the reader)."""
+    if not tracked:
+        from mpsready.env.gitfiles import tracked_under
+
+        files = tracked_under(Path(root))
+        tracked.append((files, {p.rsplit("/", i)[0] for p in files for i in range(1, p.count("/") + 1)})
+                       if files else None)
+    found = tracked[0]
+    return found is not None and child in (found[1] if is_dir else found[0])
 
 
 def _ignored(ignores: tuple, child: str, is_dir: bool) -> bool:
