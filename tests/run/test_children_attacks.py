@@ -162,3 +162,19 @@ def test_a_program_that_breaks_json_in_its_process_keeps_its_mac_failure(tmp_pat
                                    "torch.ones(2, dtype=torch.float64, device='mps')\n")
     assert (code, doc["outcome"], doc["first_failure"]["kind"], doc["first_failure"]["location"]["line"]) == \
         (1, "failed", "dtype", 3)
+
+
+def test_a_childs_report_is_never_written_through_a_planted_link(tmp_path, monkeypatch):
+    # the pytest plugin's report file has a predictable name in TMPDIR: a link planted there was appended to
+    from mpsready.run import spawned
+
+    victim = tmp_path / "victim"
+    victim.write_text("theirs")
+    os.symlink(victim, tmp_path / "report.jsonl")
+    monkeypatch.setenv(spawned.REPORT_VAR, str(tmp_path / "report.jsonl"))
+    spawned._report({"kind": "child", "pid": 1, "mps_used": True, "failure": None})
+    assert victim.read_text() == "theirs"
+    monkeypatch.setenv(spawned.REPORT_VAR, str(tmp_path / "real.jsonl"))
+    spawned._report({"kind": "child", "pid": 1, "mps_used": True, "failure": None})
+    assert spawned.read_reports(str(tmp_path / "real.jsonl")) == [
+        {"kind": "child", "pid": 1, "mps_used": True, "failure": None}]

@@ -36,9 +36,13 @@ def _report(entry: dict[str, Any]) -> None:
     path = os.environ.get(REPORT_VAR)
     if not path:
         return
-    try:
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(entry) + "\n")
+    try:  # one write of one line (O_APPEND: lines of several children never mix); never through a planted link
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_CLOEXEC", 0), 0o600)
+        try:
+            os.write(fd, (json.dumps(entry) + "\n").encode("utf-8"))
+        finally:
+            os.close(fd)
     except OSError:
         pass
 
