@@ -52,7 +52,8 @@ def test_ignoring_build_output_beside_real_code_stays_complete(tmp_path, capsys)
 
 
 @pytest.mark.parametrize("table", ['exclude = ["**"]', 'exclude = ["train.py"]', 'exclude = ["*.py"]',
-                                   'select = ["INP"]', 'ignore = ["API", "DEP"]'])
+                                   'select = ["INP"]', 'ignore = ["API", "DEP"]',
+                                   'per-file-ignores = {"*" = ["API", "DEP"]}'])
 def test_the_projects_own_select_ignore_exclude_narrow_the_report_not_the_outlook(tmp_path, capsys, table):
     # issue 34 item 5: they used to narrow what was read, so the CUDA file beside a clean one gave runs_on_mac
     (tmp_path / "train.py").write_text(CUDA)
@@ -69,9 +70,9 @@ def test_the_projects_own_select_ignore_exclude_narrow_the_report_not_the_outloo
     assert ("1 finding(s) not reported by per-file-ignores / ignore-scopes / the project's select, ignore, exclude "
             "(the outlook still counts them)") in out
     assert out.rstrip().endswith(
-        "exit 1: 1 main-path finding at or above blocker that the project's [tool.mpsready] select, ignore or "
-        "exclude left out of the report set the outlook mac_for_dev: the project's configuration narrows the "
-        "report, never the gate (pass --exit-zero to exit 0)")
+        "exit 1: 1 main-path finding at or above blocker that the project's [tool.mpsready] select, ignore, "
+        "exclude or per-file-ignores left out of the report set the outlook mac_for_dev: the project's "
+        "configuration narrows the report, never the gate (pass --exit-zero to exit 0)")
     assert main(["scan", str(tmp_path), "--no-cache", "--exit-zero", "-q"]) == 0
 
 

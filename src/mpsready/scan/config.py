@@ -11,8 +11,9 @@ Keys in ``[tool.mpsready]`` (all optional)::
     ignore-scopes = ["tests", "examples"]   # drop findings in these scopes (main, distributed, tests, docs,
                                             # examples, vendored; "demo"/"demos" mean examples)
 
-``per-file-ignores`` and ``ignore-scopes`` narrow what is *reported and gated*, never what is read: the static
-outlook is computed from every finding first, and the output says how many findings they took out. So do the
+``per-file-ignores`` and ``ignore-scopes`` narrow what is *reported* (``ignore-scopes`` the gate too), never what
+is read: the static outlook is computed from every finding first, and the output says how many findings they
+took out; a main-path finding that fails the gate and only the project's own filters hid still fails it. So do the
 project's ``select``, ``ignore`` and ``exclude`` (issue 34: a project's ``exclude = ["train.py"]`` or
 ``ignore = ["API"]`` used to hide its CUDA code from the outlook, ``runs_on_mac``, exit 0): an excluded file is
 still read for the outlook, its findings are not reported. The same options given on the command line are the

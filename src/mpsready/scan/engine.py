@@ -86,7 +86,7 @@ class ScanResult:
     optional: list[dict] = field(default_factory=list)  # what optional parts need (outlook.optional_parts, issue 32)
     exit_zero: bool = False  # set by the command line's --exit-zero (the exit line says so: scan/exit_reason.py)
     config_ignored: int = 0  # findings taken out of the report by per-file-ignores / ignore-scopes (outlook kept)
-    # main-path findings at or above fail-on that the project's own select / ignore / exclude took out of the
+    # main-path findings at or above fail-on the project's select / ignore / exclude / per-file-ignores took out of the
     # report: they still set the outlook, and the gate still fails on them (issue 34: exclude = ["**"] exited 0)
     hidden_gate: int = 0
     baseline: Any = None  # a scan.baseline.BaselineMatch when --baseline was given (findings then hold the new ones)

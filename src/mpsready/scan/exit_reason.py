@@ -32,7 +32,7 @@ def exit_reason(result: ScanResult) -> str | None:
     if hidden and not hits and not result.incomplete:
         tail = "" if getattr(result, "exit_zero", False) else " (pass --exit-zero to exit 0)"
         return (f"{code}: {hidden} main-path {'finding' if hidden == 1 else 'findings'} at or above {fail_on.value} "
-                f"that the project's [tool.mpsready] select, ignore or exclude left out of the report set the "
+                f"that the project's [tool.mpsready] select, ignore, exclude or per-file-ignores left out of the report set the "
                 f"outlook {result.outlook.value}: the project's configuration narrows the report, never the gate"
                 f"{tail}")
     if not hits:  # failed() on an incomplete outlook alone

@@ -45,13 +45,14 @@ def report_filter(findings: list[Finding], config: ScanConfig) -> list[Finding]:
 
 def hidden_gate(findings: list[Finding], shown: list[Finding], config: ScanConfig) -> int:
     """How many main-path findings at or above ``config.fail_on`` only the project's own select / ignore /
-    exclude (``report_*``) took out of the report: the project narrows its report, never the gate on the
-    outlook it reads (per-file-ignores and ignore-scopes narrow the gate as documented)."""
+    exclude (``report_*``) or per-file-ignores (read from the project only) took out of the report: the project
+    narrows its report, never the gate on the outlook it reads (``per-file-ignores = {"*" = ["API"]}`` exited 0
+    on a CUDA project). ``ignore-scopes`` may come from the command line and keeps narrowing the gate."""
     from mpsready.scan.model.remedy import limits
 
-    if not (config.report_select or config.report_ignore or config.report_exclude):
+    if not (config.report_select or config.report_ignore or config.report_exclude or config.per_file_ignores):
         return 0
-    plain = config.replace(report_select=(), report_ignore=(), report_exclude=())
+    plain = config.replace(report_select=(), report_ignore=(), report_exclude=(), per_file_ignores=())
     kept = {id(f) for f in shown}
     return sum(1 for f in report_filter(findings, plain) if id(f) not in kept
                and f.severity.rank >= config.fail_on.rank and limits(f))
