@@ -1342,6 +1342,14 @@ def g_scan_cache_dir_symlink_to_other(d):
     return r.returncode == 1, f"exit {r.returncode}"
 
 
+def g_scan_project_per_file_ignores_all(d):
+    root = _proj(d, {"pyproject.toml": '[project]\nname = "x"\ndependencies = ["torch"]\n[tool.mpsready]\n'
+                                      'per-file-ignores = {"*" = ["API", "DEP", "EXT", "DTY", "OPS"]}\n',
+                     "train.py": CUDA_PY})
+    r = mps("scan", str(root), "--no-cache", "-q")
+    return r.returncode == 1, f"exit {r.returncode} (0: the project's own filter passed the gate on CUDA code)"
+
+
 def g_report_tests_doc_lies_gate(d):
     doc = {"schema": {"name": "mpsready.pytest", "version": 1}, "gate": {"failed": False},
            "tests": [{"nodeid": "t::a", "outcome": "failed", "mac": {"verdict": "fails"}}]}
@@ -1378,7 +1386,7 @@ FRESH2 = [
     ("migrate", g_migrate_cwd_symlink_out), ("migrate", g_migrate_cache_dir_is_a_file),
     ("migrate", g_migrate_notebook_bad_json_apply),
     ("scan", g_scan_notebook_huge_output_cell), ("scan", g_scan_requirements_include_loop_and_outside),
-    ("scan", g_scan_cache_dir_symlink_to_other),
+    ("scan", g_scan_cache_dir_symlink_to_other), ("scan", g_scan_project_per_file_ignores_all),
     ("report", g_report_tests_doc_lies_gate), ("run", g_run_module_shadowing_mpsready),
     ("kit", g_kit_entry_outside_project),
 ]
