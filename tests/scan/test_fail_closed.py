@@ -49,6 +49,8 @@ def test_ignoring_build_output_beside_real_code_stays_complete(tmp_path, capsys)
     (tmp_path / "build" / "gen.py").write_text(CUDA)
     code, outlook = _scan_json(tmp_path, capsys)
     assert (code, outlook["verdict"], outlook["complete"]) == (0, "runs_on_mac", True)
+    # the verdict says exactly what it did not read (issue 34 item 5)
+    assert outlook["excluded"] == ["build (excluded by .gitignore)"]
 
 
 @pytest.mark.parametrize("table", ['exclude = ["**"]', 'exclude = ["train.py"]', 'exclude = ["*.py"]',

@@ -89,6 +89,9 @@ class ScanResult:
     # main-path findings at or above fail-on the project's select / ignore / exclude / per-file-ignores took out of the
     # report: they still set the outlook, and the gate still fails on them (issue 34: exclude = ["**"] exited 0)
     hidden_gate: int = 0
+    # what the walk left out by .gitignore (untracked files) or --exclude: "PATH (excluded by WHY)", at most 50; the
+    # outlook covers the rest and the JSON says so (outlook.excluded): issue 34 item 5
+    excluded: list[str] = field(default_factory=list)
     baseline: Any = None  # a scan.baseline.BaselineMatch when --baseline was given (findings then hold the new ones)
     # fail closed (issue 34): declarations that could not be parsed, or code the project's own exclusions hid
     # from a scan that then read no code at all; each also listed in ``incomplete``; the scan exits 1
@@ -208,6 +211,7 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
         commands=list(ladder_.commands), optional=optional_parts(findings),
         secondary=secondary_parts(findings), unread=unread, config_ignored=len(findings) - len(shown),
         hidden_gate=hidden_gate(findings, shown, config),
+        excluded=[f"{rel} (excluded by {why})" for rel, why in (excluded if target.is_dir() else [])[:50]],
     )
 
 
