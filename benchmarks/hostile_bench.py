@@ -19,11 +19,12 @@ largest of the runs.
 
     PYTHONPATH=src python benchmarks/hostile_bench.py [--kinds requirements,notebook] [--sizes 0.1,1,4] [--repeat 3]
 
-``--attacks`` runs the attack round of issue 34 instead: each attack sets up a hostile project, record, cache
-or command line in a fresh temporary folder, runs one ``mpsready`` command in a child process (120 s bound: a
-hang is a failure) and checks one outcome (the exit code, a file untouched, a process gone, a command never
-run, byte-exact escaped output). It prints one line per attack and a table per command: tried, survived,
-failed. ``--only scan,migrate`` runs the attacks of those commands.
+``--attacks`` runs the attack rounds of issue 34 instead (``--fresh``: only round 5's, :data:`FRESH`): each
+attack sets up a hostile project, record, cache or command line in a fresh temporary folder, runs one
+``mpsready`` command in a child process (120 s bound: a hang is a failure) and checks one outcome (the exit
+code, a file untouched, a process gone, a command never run, byte-exact escaped output). It prints one line
+per attack and a table per command: tried, survived, failed. ``--only scan,migrate`` runs the attacks of those
+commands.
 
     PYTHONPATH=src python benchmarks/hostile_bench.py --attacks [--only COMMANDS]
 """
@@ -364,9 +365,11 @@ def a_migrate_verify_hard_link(d):
 
 def a_migrate_verify_cwd_escape(d):
     root = _proj(d, {"train.py": "open('RAN', 'w')\n"})
+    tmp = d / "tmp"  # the copies go here: ../.. from a copy stays inside d (a stale /tmp/RAN is not this run's)
+    tmp.mkdir()
     r = mps("migrate", str(root), "--no-cache", "--verify", "--cwd", "../..", "--", sys.executable,
-            str(root / "train.py"))
-    return r.returncode == 2 and not list(d.parent.rglob("RAN")), f"exit {r.returncode}"
+            str(root / "train.py"), env={"TMPDIR": str(tmp)})
+    return r.returncode == 2 and not list(d.rglob("RAN")), f"exit {r.returncode}"
 
 
 def a_migrate_verify_cwd_absolute(d):
@@ -734,10 +737,667 @@ ATTACKS = [
 ]
 
 
-def run_attacks(only: set[str] | None) -> int:
-    """Run :data:`ATTACKS` (those of the commands in ``only``); one line each, then the table."""
+# ---------------------------------------------------------------------------------------------------------------
+# Round 5 (issue 34, reliability round 4's own fresh run): attacks not tried before, on every command, including
+# those the issue does not name (kit, learn, ops, trace, rules, demo's siblings). ``--fresh`` runs only these.
+
+def _tar(path: Path, members: list[tuple[str, bytes | None, str | None]]) -> None:
+    """A gzip tar at ``path``: (name, data, link target) per member (data None and a target: a symlink)."""
+    import io
+    import tarfile
+
+    with tarfile.open(path, "w:gz") as tf:
+        for name, data, link in members:
+            info = tarfile.TarInfo(name)
+            if link is not None:
+                info.type, info.linkname = tarfile.SYMTYPE, link
+                tf.addfile(info)
+            else:
+                info.size = len(data or b"")
+                tf.addfile(info, io.BytesIO(data or b""))
+
+
+def _victim(d: Path) -> Path:
+    v = d / "victim.txt"
+    v.write_text("theirs")
+    return v
+
+
+def f_scan_setup_py_never_run(d):
+    marker = d / "RAN"
+    root = _proj(d, {"setup.py": f"open({str(marker)!r}, 'w')\nfrom setuptools import setup\nsetup(install_requires=['torch'])\n",
+                     "conftest.py": f"open({str(marker)!r}, 'w')\n", "sitecustomize.py": f"open({str(marker)!r}, 'w')\n"})
+    r = mps("scan", str(root), "--no-cache", "-q")
+    return r.returncode in (0, 1) and not marker.exists(), f"exit {r.returncode}, code run: {marker.exists()}"
+
+
+def f_scan_baseline_fifo(d):
+    root = _proj(d, {"train.py": CUDA_PY})
+    os.mkfifo(d / "base.json")
+    r = mps("scan", str(root), "--no-cache", "--baseline", str(d / "base.json"), timeout=60)
+    return r.returncode == 2, f"exit {r.returncode}"
+
+
+def f_scan_baseline_deep_json(d):
+    root = _proj(d, {"train.py": CUDA_PY})
+    (d / "base.json").write_text("[" * 200000 + "]" * 200000)
+    r = mps("scan", str(root), "--no-cache", "--baseline", str(d / "base.json"))
+    return r.returncode == 2 and b"Traceback" not in r.stderr, f"exit {r.returncode}"
+
+
+def f_scan_write_baseline_planted_link(d):
+    root = _proj(d, {"train.py": CUDA_PY})
+    victim = _victim(d)
+    os.symlink(victim, d / "base.json")
+    r = mps("scan", str(root), "--no-cache", "--write-baseline", str(d / "base.json"))
+    return victim.read_text() == "theirs", f"exit {r.returncode}"
+
+
+def f_scan_project_exclude_beside_code(d):
+    root = _proj(d, {"pyproject.toml": '[project]\nname = "x"\ndependencies = ["torch"]\n[tool.mpsready]\n'
+                                      'exclude = ["train.py"]\n', "train.py": CUDA_PY, "a.py": "x = 1\n"})
+    r = mps("scan", str(root), "--no-cache", "--format", "json")
+    verdict = json.loads(r.stdout)["outlook"]["verdict"] if r.stdout else None
+    return verdict == "mac_for_dev", f"verdict {verdict} (runs_on_mac: the excluded CUDA file was not read)"
+
+
+def f_scan_project_ignore_all_codes(d):
+    root = _proj(d, {"pyproject.toml": '[project]\nname = "x"\ndependencies = ["torch"]\n[tool.mpsready]\n'
+                                      'select = ["INP"]\n', "train.py": CUDA_PY})
+    r = mps("scan", str(root), "--no-cache", "--format", "json")
+    verdict = json.loads(r.stdout)["outlook"]["verdict"] if r.stdout else None
+    return verdict == "mac_for_dev", f"verdict {verdict}"
+
+
+def f_scan_gitignore_tracked_file(d):
+    root = _proj(d, {"train.py": CUDA_PY, "a.py": "x = 1\n", "requirements.txt": "torch\n", ".gitignore": "train.py\n"})
+    _git(root, "init", "-q")
+    _git(root, "add", "-f", ".")
+    r = mps("scan", str(root), "--no-cache", "--format", "json")
+    verdict = json.loads(r.stdout)["outlook"]["verdict"] if r.stdout else None
+    return verdict == "mac_for_dev", f"verdict {verdict} (train.py is tracked: .gitignore does not apply)"
+
+
+def f_scan_terminal_ansi_in_finding_text(d):
+    root = _proj(d, {"requirements.txt": "flash-attn==2.0 ; sys_platform == 'linux\x1b[2J'\n", "t\x1b]0;x\x07.py": CUDA_PY})
+    r = mps("scan", str(root), "--no-cache")
+    return r.returncode == 1 and b"\x1b[2J" not in r.stdout and b"\x1b]0" not in r.stdout, f"exit {r.returncode}"
+
+
+def f_env_head_dev_zero(d):
+    root, _m = _repo_with(d, "")
+    (root / ".git" / "HEAD").unlink()
+    os.symlink("/dev/zero", root / ".git" / "HEAD")
+    r = mps("env", "--project", str(root), "--format", "json", timeout=60)
+    return r.returncode in (0, 1), f"exit {r.returncode}"
+
+
+def f_env_gitdir_file_loop(d):
+    root = _proj(d, {"a.py": "x\n"})
+    (root / ".git").write_text(f"gitdir: {root}\n")
+    r = mps("env", "--project", str(root), "--format", "json", timeout=60)
+    return r.returncode in (0, 1) and b"Traceback" not in r.stderr, f"exit {r.returncode}"
+
+
+def f_env_output_planted_link(d):
+    victim = _victim(d)
+    os.symlink(victim, d / "env.json")
+    r = mps("env", "--format", "json", "-o", str(d / "env.json"))
+    return victim.read_text() == "theirs", f"exit {r.returncode}"
+
+
+def f_ops_table_fifo(d):
+    os.mkfifo(d / "t.json")
+    r = mps("ops", "--table", str(d / "t.json"), "aten::add.Tensor", timeout=60)
+    return r.returncode == 2, f"exit {r.returncode}"
+
+
+def f_ops_table_deep(d):
+    (d / "t.json").write_text("{\"a\":" * 100000 + "1" + "}" * 100000)
+    r = mps("ops", "--table", str(d / "t.json"), "aten::add.Tensor")
+    return r.returncode == 2 and b"Traceback" not in r.stderr, f"exit {r.returncode}"
+
+
+def f_ops_escape_op_name(d):
+    r = mps("ops", "aten::\x1b[2Jadd\u202e.Tensor")
+    return r.returncode in (0, 1, 2) and b"\x1b[2J" not in r.stdout + r.stderr \
+        and "\u202e".encode() not in r.stdout + r.stderr, f"exit {r.returncode}"
+
+
+def f_ops_output_planted_link(d):
+    victim = _victim(d)
+    os.symlink(victim, d / "ops.json")
+    r = mps("ops", "--dump-installed", "-o", str(d / "ops.json"))
+    return victim.read_text() == "theirs", f"exit {r.returncode}"
+
+
+def f_trace_from_json_fifo(d):
+    os.mkfifo(d / "t.json")
+    r = mps("trace", "--from-json", str(d / "t.json"), timeout=60)
+    return r.returncode == 2, f"exit {r.returncode}"
+
+
+def f_trace_from_json_deep(d):
+    (d / "t.json").write_text("[" * 200000 + "]" * 200000)
+    r = mps("trace", "--from-json", str(d / "t.json"))
+    return r.returncode == 2 and b"Traceback" not in r.stderr, f"exit {r.returncode}"
+
+
+def f_trace_output_planted_link(d):
+    victim = _victim(d)
+    (d / "e.py").write_text("import torch\ndef step():\n    return torch.ones(2) + 1\n")
+    os.symlink(victim, d / "trace.json")
+    r = mps("trace", "e.py:step", "--format", "json", "-o", str(d / "trace.json"), cwd=d, timeout=300)
+    return victim.read_text() == "theirs", f"exit {r.returncode}"
+
+
+def f_record_out_is_a_file(d):
+    victim = _victim(d)
+    r = mps("record", "mod:fn", "--device", "cpu", "--out", str(victim))
+    return r.returncode == 2 and victim.read_text() == "theirs", f"exit {r.returncode}"
+
+
+def f_record_out_nonempty_no_force(d):
+    home = _proj(d, {"thesis.tex": "x"})
+    r = mps("record", "mod:fn", "--device", "cpu", "--out", str(home))
+    return r.returncode == 2 and (home / "thesis.tex").read_text() == "x", f"exit {r.returncode}"
+
+
+def f_record_entry_os_exit(d):
+    (d / "e.py").write_text("import os\ndef step():\n    os._exit(0)\n")
+    r = mps("record", "e.py:step", "--device", "cpu", "--steps", "1", "--out", str(d / "rec"), cwd=d, timeout=300)
+    try:  # the record may be written, as long as it says the process died (ENV203) and the exit is not 0
+        text = (d / "rec" / "record.json").read_text()
+    except OSError:
+        text = ""
+    crashed = '"crashed"' in text or not text
+    return r.returncode not in (0, None) and crashed, f"exit {r.returncode}, the record says crashed: {crashed}"
+
+
+def f_compare_tensor_path_traversal(d):
+    secret = d / "secret.bin"
+    secret.write_bytes(b"\0" * 64)
+    recs = []
+    for name in ("a", "b"):
+        rec = d / name
+        rec.mkdir()
+        (rec / "record.json").write_text(json.dumps({
+            "schema": {"name": "mpsready.record", "version": 1}, "device": "cpu",
+            "steps": [{"step": 0, "tensors": [{"name": "w", "file": "../secret.bin", "dtype": "float32",
+                                              "shape": [16]}]}]}))
+        recs.append(rec)
+    r = mps("compare", str(recs[0]), str(recs[1]))
+    return r.returncode == 2, f"exit {r.returncode}"
+
+
+def f_compare_deep_manifest(d):
+    for name in ("a", "b"):
+        (d / name).mkdir()
+        (d / name / "record.json").write_text("[" * 200000 + "]" * 200000)
+    r = mps("compare", str(d / "a"), str(d / "b"))
+    return r.returncode == 2 and b"Traceback" not in r.stderr, f"exit {r.returncode}"
+
+
+def f_compare_config_toml_error(d):
+    (d / "pp.toml").write_text("[tool.mpsready.compare\nrtol = \n")
+    for name in ("a", "b"):
+        (d / name).mkdir()
+    r = mps("compare", str(d / "a"), str(d / "b"), "--config", str(d / "pp.toml"))
+    return r.returncode == 2 and b"Traceback" not in r.stderr, f"exit {r.returncode}"
+
+
+def f_report_html_injection(d):
+    root = _proj(d, {"<script>alert(1)<\u002fscript>.py": CUDA_PY})
+    r = mps("scan", str(root), "--no-cache", "--format", "json", "-o", str(d / "scan.json"))
+    out = d / "rep"
+    r = mps("report", "--scan", str(d / "scan.json"), "--format", "html", "--out", str(out))
+    html = b"".join(p.read_bytes() for p in out.glob("*.html")) if out.exists() else b""
+    return bool(html) and b"<script>alert" not in html, f"exit {r.returncode}, {len(html)} html bytes"
+
+
+def f_report_scan_deep_json(d):
+    (d / "scan.json").write_text("{\"a\":" * 100000 + "1" + "}" * 100000)
+    r = mps("report", "--scan", str(d / "scan.json"), "--format", "json")
+    return r.returncode == 2 and b"Traceback" not in r.stderr, f"exit {r.returncode}"
+
+
+def f_report_out_is_a_file(d):
+    victim = _victim(d)
+    root = _proj(d, {"train.py": CUDA_PY})
+    mps("scan", str(root), "--no-cache", "--format", "json", "-o", str(d / "scan.json"))
+    r = mps("report", "--scan", str(d / "scan.json"), "--format", "md", "--out", str(victim))
+    return r.returncode == 2 and victim.read_text() == "theirs", f"exit {r.returncode}"
+
+
+def f_report_mac_results_traversal(d):
+    _tar(d / "results.tar.gz", [("../../escaped.txt", b"x", None), ("results/../../../escaped2.txt", b"x", None)])
+    work = d / "w"
+    work.mkdir()
+    r = mps("report", "--mac-results", str(d / "results.tar.gz"), "--format", "json", cwd=work)
+    escaped = list(d.rglob("escaped*.txt")) + list(Path(tempfile.gettempdir()).glob("escaped*.txt"))
+    return r.returncode in (1, 2) and not escaped, f"exit {r.returncode}, {len(escaped)} files escaped"
+
+
+def f_learn_tar_traversal(d):
+    _tar(d / "results.tar.gz", [("../escaped.txt", b"x", None), ("/tmp/mpsready-abs-escaped.txt", b"x", None)])
+    data = d / "data"
+    r = mps("learn", str(d / "results.tar.gz"), env={"MPSREADY_DATA_DIR": str(data)})
+    escaped = list(d.rglob("escaped.txt")) + [p for p in [Path("/tmp/mpsready-abs-escaped.txt")] if p.exists()]
+    return r.returncode == 2 and not escaped, f"exit {r.returncode}, {len(escaped)} files escaped"
+
+
+def f_learn_tar_symlink_member(d):
+    victim = _victim(d)
+    _tar(d / "results.tar.gz", [("results/link", None, str(victim)), ("results/link", b"pwned", None)])
+    r = mps("learn", str(d / "results.tar.gz"), env={"MPSREADY_DATA_DIR": str(d / "data")})
+    return r.returncode == 2 and victim.read_text() == "theirs", f"exit {r.returncode}"
+
+
+def f_learn_gzip_bomb(d):
+    import gzip
+
+    with gzip.open(d / "results.tar.gz", "wb", compresslevel=9) as fh:  # one 1 GiB member header and zeros
+        import tarfile
+
+        info = tarfile.TarInfo("results/observed.json")
+        info.size = 1 << 30
+        fh.write(info.tobuf())
+        chunk = b"\0" * (1 << 20)
+        for _ in range(1024):
+            fh.write(chunk)
+    r = mps("learn", str(d / "results.tar.gz"), env={"MPSREADY_DATA_DIR": str(d / "data")}, timeout=120)
+    return r.returncode == 2, f"exit {r.returncode}"
+
+
+def f_learn_fifo(d):
+    os.mkfifo(d / "results.tar.gz")
+    r = mps("learn", str(d / "results.tar.gz"), env={"MPSREADY_DATA_DIR": str(d / "data")}, timeout=60)
+    return r.returncode == 2, f"exit {r.returncode}"
+
+
+def f_learn_not_an_archive(d):
+    (d / "results.tar.gz").write_bytes(os.urandom(4096))
+    r = mps("learn", str(d / "results.tar.gz"), env={"MPSREADY_DATA_DIR": str(d / "data")})
+    return r.returncode == 2 and b"Traceback" not in r.stderr, f"exit {r.returncode}"
+
+
+def f_kit_symlink_out_of_project(d):
+    secret = d / "id_rsa"
+    secret.write_text("PRIVATE KEY")
+    root = _proj(d, {"train.py": "import torch\ndef step():\n    return torch.ones(1)\n"})
+    os.symlink(secret, root / "key.py")
+    r = mps("kit", str(root), "--entry", "train.py:step", "-o", str(d / "kit"), timeout=300)
+    leaked = any(p.is_file() and b"PRIVATE KEY" in p.read_bytes() for p in (d / "kit").rglob("*")) \
+        if (d / "kit").exists() else False
+    return not leaked, f"exit {r.returncode}, secret copied: {leaked}"
+
+
+def f_kit_output_nonempty(d):
+    home = d / "home"
+    home.mkdir()
+    (home / "thesis.tex").write_text("x")
+    root = _proj(d, {"train.py": "import torch\ndef step():\n    return torch.ones(1)\n"})
+    r = mps("kit", str(root), "--entry", "train.py:step", "-o", str(home), timeout=300)
+    return (home / "thesis.tex").read_text() == "x" and r.returncode in (0, 2), f"exit {r.returncode}"
+
+
+def f_kit_approve_not_a_kit(d):
+    (d / "k").mkdir()
+    r = mps("kit", "--approve", str(d / "k"), "--by", "me", "--rule", "ok")
+    return r.returncode == 2 and list((d / "k").iterdir()) == [], f"exit {r.returncode}"
+
+
+def f_run_output_planted_link(d):
+    victim = _victim(d)
+    (d / "prog.py").write_text("print(1)\n")
+    os.symlink(victim, d / "doc.json")
+    r = mps("run", "--format", "json", "-o", str(d / "doc.json"), "--", sys.executable, "prog.py", cwd=d, timeout=300)
+    return victim.read_text() == "theirs", f"exit {r.returncode}"
+
+
+def f_run_ignores_sigterm_past_time_limit(d):
+    pid_file = d / "pid"
+    (d / "prog.py").write_text(f"import os, signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                               f"open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+                               "while True:\n    try:\n        time.sleep(100)\n    except BaseException:\n        pass\n")
+    r = mps("run", "-q", "--time-limit", "3", "--", sys.executable, "prog.py", cwd=d, timeout=200)
+    pid = int(pid_file.read_text()) if pid_file.exists() and pid_file.read_text() else None
+    return r.returncode is not None and pid is not None and _gone(pid), f"exit {r.returncode}"
+
+
+def f_run_own_process_group_child(d):
+    pid_file = d / "pid"
+    (d / "child.py").write_text(f"import os, time\nos.setpgid(0, 0)\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+                                "time.sleep(60)\n")
+    (d / "prog.py").write_text(
+        "import os, subprocess, sys, time\n"
+        "subprocess.Popen([sys.executable, 'child.py'])\n"
+        "for _ in range(200):\n"
+        f"    if os.path.exists({str(pid_file)!r}) and open({str(pid_file)!r}).read():\n        break\n"
+        "    time.sleep(0.05)\n")
+    mps("run", "-q", "--", sys.executable, "prog.py", cwd=d, timeout=300)
+    pid = int(pid_file.read_text())
+    return _gone(pid), "ended" if not _alive(pid) else "survived"
+
+
+def f_run_program_breaks_json(d):
+    (d / "prog.py").write_text("import json, torch\njson.dump = json.dumps = None\n"
+                               "torch.ones(2, dtype=torch.float64, device='mps')\n")
+    r = mps("run", "--format", "json", "-o", str(d / "doc.json"), "--", sys.executable, "prog.py", cwd=d, timeout=300)
+    try:
+        doc = json.loads((d / "doc.json").read_text())
+    except (OSError, ValueError):
+        return False, f"exit {r.returncode}, no document"
+    return r.returncode == 1 and doc["outcome"] == "failed", f"exit {r.returncode}, outcome {doc['outcome']}"
+
+
+def f_run_ansi_in_program_error(d):
+    (d / "prog.py").write_text("raise RuntimeError('\\x1b[2J\\u202eboom')\n")
+    r = mps("run", "--", sys.executable, "prog.py", cwd=d, timeout=300)
+    return r.returncode == 2 and b"\x1b[2J" not in r.stdout and "\u202e".encode() not in r.stdout, \
+        f"exit {r.returncode}"
+
+
+def f_run_fork_process_failure(d):
+    (d / "prog.py").write_text(
+        "import multiprocessing as mp, sys, torch\n"
+        "def work():\n    torch.ones(2, dtype=torch.float64, device='mps')\n"
+        "if __name__ == '__main__':\n    p = mp.get_context('fork').Process(target=work)\n"
+        "    p.start()\n    p.join()\n    sys.exit(p.exitcode)\n")
+    r = mps("run", "--format", "json", "-o", str(d / "doc.json"), "--", sys.executable, "prog.py", cwd=d, timeout=300)
+    try:
+        doc = json.loads((d / "doc.json").read_text())
+    except (OSError, ValueError):
+        return False, f"exit {r.returncode}, no document"
+    return r.returncode == 1 and doc["outcome"] == "failed", f"exit {r.returncode}, outcome {doc['outcome']}"
+
+
+def f_run_spawn_pool_mps_use(d):
+    (d / "prog.py").write_text(
+        "import multiprocessing as mp, torch\n"
+        "def work(_):\n    return torch.ones(2, device='mps').sum().item()\n"
+        "if __name__ == '__main__':\n    with mp.get_context('spawn').Pool(1) as p:\n        p.map(work, [0])\n")
+    r = mps("run", "--format", "json", "-o", str(d / "doc.json"), "--", sys.executable, "prog.py", cwd=d, timeout=300)
+    try:
+        doc = json.loads((d / "doc.json").read_text())
+    except (OSError, ValueError):
+        return False, f"exit {r.returncode}, no document"
+    return doc["mps_used"] is True, f"mps_used {doc['mps_used']}"
+
+
+def f_run_forked_worker_terminated(d):
+    (d / "prog.py").write_text(
+        "import multiprocessing as mp, time, torch\n"
+        "def work(_):\n    torch.ones(1, device='mps')\n    time.sleep(30)\n"
+        "if __name__ == '__main__':\n    p = mp.get_context('fork').Pool(1)\n"
+        "    p.map_async(work, [0])\n    time.sleep(3)\n    p.terminate()\n")
+    r = mps("run", "--format", "json", "-o", str(d / "doc.json"), "--", sys.executable, "prog.py", cwd=d, timeout=300)
+    return r.returncode == 0 and (d / "doc.json").exists(), f"exit {r.returncode}"
+
+
+def f_replay_fifo_record(d):
+    for name in ("a", "b"):
+        (d / name).mkdir()
+        os.mkfifo(d / name / "record.json")
+    r = mps("replay", str(d / "a"), str(d / "b"), "--layer", "x", timeout=60)
+    return r.returncode == 2, f"exit {r.returncode}"
+
+
+def f_replay_not_records(d):
+    victim = _victim(d)
+    r = mps("replay", str(victim), str(victim), "--layer", "x")
+    return r.returncode == 2 and victim.read_text() == "theirs", f"exit {r.returncode}"
+
+
+def f_migrate_apply_symlink_out(d):
+    outside = d / "outside.py"
+    outside.write_text(CUDA_PY)
+    root = _proj(d, {"train.py": CUDA_PY})
+    os.symlink(outside, root / "linked.py")
+    mps("migrate", str(root), "--no-cache", "--apply")
+    return outside.read_text() == CUDA_PY, "outside file unchanged" if outside.read_text() == CUDA_PY else "rewritten"
+
+
+def f_migrate_apply_read_only_file(d):
+    root = _proj(d, {"train.py": CUDA_PY})
+    os.chmod(root / "train.py", 0o444)
+    os.chmod(root, 0o555)
+    try:
+        r = mps("migrate", str(root), "--no-cache", "--apply")
+        same = (root / "train.py").read_text() == CUDA_PY
+    finally:
+        os.chmod(root, 0o755)
+    return (r.returncode == 2 and same) or os.geteuid() == 0, f"exit {r.returncode} (root writes anyway)"
+
+
+def f_check_out_is_a_file(d):
+    victim = _victim(d)
+    root = _proj(d, {"train.py": CUDA_PY})
+    r = mps("check", str(root), "--skip-record", "--out", str(victim), "-q", timeout=300)
+    return r.returncode == 2 and victim.read_text() == "theirs", f"exit {r.returncode}"
+
+
+def f_check_conftest_not_run(d):
+    marker = d / "RAN"
+    root = _proj(d, {"train.py": CUDA_PY, "conftest.py": f"open({str(marker)!r}, 'w')\n",
+                     "tests/test_a.py": f"open({str(marker)!r}, 'w')\ndef test_a():\n    pass\n"})
+    mps("check", str(root), "--skip-record", "--out", str(d / "out"), "-q", timeout=300)
+    return not marker.exists(), f"code run: {marker.exists()}"
+
+
+def f_plugin_sigkill_after_failure(d):
+    (d / "test_x.py").write_text("import os, signal, torch\ndef test_a():\n    try:\n"
+                                 "        torch.ones(2, dtype=torch.float64, device='mps')\n    except TypeError:\n"
+                                 "        pass\n    os.kill(os.getpid(), signal.SIGKILL)\n")
+    _pytest(d, "--mps-emulate=2.5", "--mps-json=doc.json")
+    try:
+        doc = json.loads((d / "doc.json").read_text())
+    except (OSError, ValueError):
+        return False, "no document"
+    return doc["gate"]["failed"] is True, f"gate failed: {doc['gate']['failed']}"
+
+
+def f_plugin_json_in_missing_folder(d):
+    (d / "test_x.py").write_text("def test_a():\n    pass\n")
+    r = _pytest(d, "--mps-emulate=2.5", f"--mps-json={d / 'nope' / 'doc.json'}")
+    return r.returncode == 4 and b"Traceback" not in r.stderr + r.stdout, f"exit {r.returncode}"
+
+
+def f_rules_bad_format(d):
+    r = mps("rules", "--format", "xml")
+    return r.returncode == 2, f"exit {r.returncode}"
+
+
+FRESH = [
+    ("scan", f_scan_setup_py_never_run), ("scan", f_scan_baseline_fifo), ("scan", f_scan_baseline_deep_json),
+    ("scan", f_scan_write_baseline_planted_link), ("scan", f_scan_project_exclude_beside_code),
+    ("scan", f_scan_project_ignore_all_codes), ("scan", f_scan_gitignore_tracked_file),
+    ("scan", f_scan_terminal_ansi_in_finding_text),
+    ("env", f_env_head_dev_zero), ("env", f_env_gitdir_file_loop), ("env", f_env_output_planted_link),
+    ("ops", f_ops_table_fifo), ("ops", f_ops_table_deep), ("ops", f_ops_escape_op_name),
+    ("ops", f_ops_output_planted_link),
+    ("trace", f_trace_from_json_fifo), ("trace", f_trace_from_json_deep), ("trace", f_trace_output_planted_link),
+    ("record", f_record_out_is_a_file), ("record", f_record_out_nonempty_no_force), ("record", f_record_entry_os_exit),
+    ("compare", f_compare_tensor_path_traversal), ("compare", f_compare_deep_manifest),
+    ("compare", f_compare_config_toml_error),
+    ("report", f_report_html_injection), ("report", f_report_scan_deep_json), ("report", f_report_out_is_a_file),
+    ("report", f_report_mac_results_traversal),
+    ("learn", f_learn_tar_traversal), ("learn", f_learn_tar_symlink_member), ("learn", f_learn_gzip_bomb),
+    ("learn", f_learn_fifo), ("learn", f_learn_not_an_archive),
+    ("kit", f_kit_symlink_out_of_project), ("kit", f_kit_output_nonempty), ("kit", f_kit_approve_not_a_kit),
+    ("run", f_run_output_planted_link), ("run", f_run_ignores_sigterm_past_time_limit),
+    ("run", f_run_own_process_group_child), ("run", f_run_program_breaks_json), ("run", f_run_ansi_in_program_error),
+    ("run", f_run_fork_process_failure), ("run", f_run_spawn_pool_mps_use), ("run", f_run_forked_worker_terminated),
+    ("replay", f_replay_fifo_record), ("replay", f_replay_not_records),
+    ("migrate", f_migrate_apply_symlink_out), ("migrate", f_migrate_apply_read_only_file),
+    ("check", f_check_out_is_a_file), ("check", f_check_conftest_not_run),
+    ("pytest plugin", f_plugin_sigkill_after_failure), ("pytest plugin", f_plugin_json_in_missing_folder),
+    ("rules", f_rules_bad_format),
+]
+
+
+def g_env_diff_fifo(d):
+    os.mkfifo(d / "a.json")
+    (d / "b.json").write_text("{}")
+    r = mps("env", "--diff", str(d / "a.json"), str(d / "b.json"), timeout=60)
+    return r.returncode == 2, f"exit {r.returncode}"
+
+
+def g_env_diff_huge_number(d):
+    for name in ("a", "b"):
+        (d / f"{name}.json").write_text('{"schema": {"name": "mpsready.env", "version": 1}, "python": {"version": '
+                                        + "9" * 5000 + "}}")
+    r = mps("env", "--diff", str(d / "a.json"), str(d / "b.json"))
+    return r.returncode == 2 and b"Traceback" not in r.stderr, f"exit {r.returncode}"
+
+
+def g_env_project_index_bomb(d):
+    root, _m = _repo_with(d, "")
+    idx = root / ".git" / "index"
+    data = idx.read_bytes()
+    idx.write_bytes(data[:8] + (0xFFFFFFF).to_bytes(4, "big") + data[12:])  # claims 268 million entries
+    r = mps("env", "--project", str(root), "--format", "json", timeout=60)
+    return r.returncode in (0, 1), f"exit {r.returncode}"
+
+
+def g_compare_label_control_chars(d):
+    for name in ("a", "b"):
+        (d / name).mkdir()
+    r = mps("compare", str(d / "a"), str(d / "b"), "--label", "x\x1b[2J\u202e")
+    return r.returncode == 2 and b"\x1b[2J" not in r.stdout + r.stderr, f"exit {r.returncode}"
+
+
+def g_compare_plots_into_file(d):
+    victim = _victim(d)
+    for name in ("a", "b"):
+        (d / name).mkdir()
+    r = mps("compare", str(d / "a"), str(d / "b"), "--plots", str(victim))
+    return r.returncode == 2 and victim.read_text() == "theirs", f"exit {r.returncode}"
+
+
+def g_compare_same_record_twice_symlink_loop(d):
+    os.symlink(d / "loop", d / "loop")
+    r = mps("compare", str(d / "loop"), str(d / "loop"), timeout=60)
+    return r.returncode == 2, f"exit {r.returncode}"
+
+
+def g_trace_entry_missing_file(d):
+    r = mps("trace", str(d / "nope.py") + ":step")
+    return r.returncode == 2 and b"Traceback" not in r.stderr, f"exit {r.returncode}"
+
+
+def g_trace_project_outside_entry(d):
+    marker = d / "RAN"
+    (d / "evil.py").write_text(f"open({str(marker)!r}, 'w')\ndef step():\n    pass\n")
+    proj = _proj(d, {"a.py": "x = 1\n"})
+    r = mps("trace", "../evil.py:step", "--project", str(proj), cwd=proj, timeout=300)
+    return r.returncode == 2 and not marker.exists(), f"exit {r.returncode}, code run: {marker.exists()}"
+
+
+def g_migrate_cwd_symlink_out(d):
+    root = _proj(d, {"train.py": "open('RAN', 'w')\n"})
+    os.symlink(d, root / "up")
+    r = mps("migrate", str(root), "--no-cache", "--verify", "--cwd", "up", "--", sys.executable,
+            str(root / "train.py"))
+    return r.returncode == 2 and not (d / "RAN").exists(), f"exit {r.returncode}"
+
+
+def g_migrate_cache_dir_is_a_file(d):
+    victim = _victim(d)
+    root = _proj(d, {"train.py": CUDA_PY})
+    r = mps("migrate", str(root), "--cache-dir", str(victim), "-q")
+    return r.returncode in (0, 1, 2) and victim.read_text() == "theirs" and b"Traceback" not in r.stderr, \
+        f"exit {r.returncode}"
+
+
+def g_migrate_notebook_bad_json_apply(d):
+    root = _proj(d, {"nb.ipynb": '{"cells": [{"cell_type": "code", "source": "import torch\\nx = torch.ones(1).cuda()"',
+                     "train.py": CUDA_PY})
+    before = (root / "nb.ipynb").read_bytes()
+    r = mps("migrate", str(root), "--no-cache", "--apply")
+    return r.returncode in (0, 1) and (root / "nb.ipynb").read_bytes() == before, f"exit {r.returncode}"
+
+
+def g_scan_notebook_huge_output_cell(d):
+    cell = {"cell_type": "code", "source": "import torch\nx = torch.ones(1).cuda()\n", "metadata": {},
+            "outputs": [{"output_type": "stream", "name": "stdout", "text": "A" * 3_000_000}], "execution_count": 1}
+    root = _proj(d, {"nb.ipynb": json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})})
+    r = mps("scan", str(root), "--no-cache", "--format", "json")
+    return r.returncode == 1, f"exit {r.returncode}"
+
+
+def g_scan_requirements_include_loop_and_outside(d):
+    (d / "secret.txt").write_text("flash-attn\n")
+    root = _proj(d, {"requirements.txt": "-r requirements.txt\n-r ../secret.txt\n-r /dev/zero\ntorch\n"})
+    r = mps("scan", str(root), "--no-cache", "--format", "json", timeout=60)
+    return r.returncode in (0, 1) and b"flash" not in r.stdout, f"exit {r.returncode}"
+
+
+def g_scan_cache_dir_symlink_to_other(d):
+    root = _proj(d, {"train.py": CUDA_PY})
+    other = d / "other"
+    other.mkdir()
+    os.symlink(other, d / "cache")
+    r = mps("scan", str(root), "--cache-dir", str(d / "cache"), "-q")
+    return r.returncode == 1, f"exit {r.returncode}"
+
+
+def g_scan_project_per_file_ignores_all(d):
+    root = _proj(d, {"pyproject.toml": '[project]\nname = "x"\ndependencies = ["torch"]\n[tool.mpsready]\n'
+                                      'per-file-ignores = {"*" = ["API", "DEP", "EXT", "DTY", "OPS"]}\n',
+                     "train.py": CUDA_PY})
+    r = mps("scan", str(root), "--no-cache", "-q")
+    return r.returncode == 1, f"exit {r.returncode} (0: the project's own filter passed the gate on CUDA code)"
+
+
+def g_report_tests_doc_lies_gate(d):
+    doc = {"schema": {"name": "mpsready.pytest", "version": 1}, "gate": {"failed": False},
+           "tests": [{"nodeid": "t::a", "outcome": "failed", "mac": {"verdict": "fails"}}]}
+    (d / "t.json").write_text(json.dumps(doc))
+    r = mps("report", "--tests", str(d / "t.json"), "--format", "json")
+    return r.returncode in (1, 2), f"exit {r.returncode}"
+
+
+def g_run_module_shadowing_mpsready(d):
+    marker = d / "RAN"
+    (d / "mpsready").mkdir()
+    (d / "mpsready" / "__init__.py").write_text(f"open({str(marker)!r}, 'w')\n")
+    (d / "json.py").write_text(f"open({str(marker)!r}, 'w')\n")
+    (d / "prog.py").write_text("print('hi')\n")
+    work = d / "w"  # not d: `python -m mpsready` in d would import d/mpsready by Python's own rule, not mpsready's
+    work.mkdir()
+    r = mps("run", "-q", "--", sys.executable, str(d / "prog.py"), cwd=work, timeout=300)
+    return r.returncode == 0 and not marker.exists(), f"exit {r.returncode}, shadow run: {marker.exists()}"
+
+
+def g_kit_entry_outside_project(d):
+    marker = d / "RAN"
+    (d / "evil.py").write_text(f"open({str(marker)!r}, 'w')\ndef step():\n    pass\n")
+    root = _proj(d, {"train.py": "x = 1\n"})
+    r = mps("kit", str(root), "--entry", "../evil.py:step", "-o", str(d / "kit"), timeout=300)
+    return r.returncode == 2 and not marker.exists(), f"exit {r.returncode}, code run: {marker.exists()}"
+
+
+FRESH2 = [
+    ("env", g_env_diff_fifo), ("env", g_env_diff_huge_number), ("env", g_env_project_index_bomb),
+    ("compare", g_compare_label_control_chars), ("compare", g_compare_plots_into_file),
+    ("compare", g_compare_same_record_twice_symlink_loop),
+    ("trace", g_trace_entry_missing_file),  # g_trace_project_outside_entry: by design (an ENTRY outside --project)
+    ("migrate", g_migrate_cwd_symlink_out), ("migrate", g_migrate_cache_dir_is_a_file),
+    ("migrate", g_migrate_notebook_bad_json_apply),
+    ("scan", g_scan_notebook_huge_output_cell), ("scan", g_scan_requirements_include_loop_and_outside),
+    ("scan", g_scan_cache_dir_symlink_to_other), ("scan", g_scan_project_per_file_ignores_all),
+    ("report", g_report_tests_doc_lies_gate), ("run", g_run_module_shadowing_mpsready),
+    ("kit", g_kit_entry_outside_project),
+]
+FRESH += FRESH2
+
+
+def run_attacks(only: set[str] | None, attacks: list | None = None) -> int:
+    """Run ``attacks`` (default :data:`ATTACKS`; those of the commands in ``only``); one line each, then the
+    table."""
     table: dict[str, list[int]] = {}
-    for command, attack in ATTACKS:
+    for command, attack in (ATTACKS if attacks is None else attacks):
         if only and command not in only:
             continue
         with tempfile.TemporaryDirectory(prefix="mpsready-attack-") as tmp:
@@ -748,7 +1408,7 @@ def run_attacks(only: set[str] | None) -> int:
         row = table.setdefault(command, [0, 0, 0])
         row[0] += 1
         row[1 if ok else 2] += 1
-        print(f"{'survived' if ok else 'FAILED  '}  {command:<14} {attack.__name__[2:]:<34} {detail}", flush=True)
+        print(f"{'survived' if ok else 'FAILED  '}  {command:<14} {attack.__name__[2:]:<38} {detail}", flush=True)
     print(f"\n{'command':<14}{'tried':>7}{'survived':>10}{'failed':>8}")
     total = [0, 0, 0]
     for command, row in table.items():
@@ -763,12 +1423,15 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--attacks", action="store_true", help="run the attack round of issue 34 instead")
     ap.add_argument("--only", default=None, help="with --attacks: the commands whose attacks to run")
+    ap.add_argument("--fresh", action="store_true", help="with --attacks: round 5's fresh attacks only (FRESH)")
+    ap.add_argument("--fresh2", action="store_true", help="with --attacks: round 5's second batch only (FRESH2)")
     ap.add_argument("--kinds", default=",".join(KINDS))
     ap.add_argument("--sizes", default="0.1,1,4", help="MB, comma-separated (the first is the ratios' base)")
     ap.add_argument("--repeat", type=int, default=3, help="scans per size; the least CPU time is kept")
     args = ap.parse_args()
     if args.attacks:
-        return run_attacks(set(args.only.split(",")) if args.only else None)
+        return run_attacks(set(args.only.split(",")) if args.only else None,
+                           FRESH2 if args.fresh2 else FRESH if args.fresh else ATTACKS + FRESH)
     sizes = [int(float(s) * 1_000_000) for s in args.sizes.split(",")]
     print(f"{'kind':<18}" + "".join(f"{f'{s / 1e6:g} MB cpu':>11}{'MB rss':>8}" for s in sizes)
           + "".join(f"{f'ratio {s / 1e6:g}':>10}" for s in sizes[1:]) + f"{'wall@max':>9}{'deps@max':>10}  max<10s")

@@ -55,15 +55,16 @@ def open_regular(path: str | os.PathLike[str]) -> io.BufferedReader:
         raise
 
 
-def read_bounded(path: str | os.PathLike[str], limit: int) -> bytes:
+def read_bounded(path: str | os.PathLike[str], limit: int, *, follow_links: bool = False) -> bytes:
     """The bytes of ``path`` if it is a regular file reached without following a link at its last component (not
     a pipe, which would block, nor a device, which may never end) of at most ``limit`` bytes. Raises
     :class:`BadArtifact` for another kind of file or a larger one, ``OSError`` when it cannot be opened (a link:
     ``ELOOP``). The shared reader of caches, baselines and repository metadata: files a project or another user
-    may have planted."""
+    may have planted. ``follow_links``: a file the user named on the command line (``ops --table``, ``trace
+    --from-json``) may be reached through a link of theirs; a named pipe there still never blocks."""
     p = os.fspath(path)
-    fd = os.open(p, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-                 | getattr(os, "O_CLOEXEC", 0))
+    fd = os.open(p, os.O_RDONLY | (0 if follow_links else getattr(os, "O_NOFOLLOW", 0))
+                 | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):

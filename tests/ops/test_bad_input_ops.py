@@ -43,3 +43,27 @@ def test_every_shipped_operator_passes_the_name_check():
 @pytest.mark.parametrize("name", ["aten::add.Tensor", "add.Tensor", "relu", "aten.relu.default", "mylib::my_op"])
 def test_well_formed_names_are_answered(name):
     assert main(["ops", name, "--format", "json"]) == 0
+
+
+def test_ops_table_that_is_a_named_pipe_is_a_usage_error_not_a_hang(tmp_path, capsys):
+    # issue 34 round 5: open() of a FIFO waited for a writer for ever
+    import os
+
+    from mpsready.cli import main
+
+    os.mkfifo(tmp_path / "t.json")
+    assert main(["ops", "--table", str(tmp_path / "t.json"), "aten::add.Tensor"]) == 2
+    assert capsys.readouterr().err == (f"mpsready ops: error: cannot read table {tmp_path / 't.json'}: "
+                                       f"{tmp_path / 't.json'} is a named pipe, not a regular file\n")
+
+
+def test_ops_table_gzip_that_unpacks_past_the_limit_is_refused(tmp_path, capsys, monkeypatch):
+    import gzip
+
+    from mpsready.cli import main
+    from mpsready.ops import api
+
+    monkeypatch.setattr(api, "MAX_TABLE_BYTES", 1000)
+    (tmp_path / "t.json.gz").write_bytes(gzip.compress(b" " * 5000))  # used to be unpacked whole: a gzip bomb
+    assert main(["ops", "--table", str(tmp_path / "t.json.gz"), "aten::add.Tensor"]) == 2
+    assert capsys.readouterr().err.endswith("unpacks to more than 1000 bytes\n")

@@ -103,3 +103,79 @@ def test_a_mac_failure_in_a_torch_multiprocessing_spawn_child_is_the_macs(tmp_pa
     assert code == 1
     assert (doc["outcome"], doc["first_failure"]["kind"], doc["first_failure"]["exception"]) == \
         ("failed", "dtype", "TypeError")
+
+
+FORK_PROCESS = ("import multiprocessing as mp, sys, torch\n"
+                "def work():\n    torch.ones(2, dtype=torch.float64, device='mps')\n"
+                "if __name__ == '__main__':\n    p = mp.get_context('fork').Process(target=work)\n"
+                "    p.start()\n    p.join()\n    sys.exit(p.exitcode)\n")
+
+
+def test_a_mac_failure_in_a_forked_child_is_the_macs_not_the_programs_exit(tmp_path):
+    code, doc = _run_doc(tmp_path, FORK_PROCESS)
+    # the child's exit status 1 used to be read as the program's own error: inconclusive, exit 2
+    assert code == 1
+    first = doc["first_failure"]
+    assert (doc["outcome"], first["kind"], first["exception"], first["location"]["line"], first["mac"]) == \
+        ("failed", "dtype", "TypeError", 3, True)
+    assert first["message"].endswith("Please use float32 instead. (raised in a child process of the program, pid "
+                                     f"{first['message'].rsplit('pid ', 1)[1]}")
+    assert (doc["children"], doc["mps_used"]) == ({"reported": 1, "mps_used": 1, "failed": 1}, True)
+
+
+def test_an_os_fork_child_that_runs_to_the_end_never_writes_the_result_and_its_failure_counts(tmp_path):
+    code, doc = _run_doc(tmp_path, "import os, torch\npid = os.fork()\nif pid == 0:\n    print('child', flush=True)\n"
+                                   "    torch.ones(2, dtype=torch.float64, device='mps')\n"
+                                   "if pid:\n    os.waitpid(pid, 0)\n    print('parent')\n")
+    # the forked copy used to unwind into mpsready's own runner and write the result (exit 0, 'completed')
+    assert code == 1
+    assert (doc["outcome"], doc["first_failure"]["kind"], doc["first_failure"]["location"]["line"]) == \
+        ("failed", "dtype", 5)
+    assert doc["children"] == {"reported": 1, "mps_used": 1, "failed": 1}
+
+
+@pytest.mark.parametrize("method", ["spawn", "fork"])
+def test_mps_use_in_a_pool_worker_counts_as_the_programs(tmp_path, method):
+    code, doc = _run_doc(tmp_path, "import multiprocessing as mp, torch\n"
+                                   "def work(_):\n    return torch.ones(2, device='mps').sum().item()\n"
+                                   f"if __name__ == '__main__':\n    with mp.get_context({method!r}).Pool(1) as p:\n"
+                                   "        assert p.map(work, [0]) == [2.0]\n")
+    # only the worker put a tensor on MPS: mps_used used to be false ("on a Mac this runs on the CPU")
+    assert (code, doc["outcome"], doc["mps_used"], doc["children"]) == \
+        (0, "completed", True, {"reported": 1, "mps_used": 1, "failed": 0})
+
+
+def test_a_forked_worker_ended_by_sigterm_ends_alone_not_the_run(tmp_path):
+    # the fork inherited the run's watchdog handler: Pool.terminate's SIGTERM to a busy worker killed the whole
+    # run and removed its result folder (no document)
+    code, doc = _run_doc(tmp_path, "import multiprocessing as mp, time, torch\n"
+                                   "def work(_):\n    torch.ones(1, device='mps')\n    time.sleep(30)\n"
+                                   "if __name__ == '__main__':\n    p = mp.get_context('fork').Pool(1)\n"
+                                   "    p.map_async(work, [0])\n    time.sleep(3)\n    p.terminate()\n    print('ended')\n")
+    assert (code, doc["outcome"], doc["mps_used"], doc["children"]) == \
+        (0, "completed", True, {"reported": 1, "mps_used": 1, "failed": 0})
+
+
+def test_a_program_that_breaks_json_in_its_process_keeps_its_mac_failure(tmp_path):
+    # the runner writes the result in the program's process: json.dump = None there used to lose the document
+    # (exit 3, "ended its process outside Python's exit")
+    code, doc = _run_doc(tmp_path, "import json, torch\njson.dump = json.dumps = json.JSONEncoder = None\n"
+                                   "torch.ones(2, dtype=torch.float64, device='mps')\n")
+    assert (code, doc["outcome"], doc["first_failure"]["kind"], doc["first_failure"]["location"]["line"]) == \
+        (1, "failed", "dtype", 3)
+
+
+def test_a_childs_report_is_never_written_through_a_planted_link(tmp_path, monkeypatch):
+    # the pytest plugin's report file has a predictable name in TMPDIR: a link planted there was appended to
+    from mpsready.run import spawned
+
+    victim = tmp_path / "victim"
+    victim.write_text("theirs")
+    os.symlink(victim, tmp_path / "report.jsonl")
+    monkeypatch.setenv(spawned.REPORT_VAR, str(tmp_path / "report.jsonl"))
+    spawned._report({"kind": "child", "pid": 1, "mps_used": True, "failure": None})
+    assert victim.read_text() == "theirs"
+    monkeypatch.setenv(spawned.REPORT_VAR, str(tmp_path / "real.jsonl"))
+    spawned._report({"kind": "child", "pid": 1, "mps_used": True, "failure": None})
+    assert spawned.read_reports(str(tmp_path / "real.jsonl")) == [
+        {"kind": "child", "pid": 1, "mps_used": True, "failure": None}]

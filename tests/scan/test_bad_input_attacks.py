@@ -339,3 +339,14 @@ def test_sarif_uris_are_percent_encoded(write_project):
     assert [res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for res in doc["runs"][0]["results"]] == [
         "%60tick%60.py", "ansi%1B%5B31mred.py", "a%7Cb.py", "new%0Aline.py", "sub%20dir/%C3%BCn%C3%AF.py",
         "%60tick%60.py"]  # DEP110 is on the project root: shown on line 1 of its first file by name
+
+
+def test_a_baseline_nested_too_deeply_is_a_usage_error(tmp_path, capsys):
+    # issue 34 round 5: json's RecursionError escaped as an internal error (exit 3, "a bug in mpsready")
+    from mpsready.cli import main
+
+    (tmp_path / "train.py").write_text("import torch\nx = torch.ones(1).cuda()\n")
+    (tmp_path / "base.json").write_text("[" * 200000 + "]" * 200000)
+    assert main(["scan", str(tmp_path), "--no-cache", "--baseline", str(tmp_path / "base.json")]) == 2
+    assert capsys.readouterr().err == (f"mpsready scan: error: --baseline {tmp_path / 'base.json'}: not an mpsready "
+                                       "baseline: nested too deeply\n")

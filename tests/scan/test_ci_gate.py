@@ -140,7 +140,8 @@ def test_per_file_and_scope_ignores_narrow_the_report_not_the_outlook(cuda_proje
     assert narrowed.outlook == plain.outlook
     assert [f.code for f in narrowed.limiting] == [f.code for f in plain.limiting]
     assert main(["scan", str(cuda_project), "--no-cache", "--format", "concise"]) == 1
-    assert ("2 finding(s) not reported by per-file-ignores / ignore-scopes (the outlook still counts them)"
+    assert ("2 finding(s) not reported by per-file-ignores / ignore-scopes / the project's select, ignore, exclude (the "
+            "outlook still counts them)"
             in capsys.readouterr().out)
 
 

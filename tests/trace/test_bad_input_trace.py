@@ -93,3 +93,15 @@ def test_from_json_with_a_target_that_is_not_an_object(tmp_path, capsys):
     path = saved_trace(tmp_path, capsys, lambda d: d.__setitem__("target", [1]))
     assert main(["trace", "--from-json", str(path), "--format", "json"]) == 0  # used to raise AttributeError
     assert json.loads(capsys.readouterr().out)["target"]["torch"] == "2.13.0"
+
+
+def test_from_json_that_is_a_named_pipe_is_a_usage_error_not_a_hang(tmp_path, capsys):
+    # issue 34 round 5: open() of a FIFO waited for a writer for ever
+    import os
+
+    from mpsready.cli import main
+
+    os.mkfifo(tmp_path / "t.json")
+    assert main(["trace", "--from-json", str(tmp_path / "t.json")]) == 2
+    assert capsys.readouterr().err == (f"mpsready trace: error: cannot read trace {tmp_path / 't.json'}: "
+                                       f"{tmp_path / 't.json'} is a named pipe, not a regular file\n")

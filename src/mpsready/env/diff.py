@@ -8,7 +8,6 @@ Differences that change numerics come first, then the rest, each group sorted by
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -101,19 +100,24 @@ def diff_env(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     return sorted(diffs, key=lambda d: (not d.numerics, d.path))
 
 
+MAX_ENV_BYTES = 64 * 1024 * 1024  # an env record (or a run record's record.json holding one) is far smaller
+
+
 def load_env_record(path: str) -> dict[str, Any]:
     """Read an ``mpsready.env`` JSON file, or the ``env`` inside a run record's ``record.json``.
 
     Raises :class:`~mpsready.errors.UsageError` for a missing or unreadable file or another schema.
     """
+    from mpsready.safeio import loads, read_bounded
+
     p = Path(path)
     if p.is_dir():
         p = p / "record.json"
-    try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
+    try:  # a regular file only (a named pipe hung --diff for ever), numbers in range (a 5,000-digit one: exit 3)
+        doc = loads(read_bounded(p, MAX_ENV_BYTES, follow_links=True).decode("utf-8"))
     except FileNotFoundError:
         raise UsageError(f"env record not found: {path}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:  # RecursionError: nested too deeply
+    except (OSError, ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
         raise UsageError(f"cannot read env record {path}: {exc}") from None
     if isinstance(doc, dict) and (doc.get("schema") or {}).get("name") == "mpsready.record":
         doc = doc.get("env") or {}

@@ -333,3 +333,24 @@ def git_state(path: Path) -> dict[str, Any]:
                 "error": f"untracked files not counted (more than {MAX_WALK} entries)"}
     total = changed + untracked
     return {"commit": commit, "branch": branch, "dirty": bool(total), "changed_files": total}
+
+
+def tracked_under(path: Path) -> set[str] | None:
+    """The files the git index of the work tree holding ``path`` tracks below ``path``, relative to it
+    (``/``-separated), read from the index as :func:`git_state` reads it (nothing is executed); ``None`` when
+    ``path`` is in no repository or its index cannot be read. A ``.gitignore`` rule applies to untracked files
+    only (git's ``gitignore`` documentation: "Files already tracked by Git are not affected"), so the scan reads
+    a tracked file whatever the ``.gitignore`` says (issue 34: a ``.gitignore`` of ``*`` hid force-added code)."""
+    try:
+        found = find_repository(path)
+        if found is None:
+            return None
+        root, gitdir = found
+        entries = _index_entries(_read(str(gitdir / "index"), MAX_INDEX), 32 if _sha256(_common(gitdir)) else 20)
+        rel = os.path.relpath(path.resolve(), root.resolve()).replace(os.sep, "/")
+    except (OSError, GitReadError, struct.error, ValueError):
+        return None
+    if rel == ".":
+        return set(entries)
+    prefix = rel + "/"
+    return {p[len(prefix):] for p in entries if p.startswith(prefix)}

@@ -204,8 +204,8 @@ def _plan_round(state: _Rounds, progress: PlanProgress | None) -> Plan:
     plan.findings_before = sum(len(v) for v in by_path.values())
     if target.is_dir():
         cfg = scan.config
-        files = [(pf.relpath, pf.abspath) for pf in walk(root, exclude=cfg.exclude, max_file_size=cfg.max_file_size).files
-                 if pf.python or pf.notebook]
+        files = [(pf.relpath, pf.abspath) for pf in walk(root, exclude=cfg.exclude + cfg.report_exclude,  # + the project's
+                                                           max_file_size=cfg.max_file_size).files if pf.python or pf.notebook]
     else:
         files = [(target.name, str(target))]
     # where the project selects its device itself: code that cannot see it makes no choice of its own

@@ -343,12 +343,26 @@ def load_db(version: str) -> SupportDB:
     return _load_release(resolve_version(version))
 
 
+MAX_TABLE_BYTES = 256 * 1024 * 1024  # a dumped table of one release is a few MB
+
+
 def load_table_file(path: str) -> SupportDB:
-    """Load a table written by ``mpsready ops --dump-installed`` (JSON or gzipped JSON)."""
-    with open(path, "rb") as fh:
-        data = fh.read()
+    """Load a table written by ``mpsready ops --dump-installed`` (JSON or gzipped JSON): a regular file of at most
+    :data:`MAX_TABLE_BYTES`, unpacked to at most that many (issue 34: a named pipe hung ``ops --table`` for ever,
+    a small gzip of zeros filled memory); ``ValueError`` otherwise."""
+    import zlib
+
+    from mpsready.safeio import read_bounded
+
+    data = read_bounded(path, MAX_TABLE_BYTES, follow_links=True)
     if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
+        unpack = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            data = unpack.decompress(data, MAX_TABLE_BYTES + 1)
+        except zlib.error as exc:
+            raise ValueError(f"not a gzip file: {exc}") from None
+        if len(data) > MAX_TABLE_BYTES:
+            raise ValueError(f"unpacks to more than {MAX_TABLE_BYTES} bytes")
     try:
         doc = json.loads(data)
     except RecursionError:

@@ -151,6 +151,9 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
                                tempfile.gettempdir(), f"mpsready-spawn-{os.getpid()}-{id(spec)}.jsonl")
     unspawn = spawned.patch_command_line(root, dict(tgt), report_path)
     emu.install()
+    spawned.watch_forks(emu)  # a process the program forks keeps this emulator and writes its account
+    main_pid = os.getpid()
+    children: dict[str, Any] = {}
     from mpsready.numerics.hooks import RunWatch
 
     numerics = RunWatch(emu, nan_check=bool(spec.get("nan_check", True)))  # first NaN/Inf, shapes per line
@@ -203,6 +206,8 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
                 outcome = "inconclusive"
                 program_error = _program_error(exc, root)
     finally:
+        if os.getpid() != main_pid:  # a fork of the program (os.fork) that ran to the program's end: it ends here
+            _end_fork(real_exit, exit_code or (0 if outcome == "completed" else 1))
         seconds = time.perf_counter() - t0
         if status is not None:
             status.stop()
@@ -213,6 +218,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         numerics.uninstall()
         emu.uninstall()
         unspawn()
+        children = spawned.children(read_reports(report_path), main_pid)
         try:
             os.unlink(report_path)
         except OSError:
@@ -224,13 +230,33 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         if marked:
             outcome, program_error = "failed", None
             error = {k: marked[0][k] for k in ("kind", "exception", "message", "location", "op", "dtype", "mac")}
+    first_child = children.pop("first_failure", None)
+    if error is None and not emu.failures and first_child is not None and outcome != "failed":
+        # a child's Mac failure is the program's on a Mac too, whatever the program made of it (a fork's exit
+        # status read as its own error, a failure caught in a worker): issue 34 item 6
+        outcome, program_error, error = "failed", None, first_child
     if emu.failures:
         outcome = "failed"  # the program caught a predicted failure, or went on (--keep-going) and stopped later
     if outcome == "stopped" and spec.get("time_limit_default") and (emu.stop_reason or "").startswith("--time-limit"):
         emu.stop_reason = (f"stopped by the default time limit of {emu.time_limit:g} s (--time-limit S to change "
                            "it, 0 for none)")
     return {"emu": emu, "outcome": outcome, "exit_code": exit_code, "error": error, "program_error": program_error,
-            "seconds": seconds, "numerics": numerics}
+            "seconds": seconds, "numerics": numerics, "children": children}
+
+
+def _end_fork(real_exit, status: int) -> None:
+    """The end of a process the program forked that ran on to the program's end (``os.fork`` without
+    ``os._exit``): its output flushed and its account written (:func:`mpsready.run.spawned.report_child`), then
+    it exits with ``status`` as Python would; it never writes the run's result (the program's process does)."""
+    from mpsready.run.spawned import report_child
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    report_child()
+    real_exit(status)
 
 
 def _start_status(spec: dict[str, Any], emu):
@@ -252,7 +278,11 @@ def _on_os_exit(spec: dict[str, Any], emu, t0: float, real_exit):
     pid = os.getpid()
 
     def program_exit(status):
-        if os.getpid() == pid and spec.get("out"):
+        if os.getpid() != pid:  # a forked child's end (multiprocessing's fork start method ends so): its account
+            from mpsready.run.spawned import report_child
+
+            report_child()
+        elif spec.get("out"):
             try:
                 code = int(status)
                 note = f"the program ended its process with os._exit({code}); nothing ran after it"
@@ -270,11 +300,17 @@ def _on_os_exit(spec: dict[str, Any], emu, t0: float, real_exit):
     return program_exit
 
 
+# bound before the program runs: a program that replaces json.dump / json.JSONEncoder in its process (the same
+# module object as this runner's) used to cost the run its result, read as an exit outside Python (issue 34)
+_ENCODER = json.JSONEncoder
+
+
 def _write_result(spec: dict[str, Any], result: dict[str, Any]) -> None:
     doc = build_document(spec, result)
     tmp = spec["out"] + ".tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(doc, fh, indent=1)
+        for chunk in _ENCODER(indent=1).iterencode(doc):
+            fh.write(chunk)
     os.replace(tmp, spec["out"])
 
 
@@ -282,6 +318,8 @@ def _child_failure(report_path: str) -> dict[str, Any] | None:
     """The first Mac failure a spawned child of the program reported (:mod:`mpsready.run.spawned`), shaped as a
     run document's failure (``kind`` ``spawn`` for a main module without a main guard, with the fix)."""
     for entry in read_reports(report_path):
+        if entry.get("kind") == "child":  # an account (spawned.report_child): read by spawned.children
+            continue
         message = entry.get("message") or ""
         if entry.get("fix"):
             message = f"{message} (raised in the spawned child process; {entry['fix']})"

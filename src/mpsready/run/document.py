@@ -35,6 +35,11 @@ Fields (every value predicted, none observed on a Mac):
 * ``predictions``: every judged MPS op with ``outcome`` (runs, composite, error, fallback, crash, unknown),
   ``kind``, ``dtypes``, ``calls``, ``seconds``;
 * ``mps_used``: whether any tensor reached the MPS device (False: on a Mac the program would run on the CPU);
+* ``children``: the program's child processes that ran on the emulated Mac (spawned, forked, a Pool's workers,
+  ``torch.multiprocessing.spawn``) and wrote their account when they ended: ``reported``, ``mps_used`` (how many
+  put a tensor on MPS; any makes ``mps_used`` true) and ``failed`` (how many hit a Mac failure; the first is the
+  run's failure when the program's own process had none, its message ending "raised in a child process of the
+  program, pid N");
 * ``steps`` (optimizer steps seen), ``seconds`` (wall time of the program), ``memory`` (emulated);
 * ``wrong_results``: calls that complete on the Mac but match a known silent wrong-result advisory
   (``mpsready/ops/data/curated/mps_wrong_results.yaml``, :mod:`mpsready.ops.advisories`): per advisory and user's
@@ -99,6 +104,7 @@ def build_document(spec: dict[str, Any], result: dict[str, Any]) -> dict[str, An
                     **({"location": r.frame.to_dict()} if r.frame and r.outcome != "runs" else {})}
                    for r in preds]
     outcome = result["outcome"]
+    children = {"reported": 0, "mps_used": 0, "failed": 0, **(result.get("children") or {})}
     if failures:
         outcome = "failed"
     unverified = emu.unverified() if hasattr(emu, "unverified") else []
@@ -128,7 +134,8 @@ def build_document(spec: dict[str, Any], result: dict[str, Any]) -> dict[str, An
         unverified=unverified,
         judged=emu.judged_by_basis() if hasattr(emu, "judged_by_basis") else {"facts": 0, "defaults": 0, "none": 0},
         # False: nothing reached the MPS device (the program ran on the CPU)
-        mps_used=bool(predictions) or getattr(emu, "placed", 0) > 0,
+        mps_used=bool(predictions) or getattr(emu, "placed", 0) > 0 or bool(children.get("mps_used")),
+        children=children,
         steps=emu.steps,
         seconds=round(total, 3),
         memory={"emulated": True, "queried": emu.memory_queried},

@@ -88,6 +88,8 @@ def read(path: str) -> set[str]:
         doc = check_envelope(json.loads(raw.decode("utf-8")), SCHEMA_NAME, SCHEMA_VERSION)
     except (UnicodeDecodeError, ValueError) as exc:
         raise UsageError(f"--baseline {path}: not an mpsready baseline: {exc}") from None
+    except RecursionError:  # json's decoder recurses once per nesting level (issue 34: exit 3, "a bug")
+        raise UsageError(f"--baseline {path}: not an mpsready baseline: nested too deeply") from None
     rows = doc.get("findings")
     if not isinstance(rows, list) or not all(isinstance(r, dict) and isinstance(r.get("fingerprint"), str)
                                              for r in rows):

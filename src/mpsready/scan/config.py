@@ -11,8 +11,13 @@ Keys in ``[tool.mpsready]`` (all optional)::
     ignore-scopes = ["tests", "examples"]   # drop findings in these scopes (main, distributed, tests, docs,
                                             # examples, vendored; "demo"/"demos" mean examples)
 
-``per-file-ignores`` and ``ignore-scopes`` narrow what is *reported and gated*, never what is read: the static
-outlook is computed from every finding first, and the output says how many findings they took out.
+``per-file-ignores`` and ``ignore-scopes`` narrow what is *reported* (``ignore-scopes`` the gate too), never what
+is read: the static outlook is computed from every finding first, and the output says how many findings they
+took out; a main-path finding that fails the gate and only the project's own filters hid still fails it. So do the
+project's ``select``, ``ignore`` and ``exclude`` (issue 34: a project's ``exclude = ["train.py"]`` or
+``ignore = ["API"]`` used to hide its CUDA code from the outlook, ``runs_on_mac``, exit 0): an excluded file is
+still read for the outlook, its findings are not reported. The same options given on the command line are the
+user's own choice and narrow what is read too.
 
 The scanned project is untrusted input: its ``max-file-size`` may lower the per-file limit but never
 raise it (a hostile pyproject.toml would otherwise switch the guard off); only the user's command line
@@ -57,6 +62,11 @@ class ScanConfig:
     problems: tuple[RawFinding, ...] = field(default=(), compare=False)  # bad [tool.mpsready] entries
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob, codes or prefixes), report-only
     ignore_scopes: tuple[str, ...] = ()  # Scope values whose findings are not reported (the outlook still reads them)
+    # the scanned project's own select / ignore / exclude: they narrow the report and the gate, never what is read
+    # for the outlook (issue 34 item 5); the command line's select / ignore / exclude are the user's and narrow both
+    report_select: tuple[str, ...] = ()
+    report_ignore: tuple[str, ...] = ()
+    report_exclude: tuple[str, ...] = ()
 
     def replace(self, **changes: Any) -> "ScanConfig":
         return dataclasses.replace(self, **changes)
@@ -164,8 +174,9 @@ def with_project_config(config: ScanConfig, root: Path, explicit: set[str] | fro
                 continue
             if norm != "exclude":
                 check_codes(codes, f"{path} [tool.mpsready] {key}")
-            if norm not in explicit:
-                changes[norm] = codes if norm != "exclude" else tuple(value if isinstance(value, list) else [value])
+            if norm not in explicit:  # the project's own: report-only (ScanConfig.report_select and so on)
+                changes["report_" + norm] = codes if norm != "exclude" else \
+                    tuple(value if isinstance(value, list) else [value])
         elif norm == "per-file-ignores":
             pfi = per_file_ignores(value, f"{path} [tool.mpsready] {key}")
             if pfi is None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import fnmatch
 import gc
 import io
 import os
@@ -41,6 +40,7 @@ from mpsready.scan.model.reread import SourceTrees
 from mpsready.scan.model.project import apply_surfaces, cpu_only_dtypes, off_options
 from mpsready.scan.model.remedy import with_remedies
 from mpsready.scan.model.torch_pin import judge_by_torch_pin
+from mpsready.scan.report_filter import hidden_gate, report_filter, select_codes
 from mpsready.scan.outlook import (Edit, SecondaryPart, Subproject, collection_outlook, ladder, optional_parts,
                                     secondary_parts)
 from mpsready.scan.rules import deps as D
@@ -88,6 +88,12 @@ class ScanResult:
     optional: list[dict] = field(default_factory=list)  # what optional parts need (outlook.optional_parts, issue 32)
     exit_zero: bool = False  # set by the command line's --exit-zero (the exit line says so: scan/exit_reason.py)
     config_ignored: int = 0  # findings taken out of the report by per-file-ignores / ignore-scopes (outlook kept)
+    # main-path findings at or above fail-on the project's select / ignore / exclude / per-file-ignores took out of the
+    # report: they still set the outlook, and the gate still fails on them (issue 34: exclude = ["**"] exited 0)
+    hidden_gate: int = 0
+    # what the walk left out by .gitignore (untracked files) or --exclude: "PATH (excluded by WHY)", at most 50; the
+    # outlook covers the rest and the JSON says so (outlook.excluded): issue 34 item 5
+    excluded: list[str] = field(default_factory=list)
     baseline: Any = None  # a scan.baseline.BaselineMatch when --baseline was given (findings then hold the new ones)
     # fail closed (issue 34): declarations that could not be parsed, or code the project's own exclusions hid
     # from a scan that then read no code at all; each also listed in ``incomplete``; the scan exits 1
@@ -107,7 +113,8 @@ class ScanResult:
     def failed(self) -> bool:
         """True (exit code 1) when a finding is at or above ``config.fail_on``, or when a main-path file could
         not be read or parsed: an incomplete outlook never passes a gate."""
-        return bool(self.incomplete) or any(f.severity.rank >= self.config.fail_on.rank for f in self.findings)
+        return bool(self.incomplete) or bool(self.hidden_gate) \
+            or any(f.severity.rank >= self.config.fail_on.rank for f in self.findings)
 
 
 def scan_path(path: str | os.PathLike[str], config: ScanConfig | None = None, *,
@@ -184,7 +191,7 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
 
     suppress = {rel: res.suppress for rel, (res, _cells) in code_results.items() if res.suppress}
     findings, silenced = _apply_suppressions(findings, suppress, texts, root)
-    findings = _select(findings, config)
+    findings = select_codes(findings, config)
     findings = sort_findings(findings)
 
     packages = [str(PurePosixPath(pf.relpath).parent) if "/" in pf.relpath else "" for pf in files
@@ -195,18 +202,20 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
     else:
         ladder_, subs = ladder(findings, extra_flags), []
     n_files = sum(1 for pf in files if pf.python or pf.notebook or pf.cuda or pf.declaration)  # YAML configs aside
-    shown = _report_filter(findings, config)  # after the outlook: these narrow the report and the gate only
+    shown = report_filter(findings, config)  # after the outlook: these narrow the report and the gate only
     unread = _unread(findings, files, excluded if target.is_dir() else [])
     return ScanResult(
         root=str(target), findings=shown, outlook=ladder_.verdict, limiting=sort_findings(ladder_.limiting),
         files_scanned=n_files,
         lines_scanned=lines + sum(t.count("\n") + 1 for t in texts.values()), seconds=time.perf_counter() - started,
         dependencies=deps, subprojects=subs, suppressed=len(silenced), cache_hits=cache.hits if cache else 0, config=config,
-        suppressed_findings=sort_findings(_select(silenced, config)),
+        suppressed_findings=sort_findings(select_codes(silenced, config)),
         flags=list(ladder_.flags), edits=list(ladder_.edits),
         incomplete=list(ladder_.incomplete) + [u for u in unread if u not in ladder_.incomplete],
         commands=list(ladder_.commands), optional=optional_parts(findings),
         secondary=secondary_parts(findings), unread=unread, config_ignored=len(findings) - len(shown),
+        hidden_gate=hidden_gate(findings, shown, config),
+        excluded=[f"{rel} (excluded by {why})" for rel, why in (excluded if target.is_dir() else [])[:50]],
     )
 
 
@@ -563,31 +572,6 @@ def _apply_suppressions(findings: list[Finding], py_suppress, texts: dict[str, s
             continue
         kept.append(f)
     return kept, dropped
-
-
-def _select(findings: list[Finding], config: ScanConfig) -> list[Finding]:
-    codes = sorted({f.code for f in findings})
-    keep = set(registry.select(codes, list(config.select))) if config.select else set(codes)
-    keep -= set(registry.select(codes, list(config.ignore)))
-    return [f for f in findings if f.code in keep]
-
-
-def _report_filter(findings: list[Finding], config: ScanConfig) -> list[Finding]:
-    """``findings`` less those in an ``ignore-scopes`` scope or matched by a ``per-file-ignores`` glob (fnmatch
-    on the project-relative path, as ``exclude``) and code or prefix."""
-    if not config.per_file_ignores and not config.ignore_scopes:
-        return findings
-    scopes = set(config.ignore_scopes)
-    out = []
-    for f in findings:
-        if f.scope.value in scopes:
-            continue
-        path = f.location.path or ""
-        if any(fnmatch.fnmatch(path, glob) and registry.select([f.code], list(codes))
-               for glob, codes in config.per_file_ignores):
-            continue
-        out.append(f)
-    return out
 
 
 def _subprojects(files: list[ProjectFile]) -> list[str]:

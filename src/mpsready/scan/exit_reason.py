@@ -28,6 +28,13 @@ def exit_reason(result: ScanResult) -> str | None:
     fail_on = result.config.fail_on
     hits = [f for f in result.findings if f.severity.rank >= fail_on.rank]
     code = "exit 0 (--exit-zero)" if getattr(result, "exit_zero", False) else "exit 1"
+    hidden = getattr(result, "hidden_gate", 0)
+    if hidden and not hits and not result.incomplete:
+        tail = "" if getattr(result, "exit_zero", False) else " (pass --exit-zero to exit 0)"
+        return (f"{code}: {hidden} main-path {'finding' if hidden == 1 else 'findings'} at or above {fail_on.value} "
+                f"that the project's [tool.mpsready] select, ignore, exclude or per-file-ignores left out of the report set the "
+                f"outlook {result.outlook.value}: the project's configuration narrows the report, never the gate"
+                f"{tail}")
     if not hits:  # failed() on an incomplete outlook alone
         n = len(result.incomplete)
         tail = "" if getattr(result, "exit_zero", False) else " (pass --exit-zero to exit 0)"

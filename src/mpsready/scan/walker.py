@@ -5,7 +5,8 @@ links inside the project are skipped (their targets are walked once, by real pat
 above the size limit (INP103) or one that is not a regular file (a FIFO would block: INP101), reports
 unreadable directories and files (INP101), and skips
 version-control, cache and virtual-environment directories, directories more than 256 levels deep (INP112)
-and what the project's ``.gitignore`` files ignore.
+and what the project's ``.gitignore`` files ignore, except a file the project's git index tracks (git's own rule:
+a ``.gitignore`` applies to untracked files only; the index is read as ``env`` reads it, nothing is executed).
 """
 
 from __future__ import annotations
@@ -127,6 +128,7 @@ def walk(root: Path, *, exclude: tuple[str, ...] = (), max_file_size: int, gitig
                 ignores = ignores + ((rel, spec),)
         return _Frame(dirpath, dirreal, rel, entries, ignores)
 
+    tracked: list = []  # [(files, folders) the git index tracks, or None]: never gitignored; read at the first need
     first = frame(str(root), real_root, "", ())
     stack: list[_Frame] = [first] if first else []
     active = {real_root}  # real paths of the directories being walked (a link back to one is a loop)
@@ -146,7 +148,8 @@ def walk(root: Path, *, exclude: tuple[str, ...] = (), max_file_size: int, gitig
         except OSError:
             is_link, is_dir = True, False
         why = "exclude" if excluded(child) else \
-            ".gitignore" if top.ignores and _ignored(top.ignores, child, is_dir) else None
+            ".gitignore" if top.ignores and _ignored(top.ignores, child, is_dir) \
+            and not _tracked(tracked, root, child, is_dir) else None
         if why is not None:
             if (is_dir and entry.name not in SKIP_DIRS) or (not is_dir and any(classify(child).values())):
                 out.excluded.append((child, why))
@@ -245,6 +248,20 @@ def _gitignore(entries: list, rel: str, max_bytes: int, findings: list[RawFindin
                 continue
             good.append(line)
         return pathspec.GitIgnoreSpec.from_lines(good)
+
+
+def _tracked(tracked: list, root: Path, child: str, is_dir: bool) -> bool:
+    """Whether the git index tracks ``child`` (a folder: a file below it); a ``.gitignore`` applies to untracked
+    files only (:func:`mpsready.env.gitfiles.tracked_under`). The index is read once, when a ``.gitignore`` first
+    ignores something, into ``tracked`` (a scan that ignores nothing never loads the reader)."""
+    if not tracked:
+        from mpsready.env.gitfiles import tracked_under
+
+        files = tracked_under(Path(root))
+        tracked.append((files, {p.rsplit("/", i)[0] for p in files for i in range(1, p.count("/") + 1)})
+                       if files else None)
+    found = tracked[0]
+    return found is not None and child in (found[1] if is_dir else found[0])
 
 
 def _ignored(ignores: tuple, child: str, is_dir: bool) -> bool:

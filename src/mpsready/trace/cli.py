@@ -69,6 +69,9 @@ def _load_entry(spec: str):
         raise UsageError(f"importing ENTRY {spec} raised {type(exc).__name__}: {exc}{hint}") from None
 
 
+MAX_TRACE_BYTES = 512 * 1024 * 1024  # a trace document of a long step is tens of MB
+
+
 def _from_json(args: argparse.Namespace) -> int:
     import json
 
@@ -78,8 +81,11 @@ def _from_json(args: argparse.Namespace) -> int:
     from mpsready.trace.predict import DEFAULT_MACOS, predict
 
     try:
-        with open(args.from_json, encoding="utf-8") as fh:
-            doc = check_envelope(json.load(fh), SCHEMA_NAME, SCHEMA_VERSION)
+        from mpsready.safeio import read_bounded
+
+        # a regular file only: a named pipe hung --from-json for ever (issue 34)
+        raw = read_bounded(args.from_json, MAX_TRACE_BYTES, follow_links=True)
+        doc = check_envelope(json.loads(raw.decode("utf-8")), SCHEMA_NAME, SCHEMA_VERSION)
         trace = OpTrace.from_dict(doc["trace"])
     except KeyError as exc:
         raise UsageError(f"cannot read trace {args.from_json}: no {exc.args[0]!r} field") from None

@@ -10,6 +10,8 @@ Envelope (``schema``, ``mpsready``, ``created``) plus::
                   "optional": [{"path", "line", "code", "why"}]  what optional parts (extras, guarded imports) need,
                   "edits": [{"path", "line", "code", "kind": edit | wire | swap, "what", "migrate"}],
                   "complete": bool, "incomplete": [paths of main-path files that could not be read or parsed],
+                  "excluded": ["PATH (excluded by .gitignore | exclude)"]  what the walk left out (at most 50):
+                  untracked files a .gitignore ignores and --exclude's paths; the outlook covers the rest,
                   "secondary": [{"part", "outlook", "flags", "edits"}]  parts off the main path that would need
                   something on a Mac (a folder or a root script no entry runs); they never lower "verdict"}
     summary      {"files", "lines", "seconds", "blocker", "degrades", "info", "suppressed", "cache_hits"}
@@ -57,6 +59,7 @@ def to_document(result: ScanResult) -> dict:
             "edits": [e.to_dict() for e in result.edits],
             "complete": not result.incomplete,
             "incomplete": list(result.incomplete),
+            "excluded": list(getattr(result, "excluded", [])),
             "secondary": [{"part": s.part, "outlook": s.outlook.value, "flags": list(s.flags),
                            "edits": [e.to_dict() for e in s.edits]} for s in result.secondary],
         },

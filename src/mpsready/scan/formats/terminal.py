@@ -12,7 +12,7 @@ from mpsready.findings import Severity, Verdict
 from mpsready.rules import fixability
 from mpsready.scan.engine import ScanResult
 from mpsready.scan.exit_reason import exit_reason
-from mpsready.scan.formats.concise import finding_line, fix_lines, summary_lines
+from mpsready.scan.formats.concise import NOT_REPORTED, finding_line, fix_lines, summary_lines
 from mpsready.scan.formats.interface import ScanFormat
 from mpsready.escape import visible
 from mpsready.scan.model.graph import why_line
@@ -132,8 +132,7 @@ class TerminalFormat(ScanFormat):
         if result.baseline is not None:
             console.print(Text(result.baseline.line()), soft_wrap=True)
         if result.config_ignored:
-            console.print(Text(f"{result.config_ignored} finding(s) not reported by per-file-ignores / ignore-scopes "
-                               "(the outlook still counts them)", style="dim"), soft_wrap=True)
+            console.print(Text(f"{result.config_ignored} {NOT_REPORTED}", style="dim"), soft_wrap=True)
         reason = exit_reason(result)
         if reason:  # the last line: why the exit code is not 0 whatever the outlook says
             console.print(Text(reason, style="bold"), soft_wrap=True)
