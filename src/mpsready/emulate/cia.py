@@ -17,7 +17,8 @@ import time
 import torch
 
 from mpsready.emulate import residence
-from mpsready.emulate.dispatch import advise, operands
+from mpsready.emulate.dispatch import operands
+from mpsready.emulate.wrong_results import advise
 from mpsready.emulate.session import Emulator
 from mpsready.ops.judge import CallFacts
 

@@ -1,0 +1,71 @@
+"""Wrong-result advisories matched on completed calls of the emulated device (``ops/data/mps_wrong_results.yaml``
+and the mined advisories, :mod:`mpsready.ops.advisories`): the call's facts, the value probes some advisories
+need, and the record at the user's line. Called by the dispatch mode (:mod:`.dispatch`) and by the kernels of
+composite-implicit ops MPS runs whole (:mod:`.cia`)."""
+
+from __future__ import annotations
+
+import torch
+
+from mpsready.emulate.session import Emulator
+from mpsready.ops.advisories import AdvisoryFacts
+
+_Tensor = torch.Tensor
+_STRIDED = torch.strided
+_DTYPE_NAMES = {d: str(d).replace("torch.", "") for d in (getattr(torch, n) for n in dir(torch))
+                if isinstance(d, torch.dtype)}
+
+
+def advise(emu: Emulator, op: str, schema_args, args, kwargs, ins, depth: int) -> None:
+    """Match a completed call of ``op`` with a wrong-result advisory; on a hit, record it at the user's line.
+    ``schema_args``: the schema's argument names (the dispatch mode's, or ``emu/cia.py``'s kernels of
+    composite-implicit ops MPS runs whole: ``linear``); ``depth``: the frames from here to the call's kernel."""
+    names = _DTYPE_NAMES
+    argv = {n: a for n, a in zip(schema_args, args) if not isinstance(a, (_Tensor, list, tuple))
+            or (isinstance(a, (list, tuple)) and not any(isinstance(w, _Tensor) for w in a))}
+    argv.update((k, v) for k, v in kwargs.items() if not isinstance(v, _Tensor))
+    strided = [t for t in ins if t.layout is _STRIDED]
+    named = {n: a for n, a in zip(schema_args, args) if isinstance(a, _Tensor)}
+    named.update((k, v) for k, v in kwargs.items() if isinstance(v, _Tensor))
+    facts = AdvisoryFacts(dtypes=tuple(names.get(t.dtype, "") for t in ins),
+                          shapes=tuple(tuple(t.shape) for t in ins),
+                          contiguous=tuple(t.is_contiguous() for t in strided), args=argv,
+                          strides=tuple(tuple(t.stride()) for t in strided),
+                          offsets=tuple(t.storage_offset() for t in strided), compiled=bool(emu.compiling),
+                          tensor_names=tuple(named), generator_restored=emu.generator_restored,
+                          probe=lambda key, want: _probe(key, want, ins, named, argv))
+    adv = emu.advisories.match(op, facts)
+    if adv is not None:
+        emu.note_wrong_result(adv, emu.frames.locate(depth))
+
+
+def _probe(key: str, want, ins, named, argv) -> bool:
+    """The value conditions of a wrong-result advisory (advisories.PROBED), read from the call's tensors with every
+    mode off (as the NaN watch reads them): ``masked_row`` (the ``attn_mask`` argument blocks every key of some
+    query: a bool row all False or a float row all -inf), ``int_abs_gt`` (an integer tensor argument holds a value
+    beyond N in magnitude), ``outside_range_within`` (the first tensor has a value outside ``[min, max]`` by at
+    most the given margin: histc's widened range test). Any error reading them: the condition does not hold."""
+    try:
+        with torch._C._DisableTorchDispatch(), torch._C.DisableTorchFunction():
+            if key == "masked_row":
+                mask = named.get("attn_mask")
+                if mask is None or mask.dim() == 0 or mask.numel() == 0:
+                    return not want
+                blocked = (~mask) if mask.dtype is torch.bool else torch.isneginf(mask)
+                return bool(blocked.all(dim=-1).any()) == bool(want)
+            if key == "int_abs_gt":
+                for t in ins:
+                    if t.numel() and not t.is_floating_point() and not t.is_complex() and t.dtype is not torch.bool:
+                        return bool(t.abs().max() > int(want))
+                return False
+            if key == "outside_range_within":
+                lo, hi = argv.get("min"), argv.get("max")
+                x = ins[0] if ins else None
+                if x is None or not x.numel() or lo is None or hi is None or float(lo) >= float(hi):
+                    return False
+                eps = float(want)
+                edge = ((x < lo) & (x >= lo - eps)) | ((x > hi) & (x <= hi + eps))
+                return bool(edge.any())
+    except (RuntimeError, TypeError, ValueError):
+        return False
+    return False
