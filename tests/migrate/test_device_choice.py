@@ -84,7 +84,8 @@ def test_a_module_that_keeps_self_device_moves_there(tmp_path):
 def test_where_the_project_selects_its_device_code_that_cannot_see_it_is_left_with_the_place(tmp_path):
     # the old migrate wrote .to(_mpsready_device()) here: MPS on a Mac while the project's own choice could be the
     # CPU (--no-cuda, or a selection left for a person): the first MPS kernel then refuses the CPU operand
-    files = {"train.py": 'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n',
+    files = {"train.py": 'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() and not NO_CUDA '
+                         'else "cpu")\n',
              "utils.py": "import torch\n\n\ndef make_noise(n):\n    return torch.randn(n).cuda()\n"}
     plan = _plan(tmp_path, files)
     assert [fp.path for fp in plan.files] == ["train.py"]
@@ -121,3 +122,23 @@ def test_a_device_variable_already_bound_is_not_overwritten(tmp_path):
     plan = _plan(tmp_path, {"t.py": src})
     assert [(m.code, m.reason) for m in plan.manual] == [
         ("API104", "device is already used in this file: select the device from use_cuda by hand")]
+
+
+def test_a_device_parameter_default_takes_the_helper_where_no_selection_disagrees(tmp_path):
+    # TRELLIS: `def construct_dense_grid(res, device='cuda')` and `__init__(self, ..., device='cuda')` were manual
+    # ("None='cuda': a keyword of another library") while the scan's estimate counted them auto-fixable
+    src = "import torch\n\n\ndef grid(res, device='cuda'):\n    return torch.zeros(res, device=device)\n"
+    out = _after(tmp_path, {"t.py": src})
+    assert out.count("def _mpsready_device(") == 1
+    assert out.endswith("\n\ndef grid(res, device=str(_mpsready_device())):\n    return torch.zeros(res, device=device)\n")
+
+
+def test_a_device_parameter_default_is_manual_where_the_project_selects_its_device(tmp_path):
+    files = {"train.py": 'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() and not NO_CUDA '
+                         'else "cpu")\n',
+             "utils.py": "import torch\n\n\ndef grid(res, device='cuda'):\n    return torch.zeros(res, device=device)\n"}
+    plan = _plan(tmp_path, files)
+    assert [(m.code, m.path, m.line, m.reason) for m in plan.manual] == [
+        ("API103", "utils.py", 4, "parameter device defaults to 'cuda': the project selects its device itself "
+                                  "(train.py:2) and a default cannot see that choice; pass the selected device from "
+                                  "every caller and drop the default")]

@@ -21,7 +21,7 @@ from mpsready.migrate.fixability import bucket, declared_floor
 from mpsready.migrate.leftovers import find_leftovers
 from mpsready.migrate.planfile import FILE_TIME_LIMIT_S, FileJob, FileOutcome, outcomes as _outcomes
 from mpsready.migrate.progress import PlanProgress
-from mpsready.migrate.selections import finding_place, for_file, mps_selections
+from mpsready.migrate.selections import blocking, finding_place, for_file, mps_selections
 from mpsready.migrate.transforms import all_transforms
 from mpsready.scan.config import ScanConfig
 from mpsready.scan.engine import ScanResult, scan_path
@@ -210,12 +210,19 @@ def _plan_round(state: _Rounds, progress: PlanProgress | None) -> Plan:
         files = [(target.name, str(target))]
     # where the project selects its device itself: code that cannot see it makes no choice of its own
     # (mpsready.migrate.selections: the scan's API104 findings and the selections that already consider MPS)
-    seen = [finding_place(f) for f in scan.findings if f.code == "API104" and f.location.path]
+    # a plain selection ("cuda" if torch.cuda.is_available() else "cpu") chooses as the helper does: no obstacle
+    api104: dict[str, list[Finding]] = {}
+    for f in scan.findings:
+        if f.code == "API104" and f.location.path:
+            api104.setdefault(f.location.path, []).append(f)
+    seen: list[str] = []
     for rel, abspath in files:
         try:
             data = state.overlay[rel] if rel in state.overlay else Path(abspath).read_bytes()
         except OSError:
+            seen += [finding_place(f) for f in api104.get(rel, [])]
             continue
+        seen += [finding_place(f) for f in blocking(api104.get(rel, []), data)]
         seen += mps_selections(rel, data)
     state.selections += [p for p in dict.fromkeys(seen) if p not in state.selections]
     places = tuple(state.selections)
