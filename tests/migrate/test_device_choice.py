@@ -142,3 +142,23 @@ def test_a_device_parameter_default_is_manual_where_the_project_selects_its_devi
         ("API103", "utils.py", 4, "parameter device defaults to 'cuda': the project selects its device itself "
                                   "(train.py:2) and a default cannot see that choice; pass the selected device from "
                                   "every caller and drop the default")]
+
+
+def test_an_is_cuda_guard_of_a_move_to_the_tested_tensor_s_index_follows_it(tmp_path):
+    # 2d-gaussian-splatting, TRELLIS (ssim): `if img1.is_cuda: window = window.cuda(img1.get_device())` was kept as
+    # it is (the tensor stayed on the CPU on a Mac) while the estimate counted it fixed
+    src = ("import torch\n\n\ndef ssim(img1, window):\n    if img1.is_cuda:\n"
+           "        window = window.cuda(img1.get_device())\n    return window.type_as(img1)\n")
+    assert _after(tmp_path, {"t.py": src}) == (
+        "import torch\n\n\ndef ssim(img1, window):\n    if img1.device.type != 'cpu':\n"
+        "        window = window.to(img1.device)\n    return window.type_as(img1)\n")
+    other = src.replace("window.cuda(img1.get_device())", "window.cuda(img2.get_device())")
+    assert _after(tmp_path / "o", {"t.py": other}) == other if (tmp_path / "o").mkdir() is None else False
+
+
+def test_cuda_amp_imported_under_its_own_name_is_migrated(tmp_path):
+    # VM-UNet: `from torch.cuda.amp import autocast as autocast` was manual ("imported under another name")
+    src = "import torch\nfrom torch.cuda.amp import autocast as autocast\n\nwith autocast():\n    pass\n"
+    out = _after(tmp_path, {"t.py": src})
+    assert "from torch.amp import autocast as autocast\n" in out
+    assert "with autocast('cuda'):\n" in out

@@ -78,14 +78,28 @@ class ManualRecord:
 
 @dataclass(frozen=True)
 class FindingRef:
-    """A scan finding an edit of the plan fixes: its rule code, path and line."""
+    """A scan finding an edit of the plan fixes: its rule code, path and line (a notebook's: the line in the
+    notebook's JSON, with ``cell`` and ``cell_line``, the line in that cell, as manual entries name it)."""
 
     code: str
     path: str | None
     line: int | None
+    cell: int | None = None
+    cell_line: int | None = None
 
     def to_dict(self) -> dict:
-        return {"code": self.code, "path": self.path, "line": self.line}
+        d = {"code": self.code, "path": self.path, "line": self.line}
+        if self.cell is not None:
+            d |= {"cell": self.cell, "cell_line": self.cell_line}
+        return d
+
+
+def finding_ref(f: Finding) -> FindingRef:
+    ev = f.evidence or {}
+    cell, cell_line = ev.get("cell"), ev.get("cell_line")
+    if (f.location.path or "").endswith(".ipynb") and isinstance(cell, int) and isinstance(cell_line, int):
+        return FindingRef(f.code, f.location.path, f.location.line, cell, cell_line)
+    return FindingRef(f.code, f.location.path, f.location.line)
 
 
 @dataclass
@@ -254,7 +268,7 @@ def _plan_round(state: _Rounds, progress: PlanProgress | None) -> Plan:
             unparsed.add(job.rel)
             continue
         handled |= {id(job.findings[i]) for i in out.handled}
-        plan.fixed += [FindingRef(f.code, f.location.path, f.location.line) for f in (job.findings[i] for i in out.fixed)]
+        plan.fixed += [finding_ref(f) for f in (job.findings[i] for i in out.fixed)]
         plan.manual += out.manual
         plan.kept += out.kept
         if out.file is not None:

@@ -131,13 +131,25 @@ def plan_effort(fixed: Iterable, manual: Iterable, kept: Iterable) -> dict[str, 
     note on a line an edit already fixed (``autocast('cuda')`` left off on MPS after ``torch.cuda.amp.autocast()``
     became ``torch.amp.autocast('cuda')``) counts once, as fixed: the estimate counts that finding once too.
     Entries that are not code findings (a notebook cell left as it is, ``INP``) are not counted."""
+    from collections import Counter
+
     code = [r for r in fixed if r.code.startswith(CODE_PREFIXES) and r.path]  # a guarded import's DEP107: not code
-    done = {(r.code, r.path, r.line) for r in code}
+    # a notebook's manual entries name the cell ("cell 9: ...") and the line in it; its fixed findings carry both
+    done = Counter((r.code, r.path, getattr(r, "cell", None), getattr(r, "cell_line", None) or r.line) for r in code)
     out = {"auto_fixable": len(code), "manual": 0, "kept": 0, "files_touched": len({r.path for r in code})}
-    for key, records in (("manual", manual), ("kept", kept)):
-        out[key] = len({(m.code, m.path, m.line) for m in records
-                        if m.code.startswith(CODE_PREFIXES) and m.path and (m.code, m.path, m.line) not in done})
+    for bucket_name, records in (("manual", manual), ("kept", kept)):
+        left = Counter((m.code, m.path, _cell_of(m), m.line) for m in records
+                       if m.code.startswith(CODE_PREFIXES) and m.path)
+        # two findings on one line (get_device_name and device_count) are two; a note on a fixed line is none
+        out[bucket_name] = sum(max(0, n - done[k]) for k, n in left.items())
     return out
+
+
+def _cell_of(record: object) -> int | None:
+    """The cell a notebook's manual entry names at the head of its reason (``cell 9: ...``), else ``None``."""
+    path, reason = getattr(record, "path", None) or "", getattr(record, "reason", "")
+    head = reason.split(":", 1)[0] if path.endswith(".ipynb") and reason.startswith("cell ") else ""
+    return int(head[5:]) if head[5:].isdigit() else None
 
 
 def render_effort(e: dict, basis: str) -> str:
