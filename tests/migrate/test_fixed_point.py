@@ -273,3 +273,38 @@ def test_a_plain_selection_chooses_as_the_helper_and_blocks_nothing(tmp_path):
     assert plan.manual == []
     apply_plan(plan)
     assert migrate_path(tmp_path, config=CONFIG).files == []
+
+
+def test_round_two_carries_round_one_s_records_instead_of_planning_again(tmp_path, monkeypatch):
+    """Issue 35 item 4: a file round 1 changed is planned again in round 2 only when the scan of the result reports
+    something round 1 did not leave there (the rounds cost 1.5x one round on 4DGaussians, 1.3x after)."""
+    import mpsready.migrate.engine as engine
+
+    planned: list[list[str]] = []
+    real = engine._outcomes
+    monkeypatch.setattr(engine, "_outcomes", lambda todo, jobs: (planned.append([j.rel for j in todo]),
+                                                                 real(todo, jobs))[1])
+    # round 1 guards empty_cache (an info finding it leaves as it is) and keeps get_device_name manual
+    (tmp_path / "t.py").write_text("import torch\nx = torch.ones(2).cuda()\ntorch.cuda.empty_cache()\n"
+                                   "print(torch.cuda.get_device_name(0))\n")
+    (tmp_path / "u.py").write_text("import os\n\n\ndef f(x):\n    return x.cuda()\n\n\ntorch.cuda.synchronize()\n")
+    plan = migrate_path(tmp_path, config=CONFIG)
+    assert planned[1] == ["u.py"]  # its new `import torch` makes the scan report synchronize(): planned again
+    assert [(m.code, m.path, m.line) for m in plan.manual] == [("API102", "t.py", 4)]
+    assert plan.rounds == 3
+    apply_plan(plan)
+    assert migrate_path(tmp_path, config=CONFIG).files == []
+
+
+def test_a_plain_selection_a_flag_can_override_still_blocks(tmp_path):
+    # `if args.cpu: device = "cpu"` after the plain selection can force the CPU: the helper could disagree
+    files = {"train.py": 'import torch\ndevice = "cuda" if torch.cuda.is_available() else "cpu"\n'
+                         'if CPU:\n    device = "cpu"\n',
+             "model.py": MODEL}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    plan = migrate_path(tmp_path, config=CONFIG)
+    assert [(m.code, m.path, m.line) for m in plan.manual] == [("API101", "model.py", 5)]
+    assert "the project selects its device itself (train.py:2)" in plan.manual[0].reason
+    apply_plan(plan)
+    assert migrate_path(tmp_path, config=CONFIG).files == []

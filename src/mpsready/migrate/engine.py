@@ -10,6 +10,7 @@ import dataclasses
 import difflib
 import hashlib
 import os
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -190,8 +191,15 @@ class _Rounds:
         self.outcomes: dict[tuple, FileOutcome | None] = {}
         self.selections: list[str] = []  # in the order first seen; only grows
         self.texts: dict[str, list[str]] = {}  # relative path -> the text each round planned from (round 1: disk)
+        self.number = 0  # the round being planned (1-based)
+        # after round 1, per file it changed: (its selections, the findings it left unfixed as (code, message), its
+        # manual and kept records); round 2 carries those records over instead of planning the file again when
+        # the scan of the result reports exactly those findings (see _plan_round)
+        self.left: dict[str, tuple[tuple, Counter, list[ManualRecord], list[ManualRecord]]] = {}
+        self.carried: set[int] = set()  # id() of records carried over: already in the lines on disk
 
     def round(self, progress: PlanProgress | None) -> Plan:
+        self.number += 1
         return _plan_round(self, progress)
 
 
@@ -252,9 +260,18 @@ def _plan_round(state: _Rounds, progress: PlanProgress | None) -> Plan:
     keys = [(job.rel, hashlib.sha256(job.data).hexdigest() if job.data is not None else None,
              _signature(job.findings), job.chosen, job.torch_floor, job.selections[:3], len(job.selections) > 3)
             for job in jobs]
-    todo = [job for job, key in zip(jobs, keys) if key not in state.outcomes]
+    carry = {job.rel for job in jobs if _settled(state, job)}
+    todo = [job for job, key in zip(jobs, keys) if key not in state.outcomes and job.rel not in carry]
     fresh = iter(_outcomes(todo, scan.config.jobs))
+    left_now: dict[str, tuple[tuple, Counter]] = {}
     for index, (job, key) in enumerate(zip(jobs, keys)):
+        if job.rel in carry:  # round 2: what round 1 left here is all the scan reports: the same records
+            _, _, manual, kept = state.left[job.rel]
+            handled |= {id(f) for f in job.findings}
+            plan.manual += manual
+            plan.kept += kept
+            state.carried |= {id(m) for m in manual}
+            continue
         if key in state.outcomes:
             out = state.outcomes[key]
         else:
@@ -269,6 +286,11 @@ def _plan_round(state: _Rounds, progress: PlanProgress | None) -> Plan:
             continue
         handled |= {id(job.findings[i]) for i in out.handled}
         plan.fixed += [finding_ref(f) for f in (job.findings[i] for i in out.fixed)]
+        if state.number == 1 and out.file is not None and not job.rel.endswith(".ipynb"):
+            fixed = set(out.fixed)
+            left_now[job.rel] = (_selections_key(job), Counter(
+                (f.code, f.message, bucket(f, plan.torch_floor)[0] == "kept")
+                for i, f in enumerate(job.findings) if i not in fixed))
         plan.manual += out.manual
         plan.kept += out.kept
         if out.file is not None:
@@ -288,7 +310,34 @@ def _plan_round(state: _Rounds, progress: PlanProgress | None) -> Plan:
     plan.fixed.sort(key=lambda r: (r.path or "", r.line or 0, r.code))
     plan.manual.sort(key=lambda m: (m.path or "", m.line or 0, m.code))
     plan.kept.sort(key=lambda m: (m.path or "", m.line or 0, m.code))
+    for rel, (sel, left) in left_now.items():
+        state.left[rel] = (sel, left, [m for m in plan.manual if m.path == rel], [m for m in plan.kept if m.path == rel])
     return plan
+
+
+def _selections_key(job: FileJob) -> tuple:
+    return job.selections[:3], len(job.selections) > 3
+
+
+def _settled(state: _Rounds, job: FileJob) -> bool:
+    """In round 2, whether the file ``job`` plans is one round 1 changed and the scan of the result reports only
+    findings round 1 left there unfixed (the same codes and messages; of those, only ones needing no change may be
+    gone, and guarded ones are left as they are), with the same selections in view: its
+    plan would make no edit and list what round 1 listed, so round 1's records are carried over instead of
+    parsing, indexing and planning the file again (a later round needs a file again only where the edits made
+    something new visible: an ``import torch`` that makes the scan report a ``torch.cuda`` call). Notebooks are
+    always planned again (their records name cells)."""
+    if state.number != 2 or job.rel not in state.left:
+        return False
+    sel, left, _, _ = state.left[job.rel]
+    if sel != _selections_key(job):
+        return False
+    # a finding round 1's own edit put behind a CUDA check (the guard around `torch.cuda.empty_cache()` it adds
+    # beside the MPS call) comes back guarded: left as it is, as a transform leaves every guarded finding
+    now = Counter((f.code, f.message) for f in job.findings if not (f.evidence or {}).get("guarded"))
+    before = Counter({(code, message): n for (code, message, _), n in left.items()})
+    may_go = Counter({(code, message): n for (code, message, kept), n in left.items() if kept})
+    return not (now - before) and not ((before - now) - may_go)
 
 
 def _line_map(before: str, after: str) -> Callable[[int | None], int | None]:
@@ -328,7 +377,8 @@ def _merge(rounds: list[Plan], state: _Rounds) -> Plan:
     plan = Plan(first.root, files=list(files.values()), torch_floor=first.torch_floor,
                 findings_before=first.findings_before, leftovers=first.leftovers, rounds=len(rounds))
     plan.fixed = sorted(fixed, key=lambda r: (r.path or "", r.line or 0, r.code))  # two on one line: both
-    plan.manual = sorted((_mapped(m, maps) for m in last.manual), key=lambda m: (m.path or "", m.line or 0, m.code))
+    plan.manual = sorted((m if id(m) in state.carried else _mapped(m, maps) for m in last.manual),
+                         key=lambda m: (m.path or "", m.line or 0, m.code))
     # left as they are: the first round's (a later round only sees the code the edits put behind a CUDA check)
     plan.kept = list(first.kept)
     plan.errors = list(dict.fromkeys(e for r in rounds for e in r.errors))

@@ -129,11 +129,66 @@ def plain_at(tree: ast.AST, line: int) -> bool:
     expression there) is :func:`plain`; ``False`` when none is found (a form this cannot read blocks)."""
     statements = [n for n in ast.walk(tree) if isinstance(n, ast.If) and n.lineno == line]
     if statements:
-        return all(plain_if(n) for n in statements)
+        return all(plain_if(n) and alone(tree, n) for n in statements)
     found = [n for n in ast.walk(tree) if isinstance(n, (ast.IfExp, ast.Call)) and n.lineno == line
              and (isinstance(n, ast.IfExp) or _dotted(n.func).endswith("device"))]
     tops = [n for n in found if not any(n is not m and any(n is d for d in ast.walk(m)) for m in found)]
-    return bool(tops) and all(plain(n) for n in tops)
+    holders = [n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.lineno == line]
+    return bool(tops) and all(plain(n) for n in tops) and all(alone(tree, h) for h in holders)
+
+
+def _targets(stmt: ast.AST) -> set[str]:
+    """The dotted names ``stmt`` (and the statements in it) assign: ``device``, ``args.device``, ``self.device``."""
+    out = set()
+    for n in ast.walk(stmt):
+        if isinstance(n, ast.Assign):
+            out |= {_dotted(t) for t in n.targets}
+        elif isinstance(n, (ast.AnnAssign, ast.AugAssign)):
+            out.add(_dotted(n.target))
+    return out - {""}
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def _scope_of(tree: ast.AST, target: ast.AST) -> ast.AST:
+    """The innermost function (or class, or the module) whose own body holds ``target``."""
+    stack: list[tuple[ast.AST, ast.AST]] = [(tree, tree)]
+    while stack:
+        node, scope = stack.pop()
+        if node is target:
+            return scope
+        inner = node if isinstance(node, _SCOPES) else scope
+        stack.extend((c, inner) for c in ast.iter_child_nodes(node))
+    return tree
+
+
+def _own_statements(scope: ast.AST) -> list[ast.AST]:
+    """The statements of ``scope``'s own body, nested functions and classes left out (their names are theirs)."""
+    out, stack = [], list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _SCOPES):
+            continue
+        out.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def alone(tree: ast.AST, stmt: ast.AST) -> bool:
+    """Whether no statement outside the selection ``stmt`` assigns the name it binds (a plain name in the same
+    function or at module level; an attribute, ``args.device``, anywhere in the file): ``if args.cpu: device =
+    "cpu"`` after a plain selection can force the CPU, so the selection is no longer the helper's choice."""
+    names = _targets(stmt)
+    inside = {id(n) for n in ast.walk(stmt)}
+    plain_names, dotted = {n for n in names if "." not in n}, {n for n in names if "." in n}
+    near = _own_statements(_scope_of(tree, stmt)) if plain_names else []
+    for nodes, wanted in ((near, plain_names), (list(ast.walk(tree)) if dotted else [], dotted)):
+        for n in nodes:
+            if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and id(n) not in inside \
+                    and _targets(n) & wanted:
+                return False
+    return True
 
 
 def mps_selection_lines(tree: ast.AST) -> list[int]:
@@ -146,7 +201,7 @@ def mps_selection_lines(tree: ast.AST) -> list[int]:
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == HELPER_NAME:
             continue
-        if isinstance(node, ast.If) and plain_if(node) and len(node.orelse) == 1:
+        if isinstance(node, ast.If) and plain_if(node) and len(node.orelse) == 1 and alone(tree, node):
             chained.add(id(node.orelse[0]))
         if id(node) in chained:
             stack.extend(ast.iter_child_nodes(node))
