@@ -308,3 +308,16 @@ def test_a_plain_selection_a_flag_can_override_still_blocks(tmp_path):
     assert "the project selects its device itself (train.py:2)" in plan.manual[0].reason
     apply_plan(plan)
     assert migrate_path(tmp_path, config=CONFIG).files == []
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in HERE.iterdir() if p.is_dir() and not p.name.startswith("_")))
+def test_carrying_round_one_s_records_gives_the_plan_planning_again_gives(name, tmp_path, monkeypatch):
+    import mpsready.migrate.engine as engine
+
+    root = tmp_path / name
+    shutil.copytree(HERE / name, root)
+    carried = migrate_path(root, config=CONFIG)
+    monkeypatch.setattr(engine, "_settled", lambda state, job: False)
+    planned = migrate_path(root, config=CONFIG)
+    assert (carried.manual, carried.kept, carried.fixed) == (planned.manual, planned.kept, planned.fixed)
+    assert [(f.path, f.after, f.edits) for f in carried.files] == [(f.path, f.after, f.edits) for f in planned.files]

@@ -195,8 +195,10 @@ class _Rounds:
         # after round 1, per file it changed: (its selections, the findings it left unfixed as (code, message), its
         # manual and kept records); round 2 carries those records over instead of planning the file again when
         # the scan of the result reports exactly those findings (see _plan_round)
-        self.left: dict[str, tuple[tuple, Counter, list[ManualRecord], list[ManualRecord]]] = {}
+        self.left: dict[str, tuple[tuple, Counter, list[ManualRecord], list[ManualRecord], set]] = {}
+        self.texts_before: dict[str, str] = {}  # the text on disk of each file round 1 changed
         self.carried: set[int] = set()  # id() of records carried over: already in the lines on disk
+        self.selection_memo: dict[tuple[str, bytes], list[str]] = {}  # (path, sha256) -> mps_selections
 
     def round(self, progress: PlanProgress | None) -> Plan:
         self.number += 1
@@ -245,7 +247,10 @@ def _plan_round(state: _Rounds, progress: PlanProgress | None) -> Plan:
             seen += [finding_place(f) for f in api104.get(rel, [])]
             continue
         seen += [finding_place(f) for f in blocking(api104.get(rel, []), data)]
-        seen += mps_selections(rel, data)
+        memo_key = (rel, hashlib.sha256(data).digest())  # a file the round before left as it was: the same answer
+        if memo_key not in state.selection_memo:
+            state.selection_memo[memo_key] = mps_selections(rel, data)
+        seen += state.selection_memo[memo_key]
     state.selections += [p for p in dict.fromkeys(seen) if p not in state.selections]
     places = tuple(state.selections)
     limit = scan.config.max_file_size
@@ -266,7 +271,7 @@ def _plan_round(state: _Rounds, progress: PlanProgress | None) -> Plan:
     left_now: dict[str, tuple[tuple, Counter]] = {}
     for index, (job, key) in enumerate(zip(jobs, keys)):
         if job.rel in carry:  # round 2: what round 1 left here is all the scan reports: the same records
-            _, _, manual, kept = state.left[job.rel]
+            _, _, manual, kept, _ = state.left[job.rel]
             handled |= {id(f) for f in job.findings}
             plan.manual += manual
             plan.kept += kept
@@ -286,10 +291,11 @@ def _plan_round(state: _Rounds, progress: PlanProgress | None) -> Plan:
             continue
         handled |= {id(job.findings[i]) for i in out.handled}
         plan.fixed += [finding_ref(f) for f in (job.findings[i] for i in out.fixed)]
-        if state.number == 1 and out.file is not None and not job.rel.endswith(".ipynb"):
+        if state.number == 1 and out.file is not None:
+            state.texts_before[job.rel] = out.file.before
             fixed = set(out.fixed)
             left_now[job.rel] = (_selections_key(job), Counter(
-                (f.code, f.message, bucket(f, plan.torch_floor)[0] == "kept")
+                (f.code, _shape(f.message), bucket(f, plan.torch_floor)[0] == "kept")
                 for i, f in enumerate(job.findings) if i not in fixed))
         plan.manual += out.manual
         plan.kept += out.kept
@@ -310,9 +316,20 @@ def _plan_round(state: _Rounds, progress: PlanProgress | None) -> Plan:
     plan.fixed.sort(key=lambda r: (r.path or "", r.line or 0, r.code))
     plan.manual.sort(key=lambda m: (m.path or "", m.line or 0, m.code))
     plan.kept.sort(key=lambda m: (m.path or "", m.line or 0, m.code))
+    fixed_at = {(r.code, r.path, r.line) for r in plan.fixed}
     for rel, (sel, left) in left_now.items():
-        state.left[rel] = (sel, left, [m for m in plan.manual if m.path == rel], [m for m in plan.kept if m.path == rel])
+        manual = [m for m in plan.manual if m.path == rel]
+        # a note on a line an edit fixed (autocast made torch.amp.autocast('cuda') below the floor: "left off on
+        # MPS"): the scan of the result reports that line again, under the note's code
+        notes = {(m.code, m.line) for m in manual if (m.code, rel, m.line) in fixed_at and not rel.endswith(".ipynb")}
+        state.left[rel] = (sel, left, manual, [m for m in plan.kept if m.path == rel], notes)
     return plan
+
+
+def _shape(message: str) -> str:
+    """A finding's message without its digits: a line it names (``backend assigned at line 238``) moves when an
+    earlier edit adds lines."""
+    return "".join(c for c in message if not c.isdigit())
 
 
 def _selections_key(job: FileJob) -> tuple:
@@ -321,20 +338,23 @@ def _selections_key(job: FileJob) -> tuple:
 
 def _settled(state: _Rounds, job: FileJob) -> bool:
     """In round 2, whether the file ``job`` plans is one round 1 changed and the scan of the result reports only
-    findings round 1 left there unfixed (the same codes and messages; of those, only ones needing no change may be
-    gone, and guarded ones are left as they are), with the same selections in view: its
+    findings round 1 left there unfixed (the same codes and messages, digits aside; of those, only ones needing no
+    change may be gone; guarded ones are left as they are, and one on a line round 1 both fixed and noted, under
+    the note's code, is that note), with the same selections in view: its
     plan would make no edit and list what round 1 listed, so round 1's records are carried over instead of
     parsing, indexing and planning the file again (a later round needs a file again only where the edits made
-    something new visible: an ``import torch`` that makes the scan report a ``torch.cuda`` call). Notebooks are
-    always planned again (their records name cells)."""
+    something new visible: an ``import torch`` that makes the scan report a ``torch.cuda`` call). A notebook's
+    records name its cells and their lines, which no round changes the meaning of."""
     if state.number != 2 or job.rel not in state.left:
         return False
-    sel, left, _, _ = state.left[job.rel]
+    sel, left, _, _, notes = state.left[job.rel]
     if sel != _selections_key(job):
         return False
+    on_disk = _line_map(state.texts_before[job.rel], (job.data or b"").decode("utf-8")) if notes else None
     # a finding round 1's own edit put behind a CUDA check (the guard around `torch.cuda.empty_cache()` it adds
     # beside the MPS call) comes back guarded: left as it is, as a transform leaves every guarded finding
-    now = Counter((f.code, f.message) for f in job.findings if not (f.evidence or {}).get("guarded"))
+    now = Counter((f.code, _shape(f.message)) for f in job.findings if not (f.evidence or {}).get("guarded")
+                  and not (on_disk is not None and (f.code, on_disk(f.location.line)) in notes))
     before = Counter({(code, message): n for (code, message, _), n in left.items()})
     may_go = Counter({(code, message): n for (code, message, kept), n in left.items() if kept})
     return not (now - before) and not ((before - now) - may_go)

@@ -224,11 +224,22 @@ def _mask_magics(source: str) -> str:
     return "\n".join(lines)
 
 
+def _without_helper(data: bytes) -> bytes:
+    """``data`` with the helper migrate adds (either form, as :mod:`mpsready.migrate.helper` writes it) taken out."""
+    from mpsready.migrate.helper import helper_source  # the migrate package has libcst loaded already
+
+    for accelerator in (False, True):
+        data = data.replace(helper_source(accelerator).encode(), b"")
+    return data
+
+
 def mps_selections(rel: str, data: bytes) -> list[str]:
     """The places (``train.py:4``, ``nb.ipynb:cell 3:line 2``) where the file ``rel`` with bytes ``data`` selects a
     device with MPS among the choices; ``[]`` for a file that does not parse (the scan lists it)."""
     if not any(w in data for w in _WORDS):
         return []
+    if HELPER_NAME.encode() in data and not any(w in _without_helper(data) for w in _WORDS):
+        return []  # only the helper asks for MPS here (most files a first round edited): nothing to parse
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
