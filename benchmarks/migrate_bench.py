@@ -33,6 +33,11 @@ linear (per-edit ratio of 1,000 edits to 250: 1.16, 1.17 -> 1.05, 1.06).
 Issue 35 (one run plans until a round changes nothing: the ``round(s)`` on the tree line): real trees, paired
 with the single-round version, CPU, two pairs each: PyTorch-GAN 1.37x, 1.52x (2 rounds); yunjey/pytorch-tutorial
 1.20x, 1.25x (2 rounds); udacity/deep-learning-v2-pytorch 1.93x, 2.01x (3 rounds, 159 edits instead of 28).
+The tree line is followed by ``one round only`` (the same run stopped after its first round) and ``rounds/one
+round`` (goal of issue 35: at most 1.3). After round 2 stopped planning again the files round 1 changed (it
+carries their records) and stopped parsing files where only the helper asks for MPS, paired with the version
+before on the same loaded 2-core machine, least of 3: TRELLIS 1.55x -> 1.25x, 4DGaussians 1.85x -> 1.22x, mar
+1.87x -> 1.28x, co-tracker 1.68x -> 1.20x (docs/migrate.md).
 
 ``--edits ""`` skips the one-file runs. The script runs the ``mpsready`` that ``PYTHONPATH`` names, so one copy
 of it measures two checkouts side by side (``PYTHONPATH=/tmp/before/src``).

@@ -18,7 +18,7 @@ from typing import TypeVar
 
 from mpsready import rules as registry
 from mpsready.findings import Finding
-from mpsready.migrate.fixability import bucket, declared_floor
+from mpsready.migrate.fixability import _cell_of, bucket, declared_floor
 from mpsready.migrate.leftovers import find_leftovers
 from mpsready.migrate.planfile import FILE_TIME_LIMIT_S, FileJob, FileOutcome, outcomes as _outcomes
 from mpsready.migrate.progress import PlanProgress
@@ -321,9 +321,22 @@ def _plan_round(state: _Rounds, progress: PlanProgress | None) -> Plan:
         manual = [m for m in plan.manual if m.path == rel]
         # a note on a line an edit fixed (autocast made torch.amp.autocast('cuda') below the floor: "left off on
         # MPS"): the scan of the result reports that line again, under the note's code
-        notes = {(m.code, m.line) for m in manual if (m.code, rel, m.line) in fixed_at and not rel.endswith(".ipynb")}
+        if rel.endswith(".ipynb"):  # a notebook's notes and fixed findings name the cell and the line in it
+            cells = {(r.code, r.cell, r.cell_line) for r in plan.fixed if r.path == rel and r.cell is not None}
+            notes = {(m.code, _cell_of(m), m.line) for m in manual if (m.code, _cell_of(m), m.line) in cells}
+        else:
+            notes = {(m.code, m.line) for m in manual if (m.code, rel, m.line) in fixed_at}
         state.left[rel] = (sel, left, manual, [m for m in plan.kept if m.path == rel], notes)
     return plan
+
+
+def _where_noted(f: Finding, on_disk: Callable[[int | None], int | None] | None, notebook: bool) -> tuple | None:
+    """Where round 1's notes are keyed: (code, cell, line in the cell) in a notebook (the cells round 1 did not add
+    lines to keep their lines), else (code, the line on disk)."""
+    if notebook:
+        ev = f.evidence or {}
+        return (f.code, ev.get("cell"), ev.get("cell_line"))
+    return (f.code, on_disk(f.location.line)) if on_disk is not None else None
 
 
 def _shape(message: str) -> str:
@@ -350,11 +363,13 @@ def _settled(state: _Rounds, job: FileJob) -> bool:
     sel, left, _, _, notes = state.left[job.rel]
     if sel != _selections_key(job):
         return False
-    on_disk = _line_map(state.texts_before[job.rel], (job.data or b"").decode("utf-8")) if notes else None
+    notebook = job.rel.endswith(".ipynb")
+    on_disk = _line_map(state.texts_before[job.rel], (job.data or b"").decode("utf-8")) \
+        if notes and not notebook else None
     # a finding round 1's own edit put behind a CUDA check (the guard around `torch.cuda.empty_cache()` it adds
     # beside the MPS call) comes back guarded: left as it is, as a transform leaves every guarded finding
     now = Counter((f.code, _shape(f.message)) for f in job.findings if not (f.evidence or {}).get("guarded")
-                  and not (on_disk is not None and (f.code, on_disk(f.location.line)) in notes))
+                  and _where_noted(f, on_disk, notebook) not in notes)
     before = Counter({(code, message): n for (code, message, _), n in left.items()})
     may_go = Counter({(code, message): n for (code, message, kept), n in left.items() if kept})
     return not (now - before) and not ((before - now) - may_go)
