@@ -18,7 +18,7 @@ from typing import TypeVar
 
 from mpsready import rules as registry
 from mpsready.findings import Finding
-from mpsready.migrate.fixability import _cell_of, bucket, declared_floor
+from mpsready.migrate.fixability import cell_of, bucket, declared_floor
 from mpsready.migrate.leftovers import find_leftovers
 from mpsready.migrate.planfile import FILE_TIME_LIMIT_S, FileJob, FileOutcome, outcomes as _outcomes
 from mpsready.migrate.progress import PlanProgress
@@ -232,25 +232,7 @@ def _plan_round(state: _Rounds, progress: PlanProgress | None) -> Plan:
                  if pf.python or pf.notebook]
     else:
         files = [(target.name, str(target))]
-    # where the project selects its device itself: code that cannot see it makes no choice of its own
-    # (mpsready.migrate.selections: the scan's API104 findings and the selections that already consider MPS)
-    # a plain selection ("cuda" if torch.cuda.is_available() else "cpu") chooses as the helper does: no obstacle
-    api104: dict[str, list[Finding]] = {}
-    for f in scan.findings:
-        if f.code == "API104" and f.location.path:
-            api104.setdefault(f.location.path, []).append(f)
-    seen: list[str] = []
-    for rel, abspath in files:
-        try:
-            data = state.overlay[rel] if rel in state.overlay else Path(abspath).read_bytes()
-        except OSError:
-            seen += [finding_place(f) for f in api104.get(rel, [])]
-            continue
-        seen += [finding_place(f) for f in blocking(api104.get(rel, []), data)]
-        memo_key = (rel, hashlib.sha256(data).digest())  # a file the round before left as it was: the same answer
-        if memo_key not in state.selection_memo:
-            state.selection_memo[memo_key] = mps_selections(rel, data)
-        seen += state.selection_memo[memo_key]
+    seen = _selection_places(state, scan, files)
     state.selections += [p for p in dict.fromkeys(seen) if p not in state.selections]
     places = tuple(state.selections)
     limit = scan.config.max_file_size
@@ -271,11 +253,7 @@ def _plan_round(state: _Rounds, progress: PlanProgress | None) -> Plan:
     left_now: dict[str, tuple[tuple, Counter]] = {}
     for index, (job, key) in enumerate(zip(jobs, keys)):
         if job.rel in carry:  # round 2: what round 1 left here is all the scan reports: the same records
-            _, _, manual, kept, _ = state.left[job.rel]
-            handled |= {id(f) for f in job.findings}
-            plan.manual += manual
-            plan.kept += kept
-            state.carried |= {id(m) for m in manual}
+            handled |= _carry(state, plan, job)
             continue
         if key in state.outcomes:
             out = state.outcomes[key]
@@ -292,11 +270,7 @@ def _plan_round(state: _Rounds, progress: PlanProgress | None) -> Plan:
         handled |= {id(job.findings[i]) for i in out.handled}
         plan.fixed += [finding_ref(f) for f in (job.findings[i] for i in out.fixed)]
         if state.number == 1 and out.file is not None:
-            state.texts_before[job.rel] = out.file.before
-            fixed = set(out.fixed)
-            left_now[job.rel] = (_selections_key(job), Counter(
-                (f.code, _shape(f.message), bucket(f, plan.torch_floor)[0] == "kept")
-                for i, f in enumerate(job.findings) if i not in fixed))
+            left_now[job.rel] = _left(state, job, out, plan.torch_floor)
         plan.manual += out.manual
         plan.kept += out.kept
         if out.file is not None:
@@ -316,18 +290,43 @@ def _plan_round(state: _Rounds, progress: PlanProgress | None) -> Plan:
     plan.fixed.sort(key=lambda r: (r.path or "", r.line or 0, r.code))
     plan.manual.sort(key=lambda m: (m.path or "", m.line or 0, m.code))
     plan.kept.sort(key=lambda m: (m.path or "", m.line or 0, m.code))
+    _remember(state, plan, left_now)
+    return plan
+
+
+def _carry(state: _Rounds, plan: Plan, job: FileJob) -> set[int]:
+    """Round 1's manual and kept records of ``job``'s file into ``plan`` (see :func:`_settled`); the ids of the
+    findings they answer."""
+    _, _, manual, kept, _ = state.left[job.rel]
+    plan.manual += manual
+    plan.kept += kept
+    state.carried |= {id(m) for m in manual}
+    return {id(f) for f in job.findings}
+
+
+def _left(state: _Rounds, job: FileJob, out: FileOutcome, floor: tuple[int, int] | None) -> tuple[tuple, Counter]:
+    """What round 1 left unfixed in a file it changed: its selections and (code, message shape, needs no change)."""
+    assert out.file is not None  # the caller's test
+    state.texts_before[job.rel] = out.file.before
+    fixed = set(out.fixed)
+    return _selections_key(job), Counter((f.code, _shape(f.message), bucket(f, floor)[0] == "kept")
+                                         for i, f in enumerate(job.findings) if i not in fixed)
+
+
+def _remember(state: _Rounds, plan: Plan, left_now: dict[str, tuple[tuple, Counter]]) -> None:
+    """After round 1: per file it changed, what :func:`_settled` compares round 2's scan with, and the records."""
     fixed_at = {(r.code, r.path, r.line) for r in plan.fixed}
     for rel, (sel, left) in left_now.items():
         manual = [m for m in plan.manual if m.path == rel]
         # a note on a line an edit fixed (autocast made torch.amp.autocast('cuda') below the floor: "left off on
         # MPS"): the scan of the result reports that line again, under the note's code
+        notes: set[tuple]
         if rel.endswith(".ipynb"):  # a notebook's notes and fixed findings name the cell and the line in it
             cells = {(r.code, r.cell, r.cell_line) for r in plan.fixed if r.path == rel and r.cell is not None}
-            notes = {(m.code, _cell_of(m), m.line) for m in manual if (m.code, _cell_of(m), m.line) in cells}
+            notes = {(m.code, cell_of(m), m.line) for m in manual if (m.code, cell_of(m), m.line) in cells}
         else:
             notes = {(m.code, m.line) for m in manual if (m.code, rel, m.line) in fixed_at}
         state.left[rel] = (sel, left, manual, [m for m in plan.kept if m.path == rel], notes)
-    return plan
 
 
 def _where_noted(f: Finding, on_disk: Callable[[int | None], int | None] | None, notebook: bool) -> tuple | None:
@@ -343,6 +342,30 @@ def _shape(message: str) -> str:
     """A finding's message without its digits: a line it names (``backend assigned at line 238``) moves when an
     earlier edit adds lines."""
     return "".join(c for c in message if not c.isdigit())
+
+
+def _selection_places(state: _Rounds, scan: ScanResult, files: list[tuple[str, str]]) -> list[str]:
+    """Where the project selects its device itself, as this round sees it: code that cannot see such a place makes no
+    choice of its own (:mod:`mpsready.migrate.selections`: the scan's API104 findings that are not plain, and the
+    selections that already consider MPS)."""
+    # a plain selection ("cuda" if torch.cuda.is_available() else "cpu") chooses as the helper does: no obstacle
+    api104: dict[str, list[Finding]] = {}
+    for f in scan.findings:
+        if f.code == "API104" and f.location.path:
+            api104.setdefault(f.location.path, []).append(f)
+    seen: list[str] = []
+    for rel, abspath in files:
+        try:
+            data = state.overlay[rel] if rel in state.overlay else Path(abspath).read_bytes()
+        except OSError:
+            seen += [finding_place(f) for f in api104.get(rel, [])]
+            continue
+        seen += [finding_place(f) for f in blocking(api104.get(rel, []), data)]
+        memo_key = (rel, hashlib.sha256(data).digest())  # a file the round before left as it was: the same answer
+        if memo_key not in state.selection_memo:
+            state.selection_memo[memo_key] = mps_selections(rel, data)
+        seen += state.selection_memo[memo_key]
+    return seen
 
 
 def _selections_key(job: FileJob) -> tuple:
