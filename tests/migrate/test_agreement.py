@@ -6,13 +6,14 @@ these tests fail when any two of them could disagree again: a transform answerin
 the reverse), an outlook edit marked "migrate can make it" that migrate does not make.
 """
 
+import json
 import shutil
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from mpsready.migrate.fixability import CODE_PREFIXES, buckets, effort
+from mpsready.migrate.fixability import CODE_PREFIXES, buckets, effort, plan_effort
 from mpsready.migrate.engine import migrate_path
 from mpsready.migrate.transforms import all_transforms
 from mpsready.rules import autofix_codes
@@ -108,6 +109,40 @@ def test_effort_and_plan_counts_exactly(name, tmp_path):
     scan, plan, _pairs = _outcomes(_copy(name, tmp_path))
     code_fixed = [r for r in plan.fixed if r.code.startswith(CODE_PREFIXES)]
     assert (effort(scan.findings, scan.torch_floor), (len(code_fixed), len(plan.manual), len(plan.kept))) == EFFORT[name]
+    # the one sentence scan, report and migrate print: the plan's four numbers are the estimate's
+    assert plan_effort(plan.fixed, plan.manual, plan.kept) == EFFORT[name][0]
+
+
+# issue 35 item 3: real-like trees (a CUDA switch whose guards move, an is_cuda guard, a plain selection with a
+# library that cannot see it, a device parameter default, autocast without a floor, migrate's own guards)
+PROJECTS = {
+    "amp_floor": {"auto_fixable": 2, "manual": 1, "kept": 0, "files_touched": 1},
+    "layer_selection": {"auto_fixable": 2, "manual": 0, "kept": 2, "files_touched": 2},  # estimate before: 1, 0, 3
+    "no_cuda_flag": {"auto_fixable": 4, "manual": 0, "kept": 1, "files_touched": 1},  # estimate before: 1, 0, 4
+    "research_like": {"auto_fixable": 7, "manual": 1, "kept": 1, "files_touched": 4},
+    "threaded_devices": {"auto_fixable": 4, "manual": 0, "kept": 0, "files_touched": 2},
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROJECTS))
+def test_scan_report_and_migrate_print_the_same_effort_on_real_like_trees(name, tmp_path, capsys):
+    from mpsready.cli import main
+    from mpsready.report.evidence.scan import from_doc
+    from mpsready.report.verdict import _effort_sentence
+
+    root = tmp_path / name
+    shutil.copytree(HERE / "projects" / name, root)
+    sentence = "migrate effort ({}): {auto_fixable} auto-fixable finding(s) in {files_touched} file(s) (`mpsready " \
+               "migrate PATH` shows the diff), {manual} manual, {kept} need no change"
+    main(["scan", str(root), "--format", "json", "--no-cache"])
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["effort"] == {**PROJECTS[name], "basis": "estimate"}
+    # the report prints the scan's own numbers (before: recomputed over the main scope without the floor)
+    assert _effort_sentence(from_doc(doc), effort) == sentence.format("estimate", **PROJECTS[name])
+    main(["migrate", str(root), "--no-cache"])
+    assert "  " + sentence.format("plan", **PROJECTS[name]) + "\n" in capsys.readouterr().err
+    main(["migrate", str(root), "--no-cache", "--format", "json"])
+    assert json.loads(capsys.readouterr().out)["summary"]["effort"] == {**PROJECTS[name], "basis": "plan"}
 
 
 @pytest.mark.parametrize("name", FIXTURES)

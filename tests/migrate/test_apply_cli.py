@@ -87,7 +87,8 @@ def test_json_format(tmp_path, capsys):
     assert main(["migrate", str(root), "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["schema"] == {"name": "mpsready.migrate", "version": 1}
-    assert doc["summary"] == {"edits": 1, "files": 1, "manual": 0, "kept": 0, "not_parsed": 0, "fixed": 1, "rounds": 2}
+    assert doc["summary"] == {"edits": 1, "files": 1, "manual": 0, "kept": 0, "not_parsed": 0, "fixed": 1, "rounds": 2,
+                              "effort": {"auto_fixable": 1, "manual": 0, "kept": 0, "files_touched": 1, "basis": "plan"}}
     assert doc["files"][0]["path"] == "train.py"
     assert doc["files"][0]["edits"] == [{"code": "API101", "line": 2, "what": ".cuda() -> .to(_mpsready_device())"}]
     assert doc["fixed"] == [{"code": "API101", "path": "train.py", "line": 2}]

@@ -84,7 +84,8 @@ def test_a_module_that_keeps_self_device_moves_there(tmp_path):
 def test_where_the_project_selects_its_device_code_that_cannot_see_it_is_left_with_the_place(tmp_path):
     # the old migrate wrote .to(_mpsready_device()) here: MPS on a Mac while the project's own choice could be the
     # CPU (--no-cuda, or a selection left for a person): the first MPS kernel then refuses the CPU operand
-    files = {"train.py": 'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n',
+    files = {"train.py": 'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() and not NO_CUDA '
+                         'else "cpu")\n',
              "utils.py": "import torch\n\n\ndef make_noise(n):\n    return torch.randn(n).cuda()\n"}
     plan = _plan(tmp_path, files)
     assert [fp.path for fp in plan.files] == ["train.py"]
@@ -121,3 +122,43 @@ def test_a_device_variable_already_bound_is_not_overwritten(tmp_path):
     plan = _plan(tmp_path, {"t.py": src})
     assert [(m.code, m.reason) for m in plan.manual] == [
         ("API104", "device is already used in this file: select the device from use_cuda by hand")]
+
+
+def test_a_device_parameter_default_takes_the_helper_where_no_selection_disagrees(tmp_path):
+    # TRELLIS: `def construct_dense_grid(res, device='cuda')` and `__init__(self, ..., device='cuda')` were manual
+    # ("None='cuda': a keyword of another library") while the scan's estimate counted them auto-fixable
+    src = "import torch\n\n\ndef grid(res, device='cuda'):\n    return torch.zeros(res, device=device)\n"
+    out = _after(tmp_path, {"t.py": src})
+    assert out.count("def _mpsready_device(") == 1
+    assert out.endswith("\n\ndef grid(res, device=str(_mpsready_device())):\n    return torch.zeros(res, device=device)\n")
+
+
+def test_a_device_parameter_default_is_manual_where_the_project_selects_its_device(tmp_path):
+    files = {"train.py": 'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() and not NO_CUDA '
+                         'else "cpu")\n',
+             "utils.py": "import torch\n\n\ndef grid(res, device='cuda'):\n    return torch.zeros(res, device=device)\n"}
+    plan = _plan(tmp_path, files)
+    assert [(m.code, m.path, m.line, m.reason) for m in plan.manual] == [
+        ("API103", "utils.py", 4, "parameter device defaults to 'cuda': the project selects its device itself "
+                                  "(train.py:2) and a default cannot see that choice; pass the selected device from "
+                                  "every caller and drop the default")]
+
+
+def test_an_is_cuda_guard_of_a_move_to_the_tested_tensor_s_index_follows_it(tmp_path):
+    # 2d-gaussian-splatting, TRELLIS (ssim): `if img1.is_cuda: window = window.cuda(img1.get_device())` was kept as
+    # it is (the tensor stayed on the CPU on a Mac) while the estimate counted it fixed
+    src = ("import torch\n\n\ndef ssim(img1, window):\n    if img1.is_cuda:\n"
+           "        window = window.cuda(img1.get_device())\n    return window.type_as(img1)\n")
+    assert _after(tmp_path, {"t.py": src}) == (
+        "import torch\n\n\ndef ssim(img1, window):\n    if img1.device.type != 'cpu':\n"
+        "        window = window.to(img1.device)\n    return window.type_as(img1)\n")
+    other = src.replace("window.cuda(img1.get_device())", "window.cuda(img2.get_device())")
+    assert _after(tmp_path / "o", {"t.py": other}) == other if (tmp_path / "o").mkdir() is None else False
+
+
+def test_cuda_amp_imported_under_its_own_name_is_migrated(tmp_path):
+    # VM-UNet: `from torch.cuda.amp import autocast as autocast` was manual ("imported under another name")
+    src = "import torch\nfrom torch.cuda.amp import autocast as autocast\n\nwith autocast():\n    pass\n"
+    out = _after(tmp_path, {"t.py": src})
+    assert "from torch.amp import autocast as autocast\n" in out
+    assert "with autocast('cuda'):\n" in out

@@ -50,7 +50,7 @@ def test_scan_json_carries_the_effort(tmp_path, capsys):
     (tmp_path / "t.py").write_text(SOURCE)
     main(["scan", str(tmp_path), "--format", "json", "--no-cache"])
     doc = json.loads(capsys.readouterr().out)
-    assert doc["effort"] == {"auto_fixable": 2, "manual": 2, "kept": 2, "files_touched": 1}
+    assert doc["effort"] == {"auto_fixable": 2, "manual": 2, "kept": 2, "files_touched": 1, "basis": "estimate"}
 
 
 def test_scan_terminal_and_markdown_show_the_effort(tmp_path, capsys):
@@ -98,7 +98,14 @@ def test_report_names_mpsready_migrate_for_the_code_blockers_it_fixes():
     ]
     rep = build_report(Evidence(scan=scan.from_doc(fx.scan_doc(findings, outlook="mac_for_dev"))))
     assert ("`mpsready migrate PATH` rewrites 2 of the code finding(s) marked blocker (API101) automatically (review "
-            "its diff, then --apply), which removes them from the static blockers; effort in the main scope: 2 "
-            "auto-fixable finding(s) in 1 file(s), 1 manual") in rep.verdict.would_change
+            "its diff, then --apply), which removes them from the static blockers; migrate effort (estimate): 2 "
+            "auto-fixable finding(s) in 1 file(s) (`mpsready migrate PATH` shows the diff), 1 manual, 0 need no change"
+            ) in rep.verdict.would_change
+    # a scan document that carries its effort: the report prints those numbers, not a second computation
+    doc = fx.scan_doc(findings, outlook="mac_for_dev")
+    doc["effort"] = {"auto_fixable": 5, "manual": 3, "kept": 1, "files_touched": 2, "basis": "estimate"}
+    rep = build_report(Evidence(scan=scan.from_doc(doc)))
+    assert any(line.endswith("migrate effort (estimate): 5 auto-fixable finding(s) in 2 file(s) (`mpsready migrate "
+                             "PATH` shows the diff), 3 manual, 1 need no change") for line in rep.verdict.would_change)
     assert ("fixing the 1 other code finding(s) marked blocker (API110) by hand, as their fix hints say, removes them "
             "from the static blockers") in rep.verdict.would_change

@@ -26,9 +26,11 @@ HERE = Path(__file__).parent / "projects"
 TRAIN = '''import torch
 from model import Net
 
-device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+device = torch.device("cuda" if torch.cuda.is_available() and not NO_CUDA else "cpu")
 net = Net().to(device)
 '''
+# a selection a flag can force to the CPU: an independent choice elsewhere could disagree with it (a plain
+# `"cuda" if torch.cuda.is_available() else "cpu"` chooses as the helper does and blocks nothing)
 MODEL = '''import torch
 
 
@@ -127,8 +129,19 @@ def test_each_notebook_is_its_own_program(tmp_path):
 
 
 def test_selections_found_in_code_and_followed_per_program():
+    assert mps_selections("t.py", b'import torch\nd = "cuda" if torch.cuda.is_available() and not o else "mps" if '
+                                  b'torch.backends.mps.is_available() and not o else "cpu"\n') == ["t.py:2"]
+    # the plain form chooses as the helper does, in both forms
     assert mps_selections("t.py", b'import torch\nd = "cuda" if torch.cuda.is_available() else "mps" if '
-                                  b'torch.backends.mps.is_available() else "cpu"\n') == ["t.py:2"]
+                                  b'torch.backends.mps.is_available() else "cpu"\n') == []
+    assert mps_selections("t.py", b'import torch\nif torch.cuda.is_available():\n    d = torch.device("cuda")\n'
+                                  b'    go(x)\nelif torch.backends.mps.is_available():\n    d = torch.device("mps")\n'
+                                  b'else:\n    d = torch.device("cpu")\n') == []
+    # a test of MPS that selects no device (migrate's own guard of a CUDA call) is no selection
+    assert mps_selections("t.py", b"import torch\nif torch.cuda.is_available():\n    torch.cuda.synchronize()\n"
+                                  b"elif torch.backends.mps.is_available():\n    torch.mps.synchronize()\n"
+                                  b"m = torch.mps.current_allocated_memory() if torch.backends.mps.is_available() "
+                                  b"else 0\n") == []
     helper = (b"def _mpsready_device(index=None):\n    if torch.backends.mps.is_available():\n"
               b"        return torch.device('mps')\n")
     assert mps_selections("h.py", helper) == []  # the helper's choices all agree: not a selection of the project
@@ -223,17 +236,88 @@ def test_notebook_locations_and_the_cell_diff_for_review(tmp_path, capsys):
     from mpsready.cli import main
 
     (tmp_path / "a.ipynb").write_text(_cells(("code", "import torch\n"), ("code", "x = torch.ones(2)\ny = x.cuda()\n"),
-                                             ("code", 'device = "cuda" if torch.cuda.is_available() else "cpu"\n'),
+                                             ("code", 'device = "cuda" if torch.cuda.is_available() and not cpu else "cpu"\n'),
                                              ("code", "def f():\n    return torch.zeros(2).cuda()\n")))
     assert main(["migrate", str(tmp_path), "--no-cache"]) == 0
     captured = capsys.readouterr()
     assert '"source"' in captured.out  # stdout: the JSON diff git apply reads
     assert ("--- a/a.ipynb:cell 3\n+++ b/a.ipynb:cell 3\n@@ -1 +1 @@\n"
-            '-device = "cuda" if torch.cuda.is_available() else "cpu"\n'
-            '+device = "cuda" if torch.cuda.is_available() else "mps" if torch.backends.mps.is_available() else "cpu"\n'
-            ) in captured.err
+            '-device = "cuda" if torch.cuda.is_available() and not cpu else "cpu"\n'
+            '+device = "cuda" if torch.cuda.is_available() and not cpu else "mps" if torch.backends.mps.is_available() '
+            'and not cpu else "cpu"\n') in captured.err
     assert "  manual API101 a.ipynb:cell 2:line 2: the project selects its device itself (a.ipynb:cell 3:line 1)" \
         in captured.err
     # cell 4 runs after cell 3: its function sees the notebook's `device` (the cells are one program)
     assert "+    return torch.zeros(2).to(device)\n" in captured.err
     assert "cell 4:line" not in captured.err.split("mpsready migrate:")[1]
+
+
+PLAIN = {"train.py": 'import torch\nfrom model import Net\n\ndevice = torch.device("cuda" if torch.cuda.is_available() '
+                     'else "cpu")\nnet = Net().to(device)\ntorch.cuda.synchronize()\n',
+         "eval.py": "import torch\nif torch.cuda.is_available():\n    device = 'cuda'\n    print('gpu')\n"
+                    "else:\n    device = 'cpu'\n",
+         "model.py": MODEL}
+
+
+def test_a_plain_selection_chooses_as_the_helper_and_blocks_nothing(tmp_path):
+    """mar, co-tracker: `"cuda" if torch.cuda.is_available() else "cpu"` (or the if/else statement) is migrated to
+    the helper's own choice, so code that cannot see it takes the helper (before: manual, 5 of 26 moves in mar,
+    8 of 16 in co-tracker); and migrate's own `elif torch.backends.mps.is_available(): torch.mps.synchronize()`
+    no longer counts as a selection in the second round."""
+    for name, text in PLAIN.items():
+        (tmp_path / name).write_text(text)
+    plan = migrate_path(tmp_path, config=CONFIG)
+    model = next(fp for fp in plan.files if fp.path == "model.py")
+    assert [(e.code, e.line, e.what) for e in model.edits] == [
+        ("API101", 5, ".cuda() -> .to(_mpsready_device())")]
+    assert plan.manual == []
+    apply_plan(plan)
+    assert migrate_path(tmp_path, config=CONFIG).files == []
+
+
+def test_round_two_carries_round_one_s_records_instead_of_planning_again(tmp_path, monkeypatch):
+    """Issue 35 item 4: a file round 1 changed is planned again in round 2 only when the scan of the result reports
+    something round 1 did not leave there (the rounds cost 1.5x one round on 4DGaussians, 1.3x after)."""
+    import mpsready.migrate.engine as engine
+
+    planned: list[list[str]] = []
+    real = engine._outcomes
+    monkeypatch.setattr(engine, "_outcomes", lambda todo, jobs: (planned.append([j.rel for j in todo]),
+                                                                 real(todo, jobs))[1])
+    # round 1 guards empty_cache (an info finding it leaves as it is) and keeps get_device_name manual
+    (tmp_path / "t.py").write_text("import torch\nx = torch.ones(2).cuda()\ntorch.cuda.empty_cache()\n"
+                                   "print(torch.cuda.get_device_name(0))\n")
+    (tmp_path / "u.py").write_text("import os\n\n\ndef f(x):\n    return x.cuda()\n\n\ntorch.cuda.synchronize()\n")
+    plan = migrate_path(tmp_path, config=CONFIG)
+    assert planned[1] == ["u.py"]  # its new `import torch` makes the scan report synchronize(): planned again
+    assert [(m.code, m.path, m.line) for m in plan.manual] == [("API102", "t.py", 4)]
+    assert plan.rounds == 3
+    apply_plan(plan)
+    assert migrate_path(tmp_path, config=CONFIG).files == []
+
+
+def test_a_plain_selection_a_flag_can_override_still_blocks(tmp_path):
+    # `if args.cpu: device = "cpu"` after the plain selection can force the CPU: the helper could disagree
+    files = {"train.py": 'import torch\ndevice = "cuda" if torch.cuda.is_available() else "cpu"\n'
+                         'if CPU:\n    device = "cpu"\n',
+             "model.py": MODEL}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    plan = migrate_path(tmp_path, config=CONFIG)
+    assert [(m.code, m.path, m.line) for m in plan.manual] == [("API101", "model.py", 5)]
+    assert "the project selects its device itself (train.py:2)" in plan.manual[0].reason
+    apply_plan(plan)
+    assert migrate_path(tmp_path, config=CONFIG).files == []
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in HERE.iterdir() if p.is_dir() and not p.name.startswith("_")))
+def test_carrying_round_one_s_records_gives_the_plan_planning_again_gives(name, tmp_path, monkeypatch):
+    import mpsready.migrate.engine as engine
+
+    root = tmp_path / name
+    shutil.copytree(HERE / name, root)
+    carried = migrate_path(root, config=CONFIG)
+    monkeypatch.setattr(engine, "_settled", lambda state, job: False)
+    planned = migrate_path(root, config=CONFIG)
+    assert (carried.manual, carried.kept, carried.fixed) == (planned.manual, planned.kept, planned.fixed)
+    assert [(f.path, f.after, f.edits) for f in carried.files] == [(f.path, f.after, f.edits) for f in planned.files]

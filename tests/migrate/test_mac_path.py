@@ -64,12 +64,17 @@ def test_exact_output_and_a_second_run_is_a_no_op(name, tmp_path):
     assert again.files == []
 
 
+def _effort(auto: int, files: int, manual: int, kept: int) -> str:
+    return (f"  migrate effort (plan): {auto} auto-fixable finding(s) in {files} file(s) (`mpsready migrate PATH` shows "
+            f"the diff), {manual} manual, {kept} need no change")
+
+
 def test_without_a_floor_the_mac_path_is_kept_and_the_mps_change_is_manual(tmp_path):
     plan = migrate_path(_copy("amp_no_floor", tmp_path), config=CONFIG)
     summary = render_summary(plan).splitlines()
     assert summary == [
         "mpsready migrate: 2 edits in 1 files (API103 1, API108 1) fixing 2 scan finding(s); 2 manual, 0 left as they "
-        "are; PyTorch floor not declared", TEST_KEPT, SCALER_OFF,
+        "are; PyTorch floor not declared", _effort(2, 1, 1, 0), TEST_KEPT, SCALER_OFF,
         "nothing written (review the diff, then run again with --apply)"]
     doc = json.loads(render_json(plan))
     assert [e for e in doc["files"][0]["edits"] if "changes_mac_path" in e] == []
@@ -81,7 +86,7 @@ def test_with_a_floor_that_has_the_kernels_each_edit_says_what_changes(tmp_path)
     summary = render_summary(plan).splitlines()
     assert summary == [
         "mpsready migrate: 3 edits in 1 files (API103 1, API108 1, API115 1) fixing 3 scan finding(s); 0 manual, 0 left "
-        "as they are; PyTorch floor 2.8",
+        "as they are; PyTorch floor 2.8", _effort(3, 1, 0, 0),
         f"  review API115 train.py:8: {REVIEW_115}", f"  review API108 train.py:11: {REVIEW_108}",
         "nothing written (review the diff, then run again with --apply)"]
     edits = json.loads(render_json(plan))["files"][0]["edits"]

@@ -42,6 +42,10 @@ def _show(root, capsys, *extra):
     return capsys.readouterr()
 
 
+EFFORT = ("  migrate effort (plan): {} auto-fixable finding(s) in {} file(s) (`mpsready migrate PATH` shows the diff), "
+          "0 manual, 0 need no change")
+
+
 def test_apply_after_show_does_not_plan_again_and_writes_the_plan_shown(project, capsys, plans):
     shown = _show(project, capsys).out
     assert len(plans) == 1
@@ -52,8 +56,7 @@ def test_apply_after_show_does_not_plan_again_and_writes_the_plan_shown(project,
     assert err.splitlines()[0].endswith(REUSED)
     assert err.splitlines()[1:] == [
         "mpsready migrate: 1 edits in 1 files (API101 1) fixing 1 scan finding(s); 0 manual, 0 left as they are; "
-        "PyTorch floor not declared",
-        "written: 1 files: train.py"]
+        "PyTorch floor not declared", EFFORT.format(1, 1), "written: 1 files: train.py"]
     assert "+" + MIGRATED_LINE in shown
     assert MIGRATED_LINE in (project / "train.py").read_text()
     assert (project / "clean.py").read_text() == "import torch\nx = torch.ones(1)\n"
@@ -132,7 +135,8 @@ def test_apply_forgets_the_plan_and_a_second_apply_plans_quietly(project, capsys
     err = capsys.readouterr().err
     assert len(plans) == 2
     assert err.splitlines() == ["mpsready migrate: 0 edits in 0 files (none) fixing 0 scan finding(s); 0 manual, "
-                                "0 left as they are; PyTorch floor not declared", "written: 0 files"]
+                                "0 left as they are; PyTorch floor not declared", EFFORT.format(0, 0),
+                                "written: 0 files"]
 
 
 def test_no_cache_neither_stores_nor_reuses(project, capsys, plans, tmp_path):

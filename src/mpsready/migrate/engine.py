@@ -10,6 +10,7 @@ import dataclasses
 import difflib
 import hashlib
 import os
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,11 +18,11 @@ from typing import TypeVar
 
 from mpsready import rules as registry
 from mpsready.findings import Finding
-from mpsready.migrate.fixability import bucket, declared_floor
+from mpsready.migrate.fixability import cell_of, bucket, declared_floor
 from mpsready.migrate.leftovers import find_leftovers
 from mpsready.migrate.planfile import FILE_TIME_LIMIT_S, FileJob, FileOutcome, outcomes as _outcomes
 from mpsready.migrate.progress import PlanProgress
-from mpsready.migrate.selections import finding_place, for_file, mps_selections
+from mpsready.migrate.selections import blocking, finding_place, for_file, mps_selections
 from mpsready.migrate.transforms import all_transforms
 from mpsready.scan.config import ScanConfig
 from mpsready.scan.engine import ScanResult, scan_path
@@ -78,14 +79,28 @@ class ManualRecord:
 
 @dataclass(frozen=True)
 class FindingRef:
-    """A scan finding an edit of the plan fixes: its rule code, path and line."""
+    """A scan finding an edit of the plan fixes: its rule code, path and line (a notebook's: the line in the
+    notebook's JSON, with ``cell`` and ``cell_line``, the line in that cell, as manual entries name it)."""
 
     code: str
     path: str | None
     line: int | None
+    cell: int | None = None
+    cell_line: int | None = None
 
     def to_dict(self) -> dict:
-        return {"code": self.code, "path": self.path, "line": self.line}
+        d = {"code": self.code, "path": self.path, "line": self.line}
+        if self.cell is not None:
+            d |= {"cell": self.cell, "cell_line": self.cell_line}
+        return d
+
+
+def finding_ref(f: Finding) -> FindingRef:
+    ev = f.evidence or {}
+    cell, cell_line = ev.get("cell"), ev.get("cell_line")
+    if (f.location.path or "").endswith(".ipynb") and isinstance(cell, int) and isinstance(cell_line, int):
+        return FindingRef(f.code, f.location.path, f.location.line, cell, cell_line)
+    return FindingRef(f.code, f.location.path, f.location.line)
 
 
 @dataclass
@@ -176,8 +191,17 @@ class _Rounds:
         self.outcomes: dict[tuple, FileOutcome | None] = {}
         self.selections: list[str] = []  # in the order first seen; only grows
         self.texts: dict[str, list[str]] = {}  # relative path -> the text each round planned from (round 1: disk)
+        self.number = 0  # the round being planned (1-based)
+        # after round 1, per file it changed: (its selections, the findings it left unfixed as (code, message), its
+        # manual and kept records); round 2 carries those records over instead of planning the file again when
+        # the scan of the result reports exactly those findings (see _plan_round)
+        self.left: dict[str, tuple[tuple, Counter, list[ManualRecord], list[ManualRecord], set]] = {}
+        self.texts_before: dict[str, str] = {}  # the text on disk of each file round 1 changed
+        self.carried: set[int] = set()  # id() of records carried over: already in the lines on disk
+        self.selection_memo: dict[tuple[str, bytes], list[str]] = {}  # (path, sha256) -> mps_selections
 
     def round(self, progress: PlanProgress | None) -> Plan:
+        self.number += 1
         return _plan_round(self, progress)
 
 
@@ -208,15 +232,7 @@ def _plan_round(state: _Rounds, progress: PlanProgress | None) -> Plan:
                                                            max_file_size=cfg.max_file_size).files if pf.python or pf.notebook]
     else:
         files = [(target.name, str(target))]
-    # where the project selects its device itself: code that cannot see it makes no choice of its own
-    # (mpsready.migrate.selections: the scan's API104 findings and the selections that already consider MPS)
-    seen = [finding_place(f) for f in scan.findings if f.code == "API104" and f.location.path]
-    for rel, abspath in files:
-        try:
-            data = state.overlay[rel] if rel in state.overlay else Path(abspath).read_bytes()
-        except OSError:
-            continue
-        seen += mps_selections(rel, data)
+    seen = _selection_places(state, scan, files)
     state.selections += [p for p in dict.fromkeys(seen) if p not in state.selections]
     places = tuple(state.selections)
     limit = scan.config.max_file_size
@@ -231,9 +247,14 @@ def _plan_round(state: _Rounds, progress: PlanProgress | None) -> Plan:
     keys = [(job.rel, hashlib.sha256(job.data).hexdigest() if job.data is not None else None,
              _signature(job.findings), job.chosen, job.torch_floor, job.selections[:3], len(job.selections) > 3)
             for job in jobs]
-    todo = [job for job, key in zip(jobs, keys) if key not in state.outcomes]
+    carry = {job.rel for job in jobs if _settled(state, job)}
+    todo = [job for job, key in zip(jobs, keys) if key not in state.outcomes and job.rel not in carry]
     fresh = iter(_outcomes(todo, scan.config.jobs))
+    left_now: dict[str, tuple[tuple, Counter]] = {}
     for index, (job, key) in enumerate(zip(jobs, keys)):
+        if job.rel in carry:  # round 2: what round 1 left here is all the scan reports: the same records
+            handled |= _carry(state, plan, job)
+            continue
         if key in state.outcomes:
             out = state.outcomes[key]
         else:
@@ -247,7 +268,9 @@ def _plan_round(state: _Rounds, progress: PlanProgress | None) -> Plan:
             unparsed.add(job.rel)
             continue
         handled |= {id(job.findings[i]) for i in out.handled}
-        plan.fixed += [FindingRef(f.code, f.location.path, f.location.line) for f in (job.findings[i] for i in out.fixed)]
+        plan.fixed += [finding_ref(f) for f in (job.findings[i] for i in out.fixed)]
+        if state.number == 1 and out.file is not None:
+            left_now[job.rel] = _left(state, job, out, plan.torch_floor)
         plan.manual += out.manual
         plan.kept += out.kept
         if out.file is not None:
@@ -267,7 +290,112 @@ def _plan_round(state: _Rounds, progress: PlanProgress | None) -> Plan:
     plan.fixed.sort(key=lambda r: (r.path or "", r.line or 0, r.code))
     plan.manual.sort(key=lambda m: (m.path or "", m.line or 0, m.code))
     plan.kept.sort(key=lambda m: (m.path or "", m.line or 0, m.code))
+    _remember(state, plan, left_now)
     return plan
+
+
+def _carry(state: _Rounds, plan: Plan, job: FileJob) -> set[int]:
+    """Round 1's manual and kept records of ``job``'s file into ``plan`` (see :func:`_settled`); the ids of the
+    findings they answer."""
+    _, _, manual, kept, _ = state.left[job.rel]
+    plan.manual += manual
+    plan.kept += kept
+    state.carried |= {id(m) for m in manual}
+    return {id(f) for f in job.findings}
+
+
+def _left(state: _Rounds, job: FileJob, out: FileOutcome, floor: tuple[int, int] | None) -> tuple[tuple, Counter]:
+    """What round 1 left unfixed in a file it changed: its selections and (code, message shape, needs no change)."""
+    assert out.file is not None  # the caller's test
+    state.texts_before[job.rel] = out.file.before
+    fixed = set(out.fixed)
+    return _selections_key(job), Counter((f.code, _shape(f.message), bucket(f, floor)[0] == "kept")
+                                         for i, f in enumerate(job.findings) if i not in fixed)
+
+
+def _remember(state: _Rounds, plan: Plan, left_now: dict[str, tuple[tuple, Counter]]) -> None:
+    """After round 1: per file it changed, what :func:`_settled` compares round 2's scan with, and the records."""
+    fixed_at = {(r.code, r.path, r.line) for r in plan.fixed}
+    for rel, (sel, left) in left_now.items():
+        manual = [m for m in plan.manual if m.path == rel]
+        # a note on a line an edit fixed (autocast made torch.amp.autocast('cuda') below the floor: "left off on
+        # MPS"): the scan of the result reports that line again, under the note's code
+        notes: set[tuple]
+        if rel.endswith(".ipynb"):  # a notebook's notes and fixed findings name the cell and the line in it
+            cells = {(r.code, r.cell, r.cell_line) for r in plan.fixed if r.path == rel and r.cell is not None}
+            notes = {(m.code, cell_of(m), m.line) for m in manual if (m.code, cell_of(m), m.line) in cells}
+        else:
+            notes = {(m.code, m.line) for m in manual if (m.code, rel, m.line) in fixed_at}
+        state.left[rel] = (sel, left, manual, [m for m in plan.kept if m.path == rel], notes)
+
+
+def _where_noted(f: Finding, on_disk: Callable[[int | None], int | None] | None, notebook: bool) -> tuple | None:
+    """Where round 1's notes are keyed: (code, cell, line in the cell) in a notebook (the cells round 1 did not add
+    lines to keep their lines), else (code, the line on disk)."""
+    if notebook:
+        ev = f.evidence or {}
+        return (f.code, ev.get("cell"), ev.get("cell_line"))
+    return (f.code, on_disk(f.location.line)) if on_disk is not None else None
+
+
+def _shape(message: str) -> str:
+    """A finding's message without its digits: a line it names (``backend assigned at line 238``) moves when an
+    earlier edit adds lines."""
+    return "".join(c for c in message if not c.isdigit())
+
+
+def _selection_places(state: _Rounds, scan: ScanResult, files: list[tuple[str, str]]) -> list[str]:
+    """Where the project selects its device itself, as this round sees it: code that cannot see such a place makes no
+    choice of its own (:mod:`mpsready.migrate.selections`: the scan's API104 findings that are not plain, and the
+    selections that already consider MPS)."""
+    # a plain selection ("cuda" if torch.cuda.is_available() else "cpu") chooses as the helper does: no obstacle
+    api104: dict[str, list[Finding]] = {}
+    for f in scan.findings:
+        if f.code == "API104" and f.location.path:
+            api104.setdefault(f.location.path, []).append(f)
+    seen: list[str] = []
+    for rel, abspath in files:
+        try:
+            data = state.overlay[rel] if rel in state.overlay else Path(abspath).read_bytes()
+        except OSError:
+            seen += [finding_place(f) for f in api104.get(rel, [])]
+            continue
+        seen += [finding_place(f) for f in blocking(api104.get(rel, []), data)]
+        memo_key = (rel, hashlib.sha256(data).digest())  # a file the round before left as it was: the same answer
+        if memo_key not in state.selection_memo:
+            state.selection_memo[memo_key] = mps_selections(rel, data)
+        seen += state.selection_memo[memo_key]
+    return seen
+
+
+def _selections_key(job: FileJob) -> tuple:
+    return job.selections[:3], len(job.selections) > 3
+
+
+def _settled(state: _Rounds, job: FileJob) -> bool:
+    """In round 2, whether the file ``job`` plans is one round 1 changed and the scan of the result reports only
+    findings round 1 left there unfixed (the same codes and messages, digits aside; of those, only ones needing no
+    change may be gone; guarded ones are left as they are, and one on a line round 1 both fixed and noted, under
+    the note's code, is that note), with the same selections in view: its
+    plan would make no edit and list what round 1 listed, so round 1's records are carried over instead of
+    parsing, indexing and planning the file again (a later round needs a file again only where the edits made
+    something new visible: an ``import torch`` that makes the scan report a ``torch.cuda`` call). A notebook's
+    records name its cells and their lines, which no round changes the meaning of."""
+    if state.number != 2 or job.rel not in state.left:
+        return False
+    sel, left, _, _, notes = state.left[job.rel]
+    if sel != _selections_key(job):
+        return False
+    notebook = job.rel.endswith(".ipynb")
+    on_disk = _line_map(state.texts_before[job.rel], (job.data or b"").decode("utf-8")) \
+        if notes and not notebook else None
+    # a finding round 1's own edit put behind a CUDA check (the guard around `torch.cuda.empty_cache()` it adds
+    # beside the MPS call) comes back guarded: left as it is, as a transform leaves every guarded finding
+    now = Counter((f.code, _shape(f.message)) for f in job.findings if not (f.evidence or {}).get("guarded")
+                  and _where_noted(f, on_disk, notebook) not in notes)
+    before = Counter({(code, message): n for (code, message, _), n in left.items()})
+    may_go = Counter({(code, message): n for (code, message, kept), n in left.items() if kept})
+    return not (now - before) and not ((before - now) - may_go)
 
 
 def _line_map(before: str, after: str) -> Callable[[int | None], int | None]:
@@ -307,7 +435,8 @@ def _merge(rounds: list[Plan], state: _Rounds) -> Plan:
     plan = Plan(first.root, files=list(files.values()), torch_floor=first.torch_floor,
                 findings_before=first.findings_before, leftovers=first.leftovers, rounds=len(rounds))
     plan.fixed = sorted(fixed, key=lambda r: (r.path or "", r.line or 0, r.code))  # two on one line: both
-    plan.manual = sorted((_mapped(m, maps) for m in last.manual), key=lambda m: (m.path or "", m.line or 0, m.code))
+    plan.manual = sorted((m if id(m) in state.carried else _mapped(m, maps) for m in last.manual),
+                         key=lambda m: (m.path or "", m.line or 0, m.code))
     # left as they are: the first round's (a later round only sees the code the edits put behind a CUDA check)
     plan.kept = list(first.kept)
     plan.errors = list(dict.fromkeys(e for r in rounds for e in r.errors))

@@ -126,8 +126,41 @@ def effort(findings: Iterable[Finding], floor: Floor = None) -> dict[str, int]:
     return out
 
 
+def plan_effort(fixed: Iterable, manual: Iterable, kept: Iterable) -> dict[str, int]:
+    """The same four numbers as :func:`effort`, from a plan of ``mpsready migrate`` (records with ``code``, ``path``
+    and ``line``: ``Plan.fixed``, ``Plan.manual``, ``Plan.kept``): each scan finding an edit fixes is auto-fixable
+    (``files_touched``: the files holding one), each code finding left to a person manual, and a later round's
+    note on a line an edit already fixed (``autocast('cuda')`` left off on MPS after ``torch.cuda.amp.autocast()``
+    became ``torch.amp.autocast('cuda')``) counts once, as fixed: the estimate counts that finding once too.
+    Entries that are not code findings (a notebook cell left as it is, ``INP``) are not counted."""
+    from collections import Counter
+
+    code = [r for r in fixed if r.code.startswith(CODE_PREFIXES) and r.path]  # a guarded import's DEP107: not code
+    # a notebook's manual entries name the cell ("cell 9: ...") and the line in it; its fixed findings carry both
+    done = Counter((r.code, r.path, getattr(r, "cell", None), getattr(r, "cell_line", None) or r.line) for r in code)
+    out = {"auto_fixable": len(code), "manual": 0, "kept": 0, "files_touched": len({r.path for r in code})}
+    for bucket_name, records in (("manual", manual), ("kept", kept)):
+        left = Counter((m.code, m.path, cell_of(m), m.line) for m in records
+                       if m.code.startswith(CODE_PREFIXES) and m.path)
+        # two findings on one line (get_device_name and device_count) are two; a note on a fixed line is none
+        out[bucket_name] = sum(max(0, n - done[k]) for k, n in left.items())
+    return out
+
+
+def cell_of(record: object) -> int | None:
+    """The cell a notebook's manual entry names at the head of its reason (``cell 9: ...``), else ``None``."""
+    path, reason = getattr(record, "path", None) or "", getattr(record, "reason", "")
+    head = reason.split(":", 1)[0] if path.endswith(".ipynb") and reason.startswith("cell ") else ""
+    return int(head[5:]) if head[5:].isdigit() else None
+
+
+def render_effort(e: dict, basis: str) -> str:
+    """The effort sentence scan, report and migrate print alike; ``basis``: ``"estimate"`` (from the findings,
+    :func:`effort`) or ``"plan"`` (what ``mpsready migrate`` planned, :func:`plan_effort`)."""
+    return (f"migrate effort ({basis}): {e['auto_fixable']} auto-fixable finding(s) in {e['files_touched']} file(s) "
+            f"(`mpsready migrate PATH` shows the diff), {e['manual']} manual, {e['kept']} need no change")
+
+
 def effort_line(findings: Iterable[Finding], floor: Floor = None) -> str:
     """One sentence for the scan's terminal and Markdown outputs (labelled an estimate: migrate gives the plan)."""
-    e = effort(findings, floor)
-    return (f"migrate effort (estimate): {e['auto_fixable']} auto-fixable finding(s) in {e['files_touched']} file(s) "
-            f"(`mpsready migrate PATH` shows the diff), {e['manual']} manual, {e['kept']} need no change")
+    return render_effort(effort(findings, floor), "estimate")

@@ -198,7 +198,7 @@ def _plan_doc(plan: Plan) -> dict[str, Any]:
                   for fp in plan.files],
         "manual": [[m.code, m.path, m.line, m.reason] for m in plan.manual],
         "kept": [[m.code, m.path, m.line, m.reason] for m in plan.kept],
-        "fixed": [[r.code, r.path, r.line] for r in plan.fixed],
+        "fixed": [[r.code, r.path, r.line, r.cell, r.cell_line] for r in plan.fixed],
         "errors": plan.errors,
         "rounds": plan.rounds,
     }

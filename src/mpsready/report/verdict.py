@@ -30,6 +30,7 @@ one without a way around it always yields ``stay_on_cuda``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 from mpsready.findings import Basis, Severity, Verdict, sort_findings
@@ -246,7 +247,7 @@ def would_change(ev: Evidence, items: list[CheckItem], result: VerdictResult, cr
         comp_ids = {id(f) for f in comps}  # identity, not equality: findings compare field by field (slow)
         others = [f for f in sort_findings(blockers) if id(f) not in comp_ids]
         if others:
-            out += _code_blocker_lines(others, ev.scan.main_findings)
+            out += _code_blocker_lines(others, ev.scan)
     if ev.trace is not None:
         missing = [o for o in ev.trace.ops if o.status in ("error", "fallback")]
         by_version: dict[str, list[str]] = {}
@@ -330,7 +331,20 @@ def _run_lines(run) -> list[str]:
     return out
 
 
-def _code_blocker_lines(others: list, main: list) -> list[str]:
+def _effort_sentence(scan: scan_adapter.ScanEvidence, effort: Callable[..., dict]) -> str:
+    """The scan's own effort sentence (its JSON ``effort``: the numbers scan printed, one computation); a scan
+    document without it (an older version) gets the same computation over its findings."""
+    from mpsready.rules import fixability
+
+    e = scan.raw.get("effort") if isinstance(scan.raw, dict) else None
+    keys = ("auto_fixable", "manual", "kept", "files_touched")
+    if not (isinstance(e, dict) and all(isinstance(e.get(k), int) and not isinstance(e.get(k), bool) for k in keys)):
+        e = effort(scan.findings)
+    basis = e.get("basis") if e.get("basis") in ("estimate", "plan") else "estimate"
+    return fixability().render_effort(e, basis)
+
+
+def _code_blocker_lines(others: list, scan: scan_adapter.ScanEvidence) -> list[str]:
     """Code blockers split into what ``mpsready migrate`` rewrites and what a person must change, with the effort."""
     from mpsready.rules import fixability
 
@@ -339,11 +353,9 @@ def _code_blocker_lines(others: list, main: list) -> list[str]:
     rest = [f for f in others if bucket(f)[0] != "auto"]
     out = []
     if auto:
-        e = effort(main)
         out.append(f"`mpsready migrate PATH` rewrites {len(auto)} of the code finding(s) marked blocker "
                    f"({', '.join(sorted({f.code for f in auto}))}) automatically (review its diff, then --apply), which "
-                   f"removes them from the static blockers; effort in the main scope: {e['auto_fixable']} auto-fixable "
-                   f"finding(s) in {e['files_touched']} file(s), {e['manual']} manual")
+                   f"removes them from the static blockers; {_effort_sentence(scan, effort)}")
     if rest:
         out.append(f"fixing the {len(rest)} {'other ' if auto else ''}code finding(s) marked blocker "
                    f"({', '.join(sorted({f.code for f in rest}))}) by hand, as their fix hints say, removes them from "

@@ -139,7 +139,8 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     # (python -m), then PYTHONPATH; the emulator and this runner are loaded before any of it
     import mpsready.emulate  # noqa: F401
     # python resolves a symbolic link to the script before taking its folder (docs: "sys.path[0]")
-    enter_user_path(os.path.dirname(os.path.realpath(prog["target"])) if prog["kind"] == "script" else os.getcwd())
+    enter_user_path(os.path.dirname(os.path.realpath(prog["target"])) if prog["kind"] in ("script", "notebook")
+                    else os.getcwd())
     outcome, exit_code, error, program_error = "completed", 0, None, None
     if tgt["fallback"]:
         os.environ["PYTORCH_ENABLE_MPS_FALLBACK"] = "1"
@@ -172,6 +173,10 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
             signal.setitimer(signal.ITIMER_REAL, max(0.01, emu.time_limit + 0.5 - (time.perf_counter() - t0)))
         if prog["kind"] == "script":
             runpy.run_path(prog["target"], run_name="__main__")
+        elif prog["kind"] == "notebook":  # the code cells in order, each compiled as PATH:cell N
+            from mpsready.run.notebook import run_cells
+
+            run_cells(prog["target"], prog["argv"])
         else:
             runpy.run_module(prog["target"], run_name="__main__", alter_sys=True)
     except StopRun as exc:

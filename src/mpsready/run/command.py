@@ -1,4 +1,5 @@
-"""Read the program after ``--``: ``python script.py ARGS``, ``python -m pkg.mod ARGS``, ``script.py ARGS`` or
+"""Read the program after ``--``: ``python script.py ARGS``, ``python -m pkg.mod ARGS``, ``script.py ARGS``,
+``notebook.ipynb`` (its code cells in order: :mod:`mpsready.run.notebook`) or
 ``pytest ARGS`` (run as ``python -m pytest ARGS``, with the pytest plugin attached: :mod:`mpsready.pytest_plugin`)."""
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ _PYTEST = frozenset({"pytest", "py.test"})
 
 @dataclass(frozen=True)
 class Program:
-    """``kind`` ``script`` (``target`` a path) or ``module`` (``target`` a dotted name); ``argv`` is what the
+    """``kind`` ``script`` or ``notebook`` (``target`` a path) or ``module`` (``target`` a dotted name); ``argv`` is what the
     program sees as ``sys.argv``; ``root``: the directory whose files are the user's (the script's folder,
     or the working directory for ``-m``)."""
 
@@ -97,4 +98,9 @@ def parse_program(words: list[str], cwd: str | None = None) -> Program:
     path = os.path.abspath(os.path.join(cwd, script))
     if not os.path.isfile(path):
         raise UsageError(f"script not found: {script}")
+    if path.endswith(".ipynb"):  # its code cells in order (mpsready.run.notebook); IPython syntax refused here
+        from mpsready.run.notebook import read_cells
+
+        read_cells(path)
+        return Program("notebook", path, (script, *words[1:]), os.path.dirname(path))
     return Program("script", path, (script, *words[1:]), os.path.dirname(path))

@@ -6,7 +6,7 @@ Fields (every value predicted, none observed on a Mac):
   emulated MPS device; numerics, speed and memory of a Mac are not reproduced;
 * ``target``: ``torch`` (the table release answered for), ``torch_requested``, ``macos``, ``fallback``
   (``PYTORCH_ENABLE_MPS_FALLBACK=1`` assumed), ``mps_available`` (what ``torch.backends.mps.is_available()`` said);
-* ``program``: ``kind`` (script | module), ``target``, ``argv``;
+* ``program``: ``kind`` (script | module | notebook), ``target``, ``argv``;
 * ``outcome``: ``completed`` | ``unverified`` (it ran to its end with no predicted failure, but a call on its
   path was judged on no data or a compiled region could not be vouched for: see ``unverified``) | ``failed``
   (a predicted Mac failure) | ``stopped`` (``stop_reason`` says why: ``--max-steps``/``--time-limit``) |

@@ -6,6 +6,8 @@ from typing import Any
 
 
 def _where(loc: dict[str, Any] | None) -> str:
+    if loc and ".ipynb:cell " in str(loc["path"]):  # a notebook's cell (mpsready.run.notebook): nb.ipynb:cell 3:line 2
+        return f"{loc['path']}:line {loc['line']}"
     return f"{loc['path']}:{loc['line']}" if loc else "(no line in your files)"
 
 

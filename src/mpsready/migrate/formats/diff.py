@@ -97,6 +97,10 @@ def render_summary(plan: Plan, *, applied: list[str] | None = None, refused: lis
                  f"({', '.join(f'{c} {n}' for c, n in sorted(counts.items())) or 'none'}) fixing {len(plan.fixed)} "
                  "scan finding(s); "
                  f"{len(plan.manual)} manual, {len(plan.kept)} left as they are; PyTorch floor {floor}")
+    from mpsready.migrate.fixability import plan_effort, render_effort
+
+    # the sentence scan and report print as an estimate, here from the plan itself (one computation of the four)
+    lines.append("  " + render_effort(plan_effort(plan.fixed, plan.manual, plan.kept), "plan"))
     if plan.rounds > 2:  # a later round edited what only the first round's edits made visible
         lines.append(f"  fixed point: {plan.rounds} rounds, each planned on the edits of the one before (in memory); "
                      "the last changed nothing, so a second run changes nothing")

@@ -8,6 +8,7 @@ from typing import Any
 
 from mpsready import __version__
 from mpsready.migrate.engine import Plan
+from mpsready.migrate.fixability import plan_effort
 from mpsready.migrate.formats.diff import render_cells, render_diff
 from mpsready.schema import utc_now
 
@@ -25,7 +26,8 @@ def render_json(plan: Plan, *, applied: list[str] | None = None, refused: list[s
         "root": plan.root,
         "torch_floor": ".".join(map(str, plan.torch_floor)) if plan.torch_floor else None,
         "summary": {"edits": plan.edits, "files": len(plan.files), "manual": len(plan.manual), "kept": len(plan.kept),
-                    "not_parsed": len(plan.errors), "fixed": len(plan.fixed), "rounds": plan.rounds},
+                    "not_parsed": len(plan.errors), "fixed": len(plan.fixed), "rounds": plan.rounds,
+                    "effort": {**plan_effort(plan.fixed, plan.manual, plan.kept), "basis": "plan"}},
         "files": [{"path": fp.path, "sha256_before": fp.sha256, "edits": [e.to_dict() for e in fp.edits]}
                   | ({"cells_diff": render_cells(dataclasses.replace(plan, files=[fp]))} if fp.path.endswith(".ipynb")
                      else {})

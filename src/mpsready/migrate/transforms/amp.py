@@ -78,6 +78,12 @@ def _gated(args: list[cst.Arg], dtype: str, mps: bool) -> list[cst.Arg]:
     return out
 
 
+def _same_name(alias: cst.ImportAlias) -> bool:
+    """No ``as`` name, or the name itself (``autocast as autocast``)."""
+    return alias.asname is None or (isinstance(alias.asname.name, cst.Name)
+                                    and alias.asname.name.value == cst.helpers.get_full_name_for_node(alias.name))
+
+
 class Amp(Transform):
     codes = SPEC.codes  # what it answers and fixes: specs/amp.py
 
@@ -112,12 +118,14 @@ class Amp(Transform):
         return edits, manuals
 
     def _cuda_amp_imports(self, ctx: FileContext) -> list[cst.ImportFrom]:
+        """``from torch.cuda.amp import autocast, GradScaler`` (also ``autocast as autocast``, VM-UNet: the same
+        name), whose module becomes ``torch.amp``."""
         out: list[cst.ImportFrom] = []
         for node in ctx.of_type(cst.ImportFrom):
             if node.module is not None and not node.relative \
                     and cst.helpers.get_full_name_for_node(node.module) == "torch.cuda.amp" \
                     and not isinstance(node.names, cst.ImportStar) \
-                    and all(a.asname is None and a.name.value in AMP_NAMES for a in node.names):  # type: ignore[union-attr]
+                    and all(_same_name(a) and a.name.value in AMP_NAMES for a in node.names):  # type: ignore[union-attr]
                 out.append(node)
         return out
 

@@ -137,7 +137,22 @@ class DeviceLiteral(Transform):
                 return found
             return Edit(lit, lambda _n, t=found.expr: t, f.code, ctx.line_of(lit),
                         f"{kw}={value!r} -> {kw}={found.shown}", helper=found.helper, finding=f)
+        if isinstance(arg, cst.Param):
+            return self._parameter_default(ctx, f, lit, arg, value)
         return f"{kw}={value!r}: a keyword of another library; check which devices it accepts"
+
+    def _parameter_default(self, ctx: FileContext, f: Finding, lit: cst.SimpleString, param: cst.Param,
+                           value: str) -> Edit | str:
+        """``def f(x, device='cuda')`` -> ``device=str(_mpsready_device())``: the device a caller that passes none
+        gets. Only in a program without a device selection of its own (there every choice is the helper's);
+        where the project selects its device, the callers must pass it (a default cannot see that choice)."""
+        name = param.name.value
+        if ctx.selections:
+            where = ", ".join(ctx.selections[:3]) + (" ..." if len(ctx.selections) > 3 else "")
+            return (f"parameter {name} defaults to {value!r}: the project selects its device itself ({where}) and a "
+                    "default cannot see that choice; pass the selected device from every caller and drop the default")
+        return Edit(lit, lambda _n, i=cuda_index(value): _str_of_helper(i), f.code, ctx.line_of(lit),
+                    f"parameter default {name}={value!r} -> str(_mpsready_device())", helper=True, finding=f)
 
     def _runtime(self, ctx: FileContext, f: Finding, node: cst.BaseExpression) -> Edit | str:
         index = runtime_index(node)

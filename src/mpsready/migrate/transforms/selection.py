@@ -215,13 +215,21 @@ def _variables(ctx: FileContext, root: cst.CSTNode) -> set[str]:
     return v.found
 
 
-def _is_move(node: cst.CSTNode) -> bool:
-    """A ``.cuda()`` call without arguments (the current CUDA device)."""
-    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "cuda" \
-        and not node.args
+def _is_move(node: cst.CSTNode, follows: str | None = None) -> bool:
+    """A ``.cuda()`` call without arguments (the current CUDA device); with ``follows`` (the tensor an ``is_cuda``
+    guard tests, ``x``), also ``.cuda(x.get_device())``: the device of ``x`` itself (gaussian-splatting's ssim)."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "cuda"):
+        return False
+    if not node.args:
+        return True
+    if follows is None or len(node.args) != 1 or node.args[0].keyword is not None:
+        return False
+    arg = node.args[0].value
+    return isinstance(arg, cst.Call) and not arg.args and isinstance(arg.func, cst.Attribute) \
+        and arg.func.attr.value == "get_device" and _shown(arg.func.value) == follows
 
 
-def _mentions_cuda(ctx: FileContext, node: cst.CSTNode) -> bool:
+def _mentions_cuda(ctx: FileContext, node: cst.CSTNode, follows: str | None = None) -> bool:
     """Whether ``node`` holds anything CUDA besides plain ``.cuda()`` moves: a ``torch.cuda`` name, a CUDA
     literal, ``.cuda(i)``, ``DataParallel``."""
     for n in _nodes_in(ctx, node, cst.CSTNode):
@@ -230,16 +238,17 @@ def _mentions_cuda(ctx: FileContext, node: cst.CSTNode) -> bool:
         if isinstance(n, (cst.Name, cst.Attribute)) and any(q.startswith("torch.cuda") or q.endswith("DataParallel")
                                                             for q in ctx.names(n)):
             return True
-        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "cuda" and n.args:
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "cuda" and n.args \
+                and not _is_move(n, follows):
             return True
     return False
 
 
-def _moves_only(ctx: FileContext, block: cst.BaseSuite) -> bool:
+def _moves_only(ctx: FileContext, block: cst.BaseSuite, follows: str | None = None) -> bool:
     """Every statement of ``block`` moves a tensor or module with ``.cuda()`` and holds nothing else CUDA."""
     stmts = block.body if isinstance(block, cst.IndentedBlock) else [block]
-    return bool(stmts) and all(_nodes_in(ctx, s, cst.Call) and any(_is_move(c) for c in _nodes_in(ctx, s, cst.Call))
-                               and not _mentions_cuda(ctx, s) for s in stmts)
+    return bool(stmts) and all(_nodes_in(ctx, s, cst.Call) and any(_is_move(c, follows) for c in _nodes_in(ctx, s, cst.Call))
+                               and not _mentions_cuda(ctx, s, follows) for s in stmts)
 
 
 def _finding_at(ctx: FileContext, node: cst.CSTNode, code: str) -> Finding | None:
@@ -250,11 +259,11 @@ def _finding_at(ctx: FileContext, node: cst.CSTNode, code: str) -> Finding | Non
     return None
 
 
-def _move_edits(ctx: FileContext, root: cst.CSTNode, dev: str, code: str) -> list[Edit]:
+def _move_edits(ctx: FileContext, root: cst.CSTNode, dev: str, code: str, follows: str | None = None) -> list[Edit]:
     """``.cuda()`` -> ``.to(dev)`` for every move under ``root`` (each fixing its API101 finding)."""
     edits = []
     for call in _nodes_in(ctx, root, cst.Call):
-        if not _is_move(call):
+        if not _is_move(call, follows):
             continue
         f = _finding_at(ctx, call, "API101")
 
@@ -267,11 +276,12 @@ def _move_edits(ctx: FileContext, root: cst.CSTNode, dev: str, code: str) -> lis
     return edits
 
 
-def _guard_edits(ctx: FileContext, guard: cst.If | cst.IfExp, dev: str, code: str, why: str) -> list[Edit]:
+def _guard_edits(ctx: FileContext, guard: cst.If | cst.IfExp, dev: str, code: str, why: str,
+                 follows: str | None = None) -> list[Edit]:
     new_test = expr(f"{dev}.type != 'cpu'")
     edits = [Edit(guard, lambda n, t=new_test: n.with_changes(test=t.with_changes(lpar=n.test.lpar, rpar=n.test.rpar)),
                   code, ctx.line_of(guard), f"{why} -> {dev}.type != 'cpu' (CUDA or MPS)")]
-    return edits + _move_edits(ctx, guard.body, dev, code)
+    return edits + _move_edits(ctx, guard.body, dev, code, follows)
 
 
 class Selection(Transform):
@@ -517,10 +527,10 @@ class Selection(Transform):
         for node in _nodes_in(ctx, ctx.module, cst.If):
             test = node.test
             if node in done or node.orelse is not None or not isinstance(test, cst.Attribute) \
-                    or test.attr.value != "is_cuda" or not _moves_only(ctx, node.body):
+                    or test.attr.value != "is_cuda" or not _moves_only(ctx, node.body, _shown(test.value)):
                 continue
             dev = f"{_shown(test.value)}.device"
-            edits += _guard_edits(ctx, node, dev, "API101", f"{_shown(test)} guard")
+            edits += _guard_edits(ctx, node, dev, "API101", f"{_shown(test)} guard", _shown(test.value))
         return edits
 
 

@@ -15,8 +15,9 @@ Envelope (``schema``, ``mpsready``, ``created``) plus::
                   "secondary": [{"part", "outlook", "flags", "edits"}]  parts off the main path that would need
                   something on a Mac (a folder or a root script no entry runs); they never lower "verdict"}
     summary      {"files", "lines", "seconds", "blocker", "degrades", "info", "suppressed", "cache_hits"}
-    effort       {"auto_fixable", "manual", "kept", "files_touched"}: the code findings `mpsready migrate` rewrites,
-                 those left to a person, those that need no change, and the files it would touch
+    effort       {"auto_fixable", "manual", "kept", "files_touched", "basis": "estimate"}: the code findings
+                 `mpsready migrate` rewrites, those left to a person, those that need no change, and the files it
+                 would touch (migrate's plan prints the same four, "basis": "plan"; the report prints these)
     subprojects  [{"path", "outlook", "flags", "edits"}]  (only for a collection of projects)
     dependencies [{"name", "specifier", "path", "line", "optional", "group", "ecosystem", "left_out_on_mac"}]
                  (``left_out_on_mac``: the lock file's marker that keeps a Mac install from installing the
@@ -65,7 +66,7 @@ def to_document(result: ScanResult) -> dict:
         },
         summary={"files": result.files_scanned, "lines": result.lines_scanned, "seconds": round(result.seconds, 3),
                  **counts, "suppressed": result.suppressed, "cache_hits": result.cache_hits},
-        effort=fixability().effort(result.findings, result.torch_floor),
+        effort={**fixability().effort(result.findings, result.torch_floor), "basis": "estimate"},
         subprojects=[{"path": s.path, "outlook": s.outlook.value, "flags": list(s.flags),
                       "edits": [e.to_dict() for e in s.edits]} for s in result.subprojects],
         dependencies=[{"name": d.name, "specifier": d.specifier, "path": d.path, "line": d.line, "optional": d.optional,

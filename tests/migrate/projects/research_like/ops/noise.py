@@ -1,0 +1,5 @@
+import torch
+
+
+def noise(n):
+    return torch.randn(n).cuda()
