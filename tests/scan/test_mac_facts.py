@@ -314,3 +314,26 @@ def test_a_main_named_root_script_the_readme_never_runs_is_secondary_when_it_run
     files["README.md"] = "```bash\npython download.py\n```\n"  # look-alike: the README runs no main-named script
     r = scan_path(write_project(files))
     assert r.outlook.value == "mac_for_dev"
+
+
+def test_an_early_return_on_the_availability_flag_is_a_path_beside_the_kernel(write_project):
+    """``if not HAVE_XF: return super().forward(x)`` before the kernel's use: a Mac, where the import fails and
+    the handler sets the flag false, takes the plain attention (seen in the DINOv2 attention layers vendored by
+    many vision projects, once read as a core op with no other path: stay_on_cuda). A raise there is no path."""
+    src = TORCH + ("try:\n    from xformers.ops import memory_efficient_attention\n    HAVE_XF = True\n"
+                   "except ImportError:\n    HAVE_XF = False\n"
+                   "class Attn(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
+                   "class FastAttn(Attn):\n    def forward(self, x):\n        if not HAVE_XF:\n"
+                   "            {guard}\n        return memory_efficient_attention(x, x, x)\n")
+    files = {"train.py": "from model import FastAttn\nFastAttn()\n"}
+    r = scan_path(write_project({**files, "model.py": src.format(guard="return super().forward(x)")}))
+    assert r.outlook.value == "runs_on_mac"
+    assert [(f.code, f.location.line, f.severity.value) for f in r.findings if f.code == "DEP107"] == [
+        ("DEP107", 3, "degrades")]
+    r = scan_path(write_project({**files, "model.py": src.format(  # look-alike: the guard raises
+        guard="raise RuntimeError('xformers needed')")}))
+    assert r.outlook.value == "stay_on_cuda"
+    dep = r.limiting[0]
+    assert (dep.code, dep.location.line, dep.severity.value) == ("DEP107", 3, "blocker")
+    assert dep.message.endswith("the model's core calls it with no other path: memory_efficient_attention in "
+                                "FastAttn.forward (model.py:14)")

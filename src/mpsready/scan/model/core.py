@@ -5,7 +5,8 @@ The knowledge base gives packages such as flash-attn, mamba-ssm or causal-conv1d
 (``scaled_dot_product_attention``, a reference selective scan), so their import alone is a *swap*
 (``mac_for_dev``). When a model file (one that defines a ``forward`` method) uses the imported name
 unconditionally inside a function or method (a call, an instantiation, or passing it on, not under an ``if``,
-a conditional expression, a ``try`` or a boolean operator), the swap rewrites the model's core: the finding gets
+a conditional expression, a ``try`` or a boolean operator, nor after an ``if`` whose body returns: the early
+return of ``if not XFORMERS_AVAILABLE: return super().forward(x)``), the swap rewrites the model's core: the finding gets
 ``core_op`` (``"flash_attn_func in Attention.forward (model.py:12)"``) and ``no_alternative``, so its
 remedy is ``none`` and the outlook ``stay_on_cuda``, the reason naming the core op. A use behind a condition (an
 ``if self.use_flash:`` beside an SDPA path), a file with no ``forward`` (a benchmark, a converter) and an import
@@ -129,8 +130,12 @@ def _core_use(tree: ast.Module, line: int | None) -> tuple[str, str, int] | None
         # decorators and defaults run where the function is defined (`@triton.jit` is no use inside the kernel)
         for dec in [*fn.decorator_list, *fn.args.defaults, *(d for d in fn.args.kw_defaults if d is not None)]:
             visit(ast.Expr(dec), outer, conditional)
+        # after `if not HAVE_KERNEL: return other_path(x)` the rest of the body runs only when the test is false:
+        # a path exists beside it, as for a use under the `if` itself (a raise is no path: it stays a core use)
+        beside = False
         for stmt in fn.body:
-            visit(ast.Module([stmt], []), name, False)
+            visit(ast.Module([stmt], []), name, beside)
+            beside = beside or (isinstance(stmt, ast.If) and any(isinstance(s, ast.Return) for s in stmt.body))
 
     visit(tree, None, False)
     if not hits:
