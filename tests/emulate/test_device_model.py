@@ -231,3 +231,29 @@ def test_cuda_calls_raise_the_macs_error_on_a_cuda_build_with_a_gpu(tmp_path, mo
         emu.uninstall()
         residence.clear()
     assert torch.cuda._lazy_init() is None  # the local build's own again
+
+
+def test_modules_built_with_device_mps_have_their_parameters_on_mps(tmp_path):
+    """``nn.Parameter(t)`` is a new Python object over ``t`` (``Tensor._make_subclass``): the residence mark was
+    lost, so ``nn.Linear(2, 2, device="mps").weight`` read as the CPU and ``nn.RMSNorm(1024, device="mps")(x)``
+    was a false placement failure ("found at least two devices, mps:0 and cpu"), seen on a public report's script.
+    A parameter made from a CPU tensor stays on the CPU."""
+    import torch
+
+    from mpsready.emulate import Emulator, Target, residence
+
+    emu = Emulator(Target("2.7", "15.5"), str(tmp_path))
+    emu.install()
+    try:
+        lin = torch.nn.Linear(2, 2, device="mps")
+        norm = torch.nn.RMSNorm(8, device="mps")
+        devices = [str(t.device) for t in (lin.weight, lin.bias, norm.weight, torch.nn.Parameter(torch.ones(2)),
+                                           torch.nn.Parameter(torch.ones(2, device="mps")))]
+        assert devices == ["mps:0", "mps:0", "mps:0", "cpu", "mps:0"]
+        out = norm(torch.randn(3, 8, device="mps"))
+        assert (str(out.device), tuple(out.shape)) == ("mps:0", (3, 8))
+        assert str(lin(torch.ones(1, 2, device="mps")).device) == "mps:0"
+    finally:
+        emu.uninstall()
+        residence.clear()
+    assert str(torch.nn.Linear(2, 2).weight.device) == "cpu"

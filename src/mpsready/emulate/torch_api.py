@@ -5,7 +5,8 @@ Patched for the emulated process only (``install`` returns the undo):
 * ``Tensor.device`` / ``is_mps`` / ``is_cpu`` / ``get_device`` read the residence mark
   (:mod:`~mpsready.emulate.residence`), so ``x.device.type == "mps"`` branches take the Mac path;
   ``Tensor.data`` carries the mark both ways (``Module.to`` swaps parameters in through ``param.data = ...``,
-  torch/nn/modules/module.py ``_apply``, 2.0-2.13);
+  torch/nn/modules/module.py ``_apply``, 2.0-2.13), and so do ``nn.Parameter`` and ``nn.Buffer`` (a module built with
+  ``device="mps"``);
 * ``torch.backends.mps.is_available()`` is the target's answer (False below the release's minimum macOS),
   ``is_built()`` True, ``is_macos_or_newer`` compares with the target macOS;
 * ``torch.mps``: ``synchronize``, ``empty_cache``, ``manual_seed``/``seed``/``get_rng_state``/``set_rng_state``
@@ -75,6 +76,20 @@ def _data_set(self, value):
         residence.unmark(self)
 
 
+def _marked_new(real: Callable) -> Callable:
+    """``real`` (``nn.Parameter.__new__`` or ``nn.Buffer.__new__``) carrying the residence mark of ``data``: each
+    makes a new Python object over ``data``'s TensorImpl (``Tensor._make_subclass``, torch/nn/parameter.py, 2.0-2.13),
+    so without it every module built with ``device="mps"`` (``nn.Linear(4, 4, device=dev)``, ``nn.RMSNorm(...,
+    device=dev)``) had its parameters on the CPU and its first forward a false placement failure.
+    ``_make_subclass`` itself is left alone: Dynamo substitutes it by a polyfill whose signature it checks."""
+    def new(cls, data=None, *args, **kwargs):
+        out = real(cls, data, *args, **kwargs)
+        if data is not None and data in _MARKS:
+            _MARKS[out] = True
+        return out
+    return staticmethod(new)
+
+
 class _Patches:
     """Attribute patches and clean-up calls, undone in reverse order."""
 
@@ -113,6 +128,9 @@ def install(emu: Emulator) -> Callable[[], None]:
     p.set(T, "is_cpu", property(_is_cpu))
     p.set(T, "get_device", _get_device)
     p.set(T, "data", property(_data_get, _data_set))
+    p.set(torch.nn.Parameter, "__new__", _marked_new(torch.nn.Parameter.__new__))
+    if hasattr(torch.nn, "Buffer"):  # torch.nn.Buffer, 2.5+
+        p.set(torch.nn.Buffer, "__new__", _marked_new(torch.nn.Buffer.__new__))
 
     macos = emu.target.macos
     mps_backend = torch.backends.mps
