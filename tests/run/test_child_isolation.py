@@ -240,6 +240,15 @@ def test_an_interactive_program_reads_the_terminal_and_gets_ctrl_c_and_ctrl_z(tm
             time.sleep(0.1)
         assert open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "T"
         os.kill(pid, signal.SIGCONT)  # what the shell's fg does: the program goes on
+        # Ticks printed before the stop may still be unread: wait until mpsready run has handed the terminal
+        # back to the program's group (tpgid), else a Ctrl-C sent now reaches mpsready run (a race of the test).
+        end = time.time() + 20
+        while time.time() < end:
+            fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+            if fields[0] != "T" and fields[5] != fields[2]:
+                break
+            time.sleep(0.05)
+        assert fields[5] != fields[2]
         _read_until(master, "tick", 5)
         assert "tick" in _read_until(master, "tick", 20)
         os.write(master, b"\x03")  # Ctrl-C reaches the program (KeyboardInterrupt), as from a shell
