@@ -48,3 +48,34 @@ def test_observer_writes_each_outcome_and_the_mps_texts(tmp_path):
     assert (tests["test_ok"]["outcome"], tests["test_skipped"]["outcome"]) == ("passed", "skipped")
     assert [f["op"] for f in doc["fallbacks"]] == ["aten::sin"]
     assert doc["fallbacks"][0]["first_test"].endswith("test_model.py::test_fallback")
+
+
+MARKED = '''
+import pytest
+
+@pytest.mark.mps_mac
+def test_marked():
+    pass
+
+@pytest.mark.not_mac(reason="needs CUDA")
+def test_alias():
+    pass
+
+def test_plain():
+    pass
+'''
+
+
+def test_the_observer_declares_and_keeps_mpsready_markers_without_the_installed_plugin(tmp_path):
+    # On the Mac the kit runs mpsready from PYTHONPATH: the pytest11 entry point is absent (here: disabled). A
+    # suite using mps_mac under --strict-markers failed to collect there (exit 2, no test observed).
+    (tmp_path / "test_marked.py").write_text(MARKED)
+    out = tmp_path / "tests.json"
+    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:mpsready.pytest_plugin", "--strict-markers",
+                          "-p", "mpsready.kit.observe", "--kit-observe", str(out), "-p", "no:cacheprovider",
+                          str(tmp_path)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert res.returncode == 0, res.stdout + res.stderr
+    tests = {t["nodeid"].split("::")[1]: t for t in json.loads(out.read_text())["tests"]}
+    assert {k: (t["outcome"], t["markers"]) for k, t in tests.items()} == {
+        "test_marked": ("passed", ["mps_mac"]), "test_alias": ("passed", ["mps_not_mac"]),
+        "test_plain": ("passed", [])}

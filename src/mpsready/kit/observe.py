@@ -3,7 +3,11 @@
 the duration, and for a failure the exception type and the first line of its message (never a traceback's
 locals), classified with PyTorch's MPS texts (:func:`mpsready.record.mps.classify_error`: an operator without
 an MPS kernel, the float64 refusal); and the operators that PyTorch's CPU-fallback warning named
-(:func:`mpsready.record.mps.parse_fallback_warning`), with the first test that saw each.
+(:func:`mpsready.record.mps.parse_fallback_warning`), with the first test that saw each. Each test also keeps its
+mpsready markers (``mps_mac``/``mps_not_mac``, an alias counted as its new name) in the file; ``report`` does
+not read them yet. The markers are declared here too: the kit
+runs mpsready from ``PYTHONPATH``, where the installed plugin's entry point is absent, and a suite using them under
+``--strict-markers`` would otherwise not collect on the Mac.
 
 Writes ``FILE`` (schema ``mpsready.kit.tests`` v1, basis ``observed``) at the end of the session.
 """
@@ -16,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from mpsready.pytest_plugin import marker_names, register_markers
 from mpsready.record.mps import classify_error, parse_fallback_warning
 from mpsready.schema import envelope
 
@@ -30,6 +35,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    register_markers(config)
     path = config.getoption("kit_observe", None)
     if path:
         config.pluginmanager.register(Observer(os.path.abspath(path)), "mpsready-kit-observer")
@@ -52,9 +58,17 @@ class Observer:
         self.path = path
         self.tests: dict[str, dict[str, Any]] = {}
         self.fallbacks: dict[str, str] = {}  # op -> first test that warned
+        self.markers: dict[str, list[str]] = {}  # nodeid -> mpsready markers
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        names = marker_names(item)
+        if names:
+            self.markers[item.nodeid] = names
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        entry = self.tests.setdefault(report.nodeid, {"nodeid": report.nodeid, "outcome": "passed", "seconds": 0.0})
+        entry = self.tests.setdefault(report.nodeid, {"nodeid": report.nodeid, "outcome": "passed", "seconds": 0.0,
+                                                      "markers": self.markers.get(report.nodeid, [])})
         entry["seconds"] = round(entry["seconds"] + float(report.duration or 0.0), 4)
         if report.skipped and report.when in ("setup", "call"):
             entry["outcome"] = "skipped"

@@ -209,8 +209,10 @@ def _bare_flag(args: list[str]) -> bool:
     return False
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    _apply_ini(config, config.option)
+def register_markers(config: pytest.Config) -> None:
+    """Declare mpsready's markers, so a suite that uses them collects under ``--strict-markers``. Also called by
+    the kit's observing plugin: on a Mac the kit puts mpsready on ``PYTHONPATH`` without installing it, so this
+    plugin's entry point is not loaded there."""
     config.addinivalue_line("markers", "mps_mac: must pass on the emulated Mac (pytest --mps-emulate); a predicted "
                                        "Mac failure the test catches fails it too")
     config.addinivalue_line("markers", "mps_not_mac(reason=None): skipped on the emulated Mac (pytest --mps-emulate)")
@@ -218,6 +220,11 @@ def pytest_configure(config: pytest.Config) -> None:
     # `mac` marker can collide with a project's own)
     config.addinivalue_line("markers", "mac: deprecated alias of mps_mac")
     config.addinivalue_line("markers", "not_mac(reason=None): deprecated alias of mps_not_mac")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _apply_ini(config, config.option)
+    register_markers(config)
 
 
 # marker name -> its deprecated alias
