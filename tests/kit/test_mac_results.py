@@ -15,7 +15,8 @@ import pytest
 from mpsready.cli import main
 from mpsready.ops import learned
 from mpsready.ops.judge import Judge
-from tests.kit.fake_mac import MACHINE, project, results_archive
+from mpsready.record.mps import FLOAT64_REFUSAL
+from tests.kit.fake_mac import MACHINE, pack, project, results_archive, results_dir
 from tests.report import fixtures as fx
 
 
@@ -297,3 +298,45 @@ def test_archive_limits_are_counted(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(kit_archive, "MAX_MEMBERS", 1)
     assert main(["report", "--mac-results", str(path)]) == 2
     assert "more than 1 members" in capsys.readouterr().err
+
+
+def _emulated_tests(tmp_path):
+    from mpsready.pytest_plugin.document import build_document
+
+    def entry(nodeid, mac, failures=(), markers=()):
+        return {"nodeid": nodeid, "markers": list(markers), "outcome": "failed" if mac == "mac_failure" else "passed",
+                "mac": mac, "failed_by_mac": mac == "mac_failure", "failures": list(failures), "fallbacks": [],
+                "wrong_results": [], "expected_failures": [], "mps_used": mac != "no_mps", "ops_judged": 1,
+                "seconds": 0.1}
+
+    f64 = {"kind": "dtype", "op": "aten::_to_copy", "dtype": "float64", "exception": "TypeError",
+           "message": "Cannot convert a MPS Tensor to float64 dtype", "location": None}
+    tests = [entry("tests/test_model.py::test_double", "mac_failure", [f64], ["mps_mac"]),
+             entry("tests/test_model.py::test_shapes", "clean"),
+             entry("tests/test_model.py::test_loss", "clean"),  # the Mac failed it: a disagreement
+             entry("tests/test_model.py::test_unseen", "fallback"),  # never ran on the Mac
+             entry("tests/test_model.py::test_io", "no_mps")]  # says nothing about MPS: no row
+    doc = build_document({"torch": "2.13", "torch_requested": "2.13", "macos": "15.5", "fallback": False,
+                          "mps_available": True}, tests, "mac-failure", [], str(tmp_path))
+    return fx.dump(tmp_path / "emulated-tests.json", doc)
+
+
+def test_the_emulated_suite_is_set_beside_the_tests_the_mac_ran(tmp_path, capsys):
+    res = results_dir(tmp_path / "mac")
+    doc = json.loads((res / "tests.json").read_text())  # the Mac also failed a test the emulated Mac passed
+    doc["tests"].append({"nodeid": "tests/test_model.py::test_loss", "outcome": "failed", "exception": "RuntimeError",
+                         "message": "MPSGraph does not support tensor dims larger than INT_MAX", "markers": []})
+    doc["tests"][0]["markers"] = ["mps_mac"]
+    (res / "tests.json").write_text(json.dumps(doc))
+    archive = pack(res, tmp_path / "results.tar.gz")
+    out = _report(capsys, "--tests", str(_emulated_tests(tmp_path)), "--mac-results", str(archive))
+    rows = [(r["state"], r["subject"], r["predicted"], r["observed"]) for r in out["predicted_vs_observed"]["rows"]
+            if r["kind"] == "test"]
+    assert rows == [
+        ("disagrees", "tests/test_model.py::test_loss", "passes on MPS",
+         "failed (RuntimeError: MPSGraph does not support tensor dims larger than INT_MAX)"),
+        ("agrees", "tests/test_model.py::test_double [mps_mac]", "fails on the Mac (aten::_to_copy)",
+         f"failed (TypeError: {FLOAT64_REFUSAL[:120]})"),
+        ("agrees", "1 test(s) predicted to pass on MPS", "pass on MPS", "passed on the Mac"),
+        ("not observed", "1 test(s) predicted to pass on MPS", "pass on MPS", None),
+    ]

@@ -7,6 +7,12 @@ Mac observed comes from the results archive (:mod:`mpsready.report.evidence.mac`
 operators that raised, fell back or were dispatched on MPS, the tests, the comparison of the two records and the
 install steps. Each row agrees, disagrees, or was not observed (the Mac never reached that operator, or the
 results come from a dry run on the CPU). Disagreements come first and every kind is counted.
+
+Tests (``report --tests`` beside a kit run with ``--tests``) are set beside each other by node id: one row per test
+the emulated Mac predicted to fail, and per test predicted to pass on MPS that the Mac failed; the tests predicted to
+pass that passed on the Mac (or were not observed) are one row each, counted. Only definite predictions take part:
+a test that never reached MPS here, failed on its own exception (inconclusive), was judged on no data
+(unverified) or matched a wrong-result advisory (the kit's tests do not compare values) has no row.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ _WORD = {"error": "fails on MPS", "fallback": "falls back to the CPU", "runs": "
 
 @dataclass(frozen=True)
 class Row:
-    kind: str  # outlook | operator | dtype | wrong_result | install
+    kind: str  # outlook | operator | dtype | wrong_result | install | test
     subject: str
     predicted: str
     observed: str | None
@@ -78,6 +84,7 @@ def build_versus(ev: Evidence) -> Versus | None:
     out.rows += _float64(ev, mac)
     out.rows += _wrong_results(ev, mac)
     out.rows += _installs(ev, mac)
+    out.rows += _tests(ev, mac)
     return out
 
 
@@ -192,4 +199,46 @@ def _installs(ev: Evidence, mac: MacEvidence) -> list[Row]:
             continue
         obs = "installed" if step.ok else f"install failed ({step.state()})"
         rows.append(Row("install", name, pred, obs, _state(bool(step.ok) != bool(f)), ev.scan.source or "scan"))
+    return rows
+
+
+_FAILED = ("failed", "error")
+
+
+def _tests(ev: Evidence, mac: MacEvidence) -> list[Row]:
+    """Rows for the emulated test suite's definite verdicts beside the tests the Mac ran (module docstring)."""
+    if ev.tests is None:
+        return []
+    src = f"emulated tests ({ev.tests.source})"
+    seen = {t.nodeid: t for t in mac.tests} if mac.on_mac else {}
+    rows: list[Row] = []
+    passed_agree = passed_unseen = 0
+    for t in ev.tests.raw.get("tests") or []:
+        if not isinstance(t, dict) or not isinstance(t.get("nodeid"), str):
+            continue
+        verdict, nodeid = t.get("mac"), t["nodeid"]
+        got = seen.get(nodeid)
+        marks = sorted(set(t.get("markers") or []) | set(got.markers if got else ()))
+        subject = nodeid + (f" [{', '.join(marks)}]" if marks else "")
+        outcome = None if got is None or got.outcome == "skipped" else got.outcome
+        observed = outcome
+        if outcome in _FAILED and got is not None and got.exception:
+            observed = f"{outcome} ({got.exception}: {(got.message or '')[:120]})"
+        if verdict == "mac_failure":
+            first = next((f for f in t.get("failures") or [] if isinstance(f, dict)), {})
+            pred = "fails on the Mac" + (f" ({first.get('op') or first.get('kind')})" if first else "")
+            rows.append(Row("test", subject, pred, observed, _state(None if outcome is None else outcome in _FAILED),
+                            src))
+        elif verdict in ("clean", "fallback"):
+            if outcome is None:
+                passed_unseen += 1
+            elif outcome in _FAILED:
+                rows.append(Row("test", subject, "passes on MPS", observed, DISAGREE, src))
+            else:
+                passed_agree += 1
+    if passed_agree:
+        rows.append(Row("test", f"{passed_agree} test(s) predicted to pass on MPS", "pass on MPS",
+                        "passed on the Mac", AGREE, src))
+    if passed_unseen:
+        rows.append(Row("test", f"{passed_unseen} test(s) predicted to pass on MPS", "pass on MPS", None, UNSEEN, src))
     return rows

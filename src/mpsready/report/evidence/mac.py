@@ -57,6 +57,7 @@ class ObservedTest:
     message: str | None = None
     mps_kind: str | None = None  # op_not_implemented | float64_refused
     op: str | None = None
+    markers: tuple[str, ...] = ()  # mpsready markers seen on the Mac (mps_mac, mps_not_mac)
 
 
 @dataclass
@@ -136,8 +137,10 @@ def _read(root: Path, source: str) -> MacEvidence:
     tests = safe_dict(_json(root, "tests.json", out))
     for t in tests.get("tests") or []:
         if isinstance(t, dict) and isinstance(t.get("nodeid"), str):
+            marks = t["markers"] if isinstance(t.get("markers"), list) else []
             out.tests.append(ObservedTest(t["nodeid"], str(t.get("outcome")), t.get("exception"), t.get("message"),
-                                          t.get("mps_kind"), t.get("op")))
+                                          t.get("mps_kind"), t.get("op"),
+                                          tuple(m for m in marks if isinstance(m, str))))
     out.test_fallbacks = {f["op"]: str(f.get("first_test")) for f in tests.get("fallbacks") or []
                           if isinstance(f, dict) and isinstance(f.get("op"), str)}
     return out
