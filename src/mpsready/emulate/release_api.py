@@ -205,10 +205,12 @@ class _Hiding(types.ModuleType):
 
     def __getattr__(self, name):
         # a name no release has (torch.mps.current_device): the Mac's Python raises the same AttributeError, so it
-        # is a Mac failure too, not the program's own error
+        # is a Mac failure too, not the program's own error. Marked whoever asks: PyTorch's own code asks as well
+        # (torch.cuda.device(None) -> torch._utils._get_current_device_index -> torch.mps.current_device, 2.13),
+        # and the mark only counts if the exception reaches the program (a hasattr probe swallows it)
         modname = types.ModuleType.__getattribute__(self, "__name__")
         exc = AttributeError(f"module '{modname}' has no attribute '{name}'")
-        if not name.startswith("__") and not sys._getframe(1).f_code.co_filename.startswith(_LIBRARY):
+        if not name.startswith("__"):
             from mpsready.emulate.session import mark_mac_error
 
             mark_mac_error(exc, KIND_API)

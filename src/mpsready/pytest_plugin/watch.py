@@ -49,17 +49,18 @@ def mac_entry(emu, exc: BaseException | None, root: str) -> dict[str, Any] | Non
     """The predicted Mac failure ``exc`` stands for, as a failure entry, or ``None`` (the test's own exception).
 
     A failure the emulator raised (:meth:`Emulator.failure_of`) is its entry with op, dtype and line; an exception
-    it only marked (:func:`mpsready.emulate.mac_error_kind`), or one raised inside ``torch.cuda`` itself (a non-CUDA
-    build raises there on a Mac too), is ``kind`` that mark (``cuda_api``), ``op`` and ``dtype`` ``None``."""
+    it only marked (:func:`mpsready.emulate.mac_error_kind`), or one a fact of the Mac caused
+    (:func:`mpsready.run.child.mac_fact_origin`: raised inside ``torch.cuda`` itself, a pickling error of the spawn
+    start method), is ``kind`` that mark, ``op`` and ``dtype`` ``None``."""
     if exc is None:
         return None
     from mpsready.emulate import mac_error_kind
-    from mpsready.run.child import cuda_origin
+    from mpsready.run.child import mac_fact_origin
 
     hit = emu.failure_of(exc)
     if hit is not None:
         return {**hit.to_dict(), "mac": True}
-    kind = mac_error_kind(exc) or ("cuda_api" if cuda_origin(exc) else None)
+    kind = mac_error_kind(exc) or mac_fact_origin(exc)
     if kind is None:
         return None
     return {"kind": kind, "op": None, "called_as": None, "dtype": None, "exception": type(exc).__name__,

@@ -290,7 +290,8 @@ def run_failure_way(f) -> str | None:
     (kind ``missing``) runs on the CPU with ``PYTORCH_ENABLE_MPS_FALLBACK=1`` (PyTorch's MPS fallback,
     MPSFallback.mm); a float64 refusal (kind ``dtype``) goes away with a float32 cast before the device
     (MPS has no float64, PyTorch docs notes/mps.rst); a CUDA-only call (``cuda_api``) with device-agnostic
-    code; ``.numpy()`` of an MPS tensor (``mps_api``) with ``.cpu()`` first; an op that needs a newer macOS
+    code; ``.numpy()`` of an MPS tensor (``mps_api``) with ``.cpu()`` first; a child process spawn could not start (``spawn``) with
+    module-level objects and a main guard; an op that needs a newer macOS
     (``macos``) or a macOS below the release's minimum (``mps_unavailable``) with a macOS upgrade.
     """
     name = f.op or f.kind
@@ -306,6 +307,9 @@ def run_failure_way(f) -> str | None:
         ways.append("replace the CUDA-only calls by device-agnostic ones (.to(device), torch.accelerator.*)")
     elif f.kind == "mps_api":
         ways.append("copy the tensor to the CPU first (.cpu())")
+    elif f.kind == "spawn":
+        ways.append("define what the child process receives at module level, or guard the start with "
+                    "if __name__ == '__main__' (macOS starts child processes by spawn)")
     elif f.kind == "macos":
         ways.append("a newer macOS, where MPS has the kernel (the support table's macOS condition)")
     elif f.kind == "mps_unavailable":

@@ -54,6 +54,31 @@ def cuda_origin(exc: BaseException) -> bool:
     return bool(tb) and os.path.abspath(tb[-1].filename).startswith(pkg)
 
 
+_PICKLING_TEXTS = ("Can't pickle", "Can't get local object", "cannot pickle", "attribute lookup")
+
+
+def mac_fact_origin(exc: BaseException) -> str | None:
+    """The Mac failure kind of an exception the emulator did not raise but a fact of the Mac it imposes caused,
+    or ``None`` (the program's own):
+
+    * ``cuda_api``: raised inside ``torch.cuda`` itself (:func:`cuda_origin`);
+    * ``spawn``: a pickling error while starting a child process by ``spawn`` (``multiprocessing``'s
+      ``popen_spawn_posix``/``reduction.dump`` on the stack). Linux forks by default, macOS spawns (Python 3.8+,
+      docs of ``multiprocessing``: "contexts and start methods"), and the emulated Mac spawns: a lambda or a local
+      function handed to a DataLoader worker or a Pool is refused there as on the Mac;
+    Not here: an ``AttributeError`` of ``torch.mps`` raised inside PyTorch's own code (release_api marks it)."""
+    if cuda_origin(exc):
+        return "cuda_api"
+    mp = os.sep + "multiprocessing" + os.sep
+    frames = [os.path.basename(f.filename) + ":" + f.name for f in traceback.extract_tb(exc.__traceback__)
+              if mp in f.filename]
+    if (multiprocessing.get_start_method(allow_none=True) == "spawn"
+            and any(f.startswith("popen_spawn_posix.py:") or f == "reduction.py:dump" for f in frames)
+            and any(t in str(exc) for t in _PICKLING_TEXTS)):
+        return "spawn"
+    return None
+
+
 # Exceptions that mean the program's environment lacks something it needs (a module, a file): a property of
 # the machine running mpsready, not of the Mac.
 _ENVIRONMENT = (ImportError, FileNotFoundError)
@@ -198,7 +223,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         if emu.failure_of(exc) is not None:
             outcome = "failed"  # already in emu.failures, with op, dtype and the user's line
         else:
-            kind = mac_error_kind(exc) or ("cuda_api" if cuda_origin(exc) else None)
+            kind = mac_error_kind(exc) or mac_fact_origin(exc)
             child = _child_failure(report_path)
             if kind is None and child is not None:  # a spawned child (a DataLoader worker) failed as on a Mac
                 outcome = "failed"
