@@ -33,7 +33,7 @@ from mpsready.scan.model import fallbacks, flow
 from mpsready.scan.model.core import behind_off_params, core_ops
 from mpsready.scan.model.entries import declared_entries, readme_api_flags
 from mpsready.scan.model.readme_parts import readme_usage_findings
-from mpsready.scan.model.graph import example_collection, mark_reach
+from mpsready.scan.model.graph import example_collection, mark_reach, off_main_path
 from mpsready.scan.model.call_sites import decided_by_callers, unused_device_defaults
 from mpsready.scan.model.callers import behind_caller_flags
 from mpsready.scan.model.reread import SourceTrees
@@ -261,9 +261,10 @@ def _project_passes(raw: list[RawFinding], code_results, parsed: dict[str, tuple
                                            _uses_hydra(code_results))
     findings = cpu_only_dtypes(findings, code_results)
     findings = judge_by_torch_pin(findings, deps)
-    findings = unused_device_defaults(findings, code_results, sources)
-    findings = decided_by_callers(findings, code_results, sources)
     declared = declared_entries(project, code_results)
+    off_path, has_main_path = off_main_path(code_results, declared)
+    findings = unused_device_defaults(findings, code_results, sources, off_path, has_main_path, declared.api_names)
+    findings = decided_by_callers(findings, code_results, sources)
     findings = mark_reach(findings, code_results, declared)
     findings = readme_api_flags(findings, declared)
     findings += readme_usage_findings(declared)

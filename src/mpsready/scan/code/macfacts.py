@@ -66,10 +66,21 @@ FACTS: dict[str, tuple[Any, str]] = {
     "platform.machine": ("arm64", "platform.machine() is 'arm64'"),
     "platform.processor": ("arm", "platform.processor() is 'arm'"),
 }
+# issue 32, round 4: the Hugging Face availability helpers of flash-attn answer False on a Mac: flash-attn has no
+# macOS build (scan/data/packages.yaml: no_macos_build), and transformers' helpers also require CUDA
+# (transformers/utils/import_utils.py, 4.34.0 `is_flash_attn_available`: `_flash_attn_available and
+# torch.cuda.is_available()`; 4.36.0+ `is_flash_attn_2_available`: False unless `torch.cuda.is_available()`)
+for _mod in ("transformers.utils", "transformers.utils.import_utils", "transformers"):
+    for _fn in ("is_flash_attn_available", "is_flash_attn_2_available", "is_flash_attn_3_available",
+                "is_flash_attn_greater_or_equal_2_10"):
+        FACTS[f"{_mod}.{_fn}"] = (False, f"{_fn}() is False (flash-attn has no macOS build)")
+del _mod, _fn
 ATTR_FACTS: dict[str, tuple[Any, str]] = {
     "sys.platform": ("darwin", "sys.platform is 'darwin'"),
     "torch.version.cuda": (None, "torch.version.cuda is None (a macOS wheel)"),
 }
+# names that hold a torch.device (their `.type` is read): `device.type == "cuda"` (issue 32, round 4)
+_DEVICE_VARS = frozenset(("device", "dev", "d", "target_device", "compute_device", "run_device", "torch_device"))
 _STR_METHODS = ("lower", "upper", "strip", "casefold")
 _ENV_READS = ("os.environ.get", "os.getenv")
 # variables a multi-process launcher (torchrun, torch.distributed.launch, SLURM) sets: absent when a Mac runs the
@@ -233,6 +244,13 @@ class MacEval(MacEnv):
             inner = self.eval(node.value, fn, cls, depth)
             if inner is not None and all(isinstance(a, str) for a in inner):
                 return frozenset(_device_type(a) for a in inner)
+            if inner is None and isinstance(node.value, ast.Name) and node.value.id not in _SETTINGS \
+                    and node.value.id.lower() in _DEVICE_VARS:
+                # issue 32, round 4: a device whose value the evaluation cannot follow (a parameter, a loop over
+                # the devices chosen) is the program's own device: mps or cpu on a Mac; a CUDA device would have
+                # come from a CUDA value, which is reported where it is written
+                self._fact("a device a Mac program holds is mps or cpu")
+                return frozenset(("mps", "cpu"))
             return None
         base = node.value
         if isinstance(base, ast.Name) and base.id == "self" and cls is not None:
@@ -320,6 +338,15 @@ class MacEval(MacEnv):
 
     def _e_Call(self, node: ast.Call, fn: Any, cls: Any, depth: int) -> frozenset | None:
         func = node.func
+        if func.__class__ is ast.Name and func.id in ("any", "all") and len(node.args) == 1 \
+                and node.args[0].__class__ in (ast.GeneratorExp, ast.ListComp) \
+                and len(node.args[0].generators) == 1 and not node.args[0].generators[0].ifs:  # type: ignore[attr-defined]
+            # `all(d.type == "cuda" for d in devices)` (issue 32, round 4): an element test the facts decide for every
+            # element decides both (over the program's own devices, never none: `all` of none is not followed)
+            element = self.eval(node.args[0].elt, fn, cls, depth + 1)  # type: ignore[attr-defined]
+            if element is not None and len(element) == 1 and next(iter(element)).__class__ is bool:
+                return element
+            return None
         qual = self.ctx.q(func) or ""
         if qual in FACTS:
             value, fact = FACTS[qual]

@@ -209,7 +209,15 @@ class Visitor(FileContext, ast.NodeVisitor):
 
     def visit_For(self, node: ast.For | ast.AsyncFor | ast.comprehension) -> None:
         self.iterated.add(id(node.iter))
-        self.generic_visit(node)
+        if node.__class__ is ast.comprehension:
+            self.generic_visit(node)
+            return
+        self.visit(node.target)
+        self.visit(node.iter)
+        # a loop body is a block: after `if T: continue` the rest of it runs only when T is false (issue 32, round 4)
+        self._visit_block(node.body)  # type: ignore[union-attr]
+        for stmt in node.orelse:  # type: ignore[union-attr]
+            self.visit(stmt)
 
     visit_AsyncFor = visit_comprehension = visit_For
 

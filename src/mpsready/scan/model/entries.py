@@ -71,6 +71,9 @@ class DeclaredEntries:
     # `.cuda()` calls in the README's Python code blocks when those blocks import the project (its documented
     # usage): (README path, line, the call's text); a Mac user who copies the usage must edit them (issue 32)
     usage_cuda: list[tuple[str, int, str]] = field(default_factory=list)
+    # the README's scripts run as scripts (`python X.py`, `python -m pkg.mod`), not through a console command:
+    # only these run their `__main__` block (issue 32, round 4); None: every README script counts
+    as_script: list[str] | None = None
 
     def all(self) -> set[str]:
         return {*self.readme, *self.console}
@@ -110,6 +113,7 @@ def declared_entries(project: ProjectFiles, py_files: Collection[str]) -> Declar
     scripts = console_scripts(project)
     console = [rel for rel in (_module_file(m, py) for _n, m in scripts) if rel]
 
+    as_script = set(readme)  # run as `python X.py` / `python -m X`: their `__main__` blocks run
     if scripts and readme_text is not None:
         console_commands(readme_text, readme_md, scripts, py, readme, features)
     if installs:  # a file an installed one includes (`-r base.txt`) is installed too
@@ -126,7 +130,7 @@ def declared_entries(project: ProjectFiles, py_files: Collection[str]) -> Declar
         installs = list(seen)
     return DeclaredEntries(list(readme), sorted(set(console)), sorted(set(imports)), api,
                            None if installs is None else sorted(set(installs)),
-                           [rel for rel in features if rel not in readme], usage_cuda)
+                           [rel for rel in features if rel not in readme], usage_cuda, sorted(as_script))
 
 
 def _last_cd(lines: Iterable[str], py: Collection[str]) -> str | None:

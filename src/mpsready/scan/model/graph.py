@@ -24,7 +24,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import replace
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 if TYPE_CHECKING:
     from mpsready.scan.model.entries import DeclaredEntries
@@ -240,6 +240,35 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
     return out
 
 
+def off_main_path(results: Mapping[str, Any],
+                  declared: DeclaredEntries | None) -> tuple[Callable[[str], bool], bool]:
+    """Whether a file is off the main path as :func:`mark_reach` judges it (issue 32, round 4): tests, docs and
+    examples (by scope, unless the README runs the file), a Python file no main entry reaches, and a notebook beside
+    the project's Python modules (a demo). The call-site passes read only the main path's calls. Second: whether
+    the project has a main path at all (entries it starts from; else every file counts)."""
+    from mpsready.findings import Scope
+    from mpsready.scan.scope import scope_of
+
+    readme = declared.readme if declared is not None else []
+    on_path, _roots = main_path(results, readme, declared.imports if declared is not None else (),
+                                declared.console if declared is not None else (), None,
+                                declared.features if declared is not None else ())
+    has_modules = any(rel.endswith(".py") and PurePosixPath(rel).name not in SKIP_ENTRIES for rel in results) and (
+        on_path is not None or any(rel.endswith(".py") and (results[rel][0].entry or rel.endswith("__init__.py"))
+                                   for rel in results))
+    run_by_readme = set(readme)
+
+    def off(rel: str) -> bool:
+        if scope_of(rel) is not Scope.MAIN and rel not in run_by_readme:
+            return True
+        if rel.endswith(".ipynb"):
+            return has_modules
+        return on_path is not None and rel.endswith(".py") and rel not in on_path and (
+            "/" in rel or bool(results[rel][0].entry))
+
+    return off, on_path is not None
+
+
 def feature_manifest(path: str) -> bool:
     """A requirement or environment file for one feature or variant: ``requirements/<x>.txt``,
     ``requirements-<x>.txt``, ``<x>_requirements.txt``, ``environment-<x>.yml``; never the plain
@@ -301,11 +330,19 @@ def _serves_off_path_code(manifest: str, results: Mapping[str, Any], on_path: se
 
 def main_entries(results: Mapping[str, Any], roots: list[str], declared: DeclaredEntries | None) -> set[str]:
     """Files whose ``__main__`` block is a main entry rather than a demo: root scripts, the main path's
-    starting entries, scripts the README runs or a root launcher names, console-script modules,
-    ``__main__.py`` files and modules named for the main work (``pkg/train.py``)."""
-    out = {*root_entries(results), *roots, *launched(results, root_entries(results))}
+    starting entries, scripts the README runs or a root launcher names, ``__main__.py`` files and modules named
+    for the main work (``pkg/train.py``). A console-script module is none of them by being one: its console
+    script calls a function of it, not its ``__main__`` block (issue 32, round 4)."""
+    console_only: set[str] = set()
     if declared is not None:
-        out |= declared.all()
+        # issue 32, round 4: a console script (`pkg.mod:main`) calls its function, never the module's `__main__`
+        # block, so a console-script module's block is a demo unless the README runs the module as a script too
+        console_only = set(declared.console) - set(declared.readme if declared.as_script is None
+                                                   else declared.as_script)
+    out = {*root_entries(results), *(rel for rel in roots if rel not in console_only),
+           *launched(results, root_entries(results))}
+    if declared is not None:
+        out |= set(declared.readme)
     out |= {rel for rel in results if PurePosixPath(rel).name.startswith(PRIMARY)}
     return out
 
