@@ -33,7 +33,7 @@ from mpsready.scan.model import fallbacks, flow
 from mpsready.scan.model.core import behind_off_params, core_ops
 from mpsready.scan.model.entries import declared_entries, readme_api_flags
 from mpsready.scan.model.readme_parts import readme_usage_findings
-from mpsready.scan.model.graph import example_collection, mark_reach, off_main_path
+from mpsready.scan.model.graph import example_collection, mac_manifest, mark_reach, off_main_path, root_entries
 from mpsready.scan.model.call_sites import decided_by_callers, unused_device_defaults
 from mpsready.scan.model.callers import behind_caller_flags
 from mpsready.scan.model.reread import SourceTrees
@@ -196,7 +196,10 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
 
     packages = [str(PurePosixPath(pf.relpath).parent) if "/" in pf.relpath else "" for pf in files
                 if pf.declaration and PurePosixPath(pf.relpath).name in _PACKAGE_DECLARATIONS]
-    subdirs = _subprojects(files) or example_collection(code_results, packages=packages)
+    # a root with entry scripts of its own is one project (issue 32, round 4): its main path starts there, and folders
+    # that declare their own dependencies are its parts (a vendored tool, its own CUDA extension), not subprojects
+    subdirs = ([] if root_entries(code_results) else _subprojects(files)) \
+        or example_collection(code_results, packages=packages)
     if subdirs:
         ladder_, subs = collection_outlook(findings, subdirs, extra_flags)
     else:
@@ -262,6 +265,11 @@ def _project_passes(raw: list[RawFinding], code_results, parsed: dict[str, tuple
     findings = cpu_only_dtypes(findings, code_results)
     findings = judge_by_torch_pin(findings, deps)
     declared = declared_entries(project, code_results)
+    declared.mac_manifests = sorted(pf.relpath for pf in files if pf.declaration and mac_manifest(pf.relpath))
+    for pf in files:
+        if pf.cuda and not pf.relpath.endswith(".cuh"):
+            declared.cu_sources.setdefault(pf.relpath.rsplit("/", 1)[0] if "/" in pf.relpath else "", []).append(
+                PurePosixPath(pf.relpath).name)
     off_path, has_main_path = off_main_path(code_results, declared)
     findings = unused_device_defaults(findings, code_results, sources, off_path, has_main_path, declared.api_names)
     findings = decided_by_callers(findings, code_results, sources)

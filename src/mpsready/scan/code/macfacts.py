@@ -79,6 +79,16 @@ ATTR_FACTS: dict[str, tuple[Any, str]] = {
     "sys.platform": ("darwin", "sys.platform is 'darwin'"),
     "torch.version.cuda": (None, "torch.version.cuda is None (a macOS wheel)"),
 }
+def _settings_root(node: ast.expr) -> bool:
+    """Whether ``node`` is a settings object by its root name (``self.h``, ``cfg``, ``config.model``): ``self``
+    followed by an attribute, or one of :data:`_SETTINGS`."""
+    chain = 0
+    while node.__class__ is ast.Attribute:
+        node = node.value  # type: ignore[attr-defined]
+        chain += 1
+    return node.__class__ is ast.Name and (node.id in _SETTINGS and (node.id != "self" or chain > 0))  # type: ignore[attr-defined]
+
+
 # names that hold a torch.device (their `.type` is read): `device.type == "cuda"` (issue 32, round 4)
 _DEVICE_VARS = frozenset(("device", "dev", "d", "target_device", "compute_device", "run_device", "torch_device"))
 _STR_METHODS = ("lower", "upper", "strip", "casefold")
@@ -347,6 +357,15 @@ class MacEval(MacEnv):
             if element is not None and len(element) == 1 and next(iter(element)).__class__ is bool:
                 return element
             return None
+        if func.__class__ is ast.Attribute and func.attr == "get" and len(node.args) == 2 and not node.keywords \
+                and node.args[0].__class__ is ast.Constant and node.args[1].__class__ is ast.Constant \
+                and isinstance(node.args[1].value, bool) and _settings_root(func.value):  # type: ignore[attr-defined]
+            # `self.h.get("use_cuda_kernel", False)` (issue 32, round 4): a feature switch read from a settings mapping
+            # holds its default at the defaults, like an option (the user may turn it on: `behind_flag`, not a fact)
+            self._fact(f"{ast.unparse(func.value)[:40]}.get({node.args[0].value!r}) holds its default "  # type: ignore[attr-defined]
+                       f"{node.args[1].value!r}")  # type: ignore[attr-defined]
+            self.used_default = True
+            return atoms(node.args[1].value)  # type: ignore[attr-defined]
         qual = self.ctx.q(func) or ""
         if qual in FACTS:
             value, fact = FACTS[qual]

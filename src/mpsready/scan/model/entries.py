@@ -74,6 +74,11 @@ class DeclaredEntries:
     # the README's scripts run as scripts (`python X.py`, `python -m pkg.mod`), not through a console command:
     # only these run their `__main__` block (issue 32, round 4); None: every README script counts
     as_script: list[str] | None = None
+    # the project's requirement or environment files for the Mac (`requirements-mac.txt`): a Mac installs these,
+    # not the other platforms' files (issue 32, round 4; filled by the engine from the walked files)
+    mac_manifests: list[str] = field(default_factory=list)
+    # folder -> the `.cu` file names in it (filled by the engine): which Python files build them (issue 32, round 4)
+    cu_sources: dict[str, list[str]] = field(default_factory=dict)
 
     def all(self) -> set[str]:
         return {*self.readme, *self.console}

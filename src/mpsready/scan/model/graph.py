@@ -223,9 +223,20 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
                 reach = "module_demo"
         elif path and is_container_recipe(path):
             reach = "container"
+        elif f.code == "EXT101" and on_path is not None and f.scope is Scope.MAIN and path \
+                and _built_off_path(path, results, on_path, declared.cu_sources if declared is not None else {}):
+            # issue 32, round 4: every Python file that builds these sources (a JIT `load(sources=[...])`) is off the
+            # main path (imported only where a switch off by default selects the kernel): the main path never builds
+            reach = "off_main_path"
         elif on_path is not None and f.scope is Scope.MAIN and "/" in path and f.code.startswith("DEP") \
                 and _serves_off_path_code(path, results, on_path):
             reach = "off_main_path"
+        mac_file = declared.mac_manifests if declared is not None else []
+        if reach is None and f.code.startswith("DEP") and mac_file and path not in mac_file \
+                and platform_manifest(path) and not f.evidence.get("optional"):
+            # issue 32, round 4: the project ships the Mac's own requirement file (requirements-mac.txt,
+            # environment_macos.yml): the other platforms' files are not what a Mac installs
+            f = f.with_evidence({**f.evidence, "optional": f"a Mac installs {', '.join(mac_file[:2])} instead"})
         if reach is None and f.code.startswith("DEP") and declared is not None and declared.installs \
                 and feature_manifest(path) and path not in declared.installs and not f.evidence.get("optional"):
             # issue 32: a feature's requirement file that the README's install never uses is optional
@@ -267,6 +278,40 @@ def off_main_path(results: Mapping[str, Any],
             "/" in rel or bool(results[rel][0].entry))
 
     return off, on_path is not None
+
+
+_MAC_WORDS = frozenset(("mac", "macos", "osx", "darwin", "apple", "m1", "mps", "arm64", "silicon"))
+
+
+def mac_manifest(path: str) -> bool:
+    """A requirement or environment file for the Mac by its name (issue 32, round 4): a word of its stem (split at
+    ``-``, ``_``, ``.``) names macOS or Apple silicon: ``requirements-mac.txt``, ``requirements_macOS.txt``,
+    ``conda_environment_macos.yaml``, ``environment-apple-silicon.yml``."""
+    name = PurePosixPath(path).name.lower()
+    stem = name.rsplit(".", 1)[0]
+    words = set(stem.replace("-", "_").replace(".", "_").split("_"))
+    return platform_manifest(path) and bool(words & _MAC_WORDS)
+
+
+def platform_manifest(path: str) -> bool:
+    """A requirement or environment file (``requirements*.txt``, ``environment*.yml``, a conda file): what a
+    platform installs; never ``pyproject.toml`` or ``setup.py``, which the package itself declares."""
+    name = PurePosixPath(path).name.lower()
+    if name.endswith(".txt"):
+        return "requirements" in name or "requirements" in [q.lower() for q in PurePosixPath(path).parts[:-1]]
+    return name.endswith((".yml", ".yaml")) and ("env" in name or "conda" in name)
+
+
+def _built_off_path(cu_path: str, results: Mapping[str, Any], on_path: set[str],
+                    cu_sources: Mapping[str, list[str]]) -> bool:
+    """Whether the CUDA sources of ``cu_path``'s folder (``cu_sources``: folder -> its ``.cu`` file names) are built
+    only by Python files off the main path: at least one file names them (``res.cu_refs``), none is a ``setup.py``
+    (an install builds those whatever the main path imports), and none is on the main path."""
+    names = set(cu_sources.get(posixpath.dirname(cu_path), ()))
+    builders = {rel for rel, (res, _cells) in results.items() for ref in res.cu_refs if ref.name in names}
+    if not builders or any(PurePosixPath(rel).name == "setup.py" for rel in builders):
+        return False
+    return not any(rel in on_path for rel in builders)
 
 
 def feature_manifest(path: str) -> bool:
@@ -342,7 +387,7 @@ def main_entries(results: Mapping[str, Any], roots: list[str], declared: Declare
     out = {*root_entries(results), *(rel for rel in roots if rel not in console_only),
            *launched(results, root_entries(results))}
     if declared is not None:
-        out |= set(declared.readme)
+        out |= set(declared.readme if declared.as_script is None else declared.as_script)
     out |= {rel for rel in results if PurePosixPath(rel).name.startswith(PRIMARY)}
     return out
 
