@@ -74,6 +74,8 @@ class DeclaredEntries:
     # the README's scripts run as scripts (`python X.py`, `python -m pkg.mod`), not through a console command:
     # only these run their `__main__` block (issue 32, round 4); None: every README script counts
     as_script: list[str] | None = None
+    # CUDA-or-CPU device choices in the README's usage code, as usage_cuda (issue 32, round 4)
+    usage_cpu: list[tuple[str, int, str]] = field(default_factory=list)
     # the project's requirement or environment files for the Mac (`requirements-mac.txt`): a Mac installs these,
     # not the other platforms' files (issue 32, round 4; filled by the engine from the walked files)
     mac_manifests: list[str] = field(default_factory=list)
@@ -94,6 +96,7 @@ def declared_entries(project: ProjectFiles, py_files: Collection[str]) -> Declar
     api: list[str] = []
     installs: list[str] | None = None
     usage_cuda: list[tuple[str, int, str]] = []
+    usage_cpu: list[tuple[str, int, str]] = []
     features: dict[str, None] = {}
     readme_text: str | None = None
     readme_md = False
@@ -108,9 +111,10 @@ def declared_entries(project: ProjectFiles, py_files: Collection[str]) -> Declar
             modules = readme_python_imports(text)
             imports = [rel for rel in (_module_file(m, py) for m in modules) if rel]
             if imports:
-                from mpsready.scan.model.readme_parts import readme_cuda_calls
+                from mpsready.scan.model.readme_parts import readme_cpu_selections, readme_cuda_calls
 
                 usage_cuda = [(name, line, call) for line, call in readme_cuda_calls(text)]
+                usage_cpu = [(name, line, choice) for line, choice in readme_cpu_selections(text)]
             api = sorted({m.rsplit(".", 1)[1] for m in modules
                           if "." in m and _module_file(m, py) is None and _module_file(m.rsplit(".", 1)[0], py)})
         readme_text, readme_md = text, name.lower().endswith(".md")
@@ -135,7 +139,8 @@ def declared_entries(project: ProjectFiles, py_files: Collection[str]) -> Declar
         installs = list(seen)
     return DeclaredEntries(list(readme), sorted(set(console)), sorted(set(imports)), api,
                            None if installs is None else sorted(set(installs)),
-                           [rel for rel in features if rel not in readme], usage_cuda, sorted(as_script))
+                           [rel for rel in features if rel not in readme], usage_cuda, sorted(as_script),
+                           usage_cpu=usage_cpu)
 
 
 def _last_cd(lines: Iterable[str], py: Collection[str]) -> str | None:

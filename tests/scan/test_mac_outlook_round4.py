@@ -1,0 +1,197 @@
+"""Issue 32, fourth round: the classes of the held-out misses of the second 2026-12 set, each as a rule over the code
+read under the Mac's facts, with a look-alike negative that must keep limiting the Mac. The fixtures are written
+for these tests and copy no repository."""
+
+from __future__ import annotations
+
+from mpsready.scan import scan_path
+from tests.scan.conftest import rows
+
+TORCH = "import torch\n"
+REQ = {"requirements.txt": "torch\n"}
+
+
+def _verdict(r):
+    return r.outlook.value, [(f.code, f.location.path, f.location.line) for f in r.limiting]
+
+
+# ---------------------------------------------------------------- 1. a device default every main-path call overrides
+_LIB = TORCH + ("\n\ndef build(size, device='cuda'):\n    return torch.zeros(size, device=device)\n")
+_PICK = "dev = 'mps' if torch.backends.mps.is_available() else 'cpu'\n"
+
+
+def test_a_default_the_main_path_always_overrides_does_not_limit_whatever_tests_and_notebooks_do(write_project):
+    r = scan_path(write_project({
+        **REQ, "lib/__init__.py": "", "lib/ops.py": _LIB,
+        "train.py": TORCH + "from lib.ops import build\n" + _PICK + "print(build(3, device=dev))\n",
+        # a test and a demo notebook omit it: neither is the main path
+        "tests/test_ops.py": "from lib.ops import build\n\n\ndef test_build():\n    assert build(2).shape == (2,)\n",
+        "demo.ipynb": '{"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": null, '
+                      '"source": ["from lib.ops import build\\n", "build(4)\\n"]}], "metadata": {}, "nbformat": 4, '
+                      '"nbformat_minor": 5}',
+    }))
+    assert [row for row in rows(r) if row[0] == "API103"] == [("API103", "lib/ops.py", 4, "info")]
+    assert _verdict(r) == ("runs_on_mac", [])
+    f = next(f for f in r.findings if f.code == "API103")
+    assert f.evidence["default_unused"] == ["train.py:4"]
+
+
+def test_a_main_path_call_that_omits_the_device_keeps_the_default_limiting(write_project):
+    r = scan_path(write_project({
+        **REQ, "lib/__init__.py": "", "lib/ops.py": _LIB,
+        "train.py": TORCH + "from lib.ops import build\n" + _PICK + "print(build(3, device=dev), build(2))\n",
+    }))
+    assert _verdict(r) == ("mac_for_dev", [("API103", "lib/ops.py", 4)])
+
+
+def test_a_default_no_main_path_call_names_is_not_seen_to_run(write_project):
+    # the class is built through a registry (a string): no call of it by name, a subclass and an annotation only
+    lib = TORCH + ("\n\nclass Trainer:\n    def __init__(self, plan, device=torch.device('cuda', 0)):\n"
+                   "        self.device = device\n\n\nclass LongTrainer(Trainer):\n    pass\n\n\n"
+                   "def run(t: Trainer):\n    return isinstance(t, Trainer)\n")
+    train = TORCH + ("import importlib\nfrom lib.trainers import run\n" + _PICK +
+                     "cls = getattr(importlib.import_module('lib.trainers'), 'LongTrainer')\n"
+                     "print(run(cls('plan', device=torch.device(dev))))\n")
+    r = scan_path(write_project({**REQ, "lib/__init__.py": "", "lib/trainers.py": lib, "train.py": train}))
+    f = next(f for f in r.findings if f.code == "API103")
+    assert (f.location.path, f.location.line, f.severity.value, f.evidence["default_unseen"]) == \
+        ("lib/trainers.py", 5, "info", True)
+    assert _verdict(r) == ("runs_on_mac", [])
+
+
+def test_a_default_of_the_readmes_api_stays_a_blocker_when_nothing_calls_it(write_project):
+    # look-alike: the README's usage imports the class: its users call it, so the default stays a blocker whose
+    # remedy is the keyword the user passes (the README API rule), never info
+    lib = TORCH + "\n\nclass Model:\n    def __init__(self, device='cuda'):\n        self.device = device\n"
+    r = scan_path(write_project({**REQ, "lib/__init__.py": "", "lib/model.py": lib,
+                                 "README.md": "```python\nfrom lib.model import Model\nm = Model()\n```\n"}))
+    assert [row for row in rows(r) if row[0] == "API103"] == [("API103", "lib/model.py", 5, "blocker")]
+    assert (r.outlook.value, r.flags) == ("runs_on_mac", ["Model(..., device='mps')"])
+
+
+# ---------------------------------------------------------------- 2. availability helpers and decided loops
+_FLASH = TORCH + ("from transformers.utils import {helper}\n\nif {helper}():\n"
+                  "    from flash_attn import flash_attn_func\n\n\ndef main():\n    print(torch.ones(2))\n\n\n"
+                  "if __name__ == '__main__':\n    main()\n")
+
+
+def test_flash_attn_imported_only_when_transformers_says_it_is_available_never_runs_on_a_mac(write_project):
+    r = scan_path(write_project({**REQ, "train.py": _FLASH.format(helper="is_flash_attn_2_available")}))
+    f = next(f for f in r.findings if f.code == "DEP107")
+    assert (f.location.line, f.severity.value, f.evidence["mac_never"]["test"]) == \
+        (5, "info", "is_flash_attn_2_available()")
+    assert _verdict(r) == ("runs_on_mac", [])
+
+
+def test_flash_attn_under_another_helper_still_limits(write_project):
+    # look-alike: transformers' torch check is True on a Mac
+    r = scan_path(write_project({**REQ, "train.py": _FLASH.format(helper="is_torch_available")}))
+    assert _verdict(r) == ("mac_for_dev", [("DEP107", "train.py", 5)])
+
+
+_LOOP = TORCH + ("\n\ndef warm(devices):\n    for device in devices:\n        if device.type {op} 'cuda':\n"
+                 "            continue\n        with torch.cuda.device(device):\n"
+                 "            torch.zeros(1, device=device)\n\n\n"
+                 "def main():\n    warm([torch.device('mps' if torch.backends.mps.is_available() else 'cpu')])\n\n\n"
+                 "if __name__ == '__main__':\n    main()\n")
+
+
+def test_the_rest_of_a_loop_body_after_a_continue_for_non_cuda_devices_never_runs_on_a_mac(write_project):
+    r = scan_path(write_project({**REQ, "train.py": _LOOP.format(op="!=")}))
+    assert [row for row in rows(r) if row[0] == "API102"] == [("API102", "train.py", 8, "info")]
+    assert _verdict(r) == ("runs_on_mac", [])
+
+
+def test_a_loop_that_skips_cuda_devices_runs_the_rest_on_a_mac(write_project):
+    r = scan_path(write_project({**REQ, "train.py": _LOOP.format(op="==")}))
+    assert _verdict(r) == ("mac_for_dev", [("API102", "train.py", 8)])
+
+
+_ALL = TORCH + ("\n\ndef free_cuda(devices):\n    return min(torch.cuda.mem_get_info(d)[0] for d in devices)\n\n\n"
+                "def budget(devices):\n    if {cond}:\n        return free_cuda(devices)\n    return 0\n\n\n"
+                "if __name__ == '__main__':\n"
+                "    print(budget([torch.device('mps' if torch.backends.mps.is_available() else 'cpu')]))\n")
+
+
+def test_a_function_called_only_when_all_devices_are_cuda_never_runs_on_a_mac(write_project):
+    r = scan_path(write_project({**REQ, "train.py": _ALL.format(cond="all(device.type == 'cuda' for device in devices)")}))
+    assert _verdict(r) == ("runs_on_mac", [])
+
+
+def test_a_function_called_when_any_device_is_mps_runs_on_a_mac(write_project):
+    # look-alike: `== 'mps'` over devices that are mps or cpu is not decided: the call may run
+    r = scan_path(write_project({**REQ, "train.py": _ALL.format(cond="any(device.type == 'mps' for device in devices)")}))
+    assert _verdict(r) == ("mac_for_dev", [("API102", "train.py", 5)])
+
+
+# ---------------------------------------------------------------- 3. optional parts: the Mac's file, a kernel off
+_ORT = {"requirements.txt": "torch\nonnxruntime-gpu==1.18.0\n", "infer.py": TORCH + "print(torch.ones(1))\n"}
+
+
+def test_the_macs_own_requirement_file_makes_the_other_platforms_file_optional(write_project):
+    r = scan_path(write_project({**_ORT, "requirements_macOS.txt": "torch\nonnxruntime\n"}))
+    assert _verdict(r) == ("runs_on_mac", [])
+    assert [(o["path"], o["code"], o["why"]) for o in r.optional] == \
+        [("requirements.txt", "DEP101", "a Mac installs requirements_macOS.txt instead")]
+
+
+def test_without_a_mac_file_the_gpu_runtime_limits(write_project):
+    r = scan_path(write_project({**_ORT, "requirements-dev.txt": "pytest\n"}))
+    assert _verdict(r) == ("mac_for_dev", [("DEP101", "requirements.txt", 2)])
+
+
+def _vocoder(default: str) -> dict[str, str]:
+    return {
+        **REQ,
+        "voc/__init__.py": "",
+        "voc/kernel/__init__.py": "",
+        "voc/kernel/build.py": "from torch.utils import cpp_extension\n\n\ndef load():\n"
+                               "    return cpp_extension.load(name='act', sources=['act.cu'])\n",
+        "voc/kernel/act.cu": "__global__ void act(float* x) {}\n",
+        "voc/model.py": TORCH + ("\n\nclass Vocoder(torch.nn.Module):\n    def __init__(self, h):\n"
+                                 "        super().__init__()\n        self.h = h\n"
+                                 f"        if self.h.get('use_cuda_kernel', {default}):\n"
+                                 "            from voc.kernel.build import load\n            self.act = load()\n"
+                                 "        else:\n            self.act = torch.nn.SiLU()\n\n"
+                                 "    def forward(self, x):\n        return self.act(x)\n"),
+        "infer.py": TORCH + "from voc.model import Vocoder\nprint(Vocoder({})(torch.ones(2)))\n",
+    }
+
+
+def test_a_cuda_kernel_built_only_behind_a_switch_off_by_default_is_off_the_main_path(write_project):
+    r = scan_path(write_project(_vocoder("False")))
+    ext = next(f for f in r.findings if f.code == "EXT101")
+    assert (ext.location.path, ext.output_evidence().get("reach")) == ("voc/kernel/act.cu", "off_main_path")
+    assert _verdict(r) == ("runs_on_mac", [])
+
+
+def test_a_cuda_kernel_built_behind_a_switch_on_by_default_limits(write_project):
+    r = scan_path(write_project(_vocoder("True")))
+    assert r.outlook.value == "stay_on_cuda"
+    assert ("EXT101", "voc/kernel/act.cu", None) in _verdict(r)[1]
+
+
+# ---------------------------------------------------------------- 4. a root with entries is one project
+def _rasterized(root_entry: bool) -> dict[str, str]:
+    files = {
+        "render/__init__.py": TORCH + "from diff_gaussian_rasterization import GaussianRasterizer\n\n\n"
+                              "def render(cam):\n    return GaussianRasterizer(cam)(torch.ones(3))\n",
+        "raster/setup.py": "from setuptools import setup\nsetup(name='diff_gaussian_rasterization')\n",
+        "raster/raster.cu": "__global__ void r(float* x) {}\n",
+        "inpaint/requirements.txt": "torch\n",
+        "inpaint/run.py": TORCH + "print(torch.ones(1))\n",
+    }
+    if root_entry:
+        files["train.py"] = TORCH + "from render import render\nprint(render(None))\n"
+    return files
+
+
+def test_a_root_with_its_own_entry_script_is_one_project_whatever_its_folders_declare(write_project):
+    r = scan_path(write_project(_rasterized(True)))
+    assert r.subprojects == []
+    assert _verdict(r) == ("stay_on_cuda", [("EXT101", "raster/raster.cu", None), ("DEP107", "render/__init__.py", 2)])
+
+
+def test_folders_that_declare_their_own_projects_without_a_root_entry_stay_a_collection(write_project):
+    r = scan_path(write_project(_rasterized(False)))
+    assert sorted(s.path for s in r.subprojects) == ["inpaint", "raster"]
