@@ -195,3 +195,28 @@ def test_a_root_with_its_own_entry_script_is_one_project_whatever_its_folders_de
 def test_folders_that_declare_their_own_projects_without_a_root_entry_stay_a_collection(write_project):
     r = scan_path(write_project(_rasterized(False)))
     assert sorted(s.path for s in r.subprojects) == ["inpaint", "raster"]
+
+
+# ---------------------------------------------------------------- 5. a handler whose try body cannot raise on a Mac
+_TRY = TORCH + ("\n\ndef pick():\n    try:\n{body}"
+                "    except Exception:\n        device = 'cuda'\n    return device\n\n\n"
+                "if __name__ == '__main__':\n    print(torch.ones(2, device=pick()))\n")
+
+
+def test_the_except_handler_of_a_try_that_cannot_raise_on_a_mac_never_runs(write_project):
+    body = ("        if torch.backends.mps.is_available():\n            device = 'mps'\n"
+            "            providers = ['CPUExecutionProvider']\n        else:\n            device = 'cuda'\n")
+    r = scan_path(write_project({**REQ, "train.py": _TRY.format(body=body)}))
+    assert [row for row in rows(r) if row[0] == "API103"] == [("API103", "train.py", 10, "info"),
+                                                               ("API103", "train.py", 12, "info")]
+    f = next(f for f in r.findings if f.location.line == 12)
+    assert f.evidence["mac_never"]["facts"] == ["torch.backends.mps.is_available() is True"]
+    assert _verdict(r) == ("runs_on_mac", [])
+
+
+def test_the_except_handler_of_a_try_that_calls_out_may_run(write_project):
+    # look-alike: the body calls the project's own probe, which may raise: the handler's CUDA literal stays
+    body = "        device = probe()\n"
+    src = _TRY.format(body=body).replace("\n\ndef pick", "\n\ndef probe():\n    return 'mps'\n\n\ndef pick")
+    r = scan_path(write_project({**REQ, "train.py": src}))
+    assert _verdict(r) == ("mac_for_dev", [("API103", "train.py", 12)])

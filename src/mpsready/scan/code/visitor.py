@@ -227,7 +227,14 @@ class Visitor(FileContext, ast.NodeVisitor):
         for stmt in node.body:
             self.visit(stmt)
         self.try_stack.pop()
-        for part in (*node.handlers, *node.orelse, *node.finalbody):
+        dead = self.cannot_raise(node.body) if node.handlers else None
+        if dead is not None:
+            self.dead_handlers.append(dead)
+        for part in node.handlers:
+            self.visit(part)
+        if dead is not None:
+            self.dead_handlers.pop()
+        for part in (*node.orelse, *node.finalbody):
             self.visit(part)
 
     visit_TryStar = visit_Try
