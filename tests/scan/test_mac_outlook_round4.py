@@ -220,3 +220,32 @@ def test_the_except_handler_of_a_try_that_calls_out_may_run(write_project):
     src = _TRY.format(body=body).replace("\n\ndef pick", "\n\ndef probe():\n    return 'mps'\n\n\ndef pick")
     r = scan_path(write_project({**REQ, "train.py": src}))
     assert _verdict(r) == ("mac_for_dev", [("API103", "train.py", 12)])
+
+
+# ---------------------------------------------------------------- 6. helpers only code off the main path calls
+def _helpers(main_calls_it: bool) -> dict[str, str]:
+    use = "print(to_gpu({'x': torch.ones(1)}))\n" if main_calls_it else "print(torch.ones(1))\n"
+    return {
+        **REQ,
+        "pkg/__init__.py": "",
+        "pkg/util.py": TORCH + "\n\ndef to_gpu(batch):\n    return {k: v.cuda() for k, v in batch.items()}\n\n\n"
+                               "def step(batch):\n    return to_gpu(batch)\n",
+        "pkg/model.py": TORCH + "from pkg.util import to_gpu, step\n\n\n"
+                                "class Net(torch.nn.Module):\n    def forward(self, x):\n        return x * 2\n",
+        "experiments/train_big.py": TORCH + "from pkg.util import step\nprint(step({'x': torch.ones(1)}))\n",
+        "demo.py": TORCH + "from pkg.model import Net\nfrom pkg.util import to_gpu\n" + use,
+        "README.md": "```\npython demo.py\n```\n",
+    }
+
+
+def test_a_helper_that_only_scripts_off_the_main_path_call_is_off_it(write_project):
+    r = scan_path(write_project(_helpers(False)))
+    f = next(f for f in r.findings if f.code == "API101")
+    assert (f.location.path, f.location.line, f.output_evidence()["reach"], f.evidence["off_path_callers"]) == \
+        ("pkg/util.py", 5, "off_main_path", "to_gpu() is called only from experiments/train_big.py")
+    assert _verdict(r) == ("runs_on_mac", [])
+
+
+def test_a_helper_the_main_path_calls_limits(write_project):
+    r = scan_path(write_project(_helpers(True)))
+    assert _verdict(r) == ("mac_for_dev", [("API101", "pkg/util.py", 5)])
