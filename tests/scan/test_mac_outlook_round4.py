@@ -249,3 +249,29 @@ def test_a_helper_that_only_scripts_off_the_main_path_call_is_off_it(write_proje
 def test_a_helper_the_main_path_calls_limits(write_project):
     r = scan_path(write_project(_helpers(True)))
     assert _verdict(r) == ("mac_for_dev", [("API101", "pkg/util.py", 5)])
+
+
+# ---------------------------------------------------------------- 7. a root script the main entry imports
+_EVAL = TORCH + ("import argparse\n\n\ndef score(model, device):\n    return model.to(device)(torch.ones(2, 2))\n\n\n"
+                 "if __name__ == '__main__':\n    p = argparse.ArgumentParser()\n"
+                 "    p.add_argument('--device', default='cuda')\n    a = p.parse_args()\n"
+                 "    print(score(torch.nn.Linear(2, 2), a.device))\n")
+_TRAIN = TORCH + ("from evalset import score\n"
+                  "device = 'mps' if torch.backends.mps.is_available() else 'cpu'\n"
+                  "print(score(torch.nn.Linear(2, 2), device))\n")
+
+
+def test_the_main_block_of_a_root_script_the_main_entry_imports_is_a_demo(write_project):
+    # the training script imports the evaluation script for its helpers: the evaluation's own command (a CUDA
+    # default) is not the main command, and the outlook prints no command for it
+    r = scan_path(write_project({**REQ, "evalset.py": _EVAL, "train_model.py": _TRAIN}))
+    f = next(f for f in r.findings if f.code == "API103")
+    assert (f.location.path, f.location.line, f.output_evidence()["reach"]) == ("evalset.py", 11, "module_demo")
+    assert (r.outlook.value, r.flags, r.commands) == ("runs_on_mac", [], [])
+
+
+def test_a_root_script_without_a_main_named_one_beside_it_is_a_main_entry(write_project):
+    # look-alike: no main-named script: every root script is a main entry, so its CUDA default needs the flag
+    r = scan_path(write_project({**REQ, "evalset.py": _EVAL, "model_fit.py": _TRAIN}))
+    assert (r.outlook.value, r.flags, r.commands) == ("runs_on_mac", ["--device mps"],
+                                                      ["python evalset.py --device mps"])

@@ -278,7 +278,7 @@ def _project_passes(raw: list[RawFinding], code_results, parsed: dict[str, tuple
     findings += readme_usage_findings(declared)
     # last: it reads callers again only for the findings that still limit the outlook
     findings = behind_caller_flags(findings, code_results, sources, off_options(code_results),
-                                   off_path if has_main_path else None)
+                                   off_path if has_main_path else None, set(declared.api_names))
     findings = behind_off_params(findings, code_results, sources)
     findings = core_ops(findings, sources)
     findings = with_remedies(findings, registry.fixability().declared_floor(deps))

@@ -37,7 +37,8 @@ _IMPLICIT = {"forward", "training_step", "validation_step", "test_step", "predic
 
 
 def behind_caller_flags(findings: list[Finding], results: Mapping[str, Any], sources: SourceTrees,
-                        off_options: Mapping[str, str], off_path: Any = None) -> list[Finding]:
+                        off_options: Mapping[str, str], off_path: Any = None,
+                        public: Any = ()) -> list[Finding]:
     """``findings`` with ``evidence["behind_flag"]`` (the option's name) added to those inside a function
     called only behind an option that is off by default (see the module doc).
 
@@ -45,7 +46,8 @@ def behind_caller_flags(findings: list[Finding], results: Mapping[str, Any], sou
     (shared with the other call-site passes); ``off_options`` maps an option's destination (``word_timestamps``) to its printed name for the
     options of the main path that are off by default. ``off_path(rel)`` (issue 32, round 4) says whether a file is off
     the main path (:func:`mpsready.scan.model.graph.off_main_path`): a function that only such files call (a
-    training helper of a package whose main path is inference) is off the main path too."""
+    training helper of a package whose main path is inference) is off the main path too, unless ``public`` (the
+    names the README's code imports) holds it."""
     if sum(1 for rel in results if rel.endswith(".py")) > MAX_FILES:
         return findings
     spans = {rel: res.def_spans for rel, (res, _c) in results.items() if res.def_spans}
@@ -74,7 +76,9 @@ def behind_caller_flags(findings: list[Finding], results: Mapping[str, Any], sou
                              if g and g.startswith((MAC_NEVER, OFF_PATH))}}
     for i, name in wanted.items():
         option = _behind(name, uses, off, set())
-        if option and option.startswith(OFF_PATH):
+        if option and option.startswith(OFF_PATH) and name in public:
+            pass  # the README's usage imports it: its users call it, whoever else does
+        elif option and option.startswith(OFF_PATH):
             # issue 32, round 4: every call of the function (up its callers) is in a file off the main path
             why = option[len(OFF_PATH):]
             out[i] = out[i].with_state(reach="off_main_path").with_evidence(

@@ -374,8 +374,8 @@ def _serves_off_path_code(manifest: str, results: Mapping[str, Any], on_path: se
 
 
 def main_entries(results: Mapping[str, Any], roots: list[str], declared: DeclaredEntries | None) -> set[str]:
-    """Files whose ``__main__`` block is a main entry rather than a demo: root scripts, the main path's
-    starting entries, scripts the README runs or a root launcher names, ``__main__.py`` files and modules named
+    """Files whose ``__main__`` block is a main entry rather than a demo: the main path's starting entries (root
+    scripts when it has none), scripts the README runs or a root launcher names, ``__main__.py`` files and modules named
     for the main work (``pkg/train.py``). A console-script module is none of them by being one: its console
     script calls a function of it, not its ``__main__`` block (issue 32, round 4)."""
     console_only: set[str] = set()
@@ -384,8 +384,12 @@ def main_entries(results: Mapping[str, Any], roots: list[str], declared: Declare
         # block, so a console-script module's block is a demo unless the README runs the module as a script too
         console_only = set(declared.console) - set(declared.readme if declared.as_script is None
                                                    else declared.as_script)
-    out = {*root_entries(results), *(rel for rel in roots if rel not in console_only),
-           *launched(results, root_entries(results))}
+    # issue 32, round 4: a root script the main path only imports (build-nanogpt's hellaswag.py, imported by
+    # train_gpt2.py for its helpers) runs its `__main__` block only when run by hand: a demo of the module, not the
+    # main command, when the main path starts elsewhere (main-named root scripts, the README's commands)
+    out = {*(rel for rel in roots if rel not in console_only), *launched(results, root_entries(results))}
+    if not roots:
+        out |= set(root_entries(results))
     if declared is not None:
         out |= set(declared.readme if declared.as_script is None else declared.as_script)
     out |= {rel for rel in results if PurePosixPath(rel).name.startswith(PRIMARY)}
