@@ -275,3 +275,32 @@ def test_a_root_script_without_a_main_named_one_beside_it_is_a_main_entry(write_
     r = scan_path(write_project({**REQ, "evalset.py": _EVAL, "model_fit.py": _TRAIN}))
     assert (r.outlook.value, r.flags, r.commands) == ("runs_on_mac", ["--device mps"],
                                                       ["python evalset.py --device mps"])
+
+
+# ---------------------------------------------------------------- 8. uses that are no calls; a multi-process caller
+_PRED = TORCH + ("import functools\n\n\nclass Predictor:\n    def __init__(self, steps, device=torch.device('cuda')):\n"
+                 "        self.device = device\n\n    @staticmethod\n    def folds(path):\n        return [0]\n\n\n"
+                 "@functools.lru_cache(maxsize=2)\ndef window(size, device=torch.device('cuda', 0)):\n"
+                 "    return torch.ones(size, device=device)\n")
+
+
+def _predict(ddp_call: str) -> dict[str, str]:
+    return {
+        **REQ, "lib/__init__.py": "", "lib/predict.py": _PRED,
+        "train.py": TORCH + ("from lib.predict import Predictor, window\n" + _PICK +
+                             "print(Predictor.folds('x'), Predictor(3, device=torch.device(dev)))\n"
+                             "print(window(2, device=torch.device(dev)))\nwindow.cache_clear()\n\n\n"
+                             f"def {ddp_call}(rank):\n    print(Predictor(3), rank)\n"),
+    }
+
+
+def test_class_members_cache_clear_and_a_multi_process_caller_leave_the_defaults_unused(write_project):
+    r = scan_path(write_project(_predict("run_ddp")))
+    assert [row for row in rows(r) if row[0] == "API103"] == [("API103", "lib/predict.py", 6, "info"),
+                                                               ("API103", "lib/predict.py", 15, "info")]
+    assert _verdict(r) == ("runs_on_mac", [])
+
+
+def test_a_one_process_function_that_omits_the_device_keeps_it_limiting(write_project):
+    r = scan_path(write_project(_predict("run_once")))
+    assert _verdict(r) == ("mac_for_dev", [("API103", "lib/predict.py", 6)])

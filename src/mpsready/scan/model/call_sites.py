@@ -50,7 +50,7 @@ def _root(node: ast.AST) -> str | None:
 
 
 def _calls(tree: ast.AST, name: str, method: bool, modules: set[str],
-           lines: list[int] | None) -> tuple[list[ast.Call], bool]:
+           lines: list[int] | None, is_class: bool = False) -> tuple[list[ast.Call], bool]:
     """(the calls of ``name`` in ``tree``, whether the name is also referenced other than as a callee; the calls
     found so far when it is). A method is matched through any attribute (``self.load``, ``model.load``); a
     function or class only as a bare name or through ``modules``, the file's names for the project's modules
@@ -62,7 +62,7 @@ def _calls(tree: ast.AST, name: str, method: bool, modules: set[str],
 
     calls: list[ast.Call] = []
     callees: set[int] = set()
-    harmless = _not_uses(tree, lines, name)
+    harmless = _not_uses(tree, lines, name, is_class)
     for node in walk_spanning(tree, lines):
         if id(node) in harmless:
             continue
@@ -81,10 +81,12 @@ def _calls(tree: ast.AST, name: str, method: bool, modules: set[str],
     return calls, False
 
 
-def _not_uses(tree: ast.AST, lines: list[int] | None, name: str) -> set[int]:
+def _not_uses(tree: ast.AST, lines: list[int] | None, name: str, is_class: bool = False) -> set[int]:
     """Ids of the ``name`` references that neither call the function nor pass it on (issue 32, round 4): a class's
     bases (a subclass's own ``__init__`` is its own finding; its ``super().__init__(...)`` call is not by name), type
-    annotations, and the class argument of ``isinstance``/``issubclass``."""
+    annotations, the class argument of ``isinstance``/``issubclass``, and attribute reads of the function object
+    (``f.cache_clear()``, ``f.__name__``) or, for a class (``is_class``), of its other members
+    (``Predictor.find_folds(...)``)."""
     out: set[int] = set()
 
     def mark(node: ast.AST | None) -> None:
@@ -106,7 +108,17 @@ def _not_uses(tree: ast.AST, lines: list[int] | None, name: str) -> set[int]:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in (
                 "isinstance", "issubclass") and len(node.args) == 2:
             mark(node.args[1])
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == name \
+                and (node.attr in _FUNCTION_ATTRS or (is_class and node.attr != "__call__")):
+            # `compute_gaussian.cache_clear()`: the function object, not a call of it; `Predictor.find_folds(...)`:
+            # another member of a class, not a construction
+            out.add(id(node.value))
     return out
+
+
+# attributes of a function object read without calling it (functools.lru_cache's, the function's own)
+_FUNCTION_ATTRS = frozenset(("cache_clear", "cache_info", "__name__", "__qualname__", "__doc__", "__module__",
+                             "__wrapped__"))
 
 
 def _passes(call: ast.Call, parameter: str, position: int | None) -> bool:
@@ -225,13 +237,15 @@ def _all_passing(name: str, method: bool, owner: str | None, def_rel: str, param
         if tree is None:
             return None
         calls, other = _calls(tree, name, method, set() if method else bindings.of(rel, tree),
-                              sources.lines(rel, (name,)))
+                              sources.lines(rel, (name,)), is_class=owner is not None and owner == name)
         if other:
             return None
         for c in calls:
             if _passes(c, parameter, position):
                 sites.append(f"{rel}:{c.lineno}")
                 continue
+            if _distributed_only(tree, c.lineno):
+                continue  # round 4: in a multi-process function (`def run_ddp`): never the Mac's one-process command
             wrapper = _forwarder(tree, c) if depth < 2 else None
             if wrapper is None:
                 return None
@@ -241,6 +255,16 @@ def _all_passing(name: str, method: bool, owner: str | None, def_rel: str, param
                 return None
             sites += inner
     return sites
+
+
+def _distributed_only(tree: ast.AST, line: int) -> bool:
+    """Whether ``line`` lies in a function whose name names multi-process training (``run_ddp``,
+    ``setup_distributed``: :func:`~mpsready.scan.code.astutil.is_distributed_name`), the code the analyser puts in the
+    ``distributed`` scope: a Mac runs the main command as one process (issue 32, round 4)."""
+    from mpsready.scan.code.astutil import is_distributed_name
+
+    return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.lineno <= line <= (n.end_lineno or n.lineno)
+               and is_distributed_name(n.name) for n in ast.walk(tree))
 
 
 def _forwarder(tree: ast.AST, call: ast.Call) -> str | None:
