@@ -304,3 +304,33 @@ def test_class_members_cache_clear_and_a_multi_process_caller_leave_the_defaults
 def test_a_one_process_function_that_omits_the_device_keeps_it_limiting(write_project):
     r = scan_path(write_project(_predict("run_once")))
     assert _verdict(r) == ("mac_for_dev", [("API103", "lib/predict.py", 6)])
+
+
+# ---------------------------------------------------------------- 9. a config record's device field
+_CFG = ("import json\nfrom dataclasses import dataclass\n\n\n@dataclass\nclass RunConfig:\n    steps: int = 10\n"
+        "    device: str = 'cuda'\n\n    @classmethod\n    def load(cls, path):\n"
+        "        with open(path) as f:\n            return cls(**json.load(f))\n")
+
+
+def test_a_dataclass_device_field_is_a_constructor_default_the_main_path_never_uses(write_project):
+    # the configuration is loaded through a class method (a member, not a construction); the run resolves its device
+    train = TORCH + ("from cfg import RunConfig\n" + _PICK +
+                     "c = RunConfig.load('run.json')\nprint(torch.ones(2, device=dev), c.steps)\n")
+    r = scan_path(write_project({**REQ, "cfg.py": _CFG, "train.py": train}))
+    f = next(f for f in r.findings if f.code == "API103")
+    assert (f.location.line, f.severity.value, f.evidence["field"], f.evidence["default_unseen"]) == (8, "info", True, True)
+    assert _verdict(r) == ("runs_on_mac", [])
+
+
+def test_a_dataclass_built_without_its_device_field_keeps_the_default_limiting(write_project):
+    train = TORCH + "from cfg import RunConfig\nc = RunConfig(steps=3)\nprint(torch.ones(2, device=c.device))\n"
+    r = scan_path(write_project({**REQ, "cfg.py": _CFG, "train.py": train}))
+    assert _verdict(r) == ("mac_for_dev", [("API103", "cfg.py", 8)])
+
+
+def test_a_helper_under_the_readmes_api_stays_on_the_main_path(write_project):
+    # look-alike: the README's code imports `step`, which calls the helper: users call it, whoever else does
+    files = _helpers(False)
+    files["README.md"] += "```python\nfrom pkg.util import step\n```\n"
+    r = scan_path(write_project(files))
+    assert _verdict(r) == ("mac_for_dev", [("API101", "pkg/util.py", 5)])

@@ -66,7 +66,7 @@ def behind_caller_flags(findings: list[Finding], results: Mapping[str, Any], sou
         todo -= set(uses)
         if not todo or len(uses) + len(todo) > MAX_CALLEES:
             break
-        found = _caller_guards(sorted(todo), results, sources, budget, off_path)
+        found = _caller_guards(sorted(todo), results, sources, budget, off_path, public)
         if found is None:
             return findings  # too many files to read again: nothing is marked
         uses.update(found)
@@ -122,7 +122,7 @@ def _innermost(spans: list[DefSpan], line: int) -> str | None:
 
 
 def _caller_guards(names: list[str], results: Mapping[str, Any], sources: SourceTrees,
-                   budget: list[int], off_path: Any = None) -> dict[str, set] | None:
+                   budget: list[int], off_path: Any = None, public: Any = ()) -> dict[str, set] | None:
     """For each name, its uses in main-path Python files as (guard, enclosing function): the option an enclosing
     ``if`` tests (``word_timestamps`` for ``if word_timestamps:`` / ``if args.word_timestamps:``) or ``None``, and
     the function the use sits in (``None`` at module level). A use that is not a call is ``(None, None)``: it
@@ -158,7 +158,8 @@ def _caller_guards(names: list[str], results: Mapping[str, Any], sources: Source
             continue
         _uses(tree, set(present), out, sources.lines(rel, tuple(present)))
     for n, rel in off_callers.items():
-        if not out[n]:  # called from a file off the main path, named by none on it
+        if not out[n] and n not in public:  # called from a file off the main path, named by none on it (the README's
+            # code imports none of the names: users call those)
             out[n].add((f"{OFF_PATH}{rel}", None))
     return out
 
