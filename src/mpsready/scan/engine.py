@@ -194,12 +194,7 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
     findings = select_codes(findings, config)
     findings = sort_findings(findings)
 
-    packages = [str(PurePosixPath(pf.relpath).parent) if "/" in pf.relpath else "" for pf in files
-                if pf.declaration and PurePosixPath(pf.relpath).name in _PACKAGE_DECLARATIONS]
-    # a root with entry scripts of its own is one project (issue 32, round 4): its main path starts there, and folders
-    # that declare their own dependencies are its parts (a vendored tool, its own CUDA extension), not subprojects
-    subdirs = ([] if root_entries(code_results) else _subprojects(files)) \
-        or example_collection(code_results, packages=packages)
+    subdirs = _collection(files, code_results)
     if subdirs:
         ladder_, subs = collection_outlook(findings, subdirs, extra_flags)
     else:
@@ -582,6 +577,17 @@ def _apply_suppressions(findings: list[Finding], py_suppress, texts: dict[str, s
             continue
         kept.append(f)
     return kept, dropped
+
+
+def _collection(files: list[ProjectFile], code_results) -> list[str]:
+    """The subproject folders of a collection (:func:`_subprojects`, else
+    :func:`~mpsready.scan.model.graph.example_collection`), or ``[]`` for one project. A root with entry scripts of its
+    own is one project (issue 32, round 4): its main path starts there, and folders that declare their own
+    dependencies are its parts (a vendored tool, its own CUDA extension), not subprojects."""
+    packages = [str(PurePosixPath(pf.relpath).parent) if "/" in pf.relpath else "" for pf in files
+                if pf.declaration and PurePosixPath(pf.relpath).name in _PACKAGE_DECLARATIONS]
+    return ([] if root_entries(code_results) else _subprojects(files)) \
+        or example_collection(code_results, packages=packages)
 
 
 def _subprojects(files: list[ProjectFile]) -> list[str]:

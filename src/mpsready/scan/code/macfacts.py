@@ -346,26 +346,40 @@ class MacEval(MacEnv):
                 out.add(r)
         return frozenset(out)
 
+    def _any_all(self, node: ast.Call, fn: Any, cls: Any, depth: int) -> frozenset | None:
+        """`all(d.type == "cuda" for d in devices)` (issue 32, round 4): an element test the facts decide for every
+        element decides both (over the program's own devices, never none: `all` of none is not followed)."""
+        if len(node.args) != 1 or node.args[0].__class__ not in (ast.GeneratorExp, ast.ListComp):
+            return None
+        gen = node.args[0]
+        if len(gen.generators) != 1 or gen.generators[0].ifs:  # type: ignore[attr-defined]
+            return None
+        element = self.eval(gen.elt, fn, cls, depth + 1)  # type: ignore[attr-defined]
+        if element is not None and len(element) == 1 and next(iter(element)).__class__ is bool:
+            return element
+        return None
+
+    def _settings_get(self, node: ast.Call) -> frozenset | None:
+        """`self.h.get("use_cuda_kernel", False)` (issue 32, round 4): a feature switch read from a settings mapping
+        holds its default at the defaults, like an option (the user may turn it on: `behind_flag`, not a fact)."""
+        func = node.func
+        if len(node.args) != 2 or node.keywords or node.args[0].__class__ is not ast.Constant \
+                or node.args[1].__class__ is not ast.Constant or not isinstance(node.args[1].value, bool) \
+                or not _settings_root(func.value):  # type: ignore[attr-defined]
+            return None
+        key, default = node.args[0].value, node.args[1].value  # type: ignore[attr-defined]
+        self._fact(f"{ast.unparse(func.value)[:40]}.get({key!r}) holds its default {default!r}")  # type: ignore[attr-defined]
+        self.used_default = True
+        return atoms(default)
+
     def _e_Call(self, node: ast.Call, fn: Any, cls: Any, depth: int) -> frozenset | None:
         func = node.func
-        if func.__class__ is ast.Name and func.id in ("any", "all") and len(node.args) == 1 \
-                and node.args[0].__class__ in (ast.GeneratorExp, ast.ListComp) \
-                and len(node.args[0].generators) == 1 and not node.args[0].generators[0].ifs:  # type: ignore[attr-defined]
-            # `all(d.type == "cuda" for d in devices)` (issue 32, round 4): an element test the facts decide for every
-            # element decides both (over the program's own devices, never none: `all` of none is not followed)
-            element = self.eval(node.args[0].elt, fn, cls, depth + 1)  # type: ignore[attr-defined]
-            if element is not None and len(element) == 1 and next(iter(element)).__class__ is bool:
-                return element
-            return None
-        if func.__class__ is ast.Attribute and func.attr == "get" and len(node.args) == 2 and not node.keywords \
-                and node.args[0].__class__ is ast.Constant and node.args[1].__class__ is ast.Constant \
-                and isinstance(node.args[1].value, bool) and _settings_root(func.value):  # type: ignore[attr-defined]
-            # `self.h.get("use_cuda_kernel", False)` (issue 32, round 4): a feature switch read from a settings mapping
-            # holds its default at the defaults, like an option (the user may turn it on: `behind_flag`, not a fact)
-            self._fact(f"{ast.unparse(func.value)[:40]}.get({node.args[0].value!r}) holds its default "  # type: ignore[attr-defined]
-                       f"{node.args[1].value!r}")  # type: ignore[attr-defined]
-            self.used_default = True
-            return atoms(node.args[1].value)  # type: ignore[attr-defined]
+        if func.__class__ is ast.Name and func.id in ("any", "all"):
+            return self._any_all(node, fn, cls, depth)
+        if func.__class__ is ast.Attribute and func.attr == "get":  # type: ignore[attr-defined]
+            got = self._settings_get(node)
+            if got is not None:
+                return got
         qual = self.ctx.q(func) or ""
         if qual in FACTS:
             value, fact = FACTS[qual]

@@ -234,8 +234,8 @@ class Visitor(FileContext, ast.NodeVisitor):
             self.visit(part)
         if dead is not None:
             self.dead_handlers.pop()
-        for part in (*node.orelse, *node.finalbody):
-            self.visit(part)
+        for stmt in (*node.orelse, *node.finalbody):
+            self.visit(stmt)
 
     visit_TryStar = visit_Try
 
