@@ -334,3 +334,23 @@ def test_a_helper_under_the_readmes_api_stays_on_the_main_path(write_project):
     files["README.md"] += "```python\nfrom pkg.util import step\n```\n"
     r = scan_path(write_project(files))
     assert _verdict(r) == ("mac_for_dev", [("API101", "pkg/util.py", 5)])
+
+
+# ---------------------------------------------------------------- 10. the command line of a console script
+_CLI = TORCH + ("import argparse\n\n\ndef main():\n    p = argparse.ArgumentParser()\n"
+                "    p.add_argument('--device', default='cuda', choices=['cpu', 'cuda', 'mps'])\n"
+                "    a = p.parse_args()\n    print(torch.ones(2, device=a.device))\n")
+_PY = "[project]\nname = 'pkg'\nversion = '0'\ndependencies = ['torch']\n[project.scripts]\npkg-fit = 'pkg.cli:main'\n"
+
+
+def test_a_console_scripts_option_is_given_to_its_command(write_project):
+    r = scan_path(write_project({"pyproject.toml": _PY, "pkg/__init__.py": "", "pkg/cli.py": _CLI,
+                                 "README.md": "```\npkg-fit --device cuda\n```\n"}))
+    assert (r.outlook.value, r.flags, r.commands) == ("runs_on_mac", ["--device mps"], ["pkg-fit --device mps"])
+
+
+def test_a_module_the_readme_runs_as_a_script_keeps_its_python_command(write_project):
+    r = scan_path(write_project({"pyproject.toml": _PY, "pkg/__init__.py": "", "pkg/cli.py": _CLI,
+                                 "README.md": "```\npython -m pkg.cli --device cuda\n```\n"}))
+    assert (r.outlook.value, r.flags, r.commands) == ("runs_on_mac", ["--device mps"],
+                                                      ["python pkg/cli.py --device mps"])

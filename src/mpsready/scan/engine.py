@@ -31,7 +31,7 @@ from mpsready.scan.code.suppress import parse_suppression
 from mpsready.scan.config import ScanConfig, with_project_config
 from mpsready.scan.model import fallbacks, flow
 from mpsready.scan.model.core import behind_off_params, core_ops
-from mpsready.scan.model.entries import declared_entries, readme_api_flags
+from mpsready.scan.model.entries import console_command_of, declared_entries, readme_api_flags
 from mpsready.scan.model.readme_parts import readme_usage_findings
 from mpsready.scan.model.graph import example_collection, mac_manifest, mark_reach, off_main_path, root_entries
 from mpsready.scan.model.call_sites import decided_by_callers, unused_device_defaults
@@ -277,7 +277,22 @@ def _project_passes(raw: list[RawFinding], code_results, parsed: dict[str, tuple
     findings = behind_off_params(findings, code_results, sources)
     findings = core_ops(findings, sources)
     findings = with_remedies(findings, registry.fixability().declared_floor(deps))
-    return findings, extra_flags
+    return _console_commands(findings, declared, code_results), extra_flags
+
+
+def _console_commands(findings: list[Finding], declared, code_results) -> list[Finding]:
+    """Flag findings in a console-script module get ``evidence.console_script``: the outlook's command line is that
+    command (``nnUNetv2_train -device mps``), not ``python module.py`` (issue 32, round 4)."""
+    if not declared.console_commands:
+        return findings
+    out = []
+    for f in findings:
+        if f.remedy and f.remedy.get("kind") == "flag" and (f.location.path or "") in declared.console_commands:
+            name = console_command_of(f, declared, code_results)
+            if name:
+                f = f.with_evidence({**f.evidence, "console_script": name})
+        out.append(f)
+    return out
 
 
 MAX_CONFIG_BYTES = 256 * 1024  # config files are small; a large YAML file is data, not a surface

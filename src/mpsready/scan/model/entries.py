@@ -29,7 +29,7 @@ import functools
 import posixpath
 import shlex
 import warnings
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 from typing import Any
@@ -76,6 +76,9 @@ class DeclaredEntries:
     as_script: list[str] | None = None
     # CUDA-or-CPU device choices in the README's usage code, as usage_cuda (issue 32, round 4)
     usage_cpu: list[tuple[str, int, str]] = field(default_factory=list)
+    # a console-script module -> [(the command's name, the function it calls)]: the outlook prints the command, not
+    # `python module.py`, for an option that function reads (issue 32, round 4)
+    console_commands: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     # the project's requirement or environment files for the Mac (`requirements-mac.txt`): a Mac installs these,
     # not the other platforms' files (issue 32, round 4; filled by the engine from the walked files)
     mac_manifests: list[str] = field(default_factory=list)
@@ -121,6 +124,12 @@ def declared_entries(project: ProjectFiles, py_files: Collection[str]) -> Declar
         break  # the first README found is the project's
     scripts = console_scripts(project)
     console = [rel for rel in (_module_file(m, py) for _n, m in scripts) if rel]
+    commands: dict[str, list[tuple[str, str]]] = {}  # a console-script module -> [(command, function)] (round 4)
+    for name, target in scripts:
+        module, _, func = target.partition(":")
+        rel = _module_file(module.strip(), py)
+        if rel:
+            commands.setdefault(rel, []).append((name, func.strip().split(".")[0]))
 
     as_script = set(readme)  # run as `python X.py` / `python -m X`: their `__main__` blocks run
     if scripts and readme_text is not None:
@@ -140,7 +149,7 @@ def declared_entries(project: ProjectFiles, py_files: Collection[str]) -> Declar
     return DeclaredEntries(list(readme), sorted(set(console)), sorted(set(imports)), api,
                            None if installs is None else sorted(set(installs)),
                            [rel for rel in features if rel not in readme], usage_cuda, sorted(as_script),
-                           usage_cpu=usage_cpu)
+                           usage_cpu=usage_cpu, console_commands=commands)
 
 
 def _last_cd(lines: Iterable[str], py: Collection[str]) -> str | None:
@@ -532,6 +541,21 @@ def _strings(node: Any) -> list[str]:
     if isinstance(node, (ast.List, ast.Tuple)):
         return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
     return []
+
+
+def console_command_of(f: Any, declared: DeclaredEntries, results: Mapping[str, Any]) -> str | None:
+    """The console command that runs the option a flag finding is about (issue 32, round 4): its file is a
+    console-script module the README does not run as a script, and the command's function holds the option's line
+    (the first command of the module when no function does). ``None`` otherwise."""
+    path = f.location.path or ""
+    names = declared.console_commands.get(path)
+    if not names or path in (declared.as_script or ()):
+        return None
+    res = results.get(path)
+    spans = res[0].def_spans if res is not None else []
+    line = f.location.line or 0
+    holder = next((s.name for s in spans if s.first <= line <= s.last), None)
+    return next((name for name, func in names if func == holder), names[0][0])
 
 
 def readme_api_flags(findings: list, declared: DeclaredEntries) -> list:
