@@ -31,9 +31,10 @@ from mpsready.scan.code.suppress import parse_suppression
 from mpsready.scan.config import ScanConfig, with_project_config
 from mpsready.scan.model import fallbacks, flow
 from mpsready.scan.model.core import behind_off_params, core_ops
-from mpsready.scan.model.entries import console_command_of, declared_entries, readme_api_flags
+from mpsready.scan.model.console import with_console_commands, with_walked_files
+from mpsready.scan.model.entries import declared_entries, readme_api_flags
 from mpsready.scan.model.readme_parts import readme_usage_findings
-from mpsready.scan.model.graph import example_collection, mac_manifest, mark_reach, off_main_path, root_entries
+from mpsready.scan.model.graph import example_collection, mark_reach, off_main_path, root_entries
 from mpsready.scan.model.call_sites import decided_by_callers, unused_device_defaults
 from mpsready.scan.model.callers import behind_caller_flags
 from mpsready.scan.model.reread import SourceTrees
@@ -259,12 +260,7 @@ def _project_passes(raw: list[RawFinding], code_results, parsed: dict[str, tuple
                                            _uses_hydra(code_results))
     findings = cpu_only_dtypes(findings, code_results)
     findings = judge_by_torch_pin(findings, deps)
-    declared = declared_entries(project, code_results)
-    declared.mac_manifests = sorted(pf.relpath for pf in files if pf.declaration and mac_manifest(pf.relpath))
-    for pf in files:
-        if pf.cuda and not pf.relpath.endswith(".cuh"):
-            declared.cu_sources.setdefault(pf.relpath.rsplit("/", 1)[0] if "/" in pf.relpath else "", []).append(
-                PurePosixPath(pf.relpath).name)
+    declared = with_walked_files(declared_entries(project, code_results), files)
     off_path, has_main_path = off_main_path(code_results, declared)
     findings = unused_device_defaults(findings, code_results, sources, off_path, has_main_path, declared.api_names)
     findings = decided_by_callers(findings, code_results, sources)
@@ -277,22 +273,7 @@ def _project_passes(raw: list[RawFinding], code_results, parsed: dict[str, tuple
     findings = behind_off_params(findings, code_results, sources)
     findings = core_ops(findings, sources)
     findings = with_remedies(findings, registry.fixability().declared_floor(deps))
-    return _console_commands(findings, declared, code_results), extra_flags
-
-
-def _console_commands(findings: list[Finding], declared, code_results) -> list[Finding]:
-    """Flag findings in a console-script module get ``evidence.console_script``: the outlook's command line is that
-    command (``nnUNetv2_train -device mps``), not ``python module.py`` (issue 32, round 4)."""
-    if not declared.console_commands:
-        return findings
-    out = []
-    for f in findings:
-        if f.remedy and f.remedy.get("kind") == "flag" and (f.location.path or "") in declared.console_commands:
-            name = console_command_of(f, declared, code_results)
-            if name:
-                f = f.with_evidence({**f.evidence, "console_script": name})
-        out.append(f)
-    return out
+    return with_console_commands(findings, declared, code_results), extra_flags
 
 
 MAX_CONFIG_BYTES = 256 * 1024  # config files are small; a large YAML file is data, not a surface

@@ -29,7 +29,7 @@ import functools
 import posixpath
 import shlex
 import warnings
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 from typing import Any
@@ -541,21 +541,6 @@ def _strings(node: Any) -> list[str]:
     if isinstance(node, (ast.List, ast.Tuple)):
         return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
     return []
-
-
-def console_command_of(f: Any, declared: DeclaredEntries, results: Mapping[str, Any]) -> str | None:
-    """The console command that runs the option a flag finding is about (issue 32, round 4): its file is a
-    console-script module the README does not run as a script, and the command's function holds the option's line
-    (the first command of the module when no function does). ``None`` otherwise."""
-    path = f.location.path or ""
-    names = declared.console_commands.get(path)
-    if not names or path in (declared.as_script or ()):
-        return None
-    res = results.get(path)
-    spans = res[0].def_spans if res is not None else []
-    line = f.location.line or 0
-    holder = next((s.name for s in spans if s.first <= line <= s.last), None)
-    return next((name for name, func in names if func == holder), names[0][0])
 
 
 def readme_api_flags(findings: list, declared: DeclaredEntries) -> list:

@@ -14,8 +14,10 @@ collection of scripts) has no single main entry: every file is on the main path.
 Apart from that, the ``if __name__ == "__main__":`` block of a package module (its directory holds an
 ``__init__.py``, or a main-path file imports it: a namespace package's module) that is not itself a main entry is a
 demo of the module (``reach = "module_demo"``).
-Main entries here: root scripts, scripts the README runs or a root launcher names, console-script
-modules, ``__main__.py`` files and modules named for the main work (``pkg/train.py``).
+Main entries here: the main path's starting entries (root scripts when it has none), scripts the README runs as
+scripts or a root launcher names, ``__main__.py`` files and modules named for the main work (``pkg/train.py``); a
+console-script module's block is a demo (its command calls a function), and so is the block of a root script the main
+path only imports (issue 32, round 4).
 Imports are resolved from files only; nothing is imported.
 """
 
