@@ -19,6 +19,10 @@ the main command running as one process, ``torch.distributed.is_initialized()`` 
 ``t.device.type`` is ``"mps"`` or ``"cpu"`` for any tensor or module ``t``. A device option the outlook proposes
 to set (an argparse option whose destination's last word is ``device``/``accelerator`` or whose ``choices`` name
 ``mps``) holds ``"mps"``; any other option holds its default (``store_true`` False, ``store_false`` True).
+Issue 32, round 4: transformers' flash-attn availability helpers are False (:data:`FACTS`); a device variable whose
+value is not followed (:data:`_DEVICE_VARS`: a parameter, a loop over the chosen devices) has ``.type`` ``"mps"`` or
+``"cpu"``; ``any``/``all`` over an element test decided for every element take that answer; a settings mapping's
+``.get("switch", False)`` holds its boolean default (an option's default: ``used_default``).
 
 **Names.** A name's value is the join of every value assigned to it in the enclosing function (then in the module
 body: flow-insensitive, ``if``/``try``/``with``/``for`` bodies included), a function's parameter is unknown, and
@@ -90,7 +94,7 @@ def _settings_root(node: ast.expr) -> bool:
 
 
 # names that hold a torch.device (their `.type` is read): `device.type == "cuda"` (issue 32, round 4)
-_DEVICE_VARS = frozenset(("device", "dev", "d", "target_device", "compute_device", "run_device", "torch_device"))
+_DEVICE_VARS = frozenset(("device", "dev", "target_device", "compute_device", "run_device", "torch_device"))
 _STR_METHODS = ("lower", "upper", "strip", "casefold")
 _ENV_READS = ("os.environ.get", "os.getenv")
 # variables a multi-process launcher (torchrun, torch.distributed.launch, SLURM) sets: absent when a Mac runs the
