@@ -354,3 +354,22 @@ def test_a_module_the_readme_runs_as_a_script_keeps_its_python_command(write_pro
                                  "README.md": "```\npython -m pkg.cli --device cuda\n```\n"}))
     assert (r.outlook.value, r.flags, r.commands) == ("runs_on_mac", ["--device mps"],
                                                       ["python pkg/cli.py --device mps"])
+
+
+# ---------------------------------------------------------------- 11. a CUDA flag that only gates bookkeeping
+_TIMER = TORCH + ("import time\n\n\nclass Timer:\n    def __init__(self):\n        self.cuda = torch.cuda.is_available()\n\n"
+                  "    def now(self, x):\n        if self.cuda:\n            torch.cuda.synchronize()\n{extra}"
+                  "        return time.time()\n\n\n"
+                  "if __name__ == '__main__':\n" + "    " + _PICK +
+                  "    print(Timer().now(torch.ones(2, device=dev)))\n")
+
+
+def test_a_cuda_flag_that_only_gates_synchronize_selects_no_device(write_project):
+    r = scan_path(write_project({**REQ, "train.py": _TIMER.format(extra="")}))
+    assert [row for row in rows(r) if row[0] in ("API102", "API104")] == [("API102", "train.py", 11, "info")]
+    assert _verdict(r) == ("runs_on_mac", [])
+
+
+def test_a_cuda_flag_that_moves_a_tensor_is_a_cpu_fallback_selection(write_project):
+    r = scan_path(write_project({**REQ, "train.py": _TIMER.format(extra="            x = x.cuda()\n")}))
+    assert _verdict(r) == ("mac_for_dev", [("API104", "train.py", 7)])
