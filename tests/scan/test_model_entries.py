@@ -147,16 +147,31 @@ def test_a_root_scripts_main_block_is_the_main_path(write_project):
 
 @pytest.mark.parametrize("files", [
     {"README.md": "`python -m pkg.variant`\n"},
-    {"pyproject.toml": _PYPROJECT + "[project.scripts]\nvariant = 'pkg.variant:main'\n"},
-    {"setup.py": "from setuptools import setup\nsetup(name='pkg', entry_points={'console_scripts': "
-                 "['variant=pkg.variant:main']})\n"},
-    {"setup.cfg": "[options.entry_points]\nconsole_scripts =\n    variant = pkg.variant:main\n"},
-], ids=["readme-m", "project-scripts", "setup-py", "setup-cfg"])
+    {"README.md": "`python -m pkg.variant`\n",
+     "pyproject.toml": _PYPROJECT + "[project.scripts]\nvariant = 'pkg.variant:main'\n"},
+], ids=["readme-m", "readme-m-and-console-script"])
 def test_a_package_module_run_as_a_main_entry_limits(write_project, files):
     r = scan_path(write_project({"pyproject.toml": _PYPROJECT, "pkg/__init__.py": "", "pkg/variant.py": _VARIANT,
                                  **files}))
     assert reaches(r) == [("API101", "pkg/variant.py", 8, None)]
     assert outlook(r) == ("mac_for_dev", [], [("pkg/variant.py", 8, "API101", "edit", True)])
+
+
+@pytest.mark.parametrize("files", [
+    {"pyproject.toml": _PYPROJECT + "[project.scripts]\nvariant = 'pkg.variant:main'\n"},
+    {"setup.py": "from setuptools import setup\nsetup(name='pkg', entry_points={'console_scripts': "
+                 "['variant=pkg.variant:main']})\n"},
+    {"setup.cfg": "[options.entry_points]\nconsole_scripts =\n    variant = pkg.variant:main\n"},
+    {"pyproject.toml": _PYPROJECT + "[project.scripts]\nvariant = 'pkg.variant:main'\n",
+     "README.md": "```\nvariant --steps 3\n```\n"},
+], ids=["project-scripts", "setup-py", "setup-cfg", "readme-runs-the-console-command"])
+def test_a_console_script_modules_main_block_is_a_demo(write_project, files):
+    """Issue 32, round 4: a console script calls ``pkg.variant:main``, never the module's ``__main__`` block (nnUNet's
+    ``predict_from_raw_data.py`` ends with a CUDA demo under its ``nnUNetv2_predict`` entry point)."""
+    r = scan_path(write_project({"pyproject.toml": _PYPROJECT, "pkg/__init__.py": "", "pkg/variant.py": _VARIANT,
+                                 **files}))
+    assert reaches(r) == [("API101", "pkg/variant.py", 8, "module_demo")]
+    assert outlook(r) == ("runs_on_mac", [], [])
 
 
 def test_a_main_block_in_a_directory_of_scripts_is_not_a_demo(write_project):

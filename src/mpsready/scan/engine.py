@@ -31,9 +31,10 @@ from mpsready.scan.code.suppress import parse_suppression
 from mpsready.scan.config import ScanConfig, with_project_config
 from mpsready.scan.model import fallbacks, flow
 from mpsready.scan.model.core import behind_off_params, core_ops
+from mpsready.scan.model.console import with_console_commands, with_walked_files
 from mpsready.scan.model.entries import declared_entries, readme_api_flags
 from mpsready.scan.model.readme_parts import readme_usage_findings
-from mpsready.scan.model.graph import example_collection, mark_reach
+from mpsready.scan.model.graph import example_collection, mark_reach, off_main_path, root_entries
 from mpsready.scan.model.call_sites import decided_by_callers, unused_device_defaults
 from mpsready.scan.model.callers import behind_caller_flags
 from mpsready.scan.model.reread import SourceTrees
@@ -194,9 +195,7 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
     findings = select_codes(findings, config)
     findings = sort_findings(findings)
 
-    packages = [str(PurePosixPath(pf.relpath).parent) if "/" in pf.relpath else "" for pf in files
-                if pf.declaration and PurePosixPath(pf.relpath).name in _PACKAGE_DECLARATIONS]
-    subdirs = _subprojects(files) or example_collection(code_results, packages=packages)
+    subdirs = _collection(files, code_results)
     if subdirs:
         ladder_, subs = collection_outlook(findings, subdirs, extra_flags)
     else:
@@ -261,18 +260,20 @@ def _project_passes(raw: list[RawFinding], code_results, parsed: dict[str, tuple
                                            _uses_hydra(code_results))
     findings = cpu_only_dtypes(findings, code_results)
     findings = judge_by_torch_pin(findings, deps)
-    findings = unused_device_defaults(findings, code_results, sources)
+    declared = with_walked_files(declared_entries(project, code_results), files)
+    off_path, has_main_path = off_main_path(code_results, declared)
+    findings = unused_device_defaults(findings, code_results, sources, off_path, has_main_path, declared.api_names)
     findings = decided_by_callers(findings, code_results, sources)
-    declared = declared_entries(project, code_results)
     findings = mark_reach(findings, code_results, declared)
     findings = readme_api_flags(findings, declared)
     findings += readme_usage_findings(declared)
     # last: it reads callers again only for the findings that still limit the outlook
-    findings = behind_caller_flags(findings, code_results, sources, off_options(code_results))
+    findings = behind_caller_flags(findings, code_results, sources, off_options(code_results),
+                                   off_path if has_main_path else None, set(declared.api_names))
     findings = behind_off_params(findings, code_results, sources)
     findings = core_ops(findings, sources)
     findings = with_remedies(findings, registry.fixability().declared_floor(deps))
-    return findings, extra_flags
+    return with_console_commands(findings, declared, code_results), extra_flags
 
 
 MAX_CONFIG_BYTES = 256 * 1024  # config files are small; a large YAML file is data, not a surface
@@ -572,6 +573,17 @@ def _apply_suppressions(findings: list[Finding], py_suppress, texts: dict[str, s
             continue
         kept.append(f)
     return kept, dropped
+
+
+def _collection(files: list[ProjectFile], code_results) -> list[str]:
+    """The subproject folders of a collection (:func:`_subprojects`, else
+    :func:`~mpsready.scan.model.graph.example_collection`), or ``[]`` for one project. A root with entry scripts of its
+    own is one project (issue 32, round 4): its main path starts there, and folders that declare their own
+    dependencies are its parts (a vendored tool, its own CUDA extension), not subprojects."""
+    packages = [str(PurePosixPath(pf.relpath).parent) if "/" in pf.relpath else "" for pf in files
+                if pf.declaration and PurePosixPath(pf.relpath).name in _PACKAGE_DECLARATIONS]
+    return ([] if root_entries(code_results) else _subprojects(files)) \
+        or example_collection(code_results, packages=packages)
 
 
 def _subprojects(files: list[ProjectFile]) -> list[str]:

@@ -88,7 +88,7 @@ def ladder(findings: Iterable[Finding], extra_flags: Iterable[str] = ()) -> Outl
     edits: list[Edit] = []
     hard: list[Finding] = []
     costly: list[Finding] = []
-    by_script: dict[str, list[str]] = {}  # a script -> the flags found in it (its own options)
+    by_script: dict[str, list[str]] = {}  # `python script.py` or a console command -> the flags of its own options
     for f in findings:
         if not limits(f) or (f.evidence or {}).get("optional"):
             continue
@@ -99,9 +99,11 @@ def ladder(findings: Iterable[Finding], extra_flags: Iterable[str] = ()) -> Outl
                 flags.append(remedy["flag"])
             path = f.location.path or ""
             if path.endswith(".py") and remedy["flag"].startswith("-"):
-                by_script.setdefault(path, [])
-                if remedy["flag"] not in by_script[path]:
-                    by_script[path].append(remedy["flag"])
+                # a console-script module's option is given to its command (issue 32, round 4)
+                run = (f.evidence or {}).get("console_script") or f"python {path}"
+                by_script.setdefault(run, [])
+                if remedy["flag"] not in by_script[run]:
+                    by_script[run].append(remedy["flag"])
         elif kind == NONE:
             hard.append(f)
         elif kind in (EDIT, WIRE, SWAP):
@@ -122,7 +124,7 @@ def ladder(findings: Iterable[Finding], extra_flags: Iterable[str] = ()) -> Outl
         verdict, limiting = Verdict.RUNS_ON_MAC, []
     # a flag found in a script (its argparse/configurator option) is given on that script's command line; the
     # other flags of the run (config values, a library call's keyword) are printed beside it as they are
-    commands = tuple(f"python {path} {' '.join(opts)}" for path, opts in by_script.items())
+    commands = tuple(f"{run} {' '.join(opts)}" for run, opts in by_script.items())
     return Outlook(verdict, tuple(limiting), tuple(flags), tuple(edits), incomplete, commands)
 
 

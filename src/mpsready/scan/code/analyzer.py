@@ -115,12 +115,15 @@ def _finish(visitor: Visitor, tree: ast.Module, text: str) -> CodeResult:
     if nested:  # an import inside a block: maybe one a Mac never runs
         from mpsready.scan.code.mac_imports import skipped_imports
         checked: dict[str, list] = {}
+        never: dict[str, dict] = {}
         try:
-            result.skipped_imports = skipped_imports(visitor, tree, checked, nested)
+            result.skipped_imports = skipped_imports(visitor, tree, checked, nested, never)
         except RecursionError:  # blocks or tests nested past Python's stack: every import counts (the default)
-            result.skipped_imports, checked = {}, {}
+            result.skipped_imports, checked, never = {}, {}, {}
         if checked:
             optional_imports(result, checked)
+        if never:
+            never_imported(result, never)
     model_summaries(tree, text, result)
     return result
 
@@ -138,6 +141,20 @@ def optional_imports(result: CodeResult, checked: dict[str, list]) -> None:
         if f["severity"] == Severity.BLOCKER.value:
             f["severity"] = Severity.DEGRADES.value
         f["message"] += f"; imported only when {where[0]} (line {where[1]}), which names the package itself"
+
+
+def never_imported(result: CodeResult, never: dict[str, dict]) -> None:
+    """DEP107 at an import in a branch the Mac's facts alone decide against (``if is_flash_attn_2_available():``,
+    ``if torch.cuda.is_available():``) never runs on a Mac: info with ``evidence.mac_never``, as the visitor does for
+    the findings inside such a branch (issue 32, round 4: a source without trigger words gets no branch walk)."""
+    for f in result.findings:
+        where = never.get(str(f["line"]))
+        if f["code"] != "DEP107" or where is None or f["severity"] == Severity.INFO.value \
+                or "mac_never" in f["evidence"]:
+            continue
+        f["evidence"] = {**f["evidence"], "mac_never": where}
+        f["severity"] = Severity.INFO.value
+        f["message"] += f" (a Mac never runs this: {where['test']} is {where['value']} there)"
 
 
 def _syntax_finding(exc: SyntaxError, text: str) -> dict[str, Any]:

@@ -67,6 +67,8 @@ class FileContext(ValueFlow):
         self.device_defaults: set[int] = set()  # id() of torch.device('cuda') parameter defaults (reported as such)
         self.selection_reported: set[int] = set()  # id() of functions (or the module) with an API104 already
         self.casts_after: set[int] = set()  # id() of calls a cast follows in the same chain (`x.to(d).float()`)
+        # the `mac_never` evidence of each enclosing except handler whose try body cannot raise on a Mac (round 4)
+        self.dead_handlers: list[dict[str, Any]] = []
 
     # ---------------------------------------------------------------- reporting
     def add(self, rule, node: ast.AST, message: str, **kw: Any) -> None:
@@ -88,6 +90,11 @@ class FileContext(ValueFlow):
             severity = Severity.INFO
             evidence = {**evidence, "mps_excluded": True}
             message += " (in a branch that a tensor on MPS never takes)"
+        if self.dead_handlers and severity.rank > Severity.INFO.rank and rule.code[:3] in ("API", "DTY", "EXT", "DEP"):
+            # issue 32, round 4: the handler of a `try:` whose body cannot raise on a Mac never runs there
+            severity = Severity.INFO
+            evidence = {**evidence, "mac_never": self.dead_handlers[-1]}
+            message += f" (a Mac never runs this: {self.dead_handlers[-1]['test']})"
         if self.branches and severity.rank > Severity.INFO.rank and rule.code[:3] in ("API", "DTY", "EXT", "DEP"):
             never = self.mac_never()
             if never is not None:  # issue 32: a branch that the Mac's facts decide against holds no limit
@@ -187,6 +194,46 @@ class FileContext(ValueFlow):
                     return True
         return False
 
+
+    def cannot_raise(self, body: list[ast.stmt]) -> dict[str, Any] | None:
+        """``mac_never`` evidence when ``body`` (a ``try:`` body) cannot raise on a Mac, else None (issue 32, round
+        4): it binds names to constants (strings, numbers, lists and tuples of them) and branches on tests the Mac's
+        facts decide (``if torch.backends.mps.is_available():``), only the taken branch counted. Any call, subscript or
+        attribute read outside such a test may raise, and so does a test decided only by an option's default."""
+        facts: list[str] = []
+
+        def constant(node: ast.expr) -> bool:
+            if isinstance(node, ast.Constant):
+                return True
+            return isinstance(node, (ast.List, ast.Tuple)) and all(constant(e) for e in node.elts)
+
+        def safe(stmts: list[ast.stmt]) -> bool:
+            for st in stmts:
+                if isinstance(st, ast.Pass) or (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant)):
+                    continue
+                if isinstance(st, ast.Assign) and all(isinstance(t, ast.Name) for t in st.targets) \
+                        and constant(st.value):
+                    continue
+                if isinstance(st, ast.If):
+                    if self.mac is None:
+                        from mpsready.scan.code.macfacts import MacEval
+                        self.mac = MacEval(self)
+                    fn = self.functions[-1] if self.functions else None
+                    cls = self.classes[-1] if self.classes else None
+                    truth = self.mac.truth(st.test, fn, cls)
+                    if truth is None or self.mac.used_default or not self.mac.facts:
+                        return False
+                    facts.extend(self.mac.facts)
+                    if not safe(st.body if truth else st.orelse):
+                        return False
+                    continue
+                return False
+            return True
+
+        if not body or not safe(body):
+            return None
+        return {"test": "the except handler runs only when its try body raises, and it cannot raise on a Mac",
+                "line": body[0].lineno, "value": "False", "facts": list(dict.fromkeys(facts))}
 
     def mac_never(self) -> dict[str, Any] | None:
         """The first enclosing branch whose test a Mac decides against (``{"test", "line", "value", "facts"}``),

@@ -11,14 +11,15 @@ from mpsready.scan.code.macfacts import MacEval
 
 
 def skipped_imports(ctx: Any, tree: ast.Module, checked: dict[str, list],
-                    lines: list[int] | None = None) -> dict[str, str]:
+                    lines: list[int] | None = None, never: dict[str, dict] | None = None) -> dict[str, str]:
     """Import line -> why a Mac running the project's defaults never executes it: an import in a branch whose test
     the Mac's facts or an option's default decide against (``if args.fp8:`` with ``--fp8`` off by default, ``if
     torch.cuda.is_available():``, the rest of a function after ``if not torch.cuda.is_available(): return``).
     The main path does not follow such imports (:func:`mpsready.scan.model.graph._reach`). ``ctx`` is the file's
     context after its visit (its aliases complete). An import under an ``if`` whose test names the imported
     package as a string (an availability check) goes to ``checked`` (line -> [test, test line]). ``lines`` are
-    the lines of the file's nested imports: only the statements holding one are entered.
+    the lines of the file's nested imports: only the statements holding one are entered. ``never`` (when given)
+    gets, for each import the Mac's facts alone decide against, the test as ``mac_never`` evidence states it.
 
     Long because the walk keeps the enclosing branches, functions and classes itself (as the visitor does) in
     three small closures over that state; split apart they would pass five values each call."""
@@ -49,6 +50,10 @@ def skipped_imports(ctx: Any, tree: ast.Module, checked: dict[str, list],
             truth = mac.truth(test, fn, cls)
             if truth is not None and truth != want:
                 facts = "; ".join(mac.facts)
+                if never is not None and not mac.used_default:
+                    # decided by the Mac's facts alone, not by an option's default: the import never runs there
+                    never[str(line)] = {"test": ast.unparse(test)[:120], "line": test.lineno, "value": str(truth),
+                                        "facts": list(mac.facts)}
                 out[str(line)] = f"{ast.unparse(test)[:80]} is {truth} (line {test.lineno})" + (
                     f": {facts}" if facts else "")
                 return

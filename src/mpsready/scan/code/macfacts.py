@@ -19,6 +19,10 @@ the main command running as one process, ``torch.distributed.is_initialized()`` 
 ``t.device.type`` is ``"mps"`` or ``"cpu"`` for any tensor or module ``t``. A device option the outlook proposes
 to set (an argparse option whose destination's last word is ``device``/``accelerator`` or whose ``choices`` name
 ``mps``) holds ``"mps"``; any other option holds its default (``store_true`` False, ``store_false`` True).
+Issue 32, round 4: transformers' flash-attn availability helpers are False (:data:`FACTS`); a device variable whose
+value is not followed (:data:`_DEVICE_VARS`: a parameter, a loop over the chosen devices) has ``.type`` ``"mps"`` or
+``"cpu"``; ``any``/``all`` over an element test decided for every element take that answer; a settings mapping's
+``.get("switch", False)`` holds its boolean default (an option's default: ``used_default``).
 
 **Names.** A name's value is the join of every value assigned to it in the enclosing function (then in the module
 body: flow-insensitive, ``if``/``try``/``with``/``for`` bodies included), a function's parameter is unknown, and
@@ -66,10 +70,31 @@ FACTS: dict[str, tuple[Any, str]] = {
     "platform.machine": ("arm64", "platform.machine() is 'arm64'"),
     "platform.processor": ("arm", "platform.processor() is 'arm'"),
 }
+# issue 32, round 4: the Hugging Face availability helpers of flash-attn answer False on a Mac: flash-attn has no
+# macOS build (scan/data/packages.yaml: no_macos_build), and transformers' helpers also require CUDA
+# (transformers/utils/import_utils.py, 4.34.0 `is_flash_attn_available`: `_flash_attn_available and
+# torch.cuda.is_available()`; 4.36.0+ `is_flash_attn_2_available`: False unless `torch.cuda.is_available()`)
+for _mod in ("transformers.utils", "transformers.utils.import_utils", "transformers"):
+    for _fn in ("is_flash_attn_available", "is_flash_attn_2_available", "is_flash_attn_3_available",
+                "is_flash_attn_greater_or_equal_2_10"):
+        FACTS[f"{_mod}.{_fn}"] = (False, f"{_fn}() is False (flash-attn has no macOS build)")
+del _mod, _fn
 ATTR_FACTS: dict[str, tuple[Any, str]] = {
     "sys.platform": ("darwin", "sys.platform is 'darwin'"),
     "torch.version.cuda": (None, "torch.version.cuda is None (a macOS wheel)"),
 }
+def _settings_root(node: ast.expr) -> bool:
+    """Whether ``node`` is a settings object by its root name (``self.h``, ``cfg``, ``config.model``): ``self``
+    followed by an attribute, or one of :data:`_SETTINGS`."""
+    chain = 0
+    while node.__class__ is ast.Attribute:
+        node = node.value  # type: ignore[attr-defined]
+        chain += 1
+    return node.__class__ is ast.Name and (node.id in _SETTINGS and (node.id != "self" or chain > 0))  # type: ignore[attr-defined]
+
+
+# names that hold a torch.device (their `.type` is read): `device.type == "cuda"` (issue 32, round 4)
+_DEVICE_VARS = frozenset(("device", "dev", "target_device", "compute_device", "run_device", "torch_device"))
 _STR_METHODS = ("lower", "upper", "strip", "casefold")
 _ENV_READS = ("os.environ.get", "os.getenv")
 # variables a multi-process launcher (torchrun, torch.distributed.launch, SLURM) sets: absent when a Mac runs the
@@ -233,6 +258,13 @@ class MacEval(MacEnv):
             inner = self.eval(node.value, fn, cls, depth)
             if inner is not None and all(isinstance(a, str) for a in inner):
                 return frozenset(_device_type(a) for a in inner)
+            if inner is None and isinstance(node.value, ast.Name) and node.value.id not in _SETTINGS \
+                    and node.value.id.lower() in _DEVICE_VARS:
+                # issue 32, round 4: a device whose value the evaluation cannot follow (a parameter, a loop over
+                # the devices chosen) is the program's own device: mps or cpu on a Mac; a CUDA device would have
+                # come from a CUDA value, which is reported where it is written
+                self._fact("a device a Mac program holds is mps or cpu")
+                return frozenset(("mps", "cpu"))
             return None
         base = node.value
         if isinstance(base, ast.Name) and base.id == "self" and cls is not None:
@@ -318,8 +350,40 @@ class MacEval(MacEnv):
                 out.add(r)
         return frozenset(out)
 
+    def _any_all(self, node: ast.Call, fn: Any, cls: Any, depth: int) -> frozenset | None:
+        """`all(d.type == "cuda" for d in devices)` (issue 32, round 4): an element test the facts decide for every
+        element decides both (over the program's own devices, never none: `all` of none is not followed)."""
+        if len(node.args) != 1 or node.args[0].__class__ not in (ast.GeneratorExp, ast.ListComp):
+            return None
+        gen = node.args[0]
+        if len(gen.generators) != 1 or gen.generators[0].ifs:  # type: ignore[attr-defined]
+            return None
+        element = self.eval(gen.elt, fn, cls, depth + 1)  # type: ignore[attr-defined]
+        if element is not None and len(element) == 1 and next(iter(element)).__class__ is bool:
+            return element
+        return None
+
+    def _settings_get(self, node: ast.Call) -> frozenset | None:
+        """`self.h.get("use_cuda_kernel", False)` (issue 32, round 4): a feature switch read from a settings mapping
+        holds its default at the defaults, like an option (the user may turn it on: `behind_flag`, not a fact)."""
+        func = node.func
+        if len(node.args) != 2 or node.keywords or node.args[0].__class__ is not ast.Constant \
+                or node.args[1].__class__ is not ast.Constant or not isinstance(node.args[1].value, bool) \
+                or not _settings_root(func.value):  # type: ignore[attr-defined]
+            return None
+        key, default = node.args[0].value, node.args[1].value  # type: ignore[attr-defined]
+        self._fact(f"{ast.unparse(func.value)[:40]}.get({key!r}) holds its default {default!r}")  # type: ignore[attr-defined]
+        self.used_default = True
+        return atoms(default)
+
     def _e_Call(self, node: ast.Call, fn: Any, cls: Any, depth: int) -> frozenset | None:
         func = node.func
+        if func.__class__ is ast.Name and func.id in ("any", "all"):
+            return self._any_all(node, fn, cls, depth)
+        if func.__class__ is ast.Attribute and func.attr == "get":  # type: ignore[attr-defined]
+            got = self._settings_get(node)
+            if got is not None:
+                return got
         qual = self.ctx.q(func) or ""
         if qual in FACTS:
             value, fact = FACTS[qual]

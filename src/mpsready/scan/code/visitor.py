@@ -209,7 +209,15 @@ class Visitor(FileContext, ast.NodeVisitor):
 
     def visit_For(self, node: ast.For | ast.AsyncFor | ast.comprehension) -> None:
         self.iterated.add(id(node.iter))
-        self.generic_visit(node)
+        if node.__class__ is ast.comprehension:
+            self.generic_visit(node)
+            return
+        self.visit(node.target)
+        self.visit(node.iter)
+        # a loop body is a block: after `if T: continue` the rest of it runs only when T is false (issue 32, round 4)
+        self._visit_block(node.body)  # type: ignore[union-attr]
+        for stmt in node.orelse:  # type: ignore[union-attr]
+            self.visit(stmt)
 
     visit_AsyncFor = visit_comprehension = visit_For
 
@@ -219,8 +227,15 @@ class Visitor(FileContext, ast.NodeVisitor):
         for stmt in node.body:
             self.visit(stmt)
         self.try_stack.pop()
-        for part in (*node.handlers, *node.orelse, *node.finalbody):
+        dead = self.cannot_raise(node.body) if node.handlers else None
+        if dead is not None:
+            self.dead_handlers.append(dead)
+        for part in node.handlers:
             self.visit(part)
+        if dead is not None:
+            self.dead_handlers.pop()
+        for stmt in (*node.orelse, *node.finalbody):
+            self.visit(stmt)
 
     visit_TryStar = visit_Try
 

@@ -18,7 +18,7 @@ the finding too.
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import Any
@@ -50,7 +50,7 @@ def _root(node: ast.AST) -> str | None:
 
 
 def _calls(tree: ast.AST, name: str, method: bool, modules: set[str],
-           lines: list[int] | None) -> tuple[list[ast.Call], bool]:
+           lines: list[int] | None, is_class: bool = False) -> tuple[list[ast.Call], bool]:
     """(the calls of ``name`` in ``tree``, whether the name is also referenced other than as a callee; the calls
     found so far when it is). A method is matched through any attribute (``self.load``, ``model.load``); a
     function or class only as a bare name or through ``modules``, the file's names for the project's modules
@@ -62,7 +62,10 @@ def _calls(tree: ast.AST, name: str, method: bool, modules: set[str],
 
     calls: list[ast.Call] = []
     callees: set[int] = set()
+    harmless = _not_uses(tree, lines, name, is_class)
     for node in walk_spanning(tree, lines):
+        if id(node) in harmless:
+            continue
         if isinstance(node, ast.Call):
             f = node.func
             if (isinstance(f, ast.Name) and f.id == name) or (isinstance(f, ast.Attribute) and f.attr == name
@@ -78,6 +81,46 @@ def _calls(tree: ast.AST, name: str, method: bool, modules: set[str],
     return calls, False
 
 
+def _not_uses(tree: ast.AST, lines: list[int] | None, name: str, is_class: bool = False) -> set[int]:
+    """Ids of the ``name`` references that neither call the function nor pass it on (issue 32, round 4): a class's
+    bases (a subclass's own ``__init__`` is its own finding; its ``super().__init__(...)`` call is not by name), type
+    annotations, the class argument of ``isinstance``/``issubclass``, and attribute reads of the function object
+    (``f.cache_clear()``, ``f.__name__``) or, for a class (``is_class``), of its other members
+    (``Predictor.find_folds(...)``)."""
+    out: set[int] = set()
+
+    def mark(node: ast.AST | None) -> None:
+        if node is not None:
+            out.update(id(n) for n in ast.walk(node) if (isinstance(n, ast.Name) and n.id == name)
+                       or (isinstance(n, ast.Attribute) and n.attr == name))
+
+    for node in walk_spanning(tree, lines):
+        if isinstance(node, ast.ClassDef):
+            for base in node.bases:
+                mark(base)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            a = node.args
+            for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg):
+                mark(arg.annotation if arg is not None else None)
+            mark(node.returns)
+        elif isinstance(node, ast.AnnAssign):
+            mark(node.annotation)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in (
+                "isinstance", "issubclass") and len(node.args) == 2:
+            mark(node.args[1])
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == name \
+                and (node.attr in _FUNCTION_ATTRS or (is_class and node.attr != "__call__")):
+            # `compute_gaussian.cache_clear()`: the function object, not a call of it; `Predictor.find_folds(...)`:
+            # another member of a class, not a construction
+            out.add(id(node.value))
+    return out
+
+
+# attributes of a function object read without calling it (functools.lru_cache's, the function's own)
+_FUNCTION_ATTRS = frozenset(("cache_clear", "cache_info", "__name__", "__qualname__", "__doc__", "__module__",
+                             "__wrapped__"))
+
+
 def _passes(call: ast.Call, parameter: str, position: int | None) -> bool:
     if any(k.arg == parameter for k in call.keywords):
         return True
@@ -88,13 +131,19 @@ def _passes(call: ast.Call, parameter: str, position: int | None) -> bool:
 
 
 def unused_device_defaults(findings: list[Finding], results: Mapping[str, Any],
-                           sources: SourceTrees) -> list[Finding]:
+                           sources: SourceTrees, off_path: Callable[[str], bool] | None = None,
+                           main_path: bool = False, public: Collection[str] = ()) -> list[Finding]:
     """Findings with the API103 parameter defaults that no call uses lowered to info (see the module doc);
     ``results`` maps the analysed sources' relative paths to (CodeResult, cells); ``sources`` reads and parses
-    the project's files again (shared with the other call-site passes)."""
+    the project's files again (shared with the other call-site passes). ``off_path(rel)`` says whether a file is
+    off the main path (tests, examples, a secondary script, a demo notebook beside the project's modules): its
+    calls and references are not read, so only the main path's calls decide (issue 32, round 4); at least one
+    main-path call must pass the parameter. With ``main_path`` (the project has entries the main path starts from),
+    a default no main-path file calls or names at all is info too (``evidence.default_unseen``), unless ``public``
+    (the names the README's code imports: its users' API) holds the function or its class."""
     if not any(f.code == "API103" and f.evidence.get("default_of") for f in findings):
         return findings
-    index = _ImportIndex(results)
+    index = _ImportIndex(results, off_path)
     tops = {rel.split("/", 1)[0].removesuffix(".py") for rel in results}  # the project's top-level modules
     bindings = _Bindings(tops, sources)
     out = []
@@ -103,7 +152,14 @@ def unused_device_defaults(findings: list[Finding], results: Mapping[str, Any],
         if f.code == "API103" and ev.get("default_of") and f.severity is not Severity.INFO:
             sites = _all_passing(ev["default_of"], bool(ev.get("method")), ev.get("owner"), f.location.path or "",
                                  ev["parameter"], ev.get("position"), bindings, index, sources)
-            if sites:
+            if sites == [] and main_path and ev["default_of"] not in public and ev.get("owner") not in public \
+                    and (off_path is None or not off_path(f.location.path or "")):
+                # no call on the main path names it (it is reached through a registry, or not at all): the main
+                # path is not seen to use the default (issue 32, round 4); the README's API keeps it (users call it)
+                f = replace(f, severity=Severity.INFO, message=f"{f.message}; no call of {ev['default_of']}() on the "
+                            "main path omits it (none calls it by name), so the default is not seen to run") \
+                    .with_evidence({**ev, "default_unseen": True})
+            elif sites:
                 f = replace(f, severity=Severity.INFO, message=f"{f.message}; every call of {ev['default_of']}() in "
                             f"the project passes {ev['parameter']} ({len(sites)} call{'s' if len(sites) > 1 else ''}), "
                             "so the default is never used").with_evidence({**ev, "default_unused": sites})
@@ -124,10 +180,12 @@ class _ImportIndex:
     """The analyser's recorded imports, indexed once per scan: imported name -> files (``from x import name``,
     ``*`` included), and last part of a plainly imported module -> files (``import pkg.fid`` -> ``fid``)."""
 
-    def __init__(self, results: Mapping[str, Any]) -> None:
+    def __init__(self, results: Mapping[str, Any], off_path: Callable[[str], bool] | None = None) -> None:
         self.by_name: dict[str, set[str]] = {}
         self.by_module: dict[str, set[str]] = {}
         for rel, (res, _cells) in results.items():
+            if off_path is not None and off_path(rel):
+                continue  # issue 32, round 4: a file off the main path neither overrides nor uses the default there
             for imp in res.imports:
                 level, mod, imported = imp.level, imp.module, imp.names
                 if imported:
@@ -159,42 +217,54 @@ class _Bindings:
 
 
 def _all_passing(name: str, method: bool, owner: str | None, def_rel: str, parameter: str, position: int | None,
-                 bindings: _Bindings, index: _ImportIndex, sources: SourceTrees, depth: int = 0) -> list[str]:
-    """``path:line`` of every call of ``name``, when all of them can be seen and pass the parameter; else an
-    empty list. Calls are looked for in the defining file and the files that import the name (or, for a
+                 bindings: _Bindings, index: _ImportIndex, sources: SourceTrees, depth: int = 0) -> list[str] | None:
+    """``path:line`` of every call of ``name``, when all of them can be seen and pass the parameter (an empty list
+    when no file calls or names it); else None. Calls are looked for in the defining file and the files that import the name (or, for a
     method, its class) or the defining module, per the analyser's recorded imports."""
     sites: list[str] = []
     by_name, by_module = index.candidates(def_rel, {name} if owner is None else {name, owner})
     if len(by_name) + len(by_module) > MAX_FILES:
-        return []
+        return None
     for rel in by_name + by_module:
         text = sources.text(rel)
         if text is None:
-            return []  # unreadable now: its calls cannot be seen
+            return None  # unreadable now: its calls cannot be seen
         if name not in text or (rel in by_module and "." + name not in text):
             continue
         if rel.endswith(".ipynb"):
-            return []  # cells are not read here: a notebook naming the callee may rely on the default
+            return None  # cells are not read here: a notebook naming the callee may rely on the default
         tree = sources.tree(rel)
         if tree is None:
-            return []
+            return None
         calls, other = _calls(tree, name, method, set() if method else bindings.of(rel, tree),
-                              sources.lines(rel, (name,)))
+                              sources.lines(rel, (name,)), is_class=owner is not None and owner == name)
         if other:
-            return []
+            return None
         for c in calls:
             if _passes(c, parameter, position):
                 sites.append(f"{rel}:{c.lineno}")
                 continue
+            if _distributed_only(tree, c.lineno):
+                continue  # round 4: in a multi-process function (`def run_ddp`): never the Mac's one-process command
             wrapper = _forwarder(tree, c) if depth < 2 else None
             if wrapper is None:
-                return []
+                return None
             # `def wrapper(*args, **kwargs): ... name(*args, **kwargs)`: the wrapper's own callers decide (issue 32)
             inner = _all_passing(wrapper, False, None, rel, parameter, None, bindings, index, sources, depth + 1)
             if not inner:
-                return []
+                return None
             sites += inner
     return sites
+
+
+def _distributed_only(tree: ast.AST, line: int) -> bool:
+    """Whether ``line`` lies in a function whose name names multi-process training (``run_ddp``,
+    ``setup_distributed``: :func:`~mpsready.scan.code.astutil.is_distributed_name`), the code the analyser puts in the
+    ``distributed`` scope: a Mac runs the main command as one process (issue 32, round 4)."""
+    from mpsready.scan.code.astutil import is_distributed_name
+
+    return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.lineno <= line <= (n.end_lineno or n.lineno)
+               and is_distributed_name(n.name) for n in ast.walk(tree))
 
 
 def _forwarder(tree: ast.AST, call: ast.Call) -> str | None:

@@ -37,13 +37,17 @@ _IMPLICIT = {"forward", "training_step", "validation_step", "test_step", "predic
 
 
 def behind_caller_flags(findings: list[Finding], results: Mapping[str, Any], sources: SourceTrees,
-                        off_options: Mapping[str, str]) -> list[Finding]:
+                        off_options: Mapping[str, str], off_path: Any = None,
+                        public: Any = ()) -> list[Finding]:
     """``findings`` with ``evidence["behind_flag"]`` (the option's name) added to those inside a function
     called only behind an option that is off by default (see the module doc).
 
     ``results`` maps a relative path to (CodeResult, cells); ``sources`` reads and parses project files again
     (shared with the other call-site passes); ``off_options`` maps an option's destination (``word_timestamps``) to its printed name for the
-    options of the main path that are off by default."""
+    options of the main path that are off by default. ``off_path(rel)`` (issue 32, round 4) says whether a file is off
+    the main path (:func:`mpsready.scan.model.graph.off_main_path`): a function that only such files call (a
+    training helper of a package whose main path is inference) is off the main path too, unless ``public`` (the
+    names the README's code imports) holds it."""
     if sum(1 for rel in results if rel.endswith(".py")) > MAX_FILES:
         return findings
     spans = {rel: res.def_spans for rel, (res, _c) in results.items() if res.def_spans}
@@ -62,16 +66,24 @@ def behind_caller_flags(findings: list[Finding], results: Mapping[str, Any], sou
         todo -= set(uses)
         if not todo or len(uses) + len(todo) > MAX_CALLEES:
             break
-        found = _caller_guards(sorted(todo), results, sources, budget)
+        found = _caller_guards(sorted(todo), results, sources, budget, off_path, public)
         if found is None:
             return findings  # too many files to read again: nothing is marked
         uses.update(found)
         todo = {fn for seen in found.values() for guard, fn in seen if guard is None and fn}
     out = list(findings)
-    off = {**off_options, **{g: g for seen in uses.values() for g, _fn in seen if g and g.startswith(MAC_NEVER)}}
+    off = {**off_options, **{g: g for seen in uses.values() for g, _fn in seen
+                             if g and g.startswith((MAC_NEVER, OFF_PATH))}}
     for i, name in wanted.items():
         option = _behind(name, uses, off, set())
-        if option and option.startswith(MAC_NEVER):
+        if option and option.startswith(OFF_PATH) and name in public:
+            pass  # the README's usage imports it: its users call it, whoever else does
+        elif option and option.startswith(OFF_PATH):
+            # issue 32, round 4: every call of the function (up its callers) is in a file off the main path
+            why = option[len(OFF_PATH):]
+            out[i] = out[i].with_state(reach="off_main_path").with_evidence(
+                {**out[i].evidence, "off_path_callers": f"{name}() is called only from {why}"})
+        elif option and option.startswith(MAC_NEVER):
             # issue 32: every call sits in a branch the Mac's facts decide against (`if "RANK" in os.environ:`)
             why = option[len(MAC_NEVER):]
             out[i] = out[i].with_state(behind_flag=f"a Mac never calls it: {why}", caller_guard=name) \
@@ -110,15 +122,22 @@ def _innermost(spans: list[DefSpan], line: int) -> str | None:
 
 
 def _caller_guards(names: list[str], results: Mapping[str, Any], sources: SourceTrees,
-                   budget: list[int]) -> dict[str, set] | None:
+                   budget: list[int], off_path: Any = None, public: Any = ()) -> dict[str, set] | None:
     """For each name, its uses in main-path Python files as (guard, enclosing function): the option an enclosing
     ``if`` tests (``word_timestamps`` for ``if word_timestamps:`` / ``if args.word_timestamps:``) or ``None``, and
     the function the use sits in (``None`` at module level). A use that is not a call is ``(None, None)``: it
     cannot be followed. ``None`` when more files than ``budget[0]`` (decremented) would be parsed."""
     out: dict[str, set] = {n: set() for n in names}
     todo: list[tuple[str, list[str]]] = []  # files naming a function, all found before any is parsed
+    off_callers: dict[str, str] = {}  # name -> a file off the main path that names it (round 4)
     for rel in sorted(results):
         if scope_of(rel) is not Scope.MAIN or not rel.endswith(".py"):
+            continue
+        if off_path is not None and off_path(rel):
+            text = sources.text(rel)
+            for n in names:
+                if text is not None and n + "(" in text:
+                    off_callers.setdefault(n, rel)
             continue
         text = sources.text(rel)
         if text is None:  # vanished or unreadable since the walk: its uses are unknown
@@ -138,9 +157,14 @@ def _caller_guards(names: list[str], results: Mapping[str, Any], sources: Source
                 out[n].add((None, None))
             continue
         _uses(tree, set(present), out, sources.lines(rel, tuple(present)))
+    for n, rel in off_callers.items():
+        if not out[n] and n not in public:  # called from a file off the main path, named by none on it (the README's
+            # code imports none of the names: users call those)
+            out[n].add((f"{OFF_PATH}{rel}", None))
     return out
 
 
+OFF_PATH = "offpath:"  # every use is in a file off the main path: "offpath:<one such file>" (issue 32, round 4)
 MAC_NEVER = "mac:"  # a guard the Mac's facts decide false: "mac:<test> is False (line N): <facts>"
 
 

@@ -71,6 +71,19 @@ class DeclaredEntries:
     # `.cuda()` calls in the README's Python code blocks when those blocks import the project (its documented
     # usage): (README path, line, the call's text); a Mac user who copies the usage must edit them (issue 32)
     usage_cuda: list[tuple[str, int, str]] = field(default_factory=list)
+    # the README's scripts run as scripts (`python X.py`, `python -m pkg.mod`), not through a console command:
+    # only these run their `__main__` block (issue 32, round 4); None: every README script counts
+    as_script: list[str] | None = None
+    # CUDA-or-CPU device choices in the README's usage code, as usage_cuda (issue 32, round 4)
+    usage_cpu: list[tuple[str, int, str]] = field(default_factory=list)
+    # a console-script module -> [(the command's name, the function it calls)]: the outlook prints the command, not
+    # `python module.py`, for an option that function reads (issue 32, round 4)
+    console_commands: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    # the project's requirement or environment files for the Mac (`requirements-mac.txt`): a Mac installs these,
+    # not the other platforms' files (issue 32, round 4; filled by the engine from the walked files)
+    mac_manifests: list[str] = field(default_factory=list)
+    # folder -> the `.cu` file names in it (filled by the engine): which Python files build them (issue 32, round 4)
+    cu_sources: dict[str, list[str]] = field(default_factory=dict)
 
     def all(self) -> set[str]:
         return {*self.readme, *self.console}
@@ -86,6 +99,7 @@ def declared_entries(project: ProjectFiles, py_files: Collection[str]) -> Declar
     api: list[str] = []
     installs: list[str] | None = None
     usage_cuda: list[tuple[str, int, str]] = []
+    usage_cpu: list[tuple[str, int, str]] = []
     features: dict[str, None] = {}
     readme_text: str | None = None
     readme_md = False
@@ -100,16 +114,24 @@ def declared_entries(project: ProjectFiles, py_files: Collection[str]) -> Declar
             modules = readme_python_imports(text)
             imports = [rel for rel in (_module_file(m, py) for m in modules) if rel]
             if imports:
-                from mpsready.scan.model.readme_parts import readme_cuda_calls
+                from mpsready.scan.model.readme_parts import readme_cpu_selections, readme_cuda_calls
 
                 usage_cuda = [(name, line, call) for line, call in readme_cuda_calls(text)]
+                usage_cpu = [(name, line, choice) for line, choice in readme_cpu_selections(text)]
             api = sorted({m.rsplit(".", 1)[1] for m in modules
                           if "." in m and _module_file(m, py) is None and _module_file(m.rsplit(".", 1)[0], py)})
         readme_text, readme_md = text, name.lower().endswith(".md")
         break  # the first README found is the project's
     scripts = console_scripts(project)
     console = [rel for rel in (_module_file(m, py) for _n, m in scripts) if rel]
+    commands: dict[str, list[tuple[str, str]]] = {}  # a console-script module -> [(command, function)] (round 4)
+    for name, target in scripts:
+        module, _, func = target.partition(":")
+        rel = _module_file(module.strip(), py)
+        if rel:
+            commands.setdefault(rel, []).append((name, func.strip().split(".")[0]))
 
+    as_script = set(readme)  # run as `python X.py` / `python -m X`: their `__main__` blocks run
     if scripts and readme_text is not None:
         console_commands(readme_text, readme_md, scripts, py, readme, features)
     if installs:  # a file an installed one includes (`-r base.txt`) is installed too
@@ -126,7 +148,8 @@ def declared_entries(project: ProjectFiles, py_files: Collection[str]) -> Declar
         installs = list(seen)
     return DeclaredEntries(list(readme), sorted(set(console)), sorted(set(imports)), api,
                            None if installs is None else sorted(set(installs)),
-                           [rel for rel in features if rel not in readme], usage_cuda)
+                           [rel for rel in features if rel not in readme], usage_cuda, sorted(as_script),
+                           usage_cpu=usage_cpu, console_commands=commands)
 
 
 def _last_cd(lines: Iterable[str], py: Collection[str]) -> str | None:

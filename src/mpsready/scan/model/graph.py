@@ -14,8 +14,10 @@ collection of scripts) has no single main entry: every file is on the main path.
 Apart from that, the ``if __name__ == "__main__":`` block of a package module (its directory holds an
 ``__init__.py``, or a main-path file imports it: a namespace package's module) that is not itself a main entry is a
 demo of the module (``reach = "module_demo"``).
-Main entries here: root scripts, scripts the README runs or a root launcher names, console-script
-modules, ``__main__.py`` files and modules named for the main work (``pkg/train.py``).
+Main entries here: the main path's starting entries (root scripts when it has none), scripts the README runs as
+scripts or a root launcher names, ``__main__.py`` files and modules named for the main work (``pkg/train.py``); a
+console-script module's block is a demo (its command calls a function), and so is the block of a root script the main
+path only imports (issue 32, round 4).
 Imports are resolved from files only; nothing is imported.
 """
 
@@ -24,7 +26,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import replace
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 if TYPE_CHECKING:
     from mpsready.scan.model.entries import DeclaredEntries
@@ -223,9 +225,20 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
                 reach = "module_demo"
         elif path and is_container_recipe(path):
             reach = "container"
+        elif f.code == "EXT101" and on_path is not None and f.scope is Scope.MAIN and path \
+                and _built_off_path(path, results, on_path, declared.cu_sources if declared is not None else {}):
+            # issue 32, round 4: every Python file that builds these sources (a JIT `load(sources=[...])`) is off the
+            # main path (imported only where a switch off by default selects the kernel): the main path never builds
+            reach = "off_main_path"
         elif on_path is not None and f.scope is Scope.MAIN and "/" in path and f.code.startswith("DEP") \
                 and _serves_off_path_code(path, results, on_path):
             reach = "off_main_path"
+        mac_file = declared.mac_manifests if declared is not None else []
+        if reach is None and f.code.startswith("DEP") and mac_file and path not in mac_file \
+                and platform_manifest(path) and not f.evidence.get("optional"):
+            # issue 32, round 4: the project ships the Mac's own requirement file (requirements-mac.txt,
+            # environment_macos.yml): the other platforms' files are not what a Mac installs
+            f = f.with_evidence({**f.evidence, "optional": f"a Mac installs {', '.join(mac_file[:2])} instead"})
         if reach is None and f.code.startswith("DEP") and declared is not None and declared.installs \
                 and feature_manifest(path) and path not in declared.installs and not f.evidence.get("optional"):
             # issue 32: a feature's requirement file that the README's install never uses is optional
@@ -238,6 +251,69 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
             f = f.with_evidence({**f.evidence, "main_path": why_on_path(path, f.evidence, on_path, roots, parents)})
         out.append(f)
     return out
+
+
+def off_main_path(results: Mapping[str, Any],
+                  declared: DeclaredEntries | None) -> tuple[Callable[[str], bool], bool]:
+    """Whether a file is off the main path as :func:`mark_reach` judges it (issue 32, round 4): tests, docs and
+    examples (by scope, unless the README runs the file), a Python file no main entry reaches, and a notebook beside
+    the project's Python modules (a demo). The call-site passes read only the main path's calls. Second: whether
+    the project has a main path at all (entries it starts from; else every file counts)."""
+    from mpsready.findings import Scope
+    from mpsready.scan.scope import scope_of
+
+    readme = declared.readme if declared is not None else []
+    on_path, _roots = main_path(results, readme, declared.imports if declared is not None else (),
+                                declared.console if declared is not None else (), None,
+                                declared.features if declared is not None else ())
+    has_modules = any(rel.endswith(".py") and PurePosixPath(rel).name not in SKIP_ENTRIES for rel in results) and (
+        on_path is not None or any(rel.endswith(".py") and (results[rel][0].entry or rel.endswith("__init__.py"))
+                                   for rel in results))
+    run_by_readme = set(readme)
+
+    def off(rel: str) -> bool:
+        if scope_of(rel) is not Scope.MAIN and rel not in run_by_readme:
+            return True
+        if rel.endswith(".ipynb"):
+            return has_modules
+        return on_path is not None and rel.endswith(".py") and rel not in on_path and (
+            "/" in rel or bool(results[rel][0].entry))
+
+    return off, on_path is not None
+
+
+_MAC_WORDS = frozenset(("mac", "macos", "osx", "darwin", "apple", "m1", "mps", "arm64", "silicon"))
+
+
+def mac_manifest(path: str) -> bool:
+    """A requirement or environment file for the Mac by its name (issue 32, round 4): a word of its stem (split at
+    ``-``, ``_``, ``.``) names macOS or Apple silicon: ``requirements-mac.txt``, ``requirements_macOS.txt``,
+    ``conda_environment_macos.yaml``, ``environment-apple-silicon.yml``."""
+    name = PurePosixPath(path).name.lower()
+    stem = name.rsplit(".", 1)[0]
+    words = set(stem.replace("-", "_").replace(".", "_").split("_"))
+    return platform_manifest(path) and bool(words & _MAC_WORDS)
+
+
+def platform_manifest(path: str) -> bool:
+    """A requirement or environment file (``requirements*.txt``, ``environment*.yml``, a conda file): what a
+    platform installs; never ``pyproject.toml`` or ``setup.py``, which the package itself declares."""
+    name = PurePosixPath(path).name.lower()
+    if name.endswith(".txt"):
+        return "requirements" in name or "requirements" in [q.lower() for q in PurePosixPath(path).parts[:-1]]
+    return name.endswith((".yml", ".yaml")) and ("env" in name or "conda" in name)
+
+
+def _built_off_path(cu_path: str, results: Mapping[str, Any], on_path: set[str],
+                    cu_sources: Mapping[str, list[str]]) -> bool:
+    """Whether the CUDA sources of ``cu_path``'s folder (``cu_sources``: folder -> its ``.cu`` file names) are built
+    only by Python files off the main path: at least one file names them (``res.cu_refs``), none is a ``setup.py``
+    (an install builds those whatever the main path imports), and none is on the main path."""
+    names = set(cu_sources.get(posixpath.dirname(cu_path), ()))
+    builders = {rel for rel, (res, _cells) in results.items() for ref in res.cu_refs if ref.name in names}
+    if not builders or any(PurePosixPath(rel).name == "setup.py" for rel in builders):
+        return False
+    return not any(rel in on_path for rel in builders)
 
 
 def feature_manifest(path: str) -> bool:
@@ -300,12 +376,24 @@ def _serves_off_path_code(manifest: str, results: Mapping[str, Any], on_path: se
 
 
 def main_entries(results: Mapping[str, Any], roots: list[str], declared: DeclaredEntries | None) -> set[str]:
-    """Files whose ``__main__`` block is a main entry rather than a demo: root scripts, the main path's
-    starting entries, scripts the README runs or a root launcher names, console-script modules,
-    ``__main__.py`` files and modules named for the main work (``pkg/train.py``)."""
-    out = {*root_entries(results), *roots, *launched(results, root_entries(results))}
+    """Files whose ``__main__`` block is a main entry rather than a demo: the main path's starting entries (root
+    scripts when it has none), scripts the README runs or a root launcher names, ``__main__.py`` files and modules named
+    for the main work (``pkg/train.py``). A console-script module is none of them by being one: its console
+    script calls a function of it, not its ``__main__`` block (issue 32, round 4)."""
+    console_only: set[str] = set()
     if declared is not None:
-        out |= declared.all()
+        # issue 32, round 4: a console script (`pkg.mod:main`) calls its function, never the module's `__main__`
+        # block, so a console-script module's block is a demo unless the README runs the module as a script too
+        console_only = set(declared.console) - set(declared.readme if declared.as_script is None
+                                                   else declared.as_script)
+    # issue 32, round 4: a root script the main path only imports (build-nanogpt's hellaswag.py, imported by
+    # train_gpt2.py for its helpers) runs its `__main__` block only when run by hand: a demo of the module, not the
+    # main command, when the main path starts elsewhere (main-named root scripts, the README's commands)
+    out = {*(rel for rel in roots if rel not in console_only), *launched(results, root_entries(results))}
+    if not roots:
+        out |= set(root_entries(results))
+    if declared is not None:
+        out |= set(declared.readme if declared.as_script is None else declared.as_script)
     out |= {rel for rel in results if PurePosixPath(rel).name.startswith(PRIMARY)}
     return out
 

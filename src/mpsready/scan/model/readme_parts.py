@@ -154,6 +154,35 @@ def readme_cuda_calls(text: str) -> list[tuple[int, str]]:
     return sorted(set(out))
 
 
+def readme_cpu_selections(text: str) -> list[tuple[int, str]]:
+    """(line, source) of each CUDA-or-CPU device choice in a Markdown README's Python code blocks (issue 32, round 4):
+    a conditional expression whose test calls ``torch.cuda.is_available()``, whose body names a CUDA device and whose
+    other side is ``"cpu"`` (``device = "cuda:0" if torch.cuda.is_available() else "cpu"``). A Mac following that
+    usage runs on the CPU. Blocks that do not parse as a whole are left out."""
+    out: list[tuple[int, str]] = []
+    for first, code in _python_fences(text):
+        try:
+            tree = _quiet_parse(code)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.IfExp):
+                continue
+            test = ast.unparse(node.test)
+            body, other = _device_text(node.body), _device_text(node.orelse)
+            if "cuda.is_available" in test and "mps" not in test and body is not None and body.startswith("cuda") \
+                    and other == "cpu":
+                out.append((first + node.lineno - 1, ast.unparse(node)[:80]))
+    return sorted(set(out))
+
+
+def _device_text(node: ast.expr) -> str | None:
+    """The device string of ``"cuda:0"`` or ``torch.device("cuda:0")``, else None."""
+    if isinstance(node, ast.Call) and node.args and not node.keywords:
+        node = node.args[0]
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
 def readme_usage_findings(declared: "DeclaredEntries") -> list:
     """API101 for each ``.cuda()`` call in the README's usage code (its Python blocks that import the project: the
     documented way to use a library): a Mac user who follows it gets 'Torch not compiled with CUDA enabled', so
@@ -166,7 +195,13 @@ def readme_usage_findings(declared: "DeclaredEntries") -> list:
                     f"the README's usage code calls {call}: a Mac following it fails (no CUDA)",
                     Location(path, line), Basis.PREDICTED, "Edit the usage to .to(device) with device 'mps' on a Mac.",
                     A.DOT_CUDA.source, Scope.MAIN, {"readme_usage": True})
-            for path, line, call in declared.usage_cuda]
+            for path, line, call in declared.usage_cuda] + [
+        # issue 32, round 4: the usage's device line keeps a Mac on the CPU (parler-tts's `"cuda:0" if ... else "cpu"`)
+        Finding(A.DEVICE_SELECTION.code, A.DEVICE_SELECTION.severity,
+                f"the README's usage code picks {choice}: a Mac following it runs on the CPU, never on MPS",
+                Location(path, line), Basis.PREDICTED, "Edit the usage's device line to pick 'mps' when "
+                "torch.backends.mps.is_available().", A.DEVICE_SELECTION.source, Scope.MAIN, {"readme_usage": True})
+        for path, line, choice in declared.usage_cpu]
 
 
 

@@ -43,7 +43,10 @@ def check(v, fn: ast.FunctionDef) -> None:
     for arg, default in pairs:
         lit = v.literal(default)
         if lit is None and isinstance(default, ast.Call) and (v.q(default.func) or "") == "torch.device" \
-                and len(default.args) == 1 and not default.keywords:
+                and not default.keywords and (len(default.args) == 1 or (
+                    len(default.args) == 2 and isinstance(default.args[1], ast.Constant)
+                    and isinstance(default.args[1].value, int))):
+            # torch.device("cuda") and torch.device("cuda", 0) (issue 32, round 4: nnUNet's compute_gaussian)
             lit = v.literal(default.args[0])  # compute_device=torch.device("cuda") (sam2's load_video_frames)
             if lit is not None and is_cuda_literal(lit) and device_like_name(arg.arg):
                 v.device_defaults.add(id(default))
