@@ -546,8 +546,11 @@ def _program_files(root: Path, cwd: str, command: list[str], plan: Plan) -> list
 def render_verify(result: VerifyResult) -> str:
     """The table ``--verify`` prints: per release, same CPU numbers, the emulated Mac's outcome, tensors on MPS."""
     same = "yes" if result.same_cpu_numbers else "within spread" if result.within_spread else "no"
-    o = result.original
-    lines = [f"verify: {' '.join(result.command)} (CPU: original and migrated, {o.steps} optimizer step(s) each; "
+    o, m = result.original, result.migrated
+    # the original may stop before its first step (a hard-coded 'cuda' on this CPU) while the migrated copy steps
+    steps = f"{o.steps} optimizer step(s) each" if o.steps == m.steps else \
+        f"the original {o.steps}, the migrated {m.steps} optimizer step(s)"
+    lines = [f"verify: {' '.join(result.command)} (CPU: original and migrated, {steps}; "
              "emulated Mac: predicted, not observed on a Mac)",
              f"  {'torch':<8} {'same CPU numbers':<17} {'emulated Mac':<14} {'tensors on MPS':<15} first failure"]
     for r in result.mac:
