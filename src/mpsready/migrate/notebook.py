@@ -18,7 +18,9 @@ from mpsready.migrate.nbsplice import source_spans, splice
 from mpsready.migrate.source import context, migrate_source
 from mpsready.scan.sources.interface import json_int
 
-_PLACEHOLDER = "# mpsready-migrate-magic-{}"
+# ended by "." so that no key is a prefix of another (key 1 of key 10: a cell with 11 magics got key 1's line put
+# back inside key 10's place)
+_PLACEHOLDER = "# mpsready-migrate-magic-{}."
 
 
 def _is_magic(line: str) -> bool:
@@ -32,7 +34,7 @@ def _mask(source: str) -> tuple[str, dict[str, str]]:
     for line in source.split("\n"):
         if _is_magic(line):
             key = _PLACEHOLDER.format(len(saved))
-            saved[key] = line.strip()
+            saved[key] = line.lstrip()  # its trailing spaces (and a CRLF file's "\r") come back as they were
             out.append(line[: len(line) - len(line.lstrip())] + key)
         else:
             out.append(line)
