@@ -95,3 +95,24 @@ def test_eleven_magics_in_a_cell_come_back_each_in_its_place(tmp_path):
     [cell] = _cells(_after(plan, "nb.ipynb"))
     lines = cell.splitlines()
     assert lines[lines.index(magics[0]):][:12] == magics + ["x = torch.ones(2).to(_mpsready_device())"]
+
+
+def test_ipython_help_lines_are_magics_not_unparsable_cells(tmp_path):
+    # pytorch-Deep-Learning 01-tensor_tutorial.ipynb: 'torch.*Tensor?', 'torch.nn.Module?', 'torch.nn.Module??' made
+    # four "manual INP ... cell N left as it is: libcst cannot parse it" lines; the cells are IPython help requests
+    cells = ("import torch\n", "# help\ntorch.*Tensor?\n", "torch.nn.Module?\n", "torch.nn.Module??\n",
+             "x = torch.ones(2).cuda()\n")
+    plan = _plan(tmp_path, {"nb.ipynb": _notebook(*cells)})
+    assert [(m.code, m.reason) for m in plan.manual] == []
+    out = _cells(_after(plan, "nb.ipynb"))
+    assert out[1:4] == list(cells[1:4])
+    assert out[4] == "x = torch.ones(2).to(_mpsready_device())\n"
+
+
+def test_a_finding_no_transform_answers_names_its_cell_and_line(tmp_path):
+    # pytorch-Deep-Learning: "manual DTY101 01-tensor_tutorial.ipynb:776" named the notebook's JSON line, not
+    # "cell 77:line 2" as every other notebook location
+    cells = ("import torch\nm = torch.ones(2, 2)\n", "# float64\nm_double = m.double()\n")
+    plan = _plan(tmp_path, {"nb.ipynb": _notebook(*cells)})
+    assert [(m.code, m.path, m.line, m.reason) for m in plan.manual] == [
+        ("DTY101", "nb.ipynb", 2, "cell 2: Use float32 on MPS; keep float64 only for CPU-side computations.")]

@@ -95,6 +95,17 @@ class FindingRef:
         return d
 
 
+def _record(f: Finding, reason: str) -> ManualRecord:
+    """A finding no transform answered, as a manual or kept record; a notebook's names its cell and the line in it
+    (``cell 77: ...`` at line 2), as the transforms' notebook records do (it named the notebook's JSON line 776:
+    pytorch-Deep-Learning's ``.double()``)."""
+    ev = f.evidence or {}
+    cell, cell_line = ev.get("cell"), ev.get("cell_line")
+    if (f.location.path or "").endswith(".ipynb") and isinstance(cell, int) and isinstance(cell_line, int):
+        return ManualRecord(f.code, f.location.path, cell_line, f"cell {cell}: {reason}")
+    return ManualRecord(f.code, f.location.path, f.location.line, reason)
+
+
 def finding_ref(f: Finding) -> FindingRef:
     ev = f.evidence or {}
     cell, cell_line = ev.get("cell"), ev.get("cell_line")
@@ -285,7 +296,7 @@ def _plan_round(state: _Rounds, progress: PlanProgress | None) -> Plan:
             continue
         if f.location.path in unparsed and kind != "kept":
             kind, reason = "manual", "left as it is: the file was not parsed (see 'not parsed')"
-        record = ManualRecord(f.code, f.location.path, f.location.line, reason)
+        record = _record(f, reason)
         (plan.kept if kind == "kept" else plan.manual).append(record)
     plan.fixed.sort(key=lambda r: (r.path or "", r.line or 0, r.code))
     plan.manual.sort(key=lambda m: (m.path or "", m.line or 0, m.code))

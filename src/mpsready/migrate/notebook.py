@@ -24,8 +24,14 @@ _PLACEHOLDER = "# mpsready-migrate-magic-{}."
 
 
 def _is_magic(line: str) -> bool:
-    s = line.lstrip()
-    return s.startswith(("!", "%", "?")) or (s.endswith("?") and s[:-1].isidentifier())
+    """A line magic, a shell escape or IPython's help: ``x?``, ``torch.nn.Module??``, ``torch.*Tensor?`` (a dotted name,
+    ``*`` wildcards allowed; pytorch-Deep-Learning's tensor tutorial: those cells were listed as unparsable)."""
+    s = line.strip()
+    if s.startswith(("!", "%", "?")):
+        return True
+    name = s.rstrip("?")
+    return s.endswith("?") and len(s) - len(name) <= 2 and bool(name) and all(
+        part.replace("*", "x").isidentifier() for part in name.split("."))
 
 
 def _mask(source: str) -> tuple[str, dict[str, str]]:
