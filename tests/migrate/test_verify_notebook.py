@@ -37,8 +37,11 @@ def _write(folder: Path, cells, name: str = "train.ipynb") -> Path:
 
 
 def test_a_migrated_teaching_notebook_verifies(tmp_path):
-    _write(tmp_path, TEACHING)
-    result = verify_plan(migrate_path(tmp_path, config=CONFIG), ["train.ipynb"], releases=["2.13"], max_steps=2,
+    # in a subfolder, importing a module beside it: the CPU children find it as mpsready run does (the notebook's
+    # folder first on sys.path; without that, ModuleNotFoundError on the CPU and a run on the emulated Mac)
+    _write(tmp_path / "nbs", ("from helper import SIZE\n" + TEACHING[0], *TEACHING[1:]))
+    (tmp_path / "nbs" / "helper.py").write_text("SIZE = 4\n")
+    result = verify_plan(migrate_path(tmp_path, config=CONFIG), ["nbs/train.ipynb"], releases=["2.13"], max_steps=2,
                          time_limit=120)
     assert (result.original.exit_code, result.original.steps, result.migrated.exit_code, result.migrated.steps) == \
         (0, 2, 0, 2)

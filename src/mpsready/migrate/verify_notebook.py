@@ -78,7 +78,11 @@ def main(argv: list[str] | None = None) -> None:
     from mpsready.run.notebook import run_cells
 
     words = list(sys.argv[1:] if argv is None else argv)
-    run_cells(os.path.abspath(words[0]), words)
+    path = os.path.abspath(words[0])
+    # the notebook's folder first on sys.path, as mpsready run puts it (childproc.enter_user_path) and as a kernel
+    # started there finds its sibling modules: `-m` put the folder the command runs from there instead
+    sys.path.insert(0, os.path.dirname(os.path.realpath(path)))
+    run_cells(path, words)
 
 
 if __name__ == "__main__":
