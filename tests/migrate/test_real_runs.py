@@ -116,3 +116,56 @@ def test_a_finding_no_transform_answers_names_its_cell_and_line(tmp_path):
     plan = _plan(tmp_path, {"nb.ipynb": _notebook(*cells)})
     assert [(m.code, m.path, m.line, m.reason) for m in plan.manual] == [
         ("DTY101", "nb.ipynb", 2, "cell 2: Use float32 on MPS; keep float64 only for CPU-side computations.")]
+
+
+TRAIN = '''import argparse
+import torch
+from models import Net
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--no-cuda", action="store_true")
+args = parser.parse_args()
+args.cuda = not args.no_cuda and torch.cuda.is_available()
+model = Net()
+if args.cuda:
+    model.cuda()
+'''
+MODELS = '''import torch
+
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        return x
+
+
+def make_noise(n):
+    return torch.randn(n).cuda()
+'''
+VIZ = '''import torch
+import models
+
+inputs = torch.randn(10, 5).cuda()
+model = models.Net().cuda()
+print(model(inputs).sum().item())
+'''
+
+
+def test_a_standalone_script_beside_a_flagged_selection_takes_the_helper(tmp_path):
+    # pyGAT: visualize_graph.py (no other file imports it, and it imports only models.py) kept three module-level
+    # .cuda() for a person because train.py selects with a --no-cuda flag; the selection never runs in its process,
+    # so the helper there mixes with nothing. models.py runs in train.py's program too: it still follows train.py.
+    plan = _plan(tmp_path, {"train.py": TRAIN, "models.py": MODELS, "viz.py": VIZ})
+    viz = _after(plan, "viz.py")
+    assert viz.endswith("inputs = torch.randn(10, 5).to(_mpsready_device())\n"
+                        "model = models.Net().to(_mpsready_device())\nprint(model(inputs).sum().item())\n")
+    assert [(m.code, m.path, m.line) for m in plan.manual] == [("API101", "models.py", 10)]
+    assert plan.manual[0].reason.startswith("the project selects its device itself (train.py:8, train.py:9) and this "
+                                            "code cannot see that choice")
+
+
+def test_code_loaded_dynamically_keeps_every_script_following_every_selection(tmp_path):
+    # the programs cannot be told when a file loads code the imports do not show (nanoGPT: exec(open(...).read()))
+    viz = VIZ.replace("import models\n", "import importlib\nmodels = importlib.import_module('models')\n")
+    plan = _plan(tmp_path, {"train.py": TRAIN, "models.py": MODELS, "viz.py": viz})
+    assert sorted((m.path, m.line) for m in plan.manual if m.code == "API101") == [
+        ("models.py", 10), ("viz.py", 5), ("viz.py", 6)]

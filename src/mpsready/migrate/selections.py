@@ -317,12 +317,18 @@ def finding_place(f: Finding) -> str:
     return f"{f.location.path}:{f.location.line}"
 
 
-def _path_of(place: str) -> str:
+def path_of(place: str) -> str:
+    """The file of a selection place (``train.py:35``, ``nb.ipynb:cell 3:line 2``)."""
     return place.split(":cell ", 1)[0] if ".ipynb:cell " in place else place.rsplit(":", 1)[0]
 
 
-def for_file(rel: str, places: tuple[str, ...]) -> tuple[str, ...]:
-    """The selections ``rel`` follows: a notebook its own, a script every script's."""
+def for_file(rel: str, places: tuple[str, ...], follow: dict[str, frozenset[str]] | None = None) -> tuple[str, ...]:
+    """The selections ``rel`` follows: a notebook its own; a script those of the programs it runs in (``follow``:
+    :func:`mpsready.migrate.programs.followed`, the files holding a selection that share a program with it), else
+    every script's."""
     if rel.endswith(".ipynb"):
-        return tuple(p for p in places if _path_of(p) == rel)
-    return tuple(p for p in places if not _path_of(p).endswith(".ipynb"))
+        return tuple(p for p in places if path_of(p) == rel)
+    scripts = tuple(p for p in places if not path_of(p).endswith(".ipynb"))
+    if follow is None or rel not in follow:
+        return scripts
+    return tuple(p for p in scripts if path_of(p) in follow[rel])
