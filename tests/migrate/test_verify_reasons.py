@@ -83,3 +83,17 @@ def test_traceback_line_is_the_projects_innermost_frame(tmp_path):
             "AssertionError: Torch not compiled with CUDA enabled\n")
     assert traceback_line(text, str(tmp_path)) == "pkg/m.py:7"
     assert traceback_line("no traceback\n", str(tmp_path)) is None
+
+
+def test_the_header_gives_each_side_its_steps_when_they_differ():
+    # nanoGPT train.py (device = 'cuda' hard-coded): the original stopped before its first step on this CPU while the
+    # migrated copy stepped 3 times; the header said "0 optimizer step(s) each"
+    original = CpuRun(1, "", "AssertionError: Torch not compiled with CUDA enabled", steps=0)
+    migrated = CpuRun(0, "", "", steps=3, sha256="a")
+    mac = [MacRun("2.13.0", "stopped", True)]
+    head = render_verify(VerifyResult(["python", "train.py"], original, migrated, mac)).splitlines()[0]
+    assert head == ("verify: python train.py (CPU: original and migrated, the original 0, the migrated 3 optimizer "
+                    "step(s); emulated Mac: predicted, not observed on a Mac)")
+    head = render_verify(VerifyResult(["python", "train.py"], migrated, migrated, mac)).splitlines()[0]
+    assert head == ("verify: python train.py (CPU: original and migrated, 3 optimizer step(s) each; emulated Mac: "
+                    "predicted, not observed on a Mac)")

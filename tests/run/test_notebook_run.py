@@ -102,3 +102,13 @@ def test_cells_read_with_the_program_s_own_syntax_error_kept_for_the_run(tmp_pat
     nb.write_text(_notebook(("code", "%matplotlib inline\nimport torch\n"), ("code", "x = (1,\n")))
     cells = read_cells(str(nb))
     assert [(c.index, c.source, c.set_aside) for c in cells] == [(1, "\nimport torch\n", (1,)), (2, "x = (1,\n", ())]
+
+
+def test_help_on_a_dotted_name_is_refused_as_ipython_syntax(tmp_path):
+    # pytorch-Deep-Learning's tensor tutorial: torch.nn.Module?? and torch.*Tensor? were kept and then failed as the
+    # program's own SyntaxError at run time
+    nb = tmp_path / "help.ipynb"
+    nb.write_text(_notebook(("code", "import torch\n"), ("code", "torch.nn.Module??\n"), ("code", "torch.*Tensor?\n")))
+    with pytest.raises(UsageError) as err:
+        parse_program(["help.ipynb"], cwd=str(tmp_path))
+    assert str(err.value).startswith("help.ipynb:cell 2:line 1: torch.nn.Module?? (and 1 more): IPython syntax")

@@ -57,7 +57,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     # dest is not "command": that attribute names the subcommand in every error line (``mpsready migrate: error``)
     p.add_argument("verify_command", metavar="command", nargs=argparse.REMAINDER,
                    help="with --verify: -- then the command that runs the project, "
-                   "from its root (python train.py ARGS)")
+                   "from its root (python train.py ARGS, or a notebook: nb.ipynb)")
     p.set_defaults(run=run, migrate_parser=p)
 
 

@@ -22,7 +22,8 @@ from mpsready.migrate.fixability import cell_of, bucket, declared_floor
 from mpsready.migrate.leftovers import find_leftovers
 from mpsready.migrate.planfile import FILE_TIME_LIMIT_S, FileJob, FileOutcome, outcomes as _outcomes
 from mpsready.migrate.progress import PlanProgress
-from mpsready.migrate.selections import blocking, finding_place, for_file, mps_selections
+from mpsready.migrate.programs import followed, imports_of
+from mpsready.migrate.selections import blocking, finding_place, for_file, mps_selections, path_of
 from mpsready.migrate.transforms import all_transforms
 from mpsready.scan.config import ScanConfig
 from mpsready.scan.engine import ScanResult, scan_path
@@ -93,6 +94,17 @@ class FindingRef:
         if self.cell is not None:
             d |= {"cell": self.cell, "cell_line": self.cell_line}
         return d
+
+
+def _record(f: Finding, reason: str) -> ManualRecord:
+    """A finding no transform answered, as a manual or kept record; a notebook's names its cell and the line in it
+    (``cell 77: ...`` at line 2), as the transforms' notebook records do (it named the notebook's JSON line 776:
+    pytorch-Deep-Learning's ``.double()``)."""
+    ev = f.evidence or {}
+    cell, cell_line = ev.get("cell"), ev.get("cell_line")
+    if (f.location.path or "").endswith(".ipynb") and isinstance(cell, int) and isinstance(cell_line, int):
+        return ManualRecord(f.code, f.location.path, cell_line, f"cell {cell}: {reason}")
+    return ManualRecord(f.code, f.location.path, f.location.line, reason)
 
 
 def finding_ref(f: Finding) -> FindingRef:
@@ -199,6 +211,8 @@ class _Rounds:
         self.texts_before: dict[str, str] = {}  # the text on disk of each file round 1 changed
         self.carried: set[int] = set()  # id() of records carried over: already in the lines on disk
         self.selection_memo: dict[tuple[str, bytes], list[str]] = {}  # (path, sha256) -> mps_selections
+        self.imports_memo: dict[tuple[str, bytes], tuple | None] = {}  # (path, sha256) -> programs.imports_of
+        self.py_now: dict[str, tuple[tuple[str, bytes], bytes]] = {}  # this round's .py files: memo key, bytes
 
     def round(self, progress: PlanProgress | None) -> Plan:
         self.number += 1
@@ -232,15 +246,13 @@ def _plan_round(state: _Rounds, progress: PlanProgress | None) -> Plan:
                                                            max_file_size=cfg.max_file_size).files if pf.python or pf.notebook]
     else:
         files = [(target.name, str(target))]
-    seen = _selection_places(state, scan, files)
-    state.selections += [p for p in dict.fromkeys(seen) if p not in state.selections]
-    places = tuple(state.selections)
+    places, follow = _round_places(state, scan, files)
     limit = scan.config.max_file_size
     plan.leftovers = find_leftovers(root, [abspath for _, abspath in files])
     handled: set[int] = set()
     unparsed: set[str] = set()  # files listed in plan.errors: their findings are left as they are, for that reason
     jobs = [FileJob(rel, abspath, by_path.get(rel, []), tuple(sorted(chosen)), plan.torch_floor,
-                    for_file(rel, places), limit, state.file_time_limit,
+                    for_file(rel, places, follow), limit, state.file_time_limit,
                     data=state.overlay.get(rel)) for rel, abspath in files]
     # a file's plan reads its selections only through device_source.resolve: whether there is one, and the first
     # three places it names (a later round's new places, appended, leave the plan of an unchanged file as it was)
@@ -285,7 +297,7 @@ def _plan_round(state: _Rounds, progress: PlanProgress | None) -> Plan:
             continue
         if f.location.path in unparsed and kind != "kept":
             kind, reason = "manual", "left as it is: the file was not parsed (see 'not parsed')"
-        record = ManualRecord(f.code, f.location.path, f.location.line, reason)
+        record = _record(f, reason)
         (plan.kept if kind == "kept" else plan.manual).append(record)
     plan.fixed.sort(key=lambda r: (r.path or "", r.line or 0, r.code))
     plan.manual.sort(key=lambda m: (m.path or "", m.line or 0, m.code))
@@ -365,7 +377,35 @@ def _selection_places(state: _Rounds, scan: ScanResult, files: list[tuple[str, s
         if memo_key not in state.selection_memo:
             state.selection_memo[memo_key] = mps_selections(rel, data)
         seen += state.selection_memo[memo_key]
+        if rel.endswith(".py"):
+            state.py_now[rel] = (memo_key, data)
     return seen
+
+
+def _round_places(state: _Rounds, scan: ScanResult, files: list[tuple[str, str]]) -> tuple[tuple[str, ...], dict | None]:
+    """The selections seen so far (they only grow from round to round) and which of them each script follows."""
+    state.py_now = {}
+    seen = _selection_places(state, scan, files)
+    state.selections += [p for p in dict.fromkeys(seen) if p not in state.selections]
+    places = tuple(state.selections)
+    follow = _programs(state, places, scan.config.max_file_size)
+    state.py_now = {}
+    return places, follow
+
+
+def _programs(state: _Rounds, places: tuple[str, ...], limit: int) -> dict[str, frozenset[str]] | None:
+    """Which files' selections each script can run under (:mod:`mpsready.migrate.programs`); ``None``: every script
+    follows every script's selection (no script selection at all, or the programs cannot be told). Read only when a
+    script selects its device; a file above the scan's size limit is not parsed (the programs are then not told)."""
+    selecting = {path_of(p) for p in places if not path_of(p).endswith(".ipynb")}
+    if not selecting:
+        return None
+    imports = {}
+    for rel, (key, data) in state.py_now.items():
+        if key not in state.imports_memo:
+            state.imports_memo[key] = imports_of(rel, data) if len(data) <= limit else None
+        imports[rel] = state.imports_memo[key]
+    return followed(imports, selecting)
 
 
 def _selections_key(job: FileJob) -> tuple:

@@ -18,12 +18,20 @@ from mpsready.migrate.nbsplice import source_spans, splice
 from mpsready.migrate.source import context, migrate_source
 from mpsready.scan.sources.interface import json_int
 
-_PLACEHOLDER = "# mpsready-migrate-magic-{}"
+# ended by "." so that no key is a prefix of another (key 1 of key 10: a cell with 11 magics got key 1's line put
+# back inside key 10's place)
+_PLACEHOLDER = "# mpsready-migrate-magic-{}."
 
 
 def _is_magic(line: str) -> bool:
-    s = line.lstrip()
-    return s.startswith(("!", "%", "?")) or (s.endswith("?") and s[:-1].isidentifier())
+    """A line magic, a shell escape or IPython's help: ``x?``, ``torch.nn.Module??``, ``torch.*Tensor?`` (a dotted name,
+    ``*`` wildcards allowed; pytorch-Deep-Learning's tensor tutorial: those cells were listed as unparsable)."""
+    s = line.strip()
+    if s.startswith(("!", "%", "?")):
+        return True
+    name = s.rstrip("?")
+    return s.endswith("?") and len(s) - len(name) <= 2 and bool(name) and all(
+        part.replace("*", "x").isidentifier() for part in name.split("."))
 
 
 def _mask(source: str) -> tuple[str, dict[str, str]]:
@@ -32,7 +40,7 @@ def _mask(source: str) -> tuple[str, dict[str, str]]:
     for line in source.split("\n"):
         if _is_magic(line):
             key = _PLACEHOLDER.format(len(saved))
-            saved[key] = line.strip()
+            saved[key] = line.lstrip()  # its trailing spaces (and a CRLF file's "\r") come back as they were
             out.append(line[: len(line) - len(line.lstrip())] + key)
         else:
             out.append(line)

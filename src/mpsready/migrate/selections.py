@@ -317,12 +317,20 @@ def finding_place(f: Finding) -> str:
     return f"{f.location.path}:{f.location.line}"
 
 
-def _path_of(place: str) -> str:
+def path_of(place: str) -> str:
+    """The file of a selection place (``train.py:35``, ``nb.ipynb:cell 3:line 2``)."""
     return place.split(":cell ", 1)[0] if ".ipynb:cell " in place else place.rsplit(":", 1)[0]
 
 
-def for_file(rel: str, places: tuple[str, ...]) -> tuple[str, ...]:
-    """The selections ``rel`` follows: a notebook its own, a script every script's."""
+def for_file(rel: str, places: tuple[str, ...], follow: dict[str, frozenset[str]] | None = None) -> tuple[str, ...]:
+    """The selections ``rel`` follows: a notebook its own; a script every script's, or none when no program it runs
+    in holds one (``follow``: :func:`mpsready.migrate.programs.followed`). A script that follows any keeps the whole
+    list, in the order first seen, as before: the plan of a file reads the first places it names, and a list cut to
+    one program's places grew from round to round (the migrated selection is seen again at its new line), so round
+    2 planned every such file again instead of carrying round 1's records (the synthetic tree: 2.7 s -> 3.8 s)."""
     if rel.endswith(".ipynb"):
-        return tuple(p for p in places if _path_of(p) == rel)
-    return tuple(p for p in places if not _path_of(p).endswith(".ipynb"))
+        return tuple(p for p in places if path_of(p) == rel)
+    scripts = tuple(p for p in places if not path_of(p).endswith(".ipynb"))
+    if follow is None or rel not in follow or follow[rel]:
+        return scripts
+    return ()

@@ -43,6 +43,7 @@ from mpsready import childproc
 from mpsready.errors import UsageError
 from mpsready.migrate.copies import LEFTOVER_PREFIX, OWNER, SKIP as _SKIP, _copy_tree, check_cwd, clean_leftovers
 from mpsready.migrate.engine import Plan
+from mpsready.migrate.verify_notebook import check_notebook, cpu_command, notebook_of, selection_line
 
 # Installed in both CPU runs through PYTHONPATH: the same seeds, a step limit and a digest of the parameters.
 _SITE = '''\
@@ -298,9 +299,10 @@ def traceback_line(text: str, under: str) -> str | None:
         number = rest.split(",")[0].strip()
         if not sep or not number.isdigit() or path.startswith("<"):
             continue
-        rel = files.relative(path)
+        path, cell, index = path.partition(".ipynb:cell ")  # a notebook's cell (verify_notebook, mpsready run)
+        rel = files.relative(path + ".ipynb" if cell else path)
         if rel is not None:
-            found = f"{rel}:{number}"
+            found = f"{rel}:cell {index}:line {number}" if cell and index.isdigit() else f"{rel}:{number}"
     return found
 
 
@@ -464,6 +466,8 @@ def verify_plan(plan: Plan, command: list[str], *, releases: list[str], max_step
     ``release_line``: where each release's ``started``/``ended`` line of several releases goes (else ``say``)."""
     root = Path(plan.root)
     check_cwd(root, cwd)  # before any work: the runs never happen in the project itself
+    check_notebook(root / cwd, command)  # a notebook with !pip or x?: a usage error before anything runs
+    cpu = cpu_command(command)  # a notebook's cells run in a plain child, as mpsready run runs them
     for path in clean_leftovers():
         sys.stderr.write(f"mpsready migrate: removed {path} (the copies of a --verify that was killed)\n")
     previous = {}
@@ -493,15 +497,15 @@ def verify_plan(plan: Plan, command: list[str], *, releases: list[str], max_step
             step = progress or (lambda _description: nullcontext())
             tell(f"verify: CPU run 1/2: the original ({' '.join(command)})")
             with step("the original on the CPU"):
-                first = _cpu_run(original / cwd, command, site, max_steps, time_limit)
+                first = _cpu_run(original / cwd, cpu, site, max_steps, time_limit)
             tell("verify: CPU run 2/2: the migrated copy")
             with step("the migrated copy on the CPU"):
-                second = _cpu_run(migrated / cwd, command, site, max_steps, time_limit)
+                second = _cpu_run(migrated / cwd, cpu, site, max_steps, time_limit)
             result = VerifyResult(list(command), first, second, left_out=left_out)
 
             def again() -> CpuRun:
                 with step("the original on the CPU again (its own run-to-run spread)"):
-                    return _cpu_run(original / cwd, command, site, max_steps, time_limit)
+                    return _cpu_run(original / cwd, cpu, site, max_steps, time_limit)
 
             run_to_run_spread(result, again, tell)
             if len(releases) > 1:  # one release matrix: torch imported once, a child forked per release
@@ -515,7 +519,9 @@ def verify_plan(plan: Plan, command: list[str], *, releases: list[str], max_step
                 with step(f"the migrated copy on the emulated Mac, torch {release}"):
                     result.mac.append(_mac_run(migrated / cwd, command, release, max_steps, time_limit, base))
             if any(not r.mps_used for r in result.mac):
-                where = device_selection_line(migrated, _program_files(migrated, cwd, command, plan))
+                nb = notebook_of(command)
+                where = selection_line(migrated, Path(cwd) / nb[0]) if nb else \
+                    device_selection_line(migrated, _program_files(migrated, cwd, command, plan))
                 for r in result.mac:
                     r.no_mps_line = None if r.mps_used else where
             return result
@@ -546,8 +552,11 @@ def _program_files(root: Path, cwd: str, command: list[str], plan: Plan) -> list
 def render_verify(result: VerifyResult) -> str:
     """The table ``--verify`` prints: per release, same CPU numbers, the emulated Mac's outcome, tensors on MPS."""
     same = "yes" if result.same_cpu_numbers else "within spread" if result.within_spread else "no"
-    o = result.original
-    lines = [f"verify: {' '.join(result.command)} (CPU: original and migrated, {o.steps} optimizer step(s) each; "
+    o, m = result.original, result.migrated
+    # the original may stop before its first step (a hard-coded 'cuda' on this CPU) while the migrated copy steps
+    steps = f"{o.steps} optimizer step(s) each" if o.steps == m.steps else \
+        f"the original {o.steps}, the migrated {m.steps} optimizer step(s)"
+    lines = [f"verify: {' '.join(result.command)} (CPU: original and migrated, {steps}; "
              "emulated Mac: predicted, not observed on a Mac)",
              f"  {'torch':<8} {'same CPU numbers':<17} {'emulated Mac':<14} {'tensors on MPS':<15} first failure"]
     for r in result.mac:

@@ -45,7 +45,13 @@ def cell_name(path: str, index: int) -> str:
 
 
 def _ipython_line(stripped: str) -> bool:
-    return stripped.startswith(("!", "%", "?")) or (stripped.endswith("?") and stripped[:-1].isidentifier())
+    """A magic, a shell escape or help: ``x?``, ``torch.nn.Module??``, ``torch.*Tensor?`` (a dotted name, ``*``
+    wildcards allowed), as migrate's notebook reader sets them aside (mpsready.migrate.notebook)."""
+    if stripped.startswith(("!", "%", "?")):
+        return True
+    name = stripped.rstrip("?")
+    return stripped.endswith("?") and len(stripped) - len(name) <= 2 and bool(name) and all(
+        part.replace("*", "x").isidentifier() for part in name.split("."))
 
 
 def read_cells(path: str) -> list[NotebookCell]:

@@ -12,6 +12,14 @@ test is left as it is (manual) unless the project's PyTorch floor has what they 
 (:mod:`mpsready.migrate.mac_path`): otherwise the migrated Mac run would switch to float16 autocast and an
 MPS scaler that the floor's PyTorch may not run (GradScaler's unscale op has no MPS kernel before the
 release the ops tables name).
+
+The transform also finds ``"cuda" if x.is_cuda else "cpu"`` itself (no scan rule reports it; pyGAT's sparse
+attention layer builds ``torch.ones(..., device=dv)`` from it): ``Tensor.is_cuda`` is False for an MPS tensor
+(PyTorch 2.13.0 torch/_C/__init__.pyi, ``is_cuda``: "Is True if the Tensor is stored on the GPU" of CUDA only),
+so on a Mac the tensor it names was made on the CPU beside MPS operands, and the first MPS kernel refused the
+CPU one. It becomes ``x.device.type``: ``"cuda"`` for a CUDA tensor and ``"cpu"`` for a CPU one as before,
+``"mps"`` for an MPS tensor. Reported under API115, with the same rule for files that call autocast or
+GradScaler.
 """
 
 from __future__ import annotations
@@ -54,13 +62,25 @@ def _subject(test: cst.BaseExpression) -> cst.BaseExpression | None:
     return None
 
 
+def _is_cuda_subject(node: cst.IfExp) -> cst.BaseExpression | None:
+    """``x`` of ``"cuda" if x.is_cuda else "cpu"``, or ``None``."""
+    test = node.test
+    if isinstance(test, cst.Attribute) and test.attr.value == "is_cuda" and not test.lpar \
+            and string_value(node.body) == "cuda" and string_value(node.orelse) == "cpu":
+        return test.value
+    return None
+
+
 class DeviceStringTest(Transform):
     codes = SPEC.codes  # what it answers and fixes: specs/device_string_test.py
+    detects = True
+    words = ("is_cuda",)
 
     def plan(self, ctx: FileContext, findings: list[Finding]) -> tuple[list[Edit], list[Manual]]:
         edits: list[Edit] = []
         manuals: list[Manual] = []
-        kinds = amp_calls(ctx) if findings else []
+        detected = [(n, x) for n in ctx.of_type(cst.IfExp) if (x := _is_cuda_subject(n)) is not None]
+        kinds = amp_calls(ctx) if findings or detected else []
         needs = [(k,) + mac_needs(k) for k in kinds]
         blocked = [(k, r, n) for k, r, n in needs if not floor_allows(ctx.torch_floor, r)]
         review = "changes the Mac path: the value is 'mps' on a Mac where it was 'cpu', so code keyed on it takes its " \
@@ -92,4 +112,21 @@ class DeviceStringTest(Transform):
 
             edits.append(Edit(node, rewrite, f.code, ctx.line_of(node), "'cuda'-string test -> torch.device(...).type",
                               finding=f, review=review, needs_torch=needs_torch))
+        for node, x in detected:
+            if blocked:
+                k, r, n = max(blocked, key=lambda b: vtuple(b[1] or "0"))
+                manuals.append(Manual("API115", ctx.line_of(node), (
+                    f"'cuda' if ....is_cuda else 'cpu' gives 'cpu' for an MPS tensor; left as it is, to keep the Mac "
+                    f"path: .device.type would turn on {' and '.join(k for k, _, _ in needs)} on MPS, which needs PyTorch "
+                    f"{r or 'a release not in the shipped tables'} ({n}) and the PyTorch floor is "
+                    f"{floor_text(ctx.torch_floor)}: declare torch>={r or '...'} and run migrate again, or rewrite by hand")))
+                continue
+
+            def follow(n: cst.CSTNode, x=x) -> cst.CSTNode:
+                assert isinstance(n, cst.IfExp)
+                return cst.Attribute(cst.Attribute(x, cst.Name("device")), cst.Name("type"), lpar=n.lpar, rpar=n.rpar)
+
+            edits.append(Edit(node, follow, "API115", ctx.line_of(node),
+                              "'cuda' if x.is_cuda else 'cpu' -> x.device.type ('cpu' for an MPS tensor before)",
+                              review=review if needs else None, needs_torch=needs_torch))
         return edits, manuals
