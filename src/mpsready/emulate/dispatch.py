@@ -95,13 +95,17 @@ class _Plan:
     an expanded composite, the op to match against the wrong-result advisories (or None) and the emulator's
     record of it (``record``: filled on the first call that completes)."""
 
-    __slots__ = ("j", "dtype", "expand", "advise", "record", "fails", "fallback", "unknown", "memo")
+    __slots__ = ("j", "dtype", "expand", "advise", "record", "fails", "fallback", "unknown", "memo", "quick")
 
     def __init__(self, j, dtype, expand: bool, advise: str | None, memo: bool = True):
         self.j, self.dtype, self.expand, self.advise = j, dtype, expand, advise
         self.fails, self.fallback, self.unknown = j.fails, j.outcome == "fallback", j.outcome == "unknown"
         self.record: Any = None  # the OpRecord of its completed calls (session.py)
         self.memo = memo  # False: the judgement depends on the composite that made the call (Judge.own_variant)
+        # a call of this kind only counts on ``record`` and marks its results (MPSDispatch.__torch_dispatch__'s
+        # inline path): set on the first completed call of a plan that neither fails, falls back, expands, nor
+        # is matched with a wrong-result advisory
+        self.quick = False
 
 
 class MPSDispatch(TorchDispatchMode):
@@ -137,36 +141,91 @@ class MPSDispatch(TorchDispatchMode):
         named steps, as PyTorch's ``FakeTensorMode`` lays out its own (``dispatch``, ``_cached_dispatch_impl``,
         ``_dispatch_impl`` in torch/_subclasses/fake_tensor.py):
 
-        1. **resident check** (here, inline): one walk of the arguments collects the tensor arguments and whether
-           one is on MPS (or the call is a factory or move onto it), and the placement check: whether a CPU tensor
-           of the program's sits beside them (``emu.cpu_operands``, device.py), on every call;
+        1. **resident check** (here, inline): one walk of the positional arguments collects the tensor arguments
+           and whether one is on MPS; the placement check (whether a CPU tensor of the program's sits beside them,
+           ``emu.cpu_operands``, device.py) runs on every call where the device mode handed such tensors in;
         2. **plan from the cache**: the judgement of this kind of call, memoised per (op, argument dtypes, grad
            mode, depth) when the judge reads nothing else of it (:meth:`_learn`); a first call is judged
            (:meth:`_plan`). The emulator holds one release, so the key is per (op, dtypes, release) too;
         3. **carry out** (:meth:`_carry_out`): raise, warn, run (expanded or not), count, mark the results.
 
-        Long because it is the hot path (one call per aten op): each helper call here costs per op, and
-        ``benchmarks/dispatch_bench.py`` measures this function's cost against a bare dispatch mode. The tensors
-        collected in step 1 are handed to the numerics watch, which does not walk the arguments again."""
-        if kwargs is None:
-            kwargs = {}
-        emu = self.emu
+        The common call (positional arguments only, one on MPS, no CPU operand, factory, kernel, deadline or
+        compiled region under way, a plan that only counts: :attr:`_Plan.quick`) is carried out here, inline;
+        every other call takes :meth:`_dispatch`, the same steps in full. Long because it is the hot path (one
+        call per aten op): each helper call here costs per op, and ``benchmarks/dispatch_bench.py`` measures this
+        function's cost against a bare dispatch mode. The tensors collected in step 1 are handed to the numerics
+        watch, which does not walk the arguments again."""
         refs = _REFS  # ``t in _MARKS`` without the method call: this runs for every argument of every call
-        ins = []
-        on = False
-        for v in args:
-            if isinstance(v, _Tensor):
-                ins.append(v)
-                if not on:
-                    r = refs.get(id(v))
-                    on = r is not None and r() is v
-            elif isinstance(v, (list, tuple)):
-                for w in v:
-                    if isinstance(w, _Tensor):
-                        ins.append(w)
-                        if not on:
-                            r = refs.get(id(w))
-                            on = r is not None and r() is w
+        if len(args) == 2 and isinstance(args[0], _Tensor) and isinstance(args[1], _Tensor):
+            ins = args  # the common binary op: its arguments are its tensors
+            t, u = args
+            r = refs.get(id(t))
+            on = r is not None and r() is t
+            if not on:
+                r = refs.get(id(u))
+                on = r is not None and r() is u
+        else:
+            ins = []
+            on = False
+            for v in args:
+                if isinstance(v, _Tensor):
+                    ins.append(v)
+                    if not on:
+                        r = refs.get(id(v))
+                        on = r is not None and r() is v
+                elif isinstance(v, (list, tuple)):
+                    for w in v:
+                        if isinstance(w, _Tensor):
+                            ins.append(w)
+                            if not on:
+                                r = refs.get(id(w))
+                                on = r is not None and r() is w
+        emu = self.emu
+        if kwargs or not on or emu.creating or emu.cpu_operands or emu.inside_kernel or emu.compiling \
+                or emu.deadline is not None:
+            return self._dispatch(func, args, kwargs or {}, ins, on)
+        # 2. the plan from the cache (_dtype_key, inline for one and two tensors)
+        info = self.infos.get(id(func))
+        if info is None or not info.dtype_only:
+            return self._dispatch(func, args, {}, ins, on)
+        n = len(ins)
+        if n == 1:
+            t = ins[0]
+            key: object = t.dtype if t.layout is _STRIDED and not (info.sized and t.numel() > _INT_MAX) else None
+        elif n == 2:
+            t, u = ins
+            key = (t.dtype, u.dtype) if t.layout is _STRIDED and u.layout is _STRIDED and not (
+                info.sized and (t.numel() > _INT_MAX or u.numel() > _INT_MAX)) else None
+        else:
+            key = _dtype_key(ins, info.sized)
+        plan = info.plans[_grad_enabled() + self.slot].get(key) if key is not None else None
+        if plan is None:
+            return self._dispatch(func, args, {}, ins, on)
+        if not plan.quick:
+            return self._carry_out(plan, info, func, args, {}, ins)
+        # 3. carry it out: a plan that only counts (_carry_out's common case, inline)
+        t0 = _perf()
+        out = info.op(*args)
+        seconds = _perf() - t0
+        rec = plan.record
+        rec.calls += 1
+        rec.seconds += seconds
+        if isinstance(out, _Tensor) and (self.depth or not self.refused.get(out.dtype, True)):
+            refs[id(out)] = _ref(out)  # its residence mark (residence._Marks.__setitem__, inline)
+            if len(refs) > _MARKS._limit:
+                _MARKS._sweep()
+        else:
+            land(emu, out, info.name, ins, self.depth, self.refused)
+        if emu.numerics is not None:  # the first NaN/Inf and shapes per line (mpsready/numerics/hooks.py)
+            emu.numerics.observe(info.name, info.inplace, args, {}, out, self.depth, info.view, ins)
+        return out
+
+    def _dispatch(self, func, args, kwargs, ins: Sequence, on: bool):
+        """Steps 1 to 3 of :meth:`__torch_dispatch__` for every call its inline path does not take (``ins``: the
+        tensors of ``args``, lists opened; ``on``: one of them is on MPS): keyword arguments (factories naming
+        MPS, ``generator=``, moves off the device), CPU operands beside MPS tensors, calls inside a factory, an
+        MPS kernel or a compiled region, the deadline's check, and each kind of call's first call."""
+        emu = self.emu
         if not on and kwargs:
             if emu.creating > 0:
                 on = True
@@ -216,18 +275,10 @@ class MPSDispatch(TorchDispatchMode):
         plan = None
         key: object = None
         if not mixed and ins and (info.dtype_only or (info.dtype_only is None and self._learn(info))):
-            n = len(ins)
-            if n == 1:
-                t = ins[0]
-                if t.layout is _STRIDED and not (info.sized and t.numel() > _INT_MAX):
-                    key = t.dtype
-            elif n == 2 and not info.sized:  # the common binary op: _dtype_key, inline
-                t, u = ins
-                if t.layout is _STRIDED and u.layout is _STRIDED:
-                    key = (t.dtype, u.dtype)
-            else:
-                key = _dtype_key(ins, info.sized)
+            key = _dtype_key(ins, info.sized)
             if key is not None:
+                if len(ins) == 1:
+                    key = key[0]
                 plan = info.plans[grad + self.slot].get(key)
         if plan is None:
             plan = self._plan(info, args, kwargs, ins, grad, mixed, cpu)
@@ -276,6 +327,7 @@ class MPSDispatch(TorchDispatchMode):
             if rec is None:  # the line of a call judged on no data is kept: the run lists it (unverified)
                 rec = plan.record = emu.note(plan.j, name, plan.dtype, seconds,
                                              emu.frames.locate(3) if plan.unknown else None)
+                plan.quick = plan.advise is None and not plan.expand
             else:
                 rec.calls += 1
                 rec.seconds += seconds
@@ -453,7 +505,7 @@ def _refuses(emu: Emulator, dtype, refused: dict | None) -> bool:
     return hit
 
 
-def _dtype_key(ins: list, sized: bool) -> tuple | None:
+def _dtype_key(ins: Sequence, sized: bool) -> tuple | None:
     """The memo key of a call with several tensor arguments: their dtypes in order; None when one is not
     strided (sparse) or, where the judge reads ``dim_max`` (``sized``), has more than INT_MAX elements."""
     for t in ins:
