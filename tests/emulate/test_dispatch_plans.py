@@ -196,3 +196,25 @@ def test_the_numerics_watch_gets_the_tensors_collected_once(emu):
         torch.cat([x, y])
     assert seen == [("aten::add.Tensor", {}, 0, False, [id(x), id(y)])] * 2 + [
         ("aten::cat", {}, 0, False, [id(x), id(y)])]
+
+
+def test_cpu_calls_run_as_they_are_and_a_resident_out_tensor_is_still_judged(emu):
+    c, d = torch.ones(2), torch.ones(2)
+    mode = MPSDispatch(emu)
+    with mode:
+        plain = [c + d, c.add(d, alpha=2), torch.zeros(2, dtype=torch.float64)]  # CPU calls, with and without keywords
+        assert emu.records == {}
+        assert [residence.on_mps(t) for t in plain] == [False, False, False]
+        out = torch.empty(2)
+        residence.mark(out)
+        torch.add(c, d, out=out)  # the resident tensor is a keyword's: on MPS
+    assert [(r.op, r.calls) for r in emu.records.values()] == [("aten::add.out", 1)]
+    assert torch.equal(out, torch.full((2,), 2.0))
+
+
+def test_a_factory_naming_mps_inside_a_cpu_call_is_still_made_on_the_device(emu):
+    mode = MPSDispatch(emu)
+    with mode:
+        t = torch.ops.aten.zeros.default([2], device=torch.device("mps"))
+    assert residence.on_mps(t) and t.device.type == "cpu"
+    assert [(r.op, r.calls) for r in emu.records.values()] == [("aten::zeros", 1)]

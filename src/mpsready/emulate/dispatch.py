@@ -181,7 +181,21 @@ class MPSDispatch(TorchDispatchMode):
                                 r = refs.get(id(w))
                                 on = r is not None and r() is w
         emu = self.emu
-        if kwargs or not on or emu.creating or emu.cpu_operands or emu.inside_kernel or emu.compiling \
+        if not on:
+            # a CPU call of the program's (no tensor on MPS, none made onto it): run as it is (_off_device's
+            # common case), through the overload's C++ callable, unless a keyword may hold a resident tensor
+            # (``out=``), a generator (judged where it is used) or a device (a factory naming MPS)
+            if emu.creating or emu.cpu_operands or emu.numerics is not None:
+                return self._dispatch(func, args, kwargs or {}, ins, on)
+            if not kwargs:
+                return getattr(func, "_op", func)(*args)
+            if "device" in kwargs or "generator" in kwargs:
+                return self._dispatch(func, args, kwargs, ins, on)
+            for v in kwargs.values():
+                if isinstance(v, _Tensor):
+                    return self._dispatch(func, args, kwargs, ins, on)
+            return getattr(func, "_op", func)(*args, **kwargs)
+        if kwargs or emu.creating or emu.cpu_operands or emu.inside_kernel or emu.compiling \
                 or emu.deadline is not None:
             return self._dispatch(func, args, kwargs or {}, ins, on)
         # 2. the plan from the cache (_dtype_key, inline for one and two tensors)
