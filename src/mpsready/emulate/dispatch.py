@@ -156,9 +156,8 @@ class MPSDispatch(TorchDispatchMode):
         function's cost against a bare dispatch mode. The tensors collected in step 1 are handed to the numerics
         watch, which does not walk the arguments again."""
         refs = _REFS  # ``t in _MARKS`` without the method call: this runs for every argument of every call
-        if len(args) == 2 and isinstance(args[0], _Tensor) and isinstance(args[1], _Tensor):
+        if len(args) == 2 and isinstance(t := args[0], _Tensor) and isinstance(u := args[1], _Tensor):
             ins = args  # the common binary op: its arguments are its tensors
-            t, u = args
             r = refs.get(id(t))
             on = r is not None and r() is t
             if not on:
