@@ -20,12 +20,13 @@ backward ops are judged too.
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence
+from typing import Sequence
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from mpsready.emulate import residence
+from mpsready.emulate.aten import OpInfo, Plan, dtype_key, mark_all, op_name
 from mpsready.emulate.session import Emulator, mac_error_kind
 from mpsready.emulate.wrong_results import advise
 from mpsready.ops.advisories import AdvisoryFacts
@@ -44,75 +45,21 @@ _DTYPE_NAMES = {d: str(d).replace("torch.", "") for d in (getattr(torch, n) for 
                 if isinstance(d, torch.dtype)}
 _STRIDED = torch.strided
 _CPU_DEVICE = torch.device("cpu")
-# aten ops that move data off the device when given device=cpu (Tensor.cpu(), .to("cpu"))
-_COPY_OPS = frozenset({"aten::_to_copy", "aten::to.device", "aten::to.dtype_layout"})
 # schema arguments the shape rules may read (mps_shape_rules.yaml)
 _ARGS = ("transposed",)
 # ops whose arguments the shape rules read (mps_shape_rules.yaml); others get only dtypes and the first rank
 _SHAPED = frozenset({"aten::convolution", "aten::_convolution", "aten::bmm", "aten::baddbmm"})
-_POINTWISE = getattr(torch.Tag, "pointwise", None)
 _REDUCTION = getattr(torch.Tag, "reduction", None)
 _ONE_THREADGROUP = 1024  # Metal's max threads per threadgroup: a longer reduction is multistage in Inductor
 _graph_task = torch._C._current_graph_task_id
 _grad_enabled = torch.is_grad_enabled  # -1 outside a backward pass (torch/csrc/autograd/init.cpp)
 
 
-def op_name(func) -> str:
-    name = func._schema.name
-    ov = func._overloadname
-    return name if ov == "default" else f"{name}.{ov}"
-
-
-def _is_view(func) -> bool:
-    rets = func._schema.returns
-    return bool(rets) and all(r.alias_info is not None and not r.alias_info.is_write for r in rets)
-
-
-class _Info:
-    __slots__ = ("name", "view", "schema_args", "pointwise", "inplace", "wants", "dtype_only", "plans", "copy",
-                 "sized", "op")
-
-    def __init__(self, func):
-        self.name = op_name(func)
-        self.op = getattr(func, "_op", func)  # the overload's C++ callable (OpOverload.__call__ forwards to it)
-        self.view = _is_view(func)
-        self.schema_args = [a.name for a in func._schema.arguments]
-        # the installed release's tags (native_functions.yaml): the pointwise set is the same in 2.3-2.14
-        self.pointwise = _POINTWISE is not None and _POINTWISE in func.tags
-        self.inplace = bool(func._schema.arguments) and func._schema.arguments[0].alias_info is not None \
-            and func._schema.arguments[0].alias_info.is_write
-        self.copy = self.name in _COPY_OPS
-        self.wants: frozenset[str] | None = None  # the extra facts the judge's kernel checks read (first call)
-        self.dtype_only: bool | None = None  # the judge reads only dtypes of this op (Judge.reads_only_dtypes)
-        self.sized = False  # a memoised call must also have no tensor of more than INT_MAX elements (dim_max)
-        # per (grad mode, inside a composite): dtype or tuple of dtypes of the tensor arguments -> _Plan
-        self.plans: tuple[dict, dict, dict, dict] = ({}, {}, {}, {})
-
-
-class _Plan:
-    """What one kind of call (op, argument dtypes, grad mode, depth) was judged, and what carrying it out
-    needs, computed on its first call: the judgement ``j``, the first dtype's name, whether the call is run as
-    an expanded composite, the op to match against the wrong-result advisories (or None) and the emulator's
-    record of it (``record``: filled on the first call that completes)."""
-
-    __slots__ = ("j", "dtype", "expand", "advise", "record", "fails", "fallback", "unknown", "memo", "quick")
-
-    def __init__(self, j, dtype, expand: bool, advise: str | None, memo: bool = True):
-        self.j, self.dtype, self.expand, self.advise = j, dtype, expand, advise
-        self.fails, self.fallback, self.unknown = j.fails, j.outcome == "fallback", j.outcome == "unknown"
-        self.record: Any = None  # the OpRecord of its completed calls (session.py)
-        self.memo = memo  # False: the judgement depends on the composite that made the call (Judge.own_variant)
-        # a call of this kind only counts on ``record`` and marks its results (MPSDispatch.__torch_dispatch__'s
-        # inline path): set on the first completed call of a plan that neither fails, falls back, expands, nor
-        # is matched with a wrong-result advisory
-        self.quick = False
-
-
 class MPSDispatch(TorchDispatchMode):
     """See the module docstring; ``depth`` > 0 for the callees of an expanded composite.
 
     The per-call work beyond forwarding is memoised per (op, argument dtypes, grad mode, depth) in a
-    :class:`_Plan` whenever the judge reads nothing else of the call (:meth:`Judge.reads_only_dtypes`, no CPU
+    :class:`~mpsready.emulate.aten.Plan` whenever the judge reads nothing else of the call (:meth:`Judge.reads_only_dtypes`, no CPU
     operand beside MPS ones, dense tensors, no dimension above INT_MAX): a repeated call then costs one walk of
     its arguments (collecting its tensors and asking their residence), the plan's look-up, the count on the
     plan's record, and one look-up of its result's dtype (``refused``) before its residence mark."""
@@ -128,8 +75,8 @@ class MPSDispatch(TorchDispatchMode):
         super().__init__()
         self.emu = emu
         self.depth = depth
-        self.slot = 2 * (depth > 0)  # the plans of a composite's callees are kept apart (_Info.plans)
-        self.infos: dict[int, _Info] = {}  # one dict, the root's, shared by its children
+        self.slot = 2 * (depth > 0)  # the plans of a composite's callees are kept apart (OpInfo.plans)
+        self.infos: dict[int, OpInfo] = {}  # one dict, the root's, shared by its children
         # torch dtype -> whether MPS refuses to allocate it (Judge.allocation); shared by the children
         self.refused: dict[object, bool] = {}
         self.root = self
@@ -150,7 +97,7 @@ class MPSDispatch(TorchDispatchMode):
         3. **carry out** (:meth:`_carry_out`): raise, warn, run (expanded or not), count, mark the results.
 
         The common call (positional arguments only, one on MPS, no CPU operand, factory, kernel, deadline or
-        compiled region under way, a plan that only counts: :attr:`_Plan.quick`) is carried out here, inline;
+        compiled region under way, a plan that only counts: :attr:`Plan.quick`) is carried out here, inline;
         every other call takes :meth:`_dispatch`, the same steps in full. Long because it is the hot path (one
         call per aten op): each helper call here costs per op, and ``benchmarks/dispatch_bench.py`` measures this
         function's cost against a bare dispatch mode. The tensors collected in step 1 are handed to the numerics
@@ -197,7 +144,7 @@ class MPSDispatch(TorchDispatchMode):
         if kwargs or emu.creating or emu.cpu_operands or emu.inside_kernel or emu.compiling \
                 or emu.deadline is not None:
             return self._dispatch(func, args, kwargs or {}, ins, on)
-        # 2. the plan from the cache (_dtype_key, inline for one and two tensors)
+        # 2. the plan from the cache (dtype_key, inline for one and two tensors)
         info = self.infos.get(id(func))
         if info is None or not info.dtype_only:
             return self._dispatch(func, args, {}, ins, on)
@@ -210,7 +157,7 @@ class MPSDispatch(TorchDispatchMode):
             key = (t.dtype, u.dtype) if t.layout is _STRIDED and u.layout is _STRIDED and not (
                 info.sized and (t.numel() > _INT_MAX or u.numel() > _INT_MAX)) else None
         else:
-            key = _dtype_key(ins, info.sized)
+            key = dtype_key(ins, info.sized)
         plan = info.plans[_grad_enabled() + self.slot].get(key) if key is not None else None
         if plan is None:
             return self._dispatch(func, args, {}, ins, on)
@@ -279,7 +226,7 @@ class MPSDispatch(TorchDispatchMode):
             return func(*args, **kwargs)  # .cpu(): leaves the device, the result is not resident
         if emu.inside_kernel:
             out = func(*args, **kwargs)
-            _mark_all(out)
+            mark_all(out)
             return out
         if emu.deadline is not None:
             emu.check_time()
@@ -288,7 +235,7 @@ class MPSDispatch(TorchDispatchMode):
         plan = None
         key: object = None
         if not mixed and ins and (info.dtype_only or (info.dtype_only is None and self._learn(info))):
-            key = _dtype_key(ins, info.sized)
+            key = dtype_key(ins, info.sized)
             if key is not None:
                 if len(ins) == 1:
                     key = key[0]
@@ -317,7 +264,7 @@ class MPSDispatch(TorchDispatchMode):
             return out
         return func(*args, **kwargs)
 
-    def _carry_out(self, plan: "_Plan", info: _Info, func, args, kwargs, ins):
+    def _carry_out(self, plan: Plan, info: OpInfo, func, args, kwargs, ins):
         """Step 3 of :meth:`__torch_dispatch__`: what ``plan`` says, then the call on the CPU (its overload's C++
         callable, ``OpOverload.__call__`` only forwards to it), its count and time on the plan's record, the
         wrong-result advisories, the results' residence marks and the numerics watch."""
@@ -385,7 +332,7 @@ class MPSDispatch(TorchDispatchMode):
         for info in self.infos.values():
             info.plans = ({}, {}, {}, {})
 
-    def _learn(self, info: _Info) -> bool:
+    def _learn(self, info: OpInfo) -> bool:
         """On an op's first memoisable-looking call: whether the judge reads only its dtypes (class docstring),
         and whether it reads ``dim_max`` (then a call with a tensor of more than INT_MAX elements is judged
         afresh)."""
@@ -397,7 +344,7 @@ class MPSDispatch(TorchDispatchMode):
             judge.reads_only_dtypes(info.name, False)
         return only
 
-    def _plan(self, info: _Info, args, kwargs, ins, grad: bool, mixed: bool, cpu) -> _Plan:
+    def _plan(self, info: OpInfo, args, kwargs, ins, grad: bool, mixed: bool, cpu) -> Plan:
         """Judge one call (:meth:`mpsready.ops.judge.Judge.call`) and say how to carry the answer out."""
         emu = self.emu
         facts = _facts(info, args, kwargs, ins, emu.judge)
@@ -415,13 +362,13 @@ class MPSDispatch(TorchDispatchMode):
         # inside another release's composite a failing callee's judgement depends on its parent: not memoised
         memo = not (parent is not None and not emu.exact_composites
                     and (j.fails or j.kind == "callee_of_other_release"))
-        return _Plan(j, facts.dtypes[0] if facts.dtypes else None, expand, advise, memo)
+        return Plan(j, facts.dtypes[0] if facts.dtypes else None, expand, advise, memo)
 
-    def _info(self, func) -> _Info:
+    def _info(self, func) -> OpInfo:
         infos = self.infos
         info = infos.get(id(func))
         if info is None:
-            info = infos[id(func)] = _Info(func)
+            info = infos[id(func)] = OpInfo(func)
         return info
 
     def _expand(self, func, ins, args, kwargs, name: str | None = None):
@@ -458,7 +405,7 @@ class MPSDispatch(TorchDispatchMode):
 _HANDLE = getattr(MPSDispatch.__dict__["__torch_dispatch__"], "__wrapped__", MPSDispatch.__dict__["__torch_dispatch__"])
 
 
-def _operands(info: _Info, args, kwargs, cpu) -> list:
+def _operands(info: OpInfo, args, kwargs, cpu) -> list:
     return operands(info.schema_args, args, kwargs, cpu, info.inplace)
 
 
@@ -518,28 +465,10 @@ def _refuses(emu: Emulator, dtype, refused: dict | None) -> bool:
     return hit
 
 
-def _dtype_key(ins: Sequence, sized: bool) -> tuple | None:
-    """The memo key of a call with several tensor arguments: their dtypes in order; None when one is not
-    strided (sparse) or, where the judge reads ``dim_max`` (``sized``), has more than INT_MAX elements."""
-    for t in ins:
-        if t.layout is not _STRIDED or (sized and t.numel() > _INT_MAX):
-            return None
-    return tuple([t.dtype for t in ins])
-
-
-def _mark_all(out) -> None:
-    if isinstance(out, _Tensor):
-        _MARKS[out] = True
-    elif isinstance(out, (list, tuple)):
-        for t in out:
-            if isinstance(t, _Tensor):
-                _MARKS[t] = True
-
-
 _INT_MAX = 2**31 - 1
 
 
-def _facts(info: _Info, args, kwargs, ins, judge=None) -> CallFacts:
+def _facts(info: OpInfo, args, kwargs, ins, judge=None) -> CallFacts:
     """The plain facts of one call (:class:`~mpsready.ops.judge.CallFacts`); ``judge``: the target's judge,
     asked once per op which extra facts its kernel checks read (``Judge.wants``), so that other ops pay
     nothing for them."""
@@ -593,7 +522,7 @@ def _facts(info: _Info, args, kwargs, ins, judge=None) -> CallFacts:
                      numel0=numel0, dim_max=dim_max)
 
 
-def _advise(emu: Emulator, op: str, info: _Info, args, kwargs, ins, skip: int = 3) -> None:
+def _advise(emu: Emulator, op: str, info: OpInfo, args, kwargs, ins, skip: int = 3) -> None:
     """Match a completed call of an op with a wrong-result advisory; on a hit, record it at the user's line
     (``skip``: this function's frame and its callers' inside the mode)."""
     advise(emu, op, info.schema_args, args, kwargs, ins, skip + 1)
@@ -609,7 +538,7 @@ def _check_generator(emu: Emulator, name: str, on: bool) -> None:
             raise exc
 
 
-def _compiled_kind(info: _Info, func, ins) -> str:
+def _compiled_kind(info: OpInfo, func, ins) -> str:
     """How Inductor's Metal code generation meets a call of a compiled region (Judge.compile_region): ``view``,
     ``pointwise``, ``reduction`` (the ``reduction`` tag, over at most one threadgroup's 1024 elements),
     ``long_reduction`` (more: a multistage reduction) or ``other``."""
