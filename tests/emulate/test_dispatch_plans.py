@@ -98,3 +98,123 @@ def test_a_refused_result_dtype_fails_where_it_lands(emu):
     assert (j.op, j.named, j.kind, j.exception, j.dtype) == ("aten::_to_copy", "aten::_to_copy", "dtype", "TypeError",
                                                              "float64")
     assert residence.on_mps(y)  # --keep-going: the program goes on with the tensor
+
+
+# the inline path of MPSDispatch.__torch_dispatch__ (issue 39): a plan that only counts is carried out there; every
+# other call takes MPSDispatch._dispatch, whose checks the inline path must never skip
+
+
+def test_a_plan_that_only_counts_is_quick_after_its_first_call(emu):
+    x, y = torch.ones(2), torch.ones(2)
+    residence.mark(x)
+    mode = MPSDispatch(emu)
+    with mode:
+        first = x + y  # the second tensor is the program's own, unmarked: not in emu.cpu_operands here
+        plan = _info(mode, torch.ops.aten.add.Tensor).plans[1][(torch.float32, torch.float32)]
+        assert plan.quick is True
+        again = [y + x, x.mul(y), x + y]  # y + x: the first argument is not resident, the second is
+    rec = emu.records[("aten::add.Tensor", "runs", None, None)]
+    assert plan.record is rec
+    assert rec.calls == 3
+    assert emu.records[("aten::mul.Tensor", "runs", None, None)].calls == 1
+    assert [residence.on_mps(t) for t in [first, *again]] == [True, True, True, True]
+
+
+def test_plans_that_expand_or_advise_are_never_quick(emu):
+    a = torch.ones(4, dtype=torch.int32)
+    residence.mark(a)
+    mode = MPSDispatch(emu)
+    with mode:
+        for _ in range(2):
+            a.bitwise_not()  # a wrong-result advisory's op in 2.5 (mps_wrong_results.yaml)
+    plan = _info(mode, torch.ops.aten.bitwise_not.default).plans[1][torch.int32]
+    assert (plan.advise, plan.quick) == ("aten::bitwise_not", False)
+    assert emu.records[("aten::bitwise_not", "runs", None, None)].calls == 2
+
+
+def test_a_cpu_operand_beside_a_memoised_kind_of_call_still_fails(emu):
+    x, y, c = torch.ones(2, 2), torch.ones(2, 2), torch.ones(2, 2)
+    residence.mark(x)
+    residence.mark(y)
+    mode = MPSDispatch(emu)
+    with mode:
+        x + y
+        x + y  # quick now
+        emu.cpu_operands = {id(c): c}
+        x + c
+        emu.cpu_operands = {}
+    assert [(f.judgement.kind, f.judgement.exception) for f in emu.failures] == [("placement", "RuntimeError")]
+    assert emu.records[("aten::add.Tensor", "runs", None, None)].calls == 2
+
+
+def test_the_deadline_is_checked_on_a_memoised_kind_of_call(emu):
+    from mpsready.emulate.session import StopRun
+
+    x = torch.ones(2)
+    residence.mark(x)
+    mode = MPSDispatch(emu)
+    with mode:
+        x + x
+        x + x
+        emu.deadline, emu.time_limit = 0.0, 1.0  # already past
+        with pytest.raises(StopRun, match="--time-limit 1 s reached"):
+            x + x
+    assert emu.records[("aten::add.Tensor", "runs", None, None)].calls == 2
+
+
+def test_calls_inside_a_kernel_are_marked_not_counted(emu):
+    x = torch.ones(2)
+    residence.mark(x)
+    mode = MPSDispatch(emu)
+    with mode:
+        x + x
+        x + x
+        emu.inside_kernel = 1
+        out = x + x
+        emu.inside_kernel = 0
+    assert residence.on_mps(out)
+    assert emu.records[("aten::add.Tensor", "runs", None, None)].calls == 2
+
+
+def test_the_numerics_watch_gets_the_tensors_collected_once(emu):
+    seen = []
+
+    class Watch:
+        nan_active = False
+
+        def observe(self, name, inplace, args, kwargs, out, depth, view, tensors):
+            seen.append((name, kwargs, depth, view, [id(t) for t in tensors]))
+
+    x, y = torch.ones(2), torch.ones(2)
+    residence.mark(x)
+    residence.mark(y)
+    emu.numerics = Watch()
+    mode = MPSDispatch(emu)
+    with mode:
+        x + y
+        x + y
+        torch.cat([x, y])
+    assert seen == [("aten::add.Tensor", {}, 0, False, [id(x), id(y)])] * 2 + [
+        ("aten::cat", {}, 0, False, [id(x), id(y)])]
+
+
+def test_cpu_calls_run_as_they_are_and_a_resident_out_tensor_is_still_judged(emu):
+    c, d = torch.ones(2), torch.ones(2)
+    mode = MPSDispatch(emu)
+    with mode:
+        plain = [c + d, c.add(d, alpha=2), torch.zeros(2, dtype=torch.float64)]  # CPU calls, with and without keywords
+        assert emu.records == {}
+        assert [residence.on_mps(t) for t in plain] == [False, False, False]
+        out = torch.empty(2)
+        residence.mark(out)
+        torch.add(c, d, out=out)  # the resident tensor is a keyword's: on MPS
+    assert [(r.op, r.calls) for r in emu.records.values()] == [("aten::add.out", 1)]
+    assert torch.equal(out, torch.full((2,), 2.0))
+
+
+def test_a_factory_naming_mps_inside_a_cpu_call_is_still_made_on_the_device(emu):
+    mode = MPSDispatch(emu)
+    with mode:
+        t = torch.ops.aten.zeros.default([2], device=torch.device("mps"))
+    assert residence.on_mps(t) and t.device.type == "cpu"
+    assert [(r.op, r.calls) for r in emu.records.values()] == [("aten::zeros", 1)]

@@ -23,6 +23,7 @@ from mpsready.emulate.session import Emulator
 from mpsready.ops.judge import CallFacts
 
 _MARKS = residence._MARKS
+_REFS = _MARKS._refs
 _Tensor = torch.Tensor
 _DTYPE_NAMES = {d: str(d).replace("torch.", "") for d in (getattr(torch, n) for n in dir(torch))
                 if isinstance(d, torch.dtype)}
@@ -59,6 +60,8 @@ def targets(emu: Emulator) -> list[tuple[str, object]]:
 
 def _kernel(emu: Emulator, name: str, op):
     def kernel(*args, **kwargs):
+        if not _REFS:  # nothing resident on MPS (a CPU-only program or test): the decomposition as it is
+            return op.decompose(*args, **kwargs)
         ins = [a for a in args if isinstance(a, _Tensor)]
         if emu.inside_kernel or not any(t in _MARKS for t in ins):
             return op.decompose(*args, **kwargs)

@@ -90,7 +90,8 @@ class DeviceMode(TorchFunctionMode):
                         ra, rb = _REFS.get(id(a)), _REFS.get(id(b))
                         if (ra is not None and ra() is a) == (rb is not None and rb() is b):
                             return func(a, b)  # both on MPS, or neither: no CPU tensor beside an MPS one
-                return _forward(emu, func, args, _NO_KWARGS)
+                # nothing resident on MPS (a CPU-only program, a test suite's CPU tests): no walk
+                return _forward(emu, func, args, _NO_KWARGS) if _REFS else func(*args)
             if kwargs.get("device") is None:
                 if len(args) < 2 and (not args or not isinstance(args[0], (list, tuple))):
                     # F.relu(x, inplace=False), x.sum(dim=0): one tensor, unless a keyword holds more
@@ -99,7 +100,7 @@ class DeviceMode(TorchFunctionMode):
                             break
                     else:
                         return func(*args, **kwargs)
-                return _forward(emu, func, args, kwargs)
+                return _forward(emu, func, args, kwargs) if _REFS else func(*args, **kwargs)
         kwargs = kwargs or {}
         if func is _to:
             return self._to(args, kwargs)
@@ -233,8 +234,11 @@ _NO_KWARGS: dict = {}
 
 def _forward(emu: Emulator, func, args, kwargs):
     """Call ``func``; where a tensor argument is on MPS and others are not (one list level deep), with those
-    CPU tensors as :attr:`Emulator.cpu_operands` (the placement check, dispatch.py)."""
+    CPU tensors as :attr:`Emulator.cpu_operands` (the placement check, dispatch.py). Nothing resident on MPS
+    (the residence map empty): no walk."""
     refs = _REFS
+    if not refs:
+        return func(*args, **kwargs)
     resident = False
     cpu = None
     for group in (args, kwargs.values()) if kwargs else (args,):

@@ -20,12 +20,13 @@ backward ops are judged too.
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence
+from typing import Sequence
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from mpsready.emulate import residence
+from mpsready.emulate.aten import OpInfo, Plan, dtype_key, mark_all, op_name
 from mpsready.emulate.session import Emulator, mac_error_kind
 from mpsready.emulate.wrong_results import advise
 from mpsready.ops.advisories import AdvisoryFacts
@@ -44,71 +45,21 @@ _DTYPE_NAMES = {d: str(d).replace("torch.", "") for d in (getattr(torch, n) for 
                 if isinstance(d, torch.dtype)}
 _STRIDED = torch.strided
 _CPU_DEVICE = torch.device("cpu")
-# aten ops that move data off the device when given device=cpu (Tensor.cpu(), .to("cpu"))
-_COPY_OPS = frozenset({"aten::_to_copy", "aten::to.device", "aten::to.dtype_layout"})
 # schema arguments the shape rules may read (mps_shape_rules.yaml)
 _ARGS = ("transposed",)
 # ops whose arguments the shape rules read (mps_shape_rules.yaml); others get only dtypes and the first rank
 _SHAPED = frozenset({"aten::convolution", "aten::_convolution", "aten::bmm", "aten::baddbmm"})
-_POINTWISE = getattr(torch.Tag, "pointwise", None)
 _REDUCTION = getattr(torch.Tag, "reduction", None)
 _ONE_THREADGROUP = 1024  # Metal's max threads per threadgroup: a longer reduction is multistage in Inductor
 _graph_task = torch._C._current_graph_task_id
 _grad_enabled = torch.is_grad_enabled  # -1 outside a backward pass (torch/csrc/autograd/init.cpp)
 
 
-def op_name(func) -> str:
-    name = func._schema.name
-    ov = func._overloadname
-    return name if ov == "default" else f"{name}.{ov}"
-
-
-def _is_view(func) -> bool:
-    rets = func._schema.returns
-    return bool(rets) and all(r.alias_info is not None and not r.alias_info.is_write for r in rets)
-
-
-class _Info:
-    __slots__ = ("name", "view", "schema_args", "pointwise", "inplace", "wants", "dtype_only", "plans", "copy",
-                 "sized", "op")
-
-    def __init__(self, func):
-        self.name = op_name(func)
-        self.op = getattr(func, "_op", func)  # the overload's C++ callable (OpOverload.__call__ forwards to it)
-        self.view = _is_view(func)
-        self.schema_args = [a.name for a in func._schema.arguments]
-        # the installed release's tags (native_functions.yaml): the pointwise set is the same in 2.3-2.14
-        self.pointwise = _POINTWISE is not None and _POINTWISE in func.tags
-        self.inplace = bool(func._schema.arguments) and func._schema.arguments[0].alias_info is not None \
-            and func._schema.arguments[0].alias_info.is_write
-        self.copy = self.name in _COPY_OPS
-        self.wants: frozenset[str] | None = None  # the extra facts the judge's kernel checks read (first call)
-        self.dtype_only: bool | None = None  # the judge reads only dtypes of this op (Judge.reads_only_dtypes)
-        self.sized = False  # a memoised call must also have no tensor of more than INT_MAX elements (dim_max)
-        # per (grad mode, inside a composite): dtype or tuple of dtypes of the tensor arguments -> _Plan
-        self.plans: tuple[dict, dict, dict, dict] = ({}, {}, {}, {})
-
-
-class _Plan:
-    """What one kind of call (op, argument dtypes, grad mode, depth) was judged, and what carrying it out
-    needs, computed on its first call: the judgement ``j``, the first dtype's name, whether the call is run as
-    an expanded composite, the op to match against the wrong-result advisories (or None) and the emulator's
-    record of it (``record``: filled on the first call that completes)."""
-
-    __slots__ = ("j", "dtype", "expand", "advise", "record", "fails", "fallback", "unknown", "memo")
-
-    def __init__(self, j, dtype, expand: bool, advise: str | None, memo: bool = True):
-        self.j, self.dtype, self.expand, self.advise = j, dtype, expand, advise
-        self.fails, self.fallback, self.unknown = j.fails, j.outcome == "fallback", j.outcome == "unknown"
-        self.record: Any = None  # the OpRecord of its completed calls (session.py)
-        self.memo = memo  # False: the judgement depends on the composite that made the call (Judge.own_variant)
-
-
 class MPSDispatch(TorchDispatchMode):
     """See the module docstring; ``depth`` > 0 for the callees of an expanded composite.
 
     The per-call work beyond forwarding is memoised per (op, argument dtypes, grad mode, depth) in a
-    :class:`_Plan` whenever the judge reads nothing else of the call (:meth:`Judge.reads_only_dtypes`, no CPU
+    :class:`~mpsready.emulate.aten.Plan` whenever the judge reads nothing else of the call (:meth:`Judge.reads_only_dtypes`, no CPU
     operand beside MPS ones, dense tensors, no dimension above INT_MAX): a repeated call then costs one walk of
     its arguments (collecting its tensors and asking their residence), the plan's look-up, the count on the
     plan's record, and one look-up of its result's dtype (``refused``) before its residence mark."""
@@ -124,8 +75,8 @@ class MPSDispatch(TorchDispatchMode):
         super().__init__()
         self.emu = emu
         self.depth = depth
-        self.slot = 2 * (depth > 0)  # the plans of a composite's callees are kept apart (_Info.plans)
-        self.infos: dict[int, _Info] = {}  # one dict, the root's, shared by its children
+        self.slot = 2 * (depth > 0)  # the plans of a composite's callees are kept apart (OpInfo.plans)
+        self.infos: dict[int, OpInfo] = {}  # one dict, the root's, shared by its children
         # torch dtype -> whether MPS refuses to allocate it (Judge.allocation); shared by the children
         self.refused: dict[object, bool] = {}
         self.root = self
@@ -137,36 +88,104 @@ class MPSDispatch(TorchDispatchMode):
         named steps, as PyTorch's ``FakeTensorMode`` lays out its own (``dispatch``, ``_cached_dispatch_impl``,
         ``_dispatch_impl`` in torch/_subclasses/fake_tensor.py):
 
-        1. **resident check** (here, inline): one walk of the arguments collects the tensor arguments and whether
-           one is on MPS (or the call is a factory or move onto it), and the placement check: whether a CPU tensor
-           of the program's sits beside them (``emu.cpu_operands``, device.py), on every call;
+        1. **resident check** (here, inline): one walk of the positional arguments collects the tensor arguments
+           and whether one is on MPS; the placement check (whether a CPU tensor of the program's sits beside them,
+           ``emu.cpu_operands``, device.py) runs on every call where the device mode handed such tensors in;
         2. **plan from the cache**: the judgement of this kind of call, memoised per (op, argument dtypes, grad
            mode, depth) when the judge reads nothing else of it (:meth:`_learn`); a first call is judged
            (:meth:`_plan`). The emulator holds one release, so the key is per (op, dtypes, release) too;
         3. **carry out** (:meth:`_carry_out`): raise, warn, run (expanded or not), count, mark the results.
 
-        Long because it is the hot path (one call per aten op): each helper call here costs per op, and
-        ``benchmarks/dispatch_bench.py`` measures this function's cost against a bare dispatch mode. The tensors
-        collected in step 1 are handed to the numerics watch, which does not walk the arguments again."""
-        if kwargs is None:
-            kwargs = {}
-        emu = self.emu
+        The common call (positional arguments only, one on MPS, no CPU operand, factory, kernel, deadline or
+        compiled region under way, a plan that only counts: :attr:`Plan.quick`) is carried out here, inline;
+        every other call takes :meth:`_dispatch`, the same steps in full. Long because it is the hot path (one
+        call per aten op): each helper call here costs per op, and ``benchmarks/dispatch_bench.py`` measures this
+        function's cost against a bare dispatch mode. The tensors collected in step 1 are handed to the numerics
+        watch, which does not walk the arguments again."""
         refs = _REFS  # ``t in _MARKS`` without the method call: this runs for every argument of every call
-        ins = []
-        on = False
-        for v in args:
-            if isinstance(v, _Tensor):
-                ins.append(v)
-                if not on:
-                    r = refs.get(id(v))
-                    on = r is not None and r() is v
-            elif isinstance(v, (list, tuple)):
-                for w in v:
-                    if isinstance(w, _Tensor):
-                        ins.append(w)
-                        if not on:
-                            r = refs.get(id(w))
-                            on = r is not None and r() is w
+        if len(args) == 2 and isinstance(t := args[0], _Tensor) and isinstance(u := args[1], _Tensor):
+            ins = args  # the common binary op: its arguments are its tensors
+            r = refs.get(id(t))
+            on = r is not None and r() is t
+            if not on:
+                r = refs.get(id(u))
+                on = r is not None and r() is u
+        else:
+            ins = []
+            on = False
+            for v in args:
+                if isinstance(v, _Tensor):
+                    ins.append(v)
+                    if not on:
+                        r = refs.get(id(v))
+                        on = r is not None and r() is v
+                elif isinstance(v, (list, tuple)):
+                    for w in v:
+                        if isinstance(w, _Tensor):
+                            ins.append(w)
+                            if not on:
+                                r = refs.get(id(w))
+                                on = r is not None and r() is w
+        emu = self.emu
+        if not on:
+            # a CPU call of the program's (no tensor on MPS, none made onto it): run as it is (_off_device's
+            # common case), through the overload's C++ callable, unless a keyword may hold a resident tensor
+            # (``out=``), a generator (judged where it is used) or a device (a factory naming MPS)
+            if emu.creating or emu.cpu_operands or emu.numerics is not None:
+                return self._dispatch(func, args, kwargs or {}, ins, on)
+            if not kwargs:
+                return getattr(func, "_op", func)(*args)
+            if "device" in kwargs or "generator" in kwargs:
+                return self._dispatch(func, args, kwargs, ins, on)
+            for v in kwargs.values():
+                if isinstance(v, _Tensor):
+                    return self._dispatch(func, args, kwargs, ins, on)
+            return getattr(func, "_op", func)(*args, **kwargs)
+        if kwargs or emu.creating or emu.cpu_operands or emu.inside_kernel or emu.compiling \
+                or emu.deadline is not None:
+            return self._dispatch(func, args, kwargs or {}, ins, on)
+        # 2. the plan from the cache (dtype_key, inline for one and two tensors)
+        info = self.infos.get(id(func))
+        if info is None or not info.dtype_only:
+            return self._dispatch(func, args, {}, ins, on)
+        n = len(ins)
+        if n == 1:
+            t = ins[0]
+            key: object = t.dtype if t.layout is _STRIDED and not (info.sized and t.numel() > _INT_MAX) else None
+        elif n == 2:
+            t, u = ins
+            key = (t.dtype, u.dtype) if t.layout is _STRIDED and u.layout is _STRIDED and not (
+                info.sized and (t.numel() > _INT_MAX or u.numel() > _INT_MAX)) else None
+        else:
+            key = dtype_key(ins, info.sized)
+        plan = info.plans[_grad_enabled() + self.slot].get(key) if key is not None else None
+        if plan is None:
+            return self._dispatch(func, args, {}, ins, on)
+        if not plan.quick:
+            return self._carry_out(plan, info, func, args, {}, ins)
+        # 3. carry it out: a plan that only counts (_carry_out's common case, inline)
+        t0 = _perf()
+        out = info.op(*args)
+        seconds = _perf() - t0
+        rec = plan.record
+        rec.calls += 1
+        rec.seconds += seconds
+        if isinstance(out, _Tensor) and (self.depth or not self.refused.get(out.dtype, True)):
+            refs[id(out)] = _ref(out)  # its residence mark (residence._Marks.__setitem__, inline)
+            if len(refs) > _MARKS._limit:
+                _MARKS._sweep()
+        else:
+            land(emu, out, info.name, ins, self.depth, self.refused)
+        if emu.numerics is not None:  # the first NaN/Inf and shapes per line (mpsready/numerics/hooks.py)
+            emu.numerics.observe(info.name, info.inplace, args, {}, out, self.depth, info.view, ins)
+        return out
+
+    def _dispatch(self, func, args, kwargs, ins: Sequence, on: bool):
+        """Steps 1 to 3 of :meth:`__torch_dispatch__` for every call its inline path does not take (``ins``: the
+        tensors of ``args``, lists opened; ``on``: one of them is on MPS): keyword arguments (factories naming
+        MPS, ``generator=``, moves off the device), CPU operands beside MPS tensors, calls inside a factory, an
+        MPS kernel or a compiled region, the deadline's check, and each kind of call's first call."""
+        emu = self.emu
         if not on and kwargs:
             if emu.creating > 0:
                 on = True
@@ -207,7 +226,7 @@ class MPSDispatch(TorchDispatchMode):
             return func(*args, **kwargs)  # .cpu(): leaves the device, the result is not resident
         if emu.inside_kernel:
             out = func(*args, **kwargs)
-            _mark_all(out)
+            mark_all(out)
             return out
         if emu.deadline is not None:
             emu.check_time()
@@ -216,18 +235,10 @@ class MPSDispatch(TorchDispatchMode):
         plan = None
         key: object = None
         if not mixed and ins and (info.dtype_only or (info.dtype_only is None and self._learn(info))):
-            n = len(ins)
-            if n == 1:
-                t = ins[0]
-                if t.layout is _STRIDED and not (info.sized and t.numel() > _INT_MAX):
-                    key = t.dtype
-            elif n == 2 and not info.sized:  # the common binary op: _dtype_key, inline
-                t, u = ins
-                if t.layout is _STRIDED and u.layout is _STRIDED:
-                    key = (t.dtype, u.dtype)
-            else:
-                key = _dtype_key(ins, info.sized)
+            key = dtype_key(ins, info.sized)
             if key is not None:
+                if len(ins) == 1:
+                    key = key[0]
                 plan = info.plans[grad + self.slot].get(key)
         if plan is None:
             plan = self._plan(info, args, kwargs, ins, grad, mixed, cpu)
@@ -253,7 +264,7 @@ class MPSDispatch(TorchDispatchMode):
             return out
         return func(*args, **kwargs)
 
-    def _carry_out(self, plan: "_Plan", info: _Info, func, args, kwargs, ins):
+    def _carry_out(self, plan: Plan, info: OpInfo, func, args, kwargs, ins):
         """Step 3 of :meth:`__torch_dispatch__`: what ``plan`` says, then the call on the CPU (its overload's C++
         callable, ``OpOverload.__call__`` only forwards to it), its count and time on the plan's record, the
         wrong-result advisories, the results' residence marks and the numerics watch."""
@@ -276,6 +287,7 @@ class MPSDispatch(TorchDispatchMode):
             if rec is None:  # the line of a call judged on no data is kept: the run lists it (unverified)
                 rec = plan.record = emu.note(plan.j, name, plan.dtype, seconds,
                                              emu.frames.locate(3) if plan.unknown else None)
+                plan.quick = plan.advise is None and not plan.expand
             else:
                 rec.calls += 1
                 rec.seconds += seconds
@@ -320,7 +332,7 @@ class MPSDispatch(TorchDispatchMode):
         for info in self.infos.values():
             info.plans = ({}, {}, {}, {})
 
-    def _learn(self, info: _Info) -> bool:
+    def _learn(self, info: OpInfo) -> bool:
         """On an op's first memoisable-looking call: whether the judge reads only its dtypes (class docstring),
         and whether it reads ``dim_max`` (then a call with a tensor of more than INT_MAX elements is judged
         afresh)."""
@@ -332,7 +344,7 @@ class MPSDispatch(TorchDispatchMode):
             judge.reads_only_dtypes(info.name, False)
         return only
 
-    def _plan(self, info: _Info, args, kwargs, ins, grad: bool, mixed: bool, cpu) -> _Plan:
+    def _plan(self, info: OpInfo, args, kwargs, ins, grad: bool, mixed: bool, cpu) -> Plan:
         """Judge one call (:meth:`mpsready.ops.judge.Judge.call`) and say how to carry the answer out."""
         emu = self.emu
         facts = _facts(info, args, kwargs, ins, emu.judge)
@@ -350,13 +362,13 @@ class MPSDispatch(TorchDispatchMode):
         # inside another release's composite a failing callee's judgement depends on its parent: not memoised
         memo = not (parent is not None and not emu.exact_composites
                     and (j.fails or j.kind == "callee_of_other_release"))
-        return _Plan(j, facts.dtypes[0] if facts.dtypes else None, expand, advise, memo)
+        return Plan(j, facts.dtypes[0] if facts.dtypes else None, expand, advise, memo)
 
-    def _info(self, func) -> _Info:
+    def _info(self, func) -> OpInfo:
         infos = self.infos
         info = infos.get(id(func))
         if info is None:
-            info = infos[id(func)] = _Info(func)
+            info = infos[id(func)] = OpInfo(func)
         return info
 
     def _expand(self, func, ins, args, kwargs, name: str | None = None):
@@ -393,7 +405,7 @@ class MPSDispatch(TorchDispatchMode):
 _HANDLE = getattr(MPSDispatch.__dict__["__torch_dispatch__"], "__wrapped__", MPSDispatch.__dict__["__torch_dispatch__"])
 
 
-def _operands(info: _Info, args, kwargs, cpu) -> list:
+def _operands(info: OpInfo, args, kwargs, cpu) -> list:
     return operands(info.schema_args, args, kwargs, cpu, info.inplace)
 
 
@@ -453,28 +465,10 @@ def _refuses(emu: Emulator, dtype, refused: dict | None) -> bool:
     return hit
 
 
-def _dtype_key(ins: list, sized: bool) -> tuple | None:
-    """The memo key of a call with several tensor arguments: their dtypes in order; None when one is not
-    strided (sparse) or, where the judge reads ``dim_max`` (``sized``), has more than INT_MAX elements."""
-    for t in ins:
-        if t.layout is not _STRIDED or (sized and t.numel() > _INT_MAX):
-            return None
-    return tuple([t.dtype for t in ins])
-
-
-def _mark_all(out) -> None:
-    if isinstance(out, _Tensor):
-        _MARKS[out] = True
-    elif isinstance(out, (list, tuple)):
-        for t in out:
-            if isinstance(t, _Tensor):
-                _MARKS[t] = True
-
-
 _INT_MAX = 2**31 - 1
 
 
-def _facts(info: _Info, args, kwargs, ins, judge=None) -> CallFacts:
+def _facts(info: OpInfo, args, kwargs, ins, judge=None) -> CallFacts:
     """The plain facts of one call (:class:`~mpsready.ops.judge.CallFacts`); ``judge``: the target's judge,
     asked once per op which extra facts its kernel checks read (``Judge.wants``), so that other ops pay
     nothing for them."""
@@ -528,7 +522,7 @@ def _facts(info: _Info, args, kwargs, ins, judge=None) -> CallFacts:
                      numel0=numel0, dim_max=dim_max)
 
 
-def _advise(emu: Emulator, op: str, info: _Info, args, kwargs, ins, skip: int = 3) -> None:
+def _advise(emu: Emulator, op: str, info: OpInfo, args, kwargs, ins, skip: int = 3) -> None:
     """Match a completed call of an op with a wrong-result advisory; on a hit, record it at the user's line
     (``skip``: this function's frame and its callers' inside the mode)."""
     advise(emu, op, info.schema_args, args, kwargs, ins, skip + 1)
@@ -544,7 +538,7 @@ def _check_generator(emu: Emulator, name: str, on: bool) -> None:
             raise exc
 
 
-def _compiled_kind(info: _Info, func, ins) -> str:
+def _compiled_kind(info: OpInfo, func, ins) -> str:
     """How Inductor's Metal code generation meets a call of a compiled region (Judge.compile_region): ``view``,
     ``pointwise``, ``reduction`` (the ``reduction`` tag, over at most one threadgroup's 1024 elements),
     ``long_reduction`` (more: a multistage reduction) or ``other``."""
