@@ -5,14 +5,15 @@ no repository."""
 from __future__ import annotations
 
 from mpsready.scan import scan_path
+from mpsready.scan.model.remedy import limits
 
 TORCH = "import torch\n"
 REQS = {"requirements.txt": "torch\n"}
 
 
 def _limits(r):
-    return [(f.code, f.location.path, f.location.line, f.severity.value) for f in r.findings
-            if f.code.startswith(("API", "DTY", "DEP")) and f.severity.value != "info"]
+    """The findings that limit the main path's outlook (code, path, line, severity)."""
+    return [(f.code, f.location.path, f.location.line, f.severity.value) for f in r.findings if limits(f)]
 
 
 # ---------------------------------------------------------------- a list of GPU ids read through a subscript
@@ -64,3 +65,41 @@ def test_a_buffer_made_on_cuda_or_cpu_keeps_the_mac_on_the_cpu(write_project):
                                                      "else 'cpu')"), **REQS}))
     assert r.outlook.value == "mac_for_dev"
     assert _limits(r) == [("API104", "train.py", 7, "degrades")]
+
+
+# ---------------------------------------------------------------- an attribute set from a Mac fact in __init__
+def _dispatcher(init: str, gpu_branch: str = "self.workers = torch.cuda.device_count()") -> str:
+    return TORCH + "\n\nclass Dispatcher:\n" \
+        f"    def __init__(self, fn, workers=None, use_gpu=True):\n        self.fn = fn\n        self._use_gpu = {init}\n" \
+        "        if workers is not None:\n            self.workers = workers\n        elif self._use_gpu:\n" \
+        f"            {gpu_branch}\n        else:\n            self.workers = 2\n\n" \
+        "    def run(self, items):\n        if self._use_gpu:\n            return self._on_gpus(items)\n" \
+        "        return [self.fn(i) for i in items]\n\n    def _on_gpus(self, items):\n" \
+        "        return self._one_gpu(items, 0)\n\n    def _one_gpu(self, items, gpu):\n" \
+        "        torch.cuda.set_device(gpu)\n        return [self.fn(i) for i in items]\n\n\n" \
+        "if __name__ == '__main__':\n    print(Dispatcher(lambda x: x * 2).run([1, 2]))\n"
+
+
+def test_methods_reached_only_through_an_attribute_a_mac_sets_false_never_run(write_project):
+    r = scan_path(write_project({"disp.py": _dispatcher("torch.cuda.is_available()"), **REQS}))
+    assert (r.outlook.value, _limits(r)) == ("runs_on_mac", [])
+    [f] = [f for f in r.findings if f.location.line == 24]
+    assert (f.code, f.caller_guard) == ("API102", "_one_gpu")
+    assert f.evidence["mac_never_caller"] == "self._use_gpu is False (line 16): torch.cuda.is_available() is False"
+    # the switch only counts GPUs: it picks no device, so no silent-CPU selection at line 7
+    assert [f for f in r.findings if f.code == "API104"] == []
+
+
+def test_methods_reached_through_an_attribute_a_parameter_sets_still_limit(write_project):
+    # look-alike: the attribute comes from a constructor parameter (default True), which the Mac's facts leave open
+    r = scan_path(write_project({"disp.py": _dispatcher("use_gpu"), **REQS}))
+    assert r.outlook.value == "mac_for_dev"
+    assert ("API102", "disp.py", 24, "blocker") in _limits(r)
+
+
+def test_a_cuda_or_cpu_switch_whose_branch_places_on_cuda_is_a_selection(write_project):
+    # look-alike: the switch's branch sets the current CUDA device, which places work: API104 at the switch
+    r = scan_path(write_project({"disp.py": _dispatcher("torch.cuda.is_available()", "torch.cuda.set_device(0)"),
+                                 **REQS}))
+    assert [(f.code, f.location.line, f.severity.value) for f in r.findings if f.code == "API104"] == \
+        [("API104", 7, "degrades")]

@@ -225,9 +225,17 @@ def _places(v, nodes: list[ast.AST]) -> bool:
                     return True
             if (isinstance(n, ast.Constant) and is_cuda_literal(n.value)) or cuda_text(n) is not None:
                 return True
-            if isinstance(n, ast.Attribute) and (v.q(n) or "").startswith("torch.cuda."):
+            if isinstance(n, ast.Attribute) and (v.q(n) or "").startswith("torch.cuda.") \
+                    and (v.q(n) or "") not in CUDA_QUERIES:
                 return True
     return False
+
+
+# questions to the CUDA runtime that place nothing (PyTorch 2.13.0 torch/cuda/__init__.py): a switch whose branches
+# only count GPUs (`self.num_workers = torch.cuda.device_count()`) picks no device (issue 32, round 5)
+CUDA_QUERIES = frozenset(f"torch.cuda.{n}" for n in (
+    "is_available", "device_count", "get_device_name", "get_device_capability", "get_device_properties",
+    "is_initialized", "is_bf16_supported"))
 
 
 def _returned(value: ast.AST | None, target: ast.AST) -> bool:
