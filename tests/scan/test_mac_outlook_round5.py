@@ -103,3 +103,36 @@ def test_a_cuda_or_cpu_switch_whose_branch_places_on_cuda_is_a_selection(write_p
                                  **REQS}))
     assert [(f.code, f.location.line, f.severity.value) for f in r.findings if f.code == "API104"] == \
         [("API104", 7, "degrades")]
+
+
+# ---------------------------------------------------------------- a package whose modules are loaded by name
+def _loaded_by_name(call: str) -> dict[str, str]:
+    return {
+        "train.py": TORCH + "from util.loader import load_class\n\n\nif __name__ == '__main__':\n"
+                    "    net = load_class('attn@Net')()\n    print(net(torch.zeros(1, 4, 8)))\n",
+        "util/__init__.py": "",
+        "util/loader.py": "import importlib\n\n\ndef load_class(identifier, prefix='nets.'):\n"
+                          "    module, name = identifier.split('@')\n"
+                          f"    return getattr({call}, name)\n",
+        "nets/__init__.py": "",
+        "nets/attn.py": TORCH + "from flash_attn import flash_attn_func\n\n\nclass Net(torch.nn.Module):\n"
+                        "    def forward(self, x):\n        return flash_attn_func(x, x, x)\n",
+        **REQS,
+    }
+
+
+def test_a_package_loaded_by_name_with_a_constant_prefix_is_on_the_main_path(write_project):
+    for call in ("importlib.import_module(prefix + module)", "importlib.import_module(f'nets.{module}')"):
+        r = scan_path(write_project(_loaded_by_name(call)))
+        [f] = [f for f in r.findings if f.code == "DEP107"]
+        assert (r.outlook.value, f.location.path, f.reach) == ("stay_on_cuda", "nets/attn.py", None), call
+        assert f.core_op == "flash_attn_func in Net.forward (nets/attn.py:7)"
+        assert f.evidence["main_path"]["chain"] == ["train.py:2", "util/loader.py:6", "nets/attn.py"]
+
+
+def test_a_module_loaded_by_a_name_without_a_package_prefix_reaches_nothing(write_project):
+    # look-alike: the whole module name comes from the caller, so which package it loads is unknown
+    r = scan_path(write_project(_loaded_by_name("importlib.import_module(module)")))
+    [f] = [f for f in r.findings if f.code == "DEP107"]
+    assert (f.location.path, f.core_op) == ("nets/attn.py", None)
+    assert r.outlook.value != "stay_on_cuda"
