@@ -136,3 +136,37 @@ def test_a_module_loaded_by_a_name_without_a_package_prefix_reaches_nothing(writ
     [f] = [f for f in r.findings if f.code == "DEP107"]
     assert (f.location.path, f.core_op) == ("nets/attn.py", None)
     assert r.outlook.value != "stay_on_cuda"
+
+
+# ---------------------------------------------------------------- a fallback that imports another CUDA-only package
+def _attention(handler: str) -> dict[str, str]:
+    return {"train.py": TORCH + "try:\n    from flash_attn_interface import flash_attn_func\nexcept ImportError:\n"
+                        f"{handler}\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n"
+                        "        return flash_attn_func(x, x, x)\n\n\nif __name__ == '__main__':\n"
+                        "    print(Net()(torch.zeros(1, 4, 8)))\n", **REQS}
+
+
+def test_an_import_fallback_to_another_cuda_only_package_is_no_fallback(write_project):
+    r = scan_path(write_project(_attention("    from flash_attn import flash_attn_func")))
+    [f] = [f for f in r.findings if f.code == "DEP107"]
+    assert (r.outlook.value, f.location.line, f.severity.value) == ("stay_on_cuda", 3, "blocker")
+    assert "fallback" not in f.evidence
+    assert f.core_op == "flash_attn_func in Net.forward (train.py:10)"
+
+
+def test_an_import_fallback_to_a_pure_pytorch_function_stays_a_fallback(write_project):
+    # look-alike: the handler defines the op with scaled_dot_product_attention
+    r = scan_path(write_project(_attention("    def flash_attn_func(q, k, v):\n"
+                                           "        return torch.nn.functional.scaled_dot_product_attention(q, k, v)")))
+    [f] = [f for f in r.findings if f.code == "DEP107"]
+    assert (f.location.line, f.severity.value, f.evidence["fallback"]) == (3, "degrades", "line 4")
+    assert r.outlook.value != "stay_on_cuda"
+
+
+def test_the_adam_atan2_cuda_optimizer_is_known(write_project):
+    r = scan_path(write_project({"train.py": TORCH + "from adam_atan2 import AdamATan2\n\n\nif __name__ == '__main__':\n"
+                                 "    opt = AdamATan2(torch.nn.Linear(2, 2).parameters())\n", **REQS}))
+    [f] = [f for f in r.findings if f.code == "DEP107"]
+    assert (f.location.line, f.severity.value, f.evidence["package"], f.evidence["status"]) == \
+        (2, "blocker", "adam-atan2", "no_macos_build")
+    assert r.outlook.value == "mac_for_dev"  # a swap: adam-atan2-pytorch or AdamW
