@@ -196,9 +196,10 @@ def _constant(node: ast.expr) -> tuple[Any] | None:
     """``(value,)`` of a constant or a negated number (``-1``), else None."""
     if isinstance(node, ast.Constant):
         return (node.value,)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
-            and type(node.operand.value) in (int, float):
-        return (-node.operand.value,)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+        number = node.operand.value
+        if isinstance(number, (int, float)) and not isinstance(number, bool):
+            return (-number,)
     return None
 
 

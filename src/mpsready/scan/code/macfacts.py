@@ -273,9 +273,10 @@ class MacEval(MacEnv):
         if isinstance(node.op, ast.Not):
             inner = self.eval(node.operand, fn, cls, depth)
             return None if inner is None else frozenset(not a for a in inner)
-        if isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
-                and type(node.operand.value) in (int, float):  # `-1` (issue 32, round 5)
-            return atoms(-node.operand.value)
+        if isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):  # `-1` (issue 32, round 5)
+            number = node.operand.value
+            if isinstance(number, (int, float)) and not isinstance(number, bool):
+                return atoms(-number)
         return None
 
     def _e_BoolOp(self, node: ast.BoolOp, fn: Any, cls: Any, depth: int) -> frozenset | None:
