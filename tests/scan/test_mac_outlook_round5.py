@@ -170,3 +170,38 @@ def test_the_adam_atan2_cuda_optimizer_is_known(write_project):
     assert (f.location.line, f.severity.value, f.evidence["package"], f.evidence["status"]) == \
         (2, "blocker", "adam-atan2", "no_macos_build")
     assert r.outlook.value == "mac_for_dev"  # a swap: adam-atan2-pytorch or AdamW
+
+
+# ---------------------------------------------------------------- a function nothing calls
+def _helpers(call: str, init: bool = False) -> dict[str, str]:
+    files = {
+        "run.py": TORCH + "from helpers.misc import set_seed, gpu_stats\n\n\nif __name__ == '__main__':\n"
+                  f"    set_seed(0)\n    {call}\n"
+                  "    device = 'mps' if torch.backends.mps.is_available() else 'cpu'\n"
+                  "    print(torch.zeros(2).to(device))\n",
+        "helpers/misc.py": TORCH + "\n\ndef set_seed(seed):\n    torch.manual_seed(seed)\n\n\ndef gpu_stats():\n"
+                           "    print(torch.cuda.get_device_properties(0).total_memory)\n",
+        **REQS,
+    }
+    if init:
+        files["helpers/__init__.py"] = ""
+    return files
+
+
+def test_a_helper_whose_only_call_is_commented_out_is_off_the_main_path(write_project):
+    # run.py imports set_seed only; its one call of gpu_stats is commented out
+    files = _helpers("# gpu_stats()")
+    files["run.py"] = files["run.py"].replace("set_seed, gpu_stats", "set_seed")
+    r = scan_path(write_project(files))
+    assert (r.outlook.value, _limits(r)) == ("runs_on_mac", [])
+    [f] = [f for f in r.findings if f.location.path == "helpers/misc.py" and f.severity.value == "blocker"]
+    assert (f.code, f.location.line, f.reach) == ("API102", 9, "off_main_path")
+    assert f.evidence["uncalled"] == "gpu_stats() is called or named by no file of the project"
+
+
+def test_a_helper_the_main_script_calls_or_a_package_exports_still_limits(write_project):
+    # look-alikes: the entry calls it; or it lives in a regular package (helpers/__init__.py), whose users may call it
+    for files in (_helpers("gpu_stats()"), {**_helpers("# gpu_stats()", init=True),
+                                            "run.py": _helpers("# gpu_stats()")["run.py"].replace(", gpu_stats", "")}):
+        r = scan_path(write_project(files))
+        assert _limits(r) == [("API102", "helpers/misc.py", 9, "blocker")]
