@@ -225,17 +225,21 @@ def _places(v, nodes: list[ast.AST]) -> bool:
                     return True
             if (isinstance(n, ast.Constant) and is_cuda_literal(n.value)) or cuda_text(n) is not None:
                 return True
-            if isinstance(n, ast.Attribute) and (v.q(n) or "").startswith("torch.cuda.") \
-                    and (v.q(n) or "") not in CUDA_QUERIES:
+            qual = v.q(n) or "" if isinstance(n, ast.Attribute) else ""
+            if qual.startswith("torch.cuda.") and qual.split(".")[2] not in _BOOKKEEPING:
                 return True
     return False
 
 
-# questions to the CUDA runtime that place nothing (PyTorch 2.13.0 torch/cuda/__init__.py): a switch whose branches
-# only count GPUs (`self.num_workers = torch.cuda.device_count()`) picks no device (issue 32, round 5)
-CUDA_QUERIES = frozenset(f"torch.cuda.{n}" for n in (
-    "is_available", "device_count", "get_device_name", "get_device_capability", "get_device_properties",
-    "is_initialized", "is_bf16_supported"))
+# torch.cuda functions that place nothing (timing, seeds, memory statistics, queries): a switch that only gates them
+# chooses no device (issue 32, round 4: yolov9's `self.cuda = torch.cuda.is_available()` before
+# `torch.cuda.synchronize()` in its timer); PyTorch 2.13.0 torch/cuda/__init__.py, torch/cuda/memory.py, random.py
+_BOOKKEEPING = frozenset((
+    "synchronize", "empty_cache", "ipc_collect", "manual_seed", "manual_seed_all", "seed", "seed_all",
+    "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved", "memory_cached",
+    "max_memory_cached", "reset_peak_memory_stats", "reset_max_memory_allocated", "reset_max_memory_cached",
+    "memory_stats", "memory_summary", "mem_get_info", "get_device_name", "get_device_properties",
+    "get_device_capability", "device_count", "current_device", "is_available", "utilization"))
 
 
 def _returned(value: ast.AST | None, target: ast.AST) -> bool:
