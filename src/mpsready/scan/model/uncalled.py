@@ -5,7 +5,8 @@ A script folder's helper whose only call was commented out (``utils/utils.py: pr
 in ``run.py``) runs on no command of the project, so its ``torch.cuda.current_device()`` limits nothing. The function
 must be defined at module level with no decorator (a decorator may register it: a route, a command, a hook), in a
 folder that is no regular package (no ``__init__.py``: the project's own scripts and their helpers, not an installed
-package whose users call its functions), and no file of the project may name it: no name, attribute, import or
+package whose users call its functions), in a module another file of the project imports (its users are the
+project's own files; a module nothing imports may be used from outside), and no file of the project may name it: no name, attribute, import or
 string constant equal to it in any Python file (tests and demos included), no mention in a notebook or a packaging
 file (``setup.py``/``setup.cfg``/``pyproject.toml`` entry points) or the README. Such a
 finding gets ``reach: off_main_path`` and ``evidence.uncalled``; the outlook lists it apart, never in the headline.
@@ -19,6 +20,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from mpsready.findings import Finding
+from mpsready.scan.model.graph import module_of
 from mpsready.scan.model.remedy import limits
 
 MAX_FILES = 400  # Python files searched for a name; a larger project keeps its findings as they are
@@ -36,7 +38,8 @@ def uncalled_functions(findings: list[Finding], results: Mapping[str, Any], sour
     wanted: dict[int, str] = {}
     for i, f in enumerate(findings):
         rel = f.location.path or ""
-        if not rel.endswith(".py") or not f.location.line or not limits(f) or _in_package(rel, results):
+        if not rel.endswith(".py") or not f.location.line or not limits(f) or _in_package(rel, results) \
+                or not _imported(rel, results):
             continue
         name = _top_function(sources.tree(rel), f.location.line)
         if name and not name.startswith("__") and name not in api_names:
@@ -56,6 +59,24 @@ def uncalled_functions(findings: list[Finding], results: Mapping[str, Any], sour
 def _in_package(rel: str, results: Mapping[str, Any]) -> bool:
     folder = posixpath.dirname(rel)
     return bool(folder) and posixpath.join(folder, "__init__.py") in results
+
+
+def _imported(rel: str, results: Mapping[str, Any]) -> bool:
+    """Whether another file of the project imports the module at ``rel`` (``from utils.utils import set_seed``): its
+    users are the project's own files, so what none of them names is unused. A module nothing imports (a library
+    file, a script) may be used from outside: its functions are never judged here."""
+    mod = module_of(rel)
+    mod = mod[4:] if mod.startswith("src.") else mod
+    parent, _, last = mod.rpartition(".")
+    for other, (res, _cells) in results.items():
+        if other == rel:
+            continue
+        for imp in res.imports:
+            if not imp.level and (imp.module == mod or (parent and imp.module == parent and last in imp.names)):
+                return True
+            if imp.level and imp.module and (mod == imp.module or mod.endswith("." + imp.module)):
+                return True
+    return False
 
 
 def _top_function(tree: ast.Module | None, line: int) -> str | None:
