@@ -1,16 +1,16 @@
 """Functions nothing calls (issue 32, round 5): a limit inside a module-level function that no file of the project
 names is not on the main path.
 
-A script folder's helper whose only call was commented out (``utils/utils.py: print_gpu_stats``, a ``# print_gpu_stats()``
-in ``run.py``) runs on no command of the project, so its ``torch.cuda.current_device()`` limits nothing. The function
-must be defined at module level with no decorator (a decorator may register it: a route, a command, a hook), in a
-folder that is no regular package (no ``__init__.py``: the project's own scripts and their helpers, not an installed
-package whose users call its functions), in a module another file of the project imports (its users are the
-project's own files; a module nothing imports may be used from outside), and no file of the project may name it: no name, attribute, import or
-string constant equal to it in any Python file (tests and demos included), no mention in a notebook or a packaging
-file (``setup.py``/``setup.cfg``/``pyproject.toml`` entry points) or the README. Such a
-finding gets ``reach: off_main_path`` and ``evidence.uncalled``; the outlook lists it apart, never in the headline.
-Projects of more than :data:`MAX_FILES` Python files are not searched (nothing is marked)."""
+A script folder's helper whose only call was commented out (``utils/utils.py: print_gpu_stats``, a
+``# print_gpu_stats()`` in ``run.py``) runs on no command of the project, so its ``torch.cuda.current_device()``
+limits nothing. The function must be defined at module level with no decorator (a decorator may register it: a
+route, a command, a hook), in a folder that is no regular package (no ``__init__.py``: the project's own scripts and
+their helpers, not an installed package whose users call its functions), in a module another file of the project
+imports (its users are the project's own files; a module nothing imports may be used from outside), and no file of
+the project may name it: no name, attribute, import or string constant equal to it in any Python file (tests and
+demos included), no mention in a notebook, a packaging file (``setup.py``/``setup.cfg``/``pyproject.toml`` entry
+points) or the README. Such a finding gets ``reach: off_main_path`` and ``evidence.uncalled``; the outlook lists it
+apart, never in the headline. Projects of more than :data:`MAX_FILES` Python files are not searched (nothing is marked)."""
 
 from __future__ import annotations
 
