@@ -41,6 +41,7 @@ from mpsready.scan.model.reread import SourceTrees
 from mpsready.scan.model.project import apply_surfaces, cpu_only_dtypes, off_options
 from mpsready.scan.model.remedy import with_remedies
 from mpsready.scan.model.torch_pin import judge_by_torch_pin
+from mpsready.scan.model.uncalled import uncalled_functions
 from mpsready.scan.report_filter import hidden_gate, report_filter, select_codes
 from mpsready.scan.outlook import (Edit, SecondaryPart, Subproject, collection_outlook, ladder, optional_parts,
                                     secondary_parts)
@@ -271,6 +272,7 @@ def _project_passes(raw: list[RawFinding], code_results, parsed: dict[str, tuple
     findings = behind_caller_flags(findings, code_results, sources, off_options(code_results),
                                    off_path if has_main_path else None, set(declared.api_names))
     findings = behind_off_params(findings, code_results, sources)
+    findings = uncalled_functions(findings, code_results, sources, declared.api_names)  # issue 32, round 5
     findings = core_ops(findings, sources)
     findings = with_remedies(findings, registry.fixability().declared_floor(deps))
     return with_console_commands(findings, declared, code_results), extra_flags

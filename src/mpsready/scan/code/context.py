@@ -344,7 +344,7 @@ class FileContext(ValueFlow):
         """Line of the nearest enclosing try/except whose handler provides a fallback, or ``None``."""
         for tr in reversed(self.try_stack):
             for h in tr.handlers:
-                if is_fallback_handler(h):
+                if is_fallback_handler(h) and not cuda_only_fallback(h):
                     return str(h.lineno)
         return None
 
@@ -597,3 +597,21 @@ class FileContext(ValueFlow):
                      f"{self.torch_f64_vars[sunk.id]}) and moves to a device before any cast: MPS has no float64")
         if id(node) not in self.moved_calls and self.cpu_f64_factory(node):
             self.cpu_f64_nodes[id(kwarg(node, "dtype"))] = name
+
+
+def cuda_only_fallback(handler: ast.ExceptHandler) -> bool:
+    """Whether an ``except ImportError:`` handler only imports packages with no macOS build (issue 32, round 5):
+    ``try: from flash_attn_interface import f`` / ``except ImportError: from flash_attn import f`` trades one CUDA-only
+    package for another, so on a Mac the handler fails as the body did: no fallback (``scan/data/packages.yaml``)."""
+    from mpsready.scan import knowledge
+
+    modules = []
+    for st in handler.body:
+        if isinstance(st, ast.Import):
+            modules += [a.name for a in st.names]
+        elif isinstance(st, ast.ImportFrom) and not st.level and st.module:
+            modules.append(st.module)
+        elif not (isinstance(st, ast.Pass) or (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant))):
+            return False  # the handler does something else too: a fallback of its own
+    return bool(modules) and all((entry := knowledge.lookup_import(m)) is not None and entry.status == "no_macos_build"
+                                 for m in modules)

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mpsready.scan.code.macenv import MacEnv, atoms, compare
+from mpsready.scan.code.macenv import GPU_IDS, MacEnv, atoms, compare
 
 MAX_ATOMS = 8
 MAX_DEPTH = 4
@@ -285,15 +285,30 @@ class MacEval(MacEnv):
             if opt is not None and opt[0] is not None:
                 if opt[1]:
                     self._fact(opt[1])
-                    if not opt[1].endswith("(the proposed flag)"):
+                    if not opt[1].endswith(("(the proposed flag)", GPU_IDS)):
                         self.used_default = True
                 return opt[0]
         return None
+
+    def _e_Subscript(self, node: ast.Subscript, fn: Any, cls: Any, depth: int) -> frozenset | None:
+        """``args.device[0]`` (issue 32, round 5): a constant index into tuple atoms (a list default of an option,
+        a constant list) is the element at that index in each; any index out of range or unknown: unknown."""
+        index = node.slice
+        if not (isinstance(index, ast.Constant) and type(index.value) is int):
+            return None
+        seq = self.eval(node.value, fn, cls, depth)
+        if seq is None or not all(isinstance(a, tuple) and -len(a) <= index.value < len(a) for a in seq):
+            return None
+        return frozenset(a[index.value] for a in seq)
 
     def _e_UnaryOp(self, node: ast.UnaryOp, fn: Any, cls: Any, depth: int) -> frozenset | None:
         if isinstance(node.op, ast.Not):
             inner = self.eval(node.operand, fn, cls, depth)
             return None if inner is None else frozenset(not a for a in inner)
+        if isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):  # `-1` (issue 32, round 5)
+            number = node.operand.value
+            if isinstance(number, (int, float)) and not isinstance(number, bool):
+                return atoms(-number)
         return None
 
     def _e_BoolOp(self, node: ast.BoolOp, fn: Any, cls: Any, depth: int) -> frozenset | None:

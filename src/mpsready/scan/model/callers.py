@@ -29,7 +29,7 @@ from mpsready.scan.scope import scope_of
 
 MAX_CALLEES = 64  # functions whose callers are looked up; more is a project this pass does not pay for
 MAX_HOPS = 4  # levels of callers followed up from the function holding the finding
-MAX_PARSED = 100  # files parsed again for their calls; past that the pass gives up and changes nothing
+MAX_PARSED = 100  # files parsed again for their calls; past that the pass stops looking up (a name not looked up is no guard)
 MAX_FILES = 400  # main-path Python files of a project this pass looks at (the torch package has 2,285: skipped)
 # called by PyTorch or a framework, not by the project's code: their callers cannot be seen
 _IMPLICIT = {"forward", "training_step", "validation_step", "test_step", "predict_step", "configure_optimizers",
@@ -68,7 +68,7 @@ def behind_caller_flags(findings: list[Finding], results: Mapping[str, Any], sou
             break
         found = _caller_guards(sorted(todo), results, sources, budget, off_path, public)
         if found is None:
-            return findings  # too many files to read again: nothing is marked
+            break  # too many files to read again: judged on the callers found so far (round 5)
         uses.update(found)
         todo = {fn for seen in found.values() for guard, fn in seen if guard is None and fn}
     out = list(findings)
@@ -175,6 +175,7 @@ def _uses(tree: ast.Module, names: set[str], out: dict[str, set], lines: list[in
     (:data:`MAC_NEVER`), so a function called only there never runs on a Mac (issue 32)."""
     stack: list[tuple[ast.AST, str | None, str | None, Any]] = [(tree, None, None, None)]
     mac: list[Any] = []  # the file's MacEval, built on the first `if` that holds a use
+    owners: dict[int, ast.ClassDef] = {}  # id() of a method -> its class (`self.X` reads what its methods set)
 
     def never(test: ast.expr, want: bool, fn_node: Any) -> str | None:
         if not mac:
@@ -182,7 +183,9 @@ def _uses(tree: ast.Module, names: set[str], out: dict[str, set], lines: list[in
             from mpsready.scan.code.names import build_alias_map
             from mpsready.scan.code.valueflow import ValueFlow
             mac.append(MacEval(ValueFlow(build_alias_map(tree), tree)))
-        truth = mac[0].truth(test, fn_node, None)
+            owners.update({id(st): c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for st in c.body
+                           if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))})
+        truth = mac[0].truth(test, fn_node, owners.get(id(fn_node)))
         if truth is None or truth == want or mac[0].used_default:
             return None
         return f"{MAC_NEVER}{ast.unparse(test)[:80]} is {truth} (line {test.lineno}): {'; '.join(mac[0].facts)}"
@@ -197,7 +200,10 @@ def _uses(tree: ast.Module, names: set[str], out: dict[str, set], lines: list[in
             continue
         if isinstance(node, ast.If):
             switch = _switch(node.test)
-            body_guard = switch or guard or never(node.test, True, fn_node)
+            # `if self._use_gpu:` with `self._use_gpu = torch.cuda.is_available()` in __init__: an attribute the
+            # Mac's facts decide is no user's switch (issue 32, round 5)
+            decided = never(node.test, True, fn_node) if _self_test(node.test) else None
+            body_guard = decided or switch or guard or never(node.test, True, fn_node)
             else_guard = guard or (never(node.test, False, fn_node) if node.orelse else None)
             stack.append((node.test, guard, fn, fn_node))
             stack.extend((child, body_guard, fn, fn_node) for child in node.body)
@@ -218,6 +224,13 @@ def _uses(tree: ast.Module, names: set[str], out: dict[str, set], lines: list[in
         if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load):
             out[node.id].add((None, None))  # a use that is not a call: passed on, stored, returned
         stack.extend((child, guard, fn, fn_node) for child in ast.iter_child_nodes(node))
+
+
+def _self_test(test: ast.AST) -> bool:
+    """``self.X`` or ``not self.X``: a test of an attribute its class sets."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    return isinstance(test, ast.Attribute) and isinstance(test.value, ast.Name) and test.value.id == "self"
 
 
 def _switch(test: ast.AST) -> str | None:

@@ -164,6 +164,8 @@ def _reach(results: Mapping[str, Any], py: list[str], roots: list[str],
             else:
                 full = module
             targets = [full] + [f"{full}.{n}" for n in names if n != "*"]
+            if "**" in names:  # modules loaded by name at run time: any of the package's (code/dynamic_imports.py)
+                targets += [m for m in by_module if m.startswith(full + ".")]
             if not level and pkg and not is_pkg:
                 # a script's own folder is first on sys.path: `from model import X` in inference/generate.py is
                 # inference/model.py (issue 32); only outside packages, where no __init__.py makes it relative

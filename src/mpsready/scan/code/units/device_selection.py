@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 
+from mpsready.findings import Severity
 from mpsready.scan.code.astutil import (DEVICE_KWARGS, cuda_text, dotted, mentions_mps, names_cpu,
                                          names_cuda, target_key, walk, walk_spanning, is_cuda_literal)
 from mpsready.scan.code.triggers import name_lines
@@ -96,9 +97,52 @@ def report_selection(v, kind: str | None, node: ast.AST) -> bool:
     return False
 
 
+# creations of a 0-dim tensor from a number: `torch.tensor(0.0, device=...)`, `torch.zeros((), device=...)`
+_SCALAR_FROM_NUMBER = ("torch.tensor", "torch.scalar_tensor", "torch.as_tensor")
+_SCALAR_FROM_SHAPE = ("torch.zeros", "torch.ones", "torch.empty", "torch.full")
+
+
+def _number(node: ast.AST) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float, bool)
+
+
+def scalar_device(v, node: ast.AST) -> str | None:
+    """The creation call (``torch.tensor``) when ``node`` is the ``device=`` of a 0-dim tensor made from a number
+    (issue 32, round 5): on a Mac that tensor is on the CPU, and PyTorch's TensorIterator treats a 0-dim CPU
+    tensor as a scalar beside tensors of another device (PyTorch 2.13.0 aten/src/ATen/TensorIterator.cpp,
+    ``compute_types``: ``allow_cpu_scalars_``, ``is_cpu_scalar``), so element-wise arithmetic with MPS tensors
+    works; the CUDA-or-CPU choice of such a scalar is no limit of the Mac's main work. Found by walking the file
+    once, kept per file."""
+    found = v.__dict__.get("_scalar_devices")
+    if found is None:
+        found = {}
+        for n in ast.walk(v.tree):
+            if not isinstance(n, ast.Call) or not n.args:
+                continue
+            kw = next((k.value for k in n.keywords if k.arg == "device"), None)
+            if kw is None:
+                continue
+            qual = v.q(n.func) or ""
+            first = n.args[0]
+            if (qual in _SCALAR_FROM_NUMBER and _number(first)) or (
+                    qual in _SCALAR_FROM_SHAPE and isinstance(first, (ast.Tuple, ast.List)) and not first.elts):
+                found[id(kw)] = qual
+        v.__dict__["_scalar_devices"] = found
+    return found.get(id(node))
+
+
 @on(ast.IfExp)
 def check_ifexp(v, node: ast.IfExp) -> bool:
-    return report_selection(v, selection_kind(v, node.test, node.body, node.orelse), node)
+    kind = selection_kind(v, node.test, node.body, node.orelse)
+    creation = scalar_device(v, node) if kind == "available" else None
+    if creation is not None:
+        v.add(A.DEVICE_SELECTION, node, f"{creation}() makes a 0-dim scalar on 'cuda' if available, else 'cpu': on "
+              "a Mac a CPU scalar, which element-wise ops combine with MPS tensors (no limit)",
+              severity=Severity.INFO, evidence={"scalar_creation": creation})
+        return True
+    return report_selection(v, kind, node)
 
 
 @on(ast.If)
