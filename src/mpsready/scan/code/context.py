@@ -18,9 +18,9 @@ from typing import Any
 
 from mpsready.findings import Severity
 from mpsready.scan import knowledge
-from mpsready.scan.code.astutil import (CAST_METHODS, dotted, end_of, is_cuda_literal,
-                                        is_distributed_test, is_fallback_handler, kwarg, off_by_default,
-                                        device_like_name, project_callee, walk)
+from mpsready.scan.code.astutil import (CAST_METHODS, device_like_name, dotted, end_of, is_cuda_literal,
+                                        is_distributed_test, is_fallback_handler, kwarg, off_by_default, project_callee, walk)
+from mpsready.scan.code.import_fallbacks import cuda_only_fallback
 from mpsready.scan.code.valueflow import ValueFlow
 from mpsready.scan.code.names import AliasMap
 from mpsready.scan.code.result import CodeResult, raw_finding
@@ -598,20 +598,3 @@ class FileContext(ValueFlow):
         if id(node) not in self.moved_calls and self.cpu_f64_factory(node):
             self.cpu_f64_nodes[id(kwarg(node, "dtype"))] = name
 
-
-def cuda_only_fallback(handler: ast.ExceptHandler) -> bool:
-    """Whether an ``except ImportError:`` handler only imports packages with no macOS build (issue 32, round 5):
-    ``try: from flash_attn_interface import f`` / ``except ImportError: from flash_attn import f`` trades one CUDA-only
-    package for another, so on a Mac the handler fails as the body did: no fallback (``scan/data/packages.yaml``)."""
-    from mpsready.scan import knowledge
-
-    modules = []
-    for st in handler.body:
-        if isinstance(st, ast.Import):
-            modules += [a.name for a in st.names]
-        elif isinstance(st, ast.ImportFrom) and not st.level and st.module:
-            modules.append(st.module)
-        elif not (isinstance(st, ast.Pass) or (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant))):
-            return False  # the handler does something else too: a fallback of its own
-    return bool(modules) and all((entry := knowledge.lookup_import(m)) is not None and entry.status == "no_macos_build"
-                                 for m in modules)
