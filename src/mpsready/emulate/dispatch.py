@@ -28,6 +28,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from mpsready.emulate import residence
 from mpsready.emulate.session import Emulator, mac_error_kind
 from mpsready.emulate.wrong_results import advise
+from mpsready.ops import inductor
 from mpsready.ops.advisories import AdvisoryFacts
 from mpsready.ops.judge import CallFacts
 
@@ -264,7 +265,7 @@ class MPSDispatch(TorchDispatchMode):
             if exc is not None:
                 raise exc
         if emu.compiling and not self.depth:  # a call of a compiled region (release_api.py judges the region)
-            emu.compiled_ops.add((plan.j.op, plan.dtype or "", _compiled_kind(info, func, ins)))
+            emu.compiled_ops.add((plan.j.op, plan.dtype or "", _compiled_kind(info, func, ins, args)))
         t0 = _perf()
         out = self._expand(func, ins, args, kwargs, name) if plan.expand else info.op(*args, **kwargs)
         seconds = _perf() - t0
@@ -544,17 +545,31 @@ def _check_generator(emu: Emulator, name: str, on: bool) -> None:
             raise exc
 
 
-def _compiled_kind(info: _Info, func, ins) -> str:
+def _compiled_kind(info: _Info, func, ins, args=()) -> str:
     """How Inductor's Metal code generation meets a call of a compiled region (Judge.compile_region): ``view``,
-    ``pointwise``, ``reduction`` (the ``reduction`` tag, over at most one threadgroup's 1024 elements),
-    ``long_reduction`` (more: a multistage reduction) or ``other``."""
+    ``pointwise``, a Welford reduction's kind (``ops/inductor.py`` ``welford_kind``: variances, standard deviations,
+    layer/group/training batch norms), ``reduction`` (the ``reduction`` tag, over at most one threadgroup's 1024
+    elements), ``long_reduction`` (more: a multistage reduction) or ``other``."""
     if info.view:
         return "view"
     if info.pointwise:
         return "pointwise"
+    kind = welford_call_kind(info.name, ins, args)
+    if kind is not None:
+        return kind
     if _REDUCTION is not None and _REDUCTION in func.tags:
         return "reduction" if not ins or ins[0].numel() <= _ONE_THREADGROUP else "long_reduction"
     return "other"
+
+
+def welford_call_kind(name: str, ins, args) -> str | None:
+    """The Welford kind of a call of a compiled region (``ops/inductor.py``), or None for other ops (and for a
+    batch norm in eval mode, which reduces nothing)."""
+    base = name.split(".", 1)[0]
+    if base not in inductor.WELFORD_OPS or not ins:
+        return None
+    geometry = inductor.welford_geometry(base, tuple(ins[0].shape), tuple(args))
+    return None if geometry is None else inductor.welford_kind(*geometry)
 
 
 def _copy_back(emu: Emulator, src, dtype) -> None:

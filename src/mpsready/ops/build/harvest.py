@@ -39,7 +39,10 @@ DYLIB = "torch/lib/libtorch_cpu.dylib"
 HEADERS = "torch/include/ATen/native/mps/"
 MEMBERS = {"torchgen/packaged/ATen/native/native_functions.yaml": "aten/src/ATen/native/native_functions.yaml",
            "torch/testing/_internal/common_mps.py": "torch/testing/_internal/common_mps.py",
-           "torch/version.py": "torch/version.py"}
+           "torch/version.py": "torch/version.py",
+           # Inductor's Metal code generation (2.7+): pure Python, what a compiled region on MPS can lower
+           "torch/_inductor/codegen/mps.py": "torch/_inductor/codegen/mps.py",
+           "torch/_inductor/codegen/mps_device_op_overrides.py": "torch/_inductor/codegen/mps_device_op_overrides.py"}
 # a printable run of the binary (bytes, not source text); a message has a space and names MPS, macOS or Metal
 _RUN = re.compile(rb"[\x20-\x7e]{12,}")
 _MPS_WORD = re.compile(r"\bMPS|MPS\b|\bmps\b|\b[Mm]ac[Oo][Ss]|\bMetal\b|MPSGraph|MPSNDArray|is_mps\(\)")
