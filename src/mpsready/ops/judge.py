@@ -232,7 +232,7 @@ class Judge(ApiChecks, DtypeChecks):
         for _kind, e in self._checks.get(name) or self._checks.get(self.target(name)) or ():
             for test, value in (e.get("when") or {}).items():
                 want.add({"arg": "args", "numel_gt": "numel0", "dim_gt": "dim_max",
-                          "dim_beyond_minor4": "args"}.get(test, test))
+                          "dim_beyond_minor4": "args", "alpha_mixed": "args"}.get(test, test))
                 if test == "dim_gt" and value < 2**31 - 1:  # a bound a tensor can pass without INT_MAX elements
                     want.add("dim_max_any")
         if self._any_checks:
@@ -329,7 +329,8 @@ class Judge(ApiChecks, DtypeChecks):
                     bad = d if d is not None and ("*" in refused or d in refused) else None
                 if bad is not None:  # a dtype an MPS kernel refuses, or aborts on (effect: crash)
                     return Judgement(target, "crash" if e.get("effect") == "crash" else "error", "dtype",
-                                     e["exception"], e["message"], bad, _rule_fixed_in(e), target, e["source"])
+                                     e["exception"], e["message"].replace("{scalar_type}", _C10_NAMES.get(bad, bad)),
+                                     bad, _rule_fixed_in(e), target, e["source"])
             elif all(_SHAPE_TESTS[k](v, facts) for k, v in e["when"].items()):
                 return Judgement(target, "crash" if e.get("effect") == "crash" else "error", "shape",
                                  e["exception"], e["message"], (dtypes[:1] or (None,))[0], _rule_fixed_in(e), target,
@@ -550,6 +551,13 @@ class Judge(ApiChecks, DtypeChecks):
         return replace(j, outcome="unknown", kind="composite_unseen",
                        message="composite op whose callees were not recorded (trace with this --torch)")
 
+
+
+# c10::ScalarType names (c10/core/ScalarType.h), as AT_DISPATCH's "not implemented for '<name>'" prints them
+_C10_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
+              "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
+              "complex64": "ComplexFloat", "complex128": "ComplexDouble", "uint16": "UInt16", "uint32": "UInt32",
+              "uint64": "UInt64"}
 
 
 def _rule_fixed_in(rule: dict[str, Any]) -> str | None:

@@ -34,8 +34,38 @@ def _dim_beyond_minor4(flag: bool, f: CallFacts) -> bool:
     return (dim < f.input_ndim - 4) == bool(flag)
 
 
+_FLOAT_BITS = {"float16": 16, "bfloat16": 16, "float32": 32, "float64": 64}
+_INT_BITS = {"bool": 1, "uint8": 8, "int8": 8, "int16": 16, "uint16": 16, "int32": 32, "uint32": 32, "int64": 64,
+             "uint64": 64}
+
+
+def _promoted_differs(first: str, second: str) -> bool:
+    """Whether PyTorch's type promotion of ``first`` and ``second`` (two tensors: torch.promote_types) gives a dtype
+    other than ``second``: a floating ``first`` with an integral or bool ``second``, two floats where ``second`` is
+    narrower or the other 16-bit float (float16 with bfloat16 promotes to float32), two integers where ``second``
+    is narrower."""
+    if first == second:
+        return False
+    if first in _FLOAT_BITS:
+        if second not in _FLOAT_BITS:
+            return True
+        return _FLOAT_BITS[second] <= _FLOAT_BITS[first]
+    if second in _FLOAT_BITS:
+        return False
+    return _INT_BITS.get(second, 0) < _INT_BITS.get(first, 0)
+
+
+def _alpha_mixed(flag: bool, f: CallFacts) -> bool:
+    """An ``alpha`` other than 1 with a second tensor operand whose dtype is not the promoted result's: MPS's
+    add/sub graph multiplies that operand by alpha before casting it (pytorch#143932: multiply(f32, si64))."""
+    alpha = (f.args or {}).get("alpha", 1)
+    mixed = (alpha is not None and alpha != 1 and len(f.dtypes) >= 2
+             and _promoted_differs(f.dtypes[0], f.dtypes[1]))
+    return mixed == bool(flag)
+
+
 SHAPE_TESTS = ("arg", "ndim", "input_ndim", "input_ndim_gt", "dtype_in", "size0_gt", "out_numel_gt", "empty_input", "numel_gt",
-               "dim_gt", "dim_beyond_minor4")
+               "dim_gt", "dim_beyond_minor4", "alpha_mixed")
 _SHAPE_TESTS = {
     "arg": _arg,
     "ndim": _ndim,
@@ -48,4 +78,5 @@ _SHAPE_TESTS = {
     "numel_gt": lambda n, f: f.numel0 > n,
     "dim_gt": lambda n, f: f.dim_max > n,
     "dim_beyond_minor4": _dim_beyond_minor4,
+    "alpha_mixed": _alpha_mixed,
 }
