@@ -71,3 +71,31 @@ print(counts.tolist())
 def test_float_histc_is_not_refused():
     j = Judge("2.10.0", macos="26.3").call("aten::histc", CallFacts(dtypes=("float32",)), False)
     assert j.outcome == "runs"
+
+
+def test_integer_histc_on_2_12_runs_on_a_widened_dtype_where_this_cpu_has_no_kernel(tmp_path):
+    script = write(tmp_path, """\
+import torch
+
+ids = torch.tensor([0, 1, 2, 1, 0], dtype=torch.int32, device="mps")
+counts = torch.histc(ids, bins=3, min=0, max=2)
+print(counts.dtype, counts.tolist())
+""")
+    _, doc, out, _ = emulate(script, torch="2.12", macos="26.3")
+    assert (doc["outcome"], out) == ("completed", "torch.int32 [2, 2, 1]\n")
+    assert Judge("2.12.1", macos="26.3").dtype_added("aten::histc", "int32")
+    assert not Judge("2.10.0", macos="26.3").dtype_added("aten::histc", "int32")
+
+
+def test_a_cpu_dispatch_gap_without_data_stays_the_programs_error(tmp_path):
+    # no data says MPS's kthvalue takes bool: the CPU's refusal is not turned into a pass
+    script = write(tmp_path, """\
+import torch
+
+flags = torch.tensor([True, False, True], device="mps")
+v = flags.kthvalue(1)
+print(v)
+""")
+    _, doc, _, _ = emulate(script, torch="2.12", macos="26.3")
+    assert (doc["outcome"], doc["program_error"]["message"]) == (
+        "inconclusive", "\"kthvalue_cpu\" not implemented for 'Bool'")

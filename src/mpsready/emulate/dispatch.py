@@ -19,6 +19,7 @@ backward ops are judged too.
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any, Sequence
 
@@ -267,7 +268,13 @@ class MPSDispatch(TorchDispatchMode):
         if emu.compiling and not self.depth:  # a call of a compiled region (release_api.py judges the region)
             emu.compiled_ops.add((plan.j.op, plan.dtype or "", _compiled_kind(info, func, ins, args)))
         t0 = _perf()
-        out = self._expand(func, ins, args, kwargs, name) if plan.expand else info.op(*args, **kwargs)
+        try:
+            out = self._expand(func, ins, args, kwargs, name) if plan.expand else info.op(*args, **kwargs)
+        except NotImplementedError as exc:  # this CPU lacks a dtype the target's MPS kernel has (histc on ints)
+            if (plan.fails or plan.fallback or plan.expand or not _CPU_DISPATCH_GAP.match(str(exc))
+                    or not emu.judge.dtype_added(name, plan.dtype or "")):
+                raise
+            out = _widened(info.op, args, kwargs)
         seconds = _perf() - t0
         if plan.fallback:
             emu.warn_fallback(plan.j)
@@ -560,6 +567,38 @@ def _compiled_kind(info: _Info, func, ins, args=()) -> str:
     if _REDUCTION is not None and _REDUCTION in func.tags:
         return "reduction" if not ins or ins[0].numel() <= _ONE_THREADGROUP else "long_reduction"
     return "other"
+
+
+_CPU_DISPATCH_GAP = re.compile(r'^"\w+_cpu" not implemented for \'(Bool|Byte|Char|Short|Int|Long|UInt16|UInt32|UInt64)\'$')
+
+
+def _widened(op, args, kwargs):
+    """A call the target's MPS kernel runs on an integer (or bool) dtype that this CPU's kernel does not dispatch
+    (AT_DISPATCH: ``"histogram_cpu" not implemented for 'Int'``): computed with those tensors as float64 (exact for
+    integers up to 2**53) and float64 results cast back to the first such tensor's dtype (the dtype the kernel
+    gives its result: histc returns its input's). Only the values are emulated: the judgement (the kernel exists
+    for that dtype on the target) was made before."""
+    with torch._C._DisableTorchDispatch(), torch._C.DisableTorchFunction():
+        first = []
+
+        def up(a):
+            if isinstance(a, _Tensor) and not a.is_floating_point() and not a.is_complex():
+                first.append(a.dtype)
+                return a.to(torch.float64)
+            if isinstance(a, (list, tuple)):
+                return type(a)(up(x) for x in a)
+            return a
+        wargs = tuple(up(a) for a in args)
+        wkwargs = {k: up(v) for k, v in kwargs.items()}
+        out = op(*wargs, **wkwargs)
+        if not first:
+            return out
+
+        def down(t):
+            if isinstance(t, _Tensor) and t.dtype is torch.float64:
+                return t.to(first[0])
+            return t
+        return type(out)(down(t) for t in out) if isinstance(out, (list, tuple)) else down(out)
 
 
 def welford_call_kind(name: str, ins, args) -> str | None:

@@ -157,6 +157,20 @@ class Judge(ApiChecks, DtypeChecks):
                     else:
                         self._checks.setdefault("aten::" + op, []).append((kind, e))
 
+    def dtype_added(self, name: str, dtype: str) -> bool:
+        """Whether the data says the MPS kernel of ``name`` (``aten::histc``) gained ``dtype`` at or before this
+        release: a dtype check of mps_dtype_checks.yaml refused it in an earlier release and its range has ended.
+        The emulated device computes such a call on a widened dtype where this CPU's kernel lacks it; any other
+        CPU refusal stays the program's error (no data says the Mac runs it)."""
+        bare = name.split("::", 1)[-1]
+        rel = Version(self.torch)
+        for e in _kernel_checks()["dtype_checks"]:
+            if bare in e["ops"] and dtype in e["refuses"]:
+                fixed = _rule_fixed_in(e)
+                if fixed is not None and rel >= Version(fixed):
+                    return True
+        return False
+
     def set_fallback(self, fallback: bool) -> None:
         """Change the ``PYTORCH_ENABLE_MPS_FALLBACK`` assumption (the program set it before importing torch)."""
         if bool(fallback) != self.fallback:
