@@ -17,7 +17,8 @@ import time
 import torch
 
 from mpsready.emulate import residence
-from mpsready.emulate.dispatch import operands, welford_call_kind
+from mpsready.emulate.dispatch import operands
+from mpsready.emulate.widen import welford_call_kind
 from mpsready.emulate.wrong_results import advise
 from mpsready.emulate.session import Emulator
 from mpsready.ops.judge import CallFacts

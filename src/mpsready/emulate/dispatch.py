@@ -19,7 +19,6 @@ backward ops are judged too.
 
 from __future__ import annotations
 
-import re
 import time
 from typing import Any, Sequence
 
@@ -28,8 +27,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from mpsready.emulate import residence
 from mpsready.emulate.session import Emulator, mac_error_kind
+from mpsready.emulate.widen import CPU_DISPATCH_GAP, compiled_kind, widened
 from mpsready.emulate.wrong_results import advise
-from mpsready.ops import inductor
 from mpsready.ops.advisories import AdvisoryFacts
 from mpsready.ops.judge import CallFacts
 
@@ -53,8 +52,6 @@ _ARGS = ("transposed",)
 # ops whose arguments the shape rules read (mps_shape_rules.yaml); others get only dtypes and the first rank
 _SHAPED = frozenset({"aten::convolution", "aten::_convolution", "aten::bmm", "aten::baddbmm"})
 _POINTWISE = getattr(torch.Tag, "pointwise", None)
-_REDUCTION = getattr(torch.Tag, "reduction", None)
-_ONE_THREADGROUP = 1024  # Metal's max threads per threadgroup: a longer reduction is multistage in Inductor
 _graph_task = torch._C._current_graph_task_id
 _grad_enabled = torch.is_grad_enabled  # -1 outside a backward pass (torch/csrc/autograd/init.cpp)
 
@@ -266,15 +263,15 @@ class MPSDispatch(TorchDispatchMode):
             if exc is not None:
                 raise exc
         if emu.compiling and not self.depth:  # a call of a compiled region (release_api.py judges the region)
-            emu.compiled_ops.add((plan.j.op, plan.dtype or "", _compiled_kind(info, func, ins, args)))
+            emu.compiled_ops.add((plan.j.op, plan.dtype or "", compiled_kind(info, func, ins, args)))
         t0 = _perf()
         try:
             out = self._expand(func, ins, args, kwargs, name) if plan.expand else info.op(*args, **kwargs)
         except NotImplementedError as exc:  # this CPU lacks a dtype the target's MPS kernel has (histc on ints)
-            if (plan.fails or plan.fallback or plan.expand or not _CPU_DISPATCH_GAP.match(str(exc))
+            if (plan.fails or plan.fallback or plan.expand or not CPU_DISPATCH_GAP.match(str(exc))
                     or not emu.judge.dtype_added(name, plan.dtype or "")):
                 raise
-            out = _widened(info.op, args, kwargs)
+            out = widened(info.op, args, kwargs)
         seconds = _perf() - t0
         if plan.fallback:
             emu.warn_fallback(plan.j)
@@ -550,65 +547,6 @@ def _check_generator(emu: Emulator, name: str, on: bool) -> None:
         exc = emu.fail(j, name)
         if exc is not None:
             raise exc
-
-
-def _compiled_kind(info: _Info, func, ins, args=()) -> str:
-    """How Inductor's Metal code generation meets a call of a compiled region (Judge.compile_region): ``view``,
-    ``pointwise``, a Welford reduction's kind (``ops/inductor.py`` ``welford_kind``: variances, standard deviations,
-    layer/group/training batch norms), ``reduction`` (the ``reduction`` tag, over at most one threadgroup's 1024
-    elements), ``long_reduction`` (more: a multistage reduction) or ``other``."""
-    if info.view:
-        return "view"
-    if info.pointwise:
-        return "pointwise"
-    kind = welford_call_kind(info.name, ins, args)
-    if kind is not None:
-        return kind
-    if _REDUCTION is not None and _REDUCTION in func.tags:
-        return "reduction" if not ins or ins[0].numel() <= _ONE_THREADGROUP else "long_reduction"
-    return "other"
-
-
-_CPU_DISPATCH_GAP = re.compile(r'^"\w+_cpu" not implemented for \'(Bool|Byte|Char|Short|Int|Long|UInt16|UInt32|UInt64)\'$')
-
-
-def _widened(op, args, kwargs):
-    """A call the target's MPS kernel runs on an integer (or bool) dtype that this CPU's kernel does not dispatch
-    (AT_DISPATCH: ``"histogram_cpu" not implemented for 'Int'``): computed with those tensors as float64 (exact for
-    integers up to 2**53) and float64 results cast back to the first such tensor's dtype (the dtype the kernel
-    gives its result: histc returns its input's). Only the values are emulated: the judgement (the kernel exists
-    for that dtype on the target) was made before."""
-    with torch._C._DisableTorchDispatch(), torch._C.DisableTorchFunction():
-        first = []
-
-        def up(a):
-            if isinstance(a, _Tensor) and not a.is_floating_point() and not a.is_complex():
-                first.append(a.dtype)
-                return a.to(torch.float64)
-            if isinstance(a, (list, tuple)):
-                return type(a)(up(x) for x in a)
-            return a
-        wargs = tuple(up(a) for a in args)
-        wkwargs = {k: up(v) for k, v in kwargs.items()}
-        out = op(*wargs, **wkwargs)
-        if not first:
-            return out
-
-        def down(t):
-            if isinstance(t, _Tensor) and t.dtype is torch.float64:
-                return t.to(first[0])
-            return t
-        return type(out)(down(t) for t in out) if isinstance(out, (list, tuple)) else down(out)
-
-
-def welford_call_kind(name: str, ins, args) -> str | None:
-    """The Welford kind of a call of a compiled region (``ops/inductor.py``), or None for other ops (and for a
-    batch norm in eval mode, which reduces nothing)."""
-    base = name.split(".", 1)[0]
-    if base not in inductor.WELFORD_OPS or not ins:
-        return None
-    geometry = inductor.welford_geometry(base, tuple(ins[0].shape), tuple(args))
-    return None if geometry is None else inductor.welford_kind(*geometry)
 
 
 def _copy_back(emu: Emulator, src, dtype) -> None:

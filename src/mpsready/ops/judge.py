@@ -32,7 +32,7 @@ from mpsready.ops import learned
 from mpsready.ops.shape_tests import _SHAPE_TESTS, SHAPE_TESTS  # noqa: F401  (SHAPE_TESTS: the judge's public name)
 from mpsready.ops.api_judge import ApiChecks
 from mpsready.ops.judge_dtypes import DTYPE_FACTS, c10_name  # noqa: F401 (re-exported: part of the judge's API)
-from mpsready.ops.judge_dtypes import _DEFAULT_BRANCH, DtypeChecks, _dtype_support_rules
+from mpsready.ops.judge_dtypes import _DEFAULT_BRANCH, C10_NAMES, DtypeChecks, _dtype_support_rules
 from mpsready.ops.messages import fallback_warning, not_implemented_message
 from mpsready import versions
 
@@ -156,20 +156,6 @@ class Judge(ApiChecks, DtypeChecks):
                         self._any_checks.append(e)
                     else:
                         self._checks.setdefault("aten::" + op, []).append((kind, e))
-
-    def dtype_added(self, name: str, dtype: str) -> bool:
-        """Whether the data says the MPS kernel of ``name`` (``aten::histc``) gained ``dtype`` at or before this
-        release: a dtype check of mps_dtype_checks.yaml refused it in an earlier release and its range has ended.
-        The emulated device computes such a call on a widened dtype where this CPU's kernel lacks it; any other
-        CPU refusal stays the program's error (no data says the Mac runs it)."""
-        bare = name.split("::", 1)[-1]
-        rel = Version(self.torch)
-        for e in _kernel_checks()["dtype_checks"]:
-            if bare in e["ops"] and dtype in e["refuses"]:
-                fixed = _rule_fixed_in(e)
-                if fixed is not None and rel >= Version(fixed):
-                    return True
-        return False
 
     def set_fallback(self, fallback: bool) -> None:
         """Change the ``PYTORCH_ENABLE_MPS_FALLBACK`` assumption (the program set it before importing torch)."""
@@ -343,7 +329,7 @@ class Judge(ApiChecks, DtypeChecks):
                     bad = d if d is not None and ("*" in refused or d in refused) else None
                 if bad is not None:  # a dtype an MPS kernel refuses, or aborts on (effect: crash)
                     return Judgement(target, "crash" if e.get("effect") == "crash" else "error", "dtype",
-                                     e["exception"], e["message"].replace("{scalar_type}", _C10_NAMES.get(bad, bad)),
+                                     e["exception"], e["message"].replace("{scalar_type}", C10_NAMES.get(bad, bad)),
                                      bad, _rule_fixed_in(e), target, e["source"])
             elif all(_SHAPE_TESTS[k](v, facts) for k, v in e["when"].items()):
                 return Judgement(target, "crash" if e.get("effect") == "crash" else "error", "shape",
@@ -565,13 +551,6 @@ class Judge(ApiChecks, DtypeChecks):
         return replace(j, outcome="unknown", kind="composite_unseen",
                        message="composite op whose callees were not recorded (trace with this --torch)")
 
-
-
-# c10::ScalarType names (c10/core/ScalarType.h), as AT_DISPATCH's "not implemented for '<name>'" prints them
-_C10_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
-              "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
-              "complex64": "ComplexFloat", "complex128": "ComplexDouble", "uint16": "UInt16", "uint32": "UInt32",
-              "uint64": "UInt64"}
 
 
 def _rule_fixed_in(rule: dict[str, Any]) -> str | None:

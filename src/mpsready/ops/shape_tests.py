@@ -4,7 +4,7 @@ from :mod:`mpsready.ops.judge` (the module size limit); the judge imports them."
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ def _alpha_mixed(flag: bool, f: CallFacts) -> bool:
 
 SHAPE_TESTS = ("arg", "ndim", "input_ndim", "input_ndim_gt", "dtype_in", "size0_gt", "out_numel_gt", "empty_input", "numel_gt",
                "dim_gt", "dim_beyond_minor4", "alpha_mixed")
-_SHAPE_TESTS = {
+_SHAPE_TESTS: dict[str, Callable[[Any, "CallFacts"], bool]] = {
     "arg": _arg,
     "ndim": _ndim,
     "input_ndim": lambda n, f: f.input_ndim == n,

@@ -72,13 +72,16 @@ def mine_codegen(text: str) -> dict[str, Any]:
     tree = ast.parse(text)
     out: dict[str, Any] = {"reductions": [], "multistage_refused": {}, "metal_dtypes": [],
                            "max_threadgroup_size": None}
-    for node in tree.body:
-        target = node.targets[0] if isinstance(node, ast.Assign) else (
-            node.target if isinstance(node, ast.AnnAssign) else None)
-        if (isinstance(target, ast.Name) and target.id == "DTYPE_TO_METAL"
-                and isinstance(getattr(node, "value", None), ast.Dict)):
-            out["metal_dtypes"] = sorted({d for k in node.value.keys if k is not None  # type: ignore[union-attr]
-                                          for d in [_dtype_name(k)] if d})
+    for stmt in tree.body:
+        value: ast.expr | None
+        if isinstance(stmt, ast.Assign):
+            target, value = stmt.targets[0], stmt.value
+        elif isinstance(stmt, ast.AnnAssign):
+            target, value = stmt.target, stmt.value
+        else:
+            continue
+        if isinstance(target, ast.Name) and target.id == "DTYPE_TO_METAL" and isinstance(value, ast.Dict):
+            out["metal_dtypes"] = sorted({d for k in value.keys if k is not None for d in [_dtype_name(k)] if d})
     reductions: set[str] = set()
     for node in ast.walk(tree):
         if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
