@@ -9,6 +9,8 @@ Per release V: ``pip download`` its macOS arm64 wheel (``fetch.download``: ``mac
 * ``aten/src/ATen/native/native_functions.yaml`` (the wheel's ``torchgen/packaged`` copy, byte-identical to the
   source tree's, research note §1);
 * ``torch/testing/_internal/common_mps.py`` (wheels >= 2.8 only, research note §3);
+* ``torch/_inductor/codegen/mps.py`` and ``mps_device_op_overrides.py`` (wheels >= 2.7: Inductor's Metal code
+  generation, read by :mod:`mpsready.ops.build.inductor`);
 * ``aten/src/ATen/native/mps/*.h``: the MPS headers the wheel ships under ``torch/include`` (the ``.mm`` operator
   sources are not in wheels: see ``BINARY_STRINGS``);
 * ``BINARY_STRINGS`` (``libtorch_cpu.mps_strings.txt``): every printable string of the wheel's
