@@ -99,3 +99,32 @@ print(v)
     _, doc, _, _ = emulate(script, torch="2.12", macos="26.3")
     assert (doc["outcome"], doc["program_error"]["message"]) == (
         "inconclusive", "\"kthvalue_cpu\" not implemented for 'Bool'")
+
+
+@pytest.mark.parametrize(("release", "dtypes", "alpha", "message"), [
+    ("2.9.1", ("float16", "float32"), 0.33, "Failed to create function state object for: add_alpha_dense_cast_half_float"),
+    ("2.12.1", ("bfloat16", "float32"), -1.0,
+     "Failed to create function state object for: add_alpha_dense_cast_bfloat_float"),
+    ("2.12.1", ("float16", "bfloat16"), 2, "Failed to create function state object for: add_alpha_dense_cast_half_float"),
+    ("2.12.1", ("float32", "float16"), 2, None),  # the promotion is self's own dtype
+    ("2.12.1", ("float16", "float32"), 1, None),  # alpha 1: the kernel without alpha
+    ("2.8.0", ("float16", "float32"), 0.33, None)])  # last known good
+def test_in_place_add_into_a_narrower_self_with_alpha_fails_from_2_9(release, dtypes, alpha, message):
+    j = Judge(release, macos="26.4").call("aten::add_.Tensor", CallFacts(dtypes=dtypes, args={"alpha": alpha}), False)
+    assert (j.outcome, j.message) == (("error", message) if message else ("runs", None))
+
+
+def test_in_place_add_with_alpha_at_the_users_line(tmp_path):
+    script = write(tmp_path, """\
+import torch
+
+a = torch.arange(16, dtype=torch.float16, device="mps")
+b = torch.arange(16, dtype=torch.float32, device="mps")
+a.add_(b, alpha=0.33)
+print(a.cpu())
+""")
+    _, doc, _, _ = emulate(script, torch="2.12", macos="26.4")
+    f = doc["first_failure"]
+    assert (doc["outcome"], f["exception"], f["message"], f["location"]["line"], f["op"], f["fixed_in"]) == (
+        "failed", "RuntimeError", "Failed to create function state object for: add_alpha_dense_cast_half_float", 5,
+        "aten::add_.Tensor", None)

@@ -32,7 +32,7 @@ from mpsready.ops import learned
 from mpsready.ops.shape_tests import _SHAPE_TESTS, SHAPE_TESTS  # noqa: F401  (SHAPE_TESTS: the judge's public name)
 from mpsready.ops.api_judge import ApiChecks
 from mpsready.ops.judge_dtypes import DTYPE_FACTS, c10_name  # noqa: F401 (re-exported: part of the judge's API)
-from mpsready.ops.judge_dtypes import _DEFAULT_BRANCH, C10_NAMES, DtypeChecks, _dtype_support_rules
+from mpsready.ops.judge_dtypes import _DEFAULT_BRANCH, C10_NAMES, DtypeChecks, _dtype_support_rules, metal_names
 from mpsready.ops.messages import fallback_warning, not_implemented_message
 from mpsready import versions
 
@@ -232,7 +232,8 @@ class Judge(ApiChecks, DtypeChecks):
         for _kind, e in self._checks.get(name) or self._checks.get(self.target(name)) or ():
             for test, value in (e.get("when") or {}).items():
                 want.add({"arg": "args", "numel_gt": "numel0", "dim_gt": "dim_max",
-                          "dim_beyond_minor4": "args", "alpha_mixed": "args"}.get(test, test))
+                          "dim_beyond_minor4": "args", "alpha_mixed": "args",
+                          "alpha_self_promoted": "args"}.get(test, test))
                 if test == "dim_gt" and value < 2**31 - 1:  # a bound a tensor can pass without INT_MAX elements
                     want.add("dim_max_any")
         if self._any_checks:
@@ -333,8 +334,8 @@ class Judge(ApiChecks, DtypeChecks):
                                      bad, _rule_fixed_in(e), target, e["source"])
             elif all(_SHAPE_TESTS[k](v, facts) for k, v in e["when"].items()):
                 return Judgement(target, "crash" if e.get("effect") == "crash" else "error", "shape",
-                                 e["exception"], e["message"], (dtypes[:1] or (None,))[0], _rule_fixed_in(e), target,
-                                 e["source"])
+                                 e["exception"], metal_names(e["message"], dtypes), (dtypes[:1] or (None,))[0],
+                                 _rule_fixed_in(e), target, e["source"])
         if kernel and facts.dim_max:
             for e in self._any_checks:
                 if all(_SHAPE_TESTS[k](v, facts) for k, v in e["when"].items()):

@@ -31,6 +31,26 @@ C10_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", 
               "uint64": "UInt64"}
 
 
+# Metal type names of c10/metal (scalarToMetalTypeString), as MPS's Metal kernel names spell them
+_METAL_NAMES = {"float32": "float", "float16": "half", "bfloat16": "bfloat", "int64": "long", "int32": "int",
+                "int16": "short", "int8": "char", "uint8": "uchar", "bool": "bool"}
+
+
+def metal_names(message: str, dtypes: tuple[str, ...]) -> str:
+    """``message`` with ``{self_metal}`` (the first tensor's dtype) and ``{promoted_metal}`` (the promotion of the
+    first two) as Metal spells them: a kernel name MPS builds at run time (``add_alpha_dense_cast_half_float``)."""
+    if "{" not in message or not dtypes:
+        return message
+    from mpsready.ops.shape_tests import _promoted_differs
+
+    first = dtypes[0]
+    promoted = dtypes[1] if len(dtypes) > 1 and _promoted_differs(dtypes[1], first) else first
+    if {first, promoted} == {"float16", "bfloat16"}:
+        promoted = "float32"
+    return (message.replace("{self_metal}", _METAL_NAMES.get(first, first))
+            .replace("{promoted_metal}", _METAL_NAMES.get(promoted, promoted)))
+
+
 @lru_cache(maxsize=None)
 def _dtype_support_rules() -> tuple[dict[str, Any], ...]:
     """``data/curated/mps_dtype_support.yaml`` ``rules``: per dtype and release, creation, copies and compute."""

@@ -64,8 +64,18 @@ def _alpha_mixed(flag: bool, f: CallFacts) -> bool:
     return mixed == bool(flag)
 
 
+def _alpha_self_promoted(flag: bool, f: CallFacts) -> bool:
+    """An ``alpha`` other than 1 with a second tensor operand whose promotion with ``self`` gives a dtype other than
+    ``self``'s: an in-place add whose result is cast back into a narrower ``self`` (float16 += float32 * alpha)."""
+    alpha = (f.args or {}).get("alpha", 1)
+    promoted = (alpha is not None and alpha != 1 and len(f.dtypes) >= 2
+                and _promoted_differs(f.dtypes[1], f.dtypes[0]))
+    return promoted == bool(flag)
+
+
 SHAPE_TESTS = ("arg", "ndim", "input_ndim", "input_ndim_gt", "dtype_in", "size0_gt", "out_numel_gt", "empty_input", "numel_gt",
-               "dim_gt", "dim_beyond_minor4", "alpha_mixed")
+               "dim_gt", "dim_beyond_minor4", "alpha_mixed",
+               "alpha_self_promoted")
 _SHAPE_TESTS: dict[str, Callable[[Any, "CallFacts"], bool]] = {
     "arg": _arg,
     "ndim": _ndim,
@@ -79,4 +89,5 @@ _SHAPE_TESTS: dict[str, Callable[[Any, "CallFacts"], bool]] = {
     "dim_gt": lambda n, f: f.dim_max > n,
     "dim_beyond_minor4": _dim_beyond_minor4,
     "alpha_mixed": _alpha_mixed,
+    "alpha_self_promoted": _alpha_self_promoted,
 }
