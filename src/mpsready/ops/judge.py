@@ -233,7 +233,7 @@ class Judge(ApiChecks, DtypeChecks):
             for test, value in (e.get("when") or {}).items():
                 want.add({"arg": "args", "numel_gt": "numel0", "dim_gt": "dim_max",
                           "dim_beyond_minor4": "args", "alpha_mixed": "args",
-                          "alpha_self_promoted": "args"}.get(test, test))
+                          "alpha_self_promoted": "args", "dtypes_differ": "args"}.get(test, test))
                 if test == "dim_gt" and value < 2**31 - 1:  # a bound a tensor can pass without INT_MAX elements
                     want.add("dim_max_any")
         if self._any_checks:

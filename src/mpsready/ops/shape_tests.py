@@ -73,9 +73,15 @@ def _alpha_self_promoted(flag: bool, f: CallFacts) -> bool:
     return promoted == bool(flag)
 
 
+def _dtypes_differ(flag: bool, f: CallFacts) -> bool:
+    """The first two tensor arguments have different dtypes (no promotion: a kernel that compares the two dtypes,
+    MPS's ``isin`` before 2.8)."""
+    return (len(f.dtypes) >= 2 and f.dtypes[0] != f.dtypes[1]) == bool(flag)
+
+
 SHAPE_TESTS = ("arg", "ndim", "input_ndim", "input_ndim_gt", "dtype_in", "size0_gt", "out_numel_gt", "empty_input", "numel_gt",
                "dim_gt", "dim_beyond_minor4", "alpha_mixed",
-               "alpha_self_promoted")
+               "alpha_self_promoted", "dtypes_differ")
 _SHAPE_TESTS: dict[str, Callable[[Any, "CallFacts"], bool]] = {
     "arg": _arg,
     "ndim": _ndim,
@@ -90,4 +96,5 @@ _SHAPE_TESTS: dict[str, Callable[[Any, "CallFacts"], bool]] = {
     "dim_beyond_minor4": _dim_beyond_minor4,
     "alpha_mixed": _alpha_mixed,
     "alpha_self_promoted": _alpha_self_promoted,
+    "dtypes_differ": _dtypes_differ,
 }
