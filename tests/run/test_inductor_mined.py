@@ -62,7 +62,7 @@ class K:
     assert mine_codegen(text) == {
         "reductions": ["prod", "sum", "welford_reduce"], "metal_dtypes": ["float16", "float32", "uint16"],
         "multistage_refused": {"welford_reduce": "Multistage reduction not yet supported for welford_reduce"},
-        "max_threadgroup_size": 1024}
+        "max_threadgroup_size": 1024, "symbolic_size_printed": {}}
 
 
 @pytest.mark.parametrize(("reduced", "outputs", "kind"), [

@@ -36,3 +36,58 @@ print(hit.tolist())
         "failed", "RuntimeError", ISIN, 5, "2.8.0")
     _, doc, out, _ = emulate(script, torch="2.8", macos="15.4")
     assert (doc["outcome"], out) == ("completed", "[False, True, False, False]\n")
+
+
+DYNAMIC_VAR = """\
+import torch
+
+
+@torch.compile(dynamic={dynamic})
+def row_var(x):
+    return x.var(dim=-1)
+
+
+x = torch.randn(4, 5000, device="mps")
+v = row_var(x)
+print(tuple(v.shape))
+"""
+
+
+def test_the_miner_finds_a_raw_sympy_size_in_a_welford_branch():
+    from mpsready.ops.build.inductor import mine_codegen
+
+    text = '''
+import sympy
+class K:
+    def _reduction_nocache(self, dtype, src_dtype, reduction_type, value):
+        acc_buf_size = sympy.Min(self.numel, 1024)
+        acc_buf_size_str = self.sexpr(acc_buf_size)
+        if reduction_type == "sum":
+            return f"threadgroup_sum({value}, {acc_buf_size_str})"
+        if reduction_type == "welford_reduce":
+            return f"threadgroup_welford_combine(buf, {acc_buf_size})"
+        raise NotImplementedError(reduction_type)
+'''
+    assert mine_codegen(text)["symbolic_size_printed"] == {"welford_reduce": "Min"}
+    assert mine_codegen(text.replace("sympy.Min(", "min("))["symbolic_size_printed"] == {}
+
+
+def test_mined_releases_that_print_the_sympy_size():
+    from mpsready.ops import inductor
+
+    rels = inductor.load()["releases"]
+    assert sorted((r for r in rels if rels[r]["symbolic_size_printed"]), key=lambda r: tuple(map(int, r.split(".")))) == [
+        "2.9.0", "2.9.1", "2.10.0", "2.11.0", "2.12.0", "2.12.1"]
+    assert {rels[r]["symbolic_size_printed"].get("welford_reduce") for r in rels} == {"Min", None}
+
+
+@pytest.mark.parametrize(("release", "dynamic", "outcome"), [
+    ("2.12", "True", "failed"), ("2.9", "True", "failed"), ("2.12", "None", "completed"), ("2.13", "True", "completed")])
+def test_a_dynamic_compiled_variance_fails_on_the_sympy_min_from_2_9_to_2_12(tmp_path, release, dynamic, outcome):
+    script = write(tmp_path, DYNAMIC_VAR.format(dynamic=dynamic))
+    _, doc, _, _ = emulate(script, torch=release, macos="26.4")
+    assert doc["outcome"] == outcome
+    if outcome == "failed":
+        f = doc["first_failure"]
+        assert (f["exception"], f["message"], f["location"]["line"], f["fixed_in"]) == (
+            "InductorError", "use of undeclared identifier 'Min'", 10, "2.13.0")

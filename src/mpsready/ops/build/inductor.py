@@ -18,7 +18,13 @@ release's macOS arm64 wheel; this reads it with :mod:`ast` (never imports it) an
 * ``metal_dtypes``: the keys of ``DTYPE_TO_METAL`` (``MetalKernel.dtype_to_str`` indexes it for every buffer of a
   generated kernel: a dtype outside it raises ``KeyError: torch.<dtype>``; the unsigned 16/32/64-bit types appear in
   2.14.0);
-* ``max_threadgroup_size``: the class attribute (1024 in every release: a longer reduction is multistage).
+* ``max_threadgroup_size``: the class attribute (1024 in every release: a longer reduction is multistage);
+* ``symbolic_size_printed``: reduction types whose branch writes the reduction buffer's size into the generated
+  Metal source raw (an f-string of the name ``acc_buf_size``) where the method computes that size with
+  ``sympy.<Fn>(...)``: with a symbolic reduction length (``torch.compile(dynamic=True)``) Python prints the sympy
+  call itself, ``Min(1024, r0_numel)``, and the Metal compiler stops at ``use of undeclared identifier 'Min'``
+  (2.9.0-2.12.1's multistage ``welford_reduce``; 2.13.0 prints ``acc_buf_size_str``, PR #184206). The type maps to
+  the function name printed.
 
 Each entry carries its wheel (name, sha256, source commit, from ``wheel.json``) and ``range: read``: every release is
 read in its own file, nothing is carried over.
@@ -67,11 +73,29 @@ def _assert_text(msg: ast.expr | None, reduction_type: str) -> str:
     return "".join(parts)
 
 
+def _sympy_size_fn(func: ast.FunctionDef) -> str | None:
+    """The sympy function (``"Min"``) the reduction method assigns ``acc_buf_size`` from (``acc_buf_size =
+    sympy.Min(...)``), or None (a Python ``min``, or another module's ``Min`` that prints as Metal)."""
+    for node in ast.walk(func):
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id == "acc_buf_size" and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Attribute) and isinstance(node.value.func.value, ast.Name)
+                and node.value.func.value.id == "sympy"):
+            return node.value.func.attr
+    return None
+
+
+def _prints_raw_size(stmt: ast.stmt) -> bool:
+    """Whether ``stmt`` formats the name ``acc_buf_size`` itself into an f-string (generated source)."""
+    return any(isinstance(v, ast.FormattedValue) and isinstance(v.value, ast.Name) and v.value.id == "acc_buf_size"
+               for node in ast.walk(stmt) if isinstance(node, ast.JoinedStr) for v in node.values)
+
+
 def mine_codegen(text: str) -> dict[str, Any]:
     """The facts of one ``codegen/mps.py`` (module docstring)."""
     tree = ast.parse(text)
     out: dict[str, Any] = {"reductions": [], "multistage_refused": {}, "metal_dtypes": [],
-                           "max_threadgroup_size": None}
+                           "max_threadgroup_size": None, "symbolic_size_printed": {}}
     for stmt in tree.body:
         value: ast.expr | None
         if isinstance(stmt, ast.Assign):
@@ -89,6 +113,7 @@ def mine_codegen(text: str) -> dict[str, Any]:
             out["max_threadgroup_size"] = node.value.value
         if not (isinstance(node, ast.FunctionDef) and node.name in ("reduction", "_reduction_nocache")):
             continue
+        size_fn = _sympy_size_fn(node)
         for branch in ast.walk(node):
             if not isinstance(branch, ast.If):
                 continue
@@ -103,6 +128,9 @@ def mine_codegen(text: str) -> dict[str, Any]:
                         and isinstance(stmt.test, ast.UnaryOp)):
                     for t in types:
                         out["multistage_refused"][t] = _assert_text(stmt.msg, t)
+            if size_fn and any(_prints_raw_size(stmt) for stmt in branch.body):
+                for t in types:
+                    out["symbolic_size_printed"][t] = size_fn
     out["reductions"] = sorted(reductions)
     return out
 
@@ -144,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     for rel, f in releases.items():
         print(f"{rel:8} reductions={','.join(f['reductions'])} multistage_refused="
-              f"{','.join(f['multistage_refused']) or '-'} metal_dtypes={len(f['metal_dtypes'])}")
+              f"{','.join(f['multistage_refused']) or '-'} metal_dtypes={len(f['metal_dtypes'])} "
+              f"symbolic_size_printed={','.join(f['symbolic_size_printed']) or '-'}")
     if args.output:
         doc = {"schema": SCHEMA, "version": 1, "first_release": "2.7.0",
                "note": "releases before 2.7.0 ship no torch/_inductor/codegen/mps.py (no Metal back-end)",
