@@ -91,3 +91,90 @@ def test_a_dynamic_compiled_variance_fails_on_the_sympy_min_from_2_9_to_2_12(tmp
         f = doc["first_failure"]
         assert (f["exception"], f["message"], f["location"]["line"], f["fixed_in"]) == (
             "InductorError", "use of undeclared identifier 'Min'", 10, "2.13.0")
+
+
+def _wrong(doc):
+    return [(w["id"], w["op"], w["location"]["line"]) for w in doc["wrong_results"]]
+
+
+LAYER_NORMS = """\
+import torch
+import torch.nn.functional as F
+
+x = torch.randn(4, 8, dtype=torch.{dtype}, device="mps")
+w = torch.randn(8, dtype=torch.{wdtype}, device="mps")
+b = torch.randn(8, dtype=torch.{wdtype}, device="mps")
+out = F.layer_norm(x, (8,), w, b)
+print(out.dtype)
+"""
+
+
+def test_a_half_layer_norm_with_float32_affine_is_a_wrong_result_from_2_8(tmp_path):
+    script = write(tmp_path, LAYER_NORMS.format(dtype="float16", wdtype="float32"))
+    _, doc, _, _ = emulate(script, torch="2.13", macos="26.5")
+    assert (doc["outcome"], _wrong(doc)) == (
+        "completed", [("layer-norm-half-input-float32-affine", "aten::native_layer_norm", 7)])
+    _, doc, _, _ = emulate(script, torch="2.7", macos="15.5")  # MPSGraph's layer norm before the Metal kernel
+    assert doc["wrong_results"] == []
+    for dtype, wdtype in (("float16", "float16"), ("float32", "float32"), ("bfloat16", "bfloat16")):
+        _, doc, _, _ = emulate(write(tmp_path, LAYER_NORMS.format(dtype=dtype, wdtype=wdtype)), torch="2.13",
+                               macos="26.5")
+        assert doc["wrong_results"] == [], dtype
+
+
+FROZEN = """\
+import torch
+import torch.nn.functional as F
+
+x = torch.randn(2, 4, device="mps", requires_grad={grad})
+w = torch.ones(4, device="mps", requires_grad=True)
+b = torch.zeros(4, device="mps", requires_grad=True)
+F.layer_norm(x, (4,), w, b).sum().backward()
+print(w.grad.tolist())
+"""
+
+
+def test_layer_norm_backward_without_an_input_gradient_is_a_wrong_result_on_2_12(tmp_path):
+    script = write(tmp_path, FROZEN.format(grad="False"))
+    _, doc, _, _ = emulate(script, torch="2.12", macos="26.4")
+    assert (doc["outcome"], _wrong(doc)) == (
+        "completed", [("layer-norm-backward-frozen-input", "aten::native_layer_norm_backward", 7)])
+    _, doc, _, _ = emulate(script, torch="2.13", macos="26.4")
+    assert doc["wrong_results"] == []
+    _, doc, _, _ = emulate(write(tmp_path, FROZEN.format(grad="True")), torch="2.12", macos="26.4")
+    assert doc["wrong_results"] == []
+
+
+GRID = """\
+import torch
+import torch.nn.functional as F
+
+volume = torch.randn(1, 2, 4, 5, 5, device="mps")
+flow = torch.rand(1, 3, 4, 5, 5, device="mps") * 2 - 1
+grid = flow.permute(0, 2, 3, 4, 1){contiguous}
+out = F.grid_sample(volume, grid, align_corners=True)
+print(out.shape)
+"""
+
+
+def test_a_3d_grid_sample_with_a_permuted_grid_is_a_wrong_result_on_2_9_and_2_10(tmp_path):
+    script = write(tmp_path, GRID.format(contiguous=""))
+    _, doc, _, _ = emulate(script, torch="2.10", macos="26.2")
+    assert (doc["outcome"], _wrong(doc)) == (
+        "completed", [("grid-sampler-3d-noncontiguous-grid", "aten::grid_sampler_3d", 7)])
+    _, doc, _, _ = emulate(script, torch="2.11", macos="26.2")
+    assert doc["wrong_results"] == []
+    _, doc, _, _ = emulate(write(tmp_path, GRID.format(contiguous=".contiguous()")), torch="2.10", macos="26.2")
+    assert doc["wrong_results"] == []
+
+
+def test_the_new_conditions_are_read_from_the_named_argument():
+    from mpsready.ops.advisories import AdvisoryFacts, AdvisoryIndex
+
+    idx = AdvisoryIndex("2.12.0", "26.4")
+    facts = AdvisoryFacts(dtypes=("float32",) * 5, shapes=((2, 4),) * 5, contiguous=(True,) * 5,
+                          args={"output_mask": [False, True, True]})
+    assert idx.match("aten::native_layer_norm_backward", facts).id == "layer-norm-backward-frozen-input"
+    facts = AdvisoryFacts(dtypes=("float32",) * 5, shapes=((2, 4),) * 5, contiguous=(True,) * 5,
+                          args={"output_mask": [True, True, True]})
+    assert idx.match("aten::native_layer_norm_backward", facts) is None

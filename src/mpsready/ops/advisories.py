@@ -27,10 +27,11 @@ CONDITIONS = ("non_contiguous", "storage_offset", "channels_last", "expanded", "
               "dim_size_gt", "negative_dim", "arg", "output_size_nondivisible", "compiled", "size_eq", "size_gt",
               "grouped_heads", "broadcast_batch", "full_reduction", "arg_odd", "matmul_out_numel_gt",
               "offset_not_multiple_of", "tensor_arg", "generator_restored", "masked_row", "int_abs_gt",
-              "outside_range_within", "cache_key_ignores", "matmul_k_ge", "matmul_out_dims_ge")
+              "outside_range_within", "cache_key_ignores", "matmul_k_ge", "matmul_out_dims_ge",
+              "non_contiguous_arg", "arg_dtype_differs", "arg_false_at")
 # conditions that read the values of the call's tensors: asked of AdvisoryFacts.probe, only once every other
 # condition of the entry holds (a set look-up per call until then)
-PROBED = ("masked_row", "int_abs_gt", "outside_range_within")
+PROBED = ("masked_row", "int_abs_gt", "outside_range_within", "non_contiguous_arg", "arg_dtype_differs")
 _REPORT_PREFIX = "https://github.com/pytorch/pytorch/"
 
 
@@ -226,6 +227,13 @@ def _holds(key: str, want: Any, f: AdvisoryFacts) -> bool:
         if key == "matmul_k_ge":
             return a[-1] >= int(want)
         return a[-2] >= int(want) and b[-1] >= int(want)
+    if key == "arg_false_at":  # {NAME: INDEX}: the list argument NAME holds False at INDEX (an output_mask)
+        args = f.args or {}
+        for name, index in want.items():
+            v = args.get(name)
+            if not isinstance(v, (list, tuple)) or not -len(v) <= int(index) < len(v) or v[int(index)] is not False:
+                return False
+        return True
     if key == "cache_key_ignores":  # stateful: AdvisoryIndex.match decides it
         return True
     if key in PROBED:
