@@ -178,3 +178,16 @@ def test_the_new_conditions_are_read_from_the_named_argument():
     facts = AdvisoryFacts(dtypes=("float32",) * 5, shapes=((2, 4),) * 5, contiguous=(True,) * 5,
                           args={"output_mask": [True, True, True]})
     assert idx.match("aten::native_layer_norm_backward", facts) is None
+
+
+def test_nonzero_on_mps_is_c_contiguous_as_its_kernel_allocates_it(tmp_path):
+    script = write(tmp_path, """\
+import torch
+
+x = torch.tensor([[0.0, 1.0], [2.0, 0.0], [3.0, 4.0]])
+on_mps = torch.nonzero(x.to("mps"))
+on_cpu = torch.nonzero(x)
+print(on_mps.is_contiguous(), on_mps.view(-1).tolist(), on_cpu.stride())
+""")
+    _, doc, out, _ = emulate(script, torch="2.10", macos="26.1")
+    assert (doc["outcome"], out) == ("completed", "True [0, 1, 1, 0, 2, 0, 2, 1] (1, 4)\n")

@@ -27,7 +27,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from mpsready.emulate import residence
 from mpsready.emulate.session import Emulator, mac_error_kind
-from mpsready.emulate.widen import CPU_DISPATCH_GAP, compiled_kind, widened
+from mpsready.emulate.widen import CPU_DISPATCH_GAP, compiled_kind, mps_layout, widened
 from mpsready.emulate.wrong_results import advise
 from mpsready.ops.advisories import AdvisoryFacts
 from mpsready.ops.judge import CallFacts
@@ -73,7 +73,8 @@ class _Info:
 
     def __init__(self, func):
         self.name = op_name(func)
-        self.op = getattr(func, "_op", func)  # the overload's C++ callable (OpOverload.__call__ forwards to it)
+        # the overload's C++ callable (OpOverload.__call__ forwards to it); a result layout of MPS's own (widen.py)
+        self.op = mps_layout(self.name, getattr(func, "_op", func))
         self.view = _is_view(func)
         self.schema_args = [a.name for a in func._schema.arguments]
         # the installed release's tags (native_functions.yaml): the pointwise set is the same in 2.3-2.14

@@ -71,3 +71,27 @@ def compiled_kind(info, func, ins, args=()) -> str:
     if _REDUCTION is not None and _REDUCTION in func.tags:
         return "reduction" if not ins or ins[0].numel() <= _ONE_THREADGROUP else "long_reduction"
     return "other"
+
+
+# ops whose MPS kernel allocates a C-contiguous result where this CPU's kernel returns another layout: ``nonzero``
+# (aten/src/ATen/native/mps/operations/Indexing.mm: ``resize_output(out_, {total_nonzero, nDim})`` since PR #91616;
+# the CPU's nonzero_out_cpu returns it Fortran-contiguous, strides (1, n): TensorAdvancedIndexing.cpp, cited in
+# PR #170181). So ``x.nonzero().view(-1)`` works on a Mac where the CPU raises "view size is not compatible"
+# (pytorch#170175, 2.10; the fix PRs #170181 (closed) and #193382 (open, 2026-08) ship in no release: every
+# shipped release 2.3-2.14 keeps the contiguous result)
+_C_CONTIGUOUS_RESULTS = frozenset({"aten::nonzero"})
+
+
+def mps_layout(name: str, op):
+    """The callable the dispatch mode computes ``name`` with: ``op`` itself, or for an op of
+    ``_C_CONTIGUOUS_RESULTS`` one whose result is made C-contiguous as MPS's kernel makes it."""
+    if name not in _C_CONTIGUOUS_RESULTS:
+        return op
+
+    def contiguous(*args, **kwargs):
+        out = op(*args, **kwargs)
+        if isinstance(out, _Tensor) and not out.is_contiguous():
+            with torch._C._DisableTorchDispatch(), torch._C.DisableTorchFunction():
+                return out.contiguous()
+        return out
+    return contiguous
