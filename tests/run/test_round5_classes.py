@@ -191,3 +191,25 @@ print(on_mps.is_contiguous(), on_mps.view(-1).tolist(), on_cpu.stride())
 """)
     _, doc, out, _ = emulate(script, torch="2.10", macos="26.1")
     assert (doc["outcome"], out) == ("completed", "True [0, 1, 1, 0, 2, 0, 2, 1] (1, 4)\n")
+
+
+NDARRAY = ("failed assertion `[MPSNDArray initWithDevice:descriptor:isTextureBacked:] Error: NDArray dimension "
+           "length > INT_MAX'")
+
+
+@pytest.mark.parametrize(("release", "macos", "want"), [
+    ("2.8.0", "15.5", ("crash", NDARRAY)), ("2.5.1", "14.4", ("crash", NDARRAY)), ("2.8.0", "13.5", ("runs", None)),
+    ("2.9.1", "15.5", ("error", "MPSGaph does not support tensor dims larger than INT_MAX"))])
+def test_a_dimension_above_int_max_aborts_in_mpsndarray_before_the_structured_check(release, macos, want):
+    j = Judge(release, macos=macos).call("aten::random_.from", CallFacts(dtypes=("uint8",), dim_max=2**31), False)
+    assert (j.outcome, j.message) == want
+
+
+def test_a_composites_callee_meeting_a_dimension_above_int_max_keeps_the_check():
+    judge = Judge("2.9.1", macos="15.5")
+    j = judge.op("aten::random_.from", CallFacts(dtypes=("uint8",), dim_max=2**31))
+    inside = judge.inside_composite(j, True, False, "2.13.0", parent="aten::randint")
+    assert (inside.outcome, inside.kind) == ("error", "shape")
+    fill = judge.op("aten::fill_.Scalar", CallFacts(dtypes=("int8",), dim_max=2**31))
+    # a fill may blit the buffer without a Metal tensor (ConstantOps.mm): not a certain failure inside ones()
+    assert judge.inside_composite(fill, True, False, "2.13.0", parent="aten::ones").outcome == "unknown"

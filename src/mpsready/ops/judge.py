@@ -151,6 +151,8 @@ class Judge(ApiChecks, DtypeChecks):
                     continue
                 if e.get("macos_below") and not versions.macos_lt(macos, e["macos_below"]):
                     continue
+                if e.get("macos_from") and versions.macos_lt(macos, e["macos_from"]):
+                    continue
                 for op in e["ops"]:
                     if op == ANY_OP:
                         self._any_checks.append(e)
@@ -339,8 +341,9 @@ class Judge(ApiChecks, DtypeChecks):
         if kernel and facts.dim_max:
             for e in self._any_checks:
                 if all(_SHAPE_TESTS[k](v, facts) for k, v in e["when"].items()):
-                    return Judgement(target, "error", "shape", e["exception"], e["message"],
-                                     (dtypes[:1] or (None,))[0], _rule_fixed_in(e), target, e["source"])
+                    return Judgement(target, "crash" if e.get("effect") == "crash" else "error", "shape",
+                                     e["exception"], e["message"], (dtypes[:1] or (None,))[0], _rule_fixed_in(e),
+                                     target, e["source"])
         return None
 
     def _judge(self, target: str, dtype: str, sparse: bool) -> Judgement:
@@ -491,10 +494,13 @@ class Judge(ApiChecks, DtypeChecks):
         stands (issue 33: a solver read through such a callee used to "complete" on every release before the one
         that added its kernel). Nor is a kernel check (not a missing kernel) of an MPS-only kernel (``_mps_*``,
         ``mps_*``: reached by MPS's routing of the composite in every release), such as the 65536 output-size
-        limit of ``_mps_convolution``."""
+        limit of ``_mps_convolution``, nor a check every MPS kernel makes (``ops: ["*"]``: a dimension above
+        INT_MAX, whose tensor the target's own callees meet too; not a fill, which may blit: fill_mps_tensor_)."""
         if not (j.fails and inside_composite and not exact_composites):
             return j
         if parent is not None and self.own_variant(parent, j):
+            return j
+        if j.kind == "shape" and j.op not in _BLIT_FILLS and any(j.message == e["message"] for e in self._any_checks):
             return j
         if j.kind != "missing" and j.op.split("::")[-1].startswith(("_mps_", "mps_")):
             # a kernel check of an MPS-only kernel (_mps_convolution): every release's composite reaches it by
@@ -552,6 +558,9 @@ class Judge(ApiChecks, DtypeChecks):
         return replace(j, outcome="unknown", kind="composite_unseen",
                        message="composite op whose callees were not recorded (trace with this --torch)")
 
+
+
+_BLIT_FILLS = frozenset({"aten::fill_.Scalar", "aten::zero_"})
 
 
 def _rule_fixed_in(rule: dict[str, Any]) -> str | None:
