@@ -160,6 +160,16 @@ def _numel(shape: tuple[int, ...]) -> int:
     return n
 
 
+def _arg_false_at(want: Mapping[str, int], f: AdvisoryFacts) -> bool:
+    """``{NAME: INDEX}``: the list argument NAME holds False at INDEX (a backward's ``output_mask``)."""
+    args = f.args or {}
+    for name, index in want.items():
+        v = args.get(name)
+        if not isinstance(v, (list, tuple)) or not -len(v) <= int(index) < len(v) or v[int(index)] is not False:
+            return False
+    return True
+
+
 def _holds(key: str, want: Any, f: AdvisoryFacts) -> bool:
     if key == "non_contiguous":
         return any(not c for c in f.contiguous) == bool(want)
@@ -227,13 +237,8 @@ def _holds(key: str, want: Any, f: AdvisoryFacts) -> bool:
         if key == "matmul_k_ge":
             return a[-1] >= int(want)
         return a[-2] >= int(want) and b[-1] >= int(want)
-    if key == "arg_false_at":  # {NAME: INDEX}: the list argument NAME holds False at INDEX (an output_mask)
-        args = f.args or {}
-        for name, index in want.items():
-            v = args.get(name)
-            if not isinstance(v, (list, tuple)) or not -len(v) <= int(index) < len(v) or v[int(index)] is not False:
-                return False
-        return True
+    if key == "arg_false_at":
+        return _arg_false_at(want, f)
     if key == "cache_key_ignores":  # stateful: AdvisoryIndex.match decides it
         return True
     if key in PROBED:
