@@ -16,7 +16,7 @@ DTYPES = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat
 
 
 def test_table_size():
-    assert (len(DOC["dtype_checks"]), len(DOC["call_checks"])) == (23, 10)
+    assert (len(DOC["dtype_checks"]), len(DOC["call_checks"])) == (24, 14)
 
 
 @pytest.mark.parametrize("kind,entry", ENTRIES, ids=[f"{k}:{e['ops'][0]}:{e['message'][:30]}" for k, e in ENTRIES])
@@ -118,7 +118,9 @@ def test_wants_only_for_ops_with_a_size_or_argument_check():
     assert judge.wants("aten::gather") == frozenset({"dim_max"})  # sparse_grad's check ends with 2.12
     assert Judge("2.12", "15.5").wants("aten::gather") == frozenset({"args", "dim_max"})
     assert judge.wants("aten::add.Tensor") == frozenset({"dim_max"})  # the INT_MAX dimension check (2.9+)
-    assert Judge("2.5", "14.4").wants("aten::add.Tensor") == frozenset()
+    # before 2.9 the MPSNDArray abort of a dimension above INT_MAX (macOS 14+, PR #158824)
+    assert Judge("2.5", "14.4").wants("aten::add.Tensor") == frozenset({"dim_max"})
+    assert Judge("2.5", "13.5").wants("aten::add.Tensor") == frozenset()
 
 
 def test_size_checks():
@@ -132,7 +134,11 @@ def test_size_checks():
                                                     "MPSGaph does not support tensor dims larger than INT_MAX")
     assert Judge("2.13", "15.5").op("aten::exp", _facts("float32", numel0=big, dim_max=big)).message == (
         "MPSGraph does not support tensor dims larger than INT_MAX")
-    assert Judge("2.8", "15.5").op("aten::exp", _facts("float32", dim_max=big)).outcome == "runs"
+    before = Judge("2.8", "15.5").op("aten::exp", _facts("float32", dim_max=big))
+    assert (before.outcome, before.kind, before.message) == ("crash", "shape", (
+        "failed assertion `[MPSNDArray initWithDevice:descriptor:isTextureBacked:] Error: NDArray dimension length > "
+        "INT_MAX'"))
+    assert Judge("2.8", "13.5").op("aten::exp", _facts("float32", dim_max=big)).outcome == "runs"
     assert Judge("2.9", "15.5").op("aten::exp", _facts("float32", dim_max=big - 1)).outcome == "runs"
 
 

@@ -10,6 +10,7 @@ from typing import Any, Sequence
 import torch
 
 from mpsready.emulate import residence
+from mpsready.emulate.widen import mps_layout
 
 _Tensor = torch.Tensor
 _MARKS = residence._MARKS
@@ -43,7 +44,8 @@ class OpInfo:
 
     def __init__(self, func):
         self.name = op_name(func)
-        self.op = getattr(func, "_op", func)  # the overload's C++ callable (OpOverload.__call__ forwards to it)
+        # the overload's C++ callable (OpOverload.__call__ forwards to it); a result layout of MPS's own (widen.py)
+        self.op = mps_layout(self.name, getattr(func, "_op", func))
         self.view = is_view(func)
         self.schema_args = [a.name for a in func._schema.arguments]
         # the installed release's tags (native_functions.yaml): the pointwise set is the same in 2.3-2.14

@@ -18,6 +18,7 @@ import torch
 
 from mpsready.emulate import residence
 from mpsready.emulate.dispatch import operands
+from mpsready.emulate.widen import welford_call_kind
 from mpsready.emulate.wrong_results import advise
 from mpsready.emulate.session import Emulator
 from mpsready.ops.judge import CallFacts
@@ -87,7 +88,8 @@ def _kernel(emu: Emulator, name: str, op):
             emu.note(j, name, facts.dtypes[0] if facts.dtypes else None, time.perf_counter() - t0,
                      emu.frames.locate(2) if j.outcome in ("fallback", "unknown") else None)
             if emu.compiling:  # inside a compiled region (release_api.py judges the region)
-                emu.compiled_ops.add((name, facts.dtypes[0] if facts.dtypes else "", "other"))
+                emu.compiled_ops.add((name, facts.dtypes[0] if facts.dtypes else "",
+                                      welford_call_kind(name, ins, args) or "other"))
             if j.outcome != "fallback" and name in emu.advisories.ops:  # known silent wrong results
                 advise(emu, name, [a.name for a in op._schema.arguments], args, kwargs, ins, 3)
         for t in (out if isinstance(out, (list, tuple)) else (out,)):

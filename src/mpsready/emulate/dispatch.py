@@ -28,6 +28,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from mpsready.emulate import residence
 from mpsready.emulate.aten import OpInfo, Plan, dtype_key, mark_all, op_name
 from mpsready.emulate.session import Emulator, mac_error_kind
+from mpsready.emulate.widen import CPU_DISPATCH_GAP, compiled_kind, widened
 from mpsready.emulate.wrong_results import advise
 from mpsready.ops.advisories import AdvisoryFacts
 from mpsready.ops.judge import CallFacts
@@ -49,8 +50,6 @@ _CPU_DEVICE = torch.device("cpu")
 _ARGS = ("transposed",)
 # ops whose arguments the shape rules read (mps_shape_rules.yaml); others get only dtypes and the first rank
 _SHAPED = frozenset({"aten::convolution", "aten::_convolution", "aten::bmm", "aten::baddbmm"})
-_REDUCTION = getattr(torch.Tag, "reduction", None)
-_ONE_THREADGROUP = 1024  # Metal's max threads per threadgroup: a longer reduction is multistage in Inductor
 _graph_task = torch._C._current_graph_task_id
 _grad_enabled = torch.is_grad_enabled  # -1 outside a backward pass (torch/csrc/autograd/init.cpp)
 
@@ -275,9 +274,17 @@ class MPSDispatch(TorchDispatchMode):
             if exc is not None:
                 raise exc
         if emu.compiling and not self.depth:  # a call of a compiled region (release_api.py judges the region)
-            emu.compiled_ops.add((plan.j.op, plan.dtype or "", _compiled_kind(info, func, ins)))
+            emu.compiled_ops.add((plan.j.op, plan.dtype or "", compiled_kind(info, func, ins, args)))
         t0 = _perf()
-        out = self._expand(func, ins, args, kwargs, name) if plan.expand else info.op(*args, **kwargs)
+        wide = False  # computed on a wider dtype: never the inline path, which calls the op as it is
+        try:
+            out = self._expand(func, ins, args, kwargs, name) if plan.expand else info.op(*args, **kwargs)
+        except NotImplementedError as exc:  # this CPU lacks a dtype the target's MPS kernel has (histc on ints)
+            if (plan.fails or plan.fallback or plan.expand or not CPU_DISPATCH_GAP.match(str(exc))
+                    or not emu.judge.dtype_added(name, plan.dtype or "")):
+                raise
+            out = widened(info.op, args, kwargs)
+            wide = True
         seconds = _perf() - t0
         if plan.fallback:
             emu.warn_fallback(plan.j)
@@ -287,7 +294,7 @@ class MPSDispatch(TorchDispatchMode):
             if rec is None:  # the line of a call judged on no data is kept: the run lists it (unverified)
                 rec = plan.record = emu.note(plan.j, name, plan.dtype, seconds,
                                              emu.frames.locate(3) if plan.unknown else None)
-                plan.quick = plan.advise is None and not plan.expand
+                plan.quick = plan.advise is None and not plan.expand and not wide
             else:
                 rec.calls += 1
                 rec.seconds += seconds
@@ -536,19 +543,6 @@ def _check_generator(emu: Emulator, name: str, on: bool) -> None:
         exc = emu.fail(j, name)
         if exc is not None:
             raise exc
-
-
-def _compiled_kind(info: OpInfo, func, ins) -> str:
-    """How Inductor's Metal code generation meets a call of a compiled region (Judge.compile_region): ``view``,
-    ``pointwise``, ``reduction`` (the ``reduction`` tag, over at most one threadgroup's 1024 elements),
-    ``long_reduction`` (more: a multistage reduction) or ``other``."""
-    if info.view:
-        return "view"
-    if info.pointwise:
-        return "pointwise"
-    if _REDUCTION is not None and _REDUCTION in func.tags:
-        return "reduction" if not ins or ins[0].numel() <= _ONE_THREADGROUP else "long_reduction"
-    return "other"
 
 
 def _copy_back(emu: Emulator, src, dtype) -> None:

@@ -42,7 +42,9 @@ def advise(emu: Emulator, op: str, schema_args, args, kwargs, ins, depth: int) -
 def _probe(key: str, want, ins, named, argv) -> bool:
     """The value conditions of a wrong-result advisory (advisories.PROBED), read from the call's tensors with every
     mode off (as the NaN watch reads them): ``masked_row`` (the ``attn_mask`` argument blocks every key of some
-    query: a bool row all False or a float row all -inf), ``int_abs_gt`` (an integer tensor argument holds a value
+    query: a bool row all False or a float row all -inf), ``non_contiguous_arg`` (the tensor argument of that name
+    is not contiguous), ``arg_dtype_differs`` (the tensor argument of that name has another dtype than the first
+    tensor argument), ``int_abs_gt`` (an integer tensor argument holds a value
     beyond N in magnitude), ``outside_range_within`` (the first tensor has a value outside ``[min, max]`` by at
     most the given margin: histc's widened range test). Any error reading them: the condition does not hold."""
     try:
@@ -58,6 +60,12 @@ def _probe(key: str, want, ins, named, argv) -> bool:
                     if t.numel() and not t.is_floating_point() and not t.is_complex() and t.dtype is not torch.bool:
                         return bool(t.abs().max() > int(want))
                 return False
+            if key == "non_contiguous_arg":
+                t = named.get(want)
+                return t is not None and t.layout is _STRIDED and not t.is_contiguous()
+            if key == "arg_dtype_differs":
+                t = named.get(want)
+                return t is not None and bool(ins) and t.dtype is not ins[0].dtype
             if key == "outside_range_within":
                 lo, hi = argv.get("min"), argv.get("max")
                 x = ins[0] if ins else None

@@ -27,10 +27,11 @@ CONDITIONS = ("non_contiguous", "storage_offset", "channels_last", "expanded", "
               "dim_size_gt", "negative_dim", "arg", "output_size_nondivisible", "compiled", "size_eq", "size_gt",
               "grouped_heads", "broadcast_batch", "full_reduction", "arg_odd", "matmul_out_numel_gt",
               "offset_not_multiple_of", "tensor_arg", "generator_restored", "masked_row", "int_abs_gt",
-              "outside_range_within")
+              "outside_range_within", "cache_key_ignores", "matmul_k_ge", "matmul_out_dims_ge",
+              "non_contiguous_arg", "arg_dtype_differs", "arg_false_at")
 # conditions that read the values of the call's tensors: asked of AdvisoryFacts.probe, only once every other
 # condition of the entry holds (a set look-up per call until then)
-PROBED = ("masked_row", "int_abs_gt", "outside_range_within")
+PROBED = ("masked_row", "int_abs_gt", "outside_range_within", "non_contiguous_arg", "arg_dtype_differs")
 _REPORT_PREFIX = "https://github.com/pytorch/pytorch/"
 
 
@@ -159,6 +160,16 @@ def _numel(shape: tuple[int, ...]) -> int:
     return n
 
 
+def _arg_false_at(want: Mapping[str, int], f: AdvisoryFacts) -> bool:
+    """``{NAME: INDEX}``: the list argument NAME holds False at INDEX (a backward's ``output_mask``)."""
+    args = f.args or {}
+    for name, index in want.items():
+        v = args.get(name)
+        if not isinstance(v, (list, tuple)) or not -len(v) <= int(index) < len(v) or v[int(index)] is not False:
+            return False
+    return True
+
+
 def _holds(key: str, want: Any, f: AdvisoryFacts) -> bool:
     if key == "non_contiguous":
         return any(not c for c in f.contiguous) == bool(want)
@@ -219,6 +230,17 @@ def _holds(key: str, want: Any, f: AdvisoryFacts) -> bool:
         if len(f.shapes) < 2 or len(f.shapes[0]) < 3 or len(f.shapes[1]) < 3:
             return not want
         return (f.shapes[0][-3] != f.shapes[1][-3]) == bool(want)
+    if key in ("matmul_k_ge", "matmul_out_dims_ge"):  # the last two tensors: (..., n, k) by (..., k, m)
+        if len(f.shapes) < 2 or len(f.shapes[-2]) < 2 or len(f.shapes[-1]) < 2:
+            return False
+        a, b = f.shapes[-2], f.shapes[-1]
+        if key == "matmul_k_ge":
+            return a[-1] >= int(want)
+        return a[-2] >= int(want) and b[-1] >= int(want)
+    if key == "arg_false_at":
+        return _arg_false_at(want, f)
+    if key == "cache_key_ignores":  # stateful: AdvisoryIndex.match decides it
+        return True
     if key in PROBED:
         return f.probe is not None and bool(f.probe(key, want))
     if key == "arg":
@@ -247,6 +269,8 @@ class AdvisoryIndex:
             for op in a.ops:
                 self._by_op.setdefault(op, []).append(a)
         self.ops: frozenset[str] = frozenset(self._by_op)
+        # cache_key_ignores: (advisory, op, dtypes, shapes) -> the argument's value at the last such call
+        self._graph_keys: dict[tuple, Any] = {}
 
     def match(self, op: str, facts: AdvisoryFacts) -> Advisory | None:
         """The first advisory of ``op`` whose dtype and conditions the call meets (with ``op`` and ``dtype``
@@ -255,8 +279,22 @@ class AdvisoryIndex:
         for a in self._by_op.get(op, ()):
             if a.dtypes is not None and dtype not in a.dtypes:
                 continue
+            if "cache_key_ignores" in a.when and not self._stale(a, op, facts):
+                continue
             # the value probes last: they read tensors, the other conditions only shapes and arguments
             if all(_holds(k, v, facts) for k, v in a.when.items() if k not in PROBED) and all(
                     _holds(k, v, facts) for k, v in a.when.items() if k in PROBED):
                 return replace(a, op=op, dtype=dtype)
         return None
+
+    def _stale(self, a: Advisory, op: str, facts: AdvisoryFacts) -> bool:
+        """``cache_key_ignores: NAME``: MPS caches the op's graph under a key of its tensors' dtypes and shapes that
+        leaves out the argument NAME, so a call with the same tensors' dtypes and shapes as an earlier call of this
+        run but another NAME reuses the earlier graph (with its NAME). Records this call's value either way."""
+        name = a.when["cache_key_ignores"]
+        key = (a.id, op, facts.dtypes, facts.shapes)
+        value = (facts.args or {}).get(name)
+        missing = object()
+        before = self._graph_keys.get(key, missing)
+        self._graph_keys[key] = value
+        return before is not missing and before != value

@@ -69,6 +69,30 @@ _COMPILE_REFUSED: tuple[_Refusal, ...] = (
                "emits a Where(...) call the Metal compiler rejects; 2025-12-05, release inferred 2.9; closed, no "
                "fixing release identified)"},
 )
+def _first_release(has) -> str | None:
+    """The first mined release whose Inductor facts satisfy ``has`` (data/mined/inductor_mps.json), or None."""
+    from mpsready.ops import inductor
+
+    rels = inductor.load()["releases"]
+    for name in sorted(rels, key=lambda r: tuple(int(p) for p in r.split("."))):
+        if has(rels[name]):
+            return name
+    return None
+
+
+def _later_release(torch: str, has) -> str | None:
+    """The first mined release after ``torch`` whose Inductor facts satisfy ``has``, or None."""
+    from packaging.version import Version
+
+    from mpsready.ops import inductor
+
+    rels = inductor.load()["releases"]
+    for name in sorted(rels, key=Version):
+        if Version(name) > Version(torch) and has(rels[name]):
+            return name
+    return None
+
+
 _COMPILE_DECOMPOSED = frozenset({"aten::_softmax", "aten::_log_softmax", "aten::native_layer_norm", "aten::layer_norm",
                                  "aten::_fused_rms_norm", "aten::embedding", "aten::cat", "aten::stack",
                                  "aten::_scaled_dot_product_attention_math_for_mps", "aten::index_select",
@@ -263,6 +287,10 @@ class ApiChecks:
                     return Judgement(op="torch.compile", outcome="error", kind=KIND_COMPILE,
                                      exception="InductorError", message=rule["message"], named="torch.compile",
                                      fixed_in=rule["fixed_in"], source=rule["source"])
+        if rules and rules[0]["outcome"] in ("experimental", "supported"):
+            mined = self._inductor_refusal(ops, dynamic)
+            if mined is not None:
+                return mined
         if not rules or rules[0]["outcome"] != "experimental":
             return None
         long = sorted({op for op, _dtype, kind in ops if kind == "long_reduction"})
@@ -272,6 +300,57 @@ class ApiChecks:
                          message="SyntaxError: failed to compile", named="torch.compile", fixed_in="2.8.0",
                          source="https://github.com/pytorch/pytorch/issues/152155 (torch 2.7.0, a multistage "
                                 "reduction's Metal shader); fix https://github.com/pytorch/pytorch/pull/153362")
+
+    def _inductor_refusal(self, ops: list[tuple[str, str, str]], dynamic: bool = False) -> Judgement | None:
+        """What this release's own ``torch/_inductor/codegen/mps.py`` raises on the region, as mined
+        (``ops/inductor.py``, data/mined/inductor_mps.json, every release read in its wheel): a buffer dtype outside
+        its ``DTYPE_TO_METAL`` (``KeyError: torch.uint16`` before 2.14: the unsigned 16/32/64-bit types are keys from
+        2.14.0; complex types are left to :meth:`compile_region`, Inductor may fall back to aten for them), a
+        Welford reduction whose multistage form the release asserts away (2.7's ``welford_reduce``), and a split
+        Welford reduction on a release without ``welford_combine`` (2.7: ``NotImplementedError: welford_combine``;
+        PR #151152, 2025-04-12, after the 2.7 cut, added it), and, under ``dynamic=True``, a Welford reduction on a
+        release whose ``welford_reduce`` branch prints its symbolic buffer size raw (2.9.0-2.12.1: ``Min(1024,
+        r0_numel)`` in the Metal source, ``use of undeclared identifier 'Min'``; PR #184206, 2.13.0 prints it as
+        Metal). None when nothing is known to be refused."""
+        from mpsready.ops import inductor
+        from mpsready.ops.judge import Judgement
+
+        facts = inductor.facts(self.torch)
+        if facts is None:
+            return None
+        src = facts["source"]
+        where = f"torch/_inductor/codegen/mps.py of {src['wheel']} (sha256 {src['sha256'][:12]}, read)"
+
+        def refused(message: str, fixed_in: str | None, why: str) -> Judgement:
+            return Judgement(op="torch.compile", outcome="error", kind=KIND_COMPILE, exception="InductorError",
+                             message=message, named="torch.compile", fixed_in=fixed_in, source=f"{where}: {why}")
+
+        metal = set(facts["metal_dtypes"])
+        for dtype in sorted({dtype for _op, dtype, _kind in ops}):
+            if dtype and dtype not in metal and dtype.startswith(("uint", "int")):
+                first = _first_release(lambda f, d=dtype: d in f["metal_dtypes"])
+                return refused(f"KeyError: torch.{dtype}", first,
+                               f"DTYPE_TO_METAL has no torch.{dtype} (MetalKernel.dtype_to_str)")
+        kinds = {kind for _op, _dtype, kind in ops}
+        if "welford_split" in kinds and "welford_combine" not in facts["reductions"]:
+            return refused("NotImplementedError: welford_combine",
+                           _first_release(lambda f: "welford_combine" in f["reductions"]),
+                           "no welford_combine branch in the kernel's reduction(): a split variance or norm's "
+                           "second stage reaches raise NotImplementedError(reduction_type)")
+        printed = facts.get("symbolic_size_printed", {}).get("welford_reduce")
+        if dynamic and printed and any(kind.startswith("welford") for kind in kinds):
+            return refused(f"use of undeclared identifier '{printed}'", _later_release(
+                self.torch, lambda f: "welford_reduce" not in f.get("symbolic_size_printed", {})),
+                "_reduction_nocache assigns acc_buf_size = sympy.Min(...) and the welford_reduce branch formats "
+                "acc_buf_size itself into the kernel source: with a dynamic reduction length (a symbolic size, "
+                "always the looped form) the Metal compiler reads the sympy call; "
+                "https://github.com/pytorch/pytorch/pull/184206 (a compiled x.var(dim=-1) with dynamic=True)")
+        message = facts["multistage_refused"].get("welford_reduce")
+        if "welford_multistage" in kinds and message:
+            return refused(f"AssertionError: {message}",
+                           _first_release(lambda f: "welford_reduce" not in f["multistage_refused"]),
+                           "the welford_reduce branch asserts not self.multistage_reduction")
+        return None
 
     def compile_region(self, ops: Iterable[tuple[str, str, str]]) -> str | None:
         """Whether the emulated Mac can vouch for a region compiled by ``torch.compile`` (Inductor) on MPS

@@ -32,7 +32,7 @@ from mpsready.ops import learned
 from mpsready.ops.shape_tests import _SHAPE_TESTS, SHAPE_TESTS  # noqa: F401  (SHAPE_TESTS: the judge's public name)
 from mpsready.ops.api_judge import ApiChecks
 from mpsready.ops.judge_dtypes import DTYPE_FACTS, c10_name  # noqa: F401 (re-exported: part of the judge's API)
-from mpsready.ops.judge_dtypes import _DEFAULT_BRANCH, DtypeChecks, _dtype_support_rules
+from mpsready.ops.judge_dtypes import _DEFAULT_BRANCH, C10_NAMES, DtypeChecks, _dtype_support_rules, metal_names
 from mpsready.ops.messages import fallback_warning, not_implemented_message
 from mpsready import versions
 
@@ -151,6 +151,8 @@ class Judge(ApiChecks, DtypeChecks):
                     continue
                 if e.get("macos_below") and not versions.macos_lt(macos, e["macos_below"]):
                     continue
+                if e.get("macos_from") and versions.macos_lt(macos, e["macos_from"]):
+                    continue
                 for op in e["ops"]:
                     if op == ANY_OP:
                         self._any_checks.append(e)
@@ -232,7 +234,8 @@ class Judge(ApiChecks, DtypeChecks):
         for _kind, e in self._checks.get(name) or self._checks.get(self.target(name)) or ():
             for test, value in (e.get("when") or {}).items():
                 want.add({"arg": "args", "numel_gt": "numel0", "dim_gt": "dim_max",
-                          "dim_beyond_minor4": "args"}.get(test, test))
+                          "dim_beyond_minor4": "args", "alpha_mixed": "args",
+                          "alpha_self_promoted": "args", "dtypes_differ": "args"}.get(test, test))
                 if test == "dim_gt" and value < 2**31 - 1:  # a bound a tensor can pass without INT_MAX elements
                     want.add("dim_max_any")
         if self._any_checks:
@@ -329,16 +332,18 @@ class Judge(ApiChecks, DtypeChecks):
                     bad = d if d is not None and ("*" in refused or d in refused) else None
                 if bad is not None:  # a dtype an MPS kernel refuses, or aborts on (effect: crash)
                     return Judgement(target, "crash" if e.get("effect") == "crash" else "error", "dtype",
-                                     e["exception"], e["message"], bad, _rule_fixed_in(e), target, e["source"])
+                                     e["exception"], e["message"].replace("{scalar_type}", C10_NAMES.get(bad, bad)),
+                                     bad, _rule_fixed_in(e), target, e["source"])
             elif all(_SHAPE_TESTS[k](v, facts) for k, v in e["when"].items()):
                 return Judgement(target, "crash" if e.get("effect") == "crash" else "error", "shape",
-                                 e["exception"], e["message"], (dtypes[:1] or (None,))[0], _rule_fixed_in(e), target,
-                                 e["source"])
+                                 e["exception"], metal_names(e["message"], dtypes), (dtypes[:1] or (None,))[0],
+                                 _rule_fixed_in(e), target, e["source"])
         if kernel and facts.dim_max:
             for e in self._any_checks:
                 if all(_SHAPE_TESTS[k](v, facts) for k, v in e["when"].items()):
-                    return Judgement(target, "error", "shape", e["exception"], e["message"],
-                                     (dtypes[:1] or (None,))[0], _rule_fixed_in(e), target, e["source"])
+                    return Judgement(target, "crash" if e.get("effect") == "crash" else "error", "shape",
+                                     e["exception"], e["message"], (dtypes[:1] or (None,))[0], _rule_fixed_in(e),
+                                     target, e["source"])
         return None
 
     def _judge(self, target: str, dtype: str, sparse: bool) -> Judgement:
@@ -489,10 +494,13 @@ class Judge(ApiChecks, DtypeChecks):
         stands (issue 33: a solver read through such a callee used to "complete" on every release before the one
         that added its kernel). Nor is a kernel check (not a missing kernel) of an MPS-only kernel (``_mps_*``,
         ``mps_*``: reached by MPS's routing of the composite in every release), such as the 65536 output-size
-        limit of ``_mps_convolution``."""
+        limit of ``_mps_convolution``, nor a check every MPS kernel makes (``ops: ["*"]``: a dimension above
+        INT_MAX, whose tensor the target's own callees meet too; not a fill, which may blit: fill_mps_tensor_)."""
         if not (j.fails and inside_composite and not exact_composites):
             return j
         if parent is not None and self.own_variant(parent, j):
+            return j
+        if j.kind == "shape" and j.op not in _BLIT_FILLS and any(j.message == e["message"] for e in self._any_checks):
             return j
         if j.kind != "missing" and j.op.split("::")[-1].startswith(("_mps_", "mps_")):
             # a kernel check of an MPS-only kernel (_mps_convolution): every release's composite reaches it by
@@ -550,6 +558,9 @@ class Judge(ApiChecks, DtypeChecks):
         return replace(j, outcome="unknown", kind="composite_unseen",
                        message="composite op whose callees were not recorded (trace with this --torch)")
 
+
+
+_BLIT_FILLS = frozenset({"aten::fill_.Scalar", "aten::zero_"})
 
 
 def _rule_fixed_in(rule: dict[str, Any]) -> str | None:

@@ -24,6 +24,33 @@ _DEFAULT_BRANCH = ("aten/src/ATen/native/mps/OperationUtils.mm getMPSDataType de
                    "stored copies bff2c90, 001d046)")
 
 
+# c10::ScalarType names (c10/core/ScalarType.h), as AT_DISPATCH's "not implemented for '<name>'" prints them
+C10_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
+              "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
+              "complex64": "ComplexFloat", "complex128": "ComplexDouble", "uint16": "UInt16", "uint32": "UInt32",
+              "uint64": "UInt64"}
+
+
+# Metal type names of c10/metal (scalarToMetalTypeString), as MPS's Metal kernel names spell them
+_METAL_NAMES = {"float32": "float", "float16": "half", "bfloat16": "bfloat", "int64": "long", "int32": "int",
+                "int16": "short", "int8": "char", "uint8": "uchar", "bool": "bool"}
+
+
+def metal_names(message: str, dtypes: tuple[str, ...]) -> str:
+    """``message`` with ``{self_metal}`` (the first tensor's dtype) and ``{promoted_metal}`` (the promotion of the
+    first two) as Metal spells them: a kernel name MPS builds at run time (``add_alpha_dense_cast_half_float``)."""
+    if "{" not in message or not dtypes:
+        return message
+    from mpsready.ops.shape_tests import _promoted_differs
+
+    first = dtypes[0]
+    promoted = dtypes[1] if len(dtypes) > 1 and _promoted_differs(dtypes[1], first) else first
+    if {first, promoted} == {"float16", "bfloat16"}:
+        promoted = "float32"
+    return (message.replace("{self_metal}", _METAL_NAMES.get(first, first))
+            .replace("{promoted_metal}", _METAL_NAMES.get(promoted, promoted)))
+
+
 @lru_cache(maxsize=None)
 def _dtype_support_rules() -> tuple[dict[str, Any], ...]:
     """``data/curated/mps_dtype_support.yaml`` ``rules``: per dtype and release, creation, copies and compute."""
@@ -169,3 +196,19 @@ class DtypeChecks:
                          f"Expected a '{want}' device type for generator but found '{found}'", None, None, name,
                          "aten/src/ATen/core/Generator.h check_generator (TORCH_CHECK), reached from the MPS random "
                          "kernels' get_generator_or_default<MPSGeneratorImpl> (2.3-2.14)")
+
+    def dtype_added(self, name: str, dtype: str) -> bool:
+        """Whether the data says the MPS kernel of ``name`` (``aten::histc``) gained ``dtype`` at or before this
+        release: a dtype check of mps_dtype_checks.yaml refused it in an earlier release and its range has ended.
+        The emulated device computes such a call on a widened dtype where this CPU's kernel lacks it; any other
+        CPU refusal stays the program's error (no data says the Mac runs it)."""
+        from mpsready.ops.judge import _kernel_checks, _rule_fixed_in
+
+        bare = name.split("::", 1)[-1]
+        rel = Version(self.torch)
+        for e in _kernel_checks()["dtype_checks"]:
+            if bare in e["ops"] and dtype in e["refuses"]:
+                fixed = _rule_fixed_in(e)
+                if fixed is not None and rel >= Version(fixed):
+                    return True
+        return False

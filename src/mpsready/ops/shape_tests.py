@@ -4,7 +4,7 @@ from :mod:`mpsready.ops.judge` (the module size limit); the judge imports them."
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -34,9 +34,55 @@ def _dim_beyond_minor4(flag: bool, f: CallFacts) -> bool:
     return (dim < f.input_ndim - 4) == bool(flag)
 
 
+_FLOAT_BITS = {"float16": 16, "bfloat16": 16, "float32": 32, "float64": 64}
+_INT_BITS = {"bool": 1, "uint8": 8, "int8": 8, "int16": 16, "uint16": 16, "int32": 32, "uint32": 32, "int64": 64,
+             "uint64": 64}
+
+
+def _promoted_differs(first: str, second: str) -> bool:
+    """Whether PyTorch's type promotion of ``first`` and ``second`` (two tensors: torch.promote_types) gives a dtype
+    other than ``second``: a floating ``first`` with an integral or bool ``second``, two floats where ``second`` is
+    narrower or the other 16-bit float (float16 with bfloat16 promotes to float32), two integers where ``second``
+    is narrower."""
+    if first == second:
+        return False
+    if first in _FLOAT_BITS:
+        if second not in _FLOAT_BITS:
+            return True
+        return _FLOAT_BITS[second] <= _FLOAT_BITS[first]
+    if second in _FLOAT_BITS:
+        return False
+    return _INT_BITS.get(second, 0) < _INT_BITS.get(first, 0)
+
+
+def _alpha_mixed(flag: bool, f: CallFacts) -> bool:
+    """An ``alpha`` other than 1 with a second tensor operand whose dtype is not the promoted result's: MPS's
+    add/sub graph multiplies that operand by alpha before casting it (pytorch#143932: multiply(f32, si64))."""
+    alpha = (f.args or {}).get("alpha", 1)
+    mixed = (alpha is not None and alpha != 1 and len(f.dtypes) >= 2
+             and _promoted_differs(f.dtypes[0], f.dtypes[1]))
+    return mixed == bool(flag)
+
+
+def _alpha_self_promoted(flag: bool, f: CallFacts) -> bool:
+    """An ``alpha`` other than 1 with a second tensor operand whose promotion with ``self`` gives a dtype other than
+    ``self``'s: an in-place add whose result is cast back into a narrower ``self`` (float16 += float32 * alpha)."""
+    alpha = (f.args or {}).get("alpha", 1)
+    promoted = (alpha is not None and alpha != 1 and len(f.dtypes) >= 2
+                and _promoted_differs(f.dtypes[1], f.dtypes[0]))
+    return promoted == bool(flag)
+
+
+def _dtypes_differ(flag: bool, f: CallFacts) -> bool:
+    """The first two tensor arguments have different dtypes (no promotion: a kernel that compares the two dtypes,
+    MPS's ``isin`` before 2.8)."""
+    return (len(f.dtypes) >= 2 and f.dtypes[0] != f.dtypes[1]) == bool(flag)
+
+
 SHAPE_TESTS = ("arg", "ndim", "input_ndim", "input_ndim_gt", "dtype_in", "size0_gt", "out_numel_gt", "empty_input", "numel_gt",
-               "dim_gt", "dim_beyond_minor4")
-_SHAPE_TESTS = {
+               "dim_gt", "dim_beyond_minor4", "alpha_mixed",
+               "alpha_self_promoted", "dtypes_differ")
+_SHAPE_TESTS: dict[str, Callable[[Any, "CallFacts"], bool]] = {
     "arg": _arg,
     "ndim": _ndim,
     "input_ndim": lambda n, f: f.input_ndim == n,
@@ -48,4 +94,7 @@ _SHAPE_TESTS = {
     "numel_gt": lambda n, f: f.numel0 > n,
     "dim_gt": lambda n, f: f.dim_max > n,
     "dim_beyond_minor4": _dim_beyond_minor4,
+    "alpha_mixed": _alpha_mixed,
+    "alpha_self_promoted": _alpha_self_promoted,
+    "dtypes_differ": _dtypes_differ,
 }

@@ -9,6 +9,8 @@ Per release V: ``pip download`` its macOS arm64 wheel (``fetch.download``: ``mac
 * ``aten/src/ATen/native/native_functions.yaml`` (the wheel's ``torchgen/packaged`` copy, byte-identical to the
   source tree's, research note §1);
 * ``torch/testing/_internal/common_mps.py`` (wheels >= 2.8 only, research note §3);
+* ``torch/_inductor/codegen/mps.py`` and ``mps_device_op_overrides.py`` (wheels >= 2.7: Inductor's Metal code
+  generation, read by :mod:`mpsready.ops.build.inductor`);
 * ``aten/src/ATen/native/mps/*.h``: the MPS headers the wheel ships under ``torch/include`` (the ``.mm`` operator
   sources are not in wheels: see ``BINARY_STRINGS``);
 * ``BINARY_STRINGS`` (``libtorch_cpu.mps_strings.txt``): every printable string of the wheel's
@@ -39,7 +41,10 @@ DYLIB = "torch/lib/libtorch_cpu.dylib"
 HEADERS = "torch/include/ATen/native/mps/"
 MEMBERS = {"torchgen/packaged/ATen/native/native_functions.yaml": "aten/src/ATen/native/native_functions.yaml",
            "torch/testing/_internal/common_mps.py": "torch/testing/_internal/common_mps.py",
-           "torch/version.py": "torch/version.py"}
+           "torch/version.py": "torch/version.py",
+           # Inductor's Metal code generation (2.7+): pure Python, what a compiled region on MPS can lower
+           "torch/_inductor/codegen/mps.py": "torch/_inductor/codegen/mps.py",
+           "torch/_inductor/codegen/mps_device_op_overrides.py": "torch/_inductor/codegen/mps_device_op_overrides.py"}
 # a printable run of the binary (bytes, not source text); a message has a space and names MPS, macOS or Metal
 _RUN = re.compile(rb"[\x20-\x7e]{12,}")
 _MPS_WORD = re.compile(r"\bMPS|MPS\b|\bmps\b|\b[Mm]ac[Oo][Ss]|\bMetal\b|MPSGraph|MPSNDArray|is_mps\(\)")
