@@ -532,20 +532,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{rel:8} {c['mps_kernel_overloads']:21} {c['overloads_with_a_dtype_fact']:18} "
                   f"{c['overloads_with_a_common_mps_fact']:19} {c['dtypes_in_support_table']:28}")
         return 0
-    from packaging.version import InvalidVersion, Version
+    from mpsready.ops.build.harvest import release_dirs
 
     root = Path(args.sources)
-    if not root.is_dir():
-        print(f"facts: {root}: not a folder", file=sys.stderr)
-        return 2
     releases: dict[str, Any] = {}
     try:
-        subs = [p for p in root.iterdir() if p.is_dir()]
-        for sub in sorted(subs, key=lambda p: Version(p.name)):
+        for sub in release_dirs(root):
             releases[sub.name] = mine_release(sub, sub.name)
-    except InvalidVersion as exc:
-        print(f"facts: {root}: a release folder is not named by its version ({exc})", file=sys.stderr)
-        return 2
     except (OSError, ValueError, yaml.YAMLError) as exc:
         print(f"facts: {exc}", file=sys.stderr)
         return 2

@@ -53,6 +53,20 @@ _SYMBOL_PREFIXES = ("_Z", "__Z", "N2at", "N3c10", "_OBJC", "__OBJC", "/System/",
 _CODEGEN_ASSERT = re.compile(r"INTERNAL ASSERT FAILED at \"[^\"]*/build/aten/src/ATen/Register")
 
 
+def release_dirs(root: Path) -> list[Path]:
+    """The release folders of a harvest (``--out``: one folder per release, named by its version), oldest first.
+    Raises ``ValueError`` when ``root`` is not a folder or a folder in it is not named by a version (what the
+    miners print, exit 2)."""
+    from packaging.version import InvalidVersion, Version
+
+    if not root.is_dir():
+        raise ValueError(f"{root}: not a folder")
+    try:
+        return sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: Version(p.name))
+    except InvalidVersion as exc:
+        raise ValueError(f"{root}: a release folder is not named by its version ({exc})") from None
+
+
 def binary_messages(data: bytes) -> list[str]:
     """The message-like strings of a binary that name MPS, macOS or Metal, in order, without duplicates."""
     out, seen = [], set()

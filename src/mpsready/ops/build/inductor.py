@@ -148,25 +148,18 @@ def mine_release(folder: Path) -> dict[str, Any] | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from packaging.version import InvalidVersion, Version
+    from mpsready.ops.build.harvest import release_dirs
 
     ap = argparse.ArgumentParser(prog="python -m mpsready.ops.build.inductor", description=__doc__.splitlines()[0])
     ap.add_argument("--sources", metavar="DIR", required=True, help="one folder per release (harvest --out)")
     ap.add_argument("-o", "--output", metavar="FILE", help="write the facts (data/mined/inductor_mps.json)")
     args = ap.parse_args(argv)
-    root = Path(args.sources)
-    if not root.is_dir():
-        print(f"inductor: {root}: not a folder", file=sys.stderr)
-        return 2
     releases: dict[str, Any] = {}
     try:
-        for sub in sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: Version(p.name)):
+        for sub in release_dirs(Path(args.sources)):
             facts = mine_release(sub)
             if facts is not None:
                 releases[sub.name] = facts
-    except InvalidVersion as exc:
-        print(f"inductor: {root}: a release folder is not named by its version ({exc})", file=sys.stderr)
-        return 2
     except (OSError, SyntaxError, ValueError) as exc:
         print(f"inductor: {exc}", file=sys.stderr)
         return 2

@@ -29,7 +29,9 @@ class MacEnv:
         self._options: dict[str, tuple[frozenset | None, str | None]] | None = None
 
     def _fact(self, text: str) -> None:
-        raise NotImplementedError
+        """Keep ``text``, a fact of the Mac a decision used. This base class reads assignments only and is never
+        used alone: :class:`~mpsready.scan.code.macfacts.MacEval` keeps the facts (its evidence lists them)."""
+        raise TypeError("MacEnv is a base class: MacEval records the facts")
 
     def module_assigns(self) -> Assigns:
         if self._module is None:
