@@ -50,12 +50,12 @@ def mac_entry(emu, exc: BaseException | None, root: str) -> dict[str, Any] | Non
 
     A failure the emulator raised (:meth:`Emulator.failure_of`) is its entry with op, dtype and line; an exception
     it only marked (:func:`mpsready.emulate.mac_error_kind`), or one a fact of the Mac caused
-    (:func:`mpsready.run.child.mac_fact_origin`: raised inside ``torch.cuda`` itself, a pickling error of the spawn
+    (:func:`mpsready.emulate.session.mac_fact_origin`: raised inside ``torch.cuda`` itself, a pickling error of the spawn
     start method), is ``kind`` that mark, ``op`` and ``dtype`` ``None``."""
     if exc is None:
         return None
     from mpsready.emulate import mac_error_kind
-    from mpsready.run.child import mac_fact_origin
+    from mpsready.emulate.session import mac_fact_origin
 
     hit = emu.failure_of(exc)
     if hit is not None:

@@ -44,41 +44,6 @@ def _user_location(exc: BaseException, root: str) -> dict[str, Any] | None:
     return user_location(exc, root)
 
 
-def cuda_origin(exc: BaseException) -> bool:
-    """True when ``exc`` was raised inside ``torch.cuda`` itself (e.g. ``torch.cuda.set_device`` reaching a
-    ``torch._C._cuda_*`` function a non-CUDA build lacks): that code runs the same on a Mac's build."""
-    import torch.cuda
-
-    pkg = os.path.dirname(os.path.abspath(torch.cuda.__file__)) + os.sep
-    tb = traceback.extract_tb(exc.__traceback__)
-    return bool(tb) and os.path.abspath(tb[-1].filename).startswith(pkg)
-
-
-_PICKLING_TEXTS = ("Can't pickle", "Can't get local object", "cannot pickle", "attribute lookup")
-
-
-def mac_fact_origin(exc: BaseException) -> str | None:
-    """The Mac failure kind of an exception the emulator did not raise but a fact of the Mac it imposes caused,
-    or ``None`` (the program's own):
-
-    * ``cuda_api``: raised inside ``torch.cuda`` itself (:func:`cuda_origin`);
-    * ``spawn``: a pickling error while starting a child process by ``spawn`` (``multiprocessing``'s
-      ``popen_spawn_posix``/``reduction.dump`` on the stack). Linux forks by default, macOS spawns (Python 3.8+,
-      docs of ``multiprocessing``: "contexts and start methods"), and the emulated Mac spawns: a lambda or a local
-      function handed to a DataLoader worker or a Pool is refused there as on the Mac;
-    Not here: an ``AttributeError`` of ``torch.mps`` raised inside PyTorch's own code (release_api marks it)."""
-    if cuda_origin(exc):
-        return "cuda_api"
-    mp = os.sep + "multiprocessing" + os.sep
-    frames = [os.path.basename(f.filename) + ":" + f.name for f in traceback.extract_tb(exc.__traceback__)
-              if mp in f.filename]
-    if (multiprocessing.get_start_method(allow_none=True) == "spawn"
-            and any(f.startswith("popen_spawn_posix.py:") or f == "reduction.py:dump" for f in frames)
-            and any(t in str(exc) for t in _PICKLING_TEXTS)):
-        return "spawn"
-    return None
-
-
 # Exceptions that mean the program's environment lacks something it needs (a module, a file): a property of
 # the machine running mpsready, not of the Mac.
 _ENVIRONMENT = (ImportError, FileNotFoundError)
@@ -138,6 +103,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     Long because the emulator's install, the program's run and every undo (spawn patch, fallback watch,
     status writer, the emulator itself) sit in one try/finally, in the order the program needs them."""
     from mpsready.emulate import Emulator, MacCrash, StopRun, Target, mac_error_kind
+    from mpsready.emulate.session import mac_fact_origin
 
     prog = spec["program"]
     root = prog["root"]
