@@ -80,3 +80,12 @@ def test_info_level_seed_inside_a_guard_is_not_guarded_twice(tmp_path):
     # the second run wrapped `torch.cuda.manual_seed_all` (info, so the scan marks no guard) in another if
     src = "import torch\nif torch.cuda.is_available():\n    torch.cuda.manual_seed_all(0)\n"
     assert _after(tmp_path, src) == src
+
+
+def test_two_findings_of_a_rule_on_one_line_are_one_manual_entry(tmp_path):
+    # nanoGPT bench.py: `x, y = x.pin_memory().to(d), y.pin_memory().to(d)` was listed twice, word for word
+    (tmp_path / "t.py").write_text("import torch\nx, y = x.pin_memory().to(d), y.pin_memory().to(d)\nz = z.pin_memory()\n")
+    plan = migrate_path(tmp_path, config=CONFIG)
+    assert [(m.code, m.line) for m in plan.manual] == [("API113", 2), ("API113", 3)]
+    reason = "Tensor.pin_memory() raises without an accelerator: call it only when torch.cuda.is_available()"
+    assert [m.reason for m in plan.manual] == [f"{reason} (2 on this line)", reason]

@@ -183,7 +183,21 @@ def migrate_path(path: str | os.PathLike[str], *, select: tuple[str, ...] = (), 
     while rounds[-1].files and len(rounds) < MAX_ROUNDS:
         state.overlay.update({fp.path: fp.after.encode("utf-8") for fp in rounds[-1].files})
         rounds.append(state.round(None))
-    return _merge(rounds, state)
+    plan = _merge(rounds, state)
+    plan.manual = _one_per_line(plan.manual)
+    return plan
+
+
+def _one_per_line(records: list[ManualRecord]) -> list[ManualRecord]:
+    """``records`` with the entries that say the same thing about the same line made one, counted in the reason:
+    two findings of a rule on one line (nanoGPT's ``x.pin_memory()..., y.pin_memory()...``) are one piece of
+    manual work, and two identical lines read as a bug of the listing."""
+    counts = Counter((m.code, m.path, m.line, m.reason) for m in records)
+    out: list[ManualRecord] = []
+    for key in dict.fromkeys((m.code, m.path, m.line, m.reason) for m in records):
+        n = counts[key]
+        out.append(ManualRecord(key[0], key[1], key[2], key[3] if n == 1 else f"{key[3]} ({n} on this line)"))
+    return out
 
 
 class _Rounds:
