@@ -8,6 +8,7 @@ from __future__ import annotations
 import torch
 
 from mpsready.emulate.session import Emulator
+from mpsready.emulate.widen import welford_call_kind
 from mpsready.ops.advisories import AdvisoryFacts
 
 _Tensor = torch.Tensor
@@ -27,11 +28,13 @@ def advise(emu: Emulator, op: str, schema_args, args, kwargs, ins, depth: int) -
     strided = [t for t in ins if t.layout is _STRIDED]
     named = {n: a for n, a in zip(schema_args, args) if isinstance(a, _Tensor)}
     named.update((k, v) for k, v in kwargs.items() if isinstance(v, _Tensor))
+    compiling = bool(emu.compiling)
     facts = AdvisoryFacts(dtypes=tuple(names.get(t.dtype, "") for t in ins),
                           shapes=tuple(tuple(t.shape) for t in ins),
                           contiguous=tuple(t.is_contiguous() for t in strided), args=argv,
                           strides=tuple(tuple(t.stride()) for t in strided),
-                          offsets=tuple(t.storage_offset() for t in strided), compiled=bool(emu.compiling),
+                          offsets=tuple(t.storage_offset() for t in strided), compiled=compiling,
+                          compiled_welford=welford_call_kind(op, ins, args) if compiling else None,
                           tensor_names=tuple(named), generator_restored=emu.generator_restored,
                           probe=lambda key, want: _probe(key, want, ins, named, argv))
     adv = emu.advisories.match(op, facts)

@@ -28,7 +28,7 @@ CONDITIONS = ("non_contiguous", "storage_offset", "channels_last", "expanded", "
               "grouped_heads", "broadcast_batch", "full_reduction", "arg_odd", "matmul_out_numel_gt",
               "offset_not_multiple_of", "tensor_arg", "generator_restored", "masked_row", "int_abs_gt",
               "outside_range_within", "cache_key_ignores", "matmul_k_ge", "matmul_out_dims_ge",
-              "non_contiguous_arg", "arg_dtype_differs", "arg_false_at")
+              "non_contiguous_arg", "arg_dtype_differs", "arg_false_at", "compiled_welford")
 # conditions that read the values of the call's tensors: asked of AdvisoryFacts.probe, only once every other
 # condition of the entry holds (a set look-up per call until then)
 PROBED = ("masked_row", "int_abs_gt", "outside_range_within", "non_contiguous_arg", "arg_dtype_differs")
@@ -51,6 +51,9 @@ class AdvisoryFacts:
     compiled: bool = False  # the call is part of a region compiled by torch.compile (run eagerly here)
     tensor_names: tuple[str, ...] = ()  # the schema names of the tensor arguments given (``bias`` of a linear)
     generator_restored: bool = False  # the call's generator= is an MPS generator restored with set_state
+    # inside a compiled region: how Inductor generates the call if it is a Welford reduction (ops/inductor.py
+    # welford_kind: "welford", "welford_multistage", "welford_split", "welford_split_maybe"), else None
+    compiled_welford: str | None = None
     # (condition, its value) -> whether the call's tensor values meet it (PROBED); None: such conditions never hold
     probe: Callable[[str, Any], bool] | None = None
 
@@ -196,6 +199,9 @@ def _holds(key: str, want: Any, f: AdvisoryFacts) -> bool:
         return bad == bool(want)
     if key == "compiled":
         return f.compiled == bool(want)
+    if key == "compiled_welford":  # a compiled Welford reduction of one of the listed kinds
+        kinds = (want,) if isinstance(want, str) else tuple(want)
+        return f.compiled and f.compiled_welford in kinds
     if key == "size_eq":  # {dim: size} of the first tensor argument (dim may be negative)
         if not f.shapes:
             return False
