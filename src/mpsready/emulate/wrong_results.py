@@ -47,7 +47,8 @@ def _probe(key: str, want, ins, named, argv) -> bool:
     mode off (as the NaN watch reads them): ``masked_row`` (the ``attn_mask`` argument blocks every key of some
     query: a bool row all False or a float row all -inf), ``non_contiguous_arg`` (the tensor argument of that name
     is not contiguous), ``arg_dtype_differs`` (the tensor argument of that name has another dtype than the first
-    tensor argument), ``int_abs_gt`` (an integer tensor argument holds a value
+    tensor argument), ``spatial_size_ge`` (the tensor argument NAME has a dim from index 2 of at least N: a
+    convolution's kernel), ``holds_zero`` (the first tensor holds a zero), ``int_abs_gt`` (an integer tensor argument holds a value
     beyond N in magnitude), ``outside_range_within`` (the first tensor has a value outside ``[min, max]`` by at
     most the given margin: histc's widened range test). Any error reading them: the condition does not hold."""
     try:
@@ -66,6 +67,15 @@ def _probe(key: str, want, ins, named, argv) -> bool:
             if key == "non_contiguous_arg":
                 t = named.get(want)
                 return t is not None and t.layout is _STRIDED and not t.is_contiguous()
+            if key == "spatial_size_ge":  # {NAME: N}: the tensor argument NAME has a dim from index 2 of at least N
+                for name, n in dict(want).items():
+                    t = named.get(name)
+                    if t is None or not any(int(d) >= int(n) for d in tuple(t.shape)[2:]):
+                        return False
+                return True
+            if key == "holds_zero":  # the first tensor argument holds a zero (either sign)
+                x = ins[0] if ins else None
+                return x is not None and bool(x.numel()) and bool((x == 0).any()) == bool(want)
             if key == "arg_dtype_differs":
                 t = named.get(want)
                 return t is not None and bool(ins) and t.dtype is not ins[0].dtype

@@ -28,10 +28,12 @@ CONDITIONS = ("non_contiguous", "storage_offset", "channels_last", "expanded", "
               "grouped_heads", "broadcast_batch", "full_reduction", "arg_odd", "matmul_out_numel_gt",
               "offset_not_multiple_of", "tensor_arg", "generator_restored", "masked_row", "int_abs_gt",
               "outside_range_within", "cache_key_ignores", "matmul_k_ge", "matmul_out_dims_ge",
-              "non_contiguous_arg", "arg_dtype_differs", "arg_false_at", "compiled_welford")
+              "non_contiguous_arg", "arg_dtype_differs", "arg_false_at", "compiled_welford",
+              "spatial_size_ge", "holds_zero")
 # conditions that read the values of the call's tensors: asked of AdvisoryFacts.probe, only once every other
 # condition of the entry holds (a set look-up per call until then)
-PROBED = ("masked_row", "int_abs_gt", "outside_range_within", "non_contiguous_arg", "arg_dtype_differs")
+PROBED = ("masked_row", "int_abs_gt", "outside_range_within", "non_contiguous_arg", "arg_dtype_differs",
+          "spatial_size_ge", "holds_zero")
 _REPORT_PREFIX = "https://github.com/pytorch/pytorch/"
 
 
