@@ -48,7 +48,8 @@ def _probe(key: str, want, ins, named, argv) -> bool:
     query: a bool row all False or a float row all -inf), ``non_contiguous_arg`` (the tensor argument of that name
     is not contiguous), ``arg_dtype_differs`` (the tensor argument of that name has another dtype than the first
     tensor argument), ``spatial_size_ge`` (the tensor argument NAME has a dim from index 2 of at least N: a
-    convolution's kernel), ``holds_zero`` (the first tensor holds a zero), ``int_abs_gt`` (an integer tensor argument holds a value
+    convolution's kernel), ``holds_zero`` (the first tensor holds a zero), ``nonfinite`` (a floating tensor argument holds an inf or a NaN),
+    ``int_abs_gt`` (an integer tensor argument holds a value
     beyond N in magnitude), ``outside_range_within`` (the first tensor has a value outside ``[min, max]`` by at
     most the given margin: histc's widened range test). Any error reading them: the condition does not hold."""
     try:
@@ -73,6 +74,9 @@ def _probe(key: str, want, ins, named, argv) -> bool:
                     if t is None or not any(int(d) >= int(n) for d in tuple(t.shape)[2:]):
                         return False
                 return True
+            if key == "nonfinite":  # a floating tensor argument holds an inf or a NaN
+                return any(t.numel() and t.is_floating_point() and not bool(torch.isfinite(t).all())
+                           for t in ins) == bool(want)
             if key == "holds_zero":  # the first tensor argument holds a zero (either sign)
                 x = ins[0] if ins else None
                 return x is not None and bool(x.numel()) and bool((x == 0).any()) == bool(want)
