@@ -175,6 +175,15 @@ def _arg_false_at(want: Mapping[str, int], f: AdvisoryFacts) -> bool:
     return True
 
 
+def _size_at(longer: bool, want: Mapping[Any, int], f: AdvisoryFacts) -> bool:
+    """``size_eq`` / ``size_gt`` (``longer``): the first tensor argument's size at each DIM is N / larger than N."""
+    if not f.shapes:
+        return False
+    shape = f.shapes[0]
+    return all(-len(shape) <= int(d) < len(shape) and (shape[int(d)] > n if longer else shape[int(d)] == n)
+               for d, n in want.items())
+
+
 def _holds(key: str, want: Any, f: AdvisoryFacts) -> bool:
     if key == "non_contiguous":
         return any(not c for c in f.contiguous) == bool(want)
@@ -206,16 +215,8 @@ def _holds(key: str, want: Any, f: AdvisoryFacts) -> bool:
     if key == "compiled_welford":  # a compiled Welford reduction of one of the listed kinds
         kinds = (want,) if isinstance(want, str) else tuple(want)
         return f.compiled and f.compiled_welford in kinds
-    if key == "size_eq":  # {dim: size} of the first tensor argument (dim may be negative)
-        if not f.shapes:
-            return False
-        shape = f.shapes[0]
-        return all(-len(shape) <= int(d) < len(shape) and shape[int(d)] == n for d, n in want.items())
-    if key == "size_gt":  # {dim: size} of the first tensor argument: longer than size
-        if not f.shapes:
-            return False
-        shape = f.shapes[0]
-        return all(-len(shape) <= int(d) < len(shape) and shape[int(d)] > n for d, n in want.items())
+    if key in ("size_eq", "size_gt"):  # {dim: size} of the first tensor argument (dim may be negative)
+        return _size_at(key == "size_gt", want, f)
     if key == "broadcast_batch":  # a batched first operand (> 2 dims) against a second with fewer dims
         if len(f.shapes) < 2:
             return not want
