@@ -74,5 +74,20 @@ def test_the_coverage_per_release():
     cov = coverage(["2.3.0", "2.12.0", "2.13.0", "2.14.0"])
     assert cov == {"2.3.0": {"advisories": 26, "ops": 70, "conditioned": 25},
                    "2.12.0": {"advisories": 22, "ops": 58, "conditioned": 20},
-                   "2.13.0": {"advisories": 23, "ops": 59, "conditioned": 21},
-                   "2.14.0": {"advisories": 19, "ops": 51, "conditioned": 18}}
+                   "2.13.0": {"advisories": 24, "ops": 61, "conditioned": 22},
+                   "2.14.0": {"advisories": 21, "ops": 55, "conditioned": 20}}
+
+
+@pytest.mark.parametrize(("torch", "op", "dtype", "args", "nonfinite", "want"), [
+    ("2.13.0", "aten::baddbmm", "float32", {"beta": 0}, True, "addmm-beta-zero-nonfinite-input"),
+    ("2.13.0", "aten::baddbmm", "float32", {"beta": 0}, False, None),
+    ("2.13.0", "aten::baddbmm", "float32", {"beta": 1}, True, None),
+    ("2.14.0", "aten::baddbmm", "float32", {"beta": 0}, True, None),
+    ("2.14.0", "aten::addmm", "complex64", {"beta": 0}, True, "addmm-beta-zero-nonfinite-input-complex"),
+    ("2.14.0", "aten::hypot", "float32", {}, True, "hypot-overflow-nonfinite"),
+    ("2.13.0", "aten::hypot", "float32", {}, True, None),
+])
+def test_non_finite_operands(torch, op, dtype, args, nonfinite, want):
+    def probe(key, value):
+        return nonfinite if key == "nonfinite" else False
+    assert _hit(torch, op, dtypes=(dtype,) * 3, shapes=((1, 2, 2),) * 3, args=args, probe=probe) == want
