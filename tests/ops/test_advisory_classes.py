@@ -73,9 +73,9 @@ def test_floor_division_of_non_finite_operands(nonfinite, want):
 def test_the_coverage_per_release():
     cov = coverage(["2.3.0", "2.12.0", "2.13.0", "2.14.0"])
     assert cov == {"2.3.0": {"advisories": 26, "ops": 70, "conditioned": 25},
-                   "2.12.0": {"advisories": 22, "ops": 58, "conditioned": 20},
-                   "2.13.0": {"advisories": 24, "ops": 61, "conditioned": 22},
-                   "2.14.0": {"advisories": 21, "ops": 55, "conditioned": 20}}
+                   "2.12.0": {"advisories": 23, "ops": 63, "conditioned": 21},
+                   "2.13.0": {"advisories": 25, "ops": 66, "conditioned": 23},
+                   "2.14.0": {"advisories": 22, "ops": 60, "conditioned": 21}}
 
 
 @pytest.mark.parametrize(("torch", "op", "dtype", "args", "nonfinite", "want"), [
@@ -91,3 +91,11 @@ def test_non_finite_operands(torch, op, dtype, args, nonfinite, want):
     def probe(key, value):
         return nonfinite if key == "nonfinite" else False
     assert _hit(torch, op, dtypes=(dtype,) * 3, shapes=((1, 2, 2),) * 3, args=args, probe=probe) == want
+
+
+def test_sort_of_a_transposed_view():
+    facts = AdvisoryFacts(dtypes=("float32",), shapes=((2, 2),), contiguous=(False,), args={"dim": 0})
+    assert AdvisoryIndex("2.10.0", "15.5").match("aten::sort", facts).id == "sort-noncontiguous"
+    assert AdvisoryIndex("2.9.0", "15.5").match("aten::sort", facts) is None
+    plain = AdvisoryFacts(dtypes=("float32",), shapes=((2, 2),), contiguous=(True,), args={"dim": 0})
+    assert AdvisoryIndex("2.10.0", "15.5").match("aten::sort", plain) is None
