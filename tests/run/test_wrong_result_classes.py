@@ -1,83 +1,83 @@
-"""Silent wrong results by class (issue 33, 33a): each class with a fixture of our own and a look-alike that must
-not be named. The classes: a batch norm backward of a channels_last input (pytorch#175189, PR #188371), a 2-D
-convolution with a kernel dim of 256 or more (PR #188359), bfloat16 nextafter (pytorch#190476, #190740), nonzero
-past 2**24 elements (pytorch#122916, #140570, PR #178484)."""
+"""Round 4 of issue 33: silent wrong results named by class, not by report: a graph cache keyed without an argument
+(SDPA's scale on 2.12), a batched matmul over a long K (M1/M2's MPSGraph kernel), a layer norm of a sliced input
+(2.4's sliced-input gather, the batch norm twin)."""
 
 from __future__ import annotations
 
-import pytest
+from mpsready.ops.advisories import AdvisoryFacts, AdvisoryIndex
 
 from .helpers import emulate, write
 
+SDPA = """\
+import torch
+import torch.nn.functional as F
 
-def _named(tmp_path, body, torch, macos="15.5"):
-    script = write(tmp_path, "import torch\nimport torch.nn.functional as F\n\ndev = \"mps\"\n" + body)
-    _, doc, _, _ = emulate(script, torch=torch, macos=macos)
-    assert (doc["outcome"], doc["first_failure"], doc["unverified"]) == ("completed", None, [])
-    return [(w["id"], w["op"], w["dtype"], w["location"]["line"], w["fixed_in"]) for w in doc["wrong_results"]]
-
-
-BN_BACKWARD = """\
-bn = torch.nn.BatchNorm2d(3).to(dev)
-x = torch.randn(2, 3, 4, 4).to(dev){layout}.requires_grad_(True)
-bn(x).sum().backward()
-print(bn.weight.grad.tolist())
+q = torch.randn(1, 2, 4, 8, device="mps")
+a = F.scaled_dot_product_attention(q, q, q)
+b = F.scaled_dot_product_attention(q, q, q)
+c = F.scaled_dot_product_attention(q, q, q, scale=2.0)
+d = F.scaled_dot_product_attention(q[:, :1], q[:, :1], q[:, :1], scale=0.5)
+print(float((a - c).abs().max()))
 """
 
 
-@pytest.mark.parametrize(("layout", "torch", "named"), [
-    (".to(memory_format=torch.channels_last)", "2.10", True),
-    (".permute(0, 1, 3, 2)", "2.13", True),
-    (".to(memory_format=torch.channels_last)", "2.14", False),  # fixed (PR #188371)
-    ("", "2.10", False),  # look-alike: a contiguous input (its expanded gradient is not the input)
-])
-def test_batch_norm_backward_of_a_channels_last_input(tmp_path, layout, torch, named):
-    got = _named(tmp_path, BN_BACKWARD.format(layout=layout), torch)
-    assert got == ([("batch-norm-backward-channels-last", "aten::native_batch_norm_backward", "float32", 7, "2.14.0")]
-                   if named else [])
+def _wrong(doc):
+    return [(w["id"], w["op"], w["location"]["line"], w["calls"]) for w in doc["wrong_results"]]
 
 
-@pytest.mark.parametrize(("kernel", "named"), [((1, 256), True), ((256, 1), True), ((1, 255), False)])
-def test_a_convolution_with_a_kernel_dim_of_256(tmp_path, kernel, named):
-    body = (f"x = torch.randn(1, 1, 300, 300, device=dev)\nw = torch.randn(1, 1, {kernel[0]}, {kernel[1]}, device=dev)\n"
-            "y = F.conv2d(x, w)\nprint(y.shape)\n")
-    got = _named(tmp_path, body, "2.13")
-    assert got == ([("conv2d-kernel-dim-256", "aten::_mps_convolution", "float32", 7, None)] if named else [])
+def test_a_second_sdpa_with_another_scale_on_the_same_shapes_is_named_on_2_12(tmp_path):
+    script = write(tmp_path, SDPA)
+    _, doc, _, _ = emulate(script, torch="2.12", macos="26.4")
+    assert doc["outcome"] == "completed"
+    assert _wrong(doc) == [("sdpa-scale-cache-stale", "aten::_scaled_dot_product_flash_attention_for_cpu", 7, 1)]
+    _, doc, _, _ = emulate(script, torch="2.13", macos="26.4")
+    assert doc["wrong_results"] == []
 
 
-NEXTAFTER = """\
-a = torch.tensor([{start}, 2.0], dtype=torch.{dtype}, device=dev)
-b = torch.nextafter(a, torch.full_like(a, float("inf")))
-print(b.tolist())
-"""
+def test_cache_key_condition_is_per_op_dtypes_and_shapes():
+    idx = AdvisoryIndex("2.12.0", "26.4")
+    op = "aten::_scaled_dot_product_attention_math_for_mps"
+
+    def call(shape, scale):
+        return idx.match(op, AdvisoryFacts(dtypes=("float32",) * 3, shapes=(shape,) * 3, contiguous=(True,) * 3,
+                                           args={"scale": scale}))
+    assert call((1, 2, 4, 8), None) is None  # first of its key
+    assert call((1, 2, 4, 8), None) is None  # same scale again
+    assert call((1, 1, 4, 8), 2.0) is None  # other shapes: another graph
+    assert call((1, 2, 4, 8), 2.0).id == "sdpa-scale-cache-stale"
+    assert call((1, 2, 4, 8), 2.0) is None  # the cache now holds 2.0 (as this emulation records it)
 
 
-@pytest.mark.parametrize(("dtype", "start", "torch", "named"), [
-    ("bfloat16", "1.0", "2.13", "nextafter-bfloat16-noop"),
-    ("float16", "1.0", "2.13", None),  # look-alike: float16 steps right
-    ("bfloat16", "1.0", "2.14", None),  # fixed (PR #190481)
-    ("bfloat16", "0.0", "2.14", "nextafter-bfloat16-from-zero"),  # pytorch#190740, in no shipped release
-])
-def test_nextafter_on_bfloat16(tmp_path, dtype, start, torch, named):
-    got = _named(tmp_path, NEXTAFTER.format(dtype=dtype, start=start), torch)
-    assert [g[0] for g in got] == ([named] if named else [])
-    if named:
-        assert got[0][1:4] == ("aten::nextafter", "bfloat16", 6)
+def test_long_k_batched_matmul_named_with_its_thresholds(tmp_path):
+    script = write(tmp_path, """\
+import torch
+
+a = torch.randn(2, 16, 32767, device="mps")
+b = torch.randn(2, 32767, 16, device="mps")
+c = torch.bmm(a, b)
+d = torch.bmm(a[:, :15], b)
+e = torch.baddbmm(torch.zeros(2, 16, 16, device="mps"), a, b)
+print(c.shape, d.shape, e.shape)
+""")
+    _, doc, _, _ = emulate(script, torch="2.14", macos="26.6")
+    assert _wrong(doc) == [("bmm-long-k-apple7-8", "aten::bmm", 5, 1), ("bmm-long-k-apple7-8", "aten::baddbmm", 7, 1)]
+    idx = AdvisoryIndex("2.14.0", "26.6")
+    short = AdvisoryFacts(dtypes=("float32",) * 2, shapes=((2, 16, 32766), (2, 32766, 16)), contiguous=(True, True))
+    assert idx.match("aten::bmm", short) is None
 
 
-@pytest.mark.parametrize(("n", "torch", "named"), [
-    ((1 << 24) + 8, "2.4", True), ((1 << 24) + 8, "2.11", True), ((1 << 24) + 8, "2.12", False),
-    ((1 << 24) - 8, "2.4", False)])
-def test_nonzero_past_2_pow_24_elements(tmp_path, n, torch, named):
-    body = f"m = torch.zeros({n}, dtype=torch.bool)\nm[-1] = True\nidx = torch.where(m.to(dev))[0]\nprint(idx.cpu())\n"
-    got = _named(tmp_path, body, torch)
-    assert got == ([("nonzero-large-input", "aten::nonzero", "bool", 7, "2.12.0")] if named else [])
+def test_layer_norm_of_a_row_slice_named_on_2_4_only(tmp_path):
+    script = write(tmp_path, """\
+import torch
 
-
-def test_a_memory_format_change_of_an_mps_tensor_stays_on_mps(tmp_path):
-    # Tensor.to(memory_format=...) reaches aten::_to_copy with device= the tensor's own device (this CPU's here): it
-    # was read as a copy off MPS, and the next op with an MPS module failed with a placement error (a false failure)
-    got = _named(tmp_path, "x = torch.randn(2, 3, 4, 4).to(dev).to(memory_format=torch.channels_last)\n"
-                           "print(x.device, x.is_contiguous(memory_format=torch.channels_last))\n"
-                           "y = torch.nn.BatchNorm2d(3).to(dev)(x)\nprint(y.device)\n", "2.13")
-    assert got == []
+rows = torch.randn(3, 4, device="mps")
+w, b = torch.ones(4, device="mps"), torch.zeros(4, device="mps")
+whole = torch.layer_norm(rows, (4,), w, b, 1e-5)
+part = torch.layer_norm(rows[1:3], (4,), w, b, 1e-5)
+print(part.cpu())
+""")
+    _, doc, _, _ = emulate(script, torch="2.4", macos="14.5")
+    assert [(i, line) for i, _op, line, _n in _wrong(doc)] == [("layer-norm-sliced-input", 6)]
+    for release in ("2.3", "2.5"):
+        _, doc, _, _ = emulate(script, torch=release, macos="14.5")
+        assert doc["wrong_results"] == [], release
