@@ -181,7 +181,13 @@ class DeviceMode(TorchFunctionMode):
             dev = rest[0]
             where = 0
         if dev is None:
-            return _to(*args, **kwargs)  # a dtype-only cast stays where it is (dispatch propagates the mark)
+            out = _to(*args, **kwargs)  # a dtype-only cast stays where it is (dispatch propagates the mark)
+            if kwargs.get("memory_format") is not None and out is not self_t and residence.on_mps(self_t) \
+                    and not residence.on_mps(out):
+                # .to(memory_format=...) reaches aten::_to_copy with device= the tensor's own device, which is this
+                # CPU's here: the dispatch mode reads that as a copy off MPS; on a Mac the copy stays on MPS
+                self._land(out, _to, self_t)
+            return out
         if is_mps(dev):
             if where == "kw":
                 kwargs = dict(kwargs, device="cpu")

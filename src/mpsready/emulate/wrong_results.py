@@ -8,6 +8,7 @@ from __future__ import annotations
 import torch
 
 from mpsready.emulate.session import Emulator
+from mpsready.emulate.widen import welford_call_kind
 from mpsready.ops.advisories import AdvisoryFacts
 
 _Tensor = torch.Tensor
@@ -27,11 +28,13 @@ def advise(emu: Emulator, op: str, schema_args, args, kwargs, ins, depth: int) -
     strided = [t for t in ins if t.layout is _STRIDED]
     named = {n: a for n, a in zip(schema_args, args) if isinstance(a, _Tensor)}
     named.update((k, v) for k, v in kwargs.items() if isinstance(v, _Tensor))
+    compiling = bool(emu.compiling)
     facts = AdvisoryFacts(dtypes=tuple(names.get(t.dtype, "") for t in ins),
                           shapes=tuple(tuple(t.shape) for t in ins),
                           contiguous=tuple(t.is_contiguous() for t in strided), args=argv,
                           strides=tuple(tuple(t.stride()) for t in strided),
-                          offsets=tuple(t.storage_offset() for t in strided), compiled=bool(emu.compiling),
+                          offsets=tuple(t.storage_offset() for t in strided), compiled=compiling,
+                          compiled_welford=welford_call_kind(op, ins, args) if compiling else None,
                           tensor_names=tuple(named), generator_restored=emu.generator_restored,
                           probe=lambda key, want: _probe(key, want, ins, named, argv))
     adv = emu.advisories.match(op, facts)
@@ -44,7 +47,9 @@ def _probe(key: str, want, ins, named, argv) -> bool:
     mode off (as the NaN watch reads them): ``masked_row`` (the ``attn_mask`` argument blocks every key of some
     query: a bool row all False or a float row all -inf), ``non_contiguous_arg`` (the tensor argument of that name
     is not contiguous), ``arg_dtype_differs`` (the tensor argument of that name has another dtype than the first
-    tensor argument), ``int_abs_gt`` (an integer tensor argument holds a value
+    tensor argument), ``spatial_size_ge`` (the tensor argument NAME has a dim from index 2 of at least N: a
+    convolution's kernel), ``holds_zero`` (the first tensor holds a zero), ``nonfinite`` (a floating tensor argument holds an inf or a NaN),
+    ``int_abs_gt`` (an integer tensor argument holds a value
     beyond N in magnitude), ``outside_range_within`` (the first tensor has a value outside ``[min, max]`` by at
     most the given margin: histc's widened range test). Any error reading them: the condition does not hold."""
     try:
@@ -63,6 +68,18 @@ def _probe(key: str, want, ins, named, argv) -> bool:
             if key == "non_contiguous_arg":
                 t = named.get(want)
                 return t is not None and t.layout is _STRIDED and not t.is_contiguous()
+            if key == "spatial_size_ge":  # {NAME: N}: the tensor argument NAME has a dim from index 2 of at least N
+                for name, n in dict(want).items():
+                    t = named.get(name)
+                    if t is None or not any(int(d) >= int(n) for d in tuple(t.shape)[2:]):
+                        return False
+                return True
+            if key == "nonfinite":  # a floating tensor argument holds an inf or a NaN
+                return any(t.numel() and t.is_floating_point() and not bool(torch.isfinite(t).all())
+                           for t in ins) == bool(want)
+            if key == "holds_zero":  # the first tensor argument holds a zero (either sign)
+                x = ins[0] if ins else None
+                return x is not None and bool(x.numel()) and bool((x == 0).any()) == bool(want)
             if key == "arg_dtype_differs":
                 t = named.get(want)
                 return t is not None and bool(ins) and t.dtype is not ins[0].dtype

@@ -28,10 +28,12 @@ CONDITIONS = ("non_contiguous", "storage_offset", "channels_last", "expanded", "
               "grouped_heads", "broadcast_batch", "full_reduction", "arg_odd", "matmul_out_numel_gt",
               "offset_not_multiple_of", "tensor_arg", "generator_restored", "masked_row", "int_abs_gt",
               "outside_range_within", "cache_key_ignores", "matmul_k_ge", "matmul_out_dims_ge",
-              "non_contiguous_arg", "arg_dtype_differs", "arg_false_at")
+              "non_contiguous_arg", "arg_dtype_differs", "arg_false_at", "compiled_welford",
+              "spatial_size_ge", "holds_zero", "total_numel_gt", "nonfinite")
 # conditions that read the values of the call's tensors: asked of AdvisoryFacts.probe, only once every other
 # condition of the entry holds (a set look-up per call until then)
-PROBED = ("masked_row", "int_abs_gt", "outside_range_within", "non_contiguous_arg", "arg_dtype_differs")
+PROBED = ("masked_row", "int_abs_gt", "outside_range_within", "non_contiguous_arg", "arg_dtype_differs",
+          "spatial_size_ge", "holds_zero", "nonfinite")
 _REPORT_PREFIX = "https://github.com/pytorch/pytorch/"
 
 
@@ -51,6 +53,9 @@ class AdvisoryFacts:
     compiled: bool = False  # the call is part of a region compiled by torch.compile (run eagerly here)
     tensor_names: tuple[str, ...] = ()  # the schema names of the tensor arguments given (``bias`` of a linear)
     generator_restored: bool = False  # the call's generator= is an MPS generator restored with set_state
+    # inside a compiled region: how Inductor generates the call if it is a Welford reduction (ops/inductor.py
+    # welford_kind: "welford", "welford_multistage", "welford_split", "welford_split_maybe"), else None
+    compiled_welford: str | None = None
     # (condition, its value) -> whether the call's tensor values meet it (PROBED); None: such conditions never hold
     probe: Callable[[str, Any], bool] | None = None
 
@@ -170,6 +175,15 @@ def _arg_false_at(want: Mapping[str, int], f: AdvisoryFacts) -> bool:
     return True
 
 
+def _size_at(longer: bool, want: Mapping[Any, int], f: AdvisoryFacts) -> bool:
+    """``size_eq`` / ``size_gt`` (``longer``): the first tensor argument's size at each DIM is N / larger than N."""
+    if not f.shapes:
+        return False
+    shape = f.shapes[0]
+    return all(-len(shape) <= int(d) < len(shape) and (shape[int(d)] > n if longer else shape[int(d)] == n)
+               for d, n in want.items())
+
+
 def _holds(key: str, want: Any, f: AdvisoryFacts) -> bool:
     if key == "non_contiguous":
         return any(not c for c in f.contiguous) == bool(want)
@@ -183,6 +197,8 @@ def _holds(key: str, want: Any, f: AdvisoryFacts) -> bool:
         return bool(f.shapes) and len(f.shapes[0]) > want
     if key == "numel_gt":
         return any(_numel(s) > want for s in f.shapes)
+    if key == "total_numel_gt":  # the tensor arguments together (a concatenation's output)
+        return sum(_numel(s) for s in f.shapes) > want
     if key == "dim_size_gt":
         return any(d > want for s in f.shapes for d in s)
     if key == "negative_dim":
@@ -196,16 +212,11 @@ def _holds(key: str, want: Any, f: AdvisoryFacts) -> bool:
         return bad == bool(want)
     if key == "compiled":
         return f.compiled == bool(want)
-    if key == "size_eq":  # {dim: size} of the first tensor argument (dim may be negative)
-        if not f.shapes:
-            return False
-        shape = f.shapes[0]
-        return all(-len(shape) <= int(d) < len(shape) and shape[int(d)] == n for d, n in want.items())
-    if key == "size_gt":  # {dim: size} of the first tensor argument: longer than size
-        if not f.shapes:
-            return False
-        shape = f.shapes[0]
-        return all(-len(shape) <= int(d) < len(shape) and shape[int(d)] > n for d, n in want.items())
+    if key == "compiled_welford":  # a compiled Welford reduction of one of the listed kinds
+        kinds = (want,) if isinstance(want, str) else tuple(want)
+        return f.compiled and f.compiled_welford in kinds
+    if key in ("size_eq", "size_gt"):  # {dim: size} of the first tensor argument (dim may be negative)
+        return _size_at(key == "size_gt", want, f)
     if key == "broadcast_batch":  # a batched first operand (> 2 dims) against a second with fewer dims
         if len(f.shapes) < 2:
             return not want
@@ -298,3 +309,39 @@ class AdvisoryIndex:
         before = self._graph_keys.get(key, missing)
         self._graph_keys[key] = value
         return before is not missing and before != value
+
+
+def coverage(releases: list[str] | None = None) -> dict[str, dict[str, int]]:
+    """Per release (default: every shipped table, ``mpsready.ops.api.shipped_versions``): ``advisories`` (entries
+    whose ``torch`` range holds the release, any macOS), ``ops`` (distinct aten overloads with one) and
+    ``conditioned`` (entries with a ``when`` condition, i.e. a class narrower than "every call of the op")."""
+    if releases is None:
+        from mpsready.ops import api
+
+        releases = api.shipped_versions()
+    table = load()
+    out: dict[str, dict[str, int]] = {}
+    for rel in releases:
+        v = Version(rel)
+        hits = [a for a in table if v in SpecifierSet(a.torch, prereleases=True)]
+        out[rel] = {"advisories": len(hits), "ops": len({op for a in hits for op in a.ops}),
+                    "conditioned": sum(1 for a in hits if a.when)}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m mpsready.ops.advisories``: the wrong-result coverage per shipped release (:func:`coverage`)."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m mpsready.ops.advisories",
+                                 description="silent wrong-result advisories per release (mps_wrong_results.yaml)")
+    ap.parse_args(argv)
+    print(f"{len(load())} advisories, {len({op for a in load() for op in a.ops})} aten overloads in all")
+    print("release  advisories in range  aten overloads with one  with a condition")
+    for rel, c in coverage().items():
+        print(f"{rel:8} {c['advisories']:19} {c['ops']:24} {c['conditioned']:16}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -34,11 +34,16 @@ KIND_AUTOCAST = "autocast"
 # pointwise ops); matmul is the composite of the mm/bmm extern kernels
 # A compiled region's calls Inductor's Metal code generation is known to refuse, per release: releases, the ops
 # (any of them in the region), optionally the dtypes of those calls and torch.compile(dynamic=True), the
-# InductorError's message, the first fixed release and the source
+# InductorError's message, the first fixed release and the source; ``kinds``: only calls Inductor generates as one of
+# these kinds (emulate/widen.py compiled_kind: a Welford reduction's welford / welford_multistage / welford_split...);
+# ``unsure``: kinds the source neither shows refused nor shows compiled (the region is then unverified, never
+# completed: Judge.compile_region)
 class _Refusal(TypedDict, total=False):
     torch: str
     ops: frozenset[str]
     dtypes: frozenset[str]
+    kinds: frozenset[str]
+    unsure: frozenset[str]
     dynamic: bool
     message: str
     fixed_in: str | None
@@ -57,11 +62,22 @@ _COMPILE_REFUSED: tuple[_Refusal, ...] = (
                "Metal: a padding value, GELU's constants), cherry-picked to release/2.11 as #177193 and verified "
                "fixed in 2.11.0; 2.8-2.10 inferred (bfloat16 Metal kernels from 2.8)"},
     {"torch": "==2.12.*", "ops": frozenset({"aten::native_batch_norm", "aten::_native_batch_norm_legit"}),
+     "kinds": frozenset({"welford_multistage"}), "unsure": frozenset({"welford_split", "welford_split_maybe"}),
      "message": "SyntaxError: failed to compile", "fixed_in": "2.13.0",
-     "source": "https://github.com/pytorch/pytorch/pull/184502 (a compiled train-mode BatchNorm2d: an undeclared "
-               "identifier in a multi-pass welford reduction; 2026-05-20: 2.12 failing and 2.13 first fixed inferred "
-               "from the merge date; the train-mode calls: in eval mode the installed torch calls "
-               "_native_batch_norm_legit_no_training)"},
+     "source": "https://github.com/pytorch/pytorch/pull/184502 (a compiled train-mode BatchNorm2d of 4 x 8 x 32 x 32, "
+               "4096 elements per channel: the second looped (multistage) pass over the same reduction root reuses "
+               "index names it did not declare; 2026-05-20, after the 2.12 branch cut: 2.12 failing and 2.13 first "
+               "fixed inferred from the merge date; only the looped form: a batch norm of at most 1024 elements per "
+               "channel compiles and computes wrong statistics instead (advisory compiled-welford-missing-barrier, PR "
+               "#184328); a split one is not established; the train-mode calls: in eval mode the installed torch "
+               "calls native_batch_norm with training=False, which reduces nothing)"},
+    {"torch": "==2.12.*", "ops": frozenset({"aten::native_layer_norm", "aten::layer_norm", "aten::native_group_norm",
+                                            "aten::group_norm"}),
+     "kinds": frozenset(), "unsure": frozenset({"welford_multistage", "welford_split", "welford_split_maybe"}),
+     "message": "SyntaxError: failed to compile", "fixed_in": "2.13.0",
+     "source": "https://github.com/pytorch/pytorch/pull/184502 (a norm reads its Welford statistics in a second "
+               "looped pass over the same reduction root, as the batch norm of the PR does; whether a looped or split "
+               "layer or group norm failed on 2.12 is not established: unverified, never refused)"},
     {"torch": "==2.9.*", "ops": frozenset({"aten::reflection_pad1d", "aten::reflection_pad2d",
                                            "aten::reflection_pad3d"}), "dynamic": True,
      "message": "use of undeclared identifier 'Where'", "fixed_in": None,
@@ -282,8 +298,9 @@ class ApiChecks:
             for rule in _COMPILE_REFUSED:
                 if Version(self.torch) not in SpecifierSet(rule["torch"]) or (rule.get("dynamic") and not dynamic):
                     continue
-                dtypes = rule.get("dtypes")
-                if any(op in rule["ops"] and (dtypes is None or dtype in dtypes) for op, dtype, _kind in ops):
+                dtypes, kinds = rule.get("dtypes"), rule.get("kinds")
+                if any(op in rule["ops"] and (dtypes is None or dtype in dtypes) and (kinds is None or kind in kinds)
+                       for op, dtype, kind in ops):
                     return Judgement(op="torch.compile", outcome="error", kind=KIND_COMPILE,
                                      exception="InductorError", message=rule["message"], named="torch.compile",
                                      fixed_in=rule["fixed_in"], source=rule["source"])
@@ -378,6 +395,10 @@ class ApiChecks:
         if outcome == "experimental":
             return (f"torch {self.torch}: Inductor's Metal back-end is a prototype (codegen/mps.py warns so); which "
                     "graphs it lowers is not emulated (the region ran eagerly here)")
+        ops = list(ops)
+        unsure = self._compile_unsure(ops)
+        if unsure is not None:
+            return unsure
         others = sorted({op for op, dtype, kind in ops if kind == "other" and op not in _COMPILE_EXTERN
                          and op not in _COMPILE_DECOMPOSED})
         lowp = ("float32", "float16", "bool", "int64", "int32") + (("bfloat16",) if versions.release(self.torch)
@@ -393,6 +414,24 @@ class ApiChecks:
             what.append(f"dtype {', '.join(dtypes)}")
         return (f"compiled region with {' and '.join(what)}: Inductor's Metal code generation of such graphs "
                 f"(other kernels, bfloat16 before 2.11) is not emulated, and torch {self.torch} may refuse it")
+
+    def _compile_unsure(self, ops: list[tuple[str, str, str]]) -> str | None:
+        """The reason a region is not vouched for when a known refusal of this release (``_COMPILE_REFUSED``) covers
+        some kinds of a call and its source leaves the call's kind open (``unsure``: a split train-mode batch norm
+        on 2.12, whose looped form PR #184502 shows refused), else None."""
+        from packaging.specifiers import SpecifierSet
+        from packaging.version import Version
+
+        for rule in _COMPILE_REFUSED:
+            unsure = rule.get("unsure")
+            if not unsure or Version(self.torch) not in SpecifierSet(rule["torch"]):
+                continue
+            hit = sorted({f"{op} ({kind})" for op, _dtype, kind in ops if op in rule["ops"] and kind in unsure})
+            if hit:
+                return (f"compiled region with {', '.join(hit)}: torch {self.torch}'s Inductor is known to refuse "
+                        f"other forms of this reduction ({rule['message']}), and whether it compiles this one "
+                        f"correctly is not established ({rule['source'].split(' ', 1)[0]})")
+        return None
 
     def compile(self, on_mps: bool, suppress_errors: bool = False) -> Judgement | None:
         """The first call of a function compiled by ``torch.compile`` (Inductor), with MPS tensors among its
