@@ -95,6 +95,16 @@ def _kernel_checks() -> dict[str, tuple[dict[str, Any], ...]]:
     return {k: tuple(doc.get(k) or ()) for k in ("dtype_checks", "call_checks")}
 
 
+# The machines a target Mac can be: Apple silicon (arm64), or an Intel Mac (x86_64) with a discrete AMD GPU. PyTorch's
+# last macOS x86_64 wheel is 2.2.2 (pip finds no torch>2.2.2 for macosx_10_9_x86_64), so an Intel target is 2.2 only.
+# Its wheel's native_functions.yaml is byte-identical to the arm64 wheel's and its libtorch_cpu.dylib prints the
+# same MPS messages (same source commit 39901f2): the 2.2.2 table and facts stand for both. On Intel, MPSDevice
+# picks the first Metal device that is not low-power ("exclude Intel GPUs", aten/src/ATen/mps/MPSDevice.mm): MPS is
+# available with an AMD GPU, never with the integrated Intel GPU alone (not emulated: the target has an AMD GPU).
+MACHINES = {"arm64": "Apple silicon", "x86_64": "Intel Mac with an AMD GPU"}
+INTEL_RELEASES = "==2.2.*"
+INTEL_SOURCE = ("torch-2.2.2-cp311-none-macosx_10_9_x86_64.whl (the last macOS x86_64 wheel): same yaml and MPS "
+                "messages as the arm64 wheel; aten/src/ATen/mps/MPSDevice.mm (non-low-power Metal device)")
 ANY_OP = "*"  # a call check of every op with an MPS kernel that is not a view (mps_dtype_checks.yaml)
 
 @dataclass(frozen=True)
@@ -123,12 +133,18 @@ class Judge(ApiChecks, DtypeChecks):
     release without a table or a malformed macOS version. The torch API calls PyTorch checks in Python
     (autocast, optimizers, ``torch.compile``, ...) are judged by the methods of :class:`ApiChecks`."""
 
-    def __init__(self, torch: str, macos: str, fallback: bool = False):
+    def __init__(self, torch: str, macos: str, fallback: bool = False, machine: str = "arm64"):
         self.db = ops_api.load_db(torch)
         versions.release(macos)
         self.torch = self.db.torch_version
         self.macos = macos
         self.fallback = fallback
+        if machine not in MACHINES:
+            raise ValueError(f"unknown Mac machine {machine!r} (one of: {', '.join(MACHINES)})")
+        if machine == "x86_64" and Version(self.torch) not in SpecifierSet(INTEL_RELEASES):
+            raise ValueError(f"an Intel Mac (x86_64) has no torch {self.torch}: the last macOS x86_64 wheel is torch "
+                             "2.2.2 (use --torch 2.2)")
+        self.machine = machine
         self._memo: dict[tuple, Judgement] = {}
         self._alloc: dict[str, Judgement | None] = {}  # dtype -> allocation refusal (the fallback flag never matters)
         self._routes: dict[tuple, tuple] = {}

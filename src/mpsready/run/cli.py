@@ -18,6 +18,8 @@ from mpsready.run import matrix
 from mpsready.commands.run import DEFAULT_TIME_LIMIT, FORMATS, register  # noqa: F401  (the arguments: cheap to import)
 from mpsready import versions
 
+# --mac -> the machine of the emulated Mac (mpsready.ops.judge.MACHINES)
+MACHINE_OF = {"apple": "arm64", "intel": "x86_64"}
 # seconds past the time limit before the child's process group is killed (a program that blocks SIGALRM)
 KILL_GRACE = 60.0
 
@@ -63,11 +65,21 @@ def run(args: argparse.Namespace) -> int:
     except ValueError:
         raise UsageError(f"--macos {args.macos!r} is not a macOS version such as 14.4") from None
     fallback = args.fallback if args.fallback is not None else os.environ.get("PYTORCH_ENABLE_MPS_FALLBACK") == "1"
+    args.machine = MACHINE_OF.get(getattr(args, "mac", None) or "apple", "arm64")
+    if args.machine != "arm64" and matrix.is_matrix(args.torch):
+        raise UsageError("--mac intel goes with one release, --torch 2.2: the last macOS x86_64 wheel is torch 2.2.2")
     if matrix.is_matrix(args.torch):
         return _run_matrix(args, prog, fallback)
     if args.show_output:
         raise UsageError("--show-output goes with several --torch releases (e.g. --torch 2.3,2.13)")
     torch_v = target_torch(args.torch)
+    if args.machine != "arm64":
+        from mpsready.ops.judge import Judge
+
+        try:
+            Judge(torch_v, args.macos, fallback, args.machine)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     with tempfile.TemporaryDirectory(prefix="mpsready-run-") as tmp:
         out = os.path.join(tmp, "result.json")
         spec = _spec(args, prog, torch_v, fallback, out)
@@ -134,7 +146,8 @@ def _status_line(spec: dict, out: str, quiet: bool):
 def _spec(args: argparse.Namespace, prog, torch_v: str, fallback: bool, out: str) -> dict:
     """The child's spec (:mod:`mpsready.run.child`)."""
     return {"program": {**prog.to_dict(), "root": prog.root},
-            "target": {"torch": torch_v, "macos": args.macos, "fallback": fallback},
+            "target": {"torch": torch_v, "macos": args.macos, "fallback": fallback,
+                       "machine": getattr(args, "machine", "arm64")},
             "keep_going": args.keep_going, "max_steps": args.max_steps, "time_limit": args.time_limit,
             "time_limit_default": bool(getattr(args, "time_limit_default", False)), "out": out,
             "nan_check": getattr(args, "nan_check", True)}
