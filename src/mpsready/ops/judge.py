@@ -105,6 +105,11 @@ MACHINES = {"arm64": "Apple silicon", "x86_64": "Intel Mac with an AMD GPU"}
 INTEL_RELEASES = "==2.2.*"
 INTEL_SOURCE = ("torch-2.2.2-cp311-none-macosx_10_9_x86_64.whl (the last macOS x86_64 wheel): same yaml and MPS "
                 "messages as the arm64 wheel; aten/src/ATen/mps/MPSDevice.mm (non-low-power Metal device)")
+# Python-level factories (as the device mode names them) whose MPS kernel is an out= kernel that dispatches on the
+# result's dtype: torch.arange's composites (arange, arange.start, arange.start_step: CompositeExplicitAutograd,
+# RangeFactories.cpp) call arange.start_out, whose MPS kernel is arange_mps_out; torch.range calls range.out
+# (range_mps_out); native_functions.yaml of every shipped release (MPS: arange_mps_out, range_mps_out)
+FACTORY_KERNELS = {"aten::arange": "aten::arange.start_out", "aten::range": "aten::range.out"}
 ANY_OP = "*"  # a call check of every op with an MPS kernel that is not a view (mps_dtype_checks.yaml)
 
 @dataclass(frozen=True)
@@ -319,7 +324,16 @@ class Judge(ApiChecks, DtypeChecks):
         """A tensor of ``dtype`` made by ``called`` (``"aten::_to_copy"``, ``"aten::zeros"``) that lands on MPS:
         :meth:`allocation`'s refusal named by the call that made the tensor, or None when MPS allocates it."""
         j = self.allocation(dtype)
-        return None if j is None else replace(j, op=called, named=called)
+        if j is None:
+            # a factory whose MPS kernel dispatches on the result's dtype (torch.arange -> arange_mps_out): its
+            # AT_DISPATCH refusal (mps_dtype_checks.yaml), at the line of the call
+            kernel = FACTORY_KERNELS.get(called)
+            checks = self._checks.get(kernel) if kernel else None
+            if checks:
+                found = self._kernel_check(kernel, checks, CallFacts(out_dtypes=(dtype,)), True)
+                return None if found is None else replace(found, named=called)
+            return None
+        return replace(j, op=called, named=called)
 
     def sparse_landing(self, dtype: str, called: str) -> Judgement | None:
         """A sparse COO tensor of ``dtype`` made by ``called`` that lands on MPS: MPS builds it with
@@ -349,7 +363,7 @@ class Judge(ApiChecks, DtypeChecks):
                 if bad is not None:  # a dtype an MPS kernel refuses, or aborts on (effect: crash)
                     return Judgement(target, "crash" if e.get("effect") == "crash" else "error", "dtype",
                                      e["exception"], e["message"].replace("{scalar_type}", C10_NAMES.get(bad, bad)),
-                                     bad, _rule_fixed_in(e), target, e["source"])
+                                     bad, _dtype_fixed_in(target, bad, self.torch, self.macos), target, e["source"])
             elif all(_SHAPE_TESTS[k](v, facts) for k, v in e["when"].items()):
                 return Judgement(target, "crash" if e.get("effect") == "crash" else "error", "shape",
                                  e["exception"], metal_names(e["message"], dtypes), (dtypes[:1] or (None,))[0],
@@ -577,6 +591,23 @@ class Judge(ApiChecks, DtypeChecks):
 
 
 _BLIT_FILLS = frozenset({"aten::fill_.Scalar", "aten::zero_"})
+
+
+def _dtype_fixed_in(target: str, dtype: str, torch: str, macos: str) -> str | None:
+    """The first shipped release after ``torch`` where no dtype check of mps_dtype_checks.yaml refuses ``dtype`` for
+    ``target`` on ``macos``: a check split over releases (another exception class, another dtype set: the range
+    factories, histc) is not "fixed" where its next entry refuses the same dtype. None when every later one does."""
+    op = target.split("::", 1)[-1]
+    entries = [e for e in _kernel_checks()["dtype_checks"] if op in e["ops"]
+               and ("*" in e["refuses"] or dtype in e["refuses"])
+               and not (e.get("macos_below") and not versions.macos_lt(macos, e["macos_below"]))
+               and not (e.get("macos_from") and versions.macos_lt(macos, e["macos_from"]))]
+    now = Version(torch)
+    for rel in ops_api.shipped_versions():
+        v = Version(rel)
+        if v > now and not any(v in SpecifierSet(e.get("torch") or "") for e in entries):
+            return rel
+    return None
 
 
 def _rule_fixed_in(rule: dict[str, Any]) -> str | None:

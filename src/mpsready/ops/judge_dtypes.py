@@ -202,13 +202,17 @@ class DtypeChecks:
         release: a dtype check of mps_dtype_checks.yaml refused it in an earlier release and its range has ended.
         The emulated device computes such a call on a widened dtype where this CPU's kernel lacks it; any other
         CPU refusal stays the program's error (no data says the Mac runs it)."""
-        from mpsready.ops.judge import _kernel_checks, _rule_fixed_in
+        from mpsready.ops import api as ops_api
+        from mpsready.ops.judge import _dtype_fixed_in, _kernel_checks
 
         bare = name.split("::", 1)[-1]
         rel = Version(self.torch)
         for e in _kernel_checks()["dtype_checks"]:
             if bare in e["ops"] and dtype in e["refuses"]:
-                fixed = _rule_fixed_in(e)
+                spec = SpecifierSet(e.get("torch") or "")
+                first = next((r for r in ops_api.shipped_versions() if Version(r) in spec), None)
+                # a check split over releases (histc's exception class) is gained where none of its entries refuses
+                fixed = _dtype_fixed_in(name, dtype, first, self.macos) if first else None
                 if fixed is not None and rel >= Version(fixed):
                     return True
         return False
