@@ -26,7 +26,7 @@ x = torch.randn(1, 2, 4, 4, 4, device="mps")
 y = torch.nn.functional.avg_pool3d(x, 2)
 print("pooled", tuple(y.shape))
 '''
-NOT_A_TABLE = "no MPS support table for torch 1.0: shipped tables cover 2.3.0 to 2.14.1"
+NOT_A_TABLE = "no MPS support table for torch 1.0: shipped tables cover 2.2.2 to 2.14.1"
 
 
 def _schema(name):

@@ -217,7 +217,7 @@ class Judge(ApiChecks, DtypeChecks):
             hit = Judgement(op="aten::_to_copy", outcome="error", kind="dtype",
                             exception=rule.get("exception", _ALLOCATION_EXCEPTION),
                             message=self._dtype_message(dtype), dtype=dtype,
-                            fixed_in=_rule_fixed_in(rule) if rule else None,
+                            fixed_in=_allocation_fixed_in(dtype, self.torch, self.macos) if rule else None,
                             source=rule.get("source") or _DEFAULT_BRANCH)
         self._alloc[dtype] = hit
         return hit
@@ -591,6 +591,32 @@ class Judge(ApiChecks, DtypeChecks):
 
 
 _BLIT_FILLS = frozenset({"aten::fill_.Scalar", "aten::zero_"})
+
+
+def _allocation_fixed_in(dtype: str, torch: str, macos: str) -> str | None:
+    """The first shipped release after ``torch`` whose MPS device takes a ``dtype`` tensor on ``macos``: neither a
+    global dtype rule (global_rules.yaml: ``error``, or ``unsupported_before`` a newer macOS) nor the dtype support
+    table (``to_mps`` refused, or ``ok_macos_14`` below 14) refuses it there. bfloat16 on 2.2 is fixed in 2.3.0 on
+    macOS 14, never on macOS 13. None when no shipped release takes it."""
+    from mpsready.ops.build import curated
+
+    gl = [r for r in curated.load("global_rules")["dtype_rules"] if r["dtype"] == dtype]
+    sup = [r for r in _dtype_support_rules() if r["dtype"] == dtype]
+    now = Version(torch)
+    for rel in ops_api.shipped_versions():
+        v = Version(rel)
+        if v <= now:
+            continue
+        g = next((r for r in gl if v in SpecifierSet(r.get("torch") or "")), None)
+        if g is not None and (g["effect"] == "error" or g["effect"] == "unsupported_before"
+                              and g.get("min_macos") and versions.macos_lt(macos, g["min_macos"])):
+            continue
+        s = next((r for r in sup if v in SpecifierSet(r.get("torch") or "")), None)
+        if s is not None and (s["to_mps"] == "refused" or s["to_mps"] == "ok_macos_14"
+                              and versions.macos_lt(macos, "14.0")):
+            continue
+        return rel
+    return None
 
 
 def _dtype_fixed_in(target: str, dtype: str, torch: str, macos: str) -> str | None:
