@@ -1,8 +1,9 @@
 """Score the emulated Mac against held-out public MPS reports: does ``mpsready run`` end each as the Mac did?
 
 The reports and their re-creations live in ``tests/run/data/fresh_reports/`` (``reports.yaml`` says, for each,
-the public report, its cause, the torch release and macOS reported, optionally ``mac: intel`` for a report from an
-Intel Mac (run with ``--mac intel``), and what the Mac did; ``<id>.py`` is our own minimal script). Every report runs through the CLI as a user would run it::
+the public report, its cause, the torch release and macOS reported, optionally ``mac: intel`` for a report from
+an Intel Mac (run with ``--mac intel``), and what the Mac did; ``<id>.py`` is our own minimal script). Every
+report runs through the CLI as a user would run it::
 
     mpsready run --torch T --macos M --format json -o FILE -- python SCRIPT
 

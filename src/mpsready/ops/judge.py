@@ -33,6 +33,7 @@ from mpsready.ops.shape_tests import _SHAPE_TESTS, SHAPE_TESTS  # noqa: F401  (S
 from mpsready.ops.api_judge import ApiChecks
 from mpsready.ops.judge_dtypes import DTYPE_FACTS, c10_name  # noqa: F401 (re-exported: part of the judge's API)
 from mpsready.ops.judge_dtypes import _DEFAULT_BRANCH, C10_NAMES, DtypeChecks, _dtype_support_rules, metal_names
+from mpsready.ops.judge_dtypes import MACHINES, _allocation_fixed_in, _dtype_fixed_in, check_machine  # noqa: F401
 from mpsready.ops.messages import fallback_warning, not_implemented_message
 from mpsready import versions
 
@@ -95,21 +96,6 @@ def _kernel_checks() -> dict[str, tuple[dict[str, Any], ...]]:
     return {k: tuple(doc.get(k) or ()) for k in ("dtype_checks", "call_checks")}
 
 
-# The machines a target Mac can be: Apple silicon (arm64), or an Intel Mac (x86_64) with a discrete AMD GPU. PyTorch's
-# last macOS x86_64 wheel is 2.2.2 (pip finds no torch>2.2.2 for macosx_10_9_x86_64), so an Intel target is 2.2 only.
-# Its wheel's native_functions.yaml is byte-identical to the arm64 wheel's and its libtorch_cpu.dylib prints the
-# same MPS messages (same source commit 39901f2): the 2.2.2 table and facts stand for both. On Intel, MPSDevice
-# picks the first Metal device that is not low-power ("exclude Intel GPUs", aten/src/ATen/mps/MPSDevice.mm): MPS is
-# available with an AMD GPU, never with the integrated Intel GPU alone (not emulated: the target has an AMD GPU).
-MACHINES = {"arm64": "Apple silicon", "x86_64": "Intel Mac with an AMD GPU"}
-INTEL_RELEASES = "==2.2.*"
-INTEL_SOURCE = ("torch-2.2.2-cp311-none-macosx_10_9_x86_64.whl (the last macOS x86_64 wheel): same yaml and MPS "
-                "messages as the arm64 wheel; aten/src/ATen/mps/MPSDevice.mm (non-low-power Metal device)")
-# Python-level factories (as the device mode names them) whose MPS kernel is an out= kernel that dispatches on the
-# result's dtype: torch.arange's composites (arange, arange.start, arange.start_step: CompositeExplicitAutograd,
-# RangeFactories.cpp) call arange.start_out, whose MPS kernel is arange_mps_out; torch.range calls range.out
-# (range_mps_out); native_functions.yaml of every shipped release (MPS: arange_mps_out, range_mps_out)
-FACTORY_KERNELS = {"aten::arange": "aten::arange.start_out", "aten::range": "aten::range.out"}
 ANY_OP = "*"  # a call check of every op with an MPS kernel that is not a view (mps_dtype_checks.yaml)
 
 @dataclass(frozen=True)
@@ -144,12 +130,7 @@ class Judge(ApiChecks, DtypeChecks):
         self.torch = self.db.torch_version
         self.macos = macos
         self.fallback = fallback
-        if machine not in MACHINES:
-            raise ValueError(f"unknown Mac machine {machine!r} (one of: {', '.join(MACHINES)})")
-        if machine == "x86_64" and Version(self.torch) not in SpecifierSet(INTEL_RELEASES):
-            raise ValueError(f"an Intel Mac (x86_64) has no torch {self.torch}: the last macOS x86_64 wheel is torch "
-                             "2.2.2 (use --torch 2.2)")
-        self.machine = machine
+        self.machine = check_machine(machine, self.torch)
         self._memo: dict[tuple, Judgement] = {}
         self._alloc: dict[str, Judgement | None] = {}  # dtype -> allocation refusal (the fallback flag never matters)
         self._routes: dict[tuple, tuple] = {}
@@ -324,16 +305,7 @@ class Judge(ApiChecks, DtypeChecks):
         """A tensor of ``dtype`` made by ``called`` (``"aten::_to_copy"``, ``"aten::zeros"``) that lands on MPS:
         :meth:`allocation`'s refusal named by the call that made the tensor, or None when MPS allocates it."""
         j = self.allocation(dtype)
-        if j is None:
-            # a factory whose MPS kernel dispatches on the result's dtype (torch.arange -> arange_mps_out): its
-            # AT_DISPATCH refusal (mps_dtype_checks.yaml), at the line of the call
-            kernel = FACTORY_KERNELS.get(called)
-            checks = self._checks.get(kernel) if kernel else None
-            if checks:
-                found = self._kernel_check(kernel, checks, CallFacts(out_dtypes=(dtype,)), True)
-                return None if found is None else replace(found, named=called)
-            return None
-        return replace(j, op=called, named=called)
+        return self.factory_refusal(dtype, called) if j is None else replace(j, op=called, named=called)
 
     def sparse_landing(self, dtype: str, called: str) -> Judgement | None:
         """A sparse COO tensor of ``dtype`` made by ``called`` that lands on MPS: MPS builds it with
@@ -591,49 +563,6 @@ class Judge(ApiChecks, DtypeChecks):
 
 
 _BLIT_FILLS = frozenset({"aten::fill_.Scalar", "aten::zero_"})
-
-
-def _allocation_fixed_in(dtype: str, torch: str, macos: str) -> str | None:
-    """The first shipped release after ``torch`` whose MPS device takes a ``dtype`` tensor on ``macos``: neither a
-    global dtype rule (global_rules.yaml: ``error``, or ``unsupported_before`` a newer macOS) nor the dtype support
-    table (``to_mps`` refused, or ``ok_macos_14`` below 14) refuses it there. bfloat16 on 2.2 is fixed in 2.3.0 on
-    macOS 14, never on macOS 13. None when no shipped release takes it."""
-    from mpsready.ops.build import curated
-
-    gl = [r for r in curated.load("global_rules")["dtype_rules"] if r["dtype"] == dtype]
-    sup = [r for r in _dtype_support_rules() if r["dtype"] == dtype]
-    now = Version(torch)
-    for rel in ops_api.shipped_versions():
-        v = Version(rel)
-        if v <= now:
-            continue
-        g = next((r for r in gl if v in SpecifierSet(r.get("torch") or "")), None)
-        if g is not None and (g["effect"] == "error" or g["effect"] == "unsupported_before"
-                              and g.get("min_macos") and versions.macos_lt(macos, g["min_macos"])):
-            continue
-        s = next((r for r in sup if v in SpecifierSet(r.get("torch") or "")), None)
-        if s is not None and (s["to_mps"] == "refused" or s["to_mps"] == "ok_macos_14"
-                              and versions.macos_lt(macos, "14.0")):
-            continue
-        return rel
-    return None
-
-
-def _dtype_fixed_in(target: str, dtype: str, torch: str, macos: str) -> str | None:
-    """The first shipped release after ``torch`` where no dtype check of mps_dtype_checks.yaml refuses ``dtype`` for
-    ``target`` on ``macos``: a check split over releases (another exception class, another dtype set: the range
-    factories, histc) is not "fixed" where its next entry refuses the same dtype. None when every later one does."""
-    op = target.split("::", 1)[-1]
-    entries = [e for e in _kernel_checks()["dtype_checks"] if op in e["ops"]
-               and ("*" in e["refuses"] or dtype in e["refuses"])
-               and not (e.get("macos_below") and not versions.macos_lt(macos, e["macos_below"]))
-               and not (e.get("macos_from") and versions.macos_lt(macos, e["macos_from"]))]
-    now = Version(torch)
-    for rel in ops_api.shipped_versions():
-        v = Version(rel)
-        if v > now and not any(v in SpecifierSet(e.get("torch") or "") for e in entries):
-            return rel
-    return None
 
 
 def _rule_fixed_in(rule: dict[str, Any]) -> str | None:

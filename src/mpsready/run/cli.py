@@ -39,6 +39,22 @@ def target_torch(requested: str | None) -> str:
     return requested
 
 
+def target_machine(requested: str | None, machine: str) -> str:
+    """:func:`target_torch`, checked against the machine (``--mac intel``: torch 2.2 only, one release)."""
+    if machine != "arm64" and matrix.is_matrix(requested):
+        raise UsageError("--mac intel goes with one release, --torch 2.2: the last macOS x86_64 wheel is torch 2.2.2")
+    torch_v = target_torch(requested)
+    if machine != "arm64":
+        from mpsready.ops import api as ops_api
+        from mpsready.ops.judge_dtypes import check_machine
+
+        try:
+            check_machine(machine, ops_api.load_db(torch_v).torch_version)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    return torch_v
+
+
 def run(args: argparse.Namespace) -> int:
     import importlib.util
 
@@ -66,20 +82,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--macos {args.macos!r} is not a macOS version such as 14.4") from None
     fallback = args.fallback if args.fallback is not None else os.environ.get("PYTORCH_ENABLE_MPS_FALLBACK") == "1"
     args.machine = MACHINE_OF.get(getattr(args, "mac", None) or "apple", "arm64")
-    if args.machine != "arm64" and matrix.is_matrix(args.torch):
-        raise UsageError("--mac intel goes with one release, --torch 2.2: the last macOS x86_64 wheel is torch 2.2.2")
-    if matrix.is_matrix(args.torch):
+    if matrix.is_matrix(args.torch) and args.machine == "arm64":
         return _run_matrix(args, prog, fallback)
+    torch_v = target_machine(args.torch, args.machine)
     if args.show_output:
         raise UsageError("--show-output goes with several --torch releases (e.g. --torch 2.3,2.13)")
-    torch_v = target_torch(args.torch)
-    if args.machine != "arm64":
-        from mpsready.ops.judge import Judge
-
-        try:
-            Judge(torch_v, args.macos, fallback, args.machine)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
     with tempfile.TemporaryDirectory(prefix="mpsready-run-") as tmp:
         out = os.path.join(tmp, "result.json")
         spec = _spec(args, prog, torch_v, fallback, out)
