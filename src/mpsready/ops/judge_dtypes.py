@@ -77,7 +77,8 @@ def c10_name(dtype: str) -> str:
 # The machines a target Mac can be: Apple silicon (arm64), or an Intel Mac (x86_64) with a discrete AMD GPU. PyTorch's
 # last macOS x86_64 wheel is 2.2.2 (pip finds no torch>2.2.2 for macosx_10_9_x86_64), so an Intel target is 2.2 only.
 # Its wheel's native_functions.yaml is byte-identical to the arm64 wheel's and its libtorch_cpu.dylib prints the
-# same MPS messages (same source commit 39901f2): the 2.2.2 table and facts stand for both. On Intel, MPSDevice
+# same MPS messages (same source commit 39901f2) and names the same MPSFallback.mm registrations (ops/build/macho.py):
+# the 2.2.2 table and facts stand for both. On Intel, MPSDevice
 # picks the first Metal device that is not low-power ("exclude Intel GPUs", aten/src/ATen/mps/MPSDevice.mm): MPS is
 # available with an AMD GPU, never with the integrated Intel GPU alone (not emulated: the target has an AMD GPU).
 MACHINES = {"arm64": "Apple silicon", "x86_64": "Intel Mac with an AMD GPU"}

@@ -10,7 +10,11 @@ string in ``x1`` is the op name (``_fallback`` calls are the ``_`` block's fallb
 since the previous one build a boxed ``CppFunction`` is a boxed CPU fallback, a typed one a typed kernel (the
 ``_slow_conv2d_forward`` guard). The code generator's blocks (in ``at::(anonymous)``, inlined, one per op group:
 equal to the yaml's MPS set, research note §2.3) are left out. Checked: torch 2.3.1 gives the note's nine
-registrations; torch 2.2.2 gives the same nine. x86-64 code (the Intel wheels) is not decoded.
+registrations; torch 2.2.2 gives the same nine.
+
+x86-64 images (the Intel Mac's wheels, 2.2.2 the last) are read more simply: the op names are the C strings that
+``lea rsi, [rip+disp32]`` (``48 8D 35``: the second argument of ``_impl``) loads inside the block, in order; the kind
+(boxed or typed) is not decoded. torch 2.2.2's x86_64 wheel gives the arm64 wheel's nine names in the same order.
 """
 
 from __future__ import annotations
@@ -27,7 +31,9 @@ DYLIB = "torch/lib/libtorch_cpu.dylib"
 _BLOCK = re.compile(r"TORCH_LIBRARY_IMPL_init_(aten|_)_MPS_")
 _BOXED = re.compile(r"makeFromBoxed|CppFunctionC.EN3c1014KernelFunction")
 _TYPED = re.compile(r"CppFunctionC.I")
-MH_MAGIC_64, CPU_ARM64, LC_SEGMENT_64, LC_SYMTAB = 0xFEEDFACF, 0x0100000C, 0x19, 0x2
+MH_MAGIC_64, CPU_ARM64, CPU_X86_64, LC_SEGMENT_64, LC_SYMTAB = 0xFEEDFACF, 0x0100000C, 0x01000007, 0x19, 0x2
+_LEA_RSI = re.compile(rb"\x48\x8d\x35(....)", re.S)  # lea rsi, [rip+disp32]
+_OP_NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9.]*")
 
 
 def _simm(value: int, bits: int) -> int:
@@ -52,13 +58,13 @@ def decode(ins: int, pc: int) -> tuple[str, int, int]:
 
 
 class MachO:
-    """The segments and defined symbols of a 64-bit arm64 Mach-O image (bytes)."""
+    """The segments and defined symbols of a 64-bit arm64 or x86-64 Mach-O image (bytes)."""
 
     def __init__(self, data: bytes):
         magic, cpu, _sub, _ftype, ncmds = struct.unpack_from("<IiiII", data, 0)
-        if magic != MH_MAGIC_64 or cpu != CPU_ARM64:
-            raise ValueError("not a 64-bit arm64 Mach-O image")
-        self.data, self.segs = data, []
+        if magic != MH_MAGIC_64 or cpu not in (CPU_ARM64, CPU_X86_64):
+            raise ValueError("not a 64-bit arm64 or x86-64 Mach-O image")
+        self.data, self.segs, self.x86 = data, [], cpu == CPU_X86_64
         off, symtab = 32, None
         for _ in range(ncmds):
             cmd, size = struct.unpack_from("<II", data, off)
@@ -104,7 +110,11 @@ def registrations(image: MachO) -> dict[str, list[tuple[str, str]]]:
     """``{block symbol: [(op name or "<fallback>", "boxed" | "typed" | "")]}`` for the hand-written MPS blocks."""
     out: dict[str, list[tuple[str, str]]] = {}
     for start, name in image.syms:
-        if not _BLOCK.search(name) or ".cold" in name:
+        if not _BLOCK.search(name) or ".cold" in name or name.startswith(("__ZZ", "__ZGVZ")):  # not the function
+            continue
+        if image.x86:
+            if "_GLOBAL__N_" not in name:
+                out[name] = _x86_names(image, start)
             continue
         regs: dict[int, int] = {}
         callees: list[str] = []
@@ -141,6 +151,19 @@ def registrations(image: MachO) -> dict[str, list[tuple[str, str]]]:
             continue  # a code generator's block: inlined kernels, the yaml's set
         out[name] = found
     return out
+
+
+def _x86_names(image: MachO, start: int) -> list[tuple[str, str]]:
+    """The op names an x86-64 block loads into ``rsi`` (module docstring), kind unknown (``""``)."""
+    first, last = image.offset(start), image.offset(image.end_of(start))
+    if first is None or last is None:
+        return []
+    names = []
+    for m in _LEA_RSI.finditer(image.data, first, last):
+        text = image.cstring(start + (m.end() - first) + struct.unpack("<i", m.group(1))[0])
+        if text and _OP_NAME.fullmatch(text):
+            names.append((text, ""))
+    return names
 
 
 def main(argv: list[str] | None = None) -> int:
