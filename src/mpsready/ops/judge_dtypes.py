@@ -78,13 +78,12 @@ def c10_name(dtype: str) -> str:
 # last macOS x86_64 wheel is 2.2.2 (pip finds no torch>2.2.2 for macosx_10_9_x86_64), so an Intel target is 2.2 only.
 # Its wheel's native_functions.yaml is byte-identical to the arm64 wheel's and its libtorch_cpu.dylib prints the
 # same MPS messages (same source commit 39901f2) and names the same MPSFallback.mm registrations (ops/build/macho.py):
-# the 2.2.2 table and facts stand for both. On Intel, MPSDevice
-# picks the first Metal device that is not low-power ("exclude Intel GPUs", aten/src/ATen/mps/MPSDevice.mm): MPS is
-# available with an AMD GPU, never with the integrated Intel GPU alone (not emulated: the target has an AMD GPU).
+# the 2.2.2 table and facts stand for both (torch-2.2.2-cp311-none-macosx_10_9_x86_64.whl, docs/emulation.md "torch
+# 2.2 and the Intel Mac"). On Intel, MPSDevice picks the first Metal device that is not low-power ("exclude Intel
+# GPUs", aten/src/ATen/mps/MPSDevice.mm): MPS is available with an AMD GPU, never with the integrated Intel GPU alone
+# (not emulated: the target has an AMD GPU).
 MACHINES = {"arm64": "Apple silicon", "x86_64": "Intel Mac with an AMD GPU"}
 INTEL_RELEASES = "==2.2.*"
-INTEL_SOURCE = ("torch-2.2.2-cp311-none-macosx_10_9_x86_64.whl (the last macOS x86_64 wheel): same yaml and MPS "
-                "messages as the arm64 wheel; aten/src/ATen/mps/MPSDevice.mm (non-low-power Metal device)")
 # Python-level factories (as the device mode names them) whose MPS kernel is an out= kernel that dispatches on the
 # result's dtype: torch.arange's composites (arange, arange.start, arange.start_step: CompositeExplicitAutograd,
 # RangeFactories.cpp) call arange.start_out, whose MPS kernel is arange_mps_out; torch.range calls range.out
