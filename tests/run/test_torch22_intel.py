@@ -135,3 +135,20 @@ def test_run_refuses_an_intel_mac_past_2_2(tmp_path, monkeypatch, capsys, argv, 
     monkeypatch.chdir(tmp_path)
     assert main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+SGD_FUSED = '''\
+import torch
+m = torch.nn.Linear(2, 2).to("mps")
+opt = torch.optim.SGD(m.parameters(), lr=0.1, fused=True)
+'''
+
+
+def test_sgd_has_no_fused_argument_in_2_2(tmp_path):
+    # torch/optim/sgd.py of the 2.2.2 wheel: no `fused` parameter (added in 2.3.0)
+    _, doc, _, _ = emulate(write(tmp_path, SGD_FUSED), torch="2.2", macos="14.4")
+    ff = doc["first_failure"]
+    assert (doc["outcome"], ff["kind"], ff["exception"], ff["message"], ff["location"]["line"]) == (
+        "failed", "release_api", "TypeError", "SGD.__init__() got an unexpected keyword argument 'fused'", 3)
+    _, doc, _, _ = emulate(write(tmp_path, SGD_FUSED), torch="2.3", macos="14.4")
+    assert doc["outcome"] == "completed"  # 2.3 takes the argument; its step meets _fused_sgd_ (no MPS kernel)
