@@ -1,8 +1,9 @@
 """Score the emulated Mac against held-out public MPS reports: does ``mpsready run`` end each as the Mac did?
 
 The reports and their re-creations live in ``tests/run/data/fresh_reports/`` (``reports.yaml`` says, for each,
-the public report, its cause, the torch release and macOS reported, and what the Mac did; ``<id>.py`` is our own
-minimal script). Every report runs through the CLI as a user would run it::
+the public report, its cause, the torch release and macOS reported, optionally ``mac: intel`` for a report from
+an Intel Mac (run with ``--mac intel``), and what the Mac did; ``<id>.py`` is our own minimal script). Every
+report runs through the CLI as a user would run it::
 
     mpsready run --torch T --macos M --format json -o FILE -- python SCRIPT
 
@@ -55,6 +56,7 @@ class Check:
     macos: str
     script: Path
     expected: dict[str, Any]
+    mac: str = "apple"  # the report's machine: "intel" for an Intel Mac (run with --mac intel)
 
 
 @dataclass
@@ -81,14 +83,15 @@ def load_reports(path: Path = DATA / "reports.yaml") -> list[dict[str, Any]]:
 def checks_of(report: dict[str, Any], data_dir: Path = DATA) -> list[Check]:
     """The reported-release check, and the after-fix check when the report names one."""
     script = data_dir / f"{report['id']}.py"
+    mac = str(report.get("mac") or "apple")
     out = [Check(report["id"], report["cause"], report["half"], "reported", str(report["torch"]),
-                 str(report["macos"]), script, dict(report["expected"]))]
+                 str(report["macos"]), script, dict(report["expected"]), mac)]
     fix = report.get("after_fix")
     if fix:
         fix = dict(fix)
         torch = str(fix.pop("torch"))
         out.append(Check(report["id"], report["cause"], report["half"], "after_fix", torch, str(report["macos"]),
-                         script, fix))
+                         script, fix, mac))
     return out
 
 
@@ -151,7 +154,8 @@ def run_check(check: Check, cli: list[str], timeout: float) -> Result:
     res = Result(check)
     with tempfile.TemporaryDirectory(prefix="fresh_report_") as tmp:
         out = Path(tmp) / "run.json"
-        cmd = [*cli, "-q", "run", "--torch", check.torch, "--macos", check.macos, "--format", "json", "-o",
+        cmd = [*cli, "-q", "run", "--torch", check.torch, "--macos", check.macos,
+               *(["--mac", check.mac] if check.mac != "apple" else []), "--format", "json", "-o",
                str(out), "--", "python", str(check.script)]
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "src"), env.get("PYTHONPATH")) if p)

@@ -204,7 +204,10 @@ def test_shipped_counts_match_research_note(release):
 # releases the research note did not measure (issue 10: every release users run, the .0 releases where a fix
 # first shipped, and 2.12), with the measured sibling whose counts they share
 UNMEASURED = {"2.3.0": "2.3.1", "2.4.0": "2.4.1", "2.5.0": "2.5.1", "2.7.0": "2.7.1", "2.9.0": "2.9.1",
-              "2.12.0": None, "2.12.1": None, "2.14.0": "2.14.1"}
+              "2.12.0": None, "2.12.1": None, "2.14.0": "2.14.1", "2.2.2": None}
+# read by the builder from the wheels (no research figure): 2.12.x macosx_14_0_arm64, 2.2.2 macosx_11_0_arm64
+READ_BY_BUILDER = {"2.12.0": (3216, 878, 523, 355, 600, 525, 847, 366), "2.12.1": (3216, 878, 523, 355, 600, 525, 847, 366),
+                   "2.2.2": (3068, 644, 370, 274, 419, 498, 830, 677)}
 
 
 @pytest.mark.parametrize("release", list(UNMEASURED))
@@ -213,8 +216,7 @@ def test_unmeasured_release_counts(release):
     got = (c["overloads"], c["mps_device"], c["explicit"], c["delegate"], c["composite_explicit"], c["autogen"],
            c["composite_implicit"], c["none"])
     sibling = UNMEASURED[release]
-    # 2.12.x: read by the builder from torch-2.12.{0,1}-cp311-cp311-macosx_14_0_arm64.whl (no research figure)
-    assert got == (MEASURED[sibling] if sibling else (3216, 878, 523, 355, 600, 525, 847, 366))
+    assert got == (MEASURED[sibling] if sibling else READ_BY_BUILDER[release])
     assert builder.EXPECTED_COUNTS[release][:8] == got
 
 

@@ -12,11 +12,12 @@ from mpsready.ops.judge import ANY_OP, SHAPE_TESTS, CallFacts, Judge
 
 DOC = curated.load("mps_dtype_checks")
 ENTRIES = [("dtype_checks", e) for e in DOC["dtype_checks"]] + [("call_checks", e) for e in DOC["call_checks"]]
-DTYPES = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "complex64", "*"}
+DTYPES = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "complex64", "complex32",
+          "uint16", "uint32", "uint64", "*"}
 
 
 def test_table_size():
-    assert (len(DOC["dtype_checks"]), len(DOC["call_checks"])) == (24, 14)
+    assert (len(DOC["dtype_checks"]), len(DOC["call_checks"])) == (28, 14)  # + histc split by exception, 3 arange
 
 
 @pytest.mark.parametrize("kind,entry", ENTRIES, ids=[f"{k}:{e['ops'][0]}:{e['message'][:30]}" for k, e in ENTRIES])

@@ -7,8 +7,9 @@ import pytest
 from mpsready.ops.api import load_db, shipped_versions
 
 ALL = ["2.3.1", "2.4.1", "2.5.1", "2.6.0", "2.7.1", "2.8.0", "2.9.1", "2.10.0", "2.11.0", "2.13.0", "2.14.1"]
-# with the .0 releases and 2.12 (issue 10): since/fixed_in name the first release that shipped a change
-SHIPPED = ["2.3.0", "2.3.1", "2.4.0", "2.4.1", "2.5.0", "2.5.1", "2.6.0", "2.7.0", "2.7.1", "2.8.0", "2.9.0", "2.9.1",
+# with the .0 releases and 2.12 (issue 10): since/fixed_in name the first release that shipped a change; 2.2.2 (issue
+# 33: the last release with a macOS x86_64 wheel) is the oldest, so an op MPS ran in 2.2 says "since 2.2.2"
+SHIPPED = ["2.2.2", "2.3.0", "2.3.1", "2.4.0", "2.4.1", "2.5.0", "2.5.1", "2.6.0", "2.7.0", "2.7.1", "2.8.0", "2.9.0", "2.9.1",
            "2.10.0", "2.11.0", "2.12.0", "2.12.1", "2.13.0", "2.14.0", "2.14.1"]
 
 
@@ -20,7 +21,7 @@ def test_shipped_versions():
 def test_add_tensor_kernel_everywhere_through_delegate(release):
     # native_functions.yaml (every release): add.Tensor has `structured_delegate: add.out`, add.out has `MPS:`
     s = load_db(release).lookup("aten::add.Tensor")
-    assert (s.status, s.how, s.since_torch, s.runs_on_mps) == ("kernel", "yaml:delegate(add.out)", "2.3.0", True)
+    assert (s.status, s.how, s.since_torch, s.runs_on_mps) == ("kernel", "yaml:delegate(add.out)", "2.2.2", True)
 
 
 @pytest.mark.parametrize("release,status", [(v, "missing") for v in ALL[:5]] + [(v, "kernel") for v in ALL[5:]])
@@ -187,7 +188,7 @@ def test_version_resolution(version, release):
     assert load_db(version).torch_version == release
 
 
-@pytest.mark.parametrize("version", ["2.2", "1.13.1", "2.15.0", "3.0", "x"])
+@pytest.mark.parametrize("version", ["2.1", "2.1.2", "1.13.1", "2.15.0", "3.0", "x"])
 def test_version_outside_every_table(version):
     with pytest.raises(ValueError):
         load_db(version)
@@ -410,4 +411,4 @@ def test_still_missing_in_2_14():
     for op in ("take", "put_", "logspace.out", "_adaptive_avg_pool3d", "adaptive_max_pool3d",
                "fractional_max_pool2d", "_pdist_forward"):
         assert db.lookup(op).status == "missing", op
-    assert db.lookup("linalg_lstsq").since_torch == "2.3.0"  # CEA everywhere: an MPS path (composite) since 2.3.0
+    assert db.lookup("linalg_lstsq").since_torch == "2.2.2"  # CEA everywhere: an MPS path (composite) since 2.2.2

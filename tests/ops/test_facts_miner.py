@@ -35,7 +35,8 @@ def test_cli_writes_facts_and_prints_coverage(tmp_path, capsys):
     assert facts.main(["--sources", str(DATA), "-o", str(out)]) == 0
     text = capsys.readouterr().out
     # release, kernels, with a mined fact, from binary, from common_mps, messages (tied), checks (tied), any, dtypes
-    assert text.splitlines()[1].split() == ["2.5.1", "3", "3", "0", "0", "0", "(", "0)", "3", "(", "3)", "53", "21"]
+    # any fact: 55 with the range factories' dtype checks (arange.start_out, range.out, 2.2-2.5)
+    assert text.splitlines()[1].split() == ["2.5.1", "3", "3", "0", "0", "0", "(", "0)", "3", "(", "3)", "55", "21"]
     doc = json.loads(out.read_text())
     assert doc["schema"] == {"name": "mpsready.ops-facts", "version": 1} and list(doc["releases"]) == ["2.5.1"]
 

@@ -77,10 +77,11 @@ def test_release_folders_are_ordered_by_version_and_must_be_versions(tmp_path, c
 def test_shipped_mined_facts_cover_every_release_with_their_wheels():
     doc = mined.load()
     assert doc["schema"] == {"name": "mpsready.ops-mined", "version": 1}
-    assert doc["releases"][0] == "2.3.0" and doc["releases"][-1] == "2.14.1" and len(doc["releases"]) == 19
+    assert doc["releases"][0] == "2.2.2" and doc["releases"][-1] == "2.14.1" and len(doc["releases"]) == 20
+    assert doc["wheels"]["2.2.2"]["git_version"] == "39901f229520a5256505ec24782f716ee7ddc843"
     assert doc["wheels"]["2.13.0"]["git_version"] == "cf30153c4c131c8164ee7798e5022d810682e2cb"
     assert mined.releases_printing("MPS does not support sigmoid op with int64 input") == [
-        "2.3.0", "2.3.1", "2.4.0", "2.4.1", "2.5.0", "2.5.1", "2.6.0", "2.7.0", "2.7.1"]
+        "2.2.2", "2.3.0", "2.3.1", "2.4.0", "2.4.1", "2.5.0", "2.5.1", "2.6.0", "2.7.0", "2.7.1"]
     assert mined.releases_printing("linalg.matrix_exp on MPS requires macOS 15.0 or newer") == ["2.14.0", "2.14.1"]
     assert mined.releases_printing("no such message in any release of PyTorch") == []
 

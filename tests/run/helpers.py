@@ -12,7 +12,7 @@ from pathlib import Path
 
 def emulate(script: Path, torch: str = "2.13", macos: str = "15.5", fallback: bool = False, argv=(),
             keep_going: bool = False, max_steps=None, time_limit=None, root: Path | None = None,
-            nan_check: bool = True):
+            nan_check: bool = True, machine: str = "arm64"):
     """``(result, document, stdout, stderr)`` of ``script`` run by :func:`mpsready.run.child.run` (the project's
     root: ``root``, else the script's folder)."""
     from mpsready.run.child import run
@@ -20,7 +20,7 @@ def emulate(script: Path, torch: str = "2.13", macos: str = "15.5", fallback: bo
 
     spec = {"program": {"kind": "script", "target": str(script), "argv": [str(script), *argv],
                         "root": str(root or script.parent)},
-            "target": {"torch": torch, "macos": macos, "fallback": fallback},
+            "target": {"torch": torch, "macos": macos, "fallback": fallback, "machine": machine},
             "keep_going": keep_going, "max_steps": max_steps, "time_limit": time_limit, "nan_check": nan_check}
     saved_argv, saved_path = list(sys.argv), list(sys.path)
     method = multiprocessing.get_start_method(allow_none=True)

@@ -54,7 +54,7 @@ def test_dataloader_workers_json_document(tmp_path):
     assert (doc["basis"], doc["basis_class"], doc["outcome"], doc["first_failure"], doc["steps"]) == (
         "emulated", "predicted", "completed", None, 4)
     assert doc["target"] == {"torch": "2.13.0", "torch_requested": "2.13", "macos": "15.5", "fallback": False,
-                             "fallback_requested": False, "mps_available": True}
+                             "fallback_requested": False, "mps_available": True, "machine": "arm64"}
     assert doc["program"] == {"kind": "script", "target": str(tmp_path / "train.py"), "argv": ["train.py"]}
     assert "outcome: completed; 4 optimizer step(s)" in p.stderr
 
@@ -107,7 +107,7 @@ def test_parse_program_errors(tmp_path, words, msg):
 
 @pytest.mark.parametrize("argv,msg", [
     (["--max-steps", "0"], "--max-steps must be at least 1"), (["--time-limit", "-1"], "--time-limit must be 0 (no limit) or a positive number of seconds"),
-    (["--macos", "sonoma"], "not a macOS version"), (["--torch", "2.2"], "no MPS support table for torch 2.2"),
+    (["--macos", "sonoma"], "not a macOS version"), (["--torch", "2.1"], "no MPS support table for torch 2.1"),
 ])
 def test_bad_options_exit_2_before_the_program_runs(tmp_path, capsys, argv, msg):
     from mpsready.cli import main

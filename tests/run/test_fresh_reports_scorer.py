@@ -71,3 +71,16 @@ def test_checks_of_adds_the_after_fix_run():
     assert [(c.stage, c.torch, c.expected, c.script) for c in got] == [
         ("reported", "2.3", {"outcome": "completed"}, Path("/d/x.py")),
         ("after_fix", "2.10", {"outcome": "completed"}, Path("/d/x.py"))]
+
+
+def test_a_report_from_an_intel_mac_runs_with_mac_intel(tmp_path):
+    # `mac: intel` (fresh_reports_2026_12c stft_fft_r2c_intel_amd, 12d intel_amd_bf16_222): --mac intel
+    base = {"id": "x", "cause": "dtype", "half": "tune", "torch": "2.2", "macos": "15.1",
+            "expected": {"outcome": "completed"}}
+    (check,) = fr.checks_of({**base, "mac": "intel"}, tmp_path)
+    assert (check.mac, check.torch, check.script) == ("intel", "2.2", tmp_path / "x.py")
+    (check,) = fr.checks_of(base, tmp_path)
+    assert check.mac == "apple"
+    marked = {r["id"] for d in ("fresh_reports_2026_12c/tune", "fresh_reports_2026_12d/tune")
+              for r in fr.load_reports(ROOT / "benchmarks" / "data" / d / "reports.yaml") if r.get("mac") == "intel"}
+    assert marked == {"stft_fft_r2c_intel_amd", "intel_amd_bf16_222"}

@@ -26,7 +26,7 @@ x = torch.randn(1, 2, 4, 4, 4, device="mps")
 y = torch.nn.functional.avg_pool3d(x, 2)
 print("pooled", tuple(y.shape))
 '''
-NOT_A_TABLE = "no MPS support table for torch 1.0: shipped tables cover 2.3.0 to 2.14.1"
+NOT_A_TABLE = "no MPS support table for torch 1.0: shipped tables cover 2.2.2 to 2.14.1"
 
 
 def _schema(name):
@@ -118,8 +118,8 @@ def test_all_is_every_shipped_minor_at_its_newest_patch():
     from mpsready.ops.api import shipped_versions
 
     got = matrix.parse_releases("all")
-    assert [rel for _req, rel in got] == ["2.3.1", "2.4.1", "2.5.1", "2.6.0", "2.7.1", "2.8.0", "2.9.1", "2.10.0",
-                                          "2.11.0", "2.12.1", "2.13.0", "2.14.1"]
+    assert [rel for _req, rel in got] == ["2.2.2", "2.3.1", "2.4.1", "2.5.1", "2.6.0", "2.7.1", "2.8.0", "2.9.1",
+                                          "2.10.0", "2.11.0", "2.12.1", "2.13.0", "2.14.1"]
     minors = {tuple(v.split(".")[:2]) for v in shipped_versions()}
     assert len(got) == len(minors) and all(req == rel for req, rel in got)
     assert matrix.is_matrix("all") and matrix.is_matrix("2.3,2.13") and not matrix.is_matrix("2.5")

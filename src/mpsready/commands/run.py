@@ -27,6 +27,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "(2.3,2.6,2.13) or 'all' (every shipped minor release) runs the program once per release, "
                         "in parallel, and prints one table")
     p.add_argument("--macos", default=DEFAULT_MACOS, help=f"target macOS version (default: {DEFAULT_MACOS})")
+    p.add_argument("--mac", choices=("apple", "intel"), default="apple",
+                   help="the Mac: apple (Apple silicon, arm64; default) or intel (an Intel Mac with an AMD GPU, "
+                        "x86_64: torch 2.2 only, the last release with a macOS x86_64 wheel)")
     p.add_argument("--fallback", action="store_true", default=None,
                    help="PYTORCH_ENABLE_MPS_FALLBACK=1 on the Mac (default: as set in this environment)")
     p.add_argument("--keep-going", action="store_true",

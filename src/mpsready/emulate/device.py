@@ -151,6 +151,16 @@ class DeviceMode(TorchFunctionMode):
         emu = self.emu
         if not emu.judge.available:
             raise mark_mac_error(RuntimeError(emu.judge.unavailable_message()), "mps_unavailable")
+        dtype = kwargs.get("dtype")
+        if isinstance(dtype, torch.dtype) and getattr(func, "__name__", None) in _DISPATCHING_FACTORIES:
+            # a factory whose MPS kernel refuses the dtype before anything is computed (torch.arange(...,
+            # dtype=torch.bool) on MPS: "arange_mps", where the CPU's "arange_cpu" would speak first)
+            called = f"aten::{func.__name__}"
+            j = emu.judge.landing(_DTYPE_NAMES.get(dtype, str(dtype)), called)
+            if j is not None:
+                exc = emu.fail(j, called, None)
+                if exc is not None:
+                    raise exc
         emu.creating += 1
         try:
             out = func(*args, **kwargs)
@@ -225,6 +235,10 @@ class DeviceMode(TorchFunctionMode):
                     raise exc
             residence.mark(t)
             emu.placed += 1
+
+
+# factories judged on their dtype argument before the CPU computes (mpsready.ops.judge.FACTORY_KERNELS)
+_DISPATCHING_FACTORIES = frozenset({"arange", "range"})
 
 
 # Backward passes allocate gradients for CPU and MPS tensors alike: their factories are not the MPS input's

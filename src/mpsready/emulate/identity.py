@@ -1,7 +1,7 @@
 """The Mac's identity where the program looks, and the emulated device in every thread of the program.
 
 * **Platform.** The program's own code (files under the run's root, not site-packages, not mpsready) reads
-  ``sys.platform == "darwin"``, ``platform.system() == "Darwin"``, ``platform.machine() == "arm64"``,
+  ``sys.platform == "darwin"``, ``platform.system() == "Darwin"``, ``platform.machine() == "arm64"`` (``"x86_64"`` for an Intel Mac target),
   ``platform.mac_ver()[0] ==`` the target macOS, ``platform.platform()``/``uname()``/``release()`` to match and
   ``os.uname()`` with ``sysname`` ``Darwin``, so ``dev = "mps" if sys.platform == "darwin" else "cuda"`` takes the
   Mac's branch. Libraries keep seeing this machine: they choose native extensions by platform (psutil loads
@@ -56,18 +56,20 @@ class _SysProxy(types.ModuleType):
         return dir(_REAL_SYS)
 
 
-def _mac_answers(macos: str) -> dict[str, Any]:
-    # what Python on Apple silicon answers (Lib/platform.py: mac_ver reads SystemVersion.plist; uname is the
-    # Darwin kernel's). The Darwin release tracks macOS: macOS 14 is Darwin 23, 15 is 24, 26 is 25.
+def _mac_answers(macos: str, machine: str = "arm64") -> dict[str, Any]:
+    # what Python on Apple silicon (machine "arm64") or an Intel Mac ("x86_64") answers (Lib/platform.py: mac_ver
+    # reads SystemVersion.plist and gives the machine as uname's; platform() is "macOS-V-x86_64-i386-64bit" on
+    # Intel, the processor being "i386" there). The Darwin release tracks macOS: 14 is Darwin 23, 15 is 24, 26 is 25.
     major = int(macos.split(".")[0])
     darwin = {11: 20, 12: 21, 13: 22, 14: 23, 15: 24}.get(major, 25 if major >= 26 else 20)
     release = f"{darwin}.0.0"
     node = platform.node()
-    return {"system": "Darwin", "machine": "arm64", "release": release,
-            "mac_ver": (macos, ("", "", ""), "arm64"),
-            "platform": f"macOS-{macos}-arm64-arm-64bit",
-            "uname": platform.uname_result("Darwin", node, release, f"Darwin Kernel Version {release}", "arm64"),
-            "os_uname": os.uname_result(("Darwin", node, release, f"Darwin Kernel Version {release}", "arm64"))}
+    processor = "i386" if machine == "x86_64" else "arm"
+    return {"system": "Darwin", "machine": machine, "release": release,
+            "mac_ver": (macos, ("", "", ""), machine),
+            "platform": f"macOS-{macos}-{machine}-{processor}-64bit",
+            "uname": platform.uname_result("Darwin", node, release, f"Darwin Kernel Version {release}", machine),
+            "os_uname": os.uname_result(("Darwin", node, release, f"Darwin Kernel Version {release}", machine))}
 
 
 def install(emu) -> Callable[[], None]:
@@ -75,7 +77,7 @@ def install(emu) -> Callable[[], None]:
     (:class:`~mpsready.emulate.session.Emulator`); returns the undo."""
     def is_user(code) -> bool:  # the program's own files, as the emulator locates the user's line
         return emu.frames.owns(code)
-    answers = _mac_answers(emu.target.macos)
+    answers = _mac_answers(emu.target.macos, getattr(emu.target, "machine", "arm64"))
     saved: list[tuple[Any, str, Any]] = []
 
     def patch(owner: Any, name: str, value: Any) -> None:

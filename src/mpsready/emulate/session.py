@@ -95,12 +95,14 @@ class StopRun(BaseException):
 
 @dataclass(frozen=True)
 class Target:
-    """The Mac emulated: ``torch`` as asked (``"2.5"``), ``macos`` (``"14.4"``), and whether
-    ``PYTORCH_ENABLE_MPS_FALLBACK=1`` is set there (``fallback``)."""
+    """The Mac emulated: ``torch`` as asked (``"2.5"``), ``macos`` (``"14.4"``), whether
+    ``PYTORCH_ENABLE_MPS_FALLBACK=1`` is set there (``fallback``), and the machine (``"arm64"``: Apple silicon;
+    ``"x86_64"``: an Intel Mac with an AMD GPU, torch 2.2 only: :data:`mpsready.ops.judge.MACHINES`)."""
 
     torch: str
     macos: str
     fallback: bool = False
+    machine: str = "arm64"
 
 
 @dataclass
@@ -157,7 +159,7 @@ class Emulator:
                  time_limit: float | None = None, frames: UserFrames | None = None,
                  origin_of: Callable[[Any], Frame | None] | None = None):
         self.target = target
-        self.judge = Judge(target.torch, target.macos, target.fallback)
+        self.judge = Judge(target.torch, target.macos, target.fallback, target.machine)
         self.frames = frames if frames is not None else UserFrames(root)
         # known silent wrong results of the target (mps_wrong_results.yaml); dispatch.py asks it per call
         self.advisories = AdvisoryIndex(self.judge.torch, target.macos)

@@ -22,13 +22,14 @@ ENV101 = register(Rule(
     "PyTorch is built with MPS but `torch.backends.mps.is_available()` is False on this Mac.",
     "Nothing can be placed on device 'mps'; code that falls back to the CPU silently runs there.",
     "torch.backends.mps.is_built() -> True\ntorch.backends.mps.is_available() -> False",
-    "Use macOS 12.3 or newer (14.0+ for PyTorch 2.12+) on Apple silicon, with a native arm64 Python.",
-    _MPS_DOCS))
+    "Use macOS 12.3 or newer (14.0+ for PyTorch 2.12+) on Apple silicon, with a native arm64 Python. On an Intel "
+    "Mac MPS needs an AMD GPU (it never uses the integrated Intel GPU) and PyTorch 2.2.2 at most.",
+    _MPS_DOCS + "; aten/src/ATen/mps/MPSDevice.mm (the first Metal device that is not low-power)"))
 ENV102 = register(Rule(
     "ENV102", "rosetta-python", Severity.BLOCKER,
     "An x86_64 Python runs under Rosetta 2 on Apple silicon.",
-    "x86_64 PyTorch wheels have no MPS; NumPy/PyTorch run emulated and slow, and mixed-arch installs "
-    "are a known source of wrong results.",
+    "x86_64 macOS PyTorch wheels stop at 2.2.2 (no later release, so no later MPS fix); NumPy/PyTorch run "
+    "emulated and slow, and mixed-arch installs are a known source of wrong results.",
     "platform.machine() -> 'x86_64'; sysctl.proc_translated -> 1",
     "Install a native arm64 Python (python.org universal2, Homebrew in /opt/homebrew, or conda-forge osx-arm64) "
     "and reinstall the environment.",

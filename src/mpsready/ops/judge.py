@@ -33,6 +33,7 @@ from mpsready.ops.shape_tests import _SHAPE_TESTS, SHAPE_TESTS  # noqa: F401  (S
 from mpsready.ops.api_judge import ApiChecks
 from mpsready.ops.judge_dtypes import DTYPE_FACTS, c10_name  # noqa: F401 (re-exported: part of the judge's API)
 from mpsready.ops.judge_dtypes import _DEFAULT_BRANCH, C10_NAMES, DtypeChecks, _dtype_support_rules, metal_names
+from mpsready.ops.judge_dtypes import MACHINES, _allocation_fixed_in, _dtype_fixed_in, check_machine  # noqa: F401
 from mpsready.ops.messages import fallback_warning, not_implemented_message
 from mpsready import versions
 
@@ -123,12 +124,13 @@ class Judge(ApiChecks, DtypeChecks):
     release without a table or a malformed macOS version. The torch API calls PyTorch checks in Python
     (autocast, optimizers, ``torch.compile``, ...) are judged by the methods of :class:`ApiChecks`."""
 
-    def __init__(self, torch: str, macos: str, fallback: bool = False):
+    def __init__(self, torch: str, macos: str, fallback: bool = False, machine: str = "arm64"):
         self.db = ops_api.load_db(torch)
         versions.release(macos)
         self.torch = self.db.torch_version
         self.macos = macos
         self.fallback = fallback
+        self.machine = check_machine(machine, self.torch)
         self._memo: dict[tuple, Judgement] = {}
         self._alloc: dict[str, Judgement | None] = {}  # dtype -> allocation refusal (the fallback flag never matters)
         self._routes: dict[tuple, tuple] = {}
@@ -196,7 +198,7 @@ class Judge(ApiChecks, DtypeChecks):
             hit = Judgement(op="aten::_to_copy", outcome="error", kind="dtype",
                             exception=rule.get("exception", _ALLOCATION_EXCEPTION),
                             message=self._dtype_message(dtype), dtype=dtype,
-                            fixed_in=_rule_fixed_in(rule) if rule else None,
+                            fixed_in=_allocation_fixed_in(dtype, self.torch, self.macos) if rule else None,
                             source=rule.get("source") or _DEFAULT_BRANCH)
         self._alloc[dtype] = hit
         return hit
@@ -303,7 +305,7 @@ class Judge(ApiChecks, DtypeChecks):
         """A tensor of ``dtype`` made by ``called`` (``"aten::_to_copy"``, ``"aten::zeros"``) that lands on MPS:
         :meth:`allocation`'s refusal named by the call that made the tensor, or None when MPS allocates it."""
         j = self.allocation(dtype)
-        return None if j is None else replace(j, op=called, named=called)
+        return self.factory_refusal(dtype, called) if j is None else replace(j, op=called, named=called)
 
     def sparse_landing(self, dtype: str, called: str) -> Judgement | None:
         """A sparse COO tensor of ``dtype`` made by ``called`` that lands on MPS: MPS builds it with
@@ -333,7 +335,7 @@ class Judge(ApiChecks, DtypeChecks):
                 if bad is not None:  # a dtype an MPS kernel refuses, or aborts on (effect: crash)
                     return Judgement(target, "crash" if e.get("effect") == "crash" else "error", "dtype",
                                      e["exception"], e["message"].replace("{scalar_type}", C10_NAMES.get(bad, bad)),
-                                     bad, _rule_fixed_in(e), target, e["source"])
+                                     bad, _dtype_fixed_in(target, bad, self.torch, self.macos), target, e["source"])
             elif all(_SHAPE_TESTS[k](v, facts) for k, v in e["when"].items()):
                 return Judgement(target, "crash" if e.get("effect") == "crash" else "error", "shape",
                                  e["exception"], metal_names(e["message"], dtypes), (dtypes[:1] or (None,))[0],

@@ -74,6 +74,81 @@ def c10_name(dtype: str) -> str:
     return dtype
 
 
+# The machines a target Mac can be: Apple silicon (arm64), or an Intel Mac (x86_64) with a discrete AMD GPU. PyTorch's
+# last macOS x86_64 wheel is 2.2.2 (pip finds no torch>2.2.2 for macosx_10_9_x86_64), so an Intel target is 2.2 only.
+# Its wheel's native_functions.yaml is byte-identical to the arm64 wheel's and its libtorch_cpu.dylib prints the
+# same MPS messages (same source commit 39901f2) and names the same MPSFallback.mm registrations (ops/build/macho.py):
+# the 2.2.2 table and facts stand for both (torch-2.2.2-cp311-none-macosx_10_9_x86_64.whl, docs/emulation.md "torch
+# 2.2 and the Intel Mac"). On Intel, MPSDevice picks the first Metal device that is not low-power ("exclude Intel
+# GPUs", aten/src/ATen/mps/MPSDevice.mm): MPS is available with an AMD GPU, never with the integrated Intel GPU alone
+# (not emulated: the target has an AMD GPU).
+MACHINES = {"arm64": "Apple silicon", "x86_64": "Intel Mac with an AMD GPU"}
+INTEL_RELEASES = "==2.2.*"
+# Python-level factories (as the device mode names them) whose MPS kernel is an out= kernel that dispatches on the
+# result's dtype: torch.arange's composites (arange, arange.start, arange.start_step: CompositeExplicitAutograd,
+# RangeFactories.cpp) call arange.start_out, whose MPS kernel is arange_mps_out; torch.range calls range.out
+# (range_mps_out); native_functions.yaml of every shipped release (MPS: arange_mps_out, range_mps_out)
+FACTORY_KERNELS = {"aten::arange": "aten::arange.start_out", "aten::range": "aten::range.out"}
+
+
+def check_machine(machine: str, torch: str) -> str:
+    """``machine`` when a Mac of that machine runs ``torch`` (:data:`MACHINES`); raises ``ValueError`` for an unknown
+    machine and for an Intel Mac past 2.2 (its message names the last macOS x86_64 wheel)."""
+    if machine not in MACHINES:
+        raise ValueError(f"unknown Mac machine {machine!r} (one of: {', '.join(MACHINES)})")
+    if machine == "x86_64" and Version(torch) not in SpecifierSet(INTEL_RELEASES):
+        raise ValueError(f"an Intel Mac (x86_64) has no torch {torch}: the last macOS x86_64 wheel is torch 2.2.2 "
+                         "(use --torch 2.2)")
+    return machine
+
+
+def _allocation_fixed_in(dtype: str, torch: str, macos: str) -> str | None:
+    """The first shipped release after ``torch`` whose MPS device takes a ``dtype`` tensor on ``macos``: neither a
+    global dtype rule (global_rules.yaml: ``error``, or ``unsupported_before`` a newer macOS) nor the dtype support
+    table (``to_mps`` refused, or ``ok_macos_14`` below 14) refuses it there. bfloat16 on 2.2 is fixed in 2.3.0 on
+    macOS 14, never on macOS 13. None when no shipped release takes it."""
+    from mpsready.ops import api as ops_api
+    from mpsready.ops.build import curated
+
+    gl = [r for r in curated.load("global_rules")["dtype_rules"] if r["dtype"] == dtype]
+    sup = [r for r in _dtype_support_rules() if r["dtype"] == dtype]
+    now = Version(torch)
+    for rel in ops_api.shipped_versions():
+        v = Version(rel)
+        if v <= now:
+            continue
+        g = next((r for r in gl if v in SpecifierSet(r.get("torch") or "")), None)
+        if g is not None and (g["effect"] == "error" or g["effect"] == "unsupported_before"
+                              and g.get("min_macos") and versions.macos_lt(macos, g["min_macos"])):
+            continue
+        s = next((r for r in sup if v in SpecifierSet(r.get("torch") or "")), None)
+        if s is not None and (s["to_mps"] == "refused" or s["to_mps"] == "ok_macos_14"
+                              and versions.macos_lt(macos, "14.0")):
+            continue
+        return rel
+    return None
+
+
+def _dtype_fixed_in(target: str, dtype: str, torch: str, macos: str) -> str | None:
+    """The first shipped release after ``torch`` where no dtype check of mps_dtype_checks.yaml refuses ``dtype`` for
+    ``target`` on ``macos``: a check split over releases (another exception class, another dtype set: the range
+    factories, histc) is not "fixed" where its next entry refuses the same dtype. None when every later one does."""
+    from mpsready.ops import api as ops_api
+    from mpsready.ops.judge import _kernel_checks
+
+    op = target.split("::", 1)[-1]
+    entries = [e for e in _kernel_checks()["dtype_checks"] if op in e["ops"]
+               and ("*" in e["refuses"] or dtype in e["refuses"])
+               and not (e.get("macos_below") and not versions.macos_lt(macos, e["macos_below"]))
+               and not (e.get("macos_from") and versions.macos_lt(macos, e["macos_from"]))]
+    now = Version(torch)
+    for rel in ops_api.shipped_versions():
+        v = Version(rel)
+        if v > now and not any(v in SpecifierSet(e.get("torch") or "") for e in entries):
+            return rel
+    return None
+
+
 class DtypeChecks:
     """Needs ``self.torch``, ``self.macos``, ``self.db``, ``self._dsupport`` (dtype -> the release's rule) and
     ``dtype_rules()``/``allocation()`` of :class:`mpsready.ops.judge.Judge`."""
@@ -202,13 +277,32 @@ class DtypeChecks:
         release: a dtype check of mps_dtype_checks.yaml refused it in an earlier release and its range has ended.
         The emulated device computes such a call on a widened dtype where this CPU's kernel lacks it; any other
         CPU refusal stays the program's error (no data says the Mac runs it)."""
-        from mpsready.ops.judge import _kernel_checks, _rule_fixed_in
+        from mpsready.ops import api as ops_api
+        from mpsready.ops.judge import _kernel_checks
 
         bare = name.split("::", 1)[-1]
         rel = Version(self.torch)
         for e in _kernel_checks()["dtype_checks"]:
             if bare in e["ops"] and dtype in e["refuses"]:
-                fixed = _rule_fixed_in(e)
+                spec = SpecifierSet(e.get("torch") or "")
+                first = next((r for r in ops_api.shipped_versions() if Version(r) in spec), None)
+                # a check split over releases (histc's exception class) is gained where none of its entries refuses
+                fixed = _dtype_fixed_in(name, dtype, first, self.macos) if first else None
                 if fixed is not None and rel >= Version(fixed):
                     return True
         return False
+
+    def factory_refusal(self, dtype: str, called: str) -> "Judgement | None":
+        """A factory whose MPS kernel dispatches on the result's dtype (``torch.arange`` -> ``arange_mps_out``,
+        :data:`FACTORY_KERNELS`): its AT_DISPATCH refusal of ``dtype`` (mps_dtype_checks.yaml) named by ``called``,
+        at the line of the call; None when it takes the dtype."""
+        from dataclasses import replace
+
+        from mpsready.ops.judge import CallFacts
+
+        kernel = FACTORY_KERNELS.get(called)
+        checks = self._checks.get(kernel) if kernel else None  # type: ignore[attr-defined]
+        if not checks:
+            return None
+        found = self._kernel_check(kernel, checks, CallFacts(out_dtypes=(dtype,)), True)  # type: ignore[attr-defined]
+        return None if found is None else replace(found, named=called)

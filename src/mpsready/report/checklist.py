@@ -149,8 +149,8 @@ def item_availability(ev: Evidence) -> CheckItem:
                          next_step="check `python -c 'import platform; print(platform.machine())'` says arm64")
     if mac is not None and mac.mps_available is False:
         return CheckItem(3, Status.FAILED, Basis.OBSERVED,
-                         f"MPS is built but not available on {mac.describe()} (macOS too old, not Apple "
-                         "silicon, or an x86_64 Python under Rosetta)", lines,
+                         f"MPS is built but not available on {mac.describe()} (macOS too old, an Intel Mac "
+                         "without an AMD GPU, or an x86_64 Python under Rosetta)", lines,
                          workaround="use an arm64 Python on macOS 12.3 or later",
                          next_step="run mpsready env on the Mac again after fixing the interpreter")
     if mps is not None and mps.status("build") == "passed":
@@ -164,7 +164,8 @@ def item_availability(ev: Evidence) -> CheckItem:
     # Documented, not measured: MPS needs Apple silicon (or an AMD GPU), macOS 12.3+ and an arm64 build
     # (PyTorch docs, "MPS backend", notes/mps.rst, torch 2.13).
     lines.append(EvidenceLine("note", "MPS is available on Apple silicon with macOS 12.3 or later and an arm64 "
-                              "PyTorch build (PyTorch docs, notes/mps.rst, 2.13)", Basis.PREDICTED))
+                              "PyTorch build (PyTorch docs, notes/mps.rst, 2.13); on an Intel Mac only with an AMD "
+                              "GPU and PyTorch 2.2.2 at most (the last macOS x86_64 wheel)", Basis.PREDICTED))
     return CheckItem(3, Status.NOT_CHECKED, None, f"{why}; availability must be checked on the Mac itself",
                      lines, prediction="pass", next_step="mpsready env on the Mac")
 

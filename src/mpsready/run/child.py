@@ -108,7 +108,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     prog = spec["program"]
     root = prog["root"]
     tgt = spec["target"]
-    emu = Emulator(Target(tgt["torch"], tgt["macos"], bool(tgt["fallback"])), root,
+    emu = Emulator(Target(tgt["torch"], tgt["macos"], bool(tgt["fallback"]), tgt.get("machine", "arm64")), root,
                    keep_going=bool(spec.get("keep_going")), max_steps=spec.get("max_steps"),
                    time_limit=spec.get("time_limit"))
     status = _start_status(spec, emu)  # before the emulator is installed: the thread is mpsready's

@@ -18,6 +18,8 @@ from mpsready.run import matrix
 from mpsready.commands.run import DEFAULT_TIME_LIMIT, FORMATS, register  # noqa: F401  (the arguments: cheap to import)
 from mpsready import versions
 
+# --mac -> the machine of the emulated Mac (mpsready.ops.judge.MACHINES)
+MACHINE_OF = {"apple": "arm64", "intel": "x86_64"}
 # seconds past the time limit before the child's process group is killed (a program that blocks SIGALRM)
 KILL_GRACE = 60.0
 
@@ -35,6 +37,22 @@ def target_torch(requested: str | None) -> str:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     return requested
+
+
+def target_machine(requested: str | None, machine: str) -> str:
+    """:func:`target_torch`, checked against the machine (``--mac intel``: torch 2.2 only, one release)."""
+    if machine != "arm64" and matrix.is_matrix(requested):
+        raise UsageError("--mac intel goes with one release, --torch 2.2: the last macOS x86_64 wheel is torch 2.2.2")
+    torch_v = target_torch(requested)
+    if machine != "arm64":
+        from mpsready.ops import api as ops_api
+        from mpsready.ops.judge_dtypes import check_machine
+
+        try:
+            check_machine(machine, ops_api.load_db(torch_v).torch_version)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    return torch_v
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,11 +81,12 @@ def run(args: argparse.Namespace) -> int:
     except ValueError:
         raise UsageError(f"--macos {args.macos!r} is not a macOS version such as 14.4") from None
     fallback = args.fallback if args.fallback is not None else os.environ.get("PYTORCH_ENABLE_MPS_FALLBACK") == "1"
-    if matrix.is_matrix(args.torch):
+    args.machine = MACHINE_OF.get(getattr(args, "mac", None) or "apple", "arm64")
+    if matrix.is_matrix(args.torch) and args.machine == "arm64":
         return _run_matrix(args, prog, fallback)
+    torch_v = target_machine(args.torch, args.machine)
     if args.show_output:
         raise UsageError("--show-output goes with several --torch releases (e.g. --torch 2.3,2.13)")
-    torch_v = target_torch(args.torch)
     with tempfile.TemporaryDirectory(prefix="mpsready-run-") as tmp:
         out = os.path.join(tmp, "result.json")
         spec = _spec(args, prog, torch_v, fallback, out)
@@ -134,7 +153,8 @@ def _status_line(spec: dict, out: str, quiet: bool):
 def _spec(args: argparse.Namespace, prog, torch_v: str, fallback: bool, out: str) -> dict:
     """The child's spec (:mod:`mpsready.run.child`)."""
     return {"program": {**prog.to_dict(), "root": prog.root},
-            "target": {"torch": torch_v, "macos": args.macos, "fallback": fallback},
+            "target": {"torch": torch_v, "macos": args.macos, "fallback": fallback,
+                       "machine": getattr(args, "machine", "arm64")},
             "keep_going": args.keep_going, "max_steps": args.max_steps, "time_limit": args.time_limit,
             "time_limit_default": bool(getattr(args, "time_limit_default", False)), "out": out,
             "nan_check": getattr(args, "nan_check", True)}

@@ -13,7 +13,8 @@ def _where(loc: dict[str, Any] | None) -> str:
 
 def render_terminal(doc: dict[str, Any]) -> str:
     t = doc["target"]
-    head = (f"mpsready run (emulated Mac: torch {t['torch']}, macOS {t['macos']}, "
+    mac = "Intel Mac, x86_64 with an AMD GPU" if t.get("machine") == "x86_64" else "Mac"
+    head = (f"mpsready run (emulated {mac}: torch {t['torch']}, macOS {t['macos']}, "
             f"PYTORCH_ENABLE_MPS_FALLBACK={'1' if t['fallback'] else 'unset'}) - predicted, not observed on a Mac")
     lines = [head]
     outcome = doc["outcome"]
@@ -35,6 +36,9 @@ def render_terminal(doc: dict[str, Any]) -> str:
             details.append(f"dtype {ff['dtype']}")
         if ff.get("fixed_in"):
             details.append(f"predicted fixed in torch {ff['fixed_in']}")
+        elif ff.get("fixed_in_apple_silicon"):
+            details.append(f"predicted fixed in torch {ff['fixed_in_apple_silicon']} on Apple silicon only (no macOS "
+                           "x86_64 wheel after 2.2.2)")
         lines.append("  " + ", ".join(details))
     more = doc.get("failures", [])[1:]
     if more:

@@ -247,7 +247,7 @@ def install() -> None:
     from mpsready.emulate import Emulator, Target, mac_error_kind
 
     tgt = spec["target"]
-    emu = Emulator(Target(tgt["torch"], tgt["macos"], bool(tgt.get("fallback"))), spec["root"])
+    emu = Emulator(Target(tgt["torch"], tgt["macos"], bool(tgt.get("fallback")), tgt.get("machine", "arm64")), spec["root"])
     emu.install()
     _start_account(emu)  # its MPS use and first Mac failure, written when it ends
     _watch_end()

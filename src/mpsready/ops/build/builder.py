@@ -1,13 +1,15 @@
 """Build the shipped per-release MPS support tables (maintainers only; never run at the user's run time).
 
-    PYTHONPATH=src python -m mpsready.ops.build [--cache DIR] [--releases 2.3.1 ...] [--out DIR]
+    PYTHONPATH=src python -m mpsready.ops.build [--cache DIR] [--releases 2.3.1 ...] [--out DIR] [--reuse-shipped]
 
 Per release V: ``fetch`` the wheel's few files (sha256 recorded), classify ``native_functions.yaml``
 (``yaml_table``), overlay the curated MPSFallback.mm list and Python registrations (checked against the
 wheel's ``torch/backends/mps/__init__.py`` parsed with ``ast``), routing rules, global rules and per-op
 dtype/macOS exceptions from ``common_mps.py`` (2.8+), then check the counts against the research note's
 measured table (``EXPECTED_COUNTS``) and write ``data/tables/torch-V.json.gz``; finally ``index.json.gz``
-with every op's status per release (for since/fixed_in/removed_in).
+with every op's status per release (for since/fixed_in/removed_in). ``--reuse-shipped`` builds only ``--releases``
+and reads every other release of ``RELEASES`` from its table already in ``--out`` for the index and the routing
+check (how 2.2.2 was added without fetching the 19 other wheels again).
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ from mpsready.ops.build.pyregs import BACKENDS_MPS, mps_impls
 from mpsready.ops.build.yaml_table import DEVICE_CLASSES, YAML_MEMBER, YamlOp, classify_text
 from mpsready.ops.format import HISTORY_CODES, INDEX_NAME, SCHEMA_NAME, SCHEMA_VERSION, table_name
 
-# Every release users run from 2.3 on, including the .0 releases where a fix first shipped and 2.12.
-RELEASES = ("2.3.0", "2.3.1", "2.4.0", "2.4.1", "2.5.0", "2.5.1", "2.6.0", "2.7.0", "2.7.1", "2.8.0", "2.9.0", "2.9.1",
+# Every release users run from 2.2.2 on (the last release with a macOS x86_64 wheel: Intel Macs stop there), including
+# the .0 releases where a fix first shipped and 2.12.
+RELEASES = ("2.2.2", "2.3.0", "2.3.1", "2.4.0", "2.4.1", "2.5.0", "2.5.1", "2.6.0", "2.7.0", "2.7.1", "2.8.0", "2.9.0", "2.9.1",
             "2.10.0", "2.11.0", "2.12.0", "2.12.1", "2.13.0", "2.14.0", "2.14.1")
 TABLES_DIR = Path(__file__).resolve().parents[1] / "data" / "tables"
 
@@ -53,7 +56,10 @@ EXPECTED_COUNTS.update({"2.3.0": EXPECTED_COUNTS["2.3.1"], "2.4.0": EXPECTED_COU
                         "2.5.0": EXPECTED_COUNTS["2.5.1"], "2.7.0": EXPECTED_COUNTS["2.7.1"],
                         "2.9.0": EXPECTED_COUNTS["2.9.1"], "2.14.0": EXPECTED_COUNTS["2.14.1"],
                         "2.12.0": (3216, 878, 523, 355, 600, 525, 847, 366, 161),
-                        "2.12.1": (3216, 878, 523, 355, 600, 525, 847, 366, 161)})
+                        "2.12.1": (3216, 878, 523, 355, 600, 525, 847, 366, 161),
+                        # read by this builder in torch-2.2.2-cp311-none-macosx_11_0_arm64.whl (the x86_64 wheel's
+                        # yaml is byte-identical: sha256 equal, docs/emulation.md "torch 2.2 and the Intel Mac")
+                        "2.2.2": (3068, 644, 370, 274, 419, 498, 830, 677, 0)})
 COUNT_FIELDS = ("overloads", "mps_device", "explicit", "delegate", "composite_explicit", "autogen",
                 "composite_implicit", "none", "sparse_mps")
 
@@ -313,6 +319,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", type=Path, default=Path("/tmp/mpsready-torch-files"))
     ap.add_argument("--out", type=Path, default=TABLES_DIR)
     ap.add_argument("--no-download", action="store_true", help="use only releases already in --cache")
+    ap.add_argument("--reuse-shipped", action="store_true",
+                    help="read the releases of RELEASES not in --releases from their tables in --out (index, routing)")
     args = ap.parse_args(argv)
     from mpsready.ops.build import common_mps as cm
 
@@ -331,9 +339,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{release}: {t['counts']['yaml']['overloads']} overloads, {t['counts']['status']}, "
               f"wheel {t['wheel']['name']} sha256 {t['wheel']['sha256'][:12]}"
               + (f", common_mps: {len(extra.ops)} ops, unmapped keys {len(extra.unmapped)}" if extra else ""))
+    built = dict(tables)
+    if args.reuse_shipped:
+        for release in RELEASES:
+            if release not in tables and (args.out / table_name(release)).exists():
+                with gzip.open(args.out / table_name(release), "rb") as fh:
+                    tables[release] = json.loads(fh.read())
+        order = {r: i for i, r in enumerate(RELEASES)}
+        tables = dict(sorted(tables.items(), key=lambda kv: order.get(kv[0], len(order))))
     check_routing(tables)
     args.out.mkdir(parents=True, exist_ok=True)
-    for release, table in tables.items():
+    for release, table in built.items():
         write_gz(table, args.out / table_name(release))
     write_gz(build_index(tables), args.out / INDEX_NAME)
     if missing:

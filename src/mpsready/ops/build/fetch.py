@@ -53,10 +53,10 @@ def extract(wheel: Path, dest: Path) -> dict:
     return info
 
 
-def download(version: str, tmp: Path) -> Path:
-    """``pip download`` the first platform that has ``torch==version``; returns the wheel path."""
+def download(version: str, tmp: Path, platforms: tuple[str, ...] = PLATFORMS) -> Path:
+    """``pip download`` the first of ``platforms`` that has ``torch==version``; returns the wheel path."""
     errors = []
-    for plat in PLATFORMS:
+    for plat in platforms:
         cmd = [sys.executable, "-m", "pip", "download", f"torch=={version}", "--no-deps", "--only-binary=:all:",
                "--platform", plat, "--python-version", "3.11", "-d", str(tmp), "-q"]
         proc = subprocess.run(cmd, capture_output=True, text=True)

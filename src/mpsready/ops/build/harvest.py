@@ -1,6 +1,7 @@
 """Bring one release folder per PyTorch release for the facts miner (maintainers only, never at run time).
 
     PYTHONPATH=src python -m mpsready.ops.build.harvest --out /tmp/torchsrc 2.3.1 2.5.1 ...
+    PYTHONPATH=src python -m mpsready.ops.build.harvest --out /tmp/torchsrc-x86 --platform macosx_10_9_x86_64 2.2.2
 
 Per release V: ``pip download`` its macOS arm64 wheel (``fetch.download``: ``macosx_14_0_arm64`` for 2.12+,
 ``macosx_11_0_arm64`` before), then write into ``OUT/V/``, under the paths the miner reads
@@ -116,12 +117,12 @@ def harvest_wheel(wheel: Path, dest: Path) -> dict:
     return info
 
 
-def harvest(version: str, out: Path) -> dict:
+def harvest(version: str, out: Path, platforms: tuple[str, ...] = fetch.PLATFORMS) -> dict:
     dest = out / version
     if (dest / fetch.MANIFEST).exists():
         return json.loads((dest / fetch.MANIFEST).read_text())
     with tempfile.TemporaryDirectory(prefix="mpsready-wheel-") as tmp:
-        wheel = fetch.download(version, Path(tmp))  # macOS arm64 first (fetch.PLATFORMS)
+        wheel = fetch.download(version, Path(tmp), platforms)  # macOS arm64 first (fetch.PLATFORMS)
         if "macosx" not in wheel.name:
             raise RuntimeError(f"{version}: no macOS wheel ({wheel.name}); the binary strings need one")
         return harvest_wheel(wheel, dest)
@@ -131,11 +132,15 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m mpsready.ops.build.harvest", description=__doc__.splitlines()[0])
     ap.add_argument("versions", nargs="+")
     ap.add_argument("--out", type=Path, required=True, help="folder of release folders (outside the repository)")
+    ap.add_argument("--platform", action="append", metavar="TAG",
+                    help="pip platform tag(s) to try instead of the arm64 ones, e.g. macosx_10_9_x86_64 (an Intel "
+                         "Mac's wheel: 2.2.2 is the last; its folder compares with the arm64 one by diff)")
     args = ap.parse_args(argv)
+    platforms = tuple(args.platform) if args.platform else fetch.PLATFORMS
     rc = 0
     for version in args.versions:
         try:
-            info = harvest(version, args.out)
+            info = harvest(version, args.out, platforms)
             print(f"{version}: {info['wheel']} sha256={info['sha256'][:12]} git={info['git_version']} "
                   f"files={len(info['kept'])} binary strings={info['binary_strings']}", flush=True)
         except Exception as exc:  # keep going: report which releases are missing
