@@ -30,7 +30,9 @@ state = {"env": {k: v for k, v in os.environ.items() if k != "MPSREADY_VERIFY_DI
          "stdin": os.read(0, 10).decode(), "main": __name__, "file": __file__,
          "json_module": json.__file__, "random": random.random(), "torch_seed": torch.initial_seed(),
          "hash": hash("mpsready"), "site": sys.modules["sitecustomize"].__file__,
-         "threads": torch.get_num_threads(), "yaml_loaded": "yaml" in sys.modules}
+         "threads": torch.get_num_threads(), "yaml_loaded": "yaml" in sys.modules,
+         "torch_state": [torch.backends.mps.is_available(), torch.cuda.is_available(), str(torch.get_default_dtype()),
+                         torch.are_deterministic_algorithms_enabled(), str(torch.ones(1).device)]}
 print(json.dumps(state))
 """
 
@@ -83,7 +85,7 @@ def test_a_forked_cpu_run_sees_what_a_fresh_process_saw(tmp_path, both):
     forked, fresh = seen[True], seen[False]
     fresh["path"] = [str(both[True][1]) if p == str(both[False][1]) else p for p in fresh["path"]]  # each its site
     for key in ("cwd", "path", "helper", "session_leader", "group_leader", "stdin", "main", "file", "json_module",
-                "random", "torch_seed", "hash", "threads"):
+                "random", "torch_seed", "hash", "threads", "torch_state"):
         assert forked[key] == fresh[key], key
     fresh["env"]["PYTHONPATH"] = fresh["env"]["PYTHONPATH"].replace(str(both[False][1]), str(both[True][1]))
     assert forked["env"] == fresh["env"]
@@ -103,6 +105,7 @@ def test_a_forked_cpu_run_sees_what_a_fresh_process_saw(tmp_path, both):
     # mpsready's own plumbing is gone by the time the program runs (the zygote's and the watchdog's)
     assert {k for k in forked["env"] if k.startswith("MPSREADY_")} - set(os.environ) == {"MPSREADY_VERIFY_MAX_STEPS"}
     assert forked["env"]["CUDA_VISIBLE_DEVICES"] == "" and forked["env"]["PYTHONHASHSEED"] == "0"
+    assert forked["torch_state"] == [False, False, "torch.float32", False, "cpu"]  # no emulated Mac in a CPU run
 
 
 def test_exit_status_and_traceback_are_a_fresh_interpreters(tmp_path, both):
@@ -267,3 +270,38 @@ def test_verify_plan_forks_every_run(tmp_path, monkeypatch):
     assert steps[3:5] == ["the migrated copy on the emulated Mac, torch 2.13",
                           "verify: emulated Mac, torch 2.13: started"]
     assert steps[5].startswith("verify: emulated Mac, torch 2.13: ended, stopped (") and len(steps) == 6
+
+
+def test_a_verify_killed_during_the_emulated_mac_runs_ends_them_at_once(tmp_path):
+    import signal
+    import subprocess
+
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    pid_file = tmp_path / "pid"
+    root = tmp_path / "proj"
+    root.mkdir()
+    # only the emulated Mac's run waits: the CPU runs end at once
+    (root / "train.py").write_text(
+        "import os, time, torch\nif torch.backends.mps.is_available():\n"
+        f"    open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n    time.sleep(120)\n")
+    env = dict(os.environ, TMPDIR=str(tmpdir), PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"),
+               MPSREADY_ZYGOTE="1")
+    parent = subprocess.Popen([sys.executable, "-m", "mpsready", "migrate", str(root), "--no-cache", "--verify",
+                               "--torch", "2.13", "--", "python", "train.py"], env=env, stderr=subprocess.PIPE,
+                              stdout=subprocess.DEVNULL)
+    end = time.monotonic() + 120
+    while not (pid_file.exists() and pid_file.read_text()):
+        assert time.monotonic() < end and parent.poll() is None, "the emulated Mac run never started"
+        time.sleep(0.05)
+    program = int(pid_file.read_text())
+    t0 = time.monotonic()
+    parent.send_signal(signal.SIGTERM)
+    _, err = parent.communicate(timeout=60)
+    assert parent.returncode == 143 and time.monotonic() - t0 < 30
+    assert err.decode().endswith("mpsready migrate: interrupted by SIGTERM: the runs and every process they started "
+                                 "were ended, the copies removed; nothing written\n")
+    end = time.monotonic() + 20
+    while (_running(program) or list(tmpdir.iterdir())) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert not _running(program) and list(tmpdir.iterdir()) == []
