@@ -214,24 +214,27 @@ def test_the_emulated_mac_runs_are_forked_with_their_progress_lines(tmp_path, mo
         "json.dump({'cwd': os.getcwd(), 'helper': helper.WHERE, 'path0': sys.path[0], 'device': str(x.device),"
         " 'cuda': os.environ.get('CUDA_VISIBLE_DEVICES'), 'user_path': os.environ.get('PYTHONPATH'),"
         " 'leader': os.getpgrp() == os.getpid()}, open(sys.argv[1], 'w'))\n")
-    lines: list[str] = []
-    runner, _site = _runner(tmp_path, "base", True, monkeypatch, releases=["2.13", "9.9"])
-    try:
-        runs = runner.mac(cwd, ["python", "sub/mac.py", str(tmp_path / "seen.json")], 3, 60, tmp_path / "base",
-                          lines.append)
-    finally:
-        runner.close()
-    assert runner.forked == 1
-    assert [(r.torch, r.outcome, r.mps_used) for r in runs] == [("9.9", "no run document", False),
-                                                                 ("2.13.0", "completed", True)]
-    assert runs[0].reason.startswith("mpsready run exited 2 without a run document: mpsready run: error: --torch "
-                                     "release '9.9': ")
-    assert lines[0] == "verify: emulated Mac, torch 2.13: started"
-    assert lines[1].startswith("verify: emulated Mac, torch 2.13: ended, completed (") and len(lines) == 2
-    assert json.loads((tmp_path / "base" / "run-2.13.json").read_text())["outcome"] == "completed"
-    seen = json.loads((tmp_path / "seen.json").read_text())
-    assert seen == {"cwd": str(cwd), "helper": "script folder", "path0": str(cwd / "sub"), "device": "mps:0",
-                    "cuda": "", "user_path": os.environ["PYTHONPATH"], "leader": True}
+    seen = {}
+    for forked in (True, False):  # forked from the zygote, and fresh (MPSREADY_ZYGOTE=0): the same run
+        lines: list[str] = []
+        runner, _site = _runner(tmp_path, f"base-{forked}", forked, monkeypatch, releases=["2.13", "9.9"])
+        try:
+            runs = runner.mac(cwd, ["python", "sub/mac.py", str(tmp_path / f"seen-{forked}.json")], 3, 60,
+                              tmp_path / f"base-{forked}", lines.append)
+        finally:
+            runner.close()
+        assert runner.forked == (1 if forked else 0)
+        assert [(r.torch, r.outcome, r.mps_used) for r in runs] == [("9.9", "no run document", False),
+                                                                     ("2.13.0", "completed", True)]
+        assert runs[0].reason.startswith("mpsready run exited 2 without a run document: mpsready run: error: "
+                                         "--torch release '9.9': ")
+        assert lines[0] == "verify: emulated Mac, torch 2.13: started"
+        assert lines[1].startswith("verify: emulated Mac, torch 2.13: ended, completed (") and len(lines) == 2
+        assert json.loads((tmp_path / f"base-{forked}" / "run-2.13.json").read_text())["outcome"] == "completed"
+        seen[forked] = json.loads((tmp_path / f"seen-{forked}.json").read_text())
+    assert seen[True] == seen[False] == {"cwd": str(cwd), "helper": "script folder", "path0": str(cwd / "sub"),
+                                         "device": "mps:0", "cuda": "", "user_path": os.environ["PYTHONPATH"],
+                                         "leader": True}
 
 
 def test_verify_plan_forks_every_run(tmp_path, monkeypatch):
