@@ -15,8 +15,9 @@ written in TREE (``--verify`` works on temporary copies; the plan is not stored:
         [--max-steps 3] -- python -m projects.adder.adder --trainer.num_workers=0 --data.ndigit=1
 
 Figures (2-core machine shared with other agents, karpathy/minGPT 37baab7 copied to /tmp, the adder project with
-one-digit sums, 3 optimizer steps, releases 2.3 and 2.13, ``--before`` the commit before this change): see
-docs/migrate.md "Verify" (the speed paragraph).
+one-digit sums, 3 optimizer steps, releases 2.3 and 2.13, ``--before`` the tree at 9e3c0f8, before this change),
+medians: load 4-5, ``--rounds 4``: fresh 15.8 s, forked 9.6 s (0.61; best 12.8 -> 7.5 s); load 6-7, ``--rounds
+5``: 38.6 -> 32.5 s (0.84); load 7-12, ``--rounds 3``: 51.7 -> 37.0 s (0.72). docs/migrate.md "Verify".
 """
 
 from __future__ import annotations
