@@ -308,3 +308,25 @@ def test_a_verify_killed_during_the_emulated_mac_runs_ends_them_at_once(tmp_path
     while (_running(program) or list(tmpdir.iterdir())) and time.monotonic() < end:
         time.sleep(0.05)
     assert not _running(program) and list(tmpdir.iterdir()) == []
+
+
+def test_a_notebooks_cpu_run_is_forked_and_runs_its_cells_as_a_fresh_one(tmp_path, both):
+    from mpsready.migrate.verify_notebook import cpu_command
+
+    cwd = _project(tmp_path)
+    cells = ["import sys, torch\nimport helper\nprint(helper.WHERE, sys.argv[1:], __name__)\n",
+             "m = torch.nn.Linear(3, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\nfor i in range(4):\n"
+             "    opt.zero_grad()\n    m(torch.ones(2, 3)).sum().backward()\n    opt.step()\n",
+             "raise ValueError('third cell')\n"]
+    nb = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                     "source": c.splitlines(True)} for c in cells], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (cwd / "sub" / "nb.ipynb").write_text(json.dumps(nb))
+    runs = {forked: runner.cpu(cwd, cpu_command(["sub/nb.ipynb", "a"]), site, 0, 60)
+            for forked, (runner, site) in both.items()}
+    assert both[True][0].forked == 1
+    one, two = runs[True], runs[False]
+    assert (one.exit_code, one.stdout, one.steps, one.line) == (1, "script folder ['a'] __main__\n", 4,
+                                                                "sub/nb.ipynb:cell 3:line 1")
+    assert (one.exit_code, one.stdout, one.steps, one.sha256, one.line) == \
+        (two.exit_code, two.stdout, two.steps, two.sha256, two.line)
+    assert one.stderr_tail.endswith("ValueError: third cell\n") and two.stderr_tail.endswith("ValueError: third cell\n")
