@@ -12,6 +12,9 @@ The plan is applied to a temporary copy of the project, never to the project. Th
    same step limit. Its outcome (completed, or the predicted Mac failure) and whether any tensor reached MPS
    are read from the run document (schema ``mpsready.run``).
 
+Every run is forked from one process that imported PyTorch and the emulator once, where it can be
+(:mod:`mpsready.migrate.verify_runs`, issue 39).
+
 A plan is **verified** only when every check holds for every release: the same CPU numbers, the emulated Mac
 completes (or stops at the step limit), and tensors are on MPS. Everything the emulated Mac says is a
 prediction, not an observation of a Mac. Every check that does not hold is one entry of
@@ -28,11 +31,9 @@ import itertools
 import json
 import os
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -44,89 +45,7 @@ from mpsready.errors import UsageError
 from mpsready.migrate.copies import LEFTOVER_PREFIX, OWNER, SKIP as _SKIP, _copy_tree, check_cwd, clean_leftovers
 from mpsready.migrate.engine import Plan
 from mpsready.migrate.verify_notebook import check_notebook, cpu_command, notebook_of, selection_line
-
-# Installed in both CPU runs through PYTHONPATH: the same seeds, a step limit and a digest of the parameters.
-_SITE = '''\
-import atexit, hashlib, json, os, random, shutil, signal, threading, time
-
-
-def _mpsready_watch():
-    # The run's deadline, kept by the child itself, and its parent's death (the read end of a pipe only the
-    # parent writes to reaches end of file): either ends the whole process group and removes the copies.
-    fd = os.environ.pop("MPSREADY_PARENT_FD", None)
-    cleanup = json.loads(os.environ.pop("MPSREADY_PARENT_CLEANUP", "null") or "null") or []
-    deadline = float(os.environ.pop("MPSREADY_VERIFY_DEADLINE", "0") or 0)
-    if fd is None or os.getpgrp() != os.getpid():
-        return
-
-    def end(*_args):
-        for path in cleanup:
-            shutil.rmtree(path, ignore_errors=True)
-        os.killpg(os.getpgrp(), signal.SIGKILL)
-
-    signal.signal(signal.SIGTERM, end)  # the parent's death signal (PR_SET_PDEATHSIG) ends the group
-
-    def wait():
-        try:
-            while os.read(int(fd), 1024):
-                pass
-        except OSError:
-            pass
-        end()
-
-    threading.Thread(target=wait, daemon=True).start()
-    if deadline:
-        t = threading.Timer(max(0.0, deadline - time.time()), end)
-        t.daemon = True
-        t.start()
-
-
-_mpsready_watch()
-_limit = int(os.environ.get("MPSREADY_VERIFY_MAX_STEPS") or 0)
-_out = os.environ.get("MPSREADY_VERIFY_DIGEST")
-random.seed(0)
-try:
-    import numpy
-    numpy.random.seed(0)
-except Exception:
-    numpy = None
-try:
-    import torch
-    from torch.optim.optimizer import register_optimizer_step_post_hook
-except Exception:
-    torch = None
-if torch is not None:
-    torch.manual_seed(0)
-    _optimizers, _steps = [], [0]
-
-    def _after_step(optimizer, args, kwargs):
-        if not any(o is optimizer for o in _optimizers):
-            _optimizers.append(optimizer)
-        _steps[0] += 1
-        if _limit and _steps[0] >= _limit:
-            raise SystemExit(0)
-
-    register_optimizer_step_post_hook(_after_step)
-
-    def _digest():
-        h, count, norms = hashlib.sha256(), 0, []
-        for o in _optimizers:
-            for group in o.param_groups:
-                for p in group["params"]:
-                    t = p.detach().cpu().contiguous()
-                    count += t.numel()
-                    norms.append(float(t.double().norm()))
-                    if numpy is not None and t.dtype != torch.bfloat16:
-                        h.update(t.numpy().tobytes())
-                    else:
-                        h.update(repr(t.double().flatten().tolist()).encode())
-        if _out:
-            with open(_out, "w") as f:
-                json.dump({"steps": _steps[0], "parameters": count, "sha256": h.hexdigest(), "norms": norms}, f)
-
-    atexit.register(_digest)
-'''
-
+from mpsready.migrate.verify_runs import SITE, Runner, python_argv
 
 @dataclass
 class CpuRun:
@@ -338,65 +257,6 @@ def run_to_run_spread(result: VerifyResult, again: Callable[[], CpuRun], say: Ca
     result.original_again = again()
 
 
-def _python(argv: list[str]) -> list[str]:
-    """``python``/``python3`` at the head of the command is this interpreter (the one with mpsready and torch)."""
-    if argv and Path(argv[0]).name in ("python", "python3", Path(sys.executable).name):
-        return [sys.executable, *argv[1:]]
-    return list(argv)
-
-
-MAX_OUTPUT = 16 * 1024 * 1024  # bytes of a run's stdout kept for the comparison
-
-
-def _cpu_run(cwd: Path, argv: list[str], site: Path, max_steps: int, time_limit: float) -> CpuRun:
-    """One CPU run in a process group of its own (:func:`mpsready.childproc.run_group`): the group is killed
-    on the deadline (kept by this process and by the child's own watchdog in :data:`_SITE`), after the program
-    exits (what it left running) and when this process dies (the copies are removed then too)."""
-    base = site.parent
-    digest = Path(tempfile.mkstemp(prefix="digest-", suffix=".json", dir=site)[1])
-    digest.unlink()
-    env = dict(os.environ)
-    env.update({"CUDA_VISIBLE_DEVICES": "", "PYTHONHASHSEED": "0", "MPSREADY_VERIFY_MAX_STEPS": str(max_steps),
-                "MPSREADY_VERIFY_DIGEST": str(digest), childproc.CLEANUP: json.dumps([str(base)]),
-                "MPSREADY_VERIFY_DEADLINE": str(time.time() + time_limit + 5) if time_limit else "0",
-                "PYTHONPATH": os.pathsep.join([str(site), *filter(None, [env.get("PYTHONPATH")])])})
-    with tempfile.TemporaryFile(dir=base) as out, tempfile.TemporaryFile(dir=base) as err:
-        rc, timed_out = childproc.run_group(_python(argv), env=env, cwd=str(cwd), stdin=subprocess.DEVNULL,
-                                            stdout=out, stderr=err, timeout=time_limit or None)
-        out.seek(0)
-        stdout = out.read(MAX_OUTPUT).decode(errors="replace")
-        err.seek(max(0, os.fstat(err.fileno()).st_size - 8000))
-        stderr = err.read().decode(errors="replace")[-2000:]
-    run = CpuRun(None if timed_out else rc, stdout, "" if timed_out else stderr, timed_out=timed_out,
-                 line=traceback_line(stderr, str(cwd)) if rc and not timed_out else None)
-    try:
-        data = json.loads(digest.read_text())
-        run.steps, run.parameters = int(data["steps"]), int(data["parameters"])
-        run.sha256 = str(data["sha256"]) if data["steps"] else None
-        run.norms = [float(x) for x in data.get("norms") or []] if data["steps"] else None
-    except (OSError, ValueError, KeyError, TypeError):
-        pass  # no digest (no optimizer, or the run was killed): compared on printed output
-    return run
-
-
-def _mac_run(cwd: Path, argv: list[str], release: str, max_steps: int, time_limit: float, out: Path) -> MacRun:
-    doc_path = out / f"run-{release}.json"
-    cmd = [sys.executable, "-m", "mpsready", "run", "--torch", release, "--format", "json", "-o", str(doc_path), "-q"]
-    if max_steps:
-        cmd += ["--max-steps", str(max_steps)]
-    if time_limit:
-        cmd += ["--time-limit", str(time_limit)]
-    env = dict(os.environ)
-    env["CUDA_VISIBLE_DEVICES"] = ""
-    with tempfile.TemporaryFile(dir=out) as err:
-        _rc, timed_out = childproc.run_group([*cmd, "--", *argv], env=env, cwd=str(cwd), stdin=subprocess.DEVNULL,
-                                             stdout=subprocess.DEVNULL, stderr=err,
-                                             timeout=(time_limit or 3600) + 120)
-        err.seek(max(0, os.fstat(err.fileno()).st_size - 8000))
-        stderr = err.read().decode(errors="replace")
-    return mac_result(cwd, release, doc_path, _rc, timed_out, stderr, time_limit)
-
-
 def mac_result(cwd: Path, release: str, doc_path: Path, _rc: int, timed_out: bool, stderr: str,
                time_limit: float) -> MacRun:
     """One release's :class:`MacRun` from its run document at ``doc_path`` (or its exit and ``stderr``)."""
@@ -483,48 +343,12 @@ def verify_plan(plan: Plan, command: list[str], *, releases: list[str], max_step
             base = Path(tmp)
             with open(base / OWNER, "x") as fh:  # proves the folder is a --verify's to the next run
                 fh.write(f"{os.getpid()}\n")
-            site = base / "site"
-            site.mkdir()
-            (site / "sitecustomize.py").write_text(_SITE)
-            original, migrated = base / "original", base / "migrated"
-            left_out = _copy_tree(root, original)
-            _copy_tree(root, migrated)
-            for fp in plan.files:
-                target = migrated / fp.path
-                target.unlink(missing_ok=True)  # a new file: nothing is written through a link
-                target.write_text(fp.after, encoding="utf-8")
-            tell = say or (lambda _line: None)
-            step = progress or (lambda _description: nullcontext())
-            tell(f"verify: CPU run 1/2: the original ({' '.join(command)})")
-            with step("the original on the CPU"):
-                first = _cpu_run(original / cwd, cpu, site, max_steps, time_limit)
-            tell("verify: CPU run 2/2: the migrated copy")
-            with step("the migrated copy on the CPU"):
-                second = _cpu_run(migrated / cwd, cpu, site, max_steps, time_limit)
-            result = VerifyResult(list(command), first, second, left_out=left_out)
-
-            def again() -> CpuRun:
-                with step("the original on the CPU again (its own run-to-run spread)"):
-                    return _cpu_run(original / cwd, cpu, site, max_steps, time_limit)
-
-            run_to_run_spread(result, again, tell)
-            if len(releases) > 1:  # one release matrix: torch imported once, a child forked per release
-                from mpsready.migrate.verify_matrix import mac_runs
-
-                with step(f"the migrated copy on the emulated Mac, torch {', '.join(releases)}"):
-                    result.mac += mac_runs(migrated / cwd, command, releases, max_steps, time_limit, base,
-                                           release_line or tell)
-            for n, release in enumerate(releases if len(releases) == 1 else [], 1):
-                tell(f"verify: emulated Mac {n}/{len(releases)}: PyTorch {release} (mpsready run)")
-                with step(f"the migrated copy on the emulated Mac, torch {release}"):
-                    result.mac.append(_mac_run(migrated / cwd, command, release, max_steps, time_limit, base))
-            if any(not r.mps_used for r in result.mac):
-                nb = notebook_of(command)
-                where = selection_line(migrated, Path(cwd) / nb[0]) if nb else \
-                    device_selection_line(migrated, _program_files(migrated, cwd, command, plan))
-                for r in result.mac:
-                    r.no_mps_line = None if r.mps_used else where
-            return result
+            runner = Runner(base, releases)  # the zygote loads PyTorch and the emulator while the copies are made
+            try:
+                return _verify_in(plan, command, cpu, releases, base, runner, root, cwd, max_steps, time_limit,
+                                  say, progress, release_line)
+            finally:
+                runner.close()
     except OSError as exc:  # the temporary folder itself (a full or read-only TMPDIR)
         raise UsageError(f"--verify: cannot make the temporary copies: {exc.strerror or exc}") from None
     finally:
@@ -532,11 +356,57 @@ def verify_plan(plan: Plan, command: list[str], *, releases: list[str], max_step
             signal.signal(sig, handler)
 
 
+def _verify_in(plan: Plan, command: list[str], cpu: list[str], releases: list[str], base: Path, runner: Any,
+               root: Path, cwd: str, max_steps: int, time_limit: float, say: Callable[[str], None] | None,
+               progress: Callable[[str], AbstractContextManager[Any]] | None,
+               release_line: Callable[[str], None] | None) -> VerifyResult:
+    """:func:`verify_plan` inside its temporary folder ``base``, its runs made by ``runner``
+    (:class:`mpsready.migrate.verify_runs.Runner`)."""
+    site = base / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(SITE)
+    original, migrated = base / "original", base / "migrated"
+    left_out = _copy_tree(root, original)
+    _copy_tree(root, migrated)
+    for fp in plan.files:
+        target = migrated / fp.path
+        target.unlink(missing_ok=True)  # a new file: nothing is written through a link
+        target.write_text(fp.after, encoding="utf-8")
+    tell = say or (lambda _line: None)
+    step = progress or (lambda _description: nullcontext())
+    if runner.zygote is not None:
+        with step("loading PyTorch and the emulated Mac once, for every run"):
+            runner.ready()
+    tell(f"verify: CPU run 1/2: the original ({' '.join(command)})")
+    with step("the original on the CPU"):
+        first = runner.cpu(original / cwd, cpu, site, max_steps, time_limit)
+    tell("verify: CPU run 2/2: the migrated copy")
+    with step("the migrated copy on the CPU"):
+        second = runner.cpu(migrated / cwd, cpu, site, max_steps, time_limit)
+    result = VerifyResult(list(command), first, second, left_out=left_out)
+
+    def again() -> CpuRun:
+        with step("the original on the CPU again (its own run-to-run spread)"):
+            return runner.cpu(original / cwd, cpu, site, max_steps, time_limit)
+
+    run_to_run_spread(result, again, tell)
+    if releases:  # one release matrix: each release's child forked from the zygote, several at a time
+        with step(f"the migrated copy on the emulated Mac, torch {', '.join(releases)}"):
+            result.mac += runner.mac(migrated / cwd, command, max_steps, time_limit, base, release_line or tell)
+    if any(not r.mps_used for r in result.mac):
+        nb = notebook_of(command)
+        where = selection_line(migrated, Path(cwd) / nb[0]) if nb else \
+            device_selection_line(migrated, _program_files(migrated, cwd, command, plan))
+        for r in result.mac:
+            r.no_mps_line = None if r.mps_used else where
+    return result
+
+
 def _program_files(root: Path, cwd: str, command: list[str], plan: Plan) -> list[Path]:
     """The command's script (``python train.py``: ``train.py``, relative to ``root``) first, then the plan's files,
     then every other Python file of the copy (sorted): where a device choice is looked for."""
     out: list[Path] = []
-    words = _python(command)[1:] if command and _python(command)[0] == sys.executable else []
+    words = python_argv(command)[1:] if command and python_argv(command)[0] == sys.executable else []
     script = next((w for w in words if w.endswith(".py")), None)
     if script:
         p = (root / cwd / script).resolve()

@@ -95,6 +95,8 @@ class ReleaseRun:
     status: int
     output: str
     seconds: float
+    timed_out: bool = False
+    forked: bool = False  # forked from the zygote (else a fresh interpreter)
 
     @property
     def exit_code(self) -> int:
@@ -116,36 +118,47 @@ def default_jobs(n_releases: int) -> int:
 def run_releases(releases: list[tuple[str, str]], make_spec: Callable[[str, str], dict[str, Any]],
                  env: dict[str, str], jobs: int | None = None,
                  progress: Callable[[ReleaseRun], None] | None = None, fork: bool | None = None,
-                 macos: str = "15.5", fallback: bool = False) -> list[ReleaseRun]:
+                 macos: str = "15.5", fallback: bool = False, shared: Any = None, cwd: str | None = None,
+                 timeout: float | None = None, tmp_dir: str | None = None) -> list[ReleaseRun]:
     """Run the child once per ``(requested, release)``, ``jobs`` at a time; results in the order given.
     ``make_spec(requested, out_path)`` gives the child's spec (``out`` set to ``out_path``). ``fork`` (default:
     :func:`mpsready.run.zygote.available`): each child forked from one zygote that imported torch and loaded the
     tables once (:mod:`mpsready.run.zygote`); otherwise, or where the zygote does not start, a fresh interpreter
-    per release; the zygote loads what each release's emulated Mac (``macos``, ``fallback``) reads before forking."""
+    per release; the zygote loads what each release's emulated Mac (``macos``, ``fallback``) reads before forking.
+    ``shared``: a started :class:`~mpsready.run.zygote.Zygote` of the caller's (``migrate --verify``: one for
+    all its runs), used instead of one of this call's own and left running; each child then gets ``env`` (as
+    :func:`mpsready.childproc.child_env` gives it) and ``cwd``. ``timeout``: seconds per child, after which its
+    group is killed (``timed_out``). The children's files go to a temporary folder under ``tmp_dir``."""
     from mpsready.run import zygote
 
     jobs = jobs or default_jobs(len(releases))
     lock = threading.Lock()
-    with tempfile.TemporaryDirectory(prefix="mpsready-matrix-") as tmp:
-        zyg = None
-        if zygote.available() if fork is None else fork:
+    stopping = threading.Event()  # interrupted: no child starts any more (none falls back to a spawned one)
+    with tempfile.TemporaryDirectory(prefix="mpsready-matrix-", dir=tmp_dir) as tmp:
+        zyg = shared
+        if zyg is None and (zygote.available() if fork is None else fork):
             zyg = zygote.Zygote([rel for _req, rel in releases], env, os.path.join(tmp, "zygote.log"), cleanup=[tmp],
                                 macos=macos, fallback=fallback)
             if not zyg.start():
                 zyg = None
 
-        def launch(spec_path: str, output: str) -> int:
-            if zyg is not None:
+        def launch(spec_path: str, output: str) -> tuple[int, bool, bool]:
+            if zyg is not None and not stopping.is_set():
+                job: dict[str, Any] = {"spec": spec_path, "output": output, "timeout": timeout}
+                if shared is not None:
+                    job.update(env=childproc.child_env(env), cwd=cwd)
                 try:
-                    return zyg.run(spec_path, output)
+                    return (*zyg.run_job(job), True)
                 except zygote.ZygoteGone:
                     pass  # the spawned path below, as before issue 39
+            if stopping.is_set():
+                return -9, False, False
             with open(output, "wb") as log:
                 # the child's import path and lifetime as a single run's (mpsready.childproc)
-                returncode, _timed_out = childproc.run_group(
+                return (*childproc.run_group(
                     childproc.command(sys.executable, "mpsready.run.child", [spec_path]),
-                    env=childproc.child_env(env), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
-            return returncode
+                    env=childproc.child_env(env), cwd=cwd, stdin=subprocess.DEVNULL, stdout=log,
+                    stderr=subprocess.STDOUT, timeout=timeout), False)
 
         def one(item: tuple[str, str]) -> ReleaseRun:
             requested, release = item
@@ -154,26 +167,40 @@ def run_releases(releases: list[tuple[str, str]], make_spec: Callable[[str, str]
             with open(base + ".spec.json", "w", encoding="utf-8") as fh:
                 json.dump(spec, fh)
             t0 = time.perf_counter()
-            returncode = launch(base + ".spec.json", base + ".output.txt")
+            returncode, timed_out, forked = launch(base + ".spec.json", base + ".output.txt")
             seconds = time.perf_counter() - t0
-            with open(base + ".output.txt", "rb") as fh:
-                output = fh.read().decode("utf-8", "replace")
+            output = _read_output(base + ".output.txt")
             doc = None
             if os.path.exists(spec["out"]):
                 with open(spec["out"], encoding="utf-8") as fh:
                     doc = json.load(fh)
-            rr = ReleaseRun(requested, release, doc, returncode, output, round(seconds, 3))
+            rr = ReleaseRun(requested, release, doc, returncode, output, round(seconds, 3), timed_out, forked)
             if progress is not None:
                 with lock:
                     progress(rr)
             return rr
 
+        pool = ThreadPoolExecutor(max_workers=jobs)
         try:
-            with ThreadPoolExecutor(max_workers=jobs) as pool:
-                return list(pool.map(one, releases))
-        finally:
+            return list(pool.map(one, releases))
+        except BaseException:  # a signal in the waiting thread: end the children now, not when they are done
+            stopping.set()
             if zyg is not None:
                 zyg.close()
+            raise
+        finally:
+            pool.shutdown(wait=True)
+            if zyg is not None and shared is None:
+                zyg.close()
+
+
+def _read_output(path: str) -> str:
+    """A child's stdout and stderr; empty when it never started (interrupted)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def matrix_exit_code(runs: list[ReleaseRun]) -> int:
