@@ -158,6 +158,18 @@ def check_if(v, node: ast.If) -> None:
     cpu_side = {target_key(st) for st in node.orelse if isinstance(st, ast.Assign) and names_cpu(st.value)}
     if any(k is not None and k in cpu_side for k in cuda_side) and is_switch_test(v, node.test):
         report_selection(v, "available", node)
+    elif not node.orelse and _without_cuda(v, node.test) and any(
+            isinstance(st, ast.Assign) and names_cpu(st.value) and "device" in (target_key(st) or "").lower()
+            for st in node.body):
+        # issue 32, round 6: `device = args.device` then `if not torch.cuda.is_available(): device = "cpu"`: a Mac
+        # always enters the branch, so the device is the CPU whatever the option (or its proposed `mps`) says
+        report_selection(v, "available", node)
+
+
+def _without_cuda(v, test: ast.AST) -> bool:
+    """``not torch.cuda.is_available()``: a test a Mac always passes (:data:`mpsready.scan.code.macfacts.FACTS`)."""
+    return isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Call) \
+        and (v.q(test.operand.func) or "").endswith("cuda.is_available")
 
 
 @on(ast.Assign)
