@@ -182,3 +182,70 @@ def test_the_headline_names_the_question_that_decided_it(write_project):
     assert doc["outlook"]["decided_by"] == line
     assert doc["outlook"]["selection"]["answer"] == "mps"
     assert line in TerminalFormat().log_lines(r)
+
+
+# ---------------------------------------------------------------- a CUDA-or-CPU fallback for an unset device value
+_SOLVER = TORCH + "\n\nclass Solver:\n    def __init__(self, cfg):\n        self.cfg = cfg\n\n    def setup(self):\n" \
+    "        cfg = self.cfg\n        if cfg.{test}:\n            device = torch.device(cfg.device)\n        else:\n" \
+    "            device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n        return device\n"
+_SOLVER_MAIN = TORCH + "import argparse\nfrom solver import Solver\n\n\ndef main():\n" \
+    "    p = argparse.ArgumentParser()\n    p.add_argument('-d', '--{option}', type=str, help='device')\n" \
+    "    args = p.parse_args()\n    print(Solver(args).setup())\n" + MAIN
+
+
+def test_a_cuda_or_cpu_fallback_for_an_unset_device_is_resolved_by_the_entrys_device_option(write_project):
+    r = scan_path(write_project({"train.py": _SOLVER_MAIN.format(option="device"),
+                                 "solver.py": _SOLVER.format(test="device"), **REQS}))
+    assert (r.outlook.value, r.flags, r.commands, _edits(r)) == ("runs_on_mac", ["--device mps"],
+                                                                ["python train.py --device mps"], [])
+    [f] = [f for f in r.findings if f.code == "API104"]
+    assert (f.location.path, f.location.line, f.evidence["unset_device"]) == ("solver.py", 13, "cfg.device")
+    assert f.evidence["unset_by"] == "train.py's --device sets cfg.device"
+
+
+def test_a_cuda_or_cpu_choice_under_another_test_or_without_a_device_option_stays_a_limit(write_project):
+    # look-alikes: the branch tests another setting (`if self.cfg.resume:`), or the entry has no device option
+    for option, test in (("device", "resume"), ("output", "device")):
+        r = scan_path(write_project({"train.py": _SOLVER_MAIN.format(option=option),
+                                     "solver.py": _SOLVER.format(test=test), **REQS}))
+        assert (r.outlook.value, _edits(r)) == ("mac_for_dev", [("API104", "solver.py", 13)]), (option, test)
+
+
+# ---------------------------------------------------------------- `unknown or <a test the Mac decides true>`
+def _warmup(test: str) -> str:
+    return TORCH + "\n_READY = False\n\n\ndef warm(device):\n    global _READY\n" \
+        f"    if _READY or {test}:\n        return\n    torch.cuda.synchronize()\n    _READY = True\n\n\n" \
+        "if __name__ == '__main__':\n    warm(torch.device('mps' if torch.backends.mps.is_available() else 'cpu'))\n"
+
+
+def test_an_early_return_on_an_unknown_or_a_device_test_the_mac_passes_skips_the_rest(write_project):
+    r = scan_path(write_project({"gen.py": _warmup("device.type != 'cuda'"), **REQS}))
+    assert (r.outlook.value, _limits(r)) == ("runs_on_mac", [])
+    [f] = [f for f in r.findings if f.code == "API102"]
+    assert f.severity.value == "info"
+
+
+def test_an_early_return_on_an_unknown_or_a_test_the_mac_fails_keeps_the_rest(write_project):
+    # look-alike: `device.type == 'cuda'` is False on a Mac, so the early return depends on the unknown flag alone
+    r = scan_path(write_project({"gen.py": _warmup("device.type == 'cuda'"), **REQS}))
+    assert r.outlook.value == "mac_for_dev"
+    assert _limits(r) == [("API102", "gen.py", 10, "blocker")]
+
+
+# ---------------------------------------------------------------- the current CUDA device names CUDA
+def _get_device(other: str) -> str:
+    return TORCH + "\n\ndef get_device():\n    if torch.cuda.is_available():\n" \
+        f"        return torch.device(torch.cuda.current_device())\n    return torch.device({other!r})\n\n\n" \
+        "DEVICE = get_device()\n\n\nif __name__ == '__main__':\n    print(torch.zeros(2, device=DEVICE))\n"
+
+
+def test_a_helper_returning_the_current_cuda_device_or_the_cpu_keeps_a_mac_on_its_cpu(write_project):
+    r = scan_path(write_project({"sample.py": _get_device("cpu"), **REQS}))
+    assert (r.outlook.value, _edits(r)) == ("mac_for_dev", [("API104", "sample.py", 5)])
+
+
+def test_a_helper_returning_the_current_cuda_device_or_mps_is_no_cpu_selection(write_project):
+    # look-alike: its other branch gives MPS
+    r = scan_path(write_project({"sample.py": _get_device("mps"), **REQS}))
+    assert [f for f in r.findings if f.code == "API104"] == []
+    assert r.outlook.value == "runs_on_mac"

@@ -52,6 +52,7 @@ from typing import Any, Mapping
 from mpsready.findings import Finding, Scope, Severity
 from mpsready.scan.model.graph import PRIMARY, SKIP_ENTRIES, _reach, main_path
 from mpsready.scan.model.remedy import limits
+from mpsready.scan.model.surfaces import flag_text, is_device_option
 from mpsready.scan.scope import scope_of
 
 MAX_FILES = 400  # Python files of a project this pass looks at
@@ -80,6 +81,7 @@ def select_first(findings: list[Finding], results: Mapping[str, Any], sources: A
     if not mains or len(entries) > MAX_ENTRIES:
         return findings, {}
     reach = {e: _reach(results, py, [e]) for e in entries}
+    findings = [_unset_flag(f, entries, reach, results) for f in findings]
     offers: dict[str, str | None] = {}  # file -> where it chooses MPS (cached)
     config_flag = next((f.evidence["flag"] for f in findings if (f.evidence or {}).get("flag")
                         and not (f.location.path or "").endswith(".py")), None)
@@ -98,7 +100,9 @@ def select_first(findings: list[Finding], results: Mapping[str, Any], sources: A
     main_mac = [e for e in mains if e in mac]
     if 2 * len(main_mac) <= len(mains):  # MPS is the project's selection only when most of its main entries pick it
         return findings, _undecided(findings, main_mac)
-    out, others, cpu = [], {}, []
+    out: list[Finding] = []
+    others: dict[str, int] = {}
+    cpu: list[str] = []
     for f in findings:
         path = f.location.path or ""
         hit = [e for e in entries if path in reach[e]] if path.endswith(".py") and limits(f) else []
@@ -108,7 +112,8 @@ def select_first(findings: list[Finding], results: Mapping[str, Any], sources: A
             f = f.with_state(reach="off_main_path", entries=hit[:5]).with_evidence({**f.evidence, "other_entries": why})
             for e in hit:
                 others[e] = others.get(e, 0) + 1
-        elif hit and f.code == "API104" and path not in entries and all(e in mac for e in hit):
+        elif hit and f.code == "API104" and path not in entries and all(e in mac for e in hit) \
+                and not f.evidence.get("flag"):  # a choice a flag resolves is the selection itself
             why = f"a secondary selection: {', '.join(hit[:3])} put the work on MPS ({mac[hit[0]]}); the part this " \
                   "choice feeds runs on the Mac's CPU, slower but correct"
             f = replace(f, severity=Severity.INFO).with_evidence({**f.evidence, "secondary_cpu": why})
@@ -116,6 +121,23 @@ def select_first(findings: list[Finding], results: Mapping[str, Any], sources: A
         out.append(f)
     return out, {"answer": "mps", "entries": main_mac, "where": mac[main_mac[0]],
                  "other_entries": [f"{e} ({n} limit(s))" for e, n in sorted(others.items())], "secondary_cpu": cpu}
+
+
+def _unset_flag(f: Finding, entries: list[str], reach: Mapping[str, set[str]], results: Mapping[str, Any]) -> Finding:
+    """A CUDA-or-CPU fallback for an unset device value (``evidence.unset_device``: ``if cfg.device: ... else:``) in
+    a module whose every entry has a device option of its own (``-d/--device``): the option sets the value, so the
+    selection resolves to MPS with a flag, given on each entry's command line (issue 32, round 6)."""
+    path = f.location.path or ""
+    if f.code != "API104" or not (f.evidence or {}).get("unset_device") or not limits(f) or (f.evidence or {}).get("flag"):
+        return f
+    hit = [e for e in entries if path in reach[e]]
+    options = [next((s for s in results[e][0].surfaces or () if is_device_option(s) and not s.get("computed")), None)
+               for e in hit]
+    first = options[0] if options else None
+    if first is None or any(s is None for s in options):
+        return f
+    return f.with_evidence({**f.evidence, "flag": flag_text(first, "mps"), "console_script": f"python {hit[0]}",
+                            "unset_by": f"{hit[0]}'s {first['name']} sets {f.evidence['unset_device']}"})
 
 
 def _undecided(findings: list[Finding], some: list[str]) -> dict[str, Any]:

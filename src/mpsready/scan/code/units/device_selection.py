@@ -85,8 +85,11 @@ def report_selection(v, kind: str | None, node: ast.AST) -> bool:
             v.add(A.DEVICE_SELECTION, node, f"when {key} is {tested} the device picks 'cuda' if available, else "
                   "'cpu': on a Mac that is the CPU", evidence={"flag": f"{key}='mps'"})
         else:
+            unset = unset_device(v)
             v.add(A.DEVICE_SELECTION, node, "device selection picks 'cuda' if available, else 'cpu': on a Mac "
-                  "everything silently runs on the CPU, never on MPS")
+                  "everything silently runs on the CPU, never on MPS"
+                  + (f" (when {unset} is not set)" if unset else ""),
+                  evidence={"unset_device": unset} if unset else None)
         return True
     if kind == "string":
         amp = amp_calls(v)
@@ -95,6 +98,24 @@ def report_selection(v, kind: str | None, node: ast.AST) -> bool:
               evidence={"amp_calls": amp} if amp else None)
         return True
     return False
+
+
+def unset_device(v) -> str | None:
+    """The device value (as written: ``cfg.device``) whose absence the enclosing branch stands for, or None: the
+    ``else`` of ``if cfg.device:`` / ``if cfg.device is not None:``, or the body of ``if cfg.device is None:`` /
+    ``if not cfg.device:`` (issue 32, round 6). The CUDA-or-CPU choice there is the fallback of a configurable
+    device: setting the device (an entry's ``--device mps``) puts the program on MPS."""
+    for test, polarity, _fn, _cls in reversed(getattr(v, "branches", ())):
+        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        inner = test.operand if negated else test
+        if isinstance(inner, ast.Compare) and len(inner.ops) == 1 and isinstance(inner.comparators[0], ast.Constant) \
+                and inner.comparators[0].value is None and isinstance(inner.ops[0], (ast.Is, ast.IsNot)):
+            negated = negated != isinstance(inner.ops[0], ast.Is)
+            inner = inner.left
+        label = inner.attr if isinstance(inner, ast.Attribute) else inner.id if isinstance(inner, ast.Name) else ""
+        if "device" in label.lower() and polarity == negated:
+            return dotted(inner) or label
+    return None
 
 
 # creations of a 0-dim tensor from a number: `torch.tensor(0.0, device=...)`, `torch.zeros((), device=...)`
