@@ -249,3 +249,28 @@ def test_a_helper_returning_the_current_cuda_device_or_mps_is_no_cpu_selection(w
     r = scan_path(write_project({"sample.py": _get_device("mps"), **REQS}))
     assert [f for f in r.findings if f.code == "API104"] == []
     assert r.outlook.value == "runs_on_mac"
+
+
+# ---------------------------------------------------------------- a setup.py's table of pinned requirements
+def _setup(keys: str) -> str:
+    return "import re\nfrom setuptools import setup\n\n_deps = [\n    'einops>=0.8.0',\n    'deepspeed==0.16.8',\n" \
+        "    'trl[vllm]==0.18.0',\n]\n" \
+        "deps = {b: a for a, b in (re.findall(r'^(([^!=<>~ ]+)(?:[!=<>~ ].*)?$)', x)[0] for x in _deps)}\n\n\n" \
+        "def deps_list(*pkgs):\n    return [deps[pkg] for pkg in pkgs]\n\n\n" \
+        f"install_requires = {keys}\nsetup(name='proj', install_requires=install_requires)\n"
+
+
+def test_a_lookup_into_the_setup_table_of_pinned_requirements_is_read(write_project):
+    r = scan_path(write_project({"setup.py": _setup("[deps['einops'], deps['deepspeed']]"), "train.py": TORCH}))
+    assert [(d.name, d.specifier, d.line) for d in r.dependencies] == [("einops", ">=0.8.0", 16),
+                                                                     ("deepspeed", "==0.16.8", 16)]
+    assert [(f.code, f.location.line) for f in r.findings if f.code.startswith("DEP")] == [("DEP101", 16)]
+    r = scan_path(write_project({"setup.py": _setup("[deps['einops']] + deps_list('trl')"), "train.py": TORCH}))
+    assert [d.name for d in r.dependencies] == ["einops", "trl"]
+
+
+def test_a_lookup_of_a_name_the_table_does_not_hold_stays_unread(write_project):
+    # look-alike: `deps['accelerate']` names no requirement of the table: computed at run time, not guessed
+    r = scan_path(write_project({"setup.py": _setup("[deps['einops'], deps['accelerate']]"), "train.py": TORCH}))
+    assert [d.name for d in r.dependencies] == ["einops"]
+    assert [(f.code, f.location.line) for f in r.findings if f.code.startswith("DEP")] == [("DEP108", 16)]

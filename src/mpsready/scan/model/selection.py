@@ -91,8 +91,9 @@ def select_first(findings: list[Finding], results: Mapping[str, Any], sources: A
         # the selection nearest the entry decides: a program whose own file names a CUDA (or CUDA-or-CPU) device and
         # chooses no MPS itself keeps its own device, whatever the modules it imports choose
         own = _entry_choice({e}, findings, results, sources, offers)
-        where = own if own or e not in device_limits else None
-        where = where or (_entry_choice(reach[e], findings, results, sources, offers) if e not in device_limits else None)
+        if own is None and e in device_limits:
+            continue
+        where = own or _entry_choice(reach[e], findings, results, sources, offers)
         if where is None and config_flag and not (reach[e] & device_limits):
             where = f"its device is a config value: {config_flag}"
         if where is not None:
