@@ -274,3 +274,30 @@ def test_a_lookup_of_a_name_the_table_does_not_hold_stays_unread(write_project):
     r = scan_path(write_project({"setup.py": _setup("[deps['einops'], deps['accelerate']]"), "train.py": TORCH}))
     assert [d.name for d in r.dependencies] == ["einops"]
     assert [(f.code, f.location.line) for f in r.findings if f.code.startswith("DEP")] == [("DEP108", 16)]
+
+
+# ---------------------------------------------------------------- a CUDA-only package the knowledge base now knows
+def _rotation(imports: str, use: str) -> str:
+    return TORCH + imports + "\n\nclass Rotate(torch.autograd.Function):\n    @staticmethod\n" \
+        f"    def forward(ctx, u):\n        return {use}\n\n\n" \
+        "if __name__ == '__main__':\n    print(Rotate.apply(torch.ones(4)))\n"
+
+
+def test_a_hadamard_kernel_package_the_rotation_calls_unconditionally_keeps_the_project_on_cuda(write_project):
+    r = scan_path(write_project({"rotate.py": _rotation("from fast_hadamard_transform import hadamard_transform",
+                                                        "hadamard_transform(u)"), **REQS}))
+    assert r.outlook.value == "stay_on_cuda"
+    [f] = [f for f in r.findings if f.code == "DEP107"]
+    assert (f.location.line, f.severity.value, f.core_op) == (2, "blocker", "hadamard_transform in Rotate.forward "
+                                                                            "(rotate.py:7)")
+
+
+def test_a_hadamard_kernel_package_behind_a_fallback_is_no_core_op(write_project):
+    # look-alike: the import has a pure-PyTorch fallback and the rotation chooses between them
+    imports = "try:\n    from fast_hadamard_transform import hadamard_transform\nexcept ImportError:\n" \
+              "    hadamard_transform = None"
+    r = scan_path(write_project({"rotate.py": _rotation(imports, "hadamard_transform(u) if hadamard_transform else u"),
+                                 **REQS}))
+    assert r.outlook.value == "runs_on_mac"
+    [f] = [f for f in r.findings if f.code == "DEP107"]
+    assert f.severity.value == "degrades"
