@@ -116,11 +116,12 @@ class _Reader:
         if self.table is None:
             self.table = {}
             for value in self.assigns.values():
-                if isinstance(value, ast.List) and value.elts and all(
-                        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts):
-                    for e in value.elts:
+                texts = [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)] \
+                    if isinstance(value, ast.List) else []
+                if texts and len(texts) == len(value.elts):  # type: ignore[attr-defined]
+                    for text in texts:
                         try:
-                            self.table.setdefault(canonicalize_name(Requirement(e.value).name), e.value)
+                            self.table.setdefault(canonicalize_name(Requirement(text).name), text)
                         except (InvalidRequirement, ValueError):
                             continue
         found = [self.table.get(canonicalize_name(k)) for k in keys]
