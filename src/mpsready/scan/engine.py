@@ -42,6 +42,7 @@ from mpsready.scan.model.project import apply_surfaces, cpu_only_dtypes, off_opt
 from mpsready.scan.model.remedy import with_remedies
 from mpsready.scan.model.torch_pin import judge_by_torch_pin
 from mpsready.scan.model.uncalled import uncalled_functions
+from mpsready.scan.model.selection import select_first
 from mpsready.scan.report_filter import hidden_gate, report_filter, select_codes
 from mpsready.scan.outlook import (Edit, SecondaryPart, Subproject, collection_outlook, ladder, optional_parts,
                                     secondary_parts)
@@ -88,6 +89,7 @@ class ScanResult:
     secondary: list[SecondaryPart] = field(default_factory=list)  # parts off the main path (outlook.secondary_parts)
     commands: list[str] = field(default_factory=list)  # `python train.py --device mps` (outlook.ladder, issue 32)
     optional: list[dict] = field(default_factory=list)  # what optional parts need (outlook.optional_parts, issue 32)
+    selection: dict = field(default_factory=dict)  # question 1 of the selection-first verdict (model/selection.py)
     exit_zero: bool = False  # set by the command line's --exit-zero (the exit line says so: scan/exit_reason.py)
     config_ignored: int = 0  # findings taken out of the report by per-file-ignores / ignore-scopes (outlook kept)
     # main-path findings at or above fail-on the project's select / ignore / exclude / per-file-ignores took out of the
@@ -189,7 +191,7 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
     if cache is not None:
         cache.save()
 
-    findings, extra_flags = _project_passes(raw, code_results, parsed, files, project, deps)
+    findings, extra_flags, selection = _project_passes(raw, code_results, parsed, files, project, deps)
 
     suppress = {rel: res.suppress for rel, (res, _cells) in code_results.items() if res.suppress}
     findings, silenced = _apply_suppressions(findings, suppress, texts, root)
@@ -213,15 +215,14 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
         flags=list(ladder_.flags), edits=list(ladder_.edits),
         incomplete=list(ladder_.incomplete) + [u for u in unread if u not in ladder_.incomplete],
         commands=list(ladder_.commands), optional=optional_parts(findings),
-        secondary=secondary_parts(findings), unread=unread, config_ignored=len(findings) - len(shown),
+        secondary=secondary_parts(findings), unread=unread, config_ignored=len(findings) - len(shown), selection=selection,
         hidden_gate=hidden_gate(findings, shown, config),
         excluded=[f"{rel} (excluded by {why})" for rel, why in (excluded if target.is_dir() else [])[:50]],
     )
 
 
-# a declaration with one of these could not be read as a whole: its dependencies are unknown
 _UNREAD_DECLARATION = {"INP101", "INP102", "INP103", "INP108", "INP109", "INP110", "INP112", "INP113", "INP116"}
-MAX_SHOWN_EXCLUDED = 10
+MAX_SHOWN_EXCLUDED = 10  # _UNREAD_DECLARATION: a declaration with one of these could not be read as a whole
 
 
 def _unread(findings: list[Finding], files: list[ProjectFile], excluded: list[tuple[str, str]]) -> list[str]:
@@ -245,7 +246,7 @@ def _unread(findings: list[Finding], files: list[ProjectFile], excluded: list[tu
 
 def _project_passes(raw: list[RawFinding], code_results, parsed: dict[str, tuple[str, ast.Module]],
                     files: list[ProjectFile], project: ProjectFiles,
-                    deps: list[Dependency]) -> tuple[list[Finding], list[str]]:
+                    deps: list[Dependency]) -> tuple[list[Finding], list[str], dict]:
     """(every finding with the project model's passes applied in order, the extra flags the config surfaces
     need): the declaration and code findings joined across files. ``parsed`` holds the texts and trees the
     analysis kept (:class:`SourceTrees`), so the passes that read call sites parse no file twice."""
@@ -273,9 +274,9 @@ def _project_passes(raw: list[RawFinding], code_results, parsed: dict[str, tuple
                                    off_path if has_main_path else None, set(declared.api_names))
     findings = behind_off_params(findings, code_results, sources)
     findings = uncalled_functions(findings, code_results, sources, declared.api_names)  # issue 32, round 5
-    findings = core_ops(findings, sources)
+    findings, selection = select_first(core_ops(findings, sources), code_results, sources, declared)  # round 6
     findings = with_remedies(findings, registry.fixability().declared_floor(deps))
-    return with_console_commands(findings, declared, code_results), extra_flags
+    return with_console_commands(findings, declared, code_results), extra_flags, selection
 
 
 MAX_CONFIG_BYTES = 256 * 1024  # config files are small; a large YAML file is data, not a surface

@@ -27,7 +27,7 @@ from mpsready.scan.code.visitor import Visitor
 from mpsready.scan.rules import inputs as I
 
 # Bump when the analysis changes so cached results are recomputed.
-ANALYZER_VERSION = 31
+ANALYZER_VERSION = 35
 
 # Skip the analysis of sources without a trigger word (see triggers.py); tests turn it off to compare.
 PREFILTER = True

@@ -121,6 +121,8 @@ def names_cuda(node: ast.AST) -> bool:
         return is_cuda_literal(node.value)
     if cuda_text(node):
         return True
+    if isinstance(node, ast.Call) and (dotted(node.func) or "").endswith("cuda.current_device"):
+        return True  # the current CUDA device's index: `torch.device(torch.cuda.current_device())` (issue 32, round 6)
     if isinstance(node, ast.Call) and node.args:
         return names_cuda(node.args[0])
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mod)) and isinstance(node.left, ast.Constant):

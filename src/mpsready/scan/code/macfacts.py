@@ -321,6 +321,11 @@ class MacEval(MacEnv):
                 if is_and and any((v := self.eval(p, fn, cls, depth)) is not None and not any(v)
                                   for p in node.values[i + 1:]):
                     return atoms(False)  # `unknown and False` is falsy whatever the unknown is
+                if not is_and and any((v := self.eval(p, fn, cls, depth)) is not None and all(a is True for a in v)
+                                      for p in node.values[i + 1:]):
+                    # `unknown or <a test the Mac decides true>` is truthy whatever the unknown is (round 6); only a
+                    # boolean test: `args.device or "cuda"` stays unknown (its value, not its truth, is used)
+                    return atoms(True)
                 return None
             stops = {a for a in value if bool(a) != is_and}
             results |= stops

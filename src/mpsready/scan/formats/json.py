@@ -13,7 +13,10 @@ Envelope (``schema``, ``mpsready``, ``created``) plus::
                   "excluded": ["PATH (excluded by .gitignore | exclude)"]  what the walk left out (at most 50):
                   untracked files a .gitignore ignores and --exclude's paths; the outlook covers the rest,
                   "secondary": [{"part", "outlook", "flags", "edits"}]  parts off the main path that would need
-                  something on a Mac (a folder or a root script no entry runs); they never lower "verdict"}
+                  something on a Mac (a folder or a root script no entry runs); they never lower "verdict",
+                  "selection": {"answer": mps | cpu | cuda | not_found, "entries", "where", "other_entries",
+                  "secondary_cpu"}  question 1 of the selection-first verdict (scan/model/selection.py; {} when the
+                  pass did not run), "decided_by": the one line saying which question decided the verdict}
     summary      {"files", "lines", "seconds", "blocker", "degrades", "info", "suppressed", "cache_hits"}
     effort       {"auto_fixable", "manual", "kept", "files_touched", "basis": "estimate"}: the code findings
                  `mpsready migrate` rewrites, those left to a person, those that need no change, and the files it
@@ -36,6 +39,7 @@ from mpsready.rules import fixability
 from mpsready.schema import envelope
 from mpsready.scan.engine import ScanResult
 from mpsready.scan.formats.interface import ScanFormat
+from mpsready.scan.model.selection import headline
 
 SCHEMA_NAME = "mpsready.scan"
 SCHEMA_VERSION = 1
@@ -63,6 +67,9 @@ def to_document(result: ScanResult) -> dict:
             "excluded": list(getattr(result, "excluded", [])),
             "secondary": [{"part": s.part, "outlook": s.outlook.value, "flags": list(s.flags),
                            "edits": [e.to_dict() for e in s.edits]} for s in result.secondary],
+            # issue 32, round 6: which question decided the verdict (model/selection.py)
+            "selection": dict(getattr(result, "selection", {}) or {}),
+            "decided_by": headline(getattr(result, "selection", {}) or {}, result.outlook.value, len(result.limiting)),
         },
         summary={"files": result.files_scanned, "lines": result.lines_scanned, "seconds": round(result.seconds, 3),
                  **counts, "suppressed": result.suppressed, "cache_hits": result.cache_hits},

@@ -16,6 +16,7 @@ from mpsready.scan.formats.concise import NOT_REPORTED, finding_line, fix_lines,
 from mpsready.scan.formats.interface import ScanFormat
 from mpsready.escape import visible
 from mpsready.scan.model.graph import why_line
+from mpsready.scan.model.selection import headline
 from mpsready.scan.model.remedy import OFF_PATH_REACH
 
 STYLES = {Severity.BLOCKER: "bold red", Severity.DEGRADES: "yellow", Severity.INFO: "cyan"}
@@ -107,6 +108,10 @@ class TerminalFormat(ScanFormat):
                 if why:  # issue 32: the entry and chain that reach it, and the Mac's facts it runs under
                     console.print(Text(f"    {visible(why)}", style="dim"), soft_wrap=True)
         console.print(verdict)
+        # issue 32, round 6: which question decided it (model/selection.py)
+        if result.selection.get("answer") == "mps":
+            console.print(Text("  " + visible(headline(result.selection, result.outlook.value, len(result.limiting)))),
+                          soft_wrap=True)
         if result.outlook is Verdict.STAY_ON_CUDA and result.limiting:  # the reason names the core op
             first = result.limiting[0]
             console.print(Text(f"  because: {first.code} {visible(str(first.location))}  "
@@ -158,5 +163,7 @@ class TerminalFormat(ScanFormat):
             tag = "migrate can make it" if e.migrate else "by hand"
             lines.append(f"edit for the Mac: {e.code} {visible(where)} [{e.kind}, {tag}] {visible(e.what)}")
         secondary = [f"secondary part {visible(part.line())}" for part in result.secondary[: self.max_per_group]]
+        if result.selection.get("answer") == "mps":  # issue 32, round 6: the Mac path decided the verdict
+            secondary.insert(0, visible(headline(result.selection, result.outlook.value, len(result.limiting))))
         lines += summary_lines(result, after_outlook=secondary)
         return [" ".join(line.split(" ")).rstrip() for line in lines]

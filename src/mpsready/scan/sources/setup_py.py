@@ -14,6 +14,9 @@ import tokenize
 import warnings
 from pathlib import PurePosixPath
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
 from mpsready.scan.rules import deps as D
 from mpsready.scan.rules import inputs as I
 from mpsready.scan.sources.interface import line_guard
@@ -60,6 +63,7 @@ class _Reader:
         self.relpath, self.files, self.result = relpath, files, result
         self.assigns: dict[str, ast.AST] = {}
         self.functions: dict[str, ast.FunctionDef] = {}
+        self.table: dict[str, str] | None = None  # the module's table of pinned requirements, by name (_from_table)
         for node in tree.body:
             if isinstance(node, ast.Assign):
                 for t in node.targets:
@@ -90,8 +94,38 @@ class _Reader:
         elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             self.requirements(node.left, optional=optional, group=group, depth=depth + 1)
             self.requirements(node.right, optional=optional, group=group, depth=depth + 1)
+        elif (found := self._from_table(node)) is not None:
+            for text in found:
+                add_requirement(self.result, text, self.relpath, getattr(node, "lineno", None), optional=optional,
+                                group=group)
         elif not self._from_files(node, optional, group):
             self._dynamic(node)
+
+    def _from_table(self, node: ast.AST) -> list[str] | None:
+        """The requirement strings of a lookup into the module's table of pinned requirements (issue 32, round 6): a
+        module-level list of requirement strings (``_deps = ["torch==2.6.0", "trl[vllm]==0.18.0", ...]``) indexed by
+        project name, ``deps["trl"]``, or a helper called with names, ``deps_list("torch", "trl")``; every name must be
+        one requirement's name in the table (compared as PEP 503 normalises them), else None."""
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+            keys = [node.slice.value]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.functions \
+                and node.args and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args):
+            keys = [a.value for a in node.args]  # type: ignore[attr-defined]
+        else:
+            return None
+        if self.table is None:
+            self.table = {}
+            for value in self.assigns.values():
+                texts = [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)] \
+                    if isinstance(value, ast.List) else []
+                if texts and len(texts) == len(value.elts):  # type: ignore[attr-defined]
+                    for text in texts:
+                        try:
+                            self.table.setdefault(canonicalize_name(Requirement(text).name), text)
+                        except (InvalidRequirement, ValueError):
+                            continue
+        found = [self.table.get(canonicalize_name(k)) for k in keys]
+        return [t for t in found if t is not None] if all(found) else None
 
     def extras(self, node: ast.AST) -> None:
         if isinstance(node, ast.Name) and node.id in self.assigns:

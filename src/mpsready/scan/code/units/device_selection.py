@@ -85,8 +85,11 @@ def report_selection(v, kind: str | None, node: ast.AST) -> bool:
             v.add(A.DEVICE_SELECTION, node, f"when {key} is {tested} the device picks 'cuda' if available, else "
                   "'cpu': on a Mac that is the CPU", evidence={"flag": f"{key}='mps'"})
         else:
+            unset = unset_device(v)
             v.add(A.DEVICE_SELECTION, node, "device selection picks 'cuda' if available, else 'cpu': on a Mac "
-                  "everything silently runs on the CPU, never on MPS")
+                  "everything silently runs on the CPU, never on MPS"
+                  + (f" (when {unset} is not set)" if unset else ""),
+                  evidence={"unset_device": unset} if unset else None)
         return True
     if kind == "string":
         amp = amp_calls(v)
@@ -95,6 +98,24 @@ def report_selection(v, kind: str | None, node: ast.AST) -> bool:
               evidence={"amp_calls": amp} if amp else None)
         return True
     return False
+
+
+def unset_device(v) -> str | None:
+    """The device value (as written: ``cfg.device``) whose absence the enclosing branch stands for, or None: the
+    ``else`` of ``if cfg.device:`` / ``if cfg.device is not None:``, or the body of ``if cfg.device is None:`` /
+    ``if not cfg.device:`` (issue 32, round 6). The CUDA-or-CPU choice there is the fallback of a configurable
+    device: setting the device (an entry's ``--device mps``) puts the program on MPS."""
+    for test, polarity, _fn, _cls in reversed(getattr(v, "branches", ())):
+        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        inner = test.operand if negated else test
+        if isinstance(inner, ast.Compare) and len(inner.ops) == 1 and isinstance(inner.comparators[0], ast.Constant) \
+                and inner.comparators[0].value is None and isinstance(inner.ops[0], (ast.Is, ast.IsNot)):
+            negated = negated != isinstance(inner.ops[0], ast.Is)
+            inner = inner.left
+        label = inner.attr if isinstance(inner, ast.Attribute) else inner.id if isinstance(inner, ast.Name) else ""
+        if "device" in label.lower() and polarity == negated:
+            return dotted(inner) or label
+    return None
 
 
 # creations of a 0-dim tensor from a number: `torch.tensor(0.0, device=...)`, `torch.zeros((), device=...)`
@@ -158,6 +179,18 @@ def check_if(v, node: ast.If) -> None:
     cpu_side = {target_key(st) for st in node.orelse if isinstance(st, ast.Assign) and names_cpu(st.value)}
     if any(k is not None and k in cpu_side for k in cuda_side) and is_switch_test(v, node.test):
         report_selection(v, "available", node)
+    elif not node.orelse and _without_cuda(v, node.test) and any(
+            isinstance(st, ast.Assign) and names_cpu(st.value) and "device" in (target_key(st) or "").lower()
+            for st in node.body):
+        # issue 32, round 6: `device = args.device` then `if not torch.cuda.is_available(): device = "cpu"`: a Mac
+        # always enters the branch, so the device is the CPU whatever the option (or its proposed `mps`) says
+        report_selection(v, "available", node)
+
+
+def _without_cuda(v, test: ast.AST) -> bool:
+    """``not torch.cuda.is_available()``: a test a Mac always passes (:data:`mpsready.scan.code.macfacts.FACTS`)."""
+    return isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Call) \
+        and (v.q(test.operand.func) or "").endswith("cuda.is_available")
 
 
 @on(ast.Assign)
