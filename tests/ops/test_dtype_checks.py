@@ -16,7 +16,8 @@ DTYPES = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat
 
 
 def test_table_size():
-    assert (len(DOC["dtype_checks"]), len(DOC["call_checks"])) == (24, 14)
+    # round 6 (h33c): + the bmm matrix over 2**32 (2.5), three linear empty-feature entries, the 1-D weight backward
+    assert (len(DOC["dtype_checks"]), len(DOC["call_checks"])) == (24, 19)
 
 
 @pytest.mark.parametrize("kind,entry", ENTRIES, ids=[f"{k}:{e['ops'][0]}:{e['message'][:30]}" for k, e in ENTRIES])
