@@ -216,3 +216,28 @@ def test_a_compiled_adaptive_avg_pool_stays_unverified(tmp_path):
     doc, got = _run(tmp_path, POOL.format(kind="avg"), "2.10", "26.1")
     assert got == ("unverified", None, None, None, None)
     assert (_wrong(doc), [(u["kind"], u["location"]["line"]) for u in doc["unverified"]]) == ([], [("compile", 7)])
+
+
+# ---------------------------------------------------------------- a float64 CPU tensor cast onto MPS in a compiled region
+ROPE = """\
+def angles(pos):
+    freq = torch.linspace(0, 1, 4, dtype=torch.float64)
+    a = pos.cpu().double()[:, None] * freq[None, :]
+    return torch.cos(a){cast}
+out = torch.compile(angles)(torch.arange(6, dtype=torch.float32, device=dev))
+print(out.dtype)
+"""
+
+
+@pytest.mark.parametrize("torch", ["2.7", "2.13"])
+def test_a_compiled_float64_move_onto_mps_fails_in_metal_codegen(tmp_path, torch):
+    """Inductor's _to_copy decomposition puts the float64 buffer on MPS before the cast; DTYPE_TO_METAL has no
+    float64 in any release (mined)."""
+    _doc, got = _run(tmp_path, ROPE.format(cast=".to(dtype=torch.float32, device=pos.device)"), torch)
+    assert got == ("failed", "compile", "InductorError", "KeyError: torch.float64", 9)
+
+
+def test_a_compiled_region_that_casts_on_the_cpu_first_is_not_refused(tmp_path):
+    """Look-alike: the cast on the CPU, then a float32 move: no float64 buffer on MPS."""
+    _doc, got = _run(tmp_path, ROPE.format(cast=".float().to(pos.device)"), "2.13")
+    assert got == ("completed", None, None, None, None)
