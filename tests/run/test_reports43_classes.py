@@ -241,3 +241,24 @@ def test_a_compiled_region_that_casts_on_the_cpu_first_is_not_refused(tmp_path):
     """Look-alike: the cast on the CPU, then a float32 move: no float64 buffer on MPS."""
     _doc, got = _run(tmp_path, ROPE.format(cast=".float().to(pos.device)"), "2.13")
     assert got == ("completed", None, None, None, None)
+
+
+# ---------------------------------------------------------------- a convolution of an MPS input with CPU parameters
+@pytest.mark.parametrize(("setup", "message"), [
+    ("conv = torch.nn.Conv2d(3, 4, 3)\n",
+     "Input type (MPSFloatType) and weight type (torch.FloatTensor) should be the same"),
+    ("conv = torch.nn.Conv2d(3, 4, 3).to(dev).half()\nconv.bias.data = conv.bias.data.cpu()\n",
+     "Input type (MPSHalfType) and bias type (torch.HalfTensor) should be the same"),
+])
+def test_a_convolution_of_an_mps_input_names_the_cpu_parameter(tmp_path, setup, message):
+    dtype = "torch.float16" if "half" in setup else "torch.float32"
+    body = setup + f"x = torch.randn(1, 3, 8, 8, dtype={dtype}, device=dev)\ny = conv(x)\n"
+    _doc, got = _run(tmp_path, body, "2.6", "15.1")
+    assert got == ("failed", "placement", "RuntimeError", message, 5 + setup.count("\n") + 1)
+
+
+def test_a_convolution_of_a_cpu_input_keeps_the_placeholder_refusal(tmp_path):
+    """Look-alike: a CPU input with MPS parameters takes a CPU backend, whose check is not modelled (unchanged)."""
+    body = "conv = torch.nn.Conv2d(3, 4, 3).to(dev)\ny = conv(torch.randn(1, 3, 8, 8))\n"
+    _doc, got = _run(tmp_path, body, "2.6", "15.1")
+    assert got == ("failed", "placement", "RuntimeError", "Placeholder storage has not been allocated on MPS device!", 6)

@@ -426,14 +426,14 @@ def operands(names, args, kwargs, cpu, inplace: bool = False) -> list:
         n = names[i] if i < len(names) else f"arg{i}"
         output = i == 0 and inplace
         if isinstance(a, _Tensor):
-            out.append(Operand(n, id(a) not in cpu, a.dim(), output))
+            out.append(Operand(n, id(a) not in cpu, a.dim(), output, _DTYPE_NAMES.get(a.dtype, "")))
         elif isinstance(a, (list, tuple)):
             for w in a:
                 if isinstance(w, _Tensor):
-                    out.append(Operand(n, id(w) not in cpu, w.dim(), output))
+                    out.append(Operand(n, id(w) not in cpu, w.dim(), output, _DTYPE_NAMES.get(w.dtype, "")))
     for k, v in (kwargs or {}).items():
         if isinstance(v, _Tensor):
-            out.append(Operand(k, id(v) not in cpu, v.dim(), k == "out"))
+            out.append(Operand(k, id(v) not in cpu, v.dim(), k == "out", _DTYPE_NAMES.get(v.dtype, "")))
     return out
 
 

@@ -33,6 +33,7 @@ class Operand:
     on_mps: bool
     ndim: int
     output: bool = False
+    dtype: str = ""  # "float32" (read by the type checks of convolutions)
 
 
 @dataclass(frozen=True)
@@ -64,9 +65,34 @@ def _rules() -> dict[str, Any]:
     for entry in raw.get("same_gpu_checks") or ():
         for op in entry["ops"]:
             same_gpu["aten::" + op] = entry
-    return {"text": raw["rules"], "any": frozenset("aten::" + o for o in raw["any_device"]["ops"]),
+    types: dict[str, dict[str, Any]] = {}
+    for entry in raw.get("type_checks") or ():
+        for op in entry["ops"]:
+            types["aten::" + op] = entry
+    return {"text": raw["rules"], "any": frozenset("aten::" + o for o in raw["any_device"]["ops"]), "types": types,
             "prefixes": tuple("aten::" + p["prefix"] for p in raw["any_device_prefixes"]),
             "cpu_args": per_op_any, "cpu_scalar_args": per_op_scalar, "same_gpu": same_gpu}
+
+
+def _type_name(o: Operand) -> str:
+    """``Tensor::toString()`` of the operand as the message prints it: ``MPSFloatType``, ``torch.FloatTensor``."""
+    from mpsready.ops.judge_dtypes import C10_NAMES
+
+    scalar = C10_NAMES.get(o.dtype, o.dtype)
+    return f"MPS{scalar}Type" if o.on_mps else f"torch.{scalar}Tensor"
+
+
+def _type_check(entry: dict[str, Any], operands: Sequence[Operand]) -> Refusal | None:
+    """A convolution of an MPS input whose weight or bias is a CPU tensor (``type_checks`` of the yaml), else None."""
+    first = next((o for o in operands if o.name in entry["input"]), None)
+    if first is None or not first.on_mps:
+        return None
+    for arg in entry["args"]:
+        o = next((g for g in operands if g.name == arg), None)
+        if o is not None and not o.on_mps:
+            text = entry["message"].format(input_type=_type_name(first), arg=arg, arg_type=_type_name(o))
+            return Refusal("RuntimeError", text, "type", arg, " ".join(entry["source"].split()))
+    return None
 
 
 def _same_gpu(entry: dict[str, Any], operands: Sequence[Operand]) -> Refusal | None:
@@ -129,6 +155,11 @@ def judge(op: str, operands: Sequence[Operand], pointwise: bool) -> Refusal | No
                 return Refusal("RuntimeError", text["same_device"].format(first=first, second=dev), "same_device",
                                o.name, text["same_device_source"])
         return None
+    typed = r["types"].get(op)
+    if typed is not None:
+        hit = _type_check(typed, operands)
+        if hit is not None:
+            return hit
     same_gpu = r["same_gpu"].get(op)
     if same_gpu is not None:
         return _same_gpu(same_gpu, operands)
