@@ -49,12 +49,21 @@ def test_mm_and_addmm_name_the_cpu_argument(tmp_path, body, message):
     assert got == ("failed", "placement", "RuntimeError", message, 4 + body.count("\n"))
 
 
-def test_a_linear_fed_a_cpu_batch_still_meets_the_placeholder(tmp_path):
-    """Look-alike: linear's own MPS kernel has no checkAllSameGPU; its placeholder refuses the CPU input."""
+@pytest.mark.parametrize(("torch", "message"), [
+    ("2.3", "Placeholder storage has not been allocated on MPS device!"),
+    ("2.6", "Tensor for argument input is on cpu but expected on mps"),  # _mps_linear's own check, 2.4+
+])
+def test_a_linear_fed_a_cpu_batch_meets_its_own_kernels_refusal(tmp_path, torch, message):
+    """Look-alike of mm: linear's MPS kernel has no checkAllSameGPU; from 2.4 it checks its arguments itself."""
     body = "m = torch.nn.Linear(4, 2).to(dev)\ny = m(torch.randn(3, 4))\n"
-    _doc, got = _run(tmp_path, body, "2.6")
-    assert got == ("failed", "placement", "RuntimeError", "Placeholder storage has not been allocated on MPS device!",
-                   6)
+    _doc, got = _run(tmp_path, body, torch)
+    assert got == ("failed", "placement", "RuntimeError", message, 6)
+
+
+def test_a_linear_with_a_cpu_bias_names_the_bias(tmp_path):
+    body = "w = torch.randn(2, 4, device=dev)\ny = F.linear(torch.randn(3, 4, device=dev), w, torch.zeros(2))\n"
+    _doc, got = _run(tmp_path, body, "2.13")
+    assert got == ("failed", "placement", "RuntimeError", "Tensor for argument bias is on cpu but expected on mps", 6)
 
 
 def test_mm_of_two_mps_tensors_completes(tmp_path):

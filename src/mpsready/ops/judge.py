@@ -210,7 +210,7 @@ class Judge(ApiChecks, DtypeChecks):
         their sources)."""
         from mpsready.ops import placement
 
-        refusal = placement.judge(name, operands, pointwise)
+        refusal = placement.judge(name, operands, pointwise, self.torch)
         if refusal is None:
             return None
         return Judgement(name, "error", "placement", refusal.exception, refusal.message, None, None, name,

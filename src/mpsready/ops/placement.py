@@ -69,7 +69,12 @@ def _rules() -> dict[str, Any]:
     for entry in raw.get("type_checks") or ():
         for op in entry["ops"]:
             types["aten::" + op] = entry
+    checks: dict[str, dict[str, Any]] = {}
+    for entry in raw.get("device_checks") or ():
+        for op in entry["ops"]:
+            checks["aten::" + op] = entry
     return {"text": raw["rules"], "any": frozenset("aten::" + o for o in raw["any_device"]["ops"]), "types": types,
+            "checks": checks,
             "prefixes": tuple("aten::" + p["prefix"] for p in raw["any_device_prefixes"]),
             "cpu_args": per_op_any, "cpu_scalar_args": per_op_scalar, "same_gpu": same_gpu}
 
@@ -132,10 +137,26 @@ def exempt(op: str) -> bool:
     return op in r["any"] or op.startswith(r["prefixes"])
 
 
-def judge(op: str, operands: Sequence[Operand], pointwise: bool) -> Refusal | None:
+def _device_check(entry: dict[str, Any], operands: Sequence[Operand], torch: str | None) -> Refusal | None:
+    """A kernel's own device check (``device_checks`` of the yaml) from the release that has it, else None."""
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    if torch is None or Version(torch) not in SpecifierSet(entry["torch"]):
+        return None
+    for arg in entry["args"]:
+        o = next((g for g in operands if g.name == arg), None)
+        if o is not None and not o.on_mps:
+            return Refusal("RuntimeError", entry["message"].format(arg=arg, device="cpu"), "device_check", arg,
+                           " ".join(entry["source"].split()))
+    return None
+
+
+def judge(op: str, operands: Sequence[Operand], pointwise: bool, torch: str | None = None) -> Refusal | None:
     """The refusal MPS raises for ``op`` (an aten overload that reaches its MPS kernel, ``"aten::add.Tensor"``)
     called with ``operands`` in schema order (outputs first), or None when the placement is allowed.
-    ``pointwise``: the op carries the ``pointwise`` tag (a TensorIterator op)."""
+    ``pointwise``: the op carries the ``pointwise`` tag (a TensorIterator op); ``torch``: the target release (the
+    kernels' own device checks depend on it)."""
     if exempt(op):
         return None
     r = _rules()
@@ -155,6 +176,11 @@ def judge(op: str, operands: Sequence[Operand], pointwise: bool) -> Refusal | No
                 return Refusal("RuntimeError", text["same_device"].format(first=first, second=dev), "same_device",
                                o.name, text["same_device_source"])
         return None
+    own = r["checks"].get(op)
+    if own is not None:
+        hit = _device_check(own, operands, torch)
+        if hit is not None:
+            return hit
     typed = r["types"].get(op)
     if typed is not None:
         hit = _type_check(typed, operands)
