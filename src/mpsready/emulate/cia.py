@@ -67,6 +67,8 @@ def _kernel(emu: Emulator, name: str, op):
         if emu.inside_kernel or not any(t in _MARKS for t in ins):
             return op.decompose(*args, **kwargs)
         facts = CallFacts(dtypes=tuple(_DTYPE_NAMES.get(t.dtype, "") for t in ins))
+        if name == "aten::linear" and len(ins) >= 2:  # the shapes its kernel checks read
+            facts = _linear_facts(facts, args)
         cpu = emu.cpu_operands
         placement = None
         if cpu and any(id(t) in cpu for t in ins):  # a CPU input into an MPS kernel
@@ -76,6 +78,9 @@ def _kernel(emu: Emulator, name: str, op):
             exc = emu.fail(j, name)
             if exc is not None:
                 raise exc
+        back = None
+        if facts.ndims is not None and torch.is_grad_enabled() and any(t.requires_grad for t in ins):
+            back = emu.judge.backward_check(name, facts)
         t0 = time.perf_counter()
         emu.inside_kernel += 1
         try:
@@ -92,6 +97,8 @@ def _kernel(emu: Emulator, name: str, op):
                                       welford_call_kind(name, ins, args) or "other"))
             if j.outcome != "fallback" and name in emu.advisories.ops:  # known silent wrong results
                 advise(emu, name, [a.name for a in op._schema.arguments], args, kwargs, ins, 3)
+        if back is not None and isinstance(out, _Tensor):  # the MPS backward kernel of this call refuses
+            out = _FailInBackward.apply(out, emu, back, name)
         for t in (out if isinstance(out, (list, tuple)) else (out,)):
             if isinstance(t, _Tensor):
                 _MARKS[t] = True
@@ -99,6 +106,37 @@ def _kernel(emu: Emulator, name: str, op):
             emu.numerics.observe(name, False, args, kwargs, out, 0)
         return out
     return kernel
+
+
+def _linear_facts(facts: CallFacts, args) -> CallFacts:
+    """``facts`` of a ``linear`` call with what its MPS kernel checks read: the weight's and input's ranks, the
+    result as one matrix (rows: every input dim but the last; cols: out_features) and the contracted size."""
+    x, w = args[0], args[1]
+    if not (isinstance(x, _Tensor) and isinstance(w, _Tensor)) or not x.dim():
+        return facts
+    rows = 1
+    for n in x.shape[:-1]:
+        rows *= n
+    cols = w.shape[0] if w.dim() == 2 else 1
+    return CallFacts(dtypes=facts.dtypes, ndims={"input": x.dim(), "weight": w.dim()}, out_matrix=(rows, cols),
+                     inner=x.shape[-1])
+
+
+class _FailInBackward(torch.autograd.Function):
+    """The identity, whose backward raises the failure the MPS backward kernel of the call would raise (a forward
+    that runs on the Mac, a backward that aborts): raised where the program runs ``.backward()``."""
+
+    @staticmethod
+    def forward(ctx, x, emu, judgement, name):  # noqa: D102
+        ctx.emu, ctx.judgement, ctx.name = emu, judgement, name
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad):  # noqa: D102
+        exc = ctx.emu.fail(ctx.judgement, ctx.name)
+        if exc is not None:
+            raise exc
+        return grad, None, None, None
 
 
 def install(emu: Emulator):

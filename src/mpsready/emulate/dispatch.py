@@ -426,14 +426,14 @@ def operands(names, args, kwargs, cpu, inplace: bool = False) -> list:
         n = names[i] if i < len(names) else f"arg{i}"
         output = i == 0 and inplace
         if isinstance(a, _Tensor):
-            out.append(Operand(n, id(a) not in cpu, a.dim(), output))
+            out.append(Operand(n, id(a) not in cpu, a.dim(), output, _DTYPE_NAMES.get(a.dtype, "")))
         elif isinstance(a, (list, tuple)):
             for w in a:
                 if isinstance(w, _Tensor):
-                    out.append(Operand(n, id(w) not in cpu, w.dim(), output))
+                    out.append(Operand(n, id(w) not in cpu, w.dim(), output, _DTYPE_NAMES.get(w.dtype, "")))
     for k, v in (kwargs or {}).items():
         if isinstance(v, _Tensor):
-            out.append(Operand(k, id(v) not in cpu, v.dim(), k == "out"))
+            out.append(Operand(k, id(v) not in cpu, v.dim(), k == "out", _DTYPE_NAMES.get(v.dtype, "")))
     return out
 
 
@@ -486,6 +486,9 @@ def _facts(info: OpInfo, args, kwargs, ins, judge=None) -> CallFacts:
         if t.layout is not _STRIDED:
             sparse = True
             break
+    if kwargs and not sparse:  # a factory's layout= picks its dispatch key (SparseMPS for a sparse one on MPS)
+        lay = kwargs.get("layout")
+        sparse = lay is not None and lay is not _STRIDED
     ndims = size0 = argv = None
     empty = False
     if info.name in _SHAPED:
@@ -524,8 +527,9 @@ def _facts(info: OpInfo, args, kwargs, ins, judge=None) -> CallFacts:
                 for t in ins:
                     if t.dim() and (every or t.numel() > _INT_MAX):
                         dim_max = max(dim_max, max(t.shape))
+    bmm = _bmm_shape(info.name, args)
     return CallFacts(dtypes=dtypes, sparse=sparse, ndims=ndims, size0=size0, args=argv, empty_input=empty,
-                     out_numel=_bmm_numel(info.name, args), input_ndim=ins[0].dim() if ins else -1,
+                     out_numel=bmm[0], out_matrix=bmm[1], input_ndim=ins[0].dim() if ins else -1,
                      numel0=numel0, dim_max=dim_max)
 
 
@@ -564,12 +568,16 @@ def _copy_back(emu: Emulator, src, dtype) -> None:
         raise exc
 
 
-def _bmm_numel(name: str, args) -> int:
+_NO_BMM = (0, (0, 0))
+
+
+def _bmm_shape(name: str, args) -> tuple[int, tuple[int, int]]:
+    """``(elements, (rows, cols))`` of a ``bmm``'s result (its whole output and one of its matrices), else zeros."""
     if name == "aten::bmm" and len(args) >= 2 and isinstance(args[0], _Tensor) and isinstance(args[1], _Tensor):
         a, b = args[0], args[1]
         if a.dim() == 3 and b.dim() == 3:
-            return a.shape[0] * a.shape[1] * b.shape[2]
-    return 0
+            return a.shape[0] * a.shape[1] * b.shape[2], (a.shape[1], b.shape[2])
+    return _NO_BMM
 
 
 def install(emu: Emulator):

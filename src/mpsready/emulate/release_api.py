@@ -322,15 +322,18 @@ def _install_compile(p: _Patches, emu: Emulator) -> None:
             frame = emu.frames.locate(2)
             emu.compiling += 1
             emu.compiled_ops = set()
+            emu.compiled_named = set()
             try:
                 out = fn(*args, **kwargs)
             finally:
                 emu.compiling -= 1
                 ops, emu.compiled_ops = emu.compiled_ops, set()
+                named, emu.compiled_named = emu.compiled_named, set()
             refused = emu.judge.compile_refusal(ops, dynamic)  # what this release's Inductor is known to refuse
             if refused is not None:
                 _raise(emu, refused, _inductor_error)
-            reason = emu.judge.compile_region(ops)
+            # a call a compiled wrong-result advisory names is judged (it compiles and computes wrong)
+            reason = emu.judge.compile_region([o for o in ops if o[0] not in named] if named else ops)
             if reason is not None:
                 emu.note_unverified_region(reason, frame)
             return out
@@ -389,5 +392,7 @@ def _compiler_failed(message: str) -> BaseException:
     exc = BackendCompilerFailed.__new__(BackendCompilerFailed)
     Exception.__init__(exc, message)
     exc.backend_name = "inductor"
-    exc.inner_exception = RuntimeError("Unsupported device type: mps")
+    inner = message.split("raised:\n", 1)[-1]
+    cls_name, _, text = inner.partition(": ")
+    exc.inner_exception = {"AssertionError": AssertionError}.get(cls_name, RuntimeError)(text or inner)
     return exc

@@ -212,6 +212,8 @@ class Emulator:
         self.generator_restored = False  # ... and was restored with set_state (mps_wrong_results.yaml)
         self.compiling = 0
         self.compiled_ops: set[tuple[str, str, str]] = set()
+        # calls of the current region matched by a compiled wrong-result advisory (Inductor's code for them is known)
+        self.compiled_named: set[str] = set()
         # regions the emulated Mac cannot vouch for (Judge.compile_region): one entry per user's line
         self.unverified_regions: list[dict[str, Any]] = []
 

@@ -40,6 +40,8 @@ def advise(emu: Emulator, op: str, schema_args, args, kwargs, ins, depth: int) -
     adv = emu.advisories.match(op, facts)
     if adv is not None:
         emu.note_wrong_result(adv, emu.frames.locate(depth))
+        if compiling and ("compiled" in adv.when or "compiled_welford" in adv.when):
+            emu.compiled_named.add(op)  # what Inductor makes of this call is known: it runs, wrong
 
 
 def _probe(key: str, want, ins, named, argv) -> bool:

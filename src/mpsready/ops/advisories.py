@@ -29,7 +29,7 @@ CONDITIONS = ("non_contiguous", "storage_offset", "channels_last", "expanded", "
               "offset_not_multiple_of", "tensor_arg", "generator_restored", "masked_row", "int_abs_gt",
               "outside_range_within", "cache_key_ignores", "matmul_k_ge", "matmul_out_dims_ge",
               "non_contiguous_arg", "arg_dtype_differs", "arg_false_at", "compiled_welford",
-              "spatial_size_ge", "holds_zero", "total_numel_gt", "nonfinite")
+              "spatial_size_ge", "holds_zero", "total_numel_gt", "nonfinite", "empty_input")
 # conditions that read the values of the call's tensors: asked of AdvisoryFacts.probe, only once every other
 # condition of the entry holds (a set look-up per call until then)
 PROBED = ("masked_row", "int_abs_gt", "outside_range_within", "non_contiguous_arg", "arg_dtype_differs",
@@ -197,6 +197,8 @@ def _holds(key: str, want: Any, f: AdvisoryFacts) -> bool:
         return bool(f.shapes) and len(f.shapes[0]) > want
     if key == "numel_gt":
         return any(_numel(s) > want for s in f.shapes)
+    if key == "empty_input":  # the first tensor argument has no elements (a reduction over nothing)
+        return (bool(f.shapes) and _numel(f.shapes[0]) == 0) == bool(want)
     if key == "total_numel_gt":  # the tensor arguments together (a concatenation's output)
         return sum(_numel(s) for s in f.shapes) > want
     if key == "dim_size_gt":

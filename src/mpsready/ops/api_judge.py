@@ -344,10 +344,14 @@ class ApiChecks:
 
         metal = set(facts["metal_dtypes"])
         for dtype in sorted({dtype for _op, dtype, _kind in ops}):
-            if dtype and dtype not in metal and dtype.startswith(("uint", "int")):
+            if dtype and dtype not in metal and dtype.startswith(("uint", "int", "float64")):
                 first = _first_release(lambda f, d=dtype: d in f["metal_dtypes"])
-                return refused(f"KeyError: torch.{dtype}", first,
-                               f"DTYPE_TO_METAL has no torch.{dtype} (MetalKernel.dtype_to_str)")
+                why = f"DTYPE_TO_METAL has no torch.{dtype} (MetalKernel.dtype_to_str)"
+                if dtype == "float64":  # a float64 CPU tensor moved to MPS with a cast, inside the region
+                    why += (": the _to_copy decomposition puts the float64 buffer on MPS before the cast (no "
+                            "float64 check for mps in torch/_decomp/decompositions.py, read in the 2.7.1, 2.12.1 "
+                            "and 2.13.0 wheels); ComfyUI-TeaCache#26 (a compiled rope in float64)")
+                return refused(f"KeyError: torch.{dtype}", first, why)
         kinds = {kind for _op, _dtype, kind in ops}
         if "welford_split" in kinds and "welford_combine" not in facts["reductions"]:
             return refused("NotImplementedError: welford_combine",

@@ -32,7 +32,7 @@ from mpsready.ops import learned
 from mpsready.ops.shape_tests import _SHAPE_TESTS, SHAPE_TESTS  # noqa: F401  (SHAPE_TESTS: the judge's public name)
 from mpsready.ops.api_judge import ApiChecks
 from mpsready.ops.judge_dtypes import DTYPE_FACTS, c10_name  # noqa: F401 (re-exported: part of the judge's API)
-from mpsready.ops.judge_dtypes import _DEFAULT_BRANCH, C10_NAMES, DtypeChecks, _dtype_support_rules, metal_names
+from mpsready.ops.judge_dtypes import _DEFAULT_BRANCH, C10_NAMES, DtypeChecks, _dtype_support_rules, call_message
 from mpsready.ops.judge_dtypes import MACHINES, _allocation_fixed_in, _dtype_fixed_in, check_machine  # noqa: F401
 from mpsready.ops.messages import fallback_warning, not_implemented_message
 from mpsready import versions
@@ -116,6 +116,8 @@ class CallFacts:
     input_ndim: int = -1  # dimensions of the first tensor argument (-1: none)
     numel0: int = 0  # elements of the first tensor argument (fed only for ops with a ``numel_gt`` check)
     dim_max: int = 0  # largest dimension size among the tensor arguments (fed only where one may pass INT_MAX)
+    out_matrix: tuple[int, int] = (0, 0)  # (rows, cols) of one matrix of a bmm's or a linear's result
+    inner: int = -1  # the size a linear contracts (its input's last dimension); -1: not read
 
 
 class Judge(ApiChecks, DtypeChecks):
@@ -210,7 +212,7 @@ class Judge(ApiChecks, DtypeChecks):
         their sources)."""
         from mpsready.ops import placement
 
-        refusal = placement.judge(name, operands, pointwise)
+        refusal = placement.judge(name, operands, pointwise, self.torch)
         if refusal is None:
             return None
         return Judgement(name, "error", "placement", refusal.exception, refusal.message, None, None, name,
@@ -323,7 +325,7 @@ class Judge(ApiChecks, DtypeChecks):
         argument refusal) with ``fixed_in`` where a later release drops the check; None when none does.
         ``kernel``: the op itself runs an MPS kernel (``*`` checks)."""
         dtypes = facts.dtypes or facts.out_dtypes
-        for kind, e in checks:
+        for kind, e in (c for c in checks if c[1].get("stage") != "backward"):  # backward_check judges those
             if kind == "dtype_checks":
                 refused = e["refuses"]
                 if e.get("any_tensor"):
@@ -338,7 +340,7 @@ class Judge(ApiChecks, DtypeChecks):
                                      bad, _dtype_fixed_in(target, bad, self.torch, self.macos), target, e["source"])
             elif all(_SHAPE_TESTS[k](v, facts) for k, v in e["when"].items()):
                 return Judgement(target, "crash" if e.get("effect") == "crash" else "error", "shape",
-                                 e["exception"], metal_names(e["message"], dtypes), (dtypes[:1] or (None,))[0],
+                                 e["exception"], call_message(e["message"], dtypes, facts), (dtypes[:1] or (None,))[0],
                                  _rule_fixed_in(e), target, e["source"])
         if kernel and facts.dim_max:
             for e in self._any_checks:

@@ -51,6 +51,17 @@ def metal_names(message: str, dtypes: tuple[str, ...]) -> str:
             .replace("{promoted_metal}", _METAL_NAMES.get(promoted, promoted)))
 
 
+def call_message(message: str, dtypes: tuple[str, ...], facts: Any) -> str:
+    """A call check's ``message`` as the kernel prints it: :func:`metal_names`, then the sizes a matmul check
+    prints (``{out_rows}``, ``{out_cols}``: one matrix of the result; ``{inner}``: the contracted size), read from
+    the call's :class:`~mpsready.ops.judge.CallFacts`."""
+    message = metal_names(message, dtypes)
+    if "{out_rows}" in message:
+        message = (message.replace("{out_rows}", str(facts.out_matrix[0]))
+                   .replace("{out_cols}", str(facts.out_matrix[1])).replace("{inner}", str(facts.inner)))
+    return message
+
+
 @lru_cache(maxsize=None)
 def _dtype_support_rules() -> tuple[dict[str, Any], ...]:
     """``data/curated/mps_dtype_support.yaml`` ``rules``: per dtype and release, creation, copies and compute."""
@@ -162,6 +173,18 @@ class DtypeChecks:
         def dtype_rules(self) -> dict[str, Any]: ...
 
         def allocation(self, dtype: str) -> "Judgement | None": ...
+
+        def _routed(self, name: str, grad: bool) -> tuple[str, Any, Any]: ...
+
+        def _kernel_check(self, target: str, checks: Any, facts: Any, kernel: bool) -> "Judgement | None": ...
+
+    def backward_check(self, name: str, facts: Any) -> "Judgement | None":
+        """The refusal or abort of the MPS *backward* kernel of a forward call of ``name`` with ``facts``
+        (``call_checks`` entries with ``stage: backward``: a 1-D weight of ``linear`` aborts in
+        ``mps_linear_backward``), or None. The caller raises it when the backward runs."""
+        _target, _rules, checks = self._routed(name, True)
+        back = [(k, {**e, "stage": None}) for k, e in checks or () if e.get("stage") == "backward"]
+        return self._kernel_check(name, back, facts, True) if back else None
 
     def _floor(self) -> dict[str, Any] | None:
         """This release's entry of mps_availability.yaml, or None (the table's ``min_macos`` then)."""

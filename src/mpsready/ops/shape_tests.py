@@ -81,7 +81,7 @@ def _dtypes_differ(flag: bool, f: CallFacts) -> bool:
 
 SHAPE_TESTS = ("arg", "ndim", "input_ndim", "input_ndim_gt", "dtype_in", "size0_gt", "out_numel_gt", "empty_input", "numel_gt",
                "dim_gt", "dim_beyond_minor4", "alpha_mixed",
-               "alpha_self_promoted", "dtypes_differ")
+               "alpha_self_promoted", "dtypes_differ", "out_matrix_numel_gt", "inner_zero")
 _SHAPE_TESTS: dict[str, Callable[[Any, "CallFacts"], bool]] = {
     "arg": _arg,
     "ndim": _ndim,
@@ -97,4 +97,7 @@ _SHAPE_TESTS: dict[str, Callable[[Any, "CallFacts"], bool]] = {
     "alpha_mixed": _alpha_mixed,
     "alpha_self_promoted": _alpha_self_promoted,
     "dtypes_differ": _dtypes_differ,
+    "out_matrix_numel_gt": lambda n, f: f.out_matrix[0] * f.out_matrix[1] > n,
+    # a linear over an empty feature axis (in_features 0) whose result is not empty
+    "inner_zero": lambda flag, f: (f.inner == 0 and f.out_matrix[0] * f.out_matrix[1] > 0) == bool(flag),
 }
