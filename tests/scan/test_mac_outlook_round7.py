@@ -161,3 +161,30 @@ def test_uv_run_python_still_names_the_script(write_project):
     r = scan_path(write_project(_tts("```bash\nuv run python -m tts.cli\n```\n")))
     assert (r.outlook.value, r.flags) == ("runs_on_mac", ["--device mps"])
     assert r.selection["entries"] == ["tts/cli.py"]
+
+
+# ---------------------------------------------------------------- 5. float64 joined across files, off the MPS branch
+def _diffusion(branch: str) -> dict:
+    lib = TORCH + "import numpy as np\nfrom sched.device import pick\n\n\n" \
+        "def gather(table, steps):\n" + branch + "    return out\n"
+    helper = TORCH + "\n\ndef pick():\n    return 'mps' if torch.backends.mps.is_available() else 'cpu'\n"
+    caller = "import numpy as np\nimport torch\nfrom sched.gather import gather\n\n" \
+        "betas = np.linspace(0.0, 1.0, 10)\nprint(gather(betas, torch.zeros(2, dtype=torch.long)))\n"
+    return {**REQS, "sched/__init__.py": "", "sched/device.py": helper, "sched/gather.py": lib, "sample.py": caller}
+
+
+def test_a_float64_parameter_moved_only_off_mps_is_no_blocker(write_project):
+    # the float64 array reaches `.to()` only in the branch a Mac on MPS never takes (`else:` of `pick() == "mps"`):
+    # there the device is not MPS, so float64 is allowed; the MPS branch casts first
+    r = scan_path(write_project(_diffusion(
+        "    if pick() == 'mps':\n        out = torch.from_numpy(table.astype(np.float32)).to(steps.device)\n"
+        "    else:\n        out = torch.from_numpy(table).to(steps.device)\n")))
+    assert [f.code for f in r.findings if f.code.startswith("DTY")] == []
+    assert (r.outlook.value, _limits(r)) == ("runs_on_mac", [])
+
+
+def test_a_float64_parameter_moved_on_every_branch_stays_a_blocker(write_project):
+    # look-alike: the same move outside any MPS test puts float64 on MPS
+    r = scan_path(write_project(_diffusion("    out = torch.from_numpy(table).to(steps.device)\n")))
+    assert _limits(r) == [("DTY102", "sched/gather.py", 7, "blocker")]
+    assert r.outlook.value == "mac_for_dev"
