@@ -35,7 +35,8 @@ def test_a_device_default_the_readmes_code_relies_on_is_an_edit_in_that_code(wri
     assert _limits(r) == [("API103", "seg/factory.py", 4, "blocker")]
     assert (r.outlook.value, r.flags) == ("mac_for_dev", [])
     assert _edits(r) == [("API103", "seg/factory.py", 4, "edit",
-                          "pass make_segmenter(..., device='mps') in the code that calls it")]
+                          "pass make_segmenter(..., device='mps') in the code that calls it, "
+                          "or make its default pick MPS")]
 
 
 def test_a_device_option_of_a_script_stays_a_flag(write_project):
@@ -59,7 +60,7 @@ def test_an_unset_device_parameter_resolved_to_cuda_or_cpu_is_an_argument(write_
     r = scan_path(write_project({**REQS, "fc/__init__.py": "", "fc/base.py": lib}))
     assert _limits(r) == [("API104", "fc/base.py", 6, "degrades")]
     assert (r.outlook.value, r.flags) == ("mac_for_dev", [])
-    assert _edits(r)[0][3:] == ("edit", "pass device='mps' in the code that calls it")
+    assert _edits(r)[0][3:] == ("edit", "pass device='mps' in the code that calls it, or make its default pick MPS")
 
 
 def test_an_unset_device_in_a_config_object_stays_a_config_value(write_project):
