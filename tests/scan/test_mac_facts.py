@@ -201,7 +201,10 @@ def test_a_flag_that_is_a_library_keyword_gives_no_command_line(write_project):
                                  "pkg/__init__.py": "", "pkg/api.py": TORCH + (
                                      "def load(name, device='cuda' if torch.cuda.is_available() else 'cpu'):\n"
                                      "    return torch.nn.Linear(2, 2).to(device)\n")}))
-    assert (r.outlook.value, r.flags, r.commands) == ("runs_on_mac", ["load(..., device='mps')"], [])
+    # round 7: the keyword is passed in the caller's code, an edit there (mac_for_dev), still no command line
+    assert (r.outlook.value, r.flags, r.commands) == ("mac_for_dev", [], [])
+    assert [e.what for e in r.edits] == \
+        ["pass load(..., device='mps') in the code that calls it, or make its default pick MPS"]
 
 
 # ---------------------------------------------------------------- optional parts: extra requirement files

@@ -66,7 +66,9 @@ def test_a_default_of_the_readmes_api_stays_a_blocker_when_nothing_calls_it(writ
     r = scan_path(write_project({**REQ, "lib/__init__.py": "", "lib/model.py": lib,
                                  "README.md": "```python\nfrom lib.model import Model\nm = Model()\n```\n"}))
     assert [row for row in rows(r) if row[0] == "API103"] == [("API103", "lib/model.py", 5, "blocker")]
-    assert (r.outlook.value, r.flags) == ("runs_on_mac", ["Model(..., device='mps')"])
+    # round 7: the keyword the user passes is an edit in the user's code, not a flag
+    assert (r.outlook.value, r.flags, [e.what for e in r.edits]) == \
+        ("mac_for_dev", [], ["pass Model(..., device='mps') in the code that calls it, or make its default pick MPS"])
 
 
 # ---------------------------------------------------------------- 2. availability helpers and decided loops

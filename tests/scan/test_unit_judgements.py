@@ -243,7 +243,8 @@ def test_unset_device_selection_says_what_the_code_tests(write_project):
     assert rows(r) == [("API104", "loader.py", 4, "degrades")]
     assert r.findings[0].message == ("when device is None the device picks 'cuda' if available, else 'cpu': on a "
                                      "Mac that is the CPU")
-    assert outlook(r) == ("runs_on_mac", ["device='mps'"], [])
+    # round 7: `device` is the function's own parameter, so its callers pass it in their code: an edit
+    assert outlook(r) == ("mac_for_dev", [], [("loader.py", 4, "API104", "edit", True)])
 
 
 def test_auto_device_selection_still_says_auto(write_project):

@@ -42,7 +42,7 @@ from mpsready.scan.model.project import apply_surfaces, cpu_only_dtypes, off_opt
 from mpsready.scan.model.remedy import with_remedies
 from mpsready.scan.model.torch_pin import judge_by_torch_pin
 from mpsready.scan.model.uncalled import uncalled_functions
-from mpsready.scan.model.selection import select_first
+from mpsready.scan.model.selection import proposed_flags, select_first
 from mpsready.scan.report_filter import hidden_gate, report_filter, select_codes
 from mpsready.scan.outlook import (Edit, SecondaryPart, Subproject, collection_outlook, ladder, optional_parts,
                                     secondary_parts)
@@ -275,6 +275,7 @@ def _project_passes(raw: list[RawFinding], code_results, parsed: dict[str, tuple
     findings = behind_off_params(findings, code_results, sources)
     findings = uncalled_functions(findings, code_results, sources, declared.api_names)  # issue 32, round 5
     findings, selection = select_first(core_ops(findings, sources), code_results, sources, declared)  # round 6
+    extra_flags += [flag for flag in proposed_flags(findings) if flag not in extra_flags]  # round 7
     findings = with_remedies(findings, registry.fixability().declared_floor(deps))
     return with_console_commands(findings, declared, code_results), extra_flags, selection
 

@@ -76,7 +76,7 @@ def _edit(f: Finding, remedy: dict) -> Edit:
     elif kind == SWAP:
         what = remedy.get("what") or "swap the dependency on the Mac"
     else:
-        what = f.fix or f.message
+        what = remedy.get("what") or f.fix or f.message
     return Edit(f.location.path, f.location.line, f.code, kind, what, bool(remedy.get("migrate")))
 
 

@@ -95,10 +95,21 @@ def _bound(tree: ast.Module, line: int | None) -> set[str]:
     return names
 
 
+def _model_file(tree: ast.Module) -> bool:
+    """Whether a file holds model code: it defines a ``forward`` method, or a module-level function whose first
+    parameter is ``self`` (a method written outside its class, to be bound onto a model's modules: the patch idiom
+    ``module.forward = types.MethodType(llama_attention_forward, module)``; issue 32, round 7)."""
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "forward":
+            return True
+    return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.args.args and n.args.args[0].arg == "self"
+               for n in tree.body)
+
+
 def _core_use(tree: ast.Module, line: int | None) -> tuple[str, str, int] | None:
     """(name, function, line) of the first unconditional use of a name the import at ``line`` binds, inside a
-    function or method of a file that defines a ``forward`` method; ``None`` otherwise."""
-    if not any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "forward" for n in ast.walk(tree)):
+    function or method of a model file (:func:`_model_file`); ``None`` otherwise."""
+    if not _model_file(tree):
         return None
     bound = _bound(tree, line)
     if not bound:

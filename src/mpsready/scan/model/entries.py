@@ -8,7 +8,8 @@ formats every line. Each line is split like a shell would (:mod:`shlex`, ``&&``,
 command, ``\\`` continuing a line) and these commands name a script of the project:
 
 - ``python X.py``, ``python3 X.py``, ``python -m pkg.mod`` (``pkg/mod.py``, ``pkg/mod/__main__.py``, also
-  under ``src/``), with any prefix (``CUDA_VISIBLE_DEVICES=0``, ``uv run``, ``nohup``);
+  under ``src/``), with any prefix (``CUDA_VISIBLE_DEVICES=0``, ``uv run``, ``nohup``); ``uv run -m pkg.mod`` and
+  ``uv run X.py`` too (uv starts Python itself: ``uv run --help``, "--module, -m: Run a Python module");
 - launchers: ``torchrun ... X.py``, ``python -m torch.distributed.launch ... X.py``,
   ``accelerate launch ... X.py``, ``deepspeed ... X.py`` (the first project script among their arguments,
   or their ``-m``/``--module`` target);
@@ -42,7 +43,7 @@ _LAUNCHERS = {"torchrun", "deepspeed", "accelerate"}
 _LAUNCH_MODULES = {"torch.distributed.launch", "torch.distributed.run", "accelerate.commands.launch", "deepspeed",
                    "deepspeed.launcher.runner"}
 _SHELLS = {"bash", "sh", "zsh"}
-_WORDS = ("py", "torchrun", "deepspeed", "accelerate", "sh")  # a line without any of them runs no script
+_WORDS = ("py", "torchrun", "deepspeed", "accelerate", "sh", "uv")  # a line without any of them runs no script
 # a larger README is not read: markdown-it-py spends about 75 us a line (4.6 s on 256 KB of `1. a` lines,
 # two shared cores); real READMEs have a few hundred to a few thousand lines
 MAX_README_BYTES = 256 * 1024
@@ -394,6 +395,9 @@ def _one_command(tokens: list[str], under: _Under, read_shell, depth: int) -> li
 def _command(tokens: list[str], py: _Under, read_shell, depth: int) -> list[str]:
     for i, tok in enumerate(tokens):
         name = PurePosixPath(tok).name
+        if tok == "uv" and tokens[i + 1:i + 2] == ["run"] and not any(
+                _python_name(PurePosixPath(t).name) or PurePosixPath(t).name in _LAUNCHERS for t in tokens[i + 2:]):
+            return _python_args(tokens[i + 2:], py)  # `uv run -m pkg.cli`, `uv run app.py`: uv starts Python itself
         if name in ("python", "python2", "python3", "py") or (
                 name.startswith("python") and name[6:].replace(".", "").isdigit()):  # python3.11
             return _python_args(tokens[i + 1:], py)
@@ -412,6 +416,11 @@ def _command(tokens: list[str], py: _Under, read_shell, depth: int) -> list[str]
             return [_FULL + s for ln in _joined(text.splitlines())
                     for s in command_scripts(ln, py.py, None, depth + 1, inner)]
     return []
+
+
+def _python_name(name: str) -> bool:
+    return name in ("python", "python2", "python3", "py") or (
+        name.startswith("python") and name[6:].replace(".", "").isdigit())
 
 
 def _python_args(args: list[str], py: Collection[str]) -> list[str]:
@@ -559,7 +568,7 @@ def readme_api_flags(findings: list, declared: DeclaredEntries) -> list:
         if f.code == "API103" and fn in names and param and not ev.get("method") and f.severity is not Severity.INFO:
             flag = f"{fn}(..., {param}='mps')"
             f = replace(f, message=f"{f.message}; the README's code calls {fn}(): pass {param}='mps' on a Mac"
-                        ).with_evidence({**ev, "flag": flag})
+                        ).with_evidence({**ev, "argument": flag})
         out.append(f)
     return out
 

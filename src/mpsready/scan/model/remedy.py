@@ -60,6 +60,9 @@ def remedy_of(f: Finding, migrate: bool | None = None) -> dict[str, Any]:
         return dict(f.remedy)
     if ev.get("flag"):
         return {"kind": FLAG, "flag": ev["flag"]}
+    if ev.get("argument"):  # a Python argument the caller's code passes is an edit there, not a flag (round 7)
+        return {"kind": EDIT, "migrate": False,
+                "what": f"pass {ev['argument']} in the code that calls it, or make its default pick MPS"}
     if f.code in _KERNELS:
         if f.pure_path:
             return {"kind": WIRE, "path": f.pure_path}

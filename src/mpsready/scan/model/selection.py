@@ -51,7 +51,7 @@ from typing import Any, Mapping
 
 from mpsready.findings import Finding, Scope, Severity
 from mpsready.scan.model.graph import PRIMARY, SKIP_ENTRIES, _reach, main_path
-from mpsready.scan.model.remedy import limits
+from mpsready.scan.model.remedy import OFF_PATH_REACH, limits
 from mpsready.scan.model.surfaces import flag_text, is_device_option
 from mpsready.scan.scope import scope_of
 
@@ -61,6 +61,7 @@ DEVICE_CODES = ("API101", "API103", "API104")  # a device the code itself names:
 _LIGHTNING = ("gpu", "auto", "mps")  # Lightning accelerator values that give MPS on a Mac (data/device_choosers.yaml)
 _CHOOSERS = ("Accelerator", "PartialState", "TrainingArguments", "Seq2SeqTrainingArguments")
 _CHOOSER_PACKAGES = ("accelerate", "transformers")
+_UI_PACKAGES = ("gradio", "streamlit")  # web UI demos (round 7)
 
 
 def select_first(findings: list[Finding], results: Mapping[str, Any], sources: Any,
@@ -98,6 +99,12 @@ def select_first(findings: list[Finding], results: Mapping[str, Any], sources: A
             where = f"its device is a config value: {config_flag}"
         if where is not None:
             mac[e] = where
+    # a web UI (a script that imports gradio or streamlit) is an optional part beside the main work (the issue's
+    # item 3): one whose own selection picks no MPS stays an entry (its limits become its own part) but does not
+    # vote against the other main entries in question 1 (issue 32, round 7)
+    ui = {rel for rel in mains if rel not in mac and any(i.module.split(".")[0] in _UI_PACKAGES
+                                                         for i in results[rel][0].imports)}
+    mains = [rel for rel in mains if rel not in ui] or mains
     main_mac = [e for e in mains if e in mac]
     if 2 * len(main_mac) <= len(mains):  # MPS is the project's selection only when most of its main entries pick it
         return findings, _undecided(findings, main_mac)
@@ -152,11 +159,36 @@ def _undecided(findings: list[Finding], some: list[str]) -> dict[str, Any]:
     return {"answer": "not_found", "entries": some, "where": None, "other_entries": [], "secondary_cpu": []}
 
 
+PROPOSED = " (the proposed flag)"  # how code/macenv.py states a device option the Mac's facts set to 'mps'
+
+
+def proposed_flag(f: Finding) -> str | None:
+    """The device flag (``--device mps``) under which the Mac-facts evaluation judged ``f`` a branch a Mac never
+    takes (``evidence.mac_never.facts``: ``--device mps (the proposed flag)``), or None (issue 32, round 7)."""
+    never = (f.evidence or {}).get("mac_never")
+    facts = never.get("facts", ()) if isinstance(never, dict) else ()
+    return next((fact.removesuffix(PROPOSED) for fact in facts if isinstance(fact, str) and fact.endswith(PROPOSED)),
+                None)
+
+
+def proposed_flags(findings: list[Finding]) -> list[str]:
+    """The flags the Mac's command needs because the verdict assumed them: a device-selection finding on the main
+    path (main scope, no off-path reach) that is no limit only because the proposed ``--device mps`` sends the
+    program past its CUDA-or-CPU branch (dia2's ``if device is None: device = cuda-or-cpu`` under ``--device``
+    with no default). Without the flag the Mac runs that branch, so the flag belongs on the command line."""
+    out: list[str] = []
+    for f in findings:
+        flag = proposed_flag(f) if f.code in DEVICE_CODES else None
+        if flag and f.scope is Scope.MAIN and f.reach not in OFF_PATH_REACH and flag not in out:
+            out.append(flag)
+    return out
+
+
 def _entry_choice(files: set[str], findings: list[Finding], results: Mapping[str, Any], sources: Any,
                   offers: dict[str, str | None]) -> str | None:
     """Where the reach ``files`` of one entry chooses MPS on a Mac (the first file in sorted order), or None."""
     for f in findings:
-        flag = (f.evidence or {}).get("flag")
+        flag = (f.evidence or {}).get("flag") or (proposed_flag(f) if f.code in DEVICE_CODES else None)
         if flag and f.location.path in files and f.code in DEVICE_CODES:
             return f"{f.location.path}:{f.location.line} with {flag}"
     for rel in sorted(files):

@@ -77,13 +77,18 @@ def report_selection(v, kind: str | None, node: ast.AST) -> bool:
             fn = v.param_default
             v.add(A.DEVICE_SELECTION, node, f"the default device of {fn}() picks 'cuda' if available, else "
                   "'cpu': callers that pass no device run on the CPU on a Mac",
-                  evidence={"parameter_of": fn, "flag": f"{fn}(..., device='mps')"})
+                  evidence={"parameter_of": fn, "argument": f"{fn}(..., device='mps')"})
         elif guard is not None:
             # only the 'auto' (or unset) value of a configurable device is resolved here (minGPT's
             # `if config.device == 'auto':`): setting the value to 'mps' is a config change
             key, tested = guard
+            # a config value (`config.device`) is set without code; a function's own parameter (`device=None`) is an
+            # argument its callers pass in their code: an edit there, not a flag (issue 32, round 7)
+            fn = v.functions[-1] if v.functions else None
+            params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)} if fn else set()
+            kind = "argument" if key in params else "flag"
             v.add(A.DEVICE_SELECTION, node, f"when {key} is {tested} the device picks 'cuda' if available, else "
-                  "'cpu': on a Mac that is the CPU", evidence={"flag": f"{key}='mps'"})
+                  "'cpu': on a Mac that is the CPU", evidence={kind: f"{key}='mps'"})
         else:
             unset = unset_device(v)
             v.add(A.DEVICE_SELECTION, node, "device selection picks 'cuda' if available, else 'cpu': on a Mac "

@@ -59,6 +59,10 @@ def _check_source(v, src: ast.expr, name: str, at: ast.Call) -> None:
         v.add(T.NUMPY_FLOAT64, at, f"{name}({label}) is float64 (NumPy's default) and is moved to a device "
               "before any cast: MPS refuses float64", evidence={"cast_after_move": True} if cast else None)
         return
+    if (v.mps_excluded or v.branches and v.mps_excluded_by_name()) and not v.mac_enters_mps_excluded():
+        # issue 32, round 7: a branch an MPS tensor never takes (the `else:` of `if get_device() == "mps":`) puts no
+        # float64 on MPS, as for the finding above (context.add: `mps_excluded`); nothing to join across files
+        return
     if not isinstance(src, ast.Name):
         callee = project_callee(src)
         if callee is not None:
