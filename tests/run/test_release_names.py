@@ -1,0 +1,109 @@
+"""Public names an older target release lacks, reached the ways a program reaches them (builder h40, round of
+2026-12-07): ``from torch.amp import GradScaler`` on 2.2 is the Mac's ``ImportError`` (a predicted failure, kind
+``release_api``), not "missing here: module torch.amp; install the package"; ``torch.accelerator`` (2.6+),
+``torch.nn.RMSNorm`` and ``torch.nn.functional.rms_norm`` (2.4+) fail on the releases before them instead of
+ending ``completed``. Facts and sources: ops/data/curated/python_checks.yaml ``mps_api``."""
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("torch")
+
+from .helpers import emulate, write
+
+FROM_IMPORT = '''\
+import torch
+x = torch.ones(2, device="mps")
+from torch.amp import GradScaler
+print("never")
+'''
+
+
+def test_from_import_of_a_name_the_release_lacks_is_the_macs_import_error(tmp_path):
+    _, doc, out, _ = emulate(write(tmp_path, FROM_IMPORT), torch="2.2", macos="14.4")
+    ff = doc["first_failure"]
+    assert (doc["outcome"], doc["program_error"], out) == ("failed", None, "")
+    assert (ff["mac"], ff["kind"], ff["exception"], ff["location"]["line"]) == (True, "release_api", "ImportError", 3)
+    assert ff["message"].startswith("cannot import name 'GradScaler' from 'torch.amp' (")
+    # the release that has it imports it as before
+    _, doc, out, _ = emulate(write(tmp_path, FROM_IMPORT), torch="2.3", macos="14.4")
+    assert (doc["outcome"], out) == ("completed", "never\n")
+
+
+FROM_IMPORT_MPS = '''\
+import torch
+from torch.mps import compile_shader
+'''
+
+
+def test_from_import_of_a_torch_mps_name(tmp_path):
+    _, doc, _, _ = emulate(write(tmp_path, FROM_IMPORT_MPS), torch="2.6", macos="15.5")
+    ff = doc["first_failure"]
+    assert (doc["outcome"], ff["kind"], ff["exception"], ff["location"]["line"]) == (
+        "failed", "release_api", "ImportError", 2)
+    assert ff["message"].startswith("cannot import name 'compile_shader' from 'torch.mps' (")
+
+
+ACCELERATOR = '''\
+import torch
+dev = torch.accelerator.current_accelerator()
+x = torch.ones(2, device=dev)
+print(x.device)
+'''
+
+
+def test_torch_accelerator_does_not_exist_before_2_6(tmp_path):
+    _, doc, out, _ = emulate(write(tmp_path, ACCELERATOR), torch="2.5", macos="15.5")
+    ff = doc["first_failure"]
+    assert (doc["outcome"], out) == ("failed", "")
+    assert (ff["kind"], ff["exception"], ff["message"], ff["location"]["line"]) == (
+        "release_api", "AttributeError", "module 'torch' has no attribute 'accelerator'", 2)
+    _, doc, out, _ = emulate(write(tmp_path, ACCELERATOR), torch="2.6", macos="15.5")
+    assert (doc["outcome"], out) == ("completed", "mps:0\n")
+
+
+PROBE = '''\
+import torch
+if hasattr(torch, "accelerator"):
+    dev = torch.accelerator.current_accelerator()
+else:
+    dev = torch.device("mps" if torch.backends.mps.is_available() else "cpu")
+print(dev)
+'''
+
+
+def test_a_probe_of_torch_accelerator_takes_the_older_branch(tmp_path):
+    _, doc, out, _ = emulate(write(tmp_path, PROBE), torch="2.2", macos="14.4")
+    assert (doc["outcome"], out) == ("completed", "mps\n")
+
+
+RMSNORM = '''\
+import torch
+import torch.nn.functional as F
+x = torch.randn(2, 4, device="mps")
+y = F.rms_norm(x, (4,))
+n = torch.nn.RMSNorm(4)
+'''
+
+
+@pytest.mark.parametrize(("torch", "line", "message"), [
+    ("2.2", 4, "module 'torch.nn.functional' has no attribute 'rms_norm'"),
+    ("2.3", 4, "module 'torch.nn.functional' has no attribute 'rms_norm'"),
+])
+def test_rms_norm_does_not_exist_before_2_4(tmp_path, torch, line, message):
+    _, doc, _, _ = emulate(write(tmp_path, RMSNORM), torch=torch, macos="14.4")
+    ff = doc["first_failure"]
+    assert (doc["outcome"], ff["kind"], ff["exception"], ff["message"], ff["location"]["line"]) == (
+        "failed", "release_api", "AttributeError", message, line)
+
+
+def test_rms_norm_module_before_2_4_and_both_from_2_4(tmp_path):
+    script = write(tmp_path, "import torch\nn = torch.nn.RMSNorm(4).to('mps')\nprint(n(torch.ones(1, 4, device='mps')).shape)\n")
+    _, doc, _, _ = emulate(script, torch="2.3", macos="14.4")
+    ff = doc["first_failure"]
+    assert (ff["exception"], ff["message"], ff["location"]["line"]) == (
+        "AttributeError", "module 'torch.nn' has no attribute 'RMSNorm'", 2)
+    _, doc, out, _ = emulate(script, torch="2.4", macos="14.4")
+    assert (doc["outcome"], out) == ("completed", "torch.Size([1, 4])\n")
+    _, doc, _, _ = emulate(write(tmp_path, RMSNORM), torch="2.4", macos="14.4")
+    assert doc["outcome"] == "completed"
