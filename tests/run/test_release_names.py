@@ -107,3 +107,25 @@ def test_rms_norm_module_before_2_4_and_both_from_2_4(tmp_path):
     assert (doc["outcome"], out) == ("completed", "torch.Size([1, 4])\n")
     _, doc, _, _ = emulate(write(tmp_path, RMSNORM), torch="2.4", macos="14.4")
     assert doc["outcome"] == "completed"
+
+
+SELECTS_MPS = '''\
+import torch
+dev = torch.device("mps" if torch.backends.mps.is_available() else "cpu")
+x = torch.ones(2, device=dev)
+'''
+
+
+def test_no_mps_line_names_the_unavailable_mps_not_a_cuda_only_selection(tmp_path):
+    # macOS 12.0 is below 2.2's floor (12.3): the program asked for MPS and got the CPU; the line must not blame a
+    # device selection that checks only CUDA
+    from mpsready.run.render import render_terminal
+
+    _, doc, _, _ = emulate(write(tmp_path, SELECTS_MPS), torch="2.2", macos="12.0")
+    text = render_terminal(doc)
+    assert doc["outcome"] == "completed"
+    assert ("no tensor reached the emulated MPS device: on a Mac this program runs on the CPU (MPS is not available "
+            "on macOS 12.0 with torch 2.2.2)") in text.splitlines()
+    _, doc, _, _ = emulate(write(tmp_path, "import torch\nx = torch.ones(2)\n"), torch="2.2", macos="14.4")
+    assert ("no tensor reached the emulated MPS device: on a Mac this program runs on the CPU (a device selection "
+            "that checks only CUDA, or no --device mps given)") in render_terminal(doc).splitlines()

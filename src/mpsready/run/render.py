@@ -75,8 +75,11 @@ def render_terminal(doc: dict[str, Any]) -> str:
                      f"{pe.get('exception')}: {str(pe.get('message'))[:160]}")
     judged = sum(p["calls"] for p in doc["predictions"])
     if not doc.get("mps_used", bool(doc["predictions"])) and doc["outcome"] in ("completed", "stopped"):
-        lines.append("no tensor reached the emulated MPS device: on a Mac this program runs on the CPU "
-                     "(a device selection that checks only CUDA, or no --device mps given)")
+        tgt = doc.get("target") or {}
+        why = (f"MPS is not available on macOS {tgt.get('macos')} with torch {tgt.get('torch')}"
+               if tgt.get("mps_available") is False
+               else "a device selection that checks only CUDA, or no --device mps given")
+        lines.append(f"no tensor reached the emulated MPS device: on a Mac this program runs on the CPU ({why})")
     lines.append(f"{len(doc['predictions'])} MPS ops judged over {judged} calls; limits: " + "; ".join(doc["limits"]))
     by = doc.get("judged")
     if by is not None:
