@@ -129,3 +129,23 @@ def test_no_mps_line_names_the_unavailable_mps_not_a_cuda_only_selection(tmp_pat
     _, doc, _, _ = emulate(write(tmp_path, "import torch\nx = torch.ones(2)\n"), torch="2.2", macos="14.4")
     assert ("no tensor reached the emulated MPS device: on a Mac this program runs on the CPU (a device selection "
             "that checks only CUDA, or no --device mps given)") in render_terminal(doc).splitlines()
+
+
+LIBRARY = '''\
+import torch
+
+
+def pick():  # a library gating on the installed torch.__version__ (2.13 here), as transformers/accelerate do
+    return torch.accelerator.current_accelerator() if hasattr(torch, "accelerator") else torch.device("cpu")
+'''
+
+
+def test_a_library_keeps_seeing_the_installed_torch(tmp_path):
+    # only the program's own files see the release's missing names: a library keeps seeing this machine's torch
+    # (and its version), as it keeps seeing this machine's platform
+    site = tmp_path / "venv" / "lib" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "somelib.py").write_text(LIBRARY)
+    script = write(tmp_path, f"import sys\nsys.path.insert(0, {str(site)!r})\nimport somelib\nprint(somelib.pick())\n")
+    _, doc, out, _ = emulate(script, torch="2.5", macos="15.5")
+    assert (doc["outcome"], out) == ("completed", "mps\n")

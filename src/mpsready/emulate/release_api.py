@@ -87,7 +87,7 @@ def install(emu: Emulator) -> Callable[[], None]:
     if judge.grad_scaler_float64:
         _install_grad_scaler(p)
     missing = judge.missing_api()
-    _install_surface(p, missing)
+    _install_surface(p, missing, emu.frames.owns)
     if "compile_shader" not in missing.get("torch.mps", frozenset()) and hasattr(torch.mps, "compile_shader"):
         _install_shader(p, emu)
     if judge.compile_checked:
@@ -246,10 +246,12 @@ class _Hiding(types.ModuleType):
         return [n for n in types.ModuleType.__dir__(self) if n not in hidden]
 
 
-def _hide_by_getattr(p: _Patches, mod: types.ModuleType, names: frozenset[str]) -> None:
-    """Take ``names`` out of ``mod``'s ``__dict__`` and serve them by a module ``__getattr__`` to PyTorch's and
-    mpsready's own files only; the program's read raises what the release raises (:func:`_missing_name`). The
-    module's own ``__getattr__`` (torch's lazy submodules) still answers every other name."""
+def _hide_by_getattr(p: _Patches, mod: types.ModuleType, names: frozenset[str], owns: Callable[[Any], bool]) -> None:
+    """Take ``names`` out of ``mod``'s ``__dict__`` and serve them by a module ``__getattr__``; a read from the
+    program's own files (``owns(code)``, :meth:`mpsready.frames.UserFrames.owns`) raises what the release raises
+    (:func:`_missing_name`). Libraries keep seeing the installed torch, as they keep seeing this machine's platform
+    (they read its ``torch.__version__``, 2.13 here, and gate these names on it). The module's own ``__getattr__``
+    (torch's lazy submodules) still answers every other name."""
     d = mod.__dict__
     stash = {n: d[n] for n in names if n in d}
     if not stash:
@@ -260,7 +262,7 @@ def _hide_by_getattr(p: _Patches, mod: types.ModuleType, names: frozenset[str]) 
     def __getattr__(name: str):
         if name in stash:
             frame = sys._getframe(1)
-            if frame.f_code.co_filename.startswith(_LIBRARY):
+            if not owns(frame.f_code):
                 return stash[name]
             raise _missing_name(modname, name, mod, frame)
         if previous is not None:
@@ -280,13 +282,14 @@ def _hide_by_getattr(p: _Patches, mod: types.ModuleType, names: frozenset[str]) 
     p.on_undo(restore)
 
 
-def _install_surface(p: _Patches, missing: dict[str, frozenset[str]]) -> None:
+def _install_surface(p: _Patches, missing: dict[str, frozenset[str]], owns: Callable[[Any], bool]) -> None:
     for modname, names in missing.items():
         mod = sys.modules.get(modname)
-        if mod is None or type(mod) is not types.ModuleType or not names:
+        if mod is None or type(mod) is not types.ModuleType:
             continue
         if modname not in _SWAPPED:
-            _hide_by_getattr(p, mod, names)
+            if names:
+                _hide_by_getattr(p, mod, names, owns)
             continue
         p.set(mod, "_mpsready_hidden", names)
         mod.__class__ = _Hiding
