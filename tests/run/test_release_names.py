@@ -149,3 +149,24 @@ def test_a_library_keeps_seeing_the_installed_torch(tmp_path):
     script = write(tmp_path, f"import sys\nsys.path.insert(0, {str(site)!r})\nimport somelib\nprint(somelib.pick())\n")
     _, doc, out, _ = emulate(script, torch="2.5", macos="15.5")
     assert (doc["outcome"], out) == ("completed", "mps\n")
+
+
+def test_matrix_row_of_a_completed_run_with_a_predicted_wrong_result_names_it():
+    # builder h40: `--torch 2.2,2.4 -- python wr.py` (GELU of a transposed tensor) showed "2.2.2 completed - -": the
+    # advisory only in the exit code (1) and in "first release where it completes: 2.4.1"
+    from mpsready.run import matrix
+    from mpsready.run.render import render_matrix_terminal
+
+    wrong = {"id": "gelu-noncontiguous", "op": "aten::gelu", "dtype": "float32", "calls": 1, "fixed_in": "2.4.0",
+             "location": {"path": "wr.py", "line": 4}}
+    doc = {"outcome": "completed", "exit_code": 1, "first_failure": None, "fallbacks": [], "seconds": 0.5,
+           "steps": 0, "stop_reason": None, "wrong_results": [wrong]}
+    m = matrix.build_matrix_document([matrix.ReleaseRun("2.2", "2.2.2", doc, 1, "", 1.0)], "2.2",
+                                     {"macos": "15.5", "fallback": False},
+                                     {"kind": "script", "target": "/x/wr.py", "argv": ["wr.py"], "root": "/x"},
+                                     {"keep_going": False, "max_steps": None, "time_limit": None, "jobs": 1},
+                                     show_output=False)
+    row = [line for line in render_matrix_terminal(m, width=200).splitlines() if line.startswith("2.2.2")]
+    assert row and row[0].split() [:9] == ["2.2.2", "completed", "wrong", "result:", "aten::gelu", "(float32);",
+                                           "fixed", "in", "2.4.0"]
+    assert "wr.py:4" in row[0]

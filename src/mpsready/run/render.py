@@ -134,6 +134,13 @@ def _matrix_failure(entry: dict[str, Any]) -> tuple[str, str]:
             what = f"not verified: {first.get('kind')} {first.get('op')}" + (
                 f" (+{len(unv) - 1} more)" if len(unv) > 1 else "")
             return what, _where(first.get("location")) if first.get("location") else "-"
+        wrong = (entry.get("run") or {}).get("wrong_results") or []
+        if wrong:  # it runs, but an advisory says MPS computes a call of it wrong there (exit code 1)
+            w = wrong[0]
+            what = f"wrong result: {w.get('op')}" + (f" ({w['dtype']})" if w.get("dtype") else "")
+            what += f"; fixed in {w['fixed_in']}" if w.get("fixed_in") else ""
+            what += f" (+{len(wrong) - 1} more)" if len(wrong) > 1 else ""
+            return what, _where(w.get("location")) if w.get("location") else "-"
         return "-", "-"
     what = " ".join(x for x in (ff.get("kind"), ff.get("op")) if x)
     if ff.get("dtype"):
