@@ -38,3 +38,37 @@ def test_the_cli_exits_2_before_any_run(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "--verify: script not found: missing.py (relative to " in err
     assert "verify: the original on the CPU" not in err
+
+
+@pytest.mark.parametrize(("torch", "message"), [
+    ("2.2,foo", "--torch release 'foo': not a version: 'foo'"),
+    ("2.1", "--torch release '2.1': no MPS support table for torch 2.1"),
+    ("2.3,,2.13", "--torch '2.3,,2.13': an empty release in the list"),
+])
+def test_a_bad_release_is_a_usage_error_before_any_run(tmp_path, capsys, torch, message):
+    # it ran the CPU runs and every good release, then listed the bad one as "no run document", exit 1
+    (tmp_path / "train.py").write_text("import torch\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n")
+    assert main(["migrate", str(tmp_path), "--no-cache", "-q", "--verify", "--torch", torch, "--", "python",
+                 "train.py"]) == 2
+    err = capsys.readouterr().err
+    assert message in err, err
+    assert "verify: the original on the CPU" not in err
+
+
+def test_torch_all_is_every_shipped_minor_as_for_run(tmp_path, monkeypatch):
+    # 'all' reached mpsready run as a release named "all" (no run document, verified: no)
+    import mpsready.migrate.verify as verify
+    from mpsready.run import matrix
+
+    seen = {}
+
+    def fake(plan, command, *, releases, **kw):
+        seen["releases"] = releases
+        raise SystemExit(0)
+
+    monkeypatch.setattr(verify, "verify_plan", fake)
+    (tmp_path / "train.py").write_text("import torch\n")
+    with pytest.raises(SystemExit):
+        main(["migrate", str(tmp_path), "--no-cache", "-q", "--verify", "--torch", "all", "--", "python", "train.py"])
+    assert seen["releases"] == [req for req, _ in matrix.parse_releases("all")]
+    assert seen["releases"][0] == "2.2.2" and len(seen["releases"]) == 13
