@@ -136,6 +136,10 @@ def run_releases(releases: list[tuple[str, str]], make_spec: Callable[[str, str]
     stopping = threading.Event()  # interrupted: no child starts any more (none falls back to a spawned one)
     with tempfile.TemporaryDirectory(prefix="mpsready-matrix-", dir=tmp_dir) as tmp:
         zyg = shared
+        # interrupted, the zygote's group (its monitors) is killed before the monitors end what their job left in a
+        # new session (a setsid daemon): this process adopts those orphans, and ends them after closing the zygote
+        adopted = childproc.adopt_orphans() if zyg is not None or (
+            zygote.available() if fork is None else fork) else None
         if zyg is None and (zygote.available() if fork is None else fork):
             zyg = zygote.Zygote([rel for _req, rel in releases], env, os.path.join(tmp, "zygote.log"), cleanup=[tmp],
                                 macos=macos, fallback=fallback)
@@ -187,6 +191,8 @@ def run_releases(releases: list[tuple[str, str]], make_spec: Callable[[str, str]
             stopping.set()
             if zyg is not None:
                 zyg.close()
+            if adopted is not None:
+                childproc.end_adopted(adopted)
             raise
         finally:
             pool.shutdown(wait=True)
