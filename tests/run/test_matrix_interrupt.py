@@ -67,3 +67,38 @@ def test_ctrl_c_of_a_release_matrix_ends_what_the_programs_left_in_new_sessions(
                 os.kill(p, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the subreaper is Linux's (prctl)")
+def test_ctrl_c_of_migrate_verify_ends_what_a_cpu_run_left_in_a_new_session(tmp_path):
+    # the same with --verify's forked CPU run (its Runner closes the shared zygote)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "train.py").write_text("import torch\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+                                      + DAEMON)
+    marker = tmp_path / "pids"
+    marker.mkdir()
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"), MPSREADY_ZYGOTE="1")
+    proc = subprocess.Popen([sys.executable, "-c", LAUNCH, "migrate", str(project), "--no-cache", "-q", "--verify",
+                             "--", "python", "train.py", str(marker)], cwd=str(tmp_path), env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    end = time.monotonic() + 120
+    pids: list[int] = []
+    while not pids:
+        assert time.monotonic() < end and proc.poll() is None, "the program never started"
+        time.sleep(0.1)
+        pids = [int(t) for t in (p.read_text() for p in marker.glob("daemon-*.pid")) if t]
+    try:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(60)
+        end = time.monotonic() + 20
+        while any(_running(p) for p in pids) and time.monotonic() < end:
+            time.sleep(0.05)
+        assert not [p for p in pids if _running(p)]
+    finally:
+        for p in pids:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
