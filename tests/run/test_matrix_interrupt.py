@@ -39,11 +39,14 @@ def _running(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the subreaper is Linux's (prctl)")
-def test_ctrl_c_of_a_release_matrix_ends_what_the_programs_left_in_new_sessions(tmp_path):
+@pytest.mark.parametrize(("sig", "fork"), [(signal.SIGINT, "1"), (signal.SIGTERM, "1"), (signal.SIGTERM, "0")])
+def test_ctrl_c_of_a_release_matrix_ends_what_the_programs_left_in_new_sessions(tmp_path, sig, fork):
+    # SIGTERM also killed mpsready run itself by its default action (the shell's "Terminated", no word of the runs);
+    # with fresh interpreters (MPSREADY_ZYGOTE=0) the children are ended too, not waited for
     (tmp_path / "prog.py").write_text(DAEMON)
     marker = tmp_path / "pids"
     marker.mkdir()
-    env = dict(os.environ, PYTHONPATH=str(REPO / "src"), MPSREADY_ZYGOTE="1")
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"), MPSREADY_ZYGOTE=fork)
     proc = subprocess.Popen([sys.executable, "-c", LAUNCH, "run", "-q", "--torch", "2.3,2.13", "--", "python",
                              "prog.py", str(marker)], cwd=str(tmp_path), env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
@@ -54,13 +57,16 @@ def test_ctrl_c_of_a_release_matrix_ends_what_the_programs_left_in_new_sessions(
         time.sleep(0.1)
         pids = [int(t) for t in (p.read_text() for p in marker.glob("daemon-*.pid")) if t]
     try:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(60)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
         end = time.monotonic() + 20
         while any(_running(p) for p in pids) and time.monotonic() < end:
             time.sleep(0.05)
         assert not [p for p in pids if _running(p)]
-        assert proc.returncode == 130
+        assert proc.returncode == 128 + sig
+        name = signal.Signals(sig).name
+        assert err.decode().splitlines()[-1] == (
+            f"mpsready run: interrupted by {name}; the releases and every process they started were ended")
     finally:
         for p in pids:
             try:

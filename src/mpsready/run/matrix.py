@@ -191,6 +191,9 @@ def run_releases(releases: list[tuple[str, str]], make_spec: Callable[[str, str]
             stopping.set()
             if zyg is not None:
                 zyg.close()
+            with childproc.LIVE_LOCK:  # the spawned children (MPSREADY_ZYGOTE=0): their threads then return
+                for pid in list(childproc.LIVE):
+                    childproc.kill_group(pid)
             if adopted is not None:
                 childproc.end_adopted(adopted)
             raise
