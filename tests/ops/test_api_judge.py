@@ -61,7 +61,9 @@ def test_compile_amp_surface_and_load():
     assert Judge("2.3", "14.4").missing_api() == {
         "torch.mps": frozenset({"compile_shader", "device_count", "is_available", "load_metallib",
                                 "recommended_max_memory"}),
-        "torch.backends.mps": frozenset({"get_core_count", "get_name"})}
+        "torch.backends.mps": frozenset({"get_core_count", "get_name"}),
+        "torch": frozenset({"accelerator"}), "torch.nn": frozenset({"RMSNorm"}),
+        "torch.nn.functional": frozenset({"rms_norm"})}
     assert Judge("2.13", "14.4").missing_api() == {"torch.mps": frozenset(), "torch.backends.mps": frozenset()}
     assert Judge("2.5", "14.4").torch_load_default()["weights_only_default"] is False
     assert Judge("2.6", "14.4").torch_load_default() is None

@@ -18,9 +18,10 @@ release. ``install(emu)`` returns the undo, like the other installers of this pa
   scale tensor: ``.double()`` of it is judged as on the Mac (the float64 ``TypeError``);
 * **autocast** (``autocast``): applied by :mod:`~mpsready.emulate.autocast` from the same table (the
   ``RuntimeError`` before 2.5, the "Disabling autocast" warnings of 2.5-2.9);
-* **API surface** (``mps_api``): names of ``torch.mps`` / ``torch.backends.mps`` that the target lacks raise
-  ``AttributeError: module 'torch.mps' has no attribute '...'`` for the program's own code (accesses from
-  torch's and mpsready's own files still see them);
+* **API surface** (``mps_api``): names of ``torch.mps`` / ``torch.backends.mps`` (and a few of ``torch``,
+  ``torch.amp``, ``torch.nn``, ``torch.nn.functional``) that the target lacks raise ``AttributeError: module
+  'torch.mps' has no attribute '...'`` for the program's own code, or the ``ImportError`` of ``from torch.mps
+  import ...`` (accesses from torch's and mpsready's own files still see them);
 * **torch.compile** (``compile``): ``unsupported`` releases raise ``BackendCompilerFailed`` at the first call
   with MPS tensors, ``experimental`` ones give the release's warning; every release then runs the function
   *eagerly* under the emulator, so its ops are judged. Compiling here would run Inductor's CPU kernels, which
@@ -34,6 +35,7 @@ and acts. Every exception raised here is marked a Mac failure (kind ``release_ap
 
 from __future__ import annotations
 
+import dis
 import functools
 import inspect
 import os
@@ -85,7 +87,7 @@ def install(emu: Emulator) -> Callable[[], None]:
     if judge.grad_scaler_float64:
         _install_grad_scaler(p)
     missing = judge.missing_api()
-    _install_surface(p, missing)
+    _install_surface(p, missing, emu.frames.owns)
     if "compile_shader" not in missing.get("torch.mps", frozenset()) and hasattr(torch.mps, "compile_shader"):
         _install_shader(p, emu)
     if judge.compile_checked:
@@ -189,18 +191,41 @@ def _install_grad_scaler(p: _Patches) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- API surface
+_IMPORT_FROM = dis.opmap["IMPORT_FROM"]
+# modules whose class is swapped for _Hiding (every attribute read goes through Python: small modules the program
+# reads rarely); the names of any other module (torch, torch.nn: read on every call) are taken out of its
+# __dict__ and served by a module __getattr__ (PEP 562), which costs nothing for the names kept
+_SWAPPED = ("torch.mps", "torch.backends.mps", "torch.amp")
+
+
+def _missing_name(modname: str, name: str, module: types.ModuleType, frame: types.FrameType) -> BaseException:
+    """What the target release's Python raises when ``frame`` reads ``modname.name`` that the release lacks, marked a
+    Mac failure: ``AttributeError: module 'torch.amp' has no attribute 'GradScaler'``, or, read by ``from torch.amp
+    import GradScaler`` (the frame is at its IMPORT_FROM instruction), the ``ImportError`` CPython's import_from
+    raises there (``cannot import name 'GradScaler' from 'torch.amp' (FILE)``). CPython's import_from swallows an
+    AttributeError and raises an ImportError of its own, unmarked; any other exception passes through it."""
+    from mpsready.emulate.session import mark_mac_error
+
+    exc: BaseException
+    if frame.f_lasti >= 0 and frame.f_code.co_code[frame.f_lasti] == _IMPORT_FROM:
+        path = types.ModuleType.__getattribute__(module, "__dict__").get("__file__")
+        where = f" ({path})" if path else " (unknown location)"
+        exc = ImportError(f"cannot import name '{name}' from '{modname}'{where}", name=modname, path=path)
+    else:
+        exc = AttributeError(f"module '{modname}' has no attribute '{name}'")
+    return mark_mac_error(exc, KIND_API)
+
+
 class _Hiding(types.ModuleType):
     """A module whose names listed in ``_mpsready_hidden`` raise AttributeError for the program's code."""
 
     def __getattribute__(self, name):
         hidden = types.ModuleType.__getattribute__(self, "__dict__").get("_mpsready_hidden", ())
         if name in hidden:
-            caller = sys._getframe(1).f_code.co_filename
-            if not caller.startswith(_LIBRARY):
-                from mpsready.emulate.session import mark_mac_error
-
+            frame = sys._getframe(1)
+            if not frame.f_code.co_filename.startswith(_LIBRARY):
                 modname = types.ModuleType.__getattribute__(self, "__name__")
-                raise mark_mac_error(AttributeError(f"module '{modname}' has no attribute '{name}'"), KIND_API)
+                raise _missing_name(modname, name, self, frame)
         return types.ModuleType.__getattribute__(self, name)
 
     def __getattr__(self, name):
@@ -221,10 +246,50 @@ class _Hiding(types.ModuleType):
         return [n for n in types.ModuleType.__dir__(self) if n not in hidden]
 
 
-def _install_surface(p: _Patches, missing: dict[str, frozenset[str]]) -> None:
+def _hide_by_getattr(p: _Patches, mod: types.ModuleType, names: frozenset[str], owns: Callable[[Any], bool]) -> None:
+    """Take ``names`` out of ``mod``'s ``__dict__`` and serve them by a module ``__getattr__``; a read from the
+    program's own files (``owns(code)``, :meth:`mpsready.frames.UserFrames.owns`) raises what the release raises
+    (:func:`_missing_name`). Libraries keep seeing the installed torch, as they keep seeing this machine's platform
+    (they read its ``torch.__version__``, 2.13 here, and gate these names on it). The module's own ``__getattr__``
+    (torch's lazy submodules) still answers every other name."""
+    d = mod.__dict__
+    stash = {n: d[n] for n in names if n in d}
+    if not stash:
+        return
+    previous = d.get("__getattr__")
+    modname = mod.__name__
+
+    def __getattr__(name: str):
+        if name in stash:
+            frame = sys._getframe(1)
+            if not owns(frame.f_code):
+                return stash[name]
+            raise _missing_name(modname, name, mod, frame)
+        if previous is not None:
+            return previous(name)
+        raise AttributeError(f"module '{modname}' has no attribute '{name}'")
+
+    for n in stash:
+        del d[n]
+    d["__getattr__"] = __getattr__
+
+    def restore() -> None:
+        d.update(stash)
+        if previous is None:
+            d.pop("__getattr__", None)
+        else:
+            d["__getattr__"] = previous
+    p.on_undo(restore)
+
+
+def _install_surface(p: _Patches, missing: dict[str, frozenset[str]], owns: Callable[[Any], bool]) -> None:
     for modname, names in missing.items():
         mod = sys.modules.get(modname)
         if mod is None or type(mod) is not types.ModuleType:
+            continue
+        if modname not in _SWAPPED:
+            if names:
+                _hide_by_getattr(p, mod, names, owns)
             continue
         p.set(mod, "_mpsready_hidden", names)
         mod.__class__ = _Hiding

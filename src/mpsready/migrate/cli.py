@@ -48,7 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "as the original, and the emulated Mac (mpsready run) completes with tensors on MPS; with --apply, "
                    "write only a verified plan")
     p.add_argument("--torch", default="2.3,2.13", metavar="RELEASES",
-                   help="with --verify: PyTorch releases for the emulated Mac, comma-separated (default: 2.3,2.13)")
+                   help="with --verify: PyTorch releases for the emulated Mac, comma-separated or all (default: 2.3,2.13)")
     p.add_argument("--max-steps", type=int, default=3, help="with --verify: optimizer steps per run (default 3; 0: no limit)")
     p.add_argument("--time-limit", type=float, default=300.0, metavar="S",
                    help="with --verify: seconds per run (default 300)")
@@ -86,6 +86,10 @@ def run(args: argparse.Namespace) -> int:
     if args.max_steps < 0 or args.time_limit <= 0:
         raise UsageError("--max-steps must be 0 or more and --time-limit positive")
     releases = [r.strip() for r in str(args.torch).split(",") if r.strip()]
+    if args.verify:  # as mpsready run reads --torch: 'all', a release without a table: exit 2 before any run
+        from mpsready.run.matrix import parse_releases
+
+        releases = [req for req, _ in parse_releases(str(args.torch))]
     if args.verify and os.path.isdir(args.path):
         from mpsready.migrate.verify import check_cwd
 

@@ -44,7 +44,8 @@ from mpsready import childproc
 from mpsready.errors import UsageError
 from mpsready.migrate.copies import LEFTOVER_PREFIX, OWNER, SKIP as _SKIP, _copy_tree, check_cwd, clean_leftovers
 from mpsready.migrate.engine import Plan
-from mpsready.migrate.verify_notebook import check_notebook, cpu_command, notebook_of, selection_line
+from mpsready.migrate.verify_notebook import (check_notebook, check_script, cpu_command, notebook_of,
+                                              selection_line)
 from mpsready.migrate.verify_runs import SITE, Runner, python_argv
 
 @dataclass
@@ -75,6 +76,7 @@ class MacRun:
     reason: str | None = None  # why the outcome is not completed/stopped, when it is not
     line: str | None = None  # path:line of the failure or of the error that ended the run
     no_mps_line: str | None = None  # where the migrated copy chooses between CUDA and the CPU only (no MPS)
+    wrong: str | None = None  # a predicted silent wrong result of a completed run (its first advisory), not verified
 
 
 @dataclass
@@ -131,7 +133,7 @@ class VerifyResult:
     @property
     def verified(self) -> bool:
         return self.cpu_agrees and bool(self.mac) and all(
-            r.outcome in ("completed", "stopped") and r.mps_used for r in self.mac)
+            r.outcome in ("completed", "stopped") and r.mps_used and not r.wrong for r in self.mac)
 
     def cpu_reason(self) -> str | None:
         """Why the CPU numbers are not the same, or ``None`` when they are (or the migrated run is within the
@@ -175,6 +177,9 @@ class VerifyResult:
             if r.outcome not in ("completed", "stopped"):
                 out.append({"check": "emulated Mac", "torch": r.torch,
                             "reason": r.reason or f"the emulated Mac run ended {r.outcome}", "line": r.line})
+            elif r.wrong:
+                out.append({"check": "emulated Mac", "torch": r.torch, "line": r.line,
+                            "reason": r.wrong})
             if not r.mps_used:
                 why = "no tensor reached the emulated MPS device: on a Mac the migrated program runs on the CPU"
                 why += ("; the device is chosen between CUDA and the CPU only there" if r.no_mps_line else
@@ -197,7 +202,8 @@ class VerifyResult:
                 "second_run": cpu(self.original_again), "varies": self.original_varies,
                 "migrated_within_spread": self.within_spread},
             "emulated_mac": [{"torch": r.torch, "outcome": r.outcome, "mps_used": r.mps_used, "failure": r.failure,
-                              "optimizer_steps": r.steps, "basis": "predicted"} for r in self.mac],
+                              "wrong_result": r.wrong, "optimizer_steps": r.steps, "basis": "predicted"}
+                             for r in self.mac],
             "reasons": self.reasons(),
         }
 
@@ -294,8 +300,21 @@ def mac_result(cwd: Path, release: str, doc_path: Path, _rc: int, timed_out: boo
     elif outcome not in ("completed", "stopped"):
         reason = f"the emulated Mac run ended {outcome}" + (f" ({doc.get('stop_reason')})"
                                                            if doc.get("stop_reason") else "")
+    wrong = None
+    advisories = [w for w in doc.get("wrong_results") or [] if isinstance(w, dict)]
+    if advisories and not failure and outcome in ("completed", "stopped"):
+        # it runs, but an advisory says MPS computes a call of it wrong there: mpsready run exits 1, not verified
+        w = advisories[0]
+        where = w.get("location") or {}
+        line = f"{where.get('path')}:{where.get('line')}" if isinstance(where, dict) and where.get("path") else None
+        call = f"{w.get('op')}" + (f" ({w['dtype']})" if w.get("dtype") else "")
+        note = "; ".join([f"advisory {w.get('id')}"] + ([f"fixed in {w['fixed_in']}"] if w.get("fixed_in") else [])
+                         + ([f"+{len(advisories) - 1} more"] if len(advisories) > 1 else []))
+        failure = " ".join(filter(None, ["wrong result", call, line, f"({note})"]))
+        wrong = f"predicted wrong result: MPS computes {call} silently wrong on this release ({note})"
     return MacRun(str((doc.get("target") or {}).get("torch") or release), outcome,
-                  bool(doc.get("mps_used")), failure, int(doc.get("steps") or 0), reason=reason, line=line)
+                  bool(doc.get("mps_used")), failure, int(doc.get("steps") or 0), reason=reason, line=line,
+                  wrong=wrong)
 
 
 def device_selection_line(root: Path, files: list[Path]) -> str | None:
@@ -327,6 +346,7 @@ def verify_plan(plan: Plan, command: list[str], *, releases: list[str], max_step
     root = Path(plan.root)
     check_cwd(root, cwd)  # before any work: the runs never happen in the project itself
     check_notebook(root / cwd, command)  # a notebook with !pip or x?: a usage error before anything runs
+    check_script(root / cwd, command)  # python missing.py: a usage error before anything runs
     cpu = cpu_command(command)  # a notebook's cells run in a plain child, as mpsready run runs them
     for path in clean_leftovers():
         sys.stderr.write(f"mpsready migrate: removed {path} (the copies of a --verify that was killed)\n")

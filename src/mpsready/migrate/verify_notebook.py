@@ -54,6 +54,28 @@ def check_notebook(folder: Path, command: list[str]) -> None:
     read_cells(str(path))
 
 
+def check_script(folder: Path, command: list[str]) -> None:
+    """Raises :class:`~mpsready.errors.UsageError` before any run when ``command`` is ``python [FLAGS] SCRIPT ARGS``
+    and SCRIPT is not a file of ``folder`` (the folder the runs start in): every run would only end on Python's
+    "can't open file", as ``mpsready run`` refuses it (``script not found``). Other commands (``-m``, ``-c``,
+    ``bash run.sh``, a notebook: :func:`check_notebook`) are not checked here."""
+    from mpsready.errors import UsageError
+
+    words = list(command)
+    if not words or not (Path(words[0]).name in _PYTHONS or Path(words[0]).name == Path(sys.executable).name
+                         or words[0] == sys.executable):
+        return
+    words = words[1:]
+    while words and words[0].startswith("-"):
+        flag = words.pop(0)
+        if flag in ("-m", "-c", "-"):
+            return
+        if flag in ("-W", "-X") and words:
+            words.pop(0)
+    if words and not words[0].endswith(".ipynb") and not (folder / words[0]).is_file():
+        raise UsageError(f"--verify: script not found: {words[0]} (relative to {folder})")
+
+
 def selection_line(root: Path, notebook: Path) -> str | None:
     """The first device choice between CUDA and the CPU only (API104/API115) in the code cells of ``notebook`` (a path
     relative to ``root``), as ``nb.ipynb:cell N:line M``: why no tensor reaches MPS."""

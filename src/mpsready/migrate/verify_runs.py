@@ -150,6 +150,9 @@ class Runner:
                                 cleanup=[str(base)], macos=DEFAULT_MACOS, fallback=self.fallback, plain=True)
             if zyg.launch():
                 self.zygote = zyg
+        # interrupted, closing the zygote kills its monitors before they end what their run left in a new session (a
+        # setsid daemon): this process adopts those orphans, and :meth:`close` ends them
+        self._adopted = childproc.adopt_orphans() if self.zygote is not None else None
 
     def ready(self) -> Any:
         """The zygote once it has loaded, or ``None`` (every run a fresh process then)."""
@@ -163,6 +166,9 @@ class Runner:
         if self.zygote is not None:
             self.zygote.close()
             self.zygote = None
+        if self._adopted is not None:
+            childproc.end_adopted(self._adopted)
+            self._adopted = None
 
     def cpu(self, cwd: Path, argv: list[str], site: Path, max_steps: int, time_limit: float) -> Any:
         """One CPU run (a :class:`~mpsready.migrate.verify.CpuRun`), forked when it can be, else a fresh process

@@ -9,8 +9,10 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 
 from mpsready import childproc
 from mpsready.errors import ExitCode, UsageError
@@ -230,10 +232,23 @@ def _run_matrix(args: argparse.Namespace, prog, fallback: bool) -> int:
 
     if status is not None:
         status.start()
+    previous = {}
+
+    def on_signal(signum, _frame):  # as a single run: the children ended (run_releases), 128 + the signal, said
+        raise childproc.Interrupted(signum)
+
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            previous[sig] = signal.signal(sig, on_signal)
     try:
         runs = matrix.run_releases(releases, make_spec, _child_env(fallback), jobs=jobs, progress=progress,
                                    macos=args.macos, fallback=fallback)
+    except childproc.Interrupted as exc:
+        print(f"mpsready run: {exc}; the releases and every process they started were ended", file=sys.stderr)
+        return 128 + exc.signum
     finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         if status is not None:
             status.stop()
     doc = matrix.build_matrix_document(

@@ -136,7 +136,9 @@ def run_releases(releases: list[tuple[str, str]], make_spec: Callable[[str, str]
     stopping = threading.Event()  # interrupted: no child starts any more (none falls back to a spawned one)
     with tempfile.TemporaryDirectory(prefix="mpsready-matrix-", dir=tmp_dir) as tmp:
         zyg = shared
-        if zyg is None and (zygote.available() if fork is None else fork):
+        forking = zyg is not None or (zygote.available() if fork is None else fork)
+        adopted = childproc.adopt_orphans() if forking else None  # what the monitors adopted: _end_interrupted
+        if zyg is None and forking:
             zyg = zygote.Zygote([rel for _req, rel in releases], env, os.path.join(tmp, "zygote.log"), cleanup=[tmp],
                                 macos=macos, fallback=fallback)
             if not zyg.start():
@@ -185,13 +187,25 @@ def run_releases(releases: list[tuple[str, str]], make_spec: Callable[[str, str]
             return list(pool.map(one, releases))
         except BaseException:  # a signal in the waiting thread: end the children now, not when they are done
             stopping.set()
-            if zyg is not None:
-                zyg.close()
+            _end_interrupted(zyg, adopted)
             raise
         finally:
             pool.shutdown(wait=True)
             if zyg is not None and shared is None:
                 zyg.close()
+
+
+def _end_interrupted(zyg: Any, adopted: set[int] | None) -> None:
+    """End every release of an interrupted matrix at once: the zygote's group (its monitors; the jobs end by their
+    watchdog and death signal), the spawned children's groups (``MPSREADY_ZYGOTE=0``: their threads then return), and
+    what the killed monitors had adopted (a ``setsid`` daemon of a program), adopted by this process in turn."""
+    if zyg is not None:
+        zyg.close()
+    with childproc.LIVE_LOCK:
+        for pid in list(childproc.LIVE):
+            childproc.kill_group(pid)
+    if adopted is not None:
+        childproc.end_adopted(adopted)
 
 
 def _read_output(path: str) -> str:

@@ -75,8 +75,11 @@ def render_terminal(doc: dict[str, Any]) -> str:
                      f"{pe.get('exception')}: {str(pe.get('message'))[:160]}")
     judged = sum(p["calls"] for p in doc["predictions"])
     if not doc.get("mps_used", bool(doc["predictions"])) and doc["outcome"] in ("completed", "stopped"):
-        lines.append("no tensor reached the emulated MPS device: on a Mac this program runs on the CPU "
-                     "(a device selection that checks only CUDA, or no --device mps given)")
+        tgt = doc.get("target") or {}
+        why = (f"MPS is not available on macOS {tgt.get('macos')} with torch {tgt.get('torch')}"
+               if tgt.get("mps_available") is False
+               else "a device selection that checks only CUDA, or no --device mps given")
+        lines.append(f"no tensor reached the emulated MPS device: on a Mac this program runs on the CPU ({why})")
     lines.append(f"{len(doc['predictions'])} MPS ops judged over {judged} calls; limits: " + "; ".join(doc["limits"]))
     by = doc.get("judged")
     if by is not None:
@@ -131,6 +134,13 @@ def _matrix_failure(entry: dict[str, Any]) -> tuple[str, str]:
             what = f"not verified: {first.get('kind')} {first.get('op')}" + (
                 f" (+{len(unv) - 1} more)" if len(unv) > 1 else "")
             return what, _where(first.get("location")) if first.get("location") else "-"
+        wrong = (entry.get("run") or {}).get("wrong_results") or []
+        if wrong:  # it runs, but an advisory says MPS computes a call of it wrong there (exit code 1)
+            w = wrong[0]
+            what = f"wrong result: {w.get('op')}" + (f" ({w['dtype']})" if w.get("dtype") else "")
+            what += f"; fixed in {w['fixed_in']}" if w.get("fixed_in") else ""
+            what += f" (+{len(wrong) - 1} more)" if len(wrong) > 1 else ""
+            return what, _where(w.get("location")) if w.get("location") else "-"
         return "-", "-"
     what = " ".join(x for x in (ff.get("kind"), ff.get("op")) if x)
     if ff.get("dtype"):
