@@ -332,7 +332,7 @@ class DtypeChecks:
 
         kernel = FACTORY_KERNELS.get(called)
         checks = self._checks.get(kernel) if kernel else None  # type: ignore[attr-defined]
-        if not checks:
+        if not kernel or not checks:
             return None
         found = self._kernel_check(kernel, checks, CallFacts(out_dtypes=(dtype,)), True)  # type: ignore[attr-defined]
         return None if found is None else replace(found, named=called)
