@@ -118,8 +118,10 @@ def _linear_facts(facts: CallFacts, args) -> CallFacts:
     for n in x.shape[:-1]:
         rows *= n
     cols = w.shape[0] if w.dim() == 2 else 1
-    return CallFacts(dtypes=facts.dtypes, ndims={"input": x.dim(), "weight": w.dim()}, out_matrix=(rows, cols),
-                     inner=x.shape[-1])
+    ndims = {"input": x.dim(), "weight": w.dim()}
+    if len(args) > 2 and isinstance(args[2], _Tensor):
+        ndims["bias"] = args[2].dim()
+    return CallFacts(dtypes=facts.dtypes, ndims=ndims, out_matrix=(rows, cols), inner=x.shape[-1])
 
 
 class _FailInBackward(torch.autograd.Function):

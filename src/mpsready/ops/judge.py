@@ -33,7 +33,7 @@ from mpsready.ops.shape_tests import _SHAPE_TESTS, SHAPE_TESTS  # noqa: F401  (S
 from mpsready.ops.api_judge import ApiChecks
 from mpsready.ops.judge_dtypes import DTYPE_FACTS, c10_name  # noqa: F401 (re-exported: part of the judge's API)
 from mpsready.ops.judge_dtypes import _DEFAULT_BRANCH, C10_NAMES, DtypeChecks, _dtype_support_rules, call_message
-from mpsready.ops.judge_dtypes import MACHINES, _allocation_fixed_in, _dtype_fixed_in, check_machine  # noqa: F401
+from mpsready.ops.judge_dtypes import MACHINES, _allocation_fixed_in, _dtype_fixed_in, _rule_fixed_in, check_machine  # noqa: F401
 from mpsready.ops.messages import fallback_warning, not_implemented_message
 from mpsready import versions
 
@@ -565,19 +565,6 @@ class Judge(ApiChecks, DtypeChecks):
 
 
 _BLIT_FILLS = frozenset({"aten::fill_.Scalar", "aten::zero_"})
-
-
-def _rule_fixed_in(rule: dict[str, Any]) -> str | None:
-    """The first shipped release the rule's specifier excludes after it applied (``<2.8`` -> ``2.8.0``)."""
-    spec = SpecifierSet(rule.get("torch") or "")
-    seen = False
-    for rel in ops_api.shipped_versions():
-        inside = Version(rel) in spec
-        if inside:
-            seen = True
-        elif seen:
-            return rel
-    return None
 
 
 # What each outcome means for the user, worst first: the verdict of an op over all its calls is the worst outcome

@@ -36,6 +36,9 @@ _METAL_NAMES = {"float32": "float", "float16": "half", "bfloat16": "bfloat", "in
                 "int16": "short", "int8": "char", "uint8": "uchar", "bool": "bool"}
 
 
+_MLIR_NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
+
+
 def metal_names(message: str, dtypes: tuple[str, ...]) -> str:
     """``message`` with ``{self_metal}`` (the first tensor's dtype) and ``{promoted_metal}`` (the promotion of the
     first two) as Metal spells them: a kernel name MPS builds at run time (``add_alpha_dense_cast_half_float``)."""
@@ -56,6 +59,10 @@ def call_message(message: str, dtypes: tuple[str, ...], facts: Any) -> str:
     prints (``{out_rows}``, ``{out_cols}``: one matrix of the result; ``{inner}``: the contracted size), read from
     the call's :class:`~mpsready.ops.judge.CallFacts`."""
     message = metal_names(message, dtypes)
+    if "{mlir" in message:  # MLIR element types as MPSGraph's verifier prints them: {mlir0} input, {mlir2} bias
+        for i in (0, 2):
+            d = dtypes[i] if i < len(dtypes) else ""
+            message = message.replace("{mlir%d}" % i, _MLIR_NAMES.get(d, d))
     if "{out_rows}" in message:
         message = (message.replace("{out_rows}", str(facts.out_matrix[0]))
                    .replace("{out_cols}", str(facts.out_matrix[1])).replace("{inner}", str(facts.inner)))
@@ -325,7 +332,26 @@ class DtypeChecks:
 
         kernel = FACTORY_KERNELS.get(called)
         checks = self._checks.get(kernel) if kernel else None  # type: ignore[attr-defined]
-        if not checks:
+        if not kernel or not checks:
             return None
         found = self._kernel_check(kernel, checks, CallFacts(out_dtypes=(dtype,)), True)  # type: ignore[attr-defined]
         return None if found is None else replace(found, named=called)
+
+
+def _rule_fixed_in(rule: dict[str, Any]) -> str | None:
+    """The first shipped release the rule's specifier excludes after it applied (``<2.8`` -> ``2.8.0``); None
+    where the rule says ``fixed_in: null`` (its range ends where the reading ends, not at a fix). Moved here from
+    :mod:`mpsready.ops.judge` (the module size limit)."""
+    from mpsready.ops import api as ops_api
+
+    if "fixed_in" in rule and rule["fixed_in"] is None:
+        return None
+    spec = SpecifierSet(rule.get("torch") or "")
+    seen = False
+    for rel in ops_api.shipped_versions():
+        inside = Version(rel) in spec
+        if inside:
+            seen = True
+        elif seen:
+            return rel
+    return None

@@ -79,9 +79,16 @@ def _dtypes_differ(flag: bool, f: CallFacts) -> bool:
     return (len(f.dtypes) >= 2 and f.dtypes[0] != f.dtypes[1]) == bool(flag)
 
 
+def _bias_dtype_differs(flag: bool, f: CallFacts) -> bool:
+    """A call with input, weight and bias (``linear``) whose input and weight share a dtype and whose bias has
+    another: the matmul result keeps the input's dtype and meets the bias in one MPSGraph addition."""
+    d = f.dtypes
+    return (len(d) >= 3 and d[0] == d[1] and bool(d[2]) and d[2] != d[0]) == bool(flag)
+
+
 SHAPE_TESTS = ("arg", "ndim", "input_ndim", "input_ndim_gt", "dtype_in", "size0_gt", "out_numel_gt", "empty_input", "numel_gt",
                "dim_gt", "dim_beyond_minor4", "alpha_mixed",
-               "alpha_self_promoted", "dtypes_differ", "out_matrix_numel_gt", "inner_zero")
+               "alpha_self_promoted", "dtypes_differ", "out_matrix_numel_gt", "inner_zero", "bias_dtype_differs")
 _SHAPE_TESTS: dict[str, Callable[[Any, "CallFacts"], bool]] = {
     "arg": _arg,
     "ndim": _ndim,
@@ -100,4 +107,5 @@ _SHAPE_TESTS: dict[str, Callable[[Any, "CallFacts"], bool]] = {
     "out_matrix_numel_gt": lambda n, f: f.out_matrix[0] * f.out_matrix[1] > n,
     # a linear over an empty feature axis (in_features 0) whose result is not empty
     "inner_zero": lambda flag, f: (f.inner == 0 and f.out_matrix[0] * f.out_matrix[1] > 0) == bool(flag),
+    "bias_dtype_differs": _bias_dtype_differs,
 }
