@@ -67,3 +67,29 @@ def test_an_object_named_args_that_is_no_parse_result_holds_no_option(write_proj
     assert rows(r) == [("API102", "train.py", 9, "blocker")]
     assert r.findings[0].evidence.get("mac_never") is None
     assert r.outlook.value == "mac_for_dev"
+
+
+# ---------------------------------------------------------------- one caller pass, "no caller" first
+HELPERS = ("import torch\n\n\ndef other():\n    return 1\n\n\ndef fast(x, flash=False):\n    if flash:\n"
+           "        torch.cuda.synchronize()\n    return x\n")
+
+
+def _reach(r):
+    return [(f.code, f.location.line, f.reach, f.behind_flag, f.evidence.get("uncalled")) for f in r.findings]
+
+
+def test_a_function_nothing_names_is_judged_by_its_missing_caller_first(write_project):
+    # the limit sits behind an off-by-default parameter, but nothing calls the function at all: the first case of
+    # the one caller pass (model/callers.py: caller_reach) says so (before round 8 the parameter's default spoke)
+    r = scan_path(write_project({"run.py": "from helpers import other\n\nother()\n", "helpers.py": HELPERS,
+                                 "requirements.txt": "torch\n"}))
+    assert _reach(r) == [("API102", 10, "off_main_path", None, "fast() is called or named by no file of the project")]
+    assert r.outlook.value == "runs_on_mac"
+
+
+def test_a_called_function_behind_an_off_parameter_keeps_the_parameter_s_reason(write_project):
+    # look-alike: run.py calls fast(); the caller pass leaves it, and the parameter's default marks it as before
+    r = scan_path(write_project({"run.py": "from helpers import fast\n\nfast(1)\n", "helpers.py": HELPERS,
+                                 "requirements.txt": "torch\n"}))
+    assert _reach(r) == [("API102", 10, None, "flash=False (the default)", None)]
+    assert r.outlook.value == "runs_on_mac"
