@@ -27,6 +27,7 @@ class MacEnv:
         self._locals: dict[int, Assigns] = {}
         self._self_attrs: dict[int, Assigns] = {}
         self._options: dict[str, tuple[frozenset | None, str | None]] | None = None
+        self._parsed: dict[tuple[str, int], bool | None] = {}  # (name, id of its function) -> parse_result
 
     def _fact(self, text: str) -> None:
         """Keep ``text``, a fact of the Mac a decision used. This base class reads assignments only and is never
@@ -141,14 +142,18 @@ class MacEnv:
         ``X.parse_known_args(...)[0]`` (or the first name of ``a, _ = X.parse_known_args()``) or a call of a
         function of this file that returns one; False when every binding is another expression (an object that
         only looks like settings); None when a binding is not read (a parameter, an import) or there is none."""
-        values = self.local_assigns(fn).get(name) if fn is not None else None
-        if values is None:
-            values = self.module_assigns().get(name)
-        if not values:
-            return None
-        if any(v is not None and self._parses(v, 0) for v in values):
-            return True
-        return None if any(v is None for v in values) else False
+        key = (name, id(fn))
+        if key not in self._parsed:
+            values = self.local_assigns(fn).get(name) if fn is not None else None
+            if values is None:
+                values = self.module_assigns().get(name)
+            if not values:
+                self._parsed[key] = None
+            elif any(v is not None and self._parses(v, 0) for v in values):
+                self._parsed[key] = True
+            else:
+                self._parsed[key] = None if any(v is None for v in values) else False
+        return self._parsed[key]
 
     def _parses(self, value: ast.expr, depth: int) -> bool:
         """``value`` is a parse result: argparse's ``parse_args`` (argparse.py: ``ArgumentParser.parse_args``
