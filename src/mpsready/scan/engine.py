@@ -36,12 +36,11 @@ from mpsready.scan.model.entries import declared_entries, readme_api_flags
 from mpsready.scan.model.readme_parts import readme_usage_findings
 from mpsready.scan.model.graph import example_collection, mark_reach, off_main_path, root_entries
 from mpsready.scan.model.call_sites import decided_by_callers, unused_device_defaults
-from mpsready.scan.model.callers import behind_caller_flags
+from mpsready.scan.model.callers import caller_reach
 from mpsready.scan.model.reread import SourceTrees
 from mpsready.scan.model.project import apply_surfaces, cpu_only_dtypes, off_options
 from mpsready.scan.model.remedy import with_remedies
 from mpsready.scan.model.torch_pin import judge_by_torch_pin
-from mpsready.scan.model.uncalled import uncalled_functions
 from mpsready.scan.model.selection import proposed_flags, select_first
 from mpsready.scan.report_filter import hidden_gate, report_filter, select_codes
 from mpsready.scan.outlook import (Edit, SecondaryPart, Subproject, collection_outlook, ladder, optional_parts,
@@ -270,10 +269,10 @@ def _project_passes(raw: list[RawFinding], code_results, parsed: dict[str, tuple
     findings = readme_api_flags(findings, declared)
     findings += readme_usage_findings(declared)
     # last: it reads callers again only for the findings that still limit the outlook
-    findings = behind_caller_flags(findings, code_results, sources, off_options(code_results),
-                                   off_path if has_main_path else None, set(declared.api_names))
+    # issue 32, round 8: one pass over the functions holding limits, "no caller" (round 5) first, then their callers
+    findings = caller_reach(findings, code_results, sources, off_options(code_results),
+                            off_path if has_main_path else None, set(declared.api_names), declared.api_names)
     findings = behind_off_params(findings, code_results, sources)
-    findings = uncalled_functions(findings, code_results, sources, declared.api_names)  # issue 32, round 5
     findings, selection = select_first(core_ops(findings, sources), code_results, sources, declared)  # round 6
     extra_flags += [flag for flag in proposed_flags(findings) if flag not in extra_flags]  # round 7
     findings = with_remedies(findings, registry.fixability().declared_floor(deps))

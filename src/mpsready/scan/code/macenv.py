@@ -27,6 +27,7 @@ class MacEnv:
         self._locals: dict[int, Assigns] = {}
         self._self_attrs: dict[int, Assigns] = {}
         self._options: dict[str, tuple[frozenset | None, str | None]] | None = None
+        self._parsed: dict[tuple[str, int], bool | None] = {}  # (name, id of its function) -> parse_result
 
     def _fact(self, text: str) -> None:
         """Keep ``text``, a fact of the Mac a decision used. This base class reads assignments only and is never
@@ -56,9 +57,9 @@ class MacEnv:
                     if t.__class__ is ast.Name:
                         out.setdefault(t.id, []).append(stmt.value)  # type: ignore[attr-defined]
                     elif t.__class__ in (ast.Tuple, ast.List):
-                        for e in t.elts:  # type: ignore[attr-defined]
+                        for i, e in enumerate(t.elts):  # type: ignore[attr-defined]
                             if e.__class__ is ast.Name:
-                                out.setdefault(e.id, []).append(None)  # type: ignore[arg-type]
+                                out.setdefault(e.id, []).append(_known_first(stmt.value, i))  # type: ignore[arg-type, attr-defined]
             elif cls in (ast.AnnAssign, ast.AugAssign) and stmt.target.__class__ is ast.Name:  # type: ignore[attr-defined]
                 value = stmt.value if cls is ast.AnnAssign else None  # type: ignore[attr-defined]
                 out.setdefault(stmt.target.id, []).append(value)  # type: ignore[attr-defined]
@@ -135,6 +136,55 @@ class MacEnv:
             self._self_attrs[id(cls)] = got
         return got
 
+    def parse_result(self, name: str, fn: ast.FunctionDef | ast.AsyncFunctionDef | None) -> bool | None:
+        """Whether ``name`` (in ``fn``, else at module level) holds an argparse parse result, whose attributes are
+        the file's options (issue 32, round 8): True when one of its bindings is ``X.parse_args(...)``,
+        ``X.parse_known_args(...)[0]`` (or the first name of ``a, _ = X.parse_known_args()``) or a call of a
+        function of this file that returns one; False when every binding is another expression (an object that
+        only looks like settings); None when a binding is not read (a parameter, an import) or there is none."""
+        key = (name, id(fn))
+        if key not in self._parsed:
+            values = self.local_assigns(fn).get(name) if fn is not None else None
+            if values is None:
+                values = self.module_assigns().get(name)
+            if not values:
+                self._parsed[key] = None
+            elif any(v is not None and self._parses(v, 0) for v in values):
+                self._parsed[key] = True
+            else:
+                self._parsed[key] = None if any(v is None for v in values) else False
+        return self._parsed[key]
+
+    def _parses(self, value: ast.expr, depth: int) -> bool:
+        """``value`` is a parse result: argparse's ``parse_args`` (argparse.py: ``ArgumentParser.parse_args``
+        returns the namespace), the first of ``parse_known_args``'s pair, or a helper of this file returning one."""
+        if value.__class__ is ast.Subscript:
+            index = value.slice  # type: ignore[attr-defined]
+            inner = value.value  # type: ignore[attr-defined]
+            return index.__class__ is ast.Constant and index.value == 0 and inner.__class__ is ast.Call \
+                and inner.func.__class__ is ast.Attribute and inner.func.attr == "parse_known_args"
+        if value.__class__ is not ast.Call:
+            return False
+        func = value.func  # type: ignore[attr-defined]
+        if func.__class__ is ast.Attribute:
+            return func.attr == "parse_args"
+        if func.__class__ is not ast.Name or depth >= 3:
+            return False
+        target = self.defs().get(func.id)
+        if target is None:
+            return False
+        local = self.local_assigns(target)
+        for n in ast.walk(target):
+            returned = n.value if n.__class__ is ast.Return else None  # type: ignore[attr-defined]
+            if returned is None:
+                continue
+            if returned.__class__ is ast.Name:
+                if any(v is not None and self._parses(v, depth + 1) for v in local.get(returned.id, ())):
+                    return True
+            elif self._parses(returned, depth + 1):
+                return True
+        return False
+
     def options(self) -> dict[str, tuple[frozenset | None, str | None]]:
         """argparse options of the file: destination -> (its value on the Mac, the fact that says so)."""
         if self._options is None:
@@ -187,6 +237,15 @@ class MacEnv:
                                    + (GPU_IDS if last == "device" and _numeric_type(kw.get("type")) else ""))
         else:
             self._options[dest] = (None, None)
+
+
+def _known_first(value: ast.expr, index: int) -> ast.expr | None:
+    """The value an unpacked name gets where the evaluation reads it: the first of ``parse_known_args()``'s pair
+    (``args, _ = parser.parse_known_args()``: the namespace, then the unparsed strings), else None (unknown)."""
+    if index == 0 and value.__class__ is ast.Call and value.func.__class__ is ast.Attribute \
+            and value.func.attr == "parse_known_args":  # type: ignore[attr-defined]
+        return ast.copy_location(ast.Subscript(value=value, slice=ast.Constant(0), ctx=ast.Load()), value)
+    return None
 
 
 # the fact's suffix for a device option holding CUDA GPU ids (`--device 0 1`, type=int): a Mac has no CUDA GPU to

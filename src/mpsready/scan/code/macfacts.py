@@ -246,12 +246,16 @@ class MacEval(MacEnv):
         if node.attr in ("is_cuda",):
             self._fact("no tensor is on CUDA on a Mac")
             return atoms(False)
-        if node.attr == "device" and isinstance(node.value, (ast.Name, ast.Call)) and \
+        # issue 32, round 8: a name bound to an argparse parse result, whatever it is called, holds the options;
+        # a settings-like name bound only to something else holds none of them
+        parsed = self.parse_result(node.value.id, fn) if isinstance(node.value, ast.Name) else None
+        if node.attr == "device" and isinstance(node.value, (ast.Name, ast.Call)) and not parsed and \
                 not (isinstance(node.value, ast.Name) and node.value.id in ("self", "args")):
             built = self.eval(node.value, fn, cls, depth)
             if built is not None and all(isinstance(a, Built) for a in built):
                 return frozenset(a.device for a in built)
-        if node.attr == "device" and not (isinstance(node.value, ast.Name) and node.value.id in _SETTINGS):
+        if node.attr == "device" and not parsed and \
+                not (isinstance(node.value, ast.Name) and node.value.id in _SETTINGS):
             self._fact("a tensor's device on a Mac is mps or cpu")
             return frozenset(("mps", "cpu"))
         if node.attr == "type":
@@ -280,7 +284,7 @@ class MacEval(MacEnv):
                 return _join([self.eval(v, init, cls, depth) for v in values])
             finally:
                 self._stack.discard(key)
-        if isinstance(base, (ast.Name, ast.Attribute)):
+        if isinstance(base, (ast.Name, ast.Attribute)) and parsed is not False:
             opt = self.options().get(node.attr)
             if opt is not None and opt[0] is not None:
                 if opt[1]:

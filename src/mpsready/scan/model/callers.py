@@ -13,16 +13,37 @@ than by a call (passed as a callback, stored in a table) keeps its findings, and
 contain the function's name as text are parsed again, so the pass costs nothing for projects without such
 findings. A project of more than MAX_FILES Python files, or one where more than MAX_PARSED files would be parsed
 again, is left as it is (a large library such as the torch package: its findings keep limiting).
+
+**One pass, "no caller" first** (issue 32, round 8: round 4's callers and round 5's uncalled functions folded).
+:func:`caller_reach` asks of each function that holds a limit, in order: (1) *no caller*: nothing in the project
+names it (:func:`_no_caller`, the rule below), so it runs on no command; (2) *callers only off the main path*;
+(3) *callers all behind an option off by default, or in branches a Mac never enters*. A finding the first case marks
+no longer limits, so the later cases do not look it up.
+
+**No caller** (round 5): a limit inside a module-level function that no file of the project names is not on the
+main path. A script folder's helper whose only call was commented out (``utils/utils.py: print_gpu_stats``, a
+``# print_gpu_stats()`` in ``run.py``) runs on no command of the project, so its ``torch.cuda.current_device()``
+limits nothing. The function must be defined at module level with no decorator (a decorator may register it: a
+route, a command, a hook), in a folder that is no regular package (no ``__init__.py``: the project's own scripts and
+their helpers, not an installed package whose users call its functions), in a module another file of the project
+imports (its users are the project's own files; a module nothing imports may be used from outside), and no file of
+the project may name it: no name, attribute, import or string constant equal to it in any Python file (tests and
+demos included), no mention in a notebook, a packaging file (``setup.py``/``setup.cfg``/``pyproject.toml`` entry
+points) or the README. Such a finding gets ``reach: off_main_path`` and ``evidence.uncalled``; the outlook lists it
+apart, never in the headline.
 """
 
 from __future__ import annotations
 
 import ast
+import posixpath
+from collections.abc import Collection
 from typing import Any, Mapping
 
 from mpsready.findings import Finding, Scope
 from mpsready.scan.code.astutil import spans_a_line
 from mpsready.scan.code.result import DefSpan
+from mpsready.scan.model.graph import module_of
 from mpsready.scan.model.remedy import limits
 from mpsready.scan.model.reread import SourceTrees
 from mpsready.scan.scope import scope_of
@@ -32,8 +53,22 @@ MAX_HOPS = 4  # levels of callers followed up from the function holding the find
 MAX_PARSED = 100  # files parsed again for their calls; past that the pass stops looking up (a name not looked up is no guard)
 MAX_FILES = 400  # main-path Python files of a project this pass looks at (the torch package has 2,285: skipped)
 # called by PyTorch or a framework, not by the project's code: their callers cannot be seen
+_MENTIONS = ("setup.py", "setup.cfg", "pyproject.toml", "README.md", "README.rst", "README.txt", "README")
 _IMPLICIT = {"forward", "training_step", "validation_step", "test_step", "predict_step", "configure_optimizers",
              "setup", "run"}
+
+
+def caller_reach(findings: list[Finding], results: Mapping[str, Any], sources: SourceTrees,
+                 off_options: Mapping[str, str], off_path: Any = None, public: Any = (),
+                 api_names: Collection[str] = ()) -> list[Finding]:
+    """The one pass over the functions holding limits (see the module doc): case 1, no caller
+    (``evidence.uncalled``), then the callers' cases (:func:`behind_caller_flags`) for the findings still limiting.
+    ``api_names``: the names the README's code imports (never judged uncalled); ``public``: the same names, which
+    keep a function called from off-path files on the main path."""
+    if sum(1 for rel in results if rel.endswith(".py")) > MAX_FILES:
+        return findings
+    return behind_caller_flags(_no_caller(findings, results, sources, api_names), results, sources, off_options,
+                               off_path, public)
 
 
 def behind_caller_flags(findings: list[Finding], results: Mapping[str, Any], sources: SourceTrees,
@@ -240,3 +275,88 @@ def _switch(test: ast.AST) -> str | None:
     if isinstance(test, ast.Attribute) and isinstance(test.value, (ast.Name, ast.Attribute)):
         return test.attr
     return None
+
+
+# ---------------------------------------------------------------- case 1: no caller (round 5)
+def _no_caller(findings: list[Finding], results: Mapping[str, Any], sources: Any,
+               api_names: Collection[str] = ()) -> list[Finding]:
+    """Case 1: ``findings`` with the limits inside functions nothing names marked off the main path (see the module
+    doc, "No caller"). ``results`` maps a relative path to (CodeResult, cells); ``sources`` is the project's
+    :class:`~mpsready.scan.model.reread.SourceTrees`; ``api_names`` the names the README's code imports."""
+    wanted: dict[int, str] = {}
+    for i, f in enumerate(findings):
+        rel = f.location.path or ""
+        if not rel.endswith(".py") or not f.location.line or not limits(f) or _in_package(rel, results) \
+                or not _imported(rel, results):
+            continue
+        name = _top_function(sources.tree(rel), f.location.line)
+        if name and not name.startswith("__") and name not in api_names:
+            wanted[i] = name
+    if not wanted:
+        return findings
+    named = _named(set(wanted.values()), results, sources)
+    out = list(findings)
+    for i, name in wanted.items():
+        if name not in named:
+            f = out[i]
+            out[i] = f.with_state(reach="off_main_path").with_evidence(
+                {**f.evidence, "uncalled": f"{name}() is called or named by no file of the project"})
+    return out
+
+
+def _in_package(rel: str, results: Mapping[str, Any]) -> bool:
+    folder = posixpath.dirname(rel)
+    return bool(folder) and posixpath.join(folder, "__init__.py") in results
+
+
+def _imported(rel: str, results: Mapping[str, Any]) -> bool:
+    """Whether another file of the project imports the module at ``rel`` (``from utils.utils import set_seed``): its
+    users are the project's own files, so what none of them names is unused. A module nothing imports (a library
+    file, a script) may be used from outside: its functions are never judged here."""
+    mod = module_of(rel)
+    mod = mod[4:] if mod.startswith("src.") else mod
+    parent, _, last = mod.rpartition(".")
+    for other, (res, _cells) in results.items():
+        if other == rel:
+            continue
+        for imp in res.imports:
+            if not imp.level and (imp.module == mod or (parent and imp.module == parent and last in imp.names)):
+                return True
+            if imp.level and imp.module and (mod == imp.module or mod.endswith("." + imp.module)):
+                return True
+    return False
+
+
+def _top_function(tree: ast.Module | None, line: int) -> str | None:
+    """The undecorated module-level function holding ``line``, or None (a method, a decorated function, module code)."""
+    for node in tree.body if tree is not None else ():
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or 0):
+            return None if node.decorator_list else node.name
+    return None
+
+
+def _named(names: set[str], results: Mapping[str, Any], sources: Any) -> set[str]:
+    """The ``names`` some file of the project names (see the module doc); a file that cannot be read or parsed
+    names every one it mentions."""
+    found: set[str] = set()
+    for rel in [*results, *(m for m in _MENTIONS if m not in results)]:
+        text = sources.text(rel)
+        present = {n for n in names - found if text is not None and n in text}
+        if not present:
+            continue
+        tree = sources.tree(rel) if rel.endswith(".py") and rel in results else None
+        if tree is None:  # a notebook, a packaging file, the README, a file that does not parse: a mention counts
+            found |= present
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and node.id in present and not isinstance(node.ctx, ast.Store):
+                found.add(node.id)
+            elif isinstance(node, ast.Attribute) and node.attr in present:
+                found.add(node.attr)
+            elif isinstance(node, (ast.ImportFrom, ast.Import)):
+                found |= {a.name.rsplit(".", 1)[-1] for a in node.names} & present
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in present:
+                found.add(node.value)
+        if found >= names:
+            break
+    return found
