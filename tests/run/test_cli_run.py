@@ -43,6 +43,12 @@ if __name__ == "__main__":
 '''
 
 
+def _installed_torch() -> str:
+    import torch
+
+    return torch.version.__version__
+
+
 def test_dataloader_workers_json_document(tmp_path):
     (tmp_path / "train.py").write_text(LOADER)
     p = _mpsready("run", "--torch", "2.13", "--format", "json", "-o", "out.json", "--", "python", "train.py",
@@ -54,7 +60,9 @@ def test_dataloader_workers_json_document(tmp_path):
     assert (doc["basis"], doc["basis_class"], doc["outcome"], doc["first_failure"], doc["steps"]) == (
         "emulated", "predicted", "completed", None, 4)
     assert doc["target"] == {"torch": "2.13.0", "torch_requested": "2.13", "macos": "15.5", "fallback": False,
-                             "fallback_requested": False, "mps_available": True, "machine": "arm64"}
+                             "fallback_requested": False, "mps_available": True, "machine": "arm64",
+                             "torch_version_seen": {"value": "2.13.0", "installed": _installed_torch(),
+                                                    "read": False}}
     assert doc["program"] == {"kind": "script", "target": str(tmp_path / "train.py"), "argv": ["train.py"]}
     assert "outcome: completed; 4 optimizer step(s)" in p.stderr
 

@@ -2,7 +2,8 @@
 
 * **Platform.** The program's own code (files under the run's root, not site-packages, not mpsready) reads
   ``sys.platform == "darwin"``, ``platform.system() == "Darwin"``, ``platform.machine() == "arm64"`` (``"x86_64"`` for an Intel Mac target),
-  ``platform.mac_ver()[0] ==`` the target macOS, ``platform.platform()``/``uname()``/``release()`` to match and
+  ``platform.mac_ver()[0] ==`` the target macOS, ``platform.processor()`` ``"arm"`` (``"i386"`` on an Intel Mac: what
+  Python's ``platform`` reports there, ``uname -p``), ``platform.platform()``/``uname()``/``release()`` to match and
   ``os.uname()`` with ``sysname`` ``Darwin``, so ``dev = "mps" if sys.platform == "darwin" else "cuda"`` takes the
   Mac's branch. Libraries keep seeing this machine: they choose native extensions by platform (psutil loads
   ``_psosx`` on darwin), which a Linux machine does not have, and making them fail would say nothing about the
@@ -65,10 +66,15 @@ def _mac_answers(macos: str, machine: str = "arm64") -> dict[str, Any]:
     release = f"{darwin}.0.0"
     node = platform.node()
     processor = "i386" if machine == "x86_64" else "arm"
-    return {"system": "Darwin", "machine": machine, "release": release,
+    uname = platform.uname_result("Darwin", node, release, f"Darwin Kernel Version {release}", machine)
+    try:  # its processor field is a cached_property that asks this machine (Lib/platform.py, 3.9+)
+        vars(uname)["processor"] = processor
+    except TypeError:  # pragma: no cover - a Python whose uname_result has no __dict__
+        pass
+    return {"system": "Darwin", "machine": machine, "release": release, "processor": processor,
             "mac_ver": (macos, ("", "", ""), machine),
             "platform": f"macOS-{macos}-{machine}-{processor}-64bit",
-            "uname": platform.uname_result("Darwin", node, release, f"Darwin Kernel Version {release}", machine),
+            "uname": uname,
             "os_uname": os.uname_result(("Darwin", node, release, f"Darwin Kernel Version {release}", machine))}
 
 
@@ -93,7 +99,7 @@ def install(emu) -> Callable[[], None]:
         answer.__name__ = getattr(real, "__name__", "answer")
         return answer
 
-    for name in ("system", "machine", "release", "mac_ver", "platform", "uname"):
+    for name in ("system", "machine", "release", "processor", "mac_ver", "platform", "uname"):
         patch(platform, name, by_caller(getattr(platform, name), answers[name]))
     patch(os, "uname", by_caller(os.uname, answers["os_uname"]))
     proxy = _SysProxy(is_user)

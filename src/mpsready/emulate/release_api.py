@@ -87,7 +87,7 @@ def install(emu: Emulator) -> Callable[[], None]:
     if judge.grad_scaler_float64:
         _install_grad_scaler(p)
     missing = judge.missing_api()
-    _install_surface(p, missing, emu.frames.owns)
+    _install_surface(p, missing, emu.frames.owns, _version_answers(emu))
     if "compile_shader" not in missing.get("torch.mps", frozenset()) and hasattr(torch.mps, "compile_shader"):
         _install_shader(p, emu)
     if judge.compile_checked:
@@ -246,14 +246,18 @@ class _Hiding(types.ModuleType):
         return [n for n in types.ModuleType.__dir__(self) if n not in hidden]
 
 
-def _hide_by_getattr(p: _Patches, mod: types.ModuleType, names: frozenset[str], owns: Callable[[Any], bool]) -> None:
-    """Take ``names`` out of ``mod``'s ``__dict__`` and serve them by a module ``__getattr__``; a read from the
-    program's own files (``owns(code)``, :meth:`mpsready.frames.UserFrames.owns`) raises what the release raises
-    (:func:`_missing_name`). Libraries keep seeing the installed torch, as they keep seeing this machine's platform
-    (they read its ``torch.__version__``, 2.13 here, and gate these names on it). The module's own ``__getattr__``
-    (torch's lazy submodules) still answers every other name."""
+def _hide_by_getattr(p: _Patches, mod: types.ModuleType, names: frozenset[str], owns: Callable[[Any], bool],
+                     seen: dict[str, Callable[[], Any]] | None = None) -> None:
+    """Take ``names`` (and the names of ``seen``) out of ``mod``'s ``__dict__`` and serve them by a module
+    ``__getattr__``; a read from the program's own files (``owns(code)``, :meth:`mpsready.frames.UserFrames.owns`)
+    raises what the release raises (:func:`_missing_name`), or for a name of ``seen`` gets ``seen[name]()`` (the
+    target's ``__version__``, :func:`_version_answers`). Libraries keep seeing the installed torch, as they keep
+    seeing this machine's platform (they read its ``torch.__version__``, 2.13 here, and gate these names on it).
+    The module's own ``__getattr__`` (torch's lazy submodules) still answers every other name. Names kept in
+    ``__dict__`` cost nothing: Python asks a module ``__getattr__`` only for a name its ``__dict__`` lacks."""
     d = mod.__dict__
-    stash = {n: d[n] for n in names if n in d}
+    answers = seen or {}
+    stash = {n: d[n] for n in (*names, *answers) if n in d}
     if not stash:
         return
     previous = d.get("__getattr__")
@@ -264,6 +268,9 @@ def _hide_by_getattr(p: _Patches, mod: types.ModuleType, names: frozenset[str], 
             frame = sys._getframe(1)
             if not owns(frame.f_code):
                 return stash[name]
+            answer = answers.get(name)
+            if answer is not None:
+                return answer()
             raise _missing_name(modname, name, mod, frame)
         if previous is not None:
             return previous(name)
@@ -282,14 +289,19 @@ def _hide_by_getattr(p: _Patches, mod: types.ModuleType, names: frozenset[str], 
     p.on_undo(restore)
 
 
-def _install_surface(p: _Patches, missing: dict[str, frozenset[str]], owns: Callable[[Any], bool]) -> None:
-    for modname, names in missing.items():
+def _install_surface(p: _Patches, missing: dict[str, frozenset[str]], owns: Callable[[Any], bool],
+                     seen: dict[str, dict[str, Callable[[], Any]]] | None = None) -> None:
+    """Hide ``missing`` (module name -> names the target lacks) from the program's own files, and serve it the
+    answers of ``seen`` (module name -> name -> answer) where it reads those names."""
+    seen = seen or {}
+    for modname in dict.fromkeys([*missing, *seen]):
+        names = missing.get(modname, frozenset())
         mod = sys.modules.get(modname)
         if mod is None or type(mod) is not types.ModuleType:
             continue
         if modname not in _SWAPPED:
-            if names:
-                _hide_by_getattr(p, mod, names, owns)
+            if names or modname in seen:
+                _hide_by_getattr(p, mod, names, owns, seen.get(modname))
             continue
         p.set(mod, "_mpsready_hidden", names)
         mod.__class__ = _Hiding
@@ -297,6 +309,39 @@ def _install_surface(p: _Patches, missing: dict[str, frozenset[str]], owns: Call
         def restore(mod=mod):
             mod.__class__ = types.ModuleType
         p.on_undo(restore)
+
+
+# ---------------------------------------------------------------------------------------------- __version__
+# where a program reads the release it runs on: torch/__init__.py imports torch.torch_version.__version__ (a
+# TorchVersion of torch/version.py's string), so all three names hold it
+VERSION_NAMES = (("torch", "__version__"), ("torch.version", "__version__"), ("torch.torch_version", "__version__"))
+
+
+def target_version(emu: Emulator) -> str:
+    """The version string the program sees: the target's full release as the emulator's data knows it
+    (``Judge.torch``: ``"2.5.1"`` for ``--torch 2.5``), without a local suffix. The macOS wheels on PyPI carry
+    none (``torch-2.5.1-cp311-none-macosx_11_0_arm64.whl`` reports ``2.5.1``), whatever this build's is
+    (``2.13.0+cpu``, ``+cu121``)."""
+    return emu.judge.torch
+
+
+def _version_answers(emu: Emulator) -> dict[str, dict[str, Callable[[], Any]]]:
+    """``torch.__version__``, ``torch.version.__version__`` and ``torch.torch_version.__version__`` for the program's
+    own files: a ``torch.torch_version.TorchVersion`` of :func:`target_version` (it compares with strings and
+    tuples as the real one does), so ``Version(torch.__version__) >= Version("2.6")`` takes the target's branch.
+    PyTorch's and mpsready's files keep the installed string: they compare it (Inductor's cache keys, the export
+    schema, ``cpp_extension``). The first read is noted on ``emu.version_seen`` for the run document."""
+    from torch.torch_version import TorchVersion
+
+    value = TorchVersion(target_version(emu))
+
+    def answer() -> Any:
+        emu.version_seen = True
+        return value
+    out: dict[str, dict[str, Callable[[], Any]]] = {}
+    for modname, name in VERSION_NAMES:
+        out.setdefault(modname, {})[name] = answer
+    return out
 
 
 class _ShaderLibrary:

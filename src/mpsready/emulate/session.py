@@ -187,6 +187,8 @@ class Emulator:
         # sys.platform, platform.*, os.uname() answer as the Mac in the program's own files, and its threads get
         # the emulated device (identity.py); False leaves both as this machine has them
         self.mac_identity = True
+        # the program's own files read torch.__version__ (the target's, release_api.py), not this build's
+        self.version_seen = False
         self.placed = 0  # tensors created on or moved to MPS (device.py), computed with or not
         # id -> tensor: the CPU tensors the program passed, beside tensors on MPS, into the torch call now running
         # (and views of them): the only tensors the placement check calls CPU tensors (device.py, dispatch.py)

@@ -5,7 +5,10 @@ Fields (every value predicted, none observed on a Mac):
 * ``basis``: ``"emulated"``, a kind of ``predicted`` evidence (``basis_class``): the program ran here on an
   emulated MPS device; numerics, speed and memory of a Mac are not reproduced;
 * ``target``: ``torch`` (the table release answered for), ``torch_requested``, ``macos``, ``fallback``
-  (``PYTORCH_ENABLE_MPS_FALLBACK=1`` assumed), ``mps_available`` (what ``torch.backends.mps.is_available()`` said);
+  (``PYTORCH_ENABLE_MPS_FALLBACK=1`` assumed), ``mps_available`` (what ``torch.backends.mps.is_available()`` said),
+  ``torch_version_seen`` {``value``: the ``torch.__version__`` the program's own files read, the target's (``"2.5.1"``,
+  no local suffix: a prediction of the Mac wheel's identity), ``installed``: this build's, which PyTorch's and
+  mpsready's own code kept seeing, ``read``: whether the program read it};
 * ``program``: ``kind`` (script | module | notebook), ``target``, ``argv``;
 * ``outcome``: ``completed`` | ``unverified`` (it ran to its end with no predicted failure, but a call on its
   path was judged on no data or a compiled region could not be vouched for: see ``unverified``) | ``failed``
@@ -123,7 +126,8 @@ def build_document(spec: dict[str, Any], result: dict[str, Any]) -> dict[str, An
         basis="emulated", basis_class="predicted",
         target={"torch": emu.judge.torch, "torch_requested": tgt["torch"], "macos": tgt["macos"],
                 "fallback": emu.judge.fallback, "fallback_requested": bool(tgt["fallback"]),
-                "mps_available": emu.judge.available, "machine": emu.judge.machine},
+                "mps_available": emu.judge.available, "machine": emu.judge.machine,
+                "torch_version_seen": _version_seen(emu)},
         program={k: v for k, v in spec["program"].items() if k != "root"},
         settings={"keep_going": bool(spec.get("keep_going")), "max_steps": spec.get("max_steps"),
                   "time_limit": spec.get("time_limit")},
@@ -151,6 +155,16 @@ def build_document(spec: dict[str, Any], result: dict[str, Any]) -> dict[str, An
         limits=list(LIMITS),
         **_numerics(result.get("numerics")),
     )
+
+
+def _version_seen(emu: Any) -> dict[str, Any]:
+    """What ``torch.__version__`` said to the program (the target's, emulate/release_api.py) and to PyTorch."""
+    import torch
+
+    from mpsready.emulate.release_api import target_version
+
+    return {"value": target_version(emu), "installed": str(torch.version.__version__),
+            "read": bool(getattr(emu, "version_seen", False))}
 
 
 def _numerics(watch: Any) -> dict[str, Any]:

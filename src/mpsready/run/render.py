@@ -22,6 +22,10 @@ def render_terminal(doc: dict[str, Any]) -> str:
     lines.append(f"outcome: {outcome}{extra}; {doc['steps']} optimizer step(s), {doc['seconds']:.1f} s here")
     if doc.get("program_exit"):
         lines.append(f"  {doc['program_exit']['note']}")
+    seen = t.get("torch_version_seen") or {}
+    if seen.get("read"):
+        lines.append(f"  your files read torch.__version__ == {seen['value']!r}: the target's (predicted), not this "
+                     f"build's {seen['installed']!r}")
     if not t.get("mps_available", True):
         lines.append(f"  torch.backends.mps.is_available() is False on macOS {t['macos']} with torch {t['torch']}")
     ff = doc["failures"][0] if doc.get("failures") else None
