@@ -354,3 +354,22 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def wind_down() -> None:
+    """What the interpreter's exit does before its module teardown: the program's non-daemon threads joined, its
+    ``atexit`` handlers run (Python's own order, ``Py_FinalizeEx``), stdout and stderr flushed. The children that end
+    by ``os._exit`` right after (``run``'s child, the zygote's plain jobs) call it so a program sees the exit it
+    would see under a fresh interpreter, less the teardown of modules."""
+    import atexit
+
+    shutdown = getattr(threading, "_shutdown", None)
+    if shutdown is not None:
+        shutdown()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass

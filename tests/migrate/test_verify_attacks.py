@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.run.helpers import running as _running
+
 from mpsready.cli import main
 from mpsready.errors import UsageError
 from mpsready.migrate import copies, verify
@@ -102,12 +104,6 @@ def test_what_the_program_leaves_running_is_ended(tmp_path):
     assert _wait_for(lambda: not _running(pid))
 
 
-def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().split(") ", 1)[1][0] != "Z"
-    except OSError:
-        return False
 
 
 def _wait_for(cond, seconds: float = 20.0) -> bool:

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.run.helpers import running as _running
+
 pytest.importorskip("torch")
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the zygote forks on Linux only")
 
@@ -163,12 +165,6 @@ def test_shadowed_names_modules_packages_and_extensions_not_namespace_folders(tm
     assert shadowed([str(tmp_path / "missing")], ["yaml"]) is None
 
 
-def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(") ", 1)[1][0] != "Z"
-    except OSError:
-        return False
 
 
 DAEMON = """\

@@ -47,3 +47,13 @@ def write(tmp_path: Path, text: str, name: str = "script.py") -> Path:
     p = tmp_path / name
     p.write_text(text)
     return p
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` runs (exists and is no zombie), read from /proc: what a test of the lifetime of a
+    run's children (orphans, daemons, the zygote's jobs) asks after the run ended."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(") ", 1)[1][0] != "Z"
+    except OSError:
+        return False

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.run.helpers import running as _running
+
 pytest.importorskip("torch")
 
 REPO = Path(__file__).resolve().parents[2]
@@ -30,12 +32,6 @@ time.sleep(120)
 """
 
 
-def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(") ", 1)[1][0] != "Z"
-    except OSError:
-        return False
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the subreaper is Linux's (prctl)")

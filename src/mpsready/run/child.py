@@ -385,19 +385,9 @@ def exit_quickly(code: int) -> int:
     are joined and its ``atexit`` handlers run (in Python's own order, Py_FinalizeEx), stdout and stderr flushed,
     then ``os._exit``. What is left out is only what no program may count on at exit: finalizers of objects still
     alive at interpreter teardown (Python docs, ``object.__del__``: not guaranteed to be called at exit)."""
-    import atexit
-    import threading
+    from mpsready.childproc import wind_down
 
-    shutdown = getattr(threading, "_shutdown", None)
-    if shutdown is not None:
-        shutdown()
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            if stream is not None:
-                stream.flush()
-        except (OSError, ValueError):
-            pass
+    wind_down()
     os._exit(code)
     return code  # pragma: no cover - only where os._exit is replaced
 

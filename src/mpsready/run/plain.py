@@ -166,20 +166,11 @@ def _uncaught(exc: BaseException) -> None:
 def _finish(code: int, interrupted: bool) -> None:
     """The end of the interpreter: the program's threads joined, ``atexit`` handlers, the streams flushed, then
     ``os._exit`` (no module teardown); an uncaught ``KeyboardInterrupt`` ends it by SIGINT, as Python does."""
-    import atexit
     import signal
-    import threading
 
-    shutdown = getattr(threading, "_shutdown", None)
-    if shutdown is not None:
-        shutdown()
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            if stream is not None:
-                stream.flush()
-        except (OSError, ValueError):
-            pass
+    from mpsready.childproc import wind_down
+
+    wind_down()
     if interrupted:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGINT)
