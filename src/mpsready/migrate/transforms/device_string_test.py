@@ -34,6 +34,14 @@ from mpsready.migrate.mac_path import vtuple, floor_allows, floor_text
 from mpsready.migrate.transforms.amp import mac_needs
 from mpsready.scan.code.units.device_selection import AMP_CALLS  # the scan's API115 evidence reads the same table
 
+def _needs_floor(blocked: list, floor, named: bool = True) -> str:
+    """The end of a manual entry left for the AMP feature of ``blocked`` (``(feature, release, source)``) that
+    needs the newest release: what it needs, the project's floor, and what to do."""
+    k, r, n = max(blocked, key=lambda b: vtuple(b[1] or "0"))
+    return (f"{k + ' ' if named else ''}needs PyTorch {r or 'a release not in the shipped tables'} ({n}) and the "
+            f"PyTorch floor is {floor_text(floor)}: declare torch>={r or '...'} and run migrate again, or rewrite by hand")
+
+
 def amp_calls(ctx: FileContext) -> list[str]:
     """Which of autocast / GradScaler the file calls (through imports too), in that order."""
     found: set[str] = set()
@@ -97,12 +105,9 @@ class DeviceStringTest(Transform):
                 manuals.append(manual(f, "the test has an unusual shape; derive the type with torch.device(...).type"))
                 continue
             if blocked:
-                k, r, n = max(blocked, key=lambda b: vtuple(b[1] or "0"))
                 manuals.append(manual(f, (
                     f"left as it is, to keep the Mac path: torch.device(...).type would give 'mps' on a Mac, turning on "
-                    f"{' and '.join(k for k, _, _ in needs)} there; on MPS {k} needs PyTorch "
-                    f"{r or 'a release not in the shipped tables'} ({n}) and the PyTorch floor is "
-                    f"{floor_text(ctx.torch_floor)}: declare torch>={r or '...'} and run migrate again, or rewrite by hand")))
+                    f"{' and '.join(k for k, _, _ in needs)} there; on MPS {_needs_floor(blocked, ctx.torch_floor)}")))
                 continue
 
             def rewrite(n: cst.CSTNode, subject=subject) -> cst.CSTNode:
@@ -114,12 +119,10 @@ class DeviceStringTest(Transform):
                               finding=f, review=review, needs_torch=needs_torch))
         for node, x in detected:
             if blocked:
-                k, r, n = max(blocked, key=lambda b: vtuple(b[1] or "0"))
                 manuals.append(Manual("API115", ctx.line_of(node), (
                     f"'cuda' if ....is_cuda else 'cpu' gives 'cpu' for an MPS tensor; left as it is, to keep the Mac "
-                    f"path: .device.type would turn on {' and '.join(k for k, _, _ in needs)} on MPS, which needs PyTorch "
-                    f"{r or 'a release not in the shipped tables'} ({n}) and the PyTorch floor is "
-                    f"{floor_text(ctx.torch_floor)}: declare torch>={r or '...'} and run migrate again, or rewrite by hand")))
+                    f"path: .device.type would turn on {' and '.join(k for k, _, _ in needs)} on MPS, which "
+                    f"{_needs_floor(blocked, ctx.torch_floor, named=False)}")))
                 continue
 
             def follow(n: cst.CSTNode, x=x) -> cst.CSTNode:
