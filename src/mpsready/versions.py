@@ -55,3 +55,32 @@ def macos_lt(a: str, b: str) -> bool:
     ta, tb = release(a), release(b)
     n = max(len(ta), len(tb))
     return ta + (0,) * (n - len(ta)) < tb + (0,) * (n - len(tb))
+
+
+#: macOS major releases that exist (Apple's numbering: 10.x, then 11-15 from 2020 to 2024, then the year-based 26
+#: "Tahoe" in 2025 and 27 in 2026; source: Apple's release notes and the WWDC 2025 announcement of year-based numbers).
+MACOS_MAJORS = (10, 11, 12, 13, 14, 15, 26, 27)
+#: The last macOS an Intel Mac runs: Apple said at WWDC 2025 that macOS 26 Tahoe is the last release for Intel Macs.
+MACOS_LAST_INTEL = 26
+
+
+def check_macos(text: str, machine: str = "arm64") -> tuple[int, ...]:
+    """The release of ``text`` (``"14.4"`` -> ``(14, 4)``) after checking that such a macOS exists for ``machine``
+    (``"arm64"`` Apple silicon, ``"x86_64"`` Intel).
+
+    Raises:
+        ValueError: ``text`` is not a version, names a macOS major release that does not exist (``"99"``,
+            ``"16.0"``: macOS went from 15 to 26 in 2025), or one an Intel Mac cannot run (past 26); the message
+            says which, in words a command line can print as is.
+    """
+    try:
+        rel = release(text)
+    except ValueError:
+        raise ValueError(f"--macos {text!r} is not a macOS version such as 14.4") from None
+    if rel[0] not in MACOS_MAJORS:
+        raise ValueError(f"--macos {text!r}: there is no macOS {rel[0]} (releases are 10.x, 11 to 15, then 26 and 27: "
+                         "macOS went from 15 to 26 in 2025)")
+    if machine == "x86_64" and rel[0] > MACOS_LAST_INTEL:
+        raise ValueError(f"--macos {text!r}: an Intel Mac runs macOS {MACOS_LAST_INTEL} at most (macOS 26 Tahoe "
+                         "is the last release for Intel Macs)")
+    return rel

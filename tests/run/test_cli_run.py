@@ -102,6 +102,8 @@ def test_script_without_python_and_usage_errors(tmp_path):
 ])
 def test_parse_program(tmp_path, words, kind, target, argv):
     (tmp_path / "t.py").write_text("")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "__init__.py").write_text("raise SystemExit('the parent must not import the package')\n")
     prog = parse_program(words, cwd=str(tmp_path))
     assert (prog.kind, Path(prog.target).name if kind == "script" else prog.target, prog.argv) == (kind, target, argv)
 
@@ -111,6 +113,42 @@ def test_parse_program(tmp_path, words, kind, target, argv):
 def test_parse_program_errors(tmp_path, words, msg):
     with pytest.raises(UsageError, match=msg):
         parse_program(words, cwd=str(tmp_path))
+
+
+@pytest.mark.parametrize("name,content,words,msg", [
+    (None, None, ["python", "-m", "mpsready_no_such_mod"],
+     r"no module named 'mpsready_no_such_mod' in .* or this Python's path \(python -m mpsready_no_such_mod\)"),
+    (None, None, ["python", "-m", "mpsready_no_such_pkg.train"], r"no module named 'mpsready_no_such_pkg'"),
+    ("tool", b"\x7fELF\x02\x01\x01\x00\x00", ["tool"], r"tool is not a Python script \(a binary file\)"),
+    ("go.sh", b"#!/bin/bash\npython train.py\n", ["go.sh"], r"go.sh is a script for '/bin/bash', not Python"),
+])
+def test_not_a_python_program_is_a_usage_error(tmp_path, name, content, words, msg):
+    """h40: `run -- python -m nosuchmod` ended inconclusive and `run -- /bin/true` reported a SyntaxError."""
+    if name:
+        (tmp_path / name).write_bytes(content)
+    with pytest.raises(UsageError, match=msg):
+        parse_program(words, cwd=str(tmp_path))
+
+
+def test_python_shebang_and_local_module_are_programs(tmp_path):
+    (tmp_path / "train").write_text("#!/usr/bin/env python3\nimport torch\n")
+    (tmp_path / "localmod.py").write_text("")
+    assert parse_program(["train"], cwd=str(tmp_path)).kind == "script"
+    assert parse_program(["python", "-m", "localmod"], cwd=str(tmp_path)).target == "localmod"
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["--macos", "99"], "there is no macOS 99 (releases are 10.x, 11 to 15, then 26 and 27"),
+    (["--macos", "16.0"], "there is no macOS 16"),
+    (["--mac", "intel", "--torch", "2.2", "--macos", "27.0"], "an Intel Mac runs macOS 26 at most"),
+])
+def test_macos_that_does_not_exist_is_a_usage_error(tmp_path, capsys, argv, msg):
+    """h40: `--macos 99` and `--mac intel --macos 27.0` were accepted."""
+    from mpsready.cli import main
+
+    (tmp_path / "t.py").write_text("raise SystemExit('must not run')\n")
+    assert main(["run", *argv, "--", str(tmp_path / "t.py")]) == 2
+    assert msg in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv,msg", [

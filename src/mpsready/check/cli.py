@@ -48,7 +48,7 @@ def run_check(path: str | Path, out: str | Path, entry: str | None = None, basel
         if torch is not None:
             ops_api.load_db(torch)
         if macos is not None:
-            versions.release(macos)
+            versions.check_macos(macos)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if entry:

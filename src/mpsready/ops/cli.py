@@ -43,9 +43,9 @@ def _check_macos(text: str | None) -> None:
     from mpsready import versions
 
     try:
-        versions.release(text)
-    except ValueError:
-        raise UsageError(f"--macos {text!r} is not a macOS version such as 14.4") from None
+        versions.check_macos(text)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -78,12 +78,12 @@ def run(args: argparse.Namespace) -> int:
         args.time_limit = None
     if args.output:
         check_output(args.output)
-    try:
-        versions.release(args.macos)
-    except ValueError:
-        raise UsageError(f"--macos {args.macos!r} is not a macOS version such as 14.4") from None
     fallback = args.fallback if args.fallback is not None else os.environ.get("PYTORCH_ENABLE_MPS_FALLBACK") == "1"
     args.machine = MACHINE_OF.get(getattr(args, "mac", None) or "apple", "arm64")
+    try:
+        versions.check_macos(args.macos, args.machine)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     if matrix.is_matrix(args.torch) and args.machine == "arm64":
         return _run_matrix(args, prog, fallback)
     torch_v = target_machine(args.torch, args.machine)

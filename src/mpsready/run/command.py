@@ -90,6 +90,7 @@ def parse_program(words: list[str], cwd: str | None = None) -> Program:
                 raise UsageError(f"{mod!r} is not a module name")
             if mod == "pytest":
                 _refuse_xdist(words[2:])
+            _check_module(mod, cwd)
             return Program("module", mod, (mod, *words[2:]), cwd)
     if os.path.basename(words[0]) in _PYTEST:  # the pytest console script: the same as python -m pytest
         _refuse_xdist(words[1:])
@@ -98,9 +99,44 @@ def parse_program(words: list[str], cwd: str | None = None) -> Program:
     path = os.path.abspath(os.path.join(cwd, script))
     if not os.path.isfile(path):
         raise UsageError(f"script not found: {script}")
+    _check_python_text(path, script)
     if path.endswith(".ipynb"):  # its code cells in order (mpsready.run.notebook); IPython syntax refused here
         from mpsready.run.notebook import read_cells
 
         read_cells(path)
         return Program("notebook", path, (script, *words[1:]), os.path.dirname(path))
     return Program("script", path, (script, *words[1:]), os.path.dirname(path))
+
+
+def _check_module(mod: str, cwd: str) -> None:
+    """A usage error when ``python -m MOD`` names a top-level module or package found neither in ``cwd`` (the
+    child's ``sys.path[0]``) nor on this interpreter's path. Only the finders' search runs: nothing is imported
+    (a dotted name's parent package would run its ``__init__`` under ``find_spec``, so only the first part is
+    looked up here and the child reports the rest)."""
+    import sys
+    from importlib.machinery import PathFinder
+
+    top = mod.split(".", 1)[0]
+    if top in sys.builtin_module_names or PathFinder.find_spec(top, [cwd, *sys.path[1:]]) is not None:
+        return
+    raise UsageError(f"no module named {top!r} in {cwd} or this Python's path (python -m {mod})")
+
+
+def _check_python_text(path: str, script: str) -> None:
+    """A usage error for a file that is not Python source: a binary (a NUL byte in its first 8 KiB) or a script
+    whose ``#!`` line names another interpreter (``#!/bin/bash``). Notebooks are JSON and read later."""
+    if path.endswith(".ipynb"):
+        return
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8192)
+    except OSError as exc:
+        raise UsageError(f"cannot read {script}: {exc.strerror}") from None
+    if b"\0" in head:
+        raise UsageError(f"{script} is not a Python script (a binary file): mpsready run runs Python programs, "
+                         "e.g. mpsready run -- python train.py")
+    first = head.split(b"\n", 1)[0]
+    if first.startswith(b"#!") and b"python" not in first:
+        interp = first[2:].decode("utf-8", "replace").strip()
+        raise UsageError(f"{script} is a script for {interp!r}, not Python: run its Python command instead, "
+                         "e.g. mpsready run -- python train.py")

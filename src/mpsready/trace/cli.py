@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 
+from mpsready import versions
 from mpsready.errors import UsageError
 from mpsready.step.output import stdout_to_stderr
 from mpsready.commands.trace import FORMATS, register  # noqa: F401  (the arguments: cheap to import)
@@ -14,6 +15,11 @@ from mpsready.commands.trace import FORMATS, register  # noqa: F401  (the argume
 def run(args: argparse.Namespace) -> int:
     from mpsready.trace.predict import DEFAULT_MACOS
 
+    if args.macos is not None:
+        try:
+            versions.check_macos(args.macos)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     if args.from_json:
         if args.entry:
             raise UsageError("give either ENTRY or --from-json, not both")
