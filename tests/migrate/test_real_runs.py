@@ -116,6 +116,10 @@ def test_a_finding_no_transform_answers_names_its_cell_and_line(tmp_path):
     plan = _plan(tmp_path, {"nb.ipynb": _notebook(*cells)})
     assert [(m.code, m.path, m.line, m.reason) for m in plan.manual] == [
         ("DTY101", "nb.ipynb", 2, "cell 2: Use float32 on MPS; keep float64 only for CPU-side computations.")]
+    # the JSON entry names the cell as a key, as edits do (h40: only the reason's text named it)
+    assert plan.manual[0].to_dict() == {
+        "code": "DTY101", "path": "nb.ipynb", "line": 2, "cell": 2,
+        "reason": "cell 2: Use float32 on MPS; keep float64 only for CPU-side computations."}
 
 
 TRAIN = '''import argparse

@@ -75,7 +75,13 @@ class ManualRecord:
     reason: str
 
     def to_dict(self) -> dict:
-        return {"code": self.code, "path": self.path, "line": self.line, "reason": self.reason}
+        """A notebook's entry also carries ``cell`` (the cell its reason names; ``line`` is the line in that cell),
+        as edits and fixed findings do, so a JSON reader need not parse the reason (h40)."""
+        d = {"code": self.code, "path": self.path, "line": self.line, "reason": self.reason}
+        cell = cell_of(self)
+        if cell is not None:
+            d["cell"] = cell
+        return d
 
 
 @dataclass(frozen=True)
