@@ -79,7 +79,41 @@ def enter_user_path(first: str | None) -> list[str]:
         entries = [p for p in user.split(os.pathsep) if p]
     added = ([first] if first else []) + entries
     sys.path[0:0] = added
+    unshadow(added)
     return added
+
+
+#: Modules the runner keeps although the program's folder holds one of the same name: PyTorch and its array
+#: library (the emulator is built on them), mpsready, and what mpsready imports lazily while the program runs
+#: (``packaging`` in the op judges, ``rich`` in the renderers).
+KEEP_LOADED = frozenset({"torch", "numpy", "mpsready", "packaging", "rich"})
+
+
+def unshadow(entries: list[str]) -> list[str]:
+    """Forget (from ``sys.modules``) the third-party modules this process loaded before the program starts whose
+    name a module or regular package in ``entries`` (the program's own path, in order) also holds, so that the
+    program's ``import yaml`` finds its own ``yaml.py`` as under a plain ``python`` (h40: the runner's PyYAML
+    answered it). The standard library is left as loaded (a plain run has most of it loaded too), and so is
+    :data:`KEEP_LOADED`; a folder without ``__init__.py`` is a namespace portion that never shadows a module, so it
+    is not counted. Returns the names forgotten; the runner's own references to them stay valid."""
+    stdlib = getattr(sys, "stdlib_module_names", frozenset())
+    gone: list[str] = []
+    for entry in entries:
+        try:
+            names = os.listdir(entry)
+        except OSError:
+            continue
+        for n in names:
+            mod = n[:-3] if n.endswith(".py") else n if os.path.isfile(os.path.join(entry, n, "__init__.py")) else ""
+            if not mod or mod in stdlib or mod in KEEP_LOADED or mod in gone or mod not in sys.modules:
+                continue
+            where = getattr(sys.modules[mod], "__file__", None) or ""
+            if os.path.abspath(where).startswith(os.path.abspath(entry) + os.sep):
+                continue  # already the program's own
+            for key in [k for k in sys.modules if k == mod or k.startswith(mod + ".")]:
+                del sys.modules[key]
+            gone.append(mod)
+    return gone
 
 
 class Interrupted(BaseException):

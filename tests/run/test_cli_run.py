@@ -179,3 +179,35 @@ def test_missing_dependency_exits_2_and_says_what_is_missing(tmp_path):
     item4 = next(i for i in rep["checklist"] if i["number"] == 4)
     assert (item4["status"], item4["label"], rep["verdict"]["name"]) == ("not_checked", "not checked", "mac_for_dev"), \
         r.stderr
+
+
+def test_the_programs_own_module_is_not_replaced_by_the_runners(tmp_path):
+    """h40: a project's own yaml.py was answered by the PyYAML mpsready's runner had loaded; the program's folder
+    comes first, as under a plain python (a folder without __init__.py never shadows an installed module)."""
+    (tmp_path / "yaml.py").write_text("NAME = 'the project yaml'\n")
+    (tmp_path / "rich").mkdir()  # a namespace portion: the installed rich still answers, as under plain python
+    (tmp_path / "t.py").write_text("import yaml, rich\nprint(getattr(yaml, 'NAME', 'PyYAML'), hasattr(rich, 'print'))\n")
+    p = _mpsready("run", "--torch", "2.13", "--", "python", "t.py", cwd=tmp_path)
+    assert (p.returncode, p.stdout.splitlines()[0]) == (0, "the project yaml True"), p.stderr
+
+
+def test_unshadow_forgets_third_party_modules_only(tmp_path, monkeypatch):
+    import sys
+    import types
+
+    import json  # noqa: F401
+    import packaging  # noqa: F401
+
+    from mpsready.childproc import unshadow
+
+    for name in ("yaml.py", "json.py", "packaging.py", "notloaded.py"):
+        (tmp_path / name).write_text("")
+    (tmp_path / "pkgx").mkdir()
+    (tmp_path / "pkgx" / "__init__.py").write_text("")
+    fake = {n: types.ModuleType(n) for n in ("yaml", "yaml.nodes", "pkgx", "yamlish")}
+    for n, m in fake.items():
+        monkeypatch.setitem(sys.modules, n, m)
+    gone = unshadow([str(tmp_path)])
+    assert sorted(gone) == ["pkgx", "yaml"]
+    assert [n for n in fake if n in sys.modules] == ["yamlish"]
+    assert "json" in sys.modules and "packaging" in sys.modules  # the standard library and KEEP_LOADED stay

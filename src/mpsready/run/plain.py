@@ -99,6 +99,9 @@ def run(spec: dict[str, Any]) -> int:
     script = spec["kind"] == "script"
     first = os.path.dirname(os.path.realpath(spec["target"])) if script else os.getcwd()
     sys.path.insert(0, first)
+    from mpsready.childproc import unshadow
+
+    unshadow([first])
     code, interrupted = _main(spec, script)
     _finish(code, interrupted)
     return code  # pragma: no cover - _finish ends the process
