@@ -128,3 +128,13 @@ def test_platform_processor_is_the_macs(tmp_path, machine, torch, expected):
     import platform
 
     assert sys.platform == "linux" and not hasattr(platform.processor, "__wrapped__")
+
+
+def test_dir_of_torch_lists_the_targets_names(tmp_path):
+    """h40: dir(torch) lacked __version__ during a run; it also listed names the target lacks."""
+    import torch
+
+    prog = "import torch\nnames = dir(torch)\nprint('__version__' in names, 'accelerator' in names, 'ones' in names)\n"
+    _, doc, out, _ = emulate(write(tmp_path, prog), torch="2.5", macos="15.5")
+    assert (doc["outcome"], out) == ("completed", "True False True\n")
+    assert "__dir__" not in vars(torch) and "accelerator" in dir(torch)  # undone after the run

@@ -276,16 +276,26 @@ def _hide_by_getattr(p: _Patches, mod: types.ModuleType, names: frozenset[str], 
             return previous(name)
         raise AttributeError(f"module '{modname}' has no attribute '{name}'")
 
+    previous_dir = d.get("__dir__")
+
+    def __dir__() -> list[str]:
+        # dir(torch) lists what the target has: its __version__ (served above), not the names it lacks (h40: the
+        # target's __version__ was missing from dir(torch) during a run)
+        base = previous_dir() if previous_dir is not None else list(d)
+        return sorted({*base, *answers} - (set(stash) - set(answers)))
+
     for n in stash:
         del d[n]
     d["__getattr__"] = __getattr__
+    d["__dir__"] = __dir__
 
     def restore() -> None:
         d.update(stash)
-        if previous is None:
-            d.pop("__getattr__", None)
-        else:
-            d["__getattr__"] = previous
+        for key, old in (("__getattr__", previous), ("__dir__", previous_dir)):
+            if old is None:
+                d.pop(key, None)
+            else:
+                d[key] = old
     p.on_undo(restore)
 
 
