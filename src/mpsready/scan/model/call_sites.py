@@ -50,11 +50,13 @@ def _root(node: ast.AST) -> str | None:
 
 
 def _calls(tree: ast.AST, name: str, method: bool, modules: set[str],
-           lines: list[int] | None, is_class: bool = False) -> tuple[list[ast.Call], bool]:
+           lines: list[int] | None, is_class: bool = False, own: bool = False) -> tuple[list[ast.Call], bool]:
     """(the calls of ``name`` in ``tree``, whether the name is also referenced other than as a callee; the calls
     found so far when it is). A method is matched through any attribute (``self.load``, ``model.load``); a
     function or class only as a bare name or through ``modules``, the file's names for the project's modules
     (``fid.FID``, :func:`_project_bindings`), so ``torch.load(...)`` is not a call of the project's ``load``.
+    ``own``: the file defines a function or class of that name itself (:func:`_shadows`), so its bare ``name``
+    is its own and only ``module.name`` can reach the one judged (issue 32, round 9).
     One walk: a call is met before its callee, so the callee is known not to be another reference."""
 
     def ours(attr: ast.Attribute) -> bool:
@@ -64,12 +66,12 @@ def _calls(tree: ast.AST, name: str, method: bool, modules: set[str],
     callees: set[int] = set()
     harmless = _not_uses(tree, lines, name, is_class)
     for node in walk_spanning(tree, lines):
-        if id(node) in harmless:
+        if id(node) in harmless or (own and isinstance(node, ast.Name)):
             continue
         if isinstance(node, ast.Call):
             f = node.func
-            if (isinstance(f, ast.Name) and f.id == name) or (isinstance(f, ast.Attribute) and f.attr == name
-                                                              and ours(f)):
+            if (isinstance(f, ast.Name) and f.id == name and not own) or (
+                    isinstance(f, ast.Attribute) and f.attr == name and ours(f)):
                 calls.append(node)
                 callees.add(id(f))
         elif id(node) in callees:
@@ -79,6 +81,15 @@ def _calls(tree: ast.AST, name: str, method: bool, modules: set[str],
         elif isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.ctx, ast.Load) and ours(node):
             return calls, True
     return calls, False
+
+
+def _shadows(tree: ast.AST, name: str, method: bool) -> bool:
+    """Whether a module defines a function or class ``name`` of its own at its top level (``def init_model(args)``
+    in ``eval.py`` beside the project's ``trainer/utils.py: init_model(cfg, device="cuda")``): its bare calls of
+    ``name`` are of that definition, not of the one a ``from ... import *`` brings (issue 32, round 9). Methods
+    are matched by attribute and are never shadowed this way."""
+    return not method and any(isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                              and st.name == name for st in getattr(tree, "body", ()))
 
 
 def _not_uses(tree: ast.AST, lines: list[int] | None, name: str, is_class: bool = False) -> set[int]:
@@ -237,7 +248,8 @@ def _all_passing(name: str, method: bool, owner: str | None, def_rel: str, param
         if tree is None:
             return None
         calls, other = _calls(tree, name, method, set() if method else bindings.of(rel, tree),
-                              sources.lines(rel, (name,)), is_class=owner is not None and owner == name)
+                              sources.lines(rel, (name,)), is_class=owner is not None and owner == name,
+                              own=rel != def_rel and _shadows(tree, name, method))
         if other:
             return None
         for c in calls:
@@ -344,7 +356,7 @@ def _never_by_callers(pt: dict, def_rel: str, index: _ImportIndex, bindings: _Bi
         if tree is None:
             return None
         calls, other = _calls(tree, name, method, set() if method else bindings.of(rel, tree),
-                              sources.lines(rel, (name,)))
+                              sources.lines(rel, (name,)), own=rel != def_rel and _shadows(tree, name, method))
         if other:
             return None
         mac = MacEval(ValueFlow(build_alias_map(tree), tree))
