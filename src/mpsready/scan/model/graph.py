@@ -191,6 +191,7 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
     outlook (:func:`mpsready.scan.model.remedy.limits`). Other findings are returned unchanged. ``declared``
     holds the README's scripts and the console-script modules."""
     from mpsready.findings import Scope, Severity
+    from mpsready.scan.model.optional_parts import part_manifest
     from mpsready.scan.sources.dockerfile import is_container_recipe
 
     readme = declared.readme if declared is not None else []
@@ -241,11 +242,13 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
             # issue 32, round 4: the project ships the Mac's own requirement file (requirements-mac.txt,
             # environment_macos.yml): the other platforms' files are not what a Mac installs
             f = f.with_evidence({**f.evidence, "optional": f"a Mac installs {', '.join(mac_file[:2])} instead"})
-        if reach is None and f.code.startswith("DEP") and declared is not None and declared.installs \
-                and feature_manifest(path) and path not in declared.installs and not f.evidence.get("optional"):
-            # issue 32: a feature's requirement file that the README's install never uses is optional
+        if reach is None and f.code.startswith("DEP") and declared is not None \
+                and part_manifest(path, declared.installs) and not f.evidence.get("optional"):
+            # issue 32: a feature's requirement file that the README's install never uses is optional; round 9:
+            # also a part's own requirements.txt below the root when the README installs the package by name
+            named = ", ".join((declared.installs or [])[:3]) or "the package by name"
             f = f.with_evidence({**f.evidence, "optional": f"{path} is not installed by the README's install "
-                                                           f"({', '.join(declared.installs[:3])})"})
+                                                           f"({named})"})
         if reach is not None:
             f = f.with_state(reach=reach, entries=roots[:5] if reach == "off_main_path" else None)
         elif f.scope is Scope.MAIN and path.endswith(".py") and f.severity.rank >= Severity.DEGRADES.rank \
