@@ -48,3 +48,78 @@ def test_a_star_import_call_that_omits_the_device_still_uses_the_default(write_p
     r = _project(write_project, own_def=False)
     assert rows(r) == [("API103", "utils.py", 8, "blocker")]
     assert r.outlook.value == "mac_for_dev"
+
+
+# ---------------------------------------------------------------- a device helper imported from another module
+def _helper(mps: bool) -> str:
+    last = "    if torch.backends.mps.is_available():\n        return torch.device(\"mps\")\n    return torch.device(\"cpu\")\n" \
+        if mps else "    return None\n"
+    return "import torch\n\n\ndef pick_device():\n    if torch.cuda.is_available():\n        return torch.device(\"cuda\")\n" + last
+
+
+LOADER = ("import torch\n\n\ndef load_net(width, device=None):\n    net = torch.nn.Linear(width, width)\n"
+          "    if device is not None:\n        return net.to(device)\n    return net.cuda()\n")
+RUN = ("import torch\n\nfrom tools.devices import pick_device\nfrom tools.loader import load_net\n\n"
+       "device = pick_device()\n\n\ndef main():\n    net = load_net(4, device)\n    print(net)\n\n\n"
+       "if __name__ == \"__main__\":\n    main()\n")
+
+
+def _helper_project(write_project, mps: bool):
+    return scan_path(write_project({"tools/__init__.py": "", "tools/devices.py": _helper(mps),
+                                    "tools/loader.py": LOADER, "run.py": RUN, "requirements.txt": "torch\n",
+                                    "README.md": "# x\n\n```bash\npython run.py\n```\n"}))
+
+
+def test_a_device_helper_imported_from_another_module_is_read_under_the_mac_facts(write_project):
+    # run.py passes `pick_device()`'s answer: on a Mac CUDA is skipped and the helper returns mps, so
+    # `device is not None` holds on every call and the `.cuda()` default branch never runs there
+    r = _helper_project(write_project, mps=True)
+    [f] = [f for f in r.findings if f.code == "API101"]
+    assert (f.location.path, f.location.line) == ("tools/loader.py", 8)
+    assert f.evidence["mac_never_param"] == ("device is not None is True (line 6) because every call passes "
+                                             "device = 'mps' on a Mac (run.py:10)")
+    assert r.outlook.value == "runs_on_mac"
+
+
+def test_a_device_helper_that_gives_none_on_a_mac_keeps_the_branch(write_project):
+    # look-alike: the helper answers None without CUDA, so the `.cuda()` branch is what a Mac runs
+    r = _helper_project(write_project, mps=False)
+    [f] = [f for f in r.findings if f.code == "API101"]
+    assert f.evidence.get("mac_never_param") is None and f.behind_flag is None
+    assert r.outlook.value == "mac_for_dev"
+
+
+# ---------------------------------------------------------------- a part's own requirements.txt below the root
+PKG = {"pyproject.toml": "[project]\nname = \"mypkg\"\nversion = \"0.1\"\ndependencies = [\"torch\"]\n",
+       "mypkg/__init__.py": "import torch\n\n\ndef run():\n    return torch.zeros(1)\n",
+       "mypkg/deploy/requirements.txt": "pycuda\n"}
+
+
+def _pkg(write_project, install: str):
+    return scan_path(write_project({**PKG, "README.md": f"# mypkg\n\n```bash\n{install}\n```\n"}))
+
+
+def test_a_sub_folder_requirement_file_the_readme_s_install_leaves_out_is_optional(write_project):
+    # the README installs the package by name; mypkg/deploy/requirements.txt is the deploy part's own file
+    r = _pkg(write_project, "pip install mypkg")
+    [f] = [f for f in r.findings if f.code == "DEP101"]
+    assert (f.location.path, f.location.line, f.severity.value) == ("mypkg/deploy/requirements.txt", 1, "blocker")
+    assert f.evidence["optional"] == ("mypkg/deploy/requirements.txt is not installed by the README's install "
+                                      "(the package by name)")
+    assert r.outlook.value == "runs_on_mac"
+    assert r.optional == [{"path": "mypkg/deploy/requirements.txt", "line": 1, "code": "DEP101",
+                           "why": f.evidence["optional"]}]
+
+
+def test_a_sub_folder_requirement_file_the_readme_installs_stays_required(write_project):
+    # look-alike: the README's install names the file, so a Mac following it installs pycuda
+    r = _pkg(write_project, "pip install mypkg\npip install -r mypkg/deploy/requirements.txt")
+    [f] = [f for f in r.findings if f.code == "DEP101"]
+    assert f.evidence.get("optional") is None
+    assert r.outlook.value == "stay_on_cuda"
+
+
+def test_without_an_install_in_the_readme_a_sub_folder_requirement_file_counts(write_project):
+    # look-alike: no install command at all: nothing says which file a Mac installs, so every file counts
+    r = scan_path(write_project({**PKG, "README.md": "# mypkg\n"}))
+    assert r.outlook.value == "stay_on_cuda"

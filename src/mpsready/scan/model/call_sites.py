@@ -296,22 +296,29 @@ def _forwarder(tree: ast.AST, call: ast.Call) -> str | None:
     return None
 
 
-def decided_by_callers(findings: list[Finding], results: Mapping[str, Any], sources: SourceTrees) -> list[Finding]:
+def decided_by_callers(findings: list[Finding], results: Mapping[str, Any], sources: SourceTrees,
+                       off_path: Callable[[str], bool] | None = None) -> list[Finding]:
     """Findings in a branch that a parameter decides (``evidence.param_test``: ``if not is_dist: return`` in
     ``step(loader, is_dist)``) whose every call in the project passes a value the Mac's facts decide
     (``step(loader, is_dist())`` with ``is_dist()`` False on a Mac) the other way: they never run on a Mac and get
     ``behind_flag`` and ``evidence.mac_never_param`` (issue 32, inter-procedural through parameters). The calls are
     found as for :func:`unused_device_defaults` (notebooks aside: beside Python modules they are demos); a call
     that omits the argument, passes ``*args``, or a value the facts leave open keeps the finding. A project of more
-    than :data:`MAX_PROJECT_FILES` Python files is left as it is (bounded work, as :mod:`.callers`)."""
+    than :data:`MAX_PROJECT_FILES` Python files is left as it is (bounded work, as :mod:`.callers`).
+    Issue 32, round 9: ``off_path(rel)`` (as for :func:`unused_device_defaults`): only the main path's calls decide;
+    and a value built by a device helper the calling file imports from the project (``device =
+    get_default_device()``) is that helper's return on a Mac (:mod:`.helper_returns`)."""
     if not any((f.evidence or {}).get("param_test") for f in findings) \
             or sum(1 for rel in results if rel.endswith(".py")) > MAX_PROJECT_FILES:
         return findings  # a large library (the torch package) is left as it is: its findings keep limiting
     from mpsready.scan.model.remedy import limits
 
-    index = _ImportIndex(results)
+    from mpsready.scan.model.helper_returns import HelperReturns
+
+    index = _ImportIndex(results, off_path)
     tops = {rel.split("/", 1)[0].removesuffix(".py") for rel in results}
     bindings = _Bindings(tops, sources)
+    helpers = HelperReturns([rel for rel in results if rel.endswith(".py")], sources)
     cache: dict[tuple, str | None] = {}
     out = []
     for f in findings:
@@ -320,7 +327,7 @@ def decided_by_callers(findings: list[Finding], results: Mapping[str, Any], sour
             key = (f.location.path, pt["function"], pt["param"], pt["line"], pt["want"])
             if key not in cache:
                 try:
-                    cache[key] = _never_by_callers(pt, f.location.path, index, bindings, sources)
+                    cache[key] = _never_by_callers(pt, f.location.path, index, bindings, sources, helpers)
                 except RecursionError:  # an argument nested past Python's stack: the finding keeps limiting
                     cache[key] = None
             why = cache[key]
@@ -332,10 +339,7 @@ def decided_by_callers(findings: list[Finding], results: Mapping[str, Any], sour
 
 
 def _never_by_callers(pt: dict, def_rel: str, index: _ImportIndex, bindings: _Bindings,
-                      sources: SourceTrees) -> str | None:
-    from mpsready.scan.code.macfacts import MacEval
-    from mpsready.scan.code.names import build_alias_map
-    from mpsready.scan.code.valueflow import ValueFlow
+                      sources: SourceTrees, helpers: Any) -> str | None:
 
     name, method = pt["function"], pt["method"]
     position = pt["position"] - (1 if method else 0)
@@ -359,7 +363,7 @@ def _never_by_callers(pt: dict, def_rel: str, index: _ImportIndex, bindings: _Bi
                               sources.lines(rel, (name,)), own=rel != def_rel and _shadows(tree, name, method))
         if other:
             return None
-        mac = MacEval(ValueFlow(build_alias_map(tree), tree))
+        mac = helpers.evaluator(rel, fresh=True)
         for c in calls:
             arg = next((k.value for k in c.keywords if k.arg == pt["param"]), None)
             if arg is None and 0 <= position < len(c.args) and not any(
@@ -381,7 +385,7 @@ def _never_by_callers(pt: dict, def_rel: str, index: _ImportIndex, bindings: _Bi
                 None) if fn is not None else None
     if test is None:
         return None
-    callee = MacEval(ValueFlow(build_alias_map(tree), tree))
+    callee = helpers.evaluator(def_rel, fresh=True)
     callee.bindings[pt["param"]] = frozenset(values)
     truth = callee.truth(test, fn, None)
     if truth is None or truth == pt["want"]:
