@@ -123,3 +123,52 @@ def test_without_an_install_in_the_readme_a_sub_folder_requirement_file_counts(w
     # look-alike: no install command at all: nothing says which file a Mac installs, so every file counts
     r = scan_path(write_project({**PKG, "README.md": "# mypkg\n"}))
     assert r.outlook.value == "stay_on_cuda"
+
+
+# ---------------------------------------------------------------- code only a non-main module's own program runs
+CONVERT = ("import torch\n\n\nclass Int8Handler:\n    def __init__(self, net):\n        self.net = net\n\n"
+           "    def create_state_dict(self):\n        return {k: v.to(\"cuda\") for k, v in self.net.state_dict().items()}\n\n"
+           "    def convert_for_runtime(self):\n        return self.net\n\n\n"
+           "def convert(path):\n    net = torch.load(path)\n    torch.save(Int8Handler(net).create_state_dict(), path)\n\n\n"
+           "if __name__ == \"__main__\":\n    convert(\"model.pt\")\n")
+MODEL = ("import torch\n\nfrom tools.convert import Int8Handler\n\n\ndef build(quantized):\n"
+         "    net = torch.nn.Linear(4, 4)\n    return Int8Handler(net).convert_for_runtime() if quantized else net\n")
+TRAIN_MPS = ("import torch\n\nfrom model import build\n\n"
+             "device = \"mps\" if torch.backends.mps.is_available() else \"cpu\"\n"
+             "net = build(False).to(device)\nprint(net(torch.zeros(1, 4, device=device)))\n")
+
+
+def _tool_project(write_project, model: str = MODEL, readme: str = "python train.py"):
+    return scan_path(write_project({"tools/__init__.py": "", "tools/convert.py": CONVERT, "model.py": model,
+                                    "train.py": TRAIN_MPS, "requirements.txt": "torch\n",
+                                    "README.md": f"# x\n\n```bash\n{readme}\n```\n"}))
+
+
+def test_a_method_only_the_module_s_own_main_block_reaches_is_off_the_main_path(write_project):
+    # model.py imports Int8Handler for convert_for_runtime(); create_state_dict() runs only from convert(), which
+    # only the __main__ block of tools/convert.py calls, and the README never runs that file
+    r = _tool_project(write_project)
+    [f] = [f for f in r.findings if f.code == "API103"]
+    assert (f.location.path, f.location.line, f.reach) == ("tools/convert.py", 9, "off_main_path")
+    assert f.evidence["own_program"] == (
+        "Int8Handler.create_state_dict() runs only when tools/convert.py is run as a program (only its "
+        "`if __name__ == \"__main__\":` block reaches it), and tools/convert.py is no main entry: the modules that "
+        "import it never call it")
+    assert r.outlook.value == "runs_on_mac"
+
+
+def test_a_method_another_module_calls_stays_on_the_main_path(write_project):
+    # look-alike: model.py calls create_state_dict() too, so importing the module is not all the main path does
+    model = MODEL.replace(".convert_for_runtime()", ".create_state_dict()")
+    r = _tool_project(write_project, model=model)
+    [f] = [f for f in r.findings if f.code == "API103"]
+    assert f.reach is None and "own_program" not in f.evidence
+    assert r.outlook.value == "mac_for_dev"
+
+
+def test_a_module_the_readme_runs_keeps_its_own_program(write_project):
+    # look-alike: the README runs tools/convert.py itself: its __main__ block is a main entry
+    r = _tool_project(write_project, readme="python train.py\npython tools/convert.py")
+    [f] = [f for f in r.findings if f.code == "API103"]
+    assert "own_program" not in f.evidence
+    assert r.outlook.value == "mac_for_dev"
