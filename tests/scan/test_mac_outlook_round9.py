@@ -172,3 +172,24 @@ def test_a_module_the_readme_runs_keeps_its_own_program(write_project):
     [f] = [f for f in r.findings if f.code == "API103"]
     assert "own_program" not in f.evidence
     assert r.outlook.value == "mac_for_dev"
+
+
+# ---------------------------------------------------------------- a cast by a dtype-named value before the move
+def _latent(cast: str) -> str:
+    return ("import numpy as np\nimport torch\n\n\nclass Sampler:\n    def __init__(self, device):\n"
+            "        self.torch_dtype = torch.float16\n"
+            f"        self.z = torch.from_numpy(np.random.randn(1, 8)).to({cast}).to(device)\n")
+
+
+def test_a_cast_by_a_dtype_named_attribute_before_the_move_is_no_float64_on_the_device(write_project):
+    # `.to(self.torch_dtype)` casts the float64 array before `.to(device)` moves it: nothing float64 reaches MPS
+    r = scan_path(write_project({"sampler.py": _latent("self.torch_dtype"), "requirements.txt": "torch\nnumpy\n"}))
+    assert [f for f in r.findings if f.code == "DTY102"] == []
+
+
+def test_a_move_to_a_device_named_attribute_is_still_float64_on_the_device(write_project):
+    # look-alike: `.to(self.device)` is a move, so the array lands on the device as float64 (before, each of the
+    # two `.to()` calls was read as a move)
+    r = scan_path(write_project({"sampler.py": _latent("self.device"), "requirements.txt": "torch\nnumpy\n"}))
+    assert [(f.code, f.location.line, f.severity.value) for f in r.findings if f.code == "DTY102"] == [
+        ("DTY102", 8, "blocker"), ("DTY102", 8, "blocker")]
