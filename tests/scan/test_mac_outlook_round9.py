@@ -193,3 +193,71 @@ def test_a_move_to_a_device_named_attribute_is_still_float64_on_the_device(write
     r = scan_path(write_project({"sampler.py": _latent("self.device"), "requirements.txt": "torch\nnumpy\n"}))
     assert [(f.code, f.location.line, f.severity.value) for f in r.findings if f.code == "DTY102"] == [
         ("DTY102", 8, "blocker"), ("DTY102", 8, "blocker")]
+
+
+# ---------------------------------------------------------------- a command-line group's sub-commands are programs
+GROUP = {
+    "pyproject.toml": "[project]\nname = \"tool\"\nversion = \"0.1\"\ndependencies = [\"torch\", \"click\", \"gradio\"]\n\n"
+                      "[project.scripts]\ntool = \"tool.cli:main\"\n",
+    "tool/__init__.py": "",
+    "tool/run.py": "import click\nimport torch\n\n\n@click.command()\n@click.option(\"--device\", \"device_name\", "
+                   "default=\"cuda\")\ndef main(device_name):\n    device = torch.device(device_name)\n"
+                   "    print(torch.zeros(2, device=device))\n",
+    "tool/demo.py": "import click\nimport gradio as gr\nimport torch\n\n\n@click.command()\ndef main():\n"
+                    "    net = torch.nn.Linear(2, 2).cuda()\n"
+                    "    gr.Interface(fn=lambda x: net(x), inputs=\"text\", outputs=\"text\").launch()\n",
+    "tool/bench.py": "import time\n\nimport click\nimport torch\n\n\n@click.command()\ndef main():\n"
+                     "    start = time.time()\n    torch.cuda.synchronize()\n    print(time.time() - start)\n",
+    "README.md": "# tool\n\n```bash\npip install tool\ntool run --device cuda\ntool demo\n```\n",
+}
+DISPATCH = ("import click\n\n\n@click.group()\ndef cli():\n    pass\n\n\ndef main():\n"
+            "    from tool import bench, demo, run\n    cli.add_command(run.main, name=\"run\")\n"
+            "    cli.add_command(demo.main, name=\"demo\")\n    cli.add_command(bench.main, name=\"bench\")\n    cli()\n")
+ONE_PROGRAM = ("from tool import bench, demo, run\n\n\ndef main():\n    run.main()\n    demo.main()\n    bench.main()\n")
+
+
+def _reach_rows(r):
+    return [(f.code, f.location.path, f.location.line, f.reach) for f in r.findings if f.code.startswith("API")]
+
+
+def test_each_sub_command_of_a_click_group_is_its_own_program(write_project):
+    # `tool run` takes --device (a click option defaulting to 'cuda': a flag now, as argparse's); `tool demo` is a
+    # Gradio UI and `tool bench` a sub-command the README never runs: their CUDA calls are their own programs'
+    r = scan_path(write_project({**GROUP, "tool/cli.py": DISPATCH}))
+    assert _reach_rows(r) == [("API102", "tool/bench.py", 10, "off_main_path"),
+                              ("API101", "tool/demo.py", 8, "off_main_path"),
+                              ("API103", "tool/run.py", 6, None)]
+    run = r.findings[-1]
+    assert run.message == "command-line device defaults to 'cuda'" and run.evidence["flag"] == "--device mps"
+    assert r.outlook.value == "runs_on_mac"
+    assert r.commands == ["tool run --device mps"]
+    assert r.selection["entries"] == ["tool/run.py"]
+
+
+def test_a_console_module_that_runs_every_module_in_turn_is_one_program(write_project):
+    # look-alike: the console function calls the three modules' functions itself (no sub-command registered), so
+    # one command runs the demo's `.cuda()` and the benchmark's synchronize
+    r = scan_path(write_project({**GROUP, "tool/cli.py": ONE_PROGRAM}))
+    assert [row for row in _reach_rows(r) if row[3] == "off_main_path"] == []
+    assert r.outlook.value == "mac_for_dev"
+
+
+MODEL_API = "import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return x * 2\n"
+README_API = GROUP["README.md"] + "\n```python\nfrom tool.model import Net\n\nnet = Net()\n```\n"
+
+
+def test_a_library_module_the_readme_imports_leaves_the_device_to_its_caller(write_project):
+    # the README's code imports tool.model (an API module, no program): it chooses no device and does not vote
+    # against `tool run`, the one program that chooses one (before, 1 of 3 main entries picked MPS: undecided)
+    r = scan_path(write_project({**GROUP, "tool/cli.py": DISPATCH, "tool/model.py": MODEL_API,
+                                 "README.md": README_API}))
+    assert r.outlook.value == "runs_on_mac"
+    assert r.selection["entries"] == ["tool/run.py"]
+
+
+def test_a_library_module_that_names_a_cuda_device_still_votes(write_project):
+    # look-alike: the API module hard-codes CUDA itself, so it keeps its vote (a CUDA device of its own)
+    model = MODEL_API.replace("return x * 2", "return x.to(torch.device(\"cuda\")) * 2")
+    r = scan_path(write_project({**GROUP, "tool/cli.py": DISPATCH, "tool/model.py": model, "README.md": README_API}))
+    assert r.outlook.value == "mac_for_dev"
+    assert r.selection["answer"] == "cuda"
