@@ -119,6 +119,15 @@ def test_a_sub_folder_requirement_file_the_readme_installs_stays_required(write_
     assert r.outlook.value == "stay_on_cuda"
 
 
+def test_a_requirement_file_the_readme_installs_after_a_cd_stays_required(write_project):
+    # look-alike: `cd mypkg/deploy` then `pip install -r requirements.txt`: the install names the file without its
+    # folder (the cd is not followed), so every requirements.txt below the root of that name stays required
+    r = _pkg(write_project, "cd mypkg/deploy\npip install -r requirements.txt")
+    [f] = [f for f in r.findings if f.code == "DEP101"]
+    assert f.evidence.get("optional") is None
+    assert r.outlook.value == "stay_on_cuda"
+
+
 def test_without_an_install_in_the_readme_a_sub_folder_requirement_file_counts(write_project):
     # look-alike: no install command at all: nothing says which file a Mac installs, so every file counts
     r = scan_path(write_project({**PKG, "README.md": "# mypkg\n"}))

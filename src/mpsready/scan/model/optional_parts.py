@@ -5,7 +5,9 @@ A requirement file in a sub-folder of the project (``pkg/deploy/requirements.txt
 package by name (``pip install pkg``), the project itself (``pip install -e .``) or other files, and none of those
 includes this one (``-r``). Its dependencies are optional (``evidence.optional``): they get their own outlook line
 (:func:`mpsready.scan.outlook.optional_parts`), never the headline. A README with no install command at all decides
-nothing (every file counts, as before), and a file the README's install names, or one it includes, stays required.
+nothing (every file counts, as before), and a file the README's install names, or one it includes, stays required;
+so does one whose name the install gives without a folder (``cd inference && pip install -r requirements.txt``
+names ``requirements.txt``: the ``cd`` is not followed, so every ``requirements.txt`` below the root stays required).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ def part_manifest(path: str, installs: Collection[str] | None) -> bool:
     known."""
     if installs is None or path in installs:
         return False
+    if any("/" not in named and path.endswith("/" + named) for named in installs):
+        return False  # `cd inference && pip install -r requirements.txt`: the README's folder is not followed, keep it
     if installs and feature_manifest(path):
         return True
     return "/" in path and platform_manifest(path)
