@@ -42,7 +42,6 @@ from mpsready.scan.model.project import apply_surfaces, cpu_only_dtypes, off_opt
 from mpsready.scan.model.remedy import with_remedies
 from mpsready.scan.model.torch_pin import judge_by_torch_pin
 from mpsready.scan.model.selection import proposed_flags, select_first
-from mpsready.scan.model.own_program import main_programs, own_program_only
 from mpsready.scan.report_filter import hidden_gate, report_filter, select_codes
 from mpsready.scan.outlook import (Edit, SecondaryPart, Subproject, collection_outlook, ladder, optional_parts,
                                     secondary_parts)
@@ -274,9 +273,6 @@ def _project_passes(raw: list[RawFinding], code_results, parsed: dict[str, tuple
     findings = caller_reach(findings, code_results, sources, off_options(code_results),
                             off_path if has_main_path else None, set(declared.api_names), declared.api_names)
     findings = behind_off_params(findings, code_results, sources)
-    mains = main_programs(code_results, declared)  # round 9: what only a non-main module's own program runs
-    if mains is not None:
-        findings = own_program_only(findings, code_results, sources, mains)
     findings, selection = select_first(core_ops(findings, sources), code_results, sources, declared)  # round 6
     extra_flags += [flag for flag in proposed_flags(findings) if flag not in extra_flags]  # round 7
     findings = with_remedies(findings, registry.fixability().declared_floor(deps))

@@ -152,7 +152,7 @@ def _uses(tree: ast.Module, guards: list[Any]) -> dict[str, set[str]]:
             node.attr if isinstance(node, ast.Attribute) else \
             node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
         if name is not None and name.isidentifier():
-            out.setdefault(name, set()).add(where(node.lineno))
+            out.setdefault(name, set()).add(where(getattr(node, "lineno", 0)))
     return out
 
 
@@ -199,3 +199,9 @@ def main_programs(results: Mapping[str, Any], declared: Any) -> set[str] | None:
              and PurePosixPath(rel).name not in SKIP_ENTRIES and PurePosixPath(rel).name.startswith(PRIMARY)}
     mains = named | {rel for rel in [*declared.readme, *declared.console] if rel in results}
     return mains or None
+
+
+def own_program_pass(findings: list[Finding], results: Mapping[str, Any], sources: Any, declared: Any) -> list[Finding]:
+    """:func:`own_program_only` with the project's main programs (:func:`main_programs`); unchanged without any."""
+    mains = main_programs(results, declared)
+    return findings if mains is None else own_program_only(findings, results, sources, mains)

@@ -48,7 +48,8 @@ def sub_commands(rel: str, tree: ast.Module | None, py: Collection[str]) -> dict
             continue
         name = next((k.value.value for k in node.keywords if k.arg == "name" and isinstance(k.value, ast.Constant)
                      and isinstance(k.value.value, str)), None)
-        name = name or (root.id if isinstance(target, ast.Attribute) else target.id).replace("_", "-")
+        name = name or (target.attr if isinstance(target, ast.Attribute) and target.attr != "main"
+                        else root.id).replace("_", "-")
         out[name] = modules[root.id]
     return out
 
