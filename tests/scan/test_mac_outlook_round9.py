@@ -270,3 +270,32 @@ def test_a_library_module_that_names_a_cuda_device_still_votes(write_project):
     r = scan_path(write_project({**GROUP, "tool/cli.py": DISPATCH, "tool/model.py": model, "README.md": README_API}))
     assert r.outlook.value == "mac_for_dev"
     assert r.selection["answer"] == "cuda"
+
+
+# ---------------------------------------------------------------- a kernel's builder, by folder when names repeat
+LOAD = "from torch.utils.cpp_extension import load\n\n\ndef build():\n    return load(name=\"k\", sources=[\"k.cu\"])\n"
+
+
+def _kernels(write_project, train_imports: str):
+    files = {f"{d}/{rel}": text for d in ("a", "b") for rel, text in
+             (("__init__.py", ""), ("cuda/__init__.py", ""), ("cuda/k.cu", "__global__ void k() {}\n"),
+              ("cuda/load.py", LOAD))}
+    files.update({"train.py": f"import torch\n\n{train_imports}\n\nif torch.cuda.is_available():\n    build()\n"
+                              "print(torch.zeros(1))\n",
+                  "tools/old.py": "from a.cuda.load import build\n\nif __name__ == \"__main__\":\n    build()\n",
+                  "requirements.txt": "torch\n", "README.md": "# k\n\n```bash\npython train.py\n```\n"})
+    r = scan_path(write_project(files))
+    return [(f.location.path, f.reach) for f in r.findings if f.code == "EXT101"]
+
+
+def test_a_kernel_copy_whose_own_builder_is_off_the_main_path_is_off_it_too(write_project):
+    # a/cuda/k.cu and b/cuda/k.cu share a name; only tools/old.py (no main entry) builds a's copy, train.py builds
+    # b's: before, b's builder on the main path kept a's sources limiting too
+    assert _kernels(write_project, "from b.cuda.load import build") == [("a/cuda/k.cu", "off_main_path"),
+                                                                       ("b/cuda/k.cu", None)]
+
+
+def test_a_kernel_copy_the_main_path_builds_stays_on_it(write_project):
+    # look-alike: train.py builds a's copy itself
+    assert _kernels(write_project, "from a.cuda.load import build\nfrom b.cuda.load import build") == [
+        ("a/cuda/k.cu", None), ("b/cuda/k.cu", None)]

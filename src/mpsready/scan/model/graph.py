@@ -314,8 +314,14 @@ def _built_off_path(cu_path: str, results: Mapping[str, Any], on_path: set[str],
     """Whether the CUDA sources of ``cu_path``'s folder (``cu_sources``: folder -> its ``.cu`` file names) are built
     only by Python files off the main path: at least one file names them (``res.cu_refs``), none is a ``setup.py``
     (an install builds those whatever the main path imports), and none is on the main path."""
-    names = set(cu_sources.get(posixpath.dirname(cu_path), ()))
+    folder = posixpath.dirname(cu_path)
+    names = set(cu_sources.get(folder, ()))
     builders = {rel for rel, (res, _cells) in results.items() for ref in res.cu_refs if ref.name in names}
+    if any(d != folder and names & set(files) for d, files in cu_sources.items()):
+        # issue 32, round 9: another folder holds sources of the same name (a vendored copy of one kernel): a
+        # builder outside this folder and its parents builds that copy, not this one
+        builders = {rel for rel in builders if not posixpath.dirname(rel)
+                    or folder == posixpath.dirname(rel) or folder.startswith(posixpath.dirname(rel) + "/")}
     if not builders or any(PurePosixPath(rel).name == "setup.py" for rel in builders):
         return False
     return not any(rel in on_path for rel in builders)
