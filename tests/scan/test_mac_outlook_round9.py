@@ -299,3 +299,30 @@ def test_a_kernel_copy_the_main_path_builds_stays_on_it(write_project):
     # look-alike: train.py builds a's copy itself
     assert _kernels(write_project, "from a.cuda.load import build\nfrom b.cuda.load import build") == [
         ("a/cuda/k.cu", None), ("b/cuda/k.cu", None)]
+
+
+# ---------------------------------------------------------------- an FSDP variant beside the main script
+FSDP = ("import torch\nimport torch.distributed as dist\n\n\ndef worker(rank):\n"
+        "    dist.init_process_group(\"nccl\", rank=rank, world_size=2)\n    torch.cuda.set_device(rank)\n\n\n"
+        "if __name__ == \"__main__\":\n    if not torch.cuda.is_available():\n"
+        "        raise RuntimeError(\"FSDP requires CUDA.\")\n    torch.multiprocessing.spawn(worker, nprocs=2)\n")
+TRAIN_MAIN = ("import torch\n\ndevice = \"mps\" if torch.backends.mps.is_available() else \"cpu\"\n"
+              "print(torch.zeros(1, device=device))\n")
+
+
+def _variant(write_project, name: str):
+    return scan_path(write_project({"train.py": TRAIN_MAIN, name: FSDP, "requirements.txt": "torch\n"}))
+
+
+def test_an_fsdp_variant_script_is_distributed_code(write_project):
+    # train_fsdp.py is the multi-GPU (fully sharded) variant: distributed scope, as train_ddp.py has been
+    r = _variant(write_project, "train_fsdp.py")
+    assert {(f.location.path, f.scope.value) for f in r.findings} == {("train_fsdp.py", "distributed")}
+    assert r.outlook.value == "runs_on_mac"
+
+
+def test_a_script_of_another_name_with_the_same_code_stays_main(write_project):
+    # look-alike: the same program named train_full.py is main code, and its CUDA calls limit
+    r = _variant(write_project, "train_full.py")
+    assert {(f.location.path, f.scope.value) for f in r.findings} == {("train_full.py", "main")}
+    assert r.outlook.value != "runs_on_mac"
