@@ -203,10 +203,12 @@ def main_programs(results: Mapping[str, Any], declared: Any) -> set[str] | None:
 
 def own_program_pass(findings: list[Finding], results: Mapping[str, Any], sources: Any, declared: Any) -> list[Finding]:
     """:func:`own_program_only` with the project's main programs (:func:`main_programs`); unchanged without any."""
-    if sum(1 for rel in results if rel.endswith(".py")) > MAX_FILES or not any(
-            limits(f) and f.reach is None and (f.location.path or "").endswith(".py")
-            and results.get(f.location.path, (None,))[0] is not None
-            and results[f.location.path][0].main_guards for f in findings):
+    def in_program(f: Finding) -> bool:
+        rel = f.location.path or ""
+        res = results.get(rel, (None,))[0] if rel.endswith(".py") else None
+        return res is not None and bool(res.main_guards) and limits(f) and f.reach is None
+
+    if sum(1 for rel in results if rel.endswith(".py")) > MAX_FILES or not any(in_program(f) for f in findings):
         return findings  # a large package (bounded work), or no limit in a module with a __main__ block
     mains = main_programs(results, declared)
     return findings if mains is None else own_program_only(findings, results, sources, mains)
