@@ -264,7 +264,7 @@ def _project_passes(raw: list[RawFinding], code_results, parsed: dict[str, tuple
     declared = with_walked_files(declared_entries(project, code_results), files)
     off_path, has_main_path = off_main_path(code_results, declared)
     findings = unused_device_defaults(findings, code_results, sources, off_path, has_main_path, declared.api_names)
-    findings = decided_by_callers(findings, code_results, sources)
+    findings = decided_by_callers(findings, code_results, sources, off_path if has_main_path else None)
     findings = mark_reach(findings, code_results, declared)
     findings = readme_api_flags(findings, declared)
     findings += readme_usage_findings(declared)

@@ -14,7 +14,8 @@ _DIRS = (
     (Scope.DOCS, {"docs", "doc", "documentation", "sphinx", "docs_src"}),
     (Scope.EXAMPLES, {"examples", "example", "demo", "demos", "tutorials", "tutorial", "samples", "sample",
                       "benchmarks", "benchmark", "playground", "sandbox"}),
-    (Scope.DISTRIBUTED, {"distributed", "ddp", "multi_gpu", "multigpu", "multi-gpu", "slurm", "launchers", "launcher"}),
+    (Scope.DISTRIBUTED, {"distributed", "ddp", "fsdp", "multi_gpu", "multigpu", "multi-gpu", "slurm", "launchers",
+                         "launcher"}),
 )
 
 
@@ -65,6 +66,8 @@ def _path_scope(relpath: str) -> Scope:
     if name.startswith("test_") and name.endswith(".py") or name.endswith("_test.py") \
             or name in ("conftest.py", "test.py", "tests.py"):
         return Scope.TESTS
-    if name.startswith(("launch_", "run_ddp", "train_ddp", "ddp_")) or name.endswith(("_ddp.py", "_distributed.py")):
+    # issue 32, round 9: FSDP (fully sharded data parallel) variants too (`train_fsdp.py`, `x_batched_fsdp.py`)
+    if name.startswith(("launch_", "run_ddp", "train_ddp", "ddp_", "fsdp_", "run_fsdp", "train_fsdp")) \
+            or name.endswith(("_ddp.py", "_distributed.py", "_fsdp.py")):
         return Scope.DISTRIBUTED
     return Scope.MAIN

@@ -151,6 +151,9 @@ class MacEval(MacEnv):
         self.undecided: list[str] = []  # what an unknown value came from (an environment variable)
         self._stack: set[int] = set()
         self.bindings: dict[str, frozenset | None] = {}  # parameter -> the values every caller passes (call_sites)
+        # a call of a function this file imports from the project -> (its return values on a Mac, the facts used);
+        # set by the project passes that read several files (model/helper_returns.py, issue 32 round 9)
+        self.resolve: Any = None
         # (test, function, class) ids -> (answer, facts, undecided, used_default): one evaluation per test
         self._truths: dict[tuple[int, int, int], tuple[bool | None, tuple, tuple, bool]] = {}
 
@@ -471,6 +474,13 @@ class MacEval(MacEnv):
             target = self.defs().get(func.id)
             if target is not None and (fn is None or func.id not in self.local_assigns(fn)):
                 return self.returns(target, None, depth + 1)
+            if target is None and self.resolve is not None and depth < MAX_DEPTH and not node.args \
+                    and not node.keywords and (fn is None or func.id not in self.local_assigns(fn)):
+                got = self.resolve(func.id, depth + 1)  # an imported project helper called without arguments
+                if got is not None:
+                    for fact in got[1]:
+                        self._fact(fact)
+                    return got[0]
         return None
 
     # ---------------------------------------------------------------- returns of project functions

@@ -50,11 +50,13 @@ def _root(node: ast.AST) -> str | None:
 
 
 def _calls(tree: ast.AST, name: str, method: bool, modules: set[str],
-           lines: list[int] | None, is_class: bool = False) -> tuple[list[ast.Call], bool]:
+           lines: list[int] | None, is_class: bool = False, own: bool = False) -> tuple[list[ast.Call], bool]:
     """(the calls of ``name`` in ``tree``, whether the name is also referenced other than as a callee; the calls
     found so far when it is). A method is matched through any attribute (``self.load``, ``model.load``); a
     function or class only as a bare name or through ``modules``, the file's names for the project's modules
     (``fid.FID``, :func:`_project_bindings`), so ``torch.load(...)`` is not a call of the project's ``load``.
+    ``own``: the file defines a function or class of that name itself (:func:`_shadows`), so its bare ``name``
+    is its own and only ``module.name`` can reach the one judged (issue 32, round 9).
     One walk: a call is met before its callee, so the callee is known not to be another reference."""
 
     def ours(attr: ast.Attribute) -> bool:
@@ -64,12 +66,12 @@ def _calls(tree: ast.AST, name: str, method: bool, modules: set[str],
     callees: set[int] = set()
     harmless = _not_uses(tree, lines, name, is_class)
     for node in walk_spanning(tree, lines):
-        if id(node) in harmless:
+        if id(node) in harmless or (own and isinstance(node, ast.Name)):
             continue
         if isinstance(node, ast.Call):
             f = node.func
-            if (isinstance(f, ast.Name) and f.id == name) or (isinstance(f, ast.Attribute) and f.attr == name
-                                                              and ours(f)):
+            if (isinstance(f, ast.Name) and f.id == name and not own) or (
+                    isinstance(f, ast.Attribute) and f.attr == name and ours(f)):
                 calls.append(node)
                 callees.add(id(f))
         elif id(node) in callees:
@@ -79,6 +81,15 @@ def _calls(tree: ast.AST, name: str, method: bool, modules: set[str],
         elif isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.ctx, ast.Load) and ours(node):
             return calls, True
     return calls, False
+
+
+def _shadows(tree: ast.AST, name: str, method: bool) -> bool:
+    """Whether a module defines a function or class ``name`` of its own at its top level (``def init_model(args)``
+    in ``eval.py`` beside the project's ``trainer/utils.py: init_model(cfg, device="cuda")``): its bare calls of
+    ``name`` are of that definition, not of the one a ``from ... import *`` brings (issue 32, round 9). Methods
+    are matched by attribute and are never shadowed this way."""
+    return not method and any(isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                              and st.name == name for st in getattr(tree, "body", ()))
 
 
 def _not_uses(tree: ast.AST, lines: list[int] | None, name: str, is_class: bool = False) -> set[int]:
@@ -237,7 +248,8 @@ def _all_passing(name: str, method: bool, owner: str | None, def_rel: str, param
         if tree is None:
             return None
         calls, other = _calls(tree, name, method, set() if method else bindings.of(rel, tree),
-                              sources.lines(rel, (name,)), is_class=owner is not None and owner == name)
+                              sources.lines(rel, (name,)), is_class=owner is not None and owner == name,
+                              own=rel != def_rel and _shadows(tree, name, method))
         if other:
             return None
         for c in calls:
@@ -284,22 +296,29 @@ def _forwarder(tree: ast.AST, call: ast.Call) -> str | None:
     return None
 
 
-def decided_by_callers(findings: list[Finding], results: Mapping[str, Any], sources: SourceTrees) -> list[Finding]:
+def decided_by_callers(findings: list[Finding], results: Mapping[str, Any], sources: SourceTrees,
+                       off_path: Callable[[str], bool] | None = None) -> list[Finding]:
     """Findings in a branch that a parameter decides (``evidence.param_test``: ``if not is_dist: return`` in
     ``step(loader, is_dist)``) whose every call in the project passes a value the Mac's facts decide
     (``step(loader, is_dist())`` with ``is_dist()`` False on a Mac) the other way: they never run on a Mac and get
     ``behind_flag`` and ``evidence.mac_never_param`` (issue 32, inter-procedural through parameters). The calls are
     found as for :func:`unused_device_defaults` (notebooks aside: beside Python modules they are demos); a call
     that omits the argument, passes ``*args``, or a value the facts leave open keeps the finding. A project of more
-    than :data:`MAX_PROJECT_FILES` Python files is left as it is (bounded work, as :mod:`.callers`)."""
+    than :data:`MAX_PROJECT_FILES` Python files is left as it is (bounded work, as :mod:`.callers`).
+    Issue 32, round 9: ``off_path(rel)`` (as for :func:`unused_device_defaults`): only the main path's calls decide;
+    and a value built by a device helper the calling file imports from the project (``device =
+    get_default_device()``) is that helper's return on a Mac (:mod:`.helper_returns`)."""
     if not any((f.evidence or {}).get("param_test") for f in findings) \
             or sum(1 for rel in results if rel.endswith(".py")) > MAX_PROJECT_FILES:
         return findings  # a large library (the torch package) is left as it is: its findings keep limiting
     from mpsready.scan.model.remedy import limits
 
-    index = _ImportIndex(results)
+    from mpsready.scan.model.helper_returns import HelperReturns
+
+    index = _ImportIndex(results, off_path)
     tops = {rel.split("/", 1)[0].removesuffix(".py") for rel in results}
     bindings = _Bindings(tops, sources)
+    helpers = HelperReturns([rel for rel in results if rel.endswith(".py")], sources)
     cache: dict[tuple, str | None] = {}
     out = []
     for f in findings:
@@ -308,7 +327,7 @@ def decided_by_callers(findings: list[Finding], results: Mapping[str, Any], sour
             key = (f.location.path, pt["function"], pt["param"], pt["line"], pt["want"])
             if key not in cache:
                 try:
-                    cache[key] = _never_by_callers(pt, f.location.path, index, bindings, sources)
+                    cache[key] = _never_by_callers(pt, f.location.path, index, bindings, sources, helpers)
                 except RecursionError:  # an argument nested past Python's stack: the finding keeps limiting
                     cache[key] = None
             why = cache[key]
@@ -320,10 +339,7 @@ def decided_by_callers(findings: list[Finding], results: Mapping[str, Any], sour
 
 
 def _never_by_callers(pt: dict, def_rel: str, index: _ImportIndex, bindings: _Bindings,
-                      sources: SourceTrees) -> str | None:
-    from mpsready.scan.code.macfacts import MacEval
-    from mpsready.scan.code.names import build_alias_map
-    from mpsready.scan.code.valueflow import ValueFlow
+                      sources: SourceTrees, helpers: Any) -> str | None:
 
     name, method = pt["function"], pt["method"]
     position = pt["position"] - (1 if method else 0)
@@ -344,10 +360,10 @@ def _never_by_callers(pt: dict, def_rel: str, index: _ImportIndex, bindings: _Bi
         if tree is None:
             return None
         calls, other = _calls(tree, name, method, set() if method else bindings.of(rel, tree),
-                              sources.lines(rel, (name,)))
+                              sources.lines(rel, (name,)), own=rel != def_rel and _shadows(tree, name, method))
         if other:
             return None
-        mac = MacEval(ValueFlow(build_alias_map(tree), tree))
+        mac = helpers.evaluator(rel, fresh=True)
         for c in calls:
             arg = next((k.value for k in c.keywords if k.arg == pt["param"]), None)
             if arg is None and 0 <= position < len(c.args) and not any(
@@ -369,7 +385,7 @@ def _never_by_callers(pt: dict, def_rel: str, index: _ImportIndex, bindings: _Bi
                 None) if fn is not None else None
     if test is None:
         return None
-    callee = MacEval(ValueFlow(build_alias_map(tree), tree))
+    callee = helpers.evaluator(def_rel, fresh=True)
     callee.bindings[pt["param"]] = frozenset(values)
     truth = callee.truth(test, fn, None)
     if truth is None or truth == pt["want"]:

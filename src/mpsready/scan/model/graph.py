@@ -191,6 +191,7 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
     outlook (:func:`mpsready.scan.model.remedy.limits`). Other findings are returned unchanged. ``declared``
     holds the README's scripts and the console-script modules."""
     from mpsready.findings import Scope, Severity
+    from mpsready.scan.model.optional_parts import part_manifest
     from mpsready.scan.sources.dockerfile import is_container_recipe
 
     readme = declared.readme if declared is not None else []
@@ -241,11 +242,13 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
             # issue 32, round 4: the project ships the Mac's own requirement file (requirements-mac.txt,
             # environment_macos.yml): the other platforms' files are not what a Mac installs
             f = f.with_evidence({**f.evidence, "optional": f"a Mac installs {', '.join(mac_file[:2])} instead"})
-        if reach is None and f.code.startswith("DEP") and declared is not None and declared.installs \
-                and feature_manifest(path) and path not in declared.installs and not f.evidence.get("optional"):
-            # issue 32: a feature's requirement file that the README's install never uses is optional
+        if reach is None and f.code.startswith("DEP") and declared is not None \
+                and part_manifest(path, declared.installs) and not f.evidence.get("optional"):
+            # issue 32: a feature's requirement file that the README's install never uses is optional; round 9:
+            # also a part's own requirements.txt below the root when the README installs the package by name
+            named = ", ".join((declared.installs or [])[:3]) or "the package by name"
             f = f.with_evidence({**f.evidence, "optional": f"{path} is not installed by the README's install "
-                                                           f"({', '.join(declared.installs[:3])})"})
+                                                           f"({named})"})
         if reach is not None:
             f = f.with_state(reach=reach, entries=roots[:5] if reach == "off_main_path" else None)
         elif f.scope is Scope.MAIN and path.endswith(".py") and f.severity.rank >= Severity.DEGRADES.rank \
@@ -311,8 +314,14 @@ def _built_off_path(cu_path: str, results: Mapping[str, Any], on_path: set[str],
     """Whether the CUDA sources of ``cu_path``'s folder (``cu_sources``: folder -> its ``.cu`` file names) are built
     only by Python files off the main path: at least one file names them (``res.cu_refs``), none is a ``setup.py``
     (an install builds those whatever the main path imports), and none is on the main path."""
-    names = set(cu_sources.get(posixpath.dirname(cu_path), ()))
+    folder = posixpath.dirname(cu_path)
+    names = set(cu_sources.get(folder, ()))
     builders = {rel for rel, (res, _cells) in results.items() for ref in res.cu_refs if ref.name in names}
+    if any(d != folder and names & set(files) for d, files in cu_sources.items()):
+        # issue 32, round 9: another folder holds sources of the same name (a vendored copy of one kernel): a
+        # builder outside this folder and its parents builds that copy, not this one
+        builders = {rel for rel in builders if not posixpath.dirname(rel)
+                    or folder == posixpath.dirname(rel) or folder.startswith(posixpath.dirname(rel) + "/")}
     if not builders or any(PurePosixPath(rel).name == "setup.py" for rel in builders):
         return False
     return not any(rel in on_path for rel in builders)

@@ -52,6 +52,8 @@ from typing import Any, Mapping
 from mpsready.findings import Finding, Scope, Severity
 from mpsready.scan.model.graph import PRIMARY, SKIP_ENTRIES, _reach, main_path
 from mpsready.scan.model.remedy import OFF_PATH_REACH, limits
+from mpsready.scan.model.own_program import own_program_pass
+from mpsready.scan.model.subcommands import split_dispatchers
 from mpsready.scan.model.surfaces import flag_text, is_device_option
 from mpsready.scan.scope import scope_of
 
@@ -66,7 +68,9 @@ _UI_PACKAGES = ("gradio", "streamlit")  # web UI demos (round 7)
 
 def select_first(findings: list[Finding], results: Mapping[str, Any], sources: Any,
                  declared: Any) -> tuple[list[Finding], dict[str, Any]]:
-    """(``findings`` with questions 1 and 2 of the module doc applied, the selection summary for the outlook)."""
+    """(``findings`` with questions 1 and 2 of the module doc applied, the selection summary for the outlook).
+    First, round 9: what only a non-main module's own program runs is off the main path (model/own_program.py)."""
+    findings = own_program_pass(findings, results, sources, declared)
     py = [rel for rel in results if rel.endswith(".py")]
     if len(py) > MAX_FILES:
         return findings, {}
@@ -78,7 +82,10 @@ def select_first(findings: list[Finding], results: Mapping[str, Any], sources: A
     else:
         mains = [rel for rel in programs if PurePosixPath(rel).name.startswith(PRIMARY)]
         mains += [rel for rel in [*declared.readme, *declared.console] if rel in results and rel not in mains]
+    # round 9: a command-line group's sub-commands are entries of their own (model/subcommands.py)
+    mains, programs, split = split_dispatchers(mains, programs, results, sources, declared.console_commands)
     entries = list(dict.fromkeys([*mains, *programs]))
+    findings = [_sub_command(f, split) for f in findings]
     if not mains or len(entries) > MAX_ENTRIES:
         return findings, {}
     reach = {e: _reach(results, py, [e]) for e in entries}
@@ -105,6 +112,9 @@ def select_first(findings: list[Finding], results: Mapping[str, Any], sources: A
     ui = {rel for rel in mains if rel not in mac and any(i.module.split(".")[0] in _UI_PACKAGES
                                                          for i in results[rel][0].imports)}
     mains = [rel for rel in mains if rel not in ui] or mains
+    # round 9: a library module the README's code imports (no program: it runs no command) leaves the device to its
+    # caller, so it does not vote unless it names a device itself; the programs among the main entries decide
+    mains = [rel for rel in mains if rel in mac or results[rel][0].entry or rel in device_limits] or mains
     main_mac = [e for e in mains if e in mac]
     if 2 * len(main_mac) <= len(mains):  # MPS is the project's selection only when most of its main entries pick it
         return findings, _undecided(findings, main_mac)
@@ -129,6 +139,16 @@ def select_first(findings: list[Finding], results: Mapping[str, Any], sources: A
         out.append(f)
     return out, {"answer": "mps", "entries": main_mac, "where": mac[main_mac[0]],
                  "other_entries": [f"{e} ({n} limit(s))" for e, n in sorted(others.items())], "secondary_cpu": cpu}
+
+
+def _sub_command(f: Finding, split: Mapping[str, str]) -> Finding:
+    """A flag found in a sub-command's module is given to that sub-command's command line (``moge infer --device
+    mps``), as a console-script module's is (round 9)."""
+    run = split.get(f.location.path or "")
+    ev = f.evidence or {}
+    if run and ev.get("flag") and not ev.get("console_script"):
+        return f.with_evidence({**ev, "console_script": run})
+    return f
 
 
 def _unset_flag(f: Finding, entries: list[str], reach: Mapping[str, set[str]], results: Mapping[str, Any]) -> Finding:

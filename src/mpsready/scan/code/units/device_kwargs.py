@@ -27,6 +27,9 @@ def _cuda_value(v, node: ast.AST) -> tuple[str | None, int | None]:
     return None, None
 
 
+_CLI_OPTIONS = ("click.option", "typer.Option")  # option constructors whose first arguments name the option
+
+
 @on(ast.Call)
 def check(v, node: ast.Call, name: str, attr: str | None) -> None:
     for kw in node.keywords:
@@ -36,7 +39,8 @@ def check(v, node: ast.Call, name: str, attr: str | None) -> None:
                 where = f" (assigned at line {line})" if line else ""
                 v.add(A.CUDA_DEVICE_LITERAL, kw.value, f"{kw.arg}={value!r}{where}: a hard-coded CUDA device")
         elif kw.arg == "default" and isinstance(kw.value, ast.Constant) and is_cuda_literal(kw.value.value):
-            if attr == "add_argument" and any(
+            # issue 32, round 9: a click/typer option (`@click.option("--device", default="cuda")`) as argparse's
+            if (attr == "add_argument" or (v.q(node.func) or "") in _CLI_OPTIONS) and any(
                     isinstance(a, ast.Constant) and isinstance(a.value, str) and "device" in a.value for a in node.args):
                 option = next((a.value for a in node.args if isinstance(a, ast.Constant)
                                and isinstance(a.value, str) and a.value.startswith("--")), None)

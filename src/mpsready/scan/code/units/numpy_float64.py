@@ -23,12 +23,22 @@ def check(v, node: ast.Call, name: str, attr: str | None) -> None:
             # move's finding says so, since migrate can then move the cast before it
             v.casts_after.add(id(moved))
     if attr == "to":
-        has_dtype = any(v.is_dtype(a) for a in node.args) or any(k.arg == "dtype" for k in node.keywords)
+        has_dtype = any(_dtype_like(v, a) for a in node.args) or any(k.arg == "dtype" for k in node.keywords)
         if not has_dtype:
             _check_chain(v, node)
     elif name in TENSOR_FROM_ARRAY and node.args and kwarg(node, "dtype") is None \
             and kwarg(node, "device") is not None:
         _check_source(v, node.args[0], name, node)
+
+
+def _dtype_like(v, arg: ast.expr) -> bool:
+    """A ``.to()`` argument that is a dtype: a ``torch`` dtype, or a name or attribute whose last word is ``dtype``
+    (``self.torch_dtype``, ``weight_dtype``, ``cfg.dtype``): ``.to(self.torch_dtype).to(device)`` casts before it
+    moves (issue 32, round 9; before, the cast was read as a second move and both were DTY102)."""
+    if v.is_dtype(arg):
+        return True
+    name = arg.id if isinstance(arg, ast.Name) else arg.attr if isinstance(arg, ast.Attribute) else ""
+    return name.lower().endswith("dtype")
 
 
 def _check_chain(v, to_call: ast.Call) -> None:
@@ -38,7 +48,7 @@ def _check_chain(v, to_call: ast.Call) -> None:
         if (v.q(recv.func) or "") in TENSOR_FROM_ARRAY:
             break
         if recv.func.attr in CAST_METHODS or (recv.func.attr == "to" and (
-                any(v.is_dtype(a) for a in recv.args) or any(k.arg == "dtype" for k in recv.keywords))):
+                any(_dtype_like(v, a) for a in recv.args) or any(k.arg == "dtype" for k in recv.keywords))):
             return
         recv = recv.func.value
     if not isinstance(recv, ast.Call):
