@@ -35,6 +35,8 @@ OFF_PATH_REACH = ("off_main_path", "demo_notebook", "module_demo", "container")
 CREDIT_KEYS = ("optional", "other_entries", "secondary_cpu", "mac_never", "mps_excluded", "uncalled",
                "off_path_callers", "caller_guard")
 SILENT_CPU = ("API104",)
+# a finding that would hold a verdict at stay_on_cuda: a kernel or extension, a CUDA-only assert, a package with no Mac path
+HARD_CODES = ("EXT101", "EXT102", "EXT103", "EXT104", "EXT105", "EXT106", "API120")
 SHOWN = 5  # findings shown per miss
 
 
@@ -110,11 +112,32 @@ def decision(doc: Mapping[str, Any], label: str) -> dict[str, Any] | None:
             continue
         if why == "flag" and verdict != "runs_on_mac":
             continue
+        if label == "stay_on_cuda" and not _hard_kind(f):  # only what would have held it on CUDA lifted it
+            continue
         credited.append((why, f))
     kinds = sorted({why for why, _f in credited})
     details = [f"{f['code']} {_where(f)} [{why}]" + (f" ({_chain(f)})" if _chain(f) else "") for why, f in credited]
     return {**base, "direction": "too_optimistic", "key": "+".join(kinds) or "nothing found",
             "details": details[:SHOWN], "total": len(credited)}
+
+
+def _hard_kind(f: Mapping[str, Any]) -> bool:
+    """Whether ``f`` is of a kind that holds a verdict at ``stay_on_cuda`` where it limits: a kernel, extension or
+    CUDA-only assert (:data:`HARD_CODES`), a finding marked ``no_alternative``, or a dependency with a remedy
+    (a swap or wire: the scan's judgement that it has a Mac path)."""
+    ev = f.get("evidence") or {}
+    return f["code"] in HARD_CODES or bool(ev.get("no_alternative")) or \
+        (f["code"].startswith("DEP") and (ev.get("remedy") or {}).get("kind") in ("swap", "wire", "none"))
+
+
+def by_code(decisions: Iterable[Mapping[str, Any]]) -> list[tuple[str, str, str, int]]:
+    """(label, verdict, one code or credit kind, repos holding it) over ``decisions``: a repository counts once for
+    each code (or credit kind) of its key, so a class shared by differently mixed misses shows its full size."""
+    counts: Counter = Counter()
+    for d in decisions:
+        for part in d["key"].split("+"):
+            counts[(d["label"], d["verdict"], part)] += 1
+    return sorted(((*k, n) for k, n in counts.items()), key=lambda r: (-r[3], r[0], r[1], r[2]))
 
 
 def census(decisions: Iterable[Mapping[str, Any]]) -> list[tuple[str, str, str, int]]:
@@ -134,8 +157,8 @@ def render_misses(rows: Iterable[tuple[str, Mapping[str, Any]]]) -> list[str]:
     return lines
 
 
-def render_census(table: Iterable[tuple[str, str, str, int]]) -> list[str]:
-    lines = ["| label | verdict | deciding key | repos |", "|---|---|---|---|"]
+def render_census(table: Iterable[tuple[str, str, str, int]], what: str = "deciding key") -> list[str]:
+    lines = [f"| label | verdict | {what} | repos |", "|---|---|---|---|"]
     lines += [f"| {label} | {verdict} | {key} | {n} |" for label, verdict, key, n in table]
     return lines
 
@@ -173,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(render_misses(misses)))
     print()
     print("\n".join(render_census(census(d for _n, d in misses))))
+    print()
+    print("\n".join(render_census(by_code(d for _n, d in misses), "one code or credit")))
     if missing:
         print(f"\nno document for: {', '.join(missing)}")
     return 0

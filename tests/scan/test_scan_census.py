@@ -70,7 +70,7 @@ def test_credits_each_kind():
         _finding("INP105", "g.py", 7),  # unread: never a credit
     ]
     doc = {"outlook": _outlook("runs_on_mac"), "findings": found}
-    d = census.decision(doc, "stay_on_cuda")
+    d = census.decision(doc, "mac_for_dev")
     assert d["key"] == "flag+mac_never+optional+other_entries+secondary_cpu"
     assert d["details"] == ["API101 a.py:1 [other_entries]", "API104 c.py:2 [secondary_cpu]", "API102 d.py:3 [mac_never]",
                             "DEP107 requirements/extra.txt:4 [optional]", "API104 e.py:5 [flag]"]
@@ -85,6 +85,20 @@ def test_a_mac_for_dev_verdict_above_stay_on_cuda_is_lifted_by_its_swaps():
     # the same swap does not lift a runs_on_mac verdict (it would have limited it); nothing else found
     doc = {"outlook": _outlook("runs_on_mac"), "findings": [swap]}
     assert census.decision(doc, "mac_for_dev")["key"] == "nothing found"
+
+
+def test_a_lift_above_stay_on_cuda_counts_only_what_would_have_held_it():
+    # a test file's CUDA call is no reason for stay_on_cuda; a kernel in the tests is
+    found = [_finding("API101", "tests/t.py", 1, scope="tests"), _finding("EXT101", "tests/k.cu", 2, scope="tests")]
+    d = census.decision({"outlook": _outlook("mac_for_dev"), "findings": found}, "stay_on_cuda")
+    assert (d["key"], d["details"]) == ("scope:tests", ["EXT101 tests/k.cu:2 [scope:tests]"])
+
+
+def test_by_code_counts_a_repository_once_per_code_of_its_key():
+    a = {"label": "runs_on_mac", "verdict": "mac_for_dev", "key": "API101+DEP107"}
+    b = {"label": "runs_on_mac", "verdict": "mac_for_dev", "key": "DEP107"}
+    assert census.by_code([a, b]) == [("runs_on_mac", "mac_for_dev", "DEP107", 2),
+                                      ("runs_on_mac", "mac_for_dev", "API101", 1)]
 
 
 def test_the_census_counts_by_label_verdict_and_key():
@@ -112,6 +126,8 @@ def test_main_reads_saved_documents_and_reports_the_missing(tmp_path, capsys):
     assert out == ["| repo | label | verdict | class | deciding findings (of total) | decided_by |", "|---|---|---|---|---|---|",
                    "| s/o/one | runs_on_mac | stay_on_cuda | too_pessimistic: EXT101 | EXT101 k.cu:1 [none] | x |", "",
                    "| label | verdict | deciding key | repos |", "|---|---|---|---|",
+                   "| runs_on_mac | stay_on_cuda | EXT101 | 1 |", "",
+                   "| label | verdict | one code or credit | repos |", "|---|---|---|---|",
                    "| runs_on_mac | stay_on_cuda | EXT101 | 1 |"]
     assert census.main(["--set", "s", str(labels), str(docs)]) == 0  # every half: three was never scanned
     assert capsys.readouterr().out.splitlines()[-1] == "no document for: s/three"
