@@ -273,7 +273,7 @@ def _project_passes(raw: list[RawFinding], code_results, parsed: dict[str, tuple
     findings = caller_reach(findings, code_results, sources, off_options(code_results),
                             off_path if has_main_path else None, set(declared.api_names), declared.api_names)
     findings = behind_off_params(findings, code_results, sources)
-    findings, selection = select_first(core_ops(findings, sources), code_results, sources, declared)  # round 6
+    findings, selection = select_first(core_ops(findings, sources, code_results), code_results, sources, declared)  # round 6
     extra_flags += [flag for flag in proposed_flags(findings) if flag not in extra_flags]  # round 7
     findings = with_remedies(findings, registry.fixability().declared_floor(deps))
     return with_console_commands(findings, declared, code_results), extra_flags, selection

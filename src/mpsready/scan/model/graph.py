@@ -191,6 +191,7 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
     outlook (:func:`mpsready.scan.model.remedy.limits`). Other findings are returned unchanged. ``declared``
     holds the README's scripts and the console-script modules."""
     from mpsready.findings import Scope, Severity
+    from mpsready.scan.model.part_manifests import part_manifest
     from mpsready.scan.sources.dockerfile import is_container_recipe
 
     readme = declared.readme if declared is not None else []
@@ -246,6 +247,12 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
             # issue 32: a feature's requirement file that the README's install never uses is optional
             f = f.with_evidence({**f.evidence, "optional": f"{path} is not installed by the README's install "
                                                            f"({', '.join(declared.installs[:3])})"})
+        elif reach is None and f.code.startswith("DEP") and declared is not None and not f.evidence.get("optional") \
+                and part_manifest(path, declared.installs):
+            # issue 32, round 9: a part's own requirement file (pkg/deploy/requirements.txt) the README's install
+            # does not use (model/part_manifests.py)
+            f = f.with_evidence({**f.evidence, "optional": f"{path} is a part's own requirement file; the README's "
+                                                           "install does not use it"})
         if reach is not None:
             f = f.with_state(reach=reach, entries=roots[:5] if reach == "off_main_path" else None)
         elif f.scope is Scope.MAIN and path.endswith(".py") and f.severity.rank >= Severity.DEGRADES.rank \
