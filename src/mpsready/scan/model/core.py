@@ -49,7 +49,7 @@ def core_ops(findings: Iterable[Finding], sources, files: Iterable[str] = ()) ->
                 and (limits(f) or empty) and (empty or not (f.fallback or ev.get("fallback"))) \
                 and (f.location.path or "").endswith(".py"):
             tree = sources.tree(f.location.path)
-            op = _core_use(tree, f.location.line, _reach_test(f.location.path, str(ev.get("module") or ""), py, sources)) \
+            op = _core_use(tree, f.location.line, _reach_test(f.location.path or "", str(ev.get("module") or ""), py, sources)) \
                 if tree is not None else None
             if op is not None and empty:
                 f = replace(f, severity=Severity.BLOCKER, message=f"{f.message}; its except handler binds none of "

@@ -87,11 +87,11 @@ def handler_flags(tree: ast.Module, words: tuple[str, ...] = ()) -> frozenset[st
     for node in tree.body:
         for h in getattr(node, "handlers", ()) if isinstance(node, TRY_NODES) else ():
             out.update(n.id for n in ast.walk(h) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
-    assigns = [n for n in ast.walk(tree) if isinstance(n, ast.Assign) and len(n.targets) == 1
-               and isinstance(n.targets[0], ast.Name) and _truth_value(n.value)]
+    assigns = [(n.targets[0].id, n.value) for n in ast.walk(tree) if isinstance(n, ast.Assign)
+               and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and _truth_value(n.value)]
     for _round in range(2):  # a flag derived from a derived flag
         test = availability_test(frozenset(out), words)
-        out.update(n.targets[0].id for n in assigns if test(n.value))  # type: ignore[union-attr]
+        out.update(name for name, value in assigns if test(value))
     return frozenset(out)
 
 
@@ -125,13 +125,13 @@ def _collect(tree: ast.Module, guard: Callable[[ast.AST], bool]) -> tuple[dict[s
                     visit(ast.Expr(dec), where, conditional, parents)
                 for stmt in child.body:
                     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        function(stmt, f"{child.name}.{stmt.name}", where, conditional, key, [*parents, key])
+                        enter(stmt, f"{child.name}.{stmt.name}", where, conditional, key, [*parents, key])
                     else:
                         visit(ast.Module([stmt], []), where, conditional, [*parents, key])
                 continue
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 key = child.name if where is None else f"{where}.{child.name}"
-                function(child, key, where, conditional, None, parents)
+                enter(child, key, where, conditional, None, parents)
                 continue
             if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
                 refs.append(_Ref(child.id, where, conditional))
@@ -148,7 +148,7 @@ def _collect(tree: ast.Module, guard: Callable[[ast.AST], bool]) -> tuple[dict[s
             else:
                 visit(child, where, conditional or isinstance(child, (*TRY_NODES, ast.ExceptHandler)), parents)
 
-    def function(fn: ast.FunctionDef | ast.AsyncFunctionDef, key: str, outer: str | None, conditional: bool,
+    def enter(fn: ast.FunctionDef | ast.AsyncFunctionDef, key: str, outer: str | None, conditional: bool,
                  owner: str | None, parents: list[str]) -> None:
         add_def(key, fn.name, owner, parents)
         for dec in [*fn.decorator_list, *fn.args.defaults, *(d for d in fn.args.kw_defaults if d is not None)]:
