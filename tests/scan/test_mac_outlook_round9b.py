@@ -152,3 +152,18 @@ def test_look_alike_the_project_s_requirements_folder_is_its_own_declaration(wri
                                  "README.md": "# detr\n\n```bash\npip install detr\n```\n"}))
     assert _dep_rows(r) == [("DEP101", "requirements/requirements.txt", 1, "blocker", None)]
     assert r.outlook.value == "stay_on_cuda"
+
+
+def test_look_alike_a_device_test_whose_other_case_raises_offers_no_path(write_project):
+    # `if q.is_cuda: self._fast(...)` / `elif not q.is_cuda: raise`: the author says the other case is unsupported
+    body = "        if q.is_cuda:\n            return self._fast(q, k, v)\n        elif not q.is_cuda:\n" \
+        "            raise NotImplementedError()\n"
+    r = _scan(write_project, {"model.py": _attention(body), "train.py": TRAIN})
+    assert _core(r) == [("DEP107", 5, "blocker", "xformers in Attention._split (model.py:22)")]
+    assert r.outlook.value == "stay_on_cuda"
+
+
+def test_a_device_test_with_a_path_beside_does_not_reach_the_helper(write_project):
+    body = f"        if q.is_cuda:\n            return self._fast(q, k, v)\n        return {PLAIN}\n"
+    r = _scan(write_project, {"model.py": _attention(body), "train.py": TRAIN})
+    assert _core(r) == [("DEP107", 5, "degrades", None)]

@@ -65,8 +65,9 @@ def availability_test(flags: frozenset[str], words: tuple[str, ...]) -> Callable
     """A test of whether a condition is about the kernel's availability or the device: it reads a name ``flags``
     holds (bound in an except handler of the file's imports: ``HAVE_XF = False``), a name or attribute holding one of
     ``words`` (the package's name: ``self.use_xformers``), ``.is_cuda``, an ``is_available()`` check, or compares with
-    ``"cuda"``. Other conditions (``isinstance(m, Attention)``, ``mask is not None``) choose among inputs, not a path
-    beside the kernel, so a call under them still reaches it."""
+    ``"cuda"``; an ``if`` whose ``elif``/``else`` only raises offers no path beside, whatever its test. Other
+    conditions (``isinstance(m, Attention)``, ``mask is not None``) choose among inputs, not a path beside the
+    kernel, so a call under them still reaches it."""
     def test(node: ast.AST) -> bool:
         for n in ast.walk(node):
             name = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else None
@@ -101,6 +102,22 @@ def _truth_value(node: ast.AST) -> bool:
     if isinstance(node, ast.Call):
         return isinstance(node.func, ast.Attribute) and node.func.attr == "is_available"
     return isinstance(node, (ast.BoolOp, ast.Compare, ast.UnaryOp, ast.Name, ast.Attribute, ast.Constant))
+
+
+def _other_case_raises(node: ast.If) -> bool:
+    """Whether an ``elif``/``else`` of ``node`` only raises (``if x.is_cuda: ... elif not x.is_cuda: raise
+    NotImplementedError()``): the author says the other case is unsupported, so the test offers no path beside."""
+    rest = node.orelse
+    while rest:
+        if all(isinstance(s, ast.Raise) for s in rest):
+            return True
+        if len(rest) == 1 and isinstance(rest[0], ast.If):
+            if all(isinstance(s, ast.Raise) for s in rest[0].body):
+                return True
+            rest = rest[0].orelse
+        else:
+            return False
+    return False
 
 
 def _collect(tree: ast.Module, guard: Callable[[ast.AST], bool]) -> tuple[dict[str, _Def], list[_Ref]]:
@@ -139,7 +156,9 @@ def _collect(tree: ast.Module, guard: Callable[[ast.AST], bool]) -> tuple[dict[s
                 refs.append(_Ref(child.attr, where, conditional))
             if isinstance(child, ast.If) and _main_guard(child) and where is None:
                 visit(child, where, conditional, parents)  # a script's own use counts as unconditional
-            elif isinstance(child, (ast.If, ast.IfExp, ast.While)):
+            elif isinstance(child, ast.If):
+                visit(child, where, conditional or (guard(child.test) and not _other_case_raises(child)), parents)
+            elif isinstance(child, (ast.IfExp, ast.While)):
                 visit(child, where, conditional or guard(child.test), parents)
             elif isinstance(child, ast.BoolOp):
                 for v in child.values:
