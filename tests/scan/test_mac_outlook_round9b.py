@@ -5,7 +5,6 @@ Fixtures written for these tests."""
 from __future__ import annotations
 
 from mpsready.scan import scan_path
-from tests.scan.conftest import rows
 
 # ---------------------------------------------------------------- a kernel's helper reached only behind a condition
 # (model/core_reach.py): the CUDA-core rule read the use inside the helper as unconditional, though every call of the
