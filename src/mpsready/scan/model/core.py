@@ -34,6 +34,7 @@ def core_ops(findings: Iterable[Finding], sources, files: Iterable[str] = ()) ->
     read only to ask whether a helper reached behind conditions in its own file is named in another
     (:mod:`mpsready.scan.model.core_reach`, issue 32, round 9)."""
     py = [rel for rel in files if rel.endswith(".py")]
+    reach_cache: dict = {}  # (kernel file, package) -> its reach test (model/core_reach.py)
     out = []
     for f in findings:
         ev = f.evidence or {}
@@ -49,8 +50,8 @@ def core_ops(findings: Iterable[Finding], sources, files: Iterable[str] = ()) ->
                 and (limits(f) or empty) and (empty or not (f.fallback or ev.get("fallback"))) \
                 and (f.location.path or "").endswith(".py"):
             tree = sources.tree(f.location.path)
-            op = _core_use(tree, f.location.line, _reach_test(f.location.path or "", str(ev.get("module") or ""), py, sources)) \
-                if tree is not None else None
+            reach = _reach_test(f.location.path or "", str(ev.get("module") or ""), py, sources, reach_cache)
+            op = _core_use(tree, f.location.line, reach) if tree is not None else None
             if op is not None and empty:
                 f = replace(f, severity=Severity.BLOCKER, message=f"{f.message}; its except handler binds none of "
                             "the imported names, so the model's use of them fails on a Mac")
@@ -67,38 +68,46 @@ def core_ops(findings: Iterable[Finding], sources, files: Iterable[str] = ()) ->
     return out
 
 
-def _reach_test(path: str, module: str, py: list[str], sources) -> Callable[[ast.Module], Callable[[str], bool]]:
+def _reach_test(path: str, module: str, py: list[str], sources,
+                cache: dict) -> Callable[[ast.Module], Callable[[str], bool]]:
     """Given the tree of ``path``: whether a definition of it runs unconditionally (:func:`core_reach.reached_defs`),
     only conditions about the availability of ``module`` or the device counting (:func:`core_reach.availability_test`:
     the flags the file's except handlers bind, the package's name, ``is_cuda``); another of ``py`` (at most
     :data:`core_reach.MAX_FILES`) reaching it when it imports the name or references it outside every such condition
-    (:func:`core_reach.refers_unconditionally`; a file that cannot be read or parsed reaches it). A larger project,
-    or none given, reaches every definition (the rule as before round 9)."""
+    (:class:`core_reach.FileRefs`; a file that cannot be read or parsed reaches it). Each other file is read at most
+    once per kernel file and package (``cache``, shared by the findings of one scan). A larger project, or none
+    given, reaches every definition (the rule as before round 9)."""
     top = module.split(".")[0].lower()
     words = tuple(dict.fromkeys([top, *(w for w in top.split("_") if len(w) >= 5)])) if top else ()
 
     def test(tree: ast.Module) -> Callable[[str], bool]:
         if not py or len(py) > core_reach.MAX_FILES:
             return lambda _key: True
+        if (path, top) in cache:
+            return cache[(path, top)]
         flags = core_reach.handler_flags(tree, words)
+        summaries: dict[str, core_reach.FileRefs | None] = {}
+
+        def summary(rel: str) -> core_reach.FileRefs | None:
+            if rel not in summaries:
+                other = sources.tree(rel)
+                summaries[rel] = None if other is None else core_reach.file_refs(
+                    other, core_reach.availability_test(flags | core_reach.handler_flags(other, words), words))
+            return summaries[rel]
 
         def named(names: list[str]) -> set[str]:
             found: set[str] = set()
             for rel in py:
-                left = tuple(n for n in names if n not in found)
+                text = sources.text(rel) if rel != path else ""
+                left = [n for n in names if n not in found and (text is None or n in text)]
                 if not left:
-                    break
-                lines = sources.lines(rel, left) if rel != path else []
-                if lines == []:
                     continue
-                other = sources.tree(rel)
-                guard = core_reach.availability_test(flags | core_reach.handler_flags(other, words), words) \
-                    if other is not None else None
-                found.update(n for n in left if lines is None or other is None or guard is None
-                             or core_reach.refers_unconditionally(other, n, guard))
+                refs = summary(rel)  # a file that cannot be read or parsed reaches every name it might hold
+                found.update(n for n in left if refs is None or refs.reaches(n))
             return found
 
-        return core_reach.reached_defs(tree, named, core_reach.availability_test(flags, words))
+        cache[(path, top)] = core_reach.reached_defs(tree, named, core_reach.availability_test(flags, words))
+        return cache[(path, top)]
     return test
 
 

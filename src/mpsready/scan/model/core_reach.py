@@ -182,18 +182,28 @@ def _collect(tree: ast.Module, guard: Callable[[ast.AST], bool]) -> tuple[dict[s
     return defs, refs
 
 
-def refers_unconditionally(tree: ast.Module, name: str, guard: Callable[[ast.AST], bool]) -> bool:
-    """Whether another file's ``tree`` imports ``name`` (``from m import name``, under any condition) or references it
-    (``name``, ``obj.name``) outside every condition: a subclass's call of an inherited helper under its own ``if``
-    does not reach the helper; an import of it, or a plain call, does. A file that defines a function or class of that
-    name itself at module level and does not import it references its own."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and any(a.name == name for a in node.names):
-            return True
+@dataclass(frozen=True)
+class FileRefs:
+    """What one other file says about names: those it imports by name (``from m import name``, under any condition),
+    those it defines itself at module level, and those it references outside every availability condition."""
+
+    imported: frozenset[str]
+    own: frozenset[str]
+    unconditional: frozenset[str]
+
+    def reaches(self, name: str) -> bool:
+        """Whether the file reaches a definition named ``name`` of another file: it imports the name, or references
+        it outside every condition while not defining its own (a copy of the module calls its own); a subclass's call
+        of an inherited helper under its own ``if`` does not reach the helper."""
+        return name in self.imported or (name in self.unconditional and name not in self.own)
+
+
+def file_refs(tree: ast.Module, guard: Callable[[ast.AST], bool]) -> FileRefs:
+    """:class:`FileRefs` of a file, its conditions judged by ``guard``."""
+    imported = {a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for a in node.names}
     defs, refs = _collect(tree, guard)
-    if any(d.name == name and d.owner is None for d in defs.values()):
-        return False  # a file with its own function or class of that name (a copy of the module) calls its own
-    return any(r.name == name and not r.conditional for r in refs)
+    return FileRefs(frozenset(imported), frozenset(d.name for d in defs.values() if d.owner is None),
+                    frozenset(r.name for r in refs if not r.conditional))
 
 
 def reached_defs(tree: ast.Module, named_elsewhere: Callable[[list[str]], set[str]],
