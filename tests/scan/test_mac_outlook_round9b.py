@@ -166,3 +166,60 @@ def test_a_device_test_with_a_path_beside_does_not_reach_the_helper(write_projec
     body = f"        if q.is_cuda:\n            return self._fast(q, k, v)\n        return {PLAIN}\n"
     r = _scan(write_project, {"model.py": _attention(body), "train.py": TRAIN})
     assert _core(r) == [("DEP107", 5, "degrades", None)]
+
+
+# ---------------------------------------------------------------- CUDA sources built only where a kernel switch
+# selects them (model/kernel_builds.py)
+LOADER = ("from pathlib import Path\nfrom torch.utils.cpp_extension import load\n\n"
+          "ext = load(name='act', sources=[str(Path(__file__).parent / 'act_kernel.cu')])\n")
+ACT = "from kern.cuda import loader\n\n\ndef act(x):\n    return loader.ext.forward(x)\n"
+PLAIN_ACT = "import torch\n\n\ndef act(x):\n    return torch.tanh(x)\n"
+KERNEL = {"requirements.txt": "torch\n", "kern/__init__.py": "", "kern/plain.py": PLAIN_ACT,
+          "kern/cuda/__init__.py": "", "kern/cuda/loader.py": LOADER, "kern/cuda/act.py": ACT,
+          "kern/cuda/act_kernel.cu": "__global__ void act() {}\n"}
+
+
+def _vocoder(choose: str) -> str:
+    return ("import torch\n\n\nclass Vocoder(torch.nn.Module):\n    def __init__(self, h):\n        super().__init__()\n"
+            + choose + "        self.act = act\n\n    def forward(self, x):\n        return self.act(x)\n")
+
+
+def _ext(r):
+    return [(f.code, f.location.path, f.severity.value, f.behind_flag) for f in r.findings if f.code == "EXT101"]
+
+
+def test_cuda_sources_imported_only_under_a_kernel_switch_are_not_built_on_the_main_path(write_project):
+    choose = ("        if h.get('use_cuda_kernel', False):\n            from kern.cuda.act import act\n"
+              "        else:\n            from kern.plain import act\n")
+    r = scan_path(write_project({**KERNEL, "kern/vocoder.py": _vocoder(choose),
+                                 "infer.py": "from kern.vocoder import Vocoder\n\nprint(Vocoder({}))\n"}))
+    why = "built only where a kernel switch selects it: kern/vocoder.py:7 if h.get('use_cuda_kernel', False)"
+    assert _ext(r) == [("EXT101", "kern/cuda/act_kernel.cu", "blocker", why)]
+    assert r.outlook.value == "runs_on_mac"
+
+
+def test_look_alike_cuda_sources_imported_unconditionally_stay_on_cuda(write_project):
+    choose = "        from kern.cuda.act import act\n"
+    r = scan_path(write_project({**KERNEL, "kern/vocoder.py": _vocoder(choose),
+                                 "infer.py": "from kern.vocoder import Vocoder\n\nprint(Vocoder({}))\n"}))
+    assert _ext(r) == [("EXT101", "kern/cuda/act_kernel.cu", "blocker", None)]
+    assert r.outlook.value == "stay_on_cuda"
+
+
+def test_look_alike_an_import_under_a_test_of_the_inputs_still_builds(write_project):
+    choose = ("        if h.get('mode') == 'fast':\n            from kern.cuda.act import act\n"
+              "        else:\n            from kern.plain import act\n")
+    r = scan_path(write_project({**KERNEL, "kern/vocoder.py": _vocoder(choose),
+                                 "infer.py": "from kern.vocoder import Vocoder\n\nprint(Vocoder({}))\n"}))
+    assert _ext(r) == [("EXT101", "kern/cuda/act_kernel.cu", "blocker", None)]
+    assert r.outlook.value == "stay_on_cuda"
+
+
+def test_look_alike_a_kernel_switch_on_by_default_still_builds(write_project):
+    # round 4's rule: a kernel built behind a switch on by default limits (the Mac builds it unless told otherwise)
+    choose = ("        if h.get('use_cuda_kernel', True):\n            from kern.cuda.act import act\n"
+              "        else:\n            from kern.plain import act\n")
+    r = scan_path(write_project({**KERNEL, "kern/vocoder.py": _vocoder(choose),
+                                 "infer.py": "from kern.vocoder import Vocoder\n\nprint(Vocoder({}))\n"}))
+    assert _ext(r) == [("EXT101", "kern/cuda/act_kernel.cu", "blocker", None)]
+    assert r.outlook.value == "stay_on_cuda"

@@ -64,18 +64,20 @@ def _main_guard(node: ast.AST) -> bool:
 def availability_test(flags: frozenset[str], words: tuple[str, ...]) -> Callable[[ast.AST], bool]:
     """A test of whether a condition is about the kernel's availability or the device: it reads a name ``flags``
     holds (bound in an except handler of the file's imports: ``HAVE_XF = False``), a name or attribute holding one of
-    ``words`` (the package's name: ``self.use_xformers``), ``.is_cuda``, an ``is_available()`` check, or compares with
-    ``"cuda"``; an ``if`` whose ``elif``/``else`` only raises offers no path beside, whatever its test. Other
-    conditions (``isinstance(m, Attention)``, ``mask is not None``) choose among inputs, not a path beside the
-    kernel, so a call under them still reaches it."""
+    ``words`` (the package's name: ``self.use_xformers``) or a string holding one (``cfg.get("use_xformers")``),
+    ``.is_cuda``, an ``is_available()`` check, or compares with ``"cuda"``. Other conditions (``isinstance(m,
+    Attention)``, ``mask is not None``) choose among inputs, not a path beside the kernel, so a call under them still
+    reaches it; and an ``if`` whose ``elif``/``else`` only raises offers no path beside, whatever its test
+    (:func:`other_case_raises`)."""
     def test(node: ast.AST) -> bool:
         for n in ast.walk(node):
             name = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else None
             if name is not None and (name in flags or name in ("is_cuda", "is_available")
                                      or any(w in name.lower() for w in words)):
                 return True
-            if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.startswith("cuda"):
-                return True
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and (
+                    n.value.startswith("cuda") or any(w in n.value.lower() for w in words)):
+                return True  # `device == "cuda"`, `cfg.get("use_cuda_kernel")`
         return False
     return test
 
@@ -104,7 +106,7 @@ def _truth_value(node: ast.AST) -> bool:
     return isinstance(node, (ast.BoolOp, ast.Compare, ast.UnaryOp, ast.Name, ast.Attribute, ast.Constant))
 
 
-def _other_case_raises(node: ast.If) -> bool:
+def other_case_raises(node: ast.If) -> bool:
     """Whether an ``elif``/``else`` of ``node`` only raises (``if x.is_cuda: ... elif not x.is_cuda: raise
     NotImplementedError()``): the author says the other case is unsupported, so the test offers no path beside."""
     rest = node.orelse
@@ -157,7 +159,7 @@ def _collect(tree: ast.Module, guard: Callable[[ast.AST], bool]) -> tuple[dict[s
             if isinstance(child, ast.If) and _main_guard(child) and where is None:
                 visit(child, where, conditional, parents)  # a script's own use counts as unconditional
             elif isinstance(child, ast.If):
-                visit(child, where, conditional or (guard(child.test) and not _other_case_raises(child)), parents)
+                visit(child, where, conditional or (guard(child.test) and not other_case_raises(child)), parents)
             elif isinstance(child, (ast.IfExp, ast.While)):
                 visit(child, where, conditional or guard(child.test), parents)
             elif isinstance(child, ast.BoolOp):
