@@ -29,13 +29,12 @@ from mpsready.scan.code import CodeResult, analyze_source
 from mpsready.scan.code.analyzer import analyze_source_tree
 from mpsready.scan.code.suppress import parse_suppression
 from mpsready.scan.config import ScanConfig, with_project_config
-from mpsready.scan.model import fallbacks, flow
+from mpsready.scan.model import fallbacks, flow, kernel_builds
 from mpsready.scan.model.core import behind_off_params, core_ops
 from mpsready.scan.model.console import with_console_commands, with_walked_files
 from mpsready.scan.model.entries import declared_entries, readme_api_flags
 from mpsready.scan.model.readme_parts import readme_usage_findings
 from mpsready.scan.model.graph import example_collection, mark_reach, off_main_path, root_entries
-from mpsready.scan.model.kernel_builds import lazily_built
 from mpsready.scan.model.call_sites import decided_by_callers, unused_device_defaults
 from mpsready.scan.model.callers import caller_reach
 from mpsready.scan.model.reread import SourceTrees
@@ -267,7 +266,7 @@ def _project_passes(raw: list[RawFinding], code_results, parsed: dict[str, tuple
     findings = unused_device_defaults(findings, code_results, sources, off_path, has_main_path, declared.api_names)
     findings = decided_by_callers(findings, code_results, sources)
     findings = mark_reach(findings, code_results, declared)
-    findings = lazily_built(findings, code_results, sources, declared)  # round 9: lazily built kernels
+    findings = kernel_builds.lazily_built(findings, code_results, sources, declared)  # round 9: lazily built kernels
     findings = readme_api_flags(findings, declared)
     findings += readme_usage_findings(declared)
     # last: it reads callers again only for the findings that still limit the outlook
