@@ -29,7 +29,7 @@ from mpsready.scan.code import CodeResult, analyze_source
 from mpsready.scan.code.analyzer import analyze_source_tree
 from mpsready.scan.code.suppress import parse_suppression
 from mpsready.scan.config import ScanConfig, with_project_config
-from mpsready.scan.model import fallbacks, flow
+from mpsready.scan.model import fallbacks, flow, kernel_builds
 from mpsready.scan.model.core import behind_off_params, core_ops
 from mpsready.scan.model.console import with_console_commands, with_walked_files
 from mpsready.scan.model.entries import declared_entries, readme_api_flags
@@ -266,6 +266,7 @@ def _project_passes(raw: list[RawFinding], code_results, parsed: dict[str, tuple
     findings = unused_device_defaults(findings, code_results, sources, off_path, has_main_path, declared.api_names)
     findings = decided_by_callers(findings, code_results, sources, off_path if has_main_path else None)
     findings = mark_reach(findings, code_results, declared)
+    findings = kernel_builds.lazily_built(findings, code_results, sources, declared)  # round 9: lazily built kernels
     findings = readme_api_flags(findings, declared)
     findings += readme_usage_findings(declared)
     # last: it reads callers again only for the findings that still limit the outlook
@@ -273,7 +274,7 @@ def _project_passes(raw: list[RawFinding], code_results, parsed: dict[str, tuple
     findings = caller_reach(findings, code_results, sources, off_options(code_results),
                             off_path if has_main_path else None, set(declared.api_names), declared.api_names)
     findings = behind_off_params(findings, code_results, sources)
-    findings, selection = select_first(core_ops(findings, sources), code_results, sources, declared)  # round 6
+    findings, selection = select_first(core_ops(findings, sources, code_results), code_results, sources, declared)  # round 6
     extra_flags += [flag for flag in proposed_flags(findings) if flag not in extra_flags]  # round 7
     findings = with_remedies(findings, registry.fixability().declared_floor(deps))
     return with_console_commands(findings, declared, code_results), extra_flags, selection

@@ -17,19 +17,24 @@ CuPy, Numba, PyCUDA: EXT103-EXT106) and compiled extensions are CUDA-only alread
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from mpsready.findings import Finding, Severity
 from mpsready.scan.code.astutil import TRY_NODES, off_by_default
+from mpsready.scan.model import core_reach
 from mpsready.scan.model.remedy import limits
 
 _CONDITIONAL = (ast.If, ast.IfExp, *TRY_NODES, ast.BoolOp, ast.While, ast.ExceptHandler)
 
 
-def core_ops(findings: Iterable[Finding], sources) -> list[Finding]:
+def core_ops(findings: Iterable[Finding], sources, files: Iterable[str] = ()) -> list[Finding]:
     """``findings`` with the CUDA-core rule applied to main-path DEP107 blockers that would be swaps (see the
-    module doc); ``sources`` is a :class:`~mpsready.scan.model.reread.SourceTrees`."""
+    module doc); ``sources`` is a :class:`~mpsready.scan.model.reread.SourceTrees`; ``files`` the project's files,
+    read only to ask whether a helper reached behind conditions in its own file is named in another
+    (:mod:`mpsready.scan.model.core_reach`, issue 32, round 9)."""
+    py = [rel for rel in files if rel.endswith(".py")]
+    reach_cache: dict = {}  # (kernel file, package) -> its reach test (model/core_reach.py)
     out = []
     for f in findings:
         ev = f.evidence or {}
@@ -45,7 +50,8 @@ def core_ops(findings: Iterable[Finding], sources) -> list[Finding]:
                 and (limits(f) or empty) and (empty or not (f.fallback or ev.get("fallback"))) \
                 and (f.location.path or "").endswith(".py"):
             tree = sources.tree(f.location.path)
-            op = _core_use(tree, f.location.line) if tree is not None else None
+            reach = _reach_test(f.location.path or "", str(ev.get("module") or ""), py, sources, reach_cache)
+            op = _core_use(tree, f.location.line, reach) if tree is not None else None
             if op is not None and empty:
                 f = replace(f, severity=Severity.BLOCKER, message=f"{f.message}; its except handler binds none of "
                             "the imported names, so the model's use of them fails on a Mac")
@@ -60,6 +66,49 @@ def core_ops(findings: Iterable[Finding], sources) -> list[Finding]:
                 f = f.with_evidence({**ev, "no_alternative": True})
         out.append(f)
     return out
+
+
+def _reach_test(path: str, module: str, py: list[str], sources,
+                cache: dict) -> Callable[[ast.Module], Callable[[str], bool]]:
+    """Given the tree of ``path``: whether a definition of it runs unconditionally (:func:`core_reach.reached_defs`),
+    only conditions about the availability of ``module`` or the device counting (:func:`core_reach.availability_test`:
+    the flags the file's except handlers bind, the package's name, ``is_cuda``); another of ``py`` (at most
+    :data:`core_reach.MAX_FILES`) reaching it when it imports the name or references it outside every such condition
+    (:class:`core_reach.FileRefs`; a file that cannot be read or parsed reaches it). Each other file is read at most
+    once per kernel file and package (``cache``, shared by the findings of one scan). A larger project, or none
+    given, reaches every definition (the rule as before round 9)."""
+    top = module.split(".")[0].lower()
+    words = tuple(dict.fromkeys([top, *(w for w in top.split("_") if len(w) >= 5)])) if top else ()
+
+    def test(tree: ast.Module) -> Callable[[str], bool]:
+        if not py or len(py) > core_reach.MAX_FILES:
+            return lambda _key: True
+        if (path, top) in cache:
+            return cache[(path, top)]
+        flags = core_reach.handler_flags(tree, words)
+        summaries: dict[str, core_reach.FileRefs | None] = {}
+
+        def summary(rel: str) -> core_reach.FileRefs | None:
+            if rel not in summaries:
+                other = sources.tree(rel)
+                summaries[rel] = None if other is None else core_reach.file_refs(
+                    other, core_reach.availability_test(flags | core_reach.handler_flags(other, words), words))
+            return summaries[rel]
+
+        def named(names: list[str]) -> set[str]:
+            found: set[str] = set()
+            for rel in py:
+                text = sources.text(rel) if rel != path else ""
+                left = [n for n in names if n not in found and (text is None or n in text)]
+                if not left:
+                    continue
+                refs = summary(rel)  # a file that cannot be read or parsed reaches every name it might hold
+                found.update(n for n in left if refs is None or refs.reaches(n))
+            return found
+
+        cache[(path, top)] = core_reach.reached_defs(tree, named, core_reach.availability_test(flags, words))
+        return cache[(path, top)]
+    return test
 
 
 def _handler_binds_nothing(tree: ast.Module, line: int | None) -> bool:
@@ -106,9 +155,11 @@ def _model_file(tree: ast.Module) -> bool:
                for n in tree.body)
 
 
-def _core_use(tree: ast.Module, line: int | None) -> tuple[str, str, int] | None:
+def _core_use(tree: ast.Module, line: int | None,
+              reach: Callable[[ast.Module], Callable[[str], bool]] | None = None) -> tuple[str, str, int] | None:
     """(name, function, line) of the first unconditional use of a name the import at ``line`` binds, inside a
-    function or method of a model file (:func:`_model_file`); ``None`` otherwise."""
+    function or method of a model file (:func:`_model_file`) that itself runs unconditionally (``reach``, given the
+    tree: :func:`_reach_test`); ``None`` otherwise."""
     if not _model_file(tree):
         return None
     bound = _bound(tree, line)
@@ -149,6 +200,9 @@ def _core_use(tree: ast.Module, line: int | None) -> tuple[str, str, int] | None
             beside = beside or (isinstance(stmt, ast.If) and any(isinstance(s, ast.Return) for s in stmt.body))
 
     visit(tree, None, False)
+    if hits and reach is not None:
+        reached = reach(tree)
+        hits = [h for h in hits if reached(h[2])]
     if not hits:
         return None
     lineno, name, where = min(hits)

@@ -29,4 +29,11 @@ def part_manifest(path: str, installs: Collection[str] | None) -> bool:
         return False  # `cd inference && pip install -r requirements.txt`: the README's folder is not followed, keep it
     if installs and feature_manifest(path):
         return True
-    return "/" in path and platform_manifest(path)
+    # a folder of the project's own declarations (requirements/, env/, conda/) is not a part's (h32f's look-alike):
+    # with a by-name install it stays required, the cautious answer
+    return "/" in path and platform_manifest(path) and path.split("/", 1)[0].lower() not in _DECLARATION_FOLDERS
+
+
+# folders that hold the project's own declarations, not a part's (from h32f's round-9 rule, merged into this one)
+_DECLARATION_FOLDERS = frozenset({"requirements", "requirement", "env", "envs", "environment", "environments",
+                                  "conda", "install", "installation", "setup"})
