@@ -18,7 +18,9 @@ _DTYPE_NAMES = {d: str(d).replace("torch.", "") for d in (getattr(torch, n) for 
 
 
 def advise(emu: Emulator, op: str, schema_args, args, kwargs, ins, depth: int) -> None:
-    """Match a completed call of ``op`` with a wrong-result advisory; on a hit, record it at the user's line.
+    """Match a completed call of ``op`` with a wrong-result advisory; on a hit, record it at the user's line. Without
+    one, match it with the unverified regimes (sizes and arguments MPS has a record of failing in, no fix recorded:
+    :meth:`mpsready.ops.advisories.AdvisoryIndex.regime`); on a hit the run cannot be a pass (``Emulator.note_regime``).
     ``schema_args``: the schema's argument names (the dispatch mode's, or ``emu/cia.py``'s kernels of
     composite-implicit ops MPS runs whole: ``linear``); ``depth``: the frames from here to the call's kernel."""
     names = _DTYPE_NAMES
@@ -42,6 +44,10 @@ def advise(emu: Emulator, op: str, schema_args, args, kwargs, ins, depth: int) -
         emu.note_wrong_result(adv, emu.frames.locate(depth))
         if compiling and ("compiled" in adv.when or "compiled_welford" in adv.when):
             emu.compiled_named.add(op)  # what Inductor makes of this call is known: it runs, wrong
+        return
+    regime = emu.advisories.regime(op, facts)
+    if regime is not None:  # a regime the data cannot vouch for (mps_unverified_regimes.yaml): not a pass
+        emu.note_regime(regime, emu.frames.locate(depth))
 
 
 def _probe(key: str, want, ins, named, argv) -> bool:

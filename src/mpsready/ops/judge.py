@@ -118,6 +118,8 @@ class CallFacts:
     dim_max: int = 0  # largest dimension size among the tensor arguments (fed only where one may pass INT_MAX)
     out_matrix: tuple[int, int] = (0, 0)  # (rows, cols) of one matrix of a bmm's or a linear's result
     inner: int = -1  # the size a linear contracts (its input's last dimension); -1: not read
+    # bytes of the largest tensor argument, fed only where one has more than 2**28 elements (a size regime check)
+    bytes_max: int = 0
 
 
 class Judge(ApiChecks, DtypeChecks):
@@ -149,10 +151,17 @@ class Judge(ApiChecks, DtypeChecks):
         # per-kernel dtype and call checks of this release and macOS (mps_dtype_checks.yaml)
         self._checks: dict[str, list[tuple[str, dict[str, Any]]]] = {}
         self._any_checks: list[dict[str, Any]] = []
+        # ops with a size fact of their own in this release, on any macOS (bmm tiles past 2**32 entries from macOS
+        # 15, masked_fill and nonzero refuse past 2**32 / INT_MAX elements): the unverified size regime of the ``*``
+        # checks (``effect: unverified``) leaves their sizes to those facts. Copies and fills (blits: a 32 GiB
+        # torch.empty works on MPS, pytorch#143859) are left out too (_SIZE_REGIME_EXEMPT).
+        self._size_fact_ops: set[str] = set()
         for kind, entries in _kernel_checks().items():
             for e in entries:
                 if rel not in SpecifierSet(e.get("torch") or ""):
                     continue
+                if any(k in ("numel_gt", "out_numel_gt", "out_matrix_numel_gt") for k in e.get("when") or {}):
+                    self._size_fact_ops.update("aten::" + op for op in e["ops"] if op != ANY_OP)
                 if e.get("macos_below") and not versions.macos_lt(macos, e["macos_below"]):
                     continue
                 if e.get("macos_from") and versions.macos_lt(macos, e["macos_from"]):
@@ -342,13 +351,19 @@ class Judge(ApiChecks, DtypeChecks):
                 return Judgement(target, "crash" if e.get("effect") == "crash" else "error", "shape",
                                  e["exception"], call_message(e["message"], dtypes, facts), (dtypes[:1] or (None,))[0],
                                  _rule_fixed_in(e), target, e["source"])
-        if kernel and facts.dim_max:
+        if kernel and (facts.dim_max or facts.bytes_max):
             for e in self._any_checks:
                 if all(_SHAPE_TESTS[k](v, facts) for k, v in e["when"].items()):
+                    if e.get("effect") == "unverified":
+                        if target in _SIZE_REGIME_EXEMPT or target in self._size_fact_ops:
+                            continue  # the op's own size facts of this release vouch for its sizes
+                        return Judgement(target, "unknown", "size_regime", None, e["message"],
+                                         (dtypes[:1] or (None,))[0], None, target, e["source"])
                     return Judgement(target, "crash" if e.get("effect") == "crash" else "error", "shape",
                                      e["exception"], e["message"], (dtypes[:1] or (None,))[0], _rule_fixed_in(e),
                                      target, e["source"])
         return None
+
 
     def _judge(self, target: str, dtype: str, sparse: bool) -> Judgement:
         fact = None if sparse else learned.lookup(target, self.torch, self.macos)
@@ -451,6 +466,8 @@ class Judge(ApiChecks, DtypeChecks):
             detail = f"{j.dtype} unsupported by the MPS kernel"
         elif kind == "dtype" and exc.get("min_macos"):
             detail = f"{j.dtype} needs macOS {exc['min_macos']}"
+        elif kind == "size_regime":
+            detail = f"{j.message}; torch {tv} has no fact for this op at that size: not verified"
         elif kind == "composite_unseen":
             kind, detail, msg = "unknown", "composite op whose callees were not recorded (trace with this --torch)", None
         elif kind == "unknown":
@@ -565,6 +582,10 @@ class Judge(ApiChecks, DtypeChecks):
 
 
 _BLIT_FILLS = frozenset({"aten::fill_.Scalar", "aten::zero_"})
+# copies and fills past the size regime's bound are not judged by it (Judge.__init__, _size_fact_ops)
+_SIZE_REGIME_EXEMPT = _BLIT_FILLS | frozenset({"aten::_to_copy", "aten::copy_", "aten::empty.memory_format",
+                                                "aten::empty_strided", "aten::fill_.Tensor", "aten::clone",
+                                                "aten::_copy_from", "aten::_copy_from_and_resize"})
 
 
 # What each outcome means for the user, worst first: the verdict of an op over all its calls is the worst outcome

@@ -88,7 +88,9 @@ def render_terminal(doc: dict[str, Any]) -> str:
     by = doc.get("judged")
     if by is not None:
         lines.append(f"calls judged on mined facts: {by['facts']}; on table defaults (an MPS kernel, no dtype fact): "
-                     f"{by['defaults']}; on no data: {by['none']}")
+                     f"{by['defaults']}; on no data: {by['none']}"
+                     + (f"; in a size or parameter regime the data cannot vouch for: {by['regime']}"
+                        if by.get("regime") else ""))
     return _visible_lines(lines)
 
 
