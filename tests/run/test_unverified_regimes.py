@@ -153,3 +153,17 @@ def test_regime_table_entries_are_sourced_and_match_only_in_their_regime():
     assert idx.regime(pool, facts(kernel_size=[3, 3], stride=[2, 2], ceil_mode=False)) is None
     # a wrong-result advisory of the same call is named instead (match first, regime only without one)
     assert idx.match(pool, facts(kernel_size=[3, 3], stride=[2, 2], ceil_mode=True)) is None
+
+
+
+def test_a_composite_implicit_op_mps_runs_whole_keeps_the_size_regime_fact():
+    # linear is judged whole (emulate/cia.py); its shape facts keep the bytes the size regime reads (an end-to-end run
+    # would materialise a 4 GiB result here)
+    import torch
+
+    from mpsready.emulate.cia import _linear_facts
+
+    x, w = torch.ones(3, 2), torch.ones(4, 2)
+    facts = _linear_facts(CallFacts(dtypes=("float32", "float32"), bytes_max=2**33), (x, w))
+    assert (facts.bytes_max, facts.out_matrix, facts.inner) == (2**33, (3, 4), 2)
+    assert Judge("2.7", "15.3").op("aten::linear", facts).kind == "size_regime"
