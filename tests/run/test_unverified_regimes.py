@@ -132,6 +132,7 @@ def test_size_regime_judgement_and_what_vouches_for_a_size():
     assert j.op("aten::bmm", big).outcome == "runs"
     assert Judge("2.7", "14.4").op("aten::bmm", big).outcome == "runs"  # the fact's release, any macOS
     assert Judge("2.4", "14.4").op("aten::bmm", big).outcome == "unknown"  # before the fact (2.5+)
+    assert Judge("2.4", "14.4").op("aten::mm", big).outcome == "unknown"
     assert j.op("aten::zero_", CallFacts(dtypes=("float32",), bytes_max=2**33)).outcome == "runs"
 
 
@@ -167,3 +168,31 @@ def test_a_composite_implicit_op_mps_runs_whole_keeps_the_size_regime_fact():
     facts = _linear_facts(CallFacts(dtypes=("float32", "float32"), bytes_max=2**33), (x, w))
     assert (facts.bytes_max, facts.out_matrix, facts.inner) == (2**33, (3, 4), 2)
     assert Judge("2.7", "15.3").op("aten::linear", facts).kind == "size_regime"
+
+
+CONV = '''\
+import torch
+conv = torch.nn.Conv1d(1, CHANNELS, 3, padding=1).to("mps")
+with torch.no_grad():
+    y = conv(torch.ones(1, 1, 3, device="mps"))
+print(tuple(y.shape))
+'''
+
+
+def test_sizes_a_later_release_guards_are_unverified_before_the_guard(tmp_path):
+    # 2.5 refuses a convolution size above 65536 (PR #129484); 2.4 has no guard and no record of what it does
+    doc, out = _run(tmp_path, CONV.replace("CHANNELS", "65537"), torch="2.4", macos="14.6")
+    u = _only_unverified(doc)
+    assert (doc["outcome"], out, u["kind"], u["op"], u["location"]["line"]) == (
+        "unverified", "(1, 65537, 3)\n", "size_regime", "aten::_mps_convolution", 4)
+    assert u["reason"].endswith("; torch 2.4.1 has no fact for this op at that size: not verified")
+    doc, _ = _run(tmp_path, CONV.replace("CHANNELS", "65537"), torch="2.5", macos="14.6")
+    assert (doc["outcome"], doc["first_failure"]["exception"], doc["first_failure"]["location"]["line"]) == (
+        "failed", "NotImplementedError", 4)
+    doc, _ = _run(tmp_path, CONV.replace("CHANNELS", "65536"), torch="2.4", macos="14.6")
+    assert (doc["outcome"], doc["unverified"]) == ("completed", [])
+    # a failure a shape rule predicts wins over the regime: bmm's result past 2**31 elements aborts (every release)
+    facts = CallFacts(dtypes=("float32", "float32"), out_numel=2**31 + 1, bytes_max=2**33)
+    assert Judge("2.4", "14.6").op("aten::bmm", facts).outcome == "crash"
+    assert Judge("2.4", "14.6").op("aten::bmm", CallFacts(dtypes=("float32", "float32"), bytes_max=2**33)).kind \
+        == "size_regime"

@@ -283,15 +283,18 @@ class Judge(ApiChecks, DtypeChecks):
         if hit is None:
             hit = self._memo[key] = self._judge(target, main, facts.sparse)
         # the kernel's own checks come first: they run before anything that could abort the process
+        regime = None
         if (checks or self._any_checks) and (hit.outcome in ("runs", "composite") or hit.kind == "dtype"):
             found = self._kernel_check(target, checks or (), facts, hit.outcome == "runs")
             if found is not None:
-                return found
+                if found.kind != "size_regime":
+                    return found
+                regime = found  # unverified unless a shape rule predicts the call's failure (which wins)
         if rules:
             found = self._shape_judgement(target, rules, facts)
             if found is not None:
                 return found
-        return hit
+        return hit if regime is None else regime
 
     def call(self, name: str, facts: CallFacts = CallFacts(), grad: bool = True, inside: bool = False,
              exact: bool = True, installed: str = "", expanded: bool = True,
@@ -348,6 +351,10 @@ class Judge(ApiChecks, DtypeChecks):
                                      e["exception"], e["message"].replace("{scalar_type}", C10_NAMES.get(bad, bad)),
                                      bad, _dtype_fixed_in(target, bad, self.torch, self.macos), target, e["source"])
             elif all(_SHAPE_TESTS[k](v, facts) for k, v in e["when"].items()):
+                if e.get("effect") == "unverified":  # a size regime of this op the data cannot vouch for
+                    return Judgement(target, "unknown", "size_regime", None,
+                                     call_message(e["message"], dtypes, facts), (dtypes[:1] or (None,))[0], None,
+                                     target, e["source"])
                 return Judgement(target, "crash" if e.get("effect") == "crash" else "error", "shape",
                                  e["exception"], call_message(e["message"], dtypes, facts), (dtypes[:1] or (None,))[0],
                                  _rule_fixed_in(e), target, e["source"])
