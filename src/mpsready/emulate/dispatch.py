@@ -60,7 +60,7 @@ class MPSDispatch(TorchDispatchMode):
 
     The per-call work beyond forwarding is memoised per (op, argument dtypes, grad mode, depth) in a
     :class:`~mpsready.emulate.aten.Plan` whenever the judge reads nothing else of the call (:meth:`Judge.reads_only_dtypes`, no CPU
-    operand beside MPS ones, dense tensors, no tensor above ``aten.SIZED`` elements where the judge reads sizes): a repeated call then costs one walk of
+    operand beside MPS ones, dense tensors, none past ``aten.SIZED`` elements where sizes are read): a repeated call then costs one walk of
     its arguments (collecting its tensors and asking their residence), the plan's look-up, the count on the
     plan's record, and one look-up of its result's dtype (``refused``) before its residence mark."""
 

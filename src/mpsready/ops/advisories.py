@@ -228,11 +228,18 @@ def _pool_stride_gt(want: int, f: AdvisoryFacts) -> bool:
     return any(isinstance(x, int) and not isinstance(x, bool) and x > int(want) for x in vals)
 
 
+# the conditions of the unverified regimes table (load_regimes)
+_REGIME_CONDITIONS: dict[str, Callable[[Any, AdvisoryFacts], bool]] = {
+    "attention_scores_bytes_gt": _scores_bytes, "pool_stride_gt": _pool_stride_gt}
+
+
 def _holds(key: str, want: Any, f: AdvisoryFacts) -> bool:
-    if key == "attention_scores_bytes_gt":
-        return _scores_bytes(want, f)
-    if key == "pool_stride_gt":
-        return _pool_stride_gt(want, f)
+    """Whether the call ``f`` meets the condition ``key: want`` (CONDITIONS; the table's YAML header says each)."""
+    regime = _REGIME_CONDITIONS.get(key)
+    return regime(want, f) if regime is not None else _holds_table(key, want, f)
+
+
+def _holds_table(key: str, want: Any, f: AdvisoryFacts) -> bool:
     if key == "non_contiguous":
         return any(not c for c in f.contiguous) == bool(want)
     if key == "storage_offset":

@@ -28,7 +28,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from mpsready.ops import api as ops_api
-from mpsready.ops import learned
+from mpsready.ops import learned, size_regime
 from mpsready.ops.shape_tests import _SHAPE_TESTS, SHAPE_TESTS  # noqa: F401  (SHAPE_TESTS: the judge's public name)
 from mpsready.ops.api_judge import ApiChecks
 from mpsready.ops.judge_dtypes import DTYPE_FACTS, c10_name  # noqa: F401 (re-exported: part of the judge's API)
@@ -118,8 +118,7 @@ class CallFacts:
     dim_max: int = 0  # largest dimension size among the tensor arguments (fed only where one may pass INT_MAX)
     out_matrix: tuple[int, int] = (0, 0)  # (rows, cols) of one matrix of a bmm's or a linear's result
     inner: int = -1  # the size a linear contracts (its input's last dimension); -1: not read
-    # bytes of the largest tensor argument, fed only where one has more than 2**28 elements (a size regime check)
-    bytes_max: int = 0
+    bytes_max: int = 0  # bytes of the largest tensor argument, fed only for tensors past 2**28 elements (size regime)
 
 
 class Judge(ApiChecks, DtypeChecks):
@@ -151,17 +150,10 @@ class Judge(ApiChecks, DtypeChecks):
         # per-kernel dtype and call checks of this release and macOS (mps_dtype_checks.yaml)
         self._checks: dict[str, list[tuple[str, dict[str, Any]]]] = {}
         self._any_checks: list[dict[str, Any]] = []
-        # ops with a size fact of their own in this release, on any macOS (bmm tiles past 2**32 entries from macOS
-        # 15, masked_fill and nonzero refuse past 2**32 / INT_MAX elements): the unverified size regime of the ``*``
-        # checks (``effect: unverified``) leaves their sizes to those facts. Copies and fills (blits: a 32 GiB
-        # torch.empty works on MPS, pytorch#143859) are left out too (_SIZE_REGIME_EXEMPT).
-        self._size_fact_ops: set[str] = set()
         for kind, entries in _kernel_checks().items():
             for e in entries:
                 if rel not in SpecifierSet(e.get("torch") or ""):
                     continue
-                if any(k in ("numel_gt", "out_numel_gt", "out_matrix_numel_gt") for k in e.get("when") or {}):
-                    self._size_fact_ops.update("aten::" + op for op in e["ops"] if op != ANY_OP)
                 if e.get("macos_below") and not versions.macos_lt(macos, e["macos_below"]):
                     continue
                 if e.get("macos_from") and versions.macos_lt(macos, e["macos_from"]):
@@ -171,6 +163,8 @@ class Judge(ApiChecks, DtypeChecks):
                         self._any_checks.append(e)
                     else:
                         self._checks.setdefault("aten::" + op, []).append((kind, e))
+        self._size_fact_ops = size_regime.size_fact_ops(e for e in _kernel_checks()["call_checks"]
+                                                        if rel in SpecifierSet(e.get("torch") or ""))
 
     def set_fallback(self, fallback: bool) -> None:
         """Change the ``PYTORCH_ENABLE_MPS_FALLBACK`` assumption (the program set it before importing torch)."""
@@ -283,18 +277,16 @@ class Judge(ApiChecks, DtypeChecks):
         if hit is None:
             hit = self._memo[key] = self._judge(target, main, facts.sparse)
         # the kernel's own checks come first: they run before anything that could abort the process
-        regime = None
+        regime = None  # a size regime (unverified) gives way to a failure a shape rule predicts
         if (checks or self._any_checks) and (hit.outcome in ("runs", "composite") or hit.kind == "dtype"):
-            found = self._kernel_check(target, checks or (), facts, hit.outcome == "runs")
-            if found is not None:
-                if found.kind != "size_regime":
-                    return found
-                regime = found  # unverified unless a shape rule predicts the call's failure (which wins)
+            regime = self._kernel_check(target, checks or (), facts, hit.outcome == "runs")
+            if regime is not None and regime.kind != "size_regime":
+                return regime
         if rules:
             found = self._shape_judgement(target, rules, facts)
             if found is not None:
                 return found
-        return hit if regime is None else regime
+        return regime or hit
 
     def call(self, name: str, facts: CallFacts = CallFacts(), grad: bool = True, inside: bool = False,
              exact: bool = True, installed: str = "", expanded: bool = True,
@@ -352,9 +344,7 @@ class Judge(ApiChecks, DtypeChecks):
                                      bad, _dtype_fixed_in(target, bad, self.torch, self.macos), target, e["source"])
             elif all(_SHAPE_TESTS[k](v, facts) for k, v in e["when"].items()):
                 if e.get("effect") == "unverified":  # a size regime of this op the data cannot vouch for
-                    return Judgement(target, "unknown", "size_regime", None,
-                                     call_message(e["message"], dtypes, facts), (dtypes[:1] or (None,))[0], None,
-                                     target, e["source"])
+                    return size_regime.judgement(Judgement, target, call_message(e["message"], dtypes, facts), dtypes, e)
                 return Judgement(target, "crash" if e.get("effect") == "crash" else "error", "shape",
                                  e["exception"], call_message(e["message"], dtypes, facts), (dtypes[:1] or (None,))[0],
                                  _rule_fixed_in(e), target, e["source"])
@@ -362,10 +352,9 @@ class Judge(ApiChecks, DtypeChecks):
             for e in self._any_checks:
                 if all(_SHAPE_TESTS[k](v, facts) for k, v in e["when"].items()):
                     if e.get("effect") == "unverified":
-                        if target in _SIZE_REGIME_EXEMPT or target in self._size_fact_ops:
+                        if target in size_regime.EXEMPT or target in self._size_fact_ops:
                             continue  # the op's own size facts of this release vouch for its sizes
-                        return Judgement(target, "unknown", "size_regime", None, e["message"],
-                                         (dtypes[:1] or (None,))[0], None, target, e["source"])
+                        return size_regime.judgement(Judgement, target, e["message"], dtypes, e)
                     return Judgement(target, "crash" if e.get("effect") == "crash" else "error", "shape",
                                      e["exception"], e["message"], (dtypes[:1] or (None,))[0], _rule_fixed_in(e),
                                      target, e["source"])
@@ -587,13 +576,7 @@ class Judge(ApiChecks, DtypeChecks):
                        message="composite op whose callees were not recorded (trace with this --torch)")
 
 
-
 _BLIT_FILLS = frozenset({"aten::fill_.Scalar", "aten::zero_"})
-# copies and fills past the size regime's bound are not judged by it (Judge.__init__, _size_fact_ops)
-_SIZE_REGIME_EXEMPT = _BLIT_FILLS | frozenset({"aten::_to_copy", "aten::copy_", "aten::empty.memory_format",
-                                                "aten::empty_strided", "aten::fill_.Tensor", "aten::clone",
-                                                "aten::_copy_from", "aten::_copy_from_and_resize"})
-
 
 # What each outcome means for the user, worst first: the verdict of an op over all its calls is the worst outcome
 # among them; the severity of a finding follows the outcome (a predicted exception or abort blocks the move, a
