@@ -37,7 +37,7 @@ print(tuple(inv.shape))
 POOL = '''\
 import torch
 import torch.nn as nn
-pool = nn.MaxPool2d(kernel_size=1, stride=STRIDE, ceil_mode=CEIL, return_indices=True)
+pool = nn.MaxPool2d(kernel_size=KERNEL, stride=STRIDE, ceil_mode=CEIL, return_indices=True)
 x = torch.rand(2, 3, 4, 6, device="mps")
 out, idx = pool(x)
 print(tuple(out.shape))
@@ -93,15 +93,16 @@ def test_linalg_inv_past_1024_is_unverified_on_every_release_and_1024_completes(
 
 
 def test_strided_ceil_mode_max_pool_is_unverified_and_look_alikes_complete(tmp_path):
-    doc, out = _run(tmp_path, POOL.replace("STRIDE", "2").replace("CEIL", "True"))
+    doc, out = _run(tmp_path, POOL.replace("KERNEL", "1").replace("STRIDE", "2").replace("CEIL", "True"))
     u = _only_unverified(doc)
     assert (doc["outcome"], out, u["kind"], u["op"], u["location"]["line"], u["calls"]) == (
         "unverified", "(2, 3, 2, 3)\n", "regime", "aten::max_pool2d_with_indices", 5, 1)
-    assert u["reason"].startswith("max pooling with ceil_mode=True and a stride above 1 on MPS: ")
+    assert u["reason"].startswith("max pooling with ceil_mode=True where ceil mode changes the output size, on MPS: ")
     assert u["reason"].endswith("no fix recorded for torch 2.7.1: not verified (regime max-pool-ceil-mode-strided, "
                                 "https://github.com/pytorch/pytorch/pull/156101)")
-    for stride, ceil in (("2", "False"), ("1", "True")):
-        doc, _ = _run(tmp_path, POOL.replace("STRIDE", stride).replace("CEIL", ceil))
+    # floor mode; stride 1; and kernel 2, stride 2 on the 4 x 6 map, where ceil and floor mode agree
+    for kernel, stride, ceil in (("1", "2", "False"), ("1", "1", "True"), ("2", "2", "True")):
+        doc, _ = _run(tmp_path, POOL.replace("KERNEL", kernel).replace("STRIDE", stride).replace("CEIL", ceil))
         assert (doc["outcome"], doc["unverified"]) == ("completed", [])
 
 
@@ -148,10 +149,14 @@ def test_regime_table_entries_are_sourced_and_match_only_in_their_regime():
     def facts(**args):
         return AdvisoryFacts(dtypes=("float32",), shapes=((1, 1, 8, 8),), contiguous=(True,), args=args)
 
-    # a stride left empty is the kernel size, as PyTorch's pooling defaults it
+    # ceil mode rounds where (size + 2 * padding - dilation * (kernel - 1) - 1) % stride != 0; an empty stride is the
+    # kernel size, as PyTorch's pooling defaults it: (8 - 2 - 1) % 3 != 0
     assert idx.regime(pool, facts(kernel_size=[3, 3], stride=[], ceil_mode=True)).id == "max-pool-ceil-mode-strided"
     assert idx.regime(pool, facts(kernel_size=[3, 3], stride=[1, 1], ceil_mode=True)) is None
     assert idx.regime(pool, facts(kernel_size=[3, 3], stride=[2, 2], ceil_mode=False)) is None
+    # kernel 3, stride 2, padding 1: (8 + 2 - 2 - 1) % 2 != 0; kernel 2, stride 2: (8 - 1 - 1) % 2 == 0
+    assert idx.regime(pool, facts(kernel_size=[3, 3], stride=[2, 2], padding=[1, 1], ceil_mode=True)) is not None
+    assert idx.regime(pool, facts(kernel_size=[2, 2], stride=[2, 2], padding=[0, 0], ceil_mode=True)) is None
     # a wrong-result advisory of the same call is named instead (match first, regime only without one)
     assert idx.match(pool, facts(kernel_size=[3, 3], stride=[2, 2], ceil_mode=True)) is None
 

@@ -30,7 +30,7 @@ CONDITIONS = ("non_contiguous", "storage_offset", "channels_last", "expanded", "
               "outside_range_within", "cache_key_ignores", "matmul_k_ge", "matmul_out_dims_ge",
               "non_contiguous_arg", "arg_dtype_differs", "arg_false_at", "compiled_welford",
               "spatial_size_ge", "holds_zero", "total_numel_gt", "nonfinite", "empty_input",
-              "attention_scores_bytes_gt", "pool_stride_gt")
+              "attention_scores_bytes_gt", "pool_ceil_rounds")
 # conditions that read the values of the call's tensors: asked of AdvisoryFacts.probe, only once every other
 # condition of the entry holds (a set look-up per call until then)
 PROBED = ("masked_row", "int_abs_gt", "outside_range_within", "non_contiguous_arg", "arg_dtype_differs",
@@ -217,20 +217,39 @@ def _scores_bytes(want: Mapping[str, Any], f: AdvisoryFacts) -> bool:
     return _numel(f.shapes[0][:-1]) * f.shapes[1][-2] * int(per) > int(want["bytes"])
 
 
-def _pool_stride_gt(want: int, f: AdvisoryFacts) -> bool:
-    """A pooling call whose stride (the ``stride`` argument; where it is empty or absent, ``kernel_size``, as
-    PyTorch's pooling defaults it) is above ``want`` along some spatial axis."""
-    args = f.args or {}
-    v = args.get("stride")
+def _per_axis(v: Any, n: int, default: int) -> list[int]:
+    """A pooling argument (an int, or a list of one or ``n`` ints; empty or None: ``default``) for ``n`` axes."""
     if v is None or (isinstance(v, (list, tuple)) and not v):
-        v = args.get("kernel_size")
-    vals = v if isinstance(v, (list, tuple)) else (v,)
-    return any(isinstance(x, int) and not isinstance(x, bool) and x > int(want) for x in vals)
+        return [default] * n
+    vals = list(v) if isinstance(v, (list, tuple)) else [v]
+    return vals * n if len(vals) == 1 else vals[:n]
+
+
+def _pool_ceil_rounds(want: bool, f: AdvisoryFacts) -> bool:
+    """A pooling call with ``ceil_mode=True`` whose output size ceil mode actually changes along some spatial axis:
+    ``(size + 2 * padding - dilation * (kernel - 1) - 1)`` is not a multiple of the stride (the stride defaults to
+    the kernel size, as PyTorch's pooling does; ``pooling_output_shape`` in ATen's Pool.h). Where it is a multiple,
+    ceil and floor mode agree and the ceil-mode rounding is never reached."""
+    args = f.args or {}
+    k = args.get("kernel_size")
+    if not args.get("ceil_mode") or k is None or not f.shapes:
+        return not want
+    n = len(k) if isinstance(k, (list, tuple)) else 1
+    shape = f.shapes[0]
+    if len(shape) < n:
+        return not want
+    ks = _per_axis(k, n, 1)
+    ss = _per_axis(args.get("stride"), n, 0)
+    ss = [s or kk for s, kk in zip(ss, ks)]
+    ps, ds = _per_axis(args.get("padding"), n, 0), _per_axis(args.get("dilation"), n, 1)
+    rounds = any(s > 0 and (size + 2 * p - d * (kk - 1) - 1) % s != 0
+                 for size, kk, s, p, d in zip(shape[-n:], ks, ss, ps, ds))
+    return rounds == bool(want)
 
 
 # the conditions of the unverified regimes table (load_regimes)
 _REGIME_CONDITIONS: dict[str, Callable[[Any, AdvisoryFacts], bool]] = {
-    "attention_scores_bytes_gt": _scores_bytes, "pool_stride_gt": _pool_stride_gt}
+    "attention_scores_bytes_gt": _scores_bytes, "pool_ceil_rounds": _pool_ceil_rounds}
 
 
 def _holds(key: str, want: Any, f: AdvisoryFacts) -> bool:
