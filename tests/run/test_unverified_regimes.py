@@ -69,12 +69,13 @@ def test_attention_scores_past_2pow32_bytes_are_unverified_and_a_look_alike_belo
     assert (u["kind"], u["op"], u["location"]["line"], u["calls"]) == (
         "regime", "aten::_scaled_dot_product_flash_attention_for_cpu", 7, 1)
     assert u["reason"] == (
-        "scaled_dot_product_attention whose (..., L, S) score matrix passes 2**32 bytes: MPS materialises it whole, "
-        "and Apple's MPSNDArray aborts past 2**32 bytes ('total bytes of NDArray > 2**32'); no fix recorded for "
-        "torch 2.7.1: not verified (regime attention-scores-past-2pow32-bytes, "
-        "https://github.com/pytorch/pytorch/issues/143859)")
+        "scaled_dot_product_attention whose (..., L, S) score matrix passes 2**32 bytes: MPS builds it whole, and "
+        "MPSNDArray has aborted past 2**32 bytes ('total bytes of NDArray > 2**32'); no fix recorded for torch 2.7.1: "
+        "not verified (regime attention-scores-past-2pow32-bytes, https://github.com/pytorch/pytorch/issues/143859)")
     assert doc["judged"]["regime"] == 1
-    last = render_terminal(doc).rstrip("\n").splitlines()[-1]
+    text = render_terminal(doc)
+    assert f"  script.py:7: aten::_scaled_dot_product_flash_attention_for_cpu (regime; 1 call(s)) - {u['reason']}\n" in text
+    last = text.rstrip("\n").splitlines()[-1]
     assert last.endswith("; on no data: 0; in a size or parameter regime the data cannot vouch for: 1")
     doc, _ = _run(tmp_path, SDPA.replace("HEADS", "256"))
     assert (doc["outcome"], doc["unverified"], doc["judged"]["regime"]) == ("completed", [], 0)

@@ -73,7 +73,7 @@ def render_terminal(doc: dict[str, Any]) -> str:
                      + (" (outcome unverified)" if outcome == "unverified" else ""))
         for u in unv[:20]:
             lines.append(f"  {_where(u.get('location'))}: {u.get('op')} ({u.get('kind')}; {u.get('calls')} call(s)) "
-                         f"- {str(u.get('reason'))[:200]}")
+                         f"- {str(u.get('reason'))[:320]}")
     if pe and ff:
         lines.append(f"then the program stopped on an error of its own, not a Mac prediction: {_where(pe.get('location'))} "
                      f"{pe.get('exception')}: {str(pe.get('message'))[:160]}")
