@@ -27,6 +27,13 @@ def advise(emu: Emulator, op: str, schema_args, args, kwargs, ins, depth: int) -
     argv = {n: a for n, a in zip(schema_args, args) if not isinstance(a, (_Tensor, list, tuple))
             or (isinstance(a, (list, tuple)) and not any(isinstance(w, _Tensor) for w in a))}
     argv.update((k, v) for k, v in kwargs.items() if not isinstance(v, _Tensor))
+    if op not in emu.advisories.wrong_ops:  # only a regime to match: dtypes, shapes and arguments suffice
+        regime = emu.advisories.regime(op, AdvisoryFacts(dtypes=tuple(names.get(t.dtype, "") for t in ins),
+                                                         shapes=tuple(tuple(t.shape) for t in ins),
+                                                         contiguous=(), args=argv))
+        if regime is not None:
+            emu.note_regime(regime, emu.frames.locate(depth))
+        return
     strided = [t for t in ins if t.layout is _STRIDED]
     named = {n: a for n, a in zip(schema_args, args) if isinstance(a, _Tensor)}
     named.update((k, v) for k, v in kwargs.items() if isinstance(v, _Tensor))

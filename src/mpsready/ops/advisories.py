@@ -360,8 +360,10 @@ class AdvisoryIndex:
                     continue
                 for op in a.ops:
                     into.setdefault(op, []).append(a)
-        # the overloads the dispatch mode hands to wrong_results.advise (either table)
-        self.ops: frozenset[str] = frozenset(self._by_op) | frozenset(self._regimes_by_op)
+        # the overloads the dispatch mode hands to wrong_results.advise (either table); ``wrong_ops``: those with a
+        # wrong-result advisory (the others are matched with the regimes only, on shapes and arguments)
+        self.wrong_ops: frozenset[str] = frozenset(self._by_op)
+        self.ops: frozenset[str] = self.wrong_ops | frozenset(self._regimes_by_op)
         # cache_key_ignores: (advisory, op, dtypes, shapes) -> the argument's value at the last such call
         self._graph_keys: dict[tuple, Any] = {}
 
