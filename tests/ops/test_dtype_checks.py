@@ -18,14 +18,15 @@ DTYPES = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat
 
 def test_table_size():
     # + histc split by exception, 3 arange (h33b); + the bmm matrix over 2**32 (2.5), three linear empty-feature
-    # entries, the 1-D weight backward (h33c); + linear's bias of another dtype (2.2/2.3, h33d)
-    assert (len(DOC["dtype_checks"]), len(DOC["call_checks"])) == (28, 20)
+    # entries, the 1-D weight backward (h33c); + linear's bias of another dtype (2.2/2.3, h33d); + the unverified
+    # size regime past 2**32 bytes and the regime before the convolution size guard (h33e)
+    assert (len(DOC["dtype_checks"]), len(DOC["call_checks"])) == (28, 22)
 
 
 @pytest.mark.parametrize("kind,entry", ENTRIES, ids=[f"{k}:{e['ops'][0]}:{e['message'][:30]}" for k, e in ENTRIES])
 def test_every_entry_has_source_specifier_and_known_ops(kind, entry):
     assert entry["source"].strip() and entry["message"].strip()
-    if entry.get("effect") == "crash":  # an abort raises nothing (the rank limits of scan and sort kernels)
+    if entry.get("effect") in ("crash", "unverified"):  # an abort raises nothing, nor does an unverified regime
         assert entry["exception"] is None
     else:
         assert entry["exception"] in ("RuntimeError", "TypeError", "NotImplementedError")
@@ -123,7 +124,8 @@ def test_wants_only_for_ops_with_a_size_or_argument_check():
     assert judge.wants("aten::add.Tensor") == frozenset({"dim_max"})  # the INT_MAX dimension check (2.9+)
     # before 2.9 the MPSNDArray abort of a dimension above INT_MAX (macOS 14+, PR #158824)
     assert Judge("2.5", "14.4").wants("aten::add.Tensor") == frozenset({"dim_max"})
-    assert Judge("2.5", "13.5").wants("aten::add.Tensor") == frozenset()
+    # and on every target the unverified size regime past 2**32 bytes (h33e): sizes read past 2**28 elements only
+    assert Judge("2.5", "13.5").wants("aten::add.Tensor") == frozenset({"dim_max"})
 
 
 def test_size_checks():
@@ -173,7 +175,11 @@ def test_convolution_output_sizes_over_65536_are_read():
     assert (j.outcome, j.kind, j.exception, j.message) == (
         "error", "shape", "NotImplementedError", "Output channels > 65536 not supported at the MPS device. ")
     assert judge.op("aten::_mps_convolution", _facts("float32", "float32", dim_max=65536)).outcome == "runs"
-    assert Judge("2.4", "14.5").op("aten::_mps_convolution", _facts("float32", dim_max=70000)).outcome == "runs"
+    # before the guard (2.2-2.4): the size regime it guards is unverified, not a pass (h33e)
+    pre = Judge("2.4", "14.5").op("aten::_mps_convolution", _facts("float32", dim_max=70000))
+    assert (pre.outcome, pre.kind, pre.exception) == ("unknown", "size_regime", None)
+    assert pre.message.startswith("a convolution with a size above 65536: torch 2.5 added a guard that refuses it")
+    assert Judge("2.4", "14.5").op("aten::_mps_convolution", _facts("float32", dim_max=65536)).outcome == "runs"
 
 
 def test_any_of_a_5d_tensor_aborts_before_2_5():

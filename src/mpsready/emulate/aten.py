@@ -16,6 +16,10 @@ _Tensor = torch.Tensor
 _MARKS = residence._MARKS
 _STRIDED = torch.strided
 _INT_MAX = 2**31 - 1
+# a call with a tensor of more than this many elements is judged afresh where the judge reads sizes (``sized``):
+# past it a tensor may take more than 2**32 bytes (16-byte elements), the bound of the size regime and of
+# INT_MAX dimensions (mps_dtype_checks.yaml ``bytes_gt``, ``dim_gt``)
+SIZED = 2**28
 # aten ops that move data off the device when given device=cpu (Tensor.cpu(), .to("cpu"))
 _COPY_OPS = frozenset({"aten::_to_copy", "aten::to.device", "aten::to.dtype_layout"})
 _POINTWISE = getattr(torch.Tag, "pointwise", None)
@@ -81,9 +85,9 @@ class Plan:
 
 def dtype_key(ins: Sequence, sized: bool) -> tuple | None:
     """The memo key of a call with several tensor arguments: their dtypes in order; None when one is not
-    strided (sparse) or, where the judge reads ``dim_max`` (``sized``), has more than INT_MAX elements."""
+    strided (sparse) or, where the judge reads ``dim_max`` (``sized``), has more than ``SIZED`` elements."""
     for t in ins:
-        if t.layout is not _STRIDED or (sized and t.numel() > _INT_MAX):
+        if t.layout is not _STRIDED or (sized and t.numel() > SIZED):
             return None
     return tuple([t.dtype for t in ins])
 

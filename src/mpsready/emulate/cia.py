@@ -17,6 +17,7 @@ import time
 import torch
 
 from mpsready.emulate import residence
+from mpsready.emulate.aten import SIZED
 from mpsready.emulate.dispatch import operands
 from mpsready.emulate.widen import welford_call_kind
 from mpsready.emulate.wrong_results import advise
@@ -66,7 +67,11 @@ def _kernel(emu: Emulator, name: str, op):
         ins = [a for a in args if isinstance(a, _Tensor)]
         if emu.inside_kernel or not any(t in _MARKS for t in ins):
             return op.decompose(*args, **kwargs)
-        facts = CallFacts(dtypes=tuple(_DTYPE_NAMES.get(t.dtype, "") for t in ins))
+        big = 0  # the size regime's bytes (mps_dtype_checks.yaml bytes_gt), read past aten.SIZED elements only
+        for t in ins:
+            if t.numel() > SIZED:
+                big = max(big, t.numel() * t.element_size())
+        facts = CallFacts(dtypes=tuple(_DTYPE_NAMES.get(t.dtype, "") for t in ins), bytes_max=big)
         if name == "aten::linear" and len(ins) >= 2:  # the shapes its kernel checks read
             facts = _linear_facts(facts, args)
         cpu = emu.cpu_operands
@@ -121,7 +126,8 @@ def _linear_facts(facts: CallFacts, args) -> CallFacts:
     ndims = {"input": x.dim(), "weight": w.dim()}
     if len(args) > 2 and isinstance(args[2], _Tensor):
         ndims["bias"] = args[2].dim()
-    return CallFacts(dtypes=facts.dtypes, ndims=ndims, out_matrix=(rows, cols), inner=x.shape[-1])
+    return CallFacts(dtypes=facts.dtypes, ndims=ndims, out_matrix=(rows, cols), inner=x.shape[-1],
+                     bytes_max=facts.bytes_max)
 
 
 class _FailInBackward(torch.autograd.Function):

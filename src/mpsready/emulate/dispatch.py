@@ -26,6 +26,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from mpsready.emulate import residence
+from mpsready.emulate.aten import SIZED as _SIZED
 from mpsready.emulate.aten import OpInfo, Plan, dtype_key, mark_all, op_name
 from mpsready.emulate.session import Emulator, mac_error_kind
 from mpsready.emulate.widen import CPU_DISPATCH_GAP, compiled_kind, widened
@@ -59,7 +60,7 @@ class MPSDispatch(TorchDispatchMode):
 
     The per-call work beyond forwarding is memoised per (op, argument dtypes, grad mode, depth) in a
     :class:`~mpsready.emulate.aten.Plan` whenever the judge reads nothing else of the call (:meth:`Judge.reads_only_dtypes`, no CPU
-    operand beside MPS ones, dense tensors, no dimension above INT_MAX): a repeated call then costs one walk of
+    operand beside MPS ones, dense tensors, none past ``aten.SIZED`` elements where sizes are read): a repeated call then costs one walk of
     its arguments (collecting its tensors and asking their residence), the plan's look-up, the count on the
     plan's record, and one look-up of its result's dtype (``refused``) before its residence mark."""
 
@@ -150,11 +151,11 @@ class MPSDispatch(TorchDispatchMode):
         n = len(ins)
         if n == 1:
             t = ins[0]
-            key: object = t.dtype if t.layout is _STRIDED and not (info.sized and t.numel() > _INT_MAX) else None
+            key: object = t.dtype if t.layout is _STRIDED and not (info.sized and t.numel() > _SIZED) else None
         elif n == 2:
             t, u = ins
             key = (t.dtype, u.dtype) if t.layout is _STRIDED and u.layout is _STRIDED and not (
-                info.sized and (t.numel() > _INT_MAX or u.numel() > _INT_MAX)) else None
+                info.sized and (t.numel() > _SIZED or u.numel() > _SIZED)) else None
         else:
             key = dtype_key(ins, info.sized)
         plan = info.plans[_grad_enabled() + self.slot].get(key) if key is not None else None
@@ -504,7 +505,7 @@ def _facts(info: OpInfo, args, kwargs, ins, judge=None) -> CallFacts:
                     empty = True
             elif n in _ARGS:
                 argv[n] = a
-    numel0 = dim_max = 0
+    numel0 = dim_max = bytes_max = 0
     if judge is not None:
         wants = info.wants
         if wants is None:
@@ -525,12 +526,15 @@ def _facts(info: OpInfo, args, kwargs, ins, judge=None) -> CallFacts:
                 # check of this op has a lower bound (dim_max_any)
                 every = "dim_max_any" in wants
                 for t in ins:
-                    if t.dim() and (every or t.numel() > _INT_MAX):
+                    n = t.numel()
+                    if t.dim() and (every or n > _INT_MAX):
                         dim_max = max(dim_max, max(t.shape))
+                    if n > _SIZED:  # the size regime's bytes (mps_dtype_checks.yaml bytes_gt)
+                        bytes_max = max(bytes_max, n * t.element_size())
     bmm = _bmm_shape(info.name, args)
     return CallFacts(dtypes=dtypes, sparse=sparse, ndims=ndims, size0=size0, args=argv, empty_input=empty,
                      out_numel=bmm[0], out_matrix=bmm[1], input_ndim=ins[0].dim() if ins else -1,
-                     numel0=numel0, dim_max=dim_max)
+                     numel0=numel0, dim_max=dim_max, bytes_max=bytes_max)
 
 
 def _advise(emu: Emulator, op: str, info: OpInfo, args, kwargs, ins, skip: int = 3) -> None:

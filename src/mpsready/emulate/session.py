@@ -304,6 +304,14 @@ class Emulator:
         self.unverified_regions.append({"kind": kind, "op": op, "reason": reason,
                                         "location": where, "calls": 1, "basis": "predicted"})
 
+    def note_regime(self, regime: Advisory, frame: Frame | None) -> None:
+        """A completed call in a regime the data cannot vouch for (``mps_unverified_regimes.yaml``, matched by
+        :meth:`AdvisoryIndex.regime`): an ``unverified`` entry of kind ``regime`` at the user's line, its reason the
+        regime's summary, the target release, the regime's id and its public report."""
+        reason = (f"{regime.summary}; no fix recorded for torch {self.judge.torch}: not verified "
+                  f"(regime {regime.id}, {regime.report})")
+        self.note_unverified_region(reason, frame, kind="regime", op=regime.op or regime.ops[0])
+
     def unverified(self) -> list[dict[str, Any]]:
         """Every call on the program's path that the emulated Mac judged on no data (:meth:`Judge.basis`
         ``"none"``: an op unknown to the target's table, a callee of a composite decomposed by another release)
@@ -334,6 +342,8 @@ class Emulator:
         counts = {"facts": 0, "defaults": 0, "none": 0}
         for r in self.records.values():
             counts[self.judge.basis(r.op, r.outcome, r.kind)] += r.calls
+        # of those, the calls in a regime the data cannot vouch for (note_regime): counted apart as well
+        counts["regime"] = sum(e["calls"] for e in self.unverified_regions if e["kind"] == "regime")
         return counts
 
     def warn_fallback(self, j: Judgement) -> None:

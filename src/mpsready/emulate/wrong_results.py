@@ -18,13 +18,22 @@ _DTYPE_NAMES = {d: str(d).replace("torch.", "") for d in (getattr(torch, n) for 
 
 
 def advise(emu: Emulator, op: str, schema_args, args, kwargs, ins, depth: int) -> None:
-    """Match a completed call of ``op`` with a wrong-result advisory; on a hit, record it at the user's line.
+    """Match a completed call of ``op`` with a wrong-result advisory; on a hit, record it at the user's line. Without
+    one, match it with the unverified regimes (sizes and arguments MPS has a record of failing in, no fix recorded:
+    :meth:`mpsready.ops.advisories.AdvisoryIndex.regime`); on a hit the run cannot be a pass (``Emulator.note_regime``).
     ``schema_args``: the schema's argument names (the dispatch mode's, or ``emu/cia.py``'s kernels of
     composite-implicit ops MPS runs whole: ``linear``); ``depth``: the frames from here to the call's kernel."""
     names = _DTYPE_NAMES
     argv = {n: a for n, a in zip(schema_args, args) if not isinstance(a, (_Tensor, list, tuple))
             or (isinstance(a, (list, tuple)) and not any(isinstance(w, _Tensor) for w in a))}
     argv.update((k, v) for k, v in kwargs.items() if not isinstance(v, _Tensor))
+    if op not in emu.advisories.wrong_ops:  # only a regime to match: dtypes, shapes and arguments suffice
+        regime = emu.advisories.regime(op, AdvisoryFacts(dtypes=tuple(names.get(t.dtype, "") for t in ins),
+                                                         shapes=tuple(tuple(t.shape) for t in ins),
+                                                         contiguous=(), args=argv))
+        if regime is not None:
+            emu.note_regime(regime, emu.frames.locate(depth))
+        return
     strided = [t for t in ins if t.layout is _STRIDED]
     named = {n: a for n, a in zip(schema_args, args) if isinstance(a, _Tensor)}
     named.update((k, v) for k, v in kwargs.items() if isinstance(v, _Tensor))
@@ -42,6 +51,10 @@ def advise(emu: Emulator, op: str, schema_args, args, kwargs, ins, depth: int) -
         emu.note_wrong_result(adv, emu.frames.locate(depth))
         if compiling and ("compiled" in adv.when or "compiled_welford" in adv.when):
             emu.compiled_named.add(op)  # what Inductor makes of this call is known: it runs, wrong
+        return
+    regime = emu.advisories.regime(op, facts)
+    if regime is not None:  # a regime the data cannot vouch for (mps_unverified_regimes.yaml): not a pass
+        emu.note_regime(regime, emu.frames.locate(depth))
 
 
 def _probe(key: str, want, ins, named, argv) -> bool:

@@ -29,7 +29,8 @@ CONDITIONS = ("non_contiguous", "storage_offset", "channels_last", "expanded", "
               "offset_not_multiple_of", "tensor_arg", "generator_restored", "masked_row", "int_abs_gt",
               "outside_range_within", "cache_key_ignores", "matmul_k_ge", "matmul_out_dims_ge",
               "non_contiguous_arg", "arg_dtype_differs", "arg_false_at", "compiled_welford",
-              "spatial_size_ge", "holds_zero", "total_numel_gt", "nonfinite", "empty_input")
+              "spatial_size_ge", "holds_zero", "total_numel_gt", "nonfinite", "empty_input",
+              "attention_scores_bytes_gt", "pool_ceil_rounds")
 # conditions that read the values of the call's tensors: asked of AdvisoryFacts.probe, only once every other
 # condition of the entry holds (a set look-up per call until then)
 PROBED = ("masked_row", "int_abs_gt", "outside_range_within", "non_contiguous_arg", "arg_dtype_differs",
@@ -86,10 +87,10 @@ class Advisory:
                 "report": self.report, "source": self.source}
 
 
-def _check(entry: Any, i: int) -> Advisory:
+def _check(entry: Any, i: int, table: str = TABLE) -> Advisory:
     if not isinstance(entry, dict):
-        raise ValueError(f"{TABLE}.yaml entry {i}: not a mapping")
-    where = f"{TABLE}.yaml entry {entry.get('id', i)!r}"
+        raise ValueError(f"{table}.yaml entry {i}: not a mapping")
+    where = f"{table}.yaml entry {entry.get('id', i)!r}"
     extra = set(entry) - FIELDS
     if extra:
         raise ValueError(f"{where}: unknown field(s) {', '.join(sorted(extra))}")
@@ -117,16 +118,17 @@ def _check(entry: Any, i: int) -> Advisory:
                     note=entry.get("note"))
 
 
-def parse(doc: Any) -> tuple[Advisory, ...]:
-    """Check and convert a loaded table (``{"advisories": [...]}``); raises ``ValueError`` on a malformed entry
-    (unknown field or condition, missing report/torch/summary, an id used twice)."""
-    if not isinstance(doc, dict) or not isinstance(doc.get("advisories"), list):
-        raise ValueError(f"{TABLE}.yaml: expected a mapping with an 'advisories' list")
-    out = tuple(_check(e, i) for i, e in enumerate(doc["advisories"]))
+def parse(doc: Any, table: str = TABLE, key: str = "advisories") -> tuple[Advisory, ...]:
+    """Check and convert a loaded table (``{"advisories": [...]}``; the regimes table: ``table``
+    ``mps_unverified_regimes``, ``key`` ``regimes``); raises ``ValueError`` on a malformed entry (unknown field or
+    condition, missing report/torch/summary, an id used twice)."""
+    if not isinstance(doc, dict) or not isinstance(doc.get(key), list):
+        raise ValueError(f"{table}.yaml: expected a mapping with an '{key}' list")
+    out = tuple(_check(e, i, table) for i, e in enumerate(doc[key]))
     ids = [a.id for a in out]
     dup = {i for i in ids if ids.count(i) > 1}
     if dup:
-        raise ValueError(f"{TABLE}.yaml: id(s) used twice: {', '.join(sorted(dup))}")
+        raise ValueError(f"{table}.yaml: id(s) used twice: {', '.join(sorted(dup))}")
     return out
 
 
@@ -136,6 +138,21 @@ def load() -> tuple[Advisory, ...]:
     from mpsready.ops.build import curated
 
     return parse(curated.load(TABLE))
+
+
+REGIMES = "mps_unverified_regimes"
+
+
+@lru_cache(maxsize=None)
+def load_regimes() -> tuple[Advisory, ...]:
+    """Every entry of ``data/curated/mps_unverified_regimes.yaml``: parameter regimes (sizes, arguments) of an op in
+    which MPS has a public record of aborts or wrong results across releases and no fix is recorded for the
+    releases in range. A call in such a regime is not a predicted failure: the emulated Mac cannot vouch for it,
+    so the run is ``unverified`` (``summary`` is the reason line). Same fields and conditions as the wrong-result
+    table."""
+    from mpsready.ops.build import curated
+
+    return parse(curated.load(REGIMES), REGIMES, "regimes")
 
 
 def _channels_last(shape: tuple[int, ...], stride: tuple[int, ...]) -> bool:
@@ -184,7 +201,64 @@ def _size_at(longer: bool, want: Mapping[Any, int], f: AdvisoryFacts) -> bool:
                for d, n in want.items())
 
 
+_ELEMENT_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "uint8": 1, "bool": 1,
+                  "int16": 2, "int32": 4, "int64": 8, "complex64": 8}
+
+
+def _scores_bytes(want: Mapping[str, Any], f: AdvisoryFacts) -> bool:
+    """``attention_scores_bytes_gt: {bytes: N, element_bytes: B | "dtype"}``: attention over a query ``(..., L, E)``
+    and a key ``(..., S, E)`` (the first two tensor arguments) whose score matrix ``(..., L, S)`` takes more than N
+    bytes at B bytes an element (``"dtype"``: the query's element size). A product of sizes, no walk."""
+    if len(f.shapes) < 2 or len(f.shapes[0]) < 2 or len(f.shapes[1]) < 2:
+        return False
+    per = want.get("element_bytes", 4)
+    if per == "dtype":
+        per = _ELEMENT_BYTES.get(f.dtypes[0] if f.dtypes else "", 4)
+    return _numel(f.shapes[0][:-1]) * f.shapes[1][-2] * int(per) > int(want["bytes"])
+
+
+def _per_axis(v: Any, n: int, default: int) -> list[int]:
+    """A pooling argument (an int, or a list of one or ``n`` ints; empty or None: ``default``) for ``n`` axes."""
+    if v is None or (isinstance(v, (list, tuple)) and not v):
+        return [default] * n
+    vals = list(v) if isinstance(v, (list, tuple)) else [v]
+    return vals * n if len(vals) == 1 else vals[:n]
+
+
+def _pool_ceil_rounds(want: bool, f: AdvisoryFacts) -> bool:
+    """A pooling call with ``ceil_mode=True`` whose output size ceil mode actually changes along some spatial axis:
+    ``(size + 2 * padding - dilation * (kernel - 1) - 1)`` is not a multiple of the stride (the stride defaults to
+    the kernel size, as PyTorch's pooling does; ``pooling_output_shape`` in ATen's Pool.h). Where it is a multiple,
+    ceil and floor mode agree and the ceil-mode rounding is never reached."""
+    args = f.args or {}
+    k = args.get("kernel_size")
+    if not args.get("ceil_mode") or k is None or not f.shapes:
+        return not want
+    n = len(k) if isinstance(k, (list, tuple)) else 1
+    shape = f.shapes[0]
+    if len(shape) < n:
+        return not want
+    ks = _per_axis(k, n, 1)
+    ss = _per_axis(args.get("stride"), n, 0)
+    ss = [s or kk for s, kk in zip(ss, ks)]
+    ps, ds = _per_axis(args.get("padding"), n, 0), _per_axis(args.get("dilation"), n, 1)
+    rounds = any(s > 0 and (size + 2 * p - d * (kk - 1) - 1) % s != 0
+                 for size, kk, s, p, d in zip(shape[-n:], ks, ss, ps, ds))
+    return rounds == bool(want)
+
+
+# the conditions of the unverified regimes table (load_regimes)
+_REGIME_CONDITIONS: dict[str, Callable[[Any, AdvisoryFacts], bool]] = {
+    "attention_scores_bytes_gt": _scores_bytes, "pool_ceil_rounds": _pool_ceil_rounds}
+
+
 def _holds(key: str, want: Any, f: AdvisoryFacts) -> bool:
+    """Whether the call ``f`` meets the condition ``key: want`` (CONDITIONS; the table's YAML header says each)."""
+    regime = _REGIME_CONDITIONS.get(key)
+    return regime(want, f) if regime is not None else _holds_table(key, want, f)
+
+
+def _holds_table(key: str, want: Any, f: AdvisoryFacts) -> bool:
     if key == "non_contiguous":
         return any(not c for c in f.contiguous) == bool(want)
     if key == "storage_offset":
@@ -270,18 +344,26 @@ class AdvisoryIndex:
     overloads with any advisory in range, a cheap pre-check per call. Raises ``InvalidVersion`` for a malformed
     version."""
 
-    def __init__(self, torch: str, macos: str, advisories: tuple[Advisory, ...] | None = None):
+    def __init__(self, torch: str, macos: str, advisories: tuple[Advisory, ...] | None = None,
+                 regimes: tuple[Advisory, ...] | None = None):
         rel, mac = Version(torch), Version(macos)
         self.torch, self.macos = torch, macos
         self._by_op: dict[str, list[Advisory]] = {}
-        for a in load() if advisories is None else advisories:
-            if rel not in SpecifierSet(a.torch, prereleases=True):
-                continue
-            if a.macos and mac not in SpecifierSet(a.macos, prereleases=True):
-                continue
-            for op in a.ops:
-                self._by_op.setdefault(op, []).append(a)
-        self.ops: frozenset[str] = frozenset(self._by_op)
+        # the unverified regimes of this target (load_regimes): matched only where no wrong result is
+        self._regimes_by_op: dict[str, list[Advisory]] = {}
+        for table, into in ((load() if advisories is None else advisories, self._by_op),
+                            (load_regimes() if regimes is None else regimes, self._regimes_by_op)):
+            for a in table:
+                if rel not in SpecifierSet(a.torch, prereleases=True):
+                    continue
+                if a.macos and mac not in SpecifierSet(a.macos, prereleases=True):
+                    continue
+                for op in a.ops:
+                    into.setdefault(op, []).append(a)
+        # the overloads the dispatch mode hands to wrong_results.advise (either table); ``wrong_ops``: those with a
+        # wrong-result advisory (the others are matched with the regimes only, on shapes and arguments)
+        self.wrong_ops: frozenset[str] = frozenset(self._by_op)
+        self.ops: frozenset[str] = self.wrong_ops | frozenset(self._regimes_by_op)
         # cache_key_ignores: (advisory, op, dtypes, shapes) -> the argument's value at the last such call
         self._graph_keys: dict[tuple, Any] = {}
 
@@ -297,6 +379,17 @@ class AdvisoryIndex:
             # the value probes last: they read tensors, the other conditions only shapes and arguments
             if all(_holds(k, v, facts) for k, v in a.when.items() if k not in PROBED) and all(
                     _holds(k, v, facts) for k, v in a.when.items() if k in PROBED):
+                return replace(a, op=op, dtype=dtype)
+        return None
+
+    def regime(self, op: str, facts: AdvisoryFacts) -> Advisory | None:
+        """The first unverified regime (:func:`load_regimes`) of ``op`` whose dtype and conditions the call meets
+        (``op`` and ``dtype`` filled in), or None. No value probes: a regime is read from shapes and arguments."""
+        dtype = facts.dtypes[0] if facts.dtypes else None
+        for a in self._regimes_by_op.get(op, ()):
+            if a.dtypes is not None and dtype not in a.dtypes:
+                continue
+            if all(_holds(k, v, facts) for k, v in a.when.items()):
                 return replace(a, op=op, dtype=dtype)
         return None
 

@@ -28,7 +28,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from mpsready.ops import api as ops_api
-from mpsready.ops import learned
+from mpsready.ops import learned, size_regime
 from mpsready.ops.shape_tests import _SHAPE_TESTS, SHAPE_TESTS  # noqa: F401  (SHAPE_TESTS: the judge's public name)
 from mpsready.ops.api_judge import ApiChecks
 from mpsready.ops.judge_dtypes import DTYPE_FACTS, c10_name  # noqa: F401 (re-exported: part of the judge's API)
@@ -118,6 +118,7 @@ class CallFacts:
     dim_max: int = 0  # largest dimension size among the tensor arguments (fed only where one may pass INT_MAX)
     out_matrix: tuple[int, int] = (0, 0)  # (rows, cols) of one matrix of a bmm's or a linear's result
     inner: int = -1  # the size a linear contracts (its input's last dimension); -1: not read
+    bytes_max: int = 0  # bytes of the largest tensor argument, fed only for tensors past 2**28 elements (size regime)
 
 
 class Judge(ApiChecks, DtypeChecks):
@@ -162,6 +163,8 @@ class Judge(ApiChecks, DtypeChecks):
                         self._any_checks.append(e)
                     else:
                         self._checks.setdefault("aten::" + op, []).append((kind, e))
+        self._size_fact_ops = size_regime.size_fact_ops(e for e in _kernel_checks()["call_checks"]
+                                                        if rel in SpecifierSet(e.get("torch") or ""))
 
     def set_fallback(self, fallback: bool) -> None:
         """Change the ``PYTORCH_ENABLE_MPS_FALLBACK`` assumption (the program set it before importing torch)."""
@@ -274,15 +277,16 @@ class Judge(ApiChecks, DtypeChecks):
         if hit is None:
             hit = self._memo[key] = self._judge(target, main, facts.sparse)
         # the kernel's own checks come first: they run before anything that could abort the process
+        regime = None  # a size regime (unverified) gives way to a failure a shape rule predicts
         if (checks or self._any_checks) and (hit.outcome in ("runs", "composite") or hit.kind == "dtype"):
-            found = self._kernel_check(target, checks or (), facts, hit.outcome == "runs")
-            if found is not None:
-                return found
+            regime = self._kernel_check(target, checks or (), facts, hit.outcome == "runs")
+            if regime is not None and regime.kind != "size_regime":
+                return regime
         if rules:
             found = self._shape_judgement(target, rules, facts)
             if found is not None:
                 return found
-        return hit
+        return regime or hit
 
     def call(self, name: str, facts: CallFacts = CallFacts(), grad: bool = True, inside: bool = False,
              exact: bool = True, installed: str = "", expanded: bool = True,
@@ -339,16 +343,23 @@ class Judge(ApiChecks, DtypeChecks):
                                      e["exception"], e["message"].replace("{scalar_type}", C10_NAMES.get(bad, bad)),
                                      bad, _dtype_fixed_in(target, bad, self.torch, self.macos), target, e["source"])
             elif all(_SHAPE_TESTS[k](v, facts) for k, v in e["when"].items()):
+                if e.get("effect") == "unverified":  # a size regime of this op the data cannot vouch for
+                    return size_regime.judgement(Judgement, target, call_message(e["message"], dtypes, facts), dtypes, e)
                 return Judgement(target, "crash" if e.get("effect") == "crash" else "error", "shape",
                                  e["exception"], call_message(e["message"], dtypes, facts), (dtypes[:1] or (None,))[0],
                                  _rule_fixed_in(e), target, e["source"])
-        if kernel and facts.dim_max:
+        if kernel and (facts.dim_max or facts.bytes_max):
             for e in self._any_checks:
                 if all(_SHAPE_TESTS[k](v, facts) for k, v in e["when"].items()):
+                    if e.get("effect") == "unverified":
+                        if target in size_regime.EXEMPT or target in self._size_fact_ops:
+                            continue  # the op's own size facts of this release vouch for its sizes
+                        return size_regime.judgement(Judgement, target, e["message"], dtypes, e)
                     return Judgement(target, "crash" if e.get("effect") == "crash" else "error", "shape",
                                      e["exception"], e["message"], (dtypes[:1] or (None,))[0], _rule_fixed_in(e),
                                      target, e["source"])
         return None
+
 
     def _judge(self, target: str, dtype: str, sparse: bool) -> Judgement:
         fact = None if sparse else learned.lookup(target, self.torch, self.macos)
@@ -451,6 +462,8 @@ class Judge(ApiChecks, DtypeChecks):
             detail = f"{j.dtype} unsupported by the MPS kernel"
         elif kind == "dtype" and exc.get("min_macos"):
             detail = f"{j.dtype} needs macOS {exc['min_macos']}"
+        elif kind == "size_regime":
+            detail = f"{j.message}; torch {tv} has no fact for this op at that size: not verified"
         elif kind == "composite_unseen":
             kind, detail, msg = "unknown", "composite op whose callees were not recorded (trace with this --torch)", None
         elif kind == "unknown":
@@ -563,9 +576,7 @@ class Judge(ApiChecks, DtypeChecks):
                        message="composite op whose callees were not recorded (trace with this --torch)")
 
 
-
 _BLIT_FILLS = frozenset({"aten::fill_.Scalar", "aten::zero_"})
-
 
 # What each outcome means for the user, worst first: the verdict of an op over all its calls is the worst outcome
 # among them; the severity of a finding follows the outcome (a predicted exception or abort blocks the move, a

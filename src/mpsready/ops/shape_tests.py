@@ -88,7 +88,8 @@ def _bias_dtype_differs(flag: bool, f: CallFacts) -> bool:
 
 SHAPE_TESTS = ("arg", "ndim", "input_ndim", "input_ndim_gt", "dtype_in", "size0_gt", "out_numel_gt", "empty_input", "numel_gt",
                "dim_gt", "dim_beyond_minor4", "alpha_mixed",
-               "alpha_self_promoted", "dtypes_differ", "out_matrix_numel_gt", "inner_zero", "bias_dtype_differs")
+               "alpha_self_promoted", "dtypes_differ", "out_matrix_numel_gt", "inner_zero", "bias_dtype_differs",
+               "bytes_gt")
 _SHAPE_TESTS: dict[str, Callable[[Any, "CallFacts"], bool]] = {
     "arg": _arg,
     "ndim": _ndim,
@@ -108,4 +109,6 @@ _SHAPE_TESTS: dict[str, Callable[[Any, "CallFacts"], bool]] = {
     # a linear over an empty feature axis (in_features 0) whose result is not empty
     "inner_zero": lambda flag, f: (f.inner == 0 and f.out_matrix[0] * f.out_matrix[1] > 0) == bool(flag),
     "bias_dtype_differs": _bias_dtype_differs,
+    # the largest tensor argument takes more than N bytes (fed where one has more than 2**28 elements: bytes_max)
+    "bytes_gt": lambda n, f: f.bytes_max > n,
 }

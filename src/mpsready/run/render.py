@@ -73,7 +73,7 @@ def render_terminal(doc: dict[str, Any]) -> str:
                      + (" (outcome unverified)" if outcome == "unverified" else ""))
         for u in unv[:20]:
             lines.append(f"  {_where(u.get('location'))}: {u.get('op')} ({u.get('kind')}; {u.get('calls')} call(s)) "
-                         f"- {str(u.get('reason'))[:200]}")
+                         f"- {str(u.get('reason'))[:320]}")
     if pe and ff:
         lines.append(f"then the program stopped on an error of its own, not a Mac prediction: {_where(pe.get('location'))} "
                      f"{pe.get('exception')}: {str(pe.get('message'))[:160]}")
@@ -88,8 +88,15 @@ def render_terminal(doc: dict[str, Any]) -> str:
     by = doc.get("judged")
     if by is not None:
         lines.append(f"calls judged on mined facts: {by['facts']}; on table defaults (an MPS kernel, no dtype fact): "
-                     f"{by['defaults']}; on no data: {by['none']}")
+                     f"{by['defaults']}; on no data: {by['none']}" + _regime_tail(by))
     return _visible_lines(lines)
+
+
+def _regime_tail(by: dict[str, Any]) -> str:
+    """The count of calls in a size or parameter regime the data cannot vouch for (``judged["regime"]``, issue 33's
+    honest default), for the terminal's last line; empty when there are none."""
+    n = by.get("regime")
+    return f"; in a size or parameter regime the data cannot vouch for: {n}" if n else ""
 
 
 def _visible_lines(lines: list[str]) -> str:
