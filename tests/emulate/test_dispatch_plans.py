@@ -218,3 +218,78 @@ def test_a_factory_naming_mps_inside_a_cpu_call_is_still_made_on_the_device(emu)
         t = torch.ops.aten.zeros.default([2], device=torch.device("mps"))
     assert residence.on_mps(t) and t.device.type == "cpu"
     assert [(r.op, r.calls) for r in emu.records.values()] == [("aten::zeros", 1)]
+
+
+def test_the_inline_path_reads_the_plans_from_one_table_by_dtypes_and_grad_mode(emu):
+    x, i = torch.ones(3), torch.ones(3, dtype=torch.int64)
+    residence.mark(x)
+    residence.mark(i)
+    mode = MPSDispatch(emu)
+    with mode:
+        for _ in range(2):
+            x + i
+            with torch.no_grad():
+                x + i
+            x + 1
+    add = torch.ops.aten.add.Tensor
+    info = _info(mode, add)
+    table_info, plans, sized = mode.quick[id(add)]
+    assert table_info is info and sized is info.sized
+    assert plans == {(torch.float32, torch.int64, True): info.plans[1][(torch.float32, torch.int64)],
+                     (torch.float32, torch.int64, False): info.plans[0][(torch.float32, torch.int64)],
+                     (torch.float32, True): info.plans[1][torch.float32]}
+    assert emu.records[("aten::add.Tensor", "runs", None, None)].calls == 6
+    mode.forget_plans()
+    assert mode.quick == {}
+
+
+def test_a_sparse_tensor_is_not_answered_by_the_plan_of_a_dense_one(emu):
+    x, s = torch.ones(3), torch.ones(3).to_sparse()
+    residence.mark(x)
+    residence.mark(s)
+    mode = MPSDispatch(emu)
+    with mode:
+        x + x
+        x + x
+        out = s + s
+    add = torch.ops.aten.add.Tensor
+    assert list(mode.quick[id(add)][1]) == [(torch.float32, torch.float32, True)]
+    assert out.layout is torch.sparse_coo
+    assert [(r.op, r.outcome, r.kind, r.calls) for r in emu.records.values()] == [
+        ("aten::add.Tensor", "runs", None, 2), ("aten::add.Tensor", "error", "sparse", 1)]  # MPS has no sparse add in 2.5
+
+
+class _Probe:
+    """A numerics watch that notes the residence hint each judged call saw (RunWatch's interface)."""
+
+    nan_active = False
+
+    def __init__(self):
+        self.seen: list = []
+
+    def observe(self, name, *_args):
+        self.seen.append((name, residence._MARKS.hint))
+
+    def observe_cpu(self, *_args):
+        pass
+
+
+def test_the_function_mode_hints_a_resident_first_argument_for_its_call_only(emu):
+    probe = emu.numerics = _Probe()
+    emu.install()
+    try:
+        xm, ym = torch.ones(2).to("mps"), torch.ones(2).to("mps")
+        c = torch.ones(2)
+        probe.seen.clear()
+        torch.add(xm, ym)
+        xm.mul(ym)
+        torch.neg(xm)
+        hint_after = residence._MARKS.hint
+    finally:
+        emu.uninstall()
+    assert probe.seen == [("aten::add.Tensor", xm), ("aten::mul.Tensor", xm), ("aten::neg", None)]
+    assert hint_after is None
+    residence.mark(c)
+    residence._MARKS.hint = c
+    residence.unmark(c)  # unmarking anything drops the hint: it only ever names a marked tensor
+    assert residence._MARKS.hint is None and not residence.on_mps(c)

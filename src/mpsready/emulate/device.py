@@ -88,8 +88,18 @@ class DeviceMode(TorchFunctionMode):
                     a, b = args
                     if isinstance(a, _Tensor) and isinstance(b, _Tensor):
                         ra, rb = _REFS.get(id(a)), _REFS.get(id(b))
-                        if (ra is not None and ra() is a) == (rb is not None and rb() is b):
-                            return func(a, b)  # both on MPS, or neither: no CPU tensor beside an MPS one
+                        on = ra is not None and ra() is a
+                        # both on MPS, or neither: no CPU tensor beside an MPS one
+                        if on == (rb is not None and rb() is b):
+                            if not on:
+                                return func(a, b)
+                            # both on MPS: the dispatch mode's resident check of the aten call reads ``a`` from
+                            # the hint instead of the map (residence._Marks.hint)
+                            _MARKS.hint = a
+                            try:
+                                return func(a, b)
+                            finally:
+                                _MARKS.hint = None
                 # nothing resident on MPS (a CPU-only program, a test suite's CPU tests): no walk
                 return _forward(emu, func, args, _NO_KWARGS) if _REFS else func(*args)
             if kwargs.get("device") is None:

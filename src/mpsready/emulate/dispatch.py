@@ -81,6 +81,9 @@ class MPSDispatch(TorchDispatchMode):
         self.root = self
         self.children: dict[int, "MPSDispatch"] = {}
         self.parent: str | None = None  # for a child: the composite whose kernel runs below it now
+        # the inline path's plans (_remember): id(op) -> (OpInfo, {(dtypes..., grad mode): Plan}, sized); shared
+        # by the children, whose plans are kept apart from the root's (``slot``)
+        self.quick: dict[int, tuple[OpInfo, dict, bool]] = {}
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         """Every aten call of the program, judged as MPS would dispatch it, then computed on the CPU, in three
@@ -104,8 +107,11 @@ class MPSDispatch(TorchDispatchMode):
         refs = _REFS  # ``t in _MARKS`` without the method call: this runs for every argument of every call
         if len(args) == 2 and isinstance(t := args[0], _Tensor) and isinstance(u := args[1], _Tensor):
             ins = args  # the common binary op: its arguments are its tensors
-            r = refs.get(id(t))
-            on = r is not None and r() is t
+            if t is _MARKS.hint:  # the device function mode found it resident (residence._Marks.hint)
+                on = True
+            else:
+                r = refs.get(id(t))
+                on = r is not None and r() is t
             if not on:
                 r = refs.get(id(u))
                 on = r is not None and r() is u
@@ -143,21 +149,26 @@ class MPSDispatch(TorchDispatchMode):
         if kwargs or emu.creating or emu.cpu_operands or emu.inside_kernel or emu.compiling \
                 or emu.deadline is not None:
             return self._dispatch(func, args, kwargs or {}, ins, on)
-        # 2. the plan from the cache (dtype_key, inline for one and two tensors)
-        info = self.infos.get(id(func))
-        if info is None or not info.dtype_only:
+        # 2. the plan from the cache: the mode's plan table (_remember), keyed by the tensors' dtypes and the grad
+        # mode, one look-up per op and one per kind of call
+        q = self.quick.get(id(func))
+        if q is None:
             return self._dispatch(func, args, {}, ins, on)
+        info, plans, sized = q
         n = len(ins)
-        if n == 1:
-            t = ins[0]
-            key: object = t.dtype if t.layout is _STRIDED and not (info.sized and t.numel() > _INT_MAX) else None
-        elif n == 2:
+        if n == 2:
             t, u = ins
-            key = (t.dtype, u.dtype) if t.layout is _STRIDED and u.layout is _STRIDED and not (
-                info.sized and (t.numel() > _INT_MAX or u.numel() > _INT_MAX)) else None
+            key: object = (t.dtype, u.dtype, _grad_enabled()) if t.layout is _STRIDED and u.layout is _STRIDED \
+                and not (sized and (t.numel() > _INT_MAX or u.numel() > _INT_MAX)) else None
+        elif n == 1:
+            t = ins[0]
+            key = (t.dtype, _grad_enabled()) if t.layout is _STRIDED and not (sized and t.numel() > _INT_MAX) \
+                else None
         else:
-            key = dtype_key(ins, info.sized)
-        plan = info.plans[_grad_enabled() + self.slot].get(key) if key is not None else None
+            key = dtype_key(ins, sized)
+            if key is not None:
+                key = (*key, _grad_enabled())
+        plan = plans.get(key)
         if plan is None:
             return self._dispatch(func, args, {}, ins, on)
         if not plan.quick:
@@ -243,6 +254,7 @@ class MPSDispatch(TorchDispatchMode):
             plan = self._plan(info, args, kwargs, ins, grad, mixed, cpu)
             if key is not None and plan.memo:
                 info.plans[grad + self.slot][key] = plan
+                self._remember(func, info, key, grad, plan)
         # 3. carry it out
         return self._carry_out(plan, info, func, args, kwargs, ins)
 
@@ -332,12 +344,26 @@ class MPSDispatch(TorchDispatchMode):
         finally:
             _push(self)
 
+    def _remember(self, func, info: OpInfo, key, grad: bool, plan: Plan) -> None:
+        """Put a plan just memoised in ``info.plans`` (under ``key``, this mode's slot and ``grad``) in the table
+        the inline path of :meth:`__torch_dispatch__` reads: ``id(func)`` -> (its info, {(argument dtypes...,
+        grad mode): plan}, ``info.sized``). The inline path keys a call as :func:`~mpsready.emulate.aten.dtype_key`
+        does (no sparse tensor, none of more than INT_MAX elements where the judge reads ``dim_max``), so a hit
+        is the plan ``info.plans`` holds for the call."""
+        q = self.quick.get(id(func))
+        if q is None:
+            q = self.quick[id(func)] = (info, {}, info.sized)
+        q[1][(*key, grad) if isinstance(key, tuple) else (key, grad)] = plan
+
     def forget_plans(self) -> None:
         """Drop every memoised plan (the judge's assumptions changed: ``PYTORCH_ENABLE_MPS_FALLBACK`` read at the
         program's first ``import torch``, run/child.py): what a plan holds depends on the judge's target, its
         fallback setting and the call's kind, and the key names only the call's kind."""
         for info in self.infos.values():
             info.plans = ({}, {}, {}, {})
+        self.quick.clear()
+        for child in self.children.values():
+            child.quick.clear()
 
     def _learn(self, info: OpInfo) -> bool:
         """On an op's first memoisable-looking call: whether the judge reads only its dtypes (class docstring),
@@ -389,6 +415,8 @@ class MPSDispatch(TorchDispatchMode):
         if child is None:
             child = self.children[self.depth + 1] = MPSDispatch(self.emu, self.depth + 1)
             child.root, child.infos, child.refused = self.root, self.infos, self.refused
+            if self.depth:  # every child (depth > 0) reads the plans of slot 2: one table for them all
+                child.quick = self.quick
         outer = child.parent
         child.parent = name
         _push(child)
