@@ -95,13 +95,23 @@ def python_costs(calls: int, rounds: int) -> dict[str, float]:
     return {k: statistics.median(v[1:]) for k, v in times.items()}
 
 
-def call_costs(calls: int, rounds: int) -> dict[str, float]:
+def call_costs(calls: int, rounds: int) -> tuple[dict[str, float], dict[str, list[float]]]:
+    """Per-call microseconds of ``torch.add`` through the whole stack (medians over the rounds after the first),
+    and each round's own figures (``rounds`` lists, the warm-up round dropped). Within a round the set-ups run
+    one after the other, in the reverse order every other round (plain, bare, run, run+nan, then run+nan, run,
+    bare, plain), so that a change of the machine's load during a round weighs on both sides of each ratio."""
     x, y = torch.randn(4, 4), torch.randn(4, 4)
-    times: dict[str, list[float]] = {k: [] for k in ("plain", "bare", "run", "run+nan", "run, dynamo loaded")}
-    for _ in range(rounds + 1):  # the first round warms up (a mode's first call imports torch._dynamo)
+    names = ("plain", "bare", "run", "run+nan", "run, dynamo loaded", "run, function mode off")
+    times: dict[str, list[float]] = {k: [] for k in names}
+
+    def plain() -> None:
         times["plain"].append(_per_call(lambda: torch.add(x, y), calls))
+
+    def bare() -> None:
         with Bare():
             times["bare"].append(_per_call(lambda: torch.add(x, y), calls))
+
+    def emulated(order: int) -> None:
         emu = Emulator(Target("2.13", "15.5"), str(Path(__file__).parent))
         emu.install()
         try:
@@ -110,18 +120,52 @@ def call_costs(calls: int, rounds: int) -> dict[str, float]:
             # never imports it runs without (emulate/dispatch.py): both measured
             times["run, dynamo loaded"].append(_per_call(lambda xm=xm, ym=ym: torch.add(xm, ym), calls))
             MPSDispatch.__torch_dispatch__ = _HANDLE
-            times["run"].append(_per_call(lambda xm=xm, ym=ym: torch.add(xm, ym), calls))
             from mpsready.numerics.hooks import RunWatch
 
             watch = RunWatch(emu)
-            watch.install()
-            try:
-                times["run+nan"].append(_per_call(lambda xm=xm, ym=ym: torch.add(xm, ym), calls))
-            finally:
-                watch.uninstall()
+            for step in ("run", "function mode off", "run+nan")[::order]:
+                if step == "run":
+                    times["run"].append(_per_call(lambda xm=xm, ym=ym: torch.add(xm, ym), calls))
+                    continue
+                if step == "function mode off":  # the dispatch mode alone: the device function mode's share
+                    with torch._C.DisableTorchFunction():
+                        times["run, function mode off"].append(
+                            _per_call(lambda xm=xm, ym=ym: torch.add(xm, ym), calls))
+                    continue
+                watch.install()
+                try:
+                    times["run+nan"].append(_per_call(lambda xm=xm, ym=ym: torch.add(xm, ym), calls))
+                finally:
+                    watch.uninstall()
         finally:
             emu.uninstall()
-    return {k: statistics.median(v[1:]) for k, v in times.items()}
+
+    for i in range(rounds + 1):  # the first round warms up (a mode's first call imports torch._dynamo)
+        if i % 2 == 0:
+            plain()
+            bare()
+            emulated(1)
+        else:
+            emulated(-1)
+            bare()
+            plain()
+    per_round = {k: v[1:] for k, v in times.items()}
+    return {k: statistics.median(v) for k, v in per_round.items()}, per_round
+
+
+def round_ratios(per_round: dict[str, list[float]]) -> list[float]:
+    """Each round's run / bare: ``torch.add``'s extra cost over plain on the emulated device against a bare
+    dispatch mode's, both over that round's own plain figure."""
+    return [(r - p) / (b - p) for p, b, r in zip(per_round["plain"], per_round["bare"], per_round["run"])]
+
+
+def spread(values: list[float]) -> str:
+    """``median (min-max, quartiles q1-q3)`` of ``values``, two decimals."""
+    v = sorted(values)
+    if len(v) < 4:
+        return f"{statistics.median(v):.2f} ({v[0]:.2f}-{v[-1]:.2f})"
+    q = statistics.quantiles(v, n=4)
+    return f"{statistics.median(v):.2f} (min-max {v[0]:.2f}-{v[-1]:.2f}, quartiles {q[0]:.2f}-{q[2]:.2f})"
 
 
 class BareFunctionMode(TorchFunctionMode):
@@ -189,6 +233,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=20000)
     ap.add_argument("--rounds", type=int, default=9)
+    ap.add_argument("--only-call", action="store_true",
+                    help="measure only the Python of one call and torch.add through the whole stack")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     print(f"torch {torch.__version__}, 1 thread, median of {args.rounds} interleaved rounds of {args.calls} calls; "
@@ -197,12 +243,20 @@ def main(argv=None) -> int:
     print(f"python of one call: bare mode {py['bare']:.2f} us, emulator {py['emulator']:.2f} us "
           f"(+{py['emulator'] - py['bare']:.2f} us), device function mode {py['function mode']:.2f} us "
           f"(+{py['function mode'] - py['bare']:.2f} us over the bare dispatch mode's)")
-    c = call_costs(max(1, args.calls // 4), args.rounds)
+    c, per_round = call_costs(max(1, args.calls // 4), args.rounds)
     extra = {k: c[k] - c["plain"] for k in ("bare", "run", "run+nan", "run, dynamo loaded")}
     print(f"torch.add, whole stack: plain {c['plain']:.2f} us; extra: bare mode {extra['bare']:.2f} us, "
           f"run {extra['run']:.2f} us, run+nan {extra['run+nan']:.2f} us, run with torch._dynamo loaded "
           f"{extra['run, dynamo loaded']:.2f} us; run / bare {extra['run'] / extra['bare']:.2f} (goal <= 1.5), "
           f"with torch._dynamo loaded {extra['run, dynamo loaded'] / extra['bare']:.2f}")
+    print(f"run / bare per round ({args.rounds} rounds, each over its own plain and bare figures): "
+          f"{spread(round_ratios(per_round))}")
+    fm = [(r - o) / (r - p) for p, r, o in zip(per_round["plain"], per_round["run"],
+                                                per_round["run, function mode off"])]
+    print(f"the device function mode's share of run's extra per round: {spread(fm)} "
+          f"({c['run'] - c['run, function mode off']:.2f} us of {extra['run']:.2f} us, medians)")
+    if args.only_call:
+        return 0
     for kind, v in function_mode_costs(max(1, args.calls // 4), args.rounds).items():
         print(f"function mode, {kind}: extra over plain {v['bare']:.2f} us with a bare TorchFunctionMode, "
               f"{v['device']:.2f} us with the emulator's (its own Python {v['device'] - v['bare']:.2f} us)")
