@@ -18,9 +18,13 @@ Two measures, each the median of ``--rounds`` interleaved rounds (after one warm
   and, interleaved with it, through the dispatcher to the emulator's mode stacked below (two modes per call).
 
 Extra cost = set-up - plain (or - the bare mode's Python); the goal of issue 25 is the emulator's extra cost per
-aten call <= 1.3x the bare mode's (the step-level figure is ``run_bench.py``'s).
+aten call <= 1.3x the bare mode's (the step-level figure is ``run_bench.py``'s). The ``call`` rounds run in
+alternating order (plain, bare, run, then the reverse), and besides the ratio of the medians the script prints
+the median of each round's own run / bare with its spread (min-max, quartiles), so that a change of the shared
+machine's load weighs on both sides, and the device function mode's share of run's extra cost (the same call with
+``torch._C.DisableTorchFunction``: the dispatch mode alone). ``--only-call`` stops after those lines.
 
-    PYTHONPATH=src python benchmarks/dispatch_bench.py [--calls 20000] [--rounds 9]
+    PYTHONPATH=src python benchmarks/dispatch_bench.py [--calls 20000] [--rounds 9] [--only-call]
 
 Last measured (torch 2.13, 2 shared, loaded cores, two runs): the emulator's Python 1.62 / 1.72 us beyond the bare
 mode's 1.67 / 1.76 us; ``torch.add`` extra 6.05 / 6.36 us on the emulated device against the bare mode's 2.81 /
@@ -41,6 +45,12 @@ the emulator's Python beyond the bare mode's 1.32-1.46 (median 1.38) -> 0.86-0.9
 Issue 39's third round (no change to the hot path; the tree at 9e3c0f8 plus ``migrate --verify``'s zygote), nine
 runs in a row, ``--calls 10000 --rounds 7``, load average 7-8 on the 2 shared cores: run / bare 1.43-1.48
 (median 1.45, worst 1.48; goal <= 1.5 met in all nine), the bare mode's extra 2.64 us, run 3.87 us.
+Issue 39's last round (one plan table per mode, the function mode's residence hint; docs/emulation.md), six runs
+alternating with the tree before it in the same minutes, ``--calls 10000 --rounds 7 --only-call``, load 5.3-5.8:
+median of the per-round run / bare 1.61, 1.57, 1.62, 1.66, 1.66, 1.63 (median 1.625) against 1.69, 1.66, 1.69, 1.71,
+1.60, 1.67 (median 1.68); goal <= 1.5 not met at this load. The bare mode's extra 2.48-2.79 us, run 4.05-4.50 us
+(before 4.20-4.77 us); the device function mode's share of run's extra 0.29-0.32 (1.16-1.41 us; before 0.29-0.32,
+1.26-1.56 us).
 """
 
 from __future__ import annotations

@@ -60,8 +60,9 @@ class MPSDispatch(TorchDispatchMode):
     The per-call work beyond forwarding is memoised per (op, argument dtypes, grad mode, depth) in a
     :class:`~mpsready.emulate.aten.Plan` whenever the judge reads nothing else of the call (:meth:`Judge.reads_only_dtypes`, no CPU
     operand beside MPS ones, dense tensors, no dimension above INT_MAX): a repeated call then costs one walk of
-    its arguments (collecting its tensors and asking their residence), the plan's look-up, the count on the
-    plan's record, and one look-up of its result's dtype (``refused``) before its residence mark."""
+    its arguments (collecting its tensors and asking their residence, or reading the device mode's hint), the
+    plan's look-up in the mode's table (:meth:`_remember`), the count on the plan's record, and one look-up of
+    its result's dtype (``refused``) before its residence mark."""
 
     @classmethod
     def _should_skip_dynamo(cls) -> bool:
