@@ -293,3 +293,85 @@ def test_the_function_mode_hints_a_resident_first_argument_for_its_call_only(emu
     residence._MARKS.hint = c
     residence.unmark(c)  # unmarking anything drops the hint: it only ever names a marked tensor
     assert residence._MARKS.hint is None and not residence.on_mps(c)
+
+
+class _Counting:
+    """Counts the calls that reach MPSDispatch.__torch_dispatch__ (the C++ side looks it up on every call)."""
+
+    def __init__(self):
+        self.calls = 0
+        self.real = MPSDispatch.__dict__["__torch_dispatch__"]
+
+    def __enter__(self):
+        real = self.real
+
+        def counted(mode, func, types, args=(), kwargs=None):
+            self.calls += 1
+            return real(mode, func, types, args, kwargs)
+        MPSDispatch.__torch_dispatch__ = counted
+        return self
+
+    def __exit__(self, *exc):
+        MPSDispatch.__torch_dispatch__ = self.real
+
+
+def test_a_two_tensor_call_whose_one_aten_call_only_counts_runs_directly_once_learnt(emu):
+    emu.install()
+    try:
+        x, y = torch.ones(3).to("mps"), torch.ones(3).to("mps")
+        with _Counting() as seen:
+            outs = [torch.add(x, y) for _ in range(3)]
+            x @ y
+            x @ y
+        direct, indirect = dict(emu.dispatch.direct), set(emu.dispatch.indirect)
+        resident = [residence.on_mps(t) for t in outs]
+    finally:
+        emu.uninstall()
+    # the first torch.add went through the dispatch mode and was learnt; the next two ran with the Python key off
+    assert seen.calls == 1 + 2
+    add = torch.ops.aten.add.Tensor
+    entry = direct[(torch.add, torch.float32, torch.float32, True)]
+    assert entry[0] is emu.dispatch.quick[id(add)][1][(torch.float32, torch.float32, True)] and entry[2] is True
+    assert indirect == {torch.Tensor.matmul}  # x @ y is aten::dot here: not the aten op of its own name
+    assert emu.records[("aten::add.Tensor", "runs", None, None)].calls == 3
+    assert emu.records[("aten::dot", "runs", None, None)].calls == 2
+    assert resident == [True, True, True]
+
+
+class _Mine(torch.Tensor):
+    pass
+
+
+def test_the_direct_path_leaves_a_sparse_tensor_and_another_dispatch_mode_to_the_dispatch_mode(emu):
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Outer(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.seen: list = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.seen.append(func)
+            return func(*args, **(kwargs or {}))
+
+    emu.install()
+    try:
+        x = torch.ones(3).to("mps")
+        s = torch.ones(3).to_sparse()
+        residence.mark(s)
+        torch.add(x, x)
+        m = x.as_subclass(_Mine)
+        residence.mark(m)
+        with _Counting() as seen:
+            torch.add(x, x)  # direct
+            torch.add(s, s)  # the same dtypes, sparse: through the dispatch mode, judged
+            torch.add(m, m)  # a subclass (its own __torch_dispatch__ would need the Python key): through it too
+        outer = Outer()
+        with outer:
+            torch.add(x, x)  # another dispatch mode on the stack: through the modes
+    finally:
+        emu.uninstall()
+    assert seen.calls == 2
+    assert outer.seen == [torch.ops.aten.add.Tensor]
+    assert [(r.op, r.outcome, r.kind, r.calls) for r in emu.records.values()] == [
+        ("aten::add.Tensor", "runs", None, 4), ("aten::add.Tensor", "error", "sparse", 1)]

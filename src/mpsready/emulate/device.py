@@ -93,8 +93,11 @@ class DeviceMode(TorchFunctionMode):
                         if on == (rb is not None and rb() is b):
                             if not on:
                                 return func(a, b)
-                            # both on MPS: the dispatch mode's resident check of the aten call reads ``a`` from
-                            # the hint instead of the map (residence._Marks.hint)
+                            # both on MPS: the dispatch mode runs it (MPSDispatch.binary: directly where its plan is
+                            # known, else with ``a`` named resident in the hint, residence._Marks.hint)
+                            dispatch = emu.dispatch
+                            if dispatch is not None:
+                                return dispatch.binary(func, a, b)
                             _MARKS.hint = a
                             try:
                                 return func(a, b)

@@ -29,7 +29,7 @@ class _Marks:
     reused, when the identity check (``r() is t``) sees it stale and overwrites it, or until the map has
     doubled since it was last swept (:meth:`_sweep`, amortised O(1) per mark)."""
 
-    __slots__ = ("_refs", "_limit", "hint")
+    __slots__ = ("_refs", "_limit", "hint", "learn")
 
     def __init__(self):
         self._refs: dict[int, weakref.ref] = {}
@@ -38,6 +38,7 @@ class _Marks:
         # argument it found resident, so that the dispatch mode's resident check of that call's aten op reads it
         # instead of the map (emulate/device.py, emulate/dispatch.py); unmarking anything or clearing resets it
         self.hint: object = None
+        self.learn: list | None = None  # what MPSDispatch.binary notes of the aten calls of one call, while it learns
 
     def __contains__(self, t) -> bool:
         r = self._refs.get(id(t))
