@@ -375,3 +375,19 @@ def test_the_direct_path_leaves_a_sparse_tensor_and_another_dispatch_mode_to_the
     assert outer.seen == [torch.ops.aten.add.Tensor]
     assert [(r.op, r.outcome, r.kind, r.calls) for r in emu.records.values()] == [
         ("aten::add.Tensor", "runs", None, 4), ("aten::add.Tensor", "error", "sparse", 1)]
+
+
+def test_a_function_written_in_python_is_never_run_directly(emu):
+    emu.install()
+    try:
+        x, y = torch.ones(3).to("mps"), torch.ones(3).to("mps")
+        for _ in range(2):
+            x // y  # Tensor.__floordiv__, written in Python: torch.floor_divide inside it
+            torch.sub(x, y)
+        direct = dict(emu.dispatch.direct)
+    finally:
+        emu.uninstall()
+    assert direct[(torch.Tensor.__floordiv__, torch.float32, torch.float32, True)] == 2  # tries, nothing learnt
+    assert isinstance(direct[(torch.sub, torch.float32, torch.float32, True)], tuple)  # written in C++: learnt
+    assert emu.records[("aten::sub.Tensor", "runs", None, None)].calls == 2
+    assert emu.records[("aten::floor_divide", "runs", None, None)].calls == 2

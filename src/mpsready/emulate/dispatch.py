@@ -15,11 +15,16 @@ says is carried out:
 
 The dispatch mode is thread-local state that the autograd engine carries into its worker threads, so
 backward ops are judged too.
+
+A two-tensor call of the device function mode whose one aten call is learnt to take a plan that only counts
+runs with the Python key off, the mode doing its count and residence mark (:meth:`MPSDispatch.binary`,
+docs/emulation.md "The direct path").
 """
 
 from __future__ import annotations
 
 import time
+from types import BuiltinFunctionType, MethodDescriptorType, WrapperDescriptorType
 from typing import Sequence
 
 import torch
@@ -54,6 +59,10 @@ _graph_task = torch._C._current_graph_task_id
 _grad_enabled = torch.is_grad_enabled  # -1 outside a backward pass (torch/csrc/autograd/init.cpp)
 _stack_len = torch._C._len_torch_dispatch_stack
 _no_python_dispatch = torch._C._DisableTorchDispatch  # the Python key off for one call: no dispatch mode sees it
+# torch functions written in C++ (torch.add, Tensor.add, Tensor.__add__): the binding calls its one aten op, which
+# reaches the modes as itself unless it is composite-implicit (then as its callees, of other names); a function
+# written in Python (F.mse_loss) makes calls of its own that MPSDispatch.binary does not see
+_C_FUNCTIONS = (BuiltinFunctionType, MethodDescriptorType, WrapperDescriptorType)
 # the tensor classes whose calls MPSDispatch.binary may run with the Python key off (a subclass may have a
 # __torch_dispatch__ of its own, which the Python key serves)
 _PLAIN = frozenset({torch.Tensor, torch.nn.Parameter})
@@ -438,7 +447,7 @@ class MPSDispatch(TorchDispatchMode):
             return out
         plan, info, u, res = learn[0]
         name = info.name[6:].split(".", 1)[0]  # aten::add.Tensor -> add
-        if u is b and res is out and isinstance(out, _Tensor) and \
+        if u is b and res is out and isinstance(out, _Tensor) and isinstance(func, _C_FUNCTIONS) and \
                 name == _OPERATOR_OPS.get(getattr(func, "__name__", ""), getattr(func, "__name__", "")):
             self.direct[key] = (plan, info, info.sized)
         else:
