@@ -17,6 +17,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from mpsready.emulate import autocast, residence
+from mpsready.emulate.direct import binary, hinted
 from mpsready.emulate.session import Emulator, mark_mac_error
 
 _Tensor = torch.Tensor
@@ -93,16 +94,11 @@ class DeviceMode(TorchFunctionMode):
                         if on == (rb is not None and rb() is b):
                             if not on:
                                 return func(a, b)
-                            # both on MPS: the dispatch mode runs it (MPSDispatch.binary: directly where its plan is
-                            # known, else with ``a`` named resident in the hint, residence._Marks.hint)
-                            dispatch = emu.dispatch
-                            if dispatch is not None:
-                                return dispatch.binary(func, a, b)
-                            _MARKS.hint = a
-                            try:
-                                return func(a, b)
-                            finally:
-                                _MARKS.hint = None
+                            # both on MPS: directly where its plan is known, else with ``a`` named resident in the
+                            # hint (direct.py)
+                            if emu.dispatch is not None:
+                                return binary(emu.dispatch, func, a, b)
+                            return hinted(func, a, b)
                 # nothing resident on MPS (a CPU-only program, a test suite's CPU tests): no walk
                 return _forward(emu, func, args, _NO_KWARGS) if _REFS else func(*args)
             if kwargs.get("device") is None:

@@ -17,25 +17,23 @@ The dispatch mode is thread-local state that the autograd engine carries into it
 backward ops are judged too.
 
 A two-tensor call of the device function mode whose one aten call is learnt to take a plan that only counts
-runs with the Python key off, the mode doing its count and residence mark (:meth:`MPSDispatch.binary`,
-docs/emulation.md "The direct path").
+runs with the Python key off, the mode's count and residence mark done beside it (:mod:`mpsready.emulate.direct`).
 """
 
 from __future__ import annotations
 
 import time
-from types import BuiltinFunctionType, MethodDescriptorType, WrapperDescriptorType
 from typing import Sequence
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from mpsready.emulate import residence
+from mpsready.emulate import direct, residence
 from mpsready.emulate.aten import OpInfo, Plan, dtype_key, mark_all, op_name
+from mpsready.emulate.call_checks import check_generator, copy_back, operands
 from mpsready.emulate.session import Emulator, mac_error_kind
 from mpsready.emulate.widen import CPU_DISPATCH_GAP, compiled_kind, widened
 from mpsready.emulate.wrong_results import advise
-from mpsready.ops.advisories import AdvisoryFacts
 from mpsready.ops.judge import CallFacts
 
 _AFTER_PYTHON = torch._C._dispatch_keyset_full_after(torch._C.DispatchKey.Python)
@@ -57,18 +55,6 @@ _ARGS = ("transposed",)
 _SHAPED = frozenset({"aten::convolution", "aten::_convolution", "aten::bmm", "aten::baddbmm"})
 _graph_task = torch._C._current_graph_task_id
 _grad_enabled = torch.is_grad_enabled  # -1 outside a backward pass (torch/csrc/autograd/init.cpp)
-_stack_len = torch._C._len_torch_dispatch_stack
-_no_python_dispatch = torch._C._DisableTorchDispatch  # the Python key off for one call: no dispatch mode sees it
-# torch functions written in C++ (torch.add, Tensor.add, Tensor.__add__): the binding calls its one aten op, which
-# reaches the modes as itself unless it is composite-implicit (then as its callees, of other names); a function
-# written in Python (F.mse_loss) makes calls of its own that MPSDispatch.binary does not see
-_C_FUNCTIONS = (BuiltinFunctionType, MethodDescriptorType, WrapperDescriptorType)
-# the tensor classes whose calls MPSDispatch.binary may run with the Python key off (a subclass may have a
-# __torch_dispatch__ of its own, which the Python key serves)
-_PLAIN = frozenset({torch.Tensor, torch.nn.Parameter})
-# Tensor operators whose C++ method calls the aten op of another name (python_variable_methods.cpp, 2.0-2.13)
-_OPERATOR_OPS = {"__add__": "add", "__iadd__": "add_", "__sub__": "sub", "__isub__": "sub_", "__mul__": "mul",
-                 "__imul__": "mul_", "__truediv__": "div", "__itruediv__": "div_"}
 
 
 class MPSDispatch(TorchDispatchMode):
@@ -102,10 +88,10 @@ class MPSDispatch(TorchDispatchMode):
         # the inline path's plans (_remember): id(op) -> (OpInfo, {(dtypes..., grad mode): Plan}, sized); shared
         # by the children, whose plans are kept apart from the root's (``slot``)
         self.quick: dict[int, tuple[OpInfo, dict, bool]] = {}
-        # the device mode's two-tensor calls whose one aten call has a plan that only counts (binary): (torch
-        # function, dtypes, grad mode) -> (Plan, OpInfo, sized), or the number of tries that learnt nothing
+        # what direct.binary learnt: (torch function, dtypes, grad mode) -> (Plan, OpInfo, sized), or the number of
+        # tries that learnt nothing; the torch functions whose aten calls are not one of their own name
         self.direct: dict[tuple, object] = {}
-        self.indirect: set = set()  # torch functions whose aten calls are not one of their own name (binary)
+        self.indirect: set = set()
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         """Every aten call of the program, judged as MPS would dispatch it, then computed on the CPU, in three
@@ -131,8 +117,8 @@ class MPSDispatch(TorchDispatchMode):
             ins = args  # the common binary op: its arguments are its tensors
             if t is _MARKS.hint:  # the device function mode found it resident (residence._Marks.hint)
                 on = True
-                if _MARKS.learn is not None:  # MPSDispatch.binary learns what this call does
-                    return self._learnt(func, args, ins)
+                if _MARKS.learn is not None:  # direct.binary learns what this call does
+                    return direct.learnt(self, _HANDLE, func, args, ins)
             else:
                 r = refs.get(id(t))
                 on = r is not None and r() is t
@@ -158,7 +144,7 @@ class MPSDispatch(TorchDispatchMode):
         emu = self.emu
         if not on:
             if _MARKS.learn is not None:
-                _MARKS.learn.append(None)  # not the one aten call MPSDispatch.binary can stand in for
+                _MARKS.learn.append(None)  # not the one aten call direct.binary can stand in for
             # a CPU call of the program's (no tensor on MPS, none made onto it): run as it is (_off_device's
             # common case), through the overload's C++ callable, unless a keyword may hold a resident tensor
             # (``out=``), a generator (judged where it is used) or a device (a factory naming MPS)
@@ -223,7 +209,7 @@ class MPSDispatch(TorchDispatchMode):
         MPS kernel or a compiled region, the deadline's check, and each kind of call's first call."""
         emu = self.emu
         if _MARKS.learn is not None:
-            _MARKS.learn.append(None)  # not the one aten call MPSDispatch.binary can stand in for
+            _MARKS.learn.append(None)  # not the one aten call direct.binary can stand in for
         if not on and kwargs:
             if emu.creating > 0:
                 on = True
@@ -246,7 +232,7 @@ class MPSDispatch(TorchDispatchMode):
         if kwargs and emu.generators:  # an explicit generator= (keyword-only in every aten schema)
             gen = kwargs.get("generator")
             if gen is not None:
-                _check_generator(emu, op_name(func), on)
+                check_generator(emu, op_name(func), on)
         if not on and kwargs:
             dev = kwargs.get("device")
             if dev is not None and (dev == "mps" or getattr(dev, "type", None) == "mps"):
@@ -260,7 +246,7 @@ class MPSDispatch(TorchDispatchMode):
         if info.copy and kwargs.get("device") is not None and emu.creating == 0:
             dt = kwargs.get("dtype")
             if dt is not None and ins and dt != ins[0].dtype:  # .to("cpu", torch.float64): the copy back casts
-                _copy_back(emu, ins[0], dt)
+                copy_back(emu, ins[0], dt)
             return func(*args, **kwargs)  # .cpu(): leaves the device, the result is not resident
         if emu.inside_kernel:
             out = func(*args, **kwargs)
@@ -372,88 +358,6 @@ class MPSDispatch(TorchDispatchMode):
         finally:
             _push(self)
 
-    def _learnt(self, func, args, ins):
-        """An aten call of two tensors made while :meth:`binary` learns: this mode's own handling of it (the hint
-        off, so that it is not noted twice), noted with the plan it took when that was the inline path's plan
-        that only counts."""
-        learn = _MARKS.learn
-        _MARKS.learn = None
-        try:
-            out = _HANDLE(self, func, None, args, None)
-        finally:
-            _MARKS.learn = learn
-        if learn is not None:
-            q = self.quick.get(id(func))
-            t, u = ins
-            plan = None
-            if q is not None and t.layout is _STRIDED and u.layout is _STRIDED:
-                plan = q[1].get((t.dtype, u.dtype, _grad_enabled()))
-            learn.append((plan, q[0] if q is not None else None, u, out)
-                         if plan is not None and plan.quick else None)
-        return out
-
-    def binary(self, func, a, b):
-        """``func(a, b)`` of two resident tensors (the device function mode's two-tensor call): where ``func``'s
-        only aten call is the aten op of its own name on ``a`` and ``b`` and its plan only counts, learnt on an
-        earlier call of the same (function, dtypes, grad mode), the call runs with the Python key off (no
-        dispatch mode sees it) and this mode does what its inline path would: the count and time on the plan's
-        record and the result's residence mark (or :func:`land`). Only for plain tensors and parameters (not a
-        subclass, whose own ``__torch_dispatch__`` the Python key serves), with no other dispatch mode on the
-        stack, and none of what the inline path leaves to :meth:`_dispatch` (a factory, an MPS kernel, a
-        compiled region, a deadline, the numerics watch, CPU operands); the sparse and INT_MAX guards as the
-        inline path's. Elsewhere the call runs as before, with ``a`` named in the hint."""
-        emu = self.emu
-        if (func in self.indirect or a.__class__ not in _PLAIN or b.__class__ not in _PLAIN or _stack_len() != 1
-                or emu.creating or emu.cpu_operands or emu.inside_kernel or emu.compiling or emu.deadline is not None
-                or emu.numerics is not None):
-            return _hinted(func, a, b)
-        key = (func, a.dtype, b.dtype, _grad_enabled())
-        entry = self.direct.get(key)
-        if entry.__class__ is tuple:
-            plan, info, sized = entry  # type: ignore[misc]
-            if a.layout is not _STRIDED or b.layout is not _STRIDED or (
-                    sized and (a.numel() > _INT_MAX or b.numel() > _INT_MAX)):
-                return _hinted(func, a, b)
-            with _no_python_dispatch():
-                t0 = _perf()
-                out = func(a, b)
-                seconds = _perf() - t0
-            rec = plan.record
-            rec.calls += 1
-            rec.seconds += seconds
-            if isinstance(out, _Tensor) and not self.refused.get(out.dtype, True):
-                refs = _REFS
-                refs[id(out)] = _ref(out)  # residence._Marks.__setitem__, inline
-                if len(refs) > _MARKS._limit:
-                    _MARKS._sweep()
-            else:
-                land(emu, out, info.name, (a, b), 0, self.refused)
-            return out
-        tries = entry or 0
-        if tries >= 3:  # nothing learnt in three calls (a plan that does more than count)
-            return _hinted(func, a, b)
-        learn: list = []
-        _MARKS.learn = learn
-        _MARKS.hint = a
-        try:
-            out = func(a, b)
-        finally:
-            _MARKS.hint = _MARKS.learn = None
-        if len(learn) != 1 or learn[0] is None:
-            if len(learn) > 1 or any(n is not None for n in learn):
-                self.indirect.add(func)  # more than one aten call, or another kind of call
-            else:
-                self.direct[key] = tries + 1
-            return out
-        plan, info, u, res = learn[0]
-        name = info.name[6:].split(".", 1)[0]  # aten::add.Tensor -> add
-        if u is b and res is out and isinstance(out, _Tensor) and isinstance(func, _C_FUNCTIONS) and \
-                name == _OPERATOR_OPS.get(getattr(func, "__name__", ""), getattr(func, "__name__", "")):
-            self.direct[key] = (plan, info, info.sized)
-        else:
-            self.indirect.add(func)
-        return out
-
     def _remember(self, func, info: OpInfo, key, grad: bool, plan: Plan) -> None:
         """Put a plan just memoised in ``info.plans`` (under ``key``, this mode's slot and ``grad``) in the table
         the inline path of :meth:`__torch_dispatch__` reads: ``id(func)`` -> (its info, {(argument dtypes...,
@@ -551,38 +455,8 @@ class MPSDispatch(TorchDispatchMode):
 _HANDLE = getattr(MPSDispatch.__dict__["__torch_dispatch__"], "__wrapped__", MPSDispatch.__dict__["__torch_dispatch__"])
 
 
-def _hinted(func, a, b):
-    """``func(a, b)`` with ``a`` named resident in the hint for the call (residence._Marks.hint)."""
-    _MARKS.hint = a
-    try:
-        return func(a, b)
-    finally:
-        _MARKS.hint = None
-
-
 def _operands(info: OpInfo, args, kwargs, cpu) -> list:
     return operands(info.schema_args, args, kwargs, cpu, info.inplace)
-
-
-def operands(names, args, kwargs, cpu, inplace: bool = False) -> list:
-    """The tensor arguments of a call as :class:`mpsready.ops.placement.Operand` values, in schema order
-    (``names``: the schema's argument names); only the tensors in ``cpu`` (ids) count as CPU tensors."""
-    from mpsready.ops.placement import Operand
-
-    out = []
-    for i, a in enumerate(args):
-        n = names[i] if i < len(names) else f"arg{i}"
-        output = i == 0 and inplace
-        if isinstance(a, _Tensor):
-            out.append(Operand(n, id(a) not in cpu, a.dim(), output, _DTYPE_NAMES.get(a.dtype, "")))
-        elif isinstance(a, (list, tuple)):
-            for w in a:
-                if isinstance(w, _Tensor):
-                    out.append(Operand(n, id(w) not in cpu, w.dim(), output, _DTYPE_NAMES.get(w.dtype, "")))
-    for k, v in (kwargs or {}).items():
-        if isinstance(v, _Tensor):
-            out.append(Operand(k, id(v) not in cpu, v.dim(), k == "out", _DTYPE_NAMES.get(v.dtype, "")))
-    return out
 
 
 def land(emu: Emulator, out, name: str, ins=(), depth: int = 0, refused: dict | None = None) -> None:
@@ -685,35 +559,6 @@ def _advise(emu: Emulator, op: str, info: OpInfo, args, kwargs, ins, skip: int =
     """Match a completed call of an op with a wrong-result advisory; on a hit, record it at the user's line
     (``skip``: this function's frame and its callers' inside the mode)."""
     advise(emu, op, info.schema_args, args, kwargs, ins, skip + 1)
-
-
-def _check_generator(emu: Emulator, name: str, on: bool) -> None:
-    """The generator-device check of a random op (Judge.generator): raised unless ``--keep-going``. The
-    generator's device is the program's object's (device.py sets ``emu.generator_mps`` around the torch call)."""
-    j = emu.judge.generator(name, on, emu.generator_mps)
-    if j is not None:
-        exc = emu.fail(j, name)
-        if exc is not None:
-            raise exc
-
-
-def _copy_back(emu: Emulator, src, dtype) -> None:
-    """An MPS tensor ``src`` copied to the CPU as ``dtype`` in one call: MPS's refusal (raised unless
-    ``--keep-going``), or the predicted wrong result of a release that writes nothing (Judge.copy_off_device)."""
-    names = _DTYPE_NAMES
-    j = emu.judge.copy_off_device(names.get(src.dtype, ""), names.get(dtype, ""))
-    if j is None:
-        return
-    if j == "wrong":
-        facts = AdvisoryFacts(dtypes=(names.get(src.dtype, ""),), shapes=(tuple(src.shape),),
-                              contiguous=(src.is_contiguous(),), args={"dtype": names.get(dtype, "")})
-        adv = emu.advisories.match("aten::_to_copy", facts)
-        if adv is not None:
-            emu.note_wrong_result(adv, emu.frames.locate(3))
-        return
-    exc = emu.fail(j, "aten::_to_copy")  # type: ignore[arg-type]
-    if exc is not None:
-        raise exc
 
 
 _NO_BMM = (0, (0, 0))
