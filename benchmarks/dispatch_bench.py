@@ -51,7 +51,7 @@ median of the per-round run / bare 1.61, 1.57, 1.62, 1.66, 1.66, 1.63 (median 1.
 1.60, 1.67 (median 1.68); goal <= 1.5 not met at this load. The bare mode's extra 2.48-2.79 us, run 4.05-4.50 us
 (before 4.20-4.77 us); the device function mode's share of run's extra 0.29-0.32 (1.16-1.41 us; before 0.29-0.32,
 1.26-1.56 us).
-Then the direct path (``MPSDispatch.binary``: a learnt two-tensor call run with the Python key off), five runs
+Then the direct path (``emulate/direct.py``: a learnt two-tensor call run with the Python key off), five runs
 alternating with the tree before the round in the same minutes, same options, load about 5: per-round run / bare
 medians 1.11, 1.09, 1.12, 1.07, 1.07 (median 1.09, rounds 0.92-1.19) against 1.67, 1.65, 1.66, 1.65, 1.66 (median
 1.66); run's extra 2.81-3.02 us against 4.23-4.53 us, the bare mode's 2.56-2.77 us. The function-mode share line is
@@ -269,7 +269,7 @@ def main(argv=None) -> int:
     fm = [(r - o) / (r - p) for p, r, o in zip(per_round["plain"], per_round["run"],
                                                 per_round["run, function mode off"])]
     print(f"the device function mode's share of run's extra per round (run less the dispatch mode alone, over run's "
-          f"extra; below 0 where its direct path, MPSDispatch.binary, makes run cheaper than the dispatch mode "
+          f"extra; below 0 where its direct path, emulate/direct.py, makes run cheaper than the dispatch mode "
           f"alone): {spread(fm)} ({c['run'] - c['run, function mode off']:.2f} us of {extra['run']:.2f} us, medians)")
     if args.only_call:
         return 0

@@ -38,7 +38,7 @@ class _Marks:
         # argument it found resident, so that the dispatch mode's resident check of that call's aten op reads it
         # instead of the map (emulate/device.py, emulate/dispatch.py); unmarking anything or clearing resets it
         self.hint: object = None
-        self.learn: list | None = None  # what MPSDispatch.binary notes of the aten calls of one call, while it learns
+        self.learn: list | None = None  # what direct.binary notes of the aten calls of one call, while it learns
 
     def __contains__(self, t) -> bool:
         r = self._refs.get(id(t))
