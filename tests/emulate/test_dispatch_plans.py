@@ -218,3 +218,176 @@ def test_a_factory_naming_mps_inside_a_cpu_call_is_still_made_on_the_device(emu)
         t = torch.ops.aten.zeros.default([2], device=torch.device("mps"))
     assert residence.on_mps(t) and t.device.type == "cpu"
     assert [(r.op, r.calls) for r in emu.records.values()] == [("aten::zeros", 1)]
+
+
+def test_the_inline_path_reads_the_plans_from_one_table_by_dtypes_and_grad_mode(emu):
+    x, i = torch.ones(3), torch.ones(3, dtype=torch.int64)
+    residence.mark(x)
+    residence.mark(i)
+    mode = MPSDispatch(emu)
+    with mode:
+        for _ in range(2):
+            x + i
+            with torch.no_grad():
+                x + i
+            x + 1
+    add = torch.ops.aten.add.Tensor
+    info = _info(mode, add)
+    table_info, plans, sized = mode.quick[id(add)]
+    assert table_info is info and sized is info.sized
+    assert plans == {(torch.float32, torch.int64, True): info.plans[1][(torch.float32, torch.int64)],
+                     (torch.float32, torch.int64, False): info.plans[0][(torch.float32, torch.int64)],
+                     (torch.float32, True): info.plans[1][torch.float32]}
+    assert emu.records[("aten::add.Tensor", "runs", None, None)].calls == 6
+    mode.forget_plans()
+    assert mode.quick == {}
+
+
+def test_a_sparse_tensor_is_not_answered_by_the_plan_of_a_dense_one(emu):
+    x, s = torch.ones(3), torch.ones(3).to_sparse()
+    residence.mark(x)
+    residence.mark(s)
+    mode = MPSDispatch(emu)
+    with mode:
+        x + x
+        x + x
+        out = s + s
+    add = torch.ops.aten.add.Tensor
+    assert list(mode.quick[id(add)][1]) == [(torch.float32, torch.float32, True)]
+    assert out.layout is torch.sparse_coo
+    assert [(r.op, r.outcome, r.kind, r.calls) for r in emu.records.values()] == [
+        ("aten::add.Tensor", "runs", None, 2), ("aten::add.Tensor", "error", "sparse", 1)]  # MPS has no sparse add in 2.5
+
+
+class _Probe:
+    """A numerics watch that notes the residence hint each judged call saw (RunWatch's interface)."""
+
+    nan_active = False
+
+    def __init__(self):
+        self.seen: list = []
+
+    def observe(self, name, *_args):
+        self.seen.append((name, residence._MARKS.hint))
+
+    def observe_cpu(self, *_args):
+        pass
+
+
+def test_the_function_mode_hints_a_resident_first_argument_for_its_call_only(emu):
+    probe = emu.numerics = _Probe()
+    emu.install()
+    try:
+        xm, ym = torch.ones(2).to("mps"), torch.ones(2).to("mps")
+        c = torch.ones(2)
+        probe.seen.clear()
+        torch.add(xm, ym)
+        xm.mul(ym)
+        torch.neg(xm)
+        hint_after = residence._MARKS.hint
+    finally:
+        emu.uninstall()
+    assert probe.seen == [("aten::add.Tensor", xm), ("aten::mul.Tensor", xm), ("aten::neg", None)]
+    assert hint_after is None
+    residence.mark(c)
+    residence._MARKS.hint = c
+    residence.unmark(c)  # unmarking anything drops the hint: it only ever names a marked tensor
+    assert residence._MARKS.hint is None and not residence.on_mps(c)
+
+
+class _Counting:
+    """Counts the calls that reach MPSDispatch.__torch_dispatch__ (the C++ side looks it up on every call)."""
+
+    def __init__(self):
+        self.calls = 0
+        self.real = MPSDispatch.__dict__["__torch_dispatch__"]
+
+    def __enter__(self):
+        real = self.real
+
+        def counted(mode, func, types, args=(), kwargs=None):
+            self.calls += 1
+            return real(mode, func, types, args, kwargs)
+        MPSDispatch.__torch_dispatch__ = counted
+        return self
+
+    def __exit__(self, *exc):
+        MPSDispatch.__torch_dispatch__ = self.real
+
+
+def test_a_two_tensor_call_whose_one_aten_call_only_counts_runs_directly_once_learnt(emu):
+    emu.install()
+    try:
+        x, y = torch.ones(3).to("mps"), torch.ones(3).to("mps")
+        with _Counting() as seen:
+            outs = [torch.add(x, y) for _ in range(3)]
+            x @ y
+            x @ y
+        direct, indirect = dict(emu.dispatch.direct), set(emu.dispatch.indirect)
+        resident = [residence.on_mps(t) for t in outs]
+    finally:
+        emu.uninstall()
+    # the first torch.add went through the dispatch mode and was learnt; the next two ran with the Python key off
+    assert seen.calls == 1 + 2
+    add = torch.ops.aten.add.Tensor
+    entry = direct[(torch.add, torch.float32, torch.float32, True)]
+    assert entry[0] is emu.dispatch.quick[id(add)][1][(torch.float32, torch.float32, True)] and entry[2] is True
+    assert indirect == {torch.Tensor.matmul}  # x @ y is aten::dot here: not the aten op of its own name
+    assert emu.records[("aten::add.Tensor", "runs", None, None)].calls == 3
+    assert emu.records[("aten::dot", "runs", None, None)].calls == 2
+    assert resident == [True, True, True]
+
+
+class _Mine(torch.Tensor):
+    pass
+
+
+def test_the_direct_path_leaves_a_sparse_tensor_and_another_dispatch_mode_to_the_dispatch_mode(emu):
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Outer(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.seen: list = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.seen.append(func)
+            return func(*args, **(kwargs or {}))
+
+    emu.install()
+    try:
+        x = torch.ones(3).to("mps")
+        s = torch.ones(3).to_sparse()
+        residence.mark(s)
+        torch.add(x, x)
+        m = x.as_subclass(_Mine)
+        residence.mark(m)
+        with _Counting() as seen:
+            torch.add(x, x)  # direct
+            torch.add(s, s)  # the same dtypes, sparse: through the dispatch mode, judged
+            torch.add(m, m)  # a subclass (its own __torch_dispatch__ would need the Python key): through it too
+        outer = Outer()
+        with outer:
+            torch.add(x, x)  # another dispatch mode on the stack: through the modes
+    finally:
+        emu.uninstall()
+    assert seen.calls == 2
+    assert outer.seen == [torch.ops.aten.add.Tensor]
+    assert [(r.op, r.outcome, r.kind, r.calls) for r in emu.records.values()] == [
+        ("aten::add.Tensor", "runs", None, 4), ("aten::add.Tensor", "error", "sparse", 1)]
+
+
+def test_a_function_written_in_python_is_never_run_directly(emu):
+    emu.install()
+    try:
+        x, y = torch.ones(3).to("mps"), torch.ones(3).to("mps")
+        for _ in range(2):
+            x // y  # Tensor.__floordiv__, written in Python: torch.floor_divide inside it
+            torch.sub(x, y)
+        direct = dict(emu.dispatch.direct)
+    finally:
+        emu.uninstall()
+    assert direct[(torch.Tensor.__floordiv__, torch.float32, torch.float32, True)] == 2  # tries, nothing learnt
+    assert isinstance(direct[(torch.sub, torch.float32, torch.float32, True)], tuple)  # written in C++: learnt
+    assert emu.records[("aten::sub.Tensor", "runs", None, None)].calls == 2
+    assert emu.records[("aten::floor_divide", "runs", None, None)].calls == 2

@@ -17,6 +17,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from mpsready.emulate import autocast, residence
+from mpsready.emulate.direct import binary, hinted
 from mpsready.emulate.session import Emulator, mark_mac_error
 
 _Tensor = torch.Tensor
@@ -88,8 +89,16 @@ class DeviceMode(TorchFunctionMode):
                     a, b = args
                     if isinstance(a, _Tensor) and isinstance(b, _Tensor):
                         ra, rb = _REFS.get(id(a)), _REFS.get(id(b))
-                        if (ra is not None and ra() is a) == (rb is not None and rb() is b):
-                            return func(a, b)  # both on MPS, or neither: no CPU tensor beside an MPS one
+                        on = ra is not None and ra() is a
+                        # both on MPS, or neither: no CPU tensor beside an MPS one
+                        if on == (rb is not None and rb() is b):
+                            if not on:
+                                return func(a, b)
+                            # both on MPS: directly where its plan is known, else with ``a`` named resident in the
+                            # hint (direct.py)
+                            if emu.dispatch is not None:
+                                return binary(emu.dispatch, func, a, b)
+                            return hinted(func, a, b)
                 # nothing resident on MPS (a CPU-only program, a test suite's CPU tests): no walk
                 return _forward(emu, func, args, _NO_KWARGS) if _REFS else func(*args)
             if kwargs.get("device") is None:

@@ -15,6 +15,9 @@ says is carried out:
 
 The dispatch mode is thread-local state that the autograd engine carries into its worker threads, so
 backward ops are judged too.
+
+A two-tensor call of the device function mode whose one aten call is learnt to take a plan that only counts
+runs with the Python key off, the mode's count and residence mark done beside it (:mod:`mpsready.emulate.direct`).
 """
 
 from __future__ import annotations
@@ -25,13 +28,13 @@ from typing import Sequence
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from mpsready.emulate import residence
+from mpsready.emulate import direct, residence
 from mpsready.emulate.aten import SIZED as _SIZED
 from mpsready.emulate.aten import OpInfo, Plan, dtype_key, mark_all, op_name
+from mpsready.emulate.call_checks import check_generator, copy_back, operands
 from mpsready.emulate.session import Emulator, mac_error_kind
 from mpsready.emulate.widen import CPU_DISPATCH_GAP, compiled_kind, widened
 from mpsready.emulate.wrong_results import advise
-from mpsready.ops.advisories import AdvisoryFacts
 from mpsready.ops.judge import CallFacts
 
 _AFTER_PYTHON = torch._C._dispatch_keyset_full_after(torch._C.DispatchKey.Python)
@@ -61,8 +64,9 @@ class MPSDispatch(TorchDispatchMode):
     The per-call work beyond forwarding is memoised per (op, argument dtypes, grad mode, depth) in a
     :class:`~mpsready.emulate.aten.Plan` whenever the judge reads nothing else of the call (:meth:`Judge.reads_only_dtypes`, no CPU
     operand beside MPS ones, dense tensors, none past ``aten.SIZED`` elements where sizes are read): a repeated call then costs one walk of
-    its arguments (collecting its tensors and asking their residence), the plan's look-up, the count on the
-    plan's record, and one look-up of its result's dtype (``refused``) before its residence mark."""
+    its arguments (collecting its tensors and asking their residence, or reading the device mode's hint), the
+    plan's look-up in the mode's table (:meth:`_remember`), the count on the plan's record, and one look-up of
+    its result's dtype (``refused``) before its residence mark."""
 
     @classmethod
     def _should_skip_dynamo(cls) -> bool:
@@ -82,6 +86,13 @@ class MPSDispatch(TorchDispatchMode):
         self.root = self
         self.children: dict[int, "MPSDispatch"] = {}
         self.parent: str | None = None  # for a child: the composite whose kernel runs below it now
+        # the inline path's plans (_remember): id(op) -> (OpInfo, {(dtypes..., grad mode): Plan}, sized); shared
+        # by the children, whose plans are kept apart from the root's (``slot``)
+        self.quick: dict[int, tuple[OpInfo, dict, bool]] = {}
+        # what direct.binary learnt: (torch function, dtypes, grad mode) -> (Plan, OpInfo, sized), or the number of
+        # tries that learnt nothing; the torch functions whose aten calls are not one of their own name
+        self.direct: dict[tuple, object] = {}
+        self.indirect: set = set()
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         """Every aten call of the program, judged as MPS would dispatch it, then computed on the CPU, in three
@@ -105,8 +116,13 @@ class MPSDispatch(TorchDispatchMode):
         refs = _REFS  # ``t in _MARKS`` without the method call: this runs for every argument of every call
         if len(args) == 2 and isinstance(t := args[0], _Tensor) and isinstance(u := args[1], _Tensor):
             ins = args  # the common binary op: its arguments are its tensors
-            r = refs.get(id(t))
-            on = r is not None and r() is t
+            if t is _MARKS.hint:  # the device function mode found it resident (residence._Marks.hint)
+                on = True
+                if _MARKS.learn is not None:  # direct.binary learns what this call does
+                    return direct.learnt(self, _HANDLE, func, args, ins)
+            else:
+                r = refs.get(id(t))
+                on = r is not None and r() is t
             if not on:
                 r = refs.get(id(u))
                 on = r is not None and r() is u
@@ -128,6 +144,8 @@ class MPSDispatch(TorchDispatchMode):
                                 on = r is not None and r() is w
         emu = self.emu
         if not on:
+            if _MARKS.learn is not None:
+                _MARKS.learn.append(None)  # not the one aten call direct.binary can stand in for
             # a CPU call of the program's (no tensor on MPS, none made onto it): run as it is (_off_device's
             # common case), through the overload's C++ callable, unless a keyword may hold a resident tensor
             # (``out=``), a generator (judged where it is used) or a device (a factory naming MPS)
@@ -144,21 +162,26 @@ class MPSDispatch(TorchDispatchMode):
         if kwargs or emu.creating or emu.cpu_operands or emu.inside_kernel or emu.compiling \
                 or emu.deadline is not None:
             return self._dispatch(func, args, kwargs or {}, ins, on)
-        # 2. the plan from the cache (dtype_key, inline for one and two tensors)
-        info = self.infos.get(id(func))
-        if info is None or not info.dtype_only:
+        # 2. the plan from the cache: the mode's plan table (_remember), keyed by the tensors' dtypes and the grad
+        # mode, one look-up per op and one per kind of call
+        q = self.quick.get(id(func))
+        if q is None:
             return self._dispatch(func, args, {}, ins, on)
+        info, plans, sized = q
         n = len(ins)
-        if n == 1:
-            t = ins[0]
-            key: object = t.dtype if t.layout is _STRIDED and not (info.sized and t.numel() > _SIZED) else None
-        elif n == 2:
+        if n == 2:
             t, u = ins
-            key = (t.dtype, u.dtype) if t.layout is _STRIDED and u.layout is _STRIDED and not (
-                info.sized and (t.numel() > _SIZED or u.numel() > _SIZED)) else None
+            key: object = (t.dtype, u.dtype, _grad_enabled()) if t.layout is _STRIDED and u.layout is _STRIDED \
+                and not (sized and (t.numel() > _SIZED or u.numel() > _SIZED)) else None
+        elif n == 1:
+            t = ins[0]
+            key = (t.dtype, _grad_enabled()) if t.layout is _STRIDED and not (sized and t.numel() > _SIZED) \
+                else None
         else:
-            key = dtype_key(ins, info.sized)
-        plan = info.plans[_grad_enabled() + self.slot].get(key) if key is not None else None
+            key = dtype_key(ins, sized)
+            if key is not None:
+                key = (*key, _grad_enabled())
+        plan = plans.get(key)
         if plan is None:
             return self._dispatch(func, args, {}, ins, on)
         if not plan.quick:
@@ -186,6 +209,8 @@ class MPSDispatch(TorchDispatchMode):
         MPS, ``generator=``, moves off the device), CPU operands beside MPS tensors, calls inside a factory, an
         MPS kernel or a compiled region, the deadline's check, and each kind of call's first call."""
         emu = self.emu
+        if _MARKS.learn is not None:
+            _MARKS.learn.append(None)  # not the one aten call direct.binary can stand in for
         if not on and kwargs:
             if emu.creating > 0:
                 on = True
@@ -208,7 +233,7 @@ class MPSDispatch(TorchDispatchMode):
         if kwargs and emu.generators:  # an explicit generator= (keyword-only in every aten schema)
             gen = kwargs.get("generator")
             if gen is not None:
-                _check_generator(emu, op_name(func), on)
+                check_generator(emu, op_name(func), on)
         if not on and kwargs:
             dev = kwargs.get("device")
             if dev is not None and (dev == "mps" or getattr(dev, "type", None) == "mps"):
@@ -222,7 +247,7 @@ class MPSDispatch(TorchDispatchMode):
         if info.copy and kwargs.get("device") is not None and emu.creating == 0:
             dt = kwargs.get("dtype")
             if dt is not None and ins and dt != ins[0].dtype:  # .to("cpu", torch.float64): the copy back casts
-                _copy_back(emu, ins[0], dt)
+                copy_back(emu, ins[0], dt)
             return func(*args, **kwargs)  # .cpu(): leaves the device, the result is not resident
         if emu.inside_kernel:
             out = func(*args, **kwargs)
@@ -244,6 +269,7 @@ class MPSDispatch(TorchDispatchMode):
             plan = self._plan(info, args, kwargs, ins, grad, mixed, cpu)
             if key is not None and plan.memo:
                 info.plans[grad + self.slot][key] = plan
+                self._remember(func, info, key, grad, plan)
         # 3. carry it out
         return self._carry_out(plan, info, func, args, kwargs, ins)
 
@@ -333,12 +359,27 @@ class MPSDispatch(TorchDispatchMode):
         finally:
             _push(self)
 
+    def _remember(self, func, info: OpInfo, key, grad: bool, plan: Plan) -> None:
+        """Put a plan just memoised in ``info.plans`` (under ``key``, this mode's slot and ``grad``) in the table
+        the inline path of :meth:`__torch_dispatch__` reads: ``id(func)`` -> (its info, {(argument dtypes...,
+        grad mode): plan}, ``info.sized``). The inline path keys a call as :func:`~mpsready.emulate.aten.dtype_key`
+        does (no sparse tensor, none of more than INT_MAX elements where the judge reads ``dim_max``), so a hit
+        is the plan ``info.plans`` holds for the call."""
+        q = self.quick.get(id(func))
+        if q is None:
+            q = self.quick[id(func)] = (info, {}, info.sized)
+        q[1][(*key, grad) if isinstance(key, tuple) else (key, grad)] = plan
+
     def forget_plans(self) -> None:
         """Drop every memoised plan (the judge's assumptions changed: ``PYTORCH_ENABLE_MPS_FALLBACK`` read at the
         program's first ``import torch``, run/child.py): what a plan holds depends on the judge's target, its
         fallback setting and the call's kind, and the key names only the call's kind."""
         for info in self.infos.values():
             info.plans = ({}, {}, {}, {})
+        self.quick.clear()
+        for child in self.children.values():
+            child.quick.clear()
+        self.direct.clear()
 
     def _learn(self, info: OpInfo) -> bool:
         """On an op's first memoisable-looking call: whether the judge reads only its dtypes (class docstring),
@@ -390,6 +431,8 @@ class MPSDispatch(TorchDispatchMode):
         if child is None:
             child = self.children[self.depth + 1] = MPSDispatch(self.emu, self.depth + 1)
             child.root, child.infos, child.refused = self.root, self.infos, self.refused
+            if self.depth:  # every child (depth > 0) reads the plans of slot 2: one table for them all
+                child.quick = self.quick
         outer = child.parent
         child.parent = name
         _push(child)
@@ -415,27 +458,6 @@ _HANDLE = getattr(MPSDispatch.__dict__["__torch_dispatch__"], "__wrapped__", MPS
 
 def _operands(info: OpInfo, args, kwargs, cpu) -> list:
     return operands(info.schema_args, args, kwargs, cpu, info.inplace)
-
-
-def operands(names, args, kwargs, cpu, inplace: bool = False) -> list:
-    """The tensor arguments of a call as :class:`mpsready.ops.placement.Operand` values, in schema order
-    (``names``: the schema's argument names); only the tensors in ``cpu`` (ids) count as CPU tensors."""
-    from mpsready.ops.placement import Operand
-
-    out = []
-    for i, a in enumerate(args):
-        n = names[i] if i < len(names) else f"arg{i}"
-        output = i == 0 and inplace
-        if isinstance(a, _Tensor):
-            out.append(Operand(n, id(a) not in cpu, a.dim(), output, _DTYPE_NAMES.get(a.dtype, "")))
-        elif isinstance(a, (list, tuple)):
-            for w in a:
-                if isinstance(w, _Tensor):
-                    out.append(Operand(n, id(w) not in cpu, w.dim(), output, _DTYPE_NAMES.get(w.dtype, "")))
-    for k, v in (kwargs or {}).items():
-        if isinstance(v, _Tensor):
-            out.append(Operand(k, id(v) not in cpu, v.dim(), k == "out", _DTYPE_NAMES.get(v.dtype, "")))
-    return out
 
 
 def land(emu: Emulator, out, name: str, ins=(), depth: int = 0, refused: dict | None = None) -> None:
@@ -541,35 +563,6 @@ def _advise(emu: Emulator, op: str, info: OpInfo, args, kwargs, ins, skip: int =
     """Match a completed call of an op with a wrong-result advisory; on a hit, record it at the user's line
     (``skip``: this function's frame and its callers' inside the mode)."""
     advise(emu, op, info.schema_args, args, kwargs, ins, skip + 1)
-
-
-def _check_generator(emu: Emulator, name: str, on: bool) -> None:
-    """The generator-device check of a random op (Judge.generator): raised unless ``--keep-going``. The
-    generator's device is the program's object's (device.py sets ``emu.generator_mps`` around the torch call)."""
-    j = emu.judge.generator(name, on, emu.generator_mps)
-    if j is not None:
-        exc = emu.fail(j, name)
-        if exc is not None:
-            raise exc
-
-
-def _copy_back(emu: Emulator, src, dtype) -> None:
-    """An MPS tensor ``src`` copied to the CPU as ``dtype`` in one call: MPS's refusal (raised unless
-    ``--keep-going``), or the predicted wrong result of a release that writes nothing (Judge.copy_off_device)."""
-    names = _DTYPE_NAMES
-    j = emu.judge.copy_off_device(names.get(src.dtype, ""), names.get(dtype, ""))
-    if j is None:
-        return
-    if j == "wrong":
-        facts = AdvisoryFacts(dtypes=(names.get(src.dtype, ""),), shapes=(tuple(src.shape),),
-                              contiguous=(src.is_contiguous(),), args={"dtype": names.get(dtype, "")})
-        adv = emu.advisories.match("aten::_to_copy", facts)
-        if adv is not None:
-            emu.note_wrong_result(adv, emu.frames.locate(3))
-        return
-    exc = emu.fail(j, "aten::_to_copy")  # type: ignore[arg-type]
-    if exc is not None:
-        raise exc
 
 
 _NO_BMM = (0, (0, 0))

@@ -29,11 +29,16 @@ class _Marks:
     reused, when the identity check (``r() is t``) sees it stale and overwrites it, or until the map has
     doubled since it was last swept (:meth:`_sweep`, amortised O(1) per mark)."""
 
-    __slots__ = ("_refs", "_limit")
+    __slots__ = ("_refs", "_limit", "hint", "learn")
 
     def __init__(self):
         self._refs: dict[int, weakref.ref] = {}
         self._limit = _MIN_SWEEP
+        # a tensor known to be in the map, or None: set by the device function mode around a call whose first
+        # argument it found resident, so that the dispatch mode's resident check of that call's aten op reads it
+        # instead of the map (emulate/device.py, emulate/dispatch.py); unmarking anything or clearing resets it
+        self.hint: object = None
+        self.learn: list | None = None  # what direct.binary notes of the aten calls of one call, while it learns
 
     def __contains__(self, t) -> bool:
         r = self._refs.get(id(t))
@@ -59,6 +64,7 @@ class _Marks:
     def pop(self, t, default=None):
         if t in self:
             del self._refs[id(t)]
+            self.hint = None
             return True
         return default
 
@@ -68,6 +74,7 @@ class _Marks:
     def clear(self) -> None:
         self._refs.clear()
         self._limit = _MIN_SWEEP
+        self.hint = None
 
 
 _MARKS = _Marks()
