@@ -318,8 +318,13 @@ class Emulator:
         and every compiled region it cannot vouch for: ``kind``, ``op``, ``reason``, ``location``, ``calls``.
         Any of them makes a run that would have completed ``unverified``."""
         out = []
+        # a size regime at a line where a wrong-result advisory is named is vouched for: the data says what the
+        # Mac does there (a 65537-channel convolution on 2.3 completes with a named wrong result)
+        named_at = {str(w.get("location")) for w in self.wrong_results}
         for r in self.records.values():
             if r.outcome != "unknown":
+                continue
+            if r.kind == "size_regime" and str(r.frame.to_dict() if r.frame else None) in named_at:
                 continue
             if r.kind == "callee_of_other_release":
                 import torch as _torch
