@@ -18,10 +18,12 @@ release. ``install(emu)`` returns the undo, like the other installers of this pa
   scale tensor: ``.double()`` of it is judged as on the Mac (the float64 ``TypeError``);
 * **autocast** (``autocast``): applied by :mod:`~mpsready.emulate.autocast` from the same table (the
   ``RuntimeError`` before 2.5, the "Disabling autocast" warnings of 2.5-2.9);
-* **API surface** (``mps_api``): names of ``torch.mps`` / ``torch.backends.mps`` (and a few of ``torch``,
-  ``torch.amp``, ``torch.nn``, ``torch.nn.functional``) that the target lacks raise ``AttributeError: module
-  'torch.mps' has no attribute '...'`` for the program's own code, or the ``ImportError`` of ``from torch.mps
-  import ...`` (accesses from torch's and mpsready's own files still see them);
+* **API surface** (``mps_api``): the public names of 15 modules (``torch``, ``torch.mps``, ``torch.nn``,
+  ``torch.optim``, ...) that the target lacks, mined per release from the macOS wheels
+  (:mod:`mpsready.ops.api_names`; the hand list of python_checks.yaml where that table cannot say), raise
+  ``AttributeError: module 'torch.mps' has no attribute '...'`` for the program's own code, or the ``ImportError``
+  of ``from torch.mps import ...``; a program's ``from torch.nn import *`` binds the target's ``__all__``
+  (accesses from torch's and mpsready's own files still see them);
 * **torch.compile** (``compile``): ``unsupported`` releases raise ``BackendCompilerFailed`` at the first call
   with MPS tensors, ``experimental`` ones give the release's warning; every release then runs the function
   *eagerly* under the emulator, so its ops are judged. Compiling here would run Inductor's CPU kernels, which
