@@ -138,3 +138,16 @@ def test_shipped_table_sources_and_known_facts():
     # the same releases as python_checks.yaml mps_api (hand-kept, sourced) where both say
     assert first == {"accelerator": "2.6.0", "RMSNorm": "2.4.0", "rms_norm": "2.4.0", "GradScaler": "2.3.0",
                      "compile_shader": "2.7.0", "Buffer": "2.5.0", "get_name": "2.9.0", "uint16": "2.3.0"}
+
+
+def test_names_the_installed_modules_functions_read_as_globals_are_never_hidden():
+    docs = {"2.2.2": _doc("2.2.2", ["ones"], [], []),
+            "2.13.0": _doc("2.13.0", ["ones", "importlib", "accelerator"], [], [])}
+    docs["2.13.0"]["modules"]["torch"]["globals"] = ["importlib", "ones"]
+    table = build.build_table(docs)
+    assert table["read_as_globals"] == {"2.13.0": {"torch": ["importlib"]}}  # only names some release lacks
+    got = runtime.lacking("2.2.2", "2.13.0", table)
+    assert got is not None
+    assert (got.names, got.global_reads) == ({"torch": frozenset({"accelerator"})}, {"torch": frozenset({"importlib"})})
+    assert (got.has("torch", "ones"), got.has("torch", "importlib"), got.has("torch", "accelerator")) == (
+        True, False, False)

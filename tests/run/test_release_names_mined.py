@@ -128,3 +128,26 @@ def test_a_module_not_fully_known_never_hides_and_the_hand_list_stays(monkeypatc
     # a release the table lacks: the hand list alone
     monkeypatch.setattr(api_names, "load", lambda: _table({}))
     assert release_api._missing_names("2.1.0", hand) == hand
+
+
+def test_a_name_torchs_own_functions_read_as_a_global_stays():
+    # 2.3's torch/__init__.py binds no `importlib`; 2.13's torch.__getattr__ reads it as a global to import its lazy
+    # submodules (torch._dynamo, torch.onnx): taken out of torch's __dict__ it raised NameError in the program (fresh
+    # report nnunet_compile_device_mps_23 ended inconclusive on "name 'importlib' is not defined")
+    import torch
+
+    from mpsready.emulate import release_api
+    from mpsready.emulate.torch_api import _Patches
+    from mpsready.ops.api_names import lacking
+
+    got = lacking("2.3.0", torch.__version__)
+    assert got is not None and "importlib" in got.global_reads["torch"] and "importlib" not in got.names["torch"]
+    assert not got.has("torch", "importlib") and got.has("torch", "ones")
+    p = _Patches()
+    release_api._install_surface(p, release_api._missing_names("2.3.0", {}), lambda code: True)
+    try:
+        held = ("importlib" in vars(torch), "accelerator" in vars(torch))
+    finally:
+        p.undo()
+    assert held == (True, False)
+    assert "accelerator" in vars(torch)

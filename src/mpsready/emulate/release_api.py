@@ -196,17 +196,21 @@ def _install_grad_scaler(p: _Patches) -> None:
 def _missing_names(target: str, hand: dict[str, frozenset[str]]) -> dict[str, frozenset[str]]:
     """The names the target lacks, per module: the mined table's (:func:`mpsready.ops.api_names.lacking`: every
     public name of the 15 modules it reads, per release, from the macOS wheels), and the hand list of
-    python_checks.yaml ``mps_api`` (``hand``) only for the names the table cannot say about (a module not fully
-    known in the target or the installed release, a name its reading of the installed release did not see, a
-    release it lacks)."""
+    python_checks.yaml ``mps_api`` (``hand``) unless the table says the target has the name (so where it cannot
+    say: a module not fully known in the target or the installed release, a name its reading of the installed
+    release did not see, a release it lacks; and where it leaves a name the installed module's functions read as
+    a global, such as ``F.rms_norm``, hidden as before)."""
     from mpsready.ops.api_names import lacking
 
     mined = lacking(target, torch.__version__)
     if mined is None:
         return hand
     out = {m: set(v) for m, v in mined.names.items()}
+    for module, names in mined.global_reads.items():
+        if module in _SWAPPED:  # a swapped class hides without touching __dict__: globals keep working
+            out.setdefault(module, set()).update(names)
     for module, names in hand.items():
-        kept = {n for n in names if not mined.can_say(module, n)}
+        kept = {n for n in names if not mined.has(module, n)}
         out.setdefault(module, set()).update(kept)
     return {m: frozenset(v) for m, v in out.items()}
 

@@ -9,7 +9,8 @@ reading be complete in a release are listed in ``unknown``, and nothing of their
 
 A name is said to be lacking only where the table can say so: the module is fully known in both the target and
 the installed release, the installed release's reading has the name (so the reading explains why it is there)
-and the target's does not. No torch import; the file is read once, at the first question (an emulated run's
+and the target's does not, and the installed module's own functions do not read it as a global (taken out of its
+``__dict__`` it would raise NameError inside torch). No torch import; the file is read once, at the first question (an emulated run's
 start), never at mpsready's import.
 """
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 import functools
 import gzip
 import json
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,11 +53,20 @@ class Lacking:
     names: dict[str, frozenset[str]]
     seen: dict[str, frozenset[str]]
     source: str
+    # names the target lacks that the installed module's own functions read as globals (``read_as_globals``):
+    # out of its __dict__ they would raise NameError inside torch (2.13's torch.__getattr__ reads importlib), so
+    # the table does not hide them
+    global_reads: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
 
     def can_say(self, module: str, name: str) -> bool:
         """Whether the table decides ``module.name`` for the target (module known in both releases, name read in
         the installed release's files)."""
         return name in self.seen.get(module, frozenset())
+
+    def has(self, module: str, name: str) -> bool:
+        """Whether the table says the target has ``module.name`` (it can say, and the target's reading has it)."""
+        return self.can_say(module, name) and name not in self.names.get(module, frozenset()) and name not in \
+            self.global_reads.get(module, frozenset())
 
 
 def _release(version: str) -> str:
@@ -76,13 +87,19 @@ def lacking(target: str, installed: str, table: dict[str, Any] | None = None) ->
     unknown = set(table["unknown"].get(target, {})) | set(table["unknown"].get(installed, {}))
     names: dict[str, frozenset[str]] = {}
     seen: dict[str, frozenset[str]] = {}
+    global_reads: dict[str, frozenset[str]] = {}
+    reads = table.get("read_as_globals", {}).get(installed, {})
     for module in table["modules"]:
         if module in unknown:
             continue
         have = release_names(table, installed, module)
         seen[module] = have
         lacks = have - release_names(table, target, module)
-        if lacks:
-            names[module] = lacks
+        kept = lacks.intersection(reads.get(module, ()))
+        if lacks - kept:
+            names[module] = lacks - kept
+        if kept:
+            global_reads[module] = kept
     wheel = table["wheels"][target]
-    return Lacking(names, seen, f"{wheel['name']} (sha256 {wheel['sha256']}), read with ast: ops/build/api_names.py")
+    return Lacking(names, seen, f"{wheel['name']} (sha256 {wheel['sha256']}), read with ast: ops/build/api_names.py",
+                   global_reads)

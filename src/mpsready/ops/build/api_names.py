@@ -54,7 +54,7 @@ MAC_PLATFORMS = ("macosx_14_0_arm64", "macosx_11_0_arm64")
 OUT = Path(__file__).resolve().parents[1] / "data" / "mined" / "api_names.json.gz"
 SCHEMA = {"name": "mpsready-api-names", "version": 1}
 # bump when the reading changes: cached results of another version are read again
-READER_VERSION = 2
+READER_VERSION = 3
 # the C extension's bindings: its stubs (torch/_C/*.pyi) miss some (2.13's torch.AVG, torch.ArgumentSpec), so a
 # name the stubs give one release and not another is checked against the other's library strings
 PYTHON_LIBRARY = ("torch/lib/libtorch_python.dylib", "torch/lib/libtorch_python.so")
@@ -341,6 +341,18 @@ class _ModuleLevel:
                         self.out.unknown(f"setattr on the module itself (line {n.lineno})")
 
 
+def _function_globals(tree: ast.Module) -> set[str]:
+    """Names loaded inside the file's functions and lambdas (an over-approximation of the globals they read: a
+    local of the same name counts too)."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
+                    out.add(sub.id)
+    return out
+
+
 # ---------------------------------------------------------------------------------------------- one wheel
 def read_wheel(wheel: Path) -> dict[str, Any]:
     """``{"wheel": name, "sha256": ..., "modules": {module: {"names": [...], "known": bool, "why": [...]}}}``."""
@@ -357,7 +369,12 @@ def read_wheel(wheel: Path) -> dict[str, Any]:
         if reader.path_of(mod) is None:  # the release has no such module (torch.accelerator before 2.6)
             modules[mod] = {"names": [], "known": True, "why": ["absent: no file in the wheel"], "absent": True}
             continue
+        path = reader.path_of(mod)
+        assert path is not None
         modules[mod] = {"names": sorted(got.names), "known": got.known, "why": sorted(set(got.why)),
+                        # names the module's own functions read as globals: the emulator cannot take them out of
+                        # the installed module's __dict__ (NameError inside torch), so they are never hidden
+                        "globals": sorted(_function_globals(ast.parse(files[path])) & got.names),
                         # names only the C extension's stubs give (through from torch._C import *, dir() loops)
                         "c_only": sorted(got.names - python_only.names(mod).names)}
     strings = {s.decode("ascii") for s in lib.split(b"\0") if 0 < len(s) <= 80 and s.isascii()}
@@ -414,8 +431,18 @@ def build_table(docs: dict[str, dict[str, Any]]) -> dict[str, Any]:
                 unknown.setdefault(r, {})[m] = "; ".join(mods[m]["why"])
             if mods[m].get("absent"):
                 absent.setdefault(r, []).append(m)
+    # per release, the names its modules' functions read as globals, among the names some release lacks
+    varying = {m: set().union(*(set(docs[r]["modules"][m]["names"]) for r in releases))
+               - set.intersection(*(set(docs[r]["modules"][m]["names"]) for r in releases)) for m in MODULES}
+    read_as_globals: dict[str, dict[str, list[str]]] = {}
+    for r in releases:
+        for m in MODULES:
+            g = sorted(set(docs[r]["modules"][m].get("globals", ())) & varying[m])
+            if g:
+                read_as_globals.setdefault(r, {})[m] = g
     return {
         "schema": SCHEMA,
+        "read_as_globals": read_as_globals,
         "source": ("public names each module may bind, read with ast (never imported) from the torch/**.py and "
                    "torch/_C/*.pyi members of each release's macOS arm64 wheel on PyPI (file name and sha256 "
                    "below); method: mpsready/ops/build/api_names.py"),
@@ -438,8 +465,9 @@ def release_names(table: dict[str, Any], release: str, module: str) -> set[str]:
 
 
 def coverage(table: dict[str, Any], installed: str = "2.13.0") -> list[str]:
-    """Per release, per module: how many of the installed release's names it lacks (``n``), and ``?`` where the
-    module is not fully known in that release or the installed one (nothing is hidden there)."""
+    """Per release, per module: how many of the installed release's names it lacks (``n``; ``n+k``: ``k`` more
+    that the installed module's functions read as globals, not hidden), and ``?`` where the module is not fully
+    known in that release or the installed one (nothing is hidden there)."""
     lines = []
     mods = table["modules"]
     short = {m: m.replace("torch.", "").replace("backends.", "b.") for m in mods}
@@ -451,7 +479,8 @@ def coverage(table: dict[str, Any], installed: str = "2.13.0") -> list[str]:
                 cells.append(f"{'?':>9}")
                 continue
             lacks = release_names(table, installed, m) - release_names(table, r, m)
-            cells.append(f"{len(lacks):>9}")
+            kept = lacks & set(table.get("read_as_globals", {}).get(installed, {}).get(m, ()))
+            cells.append(f"{len(lacks) - len(kept)}+{len(kept)}".rjust(9) if kept else f"{len(lacks):>9}")
         lines.append(f"{r:<8} " + " ".join(cells))
     return lines
 
@@ -482,7 +511,8 @@ def main(argv: list[str] | None = None) -> int:
     table = build_table(docs)
     write_gz(table, args.out)
     installed = "2.13.0" if "2.13.0" in docs else list(docs)[-1]
-    print(f"names each release lacks of {installed}'s (? = not fully known, nothing hidden):")
+    print(f"names each release lacks of {installed}'s (n+k: k more read as globals by {installed}'s functions, "
+          "not hidden; ? = not fully known, nothing hidden):")
     for line in coverage(table, installed):
         print(line)
     print(f"wrote {args.out} ({args.out.stat().st_size} bytes)")
