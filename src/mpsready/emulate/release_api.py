@@ -18,10 +18,12 @@ release. ``install(emu)`` returns the undo, like the other installers of this pa
   scale tensor: ``.double()`` of it is judged as on the Mac (the float64 ``TypeError``);
 * **autocast** (``autocast``): applied by :mod:`~mpsready.emulate.autocast` from the same table (the
   ``RuntimeError`` before 2.5, the "Disabling autocast" warnings of 2.5-2.9);
-* **API surface** (``mps_api``): names of ``torch.mps`` / ``torch.backends.mps`` (and a few of ``torch``,
-  ``torch.amp``, ``torch.nn``, ``torch.nn.functional``) that the target lacks raise ``AttributeError: module
-  'torch.mps' has no attribute '...'`` for the program's own code, or the ``ImportError`` of ``from torch.mps
-  import ...`` (accesses from torch's and mpsready's own files still see them);
+* **API surface** (``mps_api``): the public names of 15 modules (``torch``, ``torch.mps``, ``torch.nn``,
+  ``torch.optim``, ...) that the target lacks, mined per release from the macOS wheels
+  (:mod:`mpsready.ops.api_names`; the hand list of python_checks.yaml where that table cannot say), raise
+  ``AttributeError: module 'torch.mps' has no attribute '...'`` for the program's own code, or the ``ImportError``
+  of ``from torch.mps import ...``; a program's ``from torch.nn import *`` binds the target's ``__all__``
+  (accesses from torch's and mpsready's own files still see them);
 * **torch.compile** (``compile``): ``unsupported`` releases raise ``BackendCompilerFailed`` at the first call
   with MPS tensors, ``experimental`` ones give the release's warning; every release then runs the function
   *eagerly* under the emulator, so its ops are judged. Compiling here would run Inductor's CPU kernels, which
@@ -86,7 +88,7 @@ def install(emu: Emulator) -> Callable[[], None]:
         _install_grouping(p)
     if judge.grad_scaler_float64:
         _install_grad_scaler(p)
-    missing = judge.missing_api()
+    missing = _missing_names(judge.torch, judge.missing_api())
     _install_surface(p, missing, emu.frames.owns, _version_answers(emu))
     if "compile_shader" not in missing.get("torch.mps", frozenset()) and hasattr(torch.mps, "compile_shader"):
         _install_shader(p, emu)
@@ -191,6 +193,28 @@ def _install_grad_scaler(p: _Patches) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- API surface
+def _missing_names(target: str, hand: dict[str, frozenset[str]]) -> dict[str, frozenset[str]]:
+    """The names the target lacks, per module: the mined table's (:func:`mpsready.ops.api_names.lacking`: every
+    public name of the 15 modules it reads, per release, from the macOS wheels), and the hand list of
+    python_checks.yaml ``mps_api`` (``hand``) unless the table says the target has the name (so where it cannot
+    say: a module not fully known in the target or the installed release, a name its reading of the installed
+    release did not see, a release it lacks; and where it leaves a name the installed module's functions read as
+    a global, such as ``F.rms_norm``, hidden as before)."""
+    from mpsready.ops.api_names import lacking
+
+    mined = lacking(target, torch.__version__)
+    if mined is None:
+        return hand
+    out = {m: set(v) for m, v in mined.names.items()}
+    for module, names in mined.global_reads.items():
+        if module in _SWAPPED:  # a swapped class hides without touching __dict__: globals keep working
+            out.setdefault(module, set()).update(names)
+    for module, names in hand.items():
+        kept = {n for n in names if not mined.has(module, n)}
+        out.setdefault(module, set()).update(kept)
+    return {m: frozenset(v) for m, v in out.items()}
+
+
 _IMPORT_FROM = dis.opmap["IMPORT_FROM"]
 # modules whose class is swapped for _Hiding (every attribute read goes through Python: small modules the program
 # reads rarely); the names of any other module (torch, torch.nn: read on every call) are taken out of its
@@ -226,7 +250,10 @@ class _Hiding(types.ModuleType):
             if not frame.f_code.co_filename.startswith(_LIBRARY):
                 modname = types.ModuleType.__getattribute__(self, "__name__")
                 raise _missing_name(modname, name, self, frame)
-        return types.ModuleType.__getattribute__(self, name)
+        value = types.ModuleType.__getattribute__(self, name)
+        if name == "__all__" and hidden and not sys._getframe(1).f_code.co_filename.startswith(_LIBRARY):
+            return [n for n in value if n not in hidden]  # `from torch.mps import *`: the target's __all__
+        return value
 
     def __getattr__(self, name):
         # a name no release has (torch.mps.current_device): the Mac's Python raises the same AttributeError, so it
@@ -256,7 +283,12 @@ def _hide_by_getattr(p: _Patches, mod: types.ModuleType, names: frozenset[str], 
     The module's own ``__getattr__`` (torch's lazy submodules) still answers every other name. Names kept in
     ``__dict__`` cost nothing: Python asks a module ``__getattr__`` only for a name its ``__dict__`` lacks."""
     d = mod.__dict__
-    answers = seen or {}
+    answers = dict(seen or {})
+    listed = d.get("__all__")
+    if isinstance(listed, (list, tuple)) and names.intersection(listed):
+        # `from torch.nn import *` in the program binds the target's __all__, without the names it lacks
+        kept_all = [n for n in listed if n not in names]
+        answers["__all__"] = lambda: list(kept_all)
     stash = {n: d[n] for n in (*names, *answers) if n in d}
     if not stash:
         return

@@ -1,6 +1,7 @@
 """Build the shipped per-release MPS support tables (maintainers only; never run at the user's run time).
 
     PYTHONPATH=src python -m mpsready.ops.build [--cache DIR] [--releases 2.3.1 ...] [--out DIR] [--reuse-shipped]
+    PYTHONPATH=src python -m mpsready.ops.build --api-names [--releases ...] [--cache DIR] [--refresh]
 
 Per release V: ``fetch`` the wheel's few files (sha256 recorded), classify ``native_functions.yaml``
 (``yaml_table``), overlay the curated MPSFallback.mm list and Python registrations (checked against the
@@ -314,6 +315,13 @@ def write_gz(doc: dict[str, Any], path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import sys
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--api-names" in argv:  # the per-release public names (ops/build/api_names.py), its own options
+        from mpsready.ops.build import api_names
+
+        return api_names.main([a for a in argv if a != "--api-names"])
     ap = argparse.ArgumentParser(prog="python -m mpsready.ops.build", description=__doc__.splitlines()[0])
     ap.add_argument("--releases", nargs="+", default=list(RELEASES))
     ap.add_argument("--cache", type=Path, default=Path("/tmp/mpsready-torch-files"))
