@@ -64,7 +64,7 @@ def test_markdown_and_terminal_say_prediction_on_every_line(tmp_path, capsys):
 @pytest.mark.parametrize("argv, msg", [
     (["--device", "xpu"], "--device must be cpu, cuda or mps"),
     (["--torch", "1.9"], "no MPS support table for torch 1.9"),
-    (["--macos", "sonoma"], "not a version"),
+    (["--macos", "sonoma"], "is not a macOS version such as 14.4"), (["--macos", "16.0"], "there is no macOS 16"),
 ])
 def test_bad_options_exit_2(argv, msg, capsys):
     parser = argparse.ArgumentParser(prog="mpsready")
