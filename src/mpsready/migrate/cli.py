@@ -61,16 +61,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run, migrate_parser=p)
 
 
+def split_remainder(remainder: list[str]) -> tuple[list[str], list[str]]:
+    """``(options, command)`` of what argparse.REMAINDER kept after PATH. Options after PATH land there: they come
+    first, and the command is what follows their ``--``. A remainder that starts with no option is the command as a
+    whole: argparse dropped the ``--`` (``migrate --verify PATH -- python train.py``; h40b: this dropped ``python``
+    too), and a ``--`` inside it is the program's own."""
+    if not remainder or not remainder[0].startswith("-"):
+        return [], remainder
+    split = remainder.index("--") if "--" in remainder else len(remainder)
+    return remainder[:split], remainder[split + 1:]
+
+
 def run(args: argparse.Namespace) -> int:
     from mpsready.migrate.formats import render_cells, render_diff, render_json, render_summary
     from mpsready.scan.config import check_codes, split_codes
 
-    command = list(args.verify_command or [])
-    # options after PATH land in the remainder (argparse.REMAINDER): read them; the command is what follows --
-    # (argparse drops that -- when the remainder starts with it: a remainder that starts with no option is the command)
-    split = command.index("--") if "--" in command else len(command) if command[:1] and \
-        command[0].startswith("-") else 0
-    head, command = command[:split], command[split + 1:]
+    head, command = split_remainder(list(args.verify_command or []))
     if head:
         args.migrate_parser.parse_args([*head, args.path], namespace=args)
     select, ignore = split_codes(args.select), split_codes(args.ignore)

@@ -1,0 +1,50 @@
+"""Where migrate's options end and the --verify command starts (builder h40b, 2026-12-07): with the options before
+PATH (``migrate --verify PATH -- python train.py``) argparse drops the ``--`` and the command lost its first word,
+``python``: the runs got ``train.py ...`` and migrate stopped with "cannot make the temporary copies"."""
+from __future__ import annotations
+
+import pytest
+
+from mpsready.cli import main
+from mpsready.migrate.cli import split_remainder
+
+
+@pytest.mark.parametrize(("remainder", "head", "command"), [
+    (["python", "train.py"], [], ["python", "train.py"]),
+    (["python", "train.py", "--", "--lr", "1"], [], ["python", "train.py", "--", "--lr", "1"]),
+    (["--verify", "--", "python", "train.py"], ["--verify"], ["python", "train.py"]),
+    (["--verify", "--torch", "2.3", "--", "python", "t.py", "--", "x"], ["--verify", "--torch", "2.3"],
+     ["python", "t.py", "--", "x"]),
+    (["--apply"], ["--apply"], []),
+    ([], [], []),
+])
+def test_split_remainder(remainder, head, command):
+    assert split_remainder(remainder) == (head, command)
+
+
+@pytest.mark.parametrize("argv", [
+    ["migrate", "--verify", "PROJ", "--", "python", "train.py", "--epochs", "1"],
+    ["migrate", "PROJ", "--verify", "--", "python", "train.py", "--epochs", "1"],
+    ["migrate", "--verify", "--no-cache", "PROJ", "--", "python", "train.py", "--epochs", "1"],
+])
+def test_the_command_reaches_verify_whole_wherever_the_options_are(tmp_path, monkeypatch, argv):
+    import mpsready.migrate.verify as verify
+
+    seen = []
+
+    def fake_verify_plan(plan, command, **kw):
+        seen.append(command)
+        raise SystemExit(0)  # stop before anything runs
+
+    monkeypatch.setattr(verify, "verify_plan", fake_verify_plan)
+    (tmp_path / "train.py").write_text("import torch\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n")
+    with pytest.raises(SystemExit):
+        main(["-q"] + [a.replace("PROJ", str(tmp_path)) for a in argv])
+    assert seen == [["python", "train.py", "--epochs", "1"]]
+
+
+def test_a_command_without_verify_is_named_whole(tmp_path, capsys):
+    (tmp_path / "train.py").write_text("import torch\n")
+    assert main(["migrate", str(tmp_path), "--no-cache", "--", "python", "train.py"]) == 2
+    assert capsys.readouterr().err == ("mpsready migrate: error: unexpected arguments 'python train.py' (a command "
+                                       "goes with --verify)\n")
