@@ -48,3 +48,28 @@ def test_a_command_without_verify_is_named_whole(tmp_path, capsys):
     assert main(["migrate", str(tmp_path), "--no-cache", "--", "python", "train.py"]) == 2
     assert capsys.readouterr().err == ("mpsready migrate: error: unexpected arguments 'python train.py' (a command "
                                        "goes with --verify)\n")
+
+
+def test_a_script_alone_runs_with_python_as_mpsready_run_runs_it():
+    from mpsready.migrate.verify_notebook import as_python
+
+    # h40b: `--verify -- train.py` started train.py as a program and ended "cannot make the temporary copies"
+    assert as_python(["train.py", "--lr", "1"]) == ["python", "train.py", "--lr", "1"]
+    assert as_python(["./sub/train.py"]) == ["python", "./sub/train.py"]
+    assert as_python(["python", "train.py"]) == ["python", "train.py"]
+    assert as_python(["bash", "run.sh"]) == ["bash", "run.sh"]
+    assert as_python(["nb.ipynb"]) == ["nb.ipynb"]
+
+
+@pytest.mark.parametrize(("command", "message"), [
+    (["./run.sh"], "--verify: cannot run ./run.sh: not an executable file (relative to PROJ)"),
+    (["./missing.sh"], "--verify: cannot run ./missing.sh: not an executable file (relative to PROJ)"),
+    (["no-such-program-h40b", "x"], "--verify: cannot run no-such-program-h40b: no such program on PATH"),
+])
+def test_a_program_that_cannot_start_is_a_usage_error_before_any_run(tmp_path, capsys, command, message):
+    (tmp_path / "train.py").write_text("import torch\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n")
+    (tmp_path / "run.sh").write_text("python train.py\n")  # not executable
+    assert main(["migrate", str(tmp_path), "--no-cache", "--verify", "--", *command]) == 2
+    err = capsys.readouterr().err
+    assert f"mpsready migrate: error: {message.replace('PROJ', str(tmp_path))}\n" in err, err
+    assert "verify: the original on the CPU" not in err and "temporary copies" not in err
