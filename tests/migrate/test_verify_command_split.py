@@ -73,3 +73,13 @@ def test_a_program_that_cannot_start_is_a_usage_error_before_any_run(tmp_path, c
     err = capsys.readouterr().err
     assert f"mpsready migrate: error: {message.replace('PROJ', str(tmp_path))}\n" in err, err
     assert "verify: the original on the CPU" not in err and "temporary copies" not in err
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "1e20", "0", "-1"])
+def test_verify_time_limit_must_be_finite_positive_and_at_most_a_year(tmp_path, capsys, value):
+    # h40b: nan ran every run and ended "verified: no"; inf ran without a limit
+    (tmp_path / "train.py").write_text("import torch\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n")
+    assert main(["migrate", str(tmp_path), "--no-cache", "--verify", "--time-limit", value, "--", "python",
+                 "train.py"]) == 2
+    assert capsys.readouterr().err == ("mpsready migrate: error: --max-steps must be 0 or more and --time-limit "
+                                       "positive, at most 31,536,000 s (a year)\n")

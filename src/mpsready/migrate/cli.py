@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mpsready.errors import ExitCode, UsageError
+from mpsready.defaults import MAX_TIME_LIMIT_S
 
 if TYPE_CHECKING:
     from mpsready.migrate.engine import Plan
@@ -89,8 +90,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"unexpected arguments {' '.join(command)!r} (a command goes with --verify)")
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
-    if args.max_steps < 0 or args.time_limit <= 0:
-        raise UsageError("--max-steps must be 0 or more and --time-limit positive")
+    if args.max_steps < 0 or not 0 < args.time_limit <= MAX_TIME_LIMIT_S:  # nan and inf too (h40b)
+        raise UsageError(f"--max-steps must be 0 or more and --time-limit positive, at most {MAX_TIME_LIMIT_S:,} s "
+                         "(a year)")
     releases = [r.strip() for r in str(args.torch).split(",") if r.strip()]
     if args.verify:  # as mpsready run reads --torch: 'all', a release without a table: exit 2 before any run
         from mpsready.run.matrix import parse_releases
