@@ -96,7 +96,7 @@ def unshadow(entries: list[str]) -> list[str]:
     answered it). The standard library is left as loaded (a plain run has most of it loaded too), and so is
     :data:`KEEP_LOADED`; a folder without ``__init__.py`` is a namespace portion that never shadows a module, so it
     is not counted. Returns the names forgotten; the runner's own references to them stay valid."""
-    stdlib = getattr(sys, "stdlib_module_names", frozenset())
+    stdlib: frozenset[str] = getattr(sys, "stdlib_module_names", frozenset())
     gone: list[str] = []
     for entry in entries:
         try:
