@@ -79,3 +79,13 @@ def test_job_steps_must_be_a_positive_whole_number_for_check_too(tmp_path, capsy
     assert err.splitlines()[-1] == (f"mpsready {command}: error: argument --steps: " + (
         f"not a whole number: {value!r}" if value == "1.5" else f"must be a positive number of steps, got {value!r}"))
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", ["check", "report", "record"])
+def test_out_has_the_short_form_o_as_in_kit_scan_and_env(command):
+    # h40b: a newcomer's `mpsready check PATH --entry E -o DIR` (kit's spelling) was "unrecognized arguments: -o"
+    from mpsready.cli import build_parser
+
+    argv = {"check": ["check", "proj"], "report": ["report", "--scan", "s.json"],
+            "record": ["record", "m:f", "--device", "cpu"]}[command]
+    assert build_parser().parse_args([*argv, "-o", "here"]).out == "here"

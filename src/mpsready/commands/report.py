@@ -80,7 +80,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "--mac-results once it ran)")
     p.add_argument("--format", choices=FORMATS, default=None,
                    help="default: terminal, or md+html+json files with --out")
-    p.add_argument("--out", metavar="DIR", help="write report.{md,html,json} there (all three unless --format "
+    p.add_argument("--out", "-o", metavar="DIR", help="write report.{md,html,json} there (all three unless --format "
                    "names one)")
     add_judgement_options(p)
     p.set_defaults(run=lazy_run("mpsready.report.cli"))
