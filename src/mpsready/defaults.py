@@ -6,3 +6,8 @@ against, see ``mpsready/ops/data``).
 """
 
 DEFAULT_MACOS = "15.5"
+
+# The longest --time-limit (seconds) of ``run`` and ``migrate --verify``: a year. Longer values overflow the child's
+# interval timer (``signal.setitimer``: "timestamp out of range for platform time_t" from about 1e10 s, and ``inf``),
+# which ended the run ``inconclusive`` blaming the program (h40b); ``run --time-limit 0`` means no limit.
+MAX_TIME_LIMIT_S = 365 * 24 * 3600

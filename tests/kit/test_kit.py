@@ -193,3 +193,26 @@ def test_reference_travels_as_statistics_and_the_mac_compares_with_it(tmp_path, 
     text = (kit / "run-on-mac.sh").read_text()
     assert 'step compare-reference 600 "$PY" -m mpsready compare "$KIT/reference" "$RESULTS/record-device"' in text
     assert subprocess.run(["sh", "-n", str(kit / "run-on-mac.sh")]).returncode == 0
+
+
+def test_a_kit_folder_that_cannot_be_written_is_a_usage_error_and_leaves_nothing(tmp_path, capsys):
+    """h40: ``-o`` under a regular file (or a read-only folder) ended as an internal error (exit 3); --approve where
+    the archive cannot be made again did too, after the sign-off was written."""
+    proj = project(tmp_path / "proj")
+    (tmp_path / "afile").write_text("mine")
+    assert main(["kit", str(proj), "--entry", "step.py:step", "-o", str(tmp_path / "afile" / "kit")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"mpsready kit: error: -o {tmp_path / 'afile' / 'kit'}: cannot write the kit: Not a directory\n"
+    assert (tmp_path / "afile").read_text() == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "proj"]
+
+    _, out = _build(tmp_path / "second")
+    capsys.readouterr()
+    archive = out.with_name(out.name + ".tar.gz")
+    archive.unlink()
+    (archive / "x").mkdir(parents=True)  # the archive's name is taken by a folder: it cannot be replaced
+    assert main(["kit", "--approve", str(out), "--by", "x", "--rule", "y"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"mpsready kit: error: --approve: signed in {out}, but its archive {out.name}.tar.gz "
+                          "could not be written: ")
+    assert not out.with_name(out.name + ".tar.gz.partial").exists()

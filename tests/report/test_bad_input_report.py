@@ -65,3 +65,27 @@ def test_demo_out_on_a_file_is_an_input_error(tmp_path, capsys):
     blocker.write_text("x")
     assert main(["demo", "--out", str(blocker)]) == 2
     assert "exists and is not a directory" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["report", "check"])
+@pytest.mark.parametrize("value", ["0", "-5", "1.5"])
+def test_job_steps_must_be_a_positive_whole_number_for_check_too(tmp_path, capsys, command, value):
+    # h40b: check took --steps 0 and -5 (report refused them), ran every stage and projected the job from them
+    (tmp_path / "p").mkdir()
+    argv = ["report", "--scan", str(tmp_path / "none.json")] if command == "report" else \
+        ["check", str(tmp_path / "p"), "--skip-record", "--out", str(tmp_path / "out")]
+    assert main([*argv, "--steps", value]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1] == (f"mpsready {command}: error: argument --steps: " + (
+        f"not a whole number: {value!r}" if value == "1.5" else f"must be a positive number of steps, got {value!r}"))
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", ["check", "report", "record"])
+def test_out_has_the_short_form_o_as_in_kit_scan_and_env(command):
+    # h40b: a newcomer's `mpsready check PATH --entry E -o DIR` (kit's spelling) was "unrecognized arguments: -o"
+    from mpsready.cli import build_parser
+
+    argv = {"check": ["check", "proj"], "report": ["report", "--scan", "s.json"],
+            "record": ["record", "m:f", "--device", "cpu"]}[command]
+    assert build_parser().parse_args([*argv, "-o", "here"]).out == "here"

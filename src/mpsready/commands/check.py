@@ -24,7 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "'package.module:function', relative to PATH")
     p.add_argument("--baseline", metavar="RECORD", help="a run record made elsewhere (e.g. on the CUDA server) "
                    "to compare this machine's run against")
-    p.add_argument("--out", metavar="DIR", default=DEFAULT_OUT, help=f"output directory (default: {DEFAULT_OUT})")
+    p.add_argument("--out", "-o", metavar="DIR", default=DEFAULT_OUT, help=f"output directory (default: {DEFAULT_OUT})")
     p.add_argument("--record-steps", type=int, default=DEFAULT_STEPS, metavar="N",
                    help=f"steps of the representative step to record on each device (default: {DEFAULT_STEPS}: "
                         "step 0 is warm-up, the time table needs 5 measured steps)")

@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", required=True, help="cpu, cuda, cuda:N or mps")
     p.add_argument("--steps", type=int, default=DEFAULT_STEPS,
                    help=f"training steps to run (default {DEFAULT_STEPS}: step 0 is warm-up, the rest are timed)")
-    p.add_argument("--out", required=True, metavar="PATH", help="run record directory to create")
+    p.add_argument("--out", "-o", required=True, metavar="PATH", help="run record directory to create")
     p.add_argument("--seed", type=int, default=0, help="seed for random, numpy and torch (default 0)")
     p.add_argument("--save-tensors", action="store_true",
                    help="also write raw tensors as safetensors (raw data leaves only with this flag)")

@@ -28,11 +28,23 @@ def positive_number(text: str) -> float:
     return value
 
 
+def positive_steps(text: str) -> int:
+    """argparse type: a whole number of steps > 0 (``--steps`` of report and check: h40b, check took ``0`` and
+    ``-5`` and projected the job from them); raises ``argparse.ArgumentTypeError`` for anything else."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of steps, got {text!r}")
+    return value
+
+
 def add_judgement_options(p: argparse.ArgumentParser) -> None:
     """Options shared by ``report`` and ``check``: the situation, the real job, the exit threshold."""
     p.add_argument("--situation", choices=[s.value for s in Situation],
                    help="what the Mac is for; decides the critical checklist items (default: inferred and stated)")
-    p.add_argument("--steps", type=int, dest="job_steps", metavar="N",
+    p.add_argument("--steps", type=positive_steps, dest="job_steps", metavar="N",
                    help="steps of the real job, for the time projection (long jobs imply --situation long_training)")
     p.add_argument("--mac-memory-gb", type=positive_number, metavar="GB",
                    help="memory of the target Mac (default: from an env record made on the Mac)")
@@ -68,7 +80,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "--mac-results once it ran)")
     p.add_argument("--format", choices=FORMATS, default=None,
                    help="default: terminal, or md+html+json files with --out")
-    p.add_argument("--out", metavar="DIR", help="write report.{md,html,json} there (all three unless --format "
+    p.add_argument("--out", "-o", metavar="DIR", help="write report.{md,html,json} there (all three unless --format "
                    "names one)")
     add_judgement_options(p)
     p.set_defaults(run=lazy_run("mpsready.report.cli"))

@@ -108,6 +108,22 @@ def build(req: KitRequest) -> Built:
     spec_from = req.record or req.reference
     inputs = _inputs(spec_from) if spec_from is not None else None
     spec = torch_spec(req.torch)
+    created = not out.exists()
+    try:
+        return _write_kit(req, sel, out, spec, inputs)
+    except OSError as exc:  # a folder that cannot be made or written: the user's input, not a bug
+        if created:  # what this call made goes; a folder the user gave (empty, checked above) is emptied
+            shutil.rmtree(out, ignore_errors=True)
+        elif out.is_dir():
+            for child in out.iterdir():
+                if child.is_dir() and not child.is_symlink():
+                    shutil.rmtree(child, ignore_errors=True)
+                else:
+                    child.unlink(missing_ok=True)
+        raise UsageError(f"-o {out}: cannot write the kit: {exc.strerror or exc}") from None
+
+
+def _write_kit(req: KitRequest, sel: Selection, out: Path, spec: str, inputs: dict[str, Any] | None) -> Built:
     out.mkdir(parents=True, exist_ok=True)
     for f in sel.files:
         dest = out / "project" / f.relpath
@@ -161,9 +177,14 @@ def pack(kit: Path) -> Path:
         info.uname = info.gname = ""
         return info
 
-    with tarfile.open(tmp, "w:gz") as tar:
-        tar.add(kit, arcname=kit.name, filter=keep)
-    os.replace(tmp, target)
+    try:
+        with tarfile.open(tmp, "w:gz") as tar:
+            tar.add(kit, arcname=kit.name, filter=keep)
+        os.replace(tmp, target)
+    except BaseException:  # no half-written archive is left beside the kit (an OSError, Ctrl-C)
+        if tmp.is_file() and not tmp.is_symlink():
+            tmp.unlink()
+        raise
     return target
 
 

@@ -46,7 +46,11 @@ def _approve(args: argparse.Namespace) -> int:
         approval = manifest.approve(str(kit), args.by.strip(), args.rule.strip(), utc_now())
     except ValueError as exc:
         raise UsageError(f"--approve: {exc}") from None
-    archive = pack(kit)
+    try:
+        archive = pack(kit)
+    except OSError as exc:  # the sign-off stands in the folder; the archive beside it could not be made again
+        raise UsageError(f"--approve: signed in {kit}, but its archive {kit.name}.tar.gz could not be written: "
+                         f"{exc.strerror or exc} (send the folder, or run --approve again where it can be)") from None
     print(manifest.signed_line(approval))
     print(f"archive: {archive}")
     print("note: the sign-off holds while every file matches the manifest", file=sys.stderr)

@@ -104,7 +104,7 @@ def write(kit: str, doc: dict[str, Any]) -> str:
     stale = os.path.join(kit, APPROVAL)
     if os.path.exists(stale):
         os.unlink(stale)
-    with open(os.path.join(kit, MANIFEST_MD), "w", encoding="utf-8") as fh:
+    with open(os.path.join(kit, MANIFEST_MD), "w", encoding="utf-8", errors="backslashreplace") as fh:
         fh.write(render_md(doc, None))
     return sha256_bytes(data)
 
@@ -186,6 +186,6 @@ def approve(kit: str, by: str, rule: str, when: str) -> dict[str, Any]:
         json.dump(approval, fh, indent=2)
         fh.write("\n")
     doc = read_json(os.path.join(kit, MANIFEST_JSON)) or {}
-    with open(os.path.join(kit, MANIFEST_MD), "w", encoding="utf-8") as fh:
+    with open(os.path.join(kit, MANIFEST_MD), "w", encoding="utf-8", errors="backslashreplace") as fh:
         fh.write(render_md(doc, approval))
     return approval

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mpsready.errors import ExitCode, UsageError
+from mpsready.defaults import MAX_TIME_LIMIT_S
 
 if TYPE_CHECKING:
     from mpsready.migrate.engine import Plan
@@ -61,16 +62,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run, migrate_parser=p)
 
 
+def split_remainder(remainder: list[str]) -> tuple[list[str], list[str]]:
+    """``(options, command)`` of what argparse.REMAINDER kept after PATH. Options after PATH land there: they come
+    first, and the command is what follows their ``--``. A remainder that starts with no option is the command as a
+    whole: argparse dropped the ``--`` (``migrate --verify PATH -- python train.py``; h40b: this dropped ``python``
+    too), and a ``--`` inside it is the program's own."""
+    if not remainder or not remainder[0].startswith("-"):
+        return [], remainder
+    split = remainder.index("--") if "--" in remainder else len(remainder)
+    return remainder[:split], remainder[split + 1:]
+
+
 def run(args: argparse.Namespace) -> int:
     from mpsready.migrate.formats import render_cells, render_diff, render_json, render_summary
     from mpsready.scan.config import check_codes, split_codes
 
-    command = list(args.verify_command or [])
-    # options after PATH land in the remainder (argparse.REMAINDER): read them; the command is what follows --
-    # (argparse drops that -- when the remainder starts with it: a remainder that starts with no option is the command)
-    split = command.index("--") if "--" in command else len(command) if command[:1] and \
-        command[0].startswith("-") else 0
-    head, command = command[:split], command[split + 1:]
+    head, command = split_remainder(list(args.verify_command or []))
     if head:
         args.migrate_parser.parse_args([*head, args.path], namespace=args)
     select, ignore = split_codes(args.select), split_codes(args.ignore)
@@ -83,8 +90,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"unexpected arguments {' '.join(command)!r} (a command goes with --verify)")
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
-    if args.max_steps < 0 or args.time_limit <= 0:
-        raise UsageError("--max-steps must be 0 or more and --time-limit positive")
+    if args.max_steps < 0 or not 0 < args.time_limit <= MAX_TIME_LIMIT_S:  # nan and inf too (h40b)
+        raise UsageError(f"--max-steps must be 0 or more and --time-limit positive, at most {MAX_TIME_LIMIT_S:,} s "
+                         "(a year)")
     releases = [r.strip() for r in str(args.torch).split(",") if r.strip()]
     if args.verify:  # as mpsready run reads --torch: 'all', a release without a table: exit 2 before any run
         from mpsready.run.matrix import parse_releases

@@ -69,7 +69,7 @@ class Lookup:
 
 def store_path(cache_dir: Path, target: str | os.PathLike[str]) -> Path:
     """The file holding the stored plan of ``target`` (a directory or a single file) under ``cache_dir``."""
-    return cache_dir / f"migrate-plan-{content_key(str(Path(target).resolve()).encode())}.json"
+    return cache_dir / f"migrate-plan-{content_key(os.fsencode(Path(target).resolve()))}.json"
 
 
 def _knowledge() -> str:

@@ -44,8 +44,8 @@ from mpsready import childproc
 from mpsready.errors import UsageError
 from mpsready.migrate.copies import LEFTOVER_PREFIX, OWNER, SKIP as _SKIP, _copy_tree, check_cwd, clean_leftovers
 from mpsready.migrate.engine import Plan
-from mpsready.migrate.verify_notebook import (check_notebook, check_script, cpu_command, notebook_of,
-                                              selection_line)
+from mpsready.migrate.verify_notebook import (as_python, check_notebook, check_program, check_script, cpu_command,
+                                              notebook_of, selection_line)
 from mpsready.migrate.verify_runs import SITE, Runner, python_argv
 
 @dataclass
@@ -345,6 +345,8 @@ def verify_plan(plan: Plan, command: list[str], *, releases: list[str], max_step
     ``release_line``: where each release's ``started``/``ended`` line of several releases goes (else ``say``)."""
     root = Path(plan.root)
     check_cwd(root, cwd)  # before any work: the runs never happen in the project itself
+    command = as_python(command)  # script.py ARGS: python script.py ARGS, as mpsready run runs it
+    check_program(root / cwd, command)  # a program that cannot start: a usage error before anything runs
     check_notebook(root / cwd, command)  # a notebook with !pip or x?: a usage error before anything runs
     check_script(root / cwd, command)  # python missing.py: a usage error before anything runs
     cpu = cpu_command(command)  # a notebook's cells run in a plain child, as mpsready run runs them

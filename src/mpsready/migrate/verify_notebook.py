@@ -54,6 +54,35 @@ def check_notebook(folder: Path, command: list[str]) -> None:
     read_cells(str(path))
 
 
+def as_python(command: list[str]) -> list[str]:
+    """``script.py ARGS`` runs as ``python script.py ARGS``, as ``mpsready run -- script.py`` runs it (h40b: the
+    runs started ``script.py`` as a program, and migrate stopped with "cannot make the temporary copies")."""
+    if command and command[0].endswith(".py") and Path(command[0]).name not in _PYTHONS:
+        return ["python", *command]
+    return list(command)
+
+
+def check_program(folder: Path, command: list[str]) -> None:
+    """Raises :class:`~mpsready.errors.UsageError` before any run when the command's first word is no program that
+    can start from ``folder``: a name not on ``PATH``, or a path (``./run.sh``) that is not an executable file there.
+    Python and notebooks are checked by :func:`check_script` and :func:`check_notebook`."""
+    import shutil
+
+    from mpsready.errors import UsageError
+
+    if not command or notebook_of(command) is not None:
+        return
+    exe = command[0]
+    if Path(exe).name in _PYTHONS or exe == sys.executable:
+        return
+    if os.sep in exe or (os.altsep and os.altsep in exe):
+        path = folder / exe
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise UsageError(f"--verify: cannot run {exe}: not an executable file (relative to {folder})")
+    elif shutil.which(exe) is None:
+        raise UsageError(f"--verify: cannot run {exe}: no such program on PATH")
+
+
 def check_script(folder: Path, command: list[str]) -> None:
     """Raises :class:`~mpsready.errors.UsageError` before any run when ``command`` is ``python [FLAGS] SCRIPT ARGS``
     and SCRIPT is not a file of ``folder`` (the folder the runs start in): every run would only end on Python's

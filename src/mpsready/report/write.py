@@ -69,7 +69,9 @@ def write_report(report: Report, out: str | Path, formats: tuple[str, ...] = ("m
         else:
             text = term_fmt.render(report)
         tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
+        # a project path that is not UTF-8 (h40b: a folder named b'p\xff' ended check and report with exit 3) is
+        # written as its escape, \udcff, as the terminal shows it
+        tmp.write_text(text, encoding="utf-8", errors="backslashreplace")
         tmp.replace(path)
         written[fmt] = path
     return written

@@ -19,6 +19,7 @@ from mpsready.errors import ExitCode, UsageError
 from mpsready.run import matrix
 from mpsready.commands.run import DEFAULT_TIME_LIMIT, FORMATS, register  # noqa: F401  (the arguments: cheap to import)
 from mpsready import versions
+from mpsready.defaults import MAX_TIME_LIMIT_S
 
 # --mac -> the machine of the emulated Mac (mpsready.ops.judge.MACHINES)
 MACHINE_OF = {"apple": "arm64", "intel": "x86_64"}
@@ -69,8 +70,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("mpsready run needs PyTorch in this environment: pip install 'mpsready[torch]'")
     if args.max_steps is not None and args.max_steps < 1:
         raise UsageError("--max-steps must be at least 1")
-    if args.time_limit is not None and not args.time_limit >= 0:
-        raise UsageError("--time-limit must be 0 (no limit) or a positive number of seconds")
+    if args.time_limit is not None and not 0 <= args.time_limit <= MAX_TIME_LIMIT_S:  # nan and inf too
+        raise UsageError(f"--time-limit must be 0 (no limit) or a positive number of seconds, at most "
+                         f"{MAX_TIME_LIMIT_S:,} (a year)")
     args.time_limit_default = args.time_limit is None
     if args.time_limit is None:
         args.time_limit = DEFAULT_TIME_LIMIT

@@ -81,7 +81,7 @@ class ScanCache:
     """``get(key)`` / ``put(key, value)`` over one root's cache file; ``save()`` writes atomically."""
 
     def __init__(self, cache_dir: Path, root: Path) -> None:
-        self.path = cache_dir / f"scan-{content_key(str(root.resolve()).encode())}.json"
+        self.path = cache_dir / f"scan-{content_key(os.fsencode(root.resolve()))}.json"
         self.salt = _salt()
         self._old: dict[str, Any] = {}
         self._new: dict[str, Any] = {}
