@@ -391,3 +391,35 @@ def test_a_function_written_in_python_is_never_run_directly(emu):
     assert isinstance(direct[(torch.sub, torch.float32, torch.float32, True)], tuple)  # written in C++: learnt
     assert emu.records[("aten::sub.Tensor", "runs", None, None)].calls == 2
     assert emu.records[("aten::floor_divide", "runs", None, None)].calls == 2
+
+
+def test_the_direct_path_runs_under_the_numerics_watch_and_hands_it_each_call(emu):
+    """With ``mpsready run``'s watch installed, a learnt two-tensor call still runs with the Python key off; the
+    watch is handed it as the inline path hands it (the check counted, the shapes per line, a result that
+    overflowed from finite inputs reported with its inputs), and its reduction is seen by no mode (no aten::sum
+    counted on the emulated device)."""
+    from mpsready.numerics.hooks import RunWatch
+
+    emu.install()
+    watch = RunWatch(emu)
+    try:
+        x, y = torch.ones(3).to("mps"), torch.ones(3).to("mps")
+        big, big2 = torch.full((3,), 3e38).to("mps"), torch.full((2, 3), 3e38).to("mps")
+        watch.install()
+        with _Counting() as seen:
+            for _ in range(3):
+                torch.add(x, y)
+            torch.add(big, big2)  # finite inputs, inf result (float32 overflow)
+        learnt = isinstance(emu.dispatch.direct[(torch.add, torch.float32, torch.float32, True)], tuple)
+    finally:
+        watch.uninstall()
+        emu.uninstall()
+    assert learnt and seen.calls == 1  # the first call learnt; the other three ran directly
+    assert [(r.op, r.calls) for r in emu.records.values()] == [("aten::add.Tensor", 4)]
+    doc = watch.to_dict()
+    assert doc["checked"] == 4
+    first = doc["first_nonfinite"]
+    assert (first["op"], first["dtype"], first["inf"], first["nan"], first["from_finite_inputs"], first["device"]) \
+        == ("aten::add.Tensor", "float32", 6, 0, True, "mps")
+    top = float(torch.tensor(3e38))  # 3e38 in float32
+    assert [(i["shape"], i["max"]) for i in first["inputs"]] == [([3], top), ([2, 3], top)]

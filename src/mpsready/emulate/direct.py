@@ -77,12 +77,13 @@ def binary(mode, func, a, b) -> Any:
     """``func(a, b)`` of two resident tensors on ``mode`` (the installed ``MPSDispatch``; see the module
     docstring). Only for plain tensors and parameters, with no other dispatch mode on the stack, and none of what
     the inline path leaves to ``MPSDispatch._dispatch`` (a factory, an MPS kernel, a compiled region, a deadline,
-    the numerics watch, CPU operands); the sparse and size (``aten.SIZED``) guards as the inline path's. Anything else runs as
-    before, with ``a`` named in the hint."""
+    CPU operands); the sparse and size (``aten.SIZED``) guards as the inline path's. Anything else runs as
+    before, with ``a`` named in the hint. The numerics watch (``emu.numerics``, ``mpsready run``'s NaN check and
+    shapes per line) is handed the call as the inline path hands it: same op name, arguments, result and depth,
+    with the Python key off, so that no mode sees its reduction (the dispatch mode is on its stack here)."""
     emu = mode.emu
     if (func in mode.indirect or a.__class__ not in _PLAIN or b.__class__ not in _PLAIN or _stack_len() != 1
-            or emu.creating or emu.cpu_operands or emu.inside_kernel or emu.compiling or emu.deadline is not None
-            or emu.numerics is not None):
+            or emu.creating or emu.cpu_operands or emu.inside_kernel or emu.compiling or emu.deadline is not None):
         return hinted(func, a, b)
     key = (func, a.dtype, b.dtype, _grad_enabled())
     entry = mode.direct.get(key)
@@ -107,6 +108,11 @@ def binary(mode, func, a, b) -> Any:
             from mpsready.emulate.dispatch import land
 
             land(emu, out, info.name, (a, b), 0, mode.refused)
+        watch = emu.numerics
+        if watch is not None:  # the numerics watch, as the inline path hands it the call (emulate/dispatch.py)
+            args = (a, b)
+            with _no_python_dispatch():  # the watch's reduction seen by no mode, without its guards (watch.py)
+                watch.observe(info.name, info.inplace, args, {}, out, mode.depth, info.view, args)
         return out
     tries = entry or 0
     if tries >= _TRIES:

@@ -200,6 +200,13 @@ class OpWatch(Propagation):
         # the mode stacks' depths (torch/_C/__init__.pyi, PyTorch 2.1-2.13): both 0 when no mode can see a call
         self._modes = torch._C._len_torch_dispatch_stack
         self._fmodes = torch._C._len_torch_function_stack
+        # whether the caller runs this with the Python dispatch key off (torch._C._DisableTorchDispatch, as the
+        # emulated device's direct path does, emulate/direct.py): then no dispatch mode on the stack sees a
+        # reduction (c10/core/DispatchKey.h: Python; torch/_C/__init__.pyi, PyTorch 2.0-2.13)
+        excluded = getattr(torch._C, "_dispatch_tls_is_dispatch_key_excluded", None)
+        python_key = getattr(getattr(torch._C, "DispatchKey", None), "Python", None)
+        self._key_off: Callable[[], bool] = (lambda: excluded(python_key)) if excluded and python_key is not None \
+            else (lambda: False)
         # Result classes no Python code sees a reduction of: torch.Tensor, and nn.Parameter, whose
         # __torch_function__ is torch._C._disabled_torch_function_impl (torch/nn/parameter.py), which
         # check_has_torch_function treats as none (torch/csrc/utils/disable_torch_function.cpp, 2.0-2.13)
@@ -273,49 +280,59 @@ class OpWatch(Propagation):
             if not check:
                 return
         outs: Sequence[Any]
-        if isinstance(out, Tensor):
+        if out.__class__ is Tensor and name not in _COPIES and not self.deferred \
+                and not ((self._modes() and not self._key_off()) or self._fmodes()):
+            # The common call, one torch.Tensor result (not a copy) that no mode can see read, checked here: an
+            # integer or bool result returns at once, no call made; a real floating strided one is
+            # _first_nonfinite's steps for one tensor, inline (the same reads in the same order, without its loop,
+            # call and guards); any other goes to it (_checked)
             outs = (out,)
-        elif isinstance(out, tuple) and out:
-            # several results: the first is the op's value; the rest are saved for backward (log_alpha of
-            # _ctc_loss holds -inf by design, native_layer_norm's mean/rstd, indices)
-            first = out[0]
-            if "backward" in name:  # every result of a backward op is a gradient
-                outs = [t for t in out if isinstance(t, Tensor)]
-            else:
-                outs = (first,) if isinstance(first, Tensor) else [t for t in first if isinstance(t, Tensor)] \
-                    if isinstance(first, list) else ()
-        elif isinstance(out, list) and out:  # a Tensor[] result (_foreach_*): every tensor is a value
-            outs = [t for t in out if isinstance(t, Tensor)]
-        elif inplace and args:
-            a0 = args[0]
-            outs = (a0,) if isinstance(a0, Tensor) else [t for t in a0 if isinstance(t, Tensor)] \
-                if isinstance(a0, (list, tuple)) else ()
-        else:
-            return
-        if name in _COPIES:
-            src = args[1] if name == "aten::copy_" and len(args) > 1 else args[0] if args else None
-            if not isinstance(src, Tensor) or all(t.dtype == src.dtype for t in outs):
+            dt = out.dtype
+            if dt not in self._floats:
                 return
-        if self.deferred:
-            self._defer(name, args, kwargs, outs, inplace, frame)
-            return
-        # Both guards only matter when Python code could see the reduction: a mode on either stack, or a
-        # result whose class has __torch_function__/__torch_dispatch__ of its own. Without any (most calls:
-        # the emulated device's mode is off its stack while its __torch_dispatch__ runs), entering them
-        # changes nothing and costs about 0.7 us per call, so they are entered only then.
-        guard = self._modes() or self._fmodes()
-        if not guard:
-            plain = self._plain
-            for t in outs:
-                if t.__class__ not in plain:
-                    guard = True
-                    break
-        if guard:
-            dis, nof = self._guard
-            with dis(), nof():
-                bad = self._first_nonfinite(outs)
+            if dt in self._real and out.layout is self._strided and not out.is_meta:
+                n = out.numel()
+                if n == 0 or not self._first_look(out):
+                    return
+                try:
+                    v = out.item() if n == 1 else \
+                        (out.sum(dtype=self._f32) if dt in self._half else out.sum()).item()
+                    if v - v == 0 or (n > 1 and bool(out.isfinite().all())):
+                        return  # finite (a sum that overflowed from finite elements included)
+                except Exception:  # no kernel reads it: skipped and counted, never a crash
+                    self._skip(out)
+                    return
+                bad = out
+            else:
+                bad = self._checked(outs)
         else:
-            bad = self._first_nonfinite(outs)
+            if isinstance(out, Tensor):
+                outs = (out,)
+            elif isinstance(out, tuple) and out:
+                # several results: the first is the op's value; the rest are saved for backward (log_alpha of
+                # _ctc_loss holds -inf by design, native_layer_norm's mean/rstd, indices)
+                first = out[0]
+                if "backward" in name:  # every result of a backward op is a gradient
+                    outs = [t for t in out if isinstance(t, Tensor)]
+                else:
+                    outs = (first,) if isinstance(first, Tensor) else [t for t in first if isinstance(t, Tensor)] \
+                        if isinstance(first, list) else ()
+            elif isinstance(out, list) and out:  # a Tensor[] result (_foreach_*): every tensor is a value
+                outs = [t for t in out if isinstance(t, Tensor)]
+            elif inplace and args:
+                a0 = args[0]
+                outs = (a0,) if isinstance(a0, Tensor) else [t for t in a0 if isinstance(t, Tensor)] \
+                    if isinstance(a0, (list, tuple)) else ()
+            else:
+                return
+            if name in _COPIES:
+                src = args[1] if name == "aten::copy_" and len(args) > 1 else args[0] if args else None
+                if not isinstance(src, Tensor) or all(t.dtype == src.dtype for t in outs):
+                    return
+            if self.deferred:
+                self._defer(name, args, kwargs, outs, inplace, frame)
+                return
+            bad = self._checked(outs)
         if bad is None or _constant(args, kwargs):
             return  # finite, or a NaN/Inf the program wrote as a constant (a -inf attention mask, masked_fill)
         if name in DOF and self._degenerate(name, args, kwargs, bad, frame):
@@ -327,6 +344,26 @@ class OpWatch(Propagation):
         dis, nof = self._guard
         with dis(), nof():
             self._report(name, bad, ins, list(outs), inplace, frame or self.locate(), self._stage(), self.step)
+
+    def _checked(self, outs: Sequence[Any]) -> Any:
+        """:meth:`_first_nonfinite` of ``outs``, under the guards where Python code could see its reductions."""
+        # Both guards only matter when Python code could see the reduction: a mode on either stack, or a
+        # result whose class has __torch_function__/__torch_dispatch__ of its own. Without any (most calls:
+        # the emulated device's mode is off its stack while its __torch_dispatch__ runs), entering them
+        # changes nothing and costs about 0.7 us per call, so they are entered only then. A dispatch mode on its
+        # stack sees nothing while the caller holds the Python key off (the direct path's call, emulate/direct.py).
+        guard = (self._modes() and not self._key_off()) or self._fmodes()
+        if not guard:
+            plain = self._plain
+            for t in outs:
+                if t.__class__ not in plain:
+                    guard = True
+                    break
+        if guard:
+            dis, nof = self._guard
+            with dis(), nof():
+                return self._first_nonfinite(outs)
+        return self._first_nonfinite(outs)
 
     def _first_nonfinite(self, outs: Sequence[Any]) -> Any:
         """The first of ``outs`` that holds a NaN/Inf, checked one reduction each (module docstring), or
