@@ -96,23 +96,26 @@ def binary(mode, func, a, b) -> Any:
             t0 = _perf()
             out = func(a, b)
             seconds = _perf() - t0
-        rec = plan.record
-        rec.calls += 1
-        rec.seconds += seconds
-        if isinstance(out, _Tensor) and not mode.refused.get(out.dtype, True):
-            refs = _REFS
-            refs[id(out)] = _ref(out)  # residence._Marks.__setitem__, inline
-            if len(refs) > _MARKS._limit:
-                _MARKS._sweep()
-        else:
-            from mpsready.emulate.dispatch import land
+            rec = plan.record
+            rec.calls += 1
+            rec.seconds += seconds
+            if isinstance(out, _Tensor) and not mode.refused.get(out.dtype, True):
+                refs = _REFS
+                refs[id(out)] = _ref(out)  # residence._Marks.__setitem__, inline
+                if len(refs) > _MARKS._limit:
+                    _MARKS._sweep()
+                watch = emu.numerics
+                if watch is not None:  # the numerics watch, as the inline path hands it the call (dispatch.py),
+                    # with the Python key still off: no mode sees its reduction, and it needs no guards (watch.py)
+                    watch.observe(info.name, info.inplace, (a, b), {}, out, mode.depth, info.view, (a, b))
+                return out
+        from mpsready.emulate.dispatch import land
 
-            land(emu, out, info.name, (a, b), 0, mode.refused)
+        land(emu, out, info.name, (a, b), 0, mode.refused)
         watch = emu.numerics
-        if watch is not None:  # the numerics watch, as the inline path hands it the call (emulate/dispatch.py)
-            args = (a, b)
-            with _no_python_dispatch():  # the watch's reduction seen by no mode, without its guards (watch.py)
-                watch.observe(info.name, info.inplace, args, {}, out, mode.depth, info.view, args)
+        if watch is not None:
+            with _no_python_dispatch():
+                watch.observe(info.name, info.inplace, (a, b), {}, out, mode.depth, info.view, (a, b))
         return out
     tries = entry or 0
     if tries >= _TRIES:
