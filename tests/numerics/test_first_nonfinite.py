@@ -304,3 +304,36 @@ def test_the_check_gives_up_after_max_propagated_results_from_nonfinite_inputs()
     w2 = OpWatch()
     w2.observe("aten::log", (-torch.ones(2),), {}, torch.log(-torch.ones(2)))
     assert w2.result["op"] == "aten::log" and w2.result["from_finite_inputs"] is True and w2.gave_up is False
+
+
+def test_a_dispatch_mode_on_its_stack_with_the_python_key_off_needs_no_guard():
+    """The emulated device's direct path hands the watch its call with the Python key off while its dispatch mode
+    is on the stack (emulate/direct.py): no mode can see the check then, so the guards are not entered, and the
+    report is the one a guarded check makes."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    from mpsready.numerics.watch import OpWatch
+
+    seen = []
+
+    class Dispatch(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    entered = []
+    w = OpWatch()
+    w._guard = tuple((lambda g=g: entered.append(g.__name__) or g()) for g in w._guard)
+    neg = torch.tensor([-1.0, 4.0])
+    out = torch.sqrt(neg)
+    with Dispatch(), torch._C._DisableTorchDispatch():
+        w.observe("aten::add.Tensor", (neg, neg), {}, neg + neg)  # finite: checked, nothing entered
+        assert entered == [] and w.checked == 1
+        w.observe("aten::sqrt", (neg,), {}, out)
+    first = w.result
+    assert (first["op"], first["nan"], first["from_finite_inputs"], first["inputs"][0]["min"]) == \
+        ("aten::sqrt", 1, True, -1.0)
+    # the report's statistics only (always read under the guards)
+    assert entered == ["_DisableTorchDispatch", "DisableTorchFunction"]
+    assert seen == [] and w.checked == 2

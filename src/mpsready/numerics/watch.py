@@ -66,6 +66,7 @@ from __future__ import annotations
 import math
 import weakref
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from mpsready.numerics.propagation import (DOF, MASKING, Candidate, Propagation, all_floating, frame_dict,
@@ -205,7 +206,7 @@ class OpWatch(Propagation):
         # reduction (c10/core/DispatchKey.h: Python; torch/_C/__init__.pyi, PyTorch 2.0-2.13)
         excluded = getattr(torch._C, "_dispatch_tls_is_dispatch_key_excluded", None)
         python_key = getattr(getattr(torch._C, "DispatchKey", None), "Python", None)
-        self._key_off: Callable[[], bool] = (lambda: excluded(python_key)) if excluded and python_key is not None \
+        self._key_off: Callable[[], bool] = partial(excluded, python_key) if excluded and python_key is not None \
             else (lambda: False)
         # Result classes no Python code sees a reduction of: torch.Tensor, and nn.Parameter, whose
         # __torch_function__ is torch._C._disabled_torch_function_impl (torch/nn/parameter.py), which
