@@ -70,7 +70,7 @@ from functools import partial
 from typing import Any
 
 from mpsready.numerics.propagation import (DOF, MASKING, Candidate, Propagation, all_floating, frame_dict,
-                                           has_nan, readable)
+                                           has_nan, readable, tensor_summary)
 
 MIN_STEPS = 3  # steps observed before a shape can be called dynamic (step 0 plus two to change in)
 DEFAULT_FRACTION = 0.5
@@ -114,34 +114,6 @@ def _torch():
     import torch
 
     return torch
-
-
-def tensor_summary(t: Any) -> dict[str, Any]:
-    """``{"shape", "dtype", "min", "max", "mean", "nan", "inf"}`` of a tensor (float64 over finite elements;
-    min/max/mean ``None`` when no element is finite). One copy to the CPU; no element is returned."""
-    torch = _torch()
-    with torch._C._DisableTorchDispatch(), torch._C.DisableTorchFunction():
-        try:
-            x = t.detach()
-            if x.layout is not torch.strided:
-                x = readable(x, torch, {})
-            if x.dtype is torch.complex32:
-                x = x.to(torch.complex64)
-            if x.is_complex():
-                x = torch.view_as_real(x)
-            x = x.to("cpu").reshape(-1).to(torch.float64)
-        except Exception:  # no kernel reads this dtype or layout: shape and dtype only
-            return {"shape": [int(s) for s in t.shape], "dtype": str(t.dtype).replace("torch.", ""), "min": None,
-                    "max": None, "mean": None, "nan": None, "inf": None, "unreadable": True}
-        fin = torch.isfinite(x)
-        nan = int(torch.isnan(x).sum())
-        inf = int(torch.isinf(x).sum())
-        f = x[fin] if (nan or inf) else x
-        stats: dict[str, float | None] = {"min": None, "max": None, "mean": None}
-        if f.numel():
-            stats = {"min": float(f.min()), "max": float(f.max()), "mean": float(f.mean())}
-    return {"shape": [int(s) for s in t.shape], "dtype": str(t.dtype).replace("torch.", ""), **stats,
-            "nan": nan, "inf": inf}
 
 
 _SKIPPED = _UNINITIALISED | _PASSTHROUGH | _BOUNDED
