@@ -73,10 +73,10 @@ def split_remainder(remainder: list[str]) -> tuple[list[str], list[str]]:
     return remainder[:split], remainder[split + 1:]
 
 
-def run(args: argparse.Namespace) -> int:
-    from mpsready.migrate.formats import render_cells, render_diff, render_json, render_summary
-    from mpsready.scan.config import check_codes, split_codes
-
+def _options_and_command(args: argparse.Namespace) -> list[str]:
+    """Parse the options argparse.REMAINDER kept after PATH into ``args`` and return the --verify command. A word
+    after them that is no option's value (``--verify python train.py``, no ``--``) is a usage error naming it;
+    so are the --verify options without --verify (h40c: ``--max-steps`` alone was accepted and did nothing)."""
     head, command = split_remainder(list(args.verify_command or []))
     if head:
         path = args.path
@@ -86,12 +86,20 @@ def run(args: argparse.Namespace) -> int:
                              "goes after --, as in mpsready migrate PATH --verify -- python train.py ARGS")
     given = [opt for opt, value in (("--torch", args.torch), ("--max-steps", args.max_steps),
                                     ("--time-limit", args.time_limit), ("--cwd", args.cwd)) if value is not None]
-    if given and not args.verify:  # h40c: --max-steps without --verify was accepted and did nothing
+    if given and not args.verify:
         raise UsageError(f"{', '.join(given)} only appl{'ies' if len(given) == 1 else 'y'} with --verify")
     args.torch = "2.3,2.13" if args.torch is None else args.torch
     args.max_steps = 3 if args.max_steps is None else args.max_steps
     args.time_limit = 300.0 if args.time_limit is None else args.time_limit
     args.cwd = "." if args.cwd is None else args.cwd
+    return command
+
+
+def run(args: argparse.Namespace) -> int:
+    from mpsready.migrate.formats import render_cells, render_diff, render_json, render_summary
+    from mpsready.scan.config import check_codes, split_codes
+
+    command = _options_and_command(args)
     select, ignore = split_codes(args.select), split_codes(args.ignore)
     check_codes(select, "--select")  # an unknown code is a usage error (exit 2), as in scan: the gate fails closed
     check_codes(ignore, "--ignore")
