@@ -101,6 +101,16 @@ def check_output_path(path: str | os.PathLike[str]) -> None:
                else FileNotFoundError(2, "No such file or directory", path))
 
 
+def missing_parent(path: str | os.PathLike[str]) -> str | None:
+    """The parent folder of an output folder ``path`` when it does not exist, else ``None`` (a file there is the
+    caller's ``Not a directory``).
+    The rule of every ``-o``/``--out`` (h40c): mpsready creates only the last level of an output folder (``check``,
+    ``report``, ``kit``), as ``scan -o`` and ``env -o`` write only into a folder that exists; a missing parent
+    (``/nonexist/a/b``, a typo in the middle of a path) is a usage error, never a tree of new folders."""
+    parent = os.path.dirname(os.path.abspath(os.fspath(path)))
+    return None if os.path.exists(parent) else parent
+
+
 def emit(text: str, output: str | None, *, atomic: bool = False, error: ErrorText = cannot_write) -> None:
     """``text`` to the file ``output`` (see :func:`write_text`), or to stdout when ``output`` is ``None`` or
     empty. Raises :class:`~mpsready.errors.UsageError` with ``error(output, exc)`` when the file cannot be

@@ -29,7 +29,7 @@ def test_default_prints_a_unified_diff_and_writes_nothing(tmp_path, capsys):
     assert "-model = torch.nn.Linear(2, 2).cuda()  # keep me\n" in out
     assert "+" + MIGRATED_LINE in out
     assert "clean.py" not in out
-    assert "1 edits in 1 files (API101 1) fixing 1 scan finding(s);" in err
+    assert "1 edit in 1 file (API101 1) fixing 1 scan finding(s);" in err
     assert "nothing written" in err
     assert (root / "train.py").read_text() == SOURCE
 
@@ -53,7 +53,7 @@ def test_apply_writes_in_place_and_keeps_the_file_mode(tmp_path, capsys):
     assert MIGRATED_LINE in text and "def _mpsready_device(index=None):" in text
     assert oct((root / "train.py").stat().st_mode & 0o777) == "0o640"
     assert [p.name for p in root.iterdir() if "mpsready-tmp" in p.name] == []
-    assert "written: 1 files: train.py" in capsys.readouterr().err
+    assert "written: 1 file: train.py" in capsys.readouterr().err
 
 
 def test_apply_refuses_a_file_changed_since_the_scan(tmp_path):
@@ -128,7 +128,7 @@ def test_a_file_libcst_cannot_parse_is_listed_and_left_alone(tmp_path, capsys):
     assert (tmp_path / "bad.py").read_text() == "print 'python 2'\nx = torch.load(f)\n"
     assert "  not parsed: bad.py: libcst cannot parse it (" in err
     assert MIGRATED_LINE in (tmp_path / "ok.py").read_text()
-    assert "written: 1 files: ok.py" in err
+    assert "written: 1 file: ok.py" in err
 
 
 def test_migrate_does_not_import_torch():

@@ -73,8 +73,8 @@ def test_without_a_floor_the_mac_path_is_kept_and_the_mps_change_is_manual(tmp_p
     plan = migrate_path(_copy("amp_no_floor", tmp_path), config=CONFIG)
     summary = render_summary(plan).splitlines()
     assert summary == [
-        "mpsready migrate: 2 edits in 1 files (API103 1, API108 1) fixing 2 scan finding(s); 2 manual, 0 left as they "
-        "are; PyTorch floor not declared", _effort(2, 1, 1, 0), TEST_KEPT, SCALER_OFF,
+        "mpsready migrate: 2 edits in 1 file (API103 1, API108 1) fixing 2 scan finding(s); 2 manual entries (1 code "
+        "finding), 0 left as they are; PyTorch floor not declared", _effort(2, 1, 1, 0), TEST_KEPT, SCALER_OFF,
         "nothing written (review the diff, then run again with --apply)"]
     doc = json.loads(render_json(plan))
     assert [e for e in doc["files"][0]["edits"] if "changes_mac_path" in e] == []
@@ -85,8 +85,8 @@ def test_with_a_floor_that_has_the_kernels_each_edit_says_what_changes(tmp_path)
     plan = migrate_path(_copy("amp_floor_2_8", tmp_path), config=CONFIG)
     summary = render_summary(plan).splitlines()
     assert summary == [
-        "mpsready migrate: 3 edits in 1 files (API103 1, API108 1, API115 1) fixing 3 scan finding(s); 0 manual, 0 left "
-        "as they are; PyTorch floor 2.8", _effort(3, 1, 0, 0),
+        "mpsready migrate: 3 edits in 1 file (API103 1, API108 1, API115 1) fixing 3 scan finding(s); 0 manual entries, "
+        "0 left as they are; PyTorch floor 2.8", _effort(3, 1, 0, 0),
         f"  review API115 train.py:8: {REVIEW_115}", f"  review API108 train.py:11: {REVIEW_108}",
         "nothing written (review the diff, then run again with --apply)"]
     edits = json.loads(render_json(plan))["files"][0]["edits"]

@@ -55,8 +55,8 @@ def test_apply_after_show_does_not_plan_again_and_writes_the_plan_shown(project,
     assert err.splitlines()[0].startswith("mpsready migrate: applying the plan shown at ")
     assert err.splitlines()[0].endswith(REUSED)
     assert err.splitlines()[1:] == [
-        "mpsready migrate: 1 edits in 1 files (API101 1) fixing 1 scan finding(s); 0 manual, 0 left as they are; "
-        "PyTorch floor not declared", EFFORT.format(1, 1), "written: 1 files: train.py"]
+        "mpsready migrate: 1 edit in 1 file (API101 1) fixing 1 scan finding(s); 0 manual entries, 0 left as they are; "
+        "PyTorch floor not declared", EFFORT.format(1, 1), "written: 1 file: train.py"]
     assert "+" + MIGRATED_LINE in shown
     assert MIGRATED_LINE in (project / "train.py").read_text()
     assert (project / "clean.py").read_text() == "import torch\nx = torch.ones(1)\n"
@@ -134,8 +134,8 @@ def test_apply_forgets_the_plan_and_a_second_apply_plans_quietly(project, capsys
     assert main(["migrate", str(project), "--apply"]) == 0
     err = capsys.readouterr().err
     assert len(plans) == 2
-    assert err.splitlines() == ["mpsready migrate: 0 edits in 0 files (none) fixing 0 scan finding(s); 0 manual, "
-                                "0 left as they are; PyTorch floor not declared", EFFORT.format(0, 0),
+    assert err.splitlines() == ["mpsready migrate: 0 edits in 0 files (none) fixing 0 scan finding(s); 0 manual "
+                                "entries, 0 left as they are; PyTorch floor not declared", EFFORT.format(0, 0),
                                 "written: 0 files"]
 
 

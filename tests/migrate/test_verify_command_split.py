@@ -83,3 +83,26 @@ def test_verify_time_limit_must_be_finite_positive_and_at_most_a_year(tmp_path, 
                  "train.py"]) == 2
     assert capsys.readouterr().err == ("mpsready migrate: error: --max-steps must be 0 or more and --time-limit "
                                        "positive, at most 31,536,000 s (a year)\n")
+
+
+@pytest.mark.parametrize("after", [["--verify", "python", "train.py"], ["--verify", "--max-steps", "1", "python",
+                                                                          "train.py"]])
+def test_a_verify_command_without_the_double_dash_is_refused_naming_it(tmp_path, capsys, after):
+    # h40c: the words landed as PATH ('python') and the rest: exit 2 'needs the command', which the user had given
+    (tmp_path / "train.py").write_text("import torch\n")
+    assert main(["migrate", str(tmp_path), "--no-cache", *after]) == 2
+    assert capsys.readouterr().err == ("mpsready migrate: error: unexpected arguments 'python train.py': the command "
+                                       "goes after --, as in mpsready migrate PATH --verify -- python train.py ARGS\n")
+
+
+@pytest.mark.parametrize(("options", "named"), [
+    (["--max-steps", "5"], "--max-steps only applies"),
+    (["--torch", "2.5", "--time-limit", "9", "--cwd", "."], "--torch, --time-limit, --cwd only apply"),
+])
+def test_verify_options_without_verify_are_usage_errors(tmp_path, capsys, options, named):
+    # h40c: --max-steps without --verify was accepted and did nothing
+    (tmp_path / "train.py").write_text("import torch\nx = torch.zeros(1).cuda()\n")
+    assert main(["migrate", str(tmp_path), "--no-cache", *options]) == 2
+    assert capsys.readouterr().err == f"mpsready migrate: error: {named} with --verify\n"
+    assert main(["migrate", *options, str(tmp_path), "--no-cache"]) == 2  # before PATH too
+    assert capsys.readouterr().err == f"mpsready migrate: error: {named} with --verify\n"

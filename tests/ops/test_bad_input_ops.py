@@ -67,3 +67,24 @@ def test_ops_table_gzip_that_unpacks_past_the_limit_is_refused(tmp_path, capsys,
     (tmp_path / "t.json.gz").write_bytes(gzip.compress(b" " * 5000))  # used to be unpacked whole: a gzip bomb
     assert main(["ops", "--table", str(tmp_path / "t.json.gz"), "aten::add.Tensor"]) == 2
     assert capsys.readouterr().err.endswith("unpacks to more than 1000 bytes\n")
+
+
+@pytest.mark.parametrize("name, hint", [
+    ("aten::nosuch_op_h40", "no similar name"),
+    ("aten::rellu", "closest: aten::relu, aten::rrelu, aten::relu_"),
+    ("add", "give an overload: aten::add.Scalar, aten::add.Scalar_out, aten::add.Tensor, aten::add.out"),
+])
+def test_aten_name_no_release_has_is_a_usage_error(capsys, name, hint):
+    # h40c: exit 0 with "unknown (absent)" and the global dtype and macOS rules listed as if they applied
+    assert main(["ops", name, "--torch", "2.14"]) == 2
+    assert capsys.readouterr().err == (f"mpsready ops: error: aten::{name.removeprefix('aten::')} is not an operator "
+                                       "of PyTorch 2.2.2 to 2.14.1 (not in native_functions.yaml of any shipped "
+                                       f"release); {hint}\n")
+
+
+@pytest.mark.parametrize("name", ["cholesky", "torchvision::nms"])  # removed in 2.14; another namespace
+def test_removed_or_foreign_ops_are_still_answered_unknown(capsys, name):
+    import json
+
+    assert main(["ops", name, "--torch", "2.14", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"][0]["status"] == "unknown"

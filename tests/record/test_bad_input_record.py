@@ -30,3 +30,12 @@ def test_options_that_would_fail_in_the_worker(tmp_path, capsys, extra, message)
     assert main(["record", "tests.record.entries:small_cnn", "--device", "cpu", "--out", str(out), *extra]) == 2
     assert capsys.readouterr().err == f"mpsready record: error: {message}\n"
     assert not out.exists()
+
+
+def test_out_with_a_missing_parent_is_refused_and_nothing_is_made(tmp_path, capsys):
+    # h40c: the rule of every -o: only the last level is created (it made /nonexist/a/ whole)
+    out = tmp_path / "nonexist" / "a" / "run"
+    assert main(["record", "tests.record.entries:small_cnn", "--device", "cpu", "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (f"mpsready record: error: cannot create run record {out}: the folder "
+                                       f"{out.parent} does not exist (only the last level is created)\n")
+    assert not (tmp_path / "nonexist").exists()

@@ -27,6 +27,10 @@ def test_named_pipe_is_a_finding_not_a_hang(write_project):
         ("INP101", "requirements.txt", None, "info"),
     ]
     assert r.findings[2].message == "not a regular file (a named pipe); not read"
+    # h40c: the rule's "Fix the permissions and scan again." did not fit a named pipe; the code stays INP101
+    assert r.findings[2].fix == ("Nothing to fix if it is meant to be a named pipe: the scan skips what is not a "
+                                 "regular file (reading a named pipe could block or never end). If it should hold "
+                                 "source code, replace it with a regular file and scan again.")
 
 
 def test_named_pipe_given_as_the_path_is_a_usage_error(tmp_path):
@@ -57,6 +61,9 @@ def test_links_out_of_the_project_are_not_followed(write_project, tmp_path):
         ("INP101", "linked.py", None, "info"),
     ]
     assert r.findings[2].message == f"symbolic link to {outside.resolve()}, outside the scanned project; not followed"
+    assert r.findings[2].fix == ("Nothing to fix if the link's target is not the project's code (the scan reads only "
+                                 "the project); if it is, scan the target's folder too, or copy the file into the "
+                                 "project.")  # h40c: was "Fix the permissions and scan again."
 
 
 def test_link_inside_the_project_is_still_followed(write_project):

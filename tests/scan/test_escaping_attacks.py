@@ -94,4 +94,4 @@ def test_migrate_summary_escapes_control_characters_in_file_names(tmp_path, caps
     (tmp_path / "e\x1b[2Jvil\u202e.py").write_bytes(CUDA)
     assert main(["migrate", str(tmp_path), "--apply", "--no-cache"]) == 0
     err = capsys.readouterr().err
-    assert err.splitlines()[-1] == "written: 1 files: e\\x1b[2Jvil\\u202e.py"
+    assert err.splitlines()[-1] == "written: 1 file: e\\x1b[2Jvil\\u202e.py"

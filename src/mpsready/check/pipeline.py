@@ -280,6 +280,7 @@ class CheckPipeline:
             raise _Skip("the record stage is not installed in this mpsready") from None
         devices = self.devices or devices_present()
         done = []
+        (self.out / "records").mkdir(exist_ok=True)  # record_entry creates only the last level (h40c)
         for dev in devices:
             target = self.out / "records" / dev.replace(":", "-")
             record_entry(self.entry, device=dev, steps=self.steps, out=target, cwd=str(self.project),

@@ -88,6 +88,47 @@ def _check_entry(req: KitRequest, sel: Selection) -> None:
             left = next((x for x in sel.left_out if x.relpath == rel), None)
             why = f" (left out: {left.reason})" if left else ""
             raise UsageError(f"--entry file {target} is not among the project's code files{why}")
+    else:  # module:function: its file when the project holds it (an installed module is not ours to read)
+        base = target.replace(".", "/")
+        rel = next((r for r in (f"{base}.py", f"{base}/__init__.py") if r in {f.relpath for f in sel.files}), "")
+    if rel:
+        _check_entry_function(req, rel, func)
+
+
+def _check_entry_function(req: KitRequest, rel: str, func: str) -> None:
+    """Refuse (exit 2) an entry whose function the file does not define at module level (h40c: ``--entry
+    train.py:main`` was accepted for a train.py without ``main``, and the Mac run failed at import). The file is
+    parsed with ``ast``, never imported; a name bound at module level in any way counts (``def``, ``class``, an
+    assignment, an import, inside a top-level ``if``/``try``/``with``); a file that does not parse here (newer
+    syntax), or a ``from M import *``, is not judged."""
+    import ast
+
+    name = func.split(".", 1)[0]
+    try:
+        tree = ast.parse((req.project / rel).read_bytes(), filename=rel)
+    except (SyntaxError, ValueError, OSError):
+        return
+    bound: set[str] = set()
+    star = False
+    todo: list[ast.stmt] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            star = star or any(a.name == "*" for a in node.names)
+            bound.update((a.asname or a.name).split(".", 1)[0] for a in node.names)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            bound.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+        elif isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)) or type(node).__name__ == "TryStar":
+            for field in ("body", "orelse", "finalbody"):
+                todo.extend(getattr(node, field, []))
+            todo.extend(s for h in getattr(node, "handlers", []) for s in h.body)
+    if name not in bound and not star:
+        defined = sorted(n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        raise UsageError(f"--entry {req.entry}: {rel} defines no {name!r} at module level (read with ast, not "
+                         "imported); its functions: " + (", ".join(defined) or "none"))
 
 
 def build(req: KitRequest) -> Built:
@@ -96,6 +137,11 @@ def build(req: KitRequest) -> Built:
     out = req.out
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UsageError(f"-o {out} exists and is not an empty directory")
+    from mpsready.output import missing_parent
+
+    parent = missing_parent(out)
+    if parent is not None:  # h40c: /nonexist/a/b was created whole
+        raise UsageError(f"-o {out}: the folder {parent} does not exist (only the last level is created)")
     archive = out.with_name(out.name + ".tar.gz")
     if archive.exists():
         raise UsageError(f"{archive} exists: the kit's archive would replace it (choose another -o)")
@@ -124,7 +170,7 @@ def build(req: KitRequest) -> Built:
 
 
 def _write_kit(req: KitRequest, sel: Selection, out: Path, spec: str, inputs: dict[str, Any] | None) -> Built:
-    out.mkdir(parents=True, exist_ok=True)
+    out.mkdir(exist_ok=True)  # its parent was checked (missing_parent)
     for f in sel.files:
         dest = out / "project" / f.relpath
         dest.parent.mkdir(parents=True, exist_ok=True)

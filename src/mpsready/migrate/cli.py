@@ -48,12 +48,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="apply the plan to a temporary copy and prove it with the command after --: the same CPU numbers "
                    "as the original, and the emulated Mac (mpsready run) completes with tensors on MPS; with --apply, "
                    "write only a verified plan")
-    p.add_argument("--torch", default="2.3,2.13", metavar="RELEASES",
+    p.add_argument("--torch", default=None, metavar="RELEASES",
                    help="with --verify: PyTorch releases for the emulated Mac, comma-separated or all (default: 2.3,2.13)")
-    p.add_argument("--max-steps", type=int, default=3, help="with --verify: optimizer steps per run (default 3; 0: no limit)")
-    p.add_argument("--time-limit", type=float, default=300.0, metavar="S",
+    p.add_argument("--max-steps", type=int, default=None, help="with --verify: optimizer steps per run (default 3; 0: no limit)")
+    p.add_argument("--time-limit", type=float, default=None, metavar="S",
                    help="with --verify: seconds per run (default 300)")
-    p.add_argument("--cwd", default=".", metavar="DIR",
+    p.add_argument("--cwd", default=None, metavar="DIR",
                    help="with --verify: the project folder to run the command from (default: its root)")
     # dest is not "command": that attribute names the subcommand in every error line (``mpsready migrate: error``)
     p.add_argument("verify_command", metavar="command", nargs=argparse.REMAINDER,
@@ -73,13 +73,33 @@ def split_remainder(remainder: list[str]) -> tuple[list[str], list[str]]:
     return remainder[:split], remainder[split + 1:]
 
 
+def _options_and_command(args: argparse.Namespace) -> list[str]:
+    """Parse the options argparse.REMAINDER kept after PATH into ``args`` and return the --verify command. A word
+    after them that is no option's value (``--verify python train.py``, no ``--``) is a usage error naming it;
+    so are the --verify options without --verify (h40c: ``--max-steps`` alone was accepted and did nothing)."""
+    head, command = split_remainder(list(args.verify_command or []))
+    if head:
+        path = args.path
+        args.migrate_parser.parse_args([*head, path], namespace=args)
+        if args.path != path or args.verify_command:  # a word after the options that is no option's value
+            raise UsageError(f"unexpected arguments {' '.join([args.path, *args.verify_command][:-1])!r}: the command "
+                             "goes after --, as in mpsready migrate PATH --verify -- python train.py ARGS")
+    given = [opt for opt, value in (("--torch", args.torch), ("--max-steps", args.max_steps),
+                                    ("--time-limit", args.time_limit), ("--cwd", args.cwd)) if value is not None]
+    if given and not args.verify:
+        raise UsageError(f"{', '.join(given)} only appl{'ies' if len(given) == 1 else 'y'} with --verify")
+    args.torch = "2.3,2.13" if args.torch is None else args.torch
+    args.max_steps = 3 if args.max_steps is None else args.max_steps
+    args.time_limit = 300.0 if args.time_limit is None else args.time_limit
+    args.cwd = "." if args.cwd is None else args.cwd
+    return command
+
+
 def run(args: argparse.Namespace) -> int:
     from mpsready.migrate.formats import render_cells, render_diff, render_json, render_summary
     from mpsready.scan.config import check_codes, split_codes
 
-    head, command = split_remainder(list(args.verify_command or []))
-    if head:
-        args.migrate_parser.parse_args([*head, args.path], namespace=args)
+    command = _options_and_command(args)
     select, ignore = split_codes(args.select), split_codes(args.ignore)
     check_codes(select, "--select")  # an unknown code is a usage error (exit 2), as in scan: the gate fails closed
     check_codes(ignore, "--ignore")

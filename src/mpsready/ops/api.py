@@ -118,6 +118,30 @@ def check_op_name(name: str) -> None:
         raise ValueError(f"{name!r} is not an operator name such as aten::add.Tensor, add.Tensor or relu")
 
 
+def check_op_known(name: str, db: "SupportDB | None" = None) -> None:
+    """Raise ``ValueError`` when ``name`` is an ``aten`` operator that no shipped release's
+    ``native_functions.yaml`` has (nor ``db``, a ``--table`` dump): a typo, not an op to answer "unknown" for
+    (h40c: ``ops aten::nosuch_op`` exited 0 and listed the global dtype rules as if they applied to it). The
+    message names the overloads of a bare name (``add``: ``add.Tensor``, ...) or the closest known names. Other
+    namespaces and ops removed in a later release stay answerable ("unknown", never guessed)."""
+    import difflib
+
+    ns, key = normalize_op(name)
+    known = _index()["history"]
+    if ns != "aten" or key in known or (db is not None and key in db._ops):
+        return
+    overloads = sorted(k for k in known if k.split(".", 1)[0] == key)
+    if overloads:
+        hint = "give an overload: " + ", ".join(f"aten::{k}" for k in overloads[:8]) + (
+            f" (and {len(overloads) - 8} more)" if len(overloads) > 8 else "")
+    else:
+        close = difflib.get_close_matches(key, list(known), n=3, cutoff=0.6)
+        hint = "closest: " + ", ".join(f"aten::{k}" for k in close) if close else "no similar name"
+    releases = shipped_versions()
+    raise ValueError(f"{_display(ns, key)} is not an operator of PyTorch {releases[0]} to {releases[-1]} (not in "
+                     f"native_functions.yaml of any shipped release); {hint}")
+
+
 def _display(ns: str, key: str) -> str:
     return f"{ns}::{key}"
 

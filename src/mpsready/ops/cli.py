@@ -93,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         for name in args.ops:  # a typo'd or pasted-garbage name is a usage error, not an "unknown" answer
             api.check_op_name(name)
+            api.check_op_known(name, db if args.table else None)  # a typo is exit 2, not "unknown" (h40c)
         results = [query.explain(db, name, macos=args.macos) for name in args.ops]
     except ValueError as exc:
         raise UsageError(str(exc)) from None

@@ -285,7 +285,12 @@ def _prepare_output(out_p: Path, force: bool) -> Path:
     try:  # checked before the step runs, so no work is lost; the old record stays until the new one is complete
         if out_p.parent.exists() and not out_p.parent.is_dir():
             raise NotADirectoryError(20, "Not a directory")
-        out_p.parent.mkdir(parents=True, exist_ok=True)
+        from mpsready.output import missing_parent
+
+        parent = missing_parent(out_p)
+        if parent is not None:  # h40c: the rule of every -o: only the last level is created
+            raise UsageError(f"cannot create run record {out_p}: the folder {parent} does not exist "
+                             "(only the last level is created)")
         clean_leftovers(out_p)
         partial = Path(tempfile.mkdtemp(prefix=f".{out_p.name}.partial-{os.getpid()}-", dir=out_p.parent))
         (partial / TENSORS).write_text("", encoding="utf-8")

@@ -19,13 +19,20 @@ PLOT_DIR = "report-plots"
 
 
 def prepare_out_dir(out: str | Path) -> Path:
-    """Create ``out`` (and its parents) for writing; raises :class:`UsageError` when it cannot be
-    (a file stands there, a read-only or virtual file system such as /proc)."""
+    """Create ``out`` (the last level only: its parent must exist, :func:`mpsready.output.missing_parent`) for
+    writing; raises :class:`UsageError` when it cannot be (a missing parent, a file stands there, a read-only or
+    virtual file system such as /proc)."""
+    from mpsready.output import missing_parent
+
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise UsageError(f"output path {out} exists and is not a directory")
+    parent = missing_parent(out)
+    if parent is not None:  # h40c: /nonexist/a/b was created whole
+        raise UsageError(f"cannot create output directory {out}: the folder {parent} does not exist "
+                         "(only the last level is created)")
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        out.mkdir(exist_ok=True)
     except OSError as exc:
         raise UsageError(f"cannot create output directory {out}: {exc.strerror or exc}") from None
     return out

@@ -162,7 +162,7 @@ def walk(root: Path, *, exclude: tuple[str, ...] = (), max_file_size: int, gitig
             if is_dir or any(classify(child).values()):
                 out.findings.append(RawFinding(I.UNREADABLE, child, None,
                                                f"symbolic link to {os.path.realpath(entry.path)}, outside the scanned "
-                                               "project; not followed"))
+                                               "project; not followed", fix=OUTSIDE_LINK_FIX))
             continue
         if is_dir:
             if entry.name in SKIP_DIRS or entry.name.endswith(".egg-info"):
@@ -200,7 +200,8 @@ def walk(root: Path, *, exclude: tuple[str, ...] = (), max_file_size: int, gitig
         if not stat.S_ISREG(st.st_mode):
             # a FIFO would block the read forever; sockets and devices are not source files either
             out.findings.append(RawFinding(I.UNREADABLE, child, None,
-                                           f"not a regular file ({kind_of(st.st_mode)}); not read"))
+                                           f"not a regular file ({kind_of(st.st_mode)}); not read",
+                                           fix=not_regular_fix(kind_of(st.st_mode))))
             continue
         if size > max_file_size:
             out.findings.append(RawFinding(I.TOO_LARGE, child, None,
@@ -209,6 +210,19 @@ def walk(root: Path, *, exclude: tuple[str, ...] = (), max_file_size: int, gitig
             continue
         out.files.append(ProjectFile(child, entry.path, size, mtime, **kinds))
     return out
+
+
+# INP101's own fix ("Fix the permissions and scan again.") fits a file that could not be opened; these fit what
+# was found instead (h40c: a named pipe was told to fix its permissions). The rule code stays INP101.
+OUTSIDE_LINK_FIX = ("Nothing to fix if the link's target is not the project's code (the scan reads only the project); "
+                    "if it is, scan the target's folder too, or copy the file into the project.")
+
+
+def not_regular_fix(kind: str) -> str:
+    """The fix text of INP101 for a path that is not a regular file (``kind``: ``a named pipe``, ``a socket``,
+    ``a device``): the scan skips such a path on purpose; permissions have nothing to do with it."""
+    return (f"Nothing to fix if it is meant to be {kind}: the scan skips what is not a regular file (reading {kind} "
+            "could block or never end). If it should hold source code, replace it with a regular file and scan again.")
 
 
 def _gitignore(entries: list, rel: str, max_bytes: int, findings: list[RawFinding]):
@@ -221,7 +235,9 @@ def _gitignore(entries: list, rel: str, max_bytes: int, findings: list[RawFindin
     try:
         st = entry.stat(follow_symlinks=False)
         if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
-            findings.append(RawFinding(I.UNREADABLE, where, None, "not a regular file within the size limit; not used"))
+            findings.append(RawFinding(I.UNREADABLE, where, None, "not a regular file within the size limit; not used",
+                                       fix="Nothing to fix if the folder needs no ignore rules; else make .gitignore a "
+                                       "regular text file within the size limit and scan again."))
             return None
         with open(entry.path, "rb") as fh:
             text = fh.read().decode("utf-8", errors="replace")

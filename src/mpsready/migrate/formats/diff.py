@@ -82,6 +82,19 @@ def _lines(text: str) -> list[str]:
     return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
+def _count(n: int, noun: str) -> str:
+    """``1 edit``, ``2 edits``, ``0 files`` (h40c: the summary said "1 edits in 1 files")."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _entries(n: int, findings: int, what: str) -> str:
+    """``4 manual entries (2 code findings)``: the plan's entries, and, where they differ, the code findings among
+    them that the effort line below counts (h40c: "4 manual" next to the effort line's "2 manual" read as a
+    contradiction; a notebook cell or an INP entry, or two notes on one line, are entries but no extra finding)."""
+    text = f"{n} {what} entr{'y' if n == 1 else 'ies'}" if what == "manual" else f"{n} {what}"
+    return text + (f" ({_count(findings, 'code finding')})" if findings != n else "")
+
+
 def render_summary(plan: Plan, *, applied: list[str] | None = None, refused: list[str] | None = None,
                    removed: list[str] | None = None, leftovers_kept: list[str] | None = None) -> str:
     """Edits by rule, edits that change what a Mac runs (``review``), manual leftovers with their reasons, files
@@ -93,14 +106,16 @@ def render_summary(plan: Plan, *, applied: list[str] | None = None, refused: lis
         for e in fp.edits:
             counts[e.code] = counts.get(e.code, 0) + 1
     floor = ".".join(map(str, plan.torch_floor)) if plan.torch_floor else "not declared"
-    lines.append(f"mpsready migrate: {plan.edits} edits in {len(plan.files)} files "
-                 f"({', '.join(f'{c} {n}' for c, n in sorted(counts.items())) or 'none'}) fixing {len(plan.fixed)} "
-                 "scan finding(s); "
-                 f"{len(plan.manual)} manual, {len(plan.kept)} left as they are; PyTorch floor {floor}")
     from mpsready.migrate.fixability import plan_effort, render_effort
 
+    effort = plan_effort(plan.fixed, plan.manual, plan.kept)
+    lines.append(f"mpsready migrate: {_count(plan.edits, 'edit')} in {_count(len(plan.files), 'file')} "
+                 f"({', '.join(f'{c} {n}' for c, n in sorted(counts.items())) or 'none'}) fixing {len(plan.fixed)} "
+                 "scan finding(s); "
+                 f"{_entries(len(plan.manual), effort['manual'], 'manual')}, "
+                 f"{_entries(len(plan.kept), effort['kept'], 'left as they are')}; PyTorch floor {floor}")
     # the sentence scan and report print as an estimate, here from the plan itself (one computation of the four)
-    lines.append("  " + render_effort(plan_effort(plan.fixed, plan.manual, plan.kept), "plan"))
+    lines.append("  " + render_effort(effort, "plan"))
     if plan.rounds > 2:  # a later round edited what only the first round's edits made visible
         lines.append(f"  fixed point: {plan.rounds} rounds, each planned on the edits of the one before (in memory); "
                      "the last changed nothing, so a second run changes nothing")
@@ -128,7 +143,7 @@ def render_summary(plan: Plan, *, applied: list[str] | None = None, refused: lis
     for t in leftovers_kept or []:
         lines.append(f"leftover: {t}")
     if applied is not None:
-        lines.append(f"written: {len(applied)} files" + (": " + ", ".join(applied) if applied else ""))
+        lines.append(f"written: {_count(len(applied), 'file')}" + (": " + ", ".join(applied) if applied else ""))
     for r in refused or []:
         lines.append(f"refused: {r}")
     if applied is None and plan.files:
