@@ -131,6 +131,57 @@ def test_the_child_ends_with_its_parent(tmp_path, how):
                                                 "it started were ended")
 
 
+def test_signals_the_run_was_started_ignoring_stay_ignored(tmp_path):
+    # nohup mpsready run ... &: the terminal's hang-up (SIGHUP) ended the run and its program, which plain
+    # `nohup python prog.py &` survives (2026-12-07); SIGINT ignored too (a script's `cmd &`), as the program sees
+    started = tmp_path / "started"
+    (tmp_path / "prog.py").write_text(
+        "import os, signal, time\n"
+        "print('SIGHUP', signal.getsignal(signal.SIGHUP).name, 'SIGINT', signal.getsignal(signal.SIGINT).name)\n"
+        f"open({str(started)!r}, 'w').close()\n"
+        f"while os.path.exists({str(started)!r}):\n    time.sleep(0.05)\n"
+        "print('done', flush=True)\n")
+
+    def immune() -> None:
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    proc = mpsready(tmp_path, "run", "--format", "json", "--", "python", "prog.py", preexec_fn=immune)
+    end = time.time() + 120
+    while not started.exists():
+        assert time.time() < end and proc.poll() is None, "the program never started"
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGHUP)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(1)
+    assert proc.poll() is None  # neither ended the run
+    started.unlink()  # the program ends on its own
+    rc, out, err = finish(proc)
+    assert rc == 0, err
+    assert json.loads(out)["outcome"] == "completed"
+    assert "SIGHUP SIG_IGN SIGINT SIG_IGN" in err  # what `nohup python prog.py &` from a script sees
+    assert "done" in err
+
+
+def test_catch_leaves_an_ignored_signal_ignored():
+    from mpsready.childproc import catch
+
+    def handler(_signum, _frame):
+        raise AssertionError("not called")
+
+    old = {sig: signal.getsignal(sig) for sig in (signal.SIGHUP, signal.SIGUSR1)}
+    try:
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        signal.signal(signal.SIGUSR1, signal.SIG_DFL)
+        previous = catch((signal.SIGHUP, signal.SIGUSR1), handler)
+        assert previous == {signal.SIGUSR1: signal.SIG_DFL}
+        assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+        assert signal.getsignal(signal.SIGUSR1) is handler
+    finally:
+        for sig, was in old.items():
+            signal.signal(sig, was)
+
+
 @pytest.mark.parametrize("target, message", [
     ("missing/x.json", "folder {tmp}/missing does not exist"),
     (".", "is a folder; give a file name"),
