@@ -14,11 +14,11 @@ would have in front: the script's folder for ``python script.py``, the current f
 
 **Lifetime.** :func:`run_group` starts the child in its own session (a process group holding everything the
 child starts; for an interactive ``run``, a group of its own that holds the terminal) and ends that group: on
-the timeout, on SIGTERM/SIGINT/SIGHUP to the parent (then :class:`Interrupted` is raised in the parent), after
-the child exits, and when the parent dies by any means (SIGKILL included): the child's :func:`watch_parent`
-thread reads a pipe whose only write end the parent holds and kills the group at end of file; on Linux the
-parent also sets ``PR_SET_PDEATHSIG`` (SIGTERM) before exec. Paths named in :data:`CLEANUP` (the parent's
-temporary folders) are removed by the watchdog first.
+the timeout, on SIGTERM/SIGINT/SIGHUP to the parent (those it was not started ignoring, :func:`catch`; then
+:class:`Interrupted` is raised in the parent), after the child exits, and when the parent dies by any means
+(SIGKILL included): the child's :func:`watch_parent` thread reads a pipe whose only write end the parent holds
+and kills the group at end of file; on Linux the parent also sets ``PR_SET_PDEATHSIG`` (SIGTERM) before exec.
+Paths named in :data:`CLEANUP` (the parent's temporary folders) are removed by the watchdog first.
 """
 
 from __future__ import annotations
@@ -289,6 +289,20 @@ def _wait_at_terminal(proc: subprocess.Popen, tty: int, timeout: float | None) -
             pass
 
 
+def catch(signals: tuple[signal.Signals, ...], handler: Any) -> dict[signal.Signals, Any]:
+    """Install ``handler`` for each of ``signals`` this process was not started ignoring; the previous handlers,
+    to restore. An ignored signal stays ignored, as it does for the program run directly: ``nohup`` ignores
+    SIGHUP, and a shell without job control starts an asynchronous command (``cmd &`` in a script) with SIGINT and
+    SIGQUIT ignored (POSIX.1-2017, Shell Command Language 2.11); Python then keeps SIGINT ignored (no
+    ``KeyboardInterrupt``: signal module docs, "if the parent process has not changed it"). Catching it here
+    anyway ended ``nohup mpsready run ...`` and its program at the terminal's hang-up."""
+    previous: dict[signal.Signals, Any] = {}
+    for sig in signals:
+        if signal.getsignal(sig) != signal.SIG_IGN:
+            previous[sig] = signal.signal(sig, handler)
+    return previous
+
+
 def run_group(argv: list[str], *, env: dict[str, str], cwd: str | None = None, stdin: Any = None,
               stdout: Any = None, stderr: Any = None, timeout: float | None = None,
               foreground: bool = False) -> tuple[int, bool]:
@@ -327,8 +341,7 @@ def run_group(argv: list[str], *, env: dict[str, str], cwd: str | None = None, s
         os.close(read_fd)
         read_fd = -1
         if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-                previous[sig] = signal.signal(sig, on_signal)
+            previous = catch((signal.SIGTERM, signal.SIGINT, signal.SIGHUP), on_signal)
         try:
             return (proc.wait(timeout=timeout) if tty is None else _wait_at_terminal(proc, tty, timeout)), False
         except subprocess.TimeoutExpired:

@@ -358,8 +358,7 @@ def verify_plan(plan: Plan, command: list[str], *, releases: list[str], max_step
         raise childproc.Interrupted(signum)  # unwinds through the TemporaryDirectory: the copies are removed
 
     if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            previous[sig] = signal.signal(sig, on_signal)
+        previous = childproc.catch((signal.SIGTERM, signal.SIGHUP), on_signal)
     try:
         with tempfile.TemporaryDirectory(prefix=f"{LEFTOVER_PREFIX}{os.getpid()}-") as tmp:
             base = Path(tmp)

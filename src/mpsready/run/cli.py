@@ -240,8 +240,7 @@ def _run_matrix(args: argparse.Namespace, prog, fallback: bool) -> int:
         raise childproc.Interrupted(signum)
 
     if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-            previous[sig] = signal.signal(sig, on_signal)
+        previous = childproc.catch((signal.SIGTERM, signal.SIGHUP, signal.SIGINT), on_signal)
     try:
         runs = matrix.run_releases(releases, make_spec, _child_env(fallback), jobs=jobs, progress=progress,
                                    macos=args.macos, fallback=fallback)
