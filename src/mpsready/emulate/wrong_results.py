@@ -28,9 +28,9 @@ def advise(emu: Emulator, op: str, schema_args, args, kwargs, ins, depth: int) -
             or (isinstance(a, (list, tuple)) and not any(isinstance(w, _Tensor) for w in a))}
     argv.update((k, v) for k, v in kwargs.items() if not isinstance(v, _Tensor))
     if op not in emu.advisories.wrong_ops:  # only a regime to match: dtypes, shapes and arguments suffice
-        regime = emu.advisories.regime(op, AdvisoryFacts(dtypes=tuple(names.get(t.dtype, "") for t in ins),
-                                                         shapes=tuple(tuple(t.shape) for t in ins),
-                                                         contiguous=(), args=argv))
+        regime = emu.advisories.regime(op, AdvisoryFacts(
+            dtypes=tuple(names.get(t.dtype, "") for t in ins), shapes=tuple(tuple(t.shape) for t in ins),
+            contiguous=(), args=argv, strides=tuple(tuple(t.stride()) for t in ins if t.layout is _STRIDED)))
         if regime is not None:
             emu.note_regime(regime, emu.frames.locate(depth))
         return

@@ -1,0 +1,66 @@
+"""The evidence envelope on the emulated Mac (issue 33, round 10; ``mpsready.ops.envelope``): a call with a property
+that no sample of its op's MPS OpInfo tests had, of an op whose family has a record of MPS aborts or wrong results,
+makes a run that would have completed ``unverified``, with the call, its line and the reason; the same call inside
+the envelope stays ``completed``."""
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("torch")
+
+from mpsready.run.render import render_terminal
+
+from .helpers import emulate, write
+
+CONV = '''\
+import torch
+conv = torch.nn.Conv2d(3, 4, 3).to("mps")
+x = torch.randn(2, 3, 8, 8, device="mps", requires_grad=True)
+y = conv(x)
+y.backward(GRAD)
+print("done")
+'''
+
+LOSS = '''\
+import torch
+a = torch.ones(ROWS, 3, device="mps")
+b = torch.zeros(ROWS, 3, device="mps")
+print(torch.nn.functional.mse_loss(a, b, reduction="sum").item())
+'''
+
+
+def _run(tmp_path, text, torch="2.9"):
+    _, doc, out, _ = emulate(write(tmp_path, text), torch=torch, macos="15.5")
+    return doc, out
+
+
+def test_conv_backward_through_a_permuted_gradient_is_unverified(tmp_path):
+    doc, out = _run(tmp_path, CONV.replace("GRAD", 'torch.ones(2, 6, 6, 4, device="mps").permute(0, 3, 1, 2)'))
+    [u] = doc["unverified"]
+    assert (doc["outcome"], doc["exit_code"], doc["failures"], out) == ("unverified", 4, [], "done\n")
+    assert (u["kind"], u["op"], u["location"]["line"], u["calls"]) == ("regime", "aten::convolution_backward", 5, 1)
+    assert u["reason"].startswith(
+        "convolution_backward with a non-contiguous view (permuted, transposed or sliced; not a broadcast): no sample "
+        "of torch 2.13.0's MPS OpInfo tests had one, and the convolution family has a record of MPS aborts or wrong "
+        "results (")
+    assert u["reason"].endswith(": not verified on torch 2.9.1 (regime envelope-convolution_backward-noncontig)")
+    assert doc["judged"]["regime"] == 1
+    last = render_terminal(doc).rstrip("\n").splitlines()[-1]
+    assert last.endswith("; on no data: 0; in a size or parameter regime the data cannot vouch for: 1")
+
+
+@pytest.mark.parametrize("grad", ['torch.ones(2, 4, 6, 6, device="mps")', 'torch.ones((), device="mps").expand(2, 4, 6, 6)'])
+def test_conv_backward_with_a_contiguous_or_broadcast_gradient_completes(tmp_path, grad):
+    doc, _ = _run(tmp_path, CONV.replace("GRAD", grad))
+    assert (doc["outcome"], doc["unverified"]) == ("completed", [])
+
+
+def test_loss_over_an_empty_tensor_is_unverified_and_over_rows_completes(tmp_path):
+    doc, out = _run(tmp_path, LOSS.replace("ROWS", "0"))
+    assert (doc["outcome"], out) == ("unverified", "0.0\n")
+    assert [(u["op"], u["location"]["line"], u["reason"]) for u in doc["unverified"]] == [
+        ("aten::mse_loss", 4, "mse_loss with a tensor with no elements: no sample of torch 2.13.0's MPS OpInfo tests "
+         "had one, and the mse_loss family has a record of MPS aborts or wrong results (mse-loss-noncontiguous): not "
+         "verified on torch 2.9.1 (regime envelope-mse_loss-empty)")]
+    doc, _ = _run(tmp_path, LOSS.replace("ROWS", "2"))
+    assert (doc["outcome"], doc["unverified"]) == ("completed", [])
