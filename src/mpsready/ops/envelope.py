@@ -122,10 +122,10 @@ def _report(records: list[dict[str, Any]]) -> str:
 
 
 @lru_cache(maxsize=None)
-def regimes(doc_key: int = 0) -> tuple[Advisory, ...]:
+def regimes() -> tuple[Advisory, ...]:
     """The unverified regimes of the envelope: for every aten overload the mined tests exercised whose family has
     a record (``records``), one entry per feature its samples never had (``FEATURES``), condition as in
-    :mod:`mpsready.ops.advisories`; every release (``torch`` ``>=2.2``). ``doc_key`` only keys the cache."""
+    :mod:`mpsready.ops.advisories`; every release (``torch`` ``>=2.2``)."""
     doc = load()
     release = doc.get("torch") or "?"
     src = f"https://github.com/pytorch/pytorch/blob/v{release}/test/test_mps.py"
