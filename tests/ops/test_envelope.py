@@ -103,3 +103,16 @@ def test_views_and_trailing_size_one_count_only_in_a_backward():
     assert "envelope-_scaled_dot_product_flash_attention_for_cpu-noncontig" not in ids
     assert "envelope-any-trailing_one" not in ids
     assert {"envelope-convolution_backward-noncontig", "envelope-any-empty"} <= ids
+
+
+def test_an_empty_result_and_a_curated_fact_leave_the_call_to_others():
+    idx = AdvisoryIndex("2.13.0", "15.5", advisories=())
+    # an elementwise or matmul call whose result is empty too: MPS returns before any kernel
+    empty = AdvisoryFacts(dtypes=("float32", "float32"), shapes=((0, 3), (0, 3)), contiguous=())
+    assert idx.regime("aten::mse_loss", empty).id == "envelope-mse_loss-empty"
+    done = AdvisoryFacts(dtypes=("float32", "float32"), shapes=((0, 3), (0, 3)), contiguous=(), result_empty=True)
+    assert idx.regime("aten::mse_loss", done) is None
+    # count_nonzero over an empty tensor: the wrong-result table's fact (2.5) speaks for it, on every release
+    ids = {a.id for a in envelope.regimes()}
+    assert not any(i.startswith("envelope-count_nonzero") and i.endswith("-empty") for i in ids)
+    assert "envelope-native_batch_norm_backward-noncontig" not in ids  # batch-norm-backward-channels-last
