@@ -112,7 +112,10 @@ def test_an_empty_result_and_a_curated_fact_leave_the_call_to_others():
     assert idx.regime("aten::mse_loss", empty).id == "envelope-mse_loss-empty"
     done = AdvisoryFacts(dtypes=("float32", "float32"), shapes=((0, 3), (0, 3)), contiguous=(), result_empty=True)
     assert idx.regime("aten::mse_loss", done) is None
-    # count_nonzero over an empty tensor: the wrong-result table's fact (2.5) speaks for it, on every release
-    ids = {a.id for a in envelope.regimes()}
-    assert not any(i.startswith("envelope-count_nonzero") and i.endswith("-empty") for i in ids)
-    assert "envelope-native_batch_norm_backward-noncontig" not in ids  # batch-norm-backward-channels-last
+    # a curated advisory of the overload speaks for the feature from the first release of its range: count_nonzero
+    # over an empty tensor (wrong on 2.5, not after), a layer norm of mixed dtypes (named from 2.8); before that
+    # release nothing does; batch-norm-backward-channels-last (<2.14) covers every release
+    torch = {a.id: a.torch for a in envelope.regimes()}
+    assert (torch["envelope-count_nonzero-empty"], torch["envelope-native_layer_norm-mixed_float"]) == (
+        "<2.5.0", "<2.8.0")
+    assert "envelope-native_batch_norm_backward-noncontig" not in torch

@@ -128,16 +128,28 @@ _VOUCHED_BY = {"empty": {"empty_input"}, "mixed_float": {"arg_dtype_differs"},
                "trailing_one": {"size_eq"}}
 
 
-def _vouched() -> dict[str, set[str]]:
-    """aten overload -> the envelope features a curated wrong-result advisory of it covers (``_VOUCHED_BY``)."""
-    from mpsready.ops.advisories import load as load_advisories
+def _vouched() -> dict[str, dict[str, str]]:
+    """aten overload -> envelope feature -> the first shipped release from which a curated wrong-result advisory of
+    the overload covers that feature (``_VOUCHED_BY``): from there its range says what the Mac does (named inside,
+    unaffected after); before it the advisory says nothing (``layer-norm-half-input-float32-affine`` is ``>=2.8``)."""
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
 
-    out: dict[str, set[str]] = {}
+    from mpsready.ops.advisories import load as load_advisories
+    from mpsready.ops.api import shipped_versions
+
+    releases = shipped_versions()
+    out: dict[str, dict[str, str]] = {}
     for a in load_advisories():
+        first = next((r for r in releases if Version(r) in SpecifierSet(a.torch, prereleases=True)), None)
+        if first is None:
+            continue
         for feat, conds in _VOUCHED_BY.items():
             if conds & set(a.when) and (feat != "trailing_one" or 1 in dict(a.when["size_eq"]).values()):
                 for op in a.ops:
-                    out.setdefault(op, set()).add(feat)
+                    have = out.setdefault(op, {}).get(feat)
+                    if have is None or Version(first) < Version(have):
+                        out[op][feat] = first
     return out
 
 
@@ -147,9 +159,13 @@ def regimes() -> tuple[Advisory, ...]:
     a record (``records``), one entry per feature its samples never had (``FEATURES``), condition as in
     :mod:`mpsready.ops.advisories`; every release (``torch`` ``>=2.2``). A feature that a curated wrong-result
     advisory of the same overload states a fact about (``_VOUCHED_BY``: ``count_nonzero`` over an empty tensor,
-    wrong on 2.5; a batch norm backward of a channels_last input, fixed in 2.14) is left to that advisory."""
+    wrong on 2.5; a batch norm backward of a channels_last input, fixed in 2.14) is left to that advisory from the
+    first release its range covers (``torch`` ``<that release`` before it; dropped where that is the oldest)."""
+    from mpsready.ops.api import shipped_versions
+
     doc = load()
     vouched = _vouched()
+    releases = shipped_versions()
     release = doc.get("torch") or "?"
     src = f"https://github.com/pytorch/pytorch/blob/v{release}/test/test_mps.py"
     out: list[Advisory] = []
@@ -162,10 +178,14 @@ def regimes() -> tuple[Advisory, ...]:
                                                           else "")
         backward = "_backward" in op
         for feat, (cond, words, backward_only) in FEATURES.items():
-            if seen.get(feat) or (backward_only and not backward) or feat in vouched.get("aten::" + op, ()):
+            if seen.get(feat) or (backward_only and not backward):
+                continue
+            since = vouched.get("aten::" + op, {}).get(feat)  # a curated advisory speaks from this release on
+            if since == releases[0]:
                 continue
             out.append(Advisory(
-                id=f"envelope-{op.replace('.', '-')}-{feat}", ops=("aten::" + op,), torch=">=2.2",
+                id=f"envelope-{op.replace('.', '-')}-{feat}", ops=("aten::" + op,),
+                torch=f"<{since}" if since else ">=2.2",
                 summary=(f"{op} with {words}: no sample of torch {release}'s MPS OpInfo tests had one, and the "
                          f"{fam} family has a record of MPS aborts or wrong results ({what})"),
                 report=_report(records), source=src, when={cond: True},
