@@ -326,7 +326,7 @@ class MPSDispatch(TorchDispatchMode):
                 rec.calls += 1
                 rec.seconds += seconds
             if plan.advise is not None:  # known silent wrong results (mps_wrong_results.yaml)
-                _advise(emu, plan.advise, info, args, kwargs, ins, 4)
+                _advise(emu, plan.advise, info, args, kwargs, ins, 4, out)
         if isinstance(out, _Tensor) and (self.depth or emu.creating or not self.refused.get(out.dtype, True)):
             refs = _REFS
             r = refs.get(id(out))  # one result of an allowed dtype: its mark, inline (land() otherwise)
@@ -559,10 +559,10 @@ def _facts(info: OpInfo, args, kwargs, ins, judge=None) -> CallFacts:
                      numel0=numel0, dim_max=dim_max, bytes_max=bytes_max)
 
 
-def _advise(emu: Emulator, op: str, info: OpInfo, args, kwargs, ins, skip: int = 3) -> None:
+def _advise(emu: Emulator, op: str, info: OpInfo, args, kwargs, ins, skip: int = 3, out=None) -> None:
     """Match a completed call of an op with a wrong-result advisory; on a hit, record it at the user's line
-    (``skip``: this function's frame and its callers' inside the mode)."""
-    advise(emu, op, info.schema_args, args, kwargs, ins, skip + 1)
+    (``skip``: this function's frame and its callers' inside the mode; ``out``: the call's result)."""
+    advise(emu, op, info.schema_args, args, kwargs, ins, skip + 1, out)
 
 
 _NO_BMM = (0, (0, 0))

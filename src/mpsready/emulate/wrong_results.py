@@ -17,20 +17,22 @@ _DTYPE_NAMES = {d: str(d).replace("torch.", "") for d in (getattr(torch, n) for 
                 if isinstance(d, torch.dtype)}
 
 
-def advise(emu: Emulator, op: str, schema_args, args, kwargs, ins, depth: int) -> None:
+def advise(emu: Emulator, op: str, schema_args, args, kwargs, ins, depth: int, out=None) -> None:
     """Match a completed call of ``op`` with a wrong-result advisory; on a hit, record it at the user's line. Without
     one, match it with the unverified regimes (sizes and arguments MPS has a record of failing in, no fix recorded:
     :meth:`mpsready.ops.advisories.AdvisoryIndex.regime`); on a hit the run cannot be a pass (``Emulator.note_regime``).
     ``schema_args``: the schema's argument names (the dispatch mode's, or ``emu/cia.py``'s kernels of
-    composite-implicit ops MPS runs whole: ``linear``); ``depth``: the frames from here to the call's kernel."""
+    composite-implicit ops MPS runs whole: ``linear``); ``depth``: the frames from here to the call's kernel;
+    ``out``: the call's result where the caller has it (an empty result: ``AdvisoryFacts.result_empty``)."""
     names = _DTYPE_NAMES
     argv = {n: a for n, a in zip(schema_args, args) if not isinstance(a, (_Tensor, list, tuple))
             or (isinstance(a, (list, tuple)) and not any(isinstance(w, _Tensor) for w in a))}
     argv.update((k, v) for k, v in kwargs.items() if not isinstance(v, _Tensor))
     if op not in emu.advisories.wrong_ops:  # only a regime to match: dtypes, shapes and arguments suffice
-        regime = emu.advisories.regime(op, AdvisoryFacts(dtypes=tuple(names.get(t.dtype, "") for t in ins),
-                                                         shapes=tuple(tuple(t.shape) for t in ins),
-                                                         contiguous=(), args=argv))
+        regime = emu.advisories.regime(op, AdvisoryFacts(
+            dtypes=tuple(names.get(t.dtype, "") for t in ins), shapes=tuple(tuple(t.shape) for t in ins),
+            contiguous=(), args=argv, strides=tuple(tuple(t.stride()) for t in ins if t.layout is _STRIDED),
+            result_empty=_empty(out)))
         if regime is not None:
             emu.note_regime(regime, emu.frames.locate(depth))
         return
@@ -45,6 +47,7 @@ def advise(emu: Emulator, op: str, schema_args, args, kwargs, ins, depth: int) -
                           offsets=tuple(t.storage_offset() for t in strided), compiled=compiling,
                           compiled_welford=welford_call_kind(op, ins, args) if compiling else None,
                           tensor_names=tuple(named), generator_restored=emu.generator_restored,
+                          result_empty=_empty(out),
                           probe=lambda key, want: _probe(key, want, ins, named, argv))
     adv = emu.advisories.match(op, facts)
     if adv is not None:
@@ -55,6 +58,13 @@ def advise(emu: Emulator, op: str, schema_args, args, kwargs, ins, depth: int) -
     regime = emu.advisories.regime(op, facts)
     if regime is not None:  # a regime the data cannot vouch for (mps_unverified_regimes.yaml): not a pass
         emu.note_regime(regime, emu.frames.locate(depth))
+
+
+def _empty(out) -> bool:
+    """Whether the call's result (a tensor, or the first of several) has no elements."""
+    if isinstance(out, (list, tuple)):
+        out = next((o for o in out if isinstance(o, _Tensor)), None)
+    return isinstance(out, _Tensor) and out.numel() == 0
 
 
 def _probe(key: str, want, ins, named, argv) -> bool:

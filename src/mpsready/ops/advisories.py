@@ -30,7 +30,8 @@ CONDITIONS = ("non_contiguous", "storage_offset", "channels_last", "expanded", "
               "outside_range_within", "cache_key_ignores", "matmul_k_ge", "matmul_out_dims_ge",
               "non_contiguous_arg", "arg_dtype_differs", "arg_false_at", "compiled_welford",
               "spatial_size_ge", "holds_zero", "total_numel_gt", "nonfinite", "empty_input",
-              "attention_scores_bytes_gt", "pool_ceil_rounds")
+              "attention_scores_bytes_gt", "pool_ceil_rounds", "any_empty", "mixed_float_dtypes",
+              "trailing_size_one", "strided_view")
 # conditions that read the values of the call's tensors: asked of AdvisoryFacts.probe, only once every other
 # condition of the entry holds (a set look-up per call until then)
 PROBED = ("masked_row", "int_abs_gt", "outside_range_within", "non_contiguous_arg", "arg_dtype_differs",
@@ -59,6 +60,7 @@ class AdvisoryFacts:
     compiled_welford: str | None = None
     # (condition, its value) -> whether the call's tensor values meet it (PROBED); None: such conditions never hold
     probe: Callable[[str, Any], bool] | None = None
+    result_empty: bool = False  # the call's result has no elements (known only where the caller had the result)
 
 
 @dataclass(frozen=True)
@@ -247,9 +249,36 @@ def _pool_ceil_rounds(want: bool, f: AdvisoryFacts) -> bool:
     return rounds == bool(want)
 
 
-# the conditions of the unverified regimes table (load_regimes)
+def _any_empty(want: bool, f: AdvisoryFacts) -> bool:
+    """Some tensor argument of at least one dimension has no elements and the result has elements (the envelope's
+    ``empty``: a reduction or a loss over nothing). Where the result is empty too, MPS ops return before encoding
+    any kernel (the ``numel() == 0`` early returns of aten/src/ATen/native/mps/operations: a linear over an empty
+    batch, a random fill of an empty tensor), so there is nothing to vouch for."""
+    return (not f.result_empty and any(len(s) and 0 in s for s in f.shapes)) == bool(want)
+
+
+def _mixed_float(want: bool, f: AdvisoryFacts) -> bool:
+    """The floating tensor arguments have two or more dtypes (the envelope's ``mixed_float``)."""
+    return (len({d for d in f.dtypes if d.startswith(("float", "bfloat"))}) > 1) == bool(want)
+
+
+def _trailing_one(want: bool, f: AdvisoryFacts) -> bool:
+    """Some tensor argument of two or more dimensions has a last dimension of size 1 (``trailing_one``)."""
+    return any(len(s) >= 2 and s[-1] == 1 for s in f.shapes) == bool(want)
+
+
+def _strided_view(want: bool, f: AdvisoryFacts) -> bool:
+    """Some tensor argument is a non-contiguous view that is not a broadcast (``ops/envelope.py`` strided_view;
+    needs the strides: without them the condition does not hold)."""
+    from mpsready.ops.envelope import strided_view
+
+    return any(strided_view(s, st) for s, st in zip(f.shapes, f.strides)) == bool(want)
+
+
+# the conditions of the unverified regimes table (load_regimes) and of the evidence envelope (ops/envelope.py)
 _REGIME_CONDITIONS: dict[str, Callable[[Any, AdvisoryFacts], bool]] = {
-    "attention_scores_bytes_gt": _scores_bytes, "pool_ceil_rounds": _pool_ceil_rounds}
+    "attention_scores_bytes_gt": _scores_bytes, "pool_ceil_rounds": _pool_ceil_rounds, "any_empty": _any_empty,
+    "mixed_float_dtypes": _mixed_float, "trailing_size_one": _trailing_one, "strided_view": _strided_view}
 
 
 def _holds(key: str, want: Any, f: AdvisoryFacts) -> bool:
@@ -351,8 +380,12 @@ class AdvisoryIndex:
         self._by_op: dict[str, list[Advisory]] = {}
         # the unverified regimes of this target (load_regimes): matched only where no wrong result is
         self._regimes_by_op: dict[str, list[Advisory]] = {}
+        if regimes is None:  # the curated regimes first, then the evidence envelope's (ops/envelope.py)
+            from mpsready.ops import envelope
+
+            regimes = load_regimes() + envelope.regimes()
         for table, into in ((load() if advisories is None else advisories, self._by_op),
-                            (load_regimes() if regimes is None else regimes, self._regimes_by_op)):
+                            (regimes, self._regimes_by_op)):
             for a in table:
                 if rel not in SpecifierSet(a.torch, prereleases=True):
                     continue

@@ -2,6 +2,7 @@
 
     PYTHONPATH=src python -m mpsready.ops.build [--cache DIR] [--releases 2.3.1 ...] [--out DIR] [--reuse-shipped]
     PYTHONPATH=src python -m mpsready.ops.build --api-names [--releases ...] [--cache DIR] [--refresh]
+    PYTHONPATH=src python -m mpsready.ops.build --envelope [--samples N] [-o FILE]
 
 Per release V: ``fetch`` the wheel's few files (sha256 recorded), classify ``native_functions.yaml``
 (``yaml_table``), overlay the curated MPSFallback.mm list and Python registrations (checked against the
@@ -322,6 +323,10 @@ def main(argv: list[str] | None = None) -> int:
         from mpsready.ops.build import api_names
 
         return api_names.main([a for a in argv if a != "--api-names"])
+    if "--envelope" in argv:  # the evidence envelope of the MPS tests (ops/build/envelope.py), its own options
+        from mpsready.ops.build import envelope
+
+        return envelope.main([a for a in argv if a != "--envelope"])
     ap = argparse.ArgumentParser(prog="python -m mpsready.ops.build", description=__doc__.splitlines()[0])
     ap.add_argument("--releases", nargs="+", default=list(RELEASES))
     ap.add_argument("--cache", type=Path, default=Path("/tmp/mpsready-torch-files"))
