@@ -36,16 +36,52 @@ def fallback_behaviour(db: SupportDB, status: str, op: str) -> dict[str, Any]:
     return out
 
 
-def dtype_summary(db: SupportDB, support, macos: str | None) -> dict[str, Any]:
-    """Global rules and the op's own exceptions at ``macos`` (all when None)."""
+# Why the release's global dtype rules are no facts about an op that no MPS kernel runs (h33h: `ops
+# aten::linalg_eig --torch 2.5` printed "missing" and then "never: float64 / need newer macOS: bfloat16 ..." as if
+# the op ran on MPS for the other dtypes). The rules are device-wide (research note §6); only a kernel or a
+# composite's callees compute on MPS. The fallback computes on the CPU (MPSFallback.mm, research note §2.3).
+SCOPE_NOTES = {
+    "missing": "no MPS kernel in torch {torch}, so no dtype runs this op on MPS. With {env}=1 it "
+               "computes on the CPU in any dtype its CPU kernel takes; the device-wide limits bind at most its MPS "
+               "inputs and outputs",
+    "cpu_fallback_always": "torch {torch} always computes this op on the CPU (MPSFallback.mm), in "
+                           "any dtype its CPU kernel takes; the device-wide limits bind at most its MPS inputs and "
+                           "outputs",
+    "guard": "torch {torch} raises on MPS tensors for this op in every dtype (a guard kernel in "
+             "MPSFallback.mm)",
+    "unknown": "the op is not in the table of torch {torch}, so nothing is known of its dtypes",
+}
+ROUTED_NOTE = ("no MPS kernel in torch {torch}; on MPS the call dispatches {to} instead, and the "
+               "device-wide limits apply to that path")
+
+
+def dtype_scope(status: str, torch: str, env: str, routed: dict | None = None) -> tuple[str, str | None]:
+    """``(scope, note)`` of an op's dtype facts: ``op`` when MPS computes it (a kernel, or a composite whose
+    callees run on MPS), ``routed`` when the call dispatches another op on MPS instead, ``device`` when no MPS
+    kernel runs it (missing, CPU fallback, guard) or the table does not know it: the rules are then the release's
+    device-wide MPS limits, not facts about this op."""
+    if status in ("kernel", "composite"):
+        return "op", None
+    if routed is not None:
+        return "routed", ROUTED_NOTE.format(torch=torch, to="aten::" + routed["to"])
+    return "device", SCOPE_NOTES[status].format(torch=torch, env=env)
+
+
+def dtype_summary(db: SupportDB, support, macos: str | None, routed: dict | None = None) -> dict[str, Any]:
+    """Global rules and the op's own exceptions at ``macos`` (all when None), with their ``scope``."""
     rules = db.dtype_rules(macos=macos)
+    env = (db.fallback or {}).get("env", "PYTORCH_ENABLE_MPS_FALLBACK")
+    scope, note = dtype_scope(support.status, db.torch_version, env, routed)
     return {
+        "scope": scope,
+        "note": note,
         "refused": sorted(r.dtype for r in rules if r.effect == "error"),
         "need_newer_macos": {r.dtype: r.min_macos for r in rules if r.effect == "unsupported_before"},
         "limited": {r.dtype: r.min_macos for r in rules if r.effect == "limited"},
         "op_exceptions": support.dtype_exceptions,
         "other_dtypes": "no per-op dtype list exists: dtypes not named here are expected to work where the "
-                        "kernel's CPU/CUDA counterpart accepts them",
+                        "kernel's CPU/CUDA counterpart accepts them" if scope == "op" else
+                        "not applicable (see note)",
         "rules": [r.__dict__ for r in rules],
     }
 
@@ -62,7 +98,7 @@ def explain(db: SupportDB, name: str, macos: str | None = None) -> dict[str, Any
         torch_min_macos=db.min_macos,
         macos=macos,
         macos_supported=None if macos is None or db.min_macos is None else db.macos_supported(macos),
-        dtypes=dtype_summary(db, s, macos),
+        dtypes=dtype_summary(db, s, macos, routed),
         fallback=fallback_behaviour(db, s.status, s.op),
         autocast_mps=db.autocast_mps_policy.get(s.op) if db.autocast_mps else None,
         routed_on_mps=None if routed is None else {"op": "aten::" + routed["to"], **routed},

@@ -47,16 +47,15 @@ def lookup_terminal(results: list[dict[str, Any]], console: Console) -> None:
             macos += f"; this op needs macOS {r['min_macos']}+"
         table.add_row("macOS", macos)
         d = r["dtypes"]
-        parts = [f"never: {', '.join(d['refused'])}"]
-        if d["need_newer_macos"]:
-            parts.append("need newer macOS: " + ", ".join(f"{k} ({v}+)" for k, v in d["need_newer_macos"].items()))
-        if d["limited"]:
-            parts.append("limited: " + ", ".join(f"{k} (before {v})" for k, v in d["limited"].items()))
-        for dt, info in d["op_exceptions"].items():
-            what = "unsupported" if info.get("unsupported") else (
-                f"needs macOS {info['min_macos']}+" if info.get("min_macos") else f"fails on macOS {info.get('fails_on_macos')}")
-            parts.append(f"{'all dtypes' if dt == '*' else dt}: {what}")
-        table.add_row("dtypes", "\n".join(parts))
+        rules = _rule_lines(d)
+        exceptions = [f"{'all dtypes' if dt == '*' else dt}: {_exception_text(info)}"
+                      for dt, info in d["op_exceptions"].items()]
+        if d.get("scope", "op") == "op":
+            table.add_row("dtypes", "\n".join(rules + exceptions))
+        else:  # no MPS kernel runs the op: the rules are the release's, not the op's (h33h)
+            table.add_row("dtypes", "\n".join([d["note"]] + exceptions))
+            table.add_row("device-wide", "\n".join([f"generic MPS dtype limits of torch {r['torch']}, not facts "
+                                                      "about this op:"] + rules))
         if r["conditions"]:
             table.add_row("conditions", "\n".join(r["conditions"]))
         fb = r["fallback"]
@@ -87,6 +86,22 @@ def diff_terminal(d: dict[str, Any], console: Console) -> None:
     for group in ("added", "removed"):
         if d[group]:
             console.print(f"[bold]{group}[/]: " + ", ".join(d[group]))
+
+
+def _rule_lines(d: dict[str, Any]) -> list[str]:
+    """The release's global dtype rules, one line per effect."""
+    lines = [f"never: {', '.join(d['refused'])}"]
+    if d["need_newer_macos"]:
+        lines.append("need newer macOS: " + ", ".join(f"{k} ({v}+)" for k, v in d["need_newer_macos"].items()))
+    if d["limited"]:
+        lines.append("limited: " + ", ".join(f"{k} (before {v})" for k, v in d["limited"].items()))
+    return lines
+
+
+def _exception_text(info: dict[str, Any]) -> str:
+    if info.get("unsupported"):
+        return "unsupported"
+    return f"needs macOS {info['min_macos']}+" if info.get("min_macos") else f"fails on macOS {info.get('fails_on_macos')}"
 
 
 def _with_text(route: dict) -> str:
