@@ -78,13 +78,14 @@ def test_a_registered_definition_nothing_names_is_not_verified(write_project):
 # ---------------------------------------------------------------- a library: its re-exports and the README's imports
 LIB_README = ("# lib\n\n```bash\npip install -r requirements.txt\n```\n\n```python\nfrom lib import load_model\n\n"
               "model = load_model(\"weights\")\n```\n")
-LIB_INIT = "from .base import load_model\n"
+LIB_INIT = "from .base import Scorer, load_model\n"
 LIB_BASE = ("import torch\n\n\nclass Pretrained(torch.nn.Module):\n    @classmethod\n"
             "    def from_pretrained(cls, path, device=None):\n        if device is None:\n"
             "            device = \"cuda:0\" if torch.cuda.is_available() else \"cpu\"\n"
             "        return cls().to(device)\n\n\n"
             "def load_model(path, device=None):\n    return Pretrained.from_pretrained(path, device)\n\n\n"
-            "def _bench(model):\n    return model(torch.zeros(2).cuda())\n")
+            "def _bench(model):\n    return model(torch.zeros(2).cuda())\n\n\n"
+            "class Scorer:\n    def score(self, x):\n        return x.cuda().sum()\n")
 
 
 def test_a_library_reexport_reaches_the_code_its_users_call(write_project):
@@ -93,9 +94,45 @@ def test_a_library_reexport_reaches_the_code_its_users_call(write_project):
     # _bench() is named nowhere: off the main path
     r = scan_path(write_project({"lib/__init__.py": LIB_INIT, "lib/base.py": LIB_BASE,
                                  "requirements.txt": "torch\n", "README.md": LIB_README}))
-    assert [(f.code, f.location.line) for f in r.limiting] == [("API104", 8)]
-    assert r.limiting[0].evidence["main_path"]["calls"] == ["lib/__init__.py:1 load_model",
+    # Scorer is re-exported too: its users call its public methods, so score()'s `.cuda()` limits
+    assert [(f.code, f.location.line) for f in r.limiting] == [("API101", 22), ("API104", 8)]
+    assert r.limiting[0].evidence["main_path"]["calls"] == ["lib/__init__.py:1 Scorer", "lib/base.py:21 Scorer.score"]
+    assert r.limiting[1].evidence["main_path"]["calls"] == ["lib/__init__.py:1 load_model",
                                                             "lib/base.py:13 Pretrained.from_pretrained"]
     [bench] = [f for f in r.findings if f.location.line == 17]
     assert bench.reach == "off_main_path" and "_bench()" in bench.evidence["uncalled_on_path"]
+    assert r.outlook.value == "mac_for_dev"
+
+
+# ---------------------------------------------------------------- a switch that only unreached code turns on
+PAR_MODEL = ("import torch\n\n\nclass Stack(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+             "        self.layers = torch.nn.ModuleList([torch.nn.Linear(4, 4)])\n        self.model_parallel = False\n\n"
+             "    def parallelize(self):\n        self.model_parallel = True\n\n"
+             "    def forward(self, x):\n        for layer in self.layers:\n            if self.model_parallel:\n"
+             "                torch.cuda.set_device(x.device)\n            x = layer(x)\n        return x\n")
+PAR_TRAIN = ("import torch\n\nfrom pkg.stack import Stack\n\n\ndef main():\n"
+             "    dev = \"mps\" if torch.backends.mps.is_available() else \"cpu\"\n    net = Stack().to(dev)\n{extra}"
+             "    print(net(torch.zeros(1, 4, device=dev)))\n\n\nif __name__ == \"__main__\":\n    main()\n")
+
+
+def _par(write_project, extra: str = ""):
+    return scan_path(write_project({"train.py": PAR_TRAIN.format(extra=extra), "pkg/__init__.py": "",
+                                    "pkg/stack.py": PAR_MODEL, "requirements.txt": "torch\n", "README.md": README}))
+
+
+def test_a_branch_behind_a_switch_only_uncalled_code_turns_on_does_not_limit(write_project):
+    # forward runs, but self.model_parallel is False from __init__ and True only in parallelize(), which nothing calls
+    r = _par(write_project)
+    [f] = [f for f in r.findings if f.code == "API102"]
+    assert (f.location.line, f.severity.value) == (16, "blocker")
+    assert f.evidence["switch_unreached"] == ("self.model_parallel (tested at line 15) is set false at "
+                                              "pkg/stack.py:8 and turned on only at pkg/stack.py:11, in code the "
+                                              "main path never calls")
+    assert r.outlook.value == "runs_on_mac"
+
+
+def test_look_alike_the_main_path_turns_the_switch_on(write_project):
+    # main() calls net.parallelize(): the switch can be true, so the set_device call limits
+    r = _par(write_project, extra="    net.parallelize()\n")
+    assert [(f.code, f.location.line) for f in r.limiting] == [("API102", 16)]
     assert r.outlook.value == "mac_for_dev"

@@ -10,14 +10,15 @@ reaches that definition through names, and says how.
 **Units and what runs.** A *unit* is a module-level function, a class, or a method (nested functions belong to the
 definition around them). The code that runs without being called is the module-level code of every main-path file
 (class bodies, decorators, default values and base classes included; the ``if __name__ == "__main__":`` block only in
-a main entry, :func:`mpsready.scan.model.graph.main_entries`); when the main path starts at modules rather than scripts
-(a library's README imports, a console script's module), every definition of those starting modules, every name
-they re-export (``from .base import load_model`` in ``__init__.py``) and every name the README's code imports runs too
-(their users call them). A unit is **reached** when reached code loads its name (``f(...)``, ``obj.f``, a callback ``f``, a
-string ``"f"`` given to ``getattr``) and, for a method, its class is reached; a reached class's methods that Python or
-a framework calls by name (dunders, ``forward``, Lightning's ``*_step``/``on_*`` hooks, ...: :data:`HOOKS`) are reached
-with it. Names are matched by their text over every main-path file: two definitions of one name reach each other's
-callers, so the analysis can only over-count what runs (never a limit dropped because two functions share a name).
+a main entry, :func:`mpsready.scan.model.graph.main_entries`); when the main path starts at modules rather than
+scripts (a library's README imports, a console script's module), every definition of those starting modules, every
+name they re-export (``from .base import load_model`` in ``__init__.py``) and every name the README's code imports
+runs too (their users call them), with the public methods of the classes among them. A unit is **reached** when
+reached code loads its name (``f(...)``, ``obj.f``, a callback ``f``, a string ``"f"`` given to ``getattr``) and, for
+a method, its class is reached; a reached class's methods that Python or a framework calls by name (dunders,
+``forward``, Lightning's ``*_step``/``on_*`` hooks, ...: :data:`HOOKS`) are reached with it. Names are matched by
+their text over every main-path file: two definitions of one name reach each other's callers, so the analysis can only
+over-count what runs (never a limit dropped because two functions share a name).
 
 **What a finding gets.** A limiting finding in a reached unit keeps limiting, and carries the chain of calls that
 reaches it (``evidence.main_path.calls``: ``["train.py:40 main", "train.py:12 Trainer.fit", "engine.py:88
@@ -44,6 +45,7 @@ from typing import Any
 
 from mpsready.findings import Finding
 from mpsready.scan.model.graph import main_entries, main_path
+from mpsready.scan.model.reached_flags import switch_unreached
 from mpsready.scan.model.remedy import limits
 
 MAX_FILES = 400
@@ -181,6 +183,15 @@ class Reach:
 
     units: dict[tuple[str, str], _Unit]
     came_from: dict[tuple[str, str], tuple[tuple[str, str] | None, str, int]]
+    trees: list[tuple[str, ast.Module]] = field(default_factory=list)
+
+    def reached_at(self, rel: str, line: int) -> str | None:
+        """The name of the reached definition holding ``rel:line`` (``"module level"`` outside every definition of a
+        main-path file), ``None`` when that definition is not reached."""
+        u = self.unit_at(rel, line)
+        if u is None:
+            return "module level" if any(r == rel for r, _t in self.trees) else None
+        return u.key if (u.rel, u.key) in self.came_from else None
 
     def unit_at(self, rel: str, line: int) -> _Unit | None:
         """The innermost unit of ``rel`` holding ``line`` (a method before its class), ``None`` at module level."""
@@ -208,11 +219,13 @@ def reach_by_calls(results: Mapping[str, Any], sources: Any, on_path: set[str], 
     whose ``__main__`` block is a main entry; ``api``: the names the README's code imports from the project."""
     units: dict[tuple[str, str], _Unit] = {}
     top_code: dict[str, list[ast.AST]] = {}
+    trees: list[tuple[str, ast.Module]] = []
     mains = set(mains)
     for rel in sorted(on_path):
         tree = sources.tree(rel) if rel.endswith(".py") else None
         if tree is None:
             continue
+        trees.append((rel, tree))
         code = _module_units(rel, tree, units)
         if rel not in mains:
             code = [n for n in code if not _main_guard(n)]
@@ -230,29 +243,30 @@ def reach_by_calls(results: Mapping[str, Any], sources: Any, on_path: set[str], 
     loaded: set[str] = set()  # names loaded by reached code so far
     where: dict[str, tuple[tuple[str, str] | None, str, int]] = {}  # a name -> the first reached reference to it
 
-    def reach(key: tuple[str, str], step: tuple[tuple[str, str] | None, str, int]) -> None:
-        if key in came_from:
-            return
-        came_from[key] = step
-        queue.append(key)
+    def reach(key: tuple[str, str], step: tuple[tuple[str, str] | None, str, int], api: bool = False) -> None:
         u = units[key]
+        if key in came_from and not (api and isinstance(u.node, ast.ClassDef)):
+            return
+        came_from.setdefault(key, step)
+        queue.append(key)
         if isinstance(u.node, ast.ClassDef):
             for m in u.methods:
                 mu = units[(u.rel, m)]
-                if is_hook(mu.name):
+                if is_hook(mu.name) or (api and not mu.name.startswith("_")):
+                    # a library's users call its API classes' public methods (`model.score(...)`)
                     reach((u.rel, m), (key, u.rel, mu.first))
                 elif mu.name in loaded:
                     reach((u.rel, m), where[mu.name])
 
-    def see(names: Mapping[str, int], from_key: tuple[str, str] | None, rel: str) -> None:
+    def see(names: Mapping[str, int], from_key: tuple[str, str] | None, rel: str, api: bool = False) -> None:
         for name, line in names.items():
-            if name in loaded:
+            if name in loaded and not api:
                 continue
             loaded.add(name)
-            where[name] = (from_key, rel, line)
+            where.setdefault(name, (from_key, rel, line))
             for u in by_name.get(name, ()):
                 if u.owner is None or (u.rel, u.owner) in came_from:
-                    reach((u.rel, u.key), (from_key, rel, line))
+                    reach((u.rel, u.key), (from_key, rel, line), api and u.owner is None)
 
     starts = set(starts)
     for rel, code in top_code.items():
@@ -260,18 +274,18 @@ def reach_by_calls(results: Mapping[str, Any], sources: Any, on_path: set[str], 
     for rel in sorted(starts & set(top_code)):
         # a starting module's re-exports (`from .base import load_model` in a package's __init__.py) are its API
         see({a.asname or a.name: n.lineno for n in top_code[rel] if isinstance(n, ast.ImportFrom) for a in n.names},
-            None, rel)
-    see(dict.fromkeys(api, 0), None, "README")  # the names the README's code imports from the project
+            None, rel, True)
+    see(dict.fromkeys(api, 0), None, "README", True)  # the names the README's code imports from the project
     for (rel, key), u in list(units.items()):
         if rel in starts and u.owner is None:
-            reach((rel, key), (None, rel, u.first))  # a library's users call what its starting modules define
+            reach((rel, key), (None, rel, u.first), True)  # a library's users call what its starting modules define
     while queue:
         key = queue.popleft()
         u = units[key]
         if isinstance(u.node, ast.ClassDef):
             continue  # its body ran with the module; its methods are units of their own
         see(_loads(u.node.body), key, u.rel)
-    return Reach(units, came_from)
+    return Reach(units, came_from, trees)
 
 
 def _starts(results: Mapping[str, Any], roots: list[str]) -> list[str]:
@@ -309,7 +323,12 @@ def calls_pass(findings: list[Finding], results: Mapping[str, Any], sources: Any
         if key in r.came_from:
             mp = dict(ev.get("main_path") or {})
             mp["calls"] = r.chain(u)
-            out[i] = f.with_evidence({**ev, "main_path": mp})
+            ev["main_path"] = mp
+            off = switch_unreached(u.node, f.location.line, lambda: r.trees, r.reached_at)
+            if off:  # a switch only unreached code turns on (model/reached_flags.py)
+                out[i] = f.with_state(behind_flag=off).with_evidence({**ev, "switch_unreached": off})
+            else:
+                out[i] = f.with_evidence(ev)
         elif u.registered or top.registered:
             what = u if u.registered else top
             ev["not_verified"] = (f"{what.key} has a decorator that may register it "
