@@ -136,3 +136,27 @@ def test_look_alike_the_main_path_turns_the_switch_on(write_project):
     r = _par(write_project, extra="    net.parallelize()\n")
     assert [(f.code, f.location.line) for f in r.limiting] == [("API102", 16)]
     assert r.outlook.value == "mac_for_dev"
+
+
+# ---------------------------------------------------------------- an override of .cuda() passes the call on
+DELEGATE = ("import torch\n\n\nclass Base(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.fc = torch.nn.Linear(4, 4)\n\n    def forward(self, x):\n        return self.fc(x)\n\n"
+            "    def cuda(self, *args, **kwargs):\n        return super().cuda(*args, **kwargs)\n")
+
+
+def test_an_override_of_cuda_that_passes_the_call_on_is_no_limit_of_its_own(write_project):
+    train = TRAIN.replace("from pkg.model import Net, profile", "from pkg.model import Base as Net")
+    r = scan_path(write_project({"train.py": train.format(extra=""), "pkg/__init__.py": "", "pkg/model.py": DELEGATE,
+                                 "requirements.txt": "torch\n", "README.md": README}))
+    [f] = [f for f in r.findings if f.code == "API101"]
+    assert (f.location.line, f.reach) == (13, "off_main_path")
+    assert f.evidence["delegate"] == "Base.cuda() passes a `.cuda()` call on; the calls of it are the limits"
+    assert r.outlook.value == "runs_on_mac"
+
+
+def test_look_alike_a_call_of_the_override_on_the_main_path_limits(write_project):
+    train = TRAIN.replace("from pkg.model import Net, profile", "from pkg.model import Base as Net")
+    r = scan_path(write_project({"train.py": train.format(extra="    net.cuda()\n"), "pkg/__init__.py": "",
+                                 "pkg/model.py": DELEGATE, "requirements.txt": "torch\n", "README.md": README}))
+    assert [(f.code, f.location.path, f.location.line) for f in r.limiting] == [("API101", "train.py", 10)]
+    assert r.outlook.value == "mac_for_dev"

@@ -30,6 +30,10 @@ a ``not verified:`` line in the terminal): a definition with a decorator that ma
 a registry picks it by a string the analysis does not see), or a method a framework may call by a name not in
 :data:`HOOKS` (its class derives from a class defined outside the project). Neither limits the headline.
 
+An override of ``.cuda()`` (``def cuda(self, *args): ... return super().cuda(*args)``, vendored ``PreTrainedModel``
+copies) is no limit of its own: it runs only where code calls ``.cuda()`` on the object, a finding where it sits
+(``evidence.delegate``).
+
 **Limits.** Calls through computed names (``getattr(self, f"forward_{mode}")``) and registries selected by a config
 file's string reach nothing here (the decorator rule above puts the registry's members in *not verified*). A project of
 more than :data:`MAX_FILES` Python files is left as it is (each limit counts, as before).
@@ -320,6 +324,12 @@ def calls_pass(findings: list[Finding], results: Mapping[str, Any], sources: Any
         top = u if u.owner is None else r.units[(u.rel, u.owner)]
         key = (u.rel, u.key)
         ev = dict(f.evidence or {})
+        if f.code == "API101" and u.owner is not None and u.name == "cuda":
+            # an override of `.cuda()` that passes the call on (`return super().cuda(*args)`): it runs only where some
+            # code calls `.cuda()` on the object, and that call is a finding of its own, where the edit belongs
+            ev["delegate"] = f"{u.key}() passes a `.cuda()` call on; the calls of it are the limits"
+            out[i] = f.with_state(reach="off_main_path").with_evidence(ev)
+            continue
         if key in r.came_from:
             mp = dict(ev.get("main_path") or {})
             mp["calls"] = r.chain(u)
