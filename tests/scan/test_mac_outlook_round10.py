@@ -160,3 +160,32 @@ def test_look_alike_a_call_of_the_override_on_the_main_path_limits(write_project
                                  "pkg/model.py": DELEGATE, "requirements.txt": "torch\n", "README.md": README}))
     assert [(f.code, f.location.path, f.location.line) for f in r.limiting] == [("API101", "train.py", 10)]
     assert r.outlook.value == "mac_for_dev"
+
+
+# ---------------------------------------------------------------- a bare name means what the file's scope binds
+EXPORT = ("import torch\n\n\ndef export_weights(net):\n    return net.state_dict()\n\n\n"
+          "def main():\n    net = torch.nn.Linear(4, 4).to(\"cuda\")\n    return export_weights(net)\n")
+
+
+def _bare(write_project, train_tail: str, imports: str):
+    train = ("import torch\n\n" + imports + "\n\ndef main():\n"
+             "    dev = \"mps\" if torch.backends.mps.is_available() else \"cpu\"\n"
+             "    print(torch.zeros(1, device=dev))\n\n\nif __name__ == \"__main__\":\n" + train_tail)
+    return scan_path(write_project({"train.py": train, "tools/__init__.py": "", "tools/export.py": EXPORT,
+                                    "requirements.txt": "torch\n", "README.md": README}))
+
+
+def test_an_entry_calling_its_own_main_does_not_reach_another_modules_main(write_project):
+    # train.py imports export_weights from tools/export.py and calls its own main(): tools/export.py's main() (which
+    # moves to "cuda") is a function of the same name, not the one called
+    r = _bare(write_project, "    main()\n", "from tools.export import export_weights")
+    [f] = [f for f in r.findings if f.code == "API103"]
+    assert (f.location.path, f.location.line, f.reach) == ("tools/export.py", 9, "off_main_path")
+    assert r.outlook.value == "runs_on_mac"
+
+
+def test_look_alike_the_other_main_imported_under_another_name_limits(write_project):
+    r = _bare(write_project, "    main()\n    export_main()\n", "from tools.export import main as export_main")
+    assert [(f.code, f.location.path, f.location.line) for f in r.limiting] == [("API103", "tools/export.py", 9)]
+    assert r.limiting[0].evidence["main_path"]["calls"] == ["train.py:12 main"]
+    assert r.outlook.value == "mac_for_dev"

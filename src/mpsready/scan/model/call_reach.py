@@ -16,9 +16,13 @@ name they re-export (``from .base import load_model`` in ``__init__.py``) and ev
 runs too (their users call them), with the public methods of the classes among them. A unit is **reached** when
 reached code loads its name (``f(...)``, ``obj.f``, a callback ``f``, a string ``"f"`` given to ``getattr``) and, for
 a method, its class is reached; a reached class's methods that Python or a framework calls by name (dunders,
-``forward``, Lightning's ``*_step``/``on_*`` hooks, ...: :data:`HOOKS`) are reached with it. Names are matched by
-their text over every main-path file: two definitions of one name reach each other's callers, so the analysis can only
-over-count what runs (never a limit dropped because two functions share a name).
+``forward``, Lightning's ``*_step``/``on_*`` hooks, ...: :data:`HOOKS`) are reached with it. A bare name means what
+Python's scoping binds in its file (:class:`_Scope`): the file's own module-level definition, else the definition of
+the name it imports (``from tools.export import main as export_main``), else, after a ``*`` import, any module-level
+definition of that name; a name the file neither defines nor imports is a builtin, local or parameter, no definition of
+the project (an entry's ``main()`` does not reach another module's ``main``). Attributes and strings are matched by
+their text over every main-path file: two methods of one name reach each other's callers, so for them the analysis can
+only over-count what runs.
 
 **What a finding gets.** A limiting finding in a reached unit keeps limiting, and carries the chain of calls that
 reaches it (``evidence.main_path.calls``: ``["train.py:40 main", "train.py:12 Trainer.fit", "engine.py:88
@@ -155,19 +159,16 @@ def _module_units(rel: str, tree: ast.Module, units: dict[tuple[str, str], _Unit
     return top
 
 
-def _loads(nodes: Iterable[ast.AST], skip: Iterable[ast.AST] = ()) -> dict[str, int]:
-    """Names loaded in ``nodes`` (names, attributes, identifier strings) -> the first line; ``skip`` are nested
-    definitions whose bodies belong to their own units (a method's class)."""
-    out: dict[str, int] = {}
-    skipped = set(map(id, skip))
+def _loads(nodes: Iterable[ast.AST]) -> tuple[dict[str, int], dict[str, int]]:
+    """(bare names loaded in ``nodes``, attributes and identifier strings loaded) -> the first line of each."""
+    bare: dict[str, int] = {}
+    other: dict[str, int] = {}
     stack = list(nodes)
     while stack:
         n = stack.pop()
-        if id(n) in skipped:
-            continue
-        name = None
+        name, out = None, other
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
-            name = n.id
+            name, out = n.id, bare
         elif isinstance(n, ast.Attribute):
             name = n.attr
         elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.isidentifier():
@@ -177,7 +178,30 @@ def _loads(nodes: Iterable[ast.AST], skip: Iterable[ast.AST] = ()) -> dict[str, 
             if name not in out or line < out[name]:
                 out[name] = line
         stack.extend(ast.iter_child_nodes(n))
-    return out
+    return bare, other
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """What a bare name can mean in one file (Python's scoping): a module-level definition of the file, a name it
+    imports from another module (``from m import f as g``: ``g`` -> ``f``), or, after ``from m import *``, any."""
+
+    defined: frozenset[str]
+    imported: dict[str, str]
+    star: bool
+
+
+def _scope(tree: ast.Module, defined: Iterable[str]) -> _Scope:
+    imported: dict[str, str] = {}
+    star = False
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom):
+            for a in n.names:
+                if a.name == "*":
+                    star = True
+                else:
+                    imported[a.asname or a.name] = a.name
+    return _Scope(frozenset(defined), imported, star)
 
 
 @dataclass(frozen=True)
@@ -262,6 +286,29 @@ def reach_by_calls(results: Mapping[str, Any], sources: Any, on_path: set[str], 
                 elif mu.name in loaded:
                     reach((u.rel, m), where[mu.name])
 
+    scopes = {rel: _scope(tree, (u.name for u in units.values() if u.rel == rel and u.owner is None))
+              for rel, tree in trees}
+
+    def see_bare(names: Mapping[str, int], from_key: tuple[str, str] | None, rel: str) -> None:
+        """A bare name reaches what it means in ``rel`` (:class:`_Scope`): the file's own definition, else the
+        definitions of the name it imports, else (a ``*`` import) any module-level definition of that name."""
+        sc = scopes.get(rel)
+        for name, line in names.items():
+            if sc is not None and name in sc.defined:
+                targets = [u for u in by_name.get(name, ()) if u.rel == rel and u.owner is None]
+            elif sc is not None and name in sc.imported:
+                targets = [u for u in by_name.get(sc.imported[name], ()) if u.rel != rel and u.owner is None]
+            elif sc is None or sc.star:
+                targets = [u for u in by_name.get(name, ()) if u.owner is None]
+            else:
+                targets = []  # a builtin, a local or a parameter: no definition of the project
+            for u in targets:
+                reach((u.rel, u.key), (from_key, rel, line))
+
+    def see_all(loads: tuple[dict[str, int], dict[str, int]], from_key: tuple[str, str] | None, rel: str) -> None:
+        see_bare(loads[0], from_key, rel)
+        see(loads[1], from_key, rel)
+
     def see(names: Mapping[str, int], from_key: tuple[str, str] | None, rel: str, api: bool = False) -> None:
         for name, line in names.items():
             if name in loaded and not api:
@@ -274,7 +321,7 @@ def reach_by_calls(results: Mapping[str, Any], sources: Any, on_path: set[str], 
 
     starts = set(starts)
     for rel, code in top_code.items():
-        see(_loads(code), None, rel)
+        see_all(_loads(code), None, rel)
     for rel in sorted(starts & set(top_code)):
         # a starting module's re-exports (`from .base import load_model` in a package's __init__.py) are its API
         see({a.asname or a.name: n.lineno for n in top_code[rel] if isinstance(n, ast.ImportFrom) for a in n.names},
@@ -288,7 +335,7 @@ def reach_by_calls(results: Mapping[str, Any], sources: Any, on_path: set[str], 
         u = units[key]
         if isinstance(u.node, ast.ClassDef):
             continue  # its body ran with the module; its methods are units of their own
-        see(_loads(u.node.body), key, u.rel)
+        see_all(_loads(u.node.body), key, u.rel)
     return Reach(units, came_from, trees)
 
 
