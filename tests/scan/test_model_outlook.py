@@ -154,7 +154,7 @@ def test_numpy_float64_through_a_parameter(write_project):
     assert r.findings[0].output_evidence() == {"via": "parameter", "function": "load", "caller": "train.py:3",
                                       "remedy": {"kind": "edit", "migrate": False},  # no cast after: manual
                                       "main_path": {"entry": "train.py", "chain": ["train.py:2", "data.py"],
-                                                    "facts": []}}  # issue 32: how the main path reaches it
+                                                    "facts": [], "calls": ["train.py:3 load"]}}  # issue 32: how it is reached
 
 
 def test_numpy_data_cast_before_the_move_is_fine(write_project):

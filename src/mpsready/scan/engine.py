@@ -43,8 +43,8 @@ from mpsready.scan.model.remedy import with_remedies
 from mpsready.scan.model.torch_pin import judge_by_torch_pin
 from mpsready.scan.model.selection import proposed_flags, select_first
 from mpsready.scan.report_filter import hidden_gate, report_filter, select_codes
-from mpsready.scan.outlook import (Edit, SecondaryPart, Subproject, collection_outlook, ladder, optional_parts,
-                                    secondary_parts)
+from mpsready.scan.outlook import (Edit, SecondaryPart, Subproject, collection_outlook, ladder, not_verified,
+                                    optional_parts, secondary_parts)
 from mpsready.scan.rules import deps as D
 from mpsready.scan.rules import inputs as I
 from mpsready.scan.scope import scope_of, scripts_named_like_tests, set_scripts
@@ -94,9 +94,9 @@ class ScanResult:
     # main-path findings at or above fail-on the project's select / ignore / exclude / per-file-ignores took out of the
     # report: they still set the outlook, and the gate still fails on them (issue 34: exclude = ["**"] exited 0)
     hidden_gate: int = 0
-    # what the walk left out by .gitignore (untracked files) or --exclude: "PATH (excluded by WHY)", at most 50; the
-    # outlook covers the rest and the JSON says so (outlook.excluded): issue 34 item 5
+    # what the walk left out (.gitignore, --exclude): "PATH (excluded by WHY)", at most 50 (outlook.excluded, issue 34)
     excluded: list[str] = field(default_factory=list)
+    not_verified: list[dict] = field(default_factory=list)  # limits whose reach by calls is not settled (round 10)
     baseline: Any = None  # a scan.baseline.BaselineMatch when --baseline was given (findings then hold the new ones)
     # fail closed (issue 34): declarations that could not be parsed, or code the project's own exclusions hid
     # from a scan that then read no code at all; each also listed in ``incomplete``; the scan exits 1
@@ -213,8 +213,8 @@ def _scan(path, config: ScanConfig | None, progress: Progress | None, explicit: 
         suppressed_findings=sort_findings(select_codes(silenced, config)),
         flags=list(ladder_.flags), edits=list(ladder_.edits),
         incomplete=list(ladder_.incomplete) + [u for u in unread if u not in ladder_.incomplete],
-        commands=list(ladder_.commands), optional=optional_parts(findings),
-        secondary=secondary_parts(findings), unread=unread, config_ignored=len(findings) - len(shown), selection=selection,
+        commands=list(ladder_.commands), optional=optional_parts(findings), secondary=secondary_parts(findings),
+        not_verified=not_verified(findings), unread=unread, config_ignored=len(findings) - len(shown), selection=selection,
         hidden_gate=hidden_gate(findings, shown, config),
         excluded=[f"{rel} (excluded by {why})" for rel, why in (excluded if target.is_dir() else [])[:50]],
     )

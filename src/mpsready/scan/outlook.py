@@ -161,6 +161,14 @@ def optional_parts(findings: Iterable[Finding]) -> list[dict]:
     return out
 
 
+def not_verified(findings: Iterable[Finding]) -> list[dict]:
+    """The limits whose reach by calls the scan could not settle (issue 32, round 10,
+    :mod:`mpsready.scan.model.call_reach`): a definition a decorator may register, a method a framework may call by
+    name. Each would limit the main path if it runs there; listed on their own line, never in the headline."""
+    return [{"path": f.location.path, "line": f.location.line, "code": f.code, "why": f.evidence["not_verified"]}
+            for f in findings if (f.evidence or {}).get("not_verified") and f.severity is Severity.BLOCKER]
+
+
 # scopes whose code is a part of its own; vendored code and container recipes are someone else's, never a part
 _PART_SCOPES = (Scope.TESTS, Scope.DOCS, Scope.EXAMPLES, Scope.DISTRIBUTED)
 _PART_REACH = ("off_main_path", "module_demo", "demo_notebook")

@@ -8,6 +8,7 @@ Envelope (``schema``, ``mpsready``, ``created``) plus::
                   "flags": ["--device mps", ...]  the exact flags / config values the Mac run needs,
                   "commands": ["python train.py --device mps"]  the command line of each script those flags belong to,
                   "optional": [{"path", "line", "code", "why"}]  what optional parts (extras, guarded imports) need,
+                  "not_verified": [{"path", "line", "code", "why"}]  limits whose reach by calls is not settled,
                   "edits": [{"path", "line", "code", "kind": edit | wire | swap, "what", "migrate"}],
                   "complete": bool, "incomplete": [paths of main-path files that could not be read or parsed],
                   "excluded": ["PATH (excluded by .gitignore | exclude)"]  what the walk left out (at most 50):
@@ -61,6 +62,7 @@ def to_document(result: ScanResult) -> dict:
             "flags": list(result.flags),
             "commands": list(result.commands),
             "optional": list(result.optional),
+            "not_verified": list(getattr(result, "not_verified", [])),  # round 10: reach by calls unsettled
             "edits": [e.to_dict() for e in result.edits],
             "complete": not result.incomplete,
             "incomplete": list(result.incomplete),

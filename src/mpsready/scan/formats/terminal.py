@@ -120,6 +120,9 @@ class TerminalFormat(ScanFormat):
             where = f"{opt['path']}:{opt['line']}" if opt["line"] else str(opt["path"])
             console.print(Text(f"  optional: {opt['code']} {visible(where)} ({visible(opt['why'])})", style="dim"),
                           soft_wrap=True)
+        for nv in getattr(result, "not_verified", [])[:self.max_per_group]:  # round 10: reach by calls not settled
+            console.print(Text(f"  not verified: {nv['code']} {visible(nv['path'])}:{nv['line']} ({visible(nv['why'])})",
+                               style="dim"), soft_wrap=True)
         for part in result.secondary[:self.max_per_group]:  # off the main path: they never lower the outlook above
             console.print(Text(f"  secondary part {visible(part.line())}", style="dim"))
         if result.flags:
@@ -163,6 +166,8 @@ class TerminalFormat(ScanFormat):
             tag = "migrate can make it" if e.migrate else "by hand"
             lines.append(f"edit for the Mac: {e.code} {visible(where)} [{e.kind}, {tag}] {visible(e.what)}")
         secondary = [f"secondary part {visible(part.line())}" for part in result.secondary[: self.max_per_group]]
+        secondary += [f"not verified: {nv['code']} {visible(nv['path'])}:{nv['line']} ({visible(nv['why'])})"
+                      for nv in getattr(result, "not_verified", [])[: self.max_per_group]]  # round 10
         if result.selection.get("answer") == "mps":  # issue 32, round 6: the Mac path decided the verdict
             secondary.insert(0, visible(headline(result.selection, result.outlook.value, len(result.limiting))))
         lines += summary_lines(result, after_outlook=secondary)

@@ -349,6 +349,8 @@ def why_line(evidence: Mapping[str, Any]) -> str | None:
     start = "every file counts (no entry script)" if why.get("entry") is None else " -> ".join(why["chain"])
     facts = why.get("facts") or []
     line = f"main path: {start}" + (f"; on a Mac: {'; '.join(facts)}" if facts else "")
+    if why.get("calls"):  # round 10: the calls from code that runs to the finding's definition
+        line += f"; calls: {' -> '.join(why['calls'])}"
     for step in evidence.get("undecided") or ():  # issue 32, item 6: the value that decides, and what each gives
         line += (f"; undecided: {step['test']} (line {step['line']}) depends on {', '.join(step['decided_by'])}: "
                  f"if true it {step['if_true']}, if false it {step['if_false']}")

@@ -52,6 +52,7 @@ from typing import Any, Mapping
 from mpsready.findings import Finding, Scope, Severity
 from mpsready.scan.model.graph import PRIMARY, SKIP_ENTRIES, _reach, main_path
 from mpsready.scan.model.remedy import OFF_PATH_REACH, limits
+from mpsready.scan.model.call_reach import calls_pass
 from mpsready.scan.model.own_program import own_program_pass
 from mpsready.scan.model.subcommands import split_dispatchers
 from mpsready.scan.model.surfaces import flag_text, is_device_option
@@ -71,6 +72,7 @@ def select_first(findings: list[Finding], results: Mapping[str, Any], sources: A
     """(``findings`` with questions 1 and 2 of the module doc applied, the selection summary for the outlook).
     First, round 9: what only a non-main module's own program runs is off the main path (model/own_program.py)."""
     findings = own_program_pass(findings, results, sources, declared)
+    findings = calls_pass(findings, results, sources, declared)  # round 10: reach by calls, not by imports
     py = [rel for rel in results if rel.endswith(".py")]
     if len(py) > MAX_FILES:
         return findings, {}
