@@ -11,6 +11,7 @@ here: op judgements happen at the aten level (:mod:`~mpsready.emulate.dispatch`)
 
 from __future__ import annotations
 
+from types import BuiltinFunctionType, MethodDescriptorType, WrapperDescriptorType
 from typing import Any, Callable
 
 import torch
@@ -79,6 +80,10 @@ class DeviceMode(TorchFunctionMode):
                 emu.generator_bound = False
                 emu.generator_mps = emu.generator_restored = False
         if func not in _SPECIAL and not emu.autocast_used and not emu.default_mps:
+            if not _REFS and (not kwargs or kwargs.get("device") is None):
+                # nothing resident on MPS (a CPU-only program, a test suite's CPU tests): no placement to check,
+                # and where the dispatch mode would only forward, it does not see the call (_unseen)
+                return _unseen(emu, func, args, kwargs or _NO_KWARGS)
             if not kwargs:
                 # at most one tensor (a property read, x.item(), torch.is_complex(x), no_grad's switch): nothing
                 # can sit beside it on another device
@@ -99,8 +104,7 @@ class DeviceMode(TorchFunctionMode):
                             if emu.dispatch is not None:
                                 return binary(emu.dispatch, func, a, b)
                             return hinted(func, a, b)
-                # nothing resident on MPS (a CPU-only program, a test suite's CPU tests): no walk
-                return _forward(emu, func, args, _NO_KWARGS) if _REFS else func(*args)
+                return _forward(emu, func, args, _NO_KWARGS)
             if kwargs.get("device") is None:
                 if len(args) < 2 and (not args or not isinstance(args[0], (list, tuple))):
                     # F.relu(x, inplace=False), x.sum(dim=0): one tensor, unless a keyword holds more
@@ -109,7 +113,7 @@ class DeviceMode(TorchFunctionMode):
                             break
                     else:
                         return func(*args, **kwargs)
-                return _forward(emu, func, args, kwargs) if _REFS else func(*args, **kwargs)
+                return _forward(emu, func, args, kwargs)
         kwargs = kwargs or {}
         if func is _to:
             return self._to(args, kwargs)
@@ -263,6 +267,56 @@ _SPECIAL = frozenset({_to, _type_as, _PARSE_TO, _cpu, _numpy, _new_tensor}) | _B
 
 
 _NO_KWARGS: dict = {}
+_PLAIN = frozenset({torch.Tensor, torch.nn.Parameter})  # no __torch_dispatch__ of their own
+_stack_len = torch._C._len_torch_dispatch_stack
+_no_python_dispatch = torch._C._DisableTorchDispatch  # the Python key off for one call (modes and subclasses)
+# torch functions written in C++ (torch.add, Tensor.mul_, torch._C._nn.linear): whatever aten calls they make are
+# made on their arguments and on tensors made from them, in C++ (a Python-written function may make a tensor
+# subclass of its own, torch.nested's, whose __torch_dispatch__ the Python key serves)
+_C_FUNCTIONS = (BuiltinFunctionType, MethodDescriptorType, WrapperDescriptorType)
+
+
+def _unseen(emu: Emulator, func, args, kwargs):
+    """A torch call while nothing is resident on MPS, run with the Python key off where the dispatch mode would only
+    forward each of its aten calls (``MPSDispatch.__torch_dispatch__``'s CPU call): a torch function written in C++,
+    the dispatch mode alone on the dispatch stack (a program's own mode sees every call as before), no factory onto
+    MPS, CPU-operand set, or numerics watch (``mpsready run``'s NaN check of CPU calls) under way, and no argument
+    that the dispatch mode would read: a tensor subclass, a device (``torch.as_tensor(x, None, "mps")`` lands on
+    MPS at the aten level) or a generator (its device is judged there). Its aten calls then cost what they cost
+    without the emulator (issue 39: two Python modes' floor on every aten call of a CPU-only test suite); anything
+    else is forwarded as it is, to the dispatch mode."""
+    if func.__class__ in _C_FUNCTIONS and emu.numerics is None and not emu.creating and not emu.cpu_operands \
+            and _stack_len() == 1 and _cpu_values(args) and (not kwargs or _cpu_values(kwargs.values())):
+        with _no_python_dispatch():
+            return func(*args, **kwargs)
+    return func(*args, **kwargs)
+
+
+def _cpu_values(values) -> bool:
+    """Only plain tensors and plain values among ``values`` (one list level deep): no tensor subclass, device,
+    generator, string naming MPS, or object of the program's (its own ``__torch_function__`` may make anything)."""
+    for v in values:
+        c = v.__class__
+        if c in _PLAIN or c in _VALUES:
+            continue
+        if c is str:
+            if v[:3] == "mps":
+                return False
+        elif c is list or c is tuple:
+            for w in v:
+                c = w.__class__
+                if c in _PLAIN or c in _VALUES:
+                    continue
+                if c is not str or w[:3] == "mps":
+                    return False
+        else:
+            return False
+    return True
+
+
+# what a C++ torch function may take beside plain tensors without the dispatch mode reading it
+_VALUES = frozenset({int, float, bool, complex, type(None), slice, type(Ellipsis), torch.dtype, torch.Size,
+                     torch.layout, torch.memory_format})
 
 
 def _forward(emu: Emulator, func, args, kwargs):

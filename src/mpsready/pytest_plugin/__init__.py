@@ -477,7 +477,7 @@ class MacSession:
         watch = item.stash.get(_WATCH, None)
         real_filter = getattr(item, "_traceback_filter", None)
         if watch is not None and call.excinfo is not None and real_filter is not None \
-                and _is_mac(watch, call.excinfo.value):
+                and not isinstance(call.excinfo.value, _OUTCOMES) and _is_mac(watch, call.excinfo.value):
             # the emulator stands in for PyTorch's C++ here: on a Mac the error comes out of the torch call itself
             # (pytest's own filter re-walks the raw traceback, so the emulator's frames go after it)
             item._traceback_filter = lambda excinfo: real_filter(excinfo).filter(_not_emulator)  # type: ignore[method-assign]  # per item, on purpose
@@ -544,6 +544,10 @@ class MacSession:
 
 
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# pytest's own outcomes (pytest.skip, pytest.xfail, pytest.fail, pytest.exit and the skip markers raise them): never
+# a Mac failure, and classifying one walks its traceback twice (mac_fact_origin), which 410 skipped tests of a
+# real suite paid for nothing (issue 39)
+_OUTCOMES = (pytest.skip.Exception, pytest.fail.Exception, pytest.exit.Exception)
 
 
 def _not_emulator(entry) -> bool:
