@@ -6,6 +6,7 @@ import ast
 
 from mpsready.ops import envelope
 from mpsready.ops.advisories import AdvisoryFacts, AdvisoryIndex
+from mpsready.ops.build import envelope as build_envelope
 from mpsready.ops.build.envelope import common_mps_lists
 
 
@@ -119,3 +120,36 @@ def test_an_empty_result_and_a_curated_fact_leave_the_call_to_others():
     assert (torch["envelope-count_nonzero-empty"], torch["envelope-native_layer_norm-mixed_float"]) == (
         "<2.5.0", "<2.8.0")
     assert "envelope-native_batch_norm_backward-noncontig" not in torch
+
+
+def test_common_mps_entries_keep_comments_and_drop_random_draws():
+    # round 10b: a paragraph that puts entries down to random draws (MPS and CPU use different generators) is no
+    # record of an MPS fault; the nearest paragraph above an entry (its own or its run's heading) decides
+    text = (
+        "def mps_ops_modifier(ops):\n"
+        "    UNDEFINED_XFAILLIST = {\n"
+        "        # topk fails with duplicate indices\n"
+        "        'topk': [torch.int16],\n"
+        "        # Failures due to random output that they generate using\n"
+        "        # Philox engine causing mismatch with CPU results\n"
+        "        'bernoulli': None,\n"
+        "        'uniform': [torch.float32],\n"
+        "        # See the issue\n"
+        "        'index_put': [torch.int8],\n"
+        "    }\n"
+        "    SKIPLIST_GRAD = {'nn.functional.nll_loss': None}\n"
+        "    XFAILLIST_GRAD = {'x': None}\n")
+    assert build_envelope.common_mps_entries(text) == {
+        "UNDEFINED_XFAILLIST": {"topk": "topk fails with duplicate indices", "index_put": "See the issue"},
+        "SKIPLIST_GRAD": {"nn.functional.nll_loss": ""}}
+
+
+def test_records_keep_the_releases_whose_file_lists_them():
+    lists = {"2.9.0": {"ON_MPS_XFAILLIST": {"grid_sampler_2d"}}, "2.10.0": {"ON_MPS_XFAILLIST": {"grid_sampler_2d"}},
+             "2.13.0": {"SKIPLIST": {"nosuchop"}}}
+    recs = build_envelope.records({"grid_sampler_2d": {"grid_sampler_2d"}, "nosuchop": set()}, lists)
+    assert [r for r in recs["grid_sampler_2d"] if r["from"] == "common_mps.py"] == [{
+        "id": "ON_MPS_XFAILLIST:grid_sampler_2d", "report": "", "from": "common_mps.py",
+        "releases": ["2.9.0", "2.10.0"],
+        "source": "https://github.com/pytorch/pytorch/blob/v2.10.0/torch/testing/_internal/common_mps.py"}]
+    assert not any(r["id"] == "SKIPLIST:nosuchop" for rs in recs.values() for r in rs)  # unmapped: no family
