@@ -21,8 +21,8 @@ Round 10b: the lists are read in every release that ships ``common_mps.py`` (2.8
 lived in ``test/test_mps.py``, which no wheel carries), each from that release's macOS arm64 wheel
 (``ops/build/fetch.py``: ``pip download``, sha256 recorded, only the file kept, in ``--cache``), and a record keeps
 the releases whose file lists it. Entries whose comment paragraph puts them down to random draws (``random``,
-``Philox``: MPS and CPU draw from different generators, so the mismatch is no MPS fault; 2.13.0 compares them by
-summary statistics instead) are left out (:func:`common_mps_entries`). OpInfo keys are mapped to overloads by the
+``Philox``, ``randn``: MPS and CPU draw from different generators, so the mismatch is no MPS fault; 2.13.0 compares
+random ops by summary statistics instead) are left out (:func:`common_mps_entries`). OpInfo keys are mapped to overloads by the
 installed release's samples, else by the builder's OpInfo map (``curated/opinfo_map.json``); a key neither maps
 is listed as unmapped.
 """
@@ -72,7 +72,7 @@ def common_mps_lists(text: str, float32_only: bool = False) -> dict[str, set[str
 
 
 # a comment paragraph with one of these words puts an entry down to random draws, not to the MPS kernel
-_RANDOM_WORDS = ("random", "philox")
+_RANDOM_WORDS = ("random", "philox", "randn")
 # the releases whose wheels carry common_mps.py (its first release is 2.8.0)
 FIRST_COMMON_MPS = (2, 8)
 
@@ -80,7 +80,8 @@ FIRST_COMMON_MPS = (2, 8)
 def common_mps_entries(text: str) -> dict[str, dict[str, str]]:
     """``common_mps_lists``'s keys with the comment paragraph nearest above each entry inside its dict literal
     (the entry's own comment or the heading of its run of entries; "" when none): list -> key -> comment. Entries
-    whose paragraph says ``random`` or ``Philox`` are dropped (random ops: MPS and CPU draw differently)."""
+    whose paragraph names random draws (``_RANDOM_WORDS``: random ops, where MPS and CPU draw differently; 2.13's
+    ``pca_lowrank``, whose seeded ``randn`` lands on other sign choices) are dropped."""
     import io
     import tokenize
 
