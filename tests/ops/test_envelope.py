@@ -6,6 +6,7 @@ import ast
 
 from mpsready.ops import envelope
 from mpsready.ops.advisories import AdvisoryFacts, AdvisoryIndex
+from mpsready.ops.build import envelope as build_envelope
 from mpsready.ops.build.envelope import common_mps_lists
 
 
@@ -119,3 +120,56 @@ def test_an_empty_result_and_a_curated_fact_leave_the_call_to_others():
     assert (torch["envelope-count_nonzero-empty"], torch["envelope-native_layer_norm-mixed_float"]) == (
         "<2.5.0", "<2.8.0")
     assert "envelope-native_batch_norm_backward-noncontig" not in torch
+
+
+def test_common_mps_entries_keep_comments_and_drop_random_draws():
+    # round 10b: a paragraph that puts entries down to random draws (MPS and CPU use different generators) is no
+    # record of an MPS fault; the nearest paragraph above an entry (its own or its run's heading) decides
+    text = (
+        "def mps_ops_modifier(ops):\n"
+        "    UNDEFINED_XFAILLIST = {\n"
+        "        # topk fails with duplicate indices\n"
+        "        'topk': [torch.int16],\n"
+        "        # Failures due to random output that they generate using\n"
+        "        # Philox engine causing mismatch with CPU results\n"
+        "        'bernoulli': None,\n"
+        "        'uniform': [torch.float32],\n"
+        "        # singular vectors are sign-ambiguous; the new randn shifted the sequence\n"
+        "        'pca_lowrank': [torch.float32],\n"
+        "        # See the issue\n"
+        "        'index_put': [torch.int8],\n"
+        "    }\n"
+        "    SKIPLIST_GRAD = {'nn.functional.nll_loss': None}\n"
+        "    XFAILLIST_GRAD = {'x': None}\n")
+    assert build_envelope.common_mps_entries(text) == {
+        "UNDEFINED_XFAILLIST": {"topk": "topk fails with duplicate indices", "index_put": "See the issue"},
+        "SKIPLIST_GRAD": {"nn.functional.nll_loss": ""}}
+
+
+def test_records_keep_the_releases_whose_file_lists_them():
+    lists = {"2.9.0": {"ON_MPS_XFAILLIST": {"grid_sampler_2d"}}, "2.10.0": {"ON_MPS_XFAILLIST": {"grid_sampler_2d"}},
+             "2.13.0": {"SKIPLIST": {"nosuchop"}}}
+    recs = build_envelope.records({"grid_sampler_2d": {"grid_sampler_2d"}, "nosuchop": set()}, lists)
+    assert [r for r in recs["grid_sampler_2d"] if r["from"] == "common_mps.py"] == [{
+        "id": "ON_MPS_XFAILLIST:grid_sampler_2d", "report": "", "from": "common_mps.py",
+        "releases": ["2.9.0", "2.10.0"],
+        "source": "https://github.com/pytorch/pytorch/blob/v2.10.0/torch/testing/_internal/common_mps.py"}]
+    assert not any(r["id"] == "SKIPLIST:nosuchop" for rs in recs.values() for r in rs)  # unmapped: no family
+
+
+def test_mined_records_carry_the_releases_whose_common_mps_lists_them():
+    # round 10b: every release that ships common_mps.py, each read in its own wheel's file
+    doc = envelope.load()
+    assert doc["coverage"]["common_mps_releases"] == ["2.8.0", "2.9.0", "2.9.1", "2.10.0", "2.11.0", "2.12.0",
+                                                      "2.12.1", "2.13.0", "2.14.0", "2.14.1"]
+    got = {r["id"]: r["releases"] for f in ("grid_sampler_2d", "index_put", "topk") for r in doc["records"][f]
+           if r["from"] == "common_mps.py"}
+    assert got == {"ON_MPS_XFAILLIST:grid_sampler_2d": ["2.9.0", "2.9.1", "2.10.0"],
+                   "SKIPLIST:nn.functional.grid_sample": ["2.13.0", "2.14.0", "2.14.1"],
+                   "UNDEFINED_XFAILLIST:index_put": ["2.8.0"],
+                   "SKIPLIST_GRAD:topk": ["2.13.0", "2.14.0", "2.14.1"],
+                   "UNDEFINED_XFAILLIST:topk": ["2.8.0", "2.9.0", "2.9.1", "2.10.0", "2.11.0", "2.12.0", "2.12.1"]}
+    # random draws are no record (2.13.0's randint entries sit under the "Random ops" paragraph); no release's
+    # file lists binary cross-entropy, so the family still has no record (the known gap)
+    assert not {"randint", "randint_like", "linalg_svd", "binary_cross_entropy"} & set(doc["records"])
+    assert (doc["coverage"]["families_with_a_record"], len(envelope.regimes())) == (105, 265)

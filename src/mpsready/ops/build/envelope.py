@@ -16,6 +16,15 @@ tables (``mps_wrong_results.yaml``, ``mps_unverified_regimes.yaml``: public repo
 crash rules of ``mps_shape_rules.yaml``, and the OpInfos that the installed ``common_mps.py`` expects to fail or
 skips on MPS for wrong values or aborts (``UNDEFINED_XFAILLIST``, ``ON_MPS_XFAILLIST``, ``SKIPLIST``,
 ``SKIPLIST_GRAD``), mapped to their aten overloads by the same traced samples. Prints the coverage.
+
+Round 10b: the lists are read in every release that ships ``common_mps.py`` (2.8.0 onwards: before 2.8 the lists
+lived in ``test/test_mps.py``, which no wheel carries), each from that release's macOS arm64 wheel
+(``ops/build/fetch.py``: ``pip download``, sha256 recorded, only the file kept, in ``--cache``), and a record keeps
+the releases whose file lists it. Entries whose comment paragraph puts them down to random draws (``random``,
+``Philox``, ``randn``: MPS and CPU draw from different generators, so the mismatch is no MPS fault; 2.13.0 compares
+random ops by summary statistics instead) are left out (:func:`common_mps_entries`). OpInfo keys are mapped to overloads by the
+installed release's samples, else by the builder's OpInfo map (``curated/opinfo_map.json``); a key neither maps
+is listed as unmapped.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ from mpsready.ops.build import curated
 from mpsready.ops.envelope import FILE, family, features
 
 OUT = Path(__file__).resolve().parents[1] / "data" / "mined" / FILE
+CACHE = Path("/tmp/mpsready-torch-files")
 # common_mps.py lists whose entries are MPS wrong values, aborts or failures of an implemented op (not gaps)
 RECORD_LISTS = ("UNDEFINED_XFAILLIST", "ON_MPS_XFAILLIST", "SKIPLIST", "SKIPLIST_GRAD")
 GRAD_EXCLUDED = ("XFAILLIST_GRAD", "SKIPLIST_GRAD")
@@ -58,6 +68,45 @@ def common_mps_lists(text: str, float32_only: bool = False) -> dict[str, set[str
                         k.value for k, v in zip(node.value.keys, node.value.values)
                         if isinstance(k, ast.Constant) and isinstance(k.value, str)
                         and (not float32_only or _float32(v)))
+    return out
+
+
+# a comment paragraph with one of these words puts an entry down to random draws, not to the MPS kernel
+_RANDOM_WORDS = ("random", "philox", "randn")
+# the releases whose wheels carry common_mps.py (its first release is 2.8.0)
+FIRST_COMMON_MPS = (2, 8)
+
+
+def common_mps_entries(text: str) -> dict[str, dict[str, str]]:
+    """``common_mps_lists``'s keys with the comment paragraph nearest above each entry inside its dict literal
+    (the entry's own comment or the heading of its run of entries; "" when none): list -> key -> comment. Entries
+    whose paragraph names random draws (``_RANDOM_WORDS``: random ops, where MPS and CPU draw differently; 2.13's
+    ``pca_lowrank``, whose seeded ``randn`` lands on other sign choices) are dropped."""
+    import io
+    import tokenize
+
+    comments = {t.start[0]: t.string.lstrip("#").strip() for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                if t.type == tokenize.COMMENT and t.line.strip().startswith("#")}
+    out: dict[str, dict[str, str]] = {}
+    for node in ast.walk(ast.parse(text)):
+        if not (isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Dict)):
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for t in targets:
+            if not (isinstance(t, ast.Name) and t.id in RECORD_LISTS):
+                continue
+            for k in node.value.keys:
+                if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
+                    continue
+                line = next((ln for ln in range(k.lineno - 1, node.lineno, -1) if ln in comments), None)
+                para: list[str] = []
+                while line is not None and line in comments:  # the whole paragraph the nearest comment is in
+                    para.insert(0, comments[line])
+                    line -= 1
+                said = " ".join(para)
+                if any(w in said.lower() for w in _RANDOM_WORDS):
+                    continue
+                out.setdefault(t.id, {})[k.value] = said
     return out
 
 
@@ -133,8 +182,9 @@ def trace(op, samples: int, grad: bool, seen: dict[str, dict[str, Any]], primary
         return
 
 
-def records(op_keys: dict[str, set[str]], lists: dict[str, set[str]], release: str) -> dict[str, list[dict]]:
-    """Families with a record of MPS aborts or wrong results -> the records (id, report, source)."""
+def records(op_keys: dict[str, set[str]], lists: dict[str, dict[str, set[str]]]) -> dict[str, list[dict]]:
+    """Families with a record of MPS aborts or wrong results -> the records (id, report, source; ``releases``: for a
+    common_mps.py entry, the releases whose file lists it). ``lists``: release -> list name -> OpInfo keys."""
     out: dict[str, list[dict]] = {}
     for table, key in (("mps_wrong_results", "advisories"), ("mps_unverified_regimes", "regimes")):
         for e in curated.load(table)[key]:
@@ -147,16 +197,46 @@ def records(op_keys: dict[str, set[str]], lists: dict[str, set[str]], release: s
             fam = family(rule["op"])
             out.setdefault(fam, []).append({"id": f"crash:{rule['op']}", "report": "", "source": rule["source"],
                                             "from": "mps_shape_rules.yaml"})
-    cm = f"https://github.com/pytorch/pytorch/blob/v{release}/torch/testing/_internal/common_mps.py"
-    for lst in RECORD_LISTS:
-        for key in sorted(lists.get(lst, ())):
-            for fam in sorted({family(o) for o in op_keys.get(key, ())}):
-                out.setdefault(fam, []).append({"id": f"{lst}:{key}", "report": "", "source": cm,
-                                                "from": "common_mps.py"})
+    listed: dict[tuple[str, str], list[str]] = {}
+    for release in sorted(lists, key=_vkey):
+        for lst in RECORD_LISTS:
+            for key in lists[release].get(lst, ()):
+                listed.setdefault((lst, key), []).append(release)
+    for (lst, key), releases in sorted(listed.items()):
+        cm = f"https://github.com/pytorch/pytorch/blob/v{releases[-1]}/torch/testing/_internal/common_mps.py"
+        for fam in sorted({family(o) for o in op_keys.get(key, ())}):
+            out.setdefault(fam, []).append({"id": f"{lst}:{key}", "report": "", "source": cm,
+                                            "from": "common_mps.py", "releases": releases})
     return {k: v for k, v in sorted(out.items())}
 
 
-def build(samples: int) -> dict[str, Any]:
+def _vkey(release: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in release.split("."))
+
+
+def release_lists(releases: list[str], cache: Path, installed: tuple[str, str]) -> dict[str, dict[str, set[str]]]:
+    """release -> list name -> OpInfo keys, for every release of ``releases`` from 2.8.0 on (the wheels that carry
+    common_mps.py), each read in its own wheel's file (``fetch.fetch`` into ``cache``); the installed release's
+    file is read where it is installed (``installed``: release, text)."""
+    from mpsready.ops.build import fetch
+
+    out: dict[str, dict[str, set[str]]] = {}
+    for release in releases:
+        if _vkey(release)[:2] < FIRST_COMMON_MPS:
+            continue
+        if release == installed[0]:
+            text = installed[1]
+        else:
+            fetch.fetch(release, cache)
+            path = cache / release / "torch" / "testing" / "_internal" / "common_mps.py"
+            if not path.exists():
+                continue
+            text = path.read_text(encoding="utf-8")
+        out[release] = {k: set(v) for k, v in common_mps_entries(text).items()}
+    return out
+
+
+def build(samples: int, releases: list[str] | None = None, cache: Path = CACHE) -> dict[str, Any]:
     import torch
     from torch.testing._internal.common_methods_invocations import op_db
 
@@ -164,7 +244,7 @@ def build(samples: int) -> dict[str, Any]:
     import torch.testing._internal.common_mps as cm_mod
 
     text = Path(cm_mod.__file__).read_text(encoding="utf-8")
-    lists = common_mps_lists(text)
+    per_release = release_lists(releases if releases is not None else [release], cache, (release, text))
     # backward not compared in float32 (the envelope's dtype): its calls are not in the envelope
     no_grad = set().union(*(common_mps_lists(text, True).get(n, set()) for n in GRAD_EXCLUDED))
     seen: dict[str, dict[str, Any]] = {}
@@ -176,17 +256,28 @@ def build(samples: int) -> dict[str, Any]:
         if op.supports_autograd and key not in no_grad:
             trace(op, samples, True, seen, primary)
         op_keys[key] = primary
-    recs = records(op_keys, lists, release)
+    listed = {k for rel in per_release.values() for keys in rel.values() for k in keys}
+    # a key whose samples dispatch no overload named like it (conv2d reaches aten::convolution, argsort sort): the
+    # builder's OpInfo map (curated/opinfo_map.json with opinfo_overrides.yaml, ops/build/common_mps.py)
+    from mpsready.ops.build.common_mps import load_opinfo_map
+
+    mapped = load_opinfo_map()[0]
+    for key in listed:
+        if not op_keys.get(key) and mapped.get(key):
+            op_keys[key] = set(mapped[key])
+    recs = records(op_keys, per_release)
     gated = sorted(o for o in seen if family(o) in recs)
     cov = {"opinfos": len(op_db), "overloads_exercised": len(seen), "families_with_a_record": len(recs),
-           "overloads_gated": len(gated),
+           "overloads_gated": len(gated), "common_mps_releases": sorted(per_release, key=_vkey),
+           "common_mps_keys_unmapped": sorted(k for k in listed if not op_keys.get(k)),
            "gated_outside_per_feature": {k: sum(1 for o in gated if not seen[o][k])
                                          for k in ("empty", "mixed_float", "noncontig", "trailing_one")}}
     return {"schema": {"name": "mpsready.ops-envelope", "version": 1}, "torch": release,
             "how": (f"OpInfo sample_inputs of torch {release} (float32, at most {samples} per OpInfo, forward and "
                     "backward with random output gradients as test_mps.py's TestConsistency) traced on CPU under a "
-                    "TorchDispatchMode; records from the curated tables and common_mps.py's failure lists. Read in "
-                    f"{release}'s files; every other release inferred."),
+                    "TorchDispatchMode; records from the curated tables and the failure lists of common_mps.py of "
+                    f"{', '.join(sorted(per_release, key=_vkey))} (each read in its release's file). Envelope read "
+                    f"in {release}'s files; every other release inferred."),
             "ops": {k: seen[k] for k in sorted(seen)}, "records": recs, "coverage": cov}
 
 
@@ -194,8 +285,15 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m mpsready.ops.build --envelope", description=__doc__.splitlines()[0])
     ap.add_argument("--samples", type=int, default=12, help="samples per OpInfo (default 12)")
     ap.add_argument("-o", "--out", type=Path, default=OUT)
+    ap.add_argument("--releases", nargs="*", default=None,
+                    help="releases whose common_mps.py lists are records (default: every shipped release from 2.8)")
+    ap.add_argument("--cache", type=Path, default=CACHE, help="wheel members cache (ops/build/fetch.py)")
     args = ap.parse_args(argv)
-    doc = build(args.samples)
+    if args.releases is None:
+        from mpsready.ops.api import shipped_versions
+
+        args.releases = shipped_versions()
+    doc = build(args.samples, args.releases, args.cache)
     args.out.write_text(json.dumps(doc, indent=0, sort_keys=True) + "\n", encoding="utf-8")
     cov = doc["coverage"]
     print(f"envelope of torch {doc['torch']}: {cov['opinfos']} OpInfos, {cov['overloads_exercised']} aten overloads "
