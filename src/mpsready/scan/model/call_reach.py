@@ -116,11 +116,13 @@ def _main_guard(node: ast.AST) -> bool:
         and t.comparators[0].value == "__main__"
 
 
-def _module_units(rel: str, tree: ast.Module, units: dict[tuple[str, str], _Unit], guards: Guards | None = None
-                  ) -> list[ast.AST]:
+def _module_units(rel: str, tree: ast.Module, units: dict[tuple[str, str], _Unit], guards: Guards | None = None,
+                  main: bool = True) -> list[ast.AST]:
     """Record the units of ``tree`` and return the module-level code (what importing the file runs): statements,
     decorators, defaults, base classes and class bodies; definitions' bodies are left to their units. With ``guards``
-    the side of a module-level ``if`` a Mac never enters adds its definitions but none of its code."""
+    the side of a module-level ``if`` a Mac never enters adds its definitions but none of its code; unless ``main``
+    (the file is a main entry), neither does its ``if __name__ == "__main__":`` block (importing it runs no such
+    block: before round 10b the block of every main-path module counted as run)."""
     top: list[ast.AST] = []
 
     def add_def(node: ast.AST, key: str, owner: str | None, out: list[ast.AST]) -> _Unit:
@@ -145,6 +147,9 @@ def _module_units(rel: str, tree: ast.Module, units: dict[tuple[str, str], _Unit
                         cls.methods.append(add_def(inner, f"{stmt.name}.{inner.name}", stmt.name, out).key)
                     else:
                         out.append(inner)  # a class body runs when the module is imported
+            elif isinstance(stmt, ast.If) and not main and _main_guard(stmt):
+                walk(stmt.body, False)
+                walk(stmt.orelse, runs)
             elif isinstance(stmt, ast.If) and guards is not None and runs:
                 side = guards.skip(rel, stmt, None)
                 out.append(stmt.test)
@@ -275,9 +280,7 @@ def reach_by_calls(results: Mapping[str, Any], sources: Any, on_path: set[str], 
         if tree is None:
             continue
         trees.append((rel, tree))
-        code = _module_units(rel, tree, units, guards)
-        if rel not in mains:
-            code = [n for n in code if not _main_guard(n)]
+        code = _module_units(rel, tree, units, guards, rel in mains)
         top_code[rel] = code
     by_name: dict[str, list[_Unit]] = {}
     for u in units.values():
@@ -426,10 +429,11 @@ def calls_pass(findings: list[Finding], results: Mapping[str, Any], sources: Any
                 continue
             side = f"`{why.test}` ({why.rel}:{why.line})"
             facts = "; ".join(why.facts)
-            text = (f"called only when {side} holds, which it does not at the defaults" + (f": {facts}" if facts else "")
-                    if why.option else f"a Mac never calls it: only under {side}, decided by {facts}")
+            text = (f"a Mac never calls it: only under {side}, decided by {facts}" if why.by == "mac facts" else
+                    f"called only when {side} holds, which it does not at the defaults" + (f": {facts}" if facts
+                                                                                            else ""))
             ev["calls_guarded"] = {"test": why.test, "path": why.rel, "line": why.line, "facts": list(why.facts),
-                                   "by": "option default" if why.option else "mac facts"}
+                                   "by": why.by}
             out[i] = f.with_state(behind_flag=text).with_evidence(ev)
             continue
         if key in r.came_from:

@@ -37,7 +37,7 @@ class Skipped:
     test: str
     line: int
     facts: tuple[str, ...]
-    option: bool  # decided by an option's default, not by a fact of the Mac
+    by: str  # "mac facts", "option default" (an option or setting at its default) or "constant" (`if False:`)
 
 
 class Guards:
@@ -90,7 +90,8 @@ class Guards:
         self.skipped.append(Skipped(rel, side[0].lineno, max(getattr(s, "end_lineno", s.lineno) or s.lineno
                                                               for s in side),
                                     ast.unparse(node.test)[:80], node.lineno, tuple(mac.facts),
-                                    mac.used_default or not mac.facts))
+                                    "option default" if mac.used_default else "mac facts" if mac.facts
+                                    else "constant"))
         return "orelse" if truth else "body"
 
     def why(self, rel: str, line: int) -> Skipped | None:
