@@ -24,6 +24,11 @@ the project (an entry's ``main()`` does not reach another module's ``main``). At
 their text over every main-path file: two methods of one name reach each other's callers, so for them the analysis can
 only over-count what runs.
 
+**Guards** (round 10b, :mod:`mpsready.scan.model.reach_guards`): a reference on the side of an ``if`` that a Mac run
+at the defaults never enters (the Mac's facts, an option's default) reaches nothing; a limit reached only through such
+references is ``behind_flag`` with ``evidence.calls_guarded``. An imported module's ``if __name__ == "__main__":``
+block does not run on import and reaches nothing.
+
 **What a finding gets.** A limiting finding in a reached unit keeps limiting, and carries the chain of calls that
 reaches it (``evidence.main_path.calls``: ``["train.py:40 main", "train.py:12 Trainer.fit", "engine.py:88
 Trainer._step"]``, each step the file and line of the reference and the unit it reaches); the terminal prints it after

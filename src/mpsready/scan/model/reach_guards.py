@@ -78,10 +78,7 @@ class Guards:
         mac = self._mac(rel)
         if mac is None:
             return None
-        try:
-            truth = mac.truth(node.test, fn, self._owners[rel].get(id(fn)))
-        except Exception:  # noqa: BLE001 - an evaluation failure decides nothing, never an internal error
-            return None
+        truth = mac.truth(node.test, fn, self._owners[rel].get(id(fn)))  # a RecursionError is caught there: None
         if truth is None:
             return None
         side = node.orelse if truth else node.body
