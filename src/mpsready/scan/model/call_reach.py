@@ -24,6 +24,11 @@ the project (an entry's ``main()`` does not reach another module's ``main``). At
 their text over every main-path file: two methods of one name reach each other's callers, so for them the analysis can
 only over-count what runs.
 
+**Guards** (round 10b, :mod:`mpsready.scan.model.reach_guards`): a reference on the side of an ``if`` that a Mac run
+at the defaults never enters (the Mac's facts, an option's default) reaches nothing; a limit reached only through such
+references is ``behind_flag`` with ``evidence.calls_guarded``. An imported module's ``if __name__ == "__main__":``
+block does not run on import and reaches nothing.
+
 **What a finding gets.** A limiting finding in a reached unit keeps limiting, and carries the chain of calls that
 reaches it (``evidence.main_path.calls``: ``["train.py:40 main", "train.py:12 Trainer.fit", "engine.py:88
 Trainer._step"]``, each step the file and line of the reference and the unit it reaches); the terminal prints it after
@@ -53,6 +58,7 @@ from typing import Any
 
 from mpsready.findings import Finding
 from mpsready.scan.model.graph import main_entries, main_path
+from mpsready.scan.model.reach_guards import Guards, explain
 from mpsready.scan.model.reached_flags import switch_unreached
 from mpsready.scan.model.remedy import limits
 
@@ -115,57 +121,80 @@ def _main_guard(node: ast.AST) -> bool:
         and t.comparators[0].value == "__main__"
 
 
-def _module_units(rel: str, tree: ast.Module, units: dict[tuple[str, str], _Unit]) -> list[ast.AST]:
+def _module_units(rel: str, tree: ast.Module, units: dict[tuple[str, str], _Unit], guards: Guards | None = None,
+                  main: bool = True) -> list[ast.AST]:
     """Record the units of ``tree`` and return the module-level code (what importing the file runs): statements,
-    decorators, defaults, base classes and class bodies; definitions' bodies are left to their units."""
+    decorators, defaults, base classes and class bodies; definitions' bodies are left to their units. With ``guards``
+    the side of a module-level ``if`` a Mac never enters adds its definitions but none of its code; unless ``main``
+    (the file is a main entry), neither does its ``if __name__ == "__main__":`` block (importing it runs no such
+    block: before round 10b the block of every main-path module counted as run)."""
     top: list[ast.AST] = []
 
-    def add_def(node: ast.AST, key: str, owner: str | None) -> _Unit:
+    def add_def(node: ast.AST, key: str, owner: str | None, out: list[ast.AST]) -> _Unit:
         u = _Unit(rel, key, node.name, node.lineno, getattr(node, "end_lineno", node.lineno) or node.lineno, node,
                   owner, _registered(node))
         units[(rel, key)] = u
-        top.extend(node.decorator_list)
+        out.extend(node.decorator_list)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            top.extend(d for d in [*node.args.defaults, *node.args.kw_defaults] if d is not None)
+            out.extend(d for d in [*node.args.defaults, *node.args.kw_defaults] if d is not None)
         return u
 
-    def walk(stmts: Iterable[ast.stmt]) -> None:
+    def walk(stmts: Iterable[ast.stmt], runs: bool = True) -> None:
+        out = top if runs else []  # a side a Mac never enters: its definitions exist, its code does not run
         for stmt in stmts:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                add_def(stmt, stmt.name, None)
+                add_def(stmt, stmt.name, None, out)
             elif isinstance(stmt, ast.ClassDef):
-                cls = add_def(stmt, stmt.name, None)
-                top.extend([*stmt.bases, *stmt.keywords])
+                cls = add_def(stmt, stmt.name, None, out)
+                out.extend([*stmt.bases, *stmt.keywords])
                 for inner in stmt.body:
                     if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        cls.methods.append(add_def(inner, f"{stmt.name}.{inner.name}", stmt.name).key)
+                        cls.methods.append(add_def(inner, f"{stmt.name}.{inner.name}", stmt.name, out).key)
                     else:
-                        top.append(inner)  # a class body runs when the module is imported
+                        out.append(inner)  # a class body runs when the module is imported
+            elif isinstance(stmt, ast.If) and not main and _main_guard(stmt):
+                walk(stmt.body, False)
+                walk(stmt.orelse, runs)
+            elif isinstance(stmt, ast.If) and guards is not None and runs:
+                side = guards.skip(rel, stmt, None)
+                out.append(stmt.test)
+                walk(stmt.body, side != "body")
+                walk(stmt.orelse, side != "orelse")
             elif isinstance(stmt, (ast.If, ast.Try, ast.With, ast.For, ast.While)) or type(stmt).__name__ == "TryStar":
-                top.extend(getattr(stmt, attr) for attr in ("test", "iter", "target") if hasattr(stmt, attr))
-                top.extend(getattr(stmt, "items", ()))
-                walk(getattr(stmt, "body", ()))
-                walk(getattr(stmt, "orelse", ()))
-                walk(getattr(stmt, "finalbody", ()))
+                out.extend(getattr(stmt, attr) for attr in ("test", "iter", "target") if hasattr(stmt, attr))
+                out.extend(getattr(stmt, "items", ()))
+                walk(getattr(stmt, "body", ()), runs)
+                walk(getattr(stmt, "orelse", ()), runs)
+                walk(getattr(stmt, "finalbody", ()), runs)
                 for h in getattr(stmt, "handlers", ()):
-                    walk(h.body)
+                    walk(h.body, runs)
             elif isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__"
                                                       for t in stmt.targets):
                 continue  # `__all__` names what may be imported, not what runs
             else:
-                top.append(stmt)
+                out.append(stmt)
 
     walk(tree.body)
     return top
 
 
-def _loads(nodes: Iterable[ast.AST]) -> tuple[dict[str, int], dict[str, int]]:
-    """(bare names loaded in ``nodes``, attributes and identifier strings loaded) -> the first line of each."""
+def _loads(nodes: Iterable[ast.AST], rel: str = "", fn: ast.AST | None = None, guards: Guards | None = None
+           ) -> tuple[dict[str, int], dict[str, int]]:
+    """(bare names loaded in ``nodes``, attributes and identifier strings loaded) -> the first line of each; with
+    ``guards``, none from the side of an ``if`` a Mac run at the defaults never enters (``fn``: the function around)."""
     bare: dict[str, int] = {}
     other: dict[str, int] = {}
-    stack = list(nodes)
+    stack: list[tuple[ast.AST, ast.AST | None]] = [(n, fn) for n in nodes]
     while stack:
-        n = stack.pop()
+        n, fn = stack.pop()
+        if guards is not None and isinstance(n, ast.If):
+            side = guards.skip(rel, n, fn)
+            if side is not None:
+                stack.append((n.test, fn))
+                stack.extend((c, fn) for c in (n.orelse if side == "body" else n.body))
+                continue
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            fn = n
         name, out = None, other
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
             name, out = n.id, bare
@@ -177,7 +206,7 @@ def _loads(nodes: Iterable[ast.AST]) -> tuple[dict[str, int], dict[str, int]]:
             line = getattr(n, "lineno", 0)
             if name not in out or line < out[name]:
                 out[name] = line
-        stack.extend(ast.iter_child_nodes(n))
+        stack.extend((c, fn) for c in ast.iter_child_nodes(n))
     return bare, other
 
 
@@ -241,7 +270,7 @@ class Reach:
 
 
 def reach_by_calls(results: Mapping[str, Any], sources: Any, on_path: set[str], starts: Iterable[str],
-                   mains: Iterable[str], api: Iterable[str] = ()) -> Reach:
+                   mains: Iterable[str], api: Iterable[str] = (), guards: Guards | None = None) -> Reach:
     """The units of the main-path files ``on_path`` that its code reaches (see the module doc). ``starts``: modules
     the main path starts from that are no scripts (their definitions are called by their users); ``mains``: files
     whose ``__main__`` block is a main entry; ``api``: the names the README's code imports from the project."""
@@ -249,14 +278,14 @@ def reach_by_calls(results: Mapping[str, Any], sources: Any, on_path: set[str], 
     top_code: dict[str, list[ast.AST]] = {}
     trees: list[tuple[str, ast.Module]] = []
     mains = set(mains)
+    if guards is not None:
+        guards.names = frozenset(_def_names(sources, on_path))
     for rel in sorted(on_path):
         tree = sources.tree(rel) if rel.endswith(".py") else None
         if tree is None:
             continue
         trees.append((rel, tree))
-        code = _module_units(rel, tree, units)
-        if rel not in mains:
-            code = [n for n in code if not _main_guard(n)]
+        code = _module_units(rel, tree, units, guards, rel in mains)
         top_code[rel] = code
     by_name: dict[str, list[_Unit]] = {}
     for u in units.values():
@@ -321,7 +350,7 @@ def reach_by_calls(results: Mapping[str, Any], sources: Any, on_path: set[str], 
 
     starts = set(starts)
     for rel, code in top_code.items():
-        see_all(_loads(code), None, rel)
+        see_all(_loads(code, rel, None, guards), None, rel)
     for rel in sorted(starts & set(top_code)):
         # a starting module's re-exports (`from .base import load_model` in a package's __init__.py) are its API
         see({a.asname or a.name: n.lineno for n in top_code[rel] if isinstance(n, ast.ImportFrom) for a in n.names},
@@ -335,8 +364,19 @@ def reach_by_calls(results: Mapping[str, Any], sources: Any, on_path: set[str], 
         u = units[key]
         if isinstance(u.node, ast.ClassDef):
             continue  # its body ran with the module; its methods are units of their own
-        see_all(_loads(u.node.body), key, u.rel)
+        see_all(_loads(u.node.body, u.rel, u.node, guards), key, u.rel)
     return Reach(units, came_from, trees)
+
+
+def _def_names(sources: Any, on_path: Iterable[str]) -> set[str]:
+    """The names of every function, class and method defined in the main-path files."""
+    out: set[str] = set()
+    for rel in on_path:
+        tree = sources.tree(rel) if rel.endswith(".py") else None
+        if tree is not None:
+            out.update(n.name for n in ast.walk(tree)
+                       if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
+    return out
 
 
 def _starts(results: Mapping[str, Any], roots: list[str]) -> list[str]:
@@ -361,7 +401,16 @@ def calls_pass(findings: list[Finding], results: Mapping[str, Any], sources: Any
     if not wanted:
         return findings
     mains = main_entries(results, roots, declared)
-    r = reach_by_calls(results, sources, on_path, _starts(results, roots), mains, declared.api_names)
+    starts = _starts(results, roots)
+    guards = Guards(sources, frozenset())
+    r = reach_by_calls(results, sources, on_path, starts, mains, declared.api_names, guards)
+    full: list[Reach] = []  # the reach that follows every branch, built when a limit is not reached
+
+    def unguarded() -> Reach:
+        if not full:
+            full.append(reach_by_calls(results, sources, on_path, starts, mains, declared.api_names))
+        return full[0]
+
     out = list(findings)
     for i in wanted:
         f = out[i]
@@ -376,6 +425,21 @@ def calls_pass(findings: list[Finding], results: Mapping[str, Any], sources: Any
             # code calls `.cuda()` on the object, and that call is a finding of its own, where the edit belongs
             ev["delegate"] = f"{u.key}() passes a `.cuda()` call on; the calls of it are the limits"
             out[i] = f.with_state(reach="off_main_path").with_evidence(ev)
+            continue
+        if key not in r.came_from and key in unguarded().came_from:
+            why = explain(r, unguarded(), guards, u)
+            if why is None:  # no skipped branch explains it: the limit stays, with the chain that reaches it
+                r_u = unguarded()
+                out[i] = f.with_evidence({**ev, "main_path": {**(ev.get("main_path") or {}), "calls": r_u.chain(u)}})
+                continue
+            side = f"`{why.test}` ({why.rel}:{why.line})"
+            facts = "; ".join(why.facts)
+            text = (f"a Mac never calls it: only under {side}, decided by {facts}" if why.by == "mac facts" else
+                    f"called only when {side} holds, which it does not at the defaults" + (f": {facts}" if facts
+                                                                                            else ""))
+            ev["calls_guarded"] = {"test": why.test, "path": why.rel, "line": why.line, "facts": list(why.facts),
+                                   "by": why.by}
+            out[i] = f.with_state(behind_flag=text).with_evidence(ev)
             continue
         if key in r.came_from:
             mp = dict(ev.get("main_path") or {})

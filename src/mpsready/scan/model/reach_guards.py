@@ -1,0 +1,118 @@
+"""Guards around references (issue 32, round 10b): reach by calls follows only the branches a Mac run takes.
+
+The reach by calls (:mod:`mpsready.scan.model.call_reach`) read every name in a reached definition as called. A
+reference inside ``if torch.cuda.is_available():``, or inside ``if args.trt:`` where ``--trt`` is a ``store_true``
+option, reached its callee as surely as one on the straight path, so a CUDA-graph runner or a TensorRT exporter three
+calls away limited the Mac. Round 4's caller pass (:mod:`mpsready.scan.model.callers`) covers one call up; this pass
+carries the guard along the whole chain.
+
+**Which branches are skipped.** The test of an ``if`` statement in reached code is decided by the file's evaluation
+under the Mac's facts (:class:`mpsready.scan.code.macfacts.MacEval`, PyTorch 2.13.0 on macOS arm64): a test decided
+False skips the body, one decided True skips the ``else``. A test decided only by an option's default (``used_default``:
+a ``store_true`` option is False, a settings ``.get("x", False)`` is False) skips its side too, as the visitor's
+``behind_flag`` does for a finding inside such a branch: the default configuration never runs it, and the finding says
+which option turns it on. Only tests whose skipped side names a definition of the project are evaluated (the others
+decide no reach).
+
+**What a finding gets.** A limit in a definition that the guarded reach does not reach, but the unguarded one does, is
+``behind_flag`` (``a Mac never calls it: ...`` for a fact of the Mac, ``called only when ...`` for an option's
+default) with ``evidence.calls_guarded``: the test, its file and line, and the facts that decide it. When no skipped
+branch explains the difference the limit stays (the analysis only drops what it can show).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """One skipped side of a decided ``if``: its file and lines, the test as written, and why it is skipped."""
+
+    rel: str
+    first: int
+    last: int
+    test: str
+    line: int
+    facts: tuple[str, ...]
+    by: str  # "mac facts", "option default" (an option or setting at its default) or "constant" (`if False:`)
+
+
+class Guards:
+    """Decides the ``if`` tests of reached code file by file (one :class:`MacEval` per file) and records each side
+    it skips."""
+
+    def __init__(self, sources: Any, names: frozenset[str]) -> None:
+        self.sources = sources
+        self.names = names  # the names of the project's definitions: a side naming none decides no reach
+        self.skipped: list[Skipped] = []
+        self._evals: dict[str, Any] = {}
+        self._owners: dict[str, dict[int, ast.ClassDef]] = {}
+
+    def _mac(self, rel: str) -> Any:
+        if rel not in self._evals:
+            from mpsready.scan.code.macfacts import MacEval
+            from mpsready.scan.code.names import build_alias_map
+            from mpsready.scan.code.valueflow import ValueFlow
+            tree = self.sources.tree(rel)
+            self._evals[rel] = None if tree is None else MacEval(ValueFlow(build_alias_map(tree), tree))
+            self._owners[rel] = {} if tree is None else {
+                id(st): c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for st in c.body
+                if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        return self._evals[rel]
+
+    def _names_any(self, stmts: list[ast.stmt]) -> bool:
+        for s in stmts:
+            for n in ast.walk(s):
+                if (isinstance(n, ast.Name) and n.id in self.names) or (isinstance(n, ast.Attribute)
+                                                                         and n.attr in self.names):
+                    return True
+        return False
+
+    def skip(self, rel: str, node: ast.If, fn: ast.AST | None) -> str | None:
+        """``"body"`` or ``"orelse"``: the side of ``node`` a Mac run at the defaults never enters, else None."""
+        if not (self._names_any(node.body) or self._names_any(node.orelse)):
+            return None
+        mac = self._mac(rel)
+        if mac is None:
+            return None
+        truth = mac.truth(node.test, fn, self._owners[rel].get(id(fn)))  # a RecursionError is caught there: None
+        if truth is None:
+            return None
+        side = node.orelse if truth else node.body
+        if not side:
+            return None
+        self.skipped.append(Skipped(rel, side[0].lineno, max(getattr(s, "end_lineno", s.lineno) or s.lineno
+                                                              for s in side),
+                                    ast.unparse(node.test)[:80], node.lineno, tuple(mac.facts),
+                                    "option default" if mac.used_default else "mac facts" if mac.facts
+                                    else "constant"))
+        return "orelse" if truth else "body"
+
+    def why(self, rel: str, line: int) -> Skipped | None:
+        """The skipped side holding ``rel:line`` (the innermost), or None."""
+        best = None
+        for s in self.skipped:
+            if s.rel == rel and s.first <= line <= s.last and (best is None or s.first >= best.first):
+                best = s
+        return best
+
+
+def explain(guarded: Any, full: Any, guards: Guards, unit: Any) -> Skipped | None:
+    """Why ``unit`` (reached by the unguarded reach ``full``, not by ``guarded``) never runs on a Mac at the defaults:
+    the skipped branch that holds the first reference of its chain that the guarded reach did not follow."""
+    node, steps, seen = (unit.rel, unit.key), [], set()
+    while node is not None and node in full.came_from and node not in seen:
+        seen.add(node)
+        prev, rel, line = full.came_from[node]
+        steps.append((node, prev, rel, line))
+        node = prev
+    for node, prev, rel, line in reversed(steps):
+        if node in guarded.came_from:
+            continue
+        if prev is not None and prev not in guarded.came_from:
+            return None
+        return guards.why(rel, line)
+    return None
