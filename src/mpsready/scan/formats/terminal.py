@@ -116,6 +116,19 @@ class TerminalFormat(ScanFormat):
             first = result.limiting[0]
             console.print(Text(f"  because: {first.code} {visible(str(first.location))}  "
                                f"{visible(first.core_op or first.message)}"), soft_wrap=True)
+        self._print_asides(result, console)
+        if result.flags:
+            console.print(Text("run on the Mac with: " + visible(" ".join(result.flags)), style="bold"))
+            for command in result.commands[:self.max_per_group]:  # issue 32: the exact command line
+                console.print(Text("  " + visible(command), style="bold"), soft_wrap=True)
+        if result.incomplete:
+            console.print(Text(f"incomplete: {len(result.incomplete)} file(s) could not be read or parsed, the outlook "
+                               "covers the rest only: " + visible(", ".join(result.incomplete[:10])), style="yellow"))
+        self.print_tail(result, console)
+
+    def _print_asides(self, result: ScanResult, console: Console) -> None:
+        """The dim lines under the verdict that never decide it: optional parts, limits whose reach is not verified,
+        secondary parts."""
         for opt in result.optional[:self.max_per_group]:  # issue 32: optional parts, never the headline
             where = f"{opt['path']}:{opt['line']}" if opt["line"] else str(opt["path"])
             console.print(Text(f"  optional: {opt['code']} {visible(where)} ({visible(opt['why'])})", style="dim"),
@@ -125,14 +138,6 @@ class TerminalFormat(ScanFormat):
                                style="dim"), soft_wrap=True)
         for part in result.secondary[:self.max_per_group]:  # off the main path: they never lower the outlook above
             console.print(Text(f"  secondary part {visible(part.line())}", style="dim"))
-        if result.flags:
-            console.print(Text("run on the Mac with: " + visible(" ".join(result.flags)), style="bold"))
-            for command in result.commands[:self.max_per_group]:  # issue 32: the exact command line
-                console.print(Text("  " + visible(command), style="bold"), soft_wrap=True)
-        if result.incomplete:
-            console.print(Text(f"incomplete: {len(result.incomplete)} file(s) could not be read or parsed, the outlook "
-                               "covers the rest only: " + visible(", ".join(result.incomplete[:10])), style="yellow"))
-        self.print_tail(result, console)
 
     @staticmethod
     def print_tail(result: ScanResult, console: Console) -> None:

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import ast
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +63,7 @@ from mpsready.scan.model.reached_flags import switch_unreached
 from mpsready.scan.model.remedy import limits
 
 MAX_FILES = 400
+_Def = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef  # what a unit is
 # decorators that wrap a definition without registering it anywhere (functools, torch, typing, abc, dataclasses)
 NEUTRAL_DECORATORS = frozenset({
     "staticmethod", "classmethod", "property", "setter", "getter", "deleter", "cached_property", "wraps",
@@ -98,7 +99,7 @@ class _Unit:
     name: str
     first: int
     last: int
-    node: ast.AST
+    node: _Def
     owner: str | None = None  # a method's class key
     registered: bool = False  # a decorator that may register it
     methods: list[str] = field(default_factory=list)  # a class's method keys
@@ -130,7 +131,7 @@ def _module_units(rel: str, tree: ast.Module, units: dict[tuple[str, str], _Unit
     block: before round 10b the block of every main-path module counted as run)."""
     top: list[ast.AST] = []
 
-    def add_def(node: ast.AST, key: str, owner: str | None, out: list[ast.AST]) -> _Unit:
+    def add_def(node: _Def, key: str, owner: str | None, out: list[ast.AST]) -> _Unit:
         u = _Unit(rel, key, node.name, node.lineno, getattr(node, "end_lineno", node.lineno) or node.lineno, node,
                   owner, _registered(node))
         units[(rel, key)] = u
@@ -260,7 +261,9 @@ class Reach:
 
     def chain(self, unit: _Unit) -> list[str]:
         """The references from module-level code to ``unit``: ``file:line name`` per step."""
-        steps, node, seen = [], (unit.rel, unit.key), set()
+        steps: list[str] = []
+        node: tuple[str, str] | None = (unit.rel, unit.key)
+        seen: set[tuple[str, str]] = set()
         while node is not None and node in self.came_from and node not in seen:
             seen.add(node)
             prev, rel, line = self.came_from[node]
@@ -273,7 +276,9 @@ def reach_by_calls(results: Mapping[str, Any], sources: Any, on_path: set[str], 
                    mains: Iterable[str], api: Iterable[str] = (), guards: Guards | None = None) -> Reach:
     """The units of the main-path files ``on_path`` that its code reaches (see the module doc). ``starts``: modules
     the main path starts from that are no scripts (their definitions are called by their users); ``mains``: files
-    whose ``__main__`` block is a main entry; ``api``: the names the README's code imports from the project."""
+    whose ``__main__`` block is a main entry; ``api``: the names the README's code imports from the project.
+    Long because its worklist's closures (``reach``, ``see``, ``see_bare``) share one state (queue, came_from, the
+    names loaded so far): split apart they would pass all of it around."""
     units: dict[tuple[str, str], _Unit] = {}
     top_code: dict[str, list[ast.AST]] = {}
     trees: list[tuple[str, ast.Module]] = []
@@ -360,11 +365,11 @@ def reach_by_calls(results: Mapping[str, Any], sources: Any, on_path: set[str], 
         if rel in starts and u.owner is None:
             reach((rel, key), (None, rel, u.first), True)  # a library's users call what its starting modules define
     while queue:
-        key = queue.popleft()
-        u = units[key]
+        at = queue.popleft()
+        u = units[at]
         if isinstance(u.node, ast.ClassDef):
             continue  # its body ran with the module; its methods are units of their own
-        see_all(_loads(u.node.body, u.rel, u.node, guards), key, u.rel)
+        see_all(_loads(u.node.body, u.rel, u.node, guards), at, u.rel)
     return Reach(units, came_from, trees)
 
 
@@ -414,54 +419,54 @@ def calls_pass(findings: list[Finding], results: Mapping[str, Any], sources: Any
     out = list(findings)
     for i in wanted:
         f = out[i]
-        u = r.unit_at(f.location.path, f.location.line)
-        if u is None:
-            continue  # module-level code: it runs when the file is imported
-        top = u if u.owner is None else r.units[(u.rel, u.owner)]
-        key = (u.rel, u.key)
-        ev = dict(f.evidence or {})
-        if f.code == "API101" and u.owner is not None and u.name == "cuda":
-            # an override of `.cuda()` that passes the call on (`return super().cuda(*args)`): it runs only where some
-            # code calls `.cuda()` on the object, and that call is a finding of its own, where the edit belongs
-            ev["delegate"] = f"{u.key}() passes a `.cuda()` call on; the calls of it are the limits"
-            out[i] = f.with_state(reach="off_main_path").with_evidence(ev)
-            continue
-        if key not in r.came_from and key in unguarded().came_from:
-            why = explain(r, unguarded(), guards, u)
-            if why is None:  # no skipped branch explains it: the limit stays, with the chain that reaches it
-                r_u = unguarded()
-                out[i] = f.with_evidence({**ev, "main_path": {**(ev.get("main_path") or {}), "calls": r_u.chain(u)}})
-                continue
-            side = f"`{why.test}` ({why.rel}:{why.line})"
-            facts = "; ".join(why.facts)
-            text = (f"a Mac never calls it: only under {side}, decided by {facts}" if why.by == "mac facts" else
-                    f"called only when {side} holds, which it does not at the defaults" + (f": {facts}" if facts
-                                                                                            else ""))
-            ev["calls_guarded"] = {"test": why.test, "path": why.rel, "line": why.line, "facts": list(why.facts),
-                                   "by": why.by}
-            out[i] = f.with_state(behind_flag=text).with_evidence(ev)
-            continue
-        if key in r.came_from:
-            mp = dict(ev.get("main_path") or {})
-            mp["calls"] = r.chain(u)
-            ev["main_path"] = mp
-            off = switch_unreached(u.node, f.location.line, lambda: r.trees, r.reached_at)
-            if off:  # a switch only unreached code turns on (model/reached_flags.py)
-                out[i] = f.with_state(behind_flag=off).with_evidence({**ev, "switch_unreached": off})
-            else:
-                out[i] = f.with_evidence(ev)
-        elif u.registered or top.registered:
-            what = u if u.registered else top
-            ev["not_verified"] = (f"{what.key} has a decorator that may register it "
-                                  f"({ast.unparse(what.node.decorator_list[0])[:60]}); nothing on the main path "
-                                  f"names it, so whether a Mac runs it depends on what selects it")
-            out[i] = f.with_state(reach="off_main_path").with_evidence(ev)
-        elif u.owner is not None and top.external_base and (u.rel, u.owner) in r.came_from:
-            ev["not_verified"] = (f"{u.key}() is never named on the main path, but {top.key} derives from a class "
-                                  f"outside the project, which may call it by name")
-            out[i] = f.with_state(reach="off_main_path").with_evidence(ev)
-        else:
-            ev["uncalled_on_path"] = (f"{u.key}() is in {u.rel}, which the main path imports, but no code the main "
-                                      f"path runs calls it or names it")
-            out[i] = f.with_state(reach="off_main_path").with_evidence(ev)
+        u = r.unit_at(f.location.path or "", f.location.line or 0)
+        if u is not None:  # else module-level code: it runs when the file is imported
+            out[i] = _judge(f, u, r, unguarded, guards)
     return out
+
+
+def _judge(f: Finding, u: _Unit, r: Reach, unguarded: Callable[[], Reach], guards: Guards) -> Finding:
+    """One limit in unit ``u`` judged by the reach ``r``: off the main path (uncalled, or behind a branch a Mac never
+    takes), not verified (a decorator or an outside base class may call it), or reached, with its call chain."""
+    top = u if u.owner is None else r.units[(u.rel, u.owner)]
+    key = (u.rel, u.key)
+    ev = dict(f.evidence or {})
+    if f.code == "API101" and u.owner is not None and u.name == "cuda":
+        # an override of `.cuda()` that passes the call on (`return super().cuda(*args)`): it runs only where some
+        # code calls `.cuda()` on the object, and that call is a finding of its own, where the edit belongs
+        ev["delegate"] = f"{u.key}() passes a `.cuda()` call on; the calls of it are the limits"
+        return f.with_state(reach="off_main_path").with_evidence(ev)
+    if key not in r.came_from and key in unguarded().came_from:
+        why = explain(r, unguarded(), guards, u)
+        if why is None:  # no skipped branch explains it: the limit stays, with the chain that reaches it
+            r_u = unguarded()
+            return f.with_evidence({**ev, "main_path": {**(ev.get("main_path") or {}), "calls": r_u.chain(u)}})
+        side = f"`{why.test}` ({why.rel}:{why.line})"
+        facts = "; ".join(why.facts)
+        text = (f"a Mac never calls it: only under {side}, decided by {facts}" if why.by == "mac facts" else
+                f"called only when {side} holds, which it does not at the defaults" + (f": {facts}" if facts
+                                                                                        else ""))
+        ev["calls_guarded"] = {"test": why.test, "path": why.rel, "line": why.line, "facts": list(why.facts),
+                               "by": why.by}
+        return f.with_state(behind_flag=text).with_evidence(ev)
+    if key in r.came_from:
+        mp = dict(ev.get("main_path") or {})
+        mp["calls"] = r.chain(u)
+        ev["main_path"] = mp
+        off = switch_unreached(u.node, f.location.line or 0, lambda: r.trees, r.reached_at)
+        if off:  # a switch only unreached code turns on (model/reached_flags.py)
+            return f.with_state(behind_flag=off).with_evidence({**ev, "switch_unreached": off})
+        return f.with_evidence(ev)
+    if u.registered or top.registered:
+        what = u if u.registered else top
+        ev["not_verified"] = (f"{what.key} has a decorator that may register it "
+                              f"({ast.unparse(what.node.decorator_list[0])[:60]}); nothing on the main path "
+                              f"names it, so whether a Mac runs it depends on what selects it")
+        return f.with_state(reach="off_main_path").with_evidence(ev)
+    if u.owner is not None and top.external_base and (u.rel, u.owner) in r.came_from:
+        ev["not_verified"] = (f"{u.key}() is never named on the main path, but {top.key} derives from a class "
+                              f"outside the project, which may call it by name")
+        return f.with_state(reach="off_main_path").with_evidence(ev)
+    ev["uncalled_on_path"] = (f"{u.key}() is in {u.rel}, which the main path imports, but no code the main "
+                              f"path runs calls it or names it")
+    return f.with_state(reach="off_main_path").with_evidence(ev)
