@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mpsready.astnames import dotted
 from mpsready.ops.build import fetch
 
 # The modules a program reads on a Mac path (issue 33, builder h33f).
@@ -150,14 +151,9 @@ class ModuleReader:
 
     def dotted(self, package: str, expr: ast.expr) -> str | None:
         """``_C._VariableFunctions`` inside ``torch`` -> ``torch._C._VariableFunctions`` (a readable module)."""
-        parts: list[str] = []
-        while isinstance(expr, ast.Attribute):
-            parts.append(expr.attr)
-            expr = expr.value
-        if not isinstance(expr, ast.Name):
+        name = dotted(expr)
+        if name is None:
             return None
-        parts.append(expr.id)
-        name = ".".join(reversed(parts))
         for cand in (f"{package}.{name}", name):
             if self.path_of(cand) is not None:
                 return cand

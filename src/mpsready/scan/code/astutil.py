@@ -12,6 +12,8 @@ from bisect import bisect_left
 from collections import deque
 from typing import Any, Iterator
 
+from mpsready.astnames import dotted  # noqa: F401  (re-exported: the scan's modules import it from here)
+
 FALLBACK_EXCEPTIONS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError", "RuntimeError"}
 CAST_METHODS = {"float", "half", "bfloat16", "type", "int", "long", "bool"}
 TENSOR_FROM_ARRAY = {"torch.from_numpy", "torch.tensor", "torch.as_tensor", "torch.Tensor"}
@@ -83,18 +85,6 @@ def walk_without_helper(tree: ast.AST):
 def end_of(node: ast.AST) -> tuple[int | None, int | None]:
     """A node's ``(end_lineno, end_col_offset)`` (``None`` for nodes without positions)."""
     return getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
-
-
-def dotted(node: ast.AST) -> str | None:
-    """``args.dist_backend`` for an Attribute chain over a Name (as written, no alias resolution)."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
 
 
 def receiver(call: ast.Call) -> ast.expr | None:
