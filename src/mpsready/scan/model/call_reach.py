@@ -72,6 +72,9 @@ NEUTRAL_DECORATORS = frozenset({
     "asynccontextmanager", "overload", "final", "override", "total_ordering", "jit", "custom_fwd", "custom_bwd",
     "once_differentiable", "njit", "singledispatch", "runtime_checkable", "unique", "torch_compile", "dynamo",
 })
+# decorators that make a function a command of a command line (typer's `app.command()`/`app.callback()`, click's
+# `cli.command()`/`click.group()`): in a main entry the README's command runs it by the command's name
+CLI_COMMANDS = frozenset({"command", "group", "callback"})
 # methods Python, PyTorch or a training framework calls by name (torch.nn.Module, torch.autograd.Function,
 # torch.utils.data, torch.optim, Lightning's LightningModule/Callback/LightningDataModule, gym.Env, transformers'
 # PreTrainedModel): a reached class's method of such a name runs without the project naming it
@@ -361,6 +364,11 @@ def reach_by_calls(results: Mapping[str, Any], sources: Any, on_path: set[str], 
         see({a.asname or a.name: n.lineno for n in top_code[rel] if isinstance(n, ast.ImportFrom) for a in n.names},
             None, rel, True)
     see(dict.fromkeys(api, 0), None, "README", True)  # the names the README's code imports from the project
+    for (rel, key), u in list(units.items()):
+        if rel in mains and u.owner is None and any(_decorator_name(d) in CLI_COMMANDS for d in u.node.decorator_list):
+            # a command of the entry's own command line (`@app.command()`, typer/click): `python cli.py train` runs
+            # it through the app the `__main__` block calls, never by its name (a false runs_on_mac before)
+            reach((rel, key), (None, rel, u.first))
     for (rel, key), u in list(units.items()):
         if rel in starts and u.owner is None:
             reach((rel, key), (None, rel, u.first), True)  # a library's users call what its starting modules define

@@ -1,0 +1,33 @@
+"""A newcomer's pass over round 10's reach by calls (docs/scan.md, "round 10"): bugs found by writing small projects
+and each kept as a test with a look-alike. Fixtures written for these tests."""
+
+from __future__ import annotations
+
+from mpsready.scan import scan_path
+
+README = "# demo\n\n```bash\npip install -r requirements.txt\npython cli.py train\n```\n"
+# a typer app: `python cli.py train` runs train() through app(), never by train's name
+CLI = ("import torch\nimport typer\n\napp = typer.Typer()\n\n\n@app.{deco}\ndef train(steps: int = 10):\n"
+       "    x = torch.zeros(3).cuda()\n    print(x, steps)\n\n\n{main}")
+MAIN = "if __name__ == \"__main__\":\n    app()\n"
+
+
+def _scan(write_project, files):
+    return scan_path(write_project({"requirements.txt": "torch\ntyper\n", "README.md": README, **files}))
+
+
+def test_a_command_of_the_entrys_command_line_runs(write_project):
+    # before: "not verified" (a decorator that may register it) and the headline runs_on_mac
+    r = _scan(write_project, {"cli.py": CLI.format(deco="command()", main=MAIN)})
+    assert r.outlook.value == "mac_for_dev"
+    assert [(f.code, f.location.path, f.location.line) for f in r.limiting] == [("API101", "cli.py", 9)]
+    assert r.limiting[0].evidence["main_path"]["calls"] == ["cli.py:8 train"]
+    assert r.not_verified == []
+
+
+def test_look_alike_a_registered_function_of_an_imported_module_stays_not_verified(write_project):
+    # the same decorator in a module the entry imports (a registry of models): what selects it is not seen
+    entry = "import torch\n\nimport models\n\n\nif __name__ == \"__main__\":\n    print(models.app)\n"
+    r = _scan(write_project, {"cli.py": entry, "models.py": CLI.format(deco="command()", main="")})
+    assert r.outlook.value == "runs_on_mac"
+    assert [(nv["path"], nv["line"]) for nv in r.not_verified] == [("models.py", 9)]
