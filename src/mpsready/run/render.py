@@ -11,6 +11,15 @@ def _where(loc: dict[str, Any] | None) -> str:
     return f"{loc['path']}:{loc['line']}" if loc else "(no line in your files)"
 
 
+def _clip(text: str, limit: int) -> str:
+    """``text`` cut to about ``limit`` characters in its middle: a reason ends with what it is judged on (``not verified
+    on torch 2.5.1 (regime envelope-mean-empty)``), which an end cut lost on long lists of records."""
+    if len(text) <= limit:
+        return text
+    tail = limit // 3
+    return f"{text[:limit - tail - 5]} ... {text[-tail:]}"
+
+
 def render_terminal(doc: dict[str, Any]) -> str:
     t = doc["target"]
     mac = "Intel Mac, x86_64 with an AMD GPU" if t.get("machine") == "x86_64" else "Mac"
@@ -73,7 +82,7 @@ def render_terminal(doc: dict[str, Any]) -> str:
                      + (" (outcome unverified)" if outcome == "unverified" else ""))
         for u in unv[:20]:
             lines.append(f"  {_where(u.get('location'))}: {u.get('op')} ({u.get('kind')}; {u.get('calls')} call(s)) "
-                         f"- {str(u.get('reason'))[:320]}")
+                         f"- {_clip(str(u.get('reason')), 320)}")
     if pe and ff:
         lines.append(f"then the program stopped on an error of its own, not a Mac prediction: {_where(pe.get('location'))} "
                      f"{pe.get('exception')}: {str(pe.get('message'))[:160]}")
