@@ -88,3 +88,15 @@ def test_removed_or_foreign_ops_are_still_answered_unknown(capsys, name):
 
     assert main(["ops", name, "--torch", "2.14", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["results"][0]["status"] == "unknown"
+
+
+@pytest.mark.parametrize("name, hint", [
+    ("torch.linalg.eig", "; its aten operator is probably aten::linalg_eig"),
+    ("torch.nn.functional.conv2d", "; its aten operator is probably aten::conv2d"),
+    ("torch.nosuch_h40e", ""),
+])
+def test_a_python_name_is_a_usage_error_with_its_aten_name(capsys, name, hint):
+    # h40e: `ops torch.linalg.eig` read `torch` as a namespace and answered "unknown (absent)" with exit 0
+    assert main(["ops", name, "--torch", "2.5"]) == 2
+    assert capsys.readouterr().err == (f"mpsready ops: error: {name!r} is a Python name, not an operator name such as "
+                                       f"aten::add.Tensor, add.Tensor or relu{hint}\n")

@@ -114,6 +114,14 @@ def check_op_name(name: str) -> None:
     table knows is still answered ("unknown")."""
     ns, key = normalize_op(name)
     parts = [ns, *key.split(".", 1)]
+    if str(name).strip().startswith("torch."):
+        # `torch.linalg.eig` is the Python name: read as namespace `torch` it was answered "unknown" with exit 0,
+        # while no operator lives in a `torch` namespace (native_functions.yaml: every entry is aten)
+        known, py = _index()["history"], str(name).strip()[len("torch."):]
+        guess = [k for k in (py.replace(".", "_"), py.rsplit(".", 1)[-1]) if k in known]
+        hint = f"; its aten operator is probably aten::{guess[0]}" if guess else ""
+        raise ValueError(f"{name!r} is a Python name, not an operator name such as aten::add.Tensor, add.Tensor "
+                         f"or relu{hint}")
     if not all(part.isidentifier() for part in parts):
         raise ValueError(f"{name!r} is not an operator name such as aten::add.Tensor, add.Tensor or relu")
 
