@@ -31,3 +31,21 @@ def test_look_alike_a_registered_function_of_an_imported_module_stays_not_verifi
     r = _scan(write_project, {"cli.py": entry, "models.py": CLI.format(deco="command()", main="")})
     assert r.outlook.value == "runs_on_mac"
     assert [(nv["path"], nv["line"]) for nv in r.not_verified] == [("models.py", 9)]
+
+
+def test_the_exit_line_names_the_main_path_findings_below_the_gate_that_set_the_outlook(write_project, capsys):
+    # the gate's findings are all in tests/, the outlook comes from a CUDA-or-CPU device pick (degrades) in train.py:
+    # "so the outlook stays mac_for_dev" read as if the off-path findings had set it
+    from mpsready.cli import main
+
+    train = ("import torch\n\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+             "print(torch.nn.Linear(2, 2).to(device))\n")
+    root = write_project({"train.py": train, "requirements.txt": "torch\n",
+                          "README.md": "# demo\n\n```bash\npython train.py\n```\n",
+                          "tests/test_gpu.py": "import torch\nx = torch.zeros(2).cuda()\n"})
+    assert main(["scan", str(root), "--no-cache", "-q"]) == 1
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert "(mac_for_dev)" in next(ln for ln in lines if ln.startswith("static outlook: "))
+    assert lines[-1] == ("exit 1: 1 finding at or above blocker, all off the main path (tests, examples, secondary "
+                         "parts, guarded or optional code); the outlook mac_for_dev comes from 1 main-path finding "
+                         "below blocker; the exit code follows --fail-on blocker (pass --exit-zero to exit 0)")

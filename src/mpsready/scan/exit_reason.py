@@ -43,7 +43,12 @@ def exit_reason(result: ScanResult) -> str | None:
                 f"never passes on a partial read{tail}")
     main = sum(1 for f in hits if limits(f) and not (f.evidence or {}).get("optional"))
     what = f"{len(hits)} {'finding' if len(hits) == 1 else 'findings'} at or above {fail_on.value}"
-    if main == 0:
+    below = [f for f in getattr(result, "limiting", ()) if f.severity.rank < fail_on.rank]
+    if main == 0 and below:  # the outlook comes from main-path findings the gate does not count ("stays" misled)
+        where = (f"all off the main path (tests, examples, secondary parts, guarded or optional code); the outlook "
+                 f"{result.outlook.value} comes from {len(below)} main-path "
+                 f"{'finding' if len(below) == 1 else 'findings'} below {fail_on.value}")
+    elif main == 0:
         where = (f"all off the main path (tests, examples, secondary parts, guarded or optional code), so the "
                  f"outlook stays {result.outlook.value}")
     elif main == len(hits):
