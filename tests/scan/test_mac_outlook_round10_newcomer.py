@@ -49,3 +49,15 @@ def test_the_exit_line_names_the_main_path_findings_below_the_gate_that_set_the_
     assert lines[-1] == ("exit 1: 1 finding at or above blocker, all off the main path (tests, examples, secondary "
                          "parts, guarded or optional code); the outlook mac_for_dev comes from 1 main-path finding "
                          "below blocker; the exit code follows --fail-on blocker (pass --exit-zero to exit 0)")
+
+
+def test_a_log_shows_the_call_chain_under_its_edit(write_project, capsys):
+    # the terminal printed `main path: ...; calls: ...` under an edit; the log (a pipe, CI) printed neither
+    from mpsready.cli import main
+
+    root = write_project({"cli.py": CLI.format(deco="command()", main=MAIN), "requirements.txt": "torch\ntyper\n",
+                          "README.md": README})
+    assert main(["scan", str(root), "--no-cache", "-q"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("edit for the Mac: API101 cli.py:9 "))
+    assert lines[at + 1] == "  main path: cli.py; calls: cli.py:8 train"

@@ -170,6 +170,10 @@ class TerminalFormat(ScanFormat):
             where = f"{e.path}:{e.line}" if e.line else str(e.path)
             tag = "migrate can make it" if e.migrate else "by hand"
             lines.append(f"edit for the Mac: {e.code} {visible(where)} [{e.kind}, {tag}] {visible(e.what)}")
+            why = next((why_line(f.evidence) for f in result.limiting if f.code == e.code
+                        and f.location.path == e.path and f.location.line == e.line), None)
+            if why:  # as on a terminal: a log (CI, a pipe) lost the import chain and round 10's call chain
+                lines.append(f"  {visible(why)}")
         secondary = [f"secondary part {visible(part.line())}" for part in result.secondary[: self.max_per_group]]
         secondary += [f"not verified: {nv['code']} {visible(nv['path'])}:{nv['line']} ({visible(nv['why'])})"
                       for nv in getattr(result, "not_verified", [])[: self.max_per_group]]  # round 10
