@@ -61,3 +61,19 @@ def test_a_log_shows_the_call_chain_under_its_edit(write_project, capsys):
     lines = capsys.readouterr().out.splitlines()
     at = next(i for i, ln in enumerate(lines) if ln.startswith("edit for the Mac: API101 cli.py:9 "))
     assert lines[at + 1] == "  main path: cli.py; calls: cli.py:8 train"
+
+
+def test_a_finding_behind_a_flag_says_so_on_its_line_and_a_test_that_is_its_fact_is_named_once(write_project):
+    # a blocker listed with no tag under a runs_on_mac headline gave no reason; the reason repeated its test as its
+    # fact ("torch.cuda.is_available() is False (line 7): torch.cuda.is_available() is False")
+    from mpsready.scan.formats.concise import finding_line
+
+    util = "def warm(x):\n    return cap(x)\n\n\ndef cap(x):\n    return x.cuda()\n"
+    train = ("import torch\n\nfrom util import warm\n\n\ndef main():\n    if torch.cuda.is_available():\n"
+             "        warm(torch.zeros(3))\n\n\nif __name__ == \"__main__\":\n    main()\n")
+    r = scan_path(write_project({"train.py": train, "util.py": util, "requirements.txt": "torch\n",
+                                 "README.md": "# demo\n\n```bash\npython train.py\n```\n"}))
+    assert r.outlook.value == "runs_on_mac"
+    [f] = [f for f in r.findings if f.code == "API101"]
+    assert f.behind_flag == "a Mac never calls it: torch.cuda.is_available() is False (line 7)"
+    assert finding_line(f).endswith("(behind flag: a Mac never calls it: torch.cuda.is_available() is False (line 7))")

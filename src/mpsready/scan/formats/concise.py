@@ -35,6 +35,8 @@ def finding_line(f: Finding) -> str:
         tags.append(f"scope: {f.scope.value}")
     if f.reach in OFF_PATH_REACH:
         tags.append(str(f.reach).replace("_", " "))
+    elif f.behind_flag:  # a blocker with no tag under a runs_on_mac headline gave no reason why it does not limit
+        tags.append(f"behind flag: {' '.join(str(f.behind_flag).split())}")
     tail = f" ({'; '.join(tags)})" if tags else ""
     return f"{visible(where)}: {f.code} [{f.severity.value}] {visible(' '.join(f.message.split()))}{tail}"
 

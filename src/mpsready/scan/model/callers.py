@@ -223,7 +223,10 @@ def _uses(tree: ast.Module, names: set[str], out: dict[str, set], lines: list[in
         truth = mac[0].truth(test, fn_node, owners.get(id(fn_node)))
         if truth is None or truth == want or mac[0].used_default:
             return None
-        return f"{MAC_NEVER}{ast.unparse(test)[:80]} is {truth} (line {test.lineno}): {'; '.join(mac[0].facts)}"
+        head = f"{ast.unparse(test)[:80]} is {truth}"
+        # a test that is itself the fact (`torch.cuda.is_available()`) read "X is False (line 12): X is False"
+        facts = [fact for fact in mac[0].facts if fact != head]
+        return f"{MAC_NEVER}{head} (line {test.lineno})" + (f": {'; '.join(facts)}" if facts else "")
 
     while stack:
         node, guard, fn, fn_node = stack.pop()
