@@ -7,18 +7,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from mpsready.emulate import Emulator, Target, residence  # noqa: E402
-
-
-@pytest.fixture
-def installed(tmp_path):
-    residence.clear()
-    e = Emulator(Target("2.13", "15.5"), str(tmp_path))
-    e.install()
-    try:
-        yield e
-    finally:
-        e.uninstall()
+from mpsready.emulate import residence  # noqa: E402
 
 
 def test_an_aten_call_outside_a_compiled_region_pays_no_disable_wrapper(installed, monkeypatch):

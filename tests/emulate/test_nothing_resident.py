@@ -33,18 +33,6 @@ def test_the_placement_walk_starts_with_the_first_resident_tensor(emu):
     assert emu.cpu_operands == {}
 
 
-@pytest.fixture
-def installed(tmp_path):
-    """The emulated Mac installed in this process as ``pytest --mps-emulate`` installs it (no numerics watch)."""
-    residence.clear()
-    e = Emulator(Target("2.13", "15.5"), str(tmp_path))
-    e.install()
-    try:
-        yield e
-    finally:
-        e.uninstall()
-
-
 def _spy(monkeypatch):
     """The aten calls that reach the emulator's dispatch mode, by name."""
     from mpsready.emulate.dispatch import MPSDispatch
