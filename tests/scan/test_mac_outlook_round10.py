@@ -18,9 +18,14 @@ MODEL = ("import torch\n\n\nclass Net(torch.nn.Module):\n    def __init__(self):
          "def profile(net):\n    x = torch.zeros(1, 4).cuda()\n    return net(x)\n")
 
 
+def _two_files(write_project, train: str, module: str, model: str):
+    """Scan a project of ``train.py`` importing the package module ``pkg/<module>.py``."""
+    return scan_path(write_project({"train.py": train, "pkg/__init__.py": "", f"pkg/{module}.py": model,
+                                    "requirements.txt": "torch\n", "README.md": README}))
+
+
 def _project(write_project, extra: str = ""):
-    return scan_path(write_project({"train.py": TRAIN.format(extra=extra), "pkg/__init__.py": "",
-                                    "pkg/model.py": MODEL, "requirements.txt": "torch\n", "README.md": README}))
+    return _two_files(write_project, TRAIN.format(extra=extra), "model", MODEL)
 
 
 # ---------------------------------------------------------------- reach by calls, not by imports
@@ -116,8 +121,7 @@ PAR_TRAIN = ("import torch\n\nfrom pkg.stack import Stack\n\n\ndef main():\n"
 
 
 def _par(write_project, extra: str = ""):
-    return scan_path(write_project({"train.py": PAR_TRAIN.format(extra=extra), "pkg/__init__.py": "",
-                                    "pkg/stack.py": PAR_MODEL, "requirements.txt": "torch\n", "README.md": README}))
+    return _two_files(write_project, PAR_TRAIN.format(extra=extra), "stack", PAR_MODEL)
 
 
 def test_a_branch_behind_a_switch_only_uncalled_code_turns_on_does_not_limit(write_project):
