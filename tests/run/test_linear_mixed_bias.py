@@ -56,20 +56,25 @@ def test_look_alike_one_dtype_completes(tmp_path):
 @pytest.mark.parametrize(("torch", "shape"), [("2.4", "3, 16"), ("2.2", "2, 5, 16")], ids=["2.4", "3-D input"])
 def test_look_alikes_not_established_are_not_named_an_abort(tmp_path, torch, shape):
     # 2.4+: the kernel's bias handling was not read; 3-D inputs: the shapes in the message are not modelled. The CPU
-    # refuses the mixed call itself, so the run is inconclusive (never completed, never a predicted abort)
+    # refuses the mixed call itself and the meta kernel does not, so the run is unverified (emulate/cpu_refusal.py:
+    # never completed, never a predicted abort, not the program's error either)
     _, doc, _, _ = emulate(write(tmp_path, _head(shape=shape)), torch=torch, macos="14.3")
-    ff = doc["first_failure"]
-    assert (doc["outcome"], ff["kind"], ff["mac"], ff["message"], ff["location"]["line"]) == (
-        "inconclusive", "program_error", False, "self and mat2 must have the same dtype, but got Half and Float", 6)
+    [u] = doc["unverified"]
+    assert (doc["outcome"], doc["first_failure"], u["kind"], u["op"], u["location"]["line"]) == (
+        "unverified", None, "cpu_refusal", "aten::linear", 6)
+    assert "(RuntimeError: self and mat2 must have the same dtype, but got Half and Float)" in u["reason"]
 
 
 def test_look_alike_mixed_mm_is_not_named_an_abort(tmp_path):
     text = ('import torch\na = torch.rand(3, 16, device="mps")\nb = torch.rand(16, 24, device="mps").half()\n'
             'c = torch.mm(a, b)\n')
     _, doc, _, _ = emulate(write(tmp_path, text), torch="2.2", macos="14.3")
-    ff = doc["first_failure"]
-    assert (doc["outcome"], ff["kind"], ff["message"], ff["location"]["line"]) == (
-        "inconclusive", "program_error", "expected m1 and m2 to have the same dtype, but got: float != c10::Half", 4)
+    # the CPU kernel refuses it and the meta kernel does not: not the program's error, not verified either
+    # (emulate/cpu_refusal.py)
+    [u] = doc["unverified"]
+    assert (doc["outcome"], doc["first_failure"], u["kind"], u["op"], u["location"]["line"]) == (
+        "unverified", None, "cpu_refusal", "aten::mm", 4)
+    assert "(RuntimeError: expected m1 and m2 to have the same dtype, but got: float != c10::Half)" in u["reason"]
 
 
 @pytest.mark.parametrize(("dtypes", "want"), [

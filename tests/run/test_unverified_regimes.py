@@ -140,7 +140,9 @@ def test_size_regime_judgement_and_what_vouches_for_a_size():
 
 def test_regime_table_entries_are_sourced_and_match_only_in_their_regime():
     assert [r.id for r in load_regimes()] == [
-        "attention-scores-past-2pow32-bytes", "linalg-inv-past-1024", "max-pool-ceil-mode-strided"]
+        "attention-scores-past-2pow32-bytes", "linalg-inv-past-1024", "max-pool-ceil-mode-strided",
+        "pad-rank5-extent-2pow16-unreleased-fix", "pad-constant-2pow16-elements-macos-unrecorded",
+        "reflection-pad1d-backward-long-unreleased-fix"]
     for r in load_regimes():
         assert r.report.startswith("https://github.com/pytorch/pytorch/") and r.note and r.when
     idx = AdvisoryIndex("2.9.1", "15.5")

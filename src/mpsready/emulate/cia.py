@@ -16,7 +16,7 @@ import time
 
 import torch
 
-from mpsready.emulate import residence
+from mpsready.emulate import cpu_refusal, residence
 from mpsready.emulate.aten import SIZED
 from mpsready.emulate.dispatch import operands
 from mpsready.emulate.widen import welford_call_kind
@@ -90,6 +90,9 @@ def _kernel(emu: Emulator, name: str, op):
         emu.inside_kernel += 1
         try:
             out = op.decompose(*args, **kwargs)
+        except Exception as exc:  # MPS runs the op as one kernel: a check of the CPU's path may not be its own
+            cpu_refusal.note(emu, exc, name, op, args, kwargs, 2)
+            raise
         finally:
             emu.inside_kernel -= 1
         if j.outcome == "fallback":

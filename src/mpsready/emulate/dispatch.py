@@ -28,7 +28,7 @@ from typing import Sequence
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from mpsready.emulate import direct, residence
+from mpsready.emulate import cpu_refusal, direct, residence
 from mpsready.emulate.aten import SIZED as _SIZED
 from mpsready.emulate.aten import OpInfo, Plan, dtype_key, mark_all, op_name
 from mpsready.emulate.call_checks import check_generator, copy_back, operands
@@ -188,7 +188,11 @@ class MPSDispatch(TorchDispatchMode):
             return self._carry_out(plan, info, func, args, {}, ins)
         # 3. carry it out: a plan that only counts (_carry_out's common case, inline)
         t0 = _perf()
-        out = info.op(*args)
+        try:
+            out = info.op(*args)
+        except Exception as exc:  # the CPU kernel's own check? (emulate/cpu_refusal.py)
+            cpu_refusal.note(emu, exc, info.name, func, args, {}, 2)
+            raise
         seconds = _perf() - t0
         rec = plan.record
         rec.calls += 1
@@ -309,9 +313,13 @@ class MPSDispatch(TorchDispatchMode):
         except NotImplementedError as exc:  # this CPU lacks a dtype the target's MPS kernel has (histc on ints)
             if (plan.fails or plan.fallback or plan.expand or not CPU_DISPATCH_GAP.match(str(exc))
                     or not emu.judge.dtype_added(name, plan.dtype or "")):
+                cpu_refusal.note(emu, exc, name, func, args, kwargs, 3)
                 raise
             out = widened(info.op, args, kwargs)
             wide = True
+        except Exception as exc:  # the CPU kernel's own check? (emulate/cpu_refusal.py)
+            cpu_refusal.note(emu, exc, name, func, args, kwargs, 3)
+            raise
         seconds = _perf() - t0
         if plan.fallback:
             emu.warn_fallback(plan.j)

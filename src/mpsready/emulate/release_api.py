@@ -55,6 +55,7 @@ from mpsready.emulate.torch_api import _Patches
 from mpsready.frames import package_dirs
 from mpsready.ops.api_judge import KIND_API, KIND_COMPILE
 from mpsready.ops.judge import Judgement
+from mpsready.ops.inductor import mode_reason
 
 __all__ = ["KIND_API", "KIND_COMPILE", "install"]
 # PyTorch's and mpsready's own files, by the loaded packages' directories (never by a folder's name)
@@ -459,7 +460,8 @@ def _install_compile(p: _Patches, emu: Emulator) -> None:
             else:
                 warnings.warn_explicit(j.message or "", UserWarning, os.path.join(emu.root, frame.path), frame.line)
 
-    def eager(fn: Callable, module: Any = None, inductor: bool = True, dynamic: bool = False) -> Callable:
+    def eager(fn: Callable, module: Any = None, inductor: bool = True, dynamic: bool = False,
+              unvouched_mode: str | None = None) -> Callable:
         state = {"compiled": False}
 
         @functools.wraps(fn)
@@ -488,6 +490,8 @@ def _install_compile(p: _Patches, emu: Emulator) -> None:
             reason = emu.judge.compile_region([o for o in ops if o[0] not in named] if named else ops)
             if reason is not None:
                 emu.note_unverified_region(reason, frame)
+            elif unvouched_mode is not None:  # a compile mode or options no fact covers (ops/inductor.py)
+                emu.note_unverified_region(unvouched_mode, frame)
             return out
         return run
 
@@ -504,7 +508,8 @@ def _install_compile(p: _Patches, emu: Emulator) -> None:
             if disable or not isinstance(model, torch.nn.Module):
                 return model if disable else plain(model)
             return OptimizedModule(model, _Eager(DisableContext, plain, model))
-        inductor_eager = functools.partial(eager, dynamic=bool(dynamic))
+        inductor_eager = functools.partial(eager, dynamic=bool(dynamic),
+                                           unvouched_mode=mode_reason(emu.judge.torch, mode, options))
         if isinstance(model, torch.nn.Module):
             return OptimizedModule(model, _Eager(DisableContext, inductor_eager, model))
         return inductor_eager(model)

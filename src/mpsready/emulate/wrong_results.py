@@ -61,9 +61,11 @@ def advise(emu: Emulator, op: str, schema_args, args, kwargs, ins, depth: int, o
 
 
 def _empty(out) -> bool:
-    """Whether the call's result (a tensor, or the first of several) has no elements."""
+    """Whether the call's result has no elements: a tensor, or every tensor of several (a training batch norm of an
+    empty batch still computes its per-channel statistics, which have elements)."""
     if isinstance(out, (list, tuple)):
-        out = next((o for o in out if isinstance(o, _Tensor)), None)
+        outs = [o for o in out if isinstance(o, _Tensor)]
+        return bool(outs) and all(o.numel() == 0 for o in outs)
     return isinstance(out, _Tensor) and out.numel() == 0
 
 

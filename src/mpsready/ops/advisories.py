@@ -31,7 +31,7 @@ CONDITIONS = ("non_contiguous", "storage_offset", "channels_last", "expanded", "
               "non_contiguous_arg", "arg_dtype_differs", "arg_false_at", "compiled_welford",
               "spatial_size_ge", "holds_zero", "total_numel_gt", "nonfinite", "empty_input",
               "attention_scores_bytes_gt", "pool_ceil_rounds", "any_empty", "mixed_float_dtypes",
-              "trailing_size_one", "strided_view")
+              "trailing_size_one", "strided_view", "pad_extent_ge", "any_empty_input", "rank_gt")
 # conditions that read the values of the call's tensors: asked of AdvisoryFacts.probe, only once every other
 # condition of the entry holds (a set look-up per call until then)
 PROBED = ("masked_row", "int_abs_gt", "outside_range_within", "non_contiguous_arg", "arg_dtype_differs",
@@ -257,6 +257,18 @@ def _any_empty(want: bool, f: AdvisoryFacts) -> bool:
     return (not f.result_empty and any(len(s) and 0 in s for s in f.shapes)) == bool(want)
 
 
+def _any_empty_input(want: bool, f: AdvisoryFacts) -> bool:
+    """Some tensor argument of at least one dimension has no elements, whether or not the result has any (the
+    envelope's ``empty`` for a kernel that is neither elementwise, in place nor a random draw:
+    ``ops/envelope.py`` ``_encodes_when_empty``)."""
+    return any(len(s) and 0 in s for s in f.shapes) == bool(want)
+
+
+def _rank_gt(want: int, f: AdvisoryFacts) -> bool:
+    """Some tensor argument has more than N dimensions (the envelope's ``rank``)."""
+    return any(len(s) > int(want) for s in f.shapes)
+
+
 def _mixed_float(want: bool, f: AdvisoryFacts) -> bool:
     """The floating tensor arguments have two or more dtypes (the envelope's ``mixed_float``)."""
     return (len({d for d in f.dtypes if d.startswith(("float", "bfloat"))}) > 1) == bool(want)
@@ -275,10 +287,20 @@ def _strided_view(want: bool, f: AdvisoryFacts) -> bool:
     return any(strided_view(s, st) for s, st in zip(f.shapes, f.strides)) == bool(want)
 
 
+def _pad_extent(want: int, f: AdvisoryFacts) -> bool:
+    """A padding call whose ``max(output last dim, product of output dims after the padded axis)`` is at least N
+    (MPSGraph's pad limit: :mod:`mpsready.ops.pad_limits`)."""
+    from mpsready.ops.pad_limits import extent
+
+    return extent(f.shapes, f.args or {}) >= int(want)
+
+
 # the conditions of the unverified regimes table (load_regimes) and of the evidence envelope (ops/envelope.py)
 _REGIME_CONDITIONS: dict[str, Callable[[Any, AdvisoryFacts], bool]] = {
     "attention_scores_bytes_gt": _scores_bytes, "pool_ceil_rounds": _pool_ceil_rounds, "any_empty": _any_empty,
-    "mixed_float_dtypes": _mixed_float, "trailing_size_one": _trailing_one, "strided_view": _strided_view}
+    "mixed_float_dtypes": _mixed_float, "trailing_size_one": _trailing_one, "strided_view": _strided_view,
+    "pad_extent_ge": _pad_extent,
+    "any_empty_input": _any_empty_input, "rank_gt": _rank_gt}
 
 
 def _holds(key: str, want: Any, f: AdvisoryFacts) -> bool:

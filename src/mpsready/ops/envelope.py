@@ -114,6 +114,65 @@ def load() -> dict[str, Any]:
     return json.loads(text)
 
 
+# An empty tensor is outside the envelope in every family, record or not: an MPSGraph kernel that does not return
+# before encoding makes a Placeholder of it, and OperationUtils.mm's Placeholder constructor asserts
+# ``[srcBuf length] > 0`` ("Placeholder tensor is empty!", in every wheel's libtorch_cpu.dylib read, 2.2.2-2.14.1).
+# Which kernels return first is per kernel and per release; public reports of the assertion span unrelated ops:
+# sort/argsort (pytorch#117941, torch 2.1), nll_loss over a zero-size spatial dim (pytorch#134431, 2.5), a matmul
+# of an empty batch (the tuning reports), baddbmm (mps_shape_rules.yaml). Copies and fills are blits (no graph).
+EMPTY_RECORD = ("MPSGraph kernels assert on an empty placeholder ('Placeholder tensor is empty!', OperationUtils.mm; "
+                "public reports for sort, nll_loss and matmul) unless the kernel returns first")
+EMPTY_REPORTS = [{"report": "https://github.com/pytorch/pytorch/issues/134431"}]
+# More dimensions than any test sample, past rank 4, in a kernel that is not elementwise: MPS kernels written on
+# MPSGraph or MPSNDArray have public records of aborting there (an FFT of a rank-6 tensor: 'original module failed
+# verification', torch 2.12; a batch norm of a permuted 5-D tensor, 2.13; a linear's backward over 5-D inputs with
+# singleton dims, 2.12 -- the tuning reports; reductions over a negative dim of a 5-D tensor and cumulative ops
+# along a leading axis of >= 5-D tensors, issue 33) while elementwise kernels index any rank.
+RANK_RECORD = ("kernels that are not elementwise have public records of MPS aborts past rank 4 (FFT, batch norm, "
+               "reductions, cumulative ops)")
+RANK_REPORT = "https://github.com/pytorch/pytorch/issues/194922"
+_BLITS = frozenset({"aten::fill_.Scalar", "aten::zero_", "aten::fill_.Tensor", "aten::_to_copy", "aten::copy_",
+                    "aten::empty.memory_format", "aten::empty_strided", "aten::clone", "aten::_copy_from",
+                    "aten::_copy_from_and_resize"})
+
+
+def _rank_fact_ops() -> set[str]:
+    """The overloads with a rank fact of their own: a call check of ``mps_dtype_checks.yaml`` whose condition
+    reads the number of dimensions (``any`` past 4-D, the scan/sort kernels' four minor axes: cumsum, sort, topk
+    before 2.9). The rank regime leaves them to that fact and its release range (topk of a 5-D tensor along dim 0
+    completes from 2.9, PR #155950)."""
+    from mpsready.ops.build import curated
+
+    keys = ("ndim", "input_ndim_gt", "dim_beyond_minor4")
+    out: set[str] = set()
+    for e in curated.load("mps_dtype_checks").get("call_checks", []):
+        if any(k in (e.get("when") or {}) for k in keys):
+            for o in e["ops"]:
+                out.update((o, o.split(".", 1)[0]))
+    return out
+
+
+def _encodes_when_empty(op: str) -> bool:
+    """Whether an empty result is no sign that the MPS kernel of ``op`` returns before encoding: a kernel that is
+    neither elementwise (the ``pointwise`` tag), in place (a fill of its own tensor) nor a random draw
+    (``nondeterministic_seeded``), nor a view (a result that aliases an argument). Elementwise kernels, fills and
+    random draws of an empty tensor return first on MPS (the ``numel() == 0`` returns of
+    aten/src/ATen/native/mps/operations; a random fill of an empty tensor completes on a Mac,
+    tests/run/test_reports43_classes.py), while a matrix-vector product of an empty batch with an empty result
+    raised 'Placeholder tensor is empty!' on torch 2.4 (the tuning reports). Tags read in the installed torch's
+    ``native_functions.yaml``; False where the overload is unknown."""
+    try:
+        import torch
+
+        name, _, overload = op.partition(".")
+        ov = getattr(getattr(torch.ops.aten, name), overload or "default")
+        tags = {str(t).rsplit(".", 1)[-1] for t in ov.tags}
+        aliases = any(r.alias_info is not None for r in ov._schema.returns)  # a view, or an in-place/out result
+    except (AttributeError, ImportError, RuntimeError):
+        return False
+    return not aliases and not tags & {"pointwise", "inplace", "nondeterministic_seeded", "view_copy"}
+
+
 def _report(records: list[dict[str, Any]]) -> str:
     for r in records:
         if str(r.get("report", "")).startswith("https://github.com/pytorch/pytorch/"):
@@ -169,26 +228,43 @@ def regimes() -> tuple[Advisory, ...]:
     release = doc.get("torch") or "?"
     src = f"https://github.com/pytorch/pytorch/blob/v{release}/test/test_mps.py"
     out: list[Advisory] = []
+    rank_facts = _rank_fact_ops()
     for op, seen in sorted(doc.get("ops", {}).items()):
         fam = family(op)
         records = doc.get("records", {}).get(fam)
-        if not records:
+        if not records and (seen.get("empty") or "aten::" + op in _BLITS):
             continue
-        what = ", ".join(r["id"] for r in records[:3]) + (f" and {len(records) - 3} more" if len(records) > 3
-                                                          else "")
+        what = (", ".join(r["id"] for r in records[:3]) + (f" and {len(records) - 3} more" if len(records) > 3
+                                                           else "")) if records else ""
         backward = "_backward" in op
         for feat, (cond, words, backward_only) in FEATURES.items():
             if seen.get(feat) or (backward_only and not backward):
                 continue
+            if not records and feat != "empty":  # only an empty tensor is gated in every family (EMPTY_RECORD)
+                continue
             since = vouched.get("aten::" + op, {}).get(feat)  # a curated advisory speaks from this release on
             if since == releases[0]:
                 continue
+            record = (f"the {fam} family has a record of MPS aborts or wrong results ({what})" if records
+                      else EMPTY_RECORD)
+            if feat == "empty" and _encodes_when_empty(op):
+                cond = "any_empty_input"  # the result's emptiness is no early return for this kind of kernel
             out.append(Advisory(
                 id=f"envelope-{op.replace('.', '-')}-{feat}", ops=("aten::" + op,),
                 torch=f"<{since}" if since else ">=2.2",
-                summary=(f"{op} with {words}: no sample of torch {release}'s MPS OpInfo tests had one, and the "
-                         f"{fam} family has a record of MPS aborts or wrong results ({what})"),
-                report=_report(records), source=src, when={cond: True},
+                summary=(f"{op} with {words}: no sample of torch {release}'s MPS OpInfo tests had one, and "
+                         f"{record}"),
+                report=_report(records or EMPTY_REPORTS), source=src, when={cond: True},
+                note="envelope mined by python -m mpsready.ops.build --envelope (ops/build/envelope.py)"))
+        rank = int(seen.get("rank") or 0)
+        # only ops whose samples took 3-D or larger tensors: a 1-D or 2-D-only op (dot, mm, addmv) never meets one,
+        # and a regime puts every call of its op on the wrong-result path (a few microseconds a call)
+        if rank >= 3 and "aten::" + op not in _BLITS and op not in rank_facts and _encodes_when_empty(op):
+            out.append(Advisory(  # more dimensions than any sample, past MPSGraph's common rank 4 (RANK_RECORD)
+                id=f"envelope-{op.replace('.', '-')}-rank", ops=("aten::" + op,), torch=">=2.2",
+                summary=(f"{op} with a tensor of more than {max(rank, 4)} dimensions: no sample of torch "
+                         f"{release}'s MPS OpInfo tests had one, and {RANK_RECORD}"),
+                report=RANK_REPORT, source=src, when={"rank_gt": max(rank, 4)},
                 note="envelope mined by python -m mpsready.ops.build --envelope (ops/build/envelope.py)"))
     return tuple(out)
 

@@ -109,3 +109,29 @@ def welford_geometry(op: str, shape: tuple[int, ...], args: tuple) -> tuple[int,
     except (IndexError, TypeError, ValueError):
         return None
     return (reduced, numel // reduced) if reduced else None
+
+
+# torch.compile modes whose compiled code the emulated Mac's data covers: the default one. PyTorch's own Inductor
+# tests on MPS (test/inductor/test_mps_basic.py, which reuses test_torchinductor.py's common tests) compile in the
+# default mode; the other modes add CUDA graphs ("reduce-overhead", "max-autotune": triton.cudagraphs) and
+# autotuning ("max-autotune", "max-autotune-no-cudagraphs"), which no mined fact covers on MPS. Public record:
+# pytorch#188970 (2026-07, torch 2.13): mode="reduce-overhead" or "max-autotune" crashes the process (SIGSEGV in
+# MPSStream::copy) on the first compiled run, where the default mode and max-autotune-no-cudagraphs are correct.
+VOUCHED_MODES = (None, "default")
+
+
+def mode_reason(torch: str, mode: Any, options: Any) -> str | None:
+    """Why a region compiled with ``mode`` and ``options`` (``torch.compile``'s arguments) is not vouched for on
+    torch ``torch``, or None for the default mode without options (:data:`VOUCHED_MODES`). Every release from 2.7
+    (the first whose Inductor has a Metal back-end); the record is of 2.13, the others are inferred."""
+    opts = sorted(str(k) for k in options) if isinstance(options, dict) and options else []
+    if mode in VOUCHED_MODES and not opts:
+        return None
+    what = f"mode={mode!r}" if mode not in VOUCHED_MODES else ""
+    if opts:
+        what += (", " if what else "") + "options " + ", ".join(opts)
+    crash = (" (mode='reduce-overhead' and 'max-autotune' turn on CUDA graphs: pytorch#188970, a crash in "
+             "MPSStream::copy on torch 2.13)" if mode in ("reduce-overhead", "max-autotune")
+             or "triton.cudagraphs" in opts else "")
+    return (f"torch.compile with {what}: Inductor's MPS tests compile in the default mode only, so no fact covers "
+            f"this mode's code on MPS{crash}: not verified on torch {torch}")

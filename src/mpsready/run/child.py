@@ -104,6 +104,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     status writer, the emulator itself) sit in one try/finally, in the order the program needs them."""
     from mpsready.emulate import Emulator, MacCrash, StopRun, Target, mac_error_kind
     from mpsready.emulate.session import mac_fact_origin
+    from mpsready.emulate import cpu_refusal
 
     prog = spec["program"]
     root = prog["root"]
@@ -198,6 +199,9 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
                 outcome = "failed"
                 error = {"kind": kind, "exception": type(exc).__name__, "message": str(exc)[:2000],
                          "location": _user_location(exc, root), "op": None, "dtype": None, "mac": True}
+            elif (refused := cpu_refusal.refusal_of(exc)) is not None:  # the CPU kernel's own check
+                outcome = "unverified"
+                emu.unverified_regions.append(cpu_refusal.entry(exc, refused[0], refused[1], emu.judge.torch))
             else:
                 outcome = "inconclusive"
                 program_error = _program_error(exc, root)
