@@ -22,7 +22,9 @@ to set (an argparse option whose destination's last word is ``device``/``acceler
 Issue 32, round 4: transformers' flash-attn availability helpers are False (:data:`FACTS`); a device variable whose
 value is not followed (:data:`_DEVICE_VARS`: a parameter, a loop over the chosen devices) has ``.type`` ``"mps"`` or
 ``"cpu"``; ``any``/``all`` over an element test decided for every element take that answer; a settings mapping's
-``.get("switch", False)`` holds its boolean default (an option's default: ``used_default``).
+``.get("switch", False)`` holds its boolean default (an option's default: ``used_default``). Round 11: a device
+parameter's own value (:func:`_device_param`) is ``"mps"`` or ``"cpu"`` too where it is compared with a CUDA device
+string, so ``if device == "cuda":`` and ``"cuda" in device`` on it are decided (``device is None`` is not).
 
 **Names.** A name's value is the join of every value assigned to it in the enclosing function (then in the module
 body: flow-insensitive, ``if``/``try``/``with``/``for`` bodies included), a function's parameter is unknown, and
@@ -106,6 +108,24 @@ _SETTINGS = frozenset(("self", "args", "opt", "opts", "cfg", "config", "conf", "
                        "options", "settings", "flags", "FLAGS", "training_args", "train_args", "kwargs"))
 
 
+_MAC_DEVICES = frozenset(("mps", "cpu"))
+
+
+def _device_param(fn: Any, name: str) -> frozenset | None:
+    """Issue 32, round 11: compared with a CUDA device string, a device parameter (:data:`_DEVICE_VARS`) holds the
+    device a Mac program runs on, ``mps`` or ``cpu``, as its ``.type`` does (round 4): a CUDA value passed to it, or its
+    own CUDA default, is reported where it is written (API103), so ``if device == "cuda":`` and ``"cuda" in device`` in
+    its function are decided (a Mac never enters them). Only there (``MacEval._cuda_side``): ``if device is None:``
+    stays open, since a caller may pass None for "choose for me". Only the parameter's own value: other assignments to
+    the name in the function join as they are."""
+    if name.lower() not in _DEVICE_VARS or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    args = fn.args
+    if any(a.arg == name for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)):
+        return _MAC_DEVICES
+    return None
+
+
 @dataclass(frozen=True)
 class Built:
     """An object a device-choosing framework builds (``accelerate.Accelerator()``): its ``.device`` on a Mac."""
@@ -151,6 +171,7 @@ class MacEval(MacEnv):
         self.undecided: list[str] = []  # what an unknown value came from (an environment variable)
         self._stack: set[int] = set()
         self.bindings: dict[str, frozenset | None] = {}  # parameter -> the values every caller passes (call_sites)
+        self._cuda_side = False  # evaluating the side of a comparison with a CUDA device string (round 11)
         # a call of a function this file imports from the project -> (its return values on a Mac, the facts used);
         # set by the project passes that read several files (model/helper_returns.py, issue 32 round 9)
         self.resolve: Any = None
@@ -224,8 +245,13 @@ class MacEval(MacEnv):
         if node.id in self.bindings:
             return self.bindings[node.id]
         values = None
+        param = None
         if fn is not None:
             values = self.local_assigns(fn).get(node.id)
+            param = _device_param(fn, node.id) if self._cuda_side and values is not None and values.count(None) == 1 \
+                else None
+            if param is not None:
+                self._fact(f"a device a Mac program holds is mps or cpu (parameter {node.id})")
         if values is None:
             values = self.module_assigns().get(node.id)
             fn = None
@@ -236,7 +262,7 @@ class MacEval(MacEnv):
             return None
         self._stack.add(key)
         try:
-            return _join([self.eval(v, fn, cls, depth) if v is not None else None for v in values])
+            return _join([self.eval(v, fn, cls, depth) if v is not None else param for v in values])
         finally:
             self._stack.discard(key)
 
@@ -365,6 +391,18 @@ class MacEval(MacEnv):
             return None
         left = self.eval(node.left, fn, cls, depth)
         right = self.eval(node.comparators[0], fn, cls, depth)
+        if (left is None) != (right is None) and all(isinstance(a, str) and a.startswith("cuda")
+                                                     for a in (left or right or ())):
+            # round 11: compared with a CUDA device string, an open device parameter is the Mac's device
+            # (:func:`_device_param`); any other test on it (`device is None`) stays open
+            self._cuda_side = True
+            try:
+                if left is None:
+                    left = self.eval(node.left, fn, cls, depth)
+                else:
+                    right = self.eval(node.comparators[0], fn, cls, depth)
+            finally:
+                self._cuda_side = False
         if left is None or right is None:
             return None
         op = node.ops[0]

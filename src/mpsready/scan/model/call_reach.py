@@ -44,8 +44,9 @@ copies) is no limit of its own: it runs only where code calls ``.cuda()`` on the
 (``evidence.delegate``).
 
 **Limits.** Calls through computed names (``getattr(self, f"forward_{mode}")``) and registries selected by a config
-file's string reach nothing here (the decorator rule above puts the registry's members in *not verified*). A project of
-more than :data:`MAX_FILES` Python files is left as it is (each limit counts, as before).
+file's string reach nothing here (the decorator rule above puts the registry's members in *not verified*). A main path
+of more than :data:`MAX_FILES` Python files, or a project of more than :data:`MAX_PROJECT_FILES`, is left as it is (each
+limit counts), and each such limit says so (``evidence.calls_unchecked``, round 11).
 """
 
 from __future__ import annotations
@@ -62,7 +63,11 @@ from mpsready.scan.model.reach_guards import Guards, explain
 from mpsready.scan.model.reached_flags import switch_unreached
 from mpsready.scan.model.remedy import limits
 
-MAX_FILES = 400
+# round 11: the pass reads the main path's files only, so its bound is on those (400 project files before, which
+# skipped lerobot's 807); the project bound keeps the pass off trees the size of the torch package (2,285 files,
+# benchmarks/scan_bench.py), where one reach over ~1,000 files would cost more than the parse itself
+MAX_FILES = 1000
+MAX_PROJECT_FILES = 2000
 _Def = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef  # what a unit is
 # decorators that wrap a definition without registering it anywhere (functools, torch, typing, abc, dataclasses)
 NEUTRAL_DECORATORS = frozenset({
@@ -224,9 +229,20 @@ class _Scope:
     star: bool
 
 
-def _scope(tree: ast.Module, defined: Iterable[str]) -> _Scope:
+@dataclass(frozen=True)
+class _Summary:
+    """One walk of a file's tree: the names its ``from`` imports bind (alias -> name), whether it has a ``*``
+    import, and the names of every function, class and method it defines (nested ones included)."""
+
+    imported: dict[str, str]
+    star: bool
+    defs: frozenset[str]
+
+
+def _summarise(tree: ast.Module) -> _Summary:
     imported: dict[str, str] = {}
     star = False
+    defs: set[str] = set()
     for n in ast.walk(tree):
         if isinstance(n, ast.ImportFrom):
             for a in n.names:
@@ -234,7 +250,9 @@ def _scope(tree: ast.Module, defined: Iterable[str]) -> _Scope:
                     star = True
                 else:
                     imported[a.asname or a.name] = a.name
-    return _Scope(frozenset(defined), imported, star)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defs.add(n.name)
+    return _Summary(imported, star, frozenset(defs))
 
 
 @dataclass(frozen=True)
@@ -276,7 +294,8 @@ class Reach:
 
 
 def reach_by_calls(results: Mapping[str, Any], sources: Any, on_path: set[str], starts: Iterable[str],
-                   mains: Iterable[str], api: Iterable[str] = (), guards: Guards | None = None) -> Reach:
+                   mains: Iterable[str], api: Iterable[str] = (), guards: Guards | None = None,
+                   memo: dict[str, _Summary] | None = None) -> Reach:
     """The units of the main-path files ``on_path`` that its code reaches (see the module doc). ``starts``: modules
     the main path starts from that are no scripts (their definitions are called by their users); ``mains``: files
     whose ``__main__`` block is a main entry; ``api``: the names the README's code imports from the project.
@@ -286,8 +305,13 @@ def reach_by_calls(results: Mapping[str, Any], sources: Any, on_path: set[str], 
     top_code: dict[str, list[ast.AST]] = {}
     trees: list[tuple[str, ast.Module]] = []
     mains = set(mains)
+    memo = {} if memo is None else memo  # one walk per file for both reaches of calls_pass (round 11: speed)
+    for rel in sorted(on_path):
+        tree = sources.tree(rel) if rel.endswith(".py") else None
+        if tree is not None and rel not in memo:
+            memo[rel] = _summarise(tree)
     if guards is not None:
-        guards.names = frozenset(_def_names(sources, on_path))
+        guards.names = frozenset(name for sm in memo.values() for name in sm.defs)
     for rel in sorted(on_path):
         tree = sources.tree(rel) if rel.endswith(".py") else None
         if tree is None:
@@ -323,8 +347,11 @@ def reach_by_calls(results: Mapping[str, Any], sources: Any, on_path: set[str], 
                 elif mu.name in loaded:
                     reach((u.rel, m), where[mu.name])
 
-    scopes = {rel: _scope(tree, (u.name for u in units.values() if u.rel == rel and u.owner is None))
-              for rel, tree in trees}
+    own: dict[str, set[str]] = {}
+    for u in units.values():
+        if u.owner is None:
+            own.setdefault(u.rel, set()).add(u.name)
+    scopes = {rel: _Scope(frozenset(own.get(rel, ())), memo[rel].imported, memo[rel].star) for rel, _tree in trees}
 
     def see_bare(names: Mapping[str, int], from_key: tuple[str, str] | None, rel: str) -> None:
         """A bare name reaches what it means in ``rel`` (:class:`_Scope`): the file's own definition, else the
@@ -381,17 +408,6 @@ def reach_by_calls(results: Mapping[str, Any], sources: Any, on_path: set[str], 
     return Reach(units, came_from, trees)
 
 
-def _def_names(sources: Any, on_path: Iterable[str]) -> set[str]:
-    """The names of every function, class and method defined in the main-path files."""
-    out: set[str] = set()
-    for rel in on_path:
-        tree = sources.tree(rel) if rel.endswith(".py") else None
-        if tree is not None:
-            out.update(n.name for n in ast.walk(tree)
-                       if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
-    return out
-
-
 def _starts(results: Mapping[str, Any], roots: list[str]) -> list[str]:
     """The starting modules that are no scripts: a library's README imports, a console script's module."""
     return [rel for rel in roots if rel in results and not results[rel][0].entry]
@@ -400,28 +416,36 @@ def _starts(results: Mapping[str, Any], roots: list[str]) -> list[str]:
 def calls_pass(findings: list[Finding], results: Mapping[str, Any], sources: Any, declared: Any) -> list[Finding]:
     """``findings`` with each limit in a definition the main path's code never reaches moved off the main path, each
     one whose reach cannot be settled marked *not verified*, and each reached one given its call chain."""
-    py = [rel for rel in results if rel.endswith(".py")]
-    if len(py) > MAX_FILES or declared is None:
+    if declared is None:
         return findings
     todo = [i for i, f in enumerate(findings) if limits(f) and f.reach is None and not (f.evidence or {}).get("optional")
             and (f.location.path or "").endswith(".py") and f.location.line]
     if not todo:
         return findings
+    n_project = sum(1 for rel in results if rel.endswith(".py"))
+    if n_project > MAX_PROJECT_FILES:
+        return _unchecked(findings, todo, f"the project holds {n_project} Python files, more than the "
+                                          f"{MAX_PROJECT_FILES} the reach-by-calls pass reads")
     on_path, roots = main_path(results, declared.readme, declared.imports, declared.console, None, declared.features)
     if on_path is None:
         return findings  # no entry: every file counts
     wanted = [i for i in todo if findings[i].location.path in on_path]
     if not wanted:
         return findings
+    n_path = sum(1 for rel in on_path if rel.endswith(".py"))
+    if n_path > MAX_FILES:
+        return _unchecked(findings, wanted, f"the main path holds {n_path} Python files, more than the {MAX_FILES} "
+                                            f"the reach-by-calls pass reads")
     mains = main_entries(results, roots, declared)
     starts = _starts(results, roots)
     guards = Guards(sources, frozenset())
-    r = reach_by_calls(results, sources, on_path, starts, mains, declared.api_names, guards)
+    memo: dict[str, _Summary] = {}
+    r = reach_by_calls(results, sources, on_path, starts, mains, declared.api_names, guards, memo)
     full: list[Reach] = []  # the reach that follows every branch, built when a limit is not reached
 
     def unguarded() -> Reach:
         if not full:
-            full.append(reach_by_calls(results, sources, on_path, starts, mains, declared.api_names))
+            full.append(reach_by_calls(results, sources, on_path, starts, mains, declared.api_names, None, memo))
         return full[0]
 
     out = list(findings)
@@ -430,6 +454,16 @@ def calls_pass(findings: list[Finding], results: Mapping[str, Any], sources: Any
         u = r.unit_at(f.location.path or "", f.location.line or 0)
         if u is not None:  # else module-level code: it runs when the file is imported
             out[i] = _judge(f, u, r, unguarded, guards)
+    return out
+
+
+def _unchecked(findings: list[Finding], which: list[int], bound: str) -> list[Finding]:
+    """Round 11: a check the size bound skips is said on each limit it leaves unchecked (``evidence.calls_unchecked``)
+    rather than nowhere (lerobot's 807 files skipped the pass silently before)."""
+    out = list(findings)
+    for i in which:
+        out[i] = out[i].with_evidence({**(out[i].evidence or {}), "calls_unchecked": f"{bound}: this limit counts "
+                                       "without a check that code which runs calls it"})
     return out
 
 

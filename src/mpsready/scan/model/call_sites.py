@@ -9,7 +9,9 @@ that import the defining module or a package above it as a module and name ``.f`
 trees). The answer is "used" (the finding stays) unless the calls are all visible: at least one call; none with
 ``*args`` up to the parameter's position or ``**kwargs`` (except a module-level wrapper passing on exactly its own
 ``*args, **kwargs``, whose own calls must then all pass the parameter by keyword, two wrappers deep at most,
-issue 32); no other reference to the name (passed around,
+issue 32; round 11: also a module-level class whose ``__init__(self, **kwargs)`` passes them on, its calls deciding,
+and a ``**`` argument spreading a configuration object that declares the parameter, ``Model(**config.dict())``:
+:mod:`mpsready.scan.model.config_fields`); no other reference to the name (passed around,
 subclassed, wrapped in ``functools.partial``); no notebook that names it. A method called through an attribute
 (``self.load(...)``) is matched by its name, so an unrelated method of the same name that omits the device keeps
 the finding too.
@@ -25,6 +27,7 @@ from typing import Any
 
 from mpsready.findings import Finding, Severity
 from mpsready.scan.code.astutil import walk_spanning
+from mpsready.scan.model.config_fields import ConfigFields, expands_field
 from mpsready.scan.model.reread import SourceTrees
 
 
@@ -154,7 +157,7 @@ def unused_device_defaults(findings: list[Finding], results: Mapping[str, Any],
     (the names the README's code imports: its users' API) holds the function or its class."""
     if not any(f.code == "API103" and f.evidence.get("default_of") for f in findings):
         return findings
-    index = _ImportIndex(results, off_path)
+    index = _ImportIndex(results, off_path, sources)
     tops = {rel.split("/", 1)[0].removesuffix(".py") for rel in results}  # the project's top-level modules
     bindings = _Bindings(tops, sources)
     out = []
@@ -191,9 +194,11 @@ class _ImportIndex:
     """The analyser's recorded imports, indexed once per scan: imported name -> files (``from x import name``,
     ``*`` included), and last part of a plainly imported module -> files (``import pkg.fid`` -> ``fid``)."""
 
-    def __init__(self, results: Mapping[str, Any], off_path: Callable[[str], bool] | None = None) -> None:
+    def __init__(self, results: Mapping[str, Any], off_path: Callable[[str], bool] | None = None,
+                 sources: SourceTrees | None = None) -> None:
         self.by_name: dict[str, set[str]] = {}
         self.by_module: dict[str, set[str]] = {}
+        self.fields = ConfigFields([rel for rel in results if rel.endswith(".py")], sources)
         for rel, (res, _cells) in results.items():
             if off_path is not None and off_path(rel):
                 continue  # issue 32, round 4: a file off the main path neither overrides nor uses the default there
@@ -253,7 +258,7 @@ def _all_passing(name: str, method: bool, owner: str | None, def_rel: str, param
         if other:
             return None
         for c in calls:
-            if _passes(c, parameter, position):
+            if _passes(c, parameter, position) or expands_field(tree, c, parameter, index.fields):
                 sites.append(f"{rel}:{c.lineno}")
                 continue
             if _distributed_only(tree, c.lineno):
@@ -261,8 +266,10 @@ def _all_passing(name: str, method: bool, owner: str | None, def_rel: str, param
             wrapper = _forwarder(tree, c) if depth < 2 else None
             if wrapper is None:
                 return None
-            # `def wrapper(*args, **kwargs): ... name(*args, **kwargs)`: the wrapper's own callers decide (issue 32)
-            inner = _all_passing(wrapper, False, None, rel, parameter, None, bindings, index, sources, depth + 1)
+            # `def wrapper(*args, **kwargs): ... name(*args, **kwargs)`: the wrapper's own callers decide (issue 32);
+            # round 11: so do a class's, when its `__init__(self, **kwargs)` is the wrapper
+            w_name, w_owner = wrapper
+            inner = _all_passing(w_name, False, w_owner, rel, parameter, None, bindings, index, sources, depth + 1)
             if not inner:
                 return None
             sites += inner
@@ -279,20 +286,31 @@ def _distributed_only(tree: ast.AST, line: int) -> bool:
                and is_distributed_name(n.name) for n in ast.walk(tree))
 
 
-def _forwarder(tree: ast.AST, call: ast.Call) -> str | None:
-    """The module-level function whose body makes ``call`` passing on exactly its own ``*args`` and
-    ``**kwargs`` (a wrapper), or None."""
+def _forwarder(tree: ast.AST, call: ast.Call) -> tuple[str, str | None] | None:
+    """The wrapper whose body makes ``call`` passing on exactly its own ``*args`` and ``**kwargs``: ``(function,
+    None)`` for a module-level function, ``(Class, Class)`` for the ``__init__`` of a module-level class (its callers
+    are the calls of the class: round 11, ``class Model: def __init__(self, **kwargs): populate_args(**kwargs)``), or
+    None."""
     star = [a.value.id for a in call.args if isinstance(a, ast.Starred) and isinstance(a.value, ast.Name)]
     double = [k.value.id for k in call.keywords if k.arg is None and isinstance(k.value, ast.Name)]
     if len(star) != len(call.args) or len(double) != len(call.keywords) or not double:
         return None
+
+    def wraps(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        args = fn.args
+        return args.kwarg is not None and args.kwarg.arg == double[0] and (
+            not star or (args.vararg is not None and args.vararg.arg == star[0]))
+
     for stmt in getattr(tree, "body", []):
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
-                stmt.lineno <= call.lineno <= (stmt.end_lineno or stmt.lineno):
-            args = stmt.args
-            if args.kwarg is not None and args.kwarg.arg == double[0] and (
-                    not star or (args.vararg is not None and args.vararg.arg == star[0])):
-                return stmt.name
+        if not stmt.lineno <= call.lineno <= (stmt.end_lineno or stmt.lineno):
+            continue
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and wraps(stmt):
+            return stmt.name, None
+        if isinstance(stmt, ast.ClassDef):
+            for fn in stmt.body:
+                if isinstance(fn, ast.FunctionDef) and fn.name == "__init__" and wraps(fn) \
+                        and fn.lineno <= call.lineno <= (fn.end_lineno or fn.lineno):
+                    return stmt.name, stmt.name
     return None
 
 

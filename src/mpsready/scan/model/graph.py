@@ -407,8 +407,23 @@ def main_entries(results: Mapping[str, Any], roots: list[str], declared: Declare
         out |= set(root_entries(results))
     if declared is not None:
         out |= set(declared.readme if declared.as_script is None else declared.as_script)
-    out |= {rel for rel in results if PurePosixPath(rel).name.startswith(PRIMARY)}
+    named = {rel for rel in results if PurePosixPath(rel).name.startswith(PRIMARY)}
+    out |= named - _imported_library_modules(results, roots, named - out)
     return out
+
+
+def _imported_library_modules(results: Mapping[str, Any], roots: list[str], named: set[str]) -> set[str]:
+    """The package modules among ``named`` (files named for the main work that no entry, README command or launcher
+    runs) that the main path imports from another file: importing a module never runs its ``if __name__ ==
+    "__main__":`` block, and when the path starts elsewhere nothing runs it as a script (issue 32: a package's
+    ``rfdetr/main.py``, imported by the API for its ``Model`` class, ran its exporter demo as if it were the main
+    command). ``__main__.py`` stays (``python -m pkg`` runs it); so does a module no other file imports."""
+    named = {rel for rel in named if PurePosixPath(rel).name != "__main__.py" and _package_module(rel, results)}
+    if not named or not roots:
+        return set()
+    parents: dict[str, tuple[str, int]] = {}
+    _reach(results, [rel for rel in results if rel.endswith(".py")], roots, parents)
+    return {rel for rel in named if rel in parents}
 
 
 def _package_module(rel: str, results: Mapping[str, Any]) -> bool:

@@ -60,8 +60,11 @@ def apply_surfaces(findings: list[Finding], results: Mapping[str, Any], config_t
                     f = _with(f, flag=flag_text(s, "mps"), surface=s["name"])
                     flagged_files.add(path or "")
         guard, test = f.evidence.get("flag_guard"), f.evidence.get("flag_test")
+        # round 11: a script that declares the option itself is run with its own default (synthesize.py's
+        # `--use_cuda` store_true), whatever another script of the project declares under that name (default=True)
+        own = [s for s in by_dest.get(guard or "", ()) if s in surfaces]
         if guard and guard in by_dest and all(not s.get("computed") and not _default_passes(s.get("default"), test)
-                                               for s in by_dest[guard]):
+                                               for s in own or by_dest[guard]):
             f = f.with_state(behind_flag=by_dest[guard][0]["name"])
             if f.evidence.get("user_cuda_flag"):
                 behind_user[guard] = behind_user.get(guard, 0) + 1
