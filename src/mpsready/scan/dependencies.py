@@ -141,7 +141,36 @@ def _judge_mps_since(dep: Dependency, entry, where: str, opt: dict) -> RawFindin
                                 "raise_to": entry.mps_since, "source": entry.source, **opt})
 
 
+# a Linux CUDA machine's marker environment: a marker true on the Mac and false here selects macOS itself
+_LINUX_ENV = {**MAC_MARKER_ENV, "sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64"}
+
+
+def mac_choice(dep: Dependency) -> bool:
+    """Whether the dependency's marker selects macOS itself (``bitsandbytes<0.43; sys_platform == 'darwin'``): the
+    project's own choice for the Mac, which it installs there knowingly; a blocker on it becomes ``degrades`` (issue
+    32, round 11). A marker that does not parse is no such choice."""
+    if not dep.marker or not marker_on_mac(dep.marker):
+        return False
+    from packaging.markers import InvalidMarker, Marker
+
+    try:
+        return not Marker(dep.marker).evaluate(_LINUX_ENV)
+    except (InvalidMarker, ValueError, KeyError, TypeError):
+        return False
+
+
 def _judge_package(dep: Dependency) -> RawFinding | None:
+    finding = _judge_package_plain(dep)
+    if finding is None or (finding.severity or finding.rule.severity) is not Severity.BLOCKER or not mac_choice(dep):
+        return finding
+    import dataclasses
+
+    return dataclasses.replace(finding, severity=Severity.DEGRADES,
+                               message=f"{finding.message}; the project selects it for macOS itself ({dep.marker})",
+                               evidence={**finding.evidence, "mac_choice": dep.marker})
+
+
+def _judge_package_plain(dep: Dependency) -> RawFinding | None:
     name = knowledge.canonical_name(dep.name)
     where = f" ({dep.group})" if dep.group else ""
     opt = {"optional": True, "group": dep.group} if dep.optional else ({"group": dep.group} if dep.group else {})

@@ -58,6 +58,9 @@ class PackageEntry:
     alternative: str | None
     source: str
     mps_since: str | None = None
+    # a runtime the project's code is written against (a serving/rollout engine), not an op a drop-in replaces:
+    # its unconditional use anywhere on the main path is the project's core (model/core.py), not only in a model file
+    engine: bool = False
 
     @property
     def status_text(self) -> str:
@@ -96,6 +99,7 @@ def _index() -> _Index:
             alternative=item.get("alternative"),
             source=item["source"],
             mps_since=item.get("mps_since"),
+            engine=bool(item.get("engine")),
         )
         entries.append(entry)
         for n in [item["name"], *(item.get("aliases") or [])]:

@@ -42,7 +42,7 @@ def skipped_imports(ctx: Any, tree: ast.Module, checked: dict[str, list],
         names = {stmt.module.split(".")[0]} if isinstance(stmt, ast.ImportFrom) and stmt.module else {
             a.name.split(".")[0] for a in stmt.names}
         for test, want, _fn, _cls in reversed(branches):
-            if want and not names.isdisjoint(constants(test)):
+            if want and (not names.isdisjoint(constants(test)) or availability_named(test, names)):
                 # `if is_package_available("flash_attn"): from flash_attn import ...`: runs only where installed
                 checked[str(line)] = [ast.unparse(test)[:80], test.lineno]
                 break
@@ -111,3 +111,29 @@ def skipped_imports(ctx: Any, tree: ast.Module, checked: dict[str, list],
 
     block(tree.body, None, None)
     return out
+
+
+# words that make a name an availability test, not an option: `is_causal_conv1d_available()`, `HAS_FLASH_ATTN`,
+# `model_management.xformers_enabled()` (a call: the helper decides at run time from what is installed)
+_AVAILABLE_WORDS = ("avail", "installed", "has", "have", "supported")  # a word starting so
+_CALL_WORDS = (*_AVAILABLE_WORDS, "enabled")
+
+
+def availability_named(test: ast.expr, packages: set[str]) -> bool:
+    """Whether ``test`` asks if one of ``packages`` (top-level import names) is available by a name that holds the
+    package's name (underscores and case ignored): a called helper with an availability word
+    (``is_causal_conv1d_available()``, ``xformers_enabled()``) or a flag named so (``HAS_FLASH_ATTN``,
+    ``FLASH_ATTN_AVAILABLE``). Such an import runs only where the package is installed, as with the package named as
+    a string (issue 32, round 11). An option that merely names the package (``args.use_xformers``,
+    ``cfg.flash_attn``) is no such test: on by default, the import runs and fails on a Mac."""
+    keys = {p.replace("_", "").lower() for p in packages if len(p) >= 4}
+    called = {id(n.func) for n in ast.walk(test) if isinstance(n, ast.Call)}
+    for n in ast.walk(test):
+        name = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else None
+        if name is None:
+            continue
+        tokens = name.lower().split("_")  # whole words: `flash` holds `has`, `HAS_FLASH` is the flag
+        words = _CALL_WORDS if id(n) in called else _AVAILABLE_WORDS
+        if any(k in "".join(tokens) for k in keys) and any(t.startswith(w) for t in tokens for w in words):
+            return True
+    return False

@@ -21,8 +21,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from mpsready.findings import Finding, Severity
+from mpsready.scan import knowledge
 from mpsready.scan.code.astutil import TRY_NODES, off_by_default
 from mpsready.scan.model import core_reach
+from mpsready.scan.model.install_extras import required_extras
 from mpsready.scan.model.remedy import limits
 
 _CONDITIONAL = (ast.If, ast.IfExp, *TRY_NODES, ast.BoolOp, ast.While, ast.ExceptHandler)
@@ -35,6 +37,8 @@ def core_ops(findings: Iterable[Finding], sources, files: Iterable[str] = ()) ->
     (:mod:`mpsready.scan.model.core_reach`, issue 32, round 9)."""
     py = [rel for rel in files if rel.endswith(".py")]
     reach_cache: dict = {}  # (kernel file, package) -> its reach test (model/core_reach.py)
+    findings = required_extras(list(findings), sources)  # round 11: an extra the README installs is required
+    required = _required_packages(findings)
     out = []
     for f in findings:
         ev = f.evidence or {}
@@ -51,7 +55,10 @@ def core_ops(findings: Iterable[Finding], sources, files: Iterable[str] = ()) ->
                 and (f.location.path or "").endswith(".py"):
             tree = sources.tree(f.location.path)
             reach = _reach_test(f.location.path or "", str(ev.get("module") or ""), py, sources, reach_cache)
-            op = _core_use(tree, f.location.line, reach) if tree is not None else None
+            entry = knowledge.lookup(str(ev.get("package") or ""))
+            # a serving engine the project's install requires: its use anywhere on the path is the core
+            engine = entry is not None and entry.engine and entry.name in required
+            op = _core_use(tree, f.location.line, reach, engine) if tree is not None else None
             if op is not None and empty:
                 f = replace(f, severity=Severity.BLOCKER, message=f"{f.message}; its except handler binds none of "
                             "the imported names, so the model's use of them fails on a Mac")
@@ -60,12 +67,25 @@ def core_ops(findings: Iterable[Finding], sources, files: Iterable[str] = ()) ->
                 ev["empty_fallback"] = True
             if op is not None:
                 where = f"{op[0]} in {op[1]} ({f.location.path}:{op[2]})"
-                f = replace(f, message=f"{f.message}; the model's core calls it with no other path: {where}",
+                whose = "the main path runs the engine" if engine else "the model's core calls it"
+                f = replace(f, message=f"{f.message}; {whose} with no other path: {where}",
                             fix=f"The core op {op[0]} needs CUDA; a Mac needs a pure-PyTorch path for it wired "
                             f"in ({ev['alternative']}), which rewrites the model's core.").with_state(core_op=where)
                 f = f.with_evidence({**ev, "no_alternative": True})
         out.append(f)
     return out
+
+
+def _required_packages(findings: list[Finding]) -> set[str]:
+    """Knowledge-base packages that a declaration on the main path requires (a limiting DEP1xx finding that is not
+    optional: no extra the README's install leaves out, no container recipe, no part's own requirement file). An
+    engine the project never declares is an opt-in the user installs apart (a plugin, an accelerated path): its use
+    is no core of the project (issue 32, round 11)."""
+    return {str(f.evidence.get("package")) for f in findings if f.code in _DECLARED and limits(f)
+            and not (f.evidence or {}).get("optional") and (f.evidence or {}).get("package")}
+
+
+_DECLARED = frozenset({"DEP101", "DEP102", "DEP104", "DEP111"})
 
 
 def _reach_test(path: str, module: str, py: list[str], sources,
@@ -156,11 +176,13 @@ def _model_file(tree: ast.Module) -> bool:
 
 
 def _core_use(tree: ast.Module, line: int | None,
-              reach: Callable[[ast.Module], Callable[[str], bool]] | None = None) -> tuple[str, str, int] | None:
+              reach: Callable[[ast.Module], Callable[[str], bool]] | None = None,
+              engine: bool = False) -> tuple[str, str, int] | None:
     """(name, function, line) of the first unconditional use of a name the import at ``line`` binds, inside a
-    function or method of a model file (:func:`_model_file`) that itself runs unconditionally (``reach``, given the
-    tree: :func:`_reach_test`); ``None`` otherwise."""
-    if not _model_file(tree):
+    function or method of a model file (:func:`_model_file`; any file for an ``engine`` package, knowledge-base
+    field ``engine``: a serving engine is driven from a worker or a script, not from ``forward``) that itself runs
+    unconditionally (``reach``, given the tree: :func:`_reach_test`); ``None`` otherwise."""
+    if not engine and not _model_file(tree):
         return None
     bound = _bound(tree, line)
     if not bound:
