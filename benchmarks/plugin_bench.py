@@ -20,6 +20,9 @@ round, 1.83 and 1.77 after (two runs of two rounds each, alternating with ``--sr
 observe-only modes (a function and a dispatch mode) cost 1.59 and 1.69: docs/ci.md. Issue 39's plugin round (CPU
 calls on plain tensors below the dispatch mode while nothing is resident, Dynamo's wrapper only in a compiled
 region), same machine and half hour: 2.45 with ``--src`` of the tree before (2 rounds), 1.75 after (3 rounds).
+Issue 39's second plugin round (the dispatch mode off the stack while nothing is resident, emulate/dormant.py),
+three pairs in the same minutes: 1.73 -> 1.51, 1.58 -> 1.56, 1.65 -> 1.72 with ``--src`` of the tree before ->
+after (the load swamps it; callgrind's instruction counts of the test loop, 1.283x -> 1.244x plain: docs/ci.md).
 """
 
 from __future__ import annotations

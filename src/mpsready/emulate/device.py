@@ -11,7 +11,8 @@ here: op judgements happen at the aten level (:mod:`~mpsready.emulate.dispatch`)
 
 from __future__ import annotations
 
-from types import BuiltinFunctionType, MethodDescriptorType, WrapperDescriptorType
+from types import (BuiltinFunctionType, GetSetDescriptorType, MethodDescriptorType, MethodWrapperType,
+                   WrapperDescriptorType)
 from typing import Any, Callable
 
 import torch
@@ -19,6 +20,7 @@ from torch.overrides import TorchFunctionMode
 
 from mpsready.emulate import autocast, residence
 from mpsready.emulate.direct import binary, hinted
+from mpsready.emulate.dormant import PLAIN_ATTRIBUTES, sleep, wake
 from mpsready.emulate.session import Emulator, mark_mac_error
 
 _Tensor = torch.Tensor
@@ -80,10 +82,12 @@ class DeviceMode(TorchFunctionMode):
                 emu.generator_bound = False
                 emu.generator_mps = emu.generator_restored = False
         if func not in _SPECIAL and not emu.autocast_used and not emu.default_mps:
-            if not _REFS and (not kwargs or kwargs.get("device") is None):
+            if not _REFS and (not kwargs or (d := kwargs.get("device")) is None or not is_mps(d)):
                 # nothing resident on MPS (a CPU-only program, a test suite's CPU tests): no placement to check,
                 # and where the dispatch mode would only forward, it does not see the call (_unseen)
                 return _unseen(emu, func, args, kwargs or _NO_KWARGS)
+            if emu.dormant:  # something is resident now (a restored checkpoint): the dispatch mode back first
+                wake(emu)
             if not kwargs:
                 # at most one tensor (a property read, x.item(), torch.is_complex(x), no_grad's switch): nothing
                 # can sit beside it on another device
@@ -114,6 +118,8 @@ class DeviceMode(TorchFunctionMode):
                     else:
                         return func(*args, **kwargs)
                 return _forward(emu, func, args, kwargs)
+        if emu.dormant:  # a move, factory or backward pass: what the dispatch mode sees as before (dormant.py)
+            wake(emu)
         kwargs = kwargs or {}
         if func is _to:
             return self._to(args, kwargs)
@@ -277,19 +283,51 @@ _C_FUNCTIONS = (BuiltinFunctionType, MethodDescriptorType, WrapperDescriptorType
 
 
 def _unseen(emu: Emulator, func, args, kwargs):
-    """A torch call while nothing is resident on MPS, run with the Python key off where the dispatch mode would only
-    forward each of its aten calls (``MPSDispatch.__torch_dispatch__``'s CPU call): a torch function written in C++,
-    the dispatch mode alone on the dispatch stack (a program's own mode sees every call as before), no factory onto
-    MPS, CPU-operand set, or numerics watch (``mpsready run``'s NaN check of CPU calls) under way, and no argument
-    that the dispatch mode would read: a tensor subclass, a device (``torch.as_tensor(x, None, "mps")`` lands on
-    MPS at the aten level) or a generator (its device is judged there). Its aten calls then cost what they cost
-    without the emulator (issue 39: two Python modes' floor on every aten call of a CPU-only test suite); anything
-    else is forwarded as it is, to the dispatch mode."""
-    if func.__class__ in _C_FUNCTIONS and emu.numerics is None and not emu.creating and not emu.cpu_operands \
-            and _stack_len() == 1 and _cpu_values(args) and (not kwargs or _cpu_values(kwargs.values())):
-        with _no_python_dispatch():
+    """A torch call while nothing is resident on MPS, run without the dispatch mode where it would only forward each
+    of its aten calls (``MPSDispatch.__torch_dispatch__``'s CPU call): a torch function written in C++ (or a C-level
+    attribute of a tensor, ``p.grad``, ``x.T``), the dispatch mode alone on the dispatch stack (a program's own mode
+    sees every call as before), no factory onto MPS, CPU-operand set, or numerics watch (``mpsready run``'s NaN check
+    of CPU calls) under way, and no argument that the dispatch mode would read: a tensor subclass, a device
+    (``torch.as_tensor(x, None, "mps")`` lands on MPS at the aten level) or a generator (its device is judged
+    there). Its aten calls then cost what they cost without the emulator (issue 39: two Python modes' floor on
+    every aten call of a CPU-only test suite): the dispatch mode is taken off the stack for this call and the like
+    calls after it (:mod:`~mpsready.emulate.dormant`; the Python key off per call where it cannot be). Anything else
+    is forwarded as it is, to the dispatch mode, back on the stack first."""
+    c = func.__class__
+    if ((c in _C_FUNCTIONS or (c is MethodWrapperType and ((o := func.__self__).__class__ is GetSetDescriptorType
+                                                           or o in PLAIN_ATTRIBUTES)))
+            and _cpu_values(args) and (not kwargs or _cpu_values(kwargs.values())) or func in _NO_ATEN) \
+            and emu.numerics is None and not emu.creating and not emu.cpu_operands:
+        if emu.dormant:
+            # a mode the program pushed since (its own, a trace recorder's) sees the call as before; ours, under it,
+            # would only forward
             return func(*args, **kwargs)
+        if sleep(emu):
+            return func(*args, **kwargs)
+        if _stack_len() == 1:
+            with _no_python_dispatch():
+                return func(*args, **kwargs)
+        return func(*args, **kwargs)
+    if emu.dormant:
+        wake(emu)
     return func(*args, **kwargs)
+
+
+def _no_aten() -> frozenset:
+    """Torch functions that make no aten call on tensors whatever their arguments: ``torch.device(...)`` and the
+    profiler's range marks that ``Optimizer.step`` makes on every step (``torch.autograd.profiler.record_function``:
+    ``profiler::_record_function_enter_new`` and ``_record_function_exit``, torch/autograd/profiler.py, 2.0-2.13)."""
+    out: set = {torch.device}
+    try:
+        prof = torch.ops.profiler
+        out |= {prof._record_function_enter_new, prof._record_function_exit,
+                prof._record_function_exit._RecordFunction}
+    except (AttributeError, RuntimeError):  # a torch without them
+        pass
+    return frozenset(out)
+
+
+_NO_ATEN = _no_aten()
 
 
 def _cpu_values(values) -> bool:
@@ -301,6 +339,9 @@ def _cpu_values(values) -> bool:
             continue
         if c is str:
             if v[:3] == "mps":
+                return False
+        elif c is _DEVICE:  # device="cpu" of a factory: created where it is without the emulator
+            if v.type == "mps":
                 return False
         elif c is list or c is tuple:
             for w in v:
@@ -314,6 +355,7 @@ def _cpu_values(values) -> bool:
     return True
 
 
+_DEVICE = torch.device
 # what a C++ torch function may take beside plain tensors without the dispatch mode reading it
 _VALUES = frozenset({int, float, bool, complex, type(None), slice, type(Ellipsis), torch.dtype, torch.Size,
                      torch.layout, torch.memory_format})

@@ -28,7 +28,7 @@ from typing import Sequence
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from mpsready.emulate import cpu_refusal, direct, residence
+from mpsready.emulate import cpu_refusal, direct, dormant, residence
 from mpsready.emulate.aten import SIZED as _SIZED
 from mpsready.emulate.aten import OpInfo, Plan, dtype_key, mark_all, op_name
 from mpsready.emulate.call_checks import check_generator, copy_back, operands
@@ -358,6 +358,7 @@ class MPSDispatch(TorchDispatchMode):
         Python key's fallback and the dynamo-disable shim (``TorchDispatchMode.__init_subclass__``): the
         calling mode's shim already covers this one. When this mode is not the top of the stack (a program
         pushed its own mode under the caller's), the call goes through the dispatcher as before."""
+        dormant.wake(self.emu)  # off the stack while nothing was resident (dormant.py): back under the caller's
         top = _pop(None)
         if top is not self:
             _push(top)
@@ -595,6 +596,7 @@ def install(emu: Emulator):
     mode.__enter__()
 
     def undo() -> None:
+        dormant.wake(emu)  # back on the stack, to come off it as it went on
         mode.__exit__(None, None, None)
         unwatch()
     return undo

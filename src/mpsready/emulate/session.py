@@ -200,6 +200,8 @@ class Emulator:
         self.memory_queried = False
         self.numerics: Any = None  # mpsready.numerics.hooks.RunWatch, fed by dispatch.py per judged call
         self.dispatch: Any = None  # the installed aten-level mode (dispatch.MPSDispatch), set by install()
+        # True while that mode is off this thread's dispatch stack because nothing is resident (emulate/dormant.py)
+        self.dormant = False
         self._warned: set[str] = set()
         # where a tensor moved to MPS was made (the trace's recorder knows; mpsready run does not ask)
         self.origin_of = origin_of

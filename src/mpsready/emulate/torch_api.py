@@ -35,6 +35,7 @@ from typing import Any, Callable
 import torch
 
 from mpsready.emulate import residence
+from mpsready.emulate.dormant import PLAIN_ATTRIBUTES
 from mpsready.emulate.session import Emulator, mark_mac_error
 from mpsready import versions
 
@@ -123,11 +124,12 @@ class _Patches:
 def install(emu: Emulator) -> Callable[[], None]:
     p = _Patches()
     T = torch.Tensor
-    p.set(T, "device", property(_device))
-    p.set(T, "is_mps", property(_is_mps))
-    p.set(T, "is_cpu", property(_is_cpu))
+    own = [property(_device), property(_is_mps), property(_is_cpu), property(_data_get, _data_set)]
+    for name, prop in zip(("device", "is_mps", "is_cpu", "data"), own):
+        p.set(T, name, prop)
     p.set(T, "get_device", _get_device)
-    p.set(T, "data", property(_data_get, _data_set))
+    PLAIN_ATTRIBUTES.update(own)  # no aten call in them (dormant.py)
+    p.on_undo(lambda: PLAIN_ATTRIBUTES.difference_update(own))
     p.set(torch.nn.Parameter, "__new__", _marked_new(torch.nn.Parameter.__new__))
     if hasattr(torch.nn, "Buffer"):  # torch.nn.Buffer, 2.5+
         p.set(torch.nn.Buffer, "__new__", _marked_new(torch.nn.Buffer.__new__))

@@ -62,6 +62,8 @@ class RunWatch:
 
         self._handles = [register_optimizer_step_pre_hook(pre), register_optimizer_step_post_hook(post)]
         self.emu.numerics = self
+        from mpsready.emulate.dormant import wake
+        wake(self.emu)  # the watch reads the program's CPU calls at the aten level: the dispatch mode on the stack
 
     def uninstall(self) -> None:
         for h in self._handles:
