@@ -29,8 +29,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from mpsready.emulate import cpu_refusal, direct, dormant, residence
-from mpsready.emulate.aten import SIZED as _SIZED
-from mpsready.emulate.aten import OpInfo, Plan, dtype_key, mark_all, op_name
+from mpsready.emulate.aten import SIZED as _SIZED, OpInfo, Plan, dtype_key, mark_all, op_name
 from mpsready.emulate.call_checks import check_generator, copy_back, operands
 from mpsready.emulate.session import Emulator, mac_error_kind
 from mpsready.emulate.widen import CPU_DISPATCH_GAP, compiled_kind, widened
@@ -50,8 +49,7 @@ _DTYPE_NAMES = {d: str(d).replace("torch.", "") for d in (getattr(torch, n) for 
                 if isinstance(d, torch.dtype)}
 _STRIDED = torch.strided
 _CPU_DEVICE = torch.device("cpu")
-# schema arguments the shape rules may read (mps_shape_rules.yaml)
-_ARGS = ("transposed",)
+_ARGS = ("transposed",)  # schema arguments the shape rules may read (mps_shape_rules.yaml)
 # ops whose arguments the shape rules read (mps_shape_rules.yaml); others get only dtypes and the first rank
 _SHAPED = frozenset({"aten::convolution", "aten::_convolution", "aten::bmm", "aten::baddbmm"})
 _graph_task = torch._C._current_graph_task_id
