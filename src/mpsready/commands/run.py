@@ -15,7 +15,8 @@ DEFAULT_TIME_LIMIT = 1800.0
 EXIT_CODES = ("exit codes: 0 no predicted failure; 1 a predicted Mac failure or wrong result; 2 usage or input "
               "error, or an inconclusive run (the program or this environment stopped it before the Mac could be "
               "judged); 3 no result (the run ended without one, or an internal error); 4 unverified (nothing "
-              "predicted to fail, but a call was judged on no data); 128+N stopped by signal N. With several "
+              "predicted to fail, but a call judged on no data or a compiled region not vouched for: not a pass); "
+              "128+N stopped by signal N. With several "
               "--torch releases the worst release decides, in the order 1, 3, 2, 4.")
 
 
