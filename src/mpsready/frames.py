@@ -59,6 +59,12 @@ _RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENE
 _PER_CALL = (("_compile.py",), ("_ops.py",), ("_dynamo", "eval_frame.py"), ("utils", "_python_dispatch.py"))
 
 
+def dispatch_plumbing_files() -> tuple[str, ...]:
+    """The files of :data:`_PER_CALL` in the loaded ``torch`` (both :func:`_forms` of its directory); empty when
+    torch is not loaded. For stages that skip these frames without a :class:`UserFrames`."""
+    return tuple(os.path.join(d, *p) for d in package_dirs("torch") for p in _PER_CALL)
+
+
 def _forms(path: str) -> tuple[str, ...]:
     """``path`` made absolute, as written and with symbolic links resolved (one entry when they agree)."""
     a = os.path.abspath(path)

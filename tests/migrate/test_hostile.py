@@ -52,7 +52,8 @@ def test_below_the_estimate_limit_a_recursion_error_of_libcst_is_a_listed_file(t
     assert [fp.path for fp in plan.files] == ["b.py"]
     # the scan (CPython's parser) read a.py: its finding is listed with the reason it was left
     assert [m.to_dict() for m in plan.manual] == [{"code": "API101", "path": "a.py", "line": 2, "reason":
-                                                   "left as it is: the file was not parsed (see 'not parsed')"}]
+                                                   "left as it is: the file was not parsed (see 'not parsed')",
+                                                   "count": 1}]
 
 
 def test_long_chains_are_refused_before_the_native_parser(tmp_path):

@@ -119,7 +119,7 @@ def test_a_finding_no_transform_answers_names_its_cell_and_line(tmp_path):
     # the JSON entry names the cell as a key, as edits do (h40: only the reason's text named it)
     assert plan.manual[0].to_dict() == {
         "code": "DTY101", "path": "nb.ipynb", "line": 2, "cell": 2,
-        "reason": "cell 2: Use float32 on MPS; keep float64 only for CPU-side computations."}
+        "reason": "cell 2: Use float32 on MPS; keep float64 only for CPU-side computations.", "count": 1}
 
 
 TRAIN = '''import argparse

@@ -89,3 +89,16 @@ def test_two_findings_of_a_rule_on_one_line_are_one_manual_entry(tmp_path):
     assert [(m.code, m.line) for m in plan.manual] == [("API113", 2), ("API113", 3)]
     reason = "Tensor.pin_memory() raises without an accelerator: call it only when torch.cuda.is_available()"
     assert [m.reason for m in plan.manual] == [f"{reason} (2 on this line)", reason]
+
+
+def test_an_entry_for_two_findings_on_one_line_counts_two_in_the_plan_effort(tmp_path):
+    # nanoGPT bench.py: the plan printed "5 manual" where the scan's estimate printed 6, because the two pin_memory()
+    # findings of one line, made one entry, counted as one finding
+    from mpsready.migrate.fixability import plan_effort
+
+    (tmp_path / "t.py").write_text("import torch\nx, y = x.pin_memory().to(d), y.pin_memory().to(d)\nz = z.pin_memory()\n")
+    plan = migrate_path(tmp_path, config=CONFIG)
+    assert [m.count for m in plan.manual] == [2, 1]
+    assert [m.to_dict()["count"] for m in plan.manual] == [2, 1]
+    assert plan_effort(plan.fixed, plan.manual, plan.kept) == {"auto_fixable": 0, "manual": 3, "kept": 0,
+                                                               "files_touched": 0}

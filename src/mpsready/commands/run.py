@@ -12,6 +12,12 @@ FORMATS = ("terminal", "json")
 # (0: no limit). A first Mac failure shows within minutes of a training run's start; a run past half an hour is
 # hung or is the real training, which the emulator's CPU speed makes no faster.
 DEFAULT_TIME_LIMIT = 1800.0
+EXIT_CODES = ("exit codes: 0 no predicted failure; 1 a predicted Mac failure or wrong result; 2 usage or input "
+              "error, or an inconclusive run (the program or this environment stopped it before the Mac could be "
+              "judged); 3 no result (the run ended without one, or an internal error); 4 unverified (nothing "
+              "predicted to fail, but a call judged on no data or a compiled region not vouched for: not a pass); "
+              "128+N stopped by signal N. With several "
+              "--torch releases the worst release decides, in the order 1, 3, 2, 4.")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -21,7 +27,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "process on this machine as on a Mac with the given PyTorch release and macOS: MPS available, "
                     "CUDA absent, tensors on mps computed here but reporting mps, every operator judged where MPS "
                     "dispatches it. Stops at the first failure a Mac would hit. Every result is a prediction.",
-        usage="mpsready run [options] -- python script.py ARGS")
+        usage="mpsready run [options] -- python script.py ARGS",
+        # run has its own codes (mpsready.run.document EXIT_*, matrix_exit_code); the top-level help lists only
+        # 0-3, so an exit 4 was explained nowhere a user looks
+        epilog=EXIT_CODES)
     p.add_argument("--torch", default=None,
                    help="target PyTorch release (default: the installed one), e.g. 2.5; a comma-separated list "
                         "(2.3,2.6,2.13) or 'all' (every shipped minor release) runs the program once per release, "

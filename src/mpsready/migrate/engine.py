@@ -73,11 +73,14 @@ class ManualRecord:
     path: str | None
     line: int | None
     reason: str
+    # the scan findings this entry stands for: two of a rule on one line are one entry (``_one_per_line``) but two
+    # findings, and the effort counts findings (the plan said "5 manual" where the scan's estimate said 6)
+    count: int = 1
 
     def to_dict(self) -> dict:
         """A notebook's entry also carries ``cell`` (the cell its reason names; ``line`` is the line in that cell),
         as edits and fixed findings do, so a JSON reader need not parse the reason (h40)."""
-        d = {"code": self.code, "path": self.path, "line": self.line, "reason": self.reason}
+        d = {"code": self.code, "path": self.path, "line": self.line, "reason": self.reason, "count": self.count}
         cell = cell_of(self)
         if cell is not None:
             d["cell"] = cell
@@ -198,11 +201,12 @@ def _one_per_line(records: list[ManualRecord]) -> list[ManualRecord]:
     """``records`` with the entries that say the same thing about the same line made one, counted in the reason:
     two findings of a rule on one line (nanoGPT's ``x.pin_memory()..., y.pin_memory()...``) are one piece of
     manual work, and two identical lines read as a bug of the listing."""
-    counts = Counter((m.code, m.path, m.line, m.reason) for m in records)
+    counts: Counter = Counter()
+    for m in records:
+        counts[(m.code, m.path, m.line, m.reason)] += m.count
     out: list[ManualRecord] = []
-    for key in dict.fromkeys((m.code, m.path, m.line, m.reason) for m in records):
-        n = counts[key]
-        out.append(ManualRecord(key[0], key[1], key[2], key[3] if n == 1 else f"{key[3]} ({n} on this line)"))
+    for key, n in counts.items():  # insertion order: the first entry's place
+        out.append(ManualRecord(key[0], key[1], key[2], key[3] if n == 1 else f"{key[3]} ({n} on this line)", n))
     return out
 
 

@@ -140,8 +140,11 @@ def plan_effort(fixed: Iterable, manual: Iterable, kept: Iterable) -> dict[str, 
     done = Counter((r.code, r.path, getattr(r, "cell", None), getattr(r, "cell_line", None) or r.line) for r in code)
     out = {"auto_fixable": len(code), "manual": 0, "kept": 0, "files_touched": len({r.path for r in code})}
     for bucket_name, records in (("manual", manual), ("kept", kept)):
-        left = Counter((m.code, m.path, cell_of(m), m.line) for m in records
-                       if m.code.startswith(CODE_PREFIXES) and m.path)
+        left: Counter = Counter()
+        for m in records:
+            if m.code.startswith(CODE_PREFIXES) and m.path:
+                # an entry standing for two findings on its line (``ManualRecord.count``) counts two
+                left[(m.code, m.path, cell_of(m), m.line)] += getattr(m, "count", 1)
         # two findings on one line (get_device_name and device_count) are two; a note on a fixed line is none
         out[bucket_name] = sum(max(0, n - done[k]) for k, n in left.items())
     return out

@@ -41,7 +41,7 @@ from mpsready.scan.config import ScanConfig, with_project_config
 from mpsready.scan.walker import walk
 from mpsready.schema import utc_now
 
-FORMAT = {"name": "mpsready.migrate.stored-plan", "version": 1}
+FORMAT = {"name": "mpsready.migrate.stored-plan", "version": 2}  # 2: manual entries carry their count of findings
 
 
 @dataclass
@@ -196,8 +196,8 @@ def _plan_doc(plan: Plan) -> dict[str, Any]:
         "files": [{"path": fp.path, "sha256": fp.sha256, "after": fp.after,
                    "edits": [[e.code, e.line, e.what, e.cell, e.review, e.needs_torch] for e in fp.edits]}
                   for fp in plan.files],
-        "manual": [[m.code, m.path, m.line, m.reason] for m in plan.manual],
-        "kept": [[m.code, m.path, m.line, m.reason] for m in plan.kept],
+        "manual": [[m.code, m.path, m.line, m.reason, m.count] for m in plan.manual],
+        "kept": [[m.code, m.path, m.line, m.reason, m.count] for m in plan.kept],
         "fixed": [[r.code, r.path, r.line, r.cell, r.cell_line] for r in plan.fixed],
         "errors": plan.errors,
         "rounds": plan.rounds,

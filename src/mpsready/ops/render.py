@@ -20,6 +20,22 @@ def to_json(kind: str, **body: Any) -> str:
     return json.dumps(envelope(SCHEMA, SCHEMA_VERSION, kind=kind, findings=[], **body), indent=2, sort_keys=False)
 
 
+def since_text(r: dict[str, Any]) -> str:
+    """The "since" row: a release that is the oldest shipped table is a lower bound, not the release that added
+    the path ("since 2.2.2" for aten::add.Tensor read as "new in 2.2.2"; the tables start there)."""
+    from mpsready.ops.api import shipped_versions
+
+    oldest = shipped_versions()[0]
+
+    def release(v: str) -> str:
+        return f"{v} or earlier (the oldest table shipped)" if v == oldest else v
+
+    text = release(r["since_torch"]) if r["since_torch"] else "never (in shipped releases)"
+    if r.get("kernel_since") and r["kernel_since"] != r["since_torch"]:
+        text += f"; MPS kernel since {release(r['kernel_since'])}"
+    return text
+
+
 def lookup_terminal(results: list[dict[str, Any]], console: Console) -> None:
     for r in results:
         style = STATUS_STYLE.get(r["status"], "")
@@ -34,9 +50,7 @@ def lookup_terminal(results: list[dict[str, Any]], console: Console) -> None:
                           + (f"; otherwise aten::{ro['otherwise']}" if ro.get("otherwise") else "")
                           + _with_text(ro))
         table.add_row("CUDA", r["cuda"])
-        table.add_row("since", (r["since_torch"] or "never (in shipped releases)")
-                      + (f"; MPS kernel since {r['kernel_since']}" if r.get("kernel_since")
-                         and r["kernel_since"] != r["since_torch"] else ""))
+        table.add_row("since", since_text(r))
         if r["fixed_in"]:
             table.add_row("fixed in", r["fixed_in"])
         table.add_row("removed again", ", ".join(r["removed_in"]) if r["removed_in"] else "no")

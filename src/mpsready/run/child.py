@@ -152,6 +152,9 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     numerics = RunWatch(emu, nan_check=bool(spec.get("nan_check", True)))  # first NaN/Inf, shapes per line
     numerics.install()
     unwatch = watch_fallback_variable(emu)  # after install, which imports torch modules itself
+    from mpsready.run.warning_place import install_for_run
+
+    unplace = install_for_run()  # PyTorch's C++ warnings at the program's line, not the emulator's
     t0 = time.perf_counter()
     if emu.time_limit:  # the limit counts the program's time, not the emulator's start-up (slow on a busy machine)
         emu.deadline = t0 + emu.time_limit
@@ -215,6 +218,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         if emu.time_limit:
             signal.setitimer(signal.ITIMER_REAL, 0)
         unwatch()
+        unplace()
         numerics.uninstall()
         emu.uninstall()
         unspawn()
