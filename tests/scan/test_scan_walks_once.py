@@ -96,3 +96,56 @@ def test_memo_starts_empty():
     memo = ReachMemo()
     assert (memo.summaries, memo.loads) == ({}, {})
 
+
+# ---------------------------------------------------------------- run-time imports: one walk, the same records
+DYNAMIC = '''
+import importlib
+def outer(prefix="pkg.a."):
+    importlib.import_module(prefix + x)
+    def inner(prefix="pkg.b."):
+        importlib.import_module(prefix + y)
+        return lambda: import_module(prefix + z)
+    class K:
+        def m(self, p="pkg.c."):
+            import_module(p + q)
+    import_module(f"pkg.d.{w}")
+import_module("pkg.e." + v)
+@deco(import_module(prefix + "x"))
+def dec(prefix="pkg.f."):
+    pass
+'''
+
+
+def test_run_time_imports_are_judged_by_the_innermost_function_and_keep_their_order():
+    from mpsready.scan.code.dynamic_imports import dynamic_imports
+
+    got = [(r.module, r.names, r.line) for r in dynamic_imports(ast.parse(DYNAMIC))]
+    # innermost functions first (reverse ast.walk order), each one's calls in walk order; a decorator's call is
+    # judged with its function's defaults (`prefix` of dec), a lambda's with the function around it
+    assert got == [("pkg.c", ("**",), 10), ("pkg.b", ("**",), 6), ("pkg.b", ("**",), 7), ("pkg.f", ("**",), 13),
+                   ("pkg.a", ("**",), 4), ("pkg.d", ("**",), 11), ("pkg.e", ("**",), 12)]
+
+
+# ---------------------------------------------------------------- no cycle keeps a file's tree to the end
+MARK = "marker-of-this-fixture"
+CYCLE_SRC = ("import torch\n\n\ndef main(x):\n    if torch.cuda.is_available():\n        import apex\n"
+             "        x = x.cuda()\n    dev = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+             f"    return x.to(dev), {MARK!r}\n")
+
+
+def test_analysing_a_file_leaves_no_cycle_holding_its_tree():
+    import gc
+
+    from mpsready.scan.code.analyzer import analyze_source
+
+    gc.collect()
+    gc.disable()  # as during a scan (engine.gc_paused): only reference counting frees the tree
+    try:
+        r = analyze_source(CYCLE_SRC)
+        left = sum(1 for o in gc.get_objects() if isinstance(o, ast.Constant) and o.value == MARK)
+    finally:
+        gc.enable()
+    assert left == 0
+    # the findings are those of the analysis as before (the Mac-facts evaluation ran: the import is skipped)
+    assert [(f["code"], f["line"]) for f in r.findings] == [("DEP107", 6), ("API101", 7), ("API104", 8)]
+    assert r.skipped_imports == {"6": "torch.cuda.is_available() is False (line 5): torch.cuda.is_available() is False"}
