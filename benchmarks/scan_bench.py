@@ -17,6 +17,8 @@ Last figures (2026-12-02, 2 shared cores under load, ``--repeat 3 --jobs 1``, co
 alternating with main): torch package 1.13, 1.07, 1.14 (main 1.38, 1.20, 1.26; issue 25's goal <= 1.3),
 pytorch-image-models 1.09 and 1.10 (main 1.04 and 1.09). The floor's run-to-run spread (9-26%) is larger than the
 difference between the two: compare the cold CPU seconds of one session too. Details in docs/scan.md, "Figures".
+2026-12-07 (same session, ``--jobs 1``): torch package cold CPU 13.23 and 13.48 s (1.44, 1.48) on main 4cc3bd0,
+12.40 and 12.27 s (1.31, 1.33) after the reach walks and reference cycles were cut; identical findings.
 """
 
 from __future__ import annotations

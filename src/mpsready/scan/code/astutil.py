@@ -71,6 +71,33 @@ def child_fields(cls: type) -> tuple[str, ...]:
     return fields
 
 
+NAMELESS_FIELDS = frozenset({"ctx", "op", "ops"})  # expression contexts and operators: no node of interest below
+_WALK_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def walk_fields(cls: type) -> tuple[str, ...]:
+    """The fields of a node class outside :data:`NAMELESS_FIELDS`, in ``_fields`` order, cached."""
+    fields = _WALK_FIELDS.get(cls)
+    if fields is None:
+        fields = _WALK_FIELDS[cls] = tuple(f for f in cls._fields if f not in NAMELESS_FIELDS)  # type: ignore[attr-defined]
+    return fields
+
+
+def walk_in_order(node: ast.AST) -> Iterator[ast.AST]:
+    """``ast.walk`` (breadth first, the same order) without expression contexts and operators, which hold no name,
+    call or statement: a caller keeping the last of several matches gets the same one, faster."""
+    todo = deque([node])
+    while todo:
+        n = todo.popleft()
+        for f in walk_fields(n.__class__):
+            v = getattr(n, f, None)
+            if isinstance(v, ast.AST):
+                todo.append(v)
+            elif isinstance(v, list):
+                todo.extend(c for c in v if isinstance(c, ast.AST))
+        yield n
+
+
 def walk_without_helper(tree: ast.AST):
     """``ast.walk`` that does not enter ``def _mpsready_device`` (mpsready.migrate.helper)."""
     todo = [tree]

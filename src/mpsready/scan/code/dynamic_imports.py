@@ -8,29 +8,46 @@ package (:func:`mpsready.scan.model.graph._reach`), as a static import of each w
 from __future__ import annotations
 
 import ast
+from collections import deque
 
+from mpsready.scan.code.astutil import walk_fields
 from mpsready.scan.code.result import ImportRecord
 
 ANY_MODULE = "**"  # the names of a package's record: every module under it
 
 
 def dynamic_imports(tree: ast.Module) -> list[ImportRecord]:
-    """The packages ``tree`` loads a module of by name (one record per call site)."""
+    """The packages ``tree`` loads a module of by name (one record per call site). A call is judged with the
+    defaults of the innermost function around it (its decorators and defaults included), the module's calls with
+    none. The records come innermost function first: functions in the reverse of ``ast.walk``'s order, each one's
+    calls in that order. One breadth-first walk finds them (before, a walk per function re-walked every nested one:
+    3.8 s of a torch-package scan, on 50 files)."""
+    funcs: list[ast.FunctionDef | ast.AsyncFunctionDef | None] = [None]  # scope number -> its function (0: module)
+    found: list[tuple[int, int, ast.Call]] = []  # (-scope number, place in the walk, call)
+    queue: deque[tuple[ast.AST, int]] = deque([(tree, 0)])
+    place = 0
+    while queue:
+        node, scope = queue.popleft()
+        place += 1
+        cls = node.__class__
+        if cls is ast.FunctionDef or cls is ast.AsyncFunctionDef:
+            funcs.append(node)  # type: ignore[arg-type]
+            scope = len(funcs) - 1
+        elif cls is ast.Call and node.args and _is_import_module(node.func):  # type: ignore[attr-defined]
+            found.append((-scope, place, node))  # type: ignore[arg-type]
+        for f in walk_fields(cls):
+            v = getattr(node, f, None)
+            if isinstance(v, ast.AST):
+                queue.append((v, scope))
+            elif isinstance(v, list):
+                queue.extend((c, scope) for c in v if isinstance(c, ast.AST))
     out = []
-    scopes: list[tuple[ast.AST, dict[str, str]]] = [(tree, {})]
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            scopes.append((node, _string_defaults(node.args)))
-    seen: set[int] = set()
-    for scope, defaults in reversed(scopes):  # functions first: a call is judged with its own function's defaults
-        for node in ast.walk(scope):
-            if id(node) in seen or not isinstance(node, ast.Call) or not node.args or not _is_import_module(node.func):
-                continue
-            seen.add(id(node))
-            prefix = _prefix(node.args[0], defaults)
-            package = prefix[:-1] if prefix and prefix.endswith(".") else None
-            if package and all(part.isidentifier() for part in package.split(".")):
-                out.append(ImportRecord(0, package, (ANY_MODULE,), node.lineno, False))
+    for scope, _place, node in sorted(found, key=lambda t: (t[0], t[1])):
+        fn = funcs[-scope]
+        prefix = _prefix(node.args[0], {} if fn is None else _string_defaults(fn.args))
+        package = prefix[:-1] if prefix and prefix.endswith(".") else None
+        if package and all(part.isidentifier() for part in package.split(".")):
+            out.append(ImportRecord(0, package, (ANY_MODULE,), node.lineno, False))
     return out
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from mpsready.scan.code.astutil import walk_in_order
+
 # an assigned value, or None where the binding is not an expression the evaluation reads (an import, a loop target)
 Assigns = dict[str, list["ast.expr | None"]]
 
@@ -191,7 +193,7 @@ class MacEnv:
             self._options = {}
             text = getattr(self.ctx, "text", None)
             tree = self.ctx.tree if text is None or "add_argument" in text else None  # no option: no walk
-            for n in ast.walk(tree) if tree is not None else ():
+            for n in walk_in_order(tree) if tree is not None else ():  # ast.walk's order: a later option wins
                 if n.__class__ is ast.Call and isinstance(n.func, ast.Attribute) and n.func.attr == "add_argument":
                     self._option(n)
         return self._options

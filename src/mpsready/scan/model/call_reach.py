@@ -60,6 +60,7 @@ from typing import Any
 from mpsready.findings import Finding
 from mpsready.scan.model.graph import main_entries, main_path
 from mpsready.scan.model.reach_guards import Guards, explain
+from mpsready.scan.model.reach_walk import ReachMemo, loads, summarise
 from mpsready.scan.model.reached_flags import switch_unreached
 from mpsready.scan.model.remedy import limits
 
@@ -187,38 +188,6 @@ def _module_units(rel: str, tree: ast.Module, units: dict[tuple[str, str], _Unit
     return top
 
 
-def _loads(nodes: Iterable[ast.AST], rel: str = "", fn: ast.AST | None = None, guards: Guards | None = None
-           ) -> tuple[dict[str, int], dict[str, int]]:
-    """(bare names loaded in ``nodes``, attributes and identifier strings loaded) -> the first line of each; with
-    ``guards``, none from the side of an ``if`` a Mac run at the defaults never enters (``fn``: the function around)."""
-    bare: dict[str, int] = {}
-    other: dict[str, int] = {}
-    stack: list[tuple[ast.AST, ast.AST | None]] = [(n, fn) for n in nodes]
-    while stack:
-        n, fn = stack.pop()
-        if guards is not None and isinstance(n, ast.If):
-            side = guards.skip(rel, n, fn)
-            if side is not None:
-                stack.append((n.test, fn))
-                stack.extend((c, fn) for c in (n.orelse if side == "body" else n.body))
-                continue
-        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            fn = n
-        name, out = None, other
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
-            name, out = n.id, bare
-        elif isinstance(n, ast.Attribute):
-            name = n.attr
-        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.isidentifier():
-            name = n.value
-        if name is not None:
-            line = getattr(n, "lineno", 0)
-            if name not in out or line < out[name]:
-                out[name] = line
-        stack.extend((c, fn) for c in ast.iter_child_nodes(n))
-    return bare, other
-
-
 @dataclass(frozen=True)
 class _Scope:
     """What a bare name can mean in one file (Python's scoping): a module-level definition of the file, a name it
@@ -227,32 +196,6 @@ class _Scope:
     defined: frozenset[str]
     imported: dict[str, str]
     star: bool
-
-
-@dataclass(frozen=True)
-class _Summary:
-    """One walk of a file's tree: the names its ``from`` imports bind (alias -> name), whether it has a ``*``
-    import, and the names of every function, class and method it defines (nested ones included)."""
-
-    imported: dict[str, str]
-    star: bool
-    defs: frozenset[str]
-
-
-def _summarise(tree: ast.Module) -> _Summary:
-    imported: dict[str, str] = {}
-    star = False
-    defs: set[str] = set()
-    for n in ast.walk(tree):
-        if isinstance(n, ast.ImportFrom):
-            for a in n.names:
-                if a.name == "*":
-                    star = True
-                else:
-                    imported[a.asname or a.name] = a.name
-        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            defs.add(n.name)
-    return _Summary(imported, star, frozenset(defs))
 
 
 @dataclass(frozen=True)
@@ -295,7 +238,7 @@ class Reach:
 
 def reach_by_calls(results: Mapping[str, Any], sources: Any, on_path: set[str], starts: Iterable[str],
                    mains: Iterable[str], api: Iterable[str] = (), guards: Guards | None = None,
-                   memo: dict[str, _Summary] | None = None) -> Reach:
+                   memo: ReachMemo | None = None) -> Reach:
     """The units of the main-path files ``on_path`` that its code reaches (see the module doc). ``starts``: modules
     the main path starts from that are no scripts (their definitions are called by their users); ``mains``: files
     whose ``__main__`` block is a main entry; ``api``: the names the README's code imports from the project.
@@ -305,13 +248,14 @@ def reach_by_calls(results: Mapping[str, Any], sources: Any, on_path: set[str], 
     top_code: dict[str, list[ast.AST]] = {}
     trees: list[tuple[str, ast.Module]] = []
     mains = set(mains)
-    memo = {} if memo is None else memo  # one walk per file for both reaches of calls_pass (round 11: speed)
+    memo = ReachMemo() if memo is None else memo  # one walk per file for both reaches of calls_pass
+    summaries = memo.summaries
     for rel in sorted(on_path):
         tree = sources.tree(rel) if rel.endswith(".py") else None
-        if tree is not None and rel not in memo:
-            memo[rel] = _summarise(tree)
+        if tree is not None and rel not in summaries:
+            summaries[rel] = summarise(tree)
     if guards is not None:
-        guards.names = frozenset(name for sm in memo.values() for name in sm.defs)
+        guards.names = frozenset(name for sm in summaries.values() for name in sm.defs)
     for rel in sorted(on_path):
         tree = sources.tree(rel) if rel.endswith(".py") else None
         if tree is None:
@@ -351,7 +295,8 @@ def reach_by_calls(results: Mapping[str, Any], sources: Any, on_path: set[str], 
     for u in units.values():
         if u.owner is None:
             own.setdefault(u.rel, set()).add(u.name)
-    scopes = {rel: _Scope(frozenset(own.get(rel, ())), memo[rel].imported, memo[rel].star) for rel, _tree in trees}
+    scopes = {rel: _Scope(frozenset(own.get(rel, ())), summaries[rel].imported, summaries[rel].star)
+              for rel, _tree in trees}
 
     def see_bare(names: Mapping[str, int], from_key: tuple[str, str] | None, rel: str) -> None:
         """A bare name reaches what it means in ``rel`` (:class:`_Scope`): the file's own definition, else the
@@ -385,7 +330,7 @@ def reach_by_calls(results: Mapping[str, Any], sources: Any, on_path: set[str], 
 
     starts = set(starts)
     for rel, code in top_code.items():
-        see_all(_loads(code, rel, None, guards), None, rel)
+        see_all(loads(code, rel, None, guards)[0], None, rel)
     for rel in sorted(starts & set(top_code)):
         # a starting module's re-exports (`from .base import load_model` in a package's __init__.py) are its API
         see({a.asname or a.name: n.lineno for n in top_code[rel] if isinstance(n, ast.ImportFrom) for a in n.names},
@@ -399,12 +344,21 @@ def reach_by_calls(results: Mapping[str, Any], sources: Any, on_path: set[str], 
     for (rel, key), u in list(units.items()):
         if rel in starts and u.owner is None:
             reach((rel, key), (None, rel, u.first), True)  # a library's users call what its starting modules define
+    def body_loads(u: _Unit) -> tuple[dict[str, int], dict[str, int]]:
+        """The names ``u``'s body loads; a guarded walk keeps the unguarded answer for the second reach."""
+        known = memo.loads.get(id(u.node))
+        if guards is None and known is not None:
+            return known
+        mine, every = loads(u.node.body, u.rel, u.node, guards, guards is not None)
+        memo.loads[id(u.node)] = every if every is not None else mine
+        return mine
+
     while queue:
         at = queue.popleft()
         u = units[at]
         if isinstance(u.node, ast.ClassDef):
             continue  # its body ran with the module; its methods are units of their own
-        see_all(_loads(u.node.body, u.rel, u.node, guards), at, u.rel)
+        see_all(body_loads(u), at, u.rel)
     return Reach(units, came_from, trees)
 
 
@@ -439,7 +393,7 @@ def calls_pass(findings: list[Finding], results: Mapping[str, Any], sources: Any
     mains = main_entries(results, roots, declared)
     starts = _starts(results, roots)
     guards = Guards(sources, frozenset())
-    memo: dict[str, _Summary] = {}
+    memo = ReachMemo()
     r = reach_by_calls(results, sources, on_path, starts, mains, declared.api_names, guards, memo)
     full: list[Reach] = []  # the reach that follows every branch, built when a limit is not reached
 

@@ -282,8 +282,11 @@ def _distributed_only(tree: ast.AST, line: int) -> bool:
     ``distributed`` scope: a Mac runs the main command as one process (issue 32, round 4)."""
     from mpsready.scan.code.astutil import is_distributed_name
 
+    from mpsready.scan.model.reach_walk import statements
+
+    # statements only (a definition is one): a walk of every node per call site cost ~1 s of a torch-package scan
     return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.lineno <= line <= (n.end_lineno or n.lineno)
-               and is_distributed_name(n.name) for n in ast.walk(tree))
+               and is_distributed_name(n.name) for n in statements(tree))
 
 
 def _forwarder(tree: ast.AST, call: ast.Call) -> tuple[str, str | None] | None:

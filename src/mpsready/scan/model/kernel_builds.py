@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import ast
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -61,8 +61,10 @@ def lazily_built(findings: list[Finding], results: Mapping[str, Any], sources: A
             return None
         return _guarded_import(tree, line, guard, rel)
 
-    def lazy(rel: str, depth: int, seen: frozenset[str]) -> str | None:
-        """Why ``rel`` is reached only lazily (the first lazy import), or None."""
+    def lazy(rel: str, depth: int, seen: frozenset[str], again: Callable[..., str | None]) -> str | None:
+        """Why ``rel`` is reached only lazily (the first lazy import), or None. It recurses through ``again`` (itself),
+        not through its own name: a closure naming itself is a reference cycle, which held the project's parsed
+        trees (``sources``) to the end of the scan, the collector being paused for it (engine.gc_paused)."""
         if rel in memo:
             return memo[rel]
         if depth > MAX_DEPTH or rel in started:
@@ -74,7 +76,7 @@ def lazily_built(findings: list[Finding], results: Mapping[str, Any], sources: A
         for other, line, fallback in sites:
             here = lazy_site(other, line) or (f"{other}:{line} under try/except" if fallback is True else None)
             if here is None and other not in seen:
-                here = lazy(other, depth + 1, seen | {rel})
+                here = again(other, depth + 1, seen | {rel}, again)
             if here is None:
                 memo[rel] = None
                 return None
@@ -89,7 +91,7 @@ def lazily_built(findings: list[Finding], results: Mapping[str, Any], sources: A
             builders = [f.location.path or ""] if f.code == "EXT102" else \
                 sorted({rel for rel, (res, _c) in results.items() for ref in res.cu_refs if ref.name in names})
             if builders and not any(PurePosixPath(b).name == "setup.py" for b in builders):
-                whys = [lazy(b, 0, frozenset()) for b in builders]
+                whys = [lazy(b, 0, frozenset(), lazy) for b in builders]
                 if all(whys):
                     f = f.with_state(behind_flag=f"built only where a kernel switch selects it: {whys[0]}")
         out.append(f)

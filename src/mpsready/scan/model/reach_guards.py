@@ -26,6 +26,8 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
+from mpsready.scan.model.reach_walk import names_any, statements
+
 
 @dataclass(frozen=True)
 class Skipped:
@@ -57,19 +59,19 @@ class Guards:
             from mpsready.scan.code.names import build_alias_map
             from mpsready.scan.code.valueflow import ValueFlow
             tree = self.sources.tree(rel)
-            self._evals[rel] = None if tree is None else MacEval(ValueFlow(build_alias_map(tree), tree))
+            flow = None if tree is None else ValueFlow(build_alias_map(tree), tree)
+            if flow is not None:
+                # the file's text bounds the evaluation's walks (no `add_argument`: no walk for options; no `:=`: no
+                # walk of each function for walrus names), as it does in the per-file analysis
+                flow.text = self.sources.text(rel)
+            self._evals[rel] = None if flow is None else MacEval(flow)
             self._owners[rel] = {} if tree is None else {
-                id(st): c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for st in c.body
+                id(st): c for c in statements(tree) if isinstance(c, ast.ClassDef) for st in c.body
                 if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))}
         return self._evals[rel]
 
     def _names_any(self, stmts: list[ast.stmt]) -> bool:
-        for s in stmts:
-            for n in ast.walk(s):
-                if (isinstance(n, ast.Name) and n.id in self.names) or (isinstance(n, ast.Attribute)
-                                                                         and n.attr in self.names):
-                    return True
-        return False
+        return names_any(stmts, self.names)
 
     def skip(self, rel: str, node: ast.If, fn: ast.AST | None) -> str | None:
         """``"body"`` or ``"orelse"``: the side of ``node`` a Mac run at the defaults never enters, else None."""
