@@ -65,7 +65,10 @@ def test_uv_lock_edge_without_marker_still_installs_triton(write_project):
                                 '{ name = "triton" }')
     r = scan(write_project, uv_lock(edges))
     assert rows(r) == [("DEP101", "uv.lock", 42, "blocker")]  # the name line of triton's [[package]]
-    assert outlook(r)[0] == "mac_for_dev"
+    # issue 32, round 12: a lock's wheel is one platform's; a Mac resolves pyproject.toml to its own wheels
+    assert r.findings[0].evidence["optional"] == ("uv.lock pins one platform's wheels; a Mac installs pyproject.toml "
+                                                  "with its own wheels of the same packages")
+    assert outlook(r)[0] == "runs_on_mac"
 
 
 def test_uv_lock_optional_dependency_edge_keeps_the_package_as_optional(write_project):
@@ -76,10 +79,12 @@ def test_uv_lock_optional_dependency_edge_keeps_the_package_as_optional(write_pr
     assert rows(r) == [("DEP101", "uv.lock", 10, "blocker"), ("DEP101", "uv.lock", 15, "blocker")]
     assert [f.evidence["optional"] for f in r.findings] == [True, True]
     assert outlook(r) == ("runs_on_mac", [], [])
-    # the look-alike: the same edge in a dev group, which `uv sync` installs by default
+    # the same edge in a dev group, which `uv sync` installs by default: not an extra, but (issue 32, round 12) a
+    # lock's wheels are one platform's, and pyproject.toml declares nothing CUDA-only
     r = scan(write_project, uv_lock(LINUX_EDGES, extra=extra.replace("optional-dependencies", "dev-dependencies")))
     assert rows(r) == [("DEP101", "uv.lock", 10, "blocker"), ("DEP101", "uv.lock", 15, "blocker")]
-    assert "optional" not in r.findings[0].evidence and outlook(r)[0] == "mac_for_dev"
+    assert r.findings[0].evidence["optional"].startswith("uv.lock pins one platform's wheels")
+    assert outlook(r)[0] == "runs_on_mac"
 
 
 def test_uv_lock_requires_python_below_3_11_evaluates_markers_for_3_10(write_project):

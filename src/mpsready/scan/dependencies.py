@@ -36,7 +36,9 @@ def excludes_mps_torch(dep: Dependency) -> bool:
         specs = SpecifierSet(",".join(s.split("+")[0] for s in spec.split(",")))
     except InvalidSpecifier:
         return False
-    return not any(specs.contains(v, prereleases=True) for v in MPS_TORCH_RELEASES)
+    # a release newer than the list (torch==2.12.0) is still one with MPS: the bound test decides, not the list
+    return not any(specs.contains(v, prereleases=True) for v in MPS_TORCH_RELEASES) \
+        and not admits_at_least(spec, str(FIRST_MPS_TORCH))
 
 
 def installs_on_mac(dep: Dependency) -> bool:

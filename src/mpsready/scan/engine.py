@@ -261,7 +261,7 @@ def _project_passes(raw: list[RawFinding], code_results, parsed: dict[str, tuple
                                            _uses_hydra(code_results))
     findings = cpu_only_dtypes(findings, code_results)
     findings = judge_by_torch_pin(findings, deps)
-    declared = with_walked_files(declared_entries(project, code_results), files)
+    declared = with_walked_files(declared_entries(project, code_results), files, deps)
     off_path, has_main_path = off_main_path(code_results, declared)
     findings = unused_device_defaults(findings, code_results, sources, off_path, has_main_path, declared.api_names)
     findings = decided_by_callers(findings, code_results, sources, off_path if has_main_path else None)

@@ -9,13 +9,15 @@ from typing import Any
 from mpsready.scan.model.entries import DeclaredEntries
 
 
-def with_walked_files(declared: DeclaredEntries, files: Iterable[Any]) -> DeclaredEntries:
+def with_walked_files(declared: DeclaredEntries, files: Iterable[Any], deps: Iterable[Any] = ()) -> DeclaredEntries:
     """``declared`` with what the walked files say (issue 32, round 4): the Mac's own requirement files
-    (:func:`~mpsready.scan.model.graph.mac_manifest`) and each folder's ``.cu`` file names."""
+    (:func:`~mpsready.scan.model.graph.mac_manifest`), each folder's ``.cu`` file names, and the files that declared
+    at least one dependency read (``deps``; round 12)."""
     from mpsready.scan.model.graph import mac_manifest
 
     files = list(files)
     declared.mac_manifests = sorted(pf.relpath for pf in files if pf.declaration and mac_manifest(pf.relpath))
+    declared.declarations = sorted({d.path for d in deps})
     for pf in files:
         if pf.cuda and not pf.relpath.endswith(".cuh"):
             folder, _, name = pf.relpath.rpartition("/")

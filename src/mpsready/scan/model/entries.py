@@ -83,6 +83,9 @@ class DeclaredEntries:
     # the project's requirement or environment files for the Mac (`requirements-mac.txt`): a Mac installs these,
     # not the other platforms' files (issue 32, round 4; filled by the engine from the walked files)
     mac_manifests: list[str] = field(default_factory=list)
+    # the files that declared at least one dependency the scan read (filled by the engine): whether a container's
+    # or a lock's file is the project's only install path, or the README installs a file left unread (round 12)
+    declarations: list[str] = field(default_factory=list)
     # folder -> the `.cu` file names in it (filled by the engine): which Python files build them (issue 32, round 4)
     cu_sources: dict[str, list[str]] = field(default_factory=dict)
 
@@ -170,8 +173,9 @@ _FILE_OPTIONS = {"-r", "--requirement", "-c", "--constraint", "-f", "--file"}
 
 def install_files(lines: Iterable[str]) -> list[str] | None:
     """The files the install commands of a README block name (``pip install -r X``, ``uv pip install -r X``,
-    ``conda env create -f X``, ``mamba env update --file X``), normalised to project-relative paths; None when the
-    block holds no install command at all."""
+    ``conda env create -f X``, ``mamba env update --file X``, ``conda create --file X``), normalised to
+    project-relative paths; None when the block holds no install command at all (``conda create`` without a file
+    list is none: it makes an empty environment)."""
     from mpsready.scan.sources.shell import lex_words
 
     found: list[str] | None = None
@@ -181,12 +185,14 @@ def install_files(lines: Iterable[str]) -> list[str] | None:
         except ValueError:  # an open quote: the line installs nothing readable
             continue
         for i, w in enumerate(words):
+            listed = w == "create" and i and words[i - 1] in ("conda", "mamba") and any(
+                x == "--file" or x.startswith("--file=") for x in words[i + 1:])  # `conda create --file list.txt`
             if w == "install" and i and words[i - 1] in ("pip", "pip3", "mamba", "conda", "uv") \
-                    or w in ("create", "update") and i and words[i - 1] == "env":
+                    or w in ("create", "update") and i and words[i - 1] == "env" or listed:
                 found = found if found is not None else []
                 rest = words[i + 1:]
-                for j, opt in enumerate(rest[:-1]):
-                    if opt in _FILE_OPTIONS:
+                for j, opt in enumerate(rest):  # every word: `--file=X` may end the line
+                    if opt in _FILE_OPTIONS and j + 1 < len(rest):
                         found.append(posixpath.normpath(rest[j + 1].removeprefix("./")))
                     elif opt.startswith("--requirement=") or opt.startswith("--file="):
                         found.append(posixpath.normpath(opt.split("=", 1)[1].removeprefix("./")))

@@ -191,6 +191,7 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
     outlook (:func:`mpsready.scan.model.remedy.limits`). Other findings are returned unchanged. ``declared``
     holds the README's scripts and the console-script modules."""
     from mpsready.findings import Scope, Severity
+    from mpsready.scan.model.install_paths import other_platform
     from mpsready.scan.model.optional_parts import part_manifest
     from mpsready.scan.sources.dockerfile import is_container_recipe
 
@@ -249,6 +250,11 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
             named = ", ".join((declared.installs or [])[:3]) or "the package by name"
             f = f.with_evidence({**f.evidence, "optional": f"{path} is not installed by the README's install "
                                                            f"({named})"})
+        if reach is None and f.code.startswith("DEP") and declared is not None and not f.evidence.get("optional"):
+            # issue 32, round 12: a container's environment or a lock file pins another platform's install
+            why = other_platform(path, declared.installs, declared.declarations)
+            if why is not None:
+                f = f.with_evidence({**f.evidence, "optional": why})
         if reach is not None:
             f = f.with_state(reach=reach, entries=roots[:5] if reach == "off_main_path" else None)
         elif f.scope is Scope.MAIN and path.endswith(".py") and f.severity.rank >= Severity.DEGRADES.rank \
