@@ -249,7 +249,7 @@ class FileContext(ValueFlow):
                 self.mac_decided[key] = None if truth is None or truth == want or self.mac.used_default else {
                     "test": ast.unparse(test)[:120], "line": test.lineno, "value": str(truth),
                     "facts": list(self.mac.facts)}
-                if truth is None and self.mac.undecided:  # issue 32, item 6: which value decides, what each gives
+                if (truth is None or self.mac.used_default) and self.mac.undecided:  # item 6: what decides it
                     self.mac_steps[key] = {"test": ast.unparse(test)[:120], "line": test.lineno,
                                            "decided_by": list(dict.fromkeys(self.mac.undecided)),
                                            "if_true": "runs" if want else "does not run",

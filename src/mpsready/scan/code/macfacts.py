@@ -36,7 +36,8 @@ return "mps"`` ends the search), up to :data:`MAX_DEPTH` calls deep.
 
 **Limits.** One file at a time (a helper imported from another module is unknown), no loop or exception
 semantics (a loop body counts as run once or more), containers and keyword arguments are not followed,
-other ``os.environ`` / ``os.getenv`` values are unknown and named (:attr:`MacEval.undecided`), and an unknown value
+other ``os.environ`` / ``os.getenv`` values are unknown and named (:attr:`MacEval.undecided`) unless compared
+with a literal (round 12: the default, an option's default, :mod:`mpsready.scan.code.macenv_vars`), and an unknown value
 decides nothing: the analysis only ever removes limits that a Mac provably never reaches.
 """
 
@@ -48,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from mpsready.scan.code.macenv import GPU_IDS, MacEnv, atoms, compare
+from mpsready.scan.code.macenv_vars import env_default, literal_side
 
 MAX_ATOMS = 8
 MAX_DEPTH = 4
@@ -171,6 +173,7 @@ class MacEval(MacEnv):
         self.undecided: list[str] = []  # what an unknown value came from (an environment variable)
         self._stack: set[int] = set()
         self.bindings: dict[str, frozenset | None] = {}  # parameter -> the values every caller passes (call_sites)
+        self._env_cmp = False  # evaluating the sides of a comparison with a literal (round 12, macenv_vars.py)
         self._cuda_side = False  # evaluating the side of a comparison with a CUDA device string (round 11)
         # a call of a function this file imports from the project -> (its return values on a Mac, the facts used);
         # set by the project passes that read several files (model/helper_returns.py, issue 32 round 9)
@@ -389,8 +392,13 @@ class MacEval(MacEnv):
                 return atoms(isinstance(node.ops[0], ast.NotIn))
             self.undecided.append(f"environment variable {name}")
             return None
-        left = self.eval(node.left, fn, cls, depth)
-        right = self.eval(node.comparators[0], fn, cls, depth)
+        # round 12: an environment variable compared with a literal holds its default (unset: None), like an option
+        self._env_cmp = literal_side(node)
+        try:
+            left = self.eval(node.left, fn, cls, depth)
+            right = self.eval(node.comparators[0], fn, cls, depth)
+        finally:
+            self._env_cmp = False
         if (left is None) != (right is None) and all(isinstance(a, str) and a.startswith("cuda")
                                                      for a in (left or right or ())):
             # round 11: compared with a CUDA device string, an open device parameter is the Mac's device
@@ -441,6 +449,24 @@ class MacEval(MacEnv):
         self.used_default = True
         return atoms(default)
 
+    def _env_read(self, node: ast.Call, qual: str, fn: Any, cls: Any, depth: int) -> frozenset | None:
+        """An environment variable's value: a launcher's variable is unset (a fact), one compared with a literal holds
+        its default (round 12, :mod:`mpsready.scan.code.macenv_vars`), any other is unknown and named."""
+        first = node.args[0] if node.args else None
+        name = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else "?"
+        if name in LAUNCHER_VARS and qual in ("os.environ.get", "os.getenv"):
+            self._fact(f"{name} is unset (one process, no launcher)")
+            return self.eval(node.args[1], fn, cls, depth) if len(node.args) > 1 else atoms(None)
+        if self._env_cmp and qual in _ENV_READS:
+            default = env_default(node)
+            if default is not None:
+                self._fact(f"environment variable {name} holds its default {default[0]!r} (a user may set it)")
+                self.used_default = True
+                self.undecided.append(f"environment variable {name}")  # a user may set it: say what it gives
+                return atoms(default[0])
+        self.undecided.append(f"environment variable {name}")
+        return None
+
     def _e_Call(self, node: ast.Call, fn: Any, cls: Any, depth: int) -> frozenset | None:
         func = node.func
         if func.__class__ is ast.Name and func.id in ("any", "all"):
@@ -461,13 +487,7 @@ class MacEval(MacEnv):
                 return atoms(Built(qual, chosen))
             return None
         if qual in _ENV_READS or qual.startswith("os.environ"):
-            first = node.args[0] if node.args else None
-            name = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else "?"
-            if name in LAUNCHER_VARS and qual in ("os.environ.get", "os.getenv"):
-                self._fact(f"{name} is unset (one process, no launcher)")
-                return self.eval(node.args[1], fn, cls, depth) if len(node.args) > 1 else atoms(None)
-            self.undecided.append(f"environment variable {name}")
-            return None
+            return self._env_read(node, qual, fn, cls, depth)
         if qual == "int" and len(node.args) == 1:
             inner = self.eval(node.args[0], fn, cls, depth)
             if inner is not None and all(type(a) is int or (isinstance(a, str) and a.isdigit()) for a in inner):

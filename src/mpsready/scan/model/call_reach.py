@@ -59,7 +59,7 @@ from typing import Any
 
 from mpsready.findings import Finding
 from mpsready.scan.model.graph import main_entries, main_path
-from mpsready.scan.model.reach_guards import Guards, explain
+from mpsready.scan.model.reach_guards import Guards, explain, module_guard
 from mpsready.scan.model.reach_walk import ReachMemo, loads, summarise
 from mpsready.scan.model.reached_flags import switch_unreached
 from mpsready.scan.model.remedy import limits
@@ -393,6 +393,15 @@ def calls_pass(findings: list[Finding], results: Mapping[str, Any], sources: Any
     mains = main_entries(results, roots, declared)
     starts = _starts(results, roots)
     guards = Guards(sources, frozenset())
+    from mpsready.scan.model.core import _keywords_set_on
+    turned: dict[frozenset[str], set[str]] = {}  # one read of the project's keywords per parameter name
+
+    def turned_on(names: frozenset[str]) -> set[str]:
+        if names not in turned:
+            turned[names] = _keywords_set_on(set(names), results, sources)
+        return turned[names]
+
+    guards.turned_on = turned_on
     memo = ReachMemo()
     r = reach_by_calls(results, sources, on_path, starts, mains, declared.api_names, guards, memo)
     full: list[Reach] = []  # the reach that follows every branch, built when a limit is not reached
@@ -408,6 +417,8 @@ def calls_pass(findings: list[Finding], results: Mapping[str, Any], sources: Any
         u = r.unit_at(f.location.path or "", f.location.line or 0)
         if u is not None:  # else module-level code: it runs when the file is imported
             out[i] = _judge(f, u, r, unguarded, guards)
+        else:
+            out[i] = _module_level(f, guards)
     return out
 
 
@@ -419,6 +430,18 @@ def _unchecked(findings: list[Finding], which: list[int], bound: str) -> list[Fi
         out[i] = out[i].with_evidence({**(out[i].evidence or {}), "calls_unchecked": f"{bound}: this limit counts "
                                        "without a check that code which runs calls it"})
     return out
+
+
+def _module_level(f: Finding, guards: Guards) -> Finding:
+    """Round 12: module-level code runs on import, unless a module-level ``if`` decided at the defaults (an option's
+    or an environment variable's default) keeps it out: then it is ``behind_flag``, naming what decides it."""
+    why = module_guard(guards, f.location.path or "", f.location.line or 0)
+    if why is None:
+        return f
+    text = f"runs only when `{why.test}` ({why.rel}:{why.line}) holds, which it does not at the defaults: " \
+           + "; ".join(why.facts)
+    return f.with_state(behind_flag=text).with_evidence({**(f.evidence or {}), "calls_guarded": {
+        "test": why.test, "path": why.rel, "line": why.line, "facts": list(why.facts), "by": why.by}})
 
 
 def _judge(f: Finding, u: _Unit, r: Reach, unguarded: Callable[[], Reach], guards: Guards) -> Finding:

@@ -52,6 +52,8 @@ class Guards:
         self.skipped: list[Skipped] = []
         self._evals: dict[str, Any] = {}
         self._owners: dict[str, dict[int, ast.ClassDef]] = {}
+        # names -> those some main-path file passes as a keyword with a true constant (set by the reach pass)
+        self.turned_on: Any = None
 
     def _mac(self, rel: str) -> Any:
         if rel not in self._evals:
@@ -80,9 +82,17 @@ class Guards:
         mac = self._mac(rel)
         if mac is None:
             return None
-        truth = mac.truth(node.test, fn, self._owners[rel].get(id(fn)))  # a RecursionError is caught there: None
+        owner = self._owners[rel].get(id(fn))
+        truth = mac.truth(node.test, fn, owner)  # a RecursionError is caught there: None
         if truth is None:
-            return None
+            off = off_param(node.test, fn, owner, self.turned_on)
+            if off is None or not node.body:
+                return None
+            self.skipped.append(Skipped(rel, node.body[0].lineno, max(getattr(s, "end_lineno", s.lineno) or s.lineno
+                                                                      for s in node.body),
+                                        ast.unparse(node.test)[:80], node.lineno, (f"{off}=False (the default)",),
+                                        "option default"))
+            return "body"
         side = node.orelse if truth else node.body
         if not side:
             return None
@@ -100,6 +110,79 @@ class Guards:
             if s.rel == rel and s.first <= line <= s.last and (best is None or s.first >= best.first):
                 best = s
         return best
+
+
+def off_param(test: ast.expr, fn: ast.AST | None, owner: ast.ClassDef | None, turned_on: Any) -> str | None:
+    """Round 12: the parameter that keeps the body of ``if self.sparse and ...:`` (or ``if sparse:``) off at the
+    defaults: an operand of the test (all of an ``and``) that reads a parameter of ``fn`` or of its class's
+    ``__init__`` whose default is ``False``/``None`` (:func:`~mpsready.scan.code.astutil.off_by_default`, the rule
+    :func:`~mpsready.scan.model.core.behind_off_params` applies to a finding inside such a branch), ``self.X``
+    assigned in the class only from that parameter, and no main-path file passing it as a keyword with a true
+    constant. A function called only there (a sparse-attention mask builder and its local import) is then not reached."""
+    from mpsready.scan.code.astutil import off_by_default
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    operands = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    inits = [s for s in (owner.body if owner is not None else ()) if isinstance(s, ast.FunctionDef)
+             and s.name == "__init__"]
+    for op in operands:
+        if isinstance(op, ast.Name) and off_by_default(op.id, [fn]):
+            name = op.id
+        elif isinstance(op, ast.Attribute) and isinstance(op.value, ast.Name) and op.value.id == "self" \
+                and owner is not None and off_by_default(op.attr, inits) and _only_from_param(owner, op.attr):
+            name = op.attr
+        else:
+            continue
+        if turned_on is None or name not in turned_on(frozenset((name,))):
+            return name
+    return None
+
+
+def _only_from_param(owner: ast.ClassDef, name: str) -> bool:
+    """Whether every ``self.<name> = ...`` in the class assigns the parameter of that name (or a false constant)."""
+    for node in ast.walk(owner):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, (ast.AnnAssign, ast.AugAssign)) else []
+        for t in targets:
+            if isinstance(t, ast.Attribute) and t.attr == name and isinstance(t.value, ast.Name) \
+                    and t.value.id == "self":
+                value = getattr(node, "value", None)
+                if isinstance(node, ast.AugAssign) or not (
+                        (isinstance(value, ast.Name) and value.id == name)
+                        or (isinstance(value, ast.Constant) and value.value in (False, None))):
+                    return False
+    return True
+
+
+def module_guard(guards: Guards, rel: str, line: int) -> Skipped | None:
+    """Round 12: the skipped side of a module-level ``if`` (inside module-level ``try``/``with`` too, never inside a
+    definition) that holds ``rel:line``, decided by an option's or an environment variable's default. Module-level code
+    runs when its file is imported, so such a branch is the only thing that keeps it from running: ``if
+    os.getenv("BASICSR_JIT") == "True":`` around a kernel build. Tests decided by the Mac's facts are the per-file
+    analysis's (``mac_never``); this adds those decided at the defaults. None when no such branch holds the line."""
+    tree = guards.sources.tree(rel)
+    mac = guards._mac(rel) if tree is not None else None
+    if mac is None:
+        return None
+    found = None
+    stack = list(tree.body)
+    while stack:
+        st = stack.pop()
+        if not (st.lineno <= line <= (getattr(st, "end_lineno", None) or st.lineno)) \
+                or isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(st, ast.If):
+            truth = mac.truth(st.test, None, None)
+            side = st.body if truth is False else st.orelse if truth is True else []
+            if side and mac.used_default and side[0].lineno <= line <= max(
+                    getattr(s, "end_lineno", None) or s.lineno for s in side):
+                found = Skipped(rel, side[0].lineno, line, ast.unparse(st.test)[:80], st.lineno, tuple(mac.facts),
+                                "option default")
+        for name in ("body", "orelse", "finalbody"):
+            stack.extend(getattr(st, name, None) or [])
+        for handler in getattr(st, "handlers", None) or []:
+            stack.extend(handler.body)
+    return found
 
 
 def explain(guarded: Any, full: Any, guards: Guards, unit: Any) -> Skipped | None:
