@@ -23,18 +23,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-# fields that never hold a name: expression contexts (Load/Store), operators and comparison operators
-_NO_NAMES = frozenset({"ctx", "op", "ops"})
-_FIELDS: dict[type, tuple[str, ...]] = {}
+from mpsready.scan.code.astutil import walk_fields
+
 _STATEMENT_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)  # every node a statement can sit in
 Loads = tuple[dict[str, int], dict[str, int]]
-
-
-def _fields(cls: type) -> tuple[str, ...]:
-    fields = _FIELDS.get(cls)
-    if fields is None:
-        fields = _FIELDS[cls] = tuple(f for f in cls._fields if f not in _NO_NAMES)  # type: ignore[attr-defined]
-    return fields
 
 
 def _record(name: str, line: int, out: dict[str, int]) -> None:
@@ -89,7 +81,7 @@ def loads(nodes: Iterable[ast.AST], rel: str = "", fn: ast.AST | None = None, gu
                 _record(name, line, other)
             if all_bare is not None:
                 _record(name, line, all_other)
-        for f in _fields(cls):
+        for f in walk_fields(cls):
             v = getattr(n, f, None)
             if isinstance(v, ast.AST):
                 push((v, fn, live))
@@ -126,7 +118,7 @@ def summarise(tree: ast.Module) -> Summary:
                     imported[a.asname or a.name] = a.name
         elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             defs.add(n.name)
-        for f in _fields(type(n)):
+        for f in walk_fields(type(n)):
             v = getattr(n, f, None)
             if isinstance(v, list):
                 queue.extend(c for c in v if isinstance(c, _STATEMENT_HOLDERS))
@@ -139,7 +131,7 @@ def statements(tree: ast.AST) -> Iterable[ast.AST]:
     while todo:
         n = todo.pop()
         yield n
-        for f in _fields(type(n)):
+        for f in walk_fields(type(n)):
             v = getattr(n, f, None)
             if isinstance(v, list):
                 todo.extend(c for c in v if isinstance(c, _STATEMENT_HOLDERS))
@@ -157,7 +149,7 @@ def names_any(stmts: Iterable[ast.AST], names: frozenset[str]) -> bool:
             continue
         if cls is ast.Attribute and n.attr in names:  # type: ignore[attr-defined]
             return True
-        for f in _fields(cls):
+        for f in walk_fields(cls):
             v = getattr(n, f, None)
             if isinstance(v, ast.AST):
                 todo.append(v)
