@@ -18,3 +18,23 @@ def installed(tmp_path):
         yield e
     finally:
         e.uninstall()
+
+
+@pytest.fixture
+def aten_spy(monkeypatch):
+    """A function that starts recording, by name, the aten calls reaching the emulator's dispatch mode from the
+    moment it is called, and returns the list it records into."""
+
+    def start() -> list[str]:
+        from mpsready.emulate.dispatch import MPSDispatch
+
+        seen: list[str] = []
+        real = MPSDispatch.__torch_dispatch__
+
+        def spy(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return real(self, func, types, args, kwargs)
+
+        monkeypatch.setattr(MPSDispatch, "__torch_dispatch__", spy)
+        return seen
+    return start

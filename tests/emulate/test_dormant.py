@@ -13,27 +13,12 @@ _stack_len = torch._C._len_torch_dispatch_stack
 _stack_at = torch._C._get_dispatch_stack_at
 
 
-def _spy(monkeypatch):
-    """The aten calls that reach the emulator's dispatch mode, by name."""
-    from mpsready.emulate.dispatch import MPSDispatch
-
-    seen: list[str] = []
-    real = MPSDispatch.__torch_dispatch__
-
-    def spy(self, func, types, args=(), kwargs=None):
-        seen.append(str(func))
-        return real(self, func, types, args, kwargs)
-
-    monkeypatch.setattr(MPSDispatch, "__torch_dispatch__", spy)
-    return seen
-
-
 def _on_stack(emu) -> bool:
     return _stack_len() == 1 and _stack_at(0) is emu.dispatch
 
 
-def test_off_at_a_plain_call_and_back_for_a_python_function(installed, monkeypatch):
-    seen = _spy(monkeypatch)
+def test_off_at_a_plain_call_and_back_for_a_python_function(installed, aten_spy):
+    seen = aten_spy()
     assert _on_stack(installed) and not installed.dormant  # as installed
     x = torch.tensor([1.0, -2.0, 3.0])
     assert installed.dormant and _stack_len() == 0
@@ -47,10 +32,10 @@ def test_off_at_a_plain_call_and_back_for_a_python_function(installed, monkeypat
     assert installed.dormant  # x.item(): off again
 
 
-def test_values_and_attributes_while_off(installed, monkeypatch):
+def test_values_and_attributes_while_off(installed, aten_spy):
     """``p.grad``, ``x.T``, the emulator's own ``Tensor.device`` and ``device="cpu"`` factories keep it off; their
     values are the CPU's."""
-    seen = _spy(monkeypatch)
+    seen = aten_spy()
     p = torch.nn.Parameter(torch.tensor([[1.0, 2.0], [3.0, 4.0]]))
     (p * p).sum().backward()
     seen.clear()
@@ -66,8 +51,8 @@ def test_values_and_attributes_while_off(installed, monkeypatch):
     assert installed.dormant and seen == []
 
 
-def test_a_factory_onto_mps_wakes_it_and_lands(installed, monkeypatch):
-    seen = _spy(monkeypatch)
+def test_a_factory_onto_mps_wakes_it_and_lands(installed, aten_spy):
+    seen = aten_spy()
     torch.add(torch.ones(2), 1)
     assert installed.dormant
     m = torch.zeros(2, device=torch.device("mps"))

@@ -33,26 +33,11 @@ def test_the_placement_walk_starts_with_the_first_resident_tensor(emu):
     assert emu.cpu_operands == {}
 
 
-def _spy(monkeypatch):
-    """The aten calls that reach the emulator's dispatch mode, by name."""
-    from mpsready.emulate.dispatch import MPSDispatch
-
-    seen: list[str] = []
-    real = MPSDispatch.__torch_dispatch__
-
-    def spy(self, func, types, args=(), kwargs=None):
-        seen.append(str(func))
-        return real(self, func, types, args, kwargs)
-
-    monkeypatch.setattr(MPSDispatch, "__torch_dispatch__", spy)
-    return seen
-
-
-def test_a_cpu_call_runs_below_the_dispatch_mode_until_a_tensor_is_resident(installed, monkeypatch):
+def test_a_cpu_call_runs_below_the_dispatch_mode_until_a_tensor_is_resident(installed, aten_spy):
     """Nothing resident: a torch function written in C++ on plain tensors reaches none of the emulator's Python at
     the aten level (the dispatch mode would only forward it); once a tensor is resident, CPU calls are seen again
     (their placement is checked there)."""
-    seen = _spy(monkeypatch)
+    seen = aten_spy()
     x, y = torch.ones(3), torch.ones(3)
     w = torch.nn.Parameter(torch.ones(2, 3))
     out = torch.nn.functional.linear(x, w).sum() + torch.add(x, y, alpha=2).mul_(2)[0]
@@ -103,11 +88,11 @@ def test_a_tensor_subclass_with_its_own_dispatch_is_still_served(installed):
     assert Logged.calls == ["aten.add.Tensor"]
 
 
-def test_a_device_or_generator_given_to_a_cpu_call_still_reaches_the_dispatch_mode(installed, monkeypatch):
+def test_a_device_or_generator_given_to_a_cpu_call_still_reaches_the_dispatch_mode(installed, aten_spy):
     """While nothing is resident, a C++ torch call given a device naming MPS (``Tensor.is_pinned(device)``, the one
     positional device argument of 2.13's functions) or a generator is still seen at the aten level; an MPS
     generator given to a CPU random op is MPS's error there."""
-    seen = _spy(monkeypatch)
+    seen = aten_spy()
     with pytest.warns(DeprecationWarning):
         assert torch.ones(2).is_pinned("mps") is False
     g = torch.Generator(device="mps")
