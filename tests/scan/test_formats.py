@@ -21,8 +21,9 @@ def test_json_envelope_outlook_and_findings(scan_fixture):
         {"code": "DEP101", "path": "requirements-gpu.txt", "line": 2},
         {"code": "DEP101", "path": "setup.py", "line": 13},
     ]
-    assert doc["summary"]["blocker"] == 5 and doc["summary"]["files"] == 3
-    assert [f["code"] for f in doc["findings"]] == ["DEP101"] * 5
+    # torch-scatter in setup.cfg is a CPU build for macOS (round 13): DEP102 degrades, the fifth finding
+    assert doc["summary"]["blocker"] == 4 and doc["summary"]["files"] == 3
+    assert [f["code"] for f in doc["findings"]] == ["DEP101"] * 4 + ["DEP102"]
     assert all(f["basis"] == "predicted" for f in doc["findings"])
     assert doc["findings"][0]["evidence"]["package"] == "nvdiffrast"
 

@@ -86,7 +86,7 @@ def test_knowledge_base_has_60_entries_each_with_status_alternative_and_source()
     data = yaml.safe_load((REPO / "src/mpsready/scan/data/packages.yaml").read_text())["packages"]
     assert len(data) >= 60
     for item in data:
-        assert item["status"] in ("no_macos_build", "cuda_paths_fail", "mps_since", "cuda_first"), item["name"]
+        assert item["status"] in ("no_macos_build", "cuda_paths_fail", "mps_since", "cuda_first", "cpu_build"), item["name"]
         assert "alternative" in item and item["source"].strip(), item["name"]
     assert knowledge.lookup("Flash_Attn").alternative.startswith("torch.nn.functional.scaled_dot_product_attention")
     assert knowledge.lookup("nvidia-cublas-cu12").name == "nvidia-cuda-runtime"

@@ -40,10 +40,10 @@ def test_setup_py_read_with_ast_and_setup_cfg(scan_fixture):
     r = scan_fixture("deps_setup")
     assert rows(r) == [
         ("DEP101", "requirements-gpu.txt", 2, "blocker"),  # nvdiffrast, read because setup.py names the file
-        ("DEP101", "setup.cfg", 6, "blocker"),  # torch-scatter
         ("DEP101", "setup.cfg", 11, "blocker"),  # cudf-cu12 in an extra
         ("DEP101", "setup.py", 9, "blocker"),  # triton in EXTRAS (a module-level dict)
         ("DEP101", "setup.py", 13, "blocker"),  # spconv-cu118 concatenated to the helper's list
+        ("DEP102", "setup.cfg", 6, "degrades"),  # torch-scatter: a CPU build for macOS (round 13)
     ]
     assert r.outlook.value == "stay_on_cuda"
     assert sorted(f.evidence["package"] for f in r.limiting) == ["nvdiffrast", "spconv"]

@@ -176,7 +176,10 @@ def _judge_package_plain(dep: Dependency) -> RawFinding | None:
     name = knowledge.canonical_name(dep.name)
     where = f" ({dep.group})" if dep.group else ""
     opt = {"optional": True, "group": dep.group} if dep.optional else ({"group": dep.group} if dep.group else {})
-    if cuda_local_label(dep.specifier) and (name in TORCH_FAMILY or knowledge.lookup(name) is None):
+    known = knowledge.lookup(name)
+    # a CPU-build package (torch-scatter==2.1.0+pt113cu117) installs on a Mac, but not that CUDA build: the pin is the
+    # limit (round 13), as for torch itself
+    if cuda_local_label(dep.specifier) and (name in TORCH_FAMILY or known is None or known.status == "cpu_build"):
         return RawFinding(D.CUDA_LOCAL_VERSION, dep.path, dep.line,
                           f"{dep.name}{dep.specifier}{where} pins a CUDA build: no such wheel for macOS",
                           evidence={"package": name, "specifier": dep.specifier, **opt})
@@ -199,7 +202,8 @@ def _judge_package_plain(dep: Dependency) -> RawFinding | None:
     if dep.ecosystem == "conda" and entry.name in CONDA_CUDA_NAMES:
         return RawFinding(D.CONDA_CUDA, dep.path, dep.line, f"conda package {dep.raw or dep.name}: no osx-arm64 build",
                           severity=entry.severity, fix=fix, evidence=evidence)
-    rule = D.CUDA_FIRST_PACKAGE if entry.status == "cuda_first" else D.CUDA_ONLY_PACKAGE
+    # a package that installs on macOS (GPU features absent, or CPU kernels only) is DEP102: what its code uses decides
+    rule = D.CUDA_FIRST_PACKAGE if entry.status in ("cuda_first", "cpu_build") else D.CUDA_ONLY_PACKAGE
     kind = "optional dependency" if dep.optional else "dependency"
     return RawFinding(rule, dep.path, dep.line, f"{kind} {dep.raw or dep.name}{where}: {entry.name} {status}",
                       severity=entry.severity, fix=fix, evidence={**evidence, "source": entry.source})

@@ -53,7 +53,7 @@ def canonical_name(name: str) -> str:
 @dataclass(frozen=True)
 class PackageEntry:
     name: str
-    status: str  # no_macos_build | cuda_paths_fail | mps_since | cuda_first
+    status: str  # no_macos_build | cuda_paths_fail | mps_since | cuda_first | cpu_build
     severity: Severity
     alternative: str | None
     source: str
@@ -61,6 +61,10 @@ class PackageEntry:
     # a runtime the project's code is written against (a serving/rollout engine), not an op a drop-in replaces:
     # its unconditional use anywhere on the main path is the project's core (model/core.py), not only in a model file
     engine: bool = False
+    # (cpu_build) names the package implements in plain PyTorch ops, which run on MPS tensors too (model/package_uses.py)
+    pure_ops: tuple[str, ...] = ()
+    # the import is harmless on macOS; a call of the package's names in code the main path runs is the limit
+    uses_limit: bool = False
 
     @property
     def status_text(self) -> str:
@@ -68,6 +72,7 @@ class PackageEntry:
             "no_macos_build": "has no macOS build (the source build needs CUDA)",
             "cuda_paths_fail": "installs on macOS, but its CUDA kernels do not run on MPS",
             "cuda_first": "CUDA-first (installs on macOS; GPU features absent)",
+            "cpu_build": "installs on macOS with CPU kernels only (its compiled ops take CPU tensors, not MPS ones)",
             "mps_since": f"supports MPS since {self.mps_since}",
         }.get(self.status, self.status)
 
@@ -100,6 +105,8 @@ def _index() -> _Index:
             source=item["source"],
             mps_since=item.get("mps_since"),
             engine=bool(item.get("engine")),
+            pure_ops=tuple(item.get("pure_ops") or ()),
+            uses_limit=bool(item.get("uses_limit")),
         )
         entries.append(entry)
         for n in [item["name"], *(item.get("aliases") or [])]:

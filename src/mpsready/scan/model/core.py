@@ -25,6 +25,7 @@ from mpsready.scan import knowledge
 from mpsready.scan.code.astutil import TRY_NODES, off_by_default
 from mpsready.scan.model import core_reach
 from mpsready.scan.model.install_extras import required_extras
+from mpsready.scan.model.package_uses import package_uses
 from mpsready.scan.model.remedy import limits
 
 _CONDITIONAL = (ast.If, ast.IfExp, *TRY_NODES, ast.BoolOp, ast.While, ast.ExceptHandler)
@@ -73,7 +74,14 @@ def core_ops(findings: Iterable[Finding], sources, files: Iterable[str] = ()) ->
                             f"in ({ev['alternative']}), which rewrites the model's core.").with_state(core_op=where)
                 f = f.with_evidence({**ev, "no_alternative": True})
         out.append(f)
-    return out
+
+    def cpu_core_use(f: Finding, tree: ast.Module, skip: set[int]) -> tuple[str, str, int] | None:
+        reach = _reach_test(f.location.path or "", str((f.evidence or {}).get("module") or ""), py, sources,
+                            reach_cache)
+        return _core_use(tree, f.location.line, reach, skip=skip)
+
+    # round 13: packages that install on macOS (CPU builds, harmless imports): what the code calls decides
+    return package_uses(out, sources, cpu_core_use)
 
 
 def _required_packages(findings: list[Finding]) -> set[str]:
@@ -177,11 +185,12 @@ def _model_file(tree: ast.Module) -> bool:
 
 def _core_use(tree: ast.Module, line: int | None,
               reach: Callable[[ast.Module], Callable[[str], bool]] | None = None,
-              engine: bool = False) -> tuple[str, str, int] | None:
+              engine: bool = False, skip: set[int] | frozenset[int] = frozenset()) -> tuple[str, str, int] | None:
     """(name, function, line) of the first unconditional use of a name the import at ``line`` binds, inside a
     function or method of a model file (:func:`_model_file`; any file for an ``engine`` package, knowledge-base
     field ``engine``: a serving engine is driven from a worker or a script, not from ``forward``) that itself runs
-    unconditionally (``reach``, given the tree: :func:`_reach_test`); ``None`` otherwise."""
+    unconditionally (``reach``, given the tree: :func:`_reach_test`); ``None`` otherwise. ``Name`` nodes whose ids
+    are in ``skip`` are no use (plain-PyTorch functions of a CPU-build package: model/package_uses.py)."""
     if not engine and not _model_file(tree):
         return None
     bound = _bound(tree, line)
@@ -203,7 +212,7 @@ def _core_use(tree: ast.Module, line: int | None,
                 continue
             cond = conditional or isinstance(child, _CONDITIONAL)
             if where is not None and not cond and isinstance(child, ast.Name) and child.id in bound \
-                    and isinstance(child.ctx, ast.Load):
+                    and isinstance(child.ctx, ast.Load) and id(child) not in skip:
                 hits.append((child.lineno, child.id, where))
             if isinstance(child, (ast.If, ast.IfExp)):
                 visit(child, where, True)  # both branches and the test: a path exists beside it
