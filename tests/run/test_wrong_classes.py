@@ -13,7 +13,7 @@ from mpsready.ops.wrong_classes import advisories, mined
 from .helpers import emulate, write
 
 _NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16", torch.int64: "int64",
-          torch.complex64: "complex64"}
+          torch.complex64: "complex64", torch.uint8: "uint8"}
 
 
 def _match(release, macos, op, *tensors, args=None, compiled=False):
@@ -164,3 +164,15 @@ print(ok.cpu(), bad.cpu(), y.cpu(), z.cpu())
     # and only once: the first compiled call (0.5, 1.0) holds no negative zero
     assert _wrong(doc) == [("layer-norm-variance-clamped", "aten::native_layer_norm", 6, 1),
                            ("compiled-expm1-decomposed", "aten::expm1", 7, 1)]
+
+
+def test_a_saturating_integer_sum_is_named_only_past_its_dtype():
+    x = torch.tensor([[100, 200, 1], [5, 3, 6]], dtype=torch.uint8)
+    op = "aten::sum.default"
+    assert _match("2.11.0", "26.4", op, x, args={"dtype": torch.uint8}) == "sum-small-int-saturates"
+    assert _match("2.11.0", "26.4", op, x[:, 2:], args={"dtype": torch.uint8}) is None  # 7 fits in uint8
+    assert value_probes.int_sum_overflows(True, [x], {"dtype": torch.uint8, "dim": [0]}) is False  # 105, 203, 7
+    assert value_probes.int_sum_overflows(True, [x], {"dtype": torch.uint8, "dim": [1]}) is True  # 301, 14
+    assert value_probes.int_sum_overflows(True, [x], {"dtype": torch.int8, "dim": [0]}) is True  # 203 > 127
+    assert value_probes.int_sum_overflows(True, [x[1:]], {"dtype": torch.int8, "dim": [1]}) is False
+    assert value_probes.int_sum_overflows(True, [x.float()], {"dtype": torch.uint8}) is False

@@ -65,6 +65,25 @@ def signed_zero_or_tiny(want, ins) -> bool:
     return bool((zero & torch.signbit(x)).any() or (~zero & (x.abs() <= float(want))).any())
 
 
+def int_sum_overflows(want, ins, argv) -> bool:
+    """``int_sum_overflows``: a sum into an integer ``dtype`` (the call's argument, else the input's) over ``dim``
+    (all dimensions where absent) has an exact value outside that dtype's range (a kernel that saturates instead of
+    wrapping is wrong there and only there; a sum that fits is right on every backend)."""
+    x = ins[0] if ins else None
+    if not isinstance(x, _Tensor) or not _readable(x) or x.is_floating_point() or x.is_complex():
+        return False
+    target = argv.get("dtype") or x.dtype
+    if isinstance(target, str):
+        target = getattr(torch, target, None)
+    if not isinstance(target, torch.dtype) or target.is_floating_point or target.is_complex or target is torch.bool:
+        return False
+    dim = argv.get("dim")
+    wide = x.detach().to(torch.int64)
+    total = wide.sum() if dim is None or (isinstance(dim, (list, tuple)) and not dim) else wide.sum(dim=dim)
+    info = torch.iinfo(target)
+    return bool(((total > info.max) | (total < info.min)).any()) == bool(want)
+
+
 def probe(key: str, want, ins, argv) -> bool | None:
     """The class condition ``key`` (None: not one of these)."""
     if key == "holds_nan":
@@ -73,4 +92,6 @@ def probe(key: str, want, ins, argv) -> bool | None:
         return row_variance_clamped(want, ins, argv)
     if key == "signed_zero_or_tiny":
         return signed_zero_or_tiny(want, ins)
+    if key == "int_sum_overflows":
+        return int_sum_overflows(want, ins, argv)
     return None
