@@ -22,7 +22,7 @@ def _match(release, macos, op, *tensors, args=None, compiled=False):
     argv = dict(args or {})
 
     def probe(key, want):
-        return bool(value_probes.probe(key, want, ins, argv))
+        return bool(value_probes.probe(key, want, ins, argv, op))
     facts = AdvisoryFacts(dtypes=tuple(_NAMES[t.dtype] for t in ins), shapes=tuple(tuple(t.shape) for t in ins),
                           contiguous=tuple(t.is_contiguous() for t in ins), args=argv, compiled=compiled, probe=probe)
     hit = AdvisoryIndex(release, macos).match(op, facts)
@@ -42,10 +42,11 @@ def test_the_mined_releases_of_every_class():
         "complex-cholesky-unguarded": ("2.7.0", "2.13.0", 10),
         "complex-lstsq-batched": ("2.14.0", "2.14.1", 2),
         "layer-norm-variance-clamped": ("2.8.0", "2.14.1", 10),
-        "nan-argmax-argmin-ignored": ("2.2.2", "2.13.0", 18),
+        "int64-amax-partial-simdgroup": ("2.13.0", "2.13.0", 1),
+        "nan-argmax-argmin-ignored": ("2.2.2", "2.12.1", 17),
         "nan-clamp-bound-replaces": ("2.2.2", "2.2.2", 1),
         "nan-max-min-reduction-ignored": ("2.2.2", "2.4.1", 5),
-        "nan-max-min-reduction-ignored-before-macos15": ("2.5.0", "2.14.1", 15),
+        "nan-max-min-reduction-ignored-before-macos15": ("2.5.0", "2.12.1", 12),
         "nan-minimum-maximum-dropped": ("2.2.2", "2.6.0", 8)}
     # the layer norm kernel's lookup name is read in each release's binary: absent from 2.7.1's, present in 2.8.0's
     ev = mined()["classes"]["layer-norm-variance-clamped"]["evidence"]
@@ -53,7 +54,7 @@ def test_the_mined_releases_of_every_class():
     assert [e["holds"] for e in ev["2.8.0"]] == [True, True, True]
     # every class is an advisory with its family, its span and the first fixed release its bound gives
     by_id = {a.id: a for a in advisories()}
-    assert len(by_id) == 11
+    assert len(by_id) == 12
     assert (by_id["nan-clamp-bound-replaces"].torch, by_id["nan-clamp-bound-replaces"].fixed_in,
             by_id["nan-clamp-bound-replaces"].family) == (">=2.2.2,<=2.2.2", "2.3", "nan_propagation")
 
@@ -69,8 +70,10 @@ def test_nan_propagation_classes_name_a_nan_and_never_a_clean_call():
     assert _match("2.5.1", "14.5", "aten::max", NAN) == "nan-max-min-reduction-ignored-before-macos15"
     assert _match("2.5.1", "15.0", "aten::max", NAN) is None  # the fix is taken on macOS 15+
     assert _match("2.5.1", "14.5", "aten::max", CLEAN) is None
-    assert _match("2.13.0", "26.5", "aten::argmax", NAN) == "nan-argmax-argmin-ignored"
-    assert _match("2.14.0", "26.5", "aten::argmax", NAN) is None
+    assert _match("2.12.1", "26.5", "aten::argmax", NAN) == "nan-argmax-argmin-ignored"
+    # 2.13's binary carries the Metal arg reductions (argmax_reduction_outer_*): not the MPSGraph path reported
+    assert _match("2.13.0", "26.5", "aten::argmax", NAN) is None
+    assert _match("2.13.0", "14.5", "aten::max", NAN) is None  # likewise its max_reduction_* kernels
     # an integer tensor holds no NaN: the class names floating dtypes only
     assert _match("2.2.2", "14.3", "aten::clamp", torch.tensor([1, 2]), args={"min": 0}) is None
 
@@ -176,3 +179,17 @@ def test_a_saturating_integer_sum_is_named_only_past_its_dtype():
     assert value_probes.int_sum_overflows(True, [x], {"dtype": torch.int8, "dim": [0]}) is True  # 203 > 127
     assert value_probes.int_sum_overflows(True, [x[1:]], {"dtype": torch.int8, "dim": [1]}) is False
     assert value_probes.int_sum_overflows(True, [x.float()], {"dtype": torch.uint8}) is False
+
+
+def test_int64_amax_of_a_negative_slice_with_a_partial_simd_group_on_2_13():
+    neg = -torch.arange(1, 34)  # 33 values, all negative: the partial group's padding (0) wins
+    assert _match("2.13.0", "26.4", "aten::amax", neg, args={"dim": []}) == "int64-amax-partial-simdgroup"
+    assert _match("2.13.0", "26.4", "aten::amax", -torch.arange(1, 33), args={"dim": []}) is None  # 32: whole
+    assert _match("2.13.0", "26.4", "aten::amax", torch.arange(-16, 17), args={"dim": []}) is None  # holds 0
+    assert _match("2.13.0", "26.4", "aten::amin", torch.arange(1, 34), args={"dim": [0]}) == \
+        "int64-amax-partial-simdgroup"
+    assert _match("2.12.1", "26.4", "aten::amax", neg, args={"dim": []}) is None  # MPSGraph's amax
+    assert _match("2.14.0", "26.4", "aten::amax", neg, args={"dim": []}) is None
+    rows = torch.stack([torch.arange(1, 34), -torch.arange(1, 34)])  # the second row is all negative
+    assert _match("2.13.0", "26.4", "aten::amax", rows, args={"dim": [1]}) == "int64-amax-partial-simdgroup"
+    assert _match("2.13.0", "26.4", "aten::amax", rows, args={"dim": [0]}) is None  # 33 slices of 2, each mixed

@@ -84,7 +84,27 @@ def int_sum_overflows(want, ins, argv) -> bool:
     return bool(((total > info.max) | (total < info.min)).any()) == bool(want)
 
 
-def probe(key: str, want, ins, argv) -> bool | None:
+def int_reduce_identity_wins(want, ins, argv, op: str) -> bool:
+    """``int_reduce_identity_wins``: an integer amax (amin) over ``dim`` (every dimension where absent) has a slice
+    whose length is not a multiple of 32 (a partial SIMD group, padded with 0) and whose values are all below
+    (above) 0, so the padding wins; a slice holding 0 or a value of the other sign, or a whole number of groups,
+    is right."""
+    x = ins[0] if ins else None
+    if not isinstance(x, _Tensor) or not _readable(x) or x.is_floating_point() or x.is_complex():
+        return False
+    dim = argv.get("dim")
+    dims = list(range(x.dim())) if dim is None or (isinstance(dim, (list, tuple)) and not dim) else \
+        [d % max(x.dim(), 1) for d in (dim if isinstance(dim, (list, tuple)) else [dim])]
+    keep = [d for d in range(x.dim()) if d not in dims]
+    length = math.prod(int(x.shape[d]) for d in dims) if x.dim() else 1
+    if length % 32 == 0:
+        return not want
+    rows = x.detach().permute(*keep, *dims).reshape(-1, length) if x.dim() else x.reshape(1, 1)
+    wins = (rows < 0).all(dim=1) if "amax" in op else (rows > 0).all(dim=1)
+    return bool(wins.any()) == bool(want)
+
+
+def probe(key: str, want, ins, argv, op: str = "") -> bool | None:
     """The class condition ``key`` (None: not one of these)."""
     if key == "holds_nan":
         return holds_nan(want, ins)
@@ -94,4 +114,6 @@ def probe(key: str, want, ins, argv) -> bool | None:
         return signed_zero_or_tiny(want, ins)
     if key == "int_sum_overflows":
         return int_sum_overflows(want, ins, argv)
+    if key == "int_reduce_identity_wins":
+        return int_reduce_identity_wins(want, ins, argv, op)
     return None

@@ -32,13 +32,14 @@ CONDITIONS = ("non_contiguous", "storage_offset", "channels_last", "expanded", "
               "spatial_size_ge", "holds_zero", "total_numel_gt", "nonfinite", "empty_input",
               "attention_scores_bytes_gt", "pool_ceil_rounds", "any_empty", "mixed_float_dtypes",
               "trailing_size_one", "strided_view", "pad_extent_ge", "any_empty_input", "rank_gt",
-              "holds_nan", "row_variance_clamped", "signed_zero_or_tiny", "int_sum_overflows")
+              "holds_nan", "row_variance_clamped", "signed_zero_or_tiny", "int_sum_overflows",
+              "int_reduce_identity_wins")
 # conditions that read the values of the call's tensors: asked of AdvisoryFacts.probe, only once every other
 # condition of the entry holds (a set look-up per call until then); the last three are the wrong-result classes'
 # (data/curated/mps_wrong_classes.yaml, mpsready/emulate/value_probes.py)
 PROBED = ("masked_row", "int_abs_gt", "outside_range_within", "non_contiguous_arg", "arg_dtype_differs",
           "spatial_size_ge", "holds_zero", "nonfinite", "holds_nan", "row_variance_clamped", "signed_zero_or_tiny",
-          "int_sum_overflows")
+          "int_sum_overflows", "int_reduce_identity_wins")
 _REPORT_PREFIX = "https://github.com/pytorch/pytorch/"
 
 

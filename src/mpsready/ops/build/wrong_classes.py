@@ -13,6 +13,8 @@ merge date) and its ``evidence``: checks read in each release's own material, al
   release's wheel) gives OP an MPS kernel;
 * ``binary: TEXT``: the release's macOS ``torch/lib/libtorch_cpu.dylib`` carries TEXT (the name under which the host
   code looks up the Metal kernel that computes the wrong value);
+* ``binary_absent: TEXT``: the binary does not carry TEXT (the op still runs on the MPSGraph path the report is
+  about, not on the Metal kernel that later replaced it);
 * ``inductor_decomposes: NAME``: ``torch/_inductor/codegen/mps.py`` has no method NAME on ``MetalOverrides`` and
   ``torch/_inductor/codegen/common.py`` defines NAME (its generic decomposition), both read with :mod:`ast`.
 
@@ -51,7 +53,7 @@ MINED = Path(__file__).resolve().parents[1] / "data" / "mined" / "mps_wrong_clas
 DYLIB = "torch/lib/libtorch_cpu.dylib"
 INDUCTOR_MPS = "torch/_inductor/codegen/mps.py"
 INDUCTOR_COMMON = "torch/_inductor/codegen/common.py"
-CHECKS = ("kernel", "binary", "inductor_decomposes")
+CHECKS = ("kernel", "binary", "binary_absent", "inductor_decomposes")
 
 
 def classes() -> list[dict[str, Any]]:
@@ -139,6 +141,8 @@ def evaluate(release: str, cls: dict[str, Any], wheel: Wheel | None) -> tuple[bo
             holds = None
         elif kind == "binary":
             holds = wheel.carries(value)
+        elif kind == "binary_absent":
+            holds = not wheel.carries(value)
         else:
             holds = wheel.inductor_decomposes(value)
         results.append({"check": kind, "value": value, "holds": holds})
