@@ -118,15 +118,17 @@ def test_new_wrong_result_advisories_name_the_line(tmp_path):
 
 SATURATE = '''\
 import torch
-x = torch.tensor([[1, 2, 1], [5, 3, 6]], dtype=torch.uint8, device="mps")
+x = torch.tensor([[100, 200, 1], [5, 3, 6]], dtype=torch.uint8, device="mps")
 s = x.sum(dtype=torch.uint8)
 g = torch.lgamma(torch.rand(3, 1, device="mps").expand(3, 4))
 h = torch.lgamma(torch.rand(3, 4, device="mps"))
+t = x[:, 2:].sum(dtype=torch.uint8)
 '''
 
 
 def test_saturating_sum_and_lgamma_of_a_broadcast_input_are_named(tmp_path):
-    # pytorch#179415 (2.11.0: sum(dtype=uint8) saturates), PR #175603 (lgamma of a non-contiguous input, fixed 2.12)
+    # pytorch#179415 (2.11.0: sum(dtype=uint8) saturates), PR #175603 (lgamma of a non-contiguous input, fixed 2.12);
+    # the sum of line 3 (315) passes 255, the look-alike of line 6 (7) fits: a saturating sum is right there
     _, doc, _, _ = emulate(write(tmp_path, SATURATE), torch="2.11")
     assert [(w["id"], w["location"]["line"], w["fixed_in"]) for w in doc["wrong_results"]] == [
         ("sum-small-int-saturates", 3, None), ("lgamma-digamma-noncontiguous", 4, "2.12.0")]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import torch
 
 from mpsready.emulate.session import Emulator
+from mpsready.emulate.value_probes import probe as class_probe
 from mpsready.emulate.widen import welford_call_kind
 from mpsready.ops.advisories import AdvisoryFacts
 
@@ -48,7 +49,7 @@ def advise(emu: Emulator, op: str, schema_args, args, kwargs, ins, depth: int, o
                           compiled_welford=welford_call_kind(op, ins, args) if compiling else None,
                           tensor_names=tuple(named), generator_restored=emu.generator_restored,
                           result_empty=_empty(out),
-                          probe=lambda key, want: _probe(key, want, ins, named, argv))
+                          probe=lambda key, want: _probe(key, want, ins, named, argv, op))
     adv = emu.advisories.match(op, facts)
     if adv is not None:
         emu.note_wrong_result(adv, emu.frames.locate(depth))
@@ -69,7 +70,7 @@ def _empty(out) -> bool:
     return isinstance(out, _Tensor) and out.numel() == 0
 
 
-def _probe(key: str, want, ins, named, argv) -> bool:
+def _probe(key: str, want, ins, named, argv, op: str = "") -> bool:
     """The value conditions of a wrong-result advisory (advisories.PROBED), read from the call's tensors with every
     mode off (as the NaN watch reads them): ``masked_row`` (the ``attn_mask`` argument blocks every key of some
     query: a bool row all False or a float row all -inf), ``non_contiguous_arg`` (the tensor argument of that name
@@ -81,6 +82,9 @@ def _probe(key: str, want, ins, named, argv) -> bool:
     most the given margin: histc's widened range test). Any error reading them: the condition does not hold."""
     try:
         with torch._C._DisableTorchDispatch(), torch._C.DisableTorchFunction():
+            got = class_probe(key, want, ins, argv, op)  # the wrong-result classes' conditions (value_probes.py)
+            if got is not None:
+                return got
             if key == "masked_row":
                 mask = named.get("attn_mask")
                 if mask is None or mask.dim() == 0 or mask.numel() == 0:

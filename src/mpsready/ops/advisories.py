@@ -31,11 +31,15 @@ CONDITIONS = ("non_contiguous", "storage_offset", "channels_last", "expanded", "
               "non_contiguous_arg", "arg_dtype_differs", "arg_false_at", "compiled_welford",
               "spatial_size_ge", "holds_zero", "total_numel_gt", "nonfinite", "empty_input",
               "attention_scores_bytes_gt", "pool_ceil_rounds", "any_empty", "mixed_float_dtypes",
-              "trailing_size_one", "strided_view", "pad_extent_ge", "any_empty_input", "rank_gt")
+              "trailing_size_one", "strided_view", "pad_extent_ge", "any_empty_input", "rank_gt",
+              "holds_nan", "row_variance_clamped", "signed_zero_or_tiny", "int_sum_overflows",
+              "int_reduce_identity_wins")
 # conditions that read the values of the call's tensors: asked of AdvisoryFacts.probe, only once every other
-# condition of the entry holds (a set look-up per call until then)
+# condition of the entry holds (a set look-up per call until then); the last three are the wrong-result classes'
+# (data/curated/mps_wrong_classes.yaml, mpsready/emulate/value_probes.py)
 PROBED = ("masked_row", "int_abs_gt", "outside_range_within", "non_contiguous_arg", "arg_dtype_differs",
-          "spatial_size_ge", "holds_zero", "nonfinite")
+          "spatial_size_ge", "holds_zero", "nonfinite", "holds_nan", "row_variance_clamped", "signed_zero_or_tiny",
+          "int_sum_overflows", "int_reduce_identity_wins")
 _REPORT_PREFIX = "https://github.com/pytorch/pytorch/"
 
 
@@ -81,6 +85,10 @@ class Advisory:
     note: str | None = None
     op: str | None = None  # the overload matched
     dtype: str | None = None
+    # a wrong-result class (mps_wrong_classes.yaml): the releases its evidence holds in, read per release by
+    # mpsready.ops.build.wrong_classes (``torch`` is then only the bound of the fix), and its family
+    releases: tuple[str, ...] | None = None
+    family: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """``id, op, dtype, summary, condition, torch, macos, fixed_in, report, source`` (all plain values)."""
@@ -135,11 +143,20 @@ def parse(doc: Any, table: str = TABLE, key: str = "advisories") -> tuple[Adviso
 
 
 @lru_cache(maxsize=None)
-def load() -> tuple[Advisory, ...]:
-    """Every advisory of the shipped table."""
+def load_curated() -> tuple[Advisory, ...]:
+    """Every advisory of the shipped per-bug table (``mps_wrong_results.yaml``)."""
     from mpsready.ops.build import curated
 
     return parse(curated.load(TABLE))
+
+
+@lru_cache(maxsize=None)
+def load() -> tuple[Advisory, ...]:
+    """Every advisory: the per-bug table's, then the wrong-result classes' (:mod:`mpsready.ops.wrong_classes`:
+    ``mps_wrong_classes.yaml`` with the releases its evidence was read to hold in)."""
+    from mpsready.ops.wrong_classes import advisories
+
+    return load_curated() + advisories()
 
 
 REGIMES = "mps_unverified_regimes"
@@ -411,6 +428,8 @@ class AdvisoryIndex:
             for a in table:
                 if rel not in SpecifierSet(a.torch, prereleases=True):
                     continue
+                if a.releases is not None and not any(rel == Version(r) for r in a.releases):
+                    continue
                 if a.macos and mac not in SpecifierSet(a.macos, prereleases=True):
                     continue
                 for op in a.ops:
@@ -469,7 +488,7 @@ def coverage(releases: list[str] | None = None) -> dict[str, dict[str, int]]:
         from mpsready.ops import api
 
         releases = api.shipped_versions()
-    table = load()
+    table = load_curated()
     out: dict[str, dict[str, int]] = {}
     for rel in releases:
         v = Version(rel)
@@ -486,7 +505,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m mpsready.ops.advisories",
                                  description="silent wrong-result advisories per release (mps_wrong_results.yaml)")
     ap.parse_args(argv)
-    print(f"{len(load())} advisories, {len({op for a in load() for op in a.ops})} aten overloads in all")
+    print(f"{len(load_curated())} advisories, {len({op for a in load_curated() for op in a.ops})} aten overloads in "
+          "all (the wrong-result classes: python -m mpsready.ops.build.wrong_classes)")
     print("release  advisories in range  aten overloads with one  with a condition")
     for rel, c in coverage().items():
         print(f"{rel:8} {c['advisories']:19} {c['ops']:24} {c['conditioned']:16}")
