@@ -11,7 +11,7 @@ A program that builds an optimizer keeps the optimizer count alone, so gradient 
 passes per optimizer step) is never cut before its first update. ``Tensor.backward`` calls the module attribute
 ``torch.autograd.backward`` (torch/_tensor.py ``Tensor.backward``, 2.0-2.13), and every optimizer's constructor
 calls ``Optimizer.__init__`` through ``super().__init__(params, defaults)`` (torch/optim/sgd.py, adam.py, ...,
-2.0-2.13): both are patched for the emulated process only, and undone.
+2.0-2.13): both are patched for the emulated process only, when ``--max-steps`` is given, and undone.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ def install(emu: Emulator) -> Callable[[], None]:
     from torch.optim.optimizer import register_optimizer_step_post_hook
 
     handle = register_optimizer_step_post_hook(lambda opt, args, kwargs: emu.step_done())
+    if emu.max_steps is None:  # nothing to stop: the program's own torch stays as it is
+        return handle.remove
     optimizer = torch.optim.Optimizer
     real_init = optimizer.__dict__["__init__"]
     real_backward = torch.autograd.backward
