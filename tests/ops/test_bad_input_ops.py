@@ -72,7 +72,6 @@ def test_ops_table_gzip_that_unpacks_past_the_limit_is_refused(tmp_path, capsys,
 @pytest.mark.parametrize("name, hint", [
     ("aten::nosuch_op_h40", "no similar name"),
     ("aten::rellu", "closest: aten::relu, aten::rrelu, aten::relu_"),
-    ("add", "give an overload: aten::add.Scalar, aten::add.Scalar_out, aten::add.Tensor, aten::add.out"),
 ])
 def test_aten_name_no_release_has_is_a_usage_error(capsys, name, hint):
     # h40c: exit 0 with "unknown (absent)" and the global dtype and macOS rules listed as if they applied
@@ -80,6 +79,14 @@ def test_aten_name_no_release_has_is_a_usage_error(capsys, name, hint):
     assert capsys.readouterr().err == (f"mpsready ops: error: aten::{name.removeprefix('aten::')} is not an operator "
                                        "of PyTorch 2.2.2 to 2.14.1 (not in native_functions.yaml of any shipped "
                                        f"release); {hint}\n")
+
+
+def test_a_bare_operator_name_asks_for_an_overload_without_denying_the_operator(capsys):
+    # `ops add` said "aten::add is not an operator of PyTorch 2.2.2 to 2.14.1": it is one, named without its overload
+    assert main(["ops", "add", "--torch", "2.14"]) == 2
+    assert capsys.readouterr().err == ("mpsready ops: error: aten::add names 4 overloads and the tables answer for "
+                                       "one of them; give an overload: aten::add.Scalar, aten::add.Scalar_out, "
+                                       "aten::add.Tensor, aten::add.out\n")
 
 
 @pytest.mark.parametrize("name", ["cholesky", "torchvision::nms"])  # removed in 2.14; another namespace

@@ -68,3 +68,35 @@ def test_check_traces_on_the_emulated_device_by_default_and_on_the_cpu_when_aske
     doc = json.loads((tmp_path / "cpu" / "trace.json").read_text())
     assert (doc["traced_on"]["device"], doc["traced_on"]["emulated"]) == ("cpu", False)
     assert " operators on cpu: 0 predicted errors, 0 fallbacks" in runs["trace"].detail
+
+
+FLOAT64 = '''\
+import numpy as np
+import torch
+import torch.nn.functional as F
+from mpsready.step import Step
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 2)
+        self.register_buffer("scale", torch.from_numpy(np.ones(2)))
+
+    def forward(self, x):
+        return self.fc(x) * self.scale.float()
+
+
+def step():
+    return Step(model=Net(), batch=(torch.randn(3, 4), torch.tensor([0, 1, 0])),
+                loss_fn=F.cross_entropy, optimizer=lambda p: torch.optim.SGD(p, lr=0.1))
+'''
+
+
+def test_the_trace_line_counts_a_float64_blocker_beside_the_operator_errors(tmp_path):
+    # the demo's float64 buffer: no operator errs, yet the step fails on a Mac (DTY201); the line said only
+    # "0 predicted errors, 0 fallbacks"
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "entry.py").write_text(FLOAT64)
+    _r, _w, runs = run_check(tmp_path / "proj", tmp_path / "out", entry="entry.py:step", skip_record=True, quiet=True)
+    assert runs["trace"].detail.split(": ", 1)[1] == "0 predicted errors, 0 fallbacks, 1 blocker finding(s) (DTY201)"

@@ -236,3 +236,17 @@ def test_matrix_table_shows_paths_and_ops_as_written_and_control_characters_esca
     text = render_matrix_terminal(m, width=200)
     assert "\x1b" not in text and "\x07" not in text
     assert "m[red]od\\x1b[2J.py:3" in text and "program: t\\x07.py" in text
+
+
+def test_an_output_shown_for_an_earlier_release_is_named_not_repeated():
+    # the demo's train.py fails at the same line on all 13 releases: the same traceback was printed 13 times
+    def release(torch, text):
+        return {"torch": torch, "outcome": "failed", "output": {"shown": "tail", "text": text, "lines": 2}}
+
+    doc = {"releases": [release("2.2.2", "Trace\nAssertionError\n"), release("2.3.1", "Trace\nAssertionError\n"),
+                        release("2.4.1", "other\n"), release("2.5.1", "Trace\nAssertionError\n")]}
+    assert render_matrix_outputs(doc) == (
+        "--- torch 2.2.2 (failed): program output, last 2 of 2 line(s) ---\nTrace\nAssertionError\n"
+        "--- torch 2.3.1 (failed): program output, last 2 of 2 line(s): the same as torch 2.2.2 ---\n"
+        "--- torch 2.4.1 (failed): program output, last 2 of 2 line(s) ---\nother\n"
+        "--- torch 2.5.1 (failed): program output, last 2 of 2 line(s): the same as torch 2.2.2 ---\n")

@@ -51,3 +51,33 @@ def write_project(tmp_path):
         return root
 
     return write
+
+
+def bash_readme(*lines: str, title: str = "demo") -> str:
+    """A README of one title and one bash block of ``lines`` (the install and run commands the scan reads)."""
+    return f"# {title}\n\n```bash\n" + "".join(f"{line}\n" for line in lines) + "```\n"
+
+
+@pytest.fixture
+def scan_project(write_project):
+    """Write a small project and scan it, the shape of the round-9-to-12 outlook tests.
+
+    ``scan_project(files, requirements="torch\\n", readme=None)``: ``files`` maps paths to text; ``requirements``
+    becomes ``requirements.txt`` and ``readme`` ``README.md`` unless None. A file named both ways is an error (pass
+    ``requirements=None`` where ``files`` holds ``requirements.txt``). Extra keywords go to :class:`ScanConfig`."""
+
+    def scan(files: dict[str, str | bytes], *, requirements: str | None = "torch\n", readme: str | None = None,
+             **config):
+        project: dict[str, str | bytes] = {}
+        if requirements is not None:
+            project["requirements.txt"] = requirements
+        if readme is not None:
+            project["README.md"] = readme
+        both = sorted(set(project) & set(files))
+        if both:
+            raise ValueError(f"{', '.join(both)} given in files and as a keyword: give each once")
+        project.update(files)
+        root = write_project(project)
+        return scan_path(root, ScanConfig(**config)) if config else scan_path(root)
+
+    return scan

@@ -3,32 +3,33 @@ and each kept as a test with a look-alike. Fixtures written for these tests."""
 
 from __future__ import annotations
 
-from mpsready.scan import scan_path
+from tests.scan.conftest import bash_readme
 
-README = "# demo\n\n```bash\npip install -r requirements.txt\npython cli.py train\n```\n"
+
+README = bash_readme("pip install -r requirements.txt", "python cli.py train")
 # a typer app: `python cli.py train` runs train() through app(), never by train's name
 CLI = ("import torch\nimport typer\n\napp = typer.Typer()\n\n\n@app.{deco}\ndef train(steps: int = 10):\n"
        "    x = torch.zeros(3).cuda()\n    print(x, steps)\n\n\n{main}")
 MAIN = "if __name__ == \"__main__\":\n    app()\n"
 
 
-def _scan(write_project, files):
-    return scan_path(write_project({"requirements.txt": "torch\ntyper\n", "README.md": README, **files}))
+def _scan(scan_project, files):
+    return scan_project(files, requirements="torch\ntyper\n", readme=README)
 
 
-def test_a_command_of_the_entrys_command_line_runs(write_project):
+def test_a_command_of_the_entrys_command_line_runs(scan_project):
     # before: "not verified" (a decorator that may register it) and the headline runs_on_mac
-    r = _scan(write_project, {"cli.py": CLI.format(deco="command()", main=MAIN)})
+    r = _scan(scan_project, {"cli.py": CLI.format(deco="command()", main=MAIN)})
     assert r.outlook.value == "mac_for_dev"
     assert [(f.code, f.location.path, f.location.line) for f in r.limiting] == [("API101", "cli.py", 9)]
     assert r.limiting[0].evidence["main_path"]["calls"] == ["cli.py:8 train"]
     assert r.not_verified == []
 
 
-def test_look_alike_a_registered_function_of_an_imported_module_stays_not_verified(write_project):
+def test_look_alike_a_registered_function_of_an_imported_module_stays_not_verified(scan_project):
     # the same decorator in a module the entry imports (a registry of models): what selects it is not seen
     entry = "import torch\n\nimport models\n\n\nif __name__ == \"__main__\":\n    print(models.app)\n"
-    r = _scan(write_project, {"cli.py": entry, "models.py": CLI.format(deco="command()", main="")})
+    r = _scan(scan_project, {"cli.py": entry, "models.py": CLI.format(deco="command()", main="")})
     assert r.outlook.value == "runs_on_mac"
     assert [(nv["path"], nv["line"]) for nv in r.not_verified] == [("models.py", 9)]
 
@@ -41,7 +42,7 @@ def test_the_exit_line_names_the_main_path_findings_below_the_gate_that_set_the_
     train = ("import torch\n\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
              "print(torch.nn.Linear(2, 2).to(device))\n")
     root = write_project({"train.py": train, "requirements.txt": "torch\n",
-                          "README.md": "# demo\n\n```bash\npython train.py\n```\n",
+                          "README.md": bash_readme("python train.py"),
                           "tests/test_gpu.py": "import torch\nx = torch.zeros(2).cuda()\n"})
     assert main(["scan", str(root), "--no-cache", "-q"]) == 1
     lines = capsys.readouterr().out.strip().splitlines()
@@ -63,7 +64,7 @@ def test_a_log_shows_the_call_chain_under_its_edit(write_project, capsys):
     assert lines[at + 1] == "  main path: cli.py; calls: cli.py:8 train"
 
 
-def test_a_finding_behind_a_flag_says_so_on_its_line_and_a_test_that_is_its_fact_is_named_once(write_project):
+def test_a_finding_behind_a_flag_says_so_on_its_line_and_a_test_that_is_its_fact_is_named_once(scan_project):
     # a blocker listed with no tag under a runs_on_mac headline gave no reason; the reason repeated its test as its
     # fact ("torch.cuda.is_available() is False (line 7): torch.cuda.is_available() is False")
     from mpsready.scan.formats.concise import finding_line
@@ -71,8 +72,7 @@ def test_a_finding_behind_a_flag_says_so_on_its_line_and_a_test_that_is_its_fact
     util = "def warm(x):\n    return cap(x)\n\n\ndef cap(x):\n    return x.cuda()\n"
     train = ("import torch\n\nfrom util import warm\n\n\ndef main():\n    if torch.cuda.is_available():\n"
              "        warm(torch.zeros(3))\n\n\nif __name__ == \"__main__\":\n    main()\n")
-    r = scan_path(write_project({"train.py": train, "util.py": util, "requirements.txt": "torch\n",
-                                 "README.md": "# demo\n\n```bash\npython train.py\n```\n"}))
+    r = scan_project({"train.py": train, "util.py": util}, readme=bash_readme("python train.py"))
     assert r.outlook.value == "runs_on_mac"
     [f] = [f for f in r.findings if f.code == "API101"]
     assert f.behind_flag == "a Mac never calls it: torch.cuda.is_available() is False (line 7)"

@@ -5,9 +5,9 @@ limit. Fixtures written for these tests."""
 
 from __future__ import annotations
 
-from mpsready.scan import scan_path
+from tests.scan.conftest import bash_readme
 
-README = "# demo\n\n```bash\npip install -r requirements.txt\npython run.py\n```\n"
+README = bash_readme("pip install -r requirements.txt", "python run.py")
 RUN = ("import torch\n\nfrom pkg.ops import conv\n\n\ndef main():\n"
        "    dev = \"mps\" if torch.backends.mps.is_available() else \"cpu\"\n"
        "    print(conv(torch.zeros(1, 4, device=dev)))\n\n\nif __name__ == \"__main__\":\n    main()\n")
@@ -18,9 +18,9 @@ OPS = ("import os\n\nimport torch\n\ntry:\n    from . import conv_ext\nexcept Im
        "def conv(x):\n    return x * 2\n")
 
 
-def _env(write_project, read: str, test: str):
-    return scan_path(write_project({"run.py": RUN, "pkg/__init__.py": "", "pkg/ops.py": OPS.format(read=read, test=test),
-                                    "requirements.txt": "torch\n", "README.md": README}))
+def _env(scan_project, read: str, test: str):
+    return scan_project({"run.py": RUN, "pkg/__init__.py": "", "pkg/ops.py": OPS.format(read=read, test=test)},
+                        readme=README)
 
 
 def _build(r):
@@ -29,8 +29,8 @@ def _build(r):
     return f
 
 
-def test_a_build_under_an_unset_environment_variable_is_optional_and_names_it(write_project):
-    r = _env(write_project, "os.getenv('OPS_JIT')", "JIT == 'True'")
+def test_a_build_under_an_unset_environment_variable_is_optional_and_names_it(scan_project):
+    r = _env(scan_project, "os.getenv('OPS_JIT')", "JIT == 'True'")
     f = _build(r)
     assert f.behind_flag == ("runs only when `JIT == 'True'` (pkg/ops.py:9) holds, which it does not at the defaults: "
                              "environment variable OPS_JIT holds its default None (a user may set it)")
@@ -45,23 +45,23 @@ def test_a_build_under_an_unset_environment_variable_is_optional_and_names_it(wr
     assert r.outlook.value == "runs_on_mac"
 
 
-def test_a_falsy_default_compared_with_a_tuple_is_off_too(write_project):
-    r = _env(write_project, "os.environ.get('OPS_JIT', '0')", "JIT in ('1', 'true')")
+def test_a_falsy_default_compared_with_a_tuple_is_off_too(scan_project):
+    r = _env(scan_project, "os.environ.get('OPS_JIT', '0')", "JIT in ('1', 'true')")
     assert _build(r).behind_flag.endswith("environment variable OPS_JIT holds its default '0' (a user may set it)")
     assert r.outlook.value == "runs_on_mac"
 
 
-def test_look_alike_a_default_that_turns_it_on_keeps_the_limit(write_project):
-    r = _env(write_project, "os.getenv('OPS_JIT', 'True')", "JIT == 'True'")
+def test_look_alike_a_default_that_turns_it_on_keeps_the_limit(scan_project):
+    r = _env(scan_project, "os.getenv('OPS_JIT', 'True')", "JIT == 'True'")
     f = _build(r)
     assert f.behind_flag is None
     assert [(x.code, x.location.path, x.location.line) for x in r.limiting] == [("EXT102", "pkg/ops.py", 11)]
     assert r.outlook.value == "stay_on_cuda"
 
 
-def test_look_alike_a_negated_read_is_taken_and_keeps_the_limit(write_project):
+def test_look_alike_a_negated_read_is_taken_and_keeps_the_limit(scan_project):
     # a truth test (no comparison with a literal) stays undecided: the build counts
-    r = _env(write_project, "os.getenv('OPS_NO_JIT')", "not JIT")
+    r = _env(scan_project, "os.getenv('OPS_NO_JIT')", "not JIT")
     assert _build(r).behind_flag is None
     assert [(x.code, x.location.path, x.location.line) for x in r.limiting] == [("EXT102", "pkg/ops.py", 11)]
     assert r.outlook.value == "stay_on_cuda"
@@ -78,10 +78,9 @@ MAIN = ("import torch\n\nfrom pkg.model import Layer\n\n\ndef main():\n"
         "    print(Layer({kw}).to(dev)(torch.zeros(1, 4, device=dev)))\n\n\nif __name__ == \"__main__\":\n    main()\n")
 
 
-def _sparse(write_project, test: str, kw: str = ""):
-    return scan_path(write_project({"run.py": MAIN.format(kw=kw), "pkg/__init__.py": "",
-                                    "pkg/model.py": MODEL.format(test=test), "requirements.txt": "torch\n",
-                                    "README.md": README}))
+def _sparse(scan_project, test: str, kw: str = ""):
+    return scan_project({"run.py": MAIN.format(kw=kw), "pkg/__init__.py": "", "pkg/model.py": MODEL.format(test=test)},
+                        readme=README)
 
 
 def _import(r):
@@ -90,8 +89,8 @@ def _import(r):
     return f
 
 
-def test_a_local_import_in_a_function_called_only_behind_an_off_parameter_is_optional(write_project):
-    r = _sparse(write_project, "self.sparse and x.dim() == 2")
+def test_a_local_import_in_a_function_called_only_behind_an_off_parameter_is_optional(scan_project):
+    r = _sparse(scan_project, "self.sparse and x.dim() == 2")
     f = _import(r)
     assert f.behind_flag == ("called only when `self.sparse and x.dim() == 2` (pkg/model.py:17) holds, which it does "
                              "not at the defaults: sparse=False (the default)")
@@ -99,8 +98,8 @@ def test_a_local_import_in_a_function_called_only_behind_an_off_parameter_is_opt
     assert r.outlook.value == "runs_on_mac"
 
 
-def test_look_alike_the_main_path_turns_the_parameter_on(write_project):
-    r = _sparse(write_project, "self.sparse and x.dim() == 2", kw="sparse=True")
+def test_look_alike_the_main_path_turns_the_parameter_on(scan_project):
+    r = _sparse(scan_project, "self.sparse and x.dim() == 2", kw="sparse=True")
     f = _import(r)
     assert f.behind_flag is None
     assert f.evidence["main_path"]["calls"] == ["run.py:12 main", "run.py:8 Layer", "pkg/model.py:15 Layer.forward",
@@ -108,8 +107,8 @@ def test_look_alike_the_main_path_turns_the_parameter_on(write_project):
     assert [(x.code, x.location.path, x.location.line) for x in r.limiting] == [("DEP107", "pkg/model.py", 5)]
 
 
-def test_look_alike_a_function_the_main_path_calls_still_limits(write_project):
-    r = _sparse(write_project, "x.dim() == 2")
+def test_look_alike_a_function_the_main_path_calls_still_limits(scan_project):
+    r = _sparse(scan_project, "x.dim() == 2")
     f = _import(r)
     assert f.behind_flag is None
     assert [(x.code, x.location.path, x.location.line) for x in r.limiting] == [("DEP107", "pkg/model.py", 5)]

@@ -4,7 +4,8 @@ Fixtures written for these tests."""
 
 from __future__ import annotations
 
-from mpsready.scan import scan_path
+from tests.scan.conftest import bash_readme
+
 
 # ---------------------------------------------------------------- a kernel's helper reached only behind a condition
 # (model/core_reach.py): the CUDA-core rule read the use inside the helper as unconditional, though every call of the
@@ -22,39 +23,35 @@ def _attention(forward_body: str) -> str:
             "    def _split(self, q, k, v):\n        return xformers.ops.memory_efficient_attention(q, k, v)\n")
 
 
-def _scan(write_project, files):
-    return scan_path(write_project({"requirements.txt": "torch\n", **files}))
-
-
 def _core(r):
     return [(f.code, f.location.line, f.severity.value, f.core_op) for f in r.findings]
 
 
-def test_a_helper_called_only_behind_the_availability_flag_is_no_core_use(write_project):
+def test_a_helper_called_only_behind_the_availability_flag_is_no_core_use(scan_project):
     body = f"        if HAVE_XF:\n            return self._fast(q, k, v)\n        return {PLAIN}\n"
-    r = _scan(write_project, {"model.py": _attention(body), "train.py": TRAIN})
+    r = scan_project({"model.py": _attention(body), "train.py": TRAIN})
     assert _core(r) == [("DEP107", 5, "degrades", None)]
     assert r.outlook.value == "runs_on_mac"
 
 
-def test_look_alike_a_helper_forward_calls_unconditionally_stays_a_core_use(write_project):
+def test_look_alike_a_helper_forward_calls_unconditionally_stays_a_core_use(scan_project):
     body = "        return self._fast(q, k, v)\n"
-    r = _scan(write_project, {"model.py": _attention(body), "train.py": TRAIN})
+    r = scan_project({"model.py": _attention(body), "train.py": TRAIN})
     assert _core(r) == [("DEP107", 5, "blocker", "xformers in Attention._split (model.py:19)")]
     assert r.outlook.value == "stay_on_cuda"
 
 
-def test_a_local_flag_derived_from_the_availability_flag_guards_the_call(write_project):
+def test_a_local_flag_derived_from_the_availability_flag_guards_the_call(scan_project):
     body = f"        use_fast = HAVE_XF and q.is_cuda\n        if use_fast:\n            return self._fast(q, k, v)\n" \
         f"        return {PLAIN}\n"
-    r = _scan(write_project, {"model.py": _attention(body), "train.py": TRAIN})
+    r = scan_project({"model.py": _attention(body), "train.py": TRAIN})
     assert _core(r) == [("DEP107", 5, "degrades", None)]
 
 
-def test_look_alike_a_condition_about_the_inputs_is_no_path_beside_the_kernel(write_project):
+def test_look_alike_a_condition_about_the_inputs_is_no_path_beside_the_kernel(scan_project):
     # `if mask is None:` chooses among inputs; the Mac still calls the helper, so its kernel use stays core
     body = "        mask = None\n        if mask is None:\n            return self._fast(q, k, v)\n        return q\n"
-    r = _scan(write_project, {"model.py": _attention(body), "train.py": TRAIN})
+    r = scan_project({"model.py": _attention(body), "train.py": TRAIN})
     assert _core(r) == [("DEP107", 5, "blocker", "xformers in Attention._split (model.py:22)")]
     assert r.outlook.value == "stay_on_cuda"
 
@@ -68,44 +65,44 @@ def _function_choice(choose: str) -> str:
             f"        fn = {choose}\n        return fn.apply(q, k, v)\n")
 
 
-def test_an_autograd_function_chosen_by_a_conditional_expression_is_no_core_use(write_project):
+def test_an_autograd_function_chosen_by_a_conditional_expression_is_no_core_use(scan_project):
     src = _function_choice("XfAttention if HAVE_XF and q.is_cuda else PlainAttention")
-    r = _scan(write_project, {"model.py": src, "train.py": TRAIN})
+    r = scan_project({"model.py": src, "train.py": TRAIN})
     assert _core(r) == [("DEP107", 5, "degrades", None)]
     assert r.outlook.value == "runs_on_mac"
 
 
-def test_look_alike_an_autograd_function_chosen_unconditionally_stays_a_core_use(write_project):
-    r = _scan(write_project, {"model.py": _function_choice("XfAttention"), "train.py": TRAIN})
+def test_look_alike_an_autograd_function_chosen_unconditionally_stays_a_core_use(scan_project):
+    r = scan_project({"model.py": _function_choice("XfAttention"), "train.py": TRAIN})
     assert _core(r) == [("DEP107", 5, "blocker", "xformers in XfAttention.forward (model.py:14)")]
     assert r.outlook.value == "stay_on_cuda"
 
 
-def test_a_subclass_in_another_file_calling_the_helper_behind_its_own_test_does_not_reach_it(write_project):
+def test_a_subclass_in_another_file_calling_the_helper_behind_its_own_test_does_not_reach_it(scan_project):
     body = f"        if HAVE_XF:\n            return self._fast(q, k, v)\n        return {PLAIN}\n"
     sub = ("from model import Attention, HAVE_XF\n\n\nclass Temporal(Attention):\n    def forward(self, q, k, v):\n"
            "        if HAVE_XF:\n            return self._split(q, k, v)\n        return q\n")
-    r = _scan(write_project, {"model.py": _attention(body), "temporal.py": sub,
-                              "train.py": TRAIN + "from temporal import Temporal\nprint(Temporal()(q, q, q))\n"})
+    r = scan_project({"model.py": _attention(body), "temporal.py": sub,
+                      "train.py": TRAIN + "from temporal import Temporal\nprint(Temporal()(q, q, q))\n"})
     assert _core(r) == [("DEP107", 5, "degrades", None)]
     assert r.outlook.value == "runs_on_mac"
 
 
-def test_look_alike_a_subclass_in_another_file_calling_the_helper_unconditionally_reaches_it(write_project):
+def test_look_alike_a_subclass_in_another_file_calling_the_helper_unconditionally_reaches_it(scan_project):
     body = f"        if HAVE_XF:\n            return self._fast(q, k, v)\n        return {PLAIN}\n"
     sub = ("from model import Attention\n\n\nclass Temporal(Attention):\n    def forward(self, q, k, v):\n"
            "        return self._split(q, k, v)\n")
-    r = _scan(write_project, {"model.py": _attention(body), "temporal.py": sub,
-                              "train.py": TRAIN + "from temporal import Temporal\nprint(Temporal()(q, q, q))\n"})
+    r = scan_project({"model.py": _attention(body), "temporal.py": sub,
+                      "train.py": TRAIN + "from temporal import Temporal\nprint(Temporal()(q, q, q))\n"})
     assert _core(r) == [("DEP107", 5, "blocker", "xformers in Attention._split (model.py:21)")]
     assert r.outlook.value == "stay_on_cuda"
 
 
-def test_a_copy_of_the_module_in_another_file_calls_its_own_function(write_project):
+def test_a_copy_of_the_module_in_another_file_calls_its_own_function(scan_project):
     # a second file defines a function of the same name (a copy) and calls it unconditionally: that call is its own
     body = f"        if HAVE_XF:\n            return self._fast(q, k, v)\n        return {PLAIN}\n"
     copy = "def _split(q, k, v):\n    return q\n\n\nprint(_split(1, 2, 3))\n"
-    r = _scan(write_project, {"model.py": _attention(body), "copy_of_model.py": copy, "train.py": TRAIN})
+    r = scan_project({"model.py": _attention(body), "copy_of_model.py": copy, "train.py": TRAIN})
     assert _core(r) == [("DEP107", 5, "degrades", None)]
 
 
@@ -122,49 +119,49 @@ def _dep_rows(r):
             for f in r.findings if f.code.startswith("DEP1") and f.code != "DEP110"]
 
 
-def test_a_part_s_own_requirement_file_the_readme_install_does_not_use_is_optional(write_project):
-    r = scan_path(write_project({**PART, "README.md": "# detr\n\n```bash\npip install detr\n```\n"}))
+def test_a_part_s_own_requirement_file_the_readme_install_does_not_use_is_optional(scan_project):
+    r = scan_project(PART, requirements=None, readme=bash_readme("pip install detr", title="detr"))
     why = "detr/deploy/requirements.txt is not installed by the README's install (the package by name)"
     assert _dep_rows(r) == [("DEP101", "detr/deploy/requirements.txt", 2, "blocker", why)]
     assert r.outlook.value == "runs_on_mac"
     assert r.optional == [{"path": "detr/deploy/requirements.txt", "line": 2, "code": "DEP101", "why": why}]
 
 
-def test_look_alike_the_readme_installs_the_part_s_file(write_project):
-    readme = "# detr\n\n```bash\npip install -r detr/deploy/requirements.txt\n```\n"
-    r = scan_path(write_project({**PART, "README.md": readme}))
+def test_look_alike_the_readme_installs_the_part_s_file(scan_project):
+    readme = bash_readme("pip install -r detr/deploy/requirements.txt", title="detr")
+    r = scan_project(PART, requirements=None, readme=readme)
     assert _dep_rows(r) == [("DEP101", "detr/deploy/requirements.txt", 2, "blocker", None)]
     assert r.outlook.value == "stay_on_cuda"
 
 
-def test_look_alike_a_readme_installing_a_requirements_txt_it_names_without_its_folder(write_project):
+def test_look_alike_a_readme_installing_a_requirements_txt_it_names_without_its_folder(scan_project):
     # `cd detr/deploy && pip install -r requirements.txt` may name this very file: not known, so it stays required
-    readme = "# detr\n\n```bash\npip install -r requirements.txt\n```\n"
-    r = scan_path(write_project({**PART, "README.md": readme}))
+    readme = bash_readme("pip install -r requirements.txt", title="detr")
+    r = scan_project(PART, requirements=None, readme=readme)
     assert _dep_rows(r) == [("DEP101", "detr/deploy/requirements.txt", 2, "blocker", None)]
     assert r.outlook.value == "stay_on_cuda"
 
 
-def test_look_alike_the_project_s_requirements_folder_is_its_own_declaration(write_project):
+def test_look_alike_the_project_s_requirements_folder_is_its_own_declaration(scan_project):
     files = {k: v for k, v in PART.items() if k != "detr/deploy/requirements.txt"}
-    r = scan_path(write_project({**files, "requirements/requirements.txt": "pycuda\n",
-                                 "README.md": "# detr\n\n```bash\npip install detr\n```\n"}))
+    r = scan_project({**files, "requirements/requirements.txt": "pycuda\n"},
+                     requirements=None, readme=bash_readme("pip install detr", title="detr"))
     assert _dep_rows(r) == [("DEP101", "requirements/requirements.txt", 1, "blocker", None)]
     assert r.outlook.value == "stay_on_cuda"
 
 
-def test_look_alike_a_device_test_whose_other_case_raises_offers_no_path(write_project):
+def test_look_alike_a_device_test_whose_other_case_raises_offers_no_path(scan_project):
     # `if q.is_cuda: self._fast(...)` / `elif not q.is_cuda: raise`: the author says the other case is unsupported
     body = "        if q.is_cuda:\n            return self._fast(q, k, v)\n        elif not q.is_cuda:\n" \
         "            raise NotImplementedError()\n"
-    r = _scan(write_project, {"model.py": _attention(body), "train.py": TRAIN})
+    r = scan_project({"model.py": _attention(body), "train.py": TRAIN})
     assert _core(r) == [("DEP107", 5, "blocker", "xformers in Attention._split (model.py:22)")]
     assert r.outlook.value == "stay_on_cuda"
 
 
-def test_a_device_test_with_a_path_beside_does_not_reach_the_helper(write_project):
+def test_a_device_test_with_a_path_beside_does_not_reach_the_helper(scan_project):
     body = f"        if q.is_cuda:\n            return self._fast(q, k, v)\n        return {PLAIN}\n"
-    r = _scan(write_project, {"model.py": _attention(body), "train.py": TRAIN})
+    r = scan_project({"model.py": _attention(body), "train.py": TRAIN})
     assert _core(r) == [("DEP107", 5, "degrades", None)]
 
 
@@ -188,38 +185,38 @@ def _ext(r):
     return [(f.code, f.location.path, f.severity.value, f.behind_flag) for f in r.findings if f.code == "EXT101"]
 
 
-def test_cuda_sources_imported_only_under_a_kernel_switch_are_not_built_on_the_main_path(write_project):
+def test_cuda_sources_imported_only_under_a_kernel_switch_are_not_built_on_the_main_path(scan_project):
     choose = ("        if h.get('use_cuda_kernel', False):\n            from kern.cuda.act import act\n"
               "        else:\n            from kern.plain import act\n")
-    r = scan_path(write_project({**KERNEL, "kern/vocoder.py": _vocoder(choose),
-                                 "infer.py": "from kern.vocoder import Vocoder\n\nprint(Vocoder({}))\n"}))
+    r = scan_project({**KERNEL, "kern/vocoder.py": _vocoder(choose),
+                      "infer.py": "from kern.vocoder import Vocoder\n\nprint(Vocoder({}))\n"}, requirements=None)
     why = "built only where a kernel switch selects it: kern/vocoder.py:7 if h.get('use_cuda_kernel', False)"
     assert _ext(r) == [("EXT101", "kern/cuda/act_kernel.cu", "blocker", why)]
     assert r.outlook.value == "runs_on_mac"
 
 
-def test_look_alike_cuda_sources_imported_unconditionally_stay_on_cuda(write_project):
+def test_look_alike_cuda_sources_imported_unconditionally_stay_on_cuda(scan_project):
     choose = "        from kern.cuda.act import act\n"
-    r = scan_path(write_project({**KERNEL, "kern/vocoder.py": _vocoder(choose),
-                                 "infer.py": "from kern.vocoder import Vocoder\n\nprint(Vocoder({}))\n"}))
+    r = scan_project({**KERNEL, "kern/vocoder.py": _vocoder(choose),
+                      "infer.py": "from kern.vocoder import Vocoder\n\nprint(Vocoder({}))\n"}, requirements=None)
     assert _ext(r) == [("EXT101", "kern/cuda/act_kernel.cu", "blocker", None)]
     assert r.outlook.value == "stay_on_cuda"
 
 
-def test_look_alike_an_import_under_a_test_of_the_inputs_still_builds(write_project):
+def test_look_alike_an_import_under_a_test_of_the_inputs_still_builds(scan_project):
     choose = ("        if h.get('mode') == 'fast':\n            from kern.cuda.act import act\n"
               "        else:\n            from kern.plain import act\n")
-    r = scan_path(write_project({**KERNEL, "kern/vocoder.py": _vocoder(choose),
-                                 "infer.py": "from kern.vocoder import Vocoder\n\nprint(Vocoder({}))\n"}))
+    r = scan_project({**KERNEL, "kern/vocoder.py": _vocoder(choose),
+                      "infer.py": "from kern.vocoder import Vocoder\n\nprint(Vocoder({}))\n"}, requirements=None)
     assert _ext(r) == [("EXT101", "kern/cuda/act_kernel.cu", "blocker", None)]
     assert r.outlook.value == "stay_on_cuda"
 
 
-def test_look_alike_a_kernel_switch_on_by_default_still_builds(write_project):
+def test_look_alike_a_kernel_switch_on_by_default_still_builds(scan_project):
     # round 4's rule: a kernel built behind a switch on by default limits (the Mac builds it unless told otherwise)
     choose = ("        if h.get('use_cuda_kernel', True):\n            from kern.cuda.act import act\n"
               "        else:\n            from kern.plain import act\n")
-    r = scan_path(write_project({**KERNEL, "kern/vocoder.py": _vocoder(choose),
-                                 "infer.py": "from kern.vocoder import Vocoder\n\nprint(Vocoder({}))\n"}))
+    r = scan_project({**KERNEL, "kern/vocoder.py": _vocoder(choose),
+                      "infer.py": "from kern.vocoder import Vocoder\n\nprint(Vocoder({}))\n"}, requirements=None)
     assert _ext(r) == [("EXT101", "kern/cuda/act_kernel.cu", "blocker", None)]
     assert r.outlook.value == "stay_on_cuda"

@@ -299,3 +299,21 @@ def test_a_test_module_or_a_script_in_a_tests_folder_stays_tests(write_project):
     assert sorted((f.location.path, f.scope.value) for f in r.findings if f.code == "API101") == [
         ("model_test.py", "tests"), ("tests/run_test.py", "tests")]
     assert r.outlook.value == "runs_on_mac"
+
+
+def test_the_exit_line_says_main_path_blockers_a_flag_clears_leave_runs_on_mac(write_project, capsys):
+    # nanoGPT's shape: `device = 'cuda'` overridden by a configurator's `--device=mps`; the line said the blockers
+    # "set the outlook runs_on_mac"
+    from mpsready.cli import main
+
+    train = (TORCH + "import argparse\n\np = argparse.ArgumentParser()\np.add_argument('--device', default='cuda')\n"
+             "args = p.parse_args()\nmodel = torch.nn.Linear(2, 2).to(args.device)\n")
+    root = write_project({"train.py": train, "requirements.txt": "torch\n",
+                          "README.md": "# demo\n\n```bash\npython train.py\n```\n"})
+    code = main(["scan", str(root), "--no-cache", "-q"])
+    lines = [ln.strip() for ln in capsys.readouterr().out.splitlines() if ln.strip()]
+    assert code == 1
+    assert lines[-2] == "run on the Mac with: --device mps"
+    assert lines[-1] == ("exit 1: 1 finding at or above blocker, all on the main path (each cleared by a command-line "
+                         "value: the outlook is runs_on_mac with --device mps); the exit code follows --fail-on "
+                         "blocker (pass --exit-zero to exit 0)")

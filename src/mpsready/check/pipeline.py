@@ -263,6 +263,12 @@ class CheckPipeline:
         t = self.evidence.trace
         run.detail = (f"{len(t.ops)} operators on {t.traced_on or '?'}: {len(t.by_status('error'))} predicted "
                       f"errors, {len(t.by_status('fallback'))} fallbacks")
+        # a blocker that is no operator's error (a float64 tensor moved to MPS: DTY201) failed the step too; the
+        # line said "0 predicted errors" over it
+        blockers = sorted({f.code for f in t.findings if f.severity.value == "blocker"})
+        if blockers:
+            n = sum(1 for f in t.findings if f.severity.value == "blocker")
+            run.detail += f", {n} blocker finding(s) ({', '.join(blockers)})"
         failed = [s for s in result.trace.stages if s.get("status") == "failed"]
         if failed:  # the user's step failed while traced: show its exception, not only a count
             st = failed[0]

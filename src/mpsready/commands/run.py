@@ -43,7 +43,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="PYTORCH_ENABLE_MPS_FALLBACK=1 on the Mac (default: as set in this environment)")
     p.add_argument("--keep-going", action="store_true",
                    help="do not stop at the first predicted failure: record it, compute on the CPU, go on")
-    p.add_argument("--max-steps", type=int, default=None, help="stop cleanly after N optimizer steps")
+    p.add_argument("--max-steps", type=int, default=None,
+                   help="stop cleanly after N optimizer steps (N backward passes in a program that builds no optimizer)")
     p.add_argument("--time-limit", type=float, default=None, metavar="S",
                    help=f"stop cleanly after S seconds (default: {DEFAULT_TIME_LIMIT:g}; 0: no limit)")
     p.add_argument("--no-nan-check", dest="nan_check", action="store_false",

@@ -180,6 +180,9 @@ class Emulator:
         self.failures: list[Failure] = []
         self.raised: dict[int, Failure] = {}  # id(exception) -> the failure it carries
         self.steps = 0
+        # a program that builds no torch.optim optimizer ends a step at each backward pass (steps.py)
+        self.optimizer_made = False
+        self.backwards = 0
         self.started = time.perf_counter()
         self.deadline = None if time_limit is None else self.started + time_limit
         self.stop_reason: str | None = None
@@ -251,6 +254,17 @@ class Emulator:
             self.stop_reason = f"--max-steps {self.max_steps} reached (optimizer steps)"
             raise StopRun(self.stop_reason)
         self.check_time()
+
+    def backward_starting(self) -> None:
+        """A backward pass starts. In a program that has built no optimizer, each earlier backward pass ended one
+        step: ``--max-steps N`` stops the program as the N+1-th starts (steps.py)."""
+        if self.optimizer_made or self.max_steps is None or not self.owner():
+            return
+        if self.backwards >= self.max_steps:
+            self.stop_reason = (f"--max-steps {self.max_steps} reached (backward passes: the program builds no "
+                                "torch.optim optimizer)")
+            raise StopRun(self.stop_reason)
+        self.backwards += 1
 
     def check_time(self) -> None:
         if self.deadline is not None and time.perf_counter() > self.deadline and self.owner():

@@ -22,8 +22,8 @@ Patched for the emulated process only (``install`` returns the undo):
   ``torch.serialization._validate_device`` raises for a CUDA checkpoint loaded without ``map_location``, and
   what ``init_process_group`` raises for an NCCL backend (macOS wheels have no NCCL);
 * ``torch.set_default_device("mps")`` / ``get_default_device``; ``torch.load(map_location="mps")``.
-* optimizer steps are counted (``register_optimizer_step_post_hook``, torch/optim/optimizer.py 2.0+)
-  for ``--max-steps``.
+* optimizer steps (or, in a program that builds no optimizer, backward passes) are counted for ``--max-steps``
+  (:mod:`~mpsready.emulate.steps`).
 """
 
 from __future__ import annotations
@@ -152,12 +152,12 @@ def install(emu: Emulator) -> Callable[[], None]:
     p.set(torch, "Generator", _generator_class())
     _install_load(p, emu)
 
-    from torch.optim.optimizer import register_optimizer_step_post_hook
+    from mpsready.emulate import steps
 
-    handle = register_optimizer_step_post_hook(lambda opt, args, kwargs: emu.step_done())
+    undo_steps = steps.install(emu)
 
     def undo():
-        handle.remove()
+        undo_steps()
         p.undo()
     return undo
 

@@ -146,6 +146,9 @@ def check_op_known(name: str, db: "SupportDB | None" = None) -> None:
         close = difflib.get_close_matches(key, list(known), n=3, cutoff=0.6)
         hint = "closest: " + ", ".join(f"aten::{k}" for k in close) if close else "no similar name"
     releases = shipped_versions()
+    if overloads:  # `aten::add` is an operator; the tables answer per overload ("is not an operator" misled)
+        raise ValueError(f"{_display(ns, key)} names {len(overloads)} overloads and the tables answer for one of "
+                         f"them; {hint}")
     raise ValueError(f"{_display(ns, key)} is not an operator of PyTorch {releases[0]} to {releases[-1]} (not in "
                      f"native_functions.yaml of any shipped release); {hint}")
 

@@ -216,14 +216,21 @@ def render_matrix_terminal(doc: dict[str, Any], color: bool = False, width: int 
 
 def render_matrix_outputs(doc: dict[str, Any]) -> str:
     """The program's own output of the releases the document shows it for (``output.shown`` tail or all),
-    one block per release under a header line naming it."""
+    one block per release under a header line naming it. An output already shown for an earlier release is named,
+    not repeated: a program that fails the same way on all 13 releases printed the same traceback 13 times."""
     parts = []
+    seen: dict[str, str] = {}  # output text -> the first release that showed it
     for e in doc["releases"]:
         out = e["output"]
         if out["shown"] == "none" or out["text"] is None:
             continue
         which = "all" if out["shown"] == "all" else f"last {min(out['lines'], _tail_lines())} of"
-        parts.append(f"--- torch {e['torch']} ({e['outcome']}): program output, {which} {out['lines']} line(s) ---\n")
+        head = f"--- torch {e['torch']} ({e['outcome']}): program output, {which} {out['lines']} line(s)"
+        if out["text"] and out["text"] in seen:
+            parts.append(f"{head}: the same as torch {seen[out['text']]} ---\n")
+            continue
+        seen.setdefault(out["text"], e["torch"])
+        parts.append(f"{head} ---\n")
         parts.append(out["text"])
     return "".join(parts)
 

@@ -41,7 +41,8 @@ def exit_reason(result: ScanResult) -> str | None:
         return (f"{code}: the outlook is incomplete: {n} main-path {'file' if n == 1 else 'files'} could not be read "
                 f"or parsed ({visible(', '.join(result.incomplete[:3]))}{', ...' if n > 3 else ''}), and a gate "
                 f"never passes on a partial read{tail}")
-    main = sum(1 for f in hits if limits(f) and not (f.evidence or {}).get("optional"))
+    main_hits = [f for f in hits if limits(f) and not (f.evidence or {}).get("optional")]
+    main = len(main_hits)
     what = f"{len(hits)} {'finding' if len(hits) == 1 else 'findings'} at or above {fail_on.value}"
     below = [f for f in getattr(result, "limiting", ()) if f.severity.rank < fail_on.rank]
     if main == 0 and below:  # the outlook comes from main-path findings the gate does not count ("stays" misled)
@@ -52,10 +53,21 @@ def exit_reason(result: ScanResult) -> str | None:
         where = (f"all off the main path (tests, examples, secondary parts, guarded or optional code), so the "
                  f"outlook stays {result.outlook.value}")
     elif main == len(hits):
-        where = f"all on the main path (they set the outlook {result.outlook.value})"
+        where = f"all on the main path ({_what_they_set(main_hits, result)})"
     else:
-        where = f"{main} on the main path (they set the outlook {result.outlook.value}), {len(hits) - main} off it"
+        where = f"{main} on the main path ({_what_they_set(main_hits, result)}), {len(hits) - main} off it"
     if result.incomplete:
         where += f"; the outlook is also incomplete ({len(result.incomplete)} main-path file(s) not read)"
     tail = "" if getattr(result, "exit_zero", False) else " (pass --exit-zero to exit 0)"
     return f"{code}: {what}, {where}; the exit code follows --fail-on {fail_on.value}{tail}"
+
+
+def _what_they_set(main_hits: list, result: ScanResult) -> str:
+    """What the main-path findings at the gate do to the outlook. Blockers that each give way to a command-line
+    value (a CUDA default that ``--device=mps`` overrides) leave ``runs_on_mac`` with flags: "they set the outlook
+    runs_on_mac" read as if the blockers had earned it (nanoGPT: three ``device = 'cuda'`` blockers)."""
+    flags = getattr(result, "flags", None) or []
+    if (result.outlook.value == "runs_on_mac" and flags
+            and all((f.evidence or {}).get("flag") for f in main_hits)):
+        return f"each cleared by a command-line value: the outlook is runs_on_mac with {' '.join(flags)}"
+    return f"they set the outlook {result.outlook.value}"
