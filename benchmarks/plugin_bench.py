@@ -23,6 +23,11 @@ region), same machine and half hour: 2.45 with ``--src`` of the tree before (2 r
 Issue 39's second plugin round (the dispatch mode off the stack while nothing is resident, emulate/dormant.py),
 three pairs in the same minutes: 1.73 -> 1.51, 1.58 -> 1.56, 1.65 -> 1.72 with ``--src`` of the tree before ->
 after (the load swamps it; callgrind's instruction counts of the test loop, 1.283x -> 1.244x plain: docs/ci.md).
+Issue 39's third plugin round (the CIA kernels' decomposition without a per-call kernel look-up), ``--rounds 1 --
+-o addopts= tests/test_optimizers.py -k test_f32_optimizers``, three pairs at load 12-16: 1.64, 1.31, 1.54 before,
+1.75, 1.54, 1.29 after (the second run of each pair the slower: noise above the change; docs/ci.md). Each emulated
+run here also re-rewrites the asserts of the mpsready modules it imports (pytest marks a plugin's distribution for
+rewriting; ``PYTHONDONTWRITEBYTECODE`` keeps the rewrite from being cached), which a user's repeated runs do not pay.
 """
 
 from __future__ import annotations

@@ -149,3 +149,31 @@ def test_analysing_a_file_leaves_no_cycle_holding_its_tree():
     # the findings are those of the analysis as before (the Mac-facts evaluation ran: the import is skipped)
     assert [(f["code"], f["line"]) for f in r.findings] == [("DEP107", 6), ("API101", 7), ("API104", 8)]
     assert r.skipped_imports == {"6": "torch.cuda.is_available() is False (line 5): torch.cuda.is_available() is False"}
+
+
+PRUNED = '''
+import importlib
+def setup(kind, prefix="pkg.g."):
+    if kind:
+        return importlib.\\
+            import_module(prefix + kind)
+    x = [1, 2, 3]
+    return x
+def other(prefix="pkg.h."):
+    y = f"{import_module(prefix + 'k')}"
+    return ｉmport_module(prefix + y)
+'''
+
+
+def test_the_walk_entered_only_where_import_module_is_named_finds_the_same_records():
+    """With the text, the walk enters only the nodes spanning a line naming ``import_module`` (a call continued
+    over two lines, one inside an f-string, one spelt with a fullwidth letter that ``ast`` normalises): the same
+    records, in the same order, as the walk of every node."""
+    from mpsready.scan.code.dynamic_imports import dynamic_imports
+
+    for text in (DYNAMIC, PRUNED):
+        tree = ast.parse(text)
+        whole = [(r.module, r.names, r.line) for r in dynamic_imports(tree)]
+        assert [(r.module, r.names, r.line) for r in dynamic_imports(tree, text)] == whole
+    # innermost function first: other before setup; in other, the return's call is nearer the top than the f-string's
+    assert whole == [("pkg.h", ("**",), 11), ("pkg.h", ("**",), 10), ("pkg.g", ("**",), 5)]

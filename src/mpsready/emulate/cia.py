@@ -60,13 +60,34 @@ def targets(emu: Emulator) -> list[tuple[str, object]]:
     return out
 
 
+_CIA = torch._C.DispatchKey.CompositeImplicitAutograd
+
+
+def decomposer(op):
+    """``op.decompose`` without its per-call question whether the op has a ``CompositeImplicitAutograd`` kernel
+    (``torch._C._dispatch_has_kernel_for_dispatch_key`` by name, about 2 us of the 11 us a CPU ``linear`` call
+    costs with the kernel below registered, issue 39): :func:`targets` asked it once. A Python decomposition
+    registered for the key (``OpOverload.py_impl``, as ``torch._decomp`` does on import) still wins, as in
+    ``OpOverload.decompose`` (torch/_ops.py, 2.0-2.13)."""
+    run = op._op_dk
+
+    def decompose(*args, **kwargs):
+        py = op.py_kernels.get(_CIA)
+        if py is not None:
+            return py(*args, **kwargs)
+        return run(_CIA, *args, **kwargs)
+    return decompose
+
+
 def _kernel(emu: Emulator, name: str, op):
+    decompose = decomposer(op)
+
     def kernel(*args, **kwargs):
         if not _REFS:  # nothing resident on MPS (a CPU-only program or test): the decomposition as it is
-            return op.decompose(*args, **kwargs)
+            return decompose(*args, **kwargs)
         ins = [a for a in args if isinstance(a, _Tensor)]
         if emu.inside_kernel or not any(t in _MARKS for t in ins):
-            return op.decompose(*args, **kwargs)
+            return decompose(*args, **kwargs)
         big = 0  # the size regime's bytes (mps_dtype_checks.yaml bytes_gt), read past aten.SIZED elements only
         for t in ins:
             if t.numel() > SIZED:
@@ -89,7 +110,7 @@ def _kernel(emu: Emulator, name: str, op):
         t0 = time.perf_counter()
         emu.inside_kernel += 1
         try:
-            out = op.decompose(*args, **kwargs)
+            out = decompose(*args, **kwargs)
         except Exception as exc:  # MPS runs the op as one kernel: a check of the CPU's path may not be its own
             cpu_refusal.note(emu, exc, name, op, args, kwargs, 2)
             raise

@@ -112,7 +112,7 @@ def _finish(visitor: Visitor, tree: ast.Module, text: str) -> CodeResult:
     result.imports = guard_by_callers(tree, text, result.imports)
     if "import_module" in text:  # a package whose modules are loaded by name (issue 32, round 5)
         from mpsready.scan.code.dynamic_imports import dynamic_imports
-        result.imports += dynamic_imports(tree)
+        result.imports += dynamic_imports(tree, text)
     top = {s.lineno for s in tree.body if s.__class__ in (ast.Import, ast.ImportFrom)}
     nested = sorted({imp.line for imp in result.imports if imp.line not in top})
     if nested:  # an import inside a block: maybe one a Mac never runs
