@@ -28,6 +28,8 @@ from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
+from mpsready.scan.model.import_paths import based, by_last, candidates, script_folder
+
 if TYPE_CHECKING:
     from mpsready.scan.model.entries import DeclaredEntries
 
@@ -142,11 +144,16 @@ def _reach(results: Mapping[str, Any], py: list[str], roots: list[str],
         if mod.startswith("src."):
             by_module.setdefault(mod[4:], rel)
     seen: set[str] = set()
-    stack = list(roots)
+    index: dict[str, list[str]] | None = None  # by_last(by_module), built at the first unresolved import
+    # (file, the folder its program put first on sys.path): a file reached from two entries in different folders
+    # resolves its imports from each (round 13, model/import_paths.py)
+    visited: set[tuple[str, str]] = set()
+    stack = [(rel, script_folder(rel, results)) for rel in roots]
     while stack:
-        rel = stack.pop()
-        if rel in seen:
+        rel, program = stack.pop()
+        if (rel, program) in visited:
             continue
+        visited.add((rel, program))
         seen.add(rel)
         res = results[rel][0]
         pkg = module_of(rel).split(".")
@@ -171,12 +178,18 @@ def _reach(results: Mapping[str, Any], py: list[str], roots: list[str],
                 # inference/model.py (issue 32); only outside packages, where no __init__.py makes it relative
                 local = ".".join(pkg) + "." + full
                 targets += [local] + [f"{local}.{n}" for n in names if n != "*"]
+            if not level:  # round 13: the entry script's folder is first on sys.path for every module it imports
+                targets += based(program, full, names)
             parts = full.split(".")
+            if not level and not any(t in by_module for t in targets) \
+                    and not any(".".join(parts[:i]) in by_module for i in range(1, len(parts))):
+                index = by_last(by_module) if index is None else index
+                targets += candidates(index, full, names, rel)  # round 13: unresolved, so every candidate
             targets += [".".join(parts[:i]) for i in range(1, len(parts))]  # parent packages' __init__ run too
             for t in targets:
                 hit = by_module.get(t)
-                if hit is not None and hit not in seen:
-                    stack.append(hit)
+                if hit is not None and (hit, program) not in visited:
+                    stack.append((hit, program))
                     if parents is not None and hit not in parents and hit not in roots:
                         parents[hit] = (rel, imp.line)
     return seen
