@@ -37,9 +37,8 @@ the import chain. A finding in a unit that nothing reached names is ``reach: off
 reach the analysis cannot settle is **not verified** (``evidence.not_verified``, and ``outlook.not_verified`` in JSON,
 a ``not verified:`` line in the terminal): a definition with a decorator that may register it (``@MODELS.register()``;
 a registry picks it by a string the analysis does not see; round 13: unless a configuration value of the project names
-it, :mod:`mpsready.scan.model.registry_choice`, then it limits with ``evidence.selected_by``), or a method a framework may call by a name
-not in
-:data:`HOOKS` (its class derives from a class defined outside the project). Neither limits the headline.
+it, :mod:`mpsready.scan.model.registry_choice`, then it limits with ``evidence.selected_by``), or a method a framework
+may call by a name not in :data:`HOOKS` (its class derives from a class defined outside the project). Neither limits the headline.
 
 An override of ``.cuda()`` (``def cuda(self, *args): ... return super().cuda(*args)``, vendored ``PreTrainedModel``
 copies) is no limit of its own: it runs only where code calls ``.cuda()`` on the object, a finding where it sits

@@ -11,9 +11,8 @@ path does not import (``checkpoints/convert.py``, ``tools/plot.py``) and modules
 (a Hydra ``_target_``, a registry) are off it, except a module a YAML value names for ``importlib.import_module``
 (round 13, :mod:`mpsready.scan.model.config_imports`). Absolute imports resolve from the root, the importing file's
 folder outside packages, and the entry script's folder (``sys.path[0]``); one none of them resolves reaches every
-candidate module of its top-level folder (round 13, :mod:`mpsready.scan.model.import_paths`).
-A project without root-level entries (a library, a
-collection of scripts) has no single main entry: every file is on the main path.
+candidate module of its top-level folder (round 13, :mod:`mpsready.scan.model.import_paths`). A project without
+root-level entries (a library, a collection of scripts) has no single main entry: every file is on the main path.
 
 Apart from that, the ``if __name__ == "__main__":`` block of a package module (its directory holds an
 ``__init__.py``, or a main-path file imports it: a namespace package's module) that is not itself a main entry is a
