@@ -166,3 +166,33 @@ def test_look_alike_a_registered_component_no_configuration_names_is_not_verifie
     assert _limits(r) == []
     assert [(n["path"], n["line"]) for n in r.not_verified] == [("models/nets.py", 9)]
     assert r.outlook.value == "runs_on_mac"
+
+
+# a library with no entry at all: its only program is an example
+LIB = "import torch\n\n\ndef flow(x, t):\n    return x * t\n"
+EXAMPLE = ("import torch\nfrom lib.core import flow\n\nuse_cuda = torch.cuda.is_available()\n"
+           "device = torch.device(\"cuda\" if use_cuda else \"cpu\")\n\n\nif __name__ == \"__main__\":\n"
+           "    print(flow(torch.zeros(2, device=device), 0.5))\n")
+
+
+def test_with_no_entry_the_example_programs_limits_count(write_project):
+    r = scan_path(write_project({"lib/__init__.py": "", "lib/core.py": LIB, "examples/train.py": EXAMPLE,
+                                 "README.md": "# lib\n\n```bash\npip install lib\n```\n"}))
+    assert _limits(r) == [("API104", "examples/train.py", 4)]
+    assert r.limiting[0].evidence["scope_from"] == "no entry: an example program"
+    assert r.outlook.value == "mac_for_dev"
+
+
+def test_look_alike_a_root_entry_keeps_the_examples_secondary(write_project):
+    main = "import torch\nfrom lib.core import flow\n\n\nif __name__ == \"__main__\":\n    print(flow(torch.zeros(2), 1))\n"
+    r = scan_path(write_project({"lib/__init__.py": "", "lib/core.py": LIB, "examples/train.py": EXAMPLE,
+                                 "main.py": main, "README.md": "# lib\n\n```bash\npip install lib\n```\n"}))
+    assert _limits(r) == []
+    assert r.outlook.value == "runs_on_mac"
+
+
+def test_look_alike_a_benchmark_folder_is_no_example_program(write_project):
+    r = scan_path(write_project({"lib/__init__.py": "", "lib/core.py": LIB, "benchmarks/speed.py": EXAMPLE,
+                                 "README.md": "# lib\n\n```bash\npip install lib\n```\n"}))
+    assert _limits(r) == []
+    assert r.outlook.value == "runs_on_mac"

@@ -31,7 +31,7 @@ from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
-from mpsready.scan.model.import_paths import based, by_last, candidates, script_folder
+from mpsready.scan.model.import_paths import based, by_last, candidates, example_program, script_folder
 
 if TYPE_CHECKING:
     from mpsready.scan.model.entries import DeclaredEntries
@@ -231,6 +231,9 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
             # the README runs it (GroundingDINO's demo/inference_on_a_image.py): it is the project's main use,
             # whatever its folder's name says
             f = replace(f, scope=Scope.MAIN).with_evidence({**f.evidence, "scope_from": "readme"})
+        elif f.scope is Scope.EXAMPLES and on_path is None and example_program(path):
+            # round 13: no entry anywhere, so the example programs are how the project runs: their limits count
+            f = replace(f, scope=Scope.MAIN).with_evidence({**f.evidence, "scope_from": "no entry: an example program"})
         if f.scope is Scope.MAIN and path in results:
             if path.endswith(".ipynb") and has_modules:
                 reach = "demo_notebook"

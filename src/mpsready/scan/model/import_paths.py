@@ -72,3 +72,16 @@ def candidates(index: Mapping[str, list[str]], full: str, names: Iterable[str], 
         last = tail.rsplit(".", 1)[-1]
         out += [m for m in index.get(last, ()) if m.startswith(top) and m.endswith("." + tail)]
     return sorted(set(out))
+
+
+# folders of example programs (a subset of the scope's EXAMPLES folders: benchmarks, playgrounds and sandboxes are no
+# way of running the project's main work)
+_EXAMPLE_FOLDERS = frozenset({"examples", "example", "demo", "demos", "tutorials", "tutorial", "samples", "sample"})
+
+
+def example_program(rel: str) -> bool:
+    """Whether ``rel`` is a Python file under an example folder (``examples/images/train.py``): in a project with no
+    main entry at all (no root script, README command or import, console script), such programs are how it runs, so
+    their limits count (round 13: a library whose only training script is an example was called ``runs_on_mac``)."""
+    parts = rel.split("/")
+    return rel.endswith(".py") and any(p.lower() in _EXAMPLE_FOLDERS for p in parts[:-1])
