@@ -196,3 +196,11 @@ def test_look_alike_a_benchmark_folder_is_no_example_program(write_project):
                                  "README.md": "# lib\n\n```bash\npip install lib\n```\n"}))
     assert _limits(r) == []
     assert r.outlook.value == "runs_on_mac"
+
+
+def test_a_conditional_expression_inside_a_lambda_is_read_without_error(write_project):
+    # the test's name is looked up among the lambda's locals (it has none): undecided, so the wrapper stays reached
+    model = MODEL.replace("self.step = Graph(self.run) if use_graph else self.run",
+                          "self.wrap = lambda f: Graph(f) if use_graph else f\n        self.step = self.wrap(self.run)")
+    r = scan_path(write_project({"main.py": MAIN.format(args=""), "model.py": model, "graph.py": GRAPH}))
+    assert _limits(r) == [("API102", "graph.py", 7)]
