@@ -227,13 +227,7 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
     for f in findings:
         path = f.location.path or ""
         reach = None
-        if f.scope is Scope.EXAMPLES and path in run_by_readme:
-            # the README runs it (GroundingDINO's demo/inference_on_a_image.py): it is the project's main use,
-            # whatever its folder's name says
-            f = replace(f, scope=Scope.MAIN).with_evidence({**f.evidence, "scope_from": "readme"})
-        elif f.scope is Scope.EXAMPLES and on_path is None and example_program(path):
-            # round 13: no entry anywhere, so the example programs are how the project runs: their limits count
-            f = replace(f, scope=Scope.MAIN).with_evidence({**f.evidence, "scope_from": "no entry: an example program"})
+        f = _example_in_main(f, path, run_by_readme, on_path is None)
         if f.scope is Scope.MAIN and path in results:
             if path.endswith(".ipynb") and has_modules:
                 reach = "demo_notebook"
@@ -281,6 +275,22 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
             f = f.with_evidence({**f.evidence, "main_path": why_on_path(path, f.evidence, on_path, roots, parents)})
         out.append(f)
     return out
+
+
+def _example_in_main(f: Any, path: str, run_by_readme: set[str], no_entry: bool) -> Any:
+    """A finding of an example file in main scope when the README runs the file (GroundingDINO's
+    ``demo/inference_on_a_image.py``: the project's main use, whatever its folder's name says), or, round 13, when the
+    project has no entry at all and the file is an example program (:func:`import_paths.example_program`: then the
+    examples are how the project runs, and their limits count); else ``f`` unchanged."""
+    from mpsready.findings import Scope
+
+    if f.scope is not Scope.EXAMPLES:
+        return f
+    if path in run_by_readme:
+        return replace(f, scope=Scope.MAIN).with_evidence({**f.evidence, "scope_from": "readme"})
+    if no_entry and example_program(path):
+        return replace(f, scope=Scope.MAIN).with_evidence({**f.evidence, "scope_from": "no entry: an example program"})
+    return f
 
 
 def off_main_path(results: Mapping[str, Any],
