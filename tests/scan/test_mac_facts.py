@@ -238,8 +238,15 @@ def test_a_readme_block_after_cd_and_a_script_folder_import_reach_the_kernel(wri
     r = scan_path(write_project(files))
     assert r.outlook.value == "stay_on_cuda"
     assert [f.code for f in r.limiting] == ["EXT103"]
-    # look-alike: a package folder (with __init__.py) does not resolve `from layers import k` to its own module
+    # round 13: in a package folder (with __init__.py) `from layers import k` resolves from no folder the scan knows
+    # (the root, a script outside a package), so it reaches every candidate of its top-level folder: the kernel still
+    # limits (a script run by path has its folder on sys.path whether or not the folder holds an __init__.py)
     files["serve/__init__.py"] = ""
+    r = scan_path(write_project(files))
+    assert (r.outlook.value, [f.code for f in r.limiting]) == ("stay_on_cuda", ["EXT103"])
+    # look-alike: the kernel is in a module of that name in another top-level folder: no candidate there
+    files["serve/layers.py"] = "k = None\n"
+    files["tools/layers.py"] = KERNEL
     r = scan_path(write_project(files))
     assert r.outlook.value == "runs_on_mac"
 

@@ -379,7 +379,9 @@ def test_a_project_made_of_tutorials_is_judged_by_them(write_project):
 
 
 def test_examples_beside_a_main_project_stay_examples(write_project):
-    r = scan_path(write_project({"pkg/__init__.py": TORCH,
+    # round 13: the main project has an entry (run.py); with no entry at all the example programs are how the project
+    # runs and their limits count (tests/scan/test_round13_main_path.py)
+    r = scan_path(write_project({"pkg/__init__.py": TORCH, "run.py": "import pkg\n\nif __name__ == '__main__':\n    print(pkg)\n",
                                  "examples/demo.py": TORCH + "x = torch.zeros(1).cuda()\n"}))
     assert rows(r, with_scope=True) == [("API101", "examples/demo.py", 2, "blocker", "examples")]
     assert outlook(r) == ("runs_on_mac", [], [])

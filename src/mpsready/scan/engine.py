@@ -29,7 +29,7 @@ from mpsready.scan.code import CodeResult, analyze_source
 from mpsready.scan.code.analyzer import analyze_source_tree
 from mpsready.scan.code.suppress import parse_suppression
 from mpsready.scan.config import ScanConfig, with_project_config
-from mpsready.scan.model import fallbacks, flow, kernel_builds
+from mpsready.scan.model import config_imports, fallbacks, flow, kernel_builds
 from mpsready.scan.model.core import behind_off_params, core_ops
 from mpsready.scan.model.console import with_console_commands, with_walked_files
 from mpsready.scan.model.entries import declared_entries, readme_api_flags
@@ -254,13 +254,13 @@ def _project_passes(raw: list[RawFinding], code_results, parsed: dict[str, tuple
     findings += flow.f64_findings(code_results)
     findings += fallbacks.cuda_sources(files, code_results)
     sources = SourceTrees(project.read_text, parsed)  # what the project passes read: each file parsed once
+    code_results = config_imports.with_config_imports(code_results, sources, lambda: _config_texts(files, project))
     findings = fallbacks.resolve_fallbacks(findings, code_results, sources)
     findings = flow.wire_pure_paths(findings, code_results)
     findings = fallbacks.drop_own_packages(findings, files)
     findings, extra_flags = apply_surfaces(findings, code_results, _config_texts(files, project),
                                            _uses_hydra(code_results))
-    findings = cpu_only_dtypes(findings, code_results)
-    findings = judge_by_torch_pin(findings, deps)
+    findings = judge_by_torch_pin(cpu_only_dtypes(findings, code_results), deps)
     declared = with_walked_files(declared_entries(project, code_results), files, deps)
     off_path, has_main_path = off_main_path(code_results, declared)
     findings = unused_device_defaults(findings, code_results, sources, off_path, has_main_path, declared.api_names)

@@ -103,7 +103,9 @@ class MacEnv:
         got = self._locals.get(id(fn))
         if got is None:
             got = {}
-            self._collect(fn.body, got)
+            # a lambda's body is one expression: it assigns no name (round 13: the reach by calls decides a
+            # conditional expression inside a lambda, the first test evaluated with a lambda around it)
+            self._collect(fn.body if isinstance(fn.body, list) else [], got)
             text = getattr(self.ctx, "text", None)
             for n in ast.walk(fn) if text is None or ":=" in text else ():  # walrus-bound names are unknown
                 if n.__class__ is ast.NamedExpr and n.target.__class__ is ast.Name:  # type: ignore[attr-defined]

@@ -36,8 +36,9 @@ the import chain. A finding in a unit that nothing reached names is ``reach: off
 ``evidence.uncalled_on_path`` (why): it is listed on its part's line, never in the headline. A finding in a unit whose
 reach the analysis cannot settle is **not verified** (``evidence.not_verified``, and ``outlook.not_verified`` in JSON,
 a ``not verified:`` line in the terminal): a definition with a decorator that may register it (``@MODELS.register()``;
-a registry picks it by a string the analysis does not see), or a method a framework may call by a name not in
-:data:`HOOKS` (its class derives from a class defined outside the project). Neither limits the headline.
+a registry picks it by a string the analysis does not see; round 13: unless a configuration value of the project names
+it, :mod:`mpsready.scan.model.registry_choice`, then it limits with ``evidence.selected_by``), or a method a framework
+may call by a name not in :data:`HOOKS` (its class derives from a class defined outside the project). Neither limits the headline.
 
 An override of ``.cuda()`` (``def cuda(self, *args): ... return super().cuda(*args)``, vendored ``PreTrainedModel``
 copies) is no limit of its own: it runs only where code calls ``.cuda()`` on the object, a finding where it sits
@@ -62,6 +63,7 @@ from mpsready.scan.model.graph import main_entries, main_path
 from mpsready.scan.model.reach_guards import Guards, explain, module_guard
 from mpsready.scan.model.reach_walk import ReachMemo, loads, summarise
 from mpsready.scan.model.reached_flags import switch_unreached
+from mpsready.scan.model.registry_choice import ConfigValues, registered_names
 from mpsready.scan.model.remedy import limits
 
 # round 11: the pass reads the main path's files only, so its bound is on those (400 project files before, which
@@ -412,11 +414,12 @@ def calls_pass(findings: list[Finding], results: Mapping[str, Any], sources: Any
         return full[0]
 
     out = list(findings)
+    chosen = ConfigValues(getattr(declared, "config_files", ()), results, sources)  # round 13: read when asked
     for i in wanted:
         f = out[i]
         u = r.unit_at(f.location.path or "", f.location.line or 0)
         if u is not None:  # else module-level code: it runs when the file is imported
-            out[i] = _judge(f, u, r, unguarded, guards)
+            out[i] = _judge(f, u, r, unguarded, guards, chosen)
         else:
             out[i] = _module_level(f, guards)
     return out
@@ -444,7 +447,8 @@ def _module_level(f: Finding, guards: Guards) -> Finding:
         "test": why.test, "path": why.rel, "line": why.line, "facts": list(why.facts), "by": why.by}})
 
 
-def _judge(f: Finding, u: _Unit, r: Reach, unguarded: Callable[[], Reach], guards: Guards) -> Finding:
+def _judge(f: Finding, u: _Unit, r: Reach, unguarded: Callable[[], Reach], guards: Guards,
+           chosen: ConfigValues | None = None) -> Finding:
     """One limit in unit ``u`` judged by the reach ``r``: off the main path (uncalled, or behind a branch a Mac never
     takes), not verified (a decorator or an outside base class may call it), or reached, with its call chain."""
     top = u if u.owner is None else r.units[(u.rel, u.owner)]
@@ -478,6 +482,13 @@ def _judge(f: Finding, u: _Unit, r: Reach, unguarded: Callable[[], Reach], guard
         return f.with_evidence(ev)
     if u.registered or top.registered:
         what = u if u.registered else top
+        by = chosen.where(registered_names(what.node)) if chosen is not None and (u is top or is_hook(u.name)) \
+            else None
+        if by:  # round 13: the configuration names the registered component, so the registry selects it
+            ev["selected_by"] = (f"{what.key} has a decorator that may register it "
+                                 f"({ast.unparse(what.node.decorator_list[0])[:60]}), and the configuration names it: "
+                                 f"{by}")
+            return f.with_evidence(ev)
         ev["not_verified"] = (f"{what.key} has a decorator that may register it "
                               f"({ast.unparse(what.node.decorator_list[0])[:60]}); nothing on the main path "
                               f"names it, so whether a Mac runs it depends on what selects it")

@@ -18,6 +18,7 @@ def with_walked_files(declared: DeclaredEntries, files: Iterable[Any], deps: Ite
     files = list(files)
     declared.mac_manifests = sorted(pf.relpath for pf in files if pf.declaration and mac_manifest(pf.relpath))
     declared.declarations = sorted({d.path for d in deps})
+    declared.config_files = sorted(pf.relpath for pf in files if pf.config)
     for pf in files:
         if pf.cuda and not pf.relpath.endswith(".cuh"):
             folder, _, name = pf.relpath.rpartition("/")

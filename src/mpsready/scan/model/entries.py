@@ -88,6 +88,8 @@ class DeclaredEntries:
     declarations: list[str] = field(default_factory=list)
     # folder -> the `.cu` file names in it (filled by the engine): which Python files build them (issue 32, round 4)
     cu_sources: dict[str, list[str]] = field(default_factory=dict)
+    # the project's YAML configuration files (filled by the engine): which registered component they select (round 13)
+    config_files: list[str] = field(default_factory=list)
 
     def all(self) -> set[str]:
         return {*self.readme, *self.console}

@@ -8,8 +8,11 @@ path* starts at those named for the main work (``train*.py``, ``main*.py``, ``ru
 given to a call (a launcher: ``subprocess.run(["python", "scripts/ppo.py"])``,
 ``Tuner(script="cleanrl/ppo.py")``), and takes every project module they import, transitively; entry scripts in subdirectories that the main
 path does not import (``checkpoints/convert.py``, ``tools/plot.py``) and modules reached only by string
-(a Hydra ``_target_``, a registry) are off it. A project without root-level entries (a library, a
-collection of scripts) has no single main entry: every file is on the main path.
+(a Hydra ``_target_``, a registry) are off it, except a module a YAML value names for ``importlib.import_module``
+(round 13, :mod:`mpsready.scan.model.config_imports`). Absolute imports resolve from the root, the importing file's
+folder outside packages, and the entry script's folder (``sys.path[0]``); one none of them resolves reaches every
+candidate module of its top-level folder (round 13, :mod:`mpsready.scan.model.import_paths`). A project without
+root-level entries (a library, a collection of scripts) has no single main entry: every file is on the main path.
 
 Apart from that, the ``if __name__ == "__main__":`` block of a package module (its directory holds an
 ``__init__.py``, or a main-path file imports it: a namespace package's module) that is not itself a main entry is a
@@ -27,6 +30,8 @@ import posixpath
 from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+
+from mpsready.scan.model.import_paths import based, by_last, candidates, example_program, script_folder
 
 if TYPE_CHECKING:
     from mpsready.scan.model.entries import DeclaredEntries
@@ -142,11 +147,16 @@ def _reach(results: Mapping[str, Any], py: list[str], roots: list[str],
         if mod.startswith("src."):
             by_module.setdefault(mod[4:], rel)
     seen: set[str] = set()
-    stack = list(roots)
+    index: dict[str, list[str]] | None = None  # by_last(by_module), built at the first unresolved import
+    # (file, the folder its program put first on sys.path): a file reached from two entries in different folders
+    # resolves its imports from each (round 13, model/import_paths.py)
+    visited: set[tuple[str, str]] = set()
+    stack = [(rel, script_folder(rel, results)) for rel in roots]
     while stack:
-        rel = stack.pop()
-        if rel in seen:
+        rel, program = stack.pop()
+        if (rel, program) in visited:
             continue
+        visited.add((rel, program))
         seen.add(rel)
         res = results[rel][0]
         pkg = module_of(rel).split(".")
@@ -171,12 +181,18 @@ def _reach(results: Mapping[str, Any], py: list[str], roots: list[str],
                 # inference/model.py (issue 32); only outside packages, where no __init__.py makes it relative
                 local = ".".join(pkg) + "." + full
                 targets += [local] + [f"{local}.{n}" for n in names if n != "*"]
+            if not level:  # round 13: the entry script's folder is first on sys.path for every module it imports
+                targets += based(program, full, names)
             parts = full.split(".")
+            if not level and not any(t in by_module for t in targets) \
+                    and not any(".".join(parts[:i]) in by_module for i in range(1, len(parts))):
+                index = by_last(by_module) if index is None else index
+                targets += candidates(index, full, names, rel)  # round 13: unresolved, so every candidate
             targets += [".".join(parts[:i]) for i in range(1, len(parts))]  # parent packages' __init__ run too
             for t in targets:
                 hit = by_module.get(t)
-                if hit is not None and hit not in seen:
-                    stack.append(hit)
+                if hit is not None and (hit, program) not in visited:
+                    stack.append((hit, program))
                     if parents is not None and hit not in parents and hit not in roots:
                         parents[hit] = (rel, imp.line)
     return seen
@@ -211,10 +227,7 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
     for f in findings:
         path = f.location.path or ""
         reach = None
-        if f.scope is Scope.EXAMPLES and path in run_by_readme:
-            # the README runs it (GroundingDINO's demo/inference_on_a_image.py): it is the project's main use,
-            # whatever its folder's name says
-            f = replace(f, scope=Scope.MAIN).with_evidence({**f.evidence, "scope_from": "readme"})
+        f = _example_in_main(f, path, run_by_readme, on_path is None)
         if f.scope is Scope.MAIN and path in results:
             if path.endswith(".ipynb") and has_modules:
                 reach = "demo_notebook"
@@ -262,6 +275,22 @@ def mark_reach(findings: list, results: Mapping[str, Any], declared: DeclaredEnt
             f = f.with_evidence({**f.evidence, "main_path": why_on_path(path, f.evidence, on_path, roots, parents)})
         out.append(f)
     return out
+
+
+def _example_in_main(f: Any, path: str, run_by_readme: set[str], no_entry: bool) -> Any:
+    """A finding of an example file in main scope when the README runs the file (GroundingDINO's
+    ``demo/inference_on_a_image.py``: the project's main use, whatever its folder's name says), or, round 13, when the
+    project has no entry at all and the file is an example program (:func:`import_paths.example_program`: then the
+    examples are how the project runs, and their limits count); else ``f`` unchanged."""
+    from mpsready.findings import Scope
+
+    if f.scope is not Scope.EXAMPLES:
+        return f
+    if path in run_by_readme:
+        return replace(f, scope=Scope.MAIN).with_evidence({**f.evidence, "scope_from": "readme"})
+    if no_entry and example_program(path):
+        return replace(f, scope=Scope.MAIN).with_evidence({**f.evidence, "scope_from": "no entry: an example program"})
+    return f
 
 
 def off_main_path(results: Mapping[str, Any],

@@ -26,7 +26,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from mpsready.scan.model.reach_walk import names_any, statements
+from mpsready.scan.model.reach_walk import names_any, sides, statements
 
 
 @dataclass(frozen=True)
@@ -75,9 +75,12 @@ class Guards:
     def _names_any(self, stmts: list[ast.stmt]) -> bool:
         return names_any(stmts, self.names)
 
-    def skip(self, rel: str, node: ast.If, fn: ast.AST | None) -> str | None:
-        """``"body"`` or ``"orelse"``: the side of ``node`` a Mac run at the defaults never enters, else None."""
-        if not (self._names_any(node.body) or self._names_any(node.orelse)):
+    def skip(self, rel: str, node: ast.If | ast.IfExp, fn: ast.AST | None) -> str | None:
+        """``"body"`` or ``"orelse"``: the side of ``node`` a Mac run at the defaults never enters, else None. Round 13:
+        a conditional expression too (``CudaGraphWrapper(f) if self.graphs else f``): its sides are one expression
+        each, and a reference on the side it never takes reaches nothing, as in an ``if`` statement."""
+        body, orelse = sides(node)
+        if not (self._names_any(body) or self._names_any(orelse)):
             return None
         mac = self._mac(rel)
         if mac is None:
@@ -86,14 +89,14 @@ class Guards:
         truth = mac.truth(node.test, fn, owner)  # a RecursionError is caught there: None
         if truth is None:
             off = off_param(node.test, fn, owner, self.turned_on)
-            if off is None or not node.body:
+            if off is None or not body:
                 return None
-            self.skipped.append(Skipped(rel, node.body[0].lineno, max(getattr(s, "end_lineno", s.lineno) or s.lineno
-                                                                      for s in node.body),
+            self.skipped.append(Skipped(rel, body[0].lineno, max(getattr(s, "end_lineno", s.lineno) or s.lineno
+                                                                 for s in body),
                                         ast.unparse(node.test)[:80], node.lineno, (f"{off}=False (the default)",),
                                         "option default"))
             return "body"
-        side = node.orelse if truth else node.body
+        side = orelse if truth else body
         if not side:
             return None
         self.skipped.append(Skipped(rel, side[0].lineno, max(getattr(s, "end_lineno", s.lineno) or s.lineno

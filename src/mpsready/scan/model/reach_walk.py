@@ -29,6 +29,13 @@ _STATEMENT_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)  # every node
 Loads = tuple[dict[str, int], dict[str, int]]
 
 
+def sides(node: ast.If | ast.IfExp) -> tuple[list[Any], list[Any]]:
+    """(the body, the ``else``) of an ``if`` statement, or of a conditional expression as one-element lists."""
+    if isinstance(node, ast.IfExp):
+        return [node.body], [node.orelse]
+    return node.body, node.orelse
+
+
 def _record(name: str, line: int, out: dict[str, int]) -> None:
     if name not in out or line < out[name]:
         out[name] = line
@@ -50,17 +57,18 @@ def loads(nodes: Iterable[ast.AST], rel: str = "", fn: ast.AST | None = None, gu
     while stack:
         n, fn, live = stack.pop()
         cls = type(n)
-        if cls is ast.If and live and guards is not None:
+        if (cls is ast.If or cls is ast.IfExp) and live and guards is not None:  # round 13: `a if t else b` too
             side = guards.skip(rel, n, fn)
             if side is not None:
                 push((n.test, fn, True))  # type: ignore[attr-defined]
+                body, orelse = sides(n)  # type: ignore[arg-type]
                 if all_bare is not None:  # the skipped side too, for the unguarded answer only
-                    for c in n.body:  # type: ignore[attr-defined]
+                    for c in body:
                         push((c, fn, side != "body"))
-                    for c in n.orelse:  # type: ignore[attr-defined]
+                    for c in orelse:
                         push((c, fn, side != "orelse"))
                 else:
-                    for c in (n.orelse if side == "body" else n.body):  # type: ignore[attr-defined]
+                    for c in (orelse if side == "body" else body):
                         push((c, fn, True))
                 continue
         elif cls is ast.FunctionDef or cls is ast.AsyncFunctionDef or cls is ast.Lambda:
