@@ -7,6 +7,7 @@ from __future__ import annotations
 import torch
 
 from mpsready.emulate.aten import SIZED as _SIZED, OpInfo
+from mpsready.ops.envelope import strided_view
 from mpsready.ops.judge import CallFacts
 
 _Tensor = torch.Tensor
@@ -50,6 +51,7 @@ def facts(info: OpInfo, args, kwargs, ins, judge=None) -> CallFacts:
             elif n in _ARGS:
                 argv[n] = a
     numel0 = dim_max = bytes_max = 0
+    wants = None
     if judge is not None:
         wants = info.wants
         if wants is None:
@@ -75,10 +77,16 @@ def facts(info: OpInfo, args, kwargs, ins, judge=None) -> CallFacts:
                         dim_max = max(dim_max, max(t.shape))
                     if n > _SIZED:  # the size regime's bytes (mps_dtype_checks.yaml bytes_gt)
                         bytes_max = max(bytes_max, n * t.element_size())
+    strided = False
+    if wants:
+        if "empty_input" in wants and not empty:  # a check of this op reads it (Placeholder of an empty tensor)
+            empty = any(t.numel() == 0 for t in ins)
+        if "input_strided" in wants and ins and ins[0].layout is _STRIDED:
+            strided = strided_view(tuple(ins[0].shape), tuple(ins[0].stride()))
     bmm = _bmm_shape(info.name, args)
     return CallFacts(dtypes=dtypes, sparse=sparse, ndims=ndims, size0=size0, args=argv, empty_input=empty,
                      out_numel=bmm[0], out_matrix=bmm[1], input_ndim=ins[0].dim() if ins else -1,
-                     numel0=numel0, dim_max=dim_max, bytes_max=bytes_max)
+                     numel0=numel0, dim_max=dim_max, bytes_max=bytes_max, input_strided=strided)
 
 
 _NO_BMM = (0, (0, 0))

@@ -12,7 +12,8 @@ class CallFacts:
     """What the judge may look at in one call, all plain values: ``dtypes`` of the tensor arguments in order
     (``"float32"``), ``out_dtypes`` of the results, ``sparse`` (a sparse tensor among them), ``ndims``/``size0``
     per tensor argument name of the schema, ``args`` (non-tensor arguments by name), ``out_numel``
-    (elements of the first result, 0 if none), ``empty_input`` (a tensor argument with no elements)."""
+    (elements of the first result, 0 if none), ``empty_input`` (a tensor argument with no elements; read for every op
+    with an ``empty_input`` check, else only for the shape-rule ops)."""
 
     dtypes: tuple[str, ...] = ()
     out_dtypes: tuple[str, ...] = ()
@@ -28,3 +29,6 @@ class CallFacts:
     out_matrix: tuple[int, int] = (0, 0)  # (rows, cols) of one matrix of a bmm's or a linear's result
     inner: int = -1  # the size a linear contracts (its input's last dimension); -1: not read
     bytes_max: int = 0  # bytes of the largest tensor argument, fed only for tensors past 2**28 elements (size regime)
+    # the first tensor argument is a non-contiguous view that is not a broadcast (ops.envelope.strided_view); fed
+    # only for ops with an ``input_strided`` check (MPS kernels that flatten their input with a view)
+    input_strided: bool = False
