@@ -106,3 +106,30 @@ def test_the_miner_reads_what_the_metal_handler_defines():
     common = ("class OpDecompositions:\n    def sigmoid(x):\n        return x\n"
               "pointwise_overrides_data = dict(hypot=OverridesData(name='hypot', cpp=None, mps=None))\n")
     assert missing(mps, common, handler) == ["sinh"]
+
+
+# ---------------------------------------------------------------- complex inputs: the mined TORCH_CHECK refusals
+@pytest.mark.parametrize(("body", "torch", "message"), [
+    ("x = torch.randn(1, 2, 4, 4, dtype=torch.complex64, device=dev)\ny = F.max_pool2d(x, 2)\n", "2.12",
+     "Max pooling for complex is not supported for MPS"),
+    ("x = torch.randn(2, 3, dtype=torch.complex64, device=dev)\ny = torch.nansum(x)\n", "2.9",
+     "nansum on MPS does not support complex inputs"),
+])
+def test_a_complex_input_meets_the_kernels_mined_refusal(tmp_path, body, torch, message):
+    _doc, got = _run(tmp_path, body, torch, macos="15.6")
+    assert got == ("failed", "dtype", "RuntimeError", message, 6, None if torch == "2.12" else "2.13.0")
+
+
+def test_before_the_mined_release_a_complex_max_pool_stays_unverified(tmp_path):
+    """2.9.1's binary has no complex max-pooling message: the CPU's refusal is its own (cpu_refusal), not a pass."""
+    doc, got = _run(tmp_path, "x = torch.randn(1, 2, 4, 4, dtype=torch.complex64, device=dev)\n"
+                              "y = F.max_pool2d(x, 2)\n", "2.9", macos="15.6")
+    assert got[0] == "unverified"
+    assert [(u["kind"], u["op"], u["location"]["line"]) for u in doc["unverified"]] == [
+        ("cpu_refusal", "aten::max_pool2d", 6)]
+
+
+def test_a_float_max_pool_is_not_refused(tmp_path):
+    doc, got = _run(tmp_path, "x = torch.randn(1, 2, 4, 4, device=dev)\ny = F.max_pool2d(x, 2)\n", "2.12",
+                    macos="15.6")
+    assert got[0] == "completed", doc["unverified"]

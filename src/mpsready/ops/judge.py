@@ -94,7 +94,10 @@ def _kernel_checks() -> dict[str, tuple[dict[str, Any], ...]]:
     from mpsready.ops.build import curated
 
     doc = curated.load("mps_dtype_checks")
-    return {k: tuple(doc.get(k) or ()) for k in ("dtype_checks", "call_checks")}
+    from mpsready.ops.mined_checks import complex_checks  # the mined complex refusals, after the curated checks
+
+    return {"dtype_checks": tuple(doc.get("dtype_checks") or ()) + complex_checks(),
+            "call_checks": tuple(doc.get("call_checks") or ())}
 
 
 ANY_OP = "*"  # a call check of every op with an MPS kernel that is not a view (mps_dtype_checks.yaml)
