@@ -352,6 +352,17 @@ class ApiChecks:
                             "float64 check for mps in torch/_decomp/decompositions.py, read in the 2.7.1, 2.12.1 "
                             "and 2.13.0 wheels); ComfyUI-TeaCache#26 (a compiled rope in float64)")
                 return refused(f"KeyError: torch.{dtype}", first, why)
+        lacking = inductor.unlowerable(self.torch, {op for op, _dtype, kind in ops if kind == "pointwise"})
+        if lacking is not None:
+            op, method, read = lacking
+            sha = inductor.load_ops()["releases"][read]["source"]["torch/_inductor/codegen/mps.py"][:12]
+            return Judgement(
+                op="torch.compile", outcome="error", kind=KIND_COMPILE, exception="InductorError",
+                message="NotImplementedError: ", named="torch.compile", fixed_in=None,
+                source=(f"torch/_inductor/codegen/mps.py (sha256 {sha}), codegen/common.py and ops_handler.py of the "
+                        f"torch {read} wheel (read; python -m mpsready.ops.build.inductor_ops): Inductor lowers {op} "
+                        f"to ops.{method}, which MetalOverrides does not implement, so OpsHandler's abstract "
+                        "method raises NotImplementedError"))
         kinds = {kind for _op, _dtype, kind in ops}
         if "welford_split" in kinds and "welford_combine" not in facts["reductions"]:
             return refused("NotImplementedError: welford_combine",

@@ -26,6 +26,7 @@ from importlib import resources
 from typing import Any
 
 NAME = "inductor_mps.json"
+OPS_NAME = "inductor_mps_ops.json"  # the elementwise ops each release cannot generate (ops/build/inductor_ops.py)
 FIRST_RELEASE = (2, 7)
 NO_SPLIT_MAX = 8192  # choices.py reduction_split_factor: reduction_numel_hint <= 8192 -> no split (2.13.0 read)
 FEWEST_CORES, MOST_CORES = 7, 80  # Apple GPU core counts (M1 7-core .. M3 Ultra 80-core)
@@ -41,6 +42,37 @@ def load() -> dict[str, Any]:
     """The shipped document (schema ``mpsready.inductor-mps`` v1)."""
     raw = resources.files("mpsready.ops.data.mined").joinpath(NAME).read_text(encoding="utf-8")
     return json.loads(raw)
+
+
+@lru_cache(maxsize=1)
+def load_ops() -> dict[str, Any]:
+    """The shipped document of the elementwise ops each release's Metal handler has no code for (schema
+    ``mpsready.inductor-mps-ops`` v1, ``python -m mpsready.ops.build.inductor_ops``)."""
+    raw = resources.files("mpsready.ops.data.mined").joinpath(OPS_NAME).read_text(encoding="utf-8")
+    return json.loads(raw)
+
+
+def unlowerable(torch: str, aten_ops: Any) -> tuple[str, str, str] | None:
+    """The first of ``aten_ops`` (names as judged: ``aten::sinh``, ``aten::sinh_``, ``aten::cosh.out``) that Inductor
+    lowers to an ops-handler method release ``torch``'s Metal handler has no code for, as ``(aten op, method, the
+    mined release read)``;
+    None when there is none or the release was not mined (before 2.7). A release given as ``2.9`` is read as its
+    first mined patch release."""
+    doc = load_ops()
+    rels = doc["releases"]
+    name = torch if torch in rels else next(iter(sorted(
+        (r for r in rels if r.split(".")[:2] == torch.split(".")[:2]), key=lambda r: tuple(int(p) for p in r.split(".")))),
+        None)
+    if name is None:
+        return None
+    missing = set(rels[name]["missing"])
+    by_aten = {a: m for m, atens in doc["lowered_as"].items() if m in missing for a in atens}
+    for op in sorted(aten_ops):
+        base = op.split("::", 1)[-1].split(".", 1)[0]
+        method = by_aten.get(base) or by_aten.get(base.rstrip("_"))  # an in-place op is functionalized first
+        if method is not None:
+            return op, method, name
+    return None
 
 
 def facts(torch: str) -> dict[str, Any] | None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
@@ -34,6 +34,7 @@ from mpsready.ops.api_judge import ApiChecks
 from mpsready.ops.judge_dtypes import DTYPE_FACTS, c10_name  # noqa: F401 (re-exported: part of the judge's API)
 from mpsready.ops.judge_dtypes import _DEFAULT_BRANCH, C10_NAMES, DtypeChecks, _dtype_support_rules, call_message
 from mpsready.ops.judge_dtypes import MACHINES, _allocation_fixed_in, _dtype_fixed_in, _rule_fixed_in, check_machine  # noqa: F401
+from mpsready.ops.call_facts import CallFacts  # noqa: F401 (re-exported: part of the judge's API)
 from mpsready.ops.messages import fallback_warning, not_implemented_message
 from mpsready import versions
 
@@ -93,33 +94,13 @@ def _kernel_checks() -> dict[str, tuple[dict[str, Any], ...]]:
     from mpsready.ops.build import curated
 
     doc = curated.load("mps_dtype_checks")
-    return {k: tuple(doc.get(k) or ()) for k in ("dtype_checks", "call_checks")}
+    from mpsready.ops.mined_checks import complex_checks  # the mined complex refusals, after the curated checks
+
+    return {"dtype_checks": tuple(doc.get("dtype_checks") or ()) + complex_checks(),
+            "call_checks": tuple(doc.get("call_checks") or ())}
 
 
 ANY_OP = "*"  # a call check of every op with an MPS kernel that is not a view (mps_dtype_checks.yaml)
-
-@dataclass(frozen=True)
-class CallFacts:
-    """What the judge may look at in one call, all plain values: ``dtypes`` of the tensor arguments in order
-    (``"float32"``), ``out_dtypes`` of the results, ``sparse`` (a sparse tensor among them), ``ndims``/``size0``
-    per tensor argument name of the schema, ``args`` (non-tensor arguments by name), ``out_numel``
-    (elements of the first result, 0 if none), ``empty_input`` (a tensor argument with no elements)."""
-
-    dtypes: tuple[str, ...] = ()
-    out_dtypes: tuple[str, ...] = ()
-    sparse: bool = False
-    ndims: Mapping[str, int] | None = None
-    size0: Mapping[str, int] | None = None
-    args: Mapping[str, Any] | None = None
-    out_numel: int = 0
-    empty_input: bool = False
-    input_ndim: int = -1  # dimensions of the first tensor argument (-1: none)
-    numel0: int = 0  # elements of the first tensor argument (fed only for ops with a ``numel_gt`` check)
-    dim_max: int = 0  # largest dimension size among the tensor arguments (fed only where one may pass INT_MAX)
-    out_matrix: tuple[int, int] = (0, 0)  # (rows, cols) of one matrix of a bmm's or a linear's result
-    inner: int = -1  # the size a linear contracts (its input's last dimension); -1: not read
-    bytes_max: int = 0  # bytes of the largest tensor argument, fed only for tensors past 2**28 elements (size regime)
-
 
 class Judge(ApiChecks, DtypeChecks):
     """Judgements for one target: ``torch`` (a version, resolved with :func:`mpsready.ops.api.load_db`),

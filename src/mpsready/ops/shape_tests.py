@@ -89,7 +89,7 @@ def _bias_dtype_differs(flag: bool, f: CallFacts) -> bool:
 SHAPE_TESTS = ("arg", "ndim", "input_ndim", "input_ndim_gt", "dtype_in", "size0_gt", "out_numel_gt", "empty_input", "numel_gt",
                "dim_gt", "dim_beyond_minor4", "alpha_mixed",
                "alpha_self_promoted", "dtypes_differ", "out_matrix_numel_gt", "inner_zero", "bias_dtype_differs",
-               "bytes_gt")
+               "bytes_gt", "input_strided")
 _SHAPE_TESTS: dict[str, Callable[[Any, "CallFacts"], bool]] = {
     "arg": _arg,
     "ndim": _ndim,
@@ -111,4 +111,6 @@ _SHAPE_TESTS: dict[str, Callable[[Any, "CallFacts"], bool]] = {
     "bias_dtype_differs": _bias_dtype_differs,
     # the largest tensor argument takes more than N bytes (fed where one has more than 2**28 elements: bytes_max)
     "bytes_gt": lambda n, f: f.bytes_max > n,
+    # the first tensor argument is a strided view (not a broadcast): a kernel that flattens it with a view
+    "input_strided": lambda flag, f: f.input_strided == bool(flag),
 }
