@@ -4,5 +4,5 @@ import torch
 dev = "mps"
 storage = torch.zeros(10, device=dev)
 view = storage[:5]
-view.index_copy_(0, torch.tensor([8], device=dev), torch.tensor([999.0], device=dev))  # Mac goes silently wrong here: storage[8] is overwritten, no IndexError
+view.index_copy_(0, torch.tensor([8], device=dev), torch.tensor([999.0], device=dev))  # Mac: silent write, no IndexError
 print(storage.cpu())

@@ -5,5 +5,5 @@ import torch.nn.functional as F
 dev = "mps"
 kw = 65537
 cols = torch.randn(1, kw, kw, device=dev)
-img = F.fold(cols, output_size=(1, 2 * kw - 1), kernel_size=(1, kw))  # Mac goes silently wrong here: outputs past the 2**32 offset are corrupted, no error
+img = F.fold(cols, output_size=(1, 2 * kw - 1), kernel_size=(1, kw))  # Mac, silently wrong: outputs past 2**32 corrupted, no error
 print(img[0, 0, 0, -4:].cpu())
