@@ -72,22 +72,14 @@ def _import_module_args(tree: ast.Module) -> list[tuple[tuple[str, ...], int]]:
 def yaml_values(texts: Mapping[str, str]) -> dict[tuple[str, ...], set[str]]:
     """Every string scalar of the YAML ``texts`` by the last :data:`MAX_KEYS` keys of its path (a file that does not
     compose is left out: a broken YAML file is no configuration)."""
-    import yaml
+    from mpsready.scan.model.configs import string_scalars
 
     out: dict[tuple[str, ...], set[str]] = {}
     for text in texts.values():
         if "." not in text:
             continue  # no dotted module name in it
-        try:
-            node = yaml.compose(text, Loader=yaml.SafeLoader)
-        except Exception:  # YAMLError, and recursion limits on hostile input
-            continue
-        stack: list[tuple[Any, tuple[str, ...]]] = [(node, ())]
-        while stack:
-            n, path = stack.pop()
-            if isinstance(n, yaml.MappingNode):
-                stack.extend((v, (*path, str(k.value))) for k, v in n.value if isinstance(k, yaml.ScalarNode))
-            elif isinstance(n, yaml.ScalarNode) and isinstance(n.value, str) and len(path) >= MAX_KEYS:
+        for path, n in string_scalars(text, sequences=False):
+            if len(path) >= MAX_KEYS:
                 out.setdefault(path[-MAX_KEYS:], set()).add(n.value.strip())
     return out
 

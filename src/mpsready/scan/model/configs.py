@@ -44,6 +44,29 @@ def _walk(node: yaml.Node, prefix: tuple[str, ...]) -> Iterable[tuple[tuple[str,
         yield prefix, node
 
 
+def string_scalars(text: str, *, sequences: bool) -> Iterable[tuple[tuple[str, ...], yaml.ScalarNode]]:
+    """``(key path, node)`` of every non-mapping string scalar of the YAML ``text``, composed with PyYAML's safe
+    composer (nothing executed); items of a sequence keep their key's path when ``sequences``, else they are not
+    entered. A text that does not compose yields nothing (a broken YAML file is no configuration). The walk keeps an
+    explicit stack (hostile nesting never reaches the recursion limit), so its order is last-pushed first; callers that
+    keep the first location of a value rely on that order."""
+    import yaml
+
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except Exception:  # YAMLError, and recursion limits on hostile input
+        return
+    stack: list[tuple[Any, tuple[str, ...]]] = [(node, ())]
+    while stack:
+        n, path = stack.pop()
+        if isinstance(n, yaml.MappingNode):
+            stack.extend((v, (*path, str(k.value))) for k, v in n.value if isinstance(k, yaml.ScalarNode))
+        elif sequences and isinstance(n, yaml.SequenceNode):
+            stack.extend((v, path) for v in n.value)
+        elif isinstance(n, yaml.ScalarNode) and isinstance(n.value, str):
+            yield path, n
+
+
 def _names_cuda(key: str, value: str) -> bool:
     if key in ("device", "map_location"):
         return is_cuda_literal(value)

@@ -51,7 +51,7 @@ class ConfigValues:
         return next((self._values[n] for n in sorted(names) if n in self._values), None)
 
     def _read(self) -> dict[str, str]:
-        import yaml
+        from mpsready.scan.model.configs import string_scalars
 
         out: dict[str, str] = {}
         for rel, (res, _cells) in sorted(self.results.items()):
@@ -62,17 +62,7 @@ class ConfigValues:
             text = self.sources.text(rel)
             if text is None or len(text) > MAX_CONFIG_BYTES:
                 continue
-            try:
-                node = yaml.compose(text, Loader=yaml.SafeLoader)
-            except Exception:  # YAMLError, and recursion limits on hostile input
-                continue
-            stack: list[tuple[Any, tuple[str, ...]]] = [(node, ())]
-            while stack:
-                n, path = stack.pop()
-                if isinstance(n, yaml.MappingNode):
-                    stack.extend((v, (*path, str(k.value))) for k, v in n.value if isinstance(k, yaml.ScalarNode))
-                elif isinstance(n, yaml.SequenceNode):
-                    stack.extend((v, path) for v in n.value)
-                elif isinstance(n, yaml.ScalarNode) and isinstance(n.value, str) and n.value:
+            for path, n in string_scalars(text, sequences=True):
+                if n.value:
                     out.setdefault(n.value, f"{rel}:{n.start_mark.line + 1} ({'.'.join(path) or 'value'})")
         return out
