@@ -33,7 +33,9 @@ import re
 import sys
 import tempfile
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from mpsready.ops.build import fetch
 
@@ -66,6 +68,22 @@ def release_dirs(root: Path) -> list[Path]:
         return sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: Version(p.name))
     except InvalidVersion as exc:
         raise ValueError(f"{root}: a release folder is not named by its version ({exc})") from None
+
+
+def mine_each(root: Path, mine: Callable[[Path], dict[str, Any] | None], tool: str) -> dict[str, Any] | None:
+    """``{release: facts}`` of ``mine`` over every release folder of ``root`` (oldest first; a folder ``mine`` answers
+    None for is left out), or None after printing ``<tool>: <error>`` on stderr when a folder cannot be read or parsed
+    (``OSError``, ``SyntaxError``, ``ValueError``: the miner exits 2)."""
+    out: dict[str, Any] = {}
+    try:
+        for sub in release_dirs(root):
+            facts = mine(sub)
+            if facts is not None:
+                out[sub.name] = facts
+    except (OSError, SyntaxError, ValueError) as exc:
+        print(f"{tool}: {exc}", file=sys.stderr)
+        return None
+    return out
 
 
 def binary_messages(data: bytes) -> list[str]:

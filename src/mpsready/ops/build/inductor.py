@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import ast
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -148,20 +147,14 @@ def mine_release(folder: Path) -> dict[str, Any] | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mpsready.ops.build.harvest import release_dirs
+    from mpsready.ops.build.harvest import mine_each
 
     ap = argparse.ArgumentParser(prog="python -m mpsready.ops.build.inductor", description=__doc__.splitlines()[0])
     ap.add_argument("--sources", metavar="DIR", required=True, help="one folder per release (harvest --out)")
     ap.add_argument("-o", "--output", metavar="FILE", help="write the facts (data/mined/inductor_mps.json)")
     args = ap.parse_args(argv)
-    releases: dict[str, Any] = {}
-    try:
-        for sub in release_dirs(Path(args.sources)):
-            facts = mine_release(sub)
-            if facts is not None:
-                releases[sub.name] = facts
-    except (OSError, SyntaxError, ValueError) as exc:
-        print(f"inductor: {exc}", file=sys.stderr)
+    releases = mine_each(Path(args.sources), mine_release, "inductor")
+    if releases is None:
         return 2
     for rel, f in releases.items():
         print(f"{rel:8} reductions={','.join(f['reductions'])} multistage_refused="

@@ -31,7 +31,6 @@ import argparse
 import ast
 import hashlib
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -127,21 +126,15 @@ def lowered_as_itself(names: set[str]) -> dict[str, list[str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mpsready.ops.build.harvest import release_dirs
+    from mpsready.ops.build.harvest import mine_each
 
     ap = argparse.ArgumentParser(prog="python -m mpsready.ops.build.inductor_ops",
                                  description=__doc__.splitlines()[0])
     ap.add_argument("--sources", metavar="DIR", required=True, help="one folder per release with the three files")
     ap.add_argument("-o", "--output", metavar="FILE", help="write the facts (data/mined/inductor_mps_ops.json)")
     args = ap.parse_args(argv)
-    releases: dict[str, Any] = {}
-    try:
-        for sub in release_dirs(Path(args.sources)):
-            facts = mine_release(sub)
-            if facts is not None:
-                releases[sub.name] = facts
-    except (OSError, SyntaxError, ValueError) as exc:
-        print(f"inductor_ops: {exc}", file=sys.stderr)
+    releases = mine_each(Path(args.sources), mine_release, "inductor_ops")
+    if releases is None:
         return 2
     import torch
 
