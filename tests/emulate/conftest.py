@@ -38,3 +38,21 @@ def aten_spy(monkeypatch):
         monkeypatch.setattr(MPSDispatch, "__torch_dispatch__", spy)
         return seen
     return start
+
+
+@pytest.fixture
+def names_mode():
+    """A program's own dispatch mode (a fresh class per test) that records, by name, every aten call it sees in
+    ``.names`` and runs it unchanged."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Names(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.names: list[str] = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.names.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    return Names

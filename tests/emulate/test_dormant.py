@@ -75,22 +75,11 @@ def test_a_backward_hook_that_creates_on_mps_is_still_seen(installed):
     assert len(made) == 1 and residence.on_mps(made[0]) and made[0].tolist() == [7.0, 7.0]
 
 
-def test_a_programs_mode_pushed_while_off_stays_above_it(installed):
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    class Names(TorchDispatchMode):
-        def __init__(self):
-            super().__init__()
-            self.names: list[str] = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.names.append(str(func))
-            return func(*args, **(kwargs or {}))
-
+def test_a_programs_mode_pushed_while_off_stays_above_it(installed, names_mode):
     x = torch.ones(3)
     torch.add(x, x)
     assert installed.dormant
-    with Names() as mode:
+    with names_mode() as mode:
         y = torch.add(x, x).mul_(2)  # plain calls: the program's mode sees them (ours, off, would only forward)
         assert _stack_len() == 1 and installed.dormant
         assert torch.nn.functional.relu(y).tolist() == [4.0, 4.0, 4.0]  # Python-level: ours back, under it

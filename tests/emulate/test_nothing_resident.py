@@ -49,20 +49,9 @@ def test_a_cpu_call_runs_below_the_dispatch_mode_until_a_tensor_is_resident(inst
     assert seen == ["aten.add.Tensor"]
 
 
-def test_a_programs_own_dispatch_mode_still_sees_every_call(installed):
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    class Names(TorchDispatchMode):
-        def __init__(self):
-            super().__init__()
-            self.names: list[str] = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.names.append(str(func))
-            return func(*args, **(kwargs or {}))
-
+def test_a_programs_own_dispatch_mode_still_sees_every_call(installed, names_mode):
     x = torch.ones(3)
-    with Names() as mode:
+    with names_mode() as mode:
         torch.add(x, x).mul_(2)
     assert mode.names == ["aten.add.Tensor", "aten.mul_.Tensor"]
 
